@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
+import {Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
+import {ICashier} from "./interfaces/ICashier.sol";
+
+/// @title Cashier
+/// @notice Holds the cash tokens and users' mUSD balances; see {ICashier} for the buffers and the
+/// invariant.
+contract Cashier is ICashier, Ownable2Step {
+    using SafeERC20 for IERC20;
+
+    // ----------------------------------------------------------------- Types
+
+    uint8 private constant MUSD_DECIMALS = 18;
+    uint8 private constant STATUS_PENDING = 1;
+    uint8 private constant STATUS_SETTLED = 2;
+
+    // ----------------------------------------------------------------- State
+
+    /// @inheritdoc ICashier
+    address public router;
+    /// @inheritdoc ICashier
+    address public treasury;
+    /// @inheritdoc ICashier
+    mapping(address account => bool) public isOperator;
+
+    /// @inheritdoc ICashier
+    mapping(address user => uint256) public balanceOf;
+    /// @inheritdoc ICashier
+    mapping(address user => uint256) public lockedOf;
+    /// @inheritdoc ICashier
+    uint256 public feeBalance;
+    /// @inheritdoc ICashier
+    uint256 public creditBuffer;
+
+    /// @inheritdoc ICashier
+    uint256 public totalQueuedDeposits;
+    /// @inheritdoc ICashier
+    uint256 public totalQueuedWithdrawals;
+    /// @inheritdoc ICashier
+    uint256 public nextDepositQueueId = 1;
+    /// @inheritdoc ICashier
+    uint256 public nextWithdrawalQueueId = 1;
+
+    mapping(address token => TokenConfig) private _tokenConfigs;
+    mapping(address token => bool) private _known;
+    address[] private _supportedTokens;
+    mapping(uint256 queueId => QueuedOp) private _queuedDeposits;
+    mapping(uint256 queueId => QueuedOp) private _queuedWithdrawals;
+
+    modifier onlyRouter() {
+        if (msg.sender != router) revert NotRouter(msg.sender);
+        _;
+    }
+
+    modifier onlyOperator() {
+        if (!isOperator[msg.sender]) revert NotOperator(msg.sender);
+        _;
+    }
+
+    constructor(address initialOwner) Ownable(initialOwner) {
+        treasury = initialOwner;
+        emit TreasurySet(initialOwner);
+    }
+
+    // ----------------------------------------------------------------- Admin
+
+    /// @inheritdoc ICashier
+    function setRouter(address router_) external onlyOwner {
+        if (router_ == address(0)) revert ZeroAddress();
+        router = router_;
+        emit RouterSet(router_);
+    }
+
+    /// @inheritdoc ICashier
+    function setOperator(address operator, bool enabled) external onlyOwner {
+        if (operator == address(0)) revert ZeroAddress();
+        isOperator[operator] = enabled;
+        emit OperatorSet(operator, enabled);
+    }
+
+    /// @inheritdoc ICashier
+    function configureToken(address token, bool enabled, uint8 decimals, uint128 minAmount, uint128 withdrawBuffer)
+        external
+        onlyOwner
+    {
+        if (token == address(0)) revert ZeroAddress();
+        if (decimals > MUSD_DECIMALS) revert InvalidTokenDecimals(decimals);
+        _tokenConfigs[token] = TokenConfig(enabled, decimals, minAmount, withdrawBuffer);
+        if (!_known[token]) {
+            _known[token] = true;
+            _supportedTokens.push(token);
+        }
+        emit TokenConfigured(token, enabled, decimals, minAmount, withdrawBuffer);
+    }
+
+    /// @inheritdoc ICashier
+    function setCreditBuffer(uint256 amount) external onlyOwner {
+        creditBuffer = amount;
+        emit CreditBufferSet(amount);
+    }
+
+    /// @inheritdoc ICashier
+    function setWithdrawBuffer(address token, uint128 amount) external onlyOwner {
+        if (!_known[token]) revert TokenNotSupported(token);
+        _tokenConfigs[token].withdrawBuffer = amount;
+        emit WithdrawBufferSet(token, amount);
+    }
+
+    /// @inheritdoc ICashier
+    function setTreasury(address treasury_) external onlyOwner {
+        if (treasury_ == address(0)) revert ZeroAddress();
+        treasury = treasury_;
+        emit TreasurySet(treasury_);
+    }
+
+    // ---------------------------------------------------------------- Router
+
+    /// @inheritdoc ICashier
+    function creditDeposit(address user, address token, uint256 tokenAmount)
+        external
+        onlyRouter
+        returns (bool instant, uint256 queueId)
+    {
+        uint256 musd = _checkedMusd(token, tokenAmount);
+        uint256 buffer = creditBuffer;
+        if (buffer >= musd) {
+            unchecked {
+                creditBuffer = buffer - musd;
+            }
+            balanceOf[user] += musd;
+            emit Deposited(user, token, tokenAmount, musd);
+            return (true, 0);
+        }
+        queueId = nextDepositQueueId++;
+        _queuedDeposits[queueId] = QueuedOp(user, token, _u128(tokenAmount), _u128(musd), STATUS_PENDING);
+        totalQueuedDeposits += musd;
+        emit DepositQueued(queueId, user, token, tokenAmount, musd);
+    }
+
+    /// @inheritdoc ICashier
+    function debitWithdrawal(address user, address token, uint256 tokenAmount)
+        external
+        onlyRouter
+        returns (bool instant, uint256 queueId)
+    {
+        uint256 musd = _checkedMusd(token, tokenAmount);
+        _debitFree(user, musd);
+        TokenConfig storage config = _tokenConfigs[token];
+        uint128 buffer = config.withdrawBuffer;
+        if (buffer >= tokenAmount) {
+            unchecked {
+                config.withdrawBuffer = buffer - uint128(tokenAmount);
+            }
+            IERC20(token).safeTransfer(user, tokenAmount);
+            emit Withdrawn(user, token, tokenAmount, musd);
+            return (true, 0);
+        }
+        queueId = nextWithdrawalQueueId++;
+        _queuedWithdrawals[queueId] = QueuedOp(user, token, _u128(tokenAmount), _u128(musd), STATUS_PENDING);
+        totalQueuedWithdrawals += musd;
+        emit WithdrawalQueued(queueId, user, token, tokenAmount, musd);
+    }
+
+    /// @inheritdoc ICashier
+    function lock(address user, uint256 musdAmount) external onlyRouter {
+        _debitFree(user, musdAmount);
+        lockedOf[user] += musdAmount;
+    }
+
+    /// @inheritdoc ICashier
+    function unlock(address user, uint256 musdAmount) external onlyRouter {
+        _debitLocked(user, musdAmount);
+        balanceOf[user] += musdAmount;
+    }
+
+    /// @inheritdoc ICashier
+    function settleBuy(address user, uint256 cost, uint256 fee) external onlyRouter {
+        _debitLocked(user, cost + fee);
+        balanceOf[treasury] += cost;
+        feeBalance += fee;
+    }
+
+    /// @inheritdoc ICashier
+    function settleSell(address user, uint256 proceeds, uint256 fee) external onlyRouter {
+        address treasury_ = treasury;
+        uint256 available = balanceOf[treasury_];
+        if (available < proceeds) revert TreasuryInsufficient(available, proceeds);
+        unchecked {
+            balanceOf[treasury_] = available - proceeds;
+        }
+        balanceOf[user] += proceeds - fee;
+        feeBalance += fee;
+    }
+
+    // -------------------------------------------------------------- Operator
+
+    /// @inheritdoc ICashier
+    function settleDeposit(uint256 queueId) external onlyOperator {
+        QueuedOp storage op = _queuedDeposits[queueId];
+        if (op.status != STATUS_PENDING) revert QueuedOpNotPending(queueId);
+        op.status = STATUS_SETTLED;
+        uint256 musd = op.musdAmount;
+        totalQueuedDeposits -= musd;
+        balanceOf[op.user] += musd;
+        emit DepositSettled(queueId, op.user, op.token, op.tokenAmount, musd);
+    }
+
+    /// @inheritdoc ICashier
+    function settleWithdrawal(uint256 queueId) external onlyOperator {
+        QueuedOp storage op = _queuedWithdrawals[queueId];
+        if (op.status != STATUS_PENDING) revert QueuedOpNotPending(queueId);
+        op.status = STATUS_SETTLED;
+        uint256 musd = op.musdAmount;
+        totalQueuedWithdrawals -= musd;
+        IERC20(op.token).safeTransfer(op.user, op.tokenAmount);
+        emit WithdrawalSettled(queueId, op.user, op.token, op.tokenAmount, musd);
+    }
+
+    /// @inheritdoc ICashier
+    function fundTreasury(address token, uint256 tokenAmount) external onlyOperator {
+        if (!_tokenConfigs[token].enabled) revert TokenNotSupported(token);
+        if (tokenAmount == 0) revert ZeroAmount();
+        uint256 musd = _toMusd(token, tokenAmount);
+        balanceOf[treasury] += musd;
+        IERC20(token).safeTransferFrom(msg.sender, address(this), tokenAmount);
+        emit TreasuryFunded(msg.sender, token, tokenAmount, musd);
+    }
+
+    // ----------------------------------------------------------------- Views
+
+    /// @inheritdoc ICashier
+    function tokenConfig(address token) external view returns (TokenConfig memory) {
+        return _tokenConfigs[token];
+    }
+
+    /// @inheritdoc ICashier
+    function supportedTokens() external view returns (address[] memory) {
+        return _supportedTokens;
+    }
+
+    /// @inheritdoc ICashier
+    function queuedDeposit(uint256 queueId) external view returns (QueuedOp memory) {
+        return _queuedDeposits[queueId];
+    }
+
+    /// @inheritdoc ICashier
+    function queuedWithdrawal(uint256 queueId) external view returns (QueuedOp memory) {
+        return _queuedWithdrawals[queueId];
+    }
+
+    /// @inheritdoc ICashier
+    function toMusd(address token, uint256 tokenAmount) external view returns (uint256) {
+        return _toMusd(token, tokenAmount);
+    }
+
+    // -------------------------------------------------------------- Internal
+
+    /// @dev Validates a user cash operation and returns its mUSD amount (exact: decimals <= 18).
+    function _checkedMusd(address token, uint256 tokenAmount) private view returns (uint256) {
+        TokenConfig storage config = _tokenConfigs[token];
+        if (!config.enabled) revert TokenNotSupported(token);
+        if (tokenAmount == 0) revert ZeroAmount();
+        uint256 minimum = config.minAmount;
+        if (tokenAmount < minimum) revert AmountBelowMinimum(minimum, tokenAmount);
+        return tokenAmount * 10 ** (MUSD_DECIMALS - config.decimals);
+    }
+
+    function _toMusd(address token, uint256 tokenAmount) private view returns (uint256) {
+        return tokenAmount * 10 ** (MUSD_DECIMALS - _tokenConfigs[token].decimals);
+    }
+
+    function _debitFree(address user, uint256 amount) private {
+        uint256 available = balanceOf[user];
+        if (available < amount) revert InsufficientBalance(available, amount);
+        unchecked {
+            balanceOf[user] = available - amount;
+        }
+    }
+
+    function _debitLocked(address user, uint256 amount) private {
+        uint256 available = lockedOf[user];
+        if (available < amount) revert InsufficientBalance(available, amount);
+        unchecked {
+            lockedOf[user] = available - amount;
+        }
+    }
+
+    function _u128(uint256 amount) private pure returns (uint128) {
+        if (amount > type(uint128).max) revert AmountTooLarge(amount);
+        return uint128(amount);
+    }
+}

@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
+import {Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
+import {Context} from "@openzeppelin/contracts/utils/Context.sol";
+import {ERC2771Context} from "@openzeppelin/contracts/metatx/ERC2771Context.sol";
+import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
+import {IStockRouter} from "./interfaces/IStockRouter.sol";
+import {ICashier} from "./interfaces/ICashier.sol";
+import {IStock} from "./interfaces/IStock.sol";
+
+/// @title StockRouter
+/// @notice Entry point for every user action and the order book of record; see {IStockRouter}.
+/// @dev User functions take the sender from `_msgSender()` so that they work both directly and
+/// through the OneClickRouter (the immutable ERC-2771 trusted forwarder). Admin and operator
+/// functions check `msg.sender` instead: a One Click delegation never grants them.
+contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
+    using SafeERC20 for IERC20;
+
+    // ----------------------------------------------------------------- Types
+
+    uint256 private constant PRICE_SCALE = 1e18;
+    uint256 private constant BPS = 10_000;
+    uint16 private constant MAX_FEE_BPS = 1_000;
+    uint256 private constant MAX_DEADLINE_AHEAD = 30 days;
+    uint8 private constant TIME_IN_FORCE_DAY = 0;
+
+    // ----------------------------------------------------------------- State
+
+    ICashier private immutable _cashier;
+
+    uint256 private _nextOrderId = 1;
+    FeeConfig private _feeConfig;
+    mapping(uint256 orderId => Order) private _orders;
+    /// @dev Exact sum of quantity * price over an order's fills (scale 1e36). Cost and fee are
+    /// rounded once on the running total, so splitting a fill never changes what the user pays or
+    /// gets and a limit buy's fills never outgrow its lock.
+    mapping(uint256 orderId => uint256) private _filledValue;
+    mapping(address stock => bool) private _listed;
+    address[] private _listedStocks;
+    mapping(address account => bool) private _operators;
+
+    modifier onlyOperator() {
+        if (!_operators[msg.sender]) revert NotOperator(msg.sender);
+        _;
+    }
+
+    constructor(address cashier_, address oneClickRouter, address initialOwner)
+        ERC2771Context(oneClickRouter)
+        Ownable(initialOwner)
+    {
+        if (cashier_ == address(0) || oneClickRouter == address(0)) revert ZeroAddress();
+        _cashier = ICashier(cashier_);
+    }
+
+    // ----------------------------------------------------------------- Admin
+
+    /// @inheritdoc IStockRouter
+    function listStock(address stock) external onlyOwner {
+        if (stock == address(0)) revert ZeroAddress();
+        if (_listed[stock]) revert StockAlreadyListed(stock);
+        _listed[stock] = true;
+        _listedStocks.push(stock);
+        emit StockListed(stock);
+    }
+
+    /// @inheritdoc IStockRouter
+    function setFeeConfig(FeeConfig calldata config) external onlyOwner {
+        if (config.marketFeeBps > MAX_FEE_BPS) revert InvalidFeeBps(config.marketFeeBps);
+        if (config.limitFeeBps > MAX_FEE_BPS) revert InvalidFeeBps(config.limitFeeBps);
+        _feeConfig = config;
+        emit FeeConfigSet(config.marketFeeBps, config.limitFeeBps);
+    }
+
+    /// @inheritdoc IStockRouter
+    function setOperator(address operator, bool enabled) external onlyOwner {
+        if (operator == address(0)) revert ZeroAddress();
+        _operators[operator] = enabled;
+        emit OperatorSet(operator, enabled);
+    }
+
+    // ------------------------------------------------------------------ User
+
+    /// @inheritdoc IStockRouter
+    function deposit(address token, uint256 amount) external returns (bool instant, uint256 queueId) {
+        return _deposit(_msgSender(), token, amount);
+    }
+
+    /// @inheritdoc IStockRouter
+    function withdraw(address token, uint256 amount) external returns (bool instant, uint256 queueId) {
+        return _cashier.debitWithdrawal(_msgSender(), token, amount);
+    }
+
+    /// @inheritdoc IStockRouter
+    function depositStock(address stock, uint256 amount) external {
+        _requireListed(stock);
+        IStock(stock).depositToExchange(_msgSender(), amount);
+    }
+
+    /// @inheritdoc IStockRouter
+    function withdrawStock(address stock, uint256 amount) external {
+        _requireListed(stock);
+        IStock(stock).withdrawFromExchange(_msgSender(), amount);
+    }
+
+    /// @inheritdoc IStockRouter
+    function placeMarketOrder(address stock, Side side, uint256 quantity, uint256 notional, uint32 deadline)
+        external
+        returns (uint256 orderId)
+    {
+        _checkMarket(stock, side, quantity, notional, deadline);
+        return _placeMarket(_msgSender(), stock, side, quantity, notional, deadline);
+    }
+
+    /// @inheritdoc IStockRouter
+    function placeLimitOrder(
+        address stock,
+        Side side,
+        uint256 quantity,
+        uint256 price,
+        uint8 timeInForce,
+        uint32 deadline
+    ) external returns (uint256 orderId) {
+        _checkLimit(stock, quantity, price, timeInForce, deadline);
+        return _placeLimit(_msgSender(), stock, side, quantity, price, deadline);
+    }
+
+    /// @inheritdoc IStockRouter
+    function cancelLimitOrder(uint256 orderId) external {
+        Order storage order = _orders[orderId];
+        OrderStatus status = order.status;
+        if (status == OrderStatus.None) revert OrderNotOpen(orderId);
+        address sender = _msgSender();
+        if (order.user != sender) revert NotOrderOwner(orderId);
+        if (order.orderType != OrderType.Limit) revert NotLimitOrder(orderId);
+        if (status != OrderStatus.Open) revert OrderNotOpen(orderId);
+        order.status = OrderStatus.Canceling;
+        emit OrderCancelRequested(orderId, sender);
+    }
+
+    /// @inheritdoc IStockRouter
+    function depositAndMarketBuy(address token, uint256 tokenAmount, address stock, uint256 notional, uint32 deadline)
+        external
+        returns (uint256 orderId)
+    {
+        _checkMarket(stock, Side.Buy, 0, notional, deadline);
+        address user = _msgSender();
+        _depositInstant(user, token, tokenAmount);
+        return _placeMarket(user, stock, Side.Buy, 0, notional, deadline);
+    }
+
+    /// @inheritdoc IStockRouter
+    function depositAndLimitBuy(
+        address token,
+        uint256 tokenAmount,
+        address stock,
+        uint256 quantity,
+        uint256 price,
+        uint8 timeInForce,
+        uint32 deadline
+    ) external returns (uint256 orderId) {
+        _checkLimit(stock, quantity, price, timeInForce, deadline);
+        address user = _msgSender();
+        _depositInstant(user, token, tokenAmount);
+        return _placeLimit(user, stock, Side.Buy, quantity, price, deadline);
+    }
+
+    /// @inheritdoc IStockRouter
+    function depositStockAndMarketSell(address stock, uint256 quantity, uint32 deadline)
+        external
+        returns (uint256 orderId)
+    {
+        _checkMarket(stock, Side.Sell, quantity, 0, deadline);
+        address user = _msgSender();
+        IStock(stock).depositToExchange(user, quantity);
+        return _placeMarket(user, stock, Side.Sell, quantity, 0, deadline);
+    }
+
+    /// @inheritdoc IStockRouter
+    function depositStockAndLimitSell(
+        address stock,
+        uint256 quantity,
+        uint256 price,
+        uint8 timeInForce,
+        uint32 deadline
+    ) external returns (uint256 orderId) {
+        _checkLimit(stock, quantity, price, timeInForce, deadline);
+        address user = _msgSender();
+        IStock(stock).depositToExchange(user, quantity);
+        return _placeLimit(user, stock, Side.Sell, quantity, price, deadline);
+    }
+
+    // -------------------------------------------------------------- Operator
+
+    /// @inheritdoc IStockRouter
+    function settleOrders(Fill[] calldata fills, Close[] calldata closes) external onlyOperator {
+        FeeConfig memory fees = _feeConfig;
+        for (uint256 i; i < fills.length; ++i) {
+            _fill(fills[i], fees);
+        }
+        for (uint256 i; i < closes.length; ++i) {
+            _close(closes[i]);
+        }
+    }
+
+    // ----------------------------------------------------------------- Views
+
+    /// @inheritdoc IStockRouter
+    function getOrder(uint256 orderId) external view returns (Order memory) {
+        return _orders[orderId];
+    }
+
+    /// @inheritdoc IStockRouter
+    function nextOrderId() external view returns (uint256) {
+        return _nextOrderId;
+    }
+
+    /// @inheritdoc IStockRouter
+    function feeConfig() external view returns (FeeConfig memory) {
+        return _feeConfig;
+    }
+
+    /// @inheritdoc IStockRouter
+    function isListed(address stock) external view returns (bool) {
+        return _listed[stock];
+    }
+
+    /// @inheritdoc IStockRouter
+    function listedStocks() external view returns (address[] memory) {
+        return _listedStocks;
+    }
+
+    /// @inheritdoc IStockRouter
+    function isOperator(address account) external view returns (bool) {
+        return _operators[account];
+    }
+
+    /// @inheritdoc IStockRouter
+    function cashier() external view returns (address) {
+        return address(_cashier);
+    }
+
+    // ------------------------------------------------------ Internal: orders
+
+    /// @dev Validation runs before any deposit so that a combined call reports the order's problem
+    /// rather than a token error.
+    function _checkMarket(address stock, Side side, uint256 quantity, uint256 notional, uint32 deadline)
+        private
+        view
+    {
+        _requireListed(stock);
+        _checkDeadline(deadline);
+        if (side == Side.Buy) {
+            if (notional == 0) revert ZeroNotional();
+        } else if (quantity == 0) {
+            revert ZeroQuantity();
+        }
+    }
+
+    function _checkLimit(address stock, uint256 quantity, uint256 price, uint8 timeInForce, uint32 deadline)
+        private
+        view
+    {
+        _requireListed(stock);
+        _checkDeadline(deadline);
+        if (timeInForce != TIME_IN_FORCE_DAY) revert InvalidTimeInForce(timeInForce);
+        if (quantity == 0) revert ZeroQuantity();
+        if (price == 0) revert ZeroPrice();
+    }
+
+    function _checkDeadline(uint32 deadline) private view {
+        if (block.timestamp > deadline) revert DeadlineExpired(deadline);
+        if (deadline > block.timestamp + MAX_DEADLINE_AHEAD) revert DeadlineTooFar(deadline);
+    }
+
+    function _requireListed(address stock) private view {
+        if (!_listed[stock]) revert StockNotListed(stock);
+    }
+
+    function _placeMarket(address user, address stock, Side side, uint256 quantity, uint256 notional, uint32 deadline)
+        private
+        returns (uint256 orderId)
+    {
+        uint256 locked;
+        if (side == Side.Buy) {
+            quantity = 0;
+            locked = notional;
+            _cashier.lock(user, notional);
+        } else {
+            notional = 0;
+            locked = quantity;
+            IStock(stock).lock(user, quantity);
+        }
+        return _record(user, stock, side, OrderType.Market, quantity, notional, 0, deadline, locked);
+    }
+
+    function _placeLimit(address user, address stock, Side side, uint256 quantity, uint256 price, uint32 deadline)
+        private
+        returns (uint256 orderId)
+    {
+        uint256 notional;
+        uint256 locked;
+        if (side == Side.Buy) {
+            notional = Math.mulDiv(quantity, price, PRICE_SCALE, Math.Rounding.Ceil);
+            locked = notional + Math.mulDiv(notional, _feeConfig.limitFeeBps, BPS, Math.Rounding.Ceil);
+            _cashier.lock(user, locked);
+        } else {
+            notional = Math.mulDiv(quantity, price, PRICE_SCALE);
+            locked = quantity;
+            IStock(stock).lock(user, quantity);
+        }
+        return _record(user, stock, side, OrderType.Limit, quantity, notional, price, deadline, locked);
+    }
+
+    function _record(
+        address user,
+        address stock,
+        Side side,
+        OrderType orderType,
+        uint256 quantity,
+        uint256 notional,
+        uint256 price,
+        uint32 deadline,
+        uint256 locked
+    ) private returns (uint256 orderId) {
+        orderId = _nextOrderId++;
+        Order storage order = _orders[orderId];
+        order.user = user;
+        order.stock = stock;
+        order.side = side;
+        order.orderType = orderType;
+        order.status = OrderStatus.Open;
+        order.timeInForce = TIME_IN_FORCE_DAY;
+        order.deadline = deadline;
+        order.createdAt = uint64(block.timestamp);
+        order.quantity = _u128(quantity);
+        order.notional = _u128(notional);
+        order.price = _u128(price);
+        order.locked = _u128(locked);
+        emit OrderPlaced(
+            orderId, user, stock, side, orderType, quantity, notional, price, TIME_IN_FORCE_DAY, deadline, locked
+        );
+    }
+
+    function _fill(Fill calldata fill, FeeConfig memory fees) private {
+        uint256 orderId = fill.orderId;
+        Order storage order = _orders[orderId];
+        _checkFill(order, fill);
+        (uint256 notional, uint256 fee) = _recordFill(order, fill, fees);
+        address user = order.user;
+        if (order.side == Side.Buy) {
+            uint256 debit = notional + fee;
+            if (debit > order.locked) revert LockInsufficient(orderId);
+            order.locked -= uint128(debit);
+            _cashier.settleBuy(user, notional, fee);
+            IStock(order.stock).mintToExchange(user, fill.quantity);
+        } else {
+            // A sell locks its whole quantity, so FillExceedsOrder already bounds this.
+            order.locked -= fill.quantity;
+            IStock(order.stock).burnLocked(user, fill.quantity);
+            _cashier.settleSell(user, notional, fee);
+        }
+        emit OrderFilled(orderId, user, fill.quantity, fill.price, notional, fee);
+    }
+
+    function _checkFill(Order storage order, Fill calldata fill) private view {
+        uint256 orderId = fill.orderId;
+        OrderStatus status = order.status;
+        if (status != OrderStatus.Open && status != OrderStatus.Canceling) revert OrderNotOpen(orderId);
+        if (fill.quantity == 0) revert ZeroQuantity();
+        if (fill.price == 0) revert ZeroPrice();
+        bool isBuy = order.side == Side.Buy;
+        bool isLimit = order.orderType == OrderType.Limit;
+        if (isLimit && (isBuy ? fill.price > order.price : fill.price < order.price)) {
+            revert PriceOutsideLimit(orderId);
+        }
+        if ((isLimit || !isBuy) && uint256(order.filledQuantity) + fill.quantity > order.quantity) {
+            revert FillExceedsOrder(orderId);
+        }
+    }
+
+    /// @dev Updates the order's filled totals and returns this fill's notional and fee. Buyers pay
+    /// rounded up, sellers receive rounded down, both on the running total.
+    function _recordFill(Order storage order, Fill calldata fill, FeeConfig memory fees)
+        private
+        returns (uint256 notional, uint256 fee)
+    {
+        uint256 filledValue = _filledValue[fill.orderId] + uint256(fill.quantity) * fill.price;
+        _filledValue[fill.orderId] = filledValue;
+        uint256 filledNotional =
+            order.side == Side.Buy ? Math.ceilDiv(filledValue, PRICE_SCALE) : filledValue / PRICE_SCALE;
+        notional = filledNotional - order.filledNotional;
+        uint256 feeBps = order.orderType == OrderType.Limit ? fees.limitFeeBps : fees.marketFeeBps;
+        uint256 totalFee = Math.mulDiv(filledNotional, feeBps, BPS, Math.Rounding.Ceil);
+        uint256 feesSoFar = order.fees;
+        fee = totalFee > feesSoFar ? totalFee - feesSoFar : 0;
+        // Only reachable if the fee rate rose while the order was open.
+        if (fee > notional) fee = notional;
+        order.filledQuantity = _u128(uint256(order.filledQuantity) + fill.quantity);
+        order.filledNotional = _u128(filledNotional);
+        order.fees = _u128(feesSoFar + fee);
+    }
+
+    function _close(Close calldata close) private {
+        uint256 orderId = close.orderId;
+        Order storage order = _orders[orderId];
+        if (order.status != OrderStatus.Open && order.status != OrderStatus.Canceling) revert OrderNotOpen(orderId);
+        if (close.status < OrderStatus.Filled) revert InvalidCloseStatus();
+        uint256 released = order.locked;
+        order.status = close.status;
+        order.locked = 0;
+        address user = order.user;
+        if (released != 0) {
+            if (order.side == Side.Buy) {
+                _cashier.unlock(user, released);
+            } else {
+                IStock(order.stock).unlock(user, released);
+            }
+        }
+        emit OrderClosed(orderId, user, close.status, released);
+    }
+
+    // ------------------------------------------------------- Internal: cash
+
+    function _deposit(address user, address token, uint256 amount) private returns (bool instant, uint256 queueId) {
+        // The Cashier validates (token, minimum) before the tokens move; the pull comes last.
+        (instant, queueId) = _cashier.creditDeposit(user, token, amount);
+        IERC20(token).safeTransferFrom(user, address(_cashier), amount);
+    }
+
+    function _depositInstant(address user, address token, uint256 amount) private {
+        (bool instant,) = _deposit(user, token, amount);
+        if (!instant) revert DepositNotInstant();
+    }
+
+    function _u128(uint256 amount) private pure returns (uint128) {
+        if (amount > type(uint128).max) revert AmountTooLarge(amount);
+        return uint128(amount);
+    }
+
+    // ------------------------------------------------------ Context plumbing
+
+    /// @dev Ownership is checked against the direct caller: a delegatee must not act as the owner.
+    function _checkOwner() internal view override {
+        if (owner() != msg.sender) revert OwnableUnauthorizedAccount(msg.sender);
+    }
+
+    function _msgSender() internal view override(Context, ERC2771Context) returns (address) {
+        return ERC2771Context._msgSender();
+    }
+
+    function _msgData() internal view override(Context, ERC2771Context) returns (bytes calldata) {
+        return ERC2771Context._msgData();
+    }
+
+    function _contextSuffixLength() internal view override(Context, ERC2771Context) returns (uint256) {
+        return ERC2771Context._contextSuffixLength();
+    }
+}

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {IERC20Errors} from "@openzeppelin/contracts/interfaces/draft-IERC6093.sol";
+import {ICommonErrors} from "./ICommonErrors.sol";
+import {ICashierErrors} from "./ICashier.sol";
+import {IStockErrors} from "./IStock.sol";
+
+/// @title IStockRouterErrors
+/// @notice Errors raised by the StockRouter itself.
+interface IStockRouterErrors {
+    error StockNotListed(address stock);
+    error StockAlreadyListed(address stock);
+    error ZeroQuantity();
+    error ZeroPrice();
+    error ZeroNotional();
+    /// @notice Only DAY (0) is a valid time in force.
+    error InvalidTimeInForce(uint8 timeInForce);
+    /// @notice `block.timestamp` is past the order's deadline.
+    error DeadlineExpired(uint32 deadline);
+    /// @notice The deadline is more than 30 days ahead.
+    error DeadlineTooFar(uint32 deadline);
+    error NotOrderOwner(uint256 orderId);
+    error NotLimitOrder(uint256 orderId);
+    /// @notice The order is not open (or, for a cancel, already canceling).
+    error OrderNotOpen(uint256 orderId);
+    /// @notice A close must end the order as Filled, Canceled, Expired or Rejected.
+    error InvalidCloseStatus();
+    /// @notice A limit buy filled above, or a limit sell below, its limit price.
+    error PriceOutsideLimit(uint256 orderId);
+    /// @notice The fill would exceed the order's quantity.
+    error FillExceedsOrder(uint256 orderId);
+    /// @notice The fill's cost plus fee exceeds what the buy order still has locked.
+    error LockInsufficient(uint256 orderId);
+    /// @notice A deposit-and-buy needs its deposit credited instantly (credit buffer too small).
+    error DepositNotInstant();
+    /// @notice Fee rates are capped at 1,000 bps (10%).
+    error InvalidFeeBps(uint16 feeBps);
+}
+
+/// @title IStockRouter
+/// @notice The only contract the API's calldata targets. Users call it directly, or through the
+/// OneClickRouter (its ERC-2771 trusted forwarder) when they delegated. Buy orders lock mUSD in the
+/// Cashier, sell orders lock exchange stock; the operator settles fills and closes in batches.
+/// @dev Inherits every error interface whose errors can surface from a router call (Cashier, Stock,
+/// ERC-20), so that the router ABI alone decodes any revert a user sees. `SafeERC20FailedOperation`
+/// needs no declaration here: the compiler adds the errors of libraries the router uses to its ABI.
+interface IStockRouter is
+    IStockRouterErrors,
+    ICashierErrors,
+    IStockErrors,
+    ICommonErrors,
+    IERC20Errors
+{
+    // ----------------------------------------------------------------- Types
+
+    enum Side {
+        Buy,
+        Sell
+    }
+
+    enum OrderType {
+        Market,
+        Limit
+    }
+
+    enum OrderStatus {
+        None,
+        Open,
+        Canceling,
+        Filled,
+        Canceled,
+        Expired,
+        Rejected
+    }
+
+    /// @notice An order of record. Amounts: quantity in stock units (18 decimals), price in mUSD per
+    /// 1e18 stock units, notional/fees/filledNotional in mUSD; `locked` is mUSD for a buy and stock
+    /// units for a sell. A market buy records quantity 0, a market sell notional 0, market orders
+    /// price 0.
+    struct Order {
+        address user;
+        address stock;
+        Side side;
+        OrderType orderType;
+        OrderStatus status;
+        uint8 timeInForce;
+        uint32 deadline;
+        uint64 createdAt;
+        uint128 quantity;
+        uint128 notional;
+        uint128 price;
+        uint128 filledQuantity;
+        uint128 filledNotional;
+        uint128 fees;
+        uint128 locked;
+    }
+
+    /// @notice One execution of `quantity` stock units at `price` (mUSD per 1e18 units).
+    struct Fill {
+        uint256 orderId;
+        uint128 quantity;
+        uint128 price;
+    }
+
+    /// @notice Ends an order with a final `status`, releasing what it still has locked.
+    struct Close {
+        uint256 orderId;
+        OrderStatus status;
+    }
+
+    struct FeeConfig {
+        uint16 marketFeeBps;
+        uint16 limitFeeBps;
+    }
+
+    // ---------------------------------------------------------------- Events
+
+    event OrderPlaced(
+        uint256 indexed orderId,
+        address indexed user,
+        address indexed stock,
+        Side side,
+        OrderType orderType,
+        uint256 quantity,
+        uint256 notional,
+        uint256 price,
+        uint8 timeInForce,
+        uint32 deadline,
+        uint256 locked
+    );
+    event OrderCancelRequested(uint256 indexed orderId, address indexed user);
+    /// @notice `notional` is this fill's cost (buy) or proceeds (sell) in mUSD; `fee` is charged on top
+    /// of a buy's cost and out of a sell's proceeds.
+    event OrderFilled(
+        uint256 indexed orderId, address indexed user, uint256 quantity, uint256 price, uint256 notional, uint256 fee
+    );
+    event OrderClosed(uint256 indexed orderId, address indexed user, OrderStatus status, uint256 released);
+    event StockListed(address indexed stock);
+    event FeeConfigSet(uint16 marketFeeBps, uint16 limitFeeBps);
+    event OperatorSet(address indexed operator, bool enabled);
+
+    // ------------------------------------------------------------------ User
+
+    /// @notice Deposits `amount` of cash `token` (the user approved this router on the token).
+    /// @return instant true when credited now, false when queued in the Cashier
+    /// @return queueId the Cashier's queued-deposit id (0 when instant)
+    function deposit(address token, uint256 amount) external returns (bool instant, uint256 queueId);
+
+    /// @notice Withdraws `amount` of cash `token` (token units) from the user's free mUSD.
+    function withdraw(address token, uint256 amount) external returns (bool instant, uint256 queueId);
+
+    /// @notice Moves `amount` of wallet stock into the exchange balance (the user approved this router on the stock).
+    function depositStock(address stock, uint256 amount) external;
+
+    /// @notice Moves `amount` of free exchange stock back to the user's wallet.
+    function withdrawStock(address stock, uint256 amount) external;
+
+    /// @notice Market order. Buy: `notional` (mUSD, fees included) is required and locked, `quantity`
+    /// is ignored. Sell: `quantity` is required and locked from the exchange balance, `notional` is ignored.
+    function placeMarketOrder(address stock, Side side, uint256 quantity, uint256 notional, uint32 deadline)
+        external
+        returns (uint256 orderId);
+
+    /// @notice Limit order, DAY only. A buy locks ceil(quantity * price / 1e18) plus the limit fee on it.
+    function placeLimitOrder(
+        address stock,
+        Side side,
+        uint256 quantity,
+        uint256 price,
+        uint8 timeInForce,
+        uint32 deadline
+    ) external returns (uint256 orderId);
+
+    /// @notice Requests the cancel of an open limit order (status becomes Canceling); the operator closes it.
+    function cancelLimitOrder(uint256 orderId) external;
+
+    /// @notice Deposit (must be credited instantly) then market buy for `notional`.
+    function depositAndMarketBuy(address token, uint256 tokenAmount, address stock, uint256 notional, uint32 deadline)
+        external
+        returns (uint256 orderId);
+
+    /// @notice Deposit (must be credited instantly) then limit buy.
+    function depositAndLimitBuy(
+        address token,
+        uint256 tokenAmount,
+        address stock,
+        uint256 quantity,
+        uint256 price,
+        uint8 timeInForce,
+        uint32 deadline
+    ) external returns (uint256 orderId);
+
+    /// @notice Stock deposit of `quantity` then market sell of it.
+    function depositStockAndMarketSell(address stock, uint256 quantity, uint32 deadline)
+        external
+        returns (uint256 orderId);
+
+    /// @notice Stock deposit of `quantity` then limit sell of it.
+    function depositStockAndLimitSell(
+        address stock,
+        uint256 quantity,
+        uint256 price,
+        uint8 timeInForce,
+        uint32 deadline
+    ) external returns (uint256 orderId);
+
+    // -------------------------------------------------------------- Operator
+
+    /// @notice Applies `fills` in order, then `closes`. Reverts as a whole if any item is invalid.
+    function settleOrders(Fill[] calldata fills, Close[] calldata closes) external;
+
+    // ----------------------------------------------------------------- Admin
+
+    function listStock(address stock) external;
+    function setFeeConfig(FeeConfig calldata config) external;
+    function setOperator(address operator, bool enabled) external;
+
+    // ----------------------------------------------------------------- Views
+
+    function getOrder(uint256 orderId) external view returns (Order memory);
+    /// @notice The id the next order will get (ids start at 1).
+    function nextOrderId() external view returns (uint256);
+    function feeConfig() external view returns (FeeConfig memory);
+    function isListed(address stock) external view returns (bool);
+    function listedStocks() external view returns (address[] memory);
+    function isOperator(address account) external view returns (bool);
+    function cashier() external view returns (address);
+}

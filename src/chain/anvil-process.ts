@@ -1,0 +1,244 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import type { Logger } from '../lib/logger.ts';
+import { AppError } from '../errors/app-error.ts';
+import { ANVIL_CHAIN_ID } from './anvil-accounts.ts';
+
+export interface StartAnvilOptions {
+  /** 0 or undefined: a free port. */
+  port?: number;
+  host?: string;
+  chainId?: number;
+  /** anvil `--state`: loaded on start when present, dumped on exit and every `stateIntervalSeconds`. */
+  stateFile?: string;
+  /** How often anvil dumps `stateFile`, so that a kill -9 loses at most this much. Default 2. */
+  stateIntervalSeconds?: number;
+  /** How long to wait for the RPC to answer. Default 15 s. */
+  startTimeoutMs?: number;
+  logger?: Logger;
+}
+
+export interface AnvilHandle {
+  rpcUrl: string;
+  port: number;
+  pid: number;
+  /** SIGTERM (anvil then dumps its state file) and wait for the exit; SIGKILL after 10 s. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const require = createRequire(import.meta.url);
+
+const PLATFORM_PACKAGES: Record<string, Record<string, string>> = {
+  darwin: { x64: '@foundry-rs/anvil-darwin-amd64', arm64: '@foundry-rs/anvil-darwin-arm64' },
+  linux: { x64: '@foundry-rs/anvil-linux-amd64', arm64: '@foundry-rs/anvil-linux-arm64' },
+  win32: { x64: '@foundry-rs/anvil-win32-amd64' },
+};
+
+/**
+ * The anvil binary shipped by `@foundry-rs/anvil`, resolved the way its `bin.mjs` does. Spawning
+ * the binary itself (not the node wrapper) lets our signals reach anvil directly.
+ */
+export function resolveAnvilBinary(): string {
+  const binaryName = process.platform === 'win32' ? 'anvil.exe' : 'anvil';
+  const platformPackage = PLATFORM_PACKAGES[process.platform]?.[process.arch];
+  if (platformPackage) {
+    try {
+      const candidate = require.resolve(`${platformPackage}/bin/${binaryName}`);
+      if (existsSync(candidate)) return candidate;
+    } catch {
+      // fall through to the wrapper's dist/ location
+    }
+  }
+  const wrapperDir = path.dirname(require.resolve('@foundry-rs/anvil/package.json'));
+  const fallback = path.join(wrapperDir, '..', 'dist', binaryName);
+  if (existsSync(fallback)) return fallback;
+  throw new AppError('INTERNAL', `anvil: no binary for ${process.platform}/${process.arch} (is @foundry-rs/anvil installed?)`);
+}
+
+async function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function portIsFree(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
+  });
+}
+
+// Children still running when this process exits get SIGTERM, so that they dump state and go away.
+// Each maps to its watchdog, which is stopped first so that anvil gets exactly one signal.
+const liveChildren = new Map<ChildProcess, ChildProcess | undefined>();
+let exitHookInstalled = false;
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const [child, watchdog] of liveChildren) {
+      try {
+        watchdog?.kill('SIGKILL');
+        child.kill('SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
+  });
+}
+
+/**
+ * A tiny shell that blocks on a pipe from this process and sends SIGTERM to anvil when the pipe
+ * closes. The kernel closes the pipe however this process dies (including SIGKILL, when no
+ * `exit` handler runs), so anvil is never orphaned.
+ */
+function spawnWatchdog(anvilPid: number): ChildProcess | undefined {
+  if (process.platform === 'win32') return undefined;
+  try {
+    const dog = spawn('/bin/sh', ['-c', 'read _ ; kill -TERM "$1" 2>/dev/null', 'anvil-watchdog', String(anvilPid)], {
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    dog.on('error', () => undefined);
+    dog.unref();
+    (dog.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    return dog;
+  } catch {
+    return undefined;
+  }
+}
+
+async function rpcAnswers(rpcUrl: string): Promise<number | undefined> {
+  try {
+    const res = await fetch(rpcUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
+      signal: AbortSignal.timeout(1000),
+    });
+    if (!res.ok) return undefined;
+    const body = (await res.json()) as { result?: string };
+    return body.result ? Number.parseInt(body.result, 16) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function urlHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+interface Attempt {
+  handle?: AnvilHandle;
+  /** Set when the port was taken between choosing and binding it: try another. */
+  portTaken?: boolean;
+  error?: Error;
+}
+
+async function attempt(binary: string, port: number, opts: Required<Pick<StartAnvilOptions, 'host' | 'chainId'>> & StartAnvilOptions): Promise<Attempt> {
+  const args = ['--port', String(port), '--host', opts.host, '--chain-id', String(opts.chainId), '--silent'];
+  if (opts.stateFile) {
+    mkdirSync(path.dirname(path.resolve(opts.stateFile)), { recursive: true });
+    args.push('--state', opts.stateFile, '--state-interval', String(opts.stateIntervalSeconds ?? 2));
+  }
+  const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8');
+  child.stderr?.on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-4000);
+  });
+  let exited = false;
+  let exitCode: number | null = null;
+  const exitPromise = new Promise<void>((resolve) => {
+    child.once('exit', (code) => {
+      exited = true;
+      exitCode = code;
+      liveChildren.delete(child);
+      resolve();
+    });
+  });
+  const spawnError = await new Promise<Error | undefined>((resolve) => {
+    child.once('spawn', () => resolve(undefined));
+    child.once('error', (err) => resolve(err));
+  });
+  if (spawnError || child.pid === undefined) {
+    return { error: new AppError('INTERNAL', 'anvil: failed to start', { cause: spawnError }) };
+  }
+  const pid = child.pid;
+  const watchdog = spawnWatchdog(pid);
+  liveChildren.set(child, watchdog);
+  installExitHook();
+  void exitPromise.then(() => watchdog?.kill('SIGKILL'));
+
+  const rpcUrl = `http://${urlHost(opts.host === '0.0.0.0' ? '127.0.0.1' : opts.host)}:${port}`;
+  const deadline = Date.now() + (opts.startTimeoutMs ?? 15_000);
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      if (exited) return;
+      watchdog?.kill('SIGKILL');
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exitPromise;
+      clearTimeout(timer);
+      opts.logger?.info({ pid, port }, 'anvil stopped');
+    })();
+    return stopping;
+  };
+
+  while (Date.now() < deadline) {
+    if (exited) {
+      const portTaken = /address already in use|os error 98|os error 48/i.test(stderr);
+      return {
+        portTaken,
+        error: new AppError('INTERNAL', `anvil: exited during start (code ${exitCode})`, { detail: { stderr: stderr.trim() } }),
+      };
+    }
+    const chainId = await rpcAnswers(rpcUrl);
+    if (chainId !== undefined) {
+      if (chainId !== opts.chainId) {
+        await stop();
+        return { error: new AppError('INTERNAL', `anvil: answered chain id ${chainId}, expected ${opts.chainId}`) };
+      }
+      child.stderr?.on('data', (chunk: string) => opts.logger?.warn({ pid }, `anvil: ${chunk.trim()}`));
+      void exitPromise.then(() => {
+        if (!stopping) opts.logger?.error({ pid, port, code: exitCode }, 'anvil exited unexpectedly');
+      });
+      opts.logger?.info({ pid, port, rpcUrl, stateFile: opts.stateFile }, 'anvil started');
+      return { handle: { rpcUrl, port, pid, stop } };
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await stop();
+  return { error: new AppError('INTERNAL', 'anvil: RPC did not answer in time', { detail: { stderr: stderr.trim() } }) };
+}
+
+/** Spawns the real anvil binary and resolves once its RPC answers `eth_chainId`. */
+export async function startAnvil(options: StartAnvilOptions = {}): Promise<AnvilHandle> {
+  const binary = resolveAnvilBinary();
+  const opts = { ...options, host: options.host ?? '127.0.0.1', chainId: options.chainId ?? ANVIL_CHAIN_ID };
+  const fixedPort = options.port !== undefined && options.port !== 0;
+  let last: Attempt = {};
+  if (fixedPort && !(await portIsFree(opts.host, options.port as number))) {
+    // Checked up front: otherwise whatever already listens there could answer our readiness probe.
+    throw new AppError('INTERNAL', `anvil: port ${options.port} is already in use`);
+  }
+  for (let i = 0; i < (fixedPort ? 1 : 5); i++) {
+    const port = fixedPort ? (options.port as number) : await freePort(opts.host);
+    last = await attempt(binary, port, opts);
+    if (last.handle) return last.handle;
+    if (!last.portTaken) break;
+  }
+  throw last.error ?? new AppError('INTERNAL', 'anvil: failed to start');
+}

@@ -1,0 +1,119 @@
+/**
+ * One error hierarchy for the whole backend. Every error carries a stable `code` (a string the
+ * HTTP layers map to their envelopes), a short message that is safe to show a client, an optional
+ * `cause` for the log, and whether a worker may retry the operation that raised it.
+ *
+ * Messages must never contain secrets, signatures or private keys: they reach responses and logs.
+ */
+export type ErrorCode =
+  | 'VALIDATION'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'CONFLICT'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'RATE_LIMITED'
+  | 'CHAIN_UNAVAILABLE'
+  | 'CHAIN_REVERT'
+  | 'STORAGE_UNAVAILABLE'
+  | 'INTERNAL';
+
+export interface AppErrorOptions {
+  cause?: unknown;
+  retryable?: boolean;
+  /** Extra facts for the server log only; never sent to a client. */
+  detail?: Record<string, unknown>;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  readonly detail?: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+    this.detail = options.detail;
+  }
+}
+
+/** A request field failed validation; the message names the field: `notional: required for a market buy`. */
+export class ValidationError extends AppError {
+  readonly field: string;
+  constructor(field: string, reason: string, options?: AppErrorOptions) {
+    super('VALIDATION', `${field}: ${reason}`, options);
+    this.field = field;
+  }
+}
+
+/**
+ * Authentication failed. The public message is always the same opaque text; `reason` is for the
+ * server log under the request's uuid and must not contain secret material.
+ */
+export class UnauthorizedError extends AppError {
+  readonly reason: string;
+  constructor(reason: string, options?: AppErrorOptions) {
+    super('UNAUTHORIZED', 'Unauthorized', options);
+    this.reason = reason;
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message = 'Forbidden', options?: AppErrorOptions) {
+    super('FORBIDDEN', message, options);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(what: string, options?: AppErrorOptions) {
+    super('NOT_FOUND', `${what}: not found`, options);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string, options?: AppErrorOptions) {
+    super('CONFLICT', message, options);
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(limitBytes: number, options?: AppErrorOptions) {
+    super('PAYLOAD_TOO_LARGE', `body: larger than ${limitBytes} bytes`, options);
+  }
+}
+
+export class RateLimitedError extends AppError {
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterSeconds: number, options?: AppErrorOptions) {
+    super('RATE_LIMITED', 'Too many requests', { retryable: true, ...options });
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** The chain RPC did not answer (connection refused, timeout, 5xx). Workers retry these. */
+export class ChainUnavailableError extends AppError {
+  constructor(options?: AppErrorOptions) {
+    super('CHAIN_UNAVAILABLE', 'chain: RPC unavailable, try again later', { retryable: true, ...options });
+  }
+}
+
+/** A contract call reverted; `errorName` is the custom error's name when it could be decoded. */
+export class ChainRevertError extends AppError {
+  readonly errorName?: string;
+  constructor(errorName: string | undefined, options?: AppErrorOptions) {
+    super('CHAIN_REVERT', `chain: transaction reverted${errorName ? ` (${errorName})` : ''}`, options);
+    this.errorName = errorName;
+  }
+}
+
+export class StorageUnavailableError extends AppError {
+  constructor(options?: AppErrorOptions) {
+    super('STORAGE_UNAVAILABLE', 'storage: unavailable, try again later', { retryable: true, ...options });
+  }
+}
+
+export function isAppError(err: unknown): err is AppError {
+  return err instanceof AppError;
+}

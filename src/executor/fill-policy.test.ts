@@ -1,0 +1,352 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createMarketCalendar } from '../marketdata/market-calendar.ts';
+import {
+  buyDebit,
+  contractFill,
+  decideFill,
+  maxBuyQuantity,
+  OrderStatus,
+  OrderType,
+  Side,
+  toPrice18,
+  usableQuote,
+  type ChainOrder,
+  type DecideInput,
+  type FillTotals,
+  UINT128_MAX,
+} from './fill-policy.ts';
+
+const E18 = 10n ** 18n;
+const alwaysOpen = createMarketCalendar('always-open');
+const nyse = createMarketCalendar('nyse');
+
+// Tuesday 2026-11-24, 10:00 in New York (EST, UTC-5); the NYSE session closes at 21:00Z.
+const TUE_10AM = Date.UTC(2026, 10, 24, 15, 0, 0);
+const TUE_CLOSE = Date.UTC(2026, 10, 24, 21, 0, 0);
+
+function order(over: Partial<ChainOrder> = {}): ChainOrder {
+  return {
+    user: '0x0000000000000000000000000000000000000001',
+    stock: '0x0000000000000000000000000000000000000002',
+    side: Side.Buy,
+    orderType: OrderType.Market,
+    status: OrderStatus.Open,
+    timeInForce: 0,
+    deadline: Math.floor(TUE_10AM / 1000) + 3600,
+    createdAt: BigInt(Math.floor(TUE_10AM / 1000)),
+    quantity: 0n,
+    notional: 0n,
+    price: 0n,
+    filledQuantity: 0n,
+    filledNotional: 0n,
+    fees: 0n,
+    locked: 0n,
+    ...over,
+  };
+}
+
+const marketBuy = (notional: bigint, over: Partial<ChainOrder> = {}) => order({ notional, locked: notional, ...over });
+const marketSell = (quantity: bigint, over: Partial<ChainOrder> = {}) =>
+  order({ side: Side.Sell, quantity, locked: quantity, ...over });
+function limitBuy(quantity: bigint, price: bigint, feeBps: bigint, over: Partial<ChainOrder> = {}) {
+  const notional = (quantity * price + E18 - 1n) / E18;
+  const locked = notional + (notional * feeBps + 9_999n) / 10_000n;
+  return order({ orderType: OrderType.Limit, quantity, price, notional, locked, ...over });
+}
+const limitSell = (quantity: bigint, price: bigint, over: Partial<ChainOrder> = {}) =>
+  order({ orderType: OrderType.Limit, side: Side.Sell, quantity, price, notional: (quantity * price) / E18, locked: quantity, ...over });
+
+const FEES = { marketFeeBps: 10, limitFeeBps: 5 };
+const quote = (bid: string, ask: string, timestamp = TUE_10AM) => ({ bid, ask, timestamp });
+
+function decide(o: ChainOrder, over: Partial<DecideInput> = {}) {
+  return decideFill({ order: o, quote: quote('149.99', '150.01'), fees: FEES, now: TUE_10AM + 1_000, calendar: alwaysOpen, ...over });
+}
+
+const zero: FillTotals = { filledValue: 0n, filledNotional: 0n, fees: 0n };
+
+describe('prices', () => {
+  it('converts quote strings to exact 18-decimal prices', () => {
+    expect(toPrice18('150.01')).toBe(15_001n * 10n ** 16n);
+    expect(toPrice18('0.000000000000000001')).toBe(1n);
+    expect(toPrice18('7')).toBe(7n * E18);
+    expect(toPrice18('0')).toBeUndefined();
+    expect(toPrice18('1e3')).toBeUndefined();
+    expect(toPrice18('-1')).toBeUndefined();
+    expect(toPrice18('1.0000000000000000001')).toBeUndefined();
+  });
+
+  it('ignores stale and malformed quotes', () => {
+    expect(usableQuote(quote('1', '2', 0), 30_000)).toEqual({ bid: E18, ask: 2n * E18 });
+    expect(usableQuote(quote('1', '2', 0), 30_001)).toBeUndefined();
+    expect(usableQuote(quote('1', 'x', 0), 0)).toBeUndefined();
+    expect(usableQuote(undefined, 0)).toBeUndefined();
+  });
+});
+
+describe('contract arithmetic', () => {
+  it('rounds cost up and fee up on the running total of a buy', () => {
+    const first = contractFill(zero, Side.Buy, 3n, E18 / 2n, 10n); // value 1.5e18 → cost 2
+    expect(first.notional).toBe(2n);
+    expect(first.fee).toBe(1n); // ceil(2 * 10 / 10000)
+    const second = contractFill(first.totals, Side.Buy, 1n, E18 / 2n, 10n); // value 2e18 → total 2
+    expect(second.notional).toBe(0n);
+    expect(second.fee).toBe(0n);
+  });
+
+  it('rounds proceeds down for a sell and caps the fee at the notional', () => {
+    const sell = contractFill(zero, Side.Sell, 3n, E18 / 2n, 10n);
+    expect(sell.notional).toBe(1n);
+    expect(sell.fee).toBe(1n);
+  });
+
+  it('finds the largest affordable buy exactly', () => {
+    const price = 150n * E18;
+    const locked = 1_000n * E18;
+    const q = maxBuyQuantity(locked, price, 10n, zero);
+    expect(buyDebit(zero, q, price, 10n)).toBeLessThanOrEqual(locked);
+    expect(buyDebit(zero, q + 1n, price, 10n)).toBeGreaterThan(locked);
+    // About 1000 / 1.001 / 150 shares.
+    expect(q / 10n ** 15n).toBe(6_660n);
+  });
+});
+
+describe('decideFill', () => {
+  it('does nothing with a final order', () => {
+    expect(decide(marketBuy(E18, { status: OrderStatus.Filled }))).toEqual({ reason: 'not-open' });
+    expect(decide(marketBuy(E18, { status: OrderStatus.None }))).toEqual({ reason: 'not-open' });
+  });
+
+  it('closes a canceling order as Canceled without a fill, even when the quote crosses', () => {
+    const o = limitBuy(E18, 200n * E18, 5n, { status: OrderStatus.Canceling });
+    expect(decide(o)).toEqual({ close: OrderStatus.Canceled, reason: 'cancel-requested' });
+  });
+
+  it('expires an order whose deadline passed', () => {
+    const o = limitBuy(E18, 100n * E18, 5n);
+    const fresh = quote('149.99', '150.01', o.deadline * 1000);
+    expect(decide(o, { now: o.deadline * 1000, quote: fresh })).toEqual({ reason: 'limit-not-reached' });
+    expect(decide(o, { now: o.deadline * 1000 + 1, quote: fresh })).toEqual({ close: OrderStatus.Expired, reason: 'deadline-passed' });
+  });
+
+  it('expires a DAY order at the close of its session (nyse)', () => {
+    const o = limitBuy(E18, 100n * E18, 5n, { deadline: Math.floor(TUE_10AM / 1000) + 86_400 * 10 });
+    const q = quote('149.99', '150.01', TUE_CLOSE - 10_000);
+    expect(decide(o, { calendar: nyse, now: TUE_CLOSE - 1, quote: q })).toEqual({ reason: 'limit-not-reached' });
+    expect(decide(o, { calendar: nyse, now: TUE_CLOSE, quote: q })).toEqual({ close: OrderStatus.Expired, reason: 'session-closed' });
+  });
+
+  it('waits while the market is closed and expires at the next session close', () => {
+    // Saturday 2026-11-28 12:00 New York: closed; its DAY session is Monday's.
+    const saturday = Date.UTC(2026, 10, 28, 17, 0, 0);
+    const mondayClose = Date.UTC(2026, 10, 30, 21, 0, 0);
+    const o = marketBuy(1_000n * E18, { createdAt: BigInt(saturday / 1000), deadline: saturday / 1000 + 30 * 86_400 });
+    expect(decide(o, { calendar: nyse, now: saturday + 1_000, quote: quote('1', '2', saturday) })).toEqual({ reason: 'market-closed' });
+    const monday = decide(o, { calendar: nyse, now: mondayClose - 60_000, quote: quote('149.99', '150.01', mondayClose - 60_000) });
+    expect(monday.fill?.price).toBe(toPrice18('150.01'));
+    expect(decide(o, { calendar: nyse, now: mondayClose, quote: quote('1', '2', mondayClose) }).close).toBe(OrderStatus.Expired);
+  });
+
+  it('waits for a quote, then rejects after the timeout', () => {
+    const o = marketBuy(1_000n * E18);
+    const created = TUE_10AM;
+    expect(decide(o, { quote: undefined, now: created + 59_999 })).toEqual({ reason: 'awaiting-quote' });
+    expect(decide(o, { quote: undefined, now: created + 60_000 })).toEqual({ close: OrderStatus.Rejected, reason: 'no-quote' });
+    // A stale quote counts as none; the wait runs from when the quotes stopped, if later.
+    expect(decide(o, { quote: quote('1', '2', created - 60_000), now: created + 70_000, noQuoteSince: created + 20_000 })).toEqual({
+      reason: 'awaiting-quote',
+    });
+    expect(decide(o, { quote: undefined, now: created + 5_000, noQuoteTimeoutMs: 5_000 }).close).toBe(OrderStatus.Rejected);
+  });
+
+  it('fills a market buy at the ask for the most its lock pays, and closes it Filled', () => {
+    const locked = 1_000n * E18;
+    const d = decide(marketBuy(locked));
+    const ask = toPrice18('150.01')!;
+    expect(d.reason).toBe('market-buy');
+    expect(d.close).toBe(OrderStatus.Filled);
+    expect(d.fill!.price).toBe(ask);
+    expect(buyDebit(zero, d.fill!.quantity, ask, 10n)).toBeLessThanOrEqual(locked);
+    expect(buyDebit(zero, d.fill!.quantity + 1n, ask, 10n)).toBeGreaterThan(locked);
+  });
+
+  it('rejects a market buy whose notional cannot buy one unit', () => {
+    // One unit (1e-18 share) at 150.01 costs ceil(150.01) = 151 wei plus a 1 wei fee (rounded up).
+    expect(decide(marketBuy(151n))).toEqual({ close: OrderStatus.Rejected, reason: 'notional-too-small' });
+    expect(decide(marketBuy(152n)).fill).toEqual({ quantity: 1n, price: toPrice18('150.01') });
+  });
+
+  it('closes a partly filled market buy whose rest buys nothing as Filled', () => {
+    const o = marketBuy(E18, { filledQuantity: 5n, filledNotional: 900n, fees: 1n, locked: 10n });
+    expect(decide(o)).toEqual({ close: OrderStatus.Filled, reason: 'lock-exhausted' });
+  });
+
+  it('caps a fill at the max fill quantity and leaves the order open', () => {
+    const d = decide(marketBuy(1_000n * E18), { maxFillQuantity: E18 });
+    expect(d).toEqual({ fill: { quantity: E18, price: toPrice18('150.01') }, reason: 'market-buy' });
+    const s = decide(marketSell(3n * E18, { filledQuantity: 2n * E18 }), { maxFillQuantity: 2n * E18 });
+    expect(s).toEqual({ fill: { quantity: E18, price: toPrice18('149.99') }, close: OrderStatus.Filled, reason: 'market-sell' });
+  });
+
+  it('fills a market sell whole at the bid', () => {
+    expect(decide(marketSell(3n * E18))).toEqual({
+      fill: { quantity: 3n * E18, price: toPrice18('149.99') },
+      close: OrderStatus.Filled,
+      reason: 'market-sell',
+    });
+  });
+
+  it('fills a limit buy at the ask only when the ask is at or below the limit', () => {
+    const below = limitBuy(2n * E18, toPrice18('150.00')!, 5n);
+    expect(decide(below)).toEqual({ reason: 'limit-not-reached' });
+    const at = limitBuy(2n * E18, toPrice18('150.01')!, 5n);
+    expect(decide(at)).toEqual({ fill: { quantity: 2n * E18, price: toPrice18('150.01') }, close: OrderStatus.Filled, reason: 'limit-buy' });
+    const above = limitBuy(2n * E18, 200n * E18, 5n);
+    expect(decide(above).fill).toEqual({ quantity: 2n * E18, price: toPrice18('150.01') });
+  });
+
+  it('fills what the lock covers when the fee rose since a limit buy was placed', () => {
+    const o = limitBuy(10n * E18, 150n * E18, 5n); // locked with 5 bps
+    const d = decide(o, { quote: quote('149', '150'), fees: { marketFeeBps: 10, limitFeeBps: 1_000 } });
+    expect(d.close).toBe(OrderStatus.Filled);
+    expect(d.reason).toBe('lock-exhausted');
+    expect(d.fill!.quantity).toBeLessThan(10n * E18);
+    expect(buyDebit(zero, d.fill!.quantity, 150n * E18, 1_000n)).toBeLessThanOrEqual(o.locked);
+  });
+
+  it('fills a limit sell at the bid only when the bid is at or above the limit', () => {
+    expect(decide(limitSell(E18, toPrice18('150')!))).toEqual({ reason: 'limit-not-reached' });
+    expect(decide(limitSell(E18, toPrice18('149.99')!))).toEqual({
+      fill: { quantity: E18, price: toPrice18('149.99') },
+      close: OrderStatus.Filled,
+      reason: 'limit-sell',
+    });
+    expect(decide(limitSell(3n * E18, 100n * E18, { filledQuantity: E18 }), { maxFillQuantity: E18 })).toEqual({
+      fill: { quantity: E18, price: toPrice18('149.99') },
+      reason: 'limit-sell',
+    });
+  });
+});
+
+// ---------------------------------------------------------------------- properties
+
+const priceArb = fc.bigInt({ min: 1n, max: 10n ** 24n }); // up to 1,000,000 USD per share
+const bpsArb = fc.integer({ min: 0, max: 1_000 });
+
+describe('fill never exceeds the lock (property)', () => {
+  it('a market buy fill fits the lock under the contract rounding, and is the largest that does', () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 1n, max: 10n ** 27n }), priceArb, bpsArb, (locked, price, bps) => {
+        const d = decideFill({
+          order: marketBuy(locked),
+          quote: { bid: '1', ask: fmt(price), timestamp: TUE_10AM },
+          fees: { marketFeeBps: bps, limitFeeBps: 0 },
+          now: TUE_10AM,
+          calendar: alwaysOpen,
+        });
+        if (!d.fill) {
+          expect(d).toEqual({ close: OrderStatus.Rejected, reason: 'notional-too-small' });
+          expect(buyDebit(zero, 1n, price, BigInt(bps))).toBeGreaterThan(locked);
+          return;
+        }
+        expect(buyDebit(zero, d.fill.quantity, price, BigInt(bps))).toBeLessThanOrEqual(locked);
+        // Fill quantities are uint128: the cap is the only thing that may stop short of the lock.
+        if (d.fill.quantity < UINT128_MAX) expect(buyDebit(zero, d.fill.quantity + 1n, price, BigInt(bps))).toBeGreaterThan(locked);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('after earlier fills, a market buy fill still fits whatever the hidden exact fill value is', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 10n ** 15n, max: 10n ** 24n }),
+        fc.array(fc.tuple(fc.bigInt({ min: 1n, max: 10n ** 19n }), priceArb), { minLength: 1, maxLength: 4 }),
+        priceArb,
+        bpsArb,
+        fc.boolean(),
+        (notional, earlier, price, bps, exact) => {
+          // Play earlier fills through the contract model, skipping those the lock would refuse.
+          let totals = zero;
+          let locked = notional;
+          let filledQuantity = 0n;
+          for (const [q, p] of earlier) {
+            const f = contractFill(totals, Side.Buy, q, p, BigInt(bps));
+            if (f.notional + f.fee > locked) continue;
+            totals = f.totals;
+            locked -= f.notional + f.fee;
+            filledQuantity += q;
+          }
+          const o = marketBuy(notional, { filledQuantity, filledNotional: totals.filledNotional, fees: totals.fees, locked });
+          const d = decideFill({
+            order: o,
+            quote: { bid: '1', ask: fmt(price), timestamp: TUE_10AM },
+            fees: { marketFeeBps: bps, limitFeeBps: 0 },
+            now: TUE_10AM,
+            calendar: alwaysOpen,
+            filledValue: exact ? totals.filledValue : undefined,
+          });
+          if (d.fill) {
+            const real = contractFill(totals, Side.Buy, d.fill.quantity, price, BigInt(bps));
+            expect(real.notional + real.fee).toBeLessThanOrEqual(locked);
+            if (exact && d.fill.quantity < UINT128_MAX) expect(buyDebit(totals, d.fill.quantity + 1n, price, BigInt(bps))).toBeGreaterThan(locked);
+          }
+        },
+      ),
+      { numRuns: 1_500 },
+    );
+  });
+
+  it('a limit buy filled in capped steps at prices within its limit always fits and completes', () => {
+    fc.assert(
+      fc.property(
+        fc.bigInt({ min: 1n, max: 10n ** 21n }),
+        priceArb,
+        bpsArb,
+        fc.array(fc.tuple(fc.bigInt({ min: 1n, max: 10n ** 20n }), fc.integer({ min: 0, max: 10_000 })), { minLength: 1, maxLength: 8 }),
+        (quantity, limit, bps, steps) => {
+          let o = limitBuy(quantity, limit, BigInt(bps));
+          let totals = zero;
+          for (let i = 0; ; i++) {
+            const [cap, discount] = steps[i % steps.length];
+            const price = limit - (limit * BigInt(discount)) / 20_000n || 1n; // at or below the limit
+            const d = decideFill({
+              order: o,
+              quote: { bid: '1', ask: fmt(price), timestamp: TUE_10AM },
+              fees: { marketFeeBps: 0, limitFeeBps: bps },
+              now: TUE_10AM,
+              calendar: alwaysOpen,
+              maxFillQuantity: i >= steps.length ? undefined : cap,
+              filledValue: totals.filledValue,
+            });
+            expect(d.fill).toBeDefined();
+            const f = contractFill(totals, Side.Buy, d.fill!.quantity, d.fill!.price, BigInt(bps));
+            expect(f.notional + f.fee).toBeLessThanOrEqual(o.locked);
+            totals = f.totals;
+            o = {
+              ...o,
+              filledQuantity: o.filledQuantity + d.fill!.quantity,
+              filledNotional: totals.filledNotional,
+              fees: totals.fees,
+              locked: o.locked - f.notional - f.fee,
+            };
+            if (d.close !== undefined) {
+              expect(d.close).toBe(OrderStatus.Filled);
+              expect(d.reason).toBe('limit-buy');
+              expect(o.filledQuantity).toBe(quantity);
+              break;
+            }
+          }
+        },
+      ),
+      { numRuns: 1_000 },
+    );
+  });
+});
+
+function fmt(price: bigint): string {
+  const whole = price / E18;
+  const frac = price % E18;
+  return frac === 0n ? whole.toString() : `${whole}.${frac.toString().padStart(18, '0').replace(/0+$/, '')}`;
+}

@@ -1,0 +1,299 @@
+/**
+ * What the executor does with one on-chain order right now: fill it (quantity and price), close it
+ * (final status), both, or nothing. Pure: no I/O, no clock of its own, bigint money only.
+ *
+ * The fill arithmetic is the StockRouter's own (`_recordFill`): cost and fee are rounded on the
+ * order's running totals, so the quantity chosen for a buy is the largest whose charge the contract
+ * will accept against what the order still has locked. See docs/executor.md.
+ */
+import type { MarketCalendar } from '../marketdata/market-calendar.ts';
+import type { Quote } from '../marketdata/market-types.ts';
+
+export const PRICE_SCALE = 10n ** 18n;
+export const BPS = 10_000n;
+export const PRICE_DECIMALS = 18;
+export const UINT128_MAX = (1n << 128n) - 1n;
+
+/** IStockRouter.Side */
+export const Side = { Buy: 0, Sell: 1 } as const;
+/** IStockRouter.OrderType */
+export const OrderType = { Market: 0, Limit: 1 } as const;
+/** IStockRouter.OrderStatus */
+export const OrderStatus = { None: 0, Open: 1, Canceling: 2, Filled: 3, Canceled: 4, Expired: 5, Rejected: 6 } as const;
+export type CloseStatus = 3 | 4 | 5 | 6;
+
+export const STATUS_NAMES: Record<number, string> = {
+  0: 'None',
+  1: 'Open',
+  2: 'Canceling',
+  3: 'Filled',
+  4: 'Canceled',
+  5: 'Expired',
+  6: 'Rejected',
+};
+
+/**
+ * IStockRouter.Order as viem decodes it from `AccountLens.getOrders` (uint8/uint32 → number,
+ * wider integers → bigint).
+ */
+export interface ChainOrder {
+  user: string;
+  stock: string;
+  side: number;
+  orderType: number;
+  status: number;
+  timeInForce: number;
+  deadline: number;
+  createdAt: bigint;
+  quantity: bigint;
+  notional: bigint;
+  price: bigint;
+  filledQuantity: bigint;
+  filledNotional: bigint;
+  fees: bigint;
+  locked: bigint;
+}
+
+export interface FeeConfig {
+  marketFeeBps: number | bigint;
+  limitFeeBps: number | bigint;
+}
+
+export type DecisionReason =
+  | 'not-open'
+  | 'cancel-requested'
+  | 'deadline-passed'
+  | 'session-closed'
+  | 'market-closed'
+  | 'awaiting-quote'
+  | 'no-quote'
+  | 'notional-too-small'
+  | 'market-buy'
+  | 'market-sell'
+  | 'limit-not-reached'
+  | 'limit-buy'
+  | 'limit-sell'
+  | 'lock-exhausted';
+
+export interface FillDecision {
+  fill?: { quantity: bigint; price: bigint };
+  close?: CloseStatus;
+  reason: DecisionReason;
+}
+
+export interface DecideInput {
+  order: ChainOrder;
+  /** The latest quote of the order's stock (undefined: none). */
+  quote: Pick<Quote, 'bid' | 'ask' | 'timestamp'> | undefined;
+  /** The router's current fee config (what `settleOrders` will charge). */
+  fees: FeeConfig;
+  /** ms since the epoch. */
+  now: number;
+  calendar: Pick<MarketCalendar, 'isOpen' | 'sessionClose'>;
+  /** Largest quantity (stock units) one fill may take, e.g. a liquidity limit. Unset: no limit. */
+  maxFillQuantity?: bigint;
+  /** A quote older than this is not used. Default 30 s. */
+  quoteMaxAgeMs?: number;
+  /** An order whose stock has had no usable quote for this long is rejected. Default 60 s. */
+  noQuoteTimeoutMs?: number;
+  /**
+   * Since when the stock has had no usable quote (ms), as observed by the caller. The wait is
+   * counted from the later of this and the order's creation. Default: the order's creation.
+   */
+  noQuoteSince?: number;
+  /**
+   * Exact Σ quantity·price over the order's fills so far (the router's private `_filledValue`),
+   * when the caller knows it. Only matters for a partially filled buy; without it the policy
+   * assumes the largest value consistent with `filledNotional`, which never over-spends the lock.
+   */
+  filledValue?: bigint;
+}
+
+export const DEFAULT_QUOTE_MAX_AGE_MS = 30_000;
+export const DEFAULT_NO_QUOTE_TIMEOUT_MS = 60_000;
+
+// ----------------------------------------------------------------- contract arithmetic
+
+const ceilDiv = (a: bigint, b: bigint): bigint => (a === 0n ? 0n : (a - 1n) / b + 1n);
+
+/** Running totals of an order as the router keeps them. */
+export interface FillTotals {
+  /** Σ quantity·price (scale 1e36). */
+  filledValue: bigint;
+  filledNotional: bigint;
+  fees: bigint;
+}
+
+/** One fill as `StockRouter._recordFill` computes it: this fill's notional and fee, and the new totals. */
+export function contractFill(
+  totals: FillTotals,
+  side: number,
+  quantity: bigint,
+  price: bigint,
+  feeBps: bigint,
+): { notional: bigint; fee: bigint; totals: FillTotals } {
+  const filledValue = totals.filledValue + quantity * price;
+  const filledNotional = side === Side.Buy ? ceilDiv(filledValue, PRICE_SCALE) : filledValue / PRICE_SCALE;
+  const notional = filledNotional - totals.filledNotional;
+  const totalFee = ceilDiv(filledNotional * feeBps, BPS);
+  let fee = totalFee > totals.fees ? totalFee - totals.fees : 0n;
+  if (fee > notional) fee = notional;
+  return { notional, fee, totals: { filledValue, filledNotional, fees: totals.fees + fee } };
+}
+
+/**
+ * The largest `filledValue` consistent with a buy's recorded `filledNotional`
+ * (`filledNotional = ceil(filledValue / 1e18)`). Charges are non-decreasing in it, so a quantity
+ * that fits with this value fits with the real one.
+ */
+export function worstCaseBuyFilledValue(filledNotional: bigint): bigint {
+  return filledNotional * PRICE_SCALE;
+}
+
+/** What a buy fill of `quantity` at `price` takes from the order's lock (cost + fee). */
+export function buyDebit(totals: FillTotals, quantity: bigint, price: bigint, feeBps: bigint): bigint {
+  const { notional, fee } = contractFill(totals, Side.Buy, quantity, price, feeBps);
+  return notional + fee;
+}
+
+/**
+ * Largest quantity (≤ `cap`) whose buy debit at `price` is at most `available`. The debit is
+ * non-decreasing in the quantity, so a binary search below the bound the notional alone sets is exact.
+ */
+export function maxBuyQuantity(
+  available: bigint,
+  price: bigint,
+  feeBps: bigint,
+  totals: FillTotals,
+  cap: bigint = UINT128_MAX,
+): bigint {
+  if (price <= 0n || available < 0n) return 0n;
+  // The running total after the fill must stay within filledNotional + available (the rounding
+  // slack of earlier fills can make a tiny fill free), so nothing above this can fit.
+  const room = (totals.filledNotional + available) * PRICE_SCALE - totals.filledValue;
+  if (room <= 0n) return 0n;
+  let hi = room / price;
+  if (hi > cap) hi = cap;
+  if (hi <= 0n) return 0n;
+  if (buyDebit(totals, hi, price, feeBps) <= available) return hi;
+  let lo = 0n; // always fits: a zero fill charges nothing
+  // Invariant: lo fits, hi does not.
+  while (hi - lo > 1n) {
+    const mid = (lo + hi) / 2n;
+    if (buyDebit(totals, mid, price, feeBps) <= available) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// ----------------------------------------------------------------- quotes
+
+const DECIMAL_RE = /^(0|[1-9]\d*)(\.\d{1,18})?$/;
+
+/** A decimal price string as an exact 18-decimal mUSD price; undefined when malformed or not positive. */
+export function toPrice18(value: string): bigint | undefined {
+  if (typeof value !== 'string' || !DECIMAL_RE.test(value)) return undefined;
+  const [whole, fraction = ''] = value.split('.');
+  const scaled = BigInt(whole) * PRICE_SCALE + BigInt(fraction.padEnd(PRICE_DECIMALS, '0'));
+  return scaled > 0n && scaled <= UINT128_MAX ? scaled : undefined;
+}
+
+/** Bid and ask of a quote as 18-decimal prices, or undefined when the quote cannot be used at `now`. */
+export function usableQuote(
+  quote: Pick<Quote, 'bid' | 'ask' | 'timestamp'> | undefined,
+  now: number,
+  maxAgeMs: number = DEFAULT_QUOTE_MAX_AGE_MS,
+): { bid: bigint; ask: bigint } | undefined {
+  if (!quote) return undefined;
+  if (!(now - quote.timestamp <= maxAgeMs)) return undefined;
+  const bid = toPrice18(quote.bid);
+  const ask = toPrice18(quote.ask);
+  if (bid === undefined || ask === undefined) return undefined;
+  return { bid, ask };
+}
+
+// ----------------------------------------------------------------- the decision
+
+const isLive = (status: number): boolean => status === OrderStatus.Open || status === OrderStatus.Canceling;
+const min = (a: bigint, b: bigint): bigint => (a < b ? a : b);
+
+export function decideFill(input: DecideInput): FillDecision {
+  const { order, now, calendar } = input;
+  if (!isLive(order.status)) return { reason: 'not-open' };
+  if (order.status === OrderStatus.Canceling) return { close: OrderStatus.Canceled, reason: 'cancel-requested' };
+
+  const createdAtMs = Number(order.createdAt) * 1000;
+  if (now > order.deadline * 1000) return { close: OrderStatus.Expired, reason: 'deadline-passed' };
+  const sessionClose = calendar.sessionClose(createdAtMs);
+  if (sessionClose !== null && sessionClose <= now) return { close: OrderStatus.Expired, reason: 'session-closed' };
+  // Closed hours (a DAY order placed overnight lives until the next session's close): wait.
+  if (!calendar.isOpen(now)) return { reason: 'market-closed' };
+
+  const prices = usableQuote(input.quote, now, input.quoteMaxAgeMs);
+  if (!prices) {
+    const since = Math.max(createdAtMs, input.noQuoteSince ?? createdAtMs);
+    if (now - since >= (input.noQuoteTimeoutMs ?? DEFAULT_NO_QUOTE_TIMEOUT_MS)) {
+      return { close: OrderStatus.Rejected, reason: 'no-quote' };
+    }
+    return { reason: 'awaiting-quote' };
+  }
+
+  const cap = input.maxFillQuantity !== undefined && input.maxFillQuantity > 0n ? input.maxFillQuantity : UINT128_MAX;
+  const isBuy = order.side === Side.Buy;
+  const isLimit = order.orderType === OrderType.Limit;
+  const feeBps = BigInt(isLimit ? input.fees.limitFeeBps : input.fees.marketFeeBps);
+  const totals: FillTotals = {
+    filledValue: input.filledValue ?? (isBuy ? worstCaseBuyFilledValue(order.filledNotional) : order.filledNotional * PRICE_SCALE),
+    filledNotional: order.filledNotional,
+    fees: order.fees,
+  };
+
+  if (!isLimit && isBuy) {
+    const price = prices.ask;
+    const affordable = maxBuyQuantity(order.locked, price, feeBps, totals);
+    if (affordable === 0n) {
+      // Nothing more fits: an untouched order could never buy a unit; a filled one is done.
+      return order.filledQuantity === 0n
+        ? { close: OrderStatus.Rejected, reason: 'notional-too-small' }
+        : { close: OrderStatus.Filled, reason: 'lock-exhausted' };
+    }
+    const quantity = min(affordable, cap);
+    return quantity === affordable
+      ? { fill: { quantity, price }, close: OrderStatus.Filled, reason: 'market-buy' }
+      : { fill: { quantity, price }, reason: 'market-buy' };
+  }
+
+  const remaining = order.quantity > order.filledQuantity ? order.quantity - order.filledQuantity : 0n;
+  if (remaining === 0n) return { close: OrderStatus.Filled, reason: isLimit ? (isBuy ? 'limit-buy' : 'limit-sell') : 'market-sell' };
+
+  if (!isLimit) {
+    const price = prices.bid;
+    const quantity = min(remaining, cap);
+    return quantity === remaining
+      ? { fill: { quantity, price }, close: OrderStatus.Filled, reason: 'market-sell' }
+      : { fill: { quantity, price }, reason: 'market-sell' };
+  }
+
+  if (isBuy) {
+    const price = prices.ask;
+    if (price > order.price) return { reason: 'limit-not-reached' };
+    // The lock covers the whole order at its limit and today's fee; only a fee rise since the
+    // order was placed can make it fall short, and then what fits is filled and the rest released.
+    const fits = maxBuyQuantity(order.locked, price, feeBps, totals, remaining);
+    if (fits === 0n) {
+      return order.filledQuantity === 0n
+        ? { close: OrderStatus.Rejected, reason: 'lock-exhausted' }
+        : { close: OrderStatus.Filled, reason: 'lock-exhausted' };
+    }
+    const quantity = min(fits, cap);
+    if (quantity < fits) return { fill: { quantity, price }, reason: 'limit-buy' };
+    return { fill: { quantity, price }, close: OrderStatus.Filled, reason: fits === remaining ? 'limit-buy' : 'lock-exhausted' };
+  }
+
+  const price = prices.bid;
+  if (price < order.price) return { reason: 'limit-not-reached' };
+  const quantity = min(remaining, cap);
+  return quantity === remaining
+    ? { fill: { quantity, price }, close: OrderStatus.Filled, reason: 'limit-sell' }
+    : { fill: { quantity, price }, reason: 'limit-sell' };
+}

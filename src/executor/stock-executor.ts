@@ -1,0 +1,363 @@
+/**
+ * The stock domain's executor: every tick it reads the open orders from the chain
+ * ({@link createOrderTracker}), decides each against the market-data quote and the trading
+ * calendar ({@link decideFill}), settles the decisions in batched `settleOrders` transactions
+ * ({@link createSettlementBatcher}) and settles due queued cash operations
+ * ({@link createCashQueueSettler}). It depends on chain state and quotes only — never on the
+ * indexer's projections — so it runs alone (`--role executor`) or inside the embedded stack.
+ *
+ * A tick that fails (RPC down, storage down) is logged and the loop backs off exponentially up to
+ * `maxBackoffMs`; `stop()` waits for the tick in progress and the transactions it sent.
+ */
+import { getAddress, type Address } from 'viem';
+import { cashierAbi, stockAbi, stockRouterAbi } from '../chain/abi/generated/index.ts';
+import { toChainError, type ChainPublicClient, type ChainWalletClient } from '../chain/chain-client.ts';
+import type { Deployment } from '../chain/deploy-contracts.ts';
+import { AppError } from '../errors/app-error.ts';
+import type { MarketCalendar } from '../marketdata/market-calendar.ts';
+import type { QuoteReader } from '../marketdata/market-types.ts';
+import type { DbExecutor } from '../storage/database.ts';
+import { createCashQueueSettler, DEFAULT_CASH_SETTLE_DELAY_MS, type CashQueueSettler } from './cash-queue-settler.ts';
+import type { ExecutorLogger } from './executor-logger.ts';
+import {
+  decideFill,
+  DEFAULT_NO_QUOTE_TIMEOUT_MS,
+  DEFAULT_QUOTE_MAX_AGE_MS,
+  Side,
+  usableQuote,
+  type FeeConfig,
+} from './fill-policy.ts';
+import { createOperatorSender, type OperatorSender } from './operator-sender.ts';
+import { createOrderTracker, type OrderTracker, type TrackedOrder } from './order-tracker.ts';
+import { createSettlementBatcher, type OrderSettlement, type SettlementBatcher } from './settlement-batcher.ts';
+
+export interface StockExecutorOptions {
+  db: DbExecutor;
+  publicClient: ChainPublicClient;
+  /** The operator's wallet (a local account): it sends every settlement. */
+  walletClient: ChainWalletClient;
+  deployment: Deployment;
+  quotes: QuoteReader;
+  calendar: Pick<MarketCalendar, 'isOpen' | 'sessionClose'>;
+  logger: ExecutorLogger;
+  /** Pause between ticks. Default 1000. */
+  tickMs?: number;
+  /** Most orders per settleOrders transaction. Default 200. */
+  batchSize?: number;
+  /** Delay before a queued deposit or withdrawal is settled. Default 5000. */
+  cashSettleDelayMs?: number;
+  /** Gas budget per settleOrders transaction (capped at 90% of the block gas limit). Default 25,000,000. */
+  maxBatchGas?: bigint;
+  /** Batches in flight at once. Default 4. */
+  maxInFlightBatches?: number;
+  /** Simulate every batch before sending it (default: only until the gas per order is learned, and on failures). */
+  simulateFirst?: boolean;
+  /** Per symbol (or `*`), the largest quantity one fill takes (stock units). Default: no limit. */
+  maxFill?: Record<string, bigint>;
+  /** Default 30 s. */
+  quoteMaxAgeMs?: number;
+  /** Default 60 s. */
+  noQuoteTimeoutMs?: number;
+  /** How long an order whose settlement reverts stays dropped if nothing changes. Default 60 s. */
+  poisonRetryMs?: number;
+  /** Longest pause between failing ticks. Default 10 s. */
+  maxBackoffMs?: number;
+  /** After this long, `stop()` abandons transactions it is still following. Default 30 s. */
+  stopTimeoutMs?: number;
+  /** Clock (ms). Default Date.now; tests pass a fake one. */
+  now?: () => number;
+}
+
+export interface ExecutorTickResult {
+  /** Orders whose fill and/or close was mined this tick. */
+  settled: number;
+  /** Of those, orders closed (Filled, Canceled, Expired, Rejected). */
+  closed: number;
+  /** Of those, orders that got a fill. */
+  filled: number;
+  /** settleOrders transactions mined. */
+  transactions: number;
+  /** Orders dropped because their settlement reverts. */
+  dropped: number;
+  /** Orders open (or canceling) on chain after the scan. */
+  open: number;
+  /** Orders read from the chain this tick (new ids from the low-water mark up, and the open ones). */
+  scanned: number;
+  cashDeposits: number;
+  cashWithdrawals: number;
+}
+
+export interface StockExecutor {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  runOnce(): Promise<ExecutorTickResult>;
+}
+
+const sleep = (ms: number, wake: { fn?: () => void }): Promise<void> =>
+  new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      wake.fn = undefined;
+      resolve();
+    }
+    wake.fn = done;
+  });
+
+export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
+  const tickMs = opts.tickMs ?? 1_000;
+  if (!Number.isInteger(tickMs) || tickMs < 1) throw new Error('tickMs: must be a positive integer');
+  const now = opts.now ?? Date.now;
+  const log = opts.logger;
+  const { publicClient, deployment } = opts;
+  const contracts = deployment.contracts;
+  const maxBackoffMs = opts.maxBackoffMs ?? 10_000;
+  const quoteMaxAgeMs = opts.quoteMaxAgeMs ?? DEFAULT_QUOTE_MAX_AGE_MS;
+  const noQuoteTimeoutMs = opts.noQuoteTimeoutMs ?? DEFAULT_NO_QUOTE_TIMEOUT_MS;
+  const abort = new AbortController();
+
+  const sender: OperatorSender = createOperatorSender({ publicClient, walletClient: opts.walletClient, logger: log });
+  const tracker: OrderTracker = createOrderTracker({
+    db: opts.db,
+    publicClient,
+    accountLens: contracts.accountLens,
+    stockRouter: contracts.stockRouter,
+    fromBlock: BigInt(deployment.blockNumber),
+    logger: log,
+  });
+  const batcher: SettlementBatcher = createSettlementBatcher({
+    publicClient,
+    sender,
+    stockRouter: contracts.stockRouter,
+    logger: log,
+    batchSize: opts.batchSize,
+    maxBatchGas: opts.maxBatchGas,
+    maxInFlight: opts.maxInFlightBatches,
+    simulateFirst: opts.simulateFirst,
+    poisonRetryMs: opts.poisonRetryMs,
+    now,
+    signal: abort.signal,
+  });
+  const cash: CashQueueSettler = createCashQueueSettler({
+    db: opts.db,
+    publicClient,
+    sender,
+    cashier: contracts.cashier,
+    logger: log,
+    settleDelayMs: opts.cashSettleDelayMs ?? DEFAULT_CASH_SETTLE_DELAY_MS,
+    now,
+    signal: abort.signal,
+  });
+
+  // Stock address → symbol: the deployment's, plus any stock listed later (read once).
+  const symbols = new Map<string, string>(Object.entries(contracts.stocks).map(([sym, addr]) => [addr.toLowerCase(), sym]));
+  const symbolOf = async (stock: string): Promise<string | undefined> => {
+    const key = stock.toLowerCase();
+    const known = symbols.get(key);
+    if (known !== undefined) return known;
+    try {
+      const sym = await publicClient.readContract({ address: getAddress(stock) as Address, abi: stockAbi, functionName: 'symbol' });
+      symbols.set(key, sym);
+      return sym;
+    } catch (err) {
+      log.warn({ err: toChainError(err), stock }, 'executor: could not read the symbol of a stock');
+      return undefined;
+    }
+  };
+  const noQuoteSince = new Map<string, number>();
+  let lastBlock = 0n;
+
+  const decide = async (t: TrackedOrder, fees: FeeConfig, at: number): Promise<OrderSettlement | undefined> => {
+    const { order } = t;
+    const symbol = await symbolOf(order.stock);
+    const quote = symbol === undefined ? undefined : opts.quotes.getQuote(symbol);
+    const key = symbol ?? order.stock.toLowerCase();
+    if (usableQuote(quote, at, quoteMaxAgeMs)) noQuoteSince.delete(key);
+    else if (!noQuoteSince.has(key)) noQuoteSince.set(key, at);
+    const filledValue =
+      order.side === Side.Buy && order.filledQuantity > 0n ? await tracker.filledValue(t) : undefined;
+    const maxFill = symbol === undefined ? opts.maxFill?.['*'] : (opts.maxFill?.[symbol] ?? opts.maxFill?.['*']);
+    const decision = decideFill({
+      order,
+      quote,
+      fees,
+      now: at,
+      calendar: opts.calendar,
+      maxFillQuantity: maxFill,
+      quoteMaxAgeMs,
+      noQuoteTimeoutMs,
+      noQuoteSince: noQuoteSince.get(key),
+      filledValue,
+    });
+    if (!decision.fill && decision.close === undefined) return undefined;
+    const stateKey = [
+      order.status,
+      order.filledQuantity,
+      order.locked,
+      fees.marketFeeBps,
+      fees.limitFeeBps,
+      decision.fill ? 'fill' : '',
+      decision.close ?? '',
+    ].join(':');
+    return { orderId: t.id, fill: decision.fill, close: decision.close, stateKey };
+  };
+
+  let ready = false;
+  /**
+   * Once per process, before anything is settled: the account must be an operator of both
+   * contracts, and transactions a previous run left pending must be mined first — a decision
+   * made from state they are about to change could fill an order twice.
+   */
+  const preflight = async (): Promise<boolean> => {
+    if (ready) return true;
+    const address = sender.address;
+    let onRouter: boolean;
+    let onCashier: boolean;
+    let pending: number;
+    let latest: number;
+    try {
+      [onRouter, onCashier, pending, latest] = await Promise.all([
+        publicClient.readContract({ address: contracts.stockRouter, abi: stockRouterAbi, functionName: 'isOperator', args: [address] }),
+        publicClient.readContract({ address: contracts.cashier, abi: cashierAbi, functionName: 'isOperator', args: [address] }),
+        publicClient.getTransactionCount({ address, blockTag: 'pending' }),
+        publicClient.getTransactionCount({ address, blockTag: 'latest' }),
+      ]);
+    } catch (err) {
+      throw toChainError(err);
+    }
+    if (!onRouter || !onCashier) {
+      throw new AppError('INTERNAL', 'executor: the wallet is not an operator of the StockRouter and the Cashier', {
+        detail: { operator: address, stockRouter: onRouter, cashier: onCashier },
+      });
+    }
+    if (pending > latest) {
+      log.info({ pending: pending - latest }, 'executor: waiting for operator transactions of a previous run to be mined');
+      return false;
+    }
+    ready = true;
+    return true;
+  };
+
+  const tick = async (): Promise<ExecutorTickResult> => {
+    const started = performance.now();
+    const phases = { scanMs: 0, decideMs: 0, submitMs: 0 };
+    const at = now();
+    if (!(await preflight())) {
+      return { settled: 0, closed: 0, filled: 0, transactions: 0, dropped: 0, open: tracker.openCount(), scanned: 0, cashDeposits: 0, cashWithdrawals: 0 };
+    }
+    const [scan, cashOutcome] = await Promise.all([
+      (async () => {
+        const t0 = performance.now();
+        const refreshed = await tracker.refresh();
+        phases.scanMs = Math.round(performance.now() - t0);
+        // A chain restarted from an older state (or a reorg) renumbers blocks: the remembered
+        // settlement blocks mean nothing there, and the chain state read now is the truth.
+        if (refreshed.blockNumber < lastBlock) batcher.forgetAllSettled();
+        lastBlock = refreshed.blockNumber;
+        let fees: FeeConfig;
+        try {
+          fees = await publicClient.readContract({
+            address: contracts.stockRouter,
+            abi: stockRouterAbi,
+            functionName: 'feeConfig',
+            blockNumber: refreshed.blockNumber,
+          });
+        } catch (err) {
+          throw toChainError(err);
+        }
+        const candidates: TrackedOrder[] = [];
+        for (const t of refreshed.open) {
+          if (batcher.isInFlight(t.id)) continue;
+          const settledAt = batcher.settledAtBlock(t.id);
+          // Read before our own settlement of it was mined: its state is stale.
+          if (settledAt !== undefined && t.readAtBlock < settledAt) continue;
+          if (settledAt !== undefined) batcher.forgetSettledBefore(t.id, t.readAtBlock);
+          candidates.push(t);
+        }
+        const t1 = performance.now();
+        const decided = await Promise.all(candidates.map((t) => decide(t, fees, at)));
+        const items = decided.filter((d): d is OrderSettlement => d !== undefined && !batcher.isDropped(d.orderId, d.stateKey));
+        const t2 = performance.now();
+        phases.decideMs = Math.round(t2 - t1);
+        const outcome = await batcher.submit(items);
+        phases.submitMs = Math.round(performance.now() - t2);
+        await tracker.markClosed(outcome.closedIds);
+        return { refreshed, outcome };
+      })(),
+      cash.runOnce(),
+    ]);
+    const { refreshed, outcome } = scan;
+    const result: ExecutorTickResult = {
+      settled: outcome.settled,
+      closed: outcome.closed,
+      filled: outcome.filled,
+      transactions: outcome.transactions,
+      dropped: outcome.dropped,
+      open: Math.max(0, refreshed.open.length - outcome.closed),
+      scanned: refreshed.read,
+      cashDeposits: cashOutcome.deposits,
+      cashWithdrawals: cashOutcome.withdrawals,
+    };
+    const ms = Math.round(performance.now() - started);
+    if (result.settled > 0 || result.cashDeposits > 0 || result.cashWithdrawals > 0 || result.dropped > 0) {
+      log.info({ ...result, ms, ...phases, lowWaterMark: tracker.lowWaterMark().toString() }, 'executor: tick');
+    }
+    const retryable = outcome.retryableError ?? cashOutcome.retryableError;
+    if (retryable) throw retryable;
+    return result;
+  };
+
+  // Ticks never overlap: one asked for while another runs follows it.
+  let chain: Promise<unknown> = Promise.resolve();
+  const runOnce = (): Promise<ExecutorTickResult> => {
+    const run = chain.then(tick);
+    chain = run.catch(() => undefined);
+    return run;
+  };
+
+  let running = false;
+  let loop: Promise<void> | undefined;
+  const wake: { fn?: () => void } = {};
+
+  const runLoop = async (): Promise<void> => {
+    let failures = 0;
+    while (running) {
+      try {
+        await runOnce();
+        if (failures > 0) log.info({ failedTicks: failures }, 'executor: ticks succeed again');
+        failures = 0;
+      } catch (err) {
+        failures++;
+        const mapped = err instanceof AppError ? err : toChainError(err);
+        if (failures === 1) log.warn({ err: mapped, retryable: mapped.retryable }, 'executor: tick failed; backing off');
+        else log.debug({ err: mapped, failures }, 'executor: tick failed again');
+      }
+      if (!running) break;
+      const pause = failures > 0 ? Math.min(tickMs * 2 ** Math.min(failures, 16), maxBackoffMs) : tickMs;
+      await sleep(pause, wake);
+    }
+  };
+
+  return {
+    async start() {
+      if (running) return;
+      if (abort.signal.aborted) throw new AppError('INTERNAL', 'executor: stopped after a timeout; create a new one');
+      running = true;
+      loop = runLoop();
+      log.info({ tickMs, batchSize: opts.batchSize ?? 200, operator: sender.address }, 'executor: running');
+    },
+    async stop() {
+      running = false;
+      wake.fn?.();
+      const timer = setTimeout(() => abort.abort(), opts.stopTimeoutMs ?? 30_000);
+      try {
+        await loop;
+        await chain;
+      } finally {
+        clearTimeout(timer);
+        loop = undefined;
+      }
+    },
+    runOnce,
+  };
+}

@@ -1,0 +1,395 @@
+/**
+ * From raw logs to event records and projections. Two paths compute the same thing:
+ * - append (`projectAppend`): a range of new blocks; each touched entity's new events are folded
+ *   onto its stored row (the row *is* the fold of its earlier events), so catch-up never re-reads
+ *   old events;
+ * - re-projection (`reprojectEntities`): after a rollback, each touched entity is re-folded from all
+ *   its remaining events; an entity with none left is deleted.
+ * Folding is associative over chain order, so both give identical rows (a test checks it).
+ */
+import type { Deployment } from '../chain/deploy-contracts.ts';
+import type { ChainEventRecord } from '../storage/chain-block-store.ts';
+import { listEventsOfEntities } from '../storage/chain-block-store.ts';
+import type { DbExecutor } from '../storage/database.ts';
+import {
+  deleteCashOperations,
+  deleteStockOperations,
+  findQueuedCashOperations,
+  loadCashOperationStates,
+  upsertCashOperationStates,
+  upsertStockOperationStates,
+  type CashOperationState,
+  type OperationKind,
+  type StockOperationState,
+} from '../storage/operation-store.ts';
+import {
+  deleteFillsOfOrders,
+  deleteOrders,
+  insertFills,
+  loadOrderStates,
+  upsertOrderStates,
+  type FillRecord,
+  type OrderState,
+} from '../storage/order-store.ts';
+import { applyCashEvent, cashEntityKey, CASH_CREATE_EVENTS, CASH_SETTLE_EVENTS, queueKey, reduceCashOperation, settleQueueOf } from './cash-handler.ts';
+import { decodeEvent, type RawLog } from './event-decoder.ts';
+import { operationIdOf } from './operation-id.ts';
+import { applyOrderEvent, fillOf, ORDER_EVENT_NAMES, orderEntityKey, orderIdOf, reduceOrder } from './order-handler.ts';
+import { applyStockEvent, collectPositionTouches, reduceStockOperation, stockEntityKey, STOCK_OPERATION_EVENTS, type PositionTouches } from './stock-handler.ts';
+
+export type ContractKind = 'router' | 'cashier' | 'stock' | 'oneClick';
+
+/** Lower-case address → which contract of the deployment it is. */
+export function contractKinds(deployment: Deployment): Map<string, ContractKind> {
+  const c = deployment.contracts;
+  const kinds = new Map<string, ContractKind>();
+  kinds.set(c.stockRouter.toLowerCase(), 'router');
+  kinds.set(c.cashier.toLowerCase(), 'cashier');
+  kinds.set(c.oneClickRouter.toLowerCase(), 'oneClick');
+  for (const s of Object.values(c.stocks)) kinds.set(s.toLowerCase(), 'stock');
+  return kinds;
+}
+
+/**
+ * Decodes the logs of whole blocks into event records: ordinals per transaction, timestamps from
+ * the log (`blockTimestamp`) or `timestamps` (block hash → ms). Entity keys are assigned later.
+ */
+export function decodeLogs(logs: readonly RawLog[], timestamps?: ReadonlyMap<string, number>): ChainEventRecord[] {
+  const events = decodeInOrder(logs, timestamps);
+  // Nodes answer in chain order; ordinals need it, so sort only when one does not.
+  for (let i = 1; i < events.length; i++) {
+    const a = events[i - 1];
+    const b = events[i];
+    if (a.blockNumber > b.blockNumber || (a.blockNumber === b.blockNumber && a.logIndex >= b.logIndex)) {
+      return decodeInOrder([...logs].sort(compareRaw), timestamps);
+    }
+  }
+  return events;
+}
+
+function decodeInOrder(logs: readonly RawLog[], timestamps?: ReadonlyMap<string, number>): ChainEventRecord[] {
+  const out: ChainEventRecord[] = [];
+  let prevTx = '';
+  let prevBlock = '';
+  let ordinal = 0;
+  for (const log of logs) {
+    if (log.removed) continue;
+    const blockHash = log.blockHash.toLowerCase();
+    const txHash = log.transactionHash.toLowerCase();
+    ordinal = txHash === prevTx && blockHash === prevBlock ? ordinal + 1 : 0;
+    prevTx = txHash;
+    prevBlock = blockHash;
+    const decoded = decodeEvent(log.topics, log.data);
+    const timestamp =
+      log.blockTimestamp !== undefined ? parseInt(log.blockTimestamp, 16) * 1000 : (timestamps?.get(blockHash) ?? 0);
+    out.push({
+      blockHash,
+      blockNumber: parseInt(log.blockNumber, 16),
+      timestamp,
+      txHash,
+      logIndex: parseInt(log.logIndex, 16),
+      ordinal,
+      address: log.address.toLowerCase(),
+      name: decoded ? decoded.name : 'Unknown',
+      args: decoded ? decoded.args : { topics: log.topics, data: log.data },
+      entityKey: null,
+    });
+  }
+  return out;
+}
+
+function compareRaw(a: RawLog, b: RawLog): number {
+  return parseInt(a.blockNumber, 16) - parseInt(b.blockNumber, 16) || parseInt(a.logIndex, 16) - parseInt(b.logIndex, 16);
+}
+
+
+/** A Map that forgets its least recently used entries beyond `limit`. */
+class LruMap<K, V> {
+  private readonly map = new Map<K, V>();
+  constructor(private readonly limit: number) {}
+  get(key: K): V | undefined {
+    const v = this.map.get(key);
+    if (v !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
+    return v;
+  }
+  set(key: K, value: V): void {
+    this.map.delete(key);
+    this.map.set(key, value);
+    if (this.map.size > this.limit) this.map.delete(this.map.keys().next().value as K);
+  }
+  delete(key: K): void {
+    this.map.delete(key);
+  }
+  clear(): void {
+    this.map.clear();
+  }
+}
+
+/**
+ * The stored state of entities that can still change (open orders, queued cash operations), as
+ * this indexer last committed it. The indexer is the only writer of the projections, so the cache
+ * is exact as long as it is updated only after a commit and cleared on a rollback or when another
+ * writer moved the checkpoint. It spares the catch-up a database read per range for the orders it
+ * placed a few ranges earlier.
+ */
+export class ProjectionCache {
+  readonly orders: LruMap<string, OrderState>;
+  readonly cash: LruMap<string, CashOperationState>;
+  /** `kind:queueId` → operation id of a pending queued operation. */
+  readonly queues: LruMap<string, string>;
+  constructor(limit = 100_000) {
+    this.orders = new LruMap(limit);
+    this.cash = new LruMap(limit);
+    this.queues = new LruMap(limit);
+  }
+  clear(): void {
+    this.orders.clear();
+    this.cash.clear();
+    this.queues.clear();
+  }
+  /** After the projection's transaction committed. */
+  remember(p: AppendProjection): void {
+    for (const o of p.orders) {
+      if (o.status === 'Open' || o.status === 'Canceling') this.orders.set(o.orderId, o);
+      else this.orders.delete(o.orderId);
+    }
+    for (const c of p.cash) {
+      if (c.status === 'processing' && c.queueId !== null) {
+        this.cash.set(c.operationId, c);
+        this.queues.set(queueKey(c.kind, c.queueId), c.operationId);
+      } else {
+        this.cash.delete(c.operationId);
+        if (c.queueId !== null) this.queues.delete(queueKey(c.kind, c.queueId));
+      }
+    }
+  }
+}
+
+export interface AppendProjection {
+  orders: OrderState[];
+  fills: FillRecord[];
+  cash: CashOperationState[];
+  stockOps: StockOperationState[];
+  touches: PositionTouches;
+}
+
+/**
+ * Folds the events of consecutive new blocks onto the stored projections, range by range (`add`),
+ * for one database transaction: entity keys are assigned as events arrive (so they can be written
+ * at once), entity states stay in memory until `result()`. Reads the database (stored rows of
+ * entities that began earlier, queue ids of operations queued earlier) but never writes.
+ */
+export class BatchProjector {
+  private readonly orders = new Map<string, OrderState>();
+  private readonly cash = new Map<string, CashOperationState>();
+  private readonly stockOps = new Map<string, StockOperationState>();
+  private readonly queued = new Map<string, string>();
+  private readonly touchedOrders = new Set<string>();
+  private readonly touchedCash = new Set<string>();
+  /** Entities whose stored state was looked up (found or not). */
+  private readonly looked = new Set<string>();
+  private readonly fills: FillRecord[] = [];
+  private readonly touches: PositionTouches = new Map();
+  private readonly orderStock = (id: string) => this.orders.get(id)?.stockAddress;
+
+  constructor(
+    private readonly db: DbExecutor,
+    private readonly kinds: ReadonlyMap<string, ContractKind>,
+    private readonly cache?: ProjectionCache,
+  ) {}
+
+  /** Assigns entity keys to `events` (chain order, after every event added before) and folds them. */
+  async add(events: readonly ChainEventRecord[]): Promise<void> {
+    const { kinds, cache } = this;
+    // 1. Entity keys. Settlements refer to a queue id: queued in this batch, cached, or stored.
+    const unresolved: ChainEventRecord[] = [];
+    for (const ev of events) {
+      const kind = kinds.get(ev.address);
+      if (kind === 'router') {
+        if (ORDER_EVENT_NAMES.has(ev.name)) ev.entityKey = orderEntityKey(orderIdOf(ev));
+      } else if (kind === 'cashier') {
+        if (CASH_CREATE_EVENTS.has(ev.name)) {
+          const opId = operationIdOf(ev.txHash, ev.ordinal);
+          ev.entityKey = cashEntityKey(opId);
+          if (ev.name === 'DepositQueued') this.queued.set(queueKey('deposit', String(ev.args.queueId)), opId);
+          else if (ev.name === 'WithdrawalQueued') this.queued.set(queueKey('withdrawal', String(ev.args.queueId)), opId);
+        } else if (CASH_SETTLE_EVENTS.has(ev.name)) {
+          const q = settleQueueOf(ev);
+          const key = queueKey(q.kind, q.queueId);
+          const opId = this.queued.get(key) ?? cache?.queues.get(key);
+          if (opId) ev.entityKey = cashEntityKey(opId);
+          else unresolved.push(ev);
+        }
+      } else if (kind === 'stock') {
+        if (STOCK_OPERATION_EVENTS.has(ev.name)) ev.entityKey = stockEntityKey(operationIdOf(ev.txHash, ev.ordinal));
+      }
+    }
+    if (unresolved.length > 0) await this.resolveSettlements(unresolved);
+
+    // 2. Stored state of entities that began before this batch.
+    const orderIds: string[] = [];
+    const cashIds: string[] = [];
+    for (const ev of events) {
+      const key = ev.entityKey;
+      if (key === null || this.looked.has(key)) continue;
+      this.looked.add(key);
+      const id = key.slice(2);
+      if (key.charCodeAt(0) === 111 /* o */ && ev.name !== 'OrderPlaced') {
+        const cached = cache?.orders.get(id);
+        if (cached) this.orders.set(id, cached);
+        else orderIds.push(id);
+      } else if (key.charCodeAt(0) === 99 /* c */ && CASH_SETTLE_EVENTS.has(ev.name)) {
+        const cached = cache?.cash.get(id);
+        if (cached) this.cash.set(id, cached);
+        else cashIds.push(id);
+      }
+    }
+    if (orderIds.length > 0) for (const [id, o] of await loadOrderStates(this.db, orderIds)) this.orders.set(id, o);
+    if (cashIds.length > 0) for (const [id, c] of await loadCashOperationStates(this.db, cashIds)) this.cash.set(id, c);
+
+    // 3. Fold.
+    for (const ev of events) {
+      const key = ev.entityKey;
+      if (key !== null) {
+        const id = key.slice(2);
+        switch (key.charCodeAt(0)) {
+          case 111 /* o */: {
+            const next = applyOrderEvent(this.orders.get(id), ev);
+            if (next) {
+              this.orders.set(id, next);
+              this.touchedOrders.add(id);
+              if (ev.name === 'OrderFilled') this.fills.push(fillOf(ev));
+            }
+            break;
+          }
+          case 99 /* c */: {
+            const next = applyCashEvent(this.cash.get(id), ev);
+            if (next) {
+              this.cash.set(id, next);
+              this.touchedCash.add(id);
+            }
+            break;
+          }
+          case 115 /* s */: {
+            const next = applyStockEvent(this.stockOps.get(id), ev);
+            if (next) this.stockOps.set(id, next);
+            break;
+          }
+        }
+      }
+      collectPositionTouches(ev, kinds.get(ev.address), this.orderStock, this.touches);
+    }
+  }
+
+  private async resolveSettlements(unresolved: readonly ChainEventRecord[]): Promise<void> {
+    const byKind = new Map<OperationKind, Set<string>>();
+    for (const ev of unresolved) {
+      const q = settleQueueOf(ev);
+      let ids = byKind.get(q.kind);
+      if (!ids) byKind.set(q.kind, (ids = new Set()));
+      ids.add(q.queueId);
+    }
+    const found = new Map<string, string>();
+    for (const [kind, ids] of byKind) {
+      for (const [queueId, opId] of await findQueuedCashOperations(this.db, kind, [...ids])) found.set(queueKey(kind, queueId), opId);
+    }
+    for (const ev of unresolved) {
+      const q = settleQueueOf(ev);
+      const opId = found.get(queueKey(q.kind, q.queueId));
+      // Queued before the indexer's start block: nothing to complete; the event is still recorded.
+      if (opId) ev.entityKey = cashEntityKey(opId);
+    }
+  }
+
+  /** The position touches so far (for reading balances before `result()`). */
+  positionTouches(): PositionTouches {
+    return this.touches;
+  }
+
+  result(): AppendProjection {
+    return {
+      orders: [...this.touchedOrders].map((id) => this.orders.get(id) as OrderState),
+      fills: this.fills,
+      cash: [...this.touchedCash].map((id) => this.cash.get(id) as CashOperationState),
+      stockOps: [...this.stockOps.values()],
+      touches: this.touches,
+    };
+  }
+}
+
+/** Assigns entity keys to `events` (new blocks, chain order) and folds them onto the stored projections. */
+export async function projectAppend(
+  db: DbExecutor,
+  events: readonly ChainEventRecord[],
+  kinds: ReadonlyMap<string, ContractKind>,
+  cache?: ProjectionCache,
+): Promise<AppendProjection> {
+  const projector = new BatchProjector(db, kinds, cache);
+  await projector.add(events);
+  return projector.result();
+}
+
+/** The position touches of stored events (the orphaned ones of a rollback). */
+export async function touchesOf(
+  db: DbExecutor,
+  events: readonly ChainEventRecord[],
+  kinds: ReadonlyMap<string, ContractKind>,
+): Promise<PositionTouches> {
+  const ids = new Set<string>();
+  for (const ev of events) if (ev.name === 'OrderFilled' || ev.name === 'OrderClosed') ids.add(orderIdOf(ev));
+  const orders = ids.size > 0 ? await loadOrderStates(db, [...ids]) : new Map<string, OrderState>();
+  const touches: PositionTouches = new Map();
+  for (const ev of events) collectPositionTouches(ev, kinds.get(ev.address), (id) => orders.get(id)?.stockAddress, touches);
+  return touches;
+}
+
+/**
+ * Re-derives the projections of `entityKeys` from their stored events (after a rollback deleted
+ * some): rows are rewritten, fills replaced, and rows with no events left deleted.
+ */
+export async function reprojectEntities(db: DbExecutor, entityKeys: readonly string[]): Promise<void> {
+  if (entityKeys.length === 0) return;
+  const events = await listEventsOfEntities(db, entityKeys);
+  const byKey = new Map<string, ChainEventRecord[]>();
+  for (const key of entityKeys) byKey.set(key, []);
+  for (const ev of events) byKey.get(ev.entityKey as string)?.push(ev);
+
+  const orderIds: string[] = [];
+  const orderRows: OrderState[] = [];
+  const fills: FillRecord[] = [];
+  const deadOrders: string[] = [];
+  const cashRows: CashOperationState[] = [];
+  const deadCash: string[] = [];
+  const stockRows: StockOperationState[] = [];
+  const deadStock: string[] = [];
+  for (const [key, evs] of byKey) {
+    const id = key.slice(2);
+    if (key.startsWith('o:')) {
+      orderIds.push(id);
+      const { order, fills: f } = reduceOrder(evs);
+      if (order) {
+        orderRows.push(order);
+        fills.push(...f);
+      } else deadOrders.push(id);
+    } else if (key.startsWith('c:')) {
+      const op = reduceCashOperation(evs);
+      if (op) cashRows.push(op);
+      else deadCash.push(id);
+    } else if (key.startsWith('s:')) {
+      const op = reduceStockOperation(evs);
+      if (op) stockRows.push(op);
+      else deadStock.push(id);
+    }
+  }
+  await deleteFillsOfOrders(db, orderIds);
+  await deleteOrders(db, deadOrders);
+  await upsertOrderStates(db, orderRows);
+  await insertFills(db, fills);
+  await deleteCashOperations(db, deadCash);
+  await upsertCashOperationStates(db, cashRows);
+  await deleteStockOperations(db, deadStock);
+  await upsertStockOperationStates(db, stockRows);
+}

@@ -1,0 +1,59 @@
+/**
+ * Exact decimal amounts as bigint fixed point. Every amount that crosses the API is a decimal
+ * string; inside the process it is a bigint scaled by a known number of decimals. Never `number`.
+ */
+import { ValidationError } from '../errors/app-error.ts';
+
+const DECIMAL_RE = /^(0|[1-9]\d*)(\.\d+)?$/;
+
+export interface ParseDecimalOptions {
+  /** Name of the request field, used in the validation message. */
+  field: string;
+  decimals: number;
+  /** Reject zero (default true: amounts, prices and quantities must be positive). */
+  positive?: boolean;
+  /** Upper bound on the scaled value (default: uint128 max). */
+  max?: bigint;
+}
+
+const UINT128_MAX = (1n << 128n) - 1n;
+
+/** Parses `"12.5"` into `12500000n` for 6 decimals. Rejects signs, exponents, spaces and excess precision. */
+export function parseDecimal(value: unknown, opts: ParseDecimalOptions): bigint {
+  const { field, decimals } = opts;
+  if (typeof value !== 'string') throw new ValidationError(field, 'must be a decimal string');
+  if (!DECIMAL_RE.test(value)) throw new ValidationError(field, 'must be a non-negative decimal string like "12.5"');
+  const [whole, fraction = ''] = value.split('.');
+  if (fraction.length > decimals) throw new ValidationError(field, `at most ${decimals} decimal places`);
+  const scaled = BigInt(whole) * 10n ** BigInt(decimals) + BigInt((fraction || '0').padEnd(decimals, '0'));
+  if ((opts.positive ?? true) && scaled === 0n) throw new ValidationError(field, 'must be greater than zero');
+  if (scaled > (opts.max ?? UINT128_MAX)) throw new ValidationError(field, 'too large');
+  return scaled;
+}
+
+/** Formats a scaled bigint as the shortest exact decimal string (`12500000n`, 6 → `"12.5"`). */
+export function formatDecimal(value: bigint, decimals: number): string {
+  const negative = value < 0n;
+  const abs = negative ? -value : value;
+  const base = 10n ** BigInt(decimals);
+  const whole = abs / base;
+  const frac = abs % base;
+  let out = whole.toString();
+  if (frac !== 0n) out += '.' + frac.toString().padStart(decimals, '0').replace(/0+$/, '');
+  return negative ? '-' + out : out;
+}
+
+/** Changes the scale of a value; when scaling down, `rounding` decides the lost digits. */
+export function rescale(value: bigint, from: number, to: number, rounding: 'floor' | 'ceil' = 'floor'): bigint {
+  if (to >= from) return value * 10n ** BigInt(to - from);
+  const div = 10n ** BigInt(from - to);
+  const q = value / div;
+  return rounding === 'ceil' && q * div !== value && value > 0n ? q + 1n : q;
+}
+
+/** a*b/den rounded down or up; the one place multiplication of two scaled values is done. */
+export function mulDiv(a: bigint, b: bigint, den: bigint, rounding: 'floor' | 'ceil' = 'floor'): bigint {
+  const p = a * b;
+  const q = p / den;
+  return rounding === 'ceil' && q * den !== p && p > 0n ? q + 1n : q;
+}

@@ -1,0 +1,229 @@
+/**
+ * The live simulator. `start` seeds or backfills history, then ticks every `tickMs`: each tick
+ * moves every symbol along its seeded path, updates the in-memory quotes, writes the quotes and
+ * the touched candle of every interval in one transaction, and tells the listeners.
+ *
+ * A tick never throws: a storage failure is logged and the unwritten candles and quotes stay
+ * pending, merged into the next tick's write, so a minute that finished while the database was
+ * away still reaches it in its final form.
+ */
+import { withTransaction } from '../storage/transaction.ts';
+import type { DbExecutor } from '../storage/database.ts';
+import { upsertCandles } from '../storage/candle-store.ts';
+import { upsertQuotes } from '../storage/quote-store.ts';
+import type { Candle, Quote, QuoteReader } from './market-types.ts';
+import type { SymbolSpec } from './symbol-catalog.ts';
+import { createLiveCandleBook, type LiveCandleBook } from './candle-aggregator.ts';
+import { createGbmSource, type MarketDataSource } from './gbm-source.ts';
+import type { MarketCalendar } from './market-calendar.ts';
+import { DEFAULT_HISTORY_DAYS, DEFAULT_MARKETDATA_SEED, seedHistory, type MarketDataLogger } from './history-seeder.ts';
+
+export type QuoteListener = (quote: Quote) => void;
+
+export interface MarketDataServiceOptions {
+  db: DbExecutor;
+  symbols: readonly SymbolSpec[];
+  /** Default: the GBM source with `seed`. */
+  source?: MarketDataSource;
+  /** Default 42. */
+  seed?: string | number;
+  /** Default 1000. */
+  tickMs?: number;
+  /** Closed minutes get no candle and the price stands still. Default: always open. */
+  calendar?: Pick<MarketCalendar, 'isOpen'>;
+  logger?: MarketDataLogger;
+  /** History length on a fresh database. Default 30. */
+  historyDays?: number;
+  /** Clock (ms); tests pass a fake one. Default Date.now. */
+  now?: () => number;
+  /** Schedule ticks on a timer after start. Default true; false leaves ticking to `tick()` (tests). */
+  autoTick?: boolean;
+}
+
+export interface MarketDataService extends QuoteReader {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  getQuote(symbol: string): Quote | undefined;
+  listQuotes(): Quote[];
+  /** Called with every new quote; returns the unsubscribe function. */
+  onQuote(listener: QuoteListener): () => void;
+  /** Runs one tick at `now()` (after start). Resolves when its write has finished or failed. */
+  tick(): Promise<void>;
+}
+
+const MINUTE = 60_000;
+
+interface SymbolState {
+  spec: SymbolSpec;
+  /** The minute in progress. */
+  minute: number;
+  /** Close of the minute before `minute`. */
+  prevClose: string;
+  book: LiveCandleBook;
+}
+
+const candleKey = (c: Candle): string => `${c.symbol}\u0000${c.interval}\u0000${c.openTime}`;
+
+export function createMarketDataService(opts: MarketDataServiceOptions): MarketDataService {
+  const tickMs = opts.tickMs ?? 1000;
+  if (!Number.isInteger(tickMs) || tickMs < 10) throw new Error('tickMs: must be an integer of at least 10');
+  const seed = opts.seed ?? DEFAULT_MARKETDATA_SEED;
+  const source = opts.source ?? createGbmSource({ seed });
+  const now = opts.now ?? Date.now;
+  const isOpen = opts.calendar ? (ms: number) => opts.calendar!.isOpen(ms) : () => true;
+  const log = opts.logger;
+  const symbols = [...opts.symbols];
+
+  const quotes = new Map<string, Quote>();
+  const listeners = new Set<QuoteListener>();
+  const states: SymbolState[] = [];
+  const pendingCandles = new Map<string, Candle>();
+  const pendingQuotes = new Map<string, Quote>();
+  let failing = false;
+
+  let started: Promise<void> | undefined;
+  let running = false;
+  let timer: NodeJS.Timeout | undefined;
+  let inFlight: Promise<void> | undefined;
+
+  const advance = (st: SymbolState, time: number): Quote => {
+    const minute = Math.floor(time / MINUTE) * MINUTE;
+    // Finish every minute the clock has passed (normally one; more after a stalled event loop).
+    while (st.minute < minute) {
+      if (isOpen(st.minute)) {
+        const full = source.minuteCandle(st.spec, st.minute, st.prevClose);
+        for (const c of st.book.completeMinute(full)) pendingCandles.set(candleKey(c), c);
+        st.prevClose = full.close;
+      }
+      st.minute += MINUTE;
+    }
+    if (st.minute === minute && isOpen(minute)) {
+      const t = source.tick(st.spec, time, st.prevClose);
+      for (const c of st.book.updateMinute(t.candle)) pendingCandles.set(candleKey(c), c);
+      return t.quote;
+    }
+    // Closed (or a clock that stepped back): the price stands at the last close.
+    return source.quote(st.spec, st.prevClose, time);
+  };
+
+  const runTick = async (): Promise<void> => {
+    const time = now();
+    const fresh: Quote[] = [];
+    for (const st of states) {
+      const q = advance(st, time);
+      quotes.set(q.symbol, q);
+      pendingQuotes.set(q.symbol, q);
+      fresh.push(q);
+    }
+    const candles = [...pendingCandles.values()];
+    const quoteRows = [...pendingQuotes.values()];
+    try {
+      await withTransaction(opts.db, async (tx) => {
+        await upsertCandles(tx, candles);
+        await upsertQuotes(tx, quoteRows);
+      });
+      // Only what this write carried: nothing else touches the maps while it is in flight.
+      for (const c of candles) if (pendingCandles.get(candleKey(c)) === c) pendingCandles.delete(candleKey(c));
+      for (const q of quoteRows) if (pendingQuotes.get(q.symbol) === q) pendingQuotes.delete(q.symbol);
+      if (failing) log?.info({ candles: candles.length }, 'marketdata: storage writes resumed');
+      failing = false;
+    } catch (err) {
+      // Log once per outage, not once per second.
+      if (!failing) log?.error({ err, pendingCandles: pendingCandles.size }, 'marketdata: tick write failed; retrying next tick');
+      failing = true;
+    }
+    for (const q of fresh) {
+      for (const listener of listeners) {
+        try {
+          listener(q);
+        } catch (err) {
+          log?.error({ err }, 'marketdata: quote listener threw');
+        }
+      }
+    }
+  };
+
+  const tick = (): Promise<void> => {
+    if (states.length === 0 && symbols.length > 0) return Promise.reject(new Error('marketdata: tick before start'));
+    // Ticks never overlap: a tick asked for while one runs follows it.
+    const run = (inFlight ?? Promise.resolve()).then(runTick);
+    const settled = run.catch(() => undefined);
+    inFlight = settled;
+    void settled.then(() => {
+      if (inFlight === settled) inFlight = undefined;
+    });
+    return run;
+  };
+
+  const schedule = (): void => {
+    if (!running) return;
+    // On whole multiples of tickMs: a slow tick delays the next one instead of shifting them all.
+    const delay = tickMs - (Date.now() % tickMs) || tickMs;
+    timer = setTimeout(() => {
+      timer = undefined;
+      tick()
+        .catch((err: unknown) => log?.error({ err }, 'marketdata: tick failed'))
+        .finally(schedule);
+    }, delay);
+  };
+
+  const start = async (): Promise<void> => {
+    const history = await seedHistory({
+      db: opts.db,
+      symbols,
+      source,
+      seed,
+      days: opts.historyDays ?? DEFAULT_HISTORY_DAYS,
+      now: now(),
+      calendar: opts.calendar,
+      logger: log,
+    });
+    states.length = 0;
+    // Left over from a failed write before a stop: the backfill above has regenerated those
+    // minutes from storage, and a stale partial candle must not overwrite its finished form.
+    pendingCandles.clear();
+    pendingQuotes.clear();
+    for (const spec of symbols) {
+      const h = history.symbols.get(spec.symbol)!;
+      states.push({ spec, minute: h.minute, prevClose: h.prevClose, book: createLiveCandleBook(spec.symbol, h.completedToday) });
+    }
+    running = true;
+    await tick();
+    if (opts.autoTick ?? true) schedule();
+    log?.info({ symbols: symbols.map((s) => s.symbol), tickMs }, 'marketdata: simulator running');
+  };
+
+  return {
+    start() {
+      started ??= start().catch((err) => {
+        started = undefined;
+        throw err;
+      });
+      return started;
+    },
+    async stop() {
+      running = false;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      await started?.catch(() => undefined);
+      running = false;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      while (inFlight !== undefined) {
+        const current = inFlight;
+        await current;
+        if (inFlight === current) inFlight = undefined;
+      }
+      started = undefined;
+    },
+    getQuote: (symbol) => quotes.get(symbol),
+    listQuotes: () => symbols.map((s) => quotes.get(s.symbol)).filter((q): q is Quote => q !== undefined),
+    onQuote(listener) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+    tick,
+  };
+}

@@ -1,0 +1,23 @@
+/**
+ * The demo listing: one Stock token is deployed per entry and the simulator quotes each one.
+ * Prices are decimal strings (USD, 2 decimals); volatility is annualised, as a decimal string.
+ */
+export interface SymbolSpec {
+  symbol: string;
+  name: string;
+  /** Ticker of the underlying instrument on its home exchange. */
+  underlying: string;
+  exchange: string;
+  startPrice: string;
+  annualVolatility: string;
+  /** Quoted spread between bid and ask, in basis points of the mid price. */
+  spreadBps: number;
+}
+
+export const DEMO_SYMBOLS: readonly SymbolSpec[] = [
+  { symbol: 'AAPL', name: 'Apple Inc.', underlying: 'AAPL', exchange: 'NASDAQ', startPrice: '229.87', annualVolatility: '0.25', spreadBps: 4 },
+  { symbol: 'TSLA', name: 'Tesla, Inc.', underlying: 'TSLA', exchange: 'NASDAQ', startPrice: '251.44', annualVolatility: '0.55', spreadBps: 6 },
+  { symbol: 'NVDA', name: 'NVIDIA Corporation', underlying: 'NVDA', exchange: 'NASDAQ', startPrice: '131.26', annualVolatility: '0.50', spreadBps: 5 },
+  { symbol: 'MSFT', name: 'Microsoft Corporation', underlying: 'MSFT', exchange: 'NASDAQ', startPrice: '418.16', annualVolatility: '0.22', spreadBps: 4 },
+  { symbol: 'SPY', name: 'SPDR S&P 500 ETF Trust', underlying: 'SPY', exchange: 'NYSE Arca', startPrice: '562.34', annualVolatility: '0.15', spreadBps: 2 },
+];

@@ -1,0 +1,120 @@
+/**
+ * Validation of order requests (seed §4A payload shapes, §7A validation failures), pure and
+ * exact: the body's decimal strings become bigint amounts in contract units, and every failure is a
+ * ValidationError naming the field. The on-chain revert rules are mirrored so that a request the API
+ * accepts does not revert for a reason the API could have seen.
+ */
+import type { Address } from 'viem';
+import { ValidationError } from '../errors/app-error.ts';
+import { mulDiv, parseDecimal } from '../lib/decimal.ts';
+import type { StockDirectory, StockListing } from './stock-deps.ts';
+
+export const MUSD_DECIMALS = 18;
+export const PRICE_SCALE = 10n ** 18n;
+export const MAX_DEADLINE_AHEAD_S = 30 * 24 * 3600;
+/** The only time in force the contracts accept (uint8 0). */
+export const TIF_DAY = 0;
+
+export type Side = 'Buy' | 'Sell';
+export type OrderType = 'Market' | 'Limit';
+
+export interface OrderBody {
+  symbol?: string;
+  stockAddress?: string;
+  side?: string;
+  type?: string;
+  quantity?: string;
+  notional?: string;
+  price?: string;
+  timeInForce?: string;
+  deadline?: number;
+  userAddress?: string;
+}
+
+export interface OrderIntent {
+  stock: StockListing;
+  side: Side;
+  type: OrderType;
+  /** Stock units (18 decimals); 0 for a market buy. */
+  quantity: bigint;
+  /** mUSD (18 decimals); only for a market buy. */
+  notional: bigint;
+  /** mUSD per whole stock token (18 decimals); only for limit orders. */
+  price: bigint;
+  deadline: number;
+}
+
+function caseless<T extends string>(field: string, value: string | undefined, allowed: readonly T[]): T {
+  if (value === undefined) throw new ValidationError(field, 'required');
+  const hit = allowed.find((a) => a.toLowerCase() === value.toLowerCase());
+  if (!hit) throw new ValidationError(field, `must be one of ${allowed.join(', ')}`);
+  return hit;
+}
+
+export function resolveStock(stocks: StockDirectory, body: { symbol?: string; stockAddress?: string }): StockListing {
+  if (body.symbol === undefined && body.stockAddress === undefined) throw new ValidationError('symbol', 'required (or stockAddress)');
+  const bySymbol = body.symbol !== undefined ? stocks.bySymbol(body.symbol.toUpperCase()) : undefined;
+  if (body.symbol !== undefined && !bySymbol) throw new ValidationError('symbol', 'unknown symbol');
+  const byAddress = body.stockAddress !== undefined ? stocks.byAddress(body.stockAddress) : undefined;
+  if (body.stockAddress !== undefined && !byAddress) throw new ValidationError('stockAddress', 'not a listed stock token');
+  if (bySymbol && byAddress && bySymbol !== byAddress) throw new ValidationError('stockAddress', 'does not match symbol');
+  return (bySymbol ?? byAddress)!;
+}
+
+export function checkDeadline(deadline: number | undefined, nowSeconds: number): number {
+  if (deadline === undefined) throw new ValidationError('deadline', 'required (Unix seconds)');
+  if (!Number.isInteger(deadline) || deadline <= 0) throw new ValidationError('deadline', 'must be Unix seconds');
+  if (deadline <= nowSeconds) throw new ValidationError('deadline', 'expired: must be in the future');
+  if (deadline > nowSeconds + MAX_DEADLINE_AHEAD_S) throw new ValidationError('deadline', 'at most 30 days ahead');
+  return deadline;
+}
+
+export function parseOrder(body: OrderBody, stocks: StockDirectory, nowSeconds: number): OrderIntent {
+  const stock = resolveStock(stocks, body);
+  const side = caseless('side', body.side, ['Buy', 'Sell'] as const);
+  const type = caseless('type', body.type, ['Market', 'Limit'] as const);
+  const amount = (field: 'quantity' | 'notional' | 'price', decimals: number) =>
+    parseDecimal(body[field], { field, decimals });
+  let quantity = 0n;
+  let notional = 0n;
+  let price = 0n;
+  if (type === 'Market') {
+    if (side === 'Buy') {
+      if (body.notional === undefined) throw new ValidationError('notional', 'required for a market buy');
+      if (body.quantity !== undefined) throw new ValidationError('quantity', 'not allowed for a market buy (use notional)');
+      notional = amount('notional', MUSD_DECIMALS);
+    } else {
+      if (body.quantity === undefined) throw new ValidationError('quantity', 'required for a market sell');
+      if (body.notional !== undefined) throw new ValidationError('notional', 'not allowed for a market sell (use quantity)');
+      quantity = amount('quantity', stock.decimals);
+    }
+    if (body.price !== undefined) throw new ValidationError('price', 'not allowed for a market order');
+    if (body.timeInForce !== undefined && body.timeInForce.toUpperCase() !== 'DAY') {
+      throw new ValidationError('timeInForce', 'only DAY is accepted');
+    }
+  } else {
+    if (body.quantity === undefined) throw new ValidationError('quantity', 'required for a limit order');
+    if (body.price === undefined) throw new ValidationError('price', 'required for a limit order');
+    if (body.timeInForce === undefined) throw new ValidationError('timeInForce', 'required for a limit order (DAY)');
+    if (body.timeInForce.toUpperCase() !== 'DAY') throw new ValidationError('timeInForce', 'only DAY is accepted');
+    if (body.notional !== undefined) throw new ValidationError('notional', 'not allowed for a limit order');
+    quantity = amount('quantity', stock.decimals);
+    price = amount('price', MUSD_DECIMALS);
+  }
+  return { stock, side, type, quantity, notional, price, deadline: checkDeadline(body.deadline, nowSeconds) };
+}
+
+/** mUSD a buy locks, computed exactly as StockRouter does (cost and fee rounded up). */
+export function buyLock(intent: OrderIntent, limitFeeBps: number): bigint {
+  if (intent.type === 'Market') return intent.notional;
+  const cost = mulDiv(intent.quantity, intent.price, PRICE_SCALE, 'ceil');
+  return cost + mulDiv(cost, BigInt(limitFeeBps), 10_000n, 'ceil');
+}
+
+export function sideIndex(side: Side): 0 | 1 {
+  return side === 'Buy' ? 0 : 1;
+}
+
+export function lowerAddress(a: string): Address {
+  return a.toLowerCase() as Address;
+}

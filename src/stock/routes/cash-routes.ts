@@ -1,0 +1,122 @@
+/** Cash (seed §4A, calldata/tx/list/detail of deposits and withdrawals of the cash token into mUSD). */
+import type { FastifyPluginAsync } from 'fastify';
+import { ValidationError } from '../../errors/app-error.ts';
+import { formatDecimal, parseDecimal, rescale } from '../../lib/decimal.ts';
+import {
+  getCashOperation,
+  listCashOperationsByTx,
+  listCashOperationsForApiKey,
+  type CashOperationRecord,
+} from '../../storage/operation-store.ts';
+import { MUSD_DECIMALS, lowerAddress } from '../order-request.ts';
+import { cashCalldata } from '../router-calldata.ts';
+import type { CashTokenConfigView, StockApiDeps } from '../stock-deps.ts';
+import { address, decimalOut, millis } from '../stock-schemas.ts';
+import { registerOperationRoutes, userFor, type MoveBody } from './operation-routes.ts';
+
+const cashOpSchema = {
+  type: 'object',
+  required: ['operationId', 'operationStatus', 'kind', 'txHash', 'userAddress', 'tokenAddress', 'tokenAmount', 'mUsdAmount', 'instant', 'steps', 'createdAt', 'updatedAt'],
+  properties: {
+    operationId: { type: 'string' },
+    operationStatus: { type: 'string', enum: ['processing', 'completed', 'failed'] },
+    kind: { type: 'string', enum: ['deposit', 'withdrawal'] },
+    txHash: { type: 'string' },
+    userAddress: address,
+    tokenAddress: address,
+    tokenSymbol: { type: ['string', 'null'] },
+    tokenAmount: decimalOut,
+    mUsdAmount: decimalOut,
+    instant: { type: 'boolean', description: 'false when the cashier buffer queued it for the operator' },
+    queueId: { type: ['string', 'null'] },
+    settleTxHash: { type: ['string', 'null'] },
+    steps: {
+      type: 'array',
+      items: { type: 'object', required: ['step'], properties: { step: { type: 'string' }, txHash: { type: ['string', 'null'] }, timestamp: { type: ['integer', 'null'] } } },
+    },
+    createdAt: millis,
+    updatedAt: millis,
+    completedAt: { type: ['integer', 'null'] },
+  },
+} as const;
+
+export const cashRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (app, { deps }) => {
+  async function tokenOf(tokenAddress: string): Promise<CashTokenConfigView> {
+    const cfg = await deps.chain.marketConfig();
+    const token = cfg.cashierTokenConfig.find((t) => t.tokenAddress.toLowerCase() === tokenAddress.toLowerCase());
+    if (!token || !token.enabled) throw new ValidationError('tokenAddress', 'not a supported cash token');
+    return token;
+  }
+
+  async function amountOf(body: MoveBody): Promise<{ token: CashTokenConfigView; amount: bigint }> {
+    const token = await tokenOf(body.tokenAddress);
+    const amount = parseDecimal(body.tokenAmount, { field: 'tokenAmount', decimals: token.decimals });
+    const min = parseDecimal(token.minAmount, { field: 'minAmount', decimals: token.decimals, positive: false });
+    if (amount < min) throw new ValidationError('tokenAmount', `below the minimum of ${token.minAmount} ${token.symbol}`);
+    return { token, amount };
+  }
+
+  // Views need each token's decimals and symbol; they come from the cached chain config, read
+  // before every handler of this module (a memory lookup while the cache is warm).
+  const tokens = new Map<string, { decimals: number; symbol: string }>();
+  app.addHook('preHandler', async () => {
+    const cfg = await deps.chain.marketConfig().catch(() => undefined);
+    for (const t of cfg?.cashierTokenConfig ?? []) tokens.set(t.tokenAddress.toLowerCase(), { decimals: t.decimals, symbol: t.symbol });
+  });
+
+  const view = (kind: 'deposit' | 'withdrawal') => (r: CashOperationRecord) => {
+    const token = tokens.get(r.tokenAddress.toLowerCase());
+    return {
+      operationId: r.operationId,
+      operationStatus: r.status,
+      kind,
+      txHash: r.txHash,
+      userAddress: r.userAddress,
+      tokenAddress: r.tokenAddress,
+      tokenSymbol: token?.symbol ?? null,
+      // An unknown token (delisted since) is shown in its raw units rather than guessed.
+      tokenAmount: formatDecimal(BigInt(r.tokenAmount), token?.decimals ?? 0),
+      mUsdAmount: formatDecimal(BigInt(r.musdAmount), MUSD_DECIMALS),
+      instant: r.instant,
+      queueId: r.queueId,
+      settleTxHash: r.settleTxHash,
+      steps: r.steps,
+      createdAt: r.createdAt,
+      updatedAt: r.updatedAt,
+      completedAt: r.completedAt,
+    };
+  };
+
+  for (const kind of ['deposit', 'withdrawal'] as const) {
+    registerOperationRoutes(app, deps, {
+      group: 'cash',
+      kind,
+      txKind: kind === 'deposit' ? 'cash-deposit' : 'cash-withdrawal',
+      tag: 'cash',
+      calldataSummary:
+        kind === 'deposit'
+          ? 'Deposit calldata (StockRouter.deposit): credited instantly while the cashier buffer allows, queued otherwise'
+          : 'Withdrawal calldata (StockRouter.withdraw); refused beyond the available mUsdBalance',
+      async buildCalldata(body, key) {
+        const { token, amount } = await amountOf(body);
+        if (kind === 'withdrawal') {
+          const user = userFor(body, key);
+          const account = await deps.chain.account(user);
+          const musd = rescale(amount, token.decimals, MUSD_DECIMALS);
+          if (musd > account.mUsd.available) {
+            throw new ValidationError('tokenAmount', `exceeds the available mUsdBalance ${formatDecimal(account.mUsd.available, MUSD_DECIMALS)}`);
+          }
+        }
+        return cashCalldata(kind, lowerAddress(token.tokenAddress), amount);
+      },
+      get: async (id) => {
+        const op = await getCashOperation(deps.db, id);
+        return op && op.kind === kind ? op : undefined;
+      },
+      listByTx: async (txHash) => (await listCashOperationsByTx(deps.db, txHash)).filter((o) => o.kind === kind),
+      list: (apiKey, q) => listCashOperationsForApiKey(deps.db, { apiKey, kind, ...q }),
+      view: view(kind),
+      viewSchema: cashOpSchema,
+    });
+  }
+};

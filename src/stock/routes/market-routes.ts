@@ -1,0 +1,247 @@
+/** Market data (seed §4A, 6 endpoints): config, symbols, quotes, K-lines, underlying quotes, corporate actions. */
+import type { FastifyPluginAsync } from 'fastify';
+import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
+import { INTERVALS, INTERVAL_MS, type Interval } from '../../marketdata/market-types.ts';
+import { listCandles } from '../../storage/candle-store.ts';
+import type { StockApiDeps, StockListing } from '../stock-deps.ts';
+import { stockOk } from '../stock-envelope.ts';
+import { address, decimalOut, listOf, millis, pageOf, pageQueryProps, responses, symbolParam } from '../stock-schemas.ts';
+
+const tokenContext = {
+  type: 'object',
+  required: ['address', 'decimals', 'totalSupply'],
+  properties: { address, decimals: { type: 'integer' }, totalSupply: decimalOut },
+} as const;
+
+const quoteData = {
+  type: 'object',
+  required: ['symbol', 'bid', 'ask', 'last', 'timestamp', 'marketStatus', 'token'],
+  properties: {
+    symbol: { type: 'string' },
+    bid: decimalOut,
+    ask: decimalOut,
+    last: decimalOut,
+    timestamp: millis,
+    marketStatus: { type: 'string', enum: ['open', 'closed'] },
+    token: tokenContext,
+  },
+} as const;
+
+const configData = {
+  type: 'object',
+  required: ['chainId', 'product', 'cashierBuffer', 'exchangeFeeConfig', 'cashierTokenConfig', 'blockNumber', 'updatedAt'],
+  properties: {
+    chainId: { type: 'integer' },
+    product: { type: 'string' },
+    cashierBuffer: {
+      type: 'object',
+      required: ['creditBuffer', 'totalQueuedDeposits', 'totalQueuedWithdrawals', 'feeBalance', 'treasuryBalance'],
+      properties: {
+        creditBuffer: { ...decimalOut, description: 'mUSD that can still be credited instantly' },
+        totalQueuedDeposits: { ...decimalOut, description: 'mUSD of deposits waiting for the operator' },
+        totalQueuedWithdrawals: { ...decimalOut, description: 'mUSD of withdrawals waiting for the operator' },
+        feeBalance: { ...decimalOut, description: 'fees collected, mUSD' },
+        treasuryBalance: { ...decimalOut, description: 'the platform account that is the counterparty of settlements, mUSD' },
+      },
+    },
+    exchangeFeeConfig: {
+      type: 'object',
+      required: ['marketFeeBps', 'limitFeeBps'],
+      properties: {
+        marketFeeBps: { type: 'integer', description: 'fee on market orders, basis points of the fill notional' },
+        limitFeeBps: { type: 'integer', description: 'fee on limit orders, basis points of the fill notional' },
+      },
+    },
+    cashierTokenConfig: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['tokenAddress', 'symbol', 'decimals', 'enabled', 'minAmount', 'withdrawBuffer', 'cashierBalance'],
+        properties: {
+          tokenAddress: address,
+          symbol: { type: 'string' },
+          decimals: { type: 'integer' },
+          enabled: { type: 'boolean' },
+          minAmount: decimalOut,
+          withdrawBuffer: { ...decimalOut, description: 'token amount that can still be withdrawn instantly' },
+          cashierBalance: decimalOut,
+        },
+      },
+    },
+    blockNumber: { type: 'string' },
+    updatedAt: millis,
+  },
+} as const;
+
+const symbolRow = {
+  type: 'object',
+  required: ['symbol', 'name', 'underlying', 'exchange', 'address', 'decimals', 'tradable'],
+  properties: {
+    symbol: { type: 'string' },
+    name: { type: 'string' },
+    underlying: { type: 'string' },
+    exchange: { type: 'string' },
+    address,
+    decimals: { type: 'integer' },
+    tradable: { type: 'boolean' },
+  },
+} as const;
+
+const candleRow = {
+  type: 'object',
+  required: ['openTime', 'closeTime', 'open', 'high', 'low', 'close', 'volume'],
+  properties: { openTime: millis, closeTime: millis, open: decimalOut, high: decimalOut, low: decimalOut, close: decimalOut, volume: decimalOut },
+} as const;
+
+const corporateRow = {
+  type: 'object',
+  required: ['symbol', 'type', 'exDate'],
+  properties: {
+    symbol: { type: 'string' },
+    type: { type: 'string', enum: ['SPLIT', 'DIVIDEND'] },
+    exDate: { type: 'string', description: 'YYYY-MM-DD' },
+    ratio: { type: 'string' },
+    amount: decimalOut,
+    currency: { type: 'string' },
+  },
+} as const;
+
+export function listingOf(deps: StockApiDeps, symbol: string): StockListing {
+  const listing = deps.stocks.bySymbol(symbol.toUpperCase());
+  if (!listing) throw new NotFoundError('symbol');
+  return listing;
+}
+
+export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (app, { deps }) => {
+  const now = deps.now ?? Date.now;
+
+  app.get('/config', { schema: { tags: ['market data'], summary: 'On-chain market config (cached)', response: responses(configData) } }, async (req) => {
+    const cfg = await deps.chain.marketConfig();
+    return stockOk(req.id, {
+      chainId: deps.chainId,
+      product: deps.product,
+      cashierBuffer: cfg.cashierBuffer,
+      exchangeFeeConfig: cfg.exchangeFeeConfig,
+      cashierTokenConfig: cfg.cashierTokenConfig,
+      blockNumber: cfg.blockNumber,
+      updatedAt: cfg.updatedAt,
+    });
+  });
+
+  app.get('/symbols', { schema: { tags: ['market data'], summary: 'Tradable stock tokens', response: responses({ type: 'array', items: symbolRow }) } }, async (req) => {
+    return stockOk(req.id, deps.stocks.list().map((s) => ({ ...s, tradable: true })));
+  });
+
+  app.get<{ Params: { symbol: string } }>(
+    '/prices/:symbol',
+    { schema: { tags: ['market data'], summary: 'Real-time quote with on-chain token context', params: symbolParam, response: responses(quoteData) } },
+    async (req) => {
+      const listing = listingOf(deps, req.params.symbol);
+      const quote = deps.quotes.getQuote(listing.symbol);
+      if (!quote) throw new NotFoundError('quote');
+      const cfg = await deps.chain.marketConfig();
+      const token = cfg.stocks.find((s) => s.symbol === listing.symbol);
+      return stockOk(req.id, {
+        symbol: listing.symbol,
+        bid: quote.bid,
+        ask: quote.ask,
+        last: quote.last,
+        timestamp: quote.timestamp,
+        marketStatus: deps.calendar.isOpen(now()) ? 'open' : 'closed',
+        token: { address: listing.address, decimals: listing.decimals, totalSupply: token?.totalSupply ?? '0' },
+      });
+    },
+  );
+
+  app.get<{ Params: { symbol: string }; Querystring: { interval?: Interval; startTime?: number; endTime?: number; limit?: number } }>(
+    '/prices/:symbol/history',
+    {
+      schema: {
+        tags: ['market data'],
+        summary: 'K-line history',
+        params: symbolParam,
+        querystring: {
+          type: 'object',
+          properties: {
+            interval: { type: 'string', enum: [...INTERVALS], default: '1m' },
+            startTime: { ...millis, minimum: 0 },
+            endTime: { ...millis, minimum: 0 },
+            limit: { type: 'integer', minimum: 1, maximum: 1000, default: 500 },
+          },
+        },
+        response: responses({
+          type: 'object',
+          required: ['symbol', 'interval', 'candles'],
+          properties: { symbol: { type: 'string' }, interval: { type: 'string' }, candles: { type: 'array', items: candleRow } },
+        }),
+      },
+    },
+    async (req) => {
+      const listing = listingOf(deps, req.params.symbol);
+      const { interval = '1m', startTime, endTime, limit = 500 } = req.query;
+      if (startTime !== undefined && endTime !== undefined && startTime > endTime) {
+        throw new ValidationError('startTime', 'must not be after endTime');
+      }
+      const candles = await listCandles(deps.db, { symbol: listing.symbol, interval, startTime, endTime, limit });
+      const span = INTERVAL_MS[interval];
+      return stockOk(req.id, {
+        symbol: listing.symbol,
+        interval,
+        candles: candles.map((c) => ({ openTime: c.openTime, closeTime: c.openTime + span - 1, open: c.open, high: c.high, low: c.low, close: c.close, volume: c.volume })),
+      });
+    },
+  );
+
+  app.get<{ Params: { symbol: string } }>(
+    '/underlying/:symbol/price',
+    {
+      schema: {
+        tags: ['market data'],
+        summary: 'Quote of the underlying instrument',
+        params: symbolParam,
+        response: responses({
+          type: 'object',
+          required: ['symbol', 'underlying', 'exchange', 'price', 'timestamp', 'marketStatus'],
+          properties: {
+            symbol: { type: 'string' },
+            underlying: { type: 'string' },
+            exchange: { type: 'string' },
+            price: decimalOut,
+            timestamp: millis,
+            marketStatus: { type: 'string', enum: ['open', 'closed'] },
+          },
+        }),
+      },
+    },
+    async (req) => {
+      const listing = listingOf(deps, req.params.symbol);
+      const quote = deps.quotes.getQuote(listing.symbol);
+      if (!quote) throw new NotFoundError('quote');
+      return stockOk(req.id, {
+        symbol: listing.symbol,
+        underlying: listing.underlying,
+        exchange: listing.exchange,
+        price: quote.last,
+        timestamp: quote.timestamp,
+        marketStatus: deps.calendar.isOpen(now()) ? 'open' : 'closed',
+      });
+    },
+  );
+
+  app.get<{ Querystring: { symbol?: string; page?: number; limit?: number } }>(
+    '/corporate-action',
+    {
+      schema: {
+        tags: ['market data'],
+        summary: 'Corporate actions (splits and dividends); may be empty',
+        querystring: { type: 'object', properties: { symbol: { type: 'string', maxLength: 16 }, ...pageQueryProps } },
+        response: responses(listOf(corporateRow)),
+      },
+    },
+    async (req) => {
+      const { limit, offset } = pageOf(req.query);
+      const rows = deps.corporateActions(req.query.symbol?.toUpperCase()).slice().sort((a, b) => (a.exDate < b.exDate ? 1 : a.exDate > b.exDate ? -1 : 0));
+      return stockOk(req.id, { total: rows.length, rows: rows.slice(offset, offset + limit) });
+    },
+  );
+};

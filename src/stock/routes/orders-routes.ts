@@ -1,0 +1,294 @@
+/**
+ * Orders (seed §4A): calldata for market and limit orders and their with-deposit twins, recording
+ * of self-submitted order transactions, lookups, and cancel calldata. One Click `send` variants are
+ * added by the One Click module.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { Address, Hex } from 'viem';
+import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
+import { formatDecimal, parseDecimal, rescale } from '../../lib/decimal.ts';
+import { TX_HASH_PATTERN, UINT_PATTERN } from '../../http/schema-patterns.ts';
+import { getOrder, getOrderOwner, listOrderFills, listOrdersByTx, listOrdersForApiKey, type OrderStatus } from '../../storage/order-store.ts';
+import { buyLock, lowerAddress, MUSD_DECIMALS, parseOrder, type OrderBody, type OrderIntent } from '../order-request.ts';
+import { orderSchema, orderView } from '../order-view.ts';
+import { cancelCalldata, orderCalldata, orderWithDepositCalldata } from '../router-calldata.ts';
+import type { StockApiDeps } from '../stock-deps.ts';
+import { stockOk } from '../stock-envelope.ts';
+import { address, decimal, listOf, millis, pageOf, pageQueryProps, responses } from '../stock-schemas.ts';
+import { recordOwnedTransaction, rememberCalldata, waitForProjection } from '../tx-recorder.ts';
+
+const orderBodyProps = {
+  symbol: { type: 'string', minLength: 1, maxLength: 16, description: 'stock symbol (or stockAddress)' },
+  stockAddress: address,
+  side: { type: 'string', description: 'Buy or Sell (case-insensitive)' },
+  type: { type: 'string', description: 'Market or Limit (case-insensitive)' },
+  quantity: { ...decimal, description: 'stock quantity: market sell and limit orders' },
+  notional: { ...decimal, description: 'mUSD to spend, fee included: market buy only' },
+  price: { ...decimal, description: 'limit price in USD per share: limit orders' },
+  timeInForce: { type: 'string', description: 'DAY (the only value accepted)' },
+  deadline: { type: 'integer', description: 'Unix seconds, in the future, at most 30 days ahead' },
+  userAddress: { ...address, description: 'wallet for the balance pre-checks (default: the key\'s bound wallet)' },
+} as const;
+
+const calldataSchema = {
+  type: 'object',
+  required: ['toAddress', 'value', 'callData'],
+  properties: {
+    toAddress: { ...address, description: 'the StockRouter' },
+    value: { type: 'string' },
+    callData: { type: 'string' },
+    spenderAddress: { ...address, description: 'the address to approve token allowances to (the StockRouter)' },
+  },
+} as const;
+
+const txBody = {
+  type: 'object',
+  required: ['txHash'],
+  additionalProperties: false,
+  properties: { txHash: { type: 'string', pattern: TX_HASH_PATTERN } },
+} as const;
+
+const STATUSES: OrderStatus[] = ['Open', 'Canceling', 'Filled', 'Canceled', 'Expired', 'Rejected'];
+
+function preCheckUser(req: { body: { userAddress?: string }; apiKey?: { userAddress: string | null } }): Address | undefined {
+  const u = req.body.userAddress ?? req.apiKey?.userAddress ?? undefined;
+  return u ? lowerAddress(u) : undefined;
+}
+
+export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (app, { deps }) => {
+  const now = deps.now ?? Date.now;
+  const nowSeconds = () => Math.floor(now() / 1000);
+
+  /** Plain orders draw on the exchange balances: mUSD for a buy, exchange stock for a sell. */
+  async function checkPlainOrder(intent: OrderIntent, user: Address): Promise<void> {
+    const [account, cfg] = await Promise.all([deps.chain.account(user), deps.chain.marketConfig()]);
+    if (intent.side === 'Buy') {
+      const need = buyLock(intent, cfg.exchangeFeeConfig.limitFeeBps);
+      if (need > account.mUsd.available) {
+        const field = intent.type === 'Market' ? 'notional' : 'quantity';
+        throw new ValidationError(field, `needs ${formatDecimal(need, MUSD_DECIMALS)} mUSD but the available mUsdBalance is ${formatDecimal(account.mUsd.available, MUSD_DECIMALS)}`);
+      }
+    } else {
+      const b = account.stocks.find((s) => s.address.toLowerCase() === intent.stock.address.toLowerCase());
+      const available = b?.exchangeBalance ?? 0n;
+      if (intent.quantity > available) {
+        throw new ValidationError('quantity', `exceeds the available exchangeBalance ${formatDecimal(available, intent.stock.decimals)} (deposit wallet stock first)`);
+      }
+    }
+  }
+
+  app.post<{ Body: OrderBody }>(
+    '/orders/calldata',
+    {
+      schema: {
+        tags: ['orders'],
+        summary: 'Calldata for a market or limit order (StockRouter.placeMarketOrder / placeLimitOrder)',
+        body: { type: 'object', additionalProperties: false, properties: orderBodyProps },
+        response: responses(calldataSchema),
+      },
+    },
+    async (req) => {
+      const intent = parseOrder(req.body, deps.stocks, nowSeconds());
+      const user = preCheckUser(req);
+      if (user) await checkPlainOrder(intent, user);
+      const callData = orderCalldata(intent);
+      rememberCalldata(deps, req.apiKey!, callData, 'order');
+      return stockOk(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData });
+    },
+  );
+
+  app.post<{ Body: OrderBody & { tokenAddress?: string; tokenAmount?: string } }>(
+    '/orders/with-deposit/calldata',
+    {
+      schema: {
+        tags: ['orders'],
+        summary: 'Calldata for a deposit and an order in one transaction (depositAndMarketBuy, depositAndLimitBuy, depositStockAndMarketSell, depositStockAndLimitSell)',
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            ...orderBodyProps,
+            tokenAddress: { ...address, description: 'buy: the cash token to deposit (default the configured cash token)' },
+            tokenAmount: { ...decimal, description: 'buy: cash token amount to deposit (default: what the order locks)' },
+          },
+        },
+        response: responses(calldataSchema),
+      },
+    },
+    async (req) => {
+      const intent = parseOrder(req.body, deps.stocks, nowSeconds());
+      const user = preCheckUser(req);
+      const cfg = await deps.chain.marketConfig();
+      let callData: Hex;
+      if (intent.side === 'Buy') {
+        const tokenAddress = lowerAddress(req.body.tokenAddress ?? deps.contracts.cashToken);
+        const token = cfg.cashierTokenConfig.find((t) => t.tokenAddress.toLowerCase() === tokenAddress);
+        if (!token || !token.enabled) throw new ValidationError('tokenAddress', 'not a supported cash token');
+        const lock = buyLock(intent, cfg.exchangeFeeConfig.limitFeeBps);
+        const tokenAmount =
+          req.body.tokenAmount !== undefined
+            ? parseDecimal(req.body.tokenAmount, { field: 'tokenAmount', decimals: token.decimals })
+            : rescale(lock, MUSD_DECIMALS, token.decimals, 'ceil');
+        const musd = rescale(tokenAmount, token.decimals, MUSD_DECIMALS);
+        const creditBuffer = parseDecimal(cfg.cashierBuffer.creditBuffer, { field: 'creditBuffer', decimals: MUSD_DECIMALS, positive: false, max: 2n ** 256n });
+        if (musd > creditBuffer) throw new ValidationError('tokenAmount', 'not eligible for an instant deposit (the cashier credit buffer is lower)');
+        if (user) {
+          const account = await deps.chain.account(user, deps.contracts.stockRouter);
+          const wallet = account.cashTokens.find((t) => t.address.toLowerCase() === tokenAddress);
+          if ((wallet?.walletBalance ?? 0n) < tokenAmount) throw new ValidationError('tokenAmount', 'exceeds the wallet balance of the cash token');
+          if ((wallet?.walletAllowance ?? 0n) < tokenAmount) {
+            throw new ValidationError('tokenAmount', `exceeds the wallet's allowance to the spender ${deps.contracts.stockRouter}`);
+          }
+          if (lock > account.mUsd.available + musd) throw new ValidationError('tokenAmount', 'deposit plus available mUsdBalance does not cover the order');
+        }
+        callData = orderWithDepositCalldata(intent, { token: tokenAddress, amount: tokenAmount });
+      } else {
+        if (req.body.tokenAmount !== undefined || req.body.tokenAddress !== undefined) {
+          throw new ValidationError('tokenAmount', 'not used for a sell: the order quantity is deposited');
+        }
+        if (user) {
+          const account = await deps.chain.account(user, deps.contracts.stockRouter);
+          const b = account.stocks.find((s) => s.address.toLowerCase() === intent.stock.address.toLowerCase());
+          if ((b?.walletBalance ?? 0n) < intent.quantity) throw new ValidationError('quantity', 'exceeds the wallet balance of the stock token');
+          if ((b?.walletAllowance ?? 0n) < intent.quantity) {
+            throw new ValidationError('quantity', `exceeds the wallet's stock allowance to the spender ${deps.contracts.stockRouter}`);
+          }
+        }
+        callData = orderWithDepositCalldata(intent);
+      }
+      rememberCalldata(deps, req.apiKey!, callData, 'order');
+      return stockOk(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData, spenderAddress: deps.contracts.stockRouter });
+    },
+  );
+
+  app.post<{ Body: { txHash: Hex } }>(
+    '/orders/tx',
+    {
+      schema: {
+        tags: ['orders'],
+        summary: 'Record a self-submitted order transaction to the calling key; backfills the orderId',
+        body: txBody,
+        response: responses({
+          type: 'object',
+          required: ['txHash', 'orderIds', 'indexed'],
+          properties: {
+            txHash: { type: 'string' },
+            orderId: { type: ['string', 'null'] },
+            orderIds: { type: 'array', items: { type: 'string' } },
+            indexed: { type: 'boolean', description: 'false when the indexer had not reached the block yet; poll GET orders/tx/{txHash}' },
+          },
+        }),
+      },
+    },
+    async (req) => {
+      const txHash = req.body.txHash.toLowerCase() as Hex;
+      await recordOwnedTransaction(deps, req.apiKey!, txHash, 'order');
+      const orders = await waitForProjection(deps, () => listOrdersByTx(deps.db, txHash));
+      const orderIds = orders.map((o) => o.orderId);
+      return stockOk(req.id, { txHash, orderId: orderIds[0] ?? null, orderIds, indexed: orders.length > 0 });
+    },
+  );
+
+  app.get<{ Querystring: { symbol?: string; status?: string; state?: 'open' | 'history'; startTime?: number; endTime?: number; page?: number; limit?: number } }>(
+    '/orders',
+    {
+      schema: {
+        tags: ['orders'],
+        summary: 'Orders mapped to the calling key, newest first',
+        querystring: {
+          type: 'object',
+          properties: {
+            symbol: { type: 'string', maxLength: 16 },
+            status: { type: 'string', description: 'OPEN, CANCELING, FILLED, CANCELED, EXPIRED or REJECTED' },
+            state: { type: 'string', enum: ['open', 'history'] },
+            startTime: { ...millis, minimum: 0 },
+            endTime: { ...millis, minimum: 0 },
+            ...pageQueryProps,
+          },
+        },
+        response: responses(listOf(orderSchema)),
+      },
+    },
+    async (req) => {
+      const { offset, limit } = pageOf(req.query);
+      let stockAddress: string | undefined;
+      if (req.query.symbol !== undefined) {
+        const s = deps.stocks.bySymbol(req.query.symbol.toUpperCase());
+        if (!s) throw new ValidationError('symbol', 'unknown symbol');
+        stockAddress = s.address.toLowerCase();
+      }
+      let status: OrderStatus | undefined;
+      if (req.query.status !== undefined) {
+        status = STATUSES.find((s) => s.toLowerCase() === req.query.status!.toLowerCase());
+        if (!status) throw new ValidationError('status', `must be one of ${STATUSES.map((s) => s.toUpperCase()).join(', ')}`);
+      }
+      const page = await listOrdersForApiKey(deps.db, {
+        apiKey: req.apiKey!.apiKey,
+        stockAddress,
+        state: req.query.state,
+        status,
+        startTime: req.query.startTime,
+        endTime: req.query.endTime,
+        offset,
+        limit,
+      });
+      const rows = await Promise.all(page.rows.map(async (o) => orderView(o, await listOrderFills(deps.db, o.orderId), deps.stocks)));
+      return stockOk(req.id, { total: page.total, rows });
+    },
+  );
+
+  app.get<{ Params: { txHash: string } }>(
+    '/orders/tx/:txHash',
+    {
+      schema: {
+        tags: ['orders'],
+        summary: 'Orders placed by a transaction',
+        params: { type: 'object', required: ['txHash'], properties: { txHash: { type: 'string', pattern: TX_HASH_PATTERN } } },
+        response: responses({ type: 'array', items: orderSchema }),
+      },
+    },
+    async (req) => {
+      const orders = await listOrdersByTx(deps.db, req.params.txHash.toLowerCase());
+      if (orders.length === 0) throw new NotFoundError('order');
+      return stockOk(req.id, await Promise.all(orders.map(async (o) => orderView(o, await listOrderFills(deps.db, o.orderId), deps.stocks))));
+    },
+  );
+
+  const orderIdParam = {
+    type: 'object',
+    required: ['orderId'],
+    properties: { orderId: { type: 'string', pattern: UINT_PATTERN, description: 'decimal on-chain order id' } },
+  } as const;
+
+  app.get<{ Params: { orderId: string } }>(
+    '/orders/:orderId',
+    { schema: { tags: ['orders'], summary: 'Order detail, open or historical', params: orderIdParam, response: responses(orderSchema) } },
+    async (req) => {
+      const order = await getOrder(deps.db, req.params.orderId);
+      if (!order) throw new NotFoundError('order');
+      return stockOk(req.id, orderView(order, await listOrderFills(deps.db, order.orderId), deps.stocks));
+    },
+  );
+
+  app.delete<{ Params: { orderId: string } }>(
+    '/orders/:orderId/calldata',
+    {
+      schema: {
+        tags: ['orders'],
+        summary: 'Cancel calldata for an open limit order of the calling key (StockRouter.cancelLimitOrder)',
+        params: orderIdParam,
+        response: responses(calldataSchema),
+      },
+    },
+    async (req) => {
+      const order = await getOrder(deps.db, req.params.orderId);
+      if (!order) throw new NotFoundError('order');
+      const owner = await getOrderOwner(deps.db, order.orderId);
+      if (owner !== req.apiKey!.apiKey) throw new ValidationError('orderId', 'order belongs to another API key');
+      if (order.orderType !== 'Limit') throw new ValidationError('orderId', 'market orders cannot be cancelled');
+      if (order.status === 'Canceling') throw new ValidationError('orderId', 'order is already canceling');
+      if (order.status !== 'Open') throw new ValidationError('orderId', 'order is not open');
+      return stockOk(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData: cancelCalldata(BigInt(order.orderId)) });
+    },
+  );
+};

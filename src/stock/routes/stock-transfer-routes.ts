@@ -1,0 +1,81 @@
+/** Stock (seed §4A): moving stock tokens between the wallet and the exchange balance. */
+import type { FastifyPluginAsync } from 'fastify';
+import { ValidationError } from '../../errors/app-error.ts';
+import { formatDecimal, parseDecimal } from '../../lib/decimal.ts';
+import {
+  getStockOperation,
+  listStockOperationsByTx,
+  listStockOperationsForApiKey,
+  type StockOperationRecord,
+} from '../../storage/operation-store.ts';
+import { stockMoveCalldata } from '../router-calldata.ts';
+import type { StockApiDeps } from '../stock-deps.ts';
+import { address, decimalOut, millis } from '../stock-schemas.ts';
+import { registerOperationRoutes, userFor } from './operation-routes.ts';
+
+const stockOpSchema = {
+  type: 'object',
+  required: ['operationId', 'operationStatus', 'kind', 'txHash', 'userAddress', 'tokenAddress', 'symbol', 'tokenAmount', 'createdAt', 'updatedAt'],
+  properties: {
+    operationId: { type: 'string', description: 'assigned by the indexer; stock events carry none' },
+    operationStatus: { type: 'string', enum: ['processing', 'completed', 'failed'] },
+    kind: { type: 'string', enum: ['deposit', 'withdrawal'] },
+    txHash: { type: 'string' },
+    userAddress: address,
+    tokenAddress: address,
+    symbol: { type: ['string', 'null'] },
+    tokenAmount: decimalOut,
+    createdAt: millis,
+    updatedAt: millis,
+  },
+} as const;
+
+export const stockTransferRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (app, { deps }) => {
+  for (const kind of ['deposit', 'withdrawal'] as const) {
+    registerOperationRoutes(app, deps, {
+      group: 'stock',
+      kind,
+      txKind: kind === 'deposit' ? 'stock-deposit' : 'stock-withdrawal',
+      tag: 'stock',
+      calldataSummary:
+        kind === 'deposit'
+          ? 'Stock deposit calldata (StockRouter.depositStock): wallet stock into the exchange balance'
+          : 'Stock withdrawal calldata (StockRouter.withdrawStock); refused beyond the available exchangeBalance',
+      async buildCalldata(body, key) {
+        const stock = deps.stocks.byAddress(body.tokenAddress);
+        if (!stock) throw new ValidationError('tokenAddress', 'not a listed stock token');
+        const amount = parseDecimal(body.tokenAmount, { field: 'tokenAmount', decimals: stock.decimals });
+        if (kind === 'withdrawal') {
+          const account = await deps.chain.account(userFor(body, key));
+          const available = account.stocks.find((s) => s.address.toLowerCase() === stock.address.toLowerCase())?.exchangeBalance ?? 0n;
+          if (amount > available) {
+            throw new ValidationError('tokenAmount', `exceeds the available exchangeBalance ${formatDecimal(available, stock.decimals)}`);
+          }
+        }
+        return stockMoveCalldata(kind, stock.address, amount);
+      },
+      get: async (id) => {
+        const op = await getStockOperation(deps.db, id);
+        return op && op.kind === kind ? op : undefined;
+      },
+      listByTx: async (txHash) => (await listStockOperationsByTx(deps.db, txHash)).filter((o) => o.kind === kind),
+      list: (apiKey, q) => listStockOperationsForApiKey(deps.db, { apiKey, kind, ...q }),
+      view: (r: StockOperationRecord) => {
+        const stock = deps.stocks.byAddress(r.stockAddress);
+        return {
+          operationId: r.operationId,
+          operationStatus: r.status,
+          kind,
+          txHash: r.txHash,
+          userAddress: r.userAddress,
+          tokenAddress: r.stockAddress,
+          symbol: stock?.symbol ?? null,
+          tokenAmount: formatDecimal(BigInt(r.amount), stock?.decimals ?? 18),
+          createdAt: r.createdAt,
+          updatedAt: r.updatedAt,
+        };
+      },
+      viewSchema: stockOpSchema,
+    });
+  }
+};

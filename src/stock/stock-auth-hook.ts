@@ -1,0 +1,91 @@
+/**
+ * Authentication of the stock API (seed §5A, contract.md §A): API key state, scope, IP whitelist,
+ * permission, timestamp window, HMAC over the five-line payload, and nonce replay. Registered as a
+ * preValidation hook so it sees the raw body and runs before any schema error could reveal a
+ * route's shape to an unauthenticated caller. Every failure is the same opaque UnauthorizedError;
+ * the reason goes to the log under the request's uuid.
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { UnauthorizedError } from '../errors/app-error.ts';
+import type { ApiKeyService, AuthKey } from '../auth/api-key-service.ts';
+import { ipAllowed } from '../auth/ip-match.ts';
+import type { NonceStore } from '../auth/nonce-store.ts';
+import { canonicalQuery, hmacDigest, signedUri, stockSignPayload } from '../auth/stock-signature.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    apiKey?: AuthKey;
+  }
+}
+
+export const TS_WINDOW_MS = 45_000;
+const TS_RE = /^\d{1,16}$/;
+const NONCE_RE = /^[A-Za-z0-9_-]{8,64}$/;
+const SIGN_RE = /^[0-9a-fA-F]{64}$/;
+
+export interface StockAuthOptions {
+  keys: ApiKeyService;
+  nonces: NonceStore;
+  chainId: number;
+  product: string;
+  /** Service prefix in front of /api/v1 that is not part of the signed URI. */
+  prefix: string;
+  now?: () => number;
+}
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+export function createStockAuthHook(opts: StockAuthOptions) {
+  const now = opts.now ?? Date.now;
+  const chainId = String(opts.chainId);
+  const deny = (reason: string) => new UnauthorizedError(reason);
+
+  return async function stockAuth(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+    const apiKey = header(request, 'x-api-key');
+    const sign = header(request, 'x-api-sign');
+    const ts = header(request, 'x-api-ts');
+    const nonce = header(request, 'x-api-nonce');
+    const reqChain = header(request, 'x-api-chain-id');
+    const product = header(request, 'x-api-p');
+    if (!apiKey || !sign || !ts || !nonce) throw deny('missing authentication header');
+    if (reqChain === undefined) throw deny('missing x-api-chain-id');
+    if (product === undefined) throw deny('missing x-api-p');
+    if (reqChain !== chainId) throw deny('x-api-chain-id does not match the service');
+    if (product !== opts.product) throw deny('x-api-p does not match the service (case-sensitive)');
+    if (!TS_RE.test(ts)) throw deny('x-api-ts is not milliseconds');
+    const t = now();
+    const tsMs = Number(ts);
+    if (Math.abs(t - tsMs) > TS_WINDOW_MS) throw deny('x-api-ts outside the 45 s window');
+    if (!NONCE_RE.test(nonce)) throw deny('x-api-nonce malformed');
+    if (!SIGN_RE.test(sign)) throw deny('x-api-sign malformed');
+
+    const key = (opts.keys.cachedForAuth(apiKey) ?? { key: await opts.keys.lookupForAuth(apiKey) }).key;
+    if (!key) throw deny('unknown api key');
+    if (!key.active) throw deny('api key revoked');
+    if (key.expiresAt !== null && key.expiresAt <= t) throw deny('api key expired');
+    if (String(key.chainId) !== reqChain || key.product !== product) throw deny('api key scope mismatch');
+    if (!ipAllowed(request.ip, key.ipWhitelist)) throw deny(`peer ${request.ip} not in whitelist`);
+    if (request.method !== 'GET' && request.method !== 'HEAD' && key.permission !== 'WRITABLE') {
+      throw deny('READ_ONLY key on a write method');
+    }
+
+    const rawUrl = request.raw.url ?? '/';
+    const q = rawUrl.indexOf('?');
+    let path = q === -1 ? rawUrl : rawUrl.slice(0, q);
+    if (opts.prefix && path.startsWith(opts.prefix)) path = path.slice(opts.prefix.length);
+    const uri = signedUri(path, q === -1 ? '' : canonicalQuery(rawUrl.slice(q + 1)));
+    const payload = stockSignPayload({ method: request.method, uri, ts, nonce, body: request.rawBody });
+    // Both sides as 32 raw bytes: hex decoding is case-insensitive and the lengths always match.
+    if (!timingSafeEqual(hmacDigest(key.secret, payload), Buffer.from(sign, 'hex'))) throw deny('signature mismatch');
+
+    // Claimed only after the signature holds, so nobody can burn another key's nonces.
+    const ttl = Math.max(TS_WINDOW_MS, tsMs + TS_WINDOW_MS - t) + 1_000;
+    const claimed = opts.nonces.claim(key.apiKey, nonce, ttl);
+    if (!(typeof claimed === 'boolean' ? claimed : await claimed)) throw deny('nonce reused');
+    request.apiKey = key;
+  };
+}

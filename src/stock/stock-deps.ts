@@ -1,0 +1,117 @@
+/**
+ * What the stock API's route modules need from the rest of the system. The app wires real
+ * implementations (chain reader over viem, stores over SQLite/PostgreSQL, the market-data service);
+ * route modules only see these interfaces.
+ */
+import type { Address, Hex } from 'viem';
+import type { Db } from '../storage/database.ts';
+import type { CalldataJournal } from './calldata-journal.ts';
+import type { QuoteReader } from '../marketdata/market-types.ts';
+
+export interface StockListing {
+  symbol: string;
+  name: string;
+  underlying: string;
+  exchange: string;
+  address: Address;
+  decimals: number;
+}
+
+export interface StockDirectory {
+  list(): readonly StockListing[];
+  bySymbol(symbol: string): StockListing | undefined;
+  byAddress(address: string): StockListing | undefined;
+}
+
+export interface CashTokenConfigView {
+  tokenAddress: Address;
+  symbol: string;
+  decimals: number;
+  enabled: boolean;
+  minAmount: string;
+  withdrawBuffer: string;
+  cashierBalance: string;
+}
+
+/** On-chain market configuration, amounts as decimal strings in their natural units. */
+export interface MarketConfigView {
+  cashierBuffer: {
+    creditBuffer: string;
+    totalQueuedDeposits: string;
+    totalQueuedWithdrawals: string;
+    feeBalance: string;
+    treasuryBalance: string;
+  };
+  exchangeFeeConfig: { marketFeeBps: number; limitFeeBps: number };
+  cashierTokenConfig: CashTokenConfigView[];
+  stocks: Array<{ symbol: string; address: Address; decimals: number; totalSupply: string }>;
+  /** Block the snapshot was read at and when (ms). */
+  blockNumber: string;
+  updatedAt: number;
+}
+
+/** Raw on-chain amounts in each token's smallest unit (mUSD: 18 decimals). */
+export interface AccountView {
+  mUsd: { available: bigint; locked: bigint };
+  stocks: Array<{ address: Address; walletBalance: bigint; exchangeBalance: bigint; lockedExchangeBalance: bigint; walletAllowance: bigint }>;
+  cashTokens: Array<{ address: Address; walletBalance: bigint; walletAllowance: bigint }>;
+}
+
+export interface OneClickView {
+  status: 'enabled' | 'disabled';
+  delegatee: Address;
+}
+
+/** A mined transaction as the tx-recording endpoints need it. */
+export interface MinedTransaction {
+  hash: Hex;
+  from: Address;
+  to: Address | null;
+  input: Hex;
+  status: 'success' | 'reverted';
+  blockNumber: bigint;
+  logs: Array<{ address: Address; topics: Hex[]; data: Hex; logIndex: number }>;
+}
+
+export interface StockChainReader {
+  /** Cached snapshot, refreshed on a schedule; throws ChainUnavailableError when none was ever read. */
+  marketConfig(): Promise<MarketConfigView>;
+  account(user: Address, spender?: Address): Promise<AccountView>;
+  oneClick(user: Address): Promise<OneClickView>;
+  /** The transaction with its receipt; undefined when the chain does not know the hash. */
+  transaction(hash: Hex): Promise<MinedTransaction | undefined>;
+}
+
+export interface CorporateActionView {
+  symbol: string;
+  type: 'SPLIT' | 'DIVIDEND';
+  exDate: string;
+  ratio?: string;
+  amount?: string;
+  currency?: string;
+}
+
+export interface StockContracts {
+  stockRouter: Address;
+  oneClickRouter: Address;
+  cashier: Address;
+  cashToken: Address;
+}
+
+export interface StockApiDeps {
+  chainId: number;
+  contracts: StockContracts;
+  /** How long a tx-recording call waits for the indexer to reach the transaction's block. */
+  indexWaitMs?: number;
+  product: string;
+  /** Service prefix before /api/v1 ('' when none). */
+  prefix: string;
+  db: Db;
+  calldataJournal: CalldataJournal;
+  stocks: StockDirectory;
+  quotes: QuoteReader;
+  chain: StockChainReader;
+  calendar: { kind: string; isOpen(ms: number): boolean };
+  corporateActions(symbol?: string): CorporateActionView[];
+  now?: () => number;
+}

@@ -1,0 +1,202 @@
+/**
+ * The indexer's record of on-chain facts: blocks it has seen (`chain_blocks`), the decoded events
+ * of the indexed contracts (`chain_events`, one row per log, primary key (block_hash, log_index)),
+ * and checkpoints (`indexer_checkpoints`: the last block whose events are all stored, by number and
+ * hash). Projections are derived from `chain_events`; a reorg deletes the orphaned blocks' rows here
+ * and the projections are re-derived (docs/indexer.md).
+ */
+import type { Selectable } from 'kysely';
+import { kyselyOf, type DbExecutor } from './database.ts';
+import { bulkInsert, bulkInsertWith, chunked, type BulkTable } from './bulk-sql.ts';
+import type { ChainEventsTable } from './schema.ts';
+
+export interface ChainBlockRecord {
+  hash: string;
+  number: number;
+  /** Null when the block is known only from its logs. */
+  parentHash: string | null;
+  /** Milliseconds. */
+  timestamp: number;
+}
+
+export interface ChainEventRecord {
+  blockHash: string;
+  blockNumber: number;
+  /** Block timestamp, ms. */
+  timestamp: number;
+  txHash: string;
+  logIndex: number;
+  /** Position among the transaction's logs from the indexed contracts (see operation-id.ts). */
+  ordinal: number;
+  /** Lower-case address of the emitting contract. */
+  address: string;
+  /** Event name, or `Unknown` for a log the decoder does not know (args then hold topics and data). */
+  name: string;
+  args: Record<string, string | number | boolean | string[]>;
+  /** Projection entity (`o:<orderId>`, `c:<operationId>`, `s:<operationId>`), if the event feeds one. */
+  entityKey: string | null;
+}
+
+export interface Checkpoint {
+  number: number;
+  hash: string;
+}
+
+// ----------------------------------------------------------------- checkpoints
+
+export async function getCheckpoint(db: DbExecutor, name: string): Promise<Checkpoint | undefined> {
+  const row = await kyselyOf(db)
+    .selectFrom('indexer_checkpoints')
+    .select(['block_number', 'block_hash'])
+    .where('name', '=', name)
+    .executeTakeFirst();
+  return row ? { number: Number(row.block_number), hash: row.block_hash } : undefined;
+}
+
+/** Creates the checkpoint unless it exists; returns the stored one. */
+export async function initCheckpoint(db: DbExecutor, name: string, cp: Checkpoint, now: number): Promise<Checkpoint> {
+  await kyselyOf(db)
+    .insertInto('indexer_checkpoints')
+    .values({ name, block_number: cp.number, block_hash: cp.hash, updated_at: now })
+    .onConflict((oc) => oc.column('name').doNothing())
+    .execute();
+  return (await getCheckpoint(db, name)) as Checkpoint;
+}
+
+/**
+ * Moves the checkpoint from `expected` to `next`; false (nothing changed) when it is no longer at
+ * `expected` — another indexer wrote, and the caller must abort its transaction.
+ */
+export async function moveCheckpoint(db: DbExecutor, name: string, expected: Checkpoint, next: Checkpoint, now: number): Promise<boolean> {
+  const res = await kyselyOf(db)
+    .updateTable('indexer_checkpoints')
+    .set({ block_number: next.number, block_hash: next.hash, updated_at: now })
+    .where('name', '=', name)
+    .where('block_number', '=', expected.number)
+    .where('block_hash', '=', expected.hash)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+// ---------------------------------------------------------------------- blocks
+
+const BLOCK_INSERT: BulkTable = {
+  table: 'chain_blocks',
+  columns: ['hash', 'number', 'parent_hash', 'timestamp'],
+  onConflict: { columns: ['hash'], update: 'nothing' },
+};
+
+export async function insertBlocks(db: DbExecutor, blocks: readonly ChainBlockRecord[]): Promise<void> {
+  await bulkInsert(db, BLOCK_INSERT, blocks.map((b) => [b.hash, b.number, b.parentHash, b.timestamp]));
+}
+
+export async function getBlockByHash(db: DbExecutor, hash: string): Promise<ChainBlockRecord | undefined> {
+  const row = await kyselyOf(db).selectFrom('chain_blocks').selectAll().where('hash', '=', hash.toLowerCase()).executeTakeFirst();
+  return row ? { hash: row.hash, number: Number(row.number), parentHash: row.parent_hash, timestamp: Number(row.timestamp) } : undefined;
+}
+
+/** Stored blocks at or below `maxNumber`, highest first (the walk back to a common ancestor). */
+export async function listBlocksDescending(db: DbExecutor, maxNumber: number, limit: number): Promise<ChainBlockRecord[]> {
+  const rows = await kyselyOf(db)
+    .selectFrom('chain_blocks')
+    .selectAll()
+    .where('number', '<=', maxNumber)
+    .orderBy('number', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ hash: r.hash, number: Number(r.number), parentHash: r.parent_hash, timestamp: Number(r.timestamp) }));
+}
+
+// ---------------------------------------------------------------------- events
+
+const EVENT_INSERT: BulkTable = {
+  table: 'chain_events',
+  columns: [
+    'block_hash',
+    'block_number',
+    'block_timestamp',
+    'tx_hash',
+    'log_index',
+    'ordinal',
+    'address',
+    'event_name',
+    'args',
+    'entity_key',
+  ],
+  onConflict: { columns: ['block_hash', 'log_index'], update: 'nothing' },
+};
+
+export async function insertEvents(db: DbExecutor, events: readonly ChainEventRecord[]): Promise<void> {
+  await bulkInsertWith(db, EVENT_INSERT, events.length, (p, o, i) => {
+    const e = events[i];
+    p[o] = e.blockHash;
+    p[o + 1] = e.blockNumber;
+    p[o + 2] = e.timestamp;
+    p[o + 3] = e.txHash;
+    p[o + 4] = e.logIndex;
+    p[o + 5] = e.ordinal;
+    p[o + 6] = e.address;
+    p[o + 7] = e.name;
+    p[o + 8] = JSON.stringify(e.args);
+    p[o + 9] = e.entityKey;
+  });
+}
+
+function eventFromRow(r: Selectable<ChainEventsTable>): ChainEventRecord {
+  return {
+    blockHash: r.block_hash,
+    blockNumber: Number(r.block_number),
+    timestamp: Number(r.block_timestamp),
+    txHash: r.tx_hash,
+    logIndex: Number(r.log_index),
+    ordinal: Number(r.ordinal),
+    address: r.address,
+    name: r.event_name,
+    args: JSON.parse(r.args) as ChainEventRecord['args'],
+    entityKey: r.entity_key,
+  };
+}
+
+/** Events of blocks above `number`, in chain order. */
+export async function listEventsAbove(db: DbExecutor, number: number): Promise<ChainEventRecord[]> {
+  const k = kyselyOf(db);
+  const rows = await k
+    .selectFrom('chain_events')
+    .selectAll()
+    // Through the blocks: the primary key (block_hash, log_index) serves this, no index on block_number needed.
+    .where('block_hash', 'in', k.selectFrom('chain_blocks').select('hash').where('number', '>', number))
+    .execute();
+  return rows.map(eventFromRow).sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+}
+
+/** Every stored event of these entities, in chain order. */
+export async function listEventsOfEntities(db: DbExecutor, entityKeys: readonly string[]): Promise<ChainEventRecord[]> {
+  const out: ChainEventRecord[] = [];
+  for (const keys of chunked(entityKeys)) {
+    const rows = await kyselyOf(db)
+      .selectFrom('chain_events')
+      .selectAll()
+      .where('entity_key', 'in', keys)
+      .execute();
+    for (const r of rows) out.push(eventFromRow(r));
+  }
+  return out.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+}
+
+export async function countEvents(db: DbExecutor): Promise<number> {
+  const row = await kyselyOf(db)
+    .selectFrom('chain_events')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Deletes the blocks above `number` and their events (the orphaned part of a reorg). */
+export async function deleteBlocksAbove(db: DbExecutor, number: number): Promise<void> {
+  const k = kyselyOf(db);
+  await k
+    .deleteFrom('chain_events')
+    .where('block_hash', 'in', k.selectFrom('chain_blocks').select('hash').where('number', '>', number))
+    .execute();
+  await k.deleteFrom('chain_blocks').where('number', '>', number).execute();
+}

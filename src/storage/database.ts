@@ -1,0 +1,162 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
+import { CurrentSchemaIntrospector } from './current-schema-introspector.ts';
+import { ErrorMappingDialect } from './error-mapping-dialect.ts';
+import { migrationProvider } from './migrations/index.ts';
+import type { DatabaseSchema } from './schema.ts';
+import { toStorageError } from './storage-errors.ts';
+
+export type { DatabaseSchema } from './schema.ts';
+
+export type DialectName = 'sqlite' | 'postgres';
+
+export interface Db {
+  kysely: Kysely<DatabaseSchema>;
+  dialect: DialectName;
+  /** Closes the pool or file handle. Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * What every store takes as its first argument: an open database, or a Kysely instance — in
+ * particular the transaction handed out by `withTransaction`, so several store calls commit together.
+ */
+export type DbExecutor = Db | Kysely<DatabaseSchema>;
+
+export function kyselyOf(db: DbExecutor): Kysely<DatabaseSchema> {
+  return db instanceof Kysely ? db : db.kysely;
+}
+
+export interface OpenDatabaseOptions {
+  /** `postgres://…` (or `postgresql://…`). Absent: SQLite. */
+  url?: string;
+  /** SQLite file path (its folder is created) or `:memory:`. Default `./data/tokex.sqlite`. */
+  sqlitePath?: string;
+  /** PostgreSQL schema to use instead of the default search_path; created if missing. */
+  schema?: string;
+  /** Run pending migrations on open. Default true. */
+  migrate?: boolean;
+  /** PostgreSQL pool size. Default 10. */
+  poolSize?: number;
+  /** Milliseconds to wait for a PostgreSQL connection, or for a locked SQLite file. Default 10 000 / 5 000. */
+  connectTimeoutMs?: number;
+}
+
+export const DEFAULT_SQLITE_PATH = './data/tokex.sqlite';
+
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+export async function openDatabase(opts: OpenDatabaseOptions = {}): Promise<Db> {
+  if (opts.schema !== undefined && !SCHEMA_NAME.test(opts.schema)) {
+    throw new ValidationError('schema', 'must be an identifier of letters, digits and underscores');
+  }
+  const db = opts.url ? openPostgres(opts.url, opts) : openSqlite(opts.sqlitePath ?? DEFAULT_SQLITE_PATH, opts);
+  try {
+    // Open lazily connects; a probe turns "unreachable" into an error here rather than on first use.
+    await sql`select 1`.execute(db.kysely);
+    if (db.dialect === 'postgres' && opts.schema) await ensureSchema(db.kysely, opts.schema);
+    if (opts.migrate ?? true) await migrateToLatest(db, opts.schema);
+    return db;
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw toStorageError(err);
+  }
+}
+
+function openSqlite(path: string, opts: OpenDatabaseOptions): Db {
+  const inMemory = path === ':memory:' || path === '';
+  let raw: BetterSqlite3.Database;
+  try {
+    if (!inMemory) mkdirSync(dirname(resolve(path)), { recursive: true });
+    raw = new BetterSqlite3(path, { timeout: opts.connectTimeoutMs ?? 5_000 });
+    // WAL lets readers in other processes run beside the single writer; FULL syncs the WAL on every
+    // commit so an acknowledged write survives a power cut, not only a process crash.
+    raw.pragma('journal_mode = WAL');
+    raw.pragma('synchronous = FULL');
+    raw.pragma(`busy_timeout = ${Math.trunc(opts.connectTimeoutMs ?? 5_000)}`);
+    raw.pragma('foreign_keys = ON');
+  } catch (err) {
+    throw new StorageUnavailableError({ cause: err, detail: { sqlitePath: path } });
+  }
+  const kysely = new Kysely<DatabaseSchema>({
+    dialect: new ErrorMappingDialect(new SqliteDialect({ database: raw }), { immediateTransactions: true }),
+  });
+  return { kysely, dialect: 'sqlite', close: onceClose(() => kysely.destroy()) };
+}
+
+const INT8_OID = 20;
+
+/**
+ * Pool-local type parsers: BIGINT (times, counts) as JS numbers, everything else as pg's defaults
+ * (so NUMERIC stays a string). pg.types.setTypeParser would change every pool in the process.
+ */
+const poolTypes: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (oid === INT8_OID && (format ?? 'text') === 'text') return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format as 'text');
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+function openPostgres(url: string, opts: OpenDatabaseOptions): Db {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.poolSize ?? 10,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
+    idleTimeoutMillis: 30_000,
+    application_name: 'tokex',
+    types: poolTypes,
+    // Set at connection start-up so every pooled connection sees it, including after reconnects.
+    ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
+  });
+  // A server restart kills idle and checked-out clients with an 'error' event; without listeners
+  // that would crash the process. The failed query (or the next one) reports it instead.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  const kysely = new Kysely<DatabaseSchema>({
+    dialect: new ErrorMappingDialect(new PostgresDialect({ pool }), { introspector: (db) => new CurrentSchemaIntrospector(db) }),
+  });
+  return { kysely, dialect: 'postgres', close: onceClose(() => kysely.destroy()) };
+}
+
+function onceClose(fn: () => Promise<void>): () => Promise<void> {
+  let closing: Promise<void> | undefined;
+  return () => (closing ??= fn());
+}
+
+async function ensureSchema(kysely: Kysely<DatabaseSchema>, schema: string): Promise<void> {
+  try {
+    await sql`create schema if not exists ${sql.id(schema)}`.execute(kysely);
+  } catch (err) {
+    // Two processes creating the same schema at once: IF NOT EXISTS can still lose the race.
+    const code = (err as { cause?: { code?: string }; code?: string }).code;
+    if (code !== '23505' && code !== '42P06') throw err;
+  }
+}
+
+/** Applies every pending migration; throws the first failure. */
+export async function migrateToLatest(db: Db, schema?: string): Promise<void> {
+  const migrationTableSchema =
+    db.dialect === 'postgres' ? (schema ?? (await currentSchema(db.kysely))) : undefined;
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider: migrationProvider,
+    // Explicit on PostgreSQL: Kysely otherwise looks for its bookkeeping table in *any* schema and
+    // would take another schema's (a test's) table for ours.
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error !== undefined) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    if (error instanceof StorageUnavailableError) throw error;
+    throw new Error(`storage: migration ${failed ?? '(setup)'} failed`, { cause: error });
+  }
+}
+
+async function currentSchema(kysely: Kysely<DatabaseSchema>): Promise<string> {
+  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(kysely);
+  return rows[0]?.schema ?? 'public';
+}

@@ -1,0 +1,146 @@
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
+  type DialectAdapter,
+  type Driver,
+  type Kysely,
+  type QueryCompiler,
+  type QueryResult,
+  type TransactionSettings,
+} from 'kysely';
+import { StorageUnavailableError } from '../errors/app-error.ts';
+import { toStorageError } from './storage-errors.ts';
+
+/**
+ * Wraps a Kysely dialect so that every store sees StorageUnavailableError for a lost or refused
+ * connection, whichever engine is underneath, instead of a driver-specific error.
+ *
+ * On SQLite it also starts transactions with BEGIN IMMEDIATE: a deferred transaction that reads and
+ * then writes can fail with SQLITE_BUSY at once when another process wrote in between (the busy
+ * timeout does not apply to that upgrade), whereas IMMEDIATE takes the write lock up front and waits.
+ */
+export class ErrorMappingDialect implements Dialect {
+  readonly #inner: Dialect;
+  readonly #immediateTransactions: boolean;
+
+  readonly #introspector: ((db: Kysely<any>) => DatabaseIntrospector) | undefined;
+
+  constructor(
+    inner: Dialect,
+    options: { immediateTransactions?: boolean; introspector?: (db: Kysely<any>) => DatabaseIntrospector } = {},
+  ) {
+    this.#inner = inner;
+    this.#immediateTransactions = options.immediateTransactions ?? false;
+    this.#introspector = options.introspector;
+  }
+
+  createDriver(): Driver {
+    return new ErrorMappingDriver(this.#inner.createDriver(), this.#immediateTransactions);
+  }
+  createQueryCompiler(): QueryCompiler {
+    return this.#inner.createQueryCompiler();
+  }
+  createAdapter(): DialectAdapter {
+    return this.#inner.createAdapter();
+  }
+  createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return this.#introspector ? this.#introspector(db) : this.#inner.createIntrospector(db);
+  }
+}
+
+async function mapped<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    // `run` may throw synchronously (better-sqlite3's prepare does): keep it inside the try.
+    return await run();
+  } catch (err) {
+    throw toStorageError(err);
+  }
+}
+
+class ErrorMappingConnection implements DatabaseConnection {
+  readonly inner: DatabaseConnection;
+  constructor(inner: DatabaseConnection) {
+    this.inner = inner;
+  }
+  executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
+    return mapped(() => this.inner.executeQuery<R>(compiledQuery));
+  }
+  async *streamQuery<R>(compiledQuery: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    try {
+      yield* this.inner.streamQuery<R>(compiledQuery, chunkSize);
+    } catch (err) {
+      throw toStorageError(err);
+    }
+  }
+}
+
+class ErrorMappingDriver implements Driver {
+  readonly #inner: Driver;
+  readonly #immediate: boolean;
+  // Kysely hands our wrapper back to us; the inner driver needs its own connection object.
+  readonly #wrappers = new WeakMap<DatabaseConnection, ErrorMappingConnection>();
+
+  constructor(inner: Driver, immediate: boolean) {
+    this.#inner = inner;
+    this.#immediate = immediate;
+  }
+
+  #wrap(conn: DatabaseConnection): ErrorMappingConnection {
+    let w = this.#wrappers.get(conn);
+    if (!w) {
+      w = new ErrorMappingConnection(conn);
+      this.#wrappers.set(conn, w);
+    }
+    return w;
+  }
+
+  init(): Promise<void> {
+    return mapped(() => this.#inner.init());
+  }
+  async acquireConnection(): Promise<DatabaseConnection> {
+    try {
+      return this.#wrap(await this.#inner.acquireConnection());
+    } catch (err) {
+      // Not getting a connection at all is unavailability, whatever the driver called it.
+      throw err instanceof StorageUnavailableError ? err : new StorageUnavailableError({ cause: err });
+    }
+  }
+  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const inner = unwrap(connection);
+    if (this.#immediate) return mapped(async () => void (await inner.executeQuery(CompiledQuery.raw('begin immediate'))));
+    return mapped(() => this.#inner.beginTransaction(inner, settings));
+  }
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return mapped(() => this.#inner.commitTransaction(unwrap(connection)));
+  }
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return mapped(() => this.#inner.rollbackTransaction(unwrap(connection)));
+  }
+  savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    const fn = this.#inner.savepoint;
+    if (!fn) throw new Error('savepoints are not supported by this driver');
+    return mapped(() => fn.call(this.#inner, unwrap(connection), name, compile));
+  }
+  rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    const fn = this.#inner.rollbackToSavepoint;
+    if (!fn) throw new Error('savepoints are not supported by this driver');
+    return mapped(() => fn.call(this.#inner, unwrap(connection), name, compile));
+  }
+  releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    const fn = this.#inner.releaseSavepoint;
+    if (!fn) throw new Error('savepoints are not supported by this driver');
+    return mapped(() => fn.call(this.#inner, unwrap(connection), name, compile));
+  }
+  releaseConnection(connection: DatabaseConnection): Promise<void> {
+    return this.#inner.releaseConnection(unwrap(connection));
+  }
+  destroy(): Promise<void> {
+    return this.#inner.destroy();
+  }
+}
+
+function unwrap(connection: DatabaseConnection): DatabaseConnection {
+  return connection instanceof ErrorMappingConnection ? connection.inner : connection;
+}

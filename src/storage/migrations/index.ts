@@ -1,0 +1,20 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import * as m0001 from './0001-initial.ts';
+import * as m0002 from './0002-stock-indexer.ts';
+
+/**
+ * Every migration, in order. To add one: create `NNNN-what.ts` exporting `up` (and `down`),
+ * import it here and append it. Names sort lexically, so keep the four-digit prefix; never rename
+ * or edit a migration that has shipped, add a new one instead.
+ */
+export const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Migration]> = [
+  ['0001-initial', m0001],
+  ['0002-stock-indexer', m0002],
+];
+
+/** A static provider: no filesystem scanning, so it works the same from tsx, a bundle or tests. */
+export const migrationProvider: MigrationProvider = {
+  async getMigrations() {
+    return Object.fromEntries(MIGRATIONS);
+  },
+};

@@ -1,0 +1,314 @@
+/**
+ * Orders and their fills, as projected by the stock indexer from StockRouter events
+ * (docs/indexer.md). Read by the API; written only by the indexer. The key mapping is a join on
+ * the placement transaction (`tx_records.tx_hash = orders.place_tx_hash`), so an order placed by a
+ * transaction nobody recorded is still here, and belongs to a key as soon as the key records it.
+ *
+ * Amounts are integer strings in the smallest unit (quantity: stock units, 18 decimals; price,
+ * notional, fees: mUSD, 18 decimals; locked: mUSD for a buy, stock units for a sell). Times are ms
+ * from block timestamps; `deadline` is unix seconds.
+ */
+import type { Selectable } from 'kysely';
+import { kyselyOf, type DbExecutor } from './database.ts';
+import { bulkInsertWith, chunked, type BulkTable } from './bulk-sql.ts';
+import type { OrderFillsTable, OrdersTable } from './schema.ts';
+
+export type OrderSide = 'Buy' | 'Sell';
+export type OrderType = 'Market' | 'Limit';
+export type OrderStatus = 'Open' | 'Canceling' | 'Filled' | 'Canceled' | 'Expired' | 'Rejected';
+
+export const OPEN_ORDER_STATUSES: readonly OrderStatus[] = ['Open', 'Canceling'];
+export const FINAL_ORDER_STATUSES: readonly OrderStatus[] = ['Filled', 'Canceled', 'Expired', 'Rejected'];
+
+export interface OrderRecord {
+  /** Decimal string of the on-chain order id. */
+  orderId: string;
+  userAddress: string;
+  stockAddress: string;
+  side: OrderSide;
+  orderType: OrderType;
+  status: OrderStatus;
+  /** `DAY` (the only value the router accepts). */
+  timeInForce: string;
+  /** Unix seconds. */
+  deadline: number;
+  quantity: string;
+  notional: string;
+  price: string;
+  locked: string;
+  filledQuantity: string;
+  filledNotional: string;
+  fees: string;
+  placeTxHash: string;
+  cancelTxHash: string | null;
+  closeTxHash: string | null;
+  createdAt: number;
+  updatedAt: number;
+  closedAt: number | null;
+  /** Block of the placement. */
+  blockNumber: number;
+}
+
+export interface FillRecord {
+  orderId: string;
+  txHash: string;
+  blockNumber: number;
+  logIndex: number;
+  quantity: string;
+  price: string;
+  notional: string;
+  fee: string;
+  timestamp: number;
+}
+
+/** An order as the indexer folds it: the record plus what orders it among orders of one block. */
+export interface OrderState extends OrderRecord {
+  placeLogIndex: number;
+}
+
+export interface OrderListQuery {
+  apiKey: string;
+  stockAddress?: string;
+  /** `open`: Open or Canceling; `history`: a final status. */
+  state?: 'open' | 'history';
+  status?: OrderStatus;
+  /** Inclusive bounds on createdAt (ms). */
+  startTime?: number;
+  endTime?: number;
+  offset: number;
+  limit: number;
+}
+
+function fromRow(r: Selectable<OrdersTable>): OrderRecord {
+  return {
+    orderId: r.order_id,
+    userAddress: r.user_address,
+    stockAddress: r.stock_address,
+    side: r.side as OrderSide,
+    orderType: r.order_type as OrderType,
+    status: r.status as OrderStatus,
+    timeInForce: r.time_in_force,
+    deadline: Number(r.deadline),
+    quantity: r.quantity,
+    notional: r.notional,
+    price: r.price,
+    locked: r.locked,
+    filledQuantity: r.filled_quantity,
+    filledNotional: r.filled_notional,
+    fees: r.fees,
+    placeTxHash: r.place_tx_hash,
+    cancelTxHash: r.cancel_tx_hash,
+    closeTxHash: r.close_tx_hash,
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+    closedAt: r.closed_at === null ? null : Number(r.closed_at),
+    blockNumber: Number(r.block_number),
+  };
+}
+
+function stateFromRow(r: Selectable<OrdersTable>): OrderState {
+  return { ...fromRow(r), placeLogIndex: Number(r.place_log_index) };
+}
+
+function fillFromRow(r: Selectable<OrderFillsTable>): FillRecord {
+  return {
+    orderId: r.order_id,
+    txHash: r.tx_hash,
+    blockNumber: Number(r.block_number),
+    logIndex: Number(r.log_index),
+    quantity: r.quantity,
+    price: r.price,
+    notional: r.notional,
+    fee: r.fee,
+    timestamp: Number(r.timestamp),
+  };
+}
+
+export async function getOrder(db: DbExecutor, orderId: string): Promise<OrderRecord | undefined> {
+  const row = await kyselyOf(db).selectFrom('orders').selectAll().where('order_id', '=', orderId).executeTakeFirst();
+  return row ? fromRow(row) : undefined;
+}
+
+/** The order's fills in chain order. */
+export async function listOrderFills(db: DbExecutor, orderId: string): Promise<FillRecord[]> {
+  const rows = await kyselyOf(db)
+    .selectFrom('order_fills')
+    .selectAll()
+    .where('order_id', '=', orderId)
+    .orderBy('block_number')
+    .orderBy('log_index')
+    .execute();
+  return rows.map(fillFromRow);
+}
+
+/** Orders placed by transaction `txHash` (one, unless a contract placed several), by order id. */
+export async function listOrdersByTx(db: DbExecutor, txHash: string): Promise<OrderRecord[]> {
+  const rows = await kyselyOf(db).selectFrom('orders').selectAll().where('place_tx_hash', '=', txHash.toLowerCase()).execute();
+  return rows.map(fromRow).sort((a, b) => compareIds(a.orderId, b.orderId));
+}
+
+function compareIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+/** Orders whose placement transaction `apiKey` recorded, newest first. */
+export async function listOrdersForApiKey(db: DbExecutor, q: OrderListQuery): Promise<{ total: number; rows: OrderRecord[] }> {
+  let base = kyselyOf(db)
+    .selectFrom('orders as o')
+    .innerJoin('tx_records as t', 't.tx_hash', 'o.place_tx_hash')
+    .where('t.api_key', '=', q.apiKey);
+  if (q.stockAddress !== undefined) base = base.where('o.stock_address', '=', q.stockAddress.toLowerCase());
+  if (q.state === 'open') base = base.where('o.status', 'in', OPEN_ORDER_STATUSES);
+  if (q.state === 'history') base = base.where('o.status', 'in', FINAL_ORDER_STATUSES);
+  if (q.status !== undefined) base = base.where('o.status', '=', q.status);
+  if (q.startTime !== undefined) base = base.where('o.created_at', '>=', q.startTime);
+  if (q.endTime !== undefined) base = base.where('o.created_at', '<=', q.endTime);
+  const [count, rows] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+    base
+      .selectAll('o')
+      .orderBy('o.created_at', 'desc')
+      .orderBy('o.block_number', 'desc')
+      .orderBy('o.place_log_index', 'desc')
+      .offset(q.offset)
+      .limit(q.limit)
+      .execute(),
+  ]);
+  return { total: Number(count.n), rows: rows.map(fromRow) };
+}
+
+/** The API key that recorded the order's placement transaction, if any. */
+export async function getOrderOwner(db: DbExecutor, orderId: string): Promise<string | undefined> {
+  const row = await kyselyOf(db)
+    .selectFrom('orders as o')
+    .innerJoin('tx_records as t', 't.tx_hash', 'o.place_tx_hash')
+    .select('t.api_key')
+    .where('o.order_id', '=', orderId)
+    .executeTakeFirst();
+  return row?.api_key;
+}
+
+// ------------------------------------------------------------- indexer writes
+
+const ORDER_COLUMNS = [
+  'order_id',
+  'user_address',
+  'stock_address',
+  'side',
+  'order_type',
+  'status',
+  'time_in_force',
+  'deadline',
+  'quantity',
+  'notional',
+  'price',
+  'locked',
+  'filled_quantity',
+  'filled_notional',
+  'fees',
+  'place_tx_hash',
+  'cancel_tx_hash',
+  'close_tx_hash',
+  'created_at',
+  'updated_at',
+  'closed_at',
+  'block_number',
+  'place_log_index',
+] as const;
+
+const ORDER_UPSERT: BulkTable = {
+  table: 'orders',
+  columns: ORDER_COLUMNS,
+  onConflict: { columns: ['order_id'], update: ORDER_COLUMNS.slice(1) },
+};
+
+/**
+ * What events after the placement change. Appending only ever changes these (the placement fields
+ * of a stored order are final on its branch); updating fewer columns spares index maintenance.
+ */
+const ORDER_APPEND_UPSERT: BulkTable = {
+  table: 'orders',
+  columns: ORDER_COLUMNS,
+  onConflict: {
+    columns: ['order_id'],
+    update: ['status', 'locked', 'filled_quantity', 'filled_notional', 'fees', 'cancel_tx_hash', 'close_tx_hash', 'updated_at', 'closed_at'],
+  },
+};
+
+const FILL_INSERT: BulkTable = {
+  table: 'order_fills',
+  columns: ['order_id', 'tx_hash', 'block_number', 'log_index', 'quantity', 'price', 'notional', 'fee', 'timestamp'],
+  onConflict: { columns: ['tx_hash', 'log_index'], update: 'nothing' },
+};
+
+/**
+ * Inserts or replaces orders (the indexer's fold results), one entry per order id. `appendOnly`:
+ * the caller guarantees that stored orders keep their placement fields (appending new blocks), so
+ * only the fields later events change are rewritten.
+ */
+export async function upsertOrderStates(db: DbExecutor, orders: readonly OrderState[], opts: { appendOnly?: boolean } = {}): Promise<void> {
+  await bulkInsertWith(db, opts.appendOnly ? ORDER_APPEND_UPSERT : ORDER_UPSERT, orders.length, (p, k, i) => {
+    const o = orders[i];
+    p[k] = o.orderId;
+    p[k + 1] = o.userAddress;
+    p[k + 2] = o.stockAddress;
+    p[k + 3] = o.side;
+    p[k + 4] = o.orderType;
+    p[k + 5] = o.status;
+    p[k + 6] = o.timeInForce;
+    p[k + 7] = o.deadline;
+    p[k + 8] = o.quantity;
+    p[k + 9] = o.notional;
+    p[k + 10] = o.price;
+    p[k + 11] = o.locked;
+    p[k + 12] = o.filledQuantity;
+    p[k + 13] = o.filledNotional;
+    p[k + 14] = o.fees;
+    p[k + 15] = o.placeTxHash;
+    p[k + 16] = o.cancelTxHash;
+    p[k + 17] = o.closeTxHash;
+    p[k + 18] = o.createdAt;
+    p[k + 19] = o.updatedAt;
+    p[k + 20] = o.closedAt;
+    p[k + 21] = o.blockNumber;
+    p[k + 22] = o.placeLogIndex;
+  });
+}
+
+export async function insertFills(db: DbExecutor, fills: readonly FillRecord[]): Promise<void> {
+  await bulkInsertWith(db, FILL_INSERT, fills.length, (p, k, i) => {
+    const f = fills[i];
+    p[k] = f.orderId;
+    p[k + 1] = f.txHash;
+    p[k + 2] = f.blockNumber;
+    p[k + 3] = f.logIndex;
+    p[k + 4] = f.quantity;
+    p[k + 5] = f.price;
+    p[k + 6] = f.notional;
+    p[k + 7] = f.fee;
+    p[k + 8] = f.timestamp;
+  });
+}
+
+/** The stored fold state of these orders (those that exist). */
+export async function loadOrderStates(db: DbExecutor, orderIds: readonly string[]): Promise<Map<string, OrderState>> {
+  const out = new Map<string, OrderState>();
+  for (const ids of chunked(orderIds)) {
+    const rows = await kyselyOf(db).selectFrom('orders').selectAll().where('order_id', 'in', ids).execute();
+    for (const r of rows) out.set(r.order_id, stateFromRow(r));
+  }
+  return out;
+}
+
+/** Removes orders and all their fills (a re-projection rewrites the fills of the orders it keeps). */
+export async function deleteOrders(db: DbExecutor, orderIds: readonly string[]): Promise<void> {
+  for (const ids of chunked(orderIds)) {
+    await kyselyOf(db).deleteFrom('orders').where('order_id', 'in', ids).execute();
+  }
+}
+
+export async function deleteFillsOfOrders(db: DbExecutor, orderIds: readonly string[]): Promise<void> {
+  for (const ids of chunked(orderIds)) {
+    await kyselyOf(db).deleteFrom('order_fills').where('order_id', 'in', ids).execute();
+  }
+}

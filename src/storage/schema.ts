@@ -1,0 +1,204 @@
+/**
+ * Kysely table interfaces: the row shapes exactly as stored, shared by SQLite and PostgreSQL.
+ *
+ * Conventions every table follows, so both engines give back identical values:
+ * - amounts, prices and quantities are TEXT decimal strings (exact on both engines, no float detour);
+ * - times are BIGINT milliseconds since the epoch (read back as JS numbers on both engines);
+ * - booleans are INTEGER 0/1 (SQLite has no boolean type);
+ * - lists are TEXT holding JSON.
+ *
+ * A migration that adds a table adds its interface here and a key in `DatabaseSchema`.
+ */
+
+export type ApiKeyPermission = 'READ_ONLY' | 'WRITABLE';
+
+export interface ApiKeysTable {
+  api_key: string;
+  secret_ciphertext: string;
+  label: string;
+  permission: ApiKeyPermission;
+  /** JSON array of exact IP addresses. */
+  ip_whitelist: string;
+  chain_id: number;
+  product: string;
+  /** Lower-case 0x address, or null for an unbound key. */
+  user_address: string | null;
+  /** 0 or 1. */
+  active: number;
+  expires_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CandlesTable {
+  symbol: string;
+  interval: string;
+  open_time: number;
+  open: string;
+  high: string;
+  low: string;
+  close: string;
+  volume: string;
+}
+
+export interface QuotesTable {
+  symbol: string;
+  bid: string;
+  ask: string;
+  last: string;
+  timestamp: number;
+}
+
+export interface MetaTable {
+  key: string;
+  value: string;
+}
+
+// ------------------------------------------------------------------ stock indexer (0002)
+
+export interface ChainBlocksTable {
+  hash: string;
+  number: number;
+  /** Null for a block known only from its logs. */
+  parent_hash: string | null;
+  /** Milliseconds. */
+  timestamp: number;
+}
+
+export interface ChainEventsTable {
+  block_hash: string;
+  block_number: number;
+  block_timestamp: number;
+  tx_hash: string;
+  log_index: number;
+  /** Position of the log among the transaction's logs from the indexed contracts. */
+  ordinal: number;
+  address: string;
+  event_name: string;
+  /** JSON object of the decoded arguments; integers wider than 48 bits as decimal strings. */
+  args: string;
+  /** The projection entity the event belongs to (`o:<orderId>`, `c:<operationId>`, `s:<operationId>`), if any. */
+  entity_key: string | null;
+}
+
+export interface IndexerCheckpointsTable {
+  name: string;
+  block_number: number;
+  block_hash: string;
+  updated_at: number;
+}
+
+export interface OrdersTable {
+  order_id: string;
+  user_address: string;
+  stock_address: string;
+  side: string;
+  order_type: string;
+  status: string;
+  time_in_force: string;
+  deadline: number;
+  quantity: string;
+  notional: string;
+  price: string;
+  locked: string;
+  filled_quantity: string;
+  filled_notional: string;
+  fees: string;
+  place_tx_hash: string;
+  cancel_tx_hash: string | null;
+  close_tx_hash: string | null;
+  created_at: number;
+  updated_at: number;
+  closed_at: number | null;
+  block_number: number;
+  place_log_index: number;
+}
+
+export interface OrderFillsTable {
+  order_id: string;
+  tx_hash: string;
+  block_number: number;
+  log_index: number;
+  quantity: string;
+  price: string;
+  notional: string;
+  fee: string;
+  timestamp: number;
+}
+
+export interface CashOperationsTable {
+  operation_id: string;
+  kind: string;
+  user_address: string;
+  token_address: string;
+  token_amount: string;
+  musd_amount: string;
+  status: string;
+  /** 0 or 1. */
+  instant: number;
+  queue_id: string | null;
+  tx_hash: string;
+  settle_tx_hash: string | null;
+  block_number: number;
+  log_index: number;
+  created_at: number;
+  updated_at: number;
+  completed_at: number | null;
+  /** JSON array of {step, txHash, timestamp}. */
+  steps: string;
+}
+
+export interface StockOperationsTable {
+  operation_id: string;
+  kind: string;
+  user_address: string;
+  stock_address: string;
+  amount: string;
+  status: string;
+  tx_hash: string;
+  block_number: number;
+  log_index: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PositionsTable {
+  user_address: string;
+  stock_address: string;
+  wallet_balance: string;
+  exchange_balance: string;
+  locked_balance: string;
+  block_number: number;
+  updated_at: number;
+}
+
+export interface TxRecordsTable {
+  tx_hash: string;
+  api_key: string;
+  kind: string;
+  recorded_at: number;
+}
+
+export interface CalldataRequestsTable {
+  calldata_hash: string;
+  api_key: string;
+  kind: string;
+  created_at: number;
+}
+
+export interface DatabaseSchema {
+  api_keys: ApiKeysTable;
+  candles: CandlesTable;
+  quotes: QuotesTable;
+  meta: MetaTable;
+  chain_blocks: ChainBlocksTable;
+  chain_events: ChainEventsTable;
+  indexer_checkpoints: IndexerCheckpointsTable;
+  orders: OrdersTable;
+  order_fills: OrderFillsTable;
+  cash_operations: CashOperationsTable;
+  stock_operations: StockOperationsTable;
+  positions: PositionsTable;
+  tx_records: TxRecordsTable;
+  calldata_requests: CalldataRequestsTable;
+}

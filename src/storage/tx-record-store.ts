@@ -1,0 +1,120 @@
+/**
+ * What the API writes about transactions, independent of the chain: which key recorded a
+ * transaction (`tx_records`, the key mapping of orders and operations is a join on it) and which
+ * key built a calldata (`calldata_requests`, proof of who built an unbound key's transaction).
+ * Reorg handling never touches these tables: a recorded transaction that is re-mined, or dropped
+ * and mined again later, keeps its owner.
+ */
+import type { Selectable } from 'kysely';
+import { kyselyOf, type DbExecutor } from './database.ts';
+import type { CalldataRequestsTable, TxRecordsTable } from './schema.ts';
+
+export type TxKind = 'order' | 'cash-deposit' | 'cash-withdrawal' | 'stock-deposit' | 'stock-withdrawal';
+
+export interface TxRecord {
+  /** Lower-case 0x hash. */
+  txHash: string;
+  apiKey: string;
+  kind: TxKind;
+  recordedAt: number;
+}
+
+export interface CalldataRecord {
+  /** keccak256 of the calldata, lower-case 0x hex. */
+  calldataHash: string;
+  apiKey: string;
+  kind: string;
+  createdAt: number;
+}
+
+function txFromRow(r: Selectable<TxRecordsTable>): TxRecord {
+  return { txHash: r.tx_hash, apiKey: r.api_key, kind: r.kind as TxKind, recordedAt: Number(r.recorded_at) };
+}
+
+function calldataFromRow(r: Selectable<CalldataRequestsTable>): CalldataRecord {
+  return { calldataHash: r.calldata_hash, apiKey: r.api_key, kind: r.kind, createdAt: Number(r.created_at) };
+}
+
+/**
+ * Records that `apiKey` owns transaction `txHash`. Idempotent: when the transaction is already
+ * recorded (by this key or another), nothing changes and the existing record is returned with
+ * `created: false` — the caller decides whether another key's record is a conflict.
+ */
+export async function recordTx(
+  db: DbExecutor,
+  r: { txHash: string; apiKey: string; kind: TxKind; recordedAt: number },
+): Promise<{ created: boolean; record: TxRecord }> {
+  const txHash = r.txHash.toLowerCase();
+  const k = kyselyOf(db);
+  const inserted = await k
+    .insertInto('tx_records')
+    .values({ tx_hash: txHash, api_key: r.apiKey, kind: r.kind, recorded_at: r.recordedAt })
+    .onConflict((oc) => oc.column('tx_hash').doNothing())
+    .executeTakeFirst();
+  const created = Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1;
+  if (created) return { created, record: { txHash, apiKey: r.apiKey, kind: r.kind, recordedAt: r.recordedAt } };
+  const existing = await getTxRecord(k, txHash);
+  if (!existing) throw new Error('tx-record-store: record vanished after a conflicting insert');
+  return { created: false, record: existing };
+}
+
+export async function getTxRecord(db: DbExecutor, txHash: string): Promise<TxRecord | undefined> {
+  const row = await kyselyOf(db).selectFrom('tx_records').selectAll().where('tx_hash', '=', txHash.toLowerCase()).executeTakeFirst();
+  return row ? txFromRow(row) : undefined;
+}
+
+/** Records that `apiKey` built the calldata hashing to `calldataHash`. Idempotent like `recordTx`. */
+export async function recordCalldata(
+  db: DbExecutor,
+  r: { calldataHash: string; apiKey: string; kind: string; createdAt: number },
+): Promise<{ created: boolean; record: CalldataRecord }> {
+  const calldataHash = r.calldataHash.toLowerCase();
+  const k = kyselyOf(db);
+  const inserted = await k
+    .insertInto('calldata_requests')
+    .values({ calldata_hash: calldataHash, api_key: r.apiKey, kind: r.kind, created_at: r.createdAt })
+    .onConflict((oc) => oc.column('calldata_hash').doNothing())
+    .executeTakeFirst();
+  const created = Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1;
+  if (created) return { created, record: { calldataHash, apiKey: r.apiKey, kind: r.kind, createdAt: r.createdAt } };
+  const existing = await getCalldataRecord(k, calldataHash);
+  if (!existing) throw new Error('tx-record-store: calldata record vanished after a conflicting insert');
+  return { created: false, record: existing };
+}
+
+export async function getCalldataRecord(db: DbExecutor, calldataHash: string): Promise<CalldataRecord | undefined> {
+  const row = await kyselyOf(db)
+    .selectFrom('calldata_requests')
+    .selectAll()
+    .where('calldata_hash', '=', calldataHash.toLowerCase())
+    .executeTakeFirst();
+  return row ? calldataFromRow(row) : undefined;
+}
+
+/**
+ * Many calldata records in one statement (first writer of a hash wins, as in recordCalldata); the
+ * API's calldata journal flushes its buffer through this so a burst costs one statement, not one
+ * per request.
+ */
+export async function recordCalldataBatch(
+  db: DbExecutor,
+  records: ReadonlyArray<{ calldataHash: string; apiKey: string; kind: string; createdAt: number }>,
+): Promise<void> {
+  // 4 parameters a row; 500 rows stay far below SQLite's and PostgreSQL's parameter limits.
+  for (let i = 0; i < records.length; i += 500) {
+    const chunk = records.slice(i, i + 500);
+    const seen = new Set<string>();
+    const values = [];
+    for (const r of chunk) {
+      const hash = r.calldataHash.toLowerCase();
+      if (seen.has(hash)) continue;
+      seen.add(hash);
+      values.push({ calldata_hash: hash, api_key: r.apiKey, kind: r.kind, created_at: r.createdAt });
+    }
+    await kyselyOf(db)
+      .insertInto('calldata_requests')
+      .values(values)
+      .onConflict((oc) => oc.column('calldata_hash').doNothing())
+      .execute();
+  }
+}

@@ -1,0 +1,64 @@
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '../../src/auth/nonce-store.ts';
+
+const stores: Array<{ name: string; make(): Promise<{ store: NonceStore; done(): Promise<void> }> }> = [
+  {
+    name: 'memory',
+    async make() {
+      const store = createMemoryNonceStore({ bucketMs: 50 });
+      return { store, done: () => store.close() };
+    },
+  },
+];
+if (process.env.REDIS_URL) {
+  stores.push({
+    name: 'redis',
+    async make() {
+      const redis = new Redis(process.env.REDIS_URL!, { lazyConnect: false, maxRetriesPerRequest: 1 });
+      const store = createRedisNonceStore(redis, { prefix: `test:${process.pid}:${Date.now()}:` });
+      return { store, done: async () => void redis.disconnect() };
+    },
+  });
+}
+
+describe.each(stores)('$name nonce store', ({ make }) => {
+  let cleanup: Array<() => Promise<void>> = [];
+  afterAll(async () => {
+    for (const c of cleanup) await c();
+  });
+
+  it('accepts a nonce once per key and again after its window', async () => {
+    const { store, done } = await make();
+    cleanup.push(done);
+    expect(await store.claim('key-a', 'n-1', 150)).toBe(true);
+    expect(await store.claim('key-a', 'n-1', 150)).toBe(false);
+    // Another key may use the same nonce.
+    expect(await store.claim('key-b', 'n-1', 150)).toBe(true);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await store.claim('key-a', 'n-1', 150)).toBe(true);
+  });
+
+  it('lets exactly one of many concurrent claims win', async () => {
+    const { store, done } = await make();
+    cleanup.push(done);
+    const results = await Promise.all(Array.from({ length: 20 }, () => store.claim('key-c', 'same', 5_000)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+  });
+});
+
+describe('memory nonce store at volume', () => {
+  it('keeps every one of 50,000 nonces through table growth and forgets them after the window', async () => {
+    let t = 1_000_000;
+    const store = createMemoryNonceStore({ now: () => t, bucketMs: 1_000 });
+    const nonces = Array.from({ length: 50_000 }, (_, i) => `nonce-${i}-${(i * 2654435761) >>> 0}`);
+    for (const n of nonces) expect(await store.claim('k', n, 45_000)).toBe(true);
+    let replays = 0;
+    for (const n of nonces) if (!(await store.claim('k', n, 45_000))) replays++;
+    expect(replays).toBe(nonces.length);
+    expect(await store.claim('other-key', nonces[0], 45_000)).toBe(true);
+    t += 47_000;
+    expect(await store.claim('k', nonces[123], 45_000)).toBe(true);
+    await store.close();
+  });
+});

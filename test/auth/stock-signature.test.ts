@@ -1,0 +1,49 @@
+/**
+ * Guards the signing algorithm with an implementation written from contract.md alone (node:crypto
+ * by hand, no shared helper), so the SDK and the server cannot silently agree on a mistake.
+ */
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { StockClient } from '../../src/sdk/stock-client.ts';
+import { canonicalQuery } from '../../src/auth/stock-signature.ts';
+
+const SECRET = 'test-secret-0123456789';
+
+describe('stock request signature', () => {
+  it('matches the literal five-line algorithm for a GET with a query', () => {
+    const client = new StockClient({ baseUrl: 'http://127.0.0.1:1/svc', apiKey: 'k', apiSecret: SECRET, chainId: 31337 });
+    const signed = client.sign('get', '/api/v1/prices/AAPL/history', {
+      query: { limit: 5, interval: '1h', endTime: 1700000000000 },
+      ts: 1700000000123,
+      nonce: '6f1c1a9e-9d7b-4c3f-8f43-2c1f0e5d1a11',
+    });
+    const payload =
+      'GET\n' +
+      '/api/v1/prices/AAPL/history?endTime=1700000000000&interval=1h&limit=5\n' +
+      '1700000000123\n' +
+      '6f1c1a9e-9d7b-4c3f-8f43-2c1f0e5d1a11\n';
+    const expected = createHmac('sha256', Buffer.from(SECRET, 'utf8')).update(Buffer.from(payload, 'utf8')).digest('hex');
+    expect(signed.headers['x-api-sign']).toBe(expected);
+    expect(signed.url).toBe('http://127.0.0.1:1/svc/api/v1/prices/AAPL/history?endTime=1700000000000&interval=1h&limit=5');
+    expect(signed.headers['x-api-ts']).toBe('1700000000123');
+    expect(signed.headers['x-api-p']).toBe('STOCK');
+    expect(signed.headers['x-api-chain-id']).toBe('31337');
+  });
+
+  it('covers the raw body byte for byte for a POST', () => {
+    const client = new StockClient({ baseUrl: 'http://x', apiKey: 'k', apiSecret: SECRET, chainId: 1, product: 'STOCK' });
+    const body = '{"symbol":"AAPL","side":"Buy","notional":"100.5"}';
+    const signed = client.sign('POST', '/api/v1/orders/calldata', { body, ts: 42, nonce: 'nonce-000001' });
+    const payload = ['POST', '/api/v1/orders/calldata', '42', 'nonce-000001', body].join(String.fromCharCode(10));
+    expect(payload.includes('\\n')).toBe(false);
+    const expected = createHmac('sha256', SECRET).update(payload).digest('hex');
+    expect(signed.headers['x-api-sign']).toBe(expected);
+    expect(signed.body).toBe(body);
+  });
+
+  it('sorts repeated names stably and encodes like URLSearchParams', () => {
+    expect(canonicalQuery('b=2&a=z&b=1&c=a%20b')).toBe('a=z&b=2&b=1&c=a+b');
+    expect(canonicalQuery({ symbol: 'AAPL', page: 2 })).toBe('page=2&symbol=AAPL');
+    expect(canonicalQuery('')).toBe('');
+  });
+});

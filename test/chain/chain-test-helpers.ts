@@ -1,0 +1,154 @@
+import { expect } from 'vitest';
+import {
+  BaseError,
+  ContractFunctionRevertedError,
+  parseUnits,
+  type Address,
+  type Hash,
+  type TransactionReceipt,
+} from 'viem';
+import {
+  accountLensAbi,
+  cashierAbi,
+  cashTokenAbi,
+  stockAbi,
+  stockRouterAbi,
+} from '../../src/chain/abi/generated/index.ts';
+import { toChainError } from '../../src/chain/chain-client.ts';
+import { ChainRevertError } from '../../src/errors/app-error.ts';
+import type { ChainFixture, ChainUser } from '../support/chain-fixture.ts';
+
+export const usdc = (v: string): bigint => parseUnits(v, 6);
+export const musd = (v: string): bigint => parseUnits(v, 18);
+export const shares = (v: string): bigint => parseUnits(v, 18);
+export const price = (v: string): bigint => parseUnits(v, 18);
+
+export const Side = { Buy: 0, Sell: 1 } as const;
+export const OrderType = { Market: 0, Limit: 1 } as const;
+export const OrderStatus = { None: 0, Open: 1, Canceling: 2, Filled: 3, Canceled: 4, Expired: 5, Rejected: 6 } as const;
+export const DAY = 0;
+
+export const ceilDiv = (a: bigint, b: bigint): bigint => (a + b - 1n) / b;
+
+/** Waits for the transaction and asserts it succeeded. */
+export async function confirm(f: ChainFixture, hash: Promise<Hash> | Hash): Promise<TransactionReceipt> {
+  const receipt = await f.publicClient.waitForTransactionReceipt({ hash: await hash });
+  expect(receipt.status).toBe('success');
+  return receipt;
+}
+
+/**
+ * Asserts that `call` (a simulate/estimate/write against the StockRouter ABI) reverts with the
+ * custom error `errorName`, decoded by viem with the ABI the call was made with, and optionally
+ * with `args`. Also checks that `toChainError` maps it to a ChainRevertError of that name.
+ */
+export async function expectRevert(call: () => Promise<unknown>, errorName: string, args?: readonly unknown[]): Promise<void> {
+  let caught: unknown;
+  try {
+    await call();
+  } catch (err) {
+    caught = err;
+  }
+  expect(caught, `expected a revert with ${errorName}`).toBeInstanceOf(BaseError);
+  const reverted = (caught as BaseError).walk((e) => e instanceof ContractFunctionRevertedError) as ContractFunctionRevertedError | null;
+  expect(reverted, `no ContractFunctionRevertedError in ${(caught as BaseError).shortMessage}`).toBeTruthy();
+  expect(reverted?.data?.errorName).toBe(errorName);
+  if (args) expect(reverted?.data?.args ?? []).toEqual(args);
+  const mapped = toChainError(caught);
+  expect(mapped).toBeInstanceOf(ChainRevertError);
+  expect((mapped as ChainRevertError).errorName).toBe(errorName);
+}
+
+export async function deadlineIn(f: ChainFixture, seconds: number): Promise<number> {
+  const block = await f.publicClient.getBlock();
+  return Number(block.timestamp) + seconds;
+}
+
+export function contracts(f: ChainFixture) {
+  return f.deployment.contracts;
+}
+
+export async function approveUsdc(f: ChainFixture, user: ChainUser, amount: bigint, spender?: Address): Promise<void> {
+  const c = contracts(f);
+  await confirm(
+    f,
+    user.wallet.writeContract({ address: c.cashToken, abi: cashTokenAbi, functionName: 'approve', args: [spender ?? c.stockRouter, amount] }),
+  );
+}
+
+export async function approveStock(f: ChainFixture, user: ChainUser, stock: Address, amount: bigint): Promise<void> {
+  await confirm(
+    f,
+    user.wallet.writeContract({ address: stock, abi: stockAbi, functionName: 'approve', args: [contracts(f).stockRouter, amount] }),
+  );
+}
+
+/** Approves and deposits `amount` USDC for `user` through the router. */
+export async function depositUsdc(f: ChainFixture, user: ChainUser, amount: bigint): Promise<TransactionReceipt> {
+  await approveUsdc(f, user, amount);
+  return confirm(
+    f,
+    user.wallet.writeContract({ address: contracts(f).stockRouter, abi: stockRouterAbi, functionName: 'deposit', args: [contracts(f).cashToken, amount] }),
+  );
+}
+
+export async function depositStock(f: ChainFixture, user: ChainUser, stock: Address, amount: bigint): Promise<void> {
+  await approveStock(f, user, stock, amount);
+  await confirm(
+    f,
+    user.wallet.writeContract({ address: contracts(f).stockRouter, abi: stockRouterAbi, functionName: 'depositStock', args: [stock, amount] }),
+  );
+}
+
+export async function mUsdOf(f: ChainFixture, user: Address): Promise<{ free: bigint; locked: bigint }> {
+  const c = contracts(f);
+  const [free, locked] = await Promise.all([
+    f.publicClient.readContract({ address: c.cashier, abi: cashierAbi, functionName: 'balanceOf', args: [user] }),
+    f.publicClient.readContract({ address: c.cashier, abi: cashierAbi, functionName: 'lockedOf', args: [user] }),
+  ]);
+  return { free, locked };
+}
+
+export async function stockOf(
+  f: ChainFixture,
+  stock: Address,
+  user: Address,
+): Promise<{ wallet: bigint; exchange: bigint; locked: bigint }> {
+  const account = await f.publicClient.readContract({
+    address: contracts(f).accountLens,
+    abi: accountLensAbi,
+    functionName: 'getAccount',
+    args: [user, [stock], [], '0x0000000000000000000000000000000000000000'],
+  });
+  const s = account.stocks[0];
+  return { wallet: s.wallet, exchange: s.exchange, locked: s.locked };
+}
+
+export async function usdcOf(f: ChainFixture, who: Address): Promise<bigint> {
+  return f.publicClient.readContract({ address: contracts(f).cashToken, abi: cashTokenAbi, functionName: 'balanceOf', args: [who] });
+}
+
+/** Asserts the Cashier invariant: tokens held (in mUSD) = Σ free + Σ locked + fees + queued both ways. */
+export async function expectCashInvariant(f: ChainFixture, accounts: readonly Address[]): Promise<void> {
+  const c = contracts(f);
+  const read = <T>(functionName: 'feeBalance' | 'totalQueuedDeposits' | 'totalQueuedWithdrawals' | 'treasury') =>
+    f.publicClient.readContract({ address: c.cashier, abi: cashierAbi, functionName }) as Promise<T>;
+  const treasury = await read<Address>('treasury');
+  const everyone = [...new Set([...accounts, treasury])];
+  const balances = await Promise.all(everyone.map((a) => mUsdOf(f, a)));
+  const userSum = balances.reduce((s, b) => s + b.free + b.locked, 0n);
+  const [fees, queuedDeposits, queuedWithdrawals, held] = await Promise.all([
+    read<bigint>('feeBalance'),
+    read<bigint>('totalQueuedDeposits'),
+    read<bigint>('totalQueuedWithdrawals'),
+    usdcOf(f, c.cashier),
+  ]);
+  expect(held * 10n ** 12n).toBe(userSum + fees + queuedDeposits + queuedWithdrawals);
+}
+
+/** Asserts a Stock's own ERC-20 balance equals the sum of the accounts' exchange balances. */
+export async function expectStockBacking(f: ChainFixture, stock: Address, accounts: readonly Address[]): Promise<void> {
+  const held = await f.publicClient.readContract({ address: stock, abi: stockAbi, functionName: 'balanceOf', args: [stock] });
+  const balances = await Promise.all(accounts.map((a) => stockOf(f, stock, a)));
+  expect(held).toBe(balances.reduce((s, b) => s + b.exchange + b.locked, 0n));
+}

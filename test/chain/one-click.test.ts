@@ -1,0 +1,287 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import {
+  BaseError,
+  ContractFunctionRevertedError,
+  decodeErrorResult,
+  encodeFunctionData,
+  hashTypedData,
+  parseEventLogs,
+  toFunctionSelector,
+  type Address,
+  type Hex,
+} from 'viem';
+import { oneClickRouterAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
+import { toChainError } from '../../src/chain/chain-client.ts';
+import { ChainRevertError } from '../../src/errors/app-error.ts';
+import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import {
+  approveUsdc,
+  confirm,
+  contracts,
+  deadlineIn,
+  depositUsdc,
+  expectRevert,
+  mUsdOf,
+  musd,
+  OrderStatus,
+  Side,
+  usdc,
+} from './chain-test-helpers.ts';
+
+let f: ChainFixture;
+let alice: ChainUser;
+let bob: ChainUser;
+let oneClick: Address;
+let router: Address;
+let snap: Hex;
+
+beforeAll(async () => {
+  f = await startChainFixture();
+  [alice, bob] = f.users;
+  oneClick = contracts(f).oneClickRouter;
+  router = contracts(f).stockRouter;
+});
+afterAll(async () => {
+  await f?.stop();
+});
+beforeEach(async () => {
+  snap = await f.snapshot();
+});
+afterEach(async () => {
+  await f.revert(snap);
+});
+
+/** The EIP-712 payload the API's `1ct/prepare` hands out. */
+function delegatePayload(user: Address, delegatee: Address, nonce: bigint, deadline: number) {
+  return {
+    domain: { name: 'OneClickRouter', version: '1', chainId: f.chainId, verifyingContract: oneClick },
+    types: {
+      Delegate: [
+        { name: 'user', type: 'address' },
+        { name: 'delegatee', type: 'address' },
+        { name: 'nonce', type: 'uint64' },
+        { name: 'deadline', type: 'uint32' },
+      ],
+    },
+    primaryType: 'Delegate' as const,
+    message: { user, delegatee, nonce, deadline },
+  };
+}
+
+async function nonceOf(user: Address): Promise<bigint> {
+  return f.publicClient.readContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'nonces', args: [user] });
+}
+
+async function delegateOf(user: Address): Promise<Address> {
+  return f.publicClient.readContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateOf', args: [user] });
+}
+
+/** `signer` signs a delegation of `user` to the operator; the operator submits it. */
+async function enable(user: ChainUser, signer: ChainUser = user) {
+  const deadline = await deadlineIn(f, 600);
+  const payload = delegatePayload(user.address, f.operator.account.address, await nonceOf(user.address), deadline);
+  const signature = await signer.wallet.signTypedData(payload);
+  return { deadline, payload, signature };
+}
+
+function execute(user: Address, data: Hex, account = f.operator.account) {
+  return f.publicClient.simulateContract({ account, address: oneClick, abi: oneClickRouterAbi, functionName: 'execute', args: [user, data] });
+}
+
+describe('delegation', () => {
+  test('delegateBySig records the delegatee and consumes the nonce; the digest matches EIP-712', async () => {
+    const { deadline, payload, signature } = await enable(alice);
+    const digest = await f.publicClient.readContract({
+      address: oneClick,
+      abi: oneClickRouterAbi,
+      functionName: 'delegateDigest',
+      args: [alice.address, f.operator.account.address, 0n, deadline],
+    });
+    expect(digest).toBe(hashTypedData(payload));
+
+    const receipt = await confirm(
+      f,
+      f.operator.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [alice.address, f.operator.account.address, deadline, signature] }),
+    );
+    expect(parseEventLogs({ abi: oneClickRouterAbi, logs: receipt.logs, eventName: 'Delegated' })[0].args).toEqual({
+      user: alice.address,
+      delegatee: f.operator.account.address,
+      nonce: 0n,
+      deadline,
+    });
+    expect(await delegateOf(alice.address)).toBe(f.operator.account.address);
+    expect(await nonceOf(alice.address)).toBe(1n);
+
+    // The same signature cannot be replayed: the nonce moved on.
+    let replay: unknown;
+    try {
+      await f.publicClient.simulateContract({
+        account: f.operator.account,
+        address: oneClick,
+        abi: oneClickRouterAbi,
+        functionName: 'delegateBySig',
+        args: [alice.address, f.operator.account.address, deadline, signature],
+      });
+    } catch (err) {
+      replay = err;
+    }
+    expect((toChainError(replay) as ChainRevertError).errorName).toBe('InvalidSigner');
+  });
+
+  test('a signature from another wallet → InvalidSigner(recovered, expected)', async () => {
+    const { deadline, signature } = await enable(alice, bob);
+    await expectRevert(
+      () =>
+        f.publicClient.simulateContract({
+          account: f.operator.account,
+          address: oneClick,
+          abi: oneClickRouterAbi,
+          functionName: 'delegateBySig',
+          args: [alice.address, f.operator.account.address, deadline, signature],
+        }),
+      'InvalidSigner',
+      [bob.address, alice.address],
+    );
+    expect(await delegateOf(alice.address)).toBe('0x0000000000000000000000000000000000000000');
+  });
+
+  test('an expired deadline → SignatureExpired', async () => {
+    const deadline = await deadlineIn(f, -1);
+    const signature = await alice.wallet.signTypedData(delegatePayload(alice.address, f.operator.account.address, 0n, deadline));
+    await expectRevert(
+      () =>
+        f.publicClient.simulateContract({
+          account: f.operator.account,
+          address: oneClick,
+          abi: oneClickRouterAbi,
+          functionName: 'delegateBySig',
+          args: [alice.address, f.operator.account.address, deadline, signature],
+        }),
+      'SignatureExpired',
+      [deadline],
+    );
+  });
+
+  test('revokeDelegation by the delegatee and undelegate by the user end the delegation', async () => {
+    const a = await enable(alice);
+    await confirm(f, f.operator.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [alice.address, f.operator.account.address, a.deadline, a.signature] }));
+    await expectRevert(
+      () => f.publicClient.simulateContract({ account: bob.wallet.account, address: oneClick, abi: oneClickRouterAbi, functionName: 'revokeDelegation', args: [alice.address] }),
+      'NotDelegatee',
+      [alice.address, bob.address],
+    );
+    const revoked = await confirm(f, f.operator.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'revokeDelegation', args: [alice.address] }));
+    expect(parseEventLogs({ abi: oneClickRouterAbi, logs: revoked.logs, eventName: 'Undelegated' })[0].args).toEqual({
+      user: alice.address,
+      delegatee: f.operator.account.address,
+    });
+    await expectRevert(() => execute(alice.address, '0x'), 'NotDelegatee', [alice.address, f.operator.account.address]);
+
+    const b = await enable(bob);
+    await confirm(f, f.operator.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [bob.address, f.operator.account.address, b.deadline, b.signature] }));
+    await confirm(f, bob.wallet.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'undelegate' }));
+    expect(await delegateOf(bob.address)).toBe('0x0000000000000000000000000000000000000000');
+    await expectRevert(
+      () => f.publicClient.simulateContract({ account: bob.wallet.account, address: oneClick, abi: oneClickRouterAbi, functionName: 'undelegate' }),
+      'NotDelegated',
+      [bob.address],
+    );
+  });
+
+  test('the StockRouter target is set once', async () => {
+    await expectRevert(
+      () => f.publicClient.simulateContract({ account: f.operator.account, address: oneClick, abi: oneClickRouterAbi, functionName: 'setStockRouter', args: [router] }),
+      'StockRouterAlreadySet',
+      [],
+    );
+  });
+});
+
+describe('execute', () => {
+  beforeEach(async () => {
+    const { deadline, signature } = await enable(alice);
+    await confirm(f, f.operator.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [alice.address, f.operator.account.address, deadline, signature] }));
+  });
+
+  test('forwards the user as the sender: deposit, order and cancel act for the user', async () => {
+    const c = contracts(f);
+    await approveUsdc(f, alice, usdc('500'));
+    const depositData = encodeFunctionData({ abi: stockRouterAbi, functionName: 'deposit', args: [c.cashToken, usdc('500')] });
+    const receipt = await confirm(f, f.operator.writeContract((await execute(alice.address, depositData)).request));
+    expect(parseEventLogs({ abi: oneClickRouterAbi, logs: receipt.logs, eventName: 'Executed' })[0].args).toEqual({
+      user: alice.address,
+      delegatee: f.operator.account.address,
+      selector: toFunctionSelector('deposit(address,uint256)'),
+    });
+    expect(await mUsdOf(f, alice.address)).toEqual({ free: musd('500'), locked: 0n });
+    expect(await mUsdOf(f, f.operator.account.address)).toEqual({ free: musd('5000000'), locked: 0n });
+
+    const deadline = await deadlineIn(f, 600);
+    const placeData = encodeFunctionData({
+      abi: stockRouterAbi,
+      functionName: 'placeLimitOrder',
+      args: [c.stocks.AAPL, Side.Buy, 10n ** 18n, 200n * 10n ** 18n, 0, deadline],
+    });
+    await confirm(f, f.operator.writeContract((await execute(alice.address, placeData)).request));
+    const order = await f.publicClient.readContract({ address: router, abi: stockRouterAbi, functionName: 'getOrder', args: [1n] });
+    expect(order.user).toBe(alice.address);
+    expect((await mUsdOf(f, alice.address)).locked).toBe(musd('200.1'));
+
+    const cancelData = encodeFunctionData({ abi: stockRouterAbi, functionName: 'cancelLimitOrder', args: [1n] });
+    await confirm(f, f.operator.writeContract((await execute(alice.address, cancelData)).request));
+    expect((await f.publicClient.readContract({ address: router, abi: stockRouterAbi, functionName: 'getOrder', args: [1n] })).status).toBe(OrderStatus.Canceling);
+  });
+
+  test('StockRouter reverts are bubbled verbatim and decode with the StockRouter ABI', async () => {
+    await depositUsdc(f, alice, usdc('10'));
+    const deadline = await deadlineIn(f, 600);
+    const data = encodeFunctionData({
+      abi: stockRouterAbi,
+      functionName: 'placeMarketOrder',
+      args: [contracts(f).stocks.AAPL, Side.Buy, 0n, musd('11'), deadline],
+    });
+    let caught: unknown;
+    try {
+      await execute(alice.address, data);
+    } catch (err) {
+      caught = err;
+    }
+    const reverted = (caught as BaseError).walk((e) => e instanceof ContractFunctionRevertedError) as ContractFunctionRevertedError;
+    expect(reverted.raw).toBeDefined();
+    const decoded = decodeErrorResult({ abi: stockRouterAbi, data: reverted.raw as Hex });
+    expect(decoded.errorName).toBe('InsufficientBalance');
+    expect(decoded.args).toEqual([musd('10'), musd('11')]);
+    const mapped = toChainError(caught);
+    expect(mapped).toBeInstanceOf(ChainRevertError);
+    expect((mapped as ChainRevertError).errorName).toBe('InsufficientBalance');
+  });
+
+  test('only the delegatee may execute', async () => {
+    await expectRevert(() => execute(alice.address, '0x', bob.wallet.account), 'NotDelegatee', [alice.address, bob.address]);
+    await expectRevert(() => execute(bob.address, '0x'), 'NotDelegatee', [bob.address, f.operator.account.address]);
+  });
+
+  test('a delegation never grants owner or operator rights', async () => {
+    // The operator (also the owner) delegates itself to bob: bob still cannot act as owner/operator.
+    const owner = f.operator.account.address;
+    const deadline = await deadlineIn(f, 600);
+    const signature = await f.operator.signTypedData(delegatePayload(owner, bob.address, await nonceOf(owner), deadline));
+    await confirm(f, bob.wallet.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [owner, bob.address, deadline, signature] }));
+    const listData = encodeFunctionData({ abi: stockRouterAbi, functionName: 'listStock', args: [bob.address] });
+    let caught: unknown;
+    try {
+      await execute(owner, listData, bob.wallet.account);
+    } catch (err) {
+      caught = err;
+    }
+    expect((toChainError(caught) as ChainRevertError).errorName).toBe('OwnableUnauthorizedAccount');
+    const settleData = encodeFunctionData({ abi: stockRouterAbi, functionName: 'settleOrders', args: [[], []] });
+    caught = undefined;
+    try {
+      await execute(owner, settleData, bob.wallet.account);
+    } catch (err) {
+      caught = err;
+    }
+    expect((toChainError(caught) as ChainRevertError).errorName).toBe('NotOperator');
+  });
+});

@@ -1,0 +1,124 @@
+/**
+ * Scale-out shape: every role as its own OS process (`tokex start --role …`) against one chain and
+ * one database, the API instance stateless. A deposit and a market buy go through the API process,
+ * are indexed by the indexer process and filled by the executor process.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
+import { OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
+import { StockClient } from '../../src/sdk/stock-client.ts';
+import type { DemoFile } from '../../src/app/stack.ts';
+import { openDatabase } from '../../src/storage/database.ts';
+import { uniqueSchemaName } from '../support/test-databases.ts';
+
+let anvil: AnvilHandle;
+const children: ChildProcess[] = [];
+let dataDir: string;
+// On PostgreSQL the roles share one schema of their own: the default schema may hold another run's
+// rows, and a fresh anvil replays the same transaction hashes.
+const schema = process.env.DATABASE_URL ? uniqueSchemaName('roles') : undefined;
+
+function startRole(role: string, env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['bin/tokex.mjs', 'start', '--role', role], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      if (out.includes(`tokex ${role} running`)) resolve(child);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (d) => (out += d.toString()));
+    child.once('exit', (code) => reject(new Error(`${role} exited with ${code}: ${out.slice(-2000)}`)));
+  });
+}
+
+beforeAll(async () => {
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-roles-'));
+  anvil = await startAnvil({ port: 0 });
+  const env = {
+    DATA_DIR: dataDir,
+    RPC_URL: anvil.rpcUrl,
+    OPERATOR_PRIVATE_KEY: OPERATOR_ACCOUNT.privateKey,
+    DEMO_MODE: 'true',
+    STOCK_API_PORT: '0',
+    HISTORY_DAYS: '1',
+    LOG_LEVEL: 'warn',
+    EXECUTOR_TICK_MS: '200',
+    INDEXER_POLL_MS: '100',
+    MARKETDATA_TICK_MS: '250',
+    ...(schema ? { DATABASE_SCHEMA: schema } : {}),
+  };
+  // The first role deploys the contracts; the others reuse the recorded deployment.
+  await startRole('marketdata', env);
+  await Promise.all([startRole('indexer', env), startRole('executor', env), startRole('stock-api', env)]);
+}, 120_000);
+
+afterAll(async () => {
+  for (const c of children) c.kill('SIGTERM');
+  await Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
+  await anvil?.stop();
+  if (schema) {
+    const db = await openDatabase({ url: process.env.DATABASE_URL, schema, migrate: false });
+    await db.kysely.schema.dropSchema(schema).ifExists().cascade().execute();
+    await db.close();
+  }
+});
+
+describe('roles as separate processes', () => {
+  it('stops cleanly on SIGTERM and otherwise serves the whole flow across processes', async () => {
+    const demo = JSON.parse(fs.readFileSync(path.join(dataDir, 'demo.json'), 'utf8')) as DemoFile;
+    const api = new StockClient({ baseUrl: demo.stock.baseUrl, chainId: demo.chainId, ...demo.stock.keys.writable });
+    const chain = { id: demo.chainId, name: 'anvil', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [demo.rpcUrl] } } };
+    const wallet = createWalletClient({ account: privateKeyToAccount(demo.wallets[0].privateKey), chain, transport: http(demo.rpcUrl) });
+    const pub = createPublicClient({ chain, transport: http(demo.rpcUrl) });
+    const sendTx = async (cd: { toAddress: Address; callData: Hex }) => {
+      const hash = await wallet.sendTransaction({ to: cd.toAddress, data: cd.callData });
+      await pub.waitForTransactionReceipt({ hash });
+      return hash;
+    };
+    const c = demo.stock.contracts;
+    await pub.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: c.cashToken, abi: erc20Abi, functionName: 'approve', args: [c.stockRouter, maxUint256] }) });
+    const dep = await api.post<any>('/api/v1/cash/deposits/calldata', { tokenAddress: c.cashToken, tokenAmount: '400' });
+    const rec = await api.post<any>('/api/v1/cash/deposits/tx', { txHash: await sendTx(dep) });
+    expect(rec).toMatchObject({ indexed: true, operationStatus: 'completed' });
+
+    // The API process has no simulator: its quotes come from storage, written by the marketdata process.
+    const quote = await api.get<any>('/api/v1/prices/MSFT');
+    expect(Date.now() - quote.timestamp).toBeLessThan(10_000);
+
+    const cd = await api.post<any>('/api/v1/orders/calldata', { symbol: 'MSFT', side: 'Buy', type: 'Market', notional: '300', deadline: Math.floor(Date.now() / 1000) + 600 });
+    const { orderId } = await api.post<any>('/api/v1/orders/tx', { txHash: await sendTx(cd) });
+    let order: any;
+    for (let i = 0; i < 100; i++) {
+      order = await api.get<any>(`/api/v1/orders/${orderId}`);
+      if (order.state === 'history') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(order.history.status).toBe('FILLED');
+    expect(Number(order.history.filledQuantity)).toBeGreaterThan(0);
+    if (schema) {
+      // The roles really shared the PostgreSQL schema they were given.
+      const db = await openDatabase({ url: process.env.DATABASE_URL, schema, migrate: false });
+      try {
+        const row = await db.kysely.selectFrom('orders').select('order_id').where('order_id', '=', orderId).executeTakeFirst();
+        expect(row?.order_id).toBe(orderId);
+      } finally {
+        await db.close();
+      }
+    }
+
+    for (const child of children) child.kill('SIGTERM');
+    const codes = await Promise.all(children.map((ch) => (ch.exitCode !== null ? ch.exitCode : new Promise((r) => ch.once('exit', (code) => r(code))))));
+    expect(codes).toEqual([0, 0, 0, 0]);
+  }, 60_000);
+});

@@ -1,0 +1,133 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConflictError, ValidationError } from '../../src/errors/app-error.ts';
+import {
+  getApiKey,
+  insertApiKey,
+  listApiKeys,
+  revokeApiKey,
+  updateApiKey,
+  type ApiKeyRecord,
+} from '../../src/storage/api-key-store.ts';
+import type { Db } from '../../src/storage/database.ts';
+import { testDatabases } from '../support/test-databases.ts';
+
+function record(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
+  return {
+    apiKey: 'ak_0001',
+    secretCiphertext: 'v1:iv:ciphertext:tag',
+    label: 'desk "A" — ünïcode',
+    permission: 'WRITABLE',
+    ipWhitelist: ['127.0.0.1', '::1', '2001:db8::42'],
+    chainId: 31337,
+    product: 'STOCK',
+    userAddress: '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266',
+    active: true,
+    expiresAt: 1_900_000_000_123,
+    createdAt: 1_700_000_000_001,
+    updatedAt: 1_700_000_000_002,
+    ...overrides,
+  };
+}
+
+describe.each(testDatabases)('api-key-store ($name)', ({ open }) => {
+  let db: Db;
+  beforeEach(async () => {
+    db = await open();
+  });
+  afterEach(async () => {
+    await db.close();
+  });
+
+  it('round-trips every field exactly', async () => {
+    const rec = record();
+    await insertApiKey(db, rec);
+    expect(await getApiKey(db, rec.apiKey)).toEqual(rec);
+  });
+
+  it('round-trips null expiry, null address, inactive and an empty whitelist', async () => {
+    const rec = record({ apiKey: 'ak_null', expiresAt: null, userAddress: null, active: false, ipWhitelist: [], permission: 'READ_ONLY' });
+    await insertApiKey(db, rec);
+    const got = await getApiKey(db, 'ak_null');
+    expect(got).toEqual(rec);
+    expect(got?.active).toBe(false);
+    expect(got?.expiresAt).toBeNull();
+  });
+
+  it('stores the user address in lower case and rejects a malformed one', async () => {
+    await insertApiKey(db, record({ userAddress: '0xF39Fd6e51aad88F6F4ce6aB8827279cffFb92266' }));
+    expect((await getApiKey(db, 'ak_0001'))?.userAddress).toBe('0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266');
+    await expect(insertApiKey(db, record({ apiKey: 'ak_bad', userAddress: '0x1234' }))).rejects.toBeInstanceOf(ValidationError);
+    await expect(insertApiKey(db, record({ apiKey: 'ak_bad', permission: 'ADMIN' as never }))).rejects.toBeInstanceOf(ValidationError);
+    expect(await getApiKey(db, 'ak_bad')).toBeUndefined();
+  });
+
+  it('answers undefined for an unknown key and ConflictError for a duplicate', async () => {
+    expect(await getApiKey(db, 'nope')).toBeUndefined();
+    await insertApiKey(db, record());
+    await expect(insertApiKey(db, record({ label: 'second' }))).rejects.toBeInstanceOf(ConflictError);
+    expect((await getApiKey(db, 'ak_0001'))?.label).toBe(record().label);
+  });
+
+  it('lists all keys oldest first', async () => {
+    await insertApiKey(db, record({ apiKey: 'ak_c', createdAt: 30 }));
+    await insertApiKey(db, record({ apiKey: 'ak_a', createdAt: 10, active: false }));
+    await insertApiKey(db, record({ apiKey: 'ak_b', createdAt: 20 }));
+    const list = await listApiKeys(db);
+    expect(list.map((k) => k.apiKey)).toEqual(['ak_a', 'ak_b', 'ak_c']);
+    expect(list[0]).toEqual(record({ apiKey: 'ak_a', createdAt: 10, active: false }));
+  });
+
+  it('updates only the patched fields and bumps updatedAt', async () => {
+    const rec = record();
+    await insertApiKey(db, rec);
+    const before = Date.now();
+    const updated = await updateApiKey(db, rec.apiKey, {
+      label: 'renamed',
+      permission: 'READ_ONLY',
+      ipWhitelist: ['10.0.0.1'],
+      userAddress: null,
+      expiresAt: null,
+    });
+    expect(updated).toEqual({
+      ...rec,
+      label: 'renamed',
+      permission: 'READ_ONLY',
+      ipWhitelist: ['10.0.0.1'],
+      userAddress: null,
+      expiresAt: null,
+      updatedAt: updated!.updatedAt,
+    });
+    expect(updated!.updatedAt).toBeGreaterThanOrEqual(before);
+    expect(await getApiKey(db, rec.apiKey)).toEqual(updated);
+
+    const again = await updateApiKey(db, rec.apiKey, {
+      chainId: 1,
+      product: 'STOCK2',
+      active: false,
+      userAddress: '0x70997970C51812dc3A010C7d01b50e0d17dc79C8',
+      expiresAt: 2_000_000_000_000,
+    });
+    expect(again).toMatchObject({
+      label: 'renamed',
+      chainId: 1,
+      product: 'STOCK2',
+      active: false,
+      userAddress: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
+      expiresAt: 2_000_000_000_000,
+    });
+  });
+
+  it('answers undefined when updating an unknown key', async () => {
+    expect(await updateApiKey(db, 'nope', { label: 'x' })).toBeUndefined();
+  });
+
+  it('revokes by deactivating; true while the key exists, false otherwise', async () => {
+    await insertApiKey(db, record());
+    expect(await revokeApiKey(db, 'ak_0001')).toBe(true);
+    const got = await getApiKey(db, 'ak_0001');
+    expect(got?.active).toBe(false);
+    expect(got?.secretCiphertext).toBe(record().secretCiphertext);
+    expect(await revokeApiKey(db, 'ak_0001')).toBe(true);
+    expect(await revokeApiKey(db, 'nope')).toBe(false);
+  });
+});

@@ -1,0 +1,56 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Db } from '../../src/storage/database.ts';
+import { getMeta, setMeta } from '../../src/storage/meta-store.ts';
+import { getQuote, upsertQuotes } from '../../src/storage/quote-store.ts';
+import { withTransaction } from '../../src/storage/transaction.ts';
+import { testDatabases } from '../support/test-databases.ts';
+
+describe.each(testDatabases)('withTransaction ($name)', ({ open }) => {
+  let db: Db;
+  beforeEach(async () => {
+    db = await open();
+  });
+  afterEach(async () => {
+    await db.close();
+  });
+
+  it('commits every write together and returns the result', async () => {
+    const out = await withTransaction(db, async (tx) => {
+      await setMeta(tx, 'a', '1');
+      await upsertQuotes(tx, [{ symbol: 'AAPL', bid: '1', ask: '2', last: '1.5', timestamp: 5 }]);
+      return 'done';
+    });
+    expect(out).toBe('done');
+    expect(await getMeta(db, 'a')).toBe('1');
+    expect((await getQuote(db, 'AAPL'))?.last).toBe('1.5');
+  });
+
+  it('rolls back every write when the function throws, and rethrows', async () => {
+    await setMeta(db, 'a', 'before');
+    const boom = new Error('boom');
+    await expect(
+      withTransaction(db, async (tx) => {
+        await setMeta(tx, 'a', 'inside');
+        // A store that opens its own transaction joins the caller's instead.
+        await upsertQuotes(tx, [{ symbol: 'AAPL', bid: '1', ask: '2', last: '1.5', timestamp: 5 }]);
+        expect(await getMeta(tx, 'a')).toBe('inside');
+        throw boom;
+      }),
+    ).rejects.toBe(boom);
+    expect(await getMeta(db, 'a')).toBe('before');
+    expect(await getQuote(db, 'AAPL')).toBeUndefined();
+  });
+
+  it('joins an enclosing transaction when given one', async () => {
+    await expect(
+      withTransaction(db, async (outer) => {
+        await withTransaction(outer, async (inner) => {
+          expect(inner).toBe(outer);
+          await setMeta(inner, 'nested', 'x');
+        });
+        throw new Error('outer fails');
+      }),
+    ).rejects.toThrow('outer fails');
+    expect(await getMeta(db, 'nested')).toBeUndefined();
+  });
+});

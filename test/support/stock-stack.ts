@@ -1,0 +1,63 @@
+/**
+ * Starts the real embedded stack (anvil from npm, contracts deployed, SQLite or PostgreSQL,
+ * market data, the stock API on a free port) in a temporary data directory, with the log lines
+ * captured so tests can check what reached the log.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { loadConfig, type AppConfig, type Role } from '../../src/config/app-config.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { startStack, type DemoFile, type StackHandle } from '../../src/app/stack.ts';
+import { StockClient } from '../../src/sdk/stock-client.ts';
+
+export interface TestStack {
+  stack: StackHandle;
+  config: AppConfig;
+  demo: DemoFile;
+  dataDir: string;
+  logs: string[];
+  readOnly: StockClient;
+  writable: StockClient;
+  client(apiKey: string, apiSecret: string, opts?: { now?: () => number; product?: string; chainId?: number | string }): StockClient;
+  stop(): Promise<void>;
+}
+
+export async function startTestStack(env: Record<string, string> = {}, opts: { role?: Role; dataDir?: string } = {}): Promise<TestStack> {
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-stack-'));
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    STOCK_API_PORT: '0',
+    PERP_API_PORT: '0',
+    HISTORY_DAYS: '2',
+    MARKETDATA_TICK_MS: '250',
+    API_KEY_CACHE_TTL_MS: '0',
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+  const logs: string[] = [];
+  const destination = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(...String(chunk).split('\n').filter(Boolean));
+      cb();
+    },
+  });
+  const logger = createLogger({ level: config.logLevel, destination });
+  const stack = await startStack(config, { role: opts.role ?? 'all', logger });
+  if (!stack.demo || !stack.stockBaseUrl) throw new Error('test stack started without the stock API');
+  const demo = stack.demo;
+  const client: TestStack['client'] = (apiKey, apiSecret, o = {}) =>
+    new StockClient({ baseUrl: stack.stockBaseUrl!, apiKey, apiSecret, chainId: o.chainId ?? demo.chainId, product: o.product ?? demo.stock.product, now: o.now });
+  return {
+    stack,
+    config,
+    demo,
+    dataDir,
+    logs,
+    readOnly: client(demo.stock.keys.readOnly.apiKey, demo.stock.keys.readOnly.apiSecret),
+    writable: client(demo.stock.keys.writable.apiKey, demo.stock.keys.writable.apiSecret),
+    client,
+    stop: () => stack.stop(),
+  };
+}

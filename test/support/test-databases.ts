@@ -1,0 +1,56 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import { openDatabase, type Db } from '../../src/storage/database.ts';
+
+/**
+ * The engines every repository suite runs on: SQLite always, PostgreSQL when DATABASE_URL is set.
+ * Use with `describe.each(testDatabases)('... ($name)', ({ open }) => { ... })`.
+ *
+ * Each `open()` gives an empty, migrated database of its own: a fresh SQLite file in a temp folder,
+ * or a fresh PostgreSQL schema; `close()` deletes it. Suites can therefore run in parallel on one
+ * PostgreSQL database.
+ */
+export interface TestDatabase {
+  name: 'sqlite' | 'postgres';
+  open(): Promise<Db>;
+}
+
+export function uniqueSchemaName(prefix = 't'): string {
+  return `${prefix}_${process.pid}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+}
+
+export async function openTestSqlite(): Promise<Db> {
+  const dir = mkdtempSync(join(tmpdir(), 'tokex-db-'));
+  const db = await openDatabase({ sqlitePath: join(dir, 'test.sqlite') });
+  const close = db.close;
+  let done: Promise<void> | undefined;
+  db.close = () =>
+    (done ??= close().finally(() => rmSync(dir, { recursive: true, force: true })));
+  return db;
+}
+
+export async function openTestPostgres(url: string): Promise<Db> {
+  const schema = uniqueSchemaName();
+  const db = await openDatabase({ url, schema });
+  const close = db.close;
+  let done: Promise<void> | undefined;
+  db.close = () =>
+    (done ??= (async () => {
+      try {
+        await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db.kysely);
+      } finally {
+        await close();
+      }
+    })());
+  return db;
+}
+
+export const testDatabases: TestDatabase[] = [
+  { name: 'sqlite', open: openTestSqlite },
+  ...(process.env.DATABASE_URL
+    ? [{ name: 'postgres' as const, open: () => openTestPostgres(process.env.DATABASE_URL as string) }]
+    : []),
+];
