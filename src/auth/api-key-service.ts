@@ -2,6 +2,7 @@
  * Stock API keys: creation with a random secret (shown once, stored encrypted), administration,
  * and the per-instance cached lookup the authentication hook uses on every request.
  */
+import { HmacSha256 } from './stock-signature.ts';
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../storage/database.ts';
 import { getApiKey, insertApiKey, listApiKeys, revokeApiKey, updateApiKey, type ApiKeyRecord } from '../storage/api-key-store.ts';
@@ -30,6 +31,8 @@ export type UpdateApiKeyInput = Partial<Omit<CreateApiKeyInput, 'ipWhitelist'>> 
 export interface AuthKey {
   apiKey: string;
   secret: string;
+  /** HMAC under `secret` with its padded blocks prepared once per cached lookup. */
+  signer: HmacSha256;
   permission: Permission;
   ipWhitelist: string[];
   chainId: number;
@@ -143,9 +146,11 @@ export function createApiKeyService(opts: {
       const hit = cache.get(apiKey);
       if (hit && t - hit.at < opts.cacheTtlMs) return hit.key;
       const rec = await getApiKey(db, apiKey);
+      const secret = rec && secretBox.decrypt(rec.secretCiphertext);
       const key: AuthKey | undefined = rec && {
         apiKey: rec.apiKey,
-        secret: secretBox.decrypt(rec.secretCiphertext),
+        secret: secret!,
+        signer: new HmacSha256(secret!),
         permission: rec.permission,
         ipWhitelist: rec.ipWhitelist,
         chainId: rec.chainId,

@@ -15,95 +15,111 @@ export interface NonceStore {
 }
 
 /**
- * A set of 64-bit fingerprints in one Uint32Array (open addressing, linear probing). At 10k
- * requests/s a 45 s window holds ~450k nonces; as JS strings in a Set they cost ~3 µs a claim in
- * rehashing and garbage collection, as fingerprints ~0.3 µs and no per-entry objects. Two different
- * nonces share a fingerprint with probability ~N/2^64 (5e-14 at a million entries): the cost of a
- * collision is one spurious "replay" answer, which the client retries with a fresh nonce.
+ * Fingerprints with their expiry in one open-addressing table (linear probing): a claim is one probe
+ * sequence, whatever the window. At 10k requests/s a 45 s window holds ~450k nonces; as JS strings
+ * in a Set they cost several µs a claim in rehashing and garbage collection, here well under one,
+ * with no per-entry objects. Expired entries are reused in place and dropped when the table is
+ * rebuilt. Two different nonces share a 64-bit fingerprint with probability ~N/2^64 (5e-14 at a
+ * million entries): the cost of a collision is one spurious "replay" answer, which the client
+ * retries with a fresh nonce.
  */
-class FingerprintSet {
-  private table = new Uint32Array(2 * 1024);
+class ExpiringFingerprints {
+  private keys = new Uint32Array(2 * 1024);
+  /** Expiry in ms per slot; 0 marks a slot never used. */
+  private expiry = new Float64Array(1024);
   private mask = 1023;
-  private size = 0;
+  /** Slots in use, live or expired. */
+  private used = 0;
 
-  has(h1: number, h2: number): boolean {
-    const t = this.table;
-    for (let i = h1 & this.mask; ; i = (i + 1) & this.mask) {
-      const a = t[2 * i];
-      const b = t[2 * i + 1];
-      if (a === 0 && b === 0) return false;
-      if (a === h1 && b === h2) return true;
+  /** True and remembered until `expiresAt` unless a live entry has the same fingerprint. */
+  claim(h1: number, h2: number, now: number, expiresAt: number): boolean {
+    const keys = this.keys;
+    const expiry = this.expiry;
+    let reuse = -1;
+    let i = h1 & this.mask;
+    for (; ; i = (i + 1) & this.mask) {
+      const e = expiry[i];
+      if (e === 0) break;
+      if (keys[2 * i] === h1 && keys[2 * i + 1] === h2) {
+        if (e > now) return false;
+        reuse = i;
+        break;
+      }
+      if (reuse === -1 && e <= now) reuse = i;
     }
+    if (reuse !== -1) {
+      // The probe ended on an empty slot or an expired match, so no live twin exists: an expired
+      // slot on the way (or the match itself) takes the entry without growing the table.
+      keys[2 * reuse] = h1;
+      keys[2 * reuse + 1] = h2;
+      expiry[reuse] = expiresAt;
+      return true;
+    }
+    keys[2 * i] = h1;
+    keys[2 * i + 1] = h2;
+    expiry[i] = expiresAt;
+    if (++this.used * 2 > this.mask + 1) this.rebuild(now);
+    return true;
   }
 
-  add(h1: number, h2: number): void {
-    if ((this.size + 1) * 2 > this.mask + 1) this.grow();
-    this.insert(this.table, this.mask, h1, h2);
-    this.size++;
-  }
-
-  private insert(t: Uint32Array, mask: number, h1: number, h2: number): void {
-    let i = h1 & mask;
-    while (t[2 * i] !== 0 || t[2 * i + 1] !== 0) i = (i + 1) & mask;
-    t[2 * i] = h1;
-    t[2 * i + 1] = h2;
-  }
-
-  private grow(): void {
-    const old = this.table;
-    const mask = this.mask * 2 + 1;
-    const t = new Uint32Array(2 * (mask + 1));
-    for (let i = 0; i < old.length; i += 2) if (old[i] !== 0 || old[i + 1] !== 0) this.insert(t, mask, old[i], old[i + 1]);
-    this.table = t;
+  /** Drops expired entries and resizes so that live entries fill at most a quarter of the table. */
+  private rebuild(now: number): void {
+    const oldKeys = this.keys;
+    const oldExpiry = this.expiry;
+    let live = 0;
+    for (let i = 0; i < oldExpiry.length; i++) if (oldExpiry[i] > now) live++;
+    let size = 1024;
+    while (size < live * 4) size *= 2;
+    const keys = new Uint32Array(2 * size);
+    const expiry = new Float64Array(size);
+    const mask = size - 1;
+    for (let j = 0; j < oldExpiry.length; j++) {
+      if (oldExpiry[j] <= now) continue;
+      let i = oldKeys[2 * j] & mask;
+      while (expiry[i] !== 0) i = (i + 1) & mask;
+      keys[2 * i] = oldKeys[2 * j];
+      keys[2 * i + 1] = oldKeys[2 * j + 1];
+      expiry[i] = oldExpiry[j];
+    }
+    this.keys = keys;
+    this.expiry = expiry;
     this.mask = mask;
+    this.used = live;
   }
 }
 
-/** Two independent 32-bit hashes (FNV-1a and a murmur-style mix) of scope and nonce; never both 0. */
-function fingerprint(scope: string, nonce: string): [number, number] {
+let fp1 = 0;
+let fp2 = 0;
+
+/**
+ * Two independent 32-bit hashes (FNV-1a and a murmur-style mix) of scope, a 0 separator and nonce,
+ * left in fp1/fp2 (no array per call on the request path).
+ */
+function fingerprint(scope: string, nonce: string): void {
   let h1 = 0x811c9dc5;
   let h2 = 0x9747b28c;
-  const mix = (c: number) => {
+  for (let i = 0; i <= scope.length + nonce.length; i++) {
+    const c = i < scope.length ? scope.charCodeAt(i) : i === scope.length ? 0 : nonce.charCodeAt(i - scope.length - 1);
     h1 = Math.imul(h1 ^ c, 0x01000193);
     h2 = Math.imul(h2 ^ c, 0x5bd1e995);
     h2 ^= h2 >>> 15;
-  };
-  for (let i = 0; i < scope.length; i++) mix(scope.charCodeAt(i));
-  mix(0);
-  for (let i = 0; i < nonce.length; i++) mix(nonce.charCodeAt(i));
-  h1 >>>= 0;
-  h2 = (Math.imul(h2 ^ (h2 >>> 13), 0xc2b2ae35) ^ h1) >>> 0;
-  return h1 === 0 && h2 === 0 ? [0, 1] : [h1, h2];
+  }
+  fp1 = h1 >>> 0;
+  fp2 = (Math.imul(h2 ^ (h2 >>> 13), 0xc2b2ae35) ^ fp1) >>> 0;
 }
 
-/**
- * In-memory store with time buckets: a nonce goes into the bucket of its expiry and whole buckets
- * are dropped once expired, so expiry costs nothing per entry. An entry may be kept up to one
- * bucket longer than asked, never shorter.
- */
-export function createMemoryNonceStore(opts: { now?: () => number; bucketMs?: number } = {}): NonceStore {
+/** In-memory store for a single instance. */
+export function createMemoryNonceStore(opts: { now?: () => number } = {}): NonceStore {
   const now = opts.now ?? Date.now;
-  const bucketMs = opts.bucketMs ?? 5_000;
-  const buckets = new Map<number, FingerprintSet>();
+  let table = new ExpiringFingerprints();
   return {
     claim(scope, nonce, ttlMs) {
       const t = now();
-      const [h1, h2] = fingerprint(scope, nonce);
-      for (const [idx, set] of buckets) {
-        if ((idx + 1) * bucketMs <= t) {
-          buckets.delete(idx);
-          continue;
-        }
-        if (set.has(h1, h2)) return false;
-      }
-      const idx = Math.floor((t + ttlMs) / bucketMs);
-      let set = buckets.get(idx);
-      if (!set) buckets.set(idx, (set = new FingerprintSet()));
-      set.add(h1, h2);
-      return true;
+      fingerprint(scope, nonce);
+      return table.claim(fp1, fp2, t, t + Math.max(1, ttlMs));
     },
     async close() {
-      buckets.clear();
+      table = new ExpiringFingerprints();
     },
   };
 }

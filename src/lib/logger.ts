@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import { createBufferedDestination } from './buffered-destination.ts';
 
 /**
  * Paths that may carry secret material anywhere in a log object. pino's redact replaces them
@@ -28,9 +29,9 @@ export interface LoggerOptions {
 }
 
 export function createLogger(opts: LoggerOptions = {}): Logger {
-  // Buffered asynchronous writes to stdout by default: a synchronous write per request line costs
-  // more than the request itself. Call flushLogger before exiting.
-  const destination = opts.destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096 });
+  // Buffered writes to stdout by default: a write per request line costs more than the request
+  // itself. flushLogger (and process exit) writes out what is buffered.
+  const destination = opts.destination ?? createBufferedDestination(1);
   return pino(
     {
       name: opts.name,

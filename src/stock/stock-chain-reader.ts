@@ -109,6 +109,9 @@ export function createStockChainReader(opts: {
       if (timer) clearInterval(timer);
     },
     refresh,
+    cachedMarketConfig() {
+      return cached;
+    },
     async marketConfig() {
       if (cached) return cached;
       try {

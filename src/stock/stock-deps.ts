@@ -76,6 +76,8 @@ export interface MinedTransaction {
 export interface StockChainReader {
   /** Cached snapshot, refreshed on a schedule; throws ChainUnavailableError when none was ever read. */
   marketConfig(): Promise<MarketConfigView>;
+  /** The cached snapshot without waiting, if there is one (hot read paths answer synchronously). */
+  cachedMarketConfig(): MarketConfigView | undefined;
   account(user: Address, spender?: Address): Promise<AccountView>;
   oneClick(user: Address): Promise<OneClickView>;
   /** The transaction with its receipt; undefined when the chain does not know the hash. */

@@ -6,7 +6,7 @@ const stores: Array<{ name: string; make(): Promise<{ store: NonceStore; done():
   {
     name: 'memory',
     async make() {
-      const store = createMemoryNonceStore({ bucketMs: 50 });
+      const store = createMemoryNonceStore();
       return { store, done: () => store.close() };
     },
   },
@@ -50,7 +50,7 @@ describe.each(stores)('$name nonce store', ({ make }) => {
 describe('memory nonce store at volume', () => {
   it('keeps every one of 50,000 nonces through table growth and forgets them after the window', async () => {
     let t = 1_000_000;
-    const store = createMemoryNonceStore({ now: () => t, bucketMs: 1_000 });
+    const store = createMemoryNonceStore({ now: () => t });
     const nonces = Array.from({ length: 50_000 }, (_, i) => `nonce-${i}-${(i * 2654435761) >>> 0}`);
     for (const n of nonces) expect(await store.claim('k', n, 45_000)).toBe(true);
     let replays = 0;
@@ -59,6 +59,25 @@ describe('memory nonce store at volume', () => {
     expect(await store.claim('other-key', nonces[0], 45_000)).toBe(true);
     t += 47_000;
     expect(await store.claim('k', nonces[123], 45_000)).toBe(true);
+    await store.close();
+  });
+
+  it('under churn across many windows rejects every live replay and accepts every expired nonce again', async () => {
+    let t = 5_000;
+    const store = createMemoryNonceStore({ now: () => t });
+    const live: string[] = [];
+    for (let step = 0; step < 60_000; step++) {
+      t += 1;
+      const n = `c-${step}`;
+      expect(store.claim('k', n, 1_000)).toBe(true);
+      live.push(n);
+      if (step % 997 === 0) {
+        // Entries younger than the window are replays; those past it are free again.
+        for (const old of live.slice(-900, -1)) expect(store.claim('k', old, 1_000)).toBe(false);
+        const expired = live[live.length - 1_500];
+        if (expired) expect(store.claim('k', expired, 1_000)).toBe(true);
+      }
+    }
     await store.close();
   });
 });

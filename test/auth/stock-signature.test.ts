@@ -5,7 +5,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { StockClient } from '../../src/sdk/stock-client.ts';
-import { canonicalQuery } from '../../src/auth/stock-signature.ts';
+import { canonicalQuery, HmacSha256, hexSignatureEquals } from '../../src/auth/stock-signature.ts';
 
 const SECRET = 'test-secret-0123456789';
 
@@ -45,5 +45,25 @@ describe('stock request signature', () => {
     expect(canonicalQuery('b=2&a=z&b=1&c=a%20b')).toBe('a=z&b=2&b=1&c=a+b');
     expect(canonicalQuery({ symbol: 'AAPL', page: 2 })).toBe('page=2&symbol=AAPL');
     expect(canonicalQuery('')).toBe('');
+  });
+});
+
+describe('server-side HMAC', () => {
+  it('equals node:crypto HMAC-SHA256 for short, block-sized and long secrets and messages', () => {
+    const secrets = ['', 'k', SECRET, 'x'.repeat(64), 'y'.repeat(65), 'ключ-µ'.repeat(20)];
+    const messages = ['', 'GET\n/api/v1/symbols\n1\nn\n', 'é→'.repeat(3000), 'z'.repeat(70_000)];
+    for (const secret of secrets) {
+      const signer = new HmacSha256(secret);
+      for (const m of messages) expect(signer.hex(m)).toBe(createHmac('sha256', secret).update(m, 'utf8').digest('hex'));
+    }
+  });
+
+  it('compares hex signatures in either case and rejects any other digest', () => {
+    const expected = createHmac('sha256', SECRET).update('m').digest('hex');
+    expect(hexSignatureEquals(expected, expected)).toBe(true);
+    expect(hexSignatureEquals(expected, expected.toUpperCase())).toBe(true);
+    const flipped = expected.slice(0, 63) + (expected[63] === '0' ? '1' : '0');
+    expect(hexSignatureEquals(expected, flipped)).toBe(false);
+    expect(hexSignatureEquals(expected, expected.slice(0, 62))).toBe(false);
   });
 });

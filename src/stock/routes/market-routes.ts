@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
 import { INTERVALS, INTERVAL_MS, type Interval } from '../../marketdata/market-types.ts';
 import { listCandles } from '../../storage/candle-store.ts';
-import type { StockApiDeps, StockListing } from '../stock-deps.ts';
+import type { MarketConfigView, StockApiDeps, StockListing } from '../stock-deps.ts';
 import { stockOk } from '../stock-envelope.ts';
 import { address, decimalOut, listOf, millis, pageOf, pageQueryProps, responses, symbolParam } from '../stock-schemas.ts';
 
@@ -135,21 +135,26 @@ export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
   app.get<{ Params: { symbol: string } }>(
     '/prices/:symbol',
     { schema: { tags: ['market data'], summary: 'Real-time quote with on-chain token context', params: symbolParam, response: responses(quoteData) } },
-    async (req) => {
+    // Not async: with the chain snapshot cached (the normal case) the quote is answered without a
+    // promise; only the first read after start waits for the chain.
+    (req) => {
       const listing = listingOf(deps, req.params.symbol);
       const quote = deps.quotes.getQuote(listing.symbol);
       if (!quote) throw new NotFoundError('quote');
-      const cfg = await deps.chain.marketConfig();
-      const token = cfg.stocks.find((s) => s.symbol === listing.symbol);
-      return stockOk(req.id, {
-        symbol: listing.symbol,
-        bid: quote.bid,
-        ask: quote.ask,
-        last: quote.last,
-        timestamp: quote.timestamp,
-        marketStatus: deps.calendar.isOpen(now()) ? 'open' : 'closed',
-        token: { address: listing.address, decimals: listing.decimals, totalSupply: token?.totalSupply ?? '0' },
-      });
+      const render = (cfg: MarketConfigView) => {
+        const token = cfg.stocks.find((s) => s.symbol === listing.symbol);
+        return stockOk(req.id, {
+          symbol: listing.symbol,
+          bid: quote.bid,
+          ask: quote.ask,
+          last: quote.last,
+          timestamp: quote.timestamp,
+          marketStatus: deps.calendar.isOpen(now()) ? 'open' : 'closed',
+          token: { address: listing.address, decimals: listing.decimals, totalSupply: token?.totalSupply ?? '0' },
+        });
+      };
+      const cfg = deps.chain.cachedMarketConfig();
+      return cfg ? render(cfg) : deps.chain.marketConfig().then(render);
     },
   );
 
