@@ -4,7 +4,7 @@
  * bound wallet is the transaction's sender, or, for a key without a bound wallet, when the key
  * itself built the transaction's calldata. Recording is idempotent per key and transaction.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { getAbiItem, toEventSelector, type Abi, type Hex } from 'viem';
 import { cashierAbi, stockAbi, stockRouterAbi } from '../chain/abi/generated/index.ts';
 import { ValidationError } from '../errors/app-error.ts';
@@ -36,7 +36,7 @@ const KIND_NOUN: Record<TxKind, string> = {
  * identifier, never compared with anything on chain, and is computed on every calldata request.
  */
 function calldataHash(callData: Hex): string {
-  return '0x' + createHash('sha256').update(Buffer.from(callData.slice(2), 'hex')).digest('hex');
+  return '0x' + hash('sha256', Buffer.from(callData.slice(2), 'hex'), 'hex');
 }
 
 /** Remembers that this key built this calldata, so the key can later record the transaction. */

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
 import { CurrentSchemaIntrospector } from './current-schema-introspector.ts';
@@ -83,9 +83,34 @@ function openSqlite(path: string, opts: OpenDatabaseOptions): Db {
     throw new StorageUnavailableError({ cause: err, detail: { sqlitePath: path } });
   }
   const kysely = new Kysely<DatabaseSchema>({
-    dialect: new ErrorMappingDialect(new SqliteDialect({ database: raw }), { immediateTransactions: true }),
+    dialect: new ErrorMappingDialect(new SqliteDialect({ database: withStatementCache(raw) }), { immediateTransactions: true }),
   });
   return { kysely, dialect: 'sqlite', close: onceClose(() => kysely.destroy()) };
+}
+
+/**
+ * Kysely's SQLite driver prepares every query's SQL again. Preparing is a parse and plan: for the
+ * indexer's multi-row inserts (thousands of parameters) it cost about a tenth of a catch-up, and
+ * every API read pays it too. Statements are kept by SQL text (most recently used 200) and reused
+ * unless one is busy in an iteration.
+ */
+function withStatementCache(raw: BetterSqlite3.Database, limit = 200): SqliteDatabase {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return {
+    close: () => raw.close(),
+    prepare(text: string) {
+      let stmt = cache.get(text);
+      if (stmt !== undefined && !stmt.busy) {
+        cache.delete(text);
+        cache.set(text, stmt);
+        return stmt;
+      }
+      stmt = raw.prepare(text);
+      cache.set(text, stmt);
+      if (cache.size > limit) cache.delete(cache.keys().next().value as string);
+      return stmt;
+    },
+  };
 }
 
 const INT8_OID = 20;

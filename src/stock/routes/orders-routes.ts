@@ -87,13 +87,16 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
         response: responses(calldataSchema),
       },
     },
-    async (req) => {
+    // Not async: without a balance pre-check (a key with no bound wallet) it answers synchronously.
+    (req) => {
       const intent = parseOrder(req.body, deps.stocks, nowSeconds());
       const user = preCheckUser(req);
-      if (user) await checkPlainOrder(intent, user);
-      const callData = orderCalldata(intent);
-      rememberCalldata(deps, req.apiKey!, callData, 'order');
-      return stockOk(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData });
+      const respond = () => {
+        const callData = orderCalldata(intent);
+        rememberCalldata(deps, req.apiKey!, callData, 'order');
+        return stockOk(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData });
+      };
+      return user ? checkPlainOrder(intent, user).then(respond) : respond();
     },
   );
 
