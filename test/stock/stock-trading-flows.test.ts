@@ -94,6 +94,7 @@ describe('cash', () => {
     expect(again.operationIds).toEqual(rec.operationIds);
     const op = await until(() => t.writable.get<any>(`/api/v1/cash/deposits/${rec.operationId}`), (o) => o.operationStatus === 'completed');
     expect(op).toMatchObject({ kind: 'deposit', tokenAmount: '2500.5', mUsdAmount: '2500.5', instant: true, txHash });
+    expect(await other.request('GET', `/api/v1/cash/deposits/${rec.operationId}`)).toMatchObject({ httpStatus: 404, code: 404 });
     const after = await balance(t.writable, user0());
     expect(Number(after.mUsdBalance.available) - Number(before.mUsdBalance.available)).toBeCloseTo(2500.5, 6);
     const list = await t.writable.get<any>('/api/v1/cash/deposits');
@@ -172,6 +173,7 @@ describe('stock movements', () => {
     const rec2 = await t.writable.post<any>('/api/v1/stock/withdrawals/tx', { txHash: await send(0, wd) });
     expect(rec2.operations[0]).toMatchObject({ kind: 'withdrawal', tokenAmount: '2' });
     const detail = await t.writable.get<any>(`/api/v1/stock/withdrawals/${rec2.operationId}`);
+    expect(await other.request('GET', `/api/v1/stock/withdrawals/${rec2.operationId}`)).toMatchObject({ httpStatus: 404, code: 404 });
     expect(detail.operationId).toBe(rec2.operationId);
     const b2 = await balance(t.writable, user0());
     expect(b2.tokenBalances.find((r: any) => r.symbol === 'AAPL').exchangeBalance).toBe('8');
@@ -225,8 +227,12 @@ describe('orders', () => {
     expect(open.openOrder).toMatchObject({ status: 'OPEN', filledQuantity: '0', remainingQuantity: '2' });
     // 2 × 1.25 = 2.5 plus the 5 bps limit fee, rounded up to the wei.
     expect(open.openOrder.lockedAmount).toBe('2.50125');
+    // Orders belong to the key that recorded their placement: for another key they do not exist.
     const byOther = await other.request('DELETE', `/api/v1/orders/${orderId}/calldata`);
-    expect(byOther).toMatchObject({ code: 400, errMsg: 'orderId: order belongs to another API key' });
+    expect(byOther).toMatchObject({ httpStatus: 404, code: 404 });
+    const readByOther = await other.request('GET', `/api/v1/orders/${orderId}`);
+    expect(readByOther).toMatchObject({ httpStatus: 404, code: 404 });
+    expect(readByOther).not.toHaveProperty('data');
     const cancel = await t.writable.delete<any>(`/api/v1/orders/${orderId}/calldata`);
     await send(0, cancel);
     const done = await settled(orderId);

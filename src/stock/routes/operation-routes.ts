@@ -8,7 +8,7 @@ import type { Hex } from 'viem';
 import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
 import { TX_HASH_PATTERN } from '../../http/schema-patterns.ts';
 import type { AuthKey } from '../../auth/api-key-service.ts';
-import type { TxKind } from '../../storage/tx-record-store.ts';
+import { getTxRecord, type TxKind } from '../../storage/tx-record-store.ts';
 import type { StockApiDeps } from '../stock-deps.ts';
 import { stockOk } from '../stock-envelope.ts';
 import { address, decimal, listOf, millis, pageOf, pageQueryProps, responses } from '../stock-schemas.ts';
@@ -52,7 +52,7 @@ export function userFor(body: { userAddress?: string }, key: AuthKey): `0x${stri
   return lowerAddress(u);
 }
 
-export function registerOperationRoutes<R extends { operationId: string }>(app: FastifyInstance, deps: StockApiDeps, spec: OperationSpec<R>): void {
+export function registerOperationRoutes<R extends { operationId: string; txHash: string }>(app: FastifyInstance, deps: StockApiDeps, spec: OperationSpec<R>): void {
   const base = `/${spec.group}/${spec.kind === 'deposit' ? 'deposits' : 'withdrawals'}`;
   const tags = [spec.tag];
 
@@ -170,7 +170,9 @@ export function registerOperationRoutes<R extends { operationId: string }>(app: 
     },
     async (req) => {
       const op = await spec.get(req.params.operationId.toLowerCase());
-      if (!op) throw new NotFoundError('operation');
+      // Scoped like the list: another key's operation is answered as not found, not as forbidden,
+      // so a key cannot probe which operation ids exist.
+      if (!op || (await getTxRecord(deps.db, op.txHash))?.apiKey !== req.apiKey!.apiKey) throw new NotFoundError('operation');
       return stockOk(req.id, spec.view(op));
     },
   );

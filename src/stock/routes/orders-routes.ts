@@ -268,7 +268,8 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     { schema: { tags: ['orders'], summary: 'Order detail, open or historical', params: orderIdParam, response: responses(orderSchema) } },
     async (req) => {
       const order = await getOrder(deps.db, req.params.orderId);
-      if (!order) throw new NotFoundError('order');
+      // Scoped like the list: an order placed through another key is answered as not found.
+      if (!order || (await getOrderOwner(deps.db, order.orderId)) !== req.apiKey!.apiKey) throw new NotFoundError('order');
       return stockOk(req.id, orderView(order, await listOrderFills(deps.db, order.orderId), deps.stocks));
     },
   );
@@ -285,9 +286,8 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     },
     async (req) => {
       const order = await getOrder(deps.db, req.params.orderId);
-      if (!order) throw new NotFoundError('order');
-      const owner = await getOrderOwner(deps.db, order.orderId);
-      if (owner !== req.apiKey!.apiKey) throw new ValidationError('orderId', 'order belongs to another API key');
+      // Another key's order is not found for this key, as in the detail and the list.
+      if (!order || (await getOrderOwner(deps.db, order.orderId)) !== req.apiKey!.apiKey) throw new NotFoundError('order');
       if (order.orderType !== 'Limit') throw new ValidationError('orderId', 'market orders cannot be cancelled');
       if (order.status === 'Canceling') throw new ValidationError('orderId', 'order is already canceling');
       if (order.status !== 'Open') throw new ValidationError('orderId', 'order is not open');
