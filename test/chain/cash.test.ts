@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseEventLogs, type Hex } from 'viem';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import {
   approveUsdc,
   confirm,
@@ -18,7 +18,6 @@ import {
 let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
-let snap: Hex;
 
 beforeAll(async () => {
   f = await startChainFixture();
@@ -27,12 +26,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await f?.stop();
 });
-beforeEach(async () => {
-  snap = await f.snapshot();
-});
-afterEach(async () => {
-  await f.revert(snap);
-});
+revertEachTest(() => f);
 
 const cashierRead = <N extends 'creditBuffer' | 'totalQueuedDeposits' | 'totalQueuedWithdrawals'>(functionName: N) =>
   f.publicClient.readContract({ address: contracts(f).cashier, abi: cashierAbi, functionName });

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import {
   BaseError,
   ContractFunctionRevertedError,
@@ -13,7 +13,7 @@ import {
 import { oneClickRouterAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { toChainError } from '../../src/chain/chain-client.ts';
 import { ChainRevertError } from '../../src/errors/app-error.ts';
-import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import {
   approveUsdc,
   confirm,
@@ -33,7 +33,6 @@ let alice: ChainUser;
 let bob: ChainUser;
 let oneClick: Address;
 let router: Address;
-let snap: Hex;
 
 beforeAll(async () => {
   f = await startChainFixture();
@@ -44,12 +43,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await f?.stop();
 });
-beforeEach(async () => {
-  snap = await f.snapshot();
-});
-afterEach(async () => {
-  await f.revert(snap);
-});
+revertEachTest(() => f);
 
 /** The EIP-712 payload the API's `1ct/prepare` hands out. */
 function delegatePayload(user: Address, delegatee: Address, nonce: bigint, deadline: number) {

@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { parseEventLogs, type Address, type ContractFunctionName, type Hex } from 'viem';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import {
   approveStock,
   approveUsdc,
@@ -31,7 +31,6 @@ let alice: ChainUser;
 let bob: ChainUser;
 let aapl: Address;
 let router: Address;
-let snap: Hex;
 let deadline: number;
 
 beforeAll(async () => {
@@ -43,12 +42,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await f?.stop();
 });
+revertEachTest(() => f);
 beforeEach(async () => {
-  snap = await f.snapshot();
   deadline = await deadlineIn(f, 3600);
-});
-afterEach(async () => {
-  await f.revert(snap);
 });
 
 type RouterFn = ContractFunctionName<typeof stockRouterAbi, 'nonpayable'>;

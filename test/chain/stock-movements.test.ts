@@ -1,7 +1,7 @@
-import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { parseEventLogs, type Address, type Hex } from 'viem';
 import { stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import {
   approveStock,
   confirm,
@@ -21,7 +21,6 @@ let f: ChainFixture;
 let bob: ChainUser;
 let aapl: Address;
 let router: Address;
-let snap: Hex;
 
 beforeAll(async () => {
   f = await startChainFixture();
@@ -32,12 +31,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await f?.stop();
 });
-beforeEach(async () => {
-  snap = await f.snapshot();
-});
-afterEach(async () => {
-  await f.revert(snap);
-});
+revertEachTest(() => f);
 
 function simulate(functionName: 'depositStock' | 'withdrawStock', args: readonly [Address, bigint]) {
   return () => f.publicClient.simulateContract({ account: bob.wallet.account, address: router, abi: stockRouterAbi, functionName, args });

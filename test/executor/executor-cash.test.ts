@@ -8,14 +8,13 @@ import { parseEventLogs, type Hex } from 'viem';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { getMeta } from '../../src/storage/meta-store.ts';
-import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import { approveUsdc, confirm, depositUsdc, expectCashInvariant, mUsdOf, musd, usdc, usdcOf } from '../chain/chain-test-helpers.ts';
 import { makeExecutor, openDb } from './executor-test-support.ts';
 
 let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
-let snap: Hex;
 let db: Db;
 
 beforeAll(async () => {
@@ -26,13 +25,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await f?.stop();
 });
+revertEachTest(() => f);
 beforeEach(async () => {
-  snap = await f.snapshot();
   db = await openDb();
 });
 afterEach(async () => {
   await db.close();
-  await f.revert(snap);
 });
 
 const c = () => f.deployment.contracts;

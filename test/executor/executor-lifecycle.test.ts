@@ -9,7 +9,7 @@ import { LOW_WATER_META_KEY } from '../../src/executor/order-tracker.ts';
 import { createMarketCalendar } from '../../src/marketdata/market-calendar.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { getMeta } from '../../src/storage/meta-store.ts';
-import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import { deadlineIn, depositStock, depositUsdc, mUsdOf, musd, price, shares, stockOf, usdc } from '../chain/chain-test-helpers.ts';
 import { fillEvents, fixedQuotes, makeExecutor, openDb, placeLimit, placeMarket, readOrders } from './executor-test-support.ts';
 
@@ -17,7 +17,6 @@ let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let AAPL: Address;
-let snap: Hex;
 let db: Db;
 
 const nyse = createMarketCalendar('nyse');
@@ -32,13 +31,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await f?.stop();
 });
+revertEachTest(() => f);
 beforeEach(async () => {
-  snap = await f.snapshot();
   db = await openDb();
 });
 afterEach(async () => {
   await db.close();
-  await f.revert(snap);
 });
 
 /** The first NYSE instant (on a 15-minute step) after the chain's time with at least an hour of session left. */

@@ -8,7 +8,7 @@ import type { Address, Hex } from 'viem';
 import { cashierAbi } from '../../src/chain/abi/generated/index.ts';
 import { OrderStatus } from '../../src/executor/fill-policy.ts';
 import type { Db } from '../../src/storage/database.ts';
-import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import { ceilDiv, deadlineIn, depositStock, depositUsdc, mUsdOf, musd, price, shares, stockOf, usdc } from '../chain/chain-test-helpers.ts';
 import {
   cancelLimit,
@@ -27,7 +27,6 @@ let bob: ChainUser;
 let AAPL: Address;
 let TSLA: Address;
 let treasury: Address;
-let snap: Hex;
 let db: Db;
 let deadline: number;
 
@@ -50,14 +49,13 @@ beforeAll(async () => {
 afterAll(async () => {
   await f?.stop();
 });
+revertEachTest(() => f);
 beforeEach(async () => {
-  snap = await f.snapshot();
   db = await openDb();
   deadline = await deadlineIn(f, 3600);
 });
 afterEach(async () => {
   await db.close();
-  await f.revert(snap);
 });
 
 const feeBalance = () => f.publicClient.readContract({ address: f.deployment.contracts.cashier, abi: cashierAbi, functionName: 'feeBalance' });

@@ -3,7 +3,7 @@
  * and the idempotent tx / calldata records. Indexed from real transactions on anvil, on SQLite and
  * (with DATABASE_URL) PostgreSQL.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import type { Address, Hex } from 'viem';
 import type { Db } from '../../src/storage/database.ts';
 import {
@@ -13,8 +13,8 @@ import {
 } from '../../src/storage/operation-store.ts';
 import { getOrder, getOrderOwner, listOrdersForApiKey } from '../../src/storage/order-store.ts';
 import { getCalldataRecord, getTxRecord, recordCalldata, recordTx } from '../../src/storage/tx-record-store.ts';
-import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import { testDatabases } from '../support/test-databases.ts';
+import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 import { approveStock, contracts, DAY, deadlineIn, depositUsdc, OrderStatus, price, shares, Side, usdc } from '../chain/chain-test-helpers.ts';
 import { blockTimeMs, cashierAdmin, newIndexer, routerCall, settle } from './indexer-test-helpers.ts';
 
@@ -23,7 +23,6 @@ let alice: ChainUser;
 let bob: ChainUser;
 let AAPL: Address;
 let TSLA: Address;
-let snap: Hex;
 let deadline: number;
 
 beforeAll(async () => {
@@ -34,22 +33,14 @@ beforeAll(async () => {
 afterAll(async () => {
   await f?.stop();
 });
+revertEachTest(() => f);
 beforeEach(async () => {
-  snap = await f.snapshot();
   deadline = await deadlineIn(f, 3600);
-});
-afterEach(async () => {
-  await f.revert(snap);
 });
 
 describe.each(testDatabases)('indexer queries for the API ($name)', ({ open }) => {
   let db: Db;
-  beforeEach(async () => {
-    db = await open();
-  });
-  afterEach(async () => {
-    await db.close();
-  });
+  useFreshDatabase(open, (d) => (db = d));
 
   test('recordTx and recordCalldata are idempotent and keep the first owner', async () => {
     const tx = `0x${'AB'.repeat(32)}`;

@@ -2,7 +2,7 @@
  * The indexer's projections against a real anvil with the stack deployed, on SQLite and (with
  * DATABASE_URL) PostgreSQL: every event type projected with exact values.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { decodeEventLog, type Address, type Hex } from 'viem';
 import { accountLensAbi, cashierAbi, oneClickRouterAbi, stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { decodeEvent } from '../../src/indexer/event-decoder.ts';
@@ -13,8 +13,8 @@ import { getCashOperation, getStockOperation, listCashOperationsByTx, listStockO
 import { getOrder, listOrderFills, listOrdersByTx } from '../../src/storage/order-store.ts';
 import { getPosition, listPositions } from '../../src/storage/position-store.ts';
 import { withTransaction } from '../../src/storage/transaction.ts';
-import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import { testDatabases } from '../support/test-databases.ts';
+import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 import { approveStock, approveUsdc, contracts, DAY, deadlineIn, depositUsdc, musd, OrderStatus, price, shares, Side, usdc } from '../chain/chain-test-helpers.ts';
 import { blockTimeMs, cashierAdmin, expectEventsMatchChain, newIndexer, routerCall, settle } from './indexer-test-helpers.ts';
 
@@ -24,7 +24,6 @@ let bob: ChainUser;
 let carol: ChainUser;
 let AAPL: Address;
 let TSLA: Address;
-let snap: Hex;
 let deadline: number;
 
 beforeAll(async () => {
@@ -35,24 +34,16 @@ beforeAll(async () => {
 afterAll(async () => {
   await f?.stop();
 });
+revertEachTest(() => f);
 beforeEach(async () => {
-  snap = await f.snapshot();
   deadline = await deadlineIn(f, 3600);
-});
-afterEach(async () => {
-  await f.revert(snap);
 });
 
 const lc = (a: string) => a.toLowerCase();
 
 describe.each(testDatabases)('indexer projections ($name)', ({ open }) => {
   let db: Db;
-  beforeEach(async () => {
-    db = await open();
-  });
-  afterEach(async () => {
-    await db.close();
-  });
+  useFreshDatabase(open, (d) => (db = d));
 
   test('a limit buy: placed, partially filled, filled and closed, with exact amounts and fills', async () => {
     const indexer = newIndexer(f, db);

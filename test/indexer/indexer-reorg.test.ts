@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { encodeFunctionData, type Address, type Hex } from 'viem';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { ANVIL_CHAIN_ID } from '../../src/chain/anvil-accounts.ts';
 import { createChainClients } from '../../src/chain/chain-client.ts';
@@ -23,8 +23,8 @@ import { getCheckpoint } from '../../src/storage/chain-block-store.ts';
 import { openDatabase, type Db } from '../../src/storage/database.ts';
 import { getCashOperation, listCashOperationsByTx, listStockOperationsByTx } from '../../src/storage/operation-store.ts';
 import { getOrder, listOrderFills } from '../../src/storage/order-store.ts';
-import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import { testDatabases, uniqueSchemaName } from '../support/test-databases.ts';
+import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { testDatabases, uniqueSchemaName, useFreshDatabase } from '../support/test-databases.ts';
 import { approveStock, approveUsdc, confirm, contracts, DAY, deadlineIn, depositUsdc, musd, OrderStatus, price, shares, Side, usdc } from '../chain/chain-test-helpers.ts';
 import { cashierAdmin, expectEventsMatchChain, mineBlocks, newIndexer, routerCall, settle } from './indexer-test-helpers.ts';
 
@@ -33,7 +33,6 @@ let alice: ChainUser;
 let bob: ChainUser;
 let carol: ChainUser;
 let AAPL: Address;
-let snap: Hex;
 let deadline: number;
 
 beforeAll(async () => {
@@ -44,12 +43,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await f?.stop();
 });
+revertEachTest(() => f);
 beforeEach(async () => {
-  snap = await f.snapshot();
   deadline = await deadlineIn(f, 3600);
-});
-afterEach(async () => {
-  await f.revert(snap);
 });
 
 /** Orders in the projection equal the router's record of them. */
@@ -81,12 +77,7 @@ async function activity(rounds: number): Promise<void> {
 
 describe.each(testDatabases)('indexer reconciliation ($name)', ({ open }) => {
   let db: Db;
-  beforeEach(async () => {
-    db = await open();
-  });
-  afterEach(async () => {
-    await db.close();
-  });
+  useFreshDatabase(open, (d) => (db = d));
 
   test('a new indexer resumes from the checkpoint: every event once, none skipped', async () => {
     await activity(2);

@@ -9,7 +9,7 @@ import {
   type ApiKeyRecord,
 } from '../../src/storage/api-key-store.ts';
 import type { Db } from '../../src/storage/database.ts';
-import { testDatabases } from '../support/test-databases.ts';
+import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 
 function record(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   return {
@@ -31,12 +31,7 @@ function record(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
 
 describe.each(testDatabases)('api-key-store ($name)', ({ open }) => {
   let db: Db;
-  beforeEach(async () => {
-    db = await open();
-  });
-  afterEach(async () => {
-    await db.close();
-  });
+  useFreshDatabase(open, (d) => (db = d));
 
   it('round-trips every field exactly', async () => {
     const rec = record();

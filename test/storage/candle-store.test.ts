@@ -3,7 +3,7 @@ import { ValidationError } from '../../src/errors/app-error.ts';
 import type { Candle, Interval } from '../../src/marketdata/market-types.ts';
 import { countCandles, latestCandle, listCandles, upsertCandles } from '../../src/storage/candle-store.ts';
 import type { Db } from '../../src/storage/database.ts';
-import { testDatabases } from '../support/test-databases.ts';
+import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 
 const MIN = 60_000;
 const T0 = 1_700_000_040_000 - (1_700_000_040_000 % MIN);
@@ -19,12 +19,7 @@ function series(symbol: string, n: number): Candle[] {
 
 describe.each(testDatabases)('candle-store ($name)', ({ open }) => {
   let db: Db;
-  beforeEach(async () => {
-    db = await open();
-  });
-  afterEach(async () => {
-    await db.close();
-  });
+  useFreshDatabase(open, (d) => (db = d));
 
   it('round-trips exact decimal strings', async () => {
     const c: Candle = {

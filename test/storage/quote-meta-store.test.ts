@@ -3,16 +3,11 @@ import type { Quote } from '../../src/marketdata/market-types.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { getMeta, setMeta } from '../../src/storage/meta-store.ts';
 import { getQuote, listQuotes, upsertQuotes } from '../../src/storage/quote-store.ts';
-import { testDatabases } from '../support/test-databases.ts';
+import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 
 describe.each(testDatabases)('quote-store and meta-store ($name)', ({ open }) => {
   let db: Db;
-  beforeEach(async () => {
-    db = await open();
-  });
-  afterEach(async () => {
-    await db.close();
-  });
+  useFreshDatabase(open, (d) => (db = d));
 
   const aapl: Quote = {
     symbol: 'AAPL',

@@ -3,16 +3,11 @@ import type { Db } from '../../src/storage/database.ts';
 import { getMeta, setMeta } from '../../src/storage/meta-store.ts';
 import { getQuote, upsertQuotes } from '../../src/storage/quote-store.ts';
 import { withTransaction } from '../../src/storage/transaction.ts';
-import { testDatabases } from '../support/test-databases.ts';
+import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 
 describe.each(testDatabases)('withTransaction ($name)', ({ open }) => {
   let db: Db;
-  beforeEach(async () => {
-    db = await open();
-  });
-  afterEach(async () => {
-    await db.close();
-  });
+  useFreshDatabase(open, (d) => (db = d));
 
   it('commits every write together and returns the result', async () => {
     const out = await withTransaction(db, async (tx) => {

@@ -11,6 +11,7 @@
  * (a snapshot id can be reverted to once).
  */
 import { createTestClient, type Address, type Hex, type TestClient } from 'viem';
+import { afterEach, beforeEach } from 'vitest';
 import { DEMO_SYMBOLS, type SymbolSpec } from '../../src/marketdata/symbol-catalog.ts';
 import { ANVIL_CHAIN_ID, DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
@@ -97,4 +98,19 @@ export async function startChainFixture(opts: ChainFixtureOptions = {}): Promise
     await anvil.stop();
     throw err;
   }
+}
+
+/**
+ * Isolates each test of the enclosing suite: a chain snapshot before it, reverted after it. Register
+ * it before hooks that open resources on that chain, so they are closed before the revert.
+ */
+export function revertEachTest(fixture: () => ChainFixture): void {
+  let snap: Hex | undefined;
+  beforeEach(async () => {
+    snap = await fixture().snapshot();
+  });
+  afterEach(async () => {
+    if (snap !== undefined) await fixture().revert(snap);
+    snap = undefined;
+  });
 }

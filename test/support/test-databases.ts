@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
+import { afterEach, beforeEach } from 'vitest';
 import { openDatabase, type Db } from '../../src/storage/database.ts';
 
 /**
@@ -54,3 +55,19 @@ export const testDatabases: TestDatabase[] = [
     ? [{ name: 'postgres' as const, open: () => openTestPostgres(process.env.DATABASE_URL as string) }]
     : []),
 ];
+
+/**
+ * Gives each test of the enclosing suite a fresh database from `open` (handed to `set`) and closes
+ * it after the test: `let db: Db; useFreshDatabase(open, (d) => (db = d));`.
+ */
+export function useFreshDatabase(open: () => Promise<Db>, set: (db: Db) => void): void {
+  let current: Db | undefined;
+  beforeEach(async () => {
+    current = await open();
+    set(current);
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+}
