@@ -36,6 +36,7 @@ import {
   stockRouterAbi,
 } from './abi/generated/index.ts';
 import { ANVIL_CHAIN_ID } from './anvil-accounts.ts';
+import { nodeHttpFetch } from './node-http-fetch.ts';
 
 type AbiError = Extract<Abi[number], { type: 'error' }>;
 
@@ -70,9 +71,12 @@ export function chainFor(chainId: number, rpcUrl: string): Chain {
   });
 }
 
-/** The viem transport every client of this backend uses: short timeout, at most one retry. */
+/**
+ * The viem transport every client of this backend uses: short timeout, at most one retry, and
+ * JSON-RPC over node:http keep-alive connections (src/chain/node-http-fetch.ts).
+ */
 export function chainTransport(rpcUrl: string, timeoutMs = 5_000): HttpTransport {
-  return http(rpcUrl, { timeout: timeoutMs, retryCount: 1, retryDelay: 100 });
+  return http(rpcUrl, { timeout: timeoutMs, retryCount: 1, retryDelay: 100, fetchFn: nodeHttpFetch as typeof fetch });
 }
 
 /** A wallet client for `privateKey` on the same chain and transport settings. */
