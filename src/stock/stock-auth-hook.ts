@@ -98,24 +98,25 @@ export function createStockAuthHook(opts: StockAuthOptions) {
   // Callback style rather than async: with a cached key and the in-memory nonce store the whole
   // check runs synchronously, without a promise and a microtask hop per request.
   return function stockAuth(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+    const fail = (err: Error) => {
+      request.apiKey = undefined;
+      done(err);
+    };
+    let pending: Promise<boolean> | undefined;
     try {
       const h = readHeaders(request);
       const cached = opts.keys.cachedForAuth(h.apiKey);
       const result = cached
         ? verify(request, h, cached.key)
         : opts.keys.lookupForAuth(h.apiKey).then((key) => verify(request, h, key));
-      if (typeof result === 'boolean') {
-        claimed(result);
-        done();
-      } else {
-        result.then(claimed).then(() => done(), (err: Error) => {
-          request.apiKey = undefined;
-          done(err);
-        });
-      }
+      if (typeof result === 'boolean') claimed(result);
+      else pending = result;
     } catch (err) {
-      request.apiKey = undefined;
-      done(err as Error);
+      return fail(err as Error);
     }
+    // done() runs the rest of the request, so it is called outside the try: an error thrown further
+    // down must never come back here and be answered a second time.
+    if (pending) pending.then(claimed).then(() => done(), fail);
+    else done();
   };
 }
