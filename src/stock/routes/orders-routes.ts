@@ -59,6 +59,16 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
   const now = deps.now ?? Date.now;
   const nowSeconds = () => Math.floor(now() / 1000);
 
+  /**
+   * The order if `apiKey` recorded its placement. Another key's order is not found, as in the list,
+   * so a key cannot probe which order ids exist.
+   */
+  const ownOrder = async (orderId: string, apiKey: string) => {
+    const order = await getOrder(deps.db, orderId);
+    if (!order || (await getOrderOwner(deps.db, order.orderId)) !== apiKey) throw new NotFoundError('order');
+    return order;
+  };
+
   /** Plain orders draw on the exchange balances: mUSD for a buy, exchange stock for a sell. */
   async function checkPlainOrder(intent: OrderIntent, user: Address): Promise<void> {
     const [account, cfg] = await Promise.all([deps.chain.account(user), deps.chain.marketConfig()]);
@@ -267,9 +277,7 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     '/orders/:orderId',
     { schema: { tags: ['orders'], summary: 'Order detail, open or historical', params: orderIdParam, response: responses(orderSchema) } },
     async (req) => {
-      const order = await getOrder(deps.db, req.params.orderId);
-      // Scoped like the list: an order placed through another key is answered as not found.
-      if (!order || (await getOrderOwner(deps.db, order.orderId)) !== req.apiKey!.apiKey) throw new NotFoundError('order');
+      const order = await ownOrder(req.params.orderId, req.apiKey!.apiKey);
       return stockOk(req.id, orderView(order, await listOrderFills(deps.db, order.orderId), deps.stocks));
     },
   );
@@ -285,9 +293,7 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
       },
     },
     async (req) => {
-      const order = await getOrder(deps.db, req.params.orderId);
-      // Another key's order is not found for this key, as in the detail and the list.
-      if (!order || (await getOrderOwner(deps.db, order.orderId)) !== req.apiKey!.apiKey) throw new NotFoundError('order');
+      const order = await ownOrder(req.params.orderId, req.apiKey!.apiKey);
       if (order.orderType !== 'Limit') throw new ValidationError('orderId', 'market orders cannot be cancelled');
       if (order.status === 'Canceling') throw new ValidationError('orderId', 'order is already canceling');
       if (order.status !== 'Open') throw new ValidationError('orderId', 'order is not open');
