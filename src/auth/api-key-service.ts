@@ -2,12 +2,12 @@
  * Stock API keys: creation with a random secret (shown once, stored encrypted), administration,
  * and the per-instance cached lookup the authentication hook uses on every request.
  */
-import { HmacSha256 } from './stock-signature.ts';
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../storage/database.ts';
 import { getApiKey, insertApiKey, listApiKeys, revokeApiKey, updateApiKey, type ApiKeyRecord } from '../storage/api-key-store.ts';
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { isValidIp } from './ip-match.ts';
+import { HmacSha256 } from './stock-signature.ts';
 import type { SecretBox } from './secret-box.ts';
 
 export type Permission = 'READ_ONLY' | 'WRITABLE';
@@ -146,11 +146,11 @@ export function createApiKeyService(opts: {
       const hit = cache.get(apiKey);
       if (hit && t - hit.at < opts.cacheTtlMs) return hit.key;
       const rec = await getApiKey(db, apiKey);
-      const secret = rec && secretBox.decrypt(rec.secretCiphertext);
+      const secret = rec ? secretBox.decrypt(rec.secretCiphertext) : '';
       const key: AuthKey | undefined = rec && {
         apiKey: rec.apiKey,
-        secret: secret!,
-        signer: new HmacSha256(secret!),
+        secret,
+        signer: new HmacSha256(secret),
         permission: rec.permission,
         ipWhitelist: rec.ipWhitelist,
         chainId: rec.chainId,

@@ -2,7 +2,7 @@
  * A `fetch` for viem's HTTP transport over node:http(s) with keep-alive agents. The global fetch
  * (undici) builds Request/Response objects and web streams for every JSON-RPC call; for the small
  * bodies of eth_call and friends that machinery cost most of an API read that touches the chain
- * (about 2 ms of CPU per call here). This answers the part of the Response interface viem reads:
+ * (about 1.2 ms of CPU per eth_call here, 2.3x this client). This answers the part of the Response interface viem reads:
  * ok, status, statusText, headers.get and text(); `body` is null so the whole text is read at once.
  */
 import http from 'node:http';
