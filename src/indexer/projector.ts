@@ -129,11 +129,12 @@ class LruMap<K, V> {
 }
 
 /**
- * The stored state of entities that can still change (open orders, queued cash operations), as
- * this indexer last committed it. The indexer is the only writer of the projections, so the cache
- * is exact as long as it is updated only after a commit and cleared on a rollback or when another
- * writer moved the checkpoint. It spares the catch-up a database read per range for the orders it
- * placed a few ranges earlier.
+ * The state of entities that can still change (open orders, queued cash operations), as this
+ * indexer last wrote it (committed, or submitted and not yet committed). The indexer is the only
+ * writer of the projections, so the cache is exact as long as it is cleared when a write fails, on
+ * a rollback, or when another writer moved the checkpoint. It spares the catch-up a database read
+ * per range for the orders it placed a few ranges earlier, and lets the next batch be prepared
+ * while the previous one is written.
  */
 export class ProjectionCache {
   readonly orders: LruMap<string, OrderState>;
@@ -150,7 +151,10 @@ export class ProjectionCache {
     this.cash.clear();
     this.queues.clear();
   }
-  /** After the projection's transaction committed. */
+  /**
+   * Once the projection is submitted for writing: the next batch is prepared from it before it is
+   * committed. If the write fails the indexer clears the cache.
+   */
   remember(p: AppendProjection): void {
     for (const o of p.orders) {
       if (o.status === 'Open' || o.status === 'Canceling') this.orders.set(o.orderId, o);
@@ -195,10 +199,15 @@ export class BatchProjector {
   private readonly touches: PositionTouches = new Map();
   private readonly orderStock = (id: string) => this.orders.get(id)?.stockAddress;
 
+  /**
+   * @param beforeRead awaited before any database read: the indexer's batches are written while the
+   *   next one is prepared, and a read must see the batches before it.
+   */
   constructor(
     private readonly db: DbExecutor,
     private readonly kinds: ReadonlyMap<string, ContractKind>,
     private readonly cache?: ProjectionCache,
+    private readonly beforeRead: () => Promise<void> = async () => {},
   ) {}
 
   /** Assigns entity keys to `events` (chain order, after every event added before) and folds them. */
@@ -247,6 +256,7 @@ export class BatchProjector {
         else cashIds.push(id);
       }
     }
+    if (orderIds.length > 0 || cashIds.length > 0) await this.beforeRead();
     if (orderIds.length > 0) for (const [id, o] of await loadOrderStates(this.db, orderIds)) this.orders.set(id, o);
     if (cashIds.length > 0) for (const [id, c] of await loadCashOperationStates(this.db, cashIds)) this.cash.set(id, c);
 
@@ -285,6 +295,7 @@ export class BatchProjector {
   }
 
   private async resolveSettlements(unresolved: readonly ChainEventRecord[]): Promise<void> {
+    await this.beforeRead();
     const byKind = new Map<OperationKind, Set<string>>();
     for (const ev of unresolved) {
       const q = settleQueueOf(ev);

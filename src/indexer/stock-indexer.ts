@@ -11,6 +11,7 @@
  * backoff. `syncOnce` (for tests and tools) does throw them.
  */
 import { pino } from 'pino';
+import type { CompiledQuery } from 'kysely';
 import type { PublicClient } from 'viem';
 import type { Deployment } from '../chain/deploy-contracts.ts';
 import { AppError, ChainUnavailableError, ConflictError, isAppError } from '../errors/app-error.ts';
@@ -28,12 +29,14 @@ import {
   type ChainEventRecord,
   type Checkpoint,
 } from '../storage/chain-block-store.ts';
+import { createBatchWriter } from '../storage/batch-writer.ts';
 import type { Db } from '../storage/database.ts';
 import { getMeta, setMeta } from '../storage/meta-store.ts';
 import { upsertCashOperationStates, upsertStockOperationStates } from '../storage/operation-store.ts';
 import { insertFills, upsertOrderStates } from '../storage/order-store.ts';
 import { upsertPositions, type PositionRecord } from '../storage/position-store.ts';
 import { withTransaction } from '../storage/transaction.ts';
+import { createWriteRecorder } from '../storage/write-recorder.ts';
 import { createChainSource, type BlockHeader, type ChainSource } from './chain-source.ts';
 import type { RawLog } from './event-decoder.ts';
 import { BatchProjector, contractKinds, decodeLogs, ProjectionCache, reprojectEntities, touchesOf, type AppendProjection } from './projector.ts';
@@ -113,15 +116,12 @@ const TARGET_LOGS = 3_000;
 const INITIAL_SPAN = 16;
 /** getLogs requests kept in flight during a catch-up. */
 const PREFETCH_RANGES = 4;
-/** Events per database transaction during a catch-up (and at most this many ranges). */
+/** Events per batch (one database transaction) during a catch-up, and at most this many ranges. */
 const BATCH_EVENTS = 200_000;
 const BATCH_RANGES = 64;
-/**
- * A batch's transaction is committed after this long even if more ranges are ready: on SQLite it
- * holds the write lock (and, in-process, the connection) that long at most, plus the final writes.
- */
+/** A batch is submitted after gathering ranges this long, so that the checkpoint moves about once a second. */
 const BATCH_MS = 1_000;
-/** How long a batch's transaction waits for the next range before committing what it has. */
+/** How long a batch waits for the next range before it is submitted with what it has. */
 const BATCH_WAIT_MS = 250;
 const ANCESTOR_PAGE = 32;
 const LENS_CONCURRENCY = 8;
@@ -142,6 +142,10 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
 
   let current: Checkpoint | undefined;
   const cache = new ProjectionCache();
+  const writer = createBatchWriter(db);
+  const recorder = createWriteRecorder(db);
+  /** The batch submitted and not yet known to be committed. */
+  let writing: Promise<void> | undefined;
   let lock: Promise<unknown> = Promise.resolve();
   let running = false;
   let stopRequested = false;
@@ -328,73 +332,88 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
     return { range, events };
   }
 
+  /** Awaits the batch being written, if any: its failure is thrown here. */
+  async function settle(): Promise<void> {
+    const p = writing;
+    if (!p) return;
+    try {
+      await p;
+    } finally {
+      if (writing === p) writing = undefined;
+    }
+  }
+
   /**
-   * Writes consecutive ranges extending `cp` in one database transaction and returns the new
-   * checkpoint (or `cp` when `next` gave nothing linkable). Each range's events are inserted as soon
-   * as it is decoded, while the node prepares the following ranges; the projections, blocks and
-   * positions go in at the end, with the checkpoint. `next()` yields the following range, or
-   * undefined to end the batch; a range that does not start on the previous one's last block is
-   * handed back through `diverged` and ends the batch.
+   * Prepares the writes of consecutive ranges extending `cp` as one batch (one database
+   * transaction: events, blocks, projections, positions and the checkpoint move) and submits it
+   * without waiting for the commit, so the next batch is fetched, decoded and projected while this
+   * one is written. Only one batch is in flight: a batch is submitted once the previous committed.
+   * Returns the checkpoint the batch moves to (or `cp` when `next` gave nothing linkable). `next()`
+   * yields the following range, or undefined to end the batch; a range that does not start on the
+   * previous one's last block is handed back through `diverged` and ends the batch.
    */
   async function writeBatch(
     cp: Checkpoint,
     next: () => Promise<FetchedRange | undefined>,
   ): Promise<{ cp: Checkpoint; diverged?: FetchedRange }> {
     let diverged: FetchedRange | undefined;
-    let projection: AppendProjection | undefined;
     const written: Array<{ from: number; to: number; events: number }> = [];
+    const projector = new BatchProjector(db, kinds, cache, settle);
+    const blocks = new Map<string, ChainBlockRecord>();
+    const statements: CompiledQuery[] = [];
+    let end: BlockHeader | undefined;
     let tip: Checkpoint = cp;
-    try {
-      await withTransaction(db, async (tx) => {
-        const projector = new BatchProjector(tx, kinds, cache);
-        const blocks = new Map<string, ChainBlockRecord>();
-        let end: BlockHeader | undefined;
-        let events = 0;
-        const started = Date.now();
-        for (let range = await next(); range; range = await next()) {
-          if (range.first.parentHash !== tip.hash) {
-            diverged = range;
-            break;
-          }
-          const decoded = await decodeRange(range);
-          await projector.add(decoded.events);
-          await insertEvents(tx, decoded.events);
-          for (const ev of decoded.events) {
-            if (!blocks.has(ev.blockHash)) blocks.set(ev.blockHash, { hash: ev.blockHash, number: ev.blockNumber, parentHash: null, timestamp: ev.timestamp });
-          }
-          blocks.set(range.first.hash, blockRow(range.first));
-          blocks.set(range.end.hash, blockRow(range.end));
-          end = range.end;
-          tip = { number: range.end.number, hash: range.end.hash };
-          events += decoded.events.length;
-          written.push({ from: range.from, to: range.to, events: decoded.events.length });
-          if (events >= commitEvents || written.length >= BATCH_RANGES || Date.now() - started >= BATCH_MS) break;
-        }
-        if (!end) return;
-        // The balance reads run on the node while the database writes the projections.
-        const positions = readPositions(projector.positionTouches(), end, end.timestamp);
-        positions.catch(() => undefined);
-        projection = projector.result();
-        await insertBlocks(tx, [...blocks.values()]);
-        await upsertOrderStates(tx, projection.orders, { appendOnly: true });
-        await insertFills(tx, projection.fills);
-        await upsertCashOperationStates(tx, projection.cash);
-        await upsertStockOperationStates(tx, projection.stockOps);
-        await upsertPositions(tx, await positions);
-        if (!(await moveCheckpoint(tx, name, cp, tip, Date.now()))) {
-          throw new ConflictError('indexer: the checkpoint was moved by another writer');
-        }
-      });
-    } catch (err) {
-      if (err instanceof ConflictError) cache.clear();
-      throw err;
+    let events = 0;
+    const started = Date.now();
+    for (let range = await next(); range; range = await next()) {
+      if (range.first.parentHash !== tip.hash) {
+        diverged = range;
+        break;
+      }
+      const decoded = await decodeRange(range);
+      await projector.add(decoded.events);
+      for (const q of await recorder.record((r) => insertEvents(r, decoded.events))) statements.push(q);
+      for (const ev of decoded.events) {
+        if (!blocks.has(ev.blockHash)) blocks.set(ev.blockHash, { hash: ev.blockHash, number: ev.blockNumber, parentHash: null, timestamp: ev.timestamp });
+      }
+      blocks.set(range.first.hash, blockRow(range.first));
+      blocks.set(range.end.hash, blockRow(range.end));
+      end = range.end;
+      tip = { number: range.end.number, hash: range.end.hash };
+      events += decoded.events.length;
+      written.push({ from: range.from, to: range.to, events: decoded.events.length });
+      if (events >= commitEvents || written.length >= BATCH_RANGES || Date.now() - started >= BATCH_MS) break;
     }
-    if (!projection) return { cp, diverged };
+    if (!end) return { cp, diverged };
+    const positions = await readPositions(projector.positionTouches(), end, end.timestamp);
+    const projection = projector.result();
+    const to = tip;
+    for (const q of await recorder.record(async (r) => {
+      await insertBlocks(r, [...blocks.values()]);
+      await upsertOrderStates(r, projection.orders, { appendOnly: true });
+      await insertFills(r, projection.fills);
+      await upsertCashOperationStates(r, projection.cash);
+      await upsertStockOperationStates(r, projection.stockOps);
+      await upsertPositions(r, positions);
+    })) {
+      statements.push(q);
+    }
+    // Fails the batch (ConflictError) unless the checkpoint is still where this batch starts.
+    const [guard] = await recorder.record((r) => moveCheckpoint(r, name, cp, to, Date.now()));
+    await settle();
     cache.remember(projection);
-    log.debug({ from: written[0].from, to: tip.number, events: written.reduce((n, w) => n + w.events, 0) }, 'indexer: blocks indexed');
-    for (const w of written) opts.onRange?.(w);
-    advanced(tip);
-    return { cp: tip, diverged };
+    const submitted = writer.submit({ statements, guard });
+    writing = submitted;
+    submitted.then(
+      () => {
+        log.debug({ from: written[0].from, to: to.number, events }, 'indexer: blocks indexed');
+        for (const w of written) opts.onRange?.(w);
+        advanced(to);
+      },
+      // What the cache holds was never committed.
+      () => cache.clear(),
+    );
+    return { cp: to, diverged };
   }
 
   // ------------------------------------------------------------------- reorgs
@@ -416,6 +435,7 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
 
   /** Rolls back everything above the common ancestor of the stored branch and the chain. */
   async function reorg(cp: Checkpoint): Promise<Checkpoint> {
+    await settle();
     const { anchor, reset } = await findAncestor(cp);
     const floor = reset ? -2 : anchor.number;
     const orphaned = await listEventsAbove(db, floor);
@@ -462,8 +482,9 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
 
   /**
    * Indexes (cp, target]. Ranges are fetched ahead (up to PREFETCH_RANGES requests in flight, so
-   * the node prepares the next logs while the database writes) and committed in batches of about
-   * `commitEvents` events: a batch is a run of linked ranges, so the checkpoint still only ever
+   * the node prepares the next logs while this process works) and committed in batches of about
+   * `commitEvents` events, each prepared while the one before is written (`writeBatch`): a batch
+   * is a run of linked ranges, so the checkpoint still only ever
    * names a block whose events — and all earlier ones — are stored. A range that does not start on
    * the last linked block's hash means a reorg: the linked ranges before it are committed, the
    * stored branch is reconciled, and fetching resumes from the common ancestor.
@@ -484,13 +505,13 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
         }
       };
       let first = true;
-      // Inside a batch's transaction, wait only briefly for the next range: a slow node must not
-      // keep the database's write lock (SQLite) held; the batch is committed and the next one waits.
+      // Within a batch, wait only briefly for the next range: with a slow node the ranges at hand
+      // are written (and the checkpoint moves) rather than held back.
       const next = async (): Promise<FetchedRange | undefined> => {
         const head = inflight[0];
         if (!head) return undefined;
         if (!first) {
-          // A failed fetch also ends the batch; its error surfaces outside the transaction.
+          // A failed fetch also ends the batch; its error surfaces when the next batch awaits it.
           if ((await settledWithin(head, BATCH_WAIT_MS)) !== 'ready') return undefined;
         }
         first = false;
@@ -503,7 +524,7 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
       try {
         issue();
         while (inflight.length > 0 && !diverged) {
-          // The first range of a batch is awaited outside the transaction.
+          // The first range of a batch is waited for as long as it takes.
           await inflight[0];
           first = true;
           const res = await writeBatch(cp, next);
@@ -515,10 +536,13 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
       }
       if (diverged) cp = await reorg(cp);
     }
+    await settle();
     return cp;
   }
 
   async function sync(): Promise<Checkpoint> {
+    // A batch of a failed sync may still be in flight: the stored checkpoint is the truth after it.
+    await settle().catch(() => undefined);
     let cp = await ensureCheckpoint();
     // Another writer moved it (or this is the first sync): what the cache holds may be stale.
     if (!current || current.number !== cp.number || current.hash !== cp.hash) cache.clear();
@@ -529,6 +553,7 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
   }
 
   async function deliver(hash: string): Promise<BlockDelivery> {
+    await settle().catch(() => undefined);
     const header = await src.headerByHash(hash.toLowerCase());
     if (!header) return 'stale';
     let cp = await ensureCheckpoint();
@@ -560,6 +585,7 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
       pending = undefined;
       return range;
     });
+    await settle();
     return gap ? 'gap-filled' : 'appended';
   }
 
@@ -608,6 +634,8 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
       await loop;
       loop = undefined;
       stopRequested = false;
+      await settle().catch(() => undefined);
+      await writer.drain();
     },
     async syncOnce() {
       const cp = await exclusive(sync);

@@ -99,6 +99,23 @@ describe.each(testDatabases)('indexer reconciliation ($name)', ({ open }) => {
     expect(await db.kysely.selectFrom('order_fills').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n))).toBe(8);
   });
 
+  test('two indexers racing on one database: a batch prepared on a checkpoint the other moved is refused whole', async () => {
+    await activity(3);
+    const a = newIndexer(f, db, { batchBlocks: 2, commitEvents: 1 });
+    const b = newIndexer(f, db, { batchBlocks: 2, commitEvents: 1 });
+    // Both read the same checkpoint and prepare batches on it (each while its previous one is written).
+    const raced = await Promise.allSettled([a.syncOnce(), b.syncOnce()]);
+    const refused = raced.filter((r) => r.status === 'rejected');
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) expect((r as PromiseRejectedResult).reason).toMatchObject({ code: 'CONFLICT' });
+    // The loser's next sync continues from what the winner stored: every event once, projections exact.
+    await a.syncOnce();
+    await b.syncOnce();
+    await expectEventsMatchChain(f, db);
+    await expectOrdersMatchChain(db);
+    expect(await db.kysely.selectFrom('order_fills').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n))).toBe(6);
+  });
+
   test('a reorg onto a longer branch rolls back the orphaned blocks and indexes the new ones (order ids reused)', async () => {
     await depositUsdc(f, alice, usdc('10000'));
     await depositUsdc(f, carol, usdc('10000'));
@@ -262,6 +279,34 @@ describe.each(testDatabases)('indexer reconciliation ($name)', ({ open }) => {
 });
 
 describe('indexer resilience', () => {
+  test('a batch whose write fails leaves nothing behind: the next sync re-derives it, nothing applied twice', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tokex-indexer-busy-'));
+    const file = path.join(dir, 'db.sqlite');
+    const db = await openDatabase({ sqlitePath: file, connectTimeoutMs: 200 });
+    try {
+      await depositUsdc(f, alice, usdc('1000'));
+      const placed = await routerCall<bigint>(f, alice, 'placeLimitOrder', [AAPL, Side.Buy, shares('2'), price('100'), DAY, deadline]);
+      const indexer = newIndexer(f, db);
+      await indexer.syncOnce();
+      await settle(f, [{ orderId: placed.result, quantity: shares('1'), price: price('100') }], []);
+      // Another connection holds the write lock: the batch with the fill cannot be written.
+      const other = await openDatabase({ sqlitePath: file, migrate: false });
+      await sql`begin immediate`.execute(other.kysely);
+      await expect(indexer.syncOnce()).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE' });
+      await sql`rollback`.execute(other.kysely);
+      await other.close();
+      // The failed batch's projection (the fill) was never stored, so it must not be reused either.
+      await indexer.syncOnce();
+      const order = await getOrder(db, String(placed.result));
+      expect(order?.filledQuantity).toBe(String(shares('1')));
+      expect(await listOrderFills(db, String(placed.result))).toHaveLength(1);
+      await expectEventsMatchChain(f, db);
+    } finally {
+      await db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a process killed while committing resumes from its checkpoint without skipping or doubling', async () => {
     await activity(6);
     const engines: Array<{ env: Record<string, string>; open: () => Promise<Db>; cleanup: () => Promise<void> }> = [];
