@@ -23,9 +23,11 @@ export function parseDecimal(value: unknown, opts: ParseDecimalOptions): bigint 
   const { field, decimals } = opts;
   if (typeof value !== 'string') throw new ValidationError(field, 'must be a decimal string');
   if (!DECIMAL_RE.test(value)) throw new ValidationError(field, 'must be a non-negative decimal string like "12.5"');
-  const [whole, fraction = ''] = value.split('.');
+  const dot = value.indexOf('.');
+  const fraction = dot === -1 ? '' : value.slice(dot + 1);
   if (fraction.length > decimals) throw new ValidationError(field, `at most ${decimals} decimal places`);
-  const scaled = BigInt(whole) * 10n ** BigInt(decimals) + BigInt((fraction || '0').padEnd(decimals, '0'));
+  // The digits with the fraction padded to `decimals` places are the scaled integer: one parse.
+  const scaled = BigInt((dot === -1 ? value : value.slice(0, dot)) + fraction.padEnd(decimals, '0'));
   if ((opts.positive ?? true) && scaled === 0n) throw new ValidationError(field, 'must be greater than zero');
   if (scaled > (opts.max ?? UINT128_MAX)) throw new ValidationError(field, 'too large');
   return scaled;

@@ -46,9 +46,13 @@ export interface OrderIntent {
 
 function caseless<T extends string>(field: string, value: string | undefined, allowed: readonly T[]): T {
   if (value === undefined) throw new ValidationError(field, 'required');
-  const hit = allowed.find((a) => a.toLowerCase() === value.toLowerCase());
-  if (!hit) throw new ValidationError(field, `must be one of ${allowed.join(', ')}`);
-  return hit;
+  const lower = value.toLowerCase();
+  for (const a of allowed) if (a.toLowerCase() === lower) return a;
+  throw new ValidationError(field, `must be one of ${allowed.join(', ')}`);
+}
+
+function amount(body: OrderBody, field: 'quantity' | 'notional' | 'price', decimals: number): bigint {
+  return parseDecimal(body[field], { field, decimals });
 }
 
 export function resolveStock(stocks: StockDirectory, body: { symbol?: string; stockAddress?: string }): StockListing {
@@ -73,8 +77,6 @@ export function parseOrder(body: OrderBody, stocks: StockDirectory, nowSeconds: 
   const stock = resolveStock(stocks, body);
   const side = caseless('side', body.side, ['Buy', 'Sell'] as const);
   const type = caseless('type', body.type, ['Market', 'Limit'] as const);
-  const amount = (field: 'quantity' | 'notional' | 'price', decimals: number) =>
-    parseDecimal(body[field], { field, decimals });
   let quantity = 0n;
   let notional = 0n;
   let price = 0n;
@@ -82,11 +84,11 @@ export function parseOrder(body: OrderBody, stocks: StockDirectory, nowSeconds: 
     if (side === 'Buy') {
       if (body.notional === undefined) throw new ValidationError('notional', 'required for a market buy');
       if (body.quantity !== undefined) throw new ValidationError('quantity', 'not allowed for a market buy (use notional)');
-      notional = amount('notional', MUSD_DECIMALS);
+      notional = amount(body, 'notional', MUSD_DECIMALS);
     } else {
       if (body.quantity === undefined) throw new ValidationError('quantity', 'required for a market sell');
       if (body.notional !== undefined) throw new ValidationError('notional', 'not allowed for a market sell (use quantity)');
-      quantity = amount('quantity', stock.decimals);
+      quantity = amount(body, 'quantity', stock.decimals);
     }
     if (body.price !== undefined) throw new ValidationError('price', 'not allowed for a market order');
     if (body.timeInForce !== undefined && body.timeInForce.toUpperCase() !== 'DAY') {
@@ -98,8 +100,8 @@ export function parseOrder(body: OrderBody, stocks: StockDirectory, nowSeconds: 
     if (body.timeInForce === undefined) throw new ValidationError('timeInForce', 'required for a limit order (DAY)');
     if (body.timeInForce.toUpperCase() !== 'DAY') throw new ValidationError('timeInForce', 'only DAY is accepted');
     if (body.notional !== undefined) throw new ValidationError('notional', 'not allowed for a limit order');
-    quantity = amount('quantity', stock.decimals);
-    price = amount('price', MUSD_DECIMALS);
+    quantity = amount(body, 'quantity', stock.decimals);
+    price = amount(body, 'price', MUSD_DECIMALS);
   }
   return { stock, side, type, quantity, notional, price, deadline: checkDeadline(body.deadline, nowSeconds) };
 }

@@ -3,6 +3,7 @@
  * cause is logged under the response's uuid, and no secret or signature reaches the log.
  */
 import { createHmac, randomUUID } from 'node:crypto';
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SignedRequest } from '../../src/sdk/stock-client.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
@@ -162,6 +163,38 @@ describe('stock API authentication', () => {
 
   it.each(cases)('rejects %s with the opaque 400/401', async (_name, build) => {
     expectOpaque401(await send(await build()));
+  });
+
+  /** Sends `req` over node:http with its header names written as `rename` says, plus `extra` lines. */
+  function sendRaw(req: SignedRequest, rename: (name: string) => string, extra: Array<[string, string]> = []): Promise<{ status: number; body: Record<string, unknown> }> {
+    return new Promise((resolve, reject) => {
+      const out = request(req.url, { method: req.method }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> }));
+      });
+      out.on('error', reject);
+      const lines = new Map<string, string[]>();
+      for (const [name, value] of Object.entries(req.headers)) lines.set(rename(name), [value]);
+      for (const [name, value] of extra) lines.set(name, [...(lines.get(name) ?? []), value]);
+      for (const [name, values] of lines) out.setHeader(name, values.length === 1 ? values[0] : values);
+      out.end(req.body);
+    });
+  }
+
+  it('reads the authentication headers whatever the case of their names', async () => {
+    const upper = await sendRaw(t.readOnly.sign('GET', '/api/v1/symbols'), (n) => n.toUpperCase());
+    expect(upper.status).toBe(200);
+    const mixed = await sendRaw(t.readOnly.sign('GET', '/api/v1/symbols'), (n) => n.replace(/(^|-)([a-z])/g, (_m, d: string, c: string) => d + c.toUpperCase()));
+    expect(mixed.status).toBe(200);
+  });
+
+  it('rejects an authentication header sent twice, even with the same value', async () => {
+    const req = t.readOnly.sign('GET', '/api/v1/symbols');
+    expectOpaque401(await sendRaw(req, (n) => n, [['x-api-nonce', req.headers['x-api-nonce']]]));
+    const again = t.readOnly.sign('GET', '/api/v1/symbols');
+    expectOpaque401(await sendRaw(again, (n) => n, [['x-api-key', again.headers['x-api-key']]]));
   });
 
   it('rejects a reused nonce', async () => {

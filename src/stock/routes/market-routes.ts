@@ -1,7 +1,7 @@
 /** Market data (seed §4A, 6 endpoints): config, symbols, quotes, K-lines, underlying quotes, corporate actions. */
 import type { FastifyPluginAsync } from 'fastify';
 import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
-import { INTERVALS, INTERVAL_MS, type Interval } from '../../marketdata/market-types.ts';
+import { INTERVALS, INTERVAL_MS, type Interval, type Quote } from '../../marketdata/market-types.ts';
 import { listCandles } from '../../storage/candle-store.ts';
 import type { MarketConfigView, StockApiDeps, StockListing } from '../stock-deps.ts';
 import { stockOk } from '../stock-envelope.ts';
@@ -115,6 +115,25 @@ export function listingOf(deps: StockApiDeps, symbol: string): StockListing {
 export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (app, { deps }) => {
   const now = deps.now ?? Date.now;
 
+  function quoteAnswer(uuid: string, listing: StockListing, quote: Quote, cfg: MarketConfigView) {
+    let totalSupply = '0';
+    for (const s of cfg.stocks) {
+      if (s.symbol === listing.symbol) {
+        totalSupply = s.totalSupply;
+        break;
+      }
+    }
+    return stockOk(uuid, {
+      symbol: listing.symbol,
+      bid: quote.bid,
+      ask: quote.ask,
+      last: quote.last,
+      timestamp: quote.timestamp,
+      marketStatus: deps.calendar.isOpen(now()) ? 'open' : 'closed',
+      token: { address: listing.address, decimals: listing.decimals, totalSupply },
+    });
+  }
+
   app.get('/config', { schema: { tags: ['market data'], summary: 'On-chain market config (cached)', response: responses(configData) } }, async (req) => {
     const cfg = await deps.chain.marketConfig();
     return stockOk(req.id, {
@@ -141,20 +160,8 @@ export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
       const listing = listingOf(deps, req.params.symbol);
       const quote = deps.quotes.getQuote(listing.symbol);
       if (!quote) throw new NotFoundError('quote');
-      const render = (cfg: MarketConfigView) => {
-        const token = cfg.stocks.find((s) => s.symbol === listing.symbol);
-        return stockOk(req.id, {
-          symbol: listing.symbol,
-          bid: quote.bid,
-          ask: quote.ask,
-          last: quote.last,
-          timestamp: quote.timestamp,
-          marketStatus: deps.calendar.isOpen(now()) ? 'open' : 'closed',
-          token: { address: listing.address, decimals: listing.decimals, totalSupply: token?.totalSupply ?? '0' },
-        });
-      };
       const cfg = deps.chain.cachedMarketConfig();
-      return cfg ? render(cfg) : deps.chain.marketConfig().then(render);
+      return cfg ? quoteAnswer(req.id, listing, quote, cfg) : deps.chain.marketConfig().then((c) => quoteAnswer(req.id, listing, quote, c));
     },
   );
 

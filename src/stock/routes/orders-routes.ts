@@ -3,7 +3,7 @@
  * of self-submitted order transactions, lookups, and cancel calldata. One Click `send` variants are
  * added by the One Click module.
  */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Address, Hex } from 'viem';
 import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
 import { formatDecimal, parseDecimal, rescale } from '../../lib/decimal.ts';
@@ -87,6 +87,12 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     }
   }
 
+  function orderAnswer(req: FastifyRequest, intent: OrderIntent) {
+    const callData = orderCalldata(intent);
+    rememberCalldata(deps, req.apiKey!, callData, 'order');
+    return stockOk(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData });
+  }
+
   app.post<{ Body: OrderBody }>(
     '/orders/calldata',
     {
@@ -101,12 +107,7 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     (req) => {
       const intent = parseOrder(req.body, deps.stocks, nowSeconds());
       const user = preCheckUser(req);
-      const respond = () => {
-        const callData = orderCalldata(intent);
-        rememberCalldata(deps, req.apiKey!, callData, 'order');
-        return stockOk(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData });
-      };
-      return user ? checkPlainOrder(intent, user).then(respond) : respond();
+      return user ? checkPlainOrder(intent, user).then(() => orderAnswer(req, intent)) : orderAnswer(req, intent);
     },
   );
 
