@@ -33,53 +33,9 @@ export interface StockAuthOptions {
   now?: () => number;
 }
 
-/** The authentication headers, read from the raw header list. */
-interface AuthHeaders {
-  apiKey?: string;
-  sign?: string;
-  ts?: string;
-  nonce?: string;
-  chainId?: string;
-  product?: string;
-}
-
-/**
- * Reads the six x-api-* headers straight from `rawHeaders` (names in any case). A GET needs no
- * other header, and Node builds the `headers` object lazily, for every header, on first access:
- * skipping it is a measurable part of a signed read. A repeated header is joined with ", ", as
- * Node does for these names, so it fails the format checks as it would there.
- */
-function readAuthHeaders(raw: readonly string[]): AuthHeaders {
-  const h: AuthHeaders = {};
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i];
-    // Cheap filter before lower-casing: x-api-p is the shortest (7), x-api-chain-id the longest (14).
-    if (name.length < 7 || name.length > 14 || (name.charCodeAt(0) | 0x20) !== 0x78) continue;
-    const value = raw[i + 1];
-    switch (name.toLowerCase()) {
-      case 'x-api-key':
-        h.apiKey = h.apiKey === undefined ? value : `${h.apiKey}, ${value}`;
-        break;
-      case 'x-api-sign':
-        h.sign = h.sign === undefined ? value : `${h.sign}, ${value}`;
-        break;
-      case 'x-api-ts':
-        h.ts = h.ts === undefined ? value : `${h.ts}, ${value}`;
-        break;
-      case 'x-api-nonce':
-        h.nonce = h.nonce === undefined ? value : `${h.nonce}, ${value}`;
-        break;
-      case 'x-api-chain-id':
-        h.chainId = h.chainId === undefined ? value : `${h.chainId}, ${value}`;
-        break;
-      case 'x-api-p':
-        h.product = h.product === undefined ? value : `${h.product}, ${value}`;
-        break;
-      default:
-        break;
-    }
-  }
-  return h;
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return typeof v === 'string' ? v : undefined;
 }
 
 export function createStockAuthHook(opts: StockAuthOptions) {
@@ -89,7 +45,13 @@ export function createStockAuthHook(opts: StockAuthOptions) {
 
   /** Checks everything but the key; returns what the key checks need. */
   function readHeaders(request: FastifyRequest) {
-    const { apiKey, sign, ts, nonce, chainId: reqChain, product } = readAuthHeaders(request.raw.rawHeaders);
+    // Node joins a repeated header with ", ", so a duplicate fails the format checks below.
+    const apiKey = header(request, 'x-api-key');
+    const sign = header(request, 'x-api-sign');
+    const ts = header(request, 'x-api-ts');
+    const nonce = header(request, 'x-api-nonce');
+    const reqChain = header(request, 'x-api-chain-id');
+    const product = header(request, 'x-api-p');
     if (!apiKey || !sign || !ts || !nonce) throw deny('missing authentication header');
     if (reqChain === undefined) throw deny('missing x-api-chain-id');
     if (product === undefined) throw deny('missing x-api-p');
