@@ -68,3 +68,45 @@ export function nodeHttpFetch(input: string | URL, init: FetchInit = {}): Promis
     req.end(init.body);
   });
 }
+
+export class HttpTimeoutError extends Error {
+  constructor() {
+    super('RPC request timed out');
+    this.name = 'TimeoutError';
+  }
+}
+
+/**
+ * One POST over the keep-alive agents, answered as status and text. The timeout is a plain timer
+ * that destroys the request: an AbortSignal per call (what fetch and viem use) costs more than the
+ * rest of a small eth_call's client side.
+ */
+export function nodeHttpPost(url: URL, body: string, headers: Record<string, string>, timeoutMs: number): Promise<{ status: number; text: string }> {
+  const mod = url.protocol === 'https:' ? https : http;
+  const agent = agents[url.protocol as 'http:' | 'https:'];
+  if (!agent) return Promise.reject(new TypeError(`unsupported protocol ${url.protocol}`));
+  return new Promise((resolve, reject) => {
+    const req = mod.request(url, { method: 'POST', headers, agent }, (res) => {
+      res.setEncoding('utf8');
+      let text = '';
+      res.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      res.on('error', fail);
+      res.on('close', () => {
+        if (!res.complete) fail(new Error('RPC connection closed before the response ended'));
+      });
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, text });
+      });
+    });
+    const timer = setTimeout(() => req.destroy(new HttpTimeoutError()), timeoutMs);
+    function fail(err: Error): void {
+      clearTimeout(timer);
+      reject(err);
+    }
+    req.on('error', fail);
+    req.end(body);
+  });
+}

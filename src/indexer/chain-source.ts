@@ -7,7 +7,7 @@
 import { decodeFunctionResult, encodeFunctionData, type Address, type Hex, type PublicClient } from 'viem';
 import { accountLensAbi } from '../chain/abi/generated/index.ts';
 import { toChainError } from '../chain/chain-client.ts';
-import { AppError, ChainUnavailableError } from '../errors/app-error.ts';
+import { createDirectRpc } from '../chain/direct-rpc.ts';
 import type { RawLog } from './event-decoder.ts';
 
 export interface BlockHeader {
@@ -58,59 +58,6 @@ function toHeader(b: RawBlock): BlockHeader {
   };
 }
 
-interface HttpTransportFacts {
-  type?: string;
-  url?: string;
-  timeout?: number;
-  fetchOptions?: Omit<RequestInit, 'body'>;
-}
-
-/**
- * A JSON-RPC call straight over fetch to the URL of the client's http transport, for the bulk
- * reads (eth_getLogs): viem's response handling costs about a third more than the request itself
- * on multi-megabyte answers. Errors are mapped like `toChainError` does (transport trouble →
- * ChainUnavailableError, retryable; an RPC error → a non-retryable AppError naming its code), and
- * never carry the URL. Undefined when the transport is not plain http.
- */
-function directHttp(publicClient: PublicClient): (<T>(method: string, params: unknown[]) => Promise<T>) | undefined {
-  const t = publicClient.transport as HttpTransportFacts;
-  if (t.type !== 'http' || !t.url) return undefined;
-  const url = t.url;
-  const timeout = t.timeout ?? 10_000;
-  const fetchOptions = t.fetchOptions ?? {};
-  let id = 0;
-  return async <T>(method: string, params: unknown[]): Promise<T> => {
-    let text: string;
-    try {
-      const res = await fetch(url, {
-        ...fetchOptions,
-        method: 'POST',
-        headers: { ...(fetchOptions.headers as Record<string, string> | undefined), 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }),
-        signal: AbortSignal.timeout(timeout),
-      });
-      if (res.status >= 500 || res.status === 429) throw new ChainUnavailableError({ detail: { reason: 'http', status: res.status } });
-      text = await res.text();
-      if (!res.ok) throw new AppError('INTERNAL', 'chain: unexpected error', { detail: { reason: 'http', status: res.status } });
-    } catch (err) {
-      if (err instanceof AppError) throw err;
-      throw new ChainUnavailableError({ detail: { reason: err instanceof Error ? err.name : 'fetch' } });
-    }
-    let body: { result?: T; error?: { code?: number; message?: string } };
-    try {
-      body = JSON.parse(text) as typeof body;
-    } catch {
-      throw new ChainUnavailableError({ detail: { reason: 'invalid JSON-RPC response' } });
-    }
-    if (body.error) {
-      throw new AppError('INTERNAL', 'chain: unexpected error', {
-        detail: { reason: 'rpc', rpcCode: body.error.code, rpcMessage: String(body.error.message ?? '').slice(0, 200) },
-      });
-    }
-    return body.result as T;
-  };
-}
-
 export function createChainSource(publicClient: PublicClient, addresses: readonly string[], accountLens: string): ChainSource {
   const request = publicClient.request as unknown as (args: { method: string; params?: unknown[] }) => Promise<unknown>;
   async function rpc<T>(method: string, params: unknown[]): Promise<T> {
@@ -120,7 +67,8 @@ export function createChainSource(publicClient: PublicClient, addresses: readonl
       throw toChainError(err);
     }
   }
-  const bulk = directHttp(publicClient) ?? rpc;
+  // eth_getLogs answers are megabytes: undici's fetch reads those faster than node:http.
+  const bulk = createDirectRpc(publicClient, 'fetch') ?? rpc;
   const address = [...addresses];
 
   return {

@@ -1,0 +1,65 @@
+/**
+ * JSON-RPC calls straight to the URL of a viem client's http transport, for the hot reads: viem's
+ * request path (JSON with a bigint replacer, retry, dedupe and timeout wrappers, an AbortController
+ * per call) and its response handling cost more than the exchange itself, both for the indexer's
+ * multi-megabyte eth_getLogs answers and for the API's per-request eth_call. Errors are mapped as
+ * `toChainError` maps them (transport trouble → ChainUnavailableError, retryable; an RPC error → a
+ * non-retryable AppError naming its code) and never carry the URL.
+ */
+import type { PublicClient } from 'viem';
+import { AppError, ChainUnavailableError } from '../errors/app-error.ts';
+import { nodeHttpPost } from './node-http-fetch.ts';
+
+export type DirectRpc = <T>(method: string, params: unknown[]) => Promise<T>;
+
+interface HttpTransportFacts {
+  type?: string;
+  url?: string;
+  timeout?: number;
+  fetchOptions?: Omit<RequestInit, 'body'>;
+}
+
+/**
+ * `client`: `fetch` (undici: faster on multi-megabyte bodies) or `node-http` (keep-alive agent:
+ * faster for small ones). Undefined when the transport is not plain http (then use viem's request).
+ */
+export function createDirectRpc(publicClient: PublicClient, client: 'fetch' | 'node-http'): DirectRpc | undefined {
+  const t = publicClient.transport as HttpTransportFacts;
+  if (t.type !== 'http' || !t.url) return undefined;
+  const url = new URL(t.url);
+  const timeout = t.timeout ?? 10_000;
+  const fetchOptions = t.fetchOptions ?? {};
+  const headers = { ...(fetchOptions.headers as Record<string, string> | undefined), 'content-type': 'application/json' };
+  let id = 0;
+
+  async function exchange(body: string): Promise<{ status: number; text: string }> {
+    if (client === 'node-http') return nodeHttpPost(url, body, headers, timeout);
+    const res = await fetch(url, { ...fetchOptions, method: 'POST', headers, body, signal: AbortSignal.timeout(timeout) });
+    return { status: res.status, text: await res.text() };
+  }
+
+  return async <T>(method: string, params: unknown[]): Promise<T> => {
+    let answer: { status: number; text: string };
+    try {
+      answer = await exchange(JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }));
+    } catch (err) {
+      throw new ChainUnavailableError({ detail: { reason: err instanceof Error ? err.name : 'fetch' } });
+    }
+    if (answer.status >= 500 || answer.status === 429) throw new ChainUnavailableError({ detail: { reason: 'http', status: answer.status } });
+    if (answer.status < 200 || answer.status >= 300) {
+      throw new AppError('INTERNAL', 'chain: unexpected error', { detail: { reason: 'http', status: answer.status } });
+    }
+    let body: { result?: T; error?: { code?: number; message?: string } };
+    try {
+      body = JSON.parse(answer.text) as typeof body;
+    } catch {
+      throw new ChainUnavailableError({ detail: { reason: 'invalid JSON-RPC response' } });
+    }
+    if (body.error) {
+      throw new AppError('INTERNAL', 'chain: unexpected error', {
+        detail: { reason: 'rpc', rpcCode: body.error.code, rpcMessage: String(body.error.message ?? '').slice(0, 200) },
+      });
+    }
+    return body.result as T;
+  };
+}
