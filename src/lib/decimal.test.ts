@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../errors/app-error.ts';
 import { formatDecimal, mulDiv, parseDecimal, rescale } from './decimal.ts';
@@ -44,6 +45,25 @@ describe('formatDecimal', () => {
     expect(formatDecimal(1n, 18)).toBe('0.000000000000000001');
     expect(formatDecimal(-1_500n, 3)).toBe('-1.5');
     expect(formatDecimal(0n, 18)).toBe('0');
+  });
+
+  it('agrees with the arithmetic definition on any value and scale, and round-trips with parseDecimal', () => {
+    // The definition: whole part by division, fraction by remainder, trailing zeros dropped.
+    const reference = (value: bigint, decimals: number) => {
+      const abs = value < 0n ? -value : value;
+      const base = 10n ** BigInt(decimals);
+      let out = (abs / base).toString();
+      if (abs % base !== 0n) out += '.' + (abs % base).toString().padStart(decimals, '0').replace(/0+$/, '');
+      return value < 0n ? '-' + out : out;
+    };
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(1n << 256n), max: 1n << 256n }), fc.integer({ min: 0, max: 36 }), (value, decimals) => {
+        const text = formatDecimal(value, decimals);
+        expect(text).toBe(reference(value, decimals));
+        if (value > 0n) expect(parseDecimal(text, { field: 'x', decimals, max: 1n << 300n })).toBe(value);
+      }),
+      { numRuns: 2_000 },
+    );
   });
 
   it('round-trips with parseDecimal', () => {

@@ -35,13 +35,22 @@ export function parseDecimal(value: unknown, opts: ParseDecimalOptions): bigint 
 
 /** Formats a scaled bigint as the shortest exact decimal string (`12500000n`, 6 → `"12.5"`). */
 export function formatDecimal(value: bigint, decimals: number): string {
+  if (value === 0n) return '0';
   const negative = value < 0n;
-  const abs = negative ? -value : value;
-  const base = 10n ** BigInt(decimals);
-  const whole = abs / base;
-  const frac = abs % base;
-  let out = whole.toString();
-  if (frac !== 0n) out += '.' + frac.toString().padStart(decimals, '0').replace(/0+$/, '');
+  // String work on the digits: a bigint division and a remainder per value cost several times more.
+  const digits = (negative ? -value : value).toString();
+  let whole: string;
+  let frac: string;
+  if (digits.length > decimals) {
+    whole = digits.slice(0, digits.length - decimals);
+    frac = digits.slice(digits.length - decimals);
+  } else {
+    whole = '0';
+    frac = digits.padStart(decimals, '0');
+  }
+  let end = frac.length;
+  while (end > 0 && frac.charCodeAt(end - 1) === 48 /* 0 */) end--;
+  const out = end === 0 ? whole : `${whole}.${frac.slice(0, end)}`;
   return negative ? '-' + out : out;
 }
 

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Address } from 'viem';
 import { formatDecimal, mulDiv, parseDecimal } from '../../lib/decimal.ts';
-import type { StockApiDeps } from '../stock-deps.ts';
+import type { AccountView, StockApiDeps } from '../stock-deps.ts';
 import { stockOk } from '../stock-envelope.ts';
 import { address, decimalOut, millis, responses, userParam } from '../stock-schemas.ts';
 
@@ -43,6 +43,11 @@ const positionRow = {
     marketValue: { ...decimalOut, description: 'quantity × lastPrice, USD' },
   },
 } as const;
+
+/** A balance the chain did not report (a token the lens was not asked about) is zero. */
+function amountOr0(v: bigint | undefined, decimals: number): string {
+  return formatDecimal(v ?? 0n, decimals);
+}
 
 export const portfolioRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (app, { deps }) => {
   app.get<{ Params: { userId: string } }>(
@@ -112,28 +117,28 @@ export const portfolioRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async
       const spender = req.query.spenderAddress?.toLowerCase() as Address | undefined;
       const [account, cfg] = await Promise.all([deps.chain.account(user, spender), deps.chain.marketConfig()]);
       const withAllowance = spender !== undefined;
+      const held = new Map<string, AccountView['stocks'][number]>();
+      for (const b of account.stocks) held.set(b.address.toLowerCase(), b);
       const tokenBalances = deps.stocks.list().map((s) => {
-        const b = account.stocks.find((x) => x.address.toLowerCase() === s.address.toLowerCase());
-        const fmt = (v: bigint | undefined) => formatDecimal(v ?? 0n, s.decimals);
+        const b = held.get(s.address.toLowerCase());
         return {
           symbol: s.symbol,
           tokenAddress: s.address,
           decimals: s.decimals,
-          walletBalance: fmt(b?.walletBalance),
-          exchangeBalance: fmt(b?.exchangeBalance),
-          lockedExchangeBalance: fmt(b?.lockedExchangeBalance),
-          ...(withAllowance ? { walletAllowance: fmt(b?.walletAllowance) } : {}),
+          walletBalance: amountOr0(b?.walletBalance, s.decimals),
+          exchangeBalance: amountOr0(b?.exchangeBalance, s.decimals),
+          lockedExchangeBalance: amountOr0(b?.lockedExchangeBalance, s.decimals),
+          ...(withAllowance ? { walletAllowance: amountOr0(b?.walletAllowance, s.decimals) } : {}),
         };
       });
       const cashTokenBalances = cfg.cashierTokenConfig.map((t) => {
         const b = account.cashTokens.find((x) => x.address.toLowerCase() === t.tokenAddress.toLowerCase());
-        const fmt = (v: bigint | undefined) => formatDecimal(v ?? 0n, t.decimals);
         return {
           symbol: t.symbol,
           tokenAddress: t.tokenAddress,
           decimals: t.decimals,
-          walletBalance: fmt(b?.walletBalance),
-          ...(withAllowance ? { walletAllowance: fmt(b?.walletAllowance) } : {}),
+          walletBalance: amountOr0(b?.walletBalance, t.decimals),
+          ...(withAllowance ? { walletAllowance: amountOr0(b?.walletAllowance, t.decimals) } : {}),
         };
       });
       const { available, locked } = account.mUsd;
