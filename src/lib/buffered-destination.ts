@@ -5,6 +5,10 @@
  * signature check of the request; appending to an array and one write per batch costs about a
  * microsecond. Lines are whole in every write and keep their order; at most 100 ms of lines are in
  * memory, and `flushSync` (called on shutdown and on exit) writes them out.
+ *
+ * When the fd is a pipe whose reader falls behind, the bytes it does not take are kept and retried,
+ * up to `maxPendingBytes` (default 8 MiB). Past that, new lines are dropped and counted rather than
+ * kept without bound; once the reader catches up, a warning line says how many were lost.
  */
 import fs from 'node:fs';
 
@@ -19,13 +23,19 @@ export interface BufferedDestination {
 const onExit = new Set<() => void>();
 let exitHooked = false;
 
-export function createBufferedDestination(fd: number, opts: { maxBytes?: number; maxDelayMs?: number } = {}): BufferedDestination {
+export function createBufferedDestination(
+  fd: number,
+  opts: { maxBytes?: number; maxDelayMs?: number; maxPendingBytes?: number } = {},
+): BufferedDestination {
   const maxBytes = opts.maxBytes ?? 64 * 1024;
   const maxDelayMs = opts.maxDelayMs ?? 100;
+  const maxPending = opts.maxPendingBytes ?? 8 * 1024 * 1024;
   let lines: string[] = [];
   let length = 0;
   /** Bytes taken out of `lines` that the fd has not accepted yet (a pipe that was full). */
   let pending: Buffer | undefined;
+  /** Lines dropped since the fd last took everything. */
+  let dropped = 0;
   let timer: NodeJS.Timeout | undefined;
 
   const schedule = () => {
@@ -39,8 +49,12 @@ export function createBufferedDestination(fd: number, opts: { maxBytes?: number;
 
   function flushSync(): void {
     if (lines.length > 0) {
-      const text = Buffer.from(lines.join(''), 'utf8');
-      pending = pending ? Buffer.concat([pending, text]) : text;
+      if (pending && pending.length >= maxPending) {
+        dropped += lines.length;
+      } else {
+        const text = Buffer.from(lines.join(''), 'utf8');
+        pending = pending ? Buffer.concat([pending, text]) : text;
+      }
       lines = [];
       length = 0;
     }
@@ -53,7 +67,13 @@ export function createBufferedDestination(fd: number, opts: { maxBytes?: number;
         if ((err as NodeJS.ErrnoException).code === 'EAGAIN') return schedule();
         // Nowhere left to log to (stdout closed): drop rather than crash the service.
         pending = undefined;
+        dropped = 0;
         return;
+      }
+      if (!pending && dropped > 0) {
+        // Same JSON line format as pino's, level 40 (warn).
+        pending = Buffer.from(`{"level":40,"time":${Date.now()},"dropped":${dropped},"msg":"log lines dropped: the output was not read fast enough"}\n`);
+        dropped = 0;
       }
     }
   }
