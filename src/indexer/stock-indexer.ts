@@ -39,7 +39,7 @@ import { withTransaction } from '../storage/transaction.ts';
 import { createWriteRecorder } from '../storage/write-recorder.ts';
 import { createChainSource, type BlockHeader, type ChainSource } from './chain-source.ts';
 import type { RawLog } from './event-decoder.ts';
-import { BatchProjector, contractKinds, decodeLogs, ProjectionCache, reprojectEntities, touchesOf, type AppendProjection } from './projector.ts';
+import { BatchProjector, contractKinds, decodeLogs, ProjectionCache, reprojectEntities, touchesOf } from './projector.ts';
 import type { PositionTouches } from './stock-handler.ts';
 
 export interface StockIndexerOptions {
