@@ -36,36 +36,57 @@ interface FetchInit {
 
 export function nodeHttpFetch(input: string | URL, init: FetchInit = {}): Promise<Response> {
   const url = typeof input === 'string' ? new URL(input) : input;
+  return exchange(url, { method: init.method ?? 'GET', headers: init.headers, signal: init.signal ?? undefined }, init.body).then(({ res, text }) => {
+    const status = res.statusCode ?? 0;
+    return {
+      ok: status >= 200 && status < 300,
+      status,
+      statusText: res.statusMessage ?? '',
+      headers: new MinimalHeaders(res.headers),
+      body: null,
+      text: async () => text,
+      json: async () => JSON.parse(text),
+    } as unknown as Response;
+  });
+}
+
+/**
+ * One request over the keep-alive agents; resolves with the response and its whole text. With
+ * `timeoutMs`, a plain timer destroys the request when it fires.
+ */
+function exchange(
+  url: URL,
+  opts: { method: string; headers?: Record<string, string>; signal?: AbortSignal; timeoutMs?: number },
+  body: string | undefined,
+): Promise<{ res: http.IncomingMessage; text: string }> {
   const mod = url.protocol === 'https:' ? https : http;
   const agent = agents[url.protocol as 'http:' | 'https:'];
   if (!agent) return Promise.reject(new TypeError(`unsupported protocol ${url.protocol}`));
   return new Promise((resolve, reject) => {
-    const req = mod.request(url, { method: init.method ?? 'GET', headers: init.headers, agent, signal: init.signal ?? undefined }, (res) => {
+    let timer: NodeJS.Timeout | undefined;
+    const fail = (err: Error) => {
+      clearTimeout(timer);
+      reject(err);
+    };
+    const req = mod.request(url, { method: opts.method, headers: opts.headers, agent, signal: opts.signal }, (res) => {
       res.setEncoding('utf8');
       let text = '';
       res.on('data', (chunk: string) => {
         text += chunk;
       });
-      res.on('error', reject);
+      res.on('error', fail);
       // A connection that drops mid-answer must fail the call, not leave it waiting for the timeout.
       res.on('close', () => {
-        if (!res.complete) reject(new Error('RPC connection closed before the response ended'));
+        if (!res.complete) fail(new Error('RPC connection closed before the response ended'));
       });
       res.on('end', () => {
-        const status = res.statusCode ?? 0;
-        resolve({
-          ok: status >= 200 && status < 300,
-          status,
-          statusText: res.statusMessage ?? '',
-          headers: new MinimalHeaders(res.headers),
-          body: null,
-          text: async () => text,
-          json: async () => JSON.parse(text),
-        } as unknown as Response);
+        clearTimeout(timer);
+        resolve({ res, text });
       });
     });
-    req.on('error', reject);
-    req.end(init.body);
+    if (opts.timeoutMs !== undefined) timer = setTimeout(() => req.destroy(new HttpTimeoutError()), opts.timeoutMs);
+    req.on('error', fail);
+    req.end(body);
   });
 }
 
@@ -82,31 +103,5 @@ export class HttpTimeoutError extends Error {
  * rest of a small eth_call's client side.
  */
 export function nodeHttpPost(url: URL, body: string, headers: Record<string, string>, timeoutMs: number): Promise<{ status: number; text: string }> {
-  const mod = url.protocol === 'https:' ? https : http;
-  const agent = agents[url.protocol as 'http:' | 'https:'];
-  if (!agent) return Promise.reject(new TypeError(`unsupported protocol ${url.protocol}`));
-  return new Promise((resolve, reject) => {
-    const req = mod.request(url, { method: 'POST', headers, agent }, (res) => {
-      res.setEncoding('utf8');
-      let text = '';
-      res.on('data', (chunk: string) => {
-        text += chunk;
-      });
-      res.on('error', fail);
-      res.on('close', () => {
-        if (!res.complete) fail(new Error('RPC connection closed before the response ended'));
-      });
-      res.on('end', () => {
-        clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, text });
-      });
-    });
-    const timer = setTimeout(() => req.destroy(new HttpTimeoutError()), timeoutMs);
-    function fail(err: Error): void {
-      clearTimeout(timer);
-      reject(err);
-    }
-    req.on('error', fail);
-    req.end(body);
-  });
+  return exchange(url, { method: 'POST', headers, timeoutMs }, body).then(({ res, text }) => ({ status: res.statusCode ?? 0, text }));
 }
