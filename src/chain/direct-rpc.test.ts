@@ -8,6 +8,8 @@ let server: http.Server;
 let url: string;
 let lastBody = '';
 let lastAuth: string | undefined;
+/** Requests seen per path, for the flaky paths and the retry counts. */
+const hits = new Map<string, number>();
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -16,6 +18,11 @@ beforeAll(async () => {
     req.on('end', () => {
       lastBody = body;
       lastAuth = req.headers.authorization;
+      const n = (hits.get(req.url ?? '') ?? 0) + 1;
+      hits.set(req.url ?? '', n);
+      // Fails the first request of each pair: a dropped connection, or an overloaded server.
+      if (req.url === '/flaky-reset' && n % 2 === 1) return void req.socket.destroy();
+      if (req.url === '/flaky-503' && n % 2 === 1) return void res.writeHead(503).end('busy');
       if (req.url === '/slow') return void setTimeout(() => res.end('{}'), 2_000);
       if (req.url === '/down') return void res.writeHead(503).end('maintenance');
       if (req.url === '/garbage') return void res.writeHead(200).end('<html>');
@@ -38,9 +45,9 @@ afterAll(async () => {
   await new Promise((r) => server.close(r));
 });
 
-function rpcAt(path: string, client: 'fetch' | 'node-http', timeout = 1_000) {
+function rpcAt(path: string, client: 'fetch' | 'node-http', timeout = 1_000, retryCount = 0) {
   const publicClient = createPublicClient({
-    transport: httpTransport(`${url}${path}`, { timeout, fetchOptions: { headers: { authorization: 'Bearer provider-key' } } }),
+    transport: httpTransport(`${url}${path}`, { timeout, retryCount, retryDelay: 10, fetchOptions: { headers: { authorization: 'Bearer provider-key' } } }),
   });
   return createDirectRpc(publicClient, client)!;
 }
@@ -65,6 +72,21 @@ describe.each(['fetch', 'node-http'] as const)('direct JSON-RPC over %s', (clien
     ['no answer within the timeout', '/slow', 150],
   ])('maps %s to ChainUnavailableError (retryable)', async (_name, path, timeout) => {
     await expect(rpcAt(path, client, timeout)('eth_call', [])).rejects.toMatchObject({ code: 'CHAIN_UNAVAILABLE', retryable: true });
+  });
+
+  it.each(['/flaky-reset', '/flaky-503'])('repeats a read that failed on %s as often as the transport allows', async (path) => {
+    hits.set(path, 0);
+    await expect(rpcAt(path, client, 1_000, 0)('eth_call', [])).rejects.toMatchObject({ code: 'CHAIN_UNAVAILABLE' });
+    expect(hits.get(path)).toBe(1);
+    hits.set(path, 0);
+    expect(await rpcAt(path, client, 1_000, 1)('eth_call', [])).toBe('answer to eth_call');
+    expect(hits.get(path)).toBe(2);
+  });
+
+  it('does not repeat a read that timed out: the time budget is spent', async () => {
+    hits.set('/slow', 0);
+    await expect(rpcAt('/slow', client, 150, 3)('eth_call', [])).rejects.toMatchObject({ code: 'CHAIN_UNAVAILABLE' });
+    expect(hits.get('/slow')).toBe(1);
   });
 });
 

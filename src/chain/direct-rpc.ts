@@ -16,7 +16,14 @@ interface HttpTransportFacts {
   type?: string;
   url?: string;
   timeout?: number;
+  retryCount?: number;
+  retryDelay?: number;
   fetchOptions?: Omit<RequestInit, 'body'>;
+}
+
+function isTimeout(err: unknown): boolean {
+  const name = err instanceof Error ? err.name : '';
+  return name === 'TimeoutError' || name === 'AbortError';
 }
 
 /**
@@ -28,6 +35,9 @@ export function createDirectRpc(publicClient: PublicClient, client: 'fetch' | 'n
   if (t.type !== 'http' || !t.url) return undefined;
   const url = new URL(t.url);
   const timeout = t.timeout ?? 10_000;
+  // As the transport is configured (viem's http transport: retryCount, retryDelay doubling).
+  const retries = Math.max(0, t.retryCount ?? 0);
+  const retryDelay = Math.max(0, t.retryDelay ?? 100);
   const fetchOptions = t.fetchOptions ?? {};
   const headers = { ...(fetchOptions.headers as Record<string, string> | undefined), 'content-type': 'application/json' };
   let id = 0;
@@ -38,14 +48,29 @@ export function createDirectRpc(publicClient: PublicClient, client: 'fetch' | 'n
     return { status: res.status, text: await res.text() };
   }
 
-  return async <T>(method: string, params: unknown[]): Promise<T> => {
-    let answer: { status: number; text: string };
-    try {
-      answer = await exchange(JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }));
-    } catch (err) {
-      throw new ChainUnavailableError({ detail: { reason: err instanceof Error ? err.name : 'fetch' } });
+  /**
+   * The exchange, repeated up to `retries` times when the connection failed (a keep-alive socket the
+   * server had just closed, say) or the server answered 5xx/429. A timeout is not repeated: it has
+   * used the whole time budget already. Every read sent this way is idempotent.
+   */
+  async function exchangeWithRetry(body: string): Promise<{ status: number; text: string }> {
+    for (let attempt = 0; ; attempt++) {
+      let failure: ChainUnavailableError;
+      try {
+        const answer = await exchange(body);
+        if (answer.status < 500 && answer.status !== 429) return answer;
+        failure = new ChainUnavailableError({ detail: { reason: 'http', status: answer.status } });
+      } catch (err) {
+        failure = new ChainUnavailableError({ detail: { reason: err instanceof Error ? err.name : 'fetch' } });
+        if (isTimeout(err)) throw failure;
+      }
+      if (attempt >= retries) throw failure;
+      await new Promise((r) => setTimeout(r, retryDelay * 2 ** attempt));
     }
-    if (answer.status >= 500 || answer.status === 429) throw new ChainUnavailableError({ detail: { reason: 'http', status: answer.status } });
+  }
+
+  return async <T>(method: string, params: unknown[]): Promise<T> => {
+    const answer = await exchangeWithRetry(JSON.stringify({ jsonrpc: '2.0', id: ++id, method, params }));
     if (answer.status < 200 || answer.status >= 300) {
       throw new AppError('INTERNAL', 'chain: unexpected error', { detail: { reason: 'http', status: answer.status } });
     }
