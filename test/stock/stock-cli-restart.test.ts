@@ -2,7 +2,10 @@
  * Operator paths over real processes: the `tokex keys` CLI against the running stack's database,
  * the README's curl + openssl request, and a restart that reuses the deployed contracts and data.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, createWalletClient, http, parseUnits } from 'viem';
@@ -100,4 +103,46 @@ describe('restart', () => {
     const firstBefore = history.candles[0];
     expect(again.candles.find((c: any) => c.openTime === firstBefore.openTime)).toEqual(firstBefore);
   });
+});
+
+describe('npm start', () => {
+  it('stops the whole stack, anvil included, when only npm receives SIGTERM', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-npm-start-'));
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, STOCK_API_PORT: '0', HISTORY_DAYS: '1', LOG_LEVEL: 'info' };
+    delete env.DATABASE_URL;
+    delete env.RPC_URL;
+    const npm = spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let out = '';
+      await new Promise<void>((resolve, reject) => {
+        npm.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.includes('Ctrl-C to stop')) resolve();
+        });
+        npm.stderr.on('data', (d: Buffer) => (out += d.toString()));
+        npm.once('exit', (code) => reject(new Error(`npm start exited with ${code}: ${out.slice(-2000)}`)));
+      });
+      const anvilPid = Number(/"pid":(\d+),"port":\d+,"rpcUrl"/.exec(out)?.[1]);
+      expect(anvilPid).toBeGreaterThan(0);
+
+      // Only npm itself gets the signal, as from a process manager or `timeout`.
+      npm.kill('SIGTERM');
+      await new Promise((r) => (npm.exitCode !== null ? r(undefined) : npm.once('exit', r)));
+      const alive = () => {
+        try {
+          process.kill(anvilPid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(alive()).toBe(false);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(out).toContain('"msg":"stopped"');
+    } finally {
+      if (npm.exitCode === null) npm.kill('SIGKILL');
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
