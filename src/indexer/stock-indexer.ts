@@ -634,8 +634,8 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
       await loop;
       loop = undefined;
       stopRequested = false;
+      // The indexer has at most one batch in flight: once it has settled, nothing is being written.
       await settle().catch(() => undefined);
-      await writer.drain();
     },
     async syncOnce() {
       const cp = await exclusive(sync);

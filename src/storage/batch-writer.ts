@@ -21,8 +21,6 @@ export interface WriteBatch {
 export interface BatchWriter {
   /** Runs `batch` in one transaction after every batch submitted before it has finished. */
   submit(batch: WriteBatch): Promise<void>;
-  /** Resolves once every submitted batch has finished (whatever the outcome). */
-  drain(): Promise<void>;
 }
 
 export function createBatchWriter(db: DbExecutor): BatchWriter {
@@ -45,9 +43,6 @@ export function createBatchWriter(db: DbExecutor): BatchWriter {
       const done = tail.then(() => run(batch));
       tail = done.catch(() => undefined);
       return done;
-    },
-    async drain() {
-      await tail;
     },
   };
 }

@@ -40,7 +40,6 @@ class RecordingConnection implements DatabaseConnection {
     this.sink.push(query);
     return { rows: [], numAffectedRows: 0n };
   }
-  // eslint-disable-next-line require-yield
   async *streamQuery(): AsyncIterableIterator<QueryResult<never>> {
     throw new Error('write recorder: streaming is not supported');
   }
