@@ -6,6 +6,7 @@
  * viem on random values, and the selector comes from the generated ABI.
  */
 import { checksumAddress, getAbiItem, toFunctionSelector, type Abi, type AbiFunction, type Address, type Hex } from 'viem';
+import { CallEncodingError } from './static-call-encoder.ts';
 
 export interface LensStockAccount {
   stock: Address;
@@ -43,8 +44,8 @@ function word(n: number | bigint): string {
   return n.toString(16).padStart(WORD, '0');
 }
 
-function addressWord(a: string): string {
-  if (!ADDRESS_RE.test(a)) throw new LensDecodingError(`not an address: ${a.slice(0, 50)}`);
+function addressWord(a: string, index: number): string {
+  if (!ADDRESS_RE.test(a)) throw new CallEncodingError('getAccount', index, 'is not an address');
   return '000000000000000000000000' + a.slice(2).toLowerCase();
 }
 
@@ -59,11 +60,11 @@ export function getAccountEncoder(abi: Abi, stocks: readonly string[], cashToken
   // Head: user, offset of stocks, offset of cashTokens, spender; then each array as length + items.
   const stocksAt = 4 * 32;
   const cashAt = stocksAt + 32 * (1 + stocks.length);
-  const stocksTail = word(stocks.length) + stocks.map(addressWord).join('');
-  const cashTail = word(cashTokens.length) + cashTokens.map(addressWord).join('');
+  const stocksTail = word(stocks.length) + stocks.map((a) => addressWord(a, 1)).join('');
+  const cashTail = word(cashTokens.length) + cashTokens.map((a) => addressWord(a, 2)).join('');
   const middle = word(stocksAt) + word(cashAt);
   const tail = stocksTail + cashTail;
-  return (user, spender) => `${selector}${addressWord(user)}${middle}${addressWord(spender)}${tail}` as Hex;
+  return (user, spender) => `${selector}${addressWord(user, 0)}${middle}${addressWord(spender, 3)}${tail}` as Hex;
 }
 
 /** Checksummed forms of the addresses seen (the deployment's few tokens), so each is hashed once. */
