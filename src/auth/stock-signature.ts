@@ -80,10 +80,20 @@ export class HmacSha256 {
   }
 }
 
-/** Compares a hex signature with the expected lower-case hex digest in time independent of where they differ. */
+/**
+ * Whether `given` is `expected` (a lower-case hex digest) written in hex of either case, in time
+ * independent of where they differ. Anything but 0-9, a-f, A-F in `given` is a mismatch.
+ */
 export function hexSignatureEquals(expected: string, given: string): boolean {
   if (given.length !== expected.length) return false;
   let diff = 0;
-  for (let i = 0; i < expected.length; i++) diff |= expected.charCodeAt(i) ^ (given.charCodeAt(i) | 0x20);
-  return diff === 0;
+  let invalid = 0;
+  for (let i = 0; i < expected.length; i++) {
+    const c = given.charCodeAt(i);
+    // Digits already have the 0x20 bit set, so `lower` is the digit itself or the lower-case letter.
+    const lower = c | 0x20;
+    invalid |= (c >= 0x30 && c <= 0x39) || (lower >= 0x61 && lower <= 0x66) ? 0 : 1;
+    diff |= expected.charCodeAt(i) ^ lower;
+  }
+  return (diff | invalid) === 0;
 }

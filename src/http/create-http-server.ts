@@ -135,7 +135,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   const access = createAccessLogger(logger);
   if (access) {
     app.addHook('onResponse', (request, reply, done) => {
-      access({ uuid: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 });
+      access({ uuid: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime });
       done();
     });
   }

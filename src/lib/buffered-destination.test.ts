@@ -41,6 +41,17 @@ describe('buffered log destination', () => {
     expect(f.read()).toBe('a\nb\n');
   });
 
+  it('keeps the order of a line too long for its buffer among short ones', () => {
+    const f = open('long.log');
+    const d = createBufferedDestination(f.fd, { maxBytes: 100, maxDelayMs: 60_000 });
+    const long = `{"pad":"${'é'.repeat(20_000)}"}\n`;
+    d.write('a\n');
+    d.write(long);
+    d.write('b\n');
+    d.flushSync();
+    expect(f.read()).toBe(`a\n${long}b\n`);
+  });
+
   it('keeps UTF-8 text intact', () => {
     const f = open('utf8.log');
     const d = createBufferedDestination(f.fd);

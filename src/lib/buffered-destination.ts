@@ -30,9 +30,14 @@ export function createBufferedDestination(
   const maxBytes = opts.maxBytes ?? 64 * 1024;
   const maxDelayMs = opts.maxDelayMs ?? 100;
   const maxPending = opts.maxPendingBytes ?? 8 * 1024 * 1024;
-  let lines: string[] = [];
-  let length = 0;
-  /** Bytes taken out of `lines` that the fd has not accepted yet (a pipe that was full). */
+  // Lines are encoded into this buffer as they come (one copy each), rather than joined and encoded
+  // again per batch. A line longer than a third of the room left (UTF-8 takes at most 3 bytes per
+  // UTF-16 unit) first sends what is held; one too long for the whole buffer goes on its own.
+  const buffer = Buffer.allocUnsafe(Math.max(2 * maxBytes, 16 * 1024));
+  let used = 0;
+  /** Lines in `buffer`. */
+  let count = 0;
+  /** Bytes taken out of `buffer` that the fd has not accepted yet (a pipe that was full). */
   let pending: Buffer | undefined;
   /** Lines dropped since the fd last took everything. */
   let dropped = 0;
@@ -47,16 +52,17 @@ export function createBufferedDestination(
     timer.unref();
   };
 
+  /** Moves `bytes` (`lines` lines) behind what is pending, or counts them dropped past the cap. */
+  function enqueue(bytes: Buffer, lines: number): void {
+    if (pending && pending.length >= maxPending) dropped += lines;
+    else pending = pending ? Buffer.concat([pending, bytes]) : Buffer.from(bytes);
+  }
+
   function flushSync(): void {
-    if (lines.length > 0) {
-      if (pending && pending.length >= maxPending) {
-        dropped += lines.length;
-      } else {
-        const text = Buffer.from(lines.join(''), 'utf8');
-        pending = pending ? Buffer.concat([pending, text]) : text;
-      }
-      lines = [];
-      length = 0;
+    if (used > 0) {
+      enqueue(buffer.subarray(0, used), count);
+      used = 0;
+      count = 0;
     }
     while (pending && pending.length > 0) {
       try {
@@ -78,6 +84,24 @@ export function createBufferedDestination(
     }
   }
 
+  function write(line: string): boolean {
+    const worst = 3 * line.length;
+    if (worst > buffer.length - used) {
+      if (worst > buffer.length) {
+        flushSync();
+        enqueue(Buffer.from(line, 'utf8'), 1);
+        flushSync();
+        return true;
+      }
+      flushSync();
+    }
+    used += buffer.write(line, used, 'utf8');
+    count++;
+    if (used >= maxBytes) flushSync();
+    else schedule();
+    return true;
+  }
+
   onExit.add(flushSync);
   if (!exitHooked) {
     exitHooked = true;
@@ -87,13 +111,7 @@ export function createBufferedDestination(
   }
 
   return {
-    write(line) {
-      lines.push(line);
-      length += line.length;
-      if (length >= maxBytes) flushSync();
-      else schedule();
-      return true;
-    },
+    write,
     flush(cb) {
       flushSync();
       cb?.();

@@ -19,9 +19,27 @@ declare module 'fastify' {
 }
 
 export const TS_WINDOW_MS = 45_000;
-const TS_RE = /^\d{1,16}$/;
-const NONCE_RE = /^[A-Za-z0-9_-]{8,64}$/;
-const SIGN_RE = /^[0-9a-fA-F]{64}$/;
+
+/** 1 to 16 decimal digits (milliseconds). */
+function isMillisText(s: string): boolean {
+  if (s.length === 0 || s.length > 16) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return false;
+  }
+  return true;
+}
+
+/** 8 to 64 of A-Z, a-z, 0-9, `_` and `-`. */
+function isNonceText(s: string): boolean {
+  if (s.length < 8 || s.length > 64) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const lower = c | 0x20;
+    if (!((lower >= 0x61 && lower <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x5f || c === 0x2d)) return false;
+  }
+  return true;
+}
 
 export interface StockAuthOptions {
   keys: ApiKeyService;
@@ -57,12 +75,11 @@ export function createStockAuthHook(opts: StockAuthOptions) {
     if (product === undefined) throw deny('missing x-api-p');
     if (reqChain !== chainId) throw deny('x-api-chain-id does not match the service');
     if (product !== opts.product) throw deny('x-api-p does not match the service (case-sensitive)');
-    if (!TS_RE.test(ts)) throw deny('x-api-ts is not milliseconds');
+    if (!isMillisText(ts)) throw deny('x-api-ts is not milliseconds');
     const t = now();
     const tsMs = Number(ts);
     if (Math.abs(t - tsMs) > TS_WINDOW_MS) throw deny('x-api-ts outside the 45 s window');
-    if (!NONCE_RE.test(nonce)) throw deny('x-api-nonce malformed');
-    if (!SIGN_RE.test(sign)) throw deny('x-api-sign malformed');
+    if (!isNonceText(nonce)) throw deny('x-api-nonce malformed');
     return { apiKey, sign, ts, tsMs, nonce, product, reqChain, t };
   }
 
@@ -71,7 +88,8 @@ export function createStockAuthHook(opts: StockAuthOptions) {
     if (!key) throw deny('unknown api key');
     if (!key.active) throw deny('api key revoked');
     if (key.expiresAt !== null && key.expiresAt <= h.t) throw deny('api key expired');
-    if (String(key.chainId) !== h.reqChain || key.product !== h.product) throw deny('api key scope mismatch');
+    // The request's chain id already equals the service's (readHeaders).
+    if (key.chainId !== opts.chainId || key.product !== h.product) throw deny('api key scope mismatch');
     if (!ipAllowed(request.ip, key.ipWhitelist)) throw deny(`peer ${request.ip} not in whitelist`);
     if (request.method !== 'GET' && request.method !== 'HEAD' && key.permission !== 'WRITABLE') {
       throw deny('READ_ONLY key on a write method');
@@ -83,8 +101,8 @@ export function createStockAuthHook(opts: StockAuthOptions) {
     if (opts.prefix && path.startsWith(opts.prefix)) path = path.slice(opts.prefix.length);
     const uri = signedUri(path, q === -1 ? '' : canonicalQuery(rawUrl.slice(q + 1)));
     const payload = stockSignPayload({ method: request.method, uri, ts: h.ts, nonce: h.nonce, body: request.rawBody });
-    // Constant-time over the 64 hex digits; SIGN_RE above has checked it is hex, in either case.
-    if (!hexSignatureEquals(key.signer.hex(payload), h.sign)) throw deny('signature mismatch');
+    // Constant-time over the 64 hex digits, either case; anything else in the header never matches.
+    if (!hexSignatureEquals(key.signer.hex(payload), h.sign)) throw deny('signature mismatch or malformed');
 
     // Claimed only after the signature holds, so nobody can burn another key's nonces.
     request.apiKey = key;

@@ -66,4 +66,22 @@ describe('server-side HMAC', () => {
     expect(hexSignatureEquals(expected, flipped)).toBe(false);
     expect(hexSignatureEquals(expected, expected.slice(0, 62))).toBe(false);
   });
+
+  it('never matches a character outside 0-9, a-f, A-F, even one that equals a digit once its 0x20 bit is set', () => {
+    const expected = '0'.repeat(32) + 'abcdef0123456789abcdef0123456789';
+    // 0x10 | 0x20 is '0', 'A' | 0x20 is 'a', '@' | 0x20 is '`': only the real hex letters may fold.
+    for (const [i, bad] of [[0, '\u0010'], [0, 'P'], [32, '!'], [33, '"'], [40, 'g'], [63, '\u0019'], [34, '#']] as const) {
+      const given = expected.slice(0, i) + bad + expected.slice(i + 1);
+      expect(hexSignatureEquals(expected, given), JSON.stringify(given[i])).toBe(false);
+    }
+    const mixed = expected.slice(0, 32) + expected.slice(32).toUpperCase();
+    expect(hexSignatureEquals(expected, mixed)).toBe(true);
+    for (let c = 0; c < 0x80; c++) {
+      const ch = String.fromCharCode(c);
+      const given = ch + expected.slice(1);
+      expect(hexSignatureEquals(expected, given), `char ${c}`).toBe(ch === '0');
+      const atA = expected.slice(0, 32) + ch + expected.slice(33);
+      expect(hexSignatureEquals(expected, atA), `char ${c} for a`).toBe(ch === 'a' || ch === 'A');
+    }
+  });
 });

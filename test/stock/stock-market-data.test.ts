@@ -3,6 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, createWalletClient, erc20Abi, formatUnits, http, parseUnits, type Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { cashierAbi, stockAbi } from '../../src/chain/abi/generated/index.ts';
+import type { StockClient } from '../../src/sdk/stock-client.ts';
+import { quoteData } from '../../src/stock/routes/market-routes.ts';
+import { calldataSchema } from '../../src/stock/routes/orders-routes.ts';
+import { dataRenderer } from '../../src/stock/stock-envelope.ts';
+import { okEnvelope } from '../../src/stock/stock-schemas.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
 let t: TestStack;
@@ -36,6 +41,33 @@ describe('market data', () => {
     const usdc = cfg.cashierTokenConfig.find((c: any) => c.tokenAddress === t.demo.stock.contracts.cashToken);
     expect(usdc).toMatchObject({ symbol: 'USDC', decimals: 6, enabled: true });
     expect(usdc.withdrawBuffer).toMatch(DECIMAL);
+  });
+
+  it('answers a quote and order calldata, both rendered ahead, exactly as their response schemas serialize them', async () => {
+    async function raw(client: StockClient, method: string, path: string, body?: unknown) {
+      const s = client.sign(method, path, { body });
+      const res = await fetch(s.url, { method: s.method, headers: s.headers, body: s.body });
+      return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+    }
+    // Twice: the second quote read is served from the rendered text.
+    for (let i = 0; i < 2; i++) {
+      const q = await raw(t.readOnly, 'GET', '/api/v1/prices/MSFT');
+      expect(q.status).toBe(200);
+      expect(q.type).toBe('application/json; charset=utf-8');
+      const parsed = JSON.parse(q.text);
+      expect(parsed.data.symbol).toBe('MSFT');
+      expect(q.text).toBe(dataRenderer(okEnvelope(quoteData))(parsed));
+    }
+    const created = await t.stack.keys.create({ permission: 'WRITABLE', ipWhitelist: ['127.0.0.1', '::1'], chainId: t.demo.chainId, product: 'STOCK', label: 'unbound' });
+    const unbound = t.client(created.key.apiKey, created.apiSecret);
+    const order = { symbol: 'AAPL', side: 'Buy', type: 'Limit', quantity: '1.5', price: '150.25', timeInForce: 'DAY', deadline: Math.floor(Date.now() / 1000) + 3600 };
+    const c = await raw(unbound, 'POST', '/api/v1/orders/calldata', order);
+    expect(c.status).toBe(200);
+    expect(c.type).toBe('application/json; charset=utf-8');
+    const parsed = JSON.parse(c.text);
+    expect(parsed.data).toMatchObject({ toAddress: t.demo.stock.contracts.stockRouter, value: '0' });
+    expect(parsed.data.callData).toMatch(/^0x[0-9a-f]+$/);
+    expect(c.text).toBe(dataRenderer(okEnvelope(calldataSchema))(parsed));
   });
 
   it('quotes a symbol with bid < ask and the token context from chain', async () => {

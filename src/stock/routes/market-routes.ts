@@ -4,7 +4,7 @@ import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
 import { INTERVALS, INTERVAL_MS, type Interval, type Quote } from '../../marketdata/market-types.ts';
 import { listCandles } from '../../storage/candle-store.ts';
 import type { MarketConfigView, StockApiDeps, StockListing } from '../stock-deps.ts';
-import { stockOk } from '../stock-envelope.ts';
+import { dataRenderer, JSON_UTF8, stockOk, stockOkText } from '../stock-envelope.ts';
 import { address, decimalOut, listOf, millis, pageOf, pageQueryProps, responses, symbolParam } from '../stock-schemas.ts';
 
 const tokenContext = {
@@ -13,7 +13,7 @@ const tokenContext = {
   properties: { address, decimals: { type: 'integer' }, totalSupply: decimalOut },
 } as const;
 
-const quoteData = {
+export const quoteData = {
   type: 'object',
   required: ['symbol', 'bid', 'ask', 'last', 'timestamp', 'marketStatus', 'token'],
   properties: {
@@ -115,7 +115,15 @@ export function listingOf(deps: StockApiDeps, symbol: string): StockListing {
 export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (app, { deps }) => {
   const now = deps.now ?? Date.now;
 
-  function quoteAnswer(uuid: string, listing: StockListing, quote: Quote, cfg: MarketConfigView) {
+  // A quote is read far more often than it changes: its data is rendered once per (quote, chain
+  // snapshot, market status) by the schema's own serializer, and each request only wraps it.
+  const renderQuoteData = dataRenderer(quoteData);
+  const renderedQuotes = new WeakMap<Quote, { cfg: MarketConfigView; open: boolean; json: string }>();
+
+  function quoteJson(listing: StockListing, quote: Quote, cfg: MarketConfigView): string {
+    const open = deps.calendar.isOpen(now());
+    const hit = renderedQuotes.get(quote);
+    if (hit !== undefined && hit.cfg === cfg && hit.open === open) return hit.json;
     let totalSupply = '0';
     for (const s of cfg.stocks) {
       if (s.symbol === listing.symbol) {
@@ -123,15 +131,17 @@ export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
         break;
       }
     }
-    return stockOk(uuid, {
+    const json = renderQuoteData({
       symbol: listing.symbol,
       bid: quote.bid,
       ask: quote.ask,
       last: quote.last,
       timestamp: quote.timestamp,
-      marketStatus: deps.calendar.isOpen(now()) ? 'open' : 'closed',
+      marketStatus: open ? 'open' : 'closed',
       token: { address: listing.address, decimals: listing.decimals, totalSupply },
     });
+    renderedQuotes.set(quote, { cfg, open, json });
+    return json;
   }
 
   app.get('/config', { schema: { tags: ['market data'], summary: 'On-chain market config (cached)', response: responses(configData) } }, async (req) => {
@@ -156,12 +166,15 @@ export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     { schema: { tags: ['market data'], summary: 'Real-time quote with on-chain token context', params: symbolParam, response: responses(quoteData) } },
     // Not async: with the chain snapshot cached (the normal case) the quote is answered without a
     // promise; only the first read after start waits for the chain.
-    (req) => {
+    (req, reply) => {
       const listing = listingOf(deps, req.params.symbol);
       const quote = deps.quotes.getQuote(listing.symbol);
       if (!quote) throw new NotFoundError('quote');
       const cfg = deps.chain.cachedMarketConfig();
-      return cfg ? quoteAnswer(req.id, listing, quote, cfg) : deps.chain.marketConfig().then((c) => quoteAnswer(req.id, listing, quote, c));
+      void reply.type(JSON_UTF8);
+      return cfg
+        ? stockOkText(req.id, quoteJson(listing, quote, cfg))
+        : deps.chain.marketConfig().then((c) => stockOkText(req.id, quoteJson(listing, quote, c)));
     },
   );
 

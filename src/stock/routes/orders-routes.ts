@@ -3,7 +3,7 @@
  * of self-submitted order transactions, lookups, and cancel calldata. One Click `send` variants are
  * added by the One Click module.
  */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Address, Hex } from 'viem';
 import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
 import { formatDecimal, parseDecimal, rescale } from '../../lib/decimal.ts';
@@ -13,7 +13,7 @@ import { buyLock, lowerAddress, MUSD_DECIMALS, parseOrder, type OrderBody, type 
 import { orderSchema, orderView } from '../order-view.ts';
 import { cancelCalldata, orderCalldata, orderWithDepositCalldata } from '../router-calldata.ts';
 import type { StockApiDeps } from '../stock-deps.ts';
-import { stockOk } from '../stock-envelope.ts';
+import { JSON_UTF8, stockOk, stockOkText } from '../stock-envelope.ts';
 import { address, decimal, listOf, millis, pageOf, pageQueryProps, responses } from '../stock-schemas.ts';
 import { recordOwnedTransaction, rememberCalldata, waitForProjection } from '../tx-recorder.ts';
 
@@ -30,7 +30,7 @@ const orderBodyProps = {
   userAddress: { ...address, description: 'wallet for the balance pre-checks (default: the key\'s bound wallet)' },
 } as const;
 
-const calldataSchema = {
+export const calldataSchema = {
   type: 'object',
   required: ['toAddress', 'value', 'callData'],
   properties: {
@@ -87,10 +87,16 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     }
   }
 
-  function orderAnswer(req: FastifyRequest, intent: OrderIntent) {
+  // Order calldata is the busiest write-side answer. Its data is written as text: the router's
+  // address and the hex calldata need no escaping, and the test of this route checks the text
+  // against what the response schema's serializer makes of it.
+  const orderDataHead = `{"toAddress":${JSON.stringify(deps.contracts.stockRouter)},"value":"0","callData":"`;
+
+  function orderAnswer(req: FastifyRequest, reply: FastifyReply, intent: OrderIntent): string {
     const callData = orderCalldata(intent);
     rememberCalldata(deps, req.apiKey!, callData, 'order');
-    return stockOk(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData });
+    void reply.type(JSON_UTF8);
+    return stockOkText(req.id, orderDataHead + callData + '"}');
   }
 
   app.post<{ Body: OrderBody }>(
@@ -104,10 +110,10 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
       },
     },
     // Not async: without a balance pre-check (a key with no bound wallet) it answers synchronously.
-    (req) => {
+    (req, reply) => {
       const intent = parseOrder(req.body, deps.stocks, nowSeconds());
       const user = preCheckUser(req);
-      return user ? checkPlainOrder(intent, user).then(() => orderAnswer(req, intent)) : orderAnswer(req, intent);
+      return user ? checkPlainOrder(intent, user).then(() => orderAnswer(req, reply, intent)) : orderAnswer(req, reply, intent);
     },
   );
 
