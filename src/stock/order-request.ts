@@ -44,8 +44,18 @@ export interface OrderIntent {
   deadline: number;
 }
 
+const SIDES = ['Buy', 'Sell'] as const;
+const TYPES = ['Market', 'Limit'] as const;
+
+/** DAY in any case. */
+function isDay(tif: string): boolean {
+  return tif === 'DAY' || tif.toUpperCase() === 'DAY';
+}
+
 function caseless<T extends string>(field: string, value: string | undefined, allowed: readonly T[]): T {
   if (value === undefined) throw new ValidationError(field, 'required');
+  // The documented spelling first: no lower-casing (a new string each) for the usual request.
+  for (const a of allowed) if (a === value) return a;
   const lower = value.toLowerCase();
   for (const a of allowed) if (a.toLowerCase() === lower) return a;
   throw new ValidationError(field, `must be one of ${allowed.join(', ')}`);
@@ -57,7 +67,7 @@ function amount(body: OrderBody, field: 'quantity' | 'notional' | 'price', decim
 
 export function resolveStock(stocks: StockDirectory, body: { symbol?: string; stockAddress?: string }): StockListing {
   if (body.symbol === undefined && body.stockAddress === undefined) throw new ValidationError('symbol', 'required (or stockAddress)');
-  const bySymbol = body.symbol !== undefined ? stocks.bySymbol(body.symbol.toUpperCase()) : undefined;
+  const bySymbol = body.symbol !== undefined ? (stocks.bySymbol(body.symbol) ?? stocks.bySymbol(body.symbol.toUpperCase())) : undefined;
   if (body.symbol !== undefined && !bySymbol) throw new ValidationError('symbol', 'unknown symbol');
   const byAddress = body.stockAddress !== undefined ? stocks.byAddress(body.stockAddress) : undefined;
   if (body.stockAddress !== undefined && !byAddress) throw new ValidationError('stockAddress', 'not a listed stock token');
@@ -75,8 +85,8 @@ export function checkDeadline(deadline: number | undefined, nowSeconds: number):
 
 export function parseOrder(body: OrderBody, stocks: StockDirectory, nowSeconds: number): OrderIntent {
   const stock = resolveStock(stocks, body);
-  const side = caseless('side', body.side, ['Buy', 'Sell'] as const);
-  const type = caseless('type', body.type, ['Market', 'Limit'] as const);
+  const side = caseless('side', body.side, SIDES);
+  const type = caseless('type', body.type, TYPES);
   let quantity = 0n;
   let notional = 0n;
   let price = 0n;
@@ -91,14 +101,14 @@ export function parseOrder(body: OrderBody, stocks: StockDirectory, nowSeconds: 
       quantity = amount(body, 'quantity', stock.decimals);
     }
     if (body.price !== undefined) throw new ValidationError('price', 'not allowed for a market order');
-    if (body.timeInForce !== undefined && body.timeInForce.toUpperCase() !== 'DAY') {
+    if (body.timeInForce !== undefined && !isDay(body.timeInForce)) {
       throw new ValidationError('timeInForce', 'only DAY is accepted');
     }
   } else {
     if (body.quantity === undefined) throw new ValidationError('quantity', 'required for a limit order');
     if (body.price === undefined) throw new ValidationError('price', 'required for a limit order');
     if (body.timeInForce === undefined) throw new ValidationError('timeInForce', 'required for a limit order (DAY)');
-    if (body.timeInForce.toUpperCase() !== 'DAY') throw new ValidationError('timeInForce', 'only DAY is accepted');
+    if (!isDay(body.timeInForce)) throw new ValidationError('timeInForce', 'only DAY is accepted');
     if (body.notional !== undefined) throw new ValidationError('notional', 'not allowed for a limit order');
     quantity = amount(body, 'quantity', stock.decimals);
     price = amount(body, 'price', MUSD_DECIMALS);

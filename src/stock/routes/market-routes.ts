@@ -107,7 +107,7 @@ const corporateRow = {
 } as const;
 
 export function listingOf(deps: StockApiDeps, symbol: string): StockListing {
-  const listing = deps.stocks.bySymbol(symbol.toUpperCase());
+  const listing = deps.stocks.bySymbol(symbol) ?? deps.stocks.bySymbol(symbol.toUpperCase());
   if (!listing) throw new NotFoundError('symbol');
   return listing;
 }
