@@ -73,8 +73,8 @@ export class HmacSha256 {
     if (scratch.length < need) scratch = Buffer.alloc(Math.max(need, scratch.length * 2));
     this.#ipad.copy(scratch, 0);
     scratch.write(message, BLOCK, 'utf8');
-    // The inner digest comes back as a 'binary' (latin1) string, one char per byte: a Buffer result costs a
-    // new ArrayBuffer per call, which made it several times slower than the hash itself.
+    // The inner digest comes back as a 'binary' (latin1) string, one char per byte: a Buffer
+    // result costs a new ArrayBuffer per call, which made it several times slower than the hash.
     const inner = hash('sha256', scratch.subarray(0, need), 'binary');
     // The outer block is per key and the call synchronous: its tail can hold the inner digest.
     this.#opad.write(inner, BLOCK, 'binary');

@@ -32,7 +32,10 @@ describe('access log line', () => {
       { level: 30, uuid: 'u-1', method: 'GET', url: '/api/v1/prices/AAPL?x="y"', status: 200, ms: 0.13, msg: 'request' },
       { level: 30, uuid: 'u-2', method: 'POST', url: '/b', status: 400, ms: 3, msg: 'request' },
     ]);
-    for (const l of lines) expect(l.time).toBeGreaterThanOrEqual(before), expect(l.time).toBeLessThanOrEqual(after);
+    for (const l of lines) {
+      expect(l.time).toBeGreaterThanOrEqual(before);
+      expect(l.time).toBeLessThanOrEqual(after);
+    }
   });
 
   it('is not written above info', () => {

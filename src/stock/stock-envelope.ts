@@ -1,6 +1,6 @@
 /** The stock API's envelope (contract.md §A): `{code, errMsg, uuid, data}`. */
-import type { AppError, ErrorCode } from '../errors/app-error.ts';
 import fastJson from 'fast-json-stringify';
+import type { AppError, ErrorCode } from '../errors/app-error.ts';
 import type { EnvelopeFormat } from '../http/envelope.ts';
 
 const STATUS: Record<ErrorCode, { http: number; code: number }> = {
@@ -34,8 +34,8 @@ export const JSON_UTF8 = 'application/json; charset=utf-8';
 
 /**
  * The success envelope around data that is already JSON, for the hottest routes: a quote is
- * rendered once per tick rather than once per request, and calldata is hex. Fastify
- * sends a string with a JSON content type as it is, so the route's response schema then only
+ * rendered once per tick rather than once per request, and calldata is hex. Fastify sends a
+ * string with a JSON content type as it is, so the route's response schema then only
  * documents the answer; the data text must come from that schema's serializer or be checked against
  * it in a test. `uuid` is the request id, which this API generates itself (a UUID), never a header.
  */
