@@ -156,52 +156,43 @@ async function httpBench(): Promise<void> {
       ? [['bare Fastify POST, same JSON body', bare, () => ({ url: bare.url + '/bare', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(order) })]]
       : [];
     const chosen: Array<[string, Server, () => Load]> = [...extra, ...targets.filter(([id]) => picked.includes(id)).map(([, name, load]) => [name, api, load] as [string, Server, () => Load])];
-    interface Row {
-      name: string;
-      rounds: Result[];
-      bares: Result[];
-      ratio: number;
-    }
-    const rows: Row[] = [];
+    const rows: Array<{ name: string; rounds: Result[]; ratio: number }> = [];
     const allBares: Result[] = [];
     await measure('bare Fastify route', bare, bareLoad, true);
     for (const [name, server, load] of chosen) {
       await measure(name, server, load(), true);
-      const bares = [await measure('bare Fastify route', bare, bareLoad)];
+      let before = await measure('bare Fastify route', bare, bareLoad);
+      allBares.push(before);
       const rounds: Result[] = [];
       const ratios: number[] = [];
       for (let i = 0; i < ROUNDS; i++) {
         const r = await measure(name, server, load());
         const after = await measure('bare Fastify route', bare, bareLoad);
-        ratios.push((bares[bares.length - 1].cpuUsPerReq + after.cpuUsPerReq) / 2 / r.cpuUsPerReq);
+        ratios.push((before.cpuUsPerReq + after.cpuUsPerReq) / 2 / r.cpuUsPerReq);
         rounds.push(r);
-        bares.push(after);
+        allBares.push(after);
+        before = after;
       }
-      allBares.push(...bares);
-      rows.push({ name, rounds, bares, ratio: median(ratios) });
+      rows.push({ name, rounds, ratio: median(ratios) });
     }
-    const med = (rs: Result[], f: (r: Result) => number) => median(rs.map(f));
-    const table = [
-      {
-        target: `bare Fastify route (median of ${allBares.length} rounds)`,
-        'req/s': Math.round(med(allBares, (b) => b.rps)),
-        'p50 ms': med(allBares, (b) => b.p50),
-        'p99 ms': med(allBares, (b) => b.p99),
-        'server CPU µs/req': `${med(allBares, (b) => b.cpuUsPerReq).toFixed(1)} (${Math.min(...allBares.map((b) => b.cpuUsPerReq)).toFixed(1)}–${Math.max(...allBares.map((b) => b.cpuUsPerReq)).toFixed(1)})`,
-        'of which kernel': med(allBares, (b) => b.sysUsPerReq).toFixed(1),
-        'CPU ratio (bare/this)': '1.00',
-        errors: allBares.reduce((a, b) => a + b.errors, 0),
-      },
-      ...rows.map(({ name, rounds, ratio }) => ({
-        target: name,
-        'req/s': Math.round(med(rounds, (r) => r.rps)),
-        'p50 ms': med(rounds, (r) => r.p50),
-        'p99 ms': med(rounds, (r) => r.p99),
-        'server CPU µs/req': `${med(rounds, (r) => r.cpuUsPerReq).toFixed(1)} (${Math.min(...rounds.map((r) => r.cpuUsPerReq)).toFixed(1)}–${Math.max(...rounds.map((r) => r.cpuUsPerReq)).toFixed(1)})`,
-        'of which kernel': med(rounds, (r) => r.sysUsPerReq).toFixed(1),
+    /** One table row: medians over the rounds, the CPU figure with its range. */
+    const summary = (target: string, rs: Result[], ratio: number) => {
+      const med = (f: (r: Result) => number) => median(rs.map(f));
+      const cpu = rs.map((r) => r.cpuUsPerReq);
+      return {
+        target,
+        'req/s': Math.round(med((r) => r.rps)),
+        'p50 ms': med((r) => r.p50),
+        'p99 ms': med((r) => r.p99),
+        'server CPU µs/req': `${med((r) => r.cpuUsPerReq).toFixed(1)} (${Math.min(...cpu).toFixed(1)}–${Math.max(...cpu).toFixed(1)})`,
+        'of which kernel': med((r) => r.sysUsPerReq).toFixed(1),
         'CPU ratio (bare/this)': ratio.toFixed(2),
-        errors: rounds.reduce((a, b) => a + b.errors, 0),
-      })),
+        errors: rs.reduce((a, r) => a + r.errors, 0),
+      };
+    };
+    const table = [
+      summary(`bare Fastify route (median of ${allBares.length} rounds)`, allBares, 1),
+      ...rows.map(({ name, rounds, ratio }) => summary(name, rounds, ratio)),
     ];
     console.log(
       `autocannon ${CONNECTIONS} connections; per target ${ROUNDS} rounds of ${DURATION} s, each between two ${DURATION} s rounds of the bare route; ` +
