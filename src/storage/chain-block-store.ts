@@ -1,8 +1,8 @@
 /**
  * The indexer's record of on-chain facts: blocks it has seen (`chain_blocks`), the decoded events
- * of the indexed contracts (`chain_events`, one row per log, primary key (block_hash, log_index)),
- * and checkpoints (`indexer_checkpoints`: the last block whose events are all stored, by number and
- * hash). Projections are derived from `chain_events`; a reorg deletes the orphaned blocks' rows here
+ * of the indexed contracts (`chain_events`, one row per log, primary key (block_number, log_index),
+ * as only one branch is ever stored), and checkpoints (`indexer_checkpoints`: the last block whose
+ * events are all stored, by number and hash). Projections are derived from `chain_events`; a reorg deletes the orphaned blocks' rows here
  * and the projections are re-derived (docs/indexer.md).
  */
 import type { Selectable } from 'kysely';
@@ -123,7 +123,7 @@ const EVENT_INSERT: BulkTable = {
     'args',
     'entity_key',
   ],
-  onConflict: { columns: ['block_hash', 'log_index'], update: 'nothing' },
+  onConflict: { columns: ['block_number', 'log_index'], update: 'nothing' },
 };
 
 export async function insertEvents(db: DbExecutor, events: readonly ChainEventRecord[]): Promise<void> {
@@ -159,14 +159,14 @@ function eventFromRow(r: Selectable<ChainEventsTable>): ChainEventRecord {
 
 /** Events of blocks above `number`, in chain order. */
 export async function listEventsAbove(db: DbExecutor, number: number): Promise<ChainEventRecord[]> {
-  const k = kyselyOf(db);
-  const rows = await k
+  const rows = await kyselyOf(db)
     .selectFrom('chain_events')
     .selectAll()
-    // Through the blocks: the primary key (block_hash, log_index) serves this, no index on block_number needed.
-    .where('block_hash', 'in', k.selectFrom('chain_blocks').select('hash').where('number', '>', number))
+    .where('block_number', '>', number)
+    .orderBy('block_number')
+    .orderBy('log_index')
     .execute();
-  return rows.map(eventFromRow).sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+  return rows.map(eventFromRow);
 }
 
 /** Every stored event of these entities, in chain order. */
@@ -194,9 +194,6 @@ export async function countEvents(db: DbExecutor): Promise<number> {
 /** Deletes the blocks above `number` and their events (the orphaned part of a reorg). */
 export async function deleteBlocksAbove(db: DbExecutor, number: number): Promise<void> {
   const k = kyselyOf(db);
-  await k
-    .deleteFrom('chain_events')
-    .where('block_hash', 'in', k.selectFrom('chain_blocks').select('hash').where('number', '>', number))
-    .execute();
+  await k.deleteFrom('chain_events').where('block_number', '>', number).execute();
   await k.deleteFrom('chain_blocks').where('number', '>', number).execute();
 }

@@ -1,6 +1,7 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as m0001 from './0001-initial.ts';
 import * as m0002 from './0002-stock-indexer.ts';
+import * as m0003 from './0003-events-by-position.ts';
 
 /**
  * Every migration, in order. To add one: create `NNNN-what.ts` exporting `up` (and `down`),
@@ -10,6 +11,7 @@ import * as m0002 from './0002-stock-indexer.ts';
 export const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Migration]> = [
   ['0001-initial', m0001],
   ['0002-stock-indexer', m0002],
+  ['0003-events-by-position', m0003],
 ];
 
 /** A static provider: no filesystem scanning, so it works the same from tsx, a bundle or tests. */
