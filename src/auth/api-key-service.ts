@@ -87,6 +87,7 @@ export function createApiKeyService(opts: {
   const { db, secretBox } = opts;
   const now = opts.now ?? Date.now;
   const cache = new Map<string, { at: number; key: AuthKey | undefined }>();
+  const loading = new Map<string, Promise<AuthKey | undefined>>();
   const MAX_CACHE = 10_000;
 
   return {
@@ -130,42 +131,74 @@ export function createApiKeyService(opts: {
       if (patch.expiresAt !== undefined) clean.expiresAt = patch.expiresAt;
       const rec = await updateApiKey(db, apiKey, clean);
       if (!rec) throw new NotFoundError('apiKey');
-      cache.delete(apiKey);
+      forget(apiKey);
       return view(rec);
     },
     async revoke(apiKey) {
       if (!(await revokeApiKey(db, apiKey))) throw new NotFoundError('apiKey');
-      cache.delete(apiKey);
+      forget(apiKey);
     },
     cachedForAuth(apiKey) {
       const hit = cache.get(apiKey);
       return hit && now() - hit.at < opts.cacheTtlMs ? hit : undefined;
     },
-    async lookupForAuth(apiKey) {
+    lookupForAuth(apiKey) {
       const t = now();
       const hit = cache.get(apiKey);
-      if (hit && t - hit.at < opts.cacheTtlMs) return hit.key;
-      const rec = await getApiKey(db, apiKey);
-      const secret = rec ? secretBox.decrypt(rec.secretCiphertext) : '';
-      const key: AuthKey | undefined = rec && {
-        apiKey: rec.apiKey,
-        secret,
-        signer: new HmacSha256(secret),
-        permission: rec.permission,
-        ipWhitelist: rec.ipWhitelist,
-        chainId: rec.chainId,
-        product: rec.product,
-        userAddress: rec.userAddress,
-        active: rec.active,
-        expiresAt: rec.expiresAt,
-      };
-      if (cache.size >= MAX_CACHE) cache.clear();
-      cache.set(apiKey, { at: t, key });
-      return key;
+      if (hit && t - hit.at < opts.cacheTtlMs) return Promise.resolve(hit.key);
+      // When the entry expires under load, every request in flight misses at once: they share one
+      // read (and one decryption) instead of each querying the database.
+      const inFlight = loading.get(apiKey);
+      if (inFlight !== undefined) return inFlight;
+      const pending: Promise<AuthKey | undefined> = load(apiKey).then(
+        (key) => {
+          // An update or revocation while this read ran made it stale: answer it, never cache it.
+          if (loading.get(apiKey) === pending) {
+            loading.delete(apiKey);
+            if (cache.size >= MAX_CACHE) cache.clear();
+            cache.set(apiKey, { at: t, key });
+          }
+          return key;
+        },
+        (err: unknown) => {
+          if (loading.get(apiKey) === pending) loading.delete(apiKey);
+          throw err;
+        },
+      );
+      loading.set(apiKey, pending);
+      return pending;
     },
     invalidate(apiKey) {
-      if (apiKey === undefined) cache.clear();
-      else cache.delete(apiKey);
+      if (apiKey === undefined) {
+        cache.clear();
+        loading.clear();
+      } else {
+        forget(apiKey);
+      }
     },
   };
+
+  function forget(apiKey: string): void {
+    cache.delete(apiKey);
+    loading.delete(apiKey);
+  }
+
+  async function load(apiKey: string): Promise<AuthKey | undefined> {
+    const rec = await getApiKey(db, apiKey);
+    if (!rec) return undefined;
+    const secret = secretBox.decrypt(rec.secretCiphertext);
+    return {
+      apiKey: rec.apiKey,
+      secret,
+      signer: new HmacSha256(secret),
+      permission: rec.permission,
+      ipWhitelist: rec.ipWhitelist,
+      chainId: rec.chainId,
+      product: rec.product,
+      userAddress: rec.userAddress,
+      active: rec.active,
+      expiresAt: rec.expiresAt,
+    };
+  }
 }
+

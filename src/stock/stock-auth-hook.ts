@@ -51,9 +51,56 @@ export interface StockAuthOptions {
   now?: () => number;
 }
 
-function header(req: FastifyRequest, name: string): string | undefined {
-  const v = req.headers[name];
-  return typeof v === 'string' ? v : undefined;
+/** The six authentication headers of one request. */
+interface AuthHeaders {
+  apiKey: string | undefined;
+  sign: string | undefined;
+  ts: string | undefined;
+  nonce: string | undefined;
+  chainId: string | undefined;
+  product: string | undefined;
+}
+
+/**
+ * The authentication headers, read from the raw header list. Node builds `request.headers` lazily,
+ * one property per header, each name lower-cased and classified; nothing else on a signed GET
+ * needs that object, and building it cost more than the signature's HMAC. Names compare without
+ * case, and a repeated header is joined with ", " exactly as Node joins it, so a duplicate still
+ * fails the format checks.
+ */
+function readAuthHeaders(raw: string[]): AuthHeaders {
+  const h: AuthHeaders = { apiKey: undefined, sign: undefined, ts: undefined, nonce: undefined, chainId: undefined, product: undefined };
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i];
+    // x-api-p is the shortest name (7), x-api-chain-id the longest (14).
+    if (name.length < 7 || name.length > 14) continue;
+    const lower = name.toLowerCase();
+    if (!lower.startsWith('x-api-')) continue;
+    const v = raw[i + 1];
+    switch (lower) {
+      case 'x-api-key':
+        h.apiKey = h.apiKey === undefined ? v : `${h.apiKey}, ${v}`;
+        break;
+      case 'x-api-sign':
+        h.sign = h.sign === undefined ? v : `${h.sign}, ${v}`;
+        break;
+      case 'x-api-ts':
+        h.ts = h.ts === undefined ? v : `${h.ts}, ${v}`;
+        break;
+      case 'x-api-nonce':
+        h.nonce = h.nonce === undefined ? v : `${h.nonce}, ${v}`;
+        break;
+      case 'x-api-chain-id':
+        h.chainId = h.chainId === undefined ? v : `${h.chainId}, ${v}`;
+        break;
+      case 'x-api-p':
+        h.product = h.product === undefined ? v : `${h.product}, ${v}`;
+        break;
+      default:
+        break;
+    }
+  }
+  return h;
 }
 
 export function createStockAuthHook(opts: StockAuthOptions) {
@@ -63,13 +110,7 @@ export function createStockAuthHook(opts: StockAuthOptions) {
 
   /** Checks everything but the key; returns what the key checks need. */
   function readHeaders(request: FastifyRequest) {
-    // Node joins a repeated header with ", ", so a duplicate fails the format checks below.
-    const apiKey = header(request, 'x-api-key');
-    const sign = header(request, 'x-api-sign');
-    const ts = header(request, 'x-api-ts');
-    const nonce = header(request, 'x-api-nonce');
-    const reqChain = header(request, 'x-api-chain-id');
-    const product = header(request, 'x-api-p');
+    const { apiKey, sign, ts, nonce, chainId: reqChain, product } = readAuthHeaders(request.raw.rawHeaders);
     if (!apiKey || !sign || !ts || !nonce) throw deny('missing authentication header');
     if (reqChain === undefined) throw deny('missing x-api-chain-id');
     if (product === undefined) throw deny('missing x-api-p');
