@@ -71,14 +71,27 @@ function decodeInOrder(logs: readonly RawLog[], timestamps?: ReadonlyMap<string,
   const out: ChainEventRecord[] = [];
   let prevTx = '';
   let prevBlock = '';
+  let prevRawTx = '';
+  let prevRawBlock = '';
+  let prevRawAddress = '';
+  let prevAddress = '';
   let ordinal = 0;
   for (const log of logs) {
     if (log.removed) continue;
-    const blockHash = log.blockHash.toLowerCase();
-    const txHash = log.transactionHash.toLowerCase();
+    // Consecutive logs share their block and mostly their transaction and contract: the records
+    // keep one string for each run of them, so the JSON answer's own copies die young. A batch
+    // keeps its records until it is written, and the garbage collector copies what survives.
+    const blockHash = log.blockHash === prevRawBlock ? prevBlock : log.blockHash.toLowerCase();
+    const txHash = log.transactionHash === prevRawTx ? prevTx : log.transactionHash.toLowerCase();
     ordinal = txHash === prevTx && blockHash === prevBlock ? ordinal + 1 : 0;
+    prevRawBlock = log.blockHash;
+    prevRawTx = log.transactionHash;
     prevTx = txHash;
     prevBlock = blockHash;
+    if (log.address !== prevRawAddress) {
+      prevRawAddress = log.address;
+      prevAddress = log.address.toLowerCase();
+    }
     const decoded = decodeEvent(log.topics, log.data);
     const timestamp =
       log.blockTimestamp !== undefined ? parseInt(log.blockTimestamp, 16) * 1000 : (timestamps?.get(blockHash) ?? 0);
@@ -89,7 +102,7 @@ function decodeInOrder(logs: readonly RawLog[], timestamps?: ReadonlyMap<string,
       txHash,
       logIndex: parseInt(log.logIndex, 16),
       ordinal,
-      address: log.address.toLowerCase(),
+      address: prevAddress,
       name: decoded ? decoded.name : 'Unknown',
       args: decoded ? decoded.args : { topics: log.topics, data: log.data },
       entityKey: null,
