@@ -59,7 +59,7 @@ function insertText(style: Style, spec: BulkTable, rows: number): string {
         ? ` on conflict (${target}) do nothing`
         : ` on conflict (${target}) do update set ${spec.onConflict.update.map((c) => `${quote(c)} = excluded.${quote(c)}`).join(', ')}`;
   }
-  // Only full chunks and the odd remainder are ever generated; keep the cache from growing unbounded.
+  // Full chunks and powers of two only (chunkRows): a few texts per table. The bound is a safeguard.
   if (texts.size > 512) texts.clear();
   texts.set(key, text);
   return text;
@@ -71,21 +71,11 @@ function insertText(style: Style, spec: BulkTable, rows: number): string {
  * must not pass the same conflict key twice (PostgreSQL rejects that in one upsert statement).
  */
 export async function bulkInsert(db: DbExecutor, spec: BulkTable, rows: readonly (readonly unknown[])[]): Promise<void> {
-  if (rows.length === 0) return;
-  const k = kyselyOf(db);
-  const style = styleOf(k);
   const n = spec.columns.length;
-  const perChunk = Math.max(1, Math.min(MAX_ROWS, Math.floor(MAX_PARAMS / n)));
-  for (let i = 0; i < rows.length; i += perChunk) {
-    const end = Math.min(rows.length, i + perChunk);
-    const params = new Array<unknown>((end - i) * n);
-    let p = 0;
-    for (let r = i; r < end; r++) {
-      const row = rows[r];
-      for (let c = 0; c < n; c++) params[p++] = row[c];
-    }
-    await k.executeQuery(CompiledQuery.raw(insertText(style, spec, end - i), params));
-  }
+  await bulkInsertWith(db, spec, rows.length, (params, offset, r) => {
+    const row = rows[r];
+    for (let c = 0; c < n; c++) params[offset + c] = row[c];
+  });
 }
 
 /**
@@ -103,12 +93,26 @@ export async function bulkInsertWith(
   const style = styleOf(k);
   const n = spec.columns.length;
   const perChunk = Math.max(1, Math.min(MAX_ROWS, Math.floor(MAX_PARAMS / n)));
-  for (let i = 0; i < rowCount; i += perChunk) {
-    const end = Math.min(rowCount, i + perChunk);
-    const params = new Array<unknown>((end - i) * n);
+  for (let i = 0; i < rowCount; ) {
+    const rows = chunkRows(rowCount - i, perChunk);
+    const end = i + rows;
+    const params = new Array<unknown>(rows * n);
     for (let r = i, p = 0; r < end; r++, p += n) write(params, p, r);
-    await k.executeQuery(CompiledQuery.raw(insertText(style, spec, end - i), params));
+    await k.executeQuery(CompiledQuery.raw(insertText(style, spec, rows), params));
+    i = end;
   }
+}
+
+/**
+ * Rows in the next statement: a full chunk, else the largest power of two left. Each row count is
+ * its own SQL text, which the database parses and plans again (SQLite's prepare of a statement with
+ * thousands of parameters costs milliseconds); a remainder of any size would make nearly every
+ * batch's last statement new, and fill the statement cache with texts used once. This way a table
+ * has at most a dozen texts, each prepared once, for a few more statements per batch.
+ */
+export function chunkRows(left: number, perChunk: number): number {
+  if (left >= perChunk) return perChunk;
+  return 2 ** Math.floor(Math.log2(left));
 }
 
 /** Splits `values` into chunks small enough for an `in (…)` list on both engines. */

@@ -6,6 +6,7 @@
  * and mined again later, keeps its owner.
  */
 import type { Selectable } from 'kysely';
+import { bulkInsert, type BulkTable } from './bulk-sql.ts';
 import { kyselyOf, type DbExecutor } from './database.ts';
 import type { CalldataRequestsTable, TxRecordsTable } from './schema.ts';
 
@@ -91,30 +92,29 @@ export async function getCalldataRecord(db: DbExecutor, calldataHash: string): P
   return row ? calldataFromRow(row) : undefined;
 }
 
+const CALLDATA_INSERT: BulkTable = {
+  table: 'calldata_requests',
+  columns: ['calldata_hash', 'api_key', 'kind', 'created_at'],
+  onConflict: { columns: ['calldata_hash'], update: 'nothing' },
+};
+
 /**
- * Many calldata records in one statement (first writer of a hash wins, as in recordCalldata); the
- * API's calldata journal flushes its buffer through this so a burst costs one statement, not one
- * per request.
+ * Many calldata records in a few statements (first writer of a hash wins, as in recordCalldata);
+ * the API's calldata journal flushes its buffer through this so a burst costs a few statements, not
+ * one per request, with SQL texts reused from flush to flush (bulk-sql.ts).
  */
 export async function recordCalldataBatch(
   db: DbExecutor,
   records: ReadonlyArray<{ calldataHash: string; apiKey: string; kind: string; createdAt: number }>,
 ): Promise<void> {
-  // 4 parameters a row; 500 rows stay far below SQLite's and PostgreSQL's parameter limits.
-  for (let i = 0; i < records.length; i += 500) {
-    const chunk = records.slice(i, i + 500);
-    const seen = new Set<string>();
-    const values = [];
-    for (const r of chunk) {
-      const hash = r.calldataHash.toLowerCase();
-      if (seen.has(hash)) continue;
-      seen.add(hash);
-      values.push({ calldata_hash: hash, api_key: r.apiKey, kind: r.kind, created_at: r.createdAt });
-    }
-    await kyselyOf(db)
-      .insertInto('calldata_requests')
-      .values(values)
-      .onConflict((oc) => oc.column('calldata_hash').doNothing())
-      .execute();
+  // One statement may not name a key twice (PostgreSQL refuses); the first record of a hash wins.
+  const seen = new Set<string>();
+  const rows: unknown[][] = [];
+  for (const r of records) {
+    const hash = r.calldataHash.toLowerCase();
+    if (seen.has(hash)) continue;
+    seen.add(hash);
+    rows.push([hash, r.apiKey, r.kind, r.createdAt]);
   }
+  await bulkInsert(db, CALLDATA_INSERT, rows);
 }
