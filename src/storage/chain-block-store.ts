@@ -2,8 +2,8 @@
  * The indexer's record of on-chain facts: blocks it has seen (`chain_blocks`), the decoded events
  * of the indexed contracts (`chain_events`, one row per log, primary key (block_number, log_index),
  * as only one branch is ever stored), and checkpoints (`indexer_checkpoints`: the last block whose
- * events are all stored, by number and hash). Projections are derived from `chain_events`; a reorg deletes the orphaned blocks' rows here
- * and the projections are re-derived (docs/indexer.md).
+ * events are all stored, by number and hash). Projections are derived from `chain_events`; a reorg
+ * deletes the orphaned blocks' rows here and the projections are re-derived (docs/indexer.md).
  */
 import type { Selectable } from 'kysely';
 import { kyselyOf, type DbExecutor } from './database.ts';

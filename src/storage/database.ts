@@ -73,14 +73,14 @@ function openSqlite(path: string, opts: OpenDatabaseOptions): Db {
   try {
     if (!inMemory) mkdirSync(dirname(resolve(path)), { recursive: true });
     raw = new BetterSqlite3(path, { timeout: opts.connectTimeoutMs ?? 5_000 });
-    // WAL lets readers in other processes run beside the single writer; FULL syncs the WAL on every
-    // commit so an acknowledged write survives a power cut, not only a process crash.
     // 64 KiB pages, the largest (for a new file; an existing one keeps its own). A commit writes
     // every dirty page to the WAL as its own frame, in system calls of its own: with 4 KiB pages the
     // commits of an indexer catch-up took longer than its inserts, with 64 KiB a third as long.
     // Point reads by index measured the same. The price is that a small write transaction of the
     // API puts a few 64 KiB frames in the WAL instead of a few 4 KiB ones.
     raw.pragma('page_size = 65536');
+    // WAL lets readers in other processes run beside the single writer; FULL syncs the WAL on every
+    // commit so an acknowledged write survives a power cut, not only a process crash.
     raw.pragma('journal_mode = WAL');
     raw.pragma('synchronous = FULL');
     raw.pragma(`busy_timeout = ${Math.trunc(opts.connectTimeoutMs ?? 5_000)}`);
