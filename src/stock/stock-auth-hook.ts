@@ -74,34 +74,22 @@ function readAuthHeaders(raw: string[]): AuthHeaders {
     const name = raw[i];
     // x-api-p is the shortest name (7), x-api-chain-id the longest (14).
     if (name.length < 7 || name.length > 14) continue;
-    const lower = name.toLowerCase();
-    if (!lower.startsWith('x-api-')) continue;
-    const v = raw[i + 1];
-    switch (lower) {
-      case 'x-api-key':
-        h.apiKey = h.apiKey === undefined ? v : `${h.apiKey}, ${v}`;
-        break;
-      case 'x-api-sign':
-        h.sign = h.sign === undefined ? v : `${h.sign}, ${v}`;
-        break;
-      case 'x-api-ts':
-        h.ts = h.ts === undefined ? v : `${h.ts}, ${v}`;
-        break;
-      case 'x-api-nonce':
-        h.nonce = h.nonce === undefined ? v : `${h.nonce}, ${v}`;
-        break;
-      case 'x-api-chain-id':
-        h.chainId = h.chainId === undefined ? v : `${h.chainId}, ${v}`;
-        break;
-      case 'x-api-p':
-        h.product = h.product === undefined ? v : `${h.product}, ${v}`;
-        break;
-      default:
-        break;
-    }
+    const field = AUTH_HEADER_FIELDS.get(name.toLowerCase());
+    if (field === undefined) continue;
+    const previous = h[field];
+    h[field] = previous === undefined ? raw[i + 1] : `${previous}, ${raw[i + 1]}`;
   }
   return h;
 }
+
+const AUTH_HEADER_FIELDS = new Map<string, keyof AuthHeaders>([
+  ['x-api-key', 'apiKey'],
+  ['x-api-sign', 'sign'],
+  ['x-api-ts', 'ts'],
+  ['x-api-nonce', 'nonce'],
+  ['x-api-chain-id', 'chainId'],
+  ['x-api-p', 'product'],
+]);
 
 export function createStockAuthHook(opts: StockAuthOptions) {
   const now = opts.now ?? Date.now;

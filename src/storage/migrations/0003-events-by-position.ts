@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type RawBuilder } from 'kysely';
 
 /**
  * `chain_events` keyed by its position on the chain, `(block_number, log_index)`, instead of
@@ -13,30 +13,41 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
  * time spent writing events by about half.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  if (postgres) {
-    await sql`alter table chain_events drop constraint chain_events_pk`.execute(db);
-    await sql`alter table chain_events add constraint chain_events_pk primary key (block_number, log_index)`.execute(db);
-    return;
-  }
-  await createEvents(db, 'chain_events_next', sql`without rowid`);
-  await sql`insert into chain_events_next select ${sql.join(COLUMNS.map((c) => sql.ref(c)))} from chain_events`.execute(db);
-  await db.schema.dropTable('chain_events').execute();
-  await db.schema.alterTable('chain_events_next').renameTo('chain_events').execute();
-  await db.schema.createIndex('chain_events_entity_idx').on('chain_events').column('entity_key').execute();
+  await rekey(db, ['block_number', 'log_index'], sql`without rowid`);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  if (postgres) {
+  await rekey(db, ['block_hash', 'log_index']);
+}
+
+/**
+ * Gives `chain_events` the primary key `key`: PostgreSQL swaps the constraint, SQLite (which cannot
+ * alter a key) rebuilds the table with `sqliteSuffix` and copies the rows.
+ */
+async function rekey(db: Kysely<any>, key: Array<(typeof COLUMNS)[number]>, sqliteSuffix?: RawBuilder<unknown>): Promise<void> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
     await sql`alter table chain_events drop constraint chain_events_pk`.execute(db);
-    await sql`alter table chain_events add constraint chain_events_pk primary key (block_hash, log_index)`.execute(db);
+    await sql`alter table chain_events add constraint chain_events_pk primary key (${sql.join(key.map((c) => sql.ref(c)))})`.execute(db);
     return;
   }
-  await createEvents(db, 'chain_events_prev', undefined, ['block_hash', 'log_index']);
-  await sql`insert into chain_events_prev select ${sql.join(COLUMNS.map((c) => sql.ref(c)))} from chain_events`.execute(db);
+  let next = db.schema
+    .createTable('chain_events_next')
+    .addColumn('block_hash', 'text', (c) => c.notNull())
+    .addColumn('block_number', 'bigint', (c) => c.notNull())
+    .addColumn('block_timestamp', 'bigint', (c) => c.notNull())
+    .addColumn('tx_hash', 'text', (c) => c.notNull())
+    .addColumn('log_index', 'integer', (c) => c.notNull())
+    .addColumn('ordinal', 'integer', (c) => c.notNull())
+    .addColumn('address', 'text', (c) => c.notNull())
+    .addColumn('event_name', 'text', (c) => c.notNull())
+    .addColumn('args', 'text', (c) => c.notNull())
+    .addColumn('entity_key', 'text')
+    .addPrimaryKeyConstraint('chain_events_pk', key);
+  if (sqliteSuffix) next = next.modifyEnd(sqliteSuffix);
+  await next.execute();
+  await sql`insert into chain_events_next select ${sql.join(COLUMNS.map((c) => sql.ref(c)))} from chain_events`.execute(db);
   await db.schema.dropTable('chain_events').execute();
-  await db.schema.alterTable('chain_events_prev').renameTo('chain_events').execute();
+  await db.schema.alterTable('chain_events_next').renameTo('chain_events').execute();
   await db.schema.createIndex('chain_events_entity_idx').on('chain_events').column('entity_key').execute();
 }
 
@@ -52,26 +63,3 @@ const COLUMNS = [
   'args',
   'entity_key',
 ] as const;
-
-async function createEvents(
-  db: Kysely<any>,
-  name: string,
-  suffix?: ReturnType<typeof sql>,
-  key: Array<(typeof COLUMNS)[number]> = ['block_number', 'log_index'],
-): Promise<void> {
-  let builder = db.schema
-    .createTable(name)
-    .addColumn('block_hash', 'text', (c) => c.notNull())
-    .addColumn('block_number', 'bigint', (c) => c.notNull())
-    .addColumn('block_timestamp', 'bigint', (c) => c.notNull())
-    .addColumn('tx_hash', 'text', (c) => c.notNull())
-    .addColumn('log_index', 'integer', (c) => c.notNull())
-    .addColumn('ordinal', 'integer', (c) => c.notNull())
-    .addColumn('address', 'text', (c) => c.notNull())
-    .addColumn('event_name', 'text', (c) => c.notNull())
-    .addColumn('args', 'text', (c) => c.notNull())
-    .addColumn('entity_key', 'text')
-    .addPrimaryKeyConstraint('chain_events_pk', key);
-  if (suffix) builder = builder.modifyEnd(suffix);
-  await builder.execute();
-}
