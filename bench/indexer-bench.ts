@@ -258,7 +258,7 @@ export async function runIndexerBench(opts: IndexerBenchOptions = {}): Promise<I
 
     // The catch-ups run in a process of their own, as the indexer role does in production: this
     // one has just built 60 000 events with viem (and, under `npm run bench`, run the HTTP load),
-    // and collecting that garbage during a catch-up cost it up to a third.
+    // and the collection of that garbage would otherwise land in the measured catch-ups.
     const deploymentFile = path.join(dir, 'deployment.json');
     await writeDeployment(deploymentFile, deployment);
     const job: MeasureJob = { rpcUrl: anvil.rpcUrl, deploymentFile, head, dir, databaseUrl, batchBlocks: opts.batchBlocks, runs: RUNS };
