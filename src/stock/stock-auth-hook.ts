@@ -51,45 +51,10 @@ export interface StockAuthOptions {
   now?: () => number;
 }
 
-/** The six authentication headers of one request. */
-interface AuthHeaders {
-  apiKey: string | undefined;
-  sign: string | undefined;
-  ts: string | undefined;
-  nonce: string | undefined;
-  chainId: string | undefined;
-  product: string | undefined;
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return typeof v === 'string' ? v : undefined;
 }
-
-/**
- * The authentication headers, read from the raw header list. Node builds `request.headers` lazily,
- * one property per header, each name lower-cased and classified; nothing else on a signed GET
- * needs that object, and building it cost more than the signature's HMAC. Names compare without
- * case, and a repeated header is joined with ", " exactly as Node joins it, so a duplicate still
- * fails the format checks.
- */
-function readAuthHeaders(raw: string[]): AuthHeaders {
-  const h: AuthHeaders = { apiKey: undefined, sign: undefined, ts: undefined, nonce: undefined, chainId: undefined, product: undefined };
-  for (let i = 0; i + 1 < raw.length; i += 2) {
-    const name = raw[i];
-    // x-api-p is the shortest name (7), x-api-chain-id the longest (14).
-    if (name.length < 7 || name.length > 14) continue;
-    const field = AUTH_HEADER_FIELDS.get(name.toLowerCase());
-    if (field === undefined) continue;
-    const previous = h[field];
-    h[field] = previous === undefined ? raw[i + 1] : `${previous}, ${raw[i + 1]}`;
-  }
-  return h;
-}
-
-const AUTH_HEADER_FIELDS = new Map<string, keyof AuthHeaders>([
-  ['x-api-key', 'apiKey'],
-  ['x-api-sign', 'sign'],
-  ['x-api-ts', 'ts'],
-  ['x-api-nonce', 'nonce'],
-  ['x-api-chain-id', 'chainId'],
-  ['x-api-p', 'product'],
-]);
 
 export function createStockAuthHook(opts: StockAuthOptions) {
   const now = opts.now ?? Date.now;
@@ -98,7 +63,13 @@ export function createStockAuthHook(opts: StockAuthOptions) {
 
   /** Checks everything but the key; returns what the key checks need. */
   function readHeaders(request: FastifyRequest) {
-    const { apiKey, sign, ts, nonce, chainId: reqChain, product } = readAuthHeaders(request.raw.rawHeaders);
+    // Node joins a repeated header with ", ", so a duplicate fails the format checks below.
+    const apiKey = header(request, 'x-api-key');
+    const sign = header(request, 'x-api-sign');
+    const ts = header(request, 'x-api-ts');
+    const nonce = header(request, 'x-api-nonce');
+    const reqChain = header(request, 'x-api-chain-id');
+    const product = header(request, 'x-api-p');
     if (!apiKey || !sign || !ts || !nonce) throw deny('missing authentication header');
     if (reqChain === undefined) throw deny('missing x-api-chain-id');
     if (product === undefined) throw deny('missing x-api-p');
