@@ -7,6 +7,7 @@
  * Talks to the parent over IPC: sends {ready, ...} once listening, answers 'cpu' with cpuUsage().
  */
 import fs from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import Fastify from 'fastify';
@@ -61,7 +62,30 @@ async function fundExchange(demo: NonNullable<Awaited<ReturnType<typeof startSta
   await pub.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: c.stockRouter, abi: stockRouterAbi, functionName: 'deposit', args: [c.cashToken, parseUnits('50000', 6)] }) });
 }
 
-process.on('message', (msg) => {
+/**
+ * CPU profiles of a measured window only (BENCH_CPU_PROF=1): {profile:'start'} starts V8's
+ * sampler, {profile:'stop', file} writes what it saw. Startup and the TypeScript loader stay out.
+ */
+let profiler: Session | undefined;
+async function onProfile(msg: { profile: 'start' | 'stop'; file?: string }) {
+  if (msg.profile === 'start') {
+    profiler = new Session();
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.setSamplingInterval', { interval: 200 });
+    await profiler.post('Profiler.start');
+  } else if (profiler) {
+    const { profile } = await profiler.post('Profiler.stop');
+    fs.mkdirSync(path.dirname(msg.file!), { recursive: true });
+    fs.writeFileSync(msg.file!, JSON.stringify(profile));
+    profiler.disconnect();
+    profiler = undefined;
+  }
+  send({ profiled: msg.profile });
+}
+
+process.on('message', (msg: any) => {
   if (msg === 'cpu') send({ cpu: process.cpuUsage() });
+  if (msg?.profile) void onProfile(msg);
   if (msg === 'stop') void stop().then(() => process.exit(0));
 });

@@ -15,7 +15,8 @@
  * Both in events per second, and their ratio.
  */
 import { fork } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -211,6 +212,25 @@ function fixedRanges(head: number, blocks: number): Range[] {
   return out;
 }
 
+let profileRun = 0;
+/** BENCH_CPU_PROF=1: a V8 CPU profile of each catch-up alone (not the setup around it). */
+async function startProfile(): Promise<{ stop(file: string): Promise<void> } | undefined> {
+  if (!process.env.BENCH_CPU_PROF) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 200 });
+  await session.post('Profiler.start');
+  return {
+    async stop(file) {
+      const { profile } = await session.post('Profiler.stop');
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
+
 /** (b) The indexer's catch-up from block 0 to `head` into `db`; also returns the ranges it fetched. */
 async function measureCatchUp(
   db: Db,
@@ -221,9 +241,11 @@ async function measureCatchUp(
 ): Promise<{ events: number; seconds: number; ranges: Range[] }> {
   const ranges: Range[] = [];
   const indexer = createStockIndexer({ db, publicClient, deployment, batchBlocks, startBlock: 0, onRange: (r) => ranges.push({ from: r.from, to: r.to }) });
+  const profiler = await startProfile();
   const started = performance.now();
   const { head: indexed } = await indexer.syncOnce();
   const seconds = (performance.now() - started) / 1000;
+  await profiler?.stop(`bench-profiles/indexer-catchup-${db.dialect}.${profileRun++}.cpuprofile`);
   if (Number(indexed) < head) throw new Error(`indexer stopped at ${indexed}, head ${head}`);
   return { events: await countEvents(db), seconds, ranges };
 }

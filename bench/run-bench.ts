@@ -10,6 +10,7 @@
  * indexer or executor runs one part.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import autocannon from 'autocannon';
 import { StockClient } from '../src/sdk/stock-client.ts';
 import type { DemoFile } from '../src/app/stack.ts';
@@ -33,8 +34,7 @@ interface Server {
 
 function startServer(mode: 'bare' | 'stack' | 'api', env: Record<string, string> = {}): Promise<Server> {
   const child = fork(new URL('./bench-server.ts', import.meta.url).pathname, [mode], {
-    // BENCH_CPU_PROF=1 writes a V8 CPU profile of each server into ./bench-profiles.
-    execArgv: ['--import', 'tsx', ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=bench-profiles'] : [])],
+    execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...env },
   });
@@ -44,6 +44,26 @@ function startServer(mode: 'bare' | 'stack' | 'api', env: Record<string, string>
     child.on('message', (m: any) => {
       if (m?.ready) resolve({ child, url: m.url, demo: m.demo, unbound: m.unbound, dataDir: m.dataDir, rpcUrl: m.rpcUrl });
     });
+  });
+}
+
+/**
+ * BENCH_CPU_PROF=1: a V8 CPU profile of the server over one target's measured rounds, written to
+ * bench-profiles/<slug>.cpuprofile with the request count beside it, so time per request can be
+ * read off each function.
+ */
+const PROFILE = Boolean(process.env.BENCH_CPU_PROF);
+function profile(server: Server, msg: { profile: 'start' | 'stop'; file?: string }): Promise<void> {
+  if (!PROFILE) return Promise.resolve();
+  return new Promise((resolve) => {
+    const onMsg = (m: any) => {
+      if (m?.profiled === msg.profile) {
+        server.child.off('message', onMsg);
+        resolve();
+      }
+    };
+    server.child.on('message', onMsg);
+    server.child.send(msg);
   });
 }
 
@@ -66,6 +86,7 @@ interface Result {
   p50: number;
   p99: number;
   cpuUsPerReq: number;
+  requests: number;
   /** Of which in the kernel (system time). */
   sysUsPerReq: number;
   errors: number;
@@ -90,6 +111,7 @@ async function measure(name: string, server: Server, load: Load, warmUp = false)
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
+    requests: total,
     cpuUsPerReq: (cpu1.user + cpu1.system - cpu0.user - cpu0.system) / Math.max(1, total),
     sysUsPerReq: (cpu1.system - cpu0.system) / Math.max(1, total),
     errors: r.errors + r.non2xx,
@@ -166,8 +188,15 @@ async function httpBench(): Promise<void> {
       const rounds: Result[] = [];
       const ratios: number[] = [];
       for (let i = 0; i < ROUNDS; i++) {
+        const slug = name.trim().replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase();
+        await profile(server, { profile: 'start' });
         const r = await measure(name, server, load());
+        await profile(server, { profile: 'stop', file: `bench-profiles/${slug}.${i}.cpuprofile` });
+        if (PROFILE) fs.writeFileSync(`bench-profiles/${slug}.${i}.requests`, String(r.requests));
+        await profile(bare, { profile: 'start' });
         const after = await measure('bare Fastify route', bare, bareLoad);
+        await profile(bare, { profile: 'stop', file: `bench-profiles/bare-after-${slug}.${i}.cpuprofile` });
+        if (PROFILE) fs.writeFileSync(`bench-profiles/bare-after-${slug}.${i}.requests`, String(after.requests));
         ratios.push((before.cpuUsPerReq + after.cpuUsPerReq) / 2 / r.cpuUsPerReq);
         rounds.push(r);
         allBares.push(after);

@@ -73,14 +73,15 @@ function decodeInOrder(logs: readonly RawLog[], timestamps?: ReadonlyMap<string,
   let prevBlock = '';
   let prevRawTx = '';
   let prevRawBlock = '';
-  let prevRawAddress = '';
-  let prevAddress = '';
+  // Few contracts emit everything, but their logs interleave (a fill is a router log, then a stock
+  // log), so one string per contract, not per run.
+  const addresses = new Map<string, string>();
   let ordinal = 0;
   for (const log of logs) {
     if (log.removed) continue;
-    // Consecutive logs share their block and mostly their transaction and contract: the records
-    // keep one string for each run of them, so the JSON answer's own copies die young. A batch
-    // keeps its records until it is written, and the garbage collector copies what survives.
+    // Consecutive logs share their block and mostly their transaction: the records keep one string
+    // for each run of them (and one per contract), so the JSON answer's own copies die young. A
+    // batch keeps its records until it is written, and the garbage collector copies what survives.
     const blockHash = log.blockHash === prevRawBlock ? prevBlock : log.blockHash.toLowerCase();
     const txHash = log.transactionHash === prevRawTx ? prevTx : log.transactionHash.toLowerCase();
     ordinal = txHash === prevTx && blockHash === prevBlock ? ordinal + 1 : 0;
@@ -88,9 +89,10 @@ function decodeInOrder(logs: readonly RawLog[], timestamps?: ReadonlyMap<string,
     prevRawTx = log.transactionHash;
     prevTx = txHash;
     prevBlock = blockHash;
-    if (log.address !== prevRawAddress) {
-      prevRawAddress = log.address;
-      prevAddress = log.address.toLowerCase();
+    let address = addresses.get(log.address);
+    if (address === undefined) {
+      address = log.address.toLowerCase();
+      addresses.set(log.address, address);
     }
     const decoded = decodeEvent(log.topics, log.data);
     const timestamp =
@@ -102,7 +104,7 @@ function decodeInOrder(logs: readonly RawLog[], timestamps?: ReadonlyMap<string,
       txHash,
       logIndex: parseInt(log.logIndex, 16),
       ordinal,
-      address: prevAddress,
+      address,
       name: decoded ? decoded.name : 'Unknown',
       args: decoded ? decoded.args : { topics: log.topics, data: log.data },
       entityKey: null,

@@ -124,10 +124,11 @@ const BATCH_RANGES = 64;
  * every few seconds. Not shorter: every order or operation a batch touches is written once per
  * batch, and at 1 s a 60 000-event catch-up split into two or three batches depending on the
  * machine's speed that moment, each split rewriting every open order (+10-50 % on the benchmark).
+ * Within the window a batch waits for a range already requested as long as the window lasts: a
+ * fixed short wait (250 ms) was tripped by a node busy for a moment, which split a catch-up the
+ * same way.
  */
 const BATCH_MS = 3_000;
-/** How long a batch waits for the next range before it is submitted with what it has. */
-const BATCH_WAIT_MS = 250;
 const ANCESTOR_PAGE = 32;
 const LENS_CONCURRENCY = 8;
 const MAX_BACKOFF_MS = 30_000;
@@ -353,13 +354,14 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
    * transaction: events, blocks, projections, positions and the checkpoint move) and submits it
    * without waiting for the commit, so the next batch is fetched, decoded and projected while this
    * one is written. Only one batch is in flight: a batch is submitted once the previous committed.
-   * Returns the checkpoint the batch moves to (or `cp` when `next` gave nothing linkable). `next()`
-   * yields the following range, or undefined to end the batch; a range that does not start on the
-   * previous one's last block is handed back through `diverged` and ends the batch.
+   * Returns the checkpoint the batch moves to (or `cp` when `next` gave nothing linkable).
+   * `next(waitMs)` yields the following range, or undefined to end the batch (none requested, or
+   * none within `waitMs`); a range that does not start on the previous one's last block is handed
+   * back through `diverged` and ends the batch.
    */
   async function writeBatch(
     cp: Checkpoint,
-    next: () => Promise<FetchedRange | undefined>,
+    next: (waitMs: number) => Promise<FetchedRange | undefined>,
   ): Promise<{ cp: Checkpoint; diverged?: FetchedRange }> {
     let diverged: FetchedRange | undefined;
     const written: Array<{ from: number; to: number; events: number }> = [];
@@ -370,7 +372,7 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
     let tip: Checkpoint = cp;
     let events = 0;
     const started = Date.now();
-    for (let range = await next(); range; range = await next()) {
+    for (let range = await next(BATCH_MS); range; range = await next(started + BATCH_MS - Date.now())) {
       if (range.first.parentHash !== tip.hash) {
         diverged = range;
         break;
@@ -510,14 +512,14 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
         }
       };
       let first = true;
-      // Within a batch, wait only briefly for the next range: with a slow node the ranges at hand
-      // are written (and the checkpoint moves) rather than held back.
-      const next = async (): Promise<FetchedRange | undefined> => {
+      // Within a batch, wait for the next range only while the batch's window lasts: with a slow
+      // node the ranges at hand are written (and the checkpoint moves) rather than held back.
+      const next = async (waitMs: number): Promise<FetchedRange | undefined> => {
         const head = inflight[0];
         if (!head) return undefined;
         if (!first) {
           // A failed fetch also ends the batch; its error surfaces when the next batch awaits it.
-          if ((await settledWithin(head, BATCH_WAIT_MS)) !== 'ready') return undefined;
+          if ((await settledWithin(head, Math.max(0, waitMs))) !== 'ready') return undefined;
         }
         first = false;
         inflight.shift();
