@@ -366,6 +366,63 @@ describe('indexer resilience', () => {
     }
   });
 
+  test('a node that answers log ranges slowly, one at a time, still gets a catch-up written as one batch', async () => {
+    // eth_getLogs answers 300 ms apart (each range waits for the one before), longer than a
+    // momentary stall: the ranges already requested belong to the batch being gathered, which
+    // waits for them while its window lasts instead of being written in pieces.
+    const target = new URL(f.rpcUrl);
+    let queue: Promise<unknown> = Promise.resolve();
+    let getLogs = 0;
+    const proxy: Server = createServer((req, res) => {
+      const body: Buffer[] = [];
+      req.on('data', (c: Buffer) => body.push(c));
+      req.on('end', () => {
+        const text = Buffer.concat(body);
+        const forward = async () => {
+          const answer = await fetch(target, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+          res.writeHead(answer.status, { 'content-type': 'application/json' });
+          res.end(Buffer.from(await answer.arrayBuffer()));
+        };
+        const slow = text.includes('"eth_getLogs"');
+        if (slow) getLogs++;
+        const done = slow ? (queue = queue.then(() => new Promise((r) => setTimeout(r, 300))).then(forward)) : forward();
+        done.catch(() => req.socket.destroy());
+      });
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'debug', destination: { write: (l: string) => lines.push(l) } as unknown as NodeJS.WritableStream });
+    const db = await testDatabases[0].open();
+    try {
+      await mineBlocks(f, 16);
+      const head = Number(await f.publicClient.getBlockNumber());
+      const { publicClient } = createChainClients({ rpcUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, chainId: ANVIL_CHAIN_ID, timeoutMs: 5_000 });
+      const ranges: Array<{ from: number; to: number }> = [];
+      const indexer = createStockIndexer({
+        db,
+        publicClient,
+        deployment: f.deployment,
+        batchBlocks: 4,
+        startBlock: head - 15,
+        logger,
+        onRange: (r) => ranges.push({ from: r.from, to: r.to }),
+      });
+      expect(Number((await indexer.syncOnce()).head)).toBe(head);
+      expect(ranges).toEqual([
+        { from: head - 15, to: head - 12 },
+        { from: head - 11, to: head - 8 },
+        { from: head - 7, to: head - 4 },
+        { from: head - 3, to: head },
+      ]);
+      expect(getLogs).toBe(4);
+      const batches = lines.map((l) => JSON.parse(l) as { msg: string; from?: number; to?: number }).filter((l) => l.msg === 'indexer: blocks indexed');
+      expect(batches).toEqual([expect.objectContaining({ from: head - 15, to: head })]);
+    } finally {
+      await db.close();
+      await new Promise((r) => proxy.close(r));
+    }
+  });
+
   test('chain outages are retried with backoff and never crash the loop; it catches up when the node is back', async () => {
     let up = false;
     const target = new URL(f.rpcUrl);
