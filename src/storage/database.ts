@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import pg from 'pg';
 import { StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
 import { CurrentSchemaIntrospector } from './current-schema-introspector.ts';
@@ -101,22 +101,47 @@ function openSqlite(path: string, opts: OpenDatabaseOptions): Db {
  * unless one is busy in an iteration.
  */
 function withStatementCache(raw: BetterSqlite3.Database, limit = 200): SqliteDatabase {
-  const cache = new Map<string, BetterSqlite3.Statement>();
+  const cache = new Map<string, SpreadStatement>();
   return {
     close: () => raw.close(),
     prepare(text: string) {
       let stmt = cache.get(text);
-      if (stmt !== undefined && !stmt.busy) {
+      if (stmt !== undefined && !stmt.raw.busy) {
         cache.delete(text);
         cache.set(text, stmt);
         return stmt;
       }
-      stmt = raw.prepare(text);
+      stmt = new SpreadStatement(raw.prepare(text));
       cache.set(text, stmt);
       if (cache.size > limit) cache.delete(cache.keys().next().value as string);
       return stmt;
     },
   };
+}
+
+/** Below SQLite's own limit of bound values per statement, and far below V8's for arguments. */
+const MAX_SPREAD = 32_766;
+
+/**
+ * A statement as Kysely's driver uses it, which hands over the bound values as one array. Given an
+ * array, better-sqlite3 reads each element back through V8's API; given the values as arguments,
+ * it binds them about a quarter faster (measured: 88 against 66 ms per 625 000 values). An indexer
+ * catch-up binds about a million.
+ */
+class SpreadStatement implements SqliteStatement {
+  readonly reader: boolean;
+  constructor(readonly raw: BetterSqlite3.Statement) {
+    this.reader = raw.reader;
+  }
+  all(parameters: ReadonlyArray<unknown>): unknown[] {
+    return parameters.length <= MAX_SPREAD ? this.raw.all(...parameters) : this.raw.all(parameters);
+  }
+  run(parameters: ReadonlyArray<unknown>): { changes: number | bigint; lastInsertRowid: number | bigint } {
+    return parameters.length <= MAX_SPREAD ? this.raw.run(...parameters) : this.raw.run(parameters);
+  }
+  iterate(parameters: ReadonlyArray<unknown>): IterableIterator<unknown> {
+    return parameters.length <= MAX_SPREAD ? this.raw.iterate(...parameters) : this.raw.iterate(parameters);
+  }
 }
 
 const INT8_OID = 20;
