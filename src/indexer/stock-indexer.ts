@@ -148,7 +148,8 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
 
   let current: Checkpoint | undefined;
   const cache = new ProjectionCache();
-  const writer = createBatchWriter(db);
+  // Relaxed: a batch lost to a power cut is indexed again from the checkpoint it did not move.
+  const writer = createBatchWriter(db, { durability: 'relaxed' });
   const recorder = createWriteRecorder(db);
   /** The batch submitted and not yet known to be committed. */
   let writing: Promise<void> | undefined;

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { ConflictError } from '../../src/errors/app-error.ts';
 import { createBatchWriter } from '../../src/storage/batch-writer.ts';
@@ -61,5 +62,33 @@ describe.each(testDatabases)('recorded writes and the batch writer ($name)', ({ 
     await expect(failing).rejects.toThrow();
     await third;
     expect(await getMeta(db, 'k')).toBe('third');
+  });
+
+  it('relaxed durability waits for no disk flush in its own transactions only, and leaves the connection as it was', async () => {
+    // What the engine's commit-durability setting is inside a batch's transaction, written by the batch.
+    const probe = (key: string) =>
+      db.dialect === 'sqlite'
+        ? sql`insert into meta (key, value) select ${key}, cast(synchronous as text) from pragma_synchronous`.compile(db.kysely)
+        : sql`insert into meta (key, value) values (${key}, current_setting('synchronous_commit'))`.compile(db.kysely);
+    const setting = async () =>
+      db.dialect === 'sqlite'
+        ? String((await sql<{ synchronous: number }>`pragma synchronous`.execute(db.kysely)).rows[0].synchronous)
+        : (await sql<{ v: string }>`select current_setting('synchronous_commit') as v`.execute(db.kysely)).rows[0].v;
+    // SQLite: 2 = FULL (what openDatabase sets), 1 = NORMAL. PostgreSQL: on / off.
+    const [full, relaxed] = db.dialect === 'sqlite' ? ['2', '1'] : ['on', 'off'];
+    expect(await setting()).toBe(full);
+
+    await createBatchWriter(db, { durability: 'relaxed' }).submit({ statements: [probe('relaxed')] });
+    await createBatchWriter(db).submit({ statements: [probe('full')] });
+    expect(await getMeta(db, 'relaxed')).toBe(relaxed);
+    expect(await getMeta(db, 'full')).toBe(full);
+    expect(await setting()).toBe(full);
+
+    // A relaxed batch that fails is rolled back and restores the setting too.
+    await initCheckpoint(db, 'test', { number: 1, hash: '0x01' }, 0);
+    const [stale] = await createWriteRecorder(db).record((r) => moveCheckpoint(r, 'test', { number: 7, hash: '0x07' }, { number: 8, hash: '0x08' }, 0));
+    await expect(createBatchWriter(db, { durability: 'relaxed' }).submit({ statements: [probe('rolled back')], guard: stale })).rejects.toBeInstanceOf(ConflictError);
+    expect(await getMeta(db, 'rolled back')).toBeUndefined();
+    expect(await setting()).toBe(full);
   });
 });
