@@ -7,13 +7,13 @@
  * Talks to the parent over IPC: sends {ready, ...} once listening, answers 'cpu' with cpuUsage().
  */
 import fs from 'node:fs';
-import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import Fastify from 'fastify';
 import { loadConfig } from '../src/config/app-config.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import { startStack } from '../src/app/stack.ts';
+import { startCpuProfile, type CpuProfile } from './cpu-profile.ts';
 
 const mode = process.argv[2];
 const send = (msg: unknown) => process.send?.(msg);
@@ -64,21 +64,13 @@ async function fundExchange(demo: NonNullable<Awaited<ReturnType<typeof startSta
 
 /**
  * CPU profiles of a measured window only (BENCH_CPU_PROF=1): {profile:'start'} starts V8's
- * sampler, {profile:'stop', file} writes what it saw. Startup and the TypeScript loader stay out.
+ * sampler, {profile:'stop', file} writes what it saw.
  */
-let profiler: Session | undefined;
+let profiler: CpuProfile | undefined;
 async function onProfile(msg: { profile: 'start' | 'stop'; file?: string }) {
-  if (msg.profile === 'start') {
-    profiler = new Session();
-    profiler.connect();
-    await profiler.post('Profiler.enable');
-    await profiler.post('Profiler.setSamplingInterval', { interval: 200 });
-    await profiler.post('Profiler.start');
-  } else if (profiler) {
-    const { profile } = await profiler.post('Profiler.stop');
-    fs.mkdirSync(path.dirname(msg.file!), { recursive: true });
-    fs.writeFileSync(msg.file!, JSON.stringify(profile));
-    profiler.disconnect();
+  if (msg.profile === 'start') profiler = await startCpuProfile();
+  else if (profiler) {
+    await profiler.stop(msg.file!);
     profiler = undefined;
   }
   send({ profiled: msg.profile });

@@ -15,8 +15,7 @@
  * Both in events per second, and their ratio.
  */
 import { fork } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -34,6 +33,7 @@ import { indexedAddresses } from '../src/indexer/operation-id.ts';
 import { DEMO_SYMBOLS } from '../src/marketdata/symbol-catalog.ts';
 import { countEvents } from '../src/storage/chain-block-store.ts';
 import { openDatabase, type Db } from '../src/storage/database.ts';
+import { startCpuProfile } from './cpu-profile.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -213,23 +213,6 @@ function fixedRanges(head: number, blocks: number): Range[] {
 }
 
 let profileRun = 0;
-/** BENCH_CPU_PROF=1: a V8 CPU profile of each catch-up alone (not the setup around it). */
-async function startProfile(): Promise<{ stop(file: string): Promise<void> } | undefined> {
-  if (!process.env.BENCH_CPU_PROF) return undefined;
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 200 });
-  await session.post('Profiler.start');
-  return {
-    async stop(file) {
-      const { profile } = await session.post('Profiler.stop');
-      mkdirSync(path.dirname(file), { recursive: true });
-      writeFileSync(file, JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
-}
 
 /** (b) The indexer's catch-up from block 0 to `head` into `db`; also returns the ranges it fetched. */
 async function measureCatchUp(
@@ -241,7 +224,8 @@ async function measureCatchUp(
 ): Promise<{ events: number; seconds: number; ranges: Range[] }> {
   const ranges: Range[] = [];
   const indexer = createStockIndexer({ db, publicClient, deployment, batchBlocks, startBlock: 0, onRange: (r) => ranges.push({ from: r.from, to: r.to }) });
-  const profiler = await startProfile();
+  // BENCH_CPU_PROF=1: a profile of each catch-up alone, not the setup around it.
+  const profiler = process.env.BENCH_CPU_PROF ? await startCpuProfile() : undefined;
   const started = performance.now();
   const { head: indexed } = await indexer.syncOnce();
   const seconds = (performance.now() - started) / 1000;
