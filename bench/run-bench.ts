@@ -167,7 +167,6 @@ const median = (xs: number[]) => {
 
 /** Rounds of one process: its typical CPU per request is their median. */
 interface ProcessRounds {
-  index: number;
   rounds: Result[];
 }
 const typical = (p: ProcessRounds) => median(p.rounds.map((r) => r.cpuUsPerReq));
@@ -175,12 +174,12 @@ const typical = (p: ProcessRounds) => median(p.rounds.map((r) => r.cpuUsPerReq))
 const best = (ps: ProcessRounds[]) => ps.filter((p) => p.rounds.length > 0).reduce((a, b) => (typical(b) < typical(a) ? b : a));
 
 async function httpBench(): Promise<void> {
-  // Each side runs in several processes. A Node process lands, at random and for its whole life, in
-  // one of two speeds: measured here, 2 of 6 identical bare Fastify servers cost 15.8 µs a request
-  // and the other 4 about 12.5, with V8 runtime calls in Node's own stream and nextTick code (object
-  // literals whose maps keep migrating) making the difference. With one process per side the ratio
-  // was a draw: the same code measured 0.48 and 0.70 in two consecutive runs. So each side's figure
-  // is its best process's median round, the same rule for the bare route and for the API.
+  // Each side runs in several processes. A Node process settles, at random and for its whole life,
+  // at one of a few speeds: measured here, 2 of 6 identical bare Fastify servers cost 15.8 µs a
+  // request and the other 4 about 12.5 (other runs saw 14–15), V8 runtime calls in Node's own stream
+  // and nextTick code (object literals whose maps keep migrating) making the difference. With one
+  // process per side the ratio was a draw: the same code measured 0.48 and 0.70 in two consecutive
+  // runs. So each side's figure is its best process's median round, one rule for both sides.
   const bares: Server[] = [];
   for (let i = 0; i < PROCESSES; i++) bares.push(await startServer('bare'));
   const stack = await startServer('stack');
@@ -220,7 +219,7 @@ async function httpBench(): Promise<void> {
     ];
     const chosen = all.filter((t) => picked.includes(t.id));
     const bareLoad = (b: Server): Load => ({ url: b.url + '/bare' });
-    const bareRounds: ProcessRounds[] = bares.map((_, index) => ({ index, rounds: [] }));
+    const bareRounds: ProcessRounds[] = bares.map(() => ({ rounds: [] }));
     const rows: Array<{ target: Target; processes: ProcessRounds[] }> = [];
     for (const b of bares) await warmUp(bareLoad(b));
     for (const target of chosen) {
@@ -233,7 +232,7 @@ async function httpBench(): Promise<void> {
       const slug = target.name.trim().replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase();
       const warmRps: number[] = [];
       for (const s of servers) warmRps.push(await warmUp(target.load(s.url)));
-      const processes: ProcessRounds[] = servers.map((_, index) => ({ index, rounds: [] }));
+      const processes: ProcessRounds[] = servers.map(() => ({ rounds: [] }));
       // BENCH_ROUNDS rounds on each process, alternating processes, each followed by a round of the
       // bare route (on the bare process of the same index), so every process sees the same drift.
       for (let round = 0; round < ROUNDS; round++) {
