@@ -97,7 +97,7 @@ describe.each(testDatabases)('candle-store ($name)', ({ open }) => {
     await expect(listCandles(db, { symbol: 'AAPL', interval: '1m', limit: 0 })).rejects.toBeInstanceOf(ValidationError);
   });
 
-  it('bulk-loads 300,000 candles quickly', async () => {
+  it('bulk-loads 300,000 candles in one call, split into statements under the parameter limits', async () => {
     const symbols = ['AAPL', 'TSLA', 'NVDA', 'MSFT', 'AMZN', 'GOOG'];
     const perSymbol = 50_000;
     const all: Candle[] = [];
