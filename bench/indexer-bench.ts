@@ -274,7 +274,7 @@ export async function runIndexerBench(opts: IndexerBenchOptions = {}): Promise<I
       log(`  ${r.engine}: ${r.ranges} ranges (the indexer's own sizes, ${Math.round(r.events / r.ranges)} events each on average)`);
       log(`    (a) ceiling, raw eth_getLogs + JSON parse over those ranges: ${r.ceilingEventsPerSecond.toFixed(0)} events/s (${(r.events / r.ceilingEventsPerSecond).toFixed(3)} s)`);
       log(`    (b) indexer catch-up into ${r.engine}: ${r.eventsPerSecond.toFixed(0)} events/s (${r.seconds.toFixed(3)} s)`);
-      log(`    ratio (b)/(a): ${r.ratio.toFixed(2)} (target >= 0.5)`);
+      log(`    ratio (b)/(a): ${r.ratio.toFixed(3)} (target >= 0.5)`);
     }
     return { events: measured.events, blocks: head + 1, generateSeconds, catchUp: measured.catchUp.map(({ ranges: _, ...r }) => r) };
   } finally {
