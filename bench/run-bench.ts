@@ -117,6 +117,15 @@ async function measure(server: Server, load: Load, count = 0): Promise<Result> {
   };
 }
 
+/** One measured round, with its CPU profile and request count in bench-profiles/<name>.* under BENCH_CPU_PROF. */
+async function measureRound(server: Server, load: Load, count: number, name: string): Promise<Result> {
+  await profile(server, { profile: 'start' });
+  const r = await measure(server, load, count);
+  await profile(server, { profile: 'stop', file: `bench-profiles/${name}.cpuprofile` });
+  if (PROFILE) fs.writeFileSync(`bench-profiles/${name}.requests`, String(r.requests));
+  return r;
+}
+
 /** JIT, connection pools and caches; returns the rate reached, which sizes the signed supply. */
 async function warmUp(load: Load): Promise<number> {
   const opts = typeof load === 'function' ? load(60_000) : load;
@@ -237,18 +246,9 @@ async function httpBench(): Promise<void> {
       // bare route (on the bare process of the same index), so every process sees the same drift.
       for (let round = 0; round < ROUNDS; round++) {
         for (let i = 0; i < servers.length; i++) {
-          const file = `bench-profiles/${slug}.p${i}.${round}`;
-          await profile(servers[i], { profile: 'start' });
-          const r = await measure(servers[i], target.load(servers[i].url), presignCount(warmRps[i]));
-          await profile(servers[i], { profile: 'stop', file: `${file}.cpuprofile` });
-          if (PROFILE) fs.writeFileSync(`${file}.requests`, String(r.requests));
-          processes[i].rounds.push(r);
+          processes[i].rounds.push(await measureRound(servers[i], target.load(servers[i].url), presignCount(warmRps[i]), `${slug}.p${i}.${round}`));
           const b = i % bares.length;
-          await profile(bares[b], { profile: 'start' });
-          const after = await measure(bares[b], bareLoad(bares[b]));
-          await profile(bares[b], { profile: 'stop', file: `bench-profiles/bare-after-${slug}.p${i}.${round}.cpuprofile` });
-          if (PROFILE) fs.writeFileSync(`bench-profiles/bare-after-${slug}.p${i}.${round}.requests`, String(after.requests));
-          bareRounds[b].rounds.push(after);
+          bareRounds[b].rounds.push(await measureRound(bares[b], bareLoad(bares[b]), 0, `bare-after-${slug}.p${i}.${round}`));
         }
       }
       rows.push({ target, processes });
@@ -266,7 +266,7 @@ async function httpBench(): Promise<void> {
         'server CPU µs/req': med((r) => r.cpuUsPerReq).toFixed(1),
         'per process': ps.map((p) => typical(p).toFixed(1)).join(' / '),
         'of which kernel': med((r) => r.sysUsPerReq).toFixed(1),
-        'CPU ratio (bare/this)': (bestBare / typical(top)).toFixed(2),
+        'CPU ratio (bare/this)': (bestBare / typical(top)).toFixed(3),
         errors: ps.reduce((a, p) => a + p.rounds.reduce((e, r) => e + r.errors, 0), 0),
       };
     };
