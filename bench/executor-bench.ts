@@ -19,8 +19,8 @@ import { ANVIL_ACCOUNTS, ANVIL_CHAIN_ID, OPERATOR_ACCOUNT, type DevAccount } fro
 import { startAnvil } from '../src/chain/anvil-process.ts';
 import { createChainClients, type ChainPublicClient } from '../src/chain/chain-client.ts';
 import { deployStack } from '../src/chain/deploy-contracts.ts';
-import { createStockExecutor } from '../src/executor/stock-executor.ts';
-import { OrderStatus, type ChainOrder } from '../src/executor/fill-policy.ts';
+import { createStockExecutor } from '../src/stock/executor/stock-executor.ts';
+import { OrderStatus, type ChainOrder } from '../src/stock/executor/fill-policy.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import { createMarketCalendar } from '../src/marketdata/market-calendar.ts';
 import type { Quote, QuoteReader } from '../src/marketdata/market-types.ts';

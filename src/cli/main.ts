@@ -12,6 +12,11 @@ program
   .description('start the embedded stack (default) or one role of it')
   .addOption(new Option('--role <role>', 'which part to run').choices([...ROLES]).default('all'))
   .action(async (o) => {
+    // A fresh clone has no generated ABIs until the contracts are compiled, and the stack imports
+    // them: compile first (a no-op when contracts/ is unchanged), then load the stack.
+    const { buildContracts } = await import('../chain/contract-build.ts');
+    const build = buildContracts();
+    if (build.compiled) process.stdout.write(`${build.summary}\n`);
     const { runStack } = await import('../app/run-stack.ts');
     await runStack(o.role);
   });

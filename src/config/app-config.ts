@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import type { Hex } from 'viem';
-import { loadExecutorSettings, type ExecutorSettings } from '../executor/executor-config.ts';
+import { loadExecutorSettings, type ExecutorSettings } from '../stock/executor/executor-config.ts';
 
 export type Role = 'all' | 'stock-api' | 'perp-api' | 'indexer' | 'executor' | 'perp-engine' | 'marketdata';
 export const ROLES: readonly Role[] = ['all', 'stock-api', 'perp-api', 'indexer', 'executor', 'perp-engine', 'marketdata'];

@@ -7,7 +7,7 @@
  */
 import type { Logger } from '../lib/logger.ts';
 import type { Db } from '../storage/database.ts';
-import { recordCalldataBatch } from '../storage/tx-record-store.ts';
+import { recordCalldataBatch } from './store/tx-record-store.ts';
 
 export interface CalldataJournal {
   remember(record: { calldataHash: string; apiKey: string; kind: string; createdAt: number }): void;

@@ -1,6 +1,6 @@
 /** The API's view of an indexed order (contract.md §A Values: state, openOrder, history). */
 import { formatDecimal, mulDiv } from '../lib/decimal.ts';
-import type { FillRecord, OrderRecord } from '../storage/order-store.ts';
+import type { FillRecord, OrderRecord } from './store/stock-order-store.ts';
 import { decimalOut, millis } from './stock-schemas.ts';
 import type { StockDirectory } from './stock-deps.ts';
 

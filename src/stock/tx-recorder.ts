@@ -9,7 +9,7 @@ import { getAbiItem, toEventSelector, type Abi, type Hex } from 'viem';
 import { cashierAbi, stockAbi, stockRouterAbi } from '../chain/abi/generated/index.ts';
 import { ValidationError } from '../errors/app-error.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
-import { getCalldataRecord, getTxRecord, recordTx, type TxKind } from '../storage/tx-record-store.ts';
+import { getCalldataRecord, getTxRecord, recordTx, type TxKind } from './store/tx-record-store.ts';
 import type { MinedTransaction, StockApiDeps } from './stock-deps.ts';
 
 const selector = (abi: Abi, name: string) => toEventSelector(getAbiItem({ abi, name }) as never);

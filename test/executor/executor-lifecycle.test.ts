@@ -4,8 +4,8 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Address, Hex } from 'viem';
-import { OrderStatus } from '../../src/executor/fill-policy.ts';
-import { LOW_WATER_META_KEY } from '../../src/executor/order-tracker.ts';
+import { OrderStatus } from '../../src/stock/executor/fill-policy.ts';
+import { LOW_WATER_META_KEY } from '../../src/stock/executor/order-tracker.ts';
 import { createMarketCalendar } from '../../src/marketdata/market-calendar.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { getMeta } from '../../src/storage/meta-store.ts';

@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Address, Hex } from 'viem';
 import { cashierAbi } from '../../src/chain/abi/generated/index.ts';
-import { OrderStatus } from '../../src/executor/fill-policy.ts';
+import { OrderStatus } from '../../src/stock/executor/fill-policy.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import { ceilDiv, deadlineIn, depositStock, depositUsdc, mUsdOf, musd, price, shares, stockOf, usdc } from '../chain/chain-test-helpers.ts';

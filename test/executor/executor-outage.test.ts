@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeFunctionData, type Address } from 'viem';
 import { stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { createOperatorSender, SendAbortedError } from '../../src/executor/operator-sender.ts';
-import { OrderStatus } from '../../src/executor/fill-policy.ts';
+import { createOperatorSender, SendAbortedError } from '../../src/chain/operator-sender.ts';
+import { OrderStatus } from '../../src/stock/executor/fill-policy.ts';
 import type { Db } from '../../src/storage/database.ts';
 import type { ChainFixture } from '../support/chain-fixture.ts';
 import { deadlineIn, depositStock, depositUsdc, musd, shares, usdc } from '../chain/chain-test-helpers.ts';

@@ -10,9 +10,9 @@ import {
   getCashOperation,
   listCashOperationsForApiKey,
   listStockOperationsForApiKey,
-} from '../../src/storage/operation-store.ts';
-import { getOrder, getOrderOwner, listOrdersForApiKey } from '../../src/storage/order-store.ts';
-import { getCalldataRecord, getTxRecord, recordCalldata, recordTx } from '../../src/storage/tx-record-store.ts';
+} from '../../src/stock/store/stock-operation-store.ts';
+import { getOrder, getOrderOwner, listOrdersForApiKey } from '../../src/stock/store/stock-order-store.ts';
+import { getCalldataRecord, getTxRecord, recordCalldata, recordTx } from '../../src/stock/store/tx-record-store.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 import { approveStock, contracts, DAY, deadlineIn, depositUsdc, OrderStatus, price, shares, Side, usdc } from '../chain/chain-test-helpers.ts';

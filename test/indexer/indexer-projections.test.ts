@@ -6,12 +6,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { decodeEventLog, type Address, type Hex } from 'viem';
 import { accountLensAbi, cashierAbi, oneClickRouterAbi, stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { decodeEvent } from '../../src/indexer/event-decoder.ts';
-import { indexedAddresses, operationIdFromReceipt, operationIdOf } from '../../src/indexer/operation-id.ts';
-import { reprojectEntities } from '../../src/indexer/projector.ts';
+import { indexedAddresses, operationIdFromReceipt, operationIdOf } from '../../src/stock/indexer/operation-id.ts';
+import { reprojectEntities } from '../../src/stock/indexer/projector.ts';
 import type { Db } from '../../src/storage/database.ts';
-import { getCashOperation, getStockOperation, listCashOperationsByTx, listStockOperationsByTx } from '../../src/storage/operation-store.ts';
-import { getOrder, listOrderFills, listOrdersByTx } from '../../src/storage/order-store.ts';
-import { getPosition, listPositions } from '../../src/storage/position-store.ts';
+import { getCashOperation, getStockOperation, listCashOperationsByTx, listStockOperationsByTx } from '../../src/stock/store/stock-operation-store.ts';
+import { getOrder, listOrderFills, listOrdersByTx } from '../../src/stock/store/stock-order-store.ts';
+import { getPosition, listPositions } from '../../src/stock/store/stock-position-store.ts';
 import { withTransaction } from '../../src/storage/transaction.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';

@@ -16,13 +16,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { ANVIL_CHAIN_ID } from '../../src/chain/anvil-accounts.ts';
 import { createChainClients } from '../../src/chain/chain-client.ts';
-import { operationIdOf } from '../../src/indexer/operation-id.ts';
-import { createStockIndexer } from '../../src/indexer/stock-indexer.ts';
+import { operationIdOf } from '../../src/stock/indexer/operation-id.ts';
+import { createStockIndexer } from '../../src/stock/indexer/stock-indexer.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { getCheckpoint } from '../../src/storage/chain-block-store.ts';
 import { openDatabase, type Db } from '../../src/storage/database.ts';
-import { getCashOperation, listCashOperationsByTx, listStockOperationsByTx } from '../../src/storage/operation-store.ts';
-import { getOrder, listOrderFills } from '../../src/storage/order-store.ts';
+import { getCashOperation, listCashOperationsByTx, listStockOperationsByTx } from '../../src/stock/store/stock-operation-store.ts';
+import { getOrder, listOrderFills } from '../../src/stock/store/stock-order-store.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import { testDatabases, uniqueSchemaName, useFreshDatabase } from '../support/test-databases.ts';
 import { approveStock, approveUsdc, confirm, contracts, DAY, deadlineIn, depositUsdc, musd, OrderStatus, price, shares, Side, usdc } from '../chain/chain-test-helpers.ts';

@@ -1,8 +1,8 @@
 import { type Address, type ContractFunctionName, type Hex, type TransactionReceipt } from 'viem';
 import { expect } from 'vitest';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { createStockIndexer, type StockIndexer, type StockIndexerOptions } from '../../src/indexer/stock-indexer.ts';
-import { indexedAddresses } from '../../src/indexer/operation-id.ts';
+import { createStockIndexer, type StockIndexer, type StockIndexerOptions } from '../../src/stock/indexer/stock-indexer.ts';
+import { indexedAddresses } from '../../src/stock/indexer/operation-id.ts';
 import type { Db } from '../../src/storage/database.ts';
 import type { ChainFixture, ChainUser } from '../support/chain-fixture.ts';
 import { confirm, contracts } from '../chain/chain-test-helpers.ts';

@@ -19,6 +19,10 @@ import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.
 import { OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import type { StockClient } from '../../src/sdk/stock-client.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import { mulDiv, parseDecimal } from '../../src/lib/decimal.ts';
+
+/** mUSD and stock amounts are 18-decimal strings: compared exactly as wei. */
+const wei = (amount: string): bigint => parseDecimal(amount, { field: 'amount', decimals: 18, positive: false });
 
 let t: TestStack;
 let other: StockClient; // a second WRITABLE key, bound to wallets[1]
@@ -96,7 +100,7 @@ describe('cash', () => {
     expect(op).toMatchObject({ kind: 'deposit', tokenAmount: '2500.5', mUsdAmount: '2500.5', instant: true, txHash });
     expect(await other.request('GET', `/api/v1/cash/deposits/${rec.operationId}`)).toMatchObject({ httpStatus: 404, code: 404 });
     const after = await balance(t.writable, user0());
-    expect(Number(after.mUsdBalance.available) - Number(before.mUsdBalance.available)).toBeCloseTo(2500.5, 6);
+    expect(wei(after.mUsdBalance.available) - wei(before.mUsdBalance.available)).toBe(wei('2500.5'));
     const list = await t.writable.get<any>('/api/v1/cash/deposits');
     expect(list.rows.map((r: any) => r.operationId)).toContain(rec.operationId);
     // Another key cannot claim this transaction.
@@ -129,7 +133,7 @@ describe('cash', () => {
     expect(rec2.operations[0].instant).toBe(false);
     // mUSD is deducted first.
     const mid = await balance(t.writable, user0());
-    expect(Number(before.mUsdBalance.available) - Number(mid.mUsdBalance.available)).toBeCloseTo(50, 6);
+    expect(wei(before.mUsdBalance.available) - wei(mid.mUsdBalance.available)).toBe(wei('50'));
     const done = await until(() => t.writable.get<any>(`/api/v1/cash/withdrawals/${rec2.operationId}`), (o) => o.operationStatus === 'completed');
     expect(done.settleTxHash).toMatch(/^0x[0-9a-f]{64}$/);
     expect(done.steps.length).toBeGreaterThanOrEqual(2);
@@ -199,14 +203,15 @@ describe('orders', () => {
     expect(o.history.status).toBe('FILLED');
     expect(o.history.fills.length).toBe(1);
     const fill = o.history.fills[0];
-    const cost = Number(fill.notional);
-    expect(Number(fill.fee)).toBeCloseTo(cost * 0.001, 6);
-    expect(cost + Number(fill.fee)).toBeLessThanOrEqual(500);
+    const cost = wei(fill.notional);
+    // The market fee is 10 bps of the filled notional, rounded up to the wei (StockRouter).
+    expect(wei(fill.fee)).toBe(mulDiv(cost, 10n, 10_000n, 'ceil'));
+    expect(cost + wei(fill.fee)).toBeLessThanOrEqual(wei('500'));
     expect(o.history.averagePrice).toBe(fill.price);
     const after = await until(() => balance(t.writable, user0()), (b) => b.mUsdBalance.locked === '0');
-    expect(Number(before.mUsdBalance.available) - Number(after.mUsdBalance.available)).toBeCloseTo(cost + Number(fill.fee), 6);
-    const aapl = (b: any) => Number(b.tokenBalances.find((r: any) => r.symbol === 'AAPL').exchangeBalance);
-    expect(aapl(after) - aapl(before)).toBeCloseTo(Number(fill.quantity), 9);
+    expect(wei(before.mUsdBalance.available) - wei(after.mUsdBalance.available)).toBe(cost + wei(fill.fee));
+    const aapl = (b: any) => wei(b.tokenBalances.find((r: any) => r.symbol === 'AAPL').exchangeBalance);
+    expect(aapl(after) - aapl(before)).toBe(wei(fill.quantity));
     const byTx = await t.writable.get<any[]>(`/api/v1/orders/tx/${txHash}`);
     expect(byTx[0].orderId).toBe(orderId);
     const list = await t.writable.get<any>('/api/v1/orders', { state: 'history' });
@@ -245,7 +250,7 @@ describe('orders', () => {
     const { orderId } = await place({ symbol: 'AAPL', side: 'Sell', type: 'Limit', quantity: '0.5', price: '1', timeInForce: 'DAY' });
     const o = await settled(orderId);
     expect(o.history.status).toBe('FILLED');
-    expect(Number(o.history.averagePrice)).toBeGreaterThan(1);
+    expect(wei(o.history.averagePrice)).toBeGreaterThan(wei('1'));
   });
 
   it('places a market buy with a deposit in one transaction', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { chunkRows } from '../../src/storage/bulk-sql.ts';
 import type { Db } from '../../src/storage/database.ts';
-import { getCalldataRecord, recordCalldata, recordCalldataBatch } from '../../src/storage/tx-record-store.ts';
+import { getCalldataRecord, recordCalldata, recordCalldataBatch } from '../../src/stock/store/tx-record-store.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 
 const hash = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;

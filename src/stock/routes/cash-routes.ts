@@ -7,7 +7,7 @@ import {
   listCashOperationsByTx,
   listCashOperationsForApiKey,
   type CashOperationRecord,
-} from '../../storage/operation-store.ts';
+} from '../store/stock-operation-store.ts';
 import { MUSD_DECIMALS, lowerAddress } from '../order-request.ts';
 import { cashCalldata } from '../router-calldata.ts';
 import type { CashTokenConfigView, StockApiDeps } from '../stock-deps.ts';

@@ -8,7 +8,7 @@ import type { Hex } from 'viem';
 import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
 import { TX_HASH_PATTERN } from '../../http/schema-patterns.ts';
 import type { AuthKey } from '../../auth/api-key-service.ts';
-import { getTxRecord, type TxKind } from '../../storage/tx-record-store.ts';
+import { getTxRecord, type TxKind } from '../store/tx-record-store.ts';
 import type { StockApiDeps } from '../stock-deps.ts';
 import { stockOk } from '../stock-envelope.ts';
 import { address, decimal, listOf, millis, pageOf, pageQueryProps, responses } from '../stock-schemas.ts';

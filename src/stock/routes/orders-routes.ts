@@ -8,7 +8,7 @@ import type { Address, Hex } from 'viem';
 import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
 import { formatDecimal, parseDecimal, rescale } from '../../lib/decimal.ts';
 import { TX_HASH_PATTERN, UINT_PATTERN } from '../../http/schema-patterns.ts';
-import { getOrder, getOrderOwner, listOrderFills, listOrdersByTx, listOrdersForApiKey, type OrderStatus } from '../../storage/order-store.ts';
+import { getOrder, getOrderOwner, listOrderFills, listOrdersByTx, listOrdersForApiKey, type OrderStatus } from '../store/stock-order-store.ts';
 import { buyLock, lowerAddress, MUSD_DECIMALS, parseOrder, type OrderBody, type OrderIntent } from '../order-request.ts';
 import { orderSchema, orderView } from '../order-view.ts';
 import { cancelCalldata, orderCalldata, orderWithDepositCalldata } from '../router-calldata.ts';

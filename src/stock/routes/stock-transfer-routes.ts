@@ -7,7 +7,7 @@ import {
   listStockOperationsByTx,
   listStockOperationsForApiKey,
   type StockOperationRecord,
-} from '../../storage/operation-store.ts';
+} from '../store/stock-operation-store.ts';
 import { stockMoveCalldata } from '../router-calldata.ts';
 import type { StockApiDeps } from '../stock-deps.ts';
 import { address, decimalOut, millis } from '../stock-schemas.ts';

@@ -3,8 +3,8 @@
  * pure reducer: the projection of an order is the fold of its events in chain order, so appending
  * events folds them onto the stored row and a reorg re-folds what is left (docs/indexer.md).
  */
-import type { ChainEventRecord } from '../storage/chain-block-store.ts';
-import type { FillRecord, OrderSide, OrderState, OrderStatus, OrderType } from '../storage/order-store.ts';
+import type { ChainEventRecord } from '../../storage/chain-block-store.ts';
+import type { FillRecord, OrderSide, OrderState, OrderStatus, OrderType } from '../store/stock-order-store.ts';
 
 export const ORDER_EVENT_NAMES: ReadonlySet<string> = new Set(['OrderPlaced', 'OrderCancelRequested', 'OrderFilled', 'OrderClosed']);
 

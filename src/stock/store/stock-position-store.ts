@@ -5,9 +5,9 @@
  * transaction as that block's events. Amounts are integer strings in stock units (18 decimals).
  */
 import type { Selectable } from 'kysely';
-import { kyselyOf, type DbExecutor } from './database.ts';
-import { bulkInsert, type BulkTable } from './bulk-sql.ts';
-import type { PositionsTable } from './schema.ts';
+import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
+import { bulkInsert, type BulkTable } from '../../storage/bulk-sql.ts';
+import type { PositionsTable } from '../../storage/schema.ts';
 
 export interface PositionRecord {
   userAddress: string;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createMarketCalendar } from '../marketdata/market-calendar.ts';
+import { createMarketCalendar } from '../../marketdata/market-calendar.ts';
 import {
   buyDebit,
   contractFill,

@@ -19,12 +19,12 @@
  *   the outcome carries the error so the caller backs off.
  */
 import { encodeFunctionData, type Address, type Hex } from 'viem';
-import { stockRouterAbi } from '../chain/abi/generated/index.ts';
-import { toChainError, type ChainPublicClient } from '../chain/chain-client.ts';
-import { AppError, ChainRevertError } from '../errors/app-error.ts';
+import { stockRouterAbi } from '../../chain/abi/generated/index.ts';
+import { toChainError, type ChainPublicClient } from '../../chain/chain-client.ts';
+import { AppError, ChainRevertError } from '../../errors/app-error.ts';
 import type { CloseStatus } from './fill-policy.ts';
 import type { ExecutorLogger } from './executor-logger.ts';
-import type { OperatorSender } from './operator-sender.ts';
+import type { OperatorSender } from '../../chain/operator-sender.ts';
 
 export interface OrderSettlement {
   orderId: bigint;

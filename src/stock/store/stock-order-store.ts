@@ -9,9 +9,9 @@
  * from block timestamps; `deadline` is unix seconds.
  */
 import type { Selectable } from 'kysely';
-import { kyselyOf, type DbExecutor } from './database.ts';
-import { bulkInsertWith, chunked, type BulkTable } from './bulk-sql.ts';
-import type { OrderFillsTable, OrdersTable } from './schema.ts';
+import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
+import { bulkInsertWith, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
+import type { OrderFillsTable, OrdersTable } from '../../storage/schema.ts';
 
 export type OrderSide = 'Buy' | 'Sell';
 export type OrderType = 'Market' | 'Limit';

@@ -6,9 +6,9 @@
  * and mined again later, keeps its owner.
  */
 import type { Selectable } from 'kysely';
-import { bulkInsert, type BulkTable } from './bulk-sql.ts';
-import { kyselyOf, type DbExecutor } from './database.ts';
-import type { CalldataRequestsTable, TxRecordsTable } from './schema.ts';
+import { bulkInsert, type BulkTable } from '../../storage/bulk-sql.ts';
+import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
+import type { CalldataRequestsTable, TxRecordsTable } from '../../storage/schema.ts';
 
 export type TxKind = 'order' | 'cash-deposit' | 'cash-withdrawal' | 'stock-deposit' | 'stock-withdrawal';
 

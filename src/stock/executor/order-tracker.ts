@@ -8,10 +8,10 @@
  * never re-reads history. Losing the process loses nothing: the chain is the record.
  */
 import type { Address } from 'viem';
-import { accountLensAbi, stockRouterAbi } from '../chain/abi/generated/index.ts';
-import { toChainError, type ChainPublicClient } from '../chain/chain-client.ts';
-import type { DbExecutor } from '../storage/database.ts';
-import { getMeta, setMeta } from '../storage/meta-store.ts';
+import { accountLensAbi, stockRouterAbi } from '../../chain/abi/generated/index.ts';
+import { toChainError, type ChainPublicClient } from '../../chain/chain-client.ts';
+import type { DbExecutor } from '../../storage/database.ts';
+import { getMeta, setMeta } from '../../storage/meta-store.ts';
 import { OrderStatus, type ChainOrder } from './fill-policy.ts';
 import type { ExecutorLogger } from './executor-logger.ts';
 

@@ -6,8 +6,8 @@
  * order's running totals, so the quantity chosen for a buy is the largest whose charge the contract
  * will accept against what the order still has locked. See docs/executor.md.
  */
-import type { MarketCalendar } from '../marketdata/market-calendar.ts';
-import type { Quote } from '../marketdata/market-types.ts';
+import type { MarketCalendar } from '../../marketdata/market-calendar.ts';
+import type { Quote } from '../../marketdata/market-types.ts';
 
 export const PRICE_SCALE = 10n ** 18n;
 export const BPS = 10_000n;

@@ -11,13 +11,13 @@
  * restart an operation waits at most one more delay.
  */
 import { encodeFunctionData, type Address } from 'viem';
-import { cashierAbi } from '../chain/abi/generated/index.ts';
-import { toChainError, type ChainPublicClient } from '../chain/chain-client.ts';
-import { AppError, ChainRevertError } from '../errors/app-error.ts';
-import type { DbExecutor } from '../storage/database.ts';
-import { getMeta, setMeta } from '../storage/meta-store.ts';
+import { cashierAbi } from '../../chain/abi/generated/index.ts';
+import { toChainError, type ChainPublicClient } from '../../chain/chain-client.ts';
+import { AppError, ChainRevertError } from '../../errors/app-error.ts';
+import type { DbExecutor } from '../../storage/database.ts';
+import { getMeta, setMeta } from '../../storage/meta-store.ts';
 import type { ExecutorLogger } from './executor-logger.ts';
-import type { OperatorSender } from './operator-sender.ts';
+import type { OperatorSender } from '../../chain/operator-sender.ts';
 
 export type CashQueueKind = 'deposit' | 'withdrawal';
 

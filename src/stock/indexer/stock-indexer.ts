@@ -13,9 +13,9 @@
 import { pino } from 'pino';
 import type { CompiledQuery } from 'kysely';
 import type { PublicClient } from 'viem';
-import type { Deployment } from '../chain/deploy-contracts.ts';
-import { AppError, ChainUnavailableError, ConflictError, isAppError } from '../errors/app-error.ts';
-import type { Logger } from '../lib/logger.ts';
+import type { Deployment } from '../../chain/deploy-contracts.ts';
+import { AppError, ChainUnavailableError, ConflictError, isAppError } from '../../errors/app-error.ts';
+import type { Logger } from '../../lib/logger.ts';
 import {
   deleteBlocksAbove,
   getCheckpoint,
@@ -28,17 +28,17 @@ import {
   type ChainBlockRecord,
   type ChainEventRecord,
   type Checkpoint,
-} from '../storage/chain-block-store.ts';
-import { createBatchWriter } from '../storage/batch-writer.ts';
-import type { Db } from '../storage/database.ts';
-import { getMeta, setMeta } from '../storage/meta-store.ts';
-import { upsertCashOperationStates, upsertStockOperationStates } from '../storage/operation-store.ts';
-import { insertFills, upsertOrderStates } from '../storage/order-store.ts';
-import { upsertPositions, type PositionRecord } from '../storage/position-store.ts';
-import { withTransaction } from '../storage/transaction.ts';
-import { createWriteRecorder } from '../storage/write-recorder.ts';
-import { createChainSource, type BlockHeader, type ChainSource } from './chain-source.ts';
-import type { RawLog } from './event-decoder.ts';
+} from '../../storage/chain-block-store.ts';
+import { createBatchWriter } from '../../storage/batch-writer.ts';
+import type { Db } from '../../storage/database.ts';
+import { getMeta, setMeta } from '../../storage/meta-store.ts';
+import { upsertCashOperationStates, upsertStockOperationStates } from '../store/stock-operation-store.ts';
+import { insertFills, upsertOrderStates } from '../store/stock-order-store.ts';
+import { upsertPositions, type PositionRecord } from '../store/stock-position-store.ts';
+import { withTransaction } from '../../storage/transaction.ts';
+import { createWriteRecorder } from '../../storage/write-recorder.ts';
+import { createChainSource, type BlockHeader, type ChainSource } from '../../indexer/chain-source.ts';
+import type { RawLog } from '../../indexer/event-decoder.ts';
 import { BatchProjector, contractKinds, decodeLogs, ProjectionCache, reprojectEntities, touchesOf } from './projector.ts';
 import type { PositionTouches } from './stock-handler.ts';
 

@@ -11,8 +11,8 @@
  */
 import { keccak256, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { AppError, ChainUnavailableError } from '../errors/app-error.ts';
-import { toChainError, type ChainPublicClient, type ChainWalletClient } from '../chain/chain-client.ts';
-import type { ExecutorLogger } from './executor-logger.ts';
+import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
+import type { ExecutorLogger } from '../stock/executor/executor-logger.ts';
 
 export interface OperatorTxRequest {
   to: Address;

@@ -8,9 +8,9 @@
  * (18 decimals), stock `amount` in stock units (18 decimals). Times are ms from block timestamps.
  */
 import type { Selectable } from 'kysely';
-import { kyselyOf, type DbExecutor } from './database.ts';
-import { bulkInsert, chunked, type BulkTable } from './bulk-sql.ts';
-import type { CashOperationsTable, StockOperationsTable } from './schema.ts';
+import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
+import { bulkInsert, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
+import type { CashOperationsTable, StockOperationsTable } from '../../storage/schema.ts';
 
 export type OperationKind = 'deposit' | 'withdrawal';
 export type OperationStatus = 'processing' | 'completed' | 'failed';

@@ -10,13 +10,13 @@
  * `maxBackoffMs`; `stop()` waits for the tick in progress and the transactions it sent.
  */
 import { getAddress, type Address } from 'viem';
-import { cashierAbi, stockAbi, stockRouterAbi } from '../chain/abi/generated/index.ts';
-import { toChainError, type ChainPublicClient, type ChainWalletClient } from '../chain/chain-client.ts';
-import type { Deployment } from '../chain/deploy-contracts.ts';
-import { AppError } from '../errors/app-error.ts';
-import type { MarketCalendar } from '../marketdata/market-calendar.ts';
-import type { QuoteReader } from '../marketdata/market-types.ts';
-import type { DbExecutor } from '../storage/database.ts';
+import { cashierAbi, stockAbi, stockRouterAbi } from '../../chain/abi/generated/index.ts';
+import { toChainError, type ChainPublicClient, type ChainWalletClient } from '../../chain/chain-client.ts';
+import type { Deployment } from '../../chain/deploy-contracts.ts';
+import { AppError } from '../../errors/app-error.ts';
+import type { MarketCalendar } from '../../marketdata/market-calendar.ts';
+import type { QuoteReader } from '../../marketdata/market-types.ts';
+import type { DbExecutor } from '../../storage/database.ts';
 import { createCashQueueSettler, DEFAULT_CASH_SETTLE_DELAY_MS, type CashQueueSettler } from './cash-queue-settler.ts';
 import type { ExecutorLogger } from './executor-logger.ts';
 import {
@@ -27,7 +27,7 @@ import {
   usableQuote,
   type FeeConfig,
 } from './fill-policy.ts';
-import { createOperatorSender, type OperatorSender } from './operator-sender.ts';
+import { createOperatorSender, type OperatorSender } from '../../chain/operator-sender.ts';
 import { createOrderTracker, type OrderTracker, type TrackedOrder } from './order-tracker.ts';
 import { createSettlementBatcher, type OrderSettlement, type SettlementBatcher } from './settlement-batcher.ts';
 

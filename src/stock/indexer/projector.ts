@@ -7,10 +7,10 @@
  *   its remaining events; an entity with none left is deleted.
  * Folding is associative over chain order, so both give identical rows (a test checks it).
  */
-import type { Deployment } from '../chain/deploy-contracts.ts';
-import type { ChainEventRecord } from '../storage/chain-block-store.ts';
-import { listEventsOfEntities } from '../storage/chain-block-store.ts';
-import type { DbExecutor } from '../storage/database.ts';
+import type { Deployment } from '../../chain/deploy-contracts.ts';
+import type { ChainEventRecord } from '../../storage/chain-block-store.ts';
+import { listEventsOfEntities } from '../../storage/chain-block-store.ts';
+import type { DbExecutor } from '../../storage/database.ts';
 import {
   deleteCashOperations,
   deleteStockOperations,
@@ -21,7 +21,7 @@ import {
   type CashOperationState,
   type OperationKind,
   type StockOperationState,
-} from '../storage/operation-store.ts';
+} from '../store/stock-operation-store.ts';
 import {
   deleteFillsOfOrders,
   deleteOrders,
@@ -30,9 +30,9 @@ import {
   upsertOrderStates,
   type FillRecord,
   type OrderState,
-} from '../storage/order-store.ts';
+} from '../store/stock-order-store.ts';
 import { applyCashEvent, cashEntityKey, CASH_CREATE_EVENTS, CASH_SETTLE_EVENTS, queueKey, reduceCashOperation, settleQueueOf } from './cash-handler.ts';
-import { decodeEvent, type RawLog } from './event-decoder.ts';
+import { decodeEvent, type RawLog } from '../../indexer/event-decoder.ts';
 import { operationIdOf } from './operation-id.ts';
 import { applyOrderEvent, fillOf, ORDER_EVENT_NAMES, orderEntityKey, orderIdOf, reduceOrder } from './order-handler.ts';
 import { applyStockEvent, collectPositionTouches, reduceStockOperation, stockEntityKey, STOCK_OPERATION_EVENTS, type PositionTouches } from './stock-handler.ts';

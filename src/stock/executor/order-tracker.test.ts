@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Address } from 'viem';
-import type { ChainPublicClient } from '../chain/chain-client.ts';
-import { openDatabase, type Db } from '../storage/database.ts';
+import type { ChainPublicClient } from '../../chain/chain-client.ts';
+import { openDatabase, type Db } from '../../storage/database.ts';
 import { OrderStatus, type ChainOrder } from './fill-policy.ts';
 import { createOrderTracker } from './order-tracker.ts';
 

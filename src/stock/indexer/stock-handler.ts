@@ -3,8 +3,8 @@
  * its own transaction) and the (user, stock) pairs whose position must be re-read from the Stock
  * contract's state.
  */
-import type { ChainEventRecord } from '../storage/chain-block-store.ts';
-import type { StockOperationState } from '../storage/operation-store.ts';
+import type { ChainEventRecord } from '../../storage/chain-block-store.ts';
+import type { StockOperationState } from '../store/stock-operation-store.ts';
 import { operationIdOf } from './operation-id.ts';
 
 export const STOCK_OPERATION_EVENTS: ReadonlySet<string> = new Set(['StockDeposited', 'StockWithdrawn']);

@@ -4,8 +4,8 @@
  * `WithdrawalQueued`) and, when queued, completed by the operator's `DepositSettled` /
  * `WithdrawalSettled` for its queue id. `applyCashEvent` is a pure reducer over an operation's events.
  */
-import type { ChainEventRecord } from '../storage/chain-block-store.ts';
-import type { CashOperationState, CashStep, OperationKind } from '../storage/operation-store.ts';
+import type { ChainEventRecord } from '../../storage/chain-block-store.ts';
+import type { CashOperationState, CashStep, OperationKind } from '../store/stock-operation-store.ts';
 import { operationIdOf } from './operation-id.ts';
 
 export const CASH_CREATE_EVENTS: ReadonlySet<string> = new Set(['Deposited', 'DepositQueued', 'Withdrawn', 'WithdrawalQueued']);
