@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeFunctionData, type Address } from 'viem';
 import { stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { createOperatorSender, SendAbortedError } from '../../src/chain/operator-sender.ts';
+import { createTxSender, SendAbortedError } from '../../src/chain/tx-sender.ts';
 import { OrderStatus } from '../../src/stock/executor/fill-policy.ts';
 import type { Db } from '../../src/storage/database.ts';
 import type { ChainFixture } from '../support/chain-fixture.ts';
@@ -97,7 +97,7 @@ describe('operator sender during an outage', () => {
   });
 
   it('keeps re-broadcasting a signed transaction until the RPC returns, then lands it once', async () => {
-    const sender = createOperatorSender({ publicClient: chain.publicClient, walletClient: chain.operator, rebroadcastMs: 100 });
+    const sender = createTxSender({ publicClient: chain.publicClient, account: chain.operator.account, rebroadcastMs: 100 });
     const nonceBefore = await chain.publicClient.getTransactionCount({ address: sender.address });
     await sender.send(emptySettlement()); // nonce known locally from here on
     await chain.down();
@@ -117,7 +117,7 @@ describe('operator sender during an outage', () => {
   });
 
   it('gives a send up when aborted during an outage and re-reads the nonce afterwards', async () => {
-    const sender = createOperatorSender({ publicClient: chain.publicClient, walletClient: chain.operator });
+    const sender = createTxSender({ publicClient: chain.publicClient, account: chain.operator.account });
     await sender.send(emptySettlement());
     const nonce = await chain.publicClient.getTransactionCount({ address: sender.address });
     await chain.down();

@@ -17,14 +17,14 @@ import { AppError, ChainRevertError } from '../../errors/app-error.ts';
 import type { DbExecutor } from '../../storage/database.ts';
 import { getMeta, setMeta } from '../../storage/meta-store.ts';
 import type { ExecutorLogger } from './executor-logger.ts';
-import type { OperatorSender } from '../../chain/operator-sender.ts';
+import type { TxSender } from '../../chain/tx-sender.ts';
 
 export type CashQueueKind = 'deposit' | 'withdrawal';
 
 export interface CashQueueSettlerOptions {
   db: DbExecutor;
   publicClient: ChainPublicClient;
-  sender: OperatorSender;
+  sender: TxSender;
   cashier: Address;
   logger?: ExecutorLogger;
   /** Default 5000 ms (`CASH_SETTLE_DELAY_MS`). */

@@ -7,7 +7,7 @@
  *   batch goes out unsimulated with a limit from the learned figure (`simulateFirst` simulates every
  *   one). A simulation costs the node as much as the transaction itself.
  * - Up to `maxInFlight` batches are sent and awaited at once; the operator's nonces are managed
- *   locally by the {@link OperatorSender}.
+ *   locally by the {@link TxSender} (one nonce sequence per operator key in the process).
  * - An order is in flight from `submit` until its batch resolves; it is never put in a second batch
  *   meanwhile, and the block that settled it is remembered so that a read of the chain older than
  *   that block cannot settle it again.
@@ -24,7 +24,7 @@ import { toChainError, type ChainPublicClient } from '../../chain/chain-client.t
 import { AppError, ChainRevertError } from '../../errors/app-error.ts';
 import type { CloseStatus } from './fill-policy.ts';
 import type { ExecutorLogger } from './executor-logger.ts';
-import type { OperatorSender } from '../../chain/operator-sender.ts';
+import type { TxSender } from '../../chain/tx-sender.ts';
 
 export interface OrderSettlement {
   orderId: bigint;
@@ -60,7 +60,7 @@ export interface BatchOutcome {
 
 export interface SettlementBatcherOptions {
   publicClient: ChainPublicClient;
-  sender: OperatorSender;
+  sender: TxSender;
   stockRouter: Address;
   logger?: ExecutorLogger;
   /** Most orders per transaction. Default 200. */

@@ -12,6 +12,7 @@
 import { getAddress, type Address } from 'viem';
 import { cashierAbi, stockAbi, stockRouterAbi } from '../../chain/abi/generated/index.ts';
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from '../../chain/chain-client.ts';
+import { senderFor, type TxSender } from '../../chain/tx-sender.ts';
 import type { Deployment } from '../../chain/deploy-contracts.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { MarketCalendar } from '../../marketdata/market-calendar.ts';
@@ -27,15 +28,19 @@ import {
   usableQuote,
   type FeeConfig,
 } from './fill-policy.ts';
-import { createOperatorSender, type OperatorSender } from '../../chain/operator-sender.ts';
 import { createOrderTracker, type OrderTracker, type TrackedOrder } from './order-tracker.ts';
 import { createSettlementBatcher, type OrderSettlement, type SettlementBatcher } from './settlement-batcher.ts';
 
 export interface StockExecutorOptions {
   db: DbExecutor;
   publicClient: ChainPublicClient;
-  /** The operator's wallet (a local account): it sends every settlement. */
-  walletClient: ChainWalletClient;
+  /**
+   * The sender of every settlement, shared with the process's other workers that send with the
+   * executor's key. Default: the process's sender ({@link senderFor}) for `walletClient`'s account.
+   */
+  sender?: TxSender;
+  /** The executor's wallet (a local account), when no `sender` is given. */
+  walletClient?: ChainWalletClient;
   deployment: Deployment;
   quotes: QuoteReader;
   calendar: Pick<MarketCalendar, 'isOpen' | 'sessionClose'>;
@@ -116,7 +121,8 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
   const noQuoteTimeoutMs = opts.noQuoteTimeoutMs ?? DEFAULT_NO_QUOTE_TIMEOUT_MS;
   const abort = new AbortController();
 
-  const sender: OperatorSender = createOperatorSender({ publicClient, walletClient: opts.walletClient, logger: log });
+  if (!opts.sender && !opts.walletClient) throw new AppError('INTERNAL', 'executor: needs a sender or a wallet');
+  const sender: TxSender = opts.sender ?? senderFor({ publicClient, account: opts.walletClient!.account, logger: log });
   const tracker: OrderTracker = createOrderTracker({
     db: opts.db,
     publicClient,

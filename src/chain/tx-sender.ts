@@ -1,39 +1,46 @@
 /**
- * Sends the operator's transactions: one locally managed nonce sequence for everything the executor
- * sends (order settlements and queued cash settlements share the operator account), locally signed,
- * several in flight at once, each followed to its receipt.
+ * Sends an operator's transactions: locally signed, several in flight at once, each followed to its
+ * receipt, with the nonces of the sending address managed locally by its {@link NonceManager}.
+ *
+ * One sender per address per process: {@link senderFor} answers the same sender (so the same nonce
+ * sequence) to every worker that asks for one address — the executor's order settlement and cash
+ * settlement today, the One Click relayer and perpetual withdrawals next. Two processes must not
+ * send with one key (src/chain/operator-roles.ts gives each role its own).
  *
  * A transaction whose fate is unknown (the RPC failed while it was being sent, or went away while
  * its receipt was awaited) is never forgotten: its signed bytes are re-broadcast — the same hash,
  * so it can land at most once — until a receipt appears, or until its nonce has been used without
- * it (dropped), or until the sender is aborted. Later sends wait behind an unknown one so that the
- * nonce sequence never gets a gap.
+ * it (dropped), or until the caller aborts. Later sends wait behind an unknown one so that the
+ * nonce sequence never gets a gap. A sender with nothing in flight takes the chain's count before
+ * its next send, so a key used elsewhere meanwhile, or a chain reset, costs no stuck transaction.
  */
-import { keccak256, type Address, type Hex, type TransactionReceipt } from 'viem';
+import { keccak256, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { AppError, ChainUnavailableError } from '../errors/app-error.ts';
-import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
-import type { ExecutorLogger } from '../stock/executor/executor-logger.ts';
+import { sleep } from '../lib/async.ts';
+import type { Logger } from '../lib/logger.ts';
+import { toChainError, type ChainPublicClient } from './chain-client.ts';
+import { createNonceManager, type NonceManager } from './nonce-manager.ts';
 
-export interface OperatorTxRequest {
+export interface TxRequest {
   to: Address;
   data: Hex;
   gas: bigint;
 }
 
-export interface OperatorSender {
+export interface TxSender {
   readonly address: Address;
   /** Signs, sends and waits for the receipt (which may be `reverted`: the caller decides). */
-  send(request: OperatorTxRequest, signal?: AbortSignal): Promise<TransactionReceipt>;
-  /** Transactions sent and not yet resolved. */
+  send(request: TxRequest, signal?: AbortSignal): Promise<TransactionReceipt>;
+  /** Sends (of every worker sharing this sender) not yet resolved. */
   inFlight(): number;
   /** Forgets the local nonce: the next send reads it from the chain. */
   resync(): void;
 }
 
-export interface OperatorSenderOptions {
-  publicClient: ChainPublicClient;
-  walletClient: ChainWalletClient;
-  logger?: ExecutorLogger;
+export type SenderLogger = Pick<Logger, 'info' | 'warn'>;
+
+export interface TxSenderTuning {
   /** Receipt polling. Default: the public client's polling interval. */
   pollingIntervalMs?: number;
   /** Re-broadcast an unconfirmed transaction this often. Default 2 s. */
@@ -44,6 +51,15 @@ export interface OperatorSenderOptions {
   replaceAfterMs?: number;
 }
 
+export interface TxSenderOptions extends TxSenderTuning {
+  publicClient: ChainPublicClient;
+  /** A local account (it signs here; the node never holds the key). */
+  account: LocalAccount;
+  /** The address's nonce sequence. Default: a new one (use {@link senderFor} to share it). */
+  nonces?: NonceManager;
+  logger?: SenderLogger;
+}
+
 /** The node already has, or has already mined, this nonce. */
 const NONCE_USED = /nonce too low|already known|already imported|known transaction|replacement transaction underpriced|nonce.*already/i;
 const NONCE_GAP = /nonce too high/i;
@@ -51,34 +67,22 @@ const NONCE_GAP = /nonce too high/i;
 function messageChain(err: unknown): string {
   const parts: string[] = [];
   for (let e: unknown = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
-    const m = (e as { details?: unknown; shortMessage?: unknown; message?: unknown });
+    const m = e as { details?: unknown; shortMessage?: unknown; message?: unknown };
     for (const v of [m.details, m.shortMessage, m.message]) if (typeof v === 'string') parts.push(v);
   }
   return parts.join(' | ');
 }
 
-const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
-
 export class SendAbortedError extends AppError {
   constructor(detail?: Record<string, unknown>) {
-    super('INTERNAL', 'executor: send abandoned on shutdown; the transaction may still land', { retryable: true, detail });
+    super('INTERNAL', 'sender: send abandoned on shutdown; the transaction may still land', { retryable: true, detail });
   }
 }
 
 /** The transaction's nonce was used by another transaction: it will never land. */
 export class TxDroppedError extends AppError {
   constructor(detail?: Record<string, unknown>) {
-    super('INTERNAL', 'executor: transaction dropped (its nonce was used by another)', { retryable: true, detail });
+    super('INTERNAL', 'sender: transaction dropped (its nonce was used by another)', { retryable: true, detail });
   }
 }
 
@@ -95,36 +99,29 @@ interface Signed {
   fees: Fees;
 }
 
-export function createOperatorSender(opts: OperatorSenderOptions): OperatorSender {
-  const { publicClient, walletClient } = opts;
-  const account = walletClient.account;
-  const chainId = walletClient.chain.id;
+export function createTxSender(opts: TxSenderOptions): TxSender {
+  const { publicClient, account } = opts;
+  if (!account.signTransaction) throw new AppError('INTERNAL', 'sender: the account cannot sign transactions locally');
+  const signTransaction = account.signTransaction.bind(account);
+  const chainId = publicClient.chain.id;
   const polling = opts.pollingIntervalMs ?? publicClient.pollingInterval ?? 100;
   const rebroadcastMs = opts.rebroadcastMs ?? 2_000;
   const feeRefreshMs = opts.feeRefreshMs ?? 1_000;
   const replaceAfterMs = opts.replaceAfterMs ?? 30_000;
-
-  let nextNonce: number | undefined;
-  let fees: Fees | undefined;
-  let feesAt = 0;
-  let inFlight = 0;
-  // Serialises nonce allocation and broadcast so transactions reach the node in nonce order.
-  let sendLock: Promise<void> = Promise.resolve();
-
-  const withLock = async <T>(fn: () => Promise<T>): Promise<T> => {
-    const previous = sendLock;
-    let release!: () => void;
-    sendLock = new Promise<void>((r) => (release = r));
-    await previous;
-    try {
-      return await fn();
-    } finally {
-      release();
-    }
-  };
+  const log = opts.logger;
 
   const chainNonce = async (blockTag: 'pending' | 'latest'): Promise<number> =>
     publicClient.getTransactionCount({ address: account.address, blockTag });
+  const nonces = opts.nonces ?? createNonceManager({ address: account.address, readPending: () => chainNonce('pending') });
+  if (nonces.address.toLowerCase() !== account.address.toLowerCase()) {
+    throw new AppError('INTERNAL', 'sender: the nonce manager belongs to another address');
+  }
+
+  let fees: Fees | undefined;
+  let feesAt = 0;
+  let inFlight = 0;
+  /** Broadcast and not yet resolved: while any is, the local nonce is ahead of what the chain shows as mined. */
+  let outstanding = 0;
 
   const currentFees = async (): Promise<Fees> => {
     if (fees && Date.now() - feesAt < feeRefreshMs) return fees;
@@ -143,11 +140,11 @@ export function createOperatorSender(opts: OperatorSenderOptions): OperatorSende
     return fees;
   };
 
-  const sign = async (req: OperatorTxRequest, nonce: number, f: Fees): Promise<Hex> => {
+  const sign = async (req: TxRequest, nonce: number, f: Fees): Promise<Hex> => {
     const base = { chainId, nonce, gas: req.gas, to: req.to, data: req.data } as const;
     return f.gasPrice !== undefined
-      ? account.signTransaction({ ...base, type: 'legacy', gasPrice: f.gasPrice })
-      : account.signTransaction({
+      ? signTransaction({ ...base, type: 'legacy', gasPrice: f.gasPrice })
+      : signTransaction({
           ...base,
           type: 'eip1559',
           maxFeePerGas: f.maxFeePerGas as bigint,
@@ -198,7 +195,7 @@ export function createOperatorSender(opts: OperatorSenderOptions): OperatorSende
    * a transaction still pending after `replaceAfterMs` (fees overtaken by the base fee) is
    * replaced by the same call with the same nonce and higher fees — only one version can land.
    */
-  const follow = async (sent: Signed, req: OperatorTxRequest, signal?: AbortSignal): Promise<TransactionReceipt> => {
+  const follow = async (sent: Signed, req: TxRequest, signal?: AbortSignal): Promise<TransactionReceipt> => {
     const versions: Signed[] = [sent];
     const { nonce } = sent;
     let lastBroadcast = Date.now();
@@ -217,7 +214,7 @@ export function createOperatorSender(opts: OperatorSenderOptions): OperatorSende
       try {
         const receipt = await landed();
         if (receipt) {
-          if (outage) opts.logger?.info({ txHash: receipt.transactionHash }, 'executor: transaction confirmed after an RPC outage');
+          if (outage) log?.info({ txHash: receipt.transactionHash }, 'sender: transaction confirmed after an RPC outage');
           return receipt;
         }
         if (Date.now() - lastBroadcast >= rebroadcastMs) {
@@ -228,7 +225,7 @@ export function createOperatorSender(opts: OperatorSenderOptions): OperatorSende
             // The nonce is used: by one of our versions (receipt) or by something else (dropped).
             const last = await landed();
             if (last) return last;
-            nextNonce = undefined;
+            nonces.resync();
             throw new TxDroppedError({ txHash: sent.hash, nonce });
           }
           if (Date.now() - lastVersionAt >= replaceAfterMs) {
@@ -238,7 +235,7 @@ export function createOperatorSender(opts: OperatorSenderOptions): OperatorSende
             const replacement: Signed = { hash: keccak256(raw), raw, nonce, fees: f };
             if ((await broadcast(raw)) === 'sent') {
               versions.push(replacement);
-              opts.logger?.warn({ nonce, txHash: replacement.hash, replaces: latest.hash }, 'executor: transaction still pending; replaced with higher fees');
+              log?.warn({ nonce, txHash: replacement.hash, replaces: latest.hash }, 'sender: transaction still pending; replaced with higher fees');
             }
           }
         }
@@ -246,7 +243,7 @@ export function createOperatorSender(opts: OperatorSenderOptions): OperatorSende
       } catch (err) {
         const mapped = toChainError(err);
         if (!(mapped instanceof ChainUnavailableError)) throw mapped;
-        if (!outage) opts.logger?.warn({ txHash: sent.hash, nonce }, 'executor: RPC unavailable while awaiting a receipt; retrying');
+        if (!outage) log?.warn({ txHash: sent.hash, nonce }, 'sender: RPC unavailable while awaiting a receipt; retrying');
         outage = true;
         delay = Math.min(Math.max(delay * 2, 100), 2_000);
       }
@@ -255,19 +252,18 @@ export function createOperatorSender(opts: OperatorSenderOptions): OperatorSende
   };
 
   /**
-   * Under the send lock: allocate the nonce, sign, broadcast. When the node cannot be reached the
-   * lock is kept and the same bytes are re-broadcast until the node answers, so no later nonce
-   * overtakes a transaction that may or may not have been received.
+   * Holding the address's nonce lock: take the nonce, sign, broadcast. When the node cannot be
+   * reached the lock is kept and the same bytes are re-broadcast until the node answers, so no
+   * later nonce overtakes a transaction that may or may not have been received.
    */
-  const signAndBroadcast = (req: OperatorTxRequest, signal?: AbortSignal) =>
-    withLock(async (): Promise<Signed> => {
+  const signAndBroadcast = (req: TxRequest, signal?: AbortSignal) =>
+    nonces.run(async (lease): Promise<Signed> => {
       for (let attempt = 0; ; attempt++) {
         if (signal?.aborted) throw new SendAbortedError();
         let nonce: number;
         let f: Fees;
         try {
-          nextNonce ??= await chainNonce('pending');
-          nonce = nextNonce;
+          nonce = await lease.next({ fresh: outstanding === 0 });
           f = await currentFees();
         } catch (err) {
           throw toChainError(err);
@@ -282,46 +278,40 @@ export function createOperatorSender(opts: OperatorSenderOptions): OperatorSende
             result = await broadcast(raw);
             break;
           } catch (err) {
-            if (!(err instanceof ChainUnavailableError)) {
-              // Rejected outright (e.g. insufficient funds for gas): the nonce was not used.
-              nextNonce = undefined;
-              throw err;
-            }
-            if (signal?.aborted) {
-              nextNonce = undefined;
-              throw new SendAbortedError({ txHash: hash, nonce });
-            }
-            if (!warned) opts.logger?.warn({ nonce }, 'executor: RPC unavailable while sending; re-broadcasting the signed transaction');
+            // Rejected outright (e.g. insufficient funds for gas): the nonce was not used, and
+            // the lock's failure path forgets it.
+            if (!(err instanceof ChainUnavailableError)) throw err;
+            if (signal?.aborted) throw new SendAbortedError({ txHash: hash, nonce });
+            if (!warned) log?.warn({ nonce }, 'sender: RPC unavailable while sending; re-broadcasting the signed transaction');
             warned = true;
             await sleep(delay, signal);
             delay = Math.min(delay * 2, 2_000);
           }
         }
-        if (result === 'sent') {
-          nextNonce = nonce + 1;
-          return { hash, raw, nonce, fees: f };
-        }
-        if (result === 'known' && (warned || (await receiptOf(hash).catch(() => undefined)))) {
+        if (result === 'sent' || (result === 'known' && (warned || (await receiptOf(hash).catch(() => undefined))))) {
           // After a failed attempt the node may well hold our own bytes (in its pool or mined):
           // they keep the nonce, and `follow` tells a landed transaction from a dropped one.
-          nextNonce = nonce + 1;
+          lease.used(nonce);
+          outstanding++;
           return { hash, raw, nonce, fees: f };
         }
         // The nonce is not what the node expects (another sender, a node that lost state): re-read it.
-        nextNonce = undefined;
+        lease.forget();
         if (attempt >= 3) {
-          throw new AppError('INTERNAL', 'executor: could not obtain a usable nonce', { retryable: true, detail: { nonce, result } });
+          throw new AppError('INTERNAL', 'sender: could not obtain a usable nonce', { retryable: true, detail: { nonce, result } });
         }
       }
     });
 
-  const send = async (req: OperatorTxRequest, signal?: AbortSignal): Promise<TransactionReceipt> => {
+  const send = async (req: TxRequest, signal?: AbortSignal): Promise<TransactionReceipt> => {
     inFlight++;
+    let signed: Signed | undefined;
     try {
-      const signed = await signAndBroadcast(req, signal);
+      signed = await signAndBroadcast(req, signal);
       return await follow(signed, req, signal);
     } finally {
       inFlight--;
+      if (signed) outstanding--;
     }
   };
 
@@ -329,8 +319,75 @@ export function createOperatorSender(opts: OperatorSenderOptions): OperatorSende
     address: account.address,
     send,
     inFlight: () => inFlight,
-    resync() {
-      nextNonce = undefined;
-    },
+    resync: () => nonces.resync(),
   };
+}
+
+// ------------------------------------------------------------------ one sender per address
+
+export interface SenderForOptions extends TxSenderTuning {
+  publicClient: ChainPublicClient;
+  /** The key, or an account made from it; one of the two. Never logged. */
+  privateKey?: Hex;
+  account?: LocalAccount;
+  /** Used when this call creates the sender. */
+  logger?: SenderLogger;
+}
+
+export interface SenderRegistry {
+  /**
+   * The sender of this address on this chain: created on the first call, the same object (and so
+   * the same nonce sequence) on every later one, whoever asks. Tuning and logger of later calls
+   * are ignored.
+   */
+  senderFor(opts: SenderForOptions): TxSender;
+  /** Every sender created so far. */
+  senders(): TxSender[];
+}
+
+const clientIds = new WeakMap<object, number>();
+let nextClientId = 0;
+
+/**
+ * What identifies a nonce sequence here: the chain id, the node (local test chains all have chain
+ * id 31337, and each is its own chain) and the address.
+ */
+function sequenceKey(publicClient: ChainPublicClient, address: Address): string {
+  const url = (publicClient.transport as { url?: unknown }).url;
+  let node: string;
+  if (typeof url === 'string' && url !== '') node = url;
+  else {
+    let id = clientIds.get(publicClient);
+    if (id === undefined) clientIds.set(publicClient, (id = ++nextClientId));
+    node = `client#${id}`;
+  }
+  return `${publicClient.chain.id}|${node}|${address.toLowerCase()}`;
+}
+
+export function createSenderRegistry(): SenderRegistry {
+  const senders = new Map<string, TxSender>();
+  return {
+    senderFor(opts) {
+      if ((opts.privateKey === undefined) === (opts.account === undefined)) {
+        throw new AppError('INTERNAL', 'sender: pass either a private key or an account');
+      }
+      const account = opts.account ?? privateKeyToAccount(opts.privateKey as Hex);
+      const key = sequenceKey(opts.publicClient, account.address);
+      let sender = senders.get(key);
+      if (!sender) {
+        const { privateKey: _key, account: _account, ...rest } = opts;
+        sender = createTxSender({ ...rest, account });
+        senders.set(key, sender);
+      }
+      return sender;
+    },
+    senders: () => [...senders.values()],
+  };
+}
+
+const processSenders = createSenderRegistry();
+
+/** The process's sender for this key: every worker of the process that sends with it shares one. */
+export function senderFor(opts: SenderForOptions): TxSender {
+  return processSenders.senderFor(opts);
 }
