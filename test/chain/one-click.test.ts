@@ -12,6 +12,7 @@ import {
 } from 'viem';
 import { oneClickRouterAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { toChainError } from '../../src/chain/chain-client.ts';
+import { delegateDigest, delegateTypedData, oneClickDomain, verifyDelegation } from '../../src/chain/one-click-typed-data.ts';
 import { ChainRevertError } from '../../src/errors/app-error.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import {
@@ -45,21 +46,9 @@ afterAll(async () => {
 });
 revertEachTest(() => f);
 
-/** The EIP-712 payload the API's `1ct/prepare` hands out. */
+/** The EIP-712 payload the API's `1ct/prepare` hands out, from the shared typed-data module. */
 function delegatePayload(user: Address, delegatee: Address, nonce: bigint, deadline: number) {
-  return {
-    domain: { name: 'OneClickRouter', version: '1', chainId: f.chainId, verifyingContract: oneClick },
-    types: {
-      Delegate: [
-        { name: 'user', type: 'address' },
-        { name: 'delegatee', type: 'address' },
-        { name: 'nonce', type: 'uint64' },
-        { name: 'deadline', type: 'uint32' },
-      ],
-    },
-    primaryType: 'Delegate' as const,
-    message: { user, delegatee, nonce, deadline },
-  };
+  return delegateTypedData(oneClickDomain(f.chainId, oneClick), { user, delegatee, nonce, deadline });
 }
 
 async function nonceOf(user: Address): Promise<bigint> {
@@ -120,6 +109,37 @@ describe('delegation', () => {
       replay = err;
     }
     expect((toChainError(replay) as ChainRevertError).errorName).toBe('InvalidSigner');
+  });
+
+  test("the typed-data module's digest is the contract's; its signature delegates on chain and an altered field reverts", async () => {
+    const delegatee = f.operator.account.address;
+    const deadline = await deadlineIn(f, 600);
+    const nonce = await nonceOf(alice.address);
+    const domain = oneClickDomain(f.chainId, oneClick);
+    const message = { user: alice.address, delegatee, nonce, deadline };
+    const onChain = await f.publicClient.readContract({
+      address: oneClick,
+      abi: oneClickRouterAbi,
+      functionName: 'delegateDigest',
+      args: [alice.address, delegatee, nonce, deadline],
+    });
+    expect(delegateDigest(domain, message)).toBe(onChain);
+    const [, name, version, chainId, verifyingContract] = await f.publicClient.readContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'eip712Domain' });
+    expect({ name, version, chainId: Number(chainId), verifyingContract }).toEqual(domain);
+
+    // The wallet signs the JSON the API answers; the server checks it as `1ct/enable` will.
+    const typedData = JSON.parse(JSON.stringify(delegateTypedData(domain, message)));
+    const signature = await alice.wallet.signTypedData(typedData);
+    const block = await f.publicClient.getBlock();
+    await verifyDelegation({ domain, message: typedData.message, signature, user: alice.address, delegatee, nowSeconds: Number(block.timestamp) });
+
+    const submit = (args: readonly [Address, Address, number, Hex]) =>
+      f.publicClient.simulateContract({ account: f.operator.account, address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args });
+    // Any field other than signed: the contract recovers another address.
+    await expectRevert(() => submit([alice.address, delegatee, deadline + 1, signature]), 'InvalidSigner');
+    await expectRevert(() => submit([alice.address, bob.address, deadline, signature]), 'InvalidSigner');
+    await confirm(f, f.operator.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [alice.address, delegatee, deadline, signature] }));
+    expect(await delegateOf(alice.address)).toBe(delegatee);
   });
 
   test('a signature from another wallet → InvalidSigner(recovered, expected)', async () => {

@@ -1,0 +1,251 @@
+/**
+ * EIP-712 typed data for every wallet-signed flow: One Click delegation, perpetual API-key
+ * creation, One-Click Trade and perpetual orders. A flow defines its message type once
+ * ({@link defineTypedData}); the module then answers the complete typed data a wallet signs (what
+ * a prepare/build call returns), reads the message a client sends back, hashes it and recovers or
+ * verifies its signer — with viem's `hashTypedData` / `recoverTypedDataAddress`, so the digest is
+ * the one a contract's `_hashTypedDataV4` computes.
+ *
+ * The server rebuilds domain and types itself; only the message comes from the client, and every
+ * field of it is checked here (a `ValidationError` names the field). Nothing here logs, and no
+ * error carries a signature.
+ */
+import { getAddress, hashTypedData, isAddress, isHex, recoverTypedDataAddress, type Address, type Hex } from 'viem';
+import { ValidationError } from '../errors/app-error.ts';
+
+export interface TypedField {
+  name: string;
+  type: string;
+}
+
+export type TypedFields = readonly TypedField[];
+
+export interface TypedDataDomain {
+  name: string;
+  version: string;
+  chainId: number;
+  verifyingContract: Address;
+}
+
+export const EIP712_DOMAIN_FIELDS: TypedFields = [
+  { name: 'name', type: 'string' },
+  { name: 'version', type: 'string' },
+  { name: 'chainId', type: 'uint256' },
+  { name: 'verifyingContract', type: 'address' },
+];
+
+/** A field value as a JSON answer carries it (integers over 32 bits as decimal strings). */
+export type JsonValue = string | number | boolean | { [field: string]: JsonValue };
+
+/** Complete typed data, as `eth_signTypedData_v4` takes it and a prepare call answers it. */
+export interface CompleteTypedData<P extends string = string> {
+  domain: TypedDataDomain;
+  types: Record<string, TypedFields>;
+  primaryType: P;
+  message: Record<string, JsonValue>;
+}
+
+/** A message with its values typed for hashing: bigint integers, checksummed addresses. */
+export type TypedMessage = Record<string, unknown>;
+
+/** The domain of one verifying contract on one chain; throws on a malformed chain id or address. */
+export function typedDataDomain(d: { name: string; version: string; chainId: number; verifyingContract: string }): TypedDataDomain {
+  if (!Number.isSafeInteger(d.chainId) || d.chainId <= 0) throw new ValidationError('domain.chainId', 'must be a positive integer');
+  if (!isAddress(d.verifyingContract, { strict: false })) throw new ValidationError('domain.verifyingContract', 'is not an address');
+  return { name: d.name, version: d.version, chainId: d.chainId, verifyingContract: getAddress(d.verifyingContract) };
+}
+
+const SIGNATURE_RE = /^0x(?:[0-9a-fA-F]{130}|[0-9a-fA-F]{128})$/;
+
+/** A signature is 65 bytes (r, s, v) or 64 (EIP-2098 compact), in hex. */
+export function parseSignature(raw: unknown, field = 'signature'): Hex {
+  if (typeof raw !== 'string' || !SIGNATURE_RE.test(raw)) {
+    throw new ValidationError(field, 'must be 0x and a 65-byte signature in hex');
+  }
+  return raw as Hex;
+}
+
+/**
+ * A deadline in seconds since the epoch is expired once `nowSeconds` is past it — the contracts'
+ * `block.timestamp > deadline`.
+ */
+export function assertNotExpired(deadline: bigint | number, nowSeconds: number, field = 'message.deadline'): void {
+  if (BigInt(deadline) < BigInt(Math.floor(nowSeconds))) throw new ValidationError(field, 'has expired');
+}
+
+type Atomic =
+  | { kind: 'address' }
+  | { kind: 'bool' }
+  | { kind: 'string' }
+  | { kind: 'bytes'; size?: number }
+  | { kind: 'int'; signed: boolean; bits: number };
+
+function atomic(type: string): Atomic | undefined {
+  if (type === 'address' || type === 'bool' || type === 'string') return { kind: type };
+  if (type === 'bytes') return { kind: 'bytes' };
+  const b = /^bytes([1-9]|[12]\d|3[0-2])$/.exec(type);
+  if (b) return { kind: 'bytes', size: Number(b[1]) };
+  const i = /^(u?)int(\d+)$/.exec(type);
+  if (i) {
+    const bits = Number(i[2]);
+    if (bits >= 8 && bits <= 256 && bits % 8 === 0) return { kind: 'int', signed: i[1] === '', bits };
+  }
+  return undefined;
+}
+
+function readAtomic(t: Atomic, raw: unknown, field: string): unknown {
+  switch (t.kind) {
+    case 'address':
+      if (typeof raw !== 'string' || !isAddress(raw, { strict: false })) throw new ValidationError(field, 'must be an address');
+      return getAddress(raw);
+    case 'bool':
+      if (typeof raw !== 'boolean') throw new ValidationError(field, 'must be true or false');
+      return raw;
+    case 'string':
+      if (typeof raw !== 'string') throw new ValidationError(field, 'must be a string');
+      return raw;
+    case 'bytes': {
+      if (typeof raw !== 'string' || !isHex(raw, { strict: true }) || raw.length % 2 !== 0) throw new ValidationError(field, 'must be 0x and hex bytes');
+      if (t.size !== undefined && raw.length !== 2 + 2 * t.size) throw new ValidationError(field, `must be ${t.size} bytes`);
+      return raw.toLowerCase();
+    }
+    case 'int': {
+      let v: bigint;
+      if (typeof raw === 'string' && (t.signed ? /^-?(0|[1-9]\d*)$/ : /^(0|[1-9]\d*)$/).test(raw) && raw.length <= 80) v = BigInt(raw);
+      else if (typeof raw === 'number' && Number.isSafeInteger(raw)) v = BigInt(raw);
+      else if (typeof raw === 'bigint') v = raw;
+      else throw new ValidationError(field, 'must be an integer (a decimal string)');
+      const max = t.signed ? (1n << BigInt(t.bits - 1)) - 1n : (1n << BigInt(t.bits)) - 1n;
+      const min = t.signed ? -(1n << BigInt(t.bits - 1)) : 0n;
+      if (v < min || v > max) throw new ValidationError(field, `is out of range for ${t.signed ? '' : 'u'}int${t.bits}`);
+      return v;
+    }
+  }
+}
+
+function writeAtomic(t: Atomic, v: unknown): JsonValue {
+  // Integers a JSON number carries exactly stay numbers (a uint32 deadline); wider ones are
+  // decimal strings, which eth_signTypedData_v4 accepts as well.
+  if (t.kind === 'int') return t.bits <= 32 ? Number(v as bigint) : (v as bigint).toString();
+  return v as JsonValue;
+}
+
+export interface TypedDataKind<P extends string = string> {
+  readonly primaryType: P;
+  /** The message types (without `EIP712Domain`). */
+  readonly types: Readonly<Record<string, TypedFields>>;
+  /**
+   * Reads a message as a client sends it (JSON values: integers as decimal strings or numbers):
+   * every field present, of its type and range, and nothing else. `field` prefixes the names in
+   * the errors (`message.nonce: …`).
+   */
+  parseMessage(raw: unknown, field?: string): TypedMessage;
+  /** The complete typed data a wallet signs, JSON-safe, `types` with `EIP712Domain`. */
+  build(domain: TypedDataDomain, message: TypedMessage | Record<string, unknown>): CompleteTypedData<P>;
+  /** The EIP-712 digest (`\x19\x01 ‖ domainSeparator ‖ hashStruct(message)`). */
+  hash(domain: TypedDataDomain, message: TypedMessage | Record<string, unknown>): Hex;
+  /** The address whose key signed the message; ValidationError on a malformed signature. */
+  recoverSigner(domain: TypedDataDomain, message: TypedMessage | Record<string, unknown>, signature: unknown): Promise<Address>;
+  /**
+   * Checks that `expected` signed the message; ValidationError naming `signature` when another
+   * key did (the reason names `expectedField`, the message field the signer must match).
+   */
+  verifySigner(
+    domain: TypedDataDomain,
+    message: TypedMessage | Record<string, unknown>,
+    signature: unknown,
+    expected: Address,
+    expectedField?: string,
+  ): Promise<void>;
+}
+
+/**
+ * One signed message type of one flow, e.g.
+ * `defineTypedData({ primaryType: 'Delegate', types: { Delegate: [{ name: 'user', type: 'address' }, …] } })`.
+ * Field types: address, bool, string, bytes, bytes1..32, (u)int8..256, and the other struct types
+ * of `types` (no arrays: none of the flows needs them). Throws at definition on anything else.
+ */
+export function defineTypedData<P extends string>(spec: { primaryType: P; types: Record<string, TypedFields> }): TypedDataKind<P> {
+  const { primaryType } = spec;
+  if ('EIP712Domain' in spec.types) throw new Error('typed data: EIP712Domain is built from the domain; leave it out');
+  if (!spec.types[primaryType]) throw new Error(`typed data: no type ${primaryType}`);
+  for (const [name, fields] of Object.entries(spec.types)) {
+    const seen = new Set<string>();
+    for (const f of fields) {
+      if (seen.has(f.name)) throw new Error(`typed data: ${name}.${f.name} twice`);
+      seen.add(f.name);
+      if (!atomic(f.type) && !spec.types[f.type]) throw new Error(`typed data: ${name}.${f.name} has unsupported type ${f.type}`);
+    }
+  }
+  const types: Record<string, TypedFields> = Object.freeze({ ...spec.types });
+  const allTypes: Record<string, TypedFields> = { EIP712Domain: EIP712_DOMAIN_FIELDS, ...types };
+
+  const read = (type: string, raw: unknown, field: string, depth: number): unknown => {
+    const a = atomic(type);
+    if (a) return readAtomic(a, raw, field);
+    if (depth > 8) throw new ValidationError(field, 'is nested too deeply');
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ValidationError(field, `must be an object (${type})`);
+    const fields = types[type];
+    const obj = raw as Record<string, unknown>;
+    for (const key of Object.keys(obj)) {
+      if (!fields.some((f) => f.name === key)) throw new ValidationError(`${field}.${key}`, `is not a field of ${type}`);
+    }
+    const out: Record<string, unknown> = {};
+    for (const f of fields) {
+      if (!Object.prototype.hasOwnProperty.call(obj, f.name) || obj[f.name] === undefined || obj[f.name] === null) {
+        throw new ValidationError(`${field}.${f.name}`, 'is required');
+      }
+      out[f.name] = read(f.type, obj[f.name], `${field}.${f.name}`, depth + 1);
+    }
+    return out;
+  };
+
+  const write = (type: string, v: unknown): JsonValue => {
+    const a = atomic(type);
+    if (a) return writeAtomic(a, v);
+    const obj = v as Record<string, unknown>;
+    const out: Record<string, JsonValue> = {};
+    for (const f of types[type]) out[f.name] = write(f.type, obj[f.name]);
+    return out;
+  };
+
+  const parseMessage = (raw: unknown, field = 'message'): TypedMessage => read(primaryType, raw, field, 0) as TypedMessage;
+
+  const hash = (domain: TypedDataDomain, message: Record<string, unknown>): Hex =>
+    hashTypedData({ domain, types: allTypes, primaryType, message: parseMessage(message) } as Parameters<typeof hashTypedData>[0]);
+
+  const recoverSigner = async (domain: TypedDataDomain, message: Record<string, unknown>, signature: unknown): Promise<Address> => {
+    const sig = parseSignature(signature);
+    const typed = parseMessage(message);
+    try {
+      return await recoverTypedDataAddress({ domain, types: allTypes, primaryType, message: typed, signature: sig } as Parameters<
+        typeof recoverTypedDataAddress
+      >[0]);
+    } catch {
+      // viem's error would quote the signature: only the fact is passed on.
+      throw new ValidationError('signature', 'is not a valid signature');
+    }
+  };
+
+  return {
+    primaryType,
+    types,
+    parseMessage,
+    build(domain, message) {
+      return {
+        domain: { ...domain },
+        types: allTypes,
+        primaryType,
+        message: write(primaryType, parseMessage(message)) as Record<string, JsonValue>,
+      };
+    },
+    hash,
+    recoverSigner,
+    async verifySigner(domain, message, signature, expected, expectedField = 'the expected signer') {
+      const signer = await recoverSigner(domain, message, signature);
+      if (signer.toLowerCase() !== expected.toLowerCase()) {
+        throw new ValidationError('signature', `is not signed by ${expectedField}`);
+      }
+    },
+  };
+}
