@@ -36,7 +36,6 @@ import {
   stockRouterAbi,
 } from './abi/generated/index.ts';
 import { ANVIL_CHAIN_ID } from './anvil-accounts.ts';
-import { nodeHttpFetch } from './node-http-fetch.ts';
 
 type AbiError = Extract<Abi[number], { type: 'error' }>;
 
@@ -72,11 +71,11 @@ export function chainFor(chainId: number, rpcUrl: string): Chain {
 }
 
 /**
- * The viem transport every client of this backend uses: short timeout, at most one retry, and
- * JSON-RPC over node:http keep-alive connections (src/chain/node-http-fetch.ts).
+ * The viem transport every client of this backend uses: viem's http transport as is, with a short
+ * timeout (an RPC outage must be answered fast, as a 503) and at most one retry.
  */
 export function chainTransport(rpcUrl: string, timeoutMs = 5_000): HttpTransport {
-  return http(rpcUrl, { timeout: timeoutMs, retryCount: 1, retryDelay: 100, fetchFn: nodeHttpFetch as typeof fetch });
+  return http(rpcUrl, { timeout: timeoutMs, retryCount: 1, retryDelay: 100 });
 }
 
 /** A wallet client for `privateKey` on the same chain and transport settings. */

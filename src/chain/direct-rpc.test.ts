@@ -45,14 +45,14 @@ afterAll(async () => {
   await new Promise((r) => server.close(r));
 });
 
-function rpcAt(path: string, client: 'fetch' | 'node-http', timeout = 1_000, retryCount = 0) {
+function rpcAt(path: string, client: 'fetch', timeout = 1_000, retryCount = 0) {
   const publicClient = createPublicClient({
     transport: httpTransport(`${url}${path}`, { timeout, retryCount, retryDelay: 10, fetchOptions: { headers: { authorization: 'Bearer provider-key' } } }),
   });
   return createDirectRpc(publicClient, client)!;
 }
 
-describe.each(['fetch', 'node-http'] as const)('direct JSON-RPC over %s', (client) => {
+describe.each(['fetch'] as const)('direct JSON-RPC over %s', (client) => {
   it('posts a JSON-RPC request with the transport headers and answers the result', async () => {
     expect(await rpcAt('/', client)<string>('eth_call', [{ to: '0x1' }, 'latest'])).toBe('answer to eth_call');
     expect(JSON.parse(lastBody)).toMatchObject({ jsonrpc: '2.0', method: 'eth_call', params: [{ to: '0x1' }, 'latest'] });
@@ -92,5 +92,5 @@ describe.each(['fetch', 'node-http'] as const)('direct JSON-RPC over %s', (clien
 
 it('is not used for a transport other than plain http', () => {
   const publicClient = createPublicClient({ transport: () => ({ config: { key: 'custom', name: 'custom', request: async () => null, retryCount: 0, timeout: 1, type: 'custom' }, request: async () => null, value: {} }) } as never);
-  expect(createDirectRpc(publicClient, 'node-http')).toBeUndefined();
+  expect(createDirectRpc(publicClient, 'fetch')).toBeUndefined();
 });

@@ -1,4 +1,7 @@
 /**
+ * Still used by src/indexer/chain-source.ts only, which moves onto viem (issue 12 §3); this file
+ * goes when that use does.
+ *
  * JSON-RPC calls straight to the URL of a viem client's http transport, for the hot reads: viem's
  * request path (JSON with a bigint replacer, retry, dedupe and timeout wrappers, an AbortController
  * per call) and its response handling cost more than the exchange itself, both for the indexer's
@@ -8,7 +11,6 @@
  */
 import type { PublicClient } from 'viem';
 import { AppError, ChainUnavailableError } from '../errors/app-error.ts';
-import { nodeHttpPost } from './node-http-fetch.ts';
 
 export type DirectRpc = <T>(method: string, params: unknown[]) => Promise<T>;
 
@@ -26,11 +28,8 @@ function isTimeout(err: unknown): boolean {
   return name === 'TimeoutError' || name === 'AbortError';
 }
 
-/**
- * `client`: `fetch` (undici: faster on multi-megabyte bodies) or `node-http` (keep-alive agent:
- * faster for small ones). Undefined when the transport is not plain http (then use viem's request).
- */
-export function createDirectRpc(publicClient: PublicClient, client: 'fetch' | 'node-http'): DirectRpc | undefined {
+/** Undefined when the transport is not plain http (then use viem's request). */
+export function createDirectRpc(publicClient: PublicClient, _client: 'fetch' = 'fetch'): DirectRpc | undefined {
   const t = publicClient.transport as HttpTransportFacts;
   if (t.type !== 'http' || !t.url) return undefined;
   const url = new URL(t.url);
@@ -43,7 +42,6 @@ export function createDirectRpc(publicClient: PublicClient, client: 'fetch' | 'n
   let id = 0;
 
   async function exchange(body: string): Promise<{ status: number; text: string }> {
-    if (client === 'node-http') return nodeHttpPost(url, body, headers, timeout);
     const res = await fetch(url, { ...fetchOptions, method: 'POST', headers, body, signal: AbortSignal.timeout(timeout) });
     return { status: res.status, text: await res.text() };
   }

@@ -1,13 +1,12 @@
 /**
  * Chain reads of the stock API. The market config (buffers, fees, token configs, stock supplies)
  * is one AccountLens call, cached and refreshed on a timer so quote and config reads never wait
- * for the chain; balances are one AccountLens call per request and never cached. Chain failures
+ * for the chain; balances are one AccountLens call per request (viem's `readContract`) and never
+ * cached. Chain failures
  * surface as ChainUnavailableError (a 503 in the envelope) and the process keeps running.
  */
 import type { Address, Hex, PublicClient } from 'viem';
 import { accountLensAbi, oneClickRouterAbi } from '../chain/abi/generated/index.ts';
-import { decodeAccount, getAccountEncoder } from '../chain/account-lens-codec.ts';
-import { createDirectRpc } from '../chain/direct-rpc.ts';
 import { toChainError } from '../chain/chain-client.ts';
 import type { Deployment } from '../chain/deploy-contracts.ts';
 import { ChainUnavailableError } from '../errors/app-error.ts';
@@ -45,8 +44,6 @@ export function createStockChainReader(opts: {
   const stockAddresses = Object.values(deployment.contracts.stocks);
   let cached: MarketConfigView | undefined;
   let cashTokens: Address[] = [deployment.contracts.cashToken];
-  let encodeGetAccount = getAccountEncoder(accountLensAbi, stockAddresses, cashTokens);
-  const direct = createDirectRpc(publicClient, 'node-http');
   let timer: NodeJS.Timeout | undefined;
   let inflight: Promise<MarketConfigView> | undefined;
 
@@ -84,11 +81,7 @@ export function createStockChainReader(opts: {
       blockNumber: raw.blockNumber.toString(),
       updatedAt: now(),
     };
-    const tokens = raw.cashTokens.map((t) => t.token as Address);
-    if (tokens.join() !== cashTokens.join()) {
-      cashTokens = tokens;
-      encodeGetAccount = getAccountEncoder(accountLensAbi, stockAddresses, cashTokens);
-    }
+    cashTokens = raw.cashTokens.map((t) => t.token as Address);
     cached = view;
     return view;
   }
@@ -130,13 +123,12 @@ export function createStockChainReader(opts: {
     },
     async account(user: Address, spender?: Address): Promise<AccountView> {
       try {
-        // A plain eth_call with our own codec and, over http, without viem's request path: viem's
-        // decoding of this answer and its request wrappers each cost more than the HTTP exchange.
-        const params = [{ to: lens, data: encodeGetAccount(user, spender ?? ZERO) }, 'latest'];
-        const result = direct
-          ? await direct<Hex>('eth_call', params)
-          : ((await publicClient.request({ method: 'eth_call', params } as never)) as Hex);
-        const a = decodeAccount(result);
+        const a = await publicClient.readContract({
+          address: lens,
+          abi: accountLensAbi,
+          functionName: 'getAccount',
+          args: [user, stockAddresses, cashTokens, spender ?? ZERO],
+        });
         return {
           mUsd: { available: a.freeMusd, locked: a.lockedMusd },
           stocks: a.stocks.map((s) => ({

@@ -1,0 +1,90 @@
+/**
+ * The transport every chain client uses is viem's http transport as is; what the stock API relies
+ * on is that any RPC trouble becomes a ChainUnavailableError (a 503) fast, without the RPC URL.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPublicClient } from 'viem';
+import { chainTransport, toChainError } from '../../src/chain/chain-client.ts';
+import { ChainUnavailableError } from '../../src/errors/app-error.ts';
+
+let server: http.Server;
+let base: string;
+let requests = 0;
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      requests++;
+      if (req.url === '/slow') return void setTimeout(() => res.end('{}'), 3_000);
+      if (req.url === '/down') {
+        res.writeHead(503, { 'content-type': 'text/plain' });
+        return void res.end('maintenance');
+      }
+      if (req.url === '/cut') {
+        // Headers and half an answer, then the connection goes.
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '200' });
+        res.write('{"jsonrpc":"2.0","id":1,"res');
+        return void setTimeout(() => res.socket?.destroy(), 20);
+      }
+      const rpc = JSON.parse(body) as { id: number; method: string };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: rpc.id, result: rpc.method === 'eth_chainId' ? '0x7a69' : 'é→' }));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+});
+
+async function failure(path: string, timeoutMs = 300): Promise<unknown> {
+  const client = createPublicClient({ transport: chainTransport(`${base}${path}`, timeoutMs) });
+  return client.getChainId().then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (e: unknown) => e,
+  );
+}
+
+describe('chainTransport', () => {
+  it('carries JSON-RPC both ways, UTF-8 included', async () => {
+    const client = createPublicClient({ transport: chainTransport(`${base}/`) });
+    expect(await client.getChainId()).toBe(31337);
+    expect(await client.request({ method: 'web3_clientVersion' } as never)).toBe('é→');
+  });
+
+  it.each([
+    ['an HTTP error status', '/down'],
+    ['a node that does not answer in time', '/slow'],
+    ['a connection cut mid-answer', '/cut'],
+  ])('%s → ChainUnavailableError without the URL', async (_what, path) => {
+    const mapped = toChainError(await failure(path));
+    expect(mapped).toBeInstanceOf(ChainUnavailableError);
+    expect(mapped.retryable).toBe(true);
+    expect(mapped.message).toBe('chain: RPC unavailable, try again later');
+    expect(JSON.stringify({ m: mapped.message, d: mapped.detail })).not.toContain('127.0.0.1');
+  });
+
+  it('retries a failed request once, then gives up', async () => {
+    const before = requests;
+    await failure('/down');
+    expect(requests - before).toBe(2);
+  });
+
+  it('a refused connection → ChainUnavailableError', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const client = createPublicClient({ transport: chainTransport(`http://127.0.0.1:${port}`, 300) });
+    const err = await client.getChainId().catch((e: unknown) => e);
+    expect(toChainError(err)).toBeInstanceOf(ChainUnavailableError);
+  });
+});
