@@ -5,7 +5,9 @@ import type { Address, Hex } from 'viem';
  * they hold value only on local chains and must never be used anywhere else.
  *
  * Decision: accounts 0..3 are the demo user wallets (funded by the deployment), account 9 is the
- * embedded stack's deployer and operator. 4..8 stay unused so tests and tools can take them freely.
+ * embedded stack's deployer, owner and treasury; 8, 7 and 6 are the sending roles' own keys
+ * (executor, One Click relayer, perpetual operator: src/chain/operator-roles.ts). 4 and 5 stay
+ * unused so tests and tools can take them freely.
  */
 export const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk';
 
@@ -31,7 +33,10 @@ export const ANVIL_ACCOUNTS: readonly DevAccount[] = [
 /** Demo user wallets: anvil accounts 0..3. `DEMO_WALLETS[0]` is the one bound to the demo keys. */
 export const DEMO_WALLETS: readonly DevAccount[] = ANVIL_ACCOUNTS.slice(0, 4);
 
-/** The embedded stack's deployer, owner and operator: anvil account 9. */
+/**
+ * The embedded stack's deployer, owner and treasury: anvil account 9 (and, until the wiring gives
+ * each role its key from operator-roles.ts, the operator that settles).
+ */
 export const OPERATOR_ACCOUNT: DevAccount = ANVIL_ACCOUNTS[9];
 
 export const ANVIL_CHAIN_ID = 31337;

@@ -1,0 +1,155 @@
+/**
+ * Which key each role that sends transactions uses. A nonce sequence is safe only inside one
+ * process (src/chain/tx-sender.ts shares it between the workers of a process); two processes that
+ * send with one key collide on nonces. So each sending role has its own key, and the shared
+ * `OPERATOR_PRIVATE_KEY` stands in for the role keys only in a process that runs every role.
+ *
+ * | role            | key variable                | embedded anvil account | what the chain must allow                 |
+ * | --------------- | --------------------------- | ---------------------- | ----------------------------------------- |
+ * | `executor`      | `EXECUTOR_PRIVATE_KEY`      | 8                      | operator on the StockRouter and the Cashier |
+ * | `relayer`       | `RELAYER_PRIVATE_KEY`       | 7                      | none: it is the `delegatee` users sign for |
+ * | `perp-operator` | `PERP_OPERATOR_PRIVATE_KEY` | 6                      | operator on the perpetual venue's contracts |
+ *
+ * Account 9 stays the embedded stack's deployer, owner and treasury (`OPERATOR_ACCOUNT`,
+ * `OPERATOR_PRIVATE_KEY` elsewhere); accounts 0..3 are the demo wallets; 4 and 5 stay free.
+ */
+import { getAddress, isAddress, isHex, type Address, type Hex } from 'viem';
+import { privateKeyToAddress } from 'viem/accounts';
+import { AppError } from '../errors/app-error.ts';
+import { ANVIL_ACCOUNTS, DEMO_WALLETS, type DevAccount } from './anvil-accounts.ts';
+
+export type SenderRole = 'executor' | 'relayer' | 'perp-operator';
+export const SENDER_ROLES: readonly SenderRole[] = ['executor', 'relayer', 'perp-operator'];
+
+export interface SenderRoleSpec {
+  /** The role's own key. */
+  keyEnv: string;
+  /** The role's address, for processes that need it without the key (the deployer granting rights, the API naming the relayer). */
+  addressEnv: string;
+  /** The well-known anvil account the embedded stack gives the role. */
+  devAccount: DevAccount;
+  /** What the contracts must grant the address. */
+  contractRights: 'stock-operator' | 'none' | 'perp-operator';
+}
+
+export const SENDER_ROLE_SPECS: Readonly<Record<SenderRole, SenderRoleSpec>> = {
+  executor: { keyEnv: 'EXECUTOR_PRIVATE_KEY', addressEnv: 'EXECUTOR_ADDRESS', devAccount: ANVIL_ACCOUNTS[8], contractRights: 'stock-operator' },
+  relayer: { keyEnv: 'RELAYER_PRIVATE_KEY', addressEnv: 'RELAYER_ADDRESS', devAccount: ANVIL_ACCOUNTS[7], contractRights: 'none' },
+  'perp-operator': {
+    keyEnv: 'PERP_OPERATOR_PRIVATE_KEY',
+    addressEnv: 'PERP_OPERATOR_ADDRESS',
+    devAccount: ANVIL_ACCOUNTS[6],
+    contractRights: 'perp-operator',
+  },
+};
+
+/** The shared key: deployer and owner, and every role's key in a process that runs them all. */
+export const SHARED_OPERATOR_KEY_ENV = 'OPERATOR_PRIVATE_KEY';
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface SenderKey {
+  role: SenderRole;
+  privateKey: Hex;
+  address: Address;
+  /** Where the key came from (for the start-up log; never the key itself). */
+  source: 'role-key' | 'dev-account' | 'shared-operator-key';
+}
+
+export interface SenderKeyOptions {
+  env: Env;
+  /** The process runs its own anvil (no `RPC_URL`). */
+  embeddedAnvil: boolean;
+  /** The process runs every role (`--role all`): one process, so one key may serve them all. */
+  allInOneProcess: boolean;
+}
+
+function value(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function readKey(env: Env, name: string): Hex | undefined {
+  const v = value(env, name);
+  if (v === undefined) return undefined;
+  // The value is never echoed: it is a secret even when malformed.
+  if (!isHex(v, { strict: true }) || v.length !== 66) throw new AppError('INTERNAL', `${name}: must be 0x followed by 64 hex digits`);
+  return v as Hex;
+}
+
+/**
+ * The key `role` sends with, in order: its own variable; the embedded stack's dev account; the
+ * shared `OPERATOR_PRIVATE_KEY` when this process runs every role. Throws naming the variable to
+ * set when none applies — a role in a process of its own needs its own key.
+ */
+export function senderKey(role: SenderRole, opts: SenderKeyOptions): SenderKey {
+  const spec = SENDER_ROLE_SPECS[role];
+  const own = readKey(opts.env, spec.keyEnv);
+  if (own) return { role, privateKey: own, address: privateKeyToAddress(own), source: 'role-key' };
+  if (opts.embeddedAnvil) return { role, privateKey: spec.devAccount.privateKey, address: spec.devAccount.address, source: 'dev-account' };
+  const shared = readKey(opts.env, SHARED_OPERATOR_KEY_ENV);
+  if (shared && opts.allInOneProcess) return { role, privateKey: shared, address: privateKeyToAddress(shared), source: 'shared-operator-key' };
+  throw new AppError(
+    'INTERNAL',
+    opts.allInOneProcess
+      ? `${spec.keyEnv} (or ${SHARED_OPERATOR_KEY_ENV}) is required to run the ${role}`
+      : `${spec.keyEnv} is required: the ${role} runs in a process of its own, and ${SHARED_OPERATOR_KEY_ENV} serves only a process that runs every role`,
+  );
+}
+
+/**
+ * The keys of the sending roles this process runs. Refuses one key set for two roles: roles may
+ * run in separate processes, and two processes must never send with one key.
+ */
+export function senderKeys(roles: readonly SenderRole[], opts: SenderKeyOptions): Partial<Record<SenderRole, SenderKey>> {
+  assertDistinctRoleKeys(opts.env);
+  const out: Partial<Record<SenderRole, SenderKey>> = {};
+  for (const role of roles) out[role] = senderKey(role, opts);
+  return out;
+}
+
+/** Throws when two roles' own variables hold one key, or a role's key is a demo wallet's. */
+export function assertDistinctRoleKeys(env: Env): void {
+  const seen = new Map<string, string>();
+  const demo = new Set(DEMO_WALLETS.map((w) => w.address.toLowerCase()));
+  for (const role of SENDER_ROLES) {
+    const name = SENDER_ROLE_SPECS[role].keyEnv;
+    const key = readKey(env, name);
+    if (!key) continue;
+    const address = privateKeyToAddress(key).toLowerCase();
+    if (demo.has(address)) throw new AppError('INTERNAL', `${name}: is a demo wallet's key; give the ${role} a key of its own`);
+    const other = seen.get(address);
+    if (other) throw new AppError('INTERNAL', `${other} and ${name}: the same key; each sending role needs its own`);
+    seen.set(address, name);
+  }
+}
+
+/**
+ * The address `role` sends with, for a process that may not hold the key (the deployer granting
+ * rights, the stock API naming the relayer as delegatee): the role's key, its `*_ADDRESS`
+ * variable, the embedded dev account, or the shared key when one process runs every role.
+ * Undefined when none is configured.
+ */
+export function senderAddress(role: SenderRole, opts: SenderKeyOptions): Address | undefined {
+  const spec = SENDER_ROLE_SPECS[role];
+  const own = readKey(opts.env, spec.keyEnv);
+  if (own) return privateKeyToAddress(own);
+  const configured = value(opts.env, spec.addressEnv);
+  if (configured !== undefined) {
+    if (!isAddress(configured, { strict: false })) throw new AppError('INTERNAL', `${spec.addressEnv}: must be an address`);
+    return getAddress(configured);
+  }
+  if (opts.embeddedAnvil) return spec.devAccount.address;
+  const shared = readKey(opts.env, SHARED_OPERATOR_KEY_ENV);
+  return shared && opts.allInOneProcess ? privateKeyToAddress(shared) : undefined;
+}
+
+/**
+ * The addresses the StockRouter and the Cashier must hold as operators besides the deployer
+ * (`DeployStackOptions.operators`, and `setOperator(address, true)` by the owner on a deployment
+ * made before): the executor's. Empty when the executor's address is not configured here.
+ */
+export function stockOperatorGrants(opts: SenderKeyOptions): Address[] {
+  const executor = senderAddress('executor', opts);
+  return executor ? [executor] : [];
+}
