@@ -5,7 +5,8 @@ import type { Address, Hex } from 'viem';
  * they hold value only on local chains and must never be used anywhere else.
  *
  * Decision: accounts 0..3 are the demo user wallets (funded by the deployment), account 9 is the
- * embedded stack's deployer and operator. 4..8 stay unused so tests and tools can take them freely.
+ * embedded stack's deployer and operator, account 8 its executor (an operator with a nonce sequence
+ * of its own). 4..7 stay unused so tests and tools can take them freely.
  */
 export const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk';
 
@@ -33,5 +34,8 @@ export const DEMO_WALLETS: readonly DevAccount[] = ANVIL_ACCOUNTS.slice(0, 4);
 
 /** The embedded stack's deployer, owner and operator: anvil account 9. */
 export const OPERATOR_ACCOUNT: DevAccount = ANVIL_ACCOUNTS[9];
+
+/** The embedded stack's executor: anvil account 8, made an operator at deployment. */
+export const EXECUTOR_ACCOUNT: DevAccount = ANVIL_ACCOUNTS[8];
 
 export const ANVIL_CHAIN_ID = 31337;

@@ -13,7 +13,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
 import { OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { StockClient } from '../../src/sdk/stock-client.ts';
-import type { DemoFile } from '../../src/app/stack.ts';
+import type { DemoFile } from '../../src/app/demo-file.ts';
 import { openDatabase } from '../../src/storage/database.ts';
 import { uniqueSchemaName } from '../support/test-databases.ts';
 
