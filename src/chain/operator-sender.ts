@@ -12,7 +12,10 @@
 import { keccak256, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { AppError, ChainUnavailableError } from '../errors/app-error.ts';
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
-import type { ExecutorLogger } from '../stock/executor/executor-logger.ts';
+import type { Logger } from '../lib/logger.ts';
+
+/** The part of a pino logger the sender uses. */
+type SenderLogger = Pick<Logger, 'info' | 'warn' | 'error' | 'debug'>;
 
 export interface OperatorTxRequest {
   to: Address;
@@ -33,7 +36,7 @@ export interface OperatorSender {
 export interface OperatorSenderOptions {
   publicClient: ChainPublicClient;
   walletClient: ChainWalletClient;
-  logger?: ExecutorLogger;
+  logger?: SenderLogger;
   /** Receipt polling. Default: the public client's polling interval. */
   pollingIntervalMs?: number;
   /** Re-broadcast an unconfirmed transaction this often. Default 2 s. */
