@@ -13,7 +13,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import autocannon from 'autocannon';
 import { StockClient } from '../src/sdk/stock-client.ts';
-import type { DemoFile } from '../src/app/stack.ts';
+import type { DemoFile } from '../src/app/demo-file.ts';
 import { runExecutorBench } from './executor-bench.ts';
 import { runIndexerBench } from './indexer-bench.ts';
 

@@ -39,4 +39,7 @@ export const DEMO_WALLETS: readonly DevAccount[] = ANVIL_ACCOUNTS.slice(0, 4);
  */
 export const OPERATOR_ACCOUNT: DevAccount = ANVIL_ACCOUNTS[9];
 
+/** The embedded stack's executor: anvil account 8, made an operator at deployment. */
+export const EXECUTOR_ACCOUNT: DevAccount = ANVIL_ACCOUNTS[8];
+
 export const ANVIL_CHAIN_ID = 31337;

@@ -10,7 +10,6 @@ import {
   type TransactionReceipt,
 } from 'viem';
 import { AppError } from '../errors/app-error.ts';
-import type { SymbolSpec } from '../marketdata/symbol-catalog.ts';
 import {
   accountLensAbi,
   accountLensBytecode,
@@ -26,8 +25,16 @@ import {
   stockRouterBytecode,
 } from './abi/generated/index.ts';
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
+import type { ContractAddresses, DeploymentRecord, VenueDeployment } from './deployment-file.ts';
 
-export interface DeploymentContracts {
+/** What the chain needs to list a stock: its token's symbol and name (the caller's catalog has more). */
+export interface StockListing {
+  symbol: string;
+  name: string;
+}
+
+// A type, not an interface: it must fit the record's generic address map.
+export type DeploymentContracts = {
   stockRouter: Address;
   oneClickRouter: Address;
   cashier: Address;
@@ -35,8 +42,12 @@ export interface DeploymentContracts {
   accountLens: Address;
   /** Stock token per symbol (`AAPL` → 0x…). */
   stocks: Record<string, Address>;
-}
+};
 
+/** The stock venue's section of the deployment record. */
+export type StockVenueDeployment = VenueDeployment<DeploymentContracts>;
+
+/** The stock venue as the roles use it: its section with the chain id beside it. */
 export interface Deployment {
   chainId: number;
   /** Block of the last deployment transaction, decimal string. */
@@ -191,7 +202,7 @@ class TxBatch {
 export async function deployStack(params: {
   publicClient: ChainPublicClient;
   walletClient: ChainWalletClient;
-  symbols: readonly SymbolSpec[];
+  symbols: readonly StockListing[];
   demoWallets: readonly Address[];
   options?: DeployStackOptions;
 }): Promise<Deployment> {
@@ -270,4 +281,130 @@ export async function isDeploymentLive(publicClient: ChainPublicClient, deployme
   const addresses = [...Object.values(core), ...Object.values(stocks)];
   const codes = await Promise.all(addresses.map((address) => publicClient.getCode({ address })));
   return codes.every((code) => code !== undefined && code !== '0x');
+}
+
+/** Deploys one venue's contracts with the given wallet and answers its section of the record. */
+export interface VenueDeployer {
+  readonly venue: string;
+  deploy(clients: { publicClient: ChainPublicClient; walletClient: ChainWalletClient }): Promise<VenueDeployment>;
+}
+
+/** The stock venue: routers, cashier, cash token, account lens and one token per listed stock. */
+export function stockVenueDeployer(params: {
+  symbols: readonly StockListing[];
+  demoWallets: readonly Address[];
+  options?: DeployStackOptions;
+}): VenueDeployer {
+  return {
+    venue: 'stock',
+    async deploy({ publicClient, walletClient }) {
+      const { chainId: _chainId, ...section } = await deployStack({ publicClient, walletClient, ...params });
+      return section;
+    },
+  };
+}
+
+/** The stock venue of a record as the roles take it, or undefined when the record has none. */
+export function stockDeploymentOf(record: DeploymentRecord): Deployment | undefined {
+  const stock = record.venues.stock as StockVenueDeployment | undefined; // shape checked when read
+  return stock ? { chainId: record.chainId, ...stock } : undefined;
+}
+
+function addressesOf(contracts: ContractAddresses): Address[] {
+  return Object.values(contracts).flatMap((v) => (typeof v === 'string' ? [v] : addressesOf(v)));
+}
+
+/** Whether every contract of a venue section has code on the chain behind `publicClient`. */
+export async function isVenueLive(publicClient: ChainPublicClient, venue: VenueDeployment): Promise<boolean> {
+  const codes = await Promise.all(addressesOf(venue.contracts).map((address) => publicClient.getCode({ address })));
+  return codes.every((code) => code !== undefined && code !== '0x');
+}
+
+export interface EnsureVenuesResult {
+  record: DeploymentRecord;
+  /** Venues deployed now (missing from the record, or their code gone from the chain). */
+  deployed: string[];
+}
+
+/**
+ * Makes every venue of `venues` present on the chain: a venue whose section is recorded and whose
+ * contracts all have code is kept as it is; any other is deployed, one venue after another, with
+ * `walletClient`. Sections of venues not asked for stay in the record untouched. A record of another
+ * chain id counts as empty.
+ */
+export async function ensureVenues(params: {
+  publicClient: ChainPublicClient;
+  walletClient?: ChainWalletClient;
+  record?: DeploymentRecord;
+  venues: readonly VenueDeployer[];
+  /** Called before a venue is (re)deployed, e.g. to log why. */
+  onDeploy?: (venue: string, reason: 'missing' | 'code gone') => void;
+}): Promise<EnsureVenuesResult> {
+  const { publicClient, walletClient } = params;
+  let chainId: number;
+  try {
+    chainId = await publicClient.getChainId();
+  } catch (err) {
+    throw toChainError(err);
+  }
+  const kept = params.record && params.record.chainId === chainId ? params.record.venues : {};
+  const record: DeploymentRecord = { chainId, venues: { ...kept } };
+  const deployed: string[] = [];
+  for (const deployer of params.venues) {
+    const existing = record.venues[deployer.venue];
+    let reason: 'missing' | 'code gone' = 'missing';
+    if (existing) {
+      let live: boolean;
+      try {
+        live = await isVenueLive(publicClient, existing);
+      } catch (err) {
+        throw toChainError(err);
+      }
+      if (live) continue;
+      reason = 'code gone';
+    }
+    if (!walletClient) {
+      throw new AppError('INTERNAL', `the ${deployer.venue} venue is not deployed on chain ${chainId} and there is no OPERATOR_PRIVATE_KEY to deploy it with`);
+    }
+    params.onDeploy?.(deployer.venue, reason);
+    record.venues[deployer.venue] = await deployer.deploy({ publicClient, walletClient });
+    deployed.push(deployer.venue);
+  }
+  return { record, deployed };
+}
+
+/**
+ * Makes each account an operator of the stock venue's StockRouter and Cashier where it is not one
+ * yet (a deployment recorded before the account had a key of its own). `walletClient` must be the owner.
+ * Answers the accounts granted now.
+ */
+export async function grantStockOperators(params: {
+  publicClient: ChainPublicClient;
+  walletClient: ChainWalletClient;
+  deployment: Pick<Deployment, 'contracts'>;
+  accounts: readonly Address[];
+}): Promise<Address[]> {
+  const { publicClient, walletClient } = params;
+  const { stockRouter, cashier } = params.deployment.contracts;
+  try {
+    const missing: Address[] = [];
+    for (const account of params.accounts) {
+      const [onRouter, onCashier] = await Promise.all([
+        publicClient.readContract({ address: stockRouter, abi: stockRouterAbi, functionName: 'isOperator', args: [account] }),
+        publicClient.readContract({ address: cashier, abi: cashierAbi, functionName: 'isOperator', args: [account] }),
+      ]);
+      if (onRouter && onCashier) continue;
+      missing.push(account);
+    }
+    if (missing.length === 0) return [];
+    const tx = await TxBatch.open(publicClient, walletClient);
+    for (const account of missing) {
+      await tx.call('router.setOperator', stockRouter, stockRouterAbi, 'setOperator', [account, true]);
+      await tx.call('cashier.setOperator', cashier, cashierAbi, 'setOperator', [account, true]);
+    }
+    await tx.finish();
+    return missing;
+  } catch (err) {
+    throw toChainError(err);
+  }
 }

@@ -1,19 +1,103 @@
+/**
+ * The deployment record of one chain (DATA_DIR/deployments/<chainId>.json): one section per venue,
+ * so that a restart can deploy a venue the record lacks without touching the others.
+ *
+ *   { "chainId": 31337, "venues": { "stock": { "blockNumber", "deployedAt", "operator", "contracts": {…} } } }
+ *
+ * Records written before venues existed were the stock section itself with the chain id beside it
+ * (`{ chainId, blockNumber, deployedAt, operator, contracts }`): they are read as the stock venue and
+ * written back in the new shape.
+ */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { isAddress } from 'viem';
+import { isAddress, type Address } from 'viem';
 import { AppError } from '../errors/app-error.ts';
 import type { Deployment } from './deploy-contracts.ts';
+
+/** Contract addresses by name; a group (the stock tokens by symbol) nests one level or more. */
+export interface ContractAddresses {
+  [name: string]: Address | ContractAddresses;
+}
+
+/** One venue's section: when and by whom its contracts were deployed, and where they are. */
+export interface VenueDeployment<C extends object = ContractAddresses> {
+  /** Block of the venue's last deployment transaction, decimal string. */
+  blockNumber: string;
+  /** When the venue's deployment finished, ms since the epoch. */
+  deployedAt: number;
+  /** Deployer and owner of the venue's contracts. */
+  operator: Address;
+  contracts: C;
+}
+
+export interface DeploymentRecord {
+  chainId: number;
+  /** By venue name (`stock`, later `perp`). */
+  venues: Record<string, VenueDeployment>;
+}
+
+export interface ReadDeploymentResult {
+  record: DeploymentRecord;
+  /** `flat`: the file has the pre-venue shape and should be written back. */
+  format: 'venues' | 'flat';
+}
+
+/** Contracts every stock venue section must name (besides `stocks`, the tokens by symbol). */
+const STOCK_CORE_CONTRACTS = ['stockRouter', 'oneClickRouter', 'cashier', 'cashToken', 'accountLens'] as const;
 
 function invalid(file: string, why: string): AppError {
   return new AppError('INTERNAL', `deployment file ${path.basename(file)}: ${why}`);
 }
 
-function checkAddress(file: string, field: string, value: unknown): void {
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function checkAddresses(file: string, field: string, value: unknown): void {
+  if (isObject(value)) {
+    for (const [name, inner] of Object.entries(value)) checkAddresses(file, `${field}.${name}`, inner);
+    return;
+  }
   if (typeof value !== 'string' || !isAddress(value, { strict: false })) throw invalid(file, `${field} is not an address`);
 }
 
+function checkVenue(file: string, field: string, name: string, v: unknown): VenueDeployment {
+  if (!isObject(v)) throw invalid(file, `${field} missing`);
+  if (typeof v.blockNumber !== 'string' || !/^\d+$/.test(v.blockNumber) || typeof v.deployedAt !== 'number') {
+    throw invalid(file, `${field}: blockNumber or deployedAt missing`);
+  }
+  checkAddresses(file, `${field}.operator`, v.operator);
+  if (!isObject(v.contracts)) throw invalid(file, `${field}.contracts missing`);
+  if (name === 'stock') {
+    for (const key of STOCK_CORE_CONTRACTS) checkAddresses(file, `${field}.contracts.${key}`, v.contracts[key]);
+    if (!isObject(v.contracts.stocks)) throw invalid(file, `${field}.contracts.stocks missing`);
+  }
+  checkAddresses(file, `${field}.contracts`, v.contracts);
+  return { blockNumber: v.blockNumber, deployedAt: v.deployedAt, operator: v.operator as Address, contracts: v.contracts as ContractAddresses };
+}
+
+/** Parses a record's JSON text, either shape; throws naming the first malformed field. */
+export function parseDeploymentRecord(text: string, file = 'deployment.json'): ReadDeploymentResult {
+  let d: unknown;
+  try {
+    d = JSON.parse(text);
+  } catch {
+    throw invalid(file, 'not JSON');
+  }
+  if (!isObject(d) || typeof d.chainId !== 'number' || !Number.isSafeInteger(d.chainId)) throw invalid(file, 'chainId missing');
+  if (d.venues === undefined) {
+    // The pre-venue shape: the stock section with the chain id beside it; checked under its old field names.
+    const { chainId, ...stock } = d;
+    return { record: { chainId: chainId as number, venues: { stock: checkVenue(file, 'record', 'stock', stock) } }, format: 'flat' };
+  }
+  if (!isObject(d.venues)) throw invalid(file, 'venues is not an object');
+  const venues: Record<string, VenueDeployment> = {};
+  for (const [name, v] of Object.entries(d.venues)) venues[name] = checkVenue(file, `venues.${name}`, name, v);
+  return { record: { chainId: d.chainId, venues }, format: 'venues' };
+}
+
 /** Reads a deployment record; `undefined` when the file does not exist, an error when it is malformed. */
-export async function readDeployment(file: string): Promise<Deployment | undefined> {
+export async function readDeploymentRecord(file: string): Promise<ReadDeploymentResult | undefined> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -21,28 +105,30 @@ export async function readDeployment(file: string): Promise<Deployment | undefin
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
-  let d: Deployment;
-  try {
-    d = JSON.parse(text) as Deployment;
-  } catch {
-    throw invalid(file, 'not JSON');
-  }
-  if (!d || typeof d !== 'object' || typeof d.chainId !== 'number') throw invalid(file, 'chainId missing');
-  if (typeof d.blockNumber !== 'string' || typeof d.deployedAt !== 'number') throw invalid(file, 'blockNumber or deployedAt missing');
-  checkAddress(file, 'operator', d.operator);
-  const c = d.contracts;
-  if (!c || typeof c !== 'object' || !c.stocks || typeof c.stocks !== 'object') throw invalid(file, 'contracts missing');
-  for (const key of ['stockRouter', 'oneClickRouter', 'cashier', 'cashToken', 'accountLens'] as const) {
-    checkAddress(file, `contracts.${key}`, c[key]);
-  }
-  for (const [symbol, address] of Object.entries(c.stocks)) checkAddress(file, `contracts.stocks.${symbol}`, address);
-  return d;
+  return parseDeploymentRecord(text, file);
 }
 
-/** Writes a deployment record as pretty JSON, atomically (temp file + rename). */
-export async function writeDeployment(file: string, deployment: Deployment): Promise<void> {
+/** Writes a deployment record (always the venue shape) as pretty JSON, atomically (temp file + rename). */
+export async function writeDeploymentRecord(file: string, record: DeploymentRecord): Promise<void> {
   await mkdir(path.dirname(path.resolve(file)), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(deployment, null, 2)}\n`);
+  const body: DeploymentRecord = { chainId: record.chainId, venues: record.venues };
+  await writeFile(tmp, `${JSON.stringify(body, null, 2)}\n`);
   await rename(tmp, file);
+}
+
+/** The stock venue of the record in `file` with its chain id, or undefined when there is none. */
+export async function readDeployment(file: string): Promise<Deployment | undefined> {
+  const read = await readDeploymentRecord(file);
+  // The stock section's shape was checked when read.
+  const stock = read?.record.venues.stock as VenueDeployment<Deployment['contracts']> | undefined;
+  return read && stock ? { chainId: read.record.chainId, ...stock } : undefined;
+}
+
+/** Records the stock venue in `file`, keeping the other venues of the same chain. */
+export async function writeDeployment(file: string, deployment: Deployment): Promise<void> {
+  const { chainId, ...stock } = deployment;
+  const read = await readDeploymentRecord(file);
+  const others = read && read.record.chainId === chainId ? read.record.venues : {};
+  await writeDeploymentRecord(file, { chainId, venues: { ...others, stock } });
 }

@@ -13,10 +13,10 @@
  * Account 9 stays the embedded stack's deployer, owner and treasury (`OPERATOR_ACCOUNT`,
  * `OPERATOR_PRIVATE_KEY` elsewhere); accounts 0..3 are the demo wallets; 4 and 5 stay free.
  */
-import { getAddress, isAddress, isHex, type Address, type Hex } from 'viem';
+import { getAddress, type Address, type Hex } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { AppError } from '../errors/app-error.ts';
-import { ANVIL_ACCOUNTS, DEMO_WALLETS, type DevAccount } from './anvil-accounts.ts';
+import { ANVIL_ACCOUNTS, DEMO_WALLETS, EXECUTOR_ACCOUNT, type DevAccount } from './anvil-accounts.ts';
 
 export type SenderRole = 'executor' | 'relayer' | 'perp-operator';
 export const SENDER_ROLES: readonly SenderRole[] = ['executor', 'relayer', 'perp-operator'];
@@ -33,7 +33,7 @@ export interface SenderRoleSpec {
 }
 
 export const SENDER_ROLE_SPECS: Readonly<Record<SenderRole, SenderRoleSpec>> = {
-  executor: { keyEnv: 'EXECUTOR_PRIVATE_KEY', addressEnv: 'EXECUTOR_ADDRESS', devAccount: ANVIL_ACCOUNTS[8], contractRights: 'stock-operator' },
+  executor: { keyEnv: 'EXECUTOR_PRIVATE_KEY', addressEnv: 'EXECUTOR_ADDRESS', devAccount: EXECUTOR_ACCOUNT, contractRights: 'stock-operator' },
   relayer: { keyEnv: 'RELAYER_PRIVATE_KEY', addressEnv: 'RELAYER_ADDRESS', devAccount: ANVIL_ACCOUNTS[7], contractRights: 'none' },
   'perp-operator': {
     keyEnv: 'PERP_OPERATOR_PRIVATE_KEY',
@@ -43,10 +43,18 @@ export const SENDER_ROLE_SPECS: Readonly<Record<SenderRole, SenderRoleSpec>> = {
   },
 };
 
-/** The shared key: deployer and owner, and every role's key in a process that runs them all. */
+/** The shared key's variable: deployer and owner, and every role's key in a process that runs them all. */
 export const SHARED_OPERATOR_KEY_ENV = 'OPERATOR_PRIVATE_KEY';
 
-export type Env = Readonly<Record<string, string | undefined>>;
+/** The keys and addresses the configuration holds (src/config parses and checks the variables). */
+export interface RoleKeys {
+  /** `OPERATOR_PRIVATE_KEY`. */
+  shared?: Hex;
+  /** Each role's own `*_PRIVATE_KEY`. */
+  own?: Partial<Record<SenderRole, Hex>>;
+  /** Each role's `*_ADDRESS`, for processes that need the address without the key. */
+  addresses?: Partial<Record<SenderRole, Address>>;
+}
 
 export interface SenderKey {
   role: SenderRole;
@@ -57,24 +65,11 @@ export interface SenderKey {
 }
 
 export interface SenderKeyOptions {
-  env: Env;
+  keys: RoleKeys;
   /** The process runs its own anvil (no `RPC_URL`). */
   embeddedAnvil: boolean;
   /** The process runs every role (`--role all`): one process, so one key may serve them all. */
   allInOneProcess: boolean;
-}
-
-function value(env: Env, name: string): string | undefined {
-  const v = env[name];
-  return v === undefined || v.trim() === '' ? undefined : v.trim();
-}
-
-function readKey(env: Env, name: string): Hex | undefined {
-  const v = value(env, name);
-  if (v === undefined) return undefined;
-  // The value is never echoed: it is a secret even when malformed.
-  if (!isHex(v, { strict: true }) || v.length !== 66) throw new AppError('INTERNAL', `${name}: must be 0x followed by 64 hex digits`);
-  return v as Hex;
 }
 
 /**
@@ -84,10 +79,10 @@ function readKey(env: Env, name: string): Hex | undefined {
  */
 export function senderKey(role: SenderRole, opts: SenderKeyOptions): SenderKey {
   const spec = SENDER_ROLE_SPECS[role];
-  const own = readKey(opts.env, spec.keyEnv);
+  const own = opts.keys.own?.[role];
   if (own) return { role, privateKey: own, address: privateKeyToAddress(own), source: 'role-key' };
   if (opts.embeddedAnvil) return { role, privateKey: spec.devAccount.privateKey, address: spec.devAccount.address, source: 'dev-account' };
-  const shared = readKey(opts.env, SHARED_OPERATOR_KEY_ENV);
+  const shared = opts.keys.shared;
   if (shared && opts.allInOneProcess) return { role, privateKey: shared, address: privateKeyToAddress(shared), source: 'shared-operator-key' };
   throw new AppError(
     'INTERNAL',
@@ -102,19 +97,19 @@ export function senderKey(role: SenderRole, opts: SenderKeyOptions): SenderKey {
  * run in separate processes, and two processes must never send with one key.
  */
 export function senderKeys(roles: readonly SenderRole[], opts: SenderKeyOptions): Partial<Record<SenderRole, SenderKey>> {
-  assertDistinctRoleKeys(opts.env);
+  assertDistinctRoleKeys(opts.keys);
   const out: Partial<Record<SenderRole, SenderKey>> = {};
   for (const role of roles) out[role] = senderKey(role, opts);
   return out;
 }
 
 /** Throws when two roles' own variables hold one key, or a role's key is a demo wallet's. */
-export function assertDistinctRoleKeys(env: Env): void {
+export function assertDistinctRoleKeys(keys: RoleKeys): void {
   const seen = new Map<string, string>();
   const demo = new Set(DEMO_WALLETS.map((w) => w.address.toLowerCase()));
   for (const role of SENDER_ROLES) {
     const name = SENDER_ROLE_SPECS[role].keyEnv;
-    const key = readKey(env, name);
+    const key = keys.own?.[role];
     if (!key) continue;
     const address = privateKeyToAddress(key).toLowerCase();
     if (demo.has(address)) throw new AppError('INTERNAL', `${name}: is a demo wallet's key; give the ${role} a key of its own`);
@@ -132,15 +127,12 @@ export function assertDistinctRoleKeys(env: Env): void {
  */
 export function senderAddress(role: SenderRole, opts: SenderKeyOptions): Address | undefined {
   const spec = SENDER_ROLE_SPECS[role];
-  const own = readKey(opts.env, spec.keyEnv);
+  const own = opts.keys.own?.[role];
   if (own) return privateKeyToAddress(own);
-  const configured = value(opts.env, spec.addressEnv);
-  if (configured !== undefined) {
-    if (!isAddress(configured, { strict: false })) throw new AppError('INTERNAL', `${spec.addressEnv}: must be an address`);
-    return getAddress(configured);
-  }
+  const configured = opts.keys.addresses?.[role];
+  if (configured !== undefined) return getAddress(configured);
   if (opts.embeddedAnvil) return spec.devAccount.address;
-  const shared = readKey(opts.env, SHARED_OPERATOR_KEY_ENV);
+  const shared = opts.keys.shared;
   return shared && opts.allInOneProcess ? privateKeyToAddress(shared) : undefined;
 }
 

@@ -3,13 +3,22 @@
  * Defaults are the embedded stack of contract.md §0; scale-out swaps in DATABASE_URL, REDIS_URL and RPC_URL.
  */
 import path from 'node:path';
-import type { Hex } from 'viem';
-import { loadExecutorSettings, type ExecutorSettings } from '../stock/executor/executor-config.ts';
+import { getAddress, isAddress, type Address, type Hex } from 'viem';
+import { AppError } from '../errors/app-error.ts';
+import { envBool, envChoice, envInt, envList, envString, type Env } from './env.ts';
+import { loadExecutorSettings, type ExecutorSettings } from './executor-settings.ts';
 
 export type Role = 'all' | 'stock-api' | 'perp-api' | 'indexer' | 'executor' | 'perp-engine' | 'marketdata';
 export const ROLES: readonly Role[] = ['all', 'stock-api', 'perp-api', 'indexer', 'executor', 'perp-engine', 'marketdata'];
 
-export type CalendarKind = 'always-open' | '24x5' | 'nyse';
+export const CALENDAR_KINDS = ['always-open', '24x5', 'nyse'] as const;
+export type CalendarKind = (typeof CALENDAR_KINDS)[number];
+
+/**
+ * The on-chain senders that get a key of their own, so that two processes never share a nonce
+ * sequence (the chain layer's `SenderRole`; src/chain/operator-roles.ts decides which key applies).
+ */
+export type SenderRoleName = 'executor' | 'relayer' | 'perp-operator';
 
 export interface AppConfig {
   dataDir: string;
@@ -23,7 +32,18 @@ export interface AppConfig {
   /** Absent: the embedded stack spawns anvil. */
   rpcUrl?: string;
   anvilPort?: number;
+  /**
+   * `OPERATOR_PRIVATE_KEY`: deployer and owner of the contracts, and the key of every sending role
+   * in a process that runs them all. Private keys are never logged or put in an error message.
+   */
   operatorPrivateKey?: Hex;
+  /**
+   * Each sending role's own key: `EXECUTOR_PRIVATE_KEY`, `RELAYER_PRIVATE_KEY`,
+   * `PERP_OPERATOR_PRIVATE_KEY`. A role running in a process of its own needs its own.
+   */
+  roleKeys: Partial<Record<SenderRoleName, Hex>>;
+  /** `EXECUTOR_ADDRESS`, `RELAYER_ADDRESS`, `PERP_OPERATOR_ADDRESS`: a role's address where its key is not held. */
+  roleAddresses: Partial<Record<SenderRoleName, Address>>;
   /** Deployment record for an existing chain; default DATA_DIR/deployments/<chainId>.json. */
   deploymentFile?: string;
   databaseUrl?: string;
@@ -61,61 +81,73 @@ export interface AppConfig {
   indexWaitMs: number;
 }
 
-function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name}: must be a non-negative integer`);
-  return n;
+const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/;
+
+function privateKey(env: Env, name: string): Hex | undefined {
+  const raw = envString(env, name);
+  // The message names the variable only: the value is a secret even when malformed.
+  if (raw !== undefined && !PRIVATE_KEY.test(raw)) throw new AppError('VALIDATION', `${name}: must be 0x followed by 64 hex digits`);
+  return raw as Hex | undefined;
 }
 
-function str(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const raw = env[name];
-  return raw === undefined || raw === '' ? undefined : raw;
+function address(env: Env, name: string): Address | undefined {
+  const raw = envString(env, name);
+  if (raw !== undefined && !isAddress(raw, { strict: false })) throw new AppError('VALIDATION', `${name}: must be a 0x address of 40 hex digits`);
+  return raw === undefined ? undefined : getAddress(raw);
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  const calendar = (str(env, 'MARKET_CALENDAR') ?? 'always-open') as CalendarKind;
-  if (!['always-open', '24x5', 'nyse'].includes(calendar)) throw new Error('MARKET_CALENDAR: one of always-open, 24x5, nyse');
-  const prefix = (str(env, 'STOCK_API_PREFIX') ?? '').replace(/\/+$/, '');
-  if (prefix !== '' && !prefix.startsWith('/')) throw new Error('STOCK_API_PREFIX: must start with /');
-  const operatorKey = str(env, 'OPERATOR_PRIVATE_KEY');
-  if (operatorKey !== undefined && !/^0x[0-9a-fA-F]{64}$/.test(operatorKey)) {
-    throw new Error('OPERATOR_PRIVATE_KEY: must be 0x followed by 64 hex digits');
-  }
+/** Set entries only, so a role without a key has no key at all (not `undefined` under its name). */
+function defined<T>(entries: Record<string, T | undefined>): Record<string, T> {
+  return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined)) as Record<string, T>;
+}
+
+export function loadConfig(env: Env = process.env): AppConfig {
+  const prefix = (envString(env, 'STOCK_API_PREFIX') ?? '').replace(/\/+$/, '');
+  if (prefix !== '' && !prefix.startsWith('/')) throw new AppError('VALIDATION', 'STOCK_API_PREFIX: must start with /');
+  const rpcUrl = envString(env, 'RPC_URL');
   return {
-    dataDir: path.resolve(str(env, 'DATA_DIR') ?? './data'),
-    host: str(env, 'HOST') ?? '127.0.0.1',
-    stockApiPort: int(env, 'STOCK_API_PORT', 8080),
-    perpApiPort: int(env, 'PERP_API_PORT', 8090),
+    dataDir: path.resolve(envString(env, 'DATA_DIR') ?? './data'),
+    host: envString(env, 'HOST') ?? '127.0.0.1',
+    stockApiPort: envInt(env, 'STOCK_API_PORT', 8080),
+    perpApiPort: envInt(env, 'PERP_API_PORT', 8090),
     stockApiPrefix: prefix,
-    stockProduct: str(env, 'STOCK_PRODUCT') ?? 'STOCK',
-    chainId: int(env, 'CHAIN_ID', 31337),
-    rpcUrl: str(env, 'RPC_URL'),
-    anvilPort: str(env, 'ANVIL_PORT') === undefined ? undefined : int(env, 'ANVIL_PORT', 0),
-    operatorPrivateKey: operatorKey as Hex | undefined,
-    deploymentFile: str(env, 'DEPLOYMENT_FILE'),
-    databaseUrl: str(env, 'DATABASE_URL'),
-    databaseSchema: str(env, 'DATABASE_SCHEMA'),
-    redisUrl: str(env, 'REDIS_URL'),
-    masterKey: str(env, 'MASTER_KEY'),
-    marketCalendar: calendar,
-    marketDataSeed: int(env, 'MARKETDATA_SEED', 42),
-    marketDataTickMs: int(env, 'MARKETDATA_TICK_MS', 1000),
-    historyDays: int(env, 'HISTORY_DAYS', 30),
-    corporateActionsFile: str(env, 'CORPORATE_ACTIONS_FILE'),
-    chainConfigRefreshMs: int(env, 'CHAIN_CONFIG_REFRESH_MS', 15_000),
-    apiKeyCacheTtlMs: int(env, 'API_KEY_CACHE_TTL_MS', 2_000),
-    trustedProxies: (str(env, 'TRUSTED_PROXIES') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-    bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 64 * 1024),
-    logLevel: str(env, 'LOG_LEVEL') ?? 'info',
-    demoMode: str(env, 'DEMO_MODE') === undefined ? str(env, 'RPC_URL') === undefined : str(env, 'DEMO_MODE') === 'true',
+    stockProduct: envString(env, 'STOCK_PRODUCT') ?? 'STOCK',
+    chainId: envInt(env, 'CHAIN_ID', 31337),
+    rpcUrl,
+    anvilPort: envString(env, 'ANVIL_PORT') === undefined ? undefined : envInt(env, 'ANVIL_PORT', 0),
+    operatorPrivateKey: privateKey(env, 'OPERATOR_PRIVATE_KEY'),
+    roleKeys: defined({
+      executor: privateKey(env, 'EXECUTOR_PRIVATE_KEY'),
+      relayer: privateKey(env, 'RELAYER_PRIVATE_KEY'),
+      'perp-operator': privateKey(env, 'PERP_OPERATOR_PRIVATE_KEY'),
+    }),
+    roleAddresses: defined({
+      executor: address(env, 'EXECUTOR_ADDRESS'),
+      relayer: address(env, 'RELAYER_ADDRESS'),
+      'perp-operator': address(env, 'PERP_OPERATOR_ADDRESS'),
+    }),
+    deploymentFile: envString(env, 'DEPLOYMENT_FILE'),
+    databaseUrl: envString(env, 'DATABASE_URL'),
+    databaseSchema: envString(env, 'DATABASE_SCHEMA'),
+    redisUrl: envString(env, 'REDIS_URL'),
+    masterKey: envString(env, 'MASTER_KEY'),
+    marketCalendar: envChoice(env, 'MARKET_CALENDAR', CALENDAR_KINDS, 'always-open'),
+    marketDataSeed: envInt(env, 'MARKETDATA_SEED', 42),
+    marketDataTickMs: envInt(env, 'MARKETDATA_TICK_MS', 1000),
+    historyDays: envInt(env, 'HISTORY_DAYS', 30),
+    corporateActionsFile: envString(env, 'CORPORATE_ACTIONS_FILE'),
+    chainConfigRefreshMs: envInt(env, 'CHAIN_CONFIG_REFRESH_MS', 15_000),
+    apiKeyCacheTtlMs: envInt(env, 'API_KEY_CACHE_TTL_MS', 2_000),
+    trustedProxies: envList(env, 'TRUSTED_PROXIES'),
+    bodyLimitBytes: envInt(env, 'BODY_LIMIT_BYTES', 64 * 1024),
+    logLevel: envString(env, 'LOG_LEVEL') ?? 'info',
+    demoMode: envBool(env, 'DEMO_MODE', rpcUrl === undefined),
     indexer: {
-      confirmations: int(env, 'INDEXER_CONFIRMATIONS', 0),
-      pollMs: int(env, 'INDEXER_POLL_MS', 500),
-      batchBlocks: int(env, 'INDEXER_BATCH_BLOCKS', 2_000),
+      confirmations: envInt(env, 'INDEXER_CONFIRMATIONS', 0),
+      pollMs: envInt(env, 'INDEXER_POLL_MS', 500),
+      batchBlocks: envInt(env, 'INDEXER_BATCH_BLOCKS', 2_000),
     },
     executor: loadExecutorSettings(env),
-    indexWaitMs: int(env, 'INDEX_WAIT_MS', 10_000),
+    indexWaitMs: envInt(env, 'INDEX_WAIT_MS', 10_000),
   };
 }

@@ -1,7 +1,13 @@
-/** Types shared by the market-data service, its stores and the APIs that read quotes and candles. */
+/**
+ * Types shared by the market-data service and the APIs that read quotes and candles. The stored
+ * shapes (and the interval list the candles table holds) are the storage layer's records, named
+ * here as market data speaks of them.
+ */
+import { CANDLE_INTERVALS, type CandleInterval, type CandleRecord } from '../storage/candle-store.ts';
+import type { QuoteRecord } from '../storage/quote-store.ts';
 
-export const INTERVALS = ['1m', '5m', '15m', '1h', '4h', '1d'] as const;
-export type Interval = (typeof INTERVALS)[number];
+export const INTERVALS = CANDLE_INTERVALS;
+export type Interval = CandleInterval;
 
 export const INTERVAL_MS: Record<Interval, number> = {
   '1m': 60_000,
@@ -13,25 +19,10 @@ export const INTERVAL_MS: Record<Interval, number> = {
 };
 
 /** One OHLCV bar. Prices and volume are exact decimal strings; openTime is ms since the epoch (UTC-aligned). */
-export interface Candle {
-  symbol: string;
-  interval: Interval;
-  openTime: number;
-  open: string;
-  high: string;
-  low: string;
-  close: string;
-  volume: string;
-}
+export type Candle = CandleRecord;
 
 /** Latest quote of a symbol. Prices are decimal strings in USD; timestamp is ms since the epoch. */
-export interface Quote {
-  symbol: string;
-  bid: string;
-  ask: string;
-  last: string;
-  timestamp: number;
-}
+export type Quote = QuoteRecord;
 
 /** Anything that answers the latest quote from memory (the live service or a cache fed by storage). */
 export interface QuoteReader {

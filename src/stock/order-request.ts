@@ -8,8 +8,8 @@ import type { Address } from 'viem';
 import { ValidationError } from '../errors/app-error.ts';
 import { mulDiv, parseDecimal } from '../lib/decimal.ts';
 import type { StockDirectory, StockListing } from './stock-deps.ts';
+import { MUSD_DECIMALS } from './stock-units.ts';
 
-export const MUSD_DECIMALS = 18;
 export const PRICE_SCALE = 10n ** 18n;
 export const MAX_DEADLINE_AHEAD_S = 30 * 24 * 3600;
 /** The only time in force the contracts accept (uint8 0). */

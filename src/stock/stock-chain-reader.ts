@@ -13,8 +13,8 @@ import { ChainUnavailableError } from '../errors/app-error.ts';
 import { formatDecimal } from '../lib/decimal.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { AccountView, MarketConfigView, MinedTransaction, OneClickView, StockChainReader } from './stock-deps.ts';
+import { MUSD_DECIMALS } from './stock-units.ts';
 
-const MUSD_DECIMALS = 18;
 
 /** viem signals an unknown hash with these errors; anything else is a real failure. */
 function notFoundAsUndefined(err: unknown): undefined {

@@ -1,6 +1,5 @@
 import { CompiledQuery, type Selectable } from 'kysely';
 import { ValidationError } from '../errors/app-error.ts';
-import type { Candle, Interval } from '../marketdata/market-types.ts';
 import { kyselyOf, type DbExecutor } from './database.ts';
 import type { CandlesTable } from './schema.ts';
 import { withTransaction, type Tx } from './transaction.ts';
@@ -11,9 +10,25 @@ import { withTransaction, type Tx } from './transaction.ts';
  */
 export const CANDLE_CHUNK_ROWS = 4_000;
 
+/** The bar lengths the candles table holds (market data re-exports them as its intervals). */
+export const CANDLE_INTERVALS = ['1m', '5m', '15m', '1h', '4h', '1d'] as const;
+export type CandleInterval = (typeof CANDLE_INTERVALS)[number];
+
+/** One stored OHLCV bar. Prices and volume are exact decimal strings; openTime is ms since the epoch. */
+export interface CandleRecord {
+  symbol: string;
+  interval: CandleInterval;
+  openTime: number;
+  open: string;
+  high: string;
+  low: string;
+  close: string;
+  volume: string;
+}
+
 export interface CandleQuery {
   symbol: string;
-  interval: Interval;
+  interval: CandleInterval;
   /** Inclusive lower bound on openTime (ms). */
   startTime?: number;
   /** Inclusive upper bound on openTime (ms). */
@@ -22,10 +37,10 @@ export interface CandleQuery {
   limit: number;
 }
 
-function fromRow(row: Selectable<CandlesTable>): Candle {
+function fromRow(row: Selectable<CandlesTable>): CandleRecord {
   return {
     symbol: row.symbol,
-    interval: row.interval as Interval,
+    interval: row.interval as CandleInterval,
     openTime: Number(row.open_time),
     open: row.open,
     high: row.high,
@@ -39,10 +54,10 @@ function fromRow(row: Selectable<CandlesTable>): Candle {
  * Inserts the candles, replacing OHLCV of any (symbol, interval, openTime) already stored; a later
  * entry for the same bar in `candles` beats an earlier one. All-or-nothing: one transaction.
  */
-export async function upsertCandles(db: DbExecutor, candles: Candle[]): Promise<void> {
+export async function upsertCandles(db: DbExecutor, candles: readonly CandleRecord[]): Promise<void> {
   if (candles.length === 0) return;
   // PostgreSQL refuses to update one row twice in a statement: keep the last entry per bar.
-  const byKey = new Map<string, Candle>();
+  const byKey = new Map<string, CandleRecord>();
   for (const c of candles) byKey.set(`${c.symbol}\u0000${c.interval}\u0000${c.openTime}`, c);
   const unique = byKey.size === candles.length ? candles : [...byKey.values()];
 
@@ -66,7 +81,7 @@ export async function upsertCandles(db: DbExecutor, candles: Candle[]): Promise<
   });
 }
 
-function candleInsert(tx: Tx, chunk: Candle[]) {
+function candleInsert(tx: Tx, chunk: readonly CandleRecord[]) {
   return tx
     .insertInto('candles')
     .values(
@@ -93,7 +108,7 @@ function candleInsert(tx: Tx, chunk: Candle[]) {
 }
 
 /** The bound values of `candleInsert(chunk)`, in the same order. */
-function candleParams(chunk: Candle[]): unknown[] {
+function candleParams(chunk: readonly CandleRecord[]): unknown[] {
   const params = new Array<unknown>(chunk.length * 8);
   let k = 0;
   for (const c of chunk) {
@@ -114,7 +129,7 @@ function candleParams(chunk: Candle[]): unknown[] {
  * - with startTime: the first `limit` candles with startTime <= openTime (<= endTime if given);
  * - without: the latest `limit` candles with openTime <= endTime (default now).
  */
-export async function listCandles(db: DbExecutor, q: CandleQuery): Promise<Candle[]> {
+export async function listCandles(db: DbExecutor, q: CandleQuery): Promise<CandleRecord[]> {
   if (!Number.isSafeInteger(q.limit) || q.limit < 1) throw new ValidationError('limit', 'must be a positive integer');
   let query = kyselyOf(db)
     .selectFrom('candles')
@@ -136,7 +151,7 @@ export async function listCandles(db: DbExecutor, q: CandleQuery): Promise<Candl
 }
 
 /** The candle with the greatest openTime, or undefined when there is none. */
-export async function latestCandle(db: DbExecutor, symbol: string, interval: Interval): Promise<Candle | undefined> {
+export async function latestCandle(db: DbExecutor, symbol: string, interval: CandleInterval): Promise<CandleRecord | undefined> {
   const row = await kyselyOf(db)
     .selectFrom('candles')
     .selectAll()
@@ -149,7 +164,7 @@ export async function latestCandle(db: DbExecutor, symbol: string, interval: Int
 }
 
 /** Number of stored candles, optionally of one symbol and/or one interval. */
-export async function countCandles(db: DbExecutor, symbol?: string, interval?: Interval): Promise<number> {
+export async function countCandles(db: DbExecutor, symbol?: string, interval?: CandleInterval): Promise<number> {
   let query = kyselyOf(db).selectFrom('candles').select((eb) => eb.fn.countAll<number | string>().as('n'));
   if (symbol !== undefined) query = query.where('symbol', '=', symbol);
   if (interval !== undefined) query = query.where('interval', '=', interval);

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import { StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
 import { CurrentSchemaIntrospector } from './current-schema-introspector.ts';
@@ -89,59 +89,9 @@ function openSqlite(path: string, opts: OpenDatabaseOptions): Db {
     throw new StorageUnavailableError({ cause: err, detail: { sqlitePath: path } });
   }
   const kysely = new Kysely<DatabaseSchema>({
-    dialect: new ErrorMappingDialect(new SqliteDialect({ database: withStatementCache(raw) }), { immediateTransactions: true }),
+    dialect: new ErrorMappingDialect(new SqliteDialect({ database: raw }), { immediateTransactions: true }),
   });
   return { kysely, dialect: 'sqlite', close: onceClose(() => kysely.destroy()) };
-}
-
-/**
- * Kysely's SQLite driver prepares every query's SQL again. Preparing is a parse and plan: for the
- * indexer's multi-row inserts (thousands of parameters) it cost about a tenth of a catch-up, and
- * every API read pays it too. Statements are kept by SQL text (most recently used 200) and reused
- * unless one is busy in an iteration.
- */
-function withStatementCache(raw: BetterSqlite3.Database, limit = 200): SqliteDatabase {
-  const cache = new Map<string, SpreadStatement>();
-  return {
-    close: () => raw.close(),
-    prepare(text: string) {
-      let stmt = cache.get(text);
-      if (stmt !== undefined && !stmt.raw.busy) {
-        cache.delete(text);
-        cache.set(text, stmt);
-        return stmt;
-      }
-      stmt = new SpreadStatement(raw.prepare(text));
-      cache.set(text, stmt);
-      if (cache.size > limit) cache.delete(cache.keys().next().value as string);
-      return stmt;
-    },
-  };
-}
-
-/** Below SQLite's own limit of bound values per statement, and far below V8's for arguments. */
-const MAX_SPREAD = 32_766;
-
-/**
- * A statement as Kysely's driver uses it, which hands over the bound values as one array. Given an
- * array, better-sqlite3 reads each element back through V8's API; given the values as arguments,
- * it binds them about a quarter faster (measured: 88 against 66 ms per 625 000 values). An indexer
- * catch-up binds about a million.
- */
-class SpreadStatement implements SqliteStatement {
-  readonly reader: boolean;
-  constructor(readonly raw: BetterSqlite3.Statement) {
-    this.reader = raw.reader;
-  }
-  all(parameters: ReadonlyArray<unknown>): unknown[] {
-    return parameters.length <= MAX_SPREAD ? this.raw.all(...parameters) : this.raw.all(parameters);
-  }
-  run(parameters: ReadonlyArray<unknown>): { changes: number | bigint; lastInsertRowid: number | bigint } {
-    return parameters.length <= MAX_SPREAD ? this.raw.run(...parameters) : this.raw.run(parameters);
-  }
-  iterate(parameters: ReadonlyArray<unknown>): IterableIterator<unknown> {
-    return parameters.length <= MAX_SPREAD ? this.raw.iterate(...parameters) : this.raw.iterate(parameters);
-  }
 }
 
 const INT8_OID = 20;

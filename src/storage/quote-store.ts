@@ -1,5 +1,4 @@
 import type { Selectable } from 'kysely';
-import type { Quote } from '../marketdata/market-types.ts';
 import { kyselyOf, type DbExecutor } from './database.ts';
 import type { QuotesTable } from './schema.ts';
 import { withTransaction } from './transaction.ts';
@@ -7,12 +6,21 @@ import { withTransaction } from './transaction.ts';
 // 5 columns per row; 1000 rows stays far under both engines' bound-parameter limits.
 const CHUNK_ROWS = 1_000;
 
-function fromRow(row: Selectable<QuotesTable>): Quote {
+/** A symbol's latest stored quote: prices are decimal strings, timestamp is ms since the epoch. */
+export interface QuoteRecord {
+  symbol: string;
+  bid: string;
+  ask: string;
+  last: string;
+  timestamp: number;
+}
+
+function fromRow(row: Selectable<QuotesTable>): QuoteRecord {
   return { symbol: row.symbol, bid: row.bid, ask: row.ask, last: row.last, timestamp: Number(row.timestamp) };
 }
 
 /** Inserts or replaces each symbol's quote (last write wins; a later entry for a symbol beats an earlier one). */
-export async function upsertQuotes(db: DbExecutor, quotes: Quote[]): Promise<void> {
+export async function upsertQuotes(db: DbExecutor, quotes: readonly QuoteRecord[]): Promise<void> {
   // PostgreSQL refuses to update one row twice in a statement: keep the last quote per symbol.
   const unique = [...new Map(quotes.map((q) => [q.symbol, q])).values()];
   if (unique.length === 0) return;
@@ -42,12 +50,12 @@ export async function upsertQuotes(db: DbExecutor, quotes: Quote[]): Promise<voi
 }
 
 /** Every stored quote, by symbol. */
-export async function listQuotes(db: DbExecutor): Promise<Quote[]> {
+export async function listQuotes(db: DbExecutor): Promise<QuoteRecord[]> {
   const rows = await kyselyOf(db).selectFrom('quotes').selectAll().orderBy('symbol').execute();
   return rows.map(fromRow);
 }
 
-export async function getQuote(db: DbExecutor, symbol: string): Promise<Quote | undefined> {
+export async function getQuote(db: DbExecutor, symbol: string): Promise<QuoteRecord | undefined> {
   const row = await kyselyOf(db).selectFrom('quotes').selectAll().where('symbol', '=', symbol).executeTakeFirst();
   return row ? fromRow(row) : undefined;
 }

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -9,15 +9,33 @@ import { encodeFunctionData, toFunctionSignature, type Abi } from 'viem';
 import {
   accountLensAbi,
   cashierAbi,
+  cashTokenAbi,
+  cashTokenBytecode,
   oneClickRouterAbi,
   stockAbi,
   stockRouterAbi,
 } from '../../src/chain/abi/generated/index.ts';
-import { ANVIL_CHAIN_ID, DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
+import { ANVIL_ACCOUNTS, ANVIL_CHAIN_ID, DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { startAnvil } from '../../src/chain/anvil-process.ts';
 import { chainErrorAbi, createChainClients, toChainError } from '../../src/chain/chain-client.ts';
-import { deployStack, isDeploymentLive, type Deployment } from '../../src/chain/deploy-contracts.ts';
-import { readDeployment, writeDeployment } from '../../src/chain/deployment-file.ts';
+import {
+  deployStack,
+  ensureVenues,
+  grantStockOperators,
+  isDeploymentLive,
+  stockDeploymentOf,
+  stockVenueDeployer,
+  type Deployment,
+  type VenueDeployer,
+} from '../../src/chain/deploy-contracts.ts';
+import {
+  readDeployment,
+  readDeploymentRecord,
+  writeDeployment,
+  writeDeploymentRecord,
+  type DeploymentRecord,
+  type VenueDeployment,
+} from '../../src/chain/deployment-file.ts';
 import { AppError, ChainRevertError, ChainUnavailableError } from '../../src/errors/app-error.ts';
 import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
 import { startChainFixture, type ChainFixture } from '../support/chain-fixture.ts';
@@ -144,11 +162,121 @@ describe('deployment', () => {
   test('deployment files round-trip; a missing file reads as undefined; a malformed one throws', async () => {
     const file = path.join(tmp, 'deployments', '31337.json');
     expect(await readDeployment(file)).toBeUndefined();
+    expect(await readDeploymentRecord(file)).toBeUndefined();
     await writeDeployment(file, f.deployment);
     expect(await readDeployment(file)).toEqual(f.deployment);
+    const { chainId, ...stock } = f.deployment;
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ chainId, venues: { stock } });
+    expect(await readDeploymentRecord(file)).toEqual({ record: { chainId, venues: { stock } }, format: 'venues' });
     const bad = path.join(tmp, 'bad.json');
-    writeFileSync(bad, JSON.stringify({ ...f.deployment, contracts: { ...f.deployment.contracts, cashier: 'nope' } }));
-    await expect(readDeployment(bad)).rejects.toThrow(/contracts.cashier is not an address/);
+    writeFileSync(bad, JSON.stringify({ chainId, venues: { stock: { ...stock, contracts: { ...stock.contracts, cashier: 'nope' } } } }));
+    await expect(readDeploymentRecord(bad)).rejects.toThrow(/venues.stock.contracts.cashier is not an address/);
+    writeFileSync(bad, JSON.stringify({ chainId, venues: { perp: { ...stock, contracts: { vault: { a: '0x12' } } } } }));
+    await expect(readDeploymentRecord(bad)).rejects.toThrow(/venues.perp.contracts.vault.a is not an address/);
+    writeFileSync(bad, JSON.stringify({ chainId, venues: { stock: { ...stock, contracts: { ...stock.contracts, stocks: undefined } } } }));
+    await expect(readDeploymentRecord(bad)).rejects.toThrow(/venues.stock.contracts.stocks missing/);
+  });
+
+  test('a record of the pre-venue (flat) shape reads as the stock venue; writing keeps the other venues', async () => {
+    const file = path.join(tmp, 'flat', '31337.json');
+    // The flat shape is what was written before venues existed: the stock section beside the chain id.
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify(f.deployment));
+    const { chainId, ...stock } = f.deployment;
+    expect(await readDeploymentRecord(file)).toEqual({ record: { chainId, venues: { stock } }, format: 'flat' });
+    expect(await readDeployment(file)).toEqual(f.deployment);
+    writeFileSync(path.join(tmp, 'flat-bad.json'), JSON.stringify({ ...f.deployment, contracts: { ...f.deployment.contracts, cashier: 'nope' } }));
+    await expect(readDeploymentRecord(path.join(tmp, 'flat-bad.json'))).rejects.toThrow(/contracts.cashier is not an address/);
+
+    const perp: VenueDeployment = { blockNumber: '7', deployedAt: 1, operator: OPERATOR_ACCOUNT.address, contracts: { marginVault: DEMO_WALLETS[1].address } };
+    await writeDeploymentRecord(file, { chainId, venues: { stock, perp } });
+    const moved = { ...f.deployment, blockNumber: '99' };
+    await writeDeployment(file, moved);
+    const { chainId: _c, ...movedStock } = moved;
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ chainId, venues: { stock: movedStock, perp } });
+  });
+
+  test('ensureVenues deploys only the venues missing from the record or gone from the chain', async () => {
+    const deploys: string[] = [];
+    // A stand-in for the perp venue of a later issue: one contract of its own.
+    const fakeVenue: VenueDeployer = {
+      venue: 'fake',
+      async deploy({ publicClient, walletClient }) {
+        deploys.push('fake');
+        const hash = await walletClient.deployContract({ abi: cashTokenAbi, bytecode: cashTokenBytecode, args: [walletClient.account.address] });
+        const receipt = await publicClient.waitForTransactionReceipt({ hash });
+        return { blockNumber: receipt.blockNumber.toString(), deployedAt: Date.now(), operator: walletClient.account.address, contracts: { token: receipt.contractAddress! } };
+      },
+    };
+    const stockVenue = stockVenueDeployer({ symbols: [{ symbol: 'AAPL', name: 'Apple Inc.' }], demoWallets: [] });
+    const counted: VenueDeployer = { venue: 'stock', deploy: (c) => (deploys.push('stock'), stockVenue.deploy(c)) };
+    const { chainId, ...stock } = f.deployment;
+    const onlyStock: DeploymentRecord = { chainId, venues: { stock } };
+
+    // The record has the stock venue: only the missing one is deployed, the stock section is kept as is.
+    const first = await ensureVenues({ publicClient: f.publicClient, walletClient: f.operator, record: onlyStock, venues: [counted, fakeVenue] });
+    expect(first.deployed).toEqual(['fake']);
+    expect(deploys).toEqual(['fake']);
+    expect(first.record.venues.stock).toEqual(stock);
+    expect(stockDeploymentOf(first.record)).toEqual(f.deployment);
+    const fake = first.record.venues.fake;
+    expect(await f.publicClient.getCode({ address: fake.contracts.token as `0x${string}` })).toMatch(/^0x[0-9a-f]{100,}$/);
+
+    // Everything recorded and live: nothing is deployed.
+    const second = await ensureVenues({ publicClient: f.publicClient, record: first.record, venues: [counted, fakeVenue] });
+    expect(second.deployed).toEqual([]);
+    expect(second.record).toEqual(first.record);
+    expect(deploys).toEqual(['fake']);
+
+    // A venue whose code is gone (a fresh chain behind an old record) is deployed again, alone.
+    const gone: DeploymentRecord = { chainId, venues: { stock, fake: { ...fake, contracts: { token: '0x000000000000000000000000000000000000dEaD' } } } };
+    const reasons: string[] = [];
+    const third = await ensureVenues({ publicClient: f.publicClient, walletClient: f.operator, record: gone, venues: [counted, fakeVenue], onDeploy: (v, r) => reasons.push(`${v}: ${r}`) });
+    expect(third.deployed).toEqual(['fake']);
+    expect(reasons).toEqual(['fake: code gone']);
+    expect(third.record.venues.fake.contracts.token).not.toBe('0x000000000000000000000000000000000000dEaD');
+
+    // Venues not asked for stay in the record untouched; a record of another chain counts as empty.
+    const kept = await ensureVenues({ publicClient: f.publicClient, record: third.record, venues: [fakeVenue] });
+    expect(kept.record).toEqual(third.record);
+    const otherChain = await ensureVenues({ publicClient: f.publicClient, walletClient: f.operator, record: { chainId: 1, venues: { fake } }, venues: [fakeVenue] });
+    expect(otherChain.deployed).toEqual(['fake']);
+    expect(otherChain.record.chainId).toBe(ANVIL_CHAIN_ID);
+    expect(deploys).toEqual(['fake', 'fake', 'fake']);
+
+    // Without a key, a missing venue is an error naming it.
+    await expect(ensureVenues({ publicClient: f.publicClient, record: onlyStock, venues: [counted, fakeVenue] })).rejects.toThrow(
+      /the fake venue is not deployed on chain 31337 and there is no OPERATOR_PRIVATE_KEY/,
+    );
+  });
+
+  test('a fresh chain gets the stock venue with extra operators; grantStockOperators adds a missing one once', async () => {
+    const anvil = await startAnvil();
+    try {
+      const { publicClient, walletClient } = createChainClients({ rpcUrl: anvil.rpcUrl, chainId: ANVIL_CHAIN_ID, operatorPrivateKey: OPERATOR_ACCOUNT.privateKey });
+      const executor = ANVIL_ACCOUNTS[8].address;
+      const other = ANVIL_ACCOUNTS[7].address;
+      const { record, deployed } = await ensureVenues({
+        publicClient,
+        walletClient,
+        venues: [stockVenueDeployer({ symbols: [{ symbol: 'AAPL', name: 'Apple Inc.' }], demoWallets: [], options: { operators: [executor] } })],
+      });
+      expect(deployed).toEqual(['stock']);
+      const d = stockDeploymentOf(record)!;
+      expect(d.operator).toBe(OPERATOR_ACCOUNT.address);
+      const isOperator = (account: `0x${string}`) =>
+        Promise.all([
+          publicClient.readContract({ address: d.contracts.stockRouter, abi: stockRouterAbi, functionName: 'isOperator', args: [account] }),
+          publicClient.readContract({ address: d.contracts.cashier, abi: cashierAbi, functionName: 'isOperator', args: [account] }),
+        ]);
+      expect(await isOperator(executor)).toEqual([true, true]);
+      expect(await isOperator(other)).toEqual([false, false]);
+      expect(await grantStockOperators({ publicClient, walletClient: walletClient!, deployment: d, accounts: [executor, other] })).toEqual([other]);
+      expect(await isOperator(other)).toEqual([true, true]);
+      expect(await grantStockOperators({ publicClient, walletClient: walletClient!, deployment: d, accounts: [executor, other] })).toEqual([]);
+    } finally {
+      await anvil.stop();
+    }
   });
 });
 

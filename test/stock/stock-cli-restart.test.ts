@@ -10,7 +10,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, createWalletClient, http, parseUnits } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { cashTokenAbi } from '../../src/chain/abi/generated/index.ts';
+import { cashierAbi, cashTokenAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
+import { EXECUTOR_ACCOUNT, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
+import { startAnvil } from '../../src/chain/anvil-process.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
 const run = promisify(execFile);
@@ -93,6 +95,50 @@ describe('restart', () => {
     // Same candles for the hours both runs cover: history is kept, not regenerated.
     const firstBefore = history.candles[0];
     expect(again.candles.find((c: any) => c.openTime === firstBefore.openTime)).toEqual(firstBefore);
+  });
+
+  it('the embedded executor signs with an operator account of its own, not the deployer\'s', async () => {
+    const d = t.stack.deployment;
+    expect(d.operator).toBe(OPERATOR_ACCOUNT.address);
+    const pub = createPublicClient({ transport: http(t.demo.rpcUrl) });
+    for (const account of [OPERATOR_ACCOUNT.address, EXECUTOR_ACCOUNT.address]) {
+      expect(await pub.readContract({ address: d.contracts.stockRouter, abi: stockRouterAbi, functionName: 'isOperator', args: [account] })).toBe(true);
+      expect(await pub.readContract({ address: d.contracts.cashier, abi: cashierAbi, functionName: 'isOperator', args: [account] })).toBe(true);
+    }
+    expect(t.logs.some((l) => l.includes('"msg":"executor: running"') && l.includes(`"operator":"${EXECUTOR_ACCOUNT.address}"`))).toBe(true);
+  });
+
+  it('migrates a pre-venue deployment record and grants the executor on a deployment that lacks it', async () => {
+    const file = path.join(t.dataDir, 'deployments', '31337.json');
+    const recorded = JSON.parse(fs.readFileSync(file, 'utf8'));
+    expect(Object.keys(recorded)).toEqual(['chainId', 'venues']);
+    const d = t.stack.deployment;
+    await t.stop();
+
+    // As an older version left it: the flat record, and a deployment whose only operator is the deployer.
+    const anvil = await startAnvil({ stateFile: path.join(t.dataDir, 'anvil-state.json') });
+    try {
+      const chain = { id: d.chainId, name: 'anvil', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [anvil.rpcUrl] } } };
+      const owner = createWalletClient({ account: privateKeyToAccount(OPERATOR_ACCOUNT.privateKey), chain, transport: http(anvil.rpcUrl) });
+      const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl) });
+      for (const [address, abi] of [[d.contracts.stockRouter, stockRouterAbi], [d.contracts.cashier, cashierAbi]] as const) {
+        const hash = await owner.writeContract({ address, abi: abi as typeof stockRouterAbi, functionName: 'setOperator', args: [EXECUTOR_ACCOUNT.address, false] });
+        expect((await pub.waitForTransactionReceipt({ hash })).status).toBe('success');
+      }
+      expect(await pub.readContract({ address: d.contracts.stockRouter, abi: stockRouterAbi, functionName: 'isOperator', args: [EXECUTOR_ACCOUNT.address] })).toBe(false);
+    } finally {
+      await anvil.stop();
+    }
+    fs.writeFileSync(file, JSON.stringify({ chainId: d.chainId, ...recorded.venues.stock }));
+
+    t = await startTestStack({}, { dataDir: t.dataDir });
+    expect(t.stack.deployment).toEqual(d);
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual(recorded);
+    expect(t.logs.some((l) => l.includes('"msg":"deploying venue"'))).toBe(false);
+    expect(t.logs.some((l) => l.includes('"msg":"executor made an operator of the stock venue"'))).toBe(true);
+    const now = createPublicClient({ transport: http(t.demo.rpcUrl) });
+    expect(await now.readContract({ address: d.contracts.stockRouter, abi: stockRouterAbi, functionName: 'isOperator', args: [EXECUTOR_ACCOUNT.address] })).toBe(true);
+    expect(await now.readContract({ address: d.contracts.cashier, abi: cashierAbi, functionName: 'isOperator', args: [EXECUTOR_ACCOUNT.address] })).toBe(true);
   });
 });
 

@@ -9,7 +9,8 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig, type AppConfig, type Role } from '../../src/config/app-config.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { startStack, type DemoFile, type StackHandle } from '../../src/app/stack.ts';
+import { startStack, type StackHandle } from '../../src/app/stack.ts';
+import type { DemoFile } from '../../src/app/demo-file.ts';
 import { StockClient } from '../../src/sdk/stock-client.ts';
 
 export interface TestStack {

@@ -8,7 +8,8 @@ import {
   listCashOperationsForApiKey,
   type CashOperationRecord,
 } from '../store/stock-operation-store.ts';
-import { MUSD_DECIMALS, lowerAddress } from '../order-request.ts';
+import { lowerAddress } from '../order-request.ts';
+import { MUSD_DECIMALS } from '../stock-units.ts';
 import { cashCalldata } from '../router-calldata.ts';
 import type { CashTokenConfigView, StockApiDeps } from '../stock-deps.ts';
 import { address, decimalOut, millis } from '../stock-schemas.ts';

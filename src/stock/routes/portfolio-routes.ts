@@ -5,9 +5,9 @@ import { formatDecimal, mulDiv, parseDecimal } from '../../lib/decimal.ts';
 import type { AccountView, StockApiDeps } from '../stock-deps.ts';
 import { stockOk } from '../stock-envelope.ts';
 import { address, decimalOut, millis, responses, userParam } from '../stock-schemas.ts';
+import { MUSD_DECIMALS } from '../stock-units.ts';
 
 const STOCK_DECIMALS = 18;
-const MUSD_DECIMALS = 18;
 
 const tokenBalanceRow = {
   type: 'object',

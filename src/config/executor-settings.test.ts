@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadExecutorSettings, parseMaxFill } from './executor-config.ts';
+import { loadExecutorSettings, parseMaxFill } from './executor-settings.ts';
 
 describe('executor settings', () => {
   it('has the documented defaults', () => {

@@ -1,8 +1,10 @@
 /**
- * The executor's environment settings, parsed once. The role wiring passes the result to
- * `createStockExecutor` along with the clients, deployment, quotes and calendar it already has.
+ * The executor's environment settings, parsed with the rest of the configuration so that the config
+ * layer imports nothing above it; the executor role hands them to `createStockExecutor`.
  */
 import { parseUnits } from 'viem';
+import { AppError } from '../errors/app-error.ts';
+import { envBool, envInt, envString, type Env } from './env.ts';
 
 export interface ExecutorSettings {
   /** `EXECUTOR_TICK_MS`, default 1000. */
@@ -25,13 +27,8 @@ export interface ExecutorSettings {
   noQuoteTimeoutMs: number;
 }
 
-function int(env: NodeJS.ProcessEnv, name: string, fallback: number, minimum = 0): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < minimum) throw new Error(`${name}: must be an integer of at least ${minimum}`);
-  return n;
-}
+/** Stock tokens have 18 decimals; a max-fill quantity is given in whole stock units. */
+const STOCK_UNIT_DECIMALS = 18;
 
 /**
  * `EXECUTOR_MAX_FILL` = comma-separated `SYMBOL=quantity` (decimal stock quantity), e.g.
@@ -42,26 +39,26 @@ export function parseMaxFill(raw: string | undefined): Record<string, bigint> {
   if (!raw || raw.trim() === '') return out;
   for (const part of raw.split(',')) {
     const m = /^\s*([A-Za-z0-9.*_-]+)\s*=\s*(\d+(?:\.\d{1,18})?)\s*$/.exec(part);
-    if (!m) throw new Error('EXECUTOR_MAX_FILL: expected SYMBOL=quantity[,SYMBOL=quantity…]');
-    const quantity = parseUnits(m[2], 18);
-    if (quantity === 0n) throw new Error(`EXECUTOR_MAX_FILL: ${m[1]} must be greater than zero`);
+    if (!m) throw new AppError('VALIDATION', 'EXECUTOR_MAX_FILL: expected SYMBOL=quantity[,SYMBOL=quantity…]');
+    const quantity = parseUnits(m[2], STOCK_UNIT_DECIMALS);
+    if (quantity === 0n) throw new AppError('VALIDATION', `EXECUTOR_MAX_FILL: ${m[1]} must be greater than zero`);
     out[m[1] === '*' ? '*' : m[1].toUpperCase()] = quantity;
   }
   return out;
 }
 
-export function loadExecutorSettings(env: NodeJS.ProcessEnv = process.env): ExecutorSettings {
-  const gas = env.EXECUTOR_MAX_BATCH_GAS;
-  if (gas !== undefined && gas !== '' && !/^[1-9]\d*$/.test(gas)) throw new Error('EXECUTOR_MAX_BATCH_GAS: must be a positive integer');
+export function loadExecutorSettings(env: Env = process.env): ExecutorSettings {
+  const gas = envString(env, 'EXECUTOR_MAX_BATCH_GAS');
+  if (gas !== undefined && !/^[1-9]\d*$/.test(gas)) throw new AppError('VALIDATION', 'EXECUTOR_MAX_BATCH_GAS: must be a positive integer');
   return {
-    tickMs: int(env, 'EXECUTOR_TICK_MS', 1_000, 10),
-    batchSize: int(env, 'EXECUTOR_BATCH_SIZE', 200, 1),
+    tickMs: envInt(env, 'EXECUTOR_TICK_MS', 1_000, 10),
+    batchSize: envInt(env, 'EXECUTOR_BATCH_SIZE', 200, 1),
     maxBatchGas: gas ? BigInt(gas) : 25_000_000n,
-    maxInFlightBatches: int(env, 'EXECUTOR_MAX_IN_FLIGHT', 4, 1),
-    simulateFirst: ['1', 'true', 'yes'].includes((env.EXECUTOR_SIMULATE_FIRST ?? '').toLowerCase()),
-    cashSettleDelayMs: int(env, 'CASH_SETTLE_DELAY_MS', 5_000),
-    maxFill: parseMaxFill(env.EXECUTOR_MAX_FILL),
-    quoteMaxAgeMs: int(env, 'EXECUTOR_QUOTE_MAX_AGE_MS', 30_000, 1),
-    noQuoteTimeoutMs: int(env, 'EXECUTOR_NO_QUOTE_TIMEOUT_MS', 60_000),
+    maxInFlightBatches: envInt(env, 'EXECUTOR_MAX_IN_FLIGHT', 4, 1),
+    simulateFirst: envBool(env, 'EXECUTOR_SIMULATE_FIRST', false),
+    cashSettleDelayMs: envInt(env, 'CASH_SETTLE_DELAY_MS', 5_000),
+    maxFill: parseMaxFill(envString(env, 'EXECUTOR_MAX_FILL')),
+    quoteMaxAgeMs: envInt(env, 'EXECUTOR_QUOTE_MAX_AGE_MS', 30_000, 1),
+    noQuoteTimeoutMs: envInt(env, 'EXECUTOR_NO_QUOTE_TIMEOUT_MS', 60_000),
   };
 }

@@ -1,0 +1,116 @@
+/**
+ * The chain every role shares: an embedded anvil whose state lives in the data directory (or the
+ * node at RPC_URL), the venues deployed or reused from the deployment record, and the wallet each
+ * sending role signs with.
+ */
+import path from 'node:path';
+import type { Address, Chain } from 'viem';
+import type { AppConfig } from '../config/app-config.ts';
+import type { Logger } from '../lib/logger.ts';
+import { AppError } from '../errors/app-error.ts';
+import { startAnvil } from '../chain/anvil-process.ts';
+import { OPERATOR_ACCOUNT } from '../chain/anvil-accounts.ts';
+import { assertDistinctRoleKeys, senderAddress, senderKey, type SenderKeyOptions, type SenderRole } from '../chain/operator-roles.ts';
+import { createChainClients, createChainWallet, type ChainPublicClient, type ChainWalletClient } from '../chain/chain-client.ts';
+import { ensureVenues, stockDeploymentOf, type Deployment, type VenueDeployer } from '../chain/deploy-contracts.ts';
+import { readDeploymentRecord, writeDeploymentRecord, type DeploymentRecord } from '../chain/deployment-file.ts';
+import type { StopList } from './stop-list.ts';
+
+/** Who signs: the deployer (owner of the contracts) or one of the sending roles. */
+export type Signer = 'deployer' | SenderRole;
+
+export interface ChainWiring {
+  rpcUrl: string;
+  chainId: number;
+  chain: Chain;
+  publicClient: ChainPublicClient;
+  record: DeploymentRecord;
+  /** The stock venue as the stock roles take it. */
+  deployment: Deployment;
+  /**
+   * The wallet `signer` sends with. The deployer's is undefined when no key is configured; a sending
+   * role without a key it may use throws, naming the variable to set (src/chain/operator-roles.ts).
+   */
+  walletFor(signer: Signer): ChainWalletClient | undefined;
+  /** The address `signer` sends from, without building a wallet. */
+  addressOf(signer: Signer): Address | undefined;
+}
+
+export function deploymentPath(config: AppConfig): string {
+  return config.deploymentFile ?? path.join(config.dataDir, 'deployments', `${config.chainId}.json`);
+}
+
+/**
+ * Starts (or connects to) the chain and makes every venue of `venues` present. The embedded anvil
+ * gives each signer a dev account of its own (deployer: account 9, executor 8, relayer 7, perpetual
+ * operator 6) so no two share a nonce sequence; configured keys win, and OPERATOR_PRIVATE_KEY stands
+ * in for a role's key only in a process that runs every role.
+ */
+export async function startChain(params: {
+  config: AppConfig;
+  logger: Logger;
+  stops: StopList;
+  /** The process runs every role (`--role all`). */
+  allInOneProcess: boolean;
+  /** Builds the venues to deploy once the signers are known (they may be made operators). */
+  venues: (signers: { addressOf(signer: Signer): Address | undefined }) => readonly VenueDeployer[];
+}): Promise<ChainWiring> {
+  const { config, logger, stops } = params;
+  let rpcUrl: string;
+  let embedded = false;
+  if (config.rpcUrl) {
+    rpcUrl = config.rpcUrl;
+  } else {
+    const anvil = await startAnvil({
+      port: config.anvilPort ?? 0,
+      host: '127.0.0.1',
+      chainId: config.chainId,
+      stateFile: path.join(config.dataDir, 'anvil-state.json'),
+      logger,
+    });
+    stops.add(() => anvil.stop());
+    rpcUrl = anvil.rpcUrl;
+    embedded = true;
+    logger.info({ rpcUrl }, 'anvil started');
+  }
+
+  const roleOpts: SenderKeyOptions = {
+    keys: { shared: config.operatorPrivateKey, own: config.roleKeys, addresses: config.roleAddresses },
+    embeddedAnvil: embedded,
+    allInOneProcess: params.allInOneProcess,
+  };
+  assertDistinctRoleKeys(roleOpts.keys);
+  const keyOf = (signer: Signer) => {
+    if (signer === 'deployer') return config.operatorPrivateKey ?? (embedded ? OPERATOR_ACCOUNT.privateKey : undefined);
+    return senderKey(signer, roleOpts).privateKey;
+  };
+  const { chain, publicClient, walletClient: deployerWallet } = createChainClients({ rpcUrl, chainId: config.chainId, operatorPrivateKey: keyOf('deployer') });
+  const wallets = new Map<Signer, ChainWalletClient | undefined>([['deployer', deployerWallet]]);
+  const walletFor = (signer: Signer) => {
+    if (!wallets.has(signer)) {
+      const key = keyOf(signer);
+      wallets.set(signer, key ? createChainWallet(key, { chain, rpcUrl }) : undefined);
+    }
+    return wallets.get(signer);
+  };
+  const addressOf = (signer: Signer) => (signer === 'deployer' ? walletFor(signer)?.account.address : senderAddress(signer, roleOpts));
+
+  const file = deploymentPath(config);
+  const read = await readDeploymentRecord(file);
+  const { record, deployed } = await ensureVenues({
+    publicClient,
+    walletClient: deployerWallet,
+    record: read?.record,
+    venues: params.venues({ addressOf }),
+    onDeploy: (venue, reason) => logger.info({ venue, reason, file }, 'deploying venue'),
+  });
+  if (deployed.length > 0 || read?.format === 'flat') {
+    await writeDeploymentRecord(file, record);
+  }
+  if (deployed.length > 0) logger.info({ file, venues: deployed }, 'contracts deployed');
+  else logger.info({ file }, 'reusing deployed contracts');
+
+  const deployment = stockDeploymentOf(record);
+  if (!deployment) throw new AppError('INTERNAL', 'the deployment record has no stock venue');
+  return { rpcUrl, chainId: record.chainId, chain, publicClient, record, deployment, walletFor, addressOf };
+}

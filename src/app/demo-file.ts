@@ -1,0 +1,87 @@
+/**
+ * DATA_DIR/demo.json, dev mode only (DEMO_MODE, on by default for the embedded anvil): the demo
+ * wallets and API keys with their secrets, so that the README's examples work as written. The
+ * shape is contract.md §0's; fields may be added, none renamed (`perp` joins with the perp API).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Address, Hex } from 'viem';
+import { DEMO_WALLETS } from '../chain/anvil-accounts.ts';
+import { getMeta, setMeta } from '../storage/meta-store.ts';
+import type { StackContext } from './stack-context.ts';
+
+export interface DemoCredentials {
+  apiKey: string;
+  apiSecret: string;
+}
+
+export interface DemoFile {
+  chainId: number;
+  rpcUrl: string;
+  /** anvil's dev wallets, funded at deployment; `wallets[0]` is bound to the writable key. */
+  wallets: Array<{ address: Address; privateKey: Hex }>;
+  stock: {
+    baseUrl: string;
+    product: string;
+    contracts: { stockRouter: Address; oneClickRouter: Address; cashier: Address; cashToken: Address; accountLens: Address; stocks: Record<string, Address> };
+    keys: {
+      readOnly: DemoCredentials;
+      writable: DemoCredentials & { userAddress: Address };
+    };
+  };
+}
+
+export function demoFilePath(dataDir: string): string {
+  return path.join(dataDir, 'demo.json');
+}
+
+/**
+ * Writes demo.json for the stock API this process serves. The demo keys are created once (their
+ * ids kept in meta) and reused while still valid, so demo.json stays the same across restarts.
+ */
+export async function writeDemoFile(ctx: StackContext, stockBaseUrl: string): Promise<DemoFile> {
+  const { config, keys, db } = ctx;
+  const demoUser = DEMO_WALLETS[0].address.toLowerCase() as Address;
+  const file = demoFilePath(config.dataDir);
+  const previous = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as DemoFile) : undefined;
+  const ids = JSON.parse((await getMeta(db, 'demo.stockKeys')) ?? '{}') as { readOnly?: string; writable?: string };
+  const ensure = async (id: string | undefined, secret: string | undefined, create: () => Promise<DemoCredentials>): Promise<DemoCredentials> => {
+    if (id && secret) {
+      const key = await keys.lookupForAuth(id);
+      if (key && key.active && key.secret === secret) return { apiKey: id, apiSecret: secret };
+    }
+    return create();
+  };
+  const common = { ipWhitelist: ['127.0.0.1', '::1'], chainId: config.chainId, product: config.stockProduct };
+  const readOnly = await ensure(ids.readOnly, previous?.stock?.keys?.readOnly?.apiSecret, async () => {
+    const r = await keys.create({ ...common, permission: 'READ_ONLY', label: 'demo read-only' });
+    return { apiKey: r.key.apiKey, apiSecret: r.apiSecret };
+  });
+  const writable = await ensure(ids.writable, previous?.stock?.keys?.writable?.apiSecret, async () => {
+    const r = await keys.create({ ...common, permission: 'WRITABLE', label: 'demo writable', userAddress: demoUser });
+    return { apiKey: r.key.apiKey, apiSecret: r.apiSecret };
+  });
+  await setMeta(db, 'demo.stockKeys', JSON.stringify({ readOnly: readOnly.apiKey, writable: writable.apiKey }));
+
+  const c = ctx.chain.deployment.contracts;
+  const demo: DemoFile = {
+    chainId: config.chainId,
+    rpcUrl: ctx.chain.rpcUrl,
+    wallets: DEMO_WALLETS.map((w) => ({ address: w.address, privateKey: w.privateKey })),
+    stock: {
+      baseUrl: stockBaseUrl,
+      product: config.stockProduct,
+      contracts: {
+        stockRouter: c.stockRouter,
+        oneClickRouter: c.oneClickRouter,
+        cashier: c.cashier,
+        cashToken: c.cashToken,
+        accountLens: c.accountLens,
+        stocks: c.stocks,
+      },
+      keys: { readOnly, writable: { ...writable, userAddress: demoUser } },
+    },
+  };
+  fs.writeFileSync(file, JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 });
+  return demo;
+}

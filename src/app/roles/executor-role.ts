@@ -1,0 +1,42 @@
+/**
+ * Role `executor`: fills and settles stock orders and queued cash operations, signing with the
+ * executor's key (EXECUTOR_PRIVATE_KEY, else OPERATOR_PRIVATE_KEY; the embedded anvil's account 8).
+ */
+import { AppError } from '../../errors/app-error.ts';
+import { grantStockOperators } from '../../chain/deploy-contracts.ts';
+import { createStockExecutor } from '../../stock/executor/stock-executor.ts';
+import type { StackContext } from '../stack-context.ts';
+
+export async function startExecutorRole(ctx: StackContext): Promise<() => Promise<void>> {
+  const { config, chain } = ctx;
+  const walletClient = chain.walletFor('executor');
+  if (!walletClient) throw new AppError('INTERNAL', 'the executor needs EXECUTOR_PRIVATE_KEY or OPERATOR_PRIVATE_KEY');
+  // A deployment recorded before the executor had a key of its own lacks the grant: the owner adds it.
+  // Only this role does it, so processes started together never send with the owner key at once.
+  const owner = chain.walletFor('deployer');
+  if (owner && owner.account.address !== walletClient.account.address) {
+    const granted = await grantStockOperators({ publicClient: chain.publicClient, walletClient: owner, deployment: chain.deployment, accounts: [walletClient.account.address] });
+    if (granted.length > 0) ctx.logger.info({ operators: granted }, 'executor made an operator of the stock venue');
+  }
+  const s = config.executor;
+  const executor = createStockExecutor({
+    db: ctx.db,
+    publicClient: chain.publicClient,
+    walletClient,
+    deployment: chain.deployment,
+    quotes: await ctx.quotes(),
+    calendar: ctx.calendar,
+    logger: ctx.logger,
+    tickMs: s.tickMs,
+    batchSize: s.batchSize,
+    cashSettleDelayMs: s.cashSettleDelayMs,
+    maxBatchGas: s.maxBatchGas,
+    maxInFlightBatches: s.maxInFlightBatches,
+    simulateFirst: s.simulateFirst,
+    maxFill: s.maxFill,
+    quoteMaxAgeMs: s.quoteMaxAgeMs,
+    noQuoteTimeoutMs: s.noQuoteTimeoutMs,
+  });
+  await executor.start();
+  return () => executor.stop();
+}

@@ -1,0 +1,66 @@
+/**
+ * What the roles of one process share: the configuration, the chain with its deployment, storage,
+ * the key service, the market calendar and catalog, and the quotes. A role takes what it needs from
+ * here and publishes what others read (its endpoint) back onto it.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { AppConfig } from '../config/app-config.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { ApiKeyService } from '../auth/api-key-service.ts';
+import type { Db } from '../storage/database.ts';
+import { createQuoteCache } from '../marketdata/quote-cache.ts';
+import type { MarketCalendar } from '../marketdata/market-calendar.ts';
+import type { QuoteReader } from '../marketdata/market-types.ts';
+import type { SymbolSpec } from '../marketdata/symbol-catalog.ts';
+import type { ChainWiring } from './chain-wiring.ts';
+import type { StopList } from './stop-list.ts';
+
+/** An HTTP API a role serves. */
+export interface ApiEndpoint {
+  app: FastifyInstance;
+  /** `http://host:port` plus the service prefix; the API's paths follow it. */
+  baseUrl: string;
+}
+
+export interface StackContext {
+  config: AppConfig;
+  logger: Logger;
+  chain: ChainWiring;
+  db: Db;
+  keys: ApiKeyService;
+  calendar: MarketCalendar;
+  symbols: readonly SymbolSpec[];
+  /**
+   * The live quotes: the simulator's when the marketdata role runs in this process (it starts
+   * first and provides them), otherwise the quotes table re-read every second.
+   */
+  quotes(): Promise<QuoteReader>;
+  provideQuotes(reader: QuoteReader): void;
+  /** APIs served by this process, by venue. */
+  endpoints: { stock?: ApiEndpoint };
+}
+
+export function createStackContext(parts: Omit<StackContext, 'quotes' | 'provideQuotes' | 'endpoints'>, stops: StopList): StackContext {
+  let reader: QuoteReader | undefined;
+  let fromStorage: Promise<QuoteReader> | undefined;
+  return {
+    ...parts,
+    endpoints: {},
+    provideQuotes(r) {
+      reader = r;
+    },
+    quotes() {
+      if (reader) return Promise.resolve(reader);
+      fromStorage ??= (async () => {
+        const cache = createQuoteCache({ db: parts.db, refreshMs: 1_000 });
+        await cache.start();
+        stops.add(() => cache.stop());
+        return cache;
+      })();
+      return fromStorage;
+    },
+  };
+}
+
+/** A role's start: begins its work on the shared context and answers how to stop it. */
+export type StartRole = (ctx: StackContext) => Promise<() => Promise<void>>;

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from './app-config.ts';
+
+const OPERATOR = `0x${'11'.repeat(32)}` as const;
+const EXECUTOR = `0x${'22'.repeat(32)}` as const;
+const RELAYER = `0x${'33'.repeat(32)}` as const;
+
+describe('app config', () => {
+  it("reads each sending role's own key and address beside the shared operator key", () => {
+    const only = loadConfig({ OPERATOR_PRIVATE_KEY: OPERATOR });
+    expect(only.operatorPrivateKey).toBe(OPERATOR);
+    expect(only.roleKeys).toEqual({});
+    const split = loadConfig({
+      OPERATOR_PRIVATE_KEY: OPERATOR,
+      EXECUTOR_PRIVATE_KEY: EXECUTOR,
+      RELAYER_PRIVATE_KEY: RELAYER,
+      PERP_OPERATOR_ADDRESS: '0x00000000000000000000000000000000000000aa',
+    });
+    expect(split.roleKeys).toEqual({ executor: EXECUTOR, relayer: RELAYER });
+    expect(split.roleAddresses).toEqual({ 'perp-operator': '0x00000000000000000000000000000000000000AA' });
+    expect(() => loadConfig({ RELAYER_ADDRESS: '0x1234' })).toThrow('RELAYER_ADDRESS: must be a 0x address of 40 hex digits');
+  });
+
+  it('refuses a malformed key naming the variable, never echoing the value', () => {
+    const secretish = `0x${'ab'.repeat(31)}zz`;
+    for (const name of ['OPERATOR_PRIVATE_KEY', 'EXECUTOR_PRIVATE_KEY', 'RELAYER_PRIVATE_KEY', 'PERP_OPERATOR_PRIVATE_KEY']) {
+      let message = '';
+      try {
+        loadConfig({ [name]: secretish });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toBe(`${name}: must be 0x followed by 64 hex digits`);
+    }
+  });
+
+  it('parses with the shared env helpers: choices, lists, booleans and integers', () => {
+    const c = loadConfig({ MARKET_CALENDAR: 'nyse', TRUSTED_PROXIES: ' 10.0.0.1, ,::1 ', DEMO_MODE: 'false', STOCK_API_PORT: '0', EXECUTOR_TICK_MS: '250' });
+    expect(c.marketCalendar).toBe('nyse');
+    expect(c.trustedProxies).toEqual(['10.0.0.1', '::1']);
+    expect(c.demoMode).toBe(false);
+    expect(c.stockApiPort).toBe(0);
+    expect(c.executor.tickMs).toBe(250);
+    // Demo mode defaults to on for the embedded anvil only.
+    expect(loadConfig({}).demoMode).toBe(true);
+    expect(loadConfig({ RPC_URL: 'http://127.0.0.1:8545' }).demoMode).toBe(false);
+    expect(() => loadConfig({ MARKET_CALENDAR: 'lse' })).toThrow('MARKET_CALENDAR: one of always-open, 24x5, nyse');
+    expect(() => loadConfig({ STOCK_API_PORT: '-1' })).toThrow(/STOCK_API_PORT/);
+    expect(() => loadConfig({ DEMO_MODE: 'maybe' })).toThrow(/DEMO_MODE/);
+    expect(() => loadConfig({ STOCK_API_PREFIX: 'stock' })).toThrow('STOCK_API_PREFIX: must start with /');
+  });
+});
