@@ -376,9 +376,9 @@ export async function touchesOf(
  * Re-derives the projections of `entityKeys` from their stored events (after a rollback deleted
  * some): rows are rewritten, fills replaced, and rows with no events left deleted.
  */
-export async function reprojectEntities(db: DbExecutor, entityKeys: readonly string[]): Promise<void> {
+export async function reprojectEntities(db: DbExecutor, indexer: string, entityKeys: readonly string[]): Promise<void> {
   if (entityKeys.length === 0) return;
-  const events = await listEventsOfEntities(db, entityKeys);
+  const events = await listEventsOfEntities(db, indexer, entityKeys);
   const byKey = new Map<string, ChainEventRecord[]>();
   for (const key of entityKeys) byKey.set(key, []);
   for (const ev of events) byKey.get(ev.entityKey as string)?.push(ev);

@@ -218,7 +218,7 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
     if (stored) return stored;
     const anchor = await anchorBefore(await startBlock());
     const cp = await withTransaction(db, async (tx) => {
-      if (anchor.header) await insertBlocks(tx, [blockRow(anchor.header)]);
+      if (anchor.header) await insertBlocks(tx, name, [blockRow(anchor.header)]);
       return initCheckpoint(tx, name, { number: anchor.number, hash: anchor.hash }, Date.now());
     });
     log.info({ block: cp.number }, 'indexer: initialised checkpoint');
@@ -380,7 +380,7 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
       }
       const decoded = await decodeRange(range);
       await projector.add(decoded.events);
-      for (const q of await recorder.record((r) => insertEvents(r, decoded.events))) statements.push(q);
+      for (const q of await recorder.record((r) => insertEvents(r, name, decoded.events))) statements.push(q);
       for (const ev of decoded.events) {
         if (!blocks.has(ev.blockHash)) blocks.set(ev.blockHash, { hash: ev.blockHash, number: ev.blockNumber, parentHash: null, timestamp: ev.timestamp });
       }
@@ -397,7 +397,7 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
     const projection = projector.result();
     const to = tip;
     for (const q of await recorder.record(async (r) => {
-      await insertBlocks(r, [...blocks.values()]);
+      await insertBlocks(r, name, [...blocks.values()]);
       await upsertOrderStates(r, projection.orders, { appendOnly: true });
       await insertFills(r, projection.fills);
       await upsertCashOperationStates(r, projection.cash);
@@ -430,7 +430,7 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
   async function findAncestor(cp: Checkpoint): Promise<{ anchor: Anchor; reset: boolean }> {
     let max = cp.number;
     for (;;) {
-      const page = await listBlocksDescending(db, max, ANCESTOR_PAGE);
+      const page = await listBlocksDescending(db, name, max, ANCESTOR_PAGE);
       if (page.length === 0) break;
       const canonical = await Promise.all(page.map((b) => src.headerByNumber(b.number)));
       for (let i = 0; i < page.length; i++) {
@@ -446,7 +446,7 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
     await settle();
     const { anchor, reset } = await findAncestor(cp);
     const floor = reset ? -2 : anchor.number;
-    const orphaned = await listEventsAbove(db, floor);
+    const orphaned = await listEventsAbove(db, name, floor);
     const keys = [...new Set(orphaned.map((e) => e.entityKey).filter((k): k is string => k !== null))];
     const touches = await touchesOf(db, orphaned, kinds);
     // State at the ancestor; before the first indexed block there is none of ours to read.
@@ -460,9 +460,9 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
       if (!(await moveCheckpoint(tx, name, cp, next, Date.now()))) {
         throw new ConflictError('indexer: the checkpoint was moved by another writer');
       }
-      await deleteBlocksAbove(tx, floor);
-      if (reset && anchor.header) await insertBlocks(tx, [blockRow(anchor.header)]);
-      await reprojectEntities(tx, keys);
+      await deleteBlocksAbove(tx, name, floor);
+      if (reset && anchor.header) await insertBlocks(tx, name, [blockRow(anchor.header)]);
+      await reprojectEntities(tx, name, keys);
       await upsertPositions(tx, positions);
     });
     log.warn(
