@@ -116,8 +116,8 @@ export type RollbackWrites = (tx: Kysely<DatabaseSchema>) => Promise<void>;
  * reads before a range's handlers run, the batch's writes at its end.
  */
 export interface IndexerHooks<B> {
-  /** The state of a new batch (one database transaction). */
-  createBatch(start: BatchStart): B;
+  /** The state of a new batch (one database transaction). Absent: handlers see `batch` undefined. */
+  createBatch?(start: BatchStart): B;
   /** Before the handlers of a range run: bulk reads, entity keys. */
   prepare?(batch: B, events: readonly ChainEventRecord[]): Promise<void>;
   /** After the batch's last range: its writes (`ctx.record`) and the reads they need. */
@@ -487,7 +487,7 @@ export function createChainFollower<B>(def: IndexerDefinition<B>, opts: ChainFol
   ): Promise<{ cp: Checkpoint; diverged?: FetchedRange }> {
     let diverged: FetchedRange | undefined;
     const written: Array<{ from: number; to: number; events: number }> = [];
-    const batch = hooks ? hooks.createBatch({ indexer: name, db, settled: settle }) : (undefined as B);
+    const batch = hooks?.createBatch ? hooks.createBatch({ indexer: name, db, settled: settle }) : (undefined as B);
     const writes: Array<(db: Kysely<DatabaseSchema>) => Promise<unknown>> = [];
     const ctx: HandlerContext<B> = { batch, contract: '', write: (fn) => void writes.push(fn) };
     const blocks = new Map<string, ChainBlockRecord>();
