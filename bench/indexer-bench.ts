@@ -231,7 +231,7 @@ async function measureCatchUp(
   const seconds = (performance.now() - started) / 1000;
   await profiler?.stop(`bench-profiles/indexer-catchup-${db.dialect}.${profileRun++}.cpuprofile`);
   if (Number(indexed) < head) throw new Error(`indexer stopped at ${indexed}, head ${head}`);
-  return { events: await countEvents(db), seconds, ranges };
+  return { events: await countEvents(db, 'stock'), seconds, ranges };
 }
 
 export async function runIndexerBench(opts: IndexerBenchOptions = {}): Promise<IndexerBenchResult> {

@@ -1,13 +1,12 @@
 /**
- * What the indexer reads from the chain, as raw JSON-RPC: viem's formatters (a bigint and a
- * checksummed address per field) cost more than the whole decode, so logs and headers stay
- * hex strings and are parsed only as far as needed. Every failure is mapped by `toChainError`
- * (ChainUnavailableError is retryable).
+ * What an indexer reads from the chain, through viem's client as raw JSON-RPC
+ * (`publicClient.request`): logs and headers stay hex strings and are parsed only as far as needed,
+ * since viem's formatters (a bigint and a checksummed address per field) and its generic event
+ * decoding cost more than the whole fast decode (event-decoder.ts). Every failure is mapped by
+ * `toChainError` (ChainUnavailableError is retryable).
  */
-import { decodeFunctionResult, encodeFunctionData, type Address, type Hex, type PublicClient } from 'viem';
-import { accountLensAbi } from '../chain/abi/generated/index.ts';
+import type { Address, Hex, PublicClient } from 'viem';
 import { toChainError } from '../chain/chain-client.ts';
-import { createDirectRpc } from '../chain/direct-rpc.ts';
 import type { RawLog } from './event-decoder.ts';
 
 export interface BlockHeader {
@@ -25,13 +24,6 @@ interface RawBlock {
   timestamp: string;
 }
 
-export interface StockBalances {
-  stock: string;
-  wallet: string;
-  exchange: string;
-  locked: string;
-}
-
 export interface ChainSource {
   blockNumber(): Promise<number>;
   headerByNumber(n: number): Promise<BlockHeader | undefined>;
@@ -40,14 +32,13 @@ export interface ChainSource {
   logs(from: number, to: number): Promise<RawLog[]>;
   /** Logs of the indexed contracts in one block, by hash (consistent with that block whatever the head does). */
   logsOfBlock(hash: string): Promise<RawLog[]>;
-  /** Stock balances of `user` in `stocks` at the block `blockHash` (AccountLens.getAccount). */
-  stockBalances(user: string, stocks: readonly string[], blockHash: string): Promise<StockBalances[]>;
+  /** eth_call of `data` to `to` in the state of exactly the block `blockHash` (EIP-1898). */
+  callAt(to: string, data: Hex, blockHash: string): Promise<Hex>;
   /** Whether `address` has code at block `n` (finding a deployment's first block). */
   hasCode(address: string, n: number): Promise<boolean>;
 }
 
-const hex = (n: number) => `0x${n.toString(16)}`;
-const ZERO = '0x0000000000000000000000000000000000000000';
+const hex = (n: number): Hex => `0x${n.toString(16)}`;
 
 function toHeader(b: RawBlock): BlockHeader {
   return {
@@ -58,7 +49,8 @@ function toHeader(b: RawBlock): BlockHeader {
   };
 }
 
-export function createChainSource(publicClient: PublicClient, addresses: readonly string[], accountLens: string): ChainSource {
+/** A source of the logs of `addresses` (and headers, state reads) through `publicClient`. */
+export function createChainSource(publicClient: PublicClient, addresses: readonly string[]): ChainSource {
   const request = publicClient.request as unknown as (args: { method: string; params?: unknown[] }) => Promise<unknown>;
   async function rpc<T>(method: string, params: unknown[]): Promise<T> {
     try {
@@ -67,9 +59,16 @@ export function createChainSource(publicClient: PublicClient, addresses: readonl
       throw toChainError(err);
     }
   }
-  // eth_getLogs answers are megabytes: undici's fetch reads those faster than node:http.
-  const bulk = createDirectRpc(publicClient, 'fetch') ?? rpc;
-  const address = [...addresses];
+  const address = addresses.map((a) => a.toLowerCase() as Address);
+
+  /** eth_getLogs as the node answers it: viem's typed request, without its log formatting. */
+  async function getLogs(filter: { fromBlock: Hex; toBlock: Hex } | { blockHash: Hex }): Promise<RawLog[]> {
+    try {
+      return (await publicClient.request({ method: 'eth_getLogs', params: [{ ...filter, address }] })) as RawLog[];
+    } catch (err) {
+      throw toChainError(err);
+    }
+  }
 
   return {
     async blockNumber() {
@@ -84,33 +83,14 @@ export function createChainSource(publicClient: PublicClient, addresses: readonl
       return b ? toHeader(b) : undefined;
     },
     logs(from, to) {
-      return bulk<RawLog[]>('eth_getLogs', [{ fromBlock: hex(from), toBlock: hex(to), address }]);
+      return getLogs({ fromBlock: hex(from), toBlock: hex(to) });
     },
     logsOfBlock(hash) {
-      return rpc<RawLog[]>('eth_getLogs', [{ blockHash: hash, address }]);
+      return getLogs({ blockHash: hash as Hex });
     },
-    async stockBalances(user, stocks, blockHash) {
-      const data = encodeFunctionData({
-        abi: accountLensAbi,
-        functionName: 'getAccount',
-        args: [user as Address, stocks as Address[], [], ZERO as Address],
-      });
-      // EIP-1898: the state of exactly that block, or an error if it is no longer known.
-      const result = await rpc<Hex>('eth_call', [{ to: accountLens, data }, { blockHash }]);
-      // No AccountLens at that block (deployed later): no state to read, nothing to record.
-      if (result === '0x') return [];
-      let account;
-      try {
-        account = decodeFunctionResult({ abi: accountLensAbi, functionName: 'getAccount', data: result });
-      } catch (err) {
-        throw toChainError(err);
-      }
-      return account.stocks.map((s) => ({
-        stock: s.stock.toLowerCase(),
-        wallet: s.wallet.toString(),
-        exchange: s.exchange.toString(),
-        locked: s.locked.toString(),
-      }));
+    callAt(to, data, blockHash) {
+      // EIP-1898: the state of exactly that block, or an error if the node no longer has it.
+      return rpc<Hex>('eth_call', [{ to, data }, { blockHash }]);
     },
     async hasCode(addr, n) {
       const code = await rpc<string>('eth_getCode', [addr, hex(n)]);

@@ -1,9 +1,11 @@
 /**
- * Fast decoding of the stock contracts' events straight from `topics` / `data`.
+ * Fast decoding of an indexer's events straight from `topics` / `data` (`createEventDecoder(abis)`;
+ * `decodeEvent` for the stock contracts).
  *
- * Every event of the StockRouter, Cashier, Stock and OneClickRouter has only static parameters, so
- * each argument is one 32-byte word: an indexed one is a topic, the others are consecutive words of
- * `data`. The layouts are derived once from the generated ABIs, and decoding is string slicing —
+ * Every event of the StockRouter, Cashier, Stock and OneClickRouter (and of any contract an indexer
+ * follows: the decoder refuses others) has only static parameters, so each argument is one 32-byte
+ * word: an indexed one is a topic, the others are consecutive words of `data`. The layouts are
+ * derived once per decoder from the ABIs, and decoding is string slicing —
  * several times faster than viem's generic `decodeEventLog` (see docs/indexer.md); a test proves
  * both give the same values for every event type.
  *
@@ -73,39 +75,40 @@ function kindOf(type: string): { kind: Kind; size: number } | undefined {
   return undefined;
 }
 
-/** The ABIs whose events the indexer reads (the contracts of a deployment it queries logs from). */
+/** The stock domain's ABIs: the default decoder's (`decodeEvent`), and what the property tests cover. */
 export const INDEXED_ABIS: readonly Abi[] = [stockRouterAbi, cashierAbi, stockAbi, oneClickRouterAbi];
 
-const layouts = new Map<string, Layout>();
-for (const abi of INDEXED_ABIS) {
-  for (const item of abi) {
-    if (item.type !== 'event' || item.anonymous) continue;
-    const selector = toEventSelector(item);
-    if (layouts.has(selector)) continue;
-    const params: Param[] = [];
-    let supported = true;
-    for (const input of item.inputs) {
-      const k = kindOf(input.type);
-      if (!k || !input.name) {
-        supported = false;
-        break;
+/** Layouts by selector of every event of `abis` (the first ABI naming a selector wins). */
+function layoutsOf(abis: readonly Abi[]): Map<string, Layout> {
+  const layouts = new Map<string, Layout>();
+  for (const abi of abis) {
+    for (const item of abi) {
+      if (item.type !== 'event' || item.anonymous) continue;
+      const selector = toEventSelector(item);
+      if (layouts.has(selector)) continue;
+      const params: Param[] = [];
+      let supported = true;
+      for (const input of item.inputs) {
+        const k = kindOf(input.type);
+        if (!k || !input.name) {
+          supported = false;
+          break;
+        }
+        params.push({ name: input.name, kind: k.kind, size: k.size, indexed: input.indexed === true });
       }
-      params.push({ name: input.name, kind: k.kind, size: k.size, indexed: input.indexed === true });
+      // A dynamic parameter would need the generic decoder; an indexer's contracts must not have one.
+      if (!supported) throw new Error(`event-decoder: ${item.name} has a parameter the fast decoder does not support`);
+      layouts.set(selector, {
+        name: item.name,
+        params,
+        topicCount: 1 + params.filter((p) => p.indexed).length,
+        dataWords: params.filter((p) => !p.indexed).length,
+        event: item,
+      });
     }
-    // A dynamic parameter would need the generic decoder; none of our contracts has one.
-    if (!supported) throw new Error(`event-decoder: ${item.name} has a parameter the fast decoder does not support`);
-    layouts.set(selector, {
-      name: item.name,
-      params,
-      topicCount: 1 + params.filter((p) => p.indexed).length,
-      dataWords: params.filter((p) => !p.indexed).length,
-      event: item,
-    });
   }
+  return layouts;
 }
-
-/** Every event the decoder knows, by selector (topic0). */
-export const KNOWN_EVENTS: ReadonlyMap<string, AbiEvent> = new Map([...layouts].map(([s, l]) => [s, l.event]));
 
 /** `s[start, start+64)` (one word, lower-case hex without 0x) as a decimal string. */
 function uintText(s: string, start: number): string {
@@ -137,26 +140,41 @@ function decodeWord(p: Param, s: string, start: number): EventArgValue {
   }
 }
 
+export type EventDecoder = (topics: readonly string[], data: string) => DecodedEvent | undefined;
+
 /**
- * Decodes a log of one of the indexed contracts. Undefined when topic0 is unknown or the log does
- * not have the layout its selector promises (never throws: a foreign log must not stop the indexer).
+ * A decoder of the events of `abis`: undefined when topic0 is unknown or the log does not have the
+ * layout its selector promises (never throws: a foreign log must not stop an indexer). Throws at
+ * once if an event of `abis` has a parameter of dynamic size.
  */
-export function decodeEvent(topics: readonly string[], data: string): DecodedEvent | undefined {
-  const topic0 = topics[0];
-  if (topic0 === undefined) return undefined;
-  const layout = layouts.get(topic0.toLowerCase());
-  if (!layout) return undefined;
-  if (topics.length !== layout.topicCount || data.length < 2 + layout.dataWords * 64) return undefined;
-  const args: EventArgs = {};
-  let topic = 1;
-  let word = 2;
-  for (const p of layout.params) {
-    if (p.indexed) {
-      args[p.name] = decodeWord(p, topics[topic++], 2);
-    } else {
-      args[p.name] = decodeWord(p, data, word);
-      word += 64;
+export function createEventDecoder(abis: readonly Abi[]): EventDecoder & { known: ReadonlyMap<string, AbiEvent> } {
+  const layouts = layoutsOf(abis);
+  const decode: EventDecoder = (topics, data) => {
+    const topic0 = topics[0];
+    if (topic0 === undefined) return undefined;
+    const layout = layouts.get(topic0.toLowerCase());
+    if (!layout) return undefined;
+    if (topics.length !== layout.topicCount || data.length < 2 + layout.dataWords * 64) return undefined;
+    const args: EventArgs = {};
+    let topic = 1;
+    let word = 2;
+    for (const p of layout.params) {
+      if (p.indexed) {
+        args[p.name] = decodeWord(p, topics[topic++], 2);
+      } else {
+        args[p.name] = decodeWord(p, data, word);
+        word += 64;
+      }
     }
-  }
-  return { name: layout.name, args };
+    return { name: layout.name, args };
+  };
+  return Object.assign(decode, { known: new Map([...layouts].map(([s, l]) => [s, l.event])) as ReadonlyMap<string, AbiEvent> });
 }
+
+const stockDecoder = createEventDecoder(INDEXED_ABIS);
+
+/** Every event of the stock domain's contracts, by selector (topic0). */
+export const KNOWN_EVENTS: ReadonlyMap<string, AbiEvent> = stockDecoder.known;
+
+/** Decodes a log of one of the stock domain's contracts (see `createEventDecoder`). */
+export const decodeEvent: EventDecoder = stockDecoder;

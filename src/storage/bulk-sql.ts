@@ -12,6 +12,12 @@ export interface BulkTable {
   columns: readonly string[];
   /** Absent: a plain insert (a duplicate key fails). */
   onConflict?: { columns: readonly string[]; update: readonly string[] | 'nothing' };
+  /**
+   * Columns with the same value in every row, written into the SQL text instead of bound once per
+   * row (an indexer's name on each of its event rows: one bound value fewer per row of a catch-up).
+   * Values are identifiers (letters, digits, `_ . : -`) or integers; anything else is refused.
+   */
+  constants?: Readonly<Record<string, string | number>>;
 }
 
 /** SQLite: 32 766 bound parameters per statement (PostgreSQL 65 535); stay under both. */
@@ -36,22 +42,37 @@ function styleOf(k: Kysely<any>): Style {
 
 const quote = (id: string) => `"${id}"`;
 
+const CONSTANT_TEXT = /^[A-Za-z0-9_.:-]*$/;
+
+function literal(value: string | number): string {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw new Error(`bulk-sql: constant ${value} is not a safe integer`);
+    return String(value);
+  }
+  if (!CONSTANT_TEXT.test(value)) throw new Error('bulk-sql: a text constant may hold only letters, digits and _ . : -');
+  return `'${value}'`;
+}
+
 function insertText(style: Style, spec: BulkTable, rows: number): string {
   const conflictKey = spec.onConflict
     ? `${spec.onConflict.columns.join(',')}>${spec.onConflict.update === 'nothing' ? '' : spec.onConflict.update.join(',')}`
     : '';
-  const key = `${style}|${spec.table}|${spec.columns.join(',')}|${rows}|${conflictKey}`;
+  const constants = spec.constants ? Object.entries(spec.constants) : [];
+  const constantKey = constants.map(([c, v]) => `${c}=${typeof v}:${v}`).join(',');
+  const key = `${style}|${spec.table}|${spec.columns.join(',')}|${rows}|${conflictKey}|${constantKey}`;
   let text = texts.get(key);
   if (text !== undefined) return text;
   const n = spec.columns.length;
+  const fixed = constants.map(([, v]) => literal(v));
   const tuples = new Array<string>(rows);
   let p = 1;
   for (let r = 0; r < rows; r++) {
     const marks = new Array<string>(n);
     for (let c = 0; c < n; c++) marks[c] = style === '?' ? '?' : `$${p++}`;
-    tuples[r] = `(${marks.join(',')})`;
+    tuples[r] = `(${fixed.concat(marks).join(',')})`;
   }
-  text = `insert into ${quote(spec.table)} (${spec.columns.map(quote).join(',')}) values ${tuples.join(',')}`;
+  const columns = constants.map(([c]) => c).concat(spec.columns);
+  text = `insert into ${quote(spec.table)} (${columns.map(quote).join(',')}) values ${tuples.join(',')}`;
   if (spec.onConflict) {
     const target = spec.onConflict.columns.map(quote).join(',');
     text +=

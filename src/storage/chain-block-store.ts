@@ -1,9 +1,13 @@
 /**
- * The indexer's record of on-chain facts: blocks it has seen (`chain_blocks`), the decoded events
- * of the indexed contracts (`chain_events`, one row per log, primary key (block_number, log_index),
- * as only one branch is ever stored), and checkpoints (`indexer_checkpoints`: the last block whose
- * events are all stored, by number and hash). Projections are derived from `chain_events`; a reorg
- * deletes the orphaned blocks' rows here and the projections are re-derived (docs/indexer.md).
+ * The indexers' record of on-chain facts: blocks each has seen (`chain_blocks`), the decoded events
+ * of its contracts (`chain_events`, one row per log, primary key (indexer, block_number,
+ * log_index), as only one branch is ever stored per indexer), and checkpoints
+ * (`indexer_checkpoints`: the last block whose events are all stored, by number and hash).
+ * Projections are derived from `chain_events`; a reorg deletes the orphaned blocks' rows here and
+ * the projections are re-derived (docs/indexer.md).
+ *
+ * Every function takes the indexer's name (its checkpoint's name) and reads or writes that
+ * indexer's rows only: several indexers share these tables and roll back independently.
  */
 import type { Selectable } from 'kysely';
 import { kyselyOf, type DbExecutor } from './database.ts';
@@ -80,26 +84,60 @@ export async function moveCheckpoint(db: DbExecutor, name: string, expected: Che
 
 // ---------------------------------------------------------------------- blocks
 
+/** An indexer's name: it is written into SQL text (bulk-sql constants) and meta keys. */
+const INDEXER_NAME = /^[a-z][a-z0-9_-]{0,31}$/;
+
+export function isIndexerName(name: string): boolean {
+  return INDEXER_NAME.test(name);
+}
+
+function checkName(indexer: string): string {
+  if (!INDEXER_NAME.test(indexer)) throw new Error('chain-block-store: an indexer name is 1-32 lower-case letters, digits, _ or -');
+  return indexer;
+}
+
+/** Insert specs per indexer: the name is a constant of the SQL text, not a value bound per row. */
+const specs = new Map<string, { blocks: BulkTable; events: BulkTable }>();
+
+function specsOf(indexer: string): { blocks: BulkTable; events: BulkTable } {
+  let s = specs.get(indexer);
+  if (!s) {
+    const constants = { indexer: checkName(indexer) };
+    s = {
+      blocks: { ...BLOCK_INSERT, constants },
+      events: { ...EVENT_INSERT, constants },
+    };
+    specs.set(indexer, s);
+  }
+  return s;
+}
+
 const BLOCK_INSERT: BulkTable = {
   table: 'chain_blocks',
   columns: ['hash', 'number', 'parent_hash', 'timestamp'],
-  onConflict: { columns: ['hash'], update: 'nothing' },
+  onConflict: { columns: ['indexer', 'hash'], update: 'nothing' },
 };
 
-export async function insertBlocks(db: DbExecutor, blocks: readonly ChainBlockRecord[]): Promise<void> {
-  await bulkInsert(db, BLOCK_INSERT, blocks.map((b) => [b.hash, b.number, b.parentHash, b.timestamp]));
+export async function insertBlocks(db: DbExecutor, indexer: string, blocks: readonly ChainBlockRecord[]): Promise<void> {
+  await bulkInsert(db, specsOf(indexer).blocks, blocks.map((b) => [b.hash, b.number, b.parentHash, b.timestamp]));
 }
 
-export async function getBlockByHash(db: DbExecutor, hash: string): Promise<ChainBlockRecord | undefined> {
-  const row = await kyselyOf(db).selectFrom('chain_blocks').selectAll().where('hash', '=', hash.toLowerCase()).executeTakeFirst();
+export async function getBlockByHash(db: DbExecutor, indexer: string, hash: string): Promise<ChainBlockRecord | undefined> {
+  const row = await kyselyOf(db)
+    .selectFrom('chain_blocks')
+    .selectAll()
+    .where('indexer', '=', indexer)
+    .where('hash', '=', hash.toLowerCase())
+    .executeTakeFirst();
   return row ? { hash: row.hash, number: Number(row.number), parentHash: row.parent_hash, timestamp: Number(row.timestamp) } : undefined;
 }
 
 /** Stored blocks at or below `maxNumber`, highest first (the walk back to a common ancestor). */
-export async function listBlocksDescending(db: DbExecutor, maxNumber: number, limit: number): Promise<ChainBlockRecord[]> {
+export async function listBlocksDescending(db: DbExecutor, indexer: string, maxNumber: number, limit: number): Promise<ChainBlockRecord[]> {
   const rows = await kyselyOf(db)
     .selectFrom('chain_blocks')
     .selectAll()
+    .where('indexer', '=', indexer)
     .where('number', '<=', maxNumber)
     .orderBy('number', 'desc')
     .limit(limit)
@@ -123,11 +161,11 @@ const EVENT_INSERT: BulkTable = {
     'args',
     'entity_key',
   ],
-  onConflict: { columns: ['block_number', 'log_index'], update: 'nothing' },
+  onConflict: { columns: ['indexer', 'block_number', 'log_index'], update: 'nothing' },
 };
 
-export async function insertEvents(db: DbExecutor, events: readonly ChainEventRecord[]): Promise<void> {
-  await bulkInsertWith(db, EVENT_INSERT, events.length, (p, o, i) => {
+export async function insertEvents(db: DbExecutor, indexer: string, events: readonly ChainEventRecord[]): Promise<void> {
+  await bulkInsertWith(db, specsOf(indexer).events, events.length, (p, o, i) => {
     const e = events[i];
     const args = JSON.stringify(e.args);
     // V8 answers JSON.stringify with a chain of pieces (32, 64, 128... characters); reading a
@@ -162,11 +200,12 @@ function eventFromRow(r: Selectable<ChainEventsTable>): ChainEventRecord {
   };
 }
 
-/** Events of blocks above `number`, in chain order. */
-export async function listEventsAbove(db: DbExecutor, number: number): Promise<ChainEventRecord[]> {
+/** The indexer's events of blocks above `number`, in chain order. */
+export async function listEventsAbove(db: DbExecutor, indexer: string, number: number): Promise<ChainEventRecord[]> {
   const rows = await kyselyOf(db)
     .selectFrom('chain_events')
     .selectAll()
+    .where('indexer', '=', indexer)
     .where('block_number', '>', number)
     .orderBy('block_number')
     .orderBy('log_index')
@@ -174,13 +213,14 @@ export async function listEventsAbove(db: DbExecutor, number: number): Promise<C
   return rows.map(eventFromRow);
 }
 
-/** Every stored event of these entities, in chain order. */
-export async function listEventsOfEntities(db: DbExecutor, entityKeys: readonly string[]): Promise<ChainEventRecord[]> {
+/** Every stored event of these entities of the indexer, in chain order. */
+export async function listEventsOfEntities(db: DbExecutor, indexer: string, entityKeys: readonly string[]): Promise<ChainEventRecord[]> {
   const out: ChainEventRecord[] = [];
   for (const keys of chunked(entityKeys)) {
     const rows = await kyselyOf(db)
       .selectFrom('chain_events')
       .selectAll()
+      .where('indexer', '=', indexer)
       .where('entity_key', 'in', keys)
       .execute();
     for (const r of rows) out.push(eventFromRow(r));
@@ -188,17 +228,18 @@ export async function listEventsOfEntities(db: DbExecutor, entityKeys: readonly 
   return out.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
 }
 
-export async function countEvents(db: DbExecutor): Promise<number> {
+export async function countEvents(db: DbExecutor, indexer: string): Promise<number> {
   const row = await kyselyOf(db)
     .selectFrom('chain_events')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('indexer', '=', indexer)
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
-/** Deletes the blocks above `number` and their events (the orphaned part of a reorg). */
-export async function deleteBlocksAbove(db: DbExecutor, number: number): Promise<void> {
+/** Deletes the indexer's blocks above `number` and their events (the orphaned part of a reorg). */
+export async function deleteBlocksAbove(db: DbExecutor, indexer: string, number: number): Promise<void> {
   const k = kyselyOf(db);
-  await k.deleteFrom('chain_events').where('block_number', '>', number).execute();
-  await k.deleteFrom('chain_blocks').where('number', '>', number).execute();
+  await k.deleteFrom('chain_events').where('indexer', '=', indexer).where('block_number', '>', number).execute();
+  await k.deleteFrom('chain_blocks').where('indexer', '=', indexer).where('number', '>', number).execute();
 }

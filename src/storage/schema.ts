@@ -54,9 +54,11 @@ export interface MetaTable {
   value: string;
 }
 
-// ------------------------------------------------------------------ stock indexer (0002)
+// ------------------------------------------------------- chain indexers (0002, 0003, 0005)
 
+/** Rows of `chain_blocks` and `chain_events` belong to one indexer (its checkpoint's name). */
 export interface ChainBlocksTable {
+  indexer: string;
   hash: string;
   number: number;
   /** Null for a block known only from its logs. */
@@ -66,6 +68,7 @@ export interface ChainBlocksTable {
 }
 
 export interface ChainEventsTable {
+  indexer: string;
   block_hash: string;
   block_number: number;
   block_timestamp: number;
@@ -87,6 +90,8 @@ export interface IndexerCheckpointsTable {
   block_hash: string;
   updated_at: number;
 }
+
+// ------------------------------------------------- stock domain (0002, renamed stock_* in 0005)
 
 export interface OrdersTable {
   order_id: string;
@@ -194,11 +199,11 @@ export interface DatabaseSchema {
   chain_blocks: ChainBlocksTable;
   chain_events: ChainEventsTable;
   indexer_checkpoints: IndexerCheckpointsTable;
-  orders: OrdersTable;
-  order_fills: OrderFillsTable;
-  cash_operations: CashOperationsTable;
+  stock_orders: OrdersTable;
+  stock_order_fills: OrderFillsTable;
+  stock_cash_operations: CashOperationsTable;
   stock_operations: StockOperationsTable;
-  positions: PositionsTable;
-  tx_records: TxRecordsTable;
-  calldata_requests: CalldataRequestsTable;
+  stock_positions: PositionsTable;
+  stock_tx_records: TxRecordsTable;
+  stock_calldata_requests: CalldataRequestsTable;
 }

@@ -401,16 +401,16 @@ describe.each(testDatabases)('indexer projections ($name)', ({ open }) => {
 
     // Folding everything again from the stored events gives the rows the appends produced.
     const snapshotRows = async () => ({
-      orders: await db.kysely.selectFrom('orders').selectAll().orderBy('order_id').execute(),
-      fills: await db.kysely.selectFrom('order_fills').selectAll().orderBy('tx_hash').orderBy('log_index').execute(),
-      cash: await db.kysely.selectFrom('cash_operations').selectAll().orderBy('operation_id').execute(),
+      orders: await db.kysely.selectFrom('stock_orders').selectAll().orderBy('order_id').execute(),
+      fills: await db.kysely.selectFrom('stock_order_fills').selectAll().orderBy('tx_hash').orderBy('log_index').execute(),
+      cash: await db.kysely.selectFrom('stock_cash_operations').selectAll().orderBy('operation_id').execute(),
       stock: await db.kysely.selectFrom('stock_operations').selectAll().orderBy('operation_id').execute(),
     });
     const appended = await snapshotRows();
     expect(appended.orders).toHaveLength(2);
     expect(appended.fills).toHaveLength(2);
-    const keys = (await db.kysely.selectFrom('chain_events').select('entity_key').distinct().where('entity_key', 'is not', null).execute()).map((r) => r.entity_key as string);
-    await withTransaction(db, (tx) => reprojectEntities(tx, keys));
+    const keys = (await db.kysely.selectFrom('chain_events').select('entity_key').distinct().where('indexer', '=', 'stock').where('entity_key', 'is not', null).execute()).map((r) => r.entity_key as string);
+    await withTransaction(db, (tx) => reprojectEntities(tx, 'stock', keys));
     expect(await snapshotRows()).toEqual(appended);
 
     // Positions are the Stock contract's state.

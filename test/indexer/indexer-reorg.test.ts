@@ -50,7 +50,7 @@ beforeEach(async () => {
 
 /** Orders in the projection equal the router's record of them. */
 async function expectOrdersMatchChain(db: Db): Promise<void> {
-  const rows = await db.kysely.selectFrom('orders').selectAll().execute();
+  const rows = await db.kysely.selectFrom('stock_orders').selectAll().execute();
   const next = await f.publicClient.readContract({ address: contracts(f).stockRouter, abi: stockRouterAbi, functionName: 'nextOrderId' });
   expect(rows.length).toBe(Number(next) - 1);
   for (const r of rows) {
@@ -96,7 +96,7 @@ describe.each(testDatabases)('indexer reconciliation ($name)', ({ open }) => {
     await second.syncOnce();
     expect(await expectEventsMatchChain(f, db)).toBe(after);
     // Fill rows are not doubled either: 4 buys half filled, 4 sells filled.
-    expect(await db.kysely.selectFrom('order_fills').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n))).toBe(8);
+    expect(await db.kysely.selectFrom('stock_order_fills').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n))).toBe(8);
   });
 
   test('two indexers racing on one database: a batch prepared on a checkpoint the other moved is refused whole', async () => {
@@ -113,7 +113,7 @@ describe.each(testDatabases)('indexer reconciliation ($name)', ({ open }) => {
     await b.syncOnce();
     await expectEventsMatchChain(f, db);
     await expectOrdersMatchChain(db);
-    expect(await db.kysely.selectFrom('order_fills').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n))).toBe(6);
+    expect(await db.kysely.selectFrom('stock_order_fills').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow().then((r) => Number(r.n))).toBe(6);
   });
 
   test('a reorg onto a longer branch rolls back the orphaned blocks and indexes the new ones (order ids reused)', async () => {

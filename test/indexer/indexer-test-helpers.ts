@@ -72,7 +72,7 @@ export async function chainLogs(f: ChainFixture): Promise<Array<{ blockHash: Hex
 /** Asserts the stored events are exactly the chain's logs: none missing, none twice, none orphaned. */
 export async function expectEventsMatchChain(f: ChainFixture, db: Db): Promise<number> {
   const expected = (await chainLogs(f)).map((l) => `${l.blockHash}:${l.logIndex}`).sort();
-  const stored = (await db.kysely.selectFrom('chain_events').select(['block_hash', 'log_index']).execute())
+  const stored = (await db.kysely.selectFrom('chain_events').select(['block_hash', 'log_index']).where('indexer', '=', 'stock').execute())
     .map((r) => `${r.block_hash}:${Number(r.log_index)}`)
     .sort();
   expect(stored).toEqual(expected);

@@ -113,7 +113,7 @@ describe('roles as separate processes', () => {
       // The roles really shared the PostgreSQL schema they were given.
       const db = await openDatabase({ url: process.env.DATABASE_URL, schema, migrate: false });
       try {
-        const row = await db.kysely.selectFrom('orders').select('order_id').where('order_id', '=', orderId).executeTakeFirst();
+        const row = await db.kysely.selectFrom('stock_orders').select('order_id').where('order_id', '=', orderId).executeTakeFirst();
         expect(row?.order_id).toBe(orderId);
       } finally {
         await db.close();

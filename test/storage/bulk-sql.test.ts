@@ -46,7 +46,7 @@ describe.each(testDatabases)('bulk inserts ($name)', ({ open }) => {
   it('writes every row of a batch that needs full chunks and a split remainder, values exact', async () => {
     const records = Array.from({ length: 4321 }, (_, i) => ({ calldataHash: hash(i), apiKey: `key-${i % 7}`, kind: 'order', createdAt: 1_700_000_000_000 + i }));
     await recordCalldataBatch(db, records);
-    const count = await db.kysely.selectFrom('calldata_requests').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
+    const count = await db.kysely.selectFrom('stock_calldata_requests').select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow();
     expect(Number(count.n)).toBe(4321);
     for (const i of [0, 1999, 2000, 3999, 4000, 4255, 4256, 4319, 4320]) {
       expect(await getCalldataRecord(db, hash(i))).toEqual(records[i]);

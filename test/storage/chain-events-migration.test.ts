@@ -1,4 +1,4 @@
-import { Migrator, sql } from 'kysely';
+import { Migrator, sql, type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { insertEvents, listEventsAbove, type ChainEventRecord } from '../../src/storage/chain-block-store.ts';
 import type { Db } from '../../src/storage/database.ts';
@@ -39,7 +39,7 @@ describe.each(testDatabases)('migration 0003: chain_events keyed by position ($n
     expect(down.error).toBeUndefined();
     const before = [event(5, 0, 'o:5'), event(5, 1, null), event(7, 0, 'o:7'), event(9, 3, 'o:5')];
     // The store's insert names the new key in its ON CONFLICT; under the old layout, plain rows.
-    await db.kysely
+    await (db.kysely as Kysely<any>)
       .insertInto('chain_events')
       .values(
         before.map((e) => ({
@@ -63,21 +63,21 @@ describe.each(testDatabases)('migration 0003: chain_events keyed by position ($n
 
     const up = await m.migrateToLatest();
     expect(up.error).toBeUndefined();
-    expect(await listEventsAbove(db, 0)).toEqual(before);
-    expect(await listEventsAbove(db, 6)).toEqual(before.slice(2));
+    expect(await listEventsAbove(db, 'stock', 0)).toEqual(before);
+    expect(await listEventsAbove(db, 'stock', 6)).toEqual(before.slice(2));
   });
 
   it('refuses a second event at a stored position, whatever its block hash', async () => {
-    await insertEvents(db, [event(5, 0, 'o:5')]);
-    const again = sql`insert into chain_events (block_hash, block_number, block_timestamp, tx_hash, log_index, ordinal, address, event_name, args, entity_key)
-      values (${hash(1)}, 5, 0, ${hash(2)}, 0, 0, '0x00', 'X', '{}', null)`.execute(db.kysely);
+    await insertEvents(db, 'stock', [event(5, 0, 'o:5')]);
+    const again = sql`insert into chain_events (indexer, block_hash, block_number, block_timestamp, tx_hash, log_index, ordinal, address, event_name, args, entity_key)
+      values ('stock', ${hash(1)}, 5, 0, ${hash(2)}, 0, 0, '0x00', 'X', '{}', null)`.execute(db.kysely);
     const err = await again.then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(isUniqueViolation(err)).toBe(true);
     // The indexer's own insert of an event it already stored is a no-op, not an error.
-    await insertEvents(db, [event(5, 0, 'o:5')]);
-    expect(await listEventsAbove(db, 0)).toEqual([event(5, 0, 'o:5')]);
+    await insertEvents(db, 'stock', [event(5, 0, 'o:5')]);
+    expect(await listEventsAbove(db, 'stock', 0)).toEqual([event(5, 0, 'o:5')]);
   });
 });

@@ -25,19 +25,19 @@ afterAll(() => {
 /** Every table the migrations create; a new migration's tables are added here on purpose. */
 const APP_TABLES = [
   'api_keys',
-  'calldata_requests',
   'candles',
-  'cash_operations',
   'chain_blocks',
   'chain_events',
   'indexer_checkpoints',
   'meta',
-  'order_fills',
-  'orders',
-  'positions',
   'quotes',
+  'stock_calldata_requests',
+  'stock_cash_operations',
   'stock_operations',
-  'tx_records',
+  'stock_order_fills',
+  'stock_orders',
+  'stock_positions',
+  'stock_tx_records',
 ];
 
 async function tableNames(db: Db): Promise<string[]> {

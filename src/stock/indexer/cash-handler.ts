@@ -1,5 +1,5 @@
 /**
- * Cashier events → the `cash_operations` projection. A deposit or withdrawal is created by the
+ * Cashier events → the `stock_cash_operations` projection. A deposit or withdrawal is created by the
  * Cashier event of the user's transaction (`Deposited` / `DepositQueued`, `Withdrawn` /
  * `WithdrawalQueued`) and, when queued, completed by the operator's `DepositSettled` /
  * `WithdrawalSettled` for its queue id. `applyCashEvent` is a pure reducer over an operation's events.

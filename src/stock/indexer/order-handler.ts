@@ -1,5 +1,5 @@
 /**
- * StockRouter order events → the `orders` and `order_fills` projections. `applyOrderEvent` is a
+ * StockRouter order events → the `stock_orders` and `stock_order_fills` projections. `applyOrderEvent` is a
  * pure reducer: the projection of an order is the fold of its events in chain order, so appending
  * events folds them onto the stored row and a reorg re-folds what is left (docs/indexer.md).
  */

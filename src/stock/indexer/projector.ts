@@ -1,8 +1,9 @@
 /**
- * From raw logs to event records and projections. Two paths compute the same thing:
- * - append (`projectAppend`): a range of new blocks; each touched entity's new events are folded
- *   onto its stored row (the row *is* the fold of its earlier events), so catch-up never re-reads
- *   old events;
+ * The stock projections from event records. Two paths compute the same thing:
+ * - append (`StockBatch`, driven by the chain follower: `prepare` per range, then the handlers
+ *   registered per event in stock-indexer.ts call its folds): each touched entity's new events are
+ *   folded onto its stored row (the row *is* the fold of its earlier events), so catch-up never
+ *   re-reads old events;
  * - re-projection (`reprojectEntities`): after a rollback, each touched entity is re-folded from all
  *   its remaining events; an entity with none left is deleted.
  * Folding is associative over chain order, so both give identical rows (a test checks it).
@@ -32,7 +33,6 @@ import {
   type OrderState,
 } from '../store/stock-order-store.ts';
 import { applyCashEvent, cashEntityKey, CASH_CREATE_EVENTS, CASH_SETTLE_EVENTS, queueKey, reduceCashOperation, settleQueueOf } from './cash-handler.ts';
-import { decodeEvent, type RawLog } from '../../indexer/event-decoder.ts';
 import { operationIdOf } from './operation-id.ts';
 import { applyOrderEvent, fillOf, ORDER_EVENT_NAMES, orderEntityKey, orderIdOf, reduceOrder } from './order-handler.ts';
 import { applyStockEvent, collectPositionTouches, reduceStockOperation, stockEntityKey, STOCK_OPERATION_EVENTS, type PositionTouches } from './stock-handler.ts';
@@ -49,74 +49,6 @@ export function contractKinds(deployment: Deployment): Map<string, ContractKind>
   for (const s of Object.values(c.stocks)) kinds.set(s.toLowerCase(), 'stock');
   return kinds;
 }
-
-/**
- * Decodes the logs of whole blocks into event records: ordinals per transaction, timestamps from
- * the log (`blockTimestamp`) or `timestamps` (block hash → ms). Entity keys are assigned later.
- */
-export function decodeLogs(logs: readonly RawLog[], timestamps?: ReadonlyMap<string, number>): ChainEventRecord[] {
-  const events = decodeInOrder(logs, timestamps);
-  // Nodes answer in chain order; ordinals need it, so sort only when one does not.
-  for (let i = 1; i < events.length; i++) {
-    const a = events[i - 1];
-    const b = events[i];
-    if (a.blockNumber > b.blockNumber || (a.blockNumber === b.blockNumber && a.logIndex >= b.logIndex)) {
-      return decodeInOrder([...logs].sort(compareRaw), timestamps);
-    }
-  }
-  return events;
-}
-
-function decodeInOrder(logs: readonly RawLog[], timestamps?: ReadonlyMap<string, number>): ChainEventRecord[] {
-  const out: ChainEventRecord[] = [];
-  let prevTx = '';
-  let prevBlock = '';
-  let prevRawTx = '';
-  let prevRawBlock = '';
-  // Few contracts emit everything, but their logs interleave (a fill is a router log, then a stock
-  // log), so one string per contract, not per run.
-  const addresses = new Map<string, string>();
-  let ordinal = 0;
-  for (const log of logs) {
-    if (log.removed) continue;
-    // Consecutive logs share their block and mostly their transaction: the records keep one string
-    // for each run of them (and one per contract), so the JSON answer's own copies die young. A
-    // batch keeps its records until it is written, and the garbage collector copies what survives.
-    const blockHash = log.blockHash === prevRawBlock ? prevBlock : log.blockHash.toLowerCase();
-    const txHash = log.transactionHash === prevRawTx ? prevTx : log.transactionHash.toLowerCase();
-    ordinal = txHash === prevTx && blockHash === prevBlock ? ordinal + 1 : 0;
-    prevRawBlock = log.blockHash;
-    prevRawTx = log.transactionHash;
-    prevTx = txHash;
-    prevBlock = blockHash;
-    let address = addresses.get(log.address);
-    if (address === undefined) {
-      address = log.address.toLowerCase();
-      addresses.set(log.address, address);
-    }
-    const decoded = decodeEvent(log.topics, log.data);
-    const timestamp =
-      log.blockTimestamp !== undefined ? parseInt(log.blockTimestamp, 16) * 1000 : (timestamps?.get(blockHash) ?? 0);
-    out.push({
-      blockHash,
-      blockNumber: parseInt(log.blockNumber, 16),
-      timestamp,
-      txHash,
-      logIndex: parseInt(log.logIndex, 16),
-      ordinal,
-      address,
-      name: decoded ? decoded.name : 'Unknown',
-      args: decoded ? decoded.args : { topics: log.topics, data: log.data },
-      entityKey: null,
-    });
-  }
-  return out;
-}
-
-function compareRaw(a: RawLog, b: RawLog): number {
-  return parseInt(a.blockNumber, 16) - parseInt(b.blockNumber, 16) || parseInt(a.logIndex, 16) - parseInt(b.logIndex, 16);
-}
-
 
 /** A Map that forgets its least recently used entries beyond `limit`. */
 class LruMap<K, V> {
@@ -196,12 +128,13 @@ export interface AppendProjection {
 }
 
 /**
- * Folds the events of consecutive new blocks onto the stored projections, range by range (`add`),
- * for one database transaction: entity keys are assigned as events arrive (so they can be written
- * at once), entity states stay in memory until `result()`. Reads the database (stored rows of
- * entities that began earlier, queue ids of operations queued earlier) but never writes.
+ * The stock indexer's state for one batch (one database transaction) of consecutive new blocks.
+ * Per range, `prepare` assigns entity keys (so events can be written at once) and loads the stored
+ * rows of entities that began earlier; then the handlers registered per event fold each event
+ * (`foldOrder`, `foldCash`, `foldStockOperation`, `touchPositions`). Entity states stay in memory
+ * until `result()`. Reads the database but never writes.
  */
-export class BatchProjector {
+export class StockBatch {
   private readonly orders = new Map<string, OrderState>();
   private readonly cash = new Map<string, CashOperationState>();
   private readonly stockOps = new Map<string, StockOperationState>();
@@ -215,8 +148,8 @@ export class BatchProjector {
   private readonly orderStock = (id: string) => this.orders.get(id)?.stockAddress;
 
   /**
-   * @param beforeRead awaited before any database read: the indexer's batches are written while the
-   *   next one is prepared, and a read must see the batches before it.
+   * @param beforeRead awaited before any database read: batches are written while the next one is
+   *   prepared, and a read must see the batches before it.
    */
   constructor(
     private readonly db: DbExecutor,
@@ -225,8 +158,8 @@ export class BatchProjector {
     private readonly beforeRead: () => Promise<void> = async () => {},
   ) {}
 
-  /** Assigns entity keys to `events` (chain order, after every event added before) and folds them. */
-  async add(events: readonly ChainEventRecord[]): Promise<void> {
+  /** Assigns entity keys to a range's `events` (chain order, after every range before) and loads what they fold onto. */
+  async prepare(events: readonly ChainEventRecord[]): Promise<void> {
     const { kinds, cache } = this;
     // 1. Entity keys. Settlements refer to a queue id: queued in this batch, cached, or stored.
     const unresolved: ChainEventRecord[] = [];
@@ -274,39 +207,49 @@ export class BatchProjector {
     if (orderIds.length > 0 || cashIds.length > 0) await this.beforeRead();
     if (orderIds.length > 0) for (const [id, o] of await loadOrderStates(this.db, orderIds)) this.orders.set(id, o);
     if (cashIds.length > 0) for (const [id, c] of await loadCashOperationStates(this.db, cashIds)) this.cash.set(id, c);
+  }
 
-    // 3. Fold.
-    for (const ev of events) {
-      const key = ev.entityKey;
-      if (key !== null) {
-        const id = key.slice(2);
-        switch (key.charCodeAt(0)) {
-          case 111 /* o */: {
-            const next = applyOrderEvent(this.orders.get(id), ev);
-            if (next) {
-              this.orders.set(id, next);
-              this.touchedOrders.add(id);
-              if (ev.name === 'OrderFilled') this.fills.push(fillOf(ev));
-            }
-            break;
-          }
-          case 99 /* c */: {
-            const next = applyCashEvent(this.cash.get(id), ev);
-            if (next) {
-              this.cash.set(id, next);
-              this.touchedCash.add(id);
-            }
-            break;
-          }
-          case 115 /* s */: {
-            const next = applyStockEvent(this.stockOps.get(id), ev);
-            if (next) this.stockOps.set(id, next);
-            break;
-          }
-        }
+  /** A StockRouter order event onto its order (and the positions it changes). */
+  foldOrder(ev: ChainEventRecord): void {
+    const key = ev.entityKey;
+    if (key !== null) {
+      const id = key.slice(2);
+      const next = applyOrderEvent(this.orders.get(id), ev);
+      if (next) {
+        this.orders.set(id, next);
+        this.touchedOrders.add(id);
+        if (ev.name === 'OrderFilled') this.fills.push(fillOf(ev));
       }
-      collectPositionTouches(ev, kinds.get(ev.address), this.orderStock, this.touches);
     }
+    this.touchPositions(ev);
+  }
+
+  /** A Cashier event onto its cash operation (a settlement of an operation never seen has no key). */
+  foldCash(ev: ChainEventRecord): void {
+    const key = ev.entityKey;
+    if (key === null) return;
+    const id = key.slice(2);
+    const next = applyCashEvent(this.cash.get(id), ev);
+    if (next) {
+      this.cash.set(id, next);
+      this.touchedCash.add(id);
+    }
+  }
+
+  /** A Stock exchange deposit or withdrawal (and the position it changes). */
+  foldStockOperation(ev: ChainEventRecord): void {
+    const key = ev.entityKey;
+    if (key !== null) {
+      const id = key.slice(2);
+      const next = applyStockEvent(this.stockOps.get(id), ev);
+      if (next) this.stockOps.set(id, next);
+    }
+    this.touchPositions(ev);
+  }
+
+  /** Records the (user, stock) pairs whose balances `ev` may have changed. */
+  touchPositions(ev: ChainEventRecord): void {
+    collectPositionTouches(ev, this.kinds.get(ev.address), this.orderStock, this.touches);
   }
 
   private async resolveSettlements(unresolved: readonly ChainEventRecord[]): Promise<void> {
@@ -346,18 +289,6 @@ export class BatchProjector {
   }
 }
 
-/** Assigns entity keys to `events` (new blocks, chain order) and folds them onto the stored projections. */
-export async function projectAppend(
-  db: DbExecutor,
-  events: readonly ChainEventRecord[],
-  kinds: ReadonlyMap<string, ContractKind>,
-  cache?: ProjectionCache,
-): Promise<AppendProjection> {
-  const projector = new BatchProjector(db, kinds, cache);
-  await projector.add(events);
-  return projector.result();
-}
-
 /** The position touches of stored events (the orphaned ones of a rollback). */
 export async function touchesOf(
   db: DbExecutor,
@@ -376,9 +307,9 @@ export async function touchesOf(
  * Re-derives the projections of `entityKeys` from their stored events (after a rollback deleted
  * some): rows are rewritten, fills replaced, and rows with no events left deleted.
  */
-export async function reprojectEntities(db: DbExecutor, entityKeys: readonly string[]): Promise<void> {
+export async function reprojectEntities(db: DbExecutor, indexer: string, entityKeys: readonly string[]): Promise<void> {
   if (entityKeys.length === 0) return;
-  const events = await listEventsOfEntities(db, entityKeys);
+  const events = await listEventsOfEntities(db, indexer, entityKeys);
   const byKey = new Map<string, ChainEventRecord[]>();
   for (const key of entityKeys) byKey.set(key, []);
   for (const ev of events) byKey.get(ev.entityKey as string)?.push(ev);

@@ -1,8 +1,8 @@
 /**
  * Cash operations (Cashier deposits and withdrawals) and stock operations (exchange deposits and
  * withdrawals of a Stock), as projected by the stock indexer (docs/indexer.md). `operationId` is
- * `${txHash}-${ordinal}` (src/indexer/operation-id.ts). The key mapping is a join on the
- * operation's transaction (`tx_records.tx_hash = tx_hash`).
+ * `${txHash}-${ordinal}` (src/stock/indexer/operation-id.ts). The key mapping is a join on the
+ * operation's transaction (`stock_tx_records.tx_hash = tx_hash`).
  *
  * Amounts are integer strings: `tokenAmount` in the cash token's units, `musdAmount` in mUSD
  * (18 decimals), stock `amount` in stock units (18 decimals). Times are ms from block timestamps.
@@ -134,7 +134,7 @@ function stockRecord(s: StockOperationState): StockOperationRecord {
 
 export async function getCashOperation(db: DbExecutor, operationId: string): Promise<CashOperationRecord | undefined> {
   const row = await kyselyOf(db)
-    .selectFrom('cash_operations')
+    .selectFrom('stock_cash_operations')
     .selectAll()
     .where('operation_id', '=', operationId.toLowerCase())
     .executeTakeFirst();
@@ -144,7 +144,7 @@ export async function getCashOperation(db: DbExecutor, operationId: string): Pro
 /** Cash operations created by transaction `txHash` (a settlement transaction creates none), in log order. */
 export async function listCashOperationsByTx(db: DbExecutor, txHash: string): Promise<CashOperationRecord[]> {
   const rows = await kyselyOf(db)
-    .selectFrom('cash_operations')
+    .selectFrom('stock_cash_operations')
     .selectAll()
     .where('tx_hash', '=', txHash.toLowerCase())
     .orderBy('log_index')
@@ -158,8 +158,8 @@ export async function listCashOperationsForApiKey(
   q: CashOperationQuery,
 ): Promise<{ total: number; rows: CashOperationRecord[] }> {
   let base = kyselyOf(db)
-    .selectFrom('cash_operations as c')
-    .innerJoin('tx_records as t', 't.tx_hash', 'c.tx_hash')
+    .selectFrom('stock_cash_operations as c')
+    .innerJoin('stock_tx_records as t', 't.tx_hash', 'c.tx_hash')
     .where('t.api_key', '=', q.apiKey)
     .where('c.kind', '=', q.kind);
   if (q.status !== undefined) base = base.where('c.status', '=', q.status);
@@ -206,7 +206,7 @@ export async function listStockOperationsForApiKey(
 ): Promise<{ total: number; rows: StockOperationRecord[] }> {
   let base = kyselyOf(db)
     .selectFrom('stock_operations as s')
-    .innerJoin('tx_records as t', 't.tx_hash', 's.tx_hash')
+    .innerJoin('stock_tx_records as t', 't.tx_hash', 's.tx_hash')
     .where('t.api_key', '=', q.apiKey)
     .where('s.kind', '=', q.kind);
   if (q.stockAddress !== undefined) base = base.where('s.stock_address', '=', q.stockAddress.toLowerCase());
@@ -250,7 +250,7 @@ const CASH_COLUMNS = [
 ] as const;
 
 const CASH_UPSERT: BulkTable = {
-  table: 'cash_operations',
+  table: 'stock_cash_operations',
   columns: CASH_COLUMNS,
   onConflict: { columns: ['operation_id'], update: CASH_COLUMNS.slice(1) },
 };
@@ -324,7 +324,7 @@ export async function upsertStockOperationStates(db: DbExecutor, ops: readonly S
 export async function loadCashOperationStates(db: DbExecutor, operationIds: readonly string[]): Promise<Map<string, CashOperationState>> {
   const out = new Map<string, CashOperationState>();
   for (const ids of chunked(operationIds)) {
-    const rows = await kyselyOf(db).selectFrom('cash_operations').selectAll().where('operation_id', 'in', ids).execute();
+    const rows = await kyselyOf(db).selectFrom('stock_cash_operations').selectAll().where('operation_id', 'in', ids).execute();
     for (const r of rows) out.set(r.operation_id, cashFromRow(r));
   }
   return out;
@@ -339,7 +339,7 @@ export async function findQueuedCashOperations(
   const out = new Map<string, string>();
   for (const ids of chunked(queueIds)) {
     const rows = await kyselyOf(db)
-      .selectFrom('cash_operations')
+      .selectFrom('stock_cash_operations')
       .select(['queue_id', 'operation_id'])
       .where('kind', '=', kind)
       .where('queue_id', 'in', ids)
@@ -351,7 +351,7 @@ export async function findQueuedCashOperations(
 
 export async function deleteCashOperations(db: DbExecutor, operationIds: readonly string[]): Promise<void> {
   for (const ids of chunked(operationIds)) {
-    await kyselyOf(db).deleteFrom('cash_operations').where('operation_id', 'in', ids).execute();
+    await kyselyOf(db).deleteFrom('stock_cash_operations').where('operation_id', 'in', ids).execute();
   }
 }
 

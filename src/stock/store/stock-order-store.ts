@@ -1,7 +1,7 @@
 /**
  * Orders and their fills, as projected by the stock indexer from StockRouter events
  * (docs/indexer.md). Read by the API; written only by the indexer. The key mapping is a join on
- * the placement transaction (`tx_records.tx_hash = orders.place_tx_hash`), so an order placed by a
+ * the placement transaction (`stock_tx_records.tx_hash = stock_orders.place_tx_hash`), so an order placed by a
  * transaction nobody recorded is still here, and belongs to a key as soon as the key records it.
  *
  * Amounts are integer strings in the smallest unit (quantity: stock units, 18 decimals; price,
@@ -125,14 +125,14 @@ function fillFromRow(r: Selectable<OrderFillsTable>): FillRecord {
 }
 
 export async function getOrder(db: DbExecutor, orderId: string): Promise<OrderRecord | undefined> {
-  const row = await kyselyOf(db).selectFrom('orders').selectAll().where('order_id', '=', orderId).executeTakeFirst();
+  const row = await kyselyOf(db).selectFrom('stock_orders').selectAll().where('order_id', '=', orderId).executeTakeFirst();
   return row ? fromRow(row) : undefined;
 }
 
 /** The order's fills in chain order. */
 export async function listOrderFills(db: DbExecutor, orderId: string): Promise<FillRecord[]> {
   const rows = await kyselyOf(db)
-    .selectFrom('order_fills')
+    .selectFrom('stock_order_fills')
     .selectAll()
     .where('order_id', '=', orderId)
     .orderBy('block_number')
@@ -143,7 +143,7 @@ export async function listOrderFills(db: DbExecutor, orderId: string): Promise<F
 
 /** Orders placed by transaction `txHash` (one, unless a contract placed several), by order id. */
 export async function listOrdersByTx(db: DbExecutor, txHash: string): Promise<OrderRecord[]> {
-  const rows = await kyselyOf(db).selectFrom('orders').selectAll().where('place_tx_hash', '=', txHash.toLowerCase()).execute();
+  const rows = await kyselyOf(db).selectFrom('stock_orders').selectAll().where('place_tx_hash', '=', txHash.toLowerCase()).execute();
   return rows.map(fromRow).sort((a, b) => compareIds(a.orderId, b.orderId));
 }
 
@@ -154,8 +154,8 @@ function compareIds(a: string, b: string): number {
 /** Orders whose placement transaction `apiKey` recorded, newest first. */
 export async function listOrdersForApiKey(db: DbExecutor, q: OrderListQuery): Promise<{ total: number; rows: OrderRecord[] }> {
   let base = kyselyOf(db)
-    .selectFrom('orders as o')
-    .innerJoin('tx_records as t', 't.tx_hash', 'o.place_tx_hash')
+    .selectFrom('stock_orders as o')
+    .innerJoin('stock_tx_records as t', 't.tx_hash', 'o.place_tx_hash')
     .where('t.api_key', '=', q.apiKey);
   if (q.stockAddress !== undefined) base = base.where('o.stock_address', '=', q.stockAddress.toLowerCase());
   if (q.state === 'open') base = base.where('o.status', 'in', OPEN_ORDER_STATUSES);
@@ -180,8 +180,8 @@ export async function listOrdersForApiKey(db: DbExecutor, q: OrderListQuery): Pr
 /** The API key that recorded the order's placement transaction, if any. */
 export async function getOrderOwner(db: DbExecutor, orderId: string): Promise<string | undefined> {
   const row = await kyselyOf(db)
-    .selectFrom('orders as o')
-    .innerJoin('tx_records as t', 't.tx_hash', 'o.place_tx_hash')
+    .selectFrom('stock_orders as o')
+    .innerJoin('stock_tx_records as t', 't.tx_hash', 'o.place_tx_hash')
     .select('t.api_key')
     .where('o.order_id', '=', orderId)
     .executeTakeFirst();
@@ -217,7 +217,7 @@ const ORDER_COLUMNS = [
 ] as const;
 
 const ORDER_UPSERT: BulkTable = {
-  table: 'orders',
+  table: 'stock_orders',
   columns: ORDER_COLUMNS,
   onConflict: { columns: ['order_id'], update: ORDER_COLUMNS.slice(1) },
 };
@@ -227,7 +227,7 @@ const ORDER_UPSERT: BulkTable = {
  * of a stored order are final on its branch); updating fewer columns spares index maintenance.
  */
 const ORDER_APPEND_UPSERT: BulkTable = {
-  table: 'orders',
+  table: 'stock_orders',
   columns: ORDER_COLUMNS,
   onConflict: {
     columns: ['order_id'],
@@ -236,7 +236,7 @@ const ORDER_APPEND_UPSERT: BulkTable = {
 };
 
 const FILL_INSERT: BulkTable = {
-  table: 'order_fills',
+  table: 'stock_order_fills',
   columns: ['order_id', 'tx_hash', 'block_number', 'log_index', 'quantity', 'price', 'notional', 'fee', 'timestamp'],
   onConflict: { columns: ['tx_hash', 'log_index'], update: 'nothing' },
 };
@@ -294,7 +294,7 @@ export async function insertFills(db: DbExecutor, fills: readonly FillRecord[]):
 export async function loadOrderStates(db: DbExecutor, orderIds: readonly string[]): Promise<Map<string, OrderState>> {
   const out = new Map<string, OrderState>();
   for (const ids of chunked(orderIds)) {
-    const rows = await kyselyOf(db).selectFrom('orders').selectAll().where('order_id', 'in', ids).execute();
+    const rows = await kyselyOf(db).selectFrom('stock_orders').selectAll().where('order_id', 'in', ids).execute();
     for (const r of rows) out.set(r.order_id, stateFromRow(r));
   }
   return out;
@@ -303,12 +303,12 @@ export async function loadOrderStates(db: DbExecutor, orderIds: readonly string[
 /** Removes orders and all their fills (a re-projection rewrites the fills of the orders it keeps). */
 export async function deleteOrders(db: DbExecutor, orderIds: readonly string[]): Promise<void> {
   for (const ids of chunked(orderIds)) {
-    await kyselyOf(db).deleteFrom('orders').where('order_id', 'in', ids).execute();
+    await kyselyOf(db).deleteFrom('stock_orders').where('order_id', 'in', ids).execute();
   }
 }
 
 export async function deleteFillsOfOrders(db: DbExecutor, orderIds: readonly string[]): Promise<void> {
   for (const ids of chunked(orderIds)) {
-    await kyselyOf(db).deleteFrom('order_fills').where('order_id', 'in', ids).execute();
+    await kyselyOf(db).deleteFrom('stock_order_fills').where('order_id', 'in', ids).execute();
   }
 }

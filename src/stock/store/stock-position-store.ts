@@ -38,7 +38,7 @@ function fromRow(r: Selectable<PositionsTable>): PositionRecord {
 /** The user's positions with any non-zero balance, by stock address. */
 export async function listPositions(db: DbExecutor, userAddress: string): Promise<PositionRecord[]> {
   const rows = await kyselyOf(db)
-    .selectFrom('positions')
+    .selectFrom('stock_positions')
     .selectAll()
     .where('user_address', '=', userAddress.toLowerCase())
     .where((eb) => eb.or([eb('wallet_balance', '!=', '0'), eb('exchange_balance', '!=', '0'), eb('locked_balance', '!=', '0')]))
@@ -49,7 +49,7 @@ export async function listPositions(db: DbExecutor, userAddress: string): Promis
 
 export async function getPosition(db: DbExecutor, userAddress: string, stockAddress: string): Promise<PositionRecord | undefined> {
   const row = await kyselyOf(db)
-    .selectFrom('positions')
+    .selectFrom('stock_positions')
     .selectAll()
     .where('user_address', '=', userAddress.toLowerCase())
     .where('stock_address', '=', stockAddress.toLowerCase())
@@ -68,7 +68,7 @@ const POSITION_COLUMNS = [
 ] as const;
 
 const POSITION_UPSERT: BulkTable = {
-  table: 'positions',
+  table: 'stock_positions',
   columns: POSITION_COLUMNS,
   onConflict: { columns: ['user_address', 'stock_address'], update: POSITION_COLUMNS.slice(2) },
 };

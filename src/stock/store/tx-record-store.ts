@@ -1,7 +1,7 @@
 /**
  * What the API writes about transactions, independent of the chain: which key recorded a
- * transaction (`tx_records`, the key mapping of orders and operations is a join on it) and which
- * key built a calldata (`calldata_requests`, proof of who built an unbound key's transaction).
+ * transaction (`stock_tx_records`, the key mapping of orders and operations is a join on it) and which
+ * key built a calldata (`stock_calldata_requests`, proof of who built an unbound key's transaction).
  * Reorg handling never touches these tables: a recorded transaction that is re-mined, or dropped
  * and mined again later, keeps its owner.
  */
@@ -48,7 +48,7 @@ export async function recordTx(
   const txHash = r.txHash.toLowerCase();
   const k = kyselyOf(db);
   const inserted = await k
-    .insertInto('tx_records')
+    .insertInto('stock_tx_records')
     .values({ tx_hash: txHash, api_key: r.apiKey, kind: r.kind, recorded_at: r.recordedAt })
     .onConflict((oc) => oc.column('tx_hash').doNothing())
     .executeTakeFirst();
@@ -60,7 +60,7 @@ export async function recordTx(
 }
 
 export async function getTxRecord(db: DbExecutor, txHash: string): Promise<TxRecord | undefined> {
-  const row = await kyselyOf(db).selectFrom('tx_records').selectAll().where('tx_hash', '=', txHash.toLowerCase()).executeTakeFirst();
+  const row = await kyselyOf(db).selectFrom('stock_tx_records').selectAll().where('tx_hash', '=', txHash.toLowerCase()).executeTakeFirst();
   return row ? txFromRow(row) : undefined;
 }
 
@@ -72,7 +72,7 @@ export async function recordCalldata(
   const calldataHash = r.calldataHash.toLowerCase();
   const k = kyselyOf(db);
   const inserted = await k
-    .insertInto('calldata_requests')
+    .insertInto('stock_calldata_requests')
     .values({ calldata_hash: calldataHash, api_key: r.apiKey, kind: r.kind, created_at: r.createdAt })
     .onConflict((oc) => oc.column('calldata_hash').doNothing())
     .executeTakeFirst();
@@ -85,7 +85,7 @@ export async function recordCalldata(
 
 export async function getCalldataRecord(db: DbExecutor, calldataHash: string): Promise<CalldataRecord | undefined> {
   const row = await kyselyOf(db)
-    .selectFrom('calldata_requests')
+    .selectFrom('stock_calldata_requests')
     .selectAll()
     .where('calldata_hash', '=', calldataHash.toLowerCase())
     .executeTakeFirst();
@@ -93,7 +93,7 @@ export async function getCalldataRecord(db: DbExecutor, calldataHash: string): P
 }
 
 const CALLDATA_INSERT: BulkTable = {
-  table: 'calldata_requests',
+  table: 'stock_calldata_requests',
   columns: ['calldata_hash', 'api_key', 'kind', 'created_at'],
   onConflict: { columns: ['calldata_hash'], update: 'nothing' },
 };

@@ -1,0 +1,827 @@
+/**
+ * The generic chain follower (docs/indexer.md). An indexer is defined once — a name, the contracts
+ * it follows, handlers registered per contract and event (`indexer.on('StockRouter:OrderFilled',
+ * handler)`, as Ponder's `ponder.on` and the dYdX indexer's handler per event) and optional batch
+ * hooks for bulk work — and `createChainFollower` runs it: it follows the chain `confirmations`
+ * blocks behind the head, stores every log of those contracts as a decoded event, runs the
+ * handlers, and moves the indexer's checkpoint (block number + hash) in the same database
+ * transaction. Reconciliation is by parent hash: the next range must start on the checkpointed
+ * block's hash; when it does not, the follower walks back to the common ancestor, deletes the
+ * orphaned blocks' events and lets the indexer re-derive what they touched (`rollback`), then
+ * indexes the new branch.
+ *
+ * Several indexers share one database: each one's blocks and events are stored under its name
+ * (chain-block-store.ts), its checkpoint is `indexer_checkpoints[name]` and its start block
+ * `meta['indexer.<name>.start-block']`, so one's rollback never touches another's rows. Each runs
+ * its own follower.
+ *
+ * Chain and storage failures never escape the polling loop: they are logged and retried with
+ * backoff. `syncOnce` (for tests and tools) does throw them.
+ */
+import { pino } from 'pino';
+import type { CompiledQuery, Kysely } from 'kysely';
+import type { Abi, PublicClient } from 'viem';
+import { AppError, ChainUnavailableError, ConflictError, isAppError } from '../errors/app-error.ts';
+import { createLock, sleep } from '../lib/async.ts';
+import type { Logger } from '../lib/logger.ts';
+import {
+  deleteBlocksAbove,
+  getCheckpoint,
+  initCheckpoint,
+  insertBlocks,
+  insertEvents,
+  isIndexerName,
+  listBlocksDescending,
+  listEventsAbove,
+  moveCheckpoint,
+  type ChainBlockRecord,
+  type ChainEventRecord,
+  type Checkpoint,
+} from '../storage/chain-block-store.ts';
+import { createBatchWriter } from '../storage/batch-writer.ts';
+import type { DatabaseSchema, Db, DbExecutor } from '../storage/database.ts';
+import { getMeta, setMeta } from '../storage/meta-store.ts';
+import { withTransaction } from '../storage/transaction.ts';
+import { createWriteRecorder } from '../storage/write-recorder.ts';
+import { createChainSource, type BlockHeader, type ChainSource } from './chain-source.ts';
+import { createEventDecoder, type RawLog } from './event-decoder.ts';
+import { decodeLogs } from './event-records.ts';
+
+// ------------------------------------------------------------- definitions
+
+export interface IndexedContract {
+  /** The contract's name in handler keys (`StockRouter` in `StockRouter:OrderFilled`). */
+  name: string;
+  abi: Abi;
+  /** Every address with this ABI (the Stocks are many contracts of one kind). */
+  addresses: readonly string[];
+}
+
+/** A handler's view of the batch its event belongs to. */
+export interface HandlerContext<B> {
+  /** The indexer's state for this batch (`hooks.createBatch`). */
+  batch: B;
+  /** The contract (as registered) that emitted the event. */
+  contract: string;
+  /**
+   * Adds writes to the batch's transaction: `fn` runs against a recorder when the batch is
+   * written, so it may only write (reads belong in `hooks.prepare`).
+   */
+  write(fn: (db: Kysely<DatabaseSchema>) => Promise<unknown>): void;
+}
+
+/**
+ * Folds one event into the batch. Handlers run in chain order; a handler may set `event.entityKey`
+ * (the projection entity the event feeds, stored with it) for its rollback to find.
+ */
+export type EventHandler<B> = (event: ChainEventRecord, ctx: HandlerContext<B>) => void | Promise<void>;
+
+export interface BatchStart {
+  indexer: string;
+  db: Db;
+  /** Awaits the batch being written, if any: a database read must see the batches before it. */
+  settled(): Promise<void>;
+}
+
+export interface FlushContext {
+  indexer: string;
+  /** The last block the batch covers (its checkpoint). */
+  end: BlockHeader;
+  chain: ChainSource;
+  confirmations: number;
+  /** Records writes into the batch's transaction (the same as a handler's `write`). */
+  record(fn: (db: Kysely<DatabaseSchema>) => Promise<unknown>): Promise<void>;
+}
+
+export interface RollbackContext {
+  indexer: string;
+  db: Db;
+  chain: ChainSource;
+  confirmations: number;
+  /** The indexer's events in the orphaned blocks, in chain order (still stored while this runs). */
+  orphaned: readonly ChainEventRecord[];
+  /** The block the checkpoint moves back to (number -1: before the chain). */
+  anchor: { number: number; hash: string };
+  /** No stored block is canonical any more: everything is rolled back to the start. */
+  reset: boolean;
+  /** Timestamp (ms) of the anchor block. */
+  anchorTimestamp(): Promise<number>;
+}
+
+/** The writes of a rollback, run in its transaction after the orphaned rows are deleted. */
+export type RollbackWrites = (tx: Kysely<DatabaseSchema>) => Promise<void>;
+
+/**
+ * Batch hooks, for indexers whose handlers fold many events per entity: state per batch, bulk
+ * reads before a range's handlers run, the batch's writes at its end.
+ */
+export interface IndexerHooks<B> {
+  /** The state of a new batch (one database transaction). Absent: handlers see `batch` undefined. */
+  createBatch?(start: BatchStart): B;
+  /** Before the handlers of a range run: bulk reads, entity keys. */
+  prepare?(batch: B, events: readonly ChainEventRecord[]): Promise<void>;
+  /** After the batch's last range: its writes (`ctx.record`) and the reads they need. */
+  flush?(batch: B, ctx: FlushContext): Promise<void>;
+  /** The batch was submitted for writing (not yet committed): the next one is prepared on it. */
+  submitted?(batch: B): void;
+  /** What the indexer holds in memory may be stale: a write failed, a rollback, another writer. */
+  reset?(): void;
+  /**
+   * A reorg: re-derive what the orphaned events touched. Reads (database, chain) happen here; the
+   * returned writes run in the rollback's transaction.
+   */
+  rollback?(ctx: RollbackContext): Promise<RollbackWrites | undefined>;
+}
+
+export interface IndexerSpec<B> {
+  /** Namespace of the indexer's rows and its checkpoint's name: lower-case letters, digits, `_`, `-`. */
+  name: string;
+  contracts: readonly IndexedContract[];
+  hooks?: IndexerHooks<B>;
+}
+
+export interface IndexerDefinition<B> {
+  readonly name: string;
+  readonly contracts: readonly IndexedContract[];
+  readonly hooks?: IndexerHooks<B>;
+  /** Registers the handler of one event of one contract (`Contract:Event`, as in its ABI). */
+  on(key: string, handler: EventHandler<B>): IndexerDefinition<B>;
+  /** The handler registered for `contract`'s event `name`, if any. */
+  handlerOf(contract: string, name: string): EventHandler<B> | undefined;
+}
+
+/**
+ * Defines an indexer. Handlers are registered with `on`; an unknown contract or event, or a second
+ * handler for one event, is refused at once (a typo must not silently index nothing).
+ */
+export function defineIndexer<B = undefined>(spec: IndexerSpec<B>): IndexerDefinition<B> {
+  if (!isIndexerName(spec.name)) throw new AppError('INTERNAL', `indexer: invalid name ${JSON.stringify(spec.name)}`);
+  const contracts = new Map<string, IndexedContract>();
+  for (const c of spec.contracts) {
+    if (contracts.has(c.name)) throw new AppError('INTERNAL', `indexer ${spec.name}: contract ${c.name} defined twice`);
+    contracts.set(c.name, c);
+  }
+  const handlers = new Map<string, EventHandler<B>>();
+  const def: IndexerDefinition<B> = {
+    name: spec.name,
+    contracts: spec.contracts,
+    hooks: spec.hooks,
+    on(key, handler) {
+      const [contract, event, extra] = key.split(':');
+      const c = contracts.get(contract);
+      if (!c || extra !== undefined) throw new AppError('INTERNAL', `indexer ${spec.name}: no contract for ${key}`);
+      if (!c.abi.some((item) => item.type === 'event' && item.name === event)) {
+        throw new AppError('INTERNAL', `indexer ${spec.name}: ${contract} has no event ${event}`);
+      }
+      if (handlers.has(key)) throw new AppError('INTERNAL', `indexer ${spec.name}: ${key} has a handler already`);
+      handlers.set(key, handler);
+      return def;
+    },
+    handlerOf(contract, name) {
+      return handlers.get(`${contract}:${name}`);
+    },
+  };
+  return def;
+}
+
+// ----------------------------------------------------------------- follower
+
+export interface ChainFollowerOptions {
+  db: Db;
+  publicClient: PublicClient;
+  /** Blocks to stay behind the head. Default 0 (anvil). */
+  confirmations?: number;
+  /** Polling interval of `start()`'s loop, ms. Default 1000. */
+  pollMs?: number;
+  /**
+   * Most blocks per eth_getLogs request. Default 2000. Within it the range adapts to the log
+   * density, aiming at about 3000 logs per request (a few MB of JSON), and halves when a provider
+   * refuses a range.
+   */
+  batchBlocks?: number;
+  /**
+   * First block to index. Default: the first block in which one of the contracts has code (binary
+   * search on eth_getCode), or `fallbackStartBlock` on a node that cannot answer for old blocks.
+   */
+  startBlock?: number | bigint;
+  fallbackStartBlock?: number | bigint;
+  logger?: Logger;
+  /**
+   * During a catch-up, consecutive ranges share one database transaction until it holds this many
+   * events (or has gathered ranges for 3 s). Default 200 000; 1 commits every range on its own.
+   */
+  commitEvents?: number;
+  /** Called after each committed range (metrics, benchmarks). */
+  onRange?: (range: { from: number; to: number; events: number }) => void;
+}
+
+/** How `deliverBlock` reconciled a block. */
+export type BlockDelivery = 'appended' | 'duplicate' | 'gap-filled' | 'reorged' | 'unconfirmed' | 'stale';
+
+export interface ChainFollower {
+  /** The indexer's name (its rows' namespace and checkpoint). */
+  readonly name: string;
+  /** Starts the polling loop (returns at once; progress shows in the checkpoint). */
+  start(): Promise<void>;
+  /** Stops the loop after the range in progress; idempotent. */
+  stop(): Promise<void>;
+  /** One reconciliation and catch-up to `head - confirmations`; resolves with the checkpointed block. */
+  syncOnce(): Promise<{ head: bigint }>;
+  /** Resolves once block `n` is indexed (driving `syncOnce` itself when the loop is not running). */
+  waitForBlock(n: bigint, timeoutMs?: number): Promise<void>;
+  /**
+   * Reconciles one block pushed from outside (e.g. a newHeads subscription) against the
+   * checkpoint: its parent is the checkpoint → appended; already indexed → duplicate; ahead →
+   * the missing blocks are fetched first (gap); on another branch → reorg.
+   */
+  deliverBlock(hash: string): Promise<BlockDelivery>;
+  /** The stored checkpoint, or undefined before the first sync. */
+  checkpoint(): Promise<{ number: bigint; hash: string } | undefined>;
+}
+
+interface FetchedRange {
+  from: number;
+  to: number;
+  first: BlockHeader;
+  end: BlockHeader;
+  logs: RawLog[];
+}
+
+interface Anchor extends Checkpoint {
+  header?: BlockHeader;
+}
+
+const ZERO_HASH = `0x${'0'.repeat(64)}`;
+/** Logs per eth_getLogs request the range size aims at (about 2 MB of JSON). */
+const TARGET_LOGS = 3_000;
+/** Blocks in the first range of a catch-up, before the log density is known. */
+const INITIAL_SPAN = 16;
+/** getLogs requests kept in flight during a catch-up. */
+const PREFETCH_RANGES = 4;
+/** Events per batch (one database transaction) during a catch-up, and at most this many ranges. */
+const BATCH_EVENTS = 200_000;
+const BATCH_RANGES = 64;
+/**
+ * A batch is submitted after gathering ranges this long, so that a long catch-up still checkpoints
+ * every few seconds. Not shorter: every order or operation a batch touches is written once per
+ * batch, and at 1 s a 60 000-event catch-up split into two or three batches depending on the
+ * machine's speed that moment, each split rewriting every open order (+10-50 % on the benchmark).
+ * Within the window a batch waits for a range already requested as long as the window lasts: a
+ * fixed short wait (250 ms) was tripped by a node busy for a moment, which split a catch-up the
+ * same way.
+ */
+const BATCH_MS = 3_000;
+const ANCESTOR_PAGE = 32;
+const MAX_BACKOFF_MS = 30_000;
+
+export function createChainFollower<B>(def: IndexerDefinition<B>, opts: ChainFollowerOptions): ChainFollower {
+  const { db } = opts;
+  const name = def.name;
+  const hooks = def.hooks;
+  const confirmations = Math.max(0, opts.confirmations ?? 0);
+  const pollMs = Math.max(1, opts.pollMs ?? 1_000);
+  const batchBlocks = Math.max(1, opts.batchBlocks ?? 2_000);
+  let span = Math.min(batchBlocks, INITIAL_SPAN);
+  const commitEvents = Math.max(1, opts.commitEvents ?? BATCH_EVENTS);
+  const log = opts.logger ?? pino({ level: 'silent' });
+  const startKey = `indexer.${name}.start-block`;
+
+  /** Lower-case address → the contract's name, and the dispatch table of its handlers by event name. */
+  const contractOf = new Map<string, string>();
+  const dispatch = new Map<string, Map<string, EventHandler<B>>>();
+  for (const c of def.contracts) {
+    const byEvent = new Map<string, EventHandler<B>>();
+    for (const item of c.abi) {
+      if (item.type !== 'event') continue;
+      const h = def.handlerOf(c.name, item.name);
+      if (h) byEvent.set(item.name, h);
+    }
+    for (const a of c.addresses) {
+      const address = a.toLowerCase();
+      if (contractOf.has(address)) throw new AppError('INTERNAL', `indexer ${name}: address ${address} is in two contracts`);
+      contractOf.set(address, c.name);
+      dispatch.set(address, byEvent);
+    }
+  }
+  const src: ChainSource = createChainSource(opts.publicClient, [...contractOf.keys()]);
+  const decode = createEventDecoder(def.contracts.map((c) => c.abi));
+
+  let current: Checkpoint | undefined;
+  // Relaxed: a batch lost to a power cut is indexed again from the checkpoint it did not move.
+  const writer = createBatchWriter(db, { durability: 'relaxed' });
+  const recorder = createWriteRecorder(db);
+  /** The batch submitted and not yet known to be committed. */
+  let writing: Promise<void> | undefined;
+  const lock = createLock();
+  let running = false;
+  let stopRequested = false;
+  let loop: Promise<void> | undefined;
+  let wake: AbortController | undefined;
+  const progress = new Set<() => void>();
+
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => lock.run(fn);
+
+  function advanced(cp: Checkpoint): void {
+    current = cp;
+    for (const notify of [...progress]) notify();
+  }
+
+  // ------------------------------------------------------------- start block
+
+  async function firstBlockWithCode(address: string, upper: number): Promise<number> {
+    if (!(await src.hasCode(address, upper))) return upper;
+    let lo = 0;
+    let hi = upper;
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (await src.hasCode(address, mid)) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  async function startBlock(): Promise<number> {
+    const stored = await getMeta(db, startKey);
+    if (stored !== undefined) return Number(stored);
+    let start: number;
+    if (opts.startBlock !== undefined) start = Number(opts.startBlock);
+    else {
+      const upper = opts.fallbackStartBlock !== undefined ? Number(opts.fallbackStartBlock) : await src.blockNumber();
+      try {
+        const firsts = await Promise.all([...contractOf.keys()].map((a) => firstBlockWithCode(a, upper)));
+        start = Math.min(...firsts);
+      } catch (err) {
+        // A pruned node cannot answer eth_getCode for old blocks: start at the recorded deployment block.
+        log.warn({ err: describe(err), indexer: name }, 'indexer: cannot find the deployment block, starting at the recorded block');
+        start = upper;
+      }
+    }
+    await setMeta(db, startKey, String(start));
+    return start;
+  }
+
+  /** The block before `start` (the checkpoint's initial value): its hash is what block `start` must extend. */
+  async function anchorBefore(start: number): Promise<Anchor> {
+    if (start <= 0) return { number: -1, hash: ZERO_HASH };
+    const header = await src.headerByNumber(start - 1);
+    if (!header) throw new ChainUnavailableError({ detail: { reason: 'start block not found' } });
+    return { number: header.number, hash: header.hash, header };
+  }
+
+  async function ensureCheckpoint(): Promise<Checkpoint> {
+    const stored = await getCheckpoint(db, name);
+    if (stored) return stored;
+    const anchor = await anchorBefore(await startBlock());
+    const cp = await withTransaction(db, async (tx) => {
+      if (anchor.header) await insertBlocks(tx, name, [blockRow(anchor.header)]);
+      return initCheckpoint(tx, name, { number: anchor.number, hash: anchor.hash }, Date.now());
+    });
+    log.info({ block: cp.number, indexer: name }, 'indexer: initialised checkpoint');
+    return cp;
+  }
+
+  // ------------------------------------------------------------------ ranges
+
+  /** eth_getLogs, splitting the range when the provider refuses it (result-size limits). */
+  async function fetchLogs(from: number, to: number): Promise<RawLog[]> {
+    try {
+      return await src.logs(from, to);
+    } catch (err) {
+      if (to === from || (isAppError(err) && err.code === 'CHAIN_UNAVAILABLE')) throw err;
+      const mid = Math.floor((from + to) / 2);
+      span = Math.max(1, Math.min(span, mid - from + 1));
+      log.info({ from, to, span, indexer: name }, 'indexer: provider refused a log range, splitting it');
+      const left = await fetchLogs(from, mid);
+      const right = await fetchLogs(mid + 1, to);
+      return left.concat(right);
+    }
+  }
+
+  /**
+   * Logs and boundary headers of [from, to], all of one branch: the header of `to` is read before
+   * and after the logs, and a block hash commits to every ancestor, so equal hashes mean the chain
+   * up to `to` did not change while the logs were read.
+   */
+  async function fetchRange(from: number, to: number): Promise<FetchedRange> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const before = await src.headerByNumber(to);
+      if (!before) break;
+      if (from === to) {
+        // By hash: exactly this block's logs whatever the head does meanwhile.
+        return { from, to, first: before, end: before, logs: await src.logsOfBlock(before.hash) };
+      }
+      const [logs, first] = await Promise.all([fetchLogs(from, to), src.headerByNumber(from)]);
+      const after = await src.headerByNumber(to);
+      if (first && after && after.hash === before.hash) {
+        adaptSpan(to - from + 1, logs.length);
+        return { from, to, first, end: after, logs };
+      }
+    }
+    throw new ChainUnavailableError({ detail: { reason: 'the chain changed during every attempt to read a range' } });
+  }
+
+  /** Sizes the next range from the density of the last one: grow at most 2x, shrink at once. */
+  function adaptSpan(blocks: number, logs: number): void {
+    const fit = logs === 0 ? batchBlocks : Math.floor((blocks * TARGET_LOGS) / logs);
+    span = Math.max(1, Math.min(batchBlocks, fit, blocks * 2));
+  }
+
+  function blockRow(h: BlockHeader): ChainBlockRecord {
+    return { hash: h.hash, number: h.number, parentHash: h.parentHash, timestamp: h.timestamp };
+  }
+
+  /** A fetched range's logs as event records (timestamps fetched when the node omits them). */
+  async function decodeRange(range: FetchedRange): Promise<ChainEventRecord[]> {
+    const missing = new Set<string>();
+    for (const l of range.logs) if (l.blockTimestamp === undefined) missing.add(l.blockHash.toLowerCase());
+    let timestamps: Map<string, number> | undefined;
+    if (missing.size > 0) {
+      timestamps = new Map();
+      const headers = await Promise.all([...missing].map((h) => src.headerByHash(h)));
+      for (const h of headers) if (h) timestamps.set(h.hash, h.timestamp);
+    }
+    const events = decodeLogs(range.logs, decode, timestamps);
+    for (const ev of events) {
+      if (ev.blockNumber < range.from || ev.blockNumber > range.to) {
+        throw new ChainUnavailableError({ detail: { reason: 'eth_getLogs answered logs outside the range' } });
+      }
+    }
+    return events;
+  }
+
+  /** Awaits the batch being written, if any: its failure is thrown here. */
+  async function settle(): Promise<void> {
+    const p = writing;
+    if (!p) return;
+    try {
+      await p;
+    } finally {
+      if (writing === p) writing = undefined;
+    }
+  }
+
+  /** Runs the registered handlers of `events` (chain order) for the batch. */
+  async function handle(events: readonly ChainEventRecord[], ctx: HandlerContext<B>): Promise<void> {
+    for (const ev of events) {
+      const h = dispatch.get(ev.address)?.get(ev.name);
+      if (!h) continue;
+      ctx.contract = contractOf.get(ev.address) as string;
+      const pending = h(ev, ctx);
+      if (pending) await pending;
+    }
+  }
+
+  /**
+   * Prepares the writes of consecutive ranges extending `cp` as one batch (one database
+   * transaction: events, blocks, what the handlers and hooks write, and the checkpoint move) and
+   * submits it without waiting for the commit, so the next batch is fetched, decoded and handled
+   * while this one is written. Only one batch is in flight: a batch is submitted once the previous
+   * committed. Returns the checkpoint the batch moves to (or `cp` when `next` gave nothing
+   * linkable). `next(waitMs)` yields the following range, or undefined to end the batch (none
+   * requested, or none within `waitMs`); a range that does not start on the previous one's last
+   * block is handed back through `diverged` and ends the batch.
+   */
+  async function writeBatch(
+    cp: Checkpoint,
+    next: (waitMs: number) => Promise<FetchedRange | undefined>,
+  ): Promise<{ cp: Checkpoint; diverged?: FetchedRange }> {
+    let diverged: FetchedRange | undefined;
+    const written: Array<{ from: number; to: number; events: number }> = [];
+    const batch = hooks?.createBatch ? hooks.createBatch({ indexer: name, db, settled: settle }) : (undefined as B);
+    const writes: Array<(db: Kysely<DatabaseSchema>) => Promise<unknown>> = [];
+    const ctx: HandlerContext<B> = { batch, contract: '', write: (fn) => void writes.push(fn) };
+    const blocks = new Map<string, ChainBlockRecord>();
+    const statements: CompiledQuery[] = [];
+    let end: BlockHeader | undefined;
+    let tip: Checkpoint = cp;
+    let events = 0;
+    const started = Date.now();
+    for (let range = await next(BATCH_MS); range; range = await next(started + BATCH_MS - Date.now())) {
+      if (range.first.parentHash !== tip.hash) {
+        diverged = range;
+        break;
+      }
+      const decoded = await decodeRange(range);
+      if (hooks?.prepare) await hooks.prepare(batch, decoded);
+      await handle(decoded, ctx);
+      for (const q of await recorder.record((r) => insertEvents(r, name, decoded))) statements.push(q);
+      for (const ev of decoded) {
+        if (!blocks.has(ev.blockHash)) blocks.set(ev.blockHash, { hash: ev.blockHash, number: ev.blockNumber, parentHash: null, timestamp: ev.timestamp });
+      }
+      blocks.set(range.first.hash, blockRow(range.first));
+      blocks.set(range.end.hash, blockRow(range.end));
+      end = range.end;
+      tip = { number: range.end.number, hash: range.end.hash };
+      events += decoded.length;
+      written.push({ from: range.from, to: range.to, events: decoded.length });
+      if (events >= commitEvents || written.length >= BATCH_RANGES || Date.now() - started >= BATCH_MS) break;
+    }
+    if (!end) return { cp, diverged };
+    const record = async (fn: (db: Kysely<DatabaseSchema>) => Promise<unknown>) => {
+      for (const q of await recorder.record(fn)) statements.push(q);
+    };
+    await record((r) => insertBlocks(r, name, [...blocks.values()]));
+    await record(async (r) => {
+      for (const w of writes) await w(r);
+    });
+    if (hooks?.flush) await hooks.flush(batch, { indexer: name, end, chain: src, confirmations, record });
+    const to = tip;
+    // Fails the batch (ConflictError) unless the checkpoint is still where this batch starts.
+    const [guard] = await recorder.record((r) => moveCheckpoint(r, name, cp, to, Date.now()));
+    await settle();
+    hooks?.submitted?.(batch);
+    const submitted = writer.submit({ statements, guard });
+    writing = submitted;
+    submitted.then(
+      () => {
+        log.debug({ from: written[0].from, to: to.number, events, indexer: name }, 'indexer: blocks indexed');
+        for (const w of written) opts.onRange?.(w);
+        advanced(to);
+      },
+      // What the indexer holds in memory was never committed.
+      () => hooks?.reset?.(),
+    );
+    return { cp: to, diverged };
+  }
+
+  // ------------------------------------------------------------------- reorgs
+
+  /** The highest stored block still on the canonical chain, or the start anchor when none is (reset). */
+  async function findAncestor(cp: Checkpoint): Promise<{ anchor: Anchor; reset: boolean }> {
+    let max = cp.number;
+    for (;;) {
+      const page = await listBlocksDescending(db, name, max, ANCESTOR_PAGE);
+      if (page.length === 0) break;
+      const canonical = await Promise.all(page.map((b) => src.headerByNumber(b.number)));
+      for (let i = 0; i < page.length; i++) {
+        if (canonical[i]?.hash === page[i].hash) return { anchor: { number: page[i].number, hash: page[i].hash }, reset: false };
+      }
+      max = page[page.length - 1].number - 1;
+    }
+    return { anchor: await anchorBefore(await startBlock()), reset: true };
+  }
+
+  /** Rolls back everything of this indexer above the common ancestor of its stored branch and the chain. */
+  async function reorg(cp: Checkpoint): Promise<Checkpoint> {
+    await settle();
+    const { anchor, reset } = await findAncestor(cp);
+    const floor = reset ? -2 : anchor.number;
+    const orphaned = await listEventsAbove(db, name, floor);
+    const rollbackWrites = hooks?.rollback
+      ? await hooks.rollback({
+          indexer: name,
+          db,
+          chain: src,
+          confirmations,
+          orphaned,
+          anchor: { number: anchor.number, hash: anchor.hash },
+          reset,
+          anchorTimestamp: async () => (await src.headerByHash(anchor.hash))?.timestamp ?? 0,
+        })
+      : undefined;
+    const next = { number: anchor.number, hash: anchor.hash };
+    hooks?.reset?.();
+    await withTransaction(db, async (tx) => {
+      if (!(await moveCheckpoint(tx, name, cp, next, Date.now()))) {
+        throw new ConflictError('indexer: the checkpoint was moved by another writer');
+      }
+      await deleteBlocksAbove(tx, name, floor);
+      if (reset && anchor.header) await insertBlocks(tx, name, [blockRow(anchor.header)]);
+      if (rollbackWrites) await rollbackWrites(tx);
+    });
+    log.warn(
+      { from: cp.number, to: next.number, orphanedEvents: orphaned.length, reset, indexer: name },
+      'indexer: chain reorganised, rolled back to the common ancestor',
+    );
+    advanced(next);
+    return next;
+  }
+
+  // ----------------------------------------------------------------- syncing
+
+  /** Reorg check of the checkpoint itself: a reorg can replace blocks without moving the head. */
+  async function verified(cp: Checkpoint, head: number): Promise<Checkpoint> {
+    if (cp.number < 0) return cp;
+    const h = cp.number <= head ? await src.headerByNumber(cp.number) : undefined;
+    if (h && h.hash === cp.hash) return cp;
+    return reorg(cp);
+  }
+
+  /**
+   * Indexes (cp, target]. Ranges are fetched ahead (up to PREFETCH_RANGES requests in flight, so
+   * the node prepares the next logs while this process works) and committed in batches of about
+   * `commitEvents` events, each prepared while the one before is written (`writeBatch`): a batch
+   * is a run of linked ranges, so the checkpoint still only ever names a block whose events — and
+   * all earlier ones — are stored. A range that does not start on the last linked block's hash
+   * means a reorg: the linked ranges before it are committed, the stored branch is reconciled, and
+   * fetching resumes from the common ancestor.
+   */
+  async function catchUp(start: Checkpoint, target: number): Promise<Checkpoint> {
+    let cp = start;
+    while (cp.number < target && !stopRequested) {
+      let nextFrom = cp.number + 1;
+      const inflight: Promise<FetchedRange>[] = [];
+      const issue = () => {
+        while (inflight.length < PREFETCH_RANGES && nextFrom <= target && !stopRequested) {
+          const from = nextFrom;
+          const to = Math.min(target, from + span - 1);
+          nextFrom = to + 1;
+          const fetching = fetchRange(from, to);
+          fetching.catch(() => undefined);
+          inflight.push(fetching);
+        }
+      };
+      let first = true;
+      // Within a batch, wait for the next range only while the batch's window lasts: with a slow
+      // node the ranges at hand are written (and the checkpoint moves) rather than held back.
+      const next = async (waitMs: number): Promise<FetchedRange | undefined> => {
+        const head = inflight[0];
+        if (!head) return undefined;
+        if (!first) {
+          // A failed fetch also ends the batch; its error surfaces when the next batch awaits it.
+          if ((await settledWithin(head, Math.max(0, waitMs))) !== 'ready') return undefined;
+        }
+        first = false;
+        inflight.shift();
+        const range = await head;
+        issue();
+        return range;
+      };
+      let diverged = false;
+      try {
+        issue();
+        while (inflight.length > 0 && !diverged) {
+          // The first range of a batch is waited for as long as it takes.
+          await inflight[0];
+          first = true;
+          const res = await writeBatch(cp, next);
+          cp = res.cp;
+          diverged = res.diverged !== undefined;
+        }
+      } finally {
+        for (const p of inflight.splice(0)) await p.catch(() => undefined);
+      }
+      if (diverged) cp = await reorg(cp);
+    }
+    await settle();
+    return cp;
+  }
+
+  async function sync(): Promise<Checkpoint> {
+    // A batch of a failed sync may still be in flight: the stored checkpoint is the truth after it.
+    await settle().catch(() => undefined);
+    let cp = await ensureCheckpoint();
+    // Another writer moved it (or this is the first sync): what the indexer holds may be stale.
+    if (!current || current.number !== cp.number || current.hash !== cp.hash) hooks?.reset?.();
+    current = cp;
+    const head = await src.blockNumber();
+    cp = await verified(cp, head);
+    return catchUp(cp, head - confirmations);
+  }
+
+  async function deliver(hash: string): Promise<BlockDelivery> {
+    await settle().catch(() => undefined);
+    const header = await src.headerByHash(hash.toLowerCase());
+    if (!header) return 'stale';
+    let cp = await ensureCheckpoint();
+    const head = await src.blockNumber();
+    if (header.number > head - confirmations) return 'unconfirmed';
+    const canonical = await src.headerByNumber(header.number);
+    if (!canonical || canonical.hash !== header.hash) return 'stale';
+    if (header.number <= cp.number) {
+      const ours = await src.headerByNumber(cp.number);
+      if (ours?.hash === cp.hash) return 'duplicate';
+      cp = await reorg(cp);
+      await catchUp(cp, header.number);
+      return 'reorged';
+    }
+    let gap = false;
+    if (header.number > cp.number + 1) {
+      cp = await catchUp(cp, header.number - 1);
+      gap = true;
+    }
+    if (header.parentHash !== cp.hash) {
+      cp = await reorg(cp);
+      await catchUp(cp, header.number);
+      return 'reorged';
+    }
+    const logs = await src.logsOfBlock(header.hash);
+    let pending: FetchedRange | undefined = { from: header.number, to: header.number, first: header, end: header, logs };
+    await writeBatch(cp, async () => {
+      const range = pending;
+      pending = undefined;
+      return range;
+    });
+    await settle();
+    return gap ? 'gap-filled' : 'appended';
+  }
+
+  // -------------------------------------------------------------------- loop
+
+  async function pause(ms: number): Promise<void> {
+    wake = new AbortController();
+    await sleep(ms, wake.signal);
+    wake = undefined;
+  }
+
+  async function runLoop(): Promise<void> {
+    let failures = 0;
+    while (running) {
+      try {
+        await exclusive(sync);
+        failures = 0;
+      } catch (err) {
+        failures++;
+        const retryable = isAppError(err) && err.retryable;
+        log[retryable ? 'warn' : 'error']({ err: describe(err), failures, indexer: name }, 'indexer: sync failed, retrying');
+      }
+      if (!running) break;
+      await pause(failures === 0 ? pollMs : Math.min(MAX_BACKOFF_MS, pollMs * 2 ** Math.min(failures, 10)));
+    }
+  }
+
+  return {
+    name,
+    async start() {
+      if (running) return;
+      running = true;
+      stopRequested = false;
+      loop = runLoop();
+    },
+    async stop() {
+      if (!running && !loop) return;
+      running = false;
+      stopRequested = true;
+      wake?.abort();
+      await loop;
+      loop = undefined;
+      stopRequested = false;
+      // At most one batch is in flight: once it has settled, nothing is being written.
+      await settle().catch(() => undefined);
+    },
+    async syncOnce() {
+      const cp = await exclusive(sync);
+      return { head: BigInt(cp.number) };
+    },
+    async waitForBlock(n, timeoutMs = 10_000) {
+      const target = Number(n);
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const cp = current ?? (await getCheckpoint(db, name));
+        if (cp && cp.number >= target) return;
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) throw new AppError('INTERNAL', `indexer: block ${target} not indexed within ${timeoutMs} ms`);
+        if (running) {
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(finish, Math.min(remaining, pollMs));
+            function finish() {
+              clearTimeout(timer);
+              progress.delete(finish);
+              resolve();
+            }
+            progress.add(finish);
+          });
+        } else {
+          try {
+            await exclusive(sync);
+          } catch {
+            await sleep(Math.min(remaining, pollMs));
+          }
+          const after = current;
+          if (!after || after.number < target) await sleep(Math.min(Math.max(0, deadline - Date.now()), 20));
+        }
+      }
+    },
+    deliverBlock(hash) {
+      return exclusive(() => deliver(hash));
+    },
+    async checkpoint() {
+      const cp = await getCheckpoint(db, name);
+      return cp ? { number: BigInt(cp.number), hash: cp.hash } : undefined;
+    },
+  };
+}
+
+/** Whether `p` settles within `ms` (the timer is cleared either way). */
+function settledWithin(p: Promise<unknown>, ms: number): Promise<'ready' | 'failed' | 'waiting'> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve('waiting'), ms);
+    p.then(
+      () => {
+        clearTimeout(timer);
+        resolve('ready');
+      },
+      () => {
+        clearTimeout(timer);
+        resolve('failed');
+      },
+    );
+  });
+}
+
+/** Error facts for a log line: code and name, never a URL (the AppError hierarchy strips them). */
+function describe(err: unknown): Record<string, unknown> {
+  if (isAppError(err)) return { code: err.code, message: err.message, ...(err.detail ? { detail: err.detail } : {}) };
+  if (err instanceof Error) return { name: err.name, message: err.message.slice(0, 200) };
+  return { error: String(err) };
+}
