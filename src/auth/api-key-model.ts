@@ -138,3 +138,11 @@ export function validateApiKeyAttributes(input: ApiKeyAttributes): ApiKeyAttribu
 export function hasPermission(key: { permissions: readonly ApiKeyPermission[] }, permission: ApiKeyPermission): boolean {
   return key.permissions.includes(permission);
 }
+
+/**
+ * Whether `address` is the wallet the key is bound to. A bound key reads that wallet's records
+ * (orders, operations) whoever recorded them; writing stays with the recording key.
+ */
+export function isBoundWallet(key: { userAddress: string | null }, address: string): boolean {
+  return key.userAddress !== null && address.toLowerCase() === key.userAddress;
+}

@@ -7,8 +7,14 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
  *
  * PostgreSQL alters the table in place. SQLite cannot drop a column that a CHECK constraint names,
  * so it rebuilds the table and copies the rows.
+ *
+ * A key bound to a wallet reads that wallet's orders and operations whoever recorded them, so the
+ * stock records get an index by wallet: without it every list of a bound key scans the table.
  */
 export async function up(db: Kysely<any>): Promise<void> {
+  for (const [table, index] of WALLET_INDEXES) {
+    await db.schema.createIndex(index).on(table).columns(['user_address', 'created_at']).execute();
+  }
   if (isPostgres(db)) {
     await sql`alter table api_keys add column api text not null default 'stock'`.execute(db);
     await sql`alter table api_keys alter column api drop default`.execute(db);
@@ -52,6 +58,7 @@ export async function up(db: Kysely<any>): Promise<void> {
  * its one permission.
  */
 export async function down(db: Kysely<any>): Promise<void> {
+  for (const [, index] of WALLET_INDEXES) await db.schema.dropIndex(index).execute();
   await sql`delete from api_keys where api <> 'stock'`.execute(db);
   const single = sql`replace(replace(permissions, '["', ''), '"]', '')`;
   if (isPostgres(db)) {
@@ -89,6 +96,12 @@ export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('api_keys_prev').renameTo('api_keys').execute();
   await db.schema.createIndex('api_keys_user_address_idx').on('api_keys').column('user_address').execute();
 }
+
+const WALLET_INDEXES = [
+  ['orders', 'orders_user_created_idx'],
+  ['cash_operations', 'cash_operations_user_created_idx'],
+  ['stock_operations', 'stock_operations_user_created_idx'],
+] as const;
 
 function isPostgres(db: Kysely<any>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
