@@ -141,7 +141,7 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
     {
       schema: {
         tags,
-        summary: `${spec.group} ${spec.kind}s recorded by the calling key or of its bound wallet, newest first`,
+        summary: `${spec.group} ${spec.kind}s mapped to the calling key, newest first`,
         querystring: {
           type: 'object',
           properties: {

@@ -229,7 +229,7 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     {
       schema: {
         tags: ['orders'],
-        summary: 'Orders recorded by the calling key or of its bound wallet, newest first',
+        summary: 'Orders mapped to the calling key, newest first',
         querystring: {
           type: 'object',
           properties: {
@@ -278,7 +278,7 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     {
       schema: {
         tags: ['orders'],
-        summary: 'Orders placed by a transaction the calling key recorded or of its bound wallet',
+        summary: 'Orders placed by a transaction',
         params: { type: 'object', required: ['txHash'], properties: { txHash: { type: 'string', pattern: TX_HASH_PATTERN } } },
         response: responses({ type: 'array', items: orderSchema }),
       },
