@@ -117,10 +117,7 @@ export function createApiKeyService(opts: {
         createdAt: t,
         updatedAt: t,
       };
-      await insertApiKey(db, rec);
-      // The store normalised the fields (lower-case address, trimmed IPs, permission order).
-      const stored = await getApiKey(db, rec.apiKey);
-      return { key: view(stored ?? rec), apiSecret };
+      return { key: view(await insertApiKey(db, rec)), apiSecret };
     },
     async list(filter) {
       return (await listApiKeys(db, filter)).map(view);

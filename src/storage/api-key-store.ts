@@ -60,8 +60,11 @@ function fromRow(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   };
 }
 
-/** Validates and stores a new key; ConflictError when the apiKey exists already. */
-export async function insertApiKey(db: DbExecutor, rec: ApiKeyRecord): Promise<void> {
+/**
+ * Validates and stores a new key; answers it as stored (normalised: lower-case address, trimmed
+ * IPs, permissions in canonical order). ConflictError when the apiKey exists already.
+ */
+export async function insertApiKey(db: DbExecutor, rec: ApiKeyRecord): Promise<ApiKeyRecord> {
   const row = toRow(rec);
   try {
     await kyselyOf(db).insertInto('api_keys').values(row).execute();
@@ -69,6 +72,7 @@ export async function insertApiKey(db: DbExecutor, rec: ApiKeyRecord): Promise<v
     if (isUniqueViolation(err)) throw new ConflictError('apiKey: already exists', { cause: err });
     throw err;
   }
+  return fromRow(row);
 }
 
 export async function getApiKey(db: DbExecutor, apiKey: string): Promise<ApiKeyRecord | undefined> {
