@@ -17,6 +17,10 @@ export type HmacKey = string | KeyObject;
 
 const SHA256_BYTES = 32;
 
+function bytesOf(body: SignedBody): Uint8Array {
+  return typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+}
+
 /** HMAC-SHA256 over the concatenation of `parts` (text as UTF-8), without joining them first. */
 export function hmacSha256(key: HmacKey, ...parts: SignedBody[]): Buffer {
   const mac = createHmac('sha256', key);
@@ -91,8 +95,7 @@ function stockHead(input: StockSignInput): string {
 
 /** The five-line payload as bytes: METHOD, URI, TS, NONCE and the body, joined by `\n`. */
 export function stockSignPayload(input: StockSignInput): Buffer {
-  const head = Buffer.from(stockHead(input), 'utf8');
-  return typeof input.body === 'string' ? Buffer.concat([head, Buffer.from(input.body, 'utf8')]) : Buffer.concat([head, input.body]);
+  return Buffer.concat([Buffer.from(stockHead(input), 'utf8'), bytesOf(input.body)]);
 }
 
 /** `x-api-sign`: lower-case hex HMAC-SHA256 of the payload under the API secret. */
@@ -122,8 +125,7 @@ function perpHead(input: PerpSignInput): string {
 
 /** `ts + METHOD + request_path + body` as bytes. */
 export function perpSignPayload(input: PerpSignInput): Buffer {
-  const head = Buffer.from(perpHead(input), 'utf8');
-  return typeof input.body === 'string' ? Buffer.concat([head, Buffer.from(input.body, 'utf8')]) : Buffer.concat([head, input.body]);
+  return Buffer.concat([Buffer.from(perpHead(input), 'utf8'), bytesOf(input.body)]);
 }
 
 /** `X-Api-Sign`: Base64 of HMAC-SHA256 of the payload under the API secret. */

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { StockClient } from '../../src/sdk/stock-client.ts';
+import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
 let t: TestStack;
@@ -35,16 +36,6 @@ async function send(i: number, calldata: { toAddress: Address; callData: Hex }):
   const hash = await wallet.sendTransaction({ to: calldata.toAddress, data: calldata.callData });
   expect((await pub.waitForTransactionReceipt({ hash })).status).toBe('success');
   return hash;
-}
-
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not met in time: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
 }
 
 const deadline = () => Math.floor(Date.now() / 1000) + 3600;

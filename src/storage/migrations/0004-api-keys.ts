@@ -25,24 +25,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     await sql`alter table api_keys drop column permission`.execute(db);
     await sql`alter table api_keys add constraint api_keys_api_ck check (api in ('stock', 'perp'))`.execute(db);
   } else {
-    await db.schema
-      .createTable('api_keys_next')
-      .addColumn('api_key', 'text', (c) => c.primaryKey())
-      .addColumn('api', 'text', (c) => c.notNull())
-      .addColumn('secret_ciphertext', 'text', (c) => c.notNull())
-      .addColumn('label', 'text', (c) => c.notNull())
-      .addColumn('permissions', 'text', (c) => c.notNull())
-      .addColumn('ip_whitelist', 'text', (c) => c.notNull())
-      .addColumn('chain_id', 'integer', (c) => c.notNull())
-      .addColumn('product', 'text', (c) => c.notNull())
-      .addColumn('user_address', 'text')
-      .addColumn('active', 'integer', (c) => c.notNull())
-      .addColumn('expires_at', 'bigint')
-      .addColumn('created_at', 'bigint', (c) => c.notNull())
-      .addColumn('updated_at', 'bigint', (c) => c.notNull())
-      .addCheckConstraint('api_keys_api_ck', sql`api in ('stock', 'perp')`)
-      .addCheckConstraint('api_keys_active_ck', sql`active in (0, 1)`)
-      .execute();
+    await createKeyTable(db, 'api_keys_next', 'permissions');
     await sql`insert into api_keys_next
       (api_key, api, secret_ciphertext, label, permissions, ip_whitelist, chain_id, product, user_address, active, expires_at, created_at, updated_at)
       select api_key, 'stock', secret_ciphertext, label, '["' || permission || '"]', ip_whitelist, chain_id, product, user_address, active, expires_at, created_at, updated_at
@@ -71,12 +54,27 @@ export async function down(db: Kysely<any>): Promise<void> {
     await sql`alter table api_keys drop column permissions`.execute(db);
     return;
   }
-  await db.schema
-    .createTable('api_keys_prev')
-    .addColumn('api_key', 'text', (c) => c.primaryKey())
+  await createKeyTable(db, 'api_keys_prev', 'permission');
+  await sql`insert into api_keys_prev
+    (api_key, secret_ciphertext, label, permission, ip_whitelist, chain_id, product, user_address, active, expires_at, created_at, updated_at)
+    select api_key, secret_ciphertext, label, ${single}, ip_whitelist, chain_id, product, user_address, active, expires_at, created_at, updated_at
+    from api_keys`.execute(db);
+  await db.schema.dropTable('api_keys').execute();
+  await db.schema.alterTable('api_keys_prev').renameTo('api_keys').execute();
+  await db.schema.createIndex('api_keys_user_address_idx').on('api_keys').column('user_address').execute();
+}
+
+/**
+ * The key table on SQLite with the permission column(s) of one side of this migration: `permissions`
+ * (JSON, with `api`) after it, the single checked `permission` before it.
+ */
+async function createKeyTable(db: Kysely<any>, name: string, layout: 'permissions' | 'permission'): Promise<void> {
+  let t = db.schema.createTable(name).addColumn('api_key', 'text', (c) => c.primaryKey());
+  if (layout === 'permissions') t = t.addColumn('api', 'text', (c) => c.notNull());
+  t = t
     .addColumn('secret_ciphertext', 'text', (c) => c.notNull())
     .addColumn('label', 'text', (c) => c.notNull())
-    .addColumn('permission', 'text', (c) => c.notNull())
+    .addColumn(layout, 'text', (c) => c.notNull())
     .addColumn('ip_whitelist', 'text', (c) => c.notNull())
     .addColumn('chain_id', 'integer', (c) => c.notNull())
     .addColumn('product', 'text', (c) => c.notNull())
@@ -85,16 +83,12 @@ export async function down(db: Kysely<any>): Promise<void> {
     .addColumn('expires_at', 'bigint')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
-    .addCheckConstraint('api_keys_permission_ck', sql`permission in ('READ_ONLY', 'WRITABLE')`)
-    .addCheckConstraint('api_keys_active_ck', sql`active in (0, 1)`)
-    .execute();
-  await sql`insert into api_keys_prev
-    (api_key, secret_ciphertext, label, permission, ip_whitelist, chain_id, product, user_address, active, expires_at, created_at, updated_at)
-    select api_key, secret_ciphertext, label, ${single}, ip_whitelist, chain_id, product, user_address, active, expires_at, created_at, updated_at
-    from api_keys`.execute(db);
-  await db.schema.dropTable('api_keys').execute();
-  await db.schema.alterTable('api_keys_prev').renameTo('api_keys').execute();
-  await db.schema.createIndex('api_keys_user_address_idx').on('api_keys').column('user_address').execute();
+    .addCheckConstraint('api_keys_active_ck', sql`active in (0, 1)`);
+  t =
+    layout === 'permissions'
+      ? t.addCheckConstraint('api_keys_api_ck', sql`api in ('stock', 'perp')`)
+      : t.addCheckConstraint('api_keys_permission_ck', sql`permission in ('READ_ONLY', 'WRITABLE')`);
+  await t.execute();
 }
 
 const WALLET_INDEXES = [
