@@ -22,16 +22,14 @@ export function isValidIp(ip: string): boolean {
 
 // Normalised whitelists per list object: keys are cached per instance, so this is built once per lookup.
 const normalized = new WeakMap<readonly string[], Set<string>>();
-let lastPeer = '';
-let lastNormalized = '';
 
-export function ipAllowed(peer: string, whitelist: readonly string[]): boolean {
-  if (whitelist.length === 0) return false;
+/**
+ * Whether `peer` is on the whitelist. A peer without an address (the client disconnected before it
+ * was read) is never allowed; an empty whitelist allows nobody.
+ */
+export function ipAllowed(peer: string | undefined, whitelist: readonly string[]): boolean {
+  if (peer === undefined || peer === '' || whitelist.length === 0) return false;
   let set = normalized.get(whitelist);
   if (!set) normalized.set(whitelist, (set = new Set(whitelist.map(normalizeIp))));
-  if (peer !== lastPeer) {
-    lastPeer = peer;
-    lastNormalized = normalizeIp(peer);
-  }
-  return set.has(lastNormalized);
+  return set.has(normalizeIp(peer));
 }

@@ -15,6 +15,7 @@ export type ErrorCode =
   | 'RATE_LIMITED'
   | 'CHAIN_UNAVAILABLE'
   | 'CHAIN_REVERT'
+  | 'REJECTED'
   | 'STORAGE_UNAVAILABLE'
   | 'INTERNAL';
 
@@ -49,17 +50,26 @@ export class ValidationError extends AppError {
 }
 
 /**
- * Authentication failed. The public message is always the same opaque text; `reason` is for the
- * server log under the request's uuid and must not contain secret material.
+ * Which authentication check failed. The stock API never tells (every failure is the same opaque
+ * answer); the perp API maps each to its own documented code, as exchanges do.
+ */
+export type AuthFailure = 'credentials' | 'key' | 'expired' | 'ip' | 'timestamp' | 'signature' | 'replay' | 'scope';
+
+/**
+ * Authentication failed. The public message is always the same text; `reason` is for the server
+ * log under the request's uuid and must not contain secret material.
  */
 export class UnauthorizedError extends AppError {
   readonly reason: string;
-  constructor(reason: string, options?: AppErrorOptions) {
+  readonly failure: AuthFailure;
+  constructor(reason: string, options?: AppErrorOptions & { failure?: AuthFailure }) {
     super('UNAUTHORIZED', 'Unauthorized', options);
     this.reason = reason;
+    this.failure = options?.failure ?? 'credentials';
   }
 }
 
+/** Authenticated, but the key lacks the permission (perp: HTTP 403; the stock API answers its opaque 401). */
 export class ForbiddenError extends AppError {
   constructor(message = 'Forbidden', options?: AppErrorOptions) {
     super('FORBIDDEN', message, options);
@@ -67,8 +77,11 @@ export class ForbiddenError extends AppError {
 }
 
 export class NotFoundError extends AppError {
+  /** What was looked for (`order`, `route`, ...): the perp API's code table is keyed by it. */
+  readonly what: string;
   constructor(what: string, options?: AppErrorOptions) {
     super('NOT_FOUND', `${what}: not found`, options);
+    this.what = what;
   }
 }
 
@@ -105,6 +118,36 @@ export class ChainRevertError extends AppError {
   constructor(errorName: string | undefined, options?: AppErrorOptions) {
     super('CHAIN_REVERT', `chain: transaction reverted${errorName ? ` (${errorName})` : ''}`, options);
     this.errorName = errorName;
+  }
+}
+
+/**
+ * The venue refused a valid request on its merits (margin, order flags, state): a business
+ * rejection, not a malformed request. The message says why and is safe to show.
+ */
+export type Rejection =
+  | 'INSUFFICIENT_MARGIN'
+  | 'INSUFFICIENT_BALANCE'
+  | 'POST_ONLY_WOULD_CROSS'
+  | 'REDUCE_ONLY_WOULD_INCREASE'
+  | 'FOK_NOT_FILLED'
+  | 'NO_LIQUIDITY'
+  | 'ORDER_NOT_OPEN'
+  | 'DUPLICATE_CLIENT_ORDER_ID'
+  | 'LEVERAGE_EXCEEDED'
+  | 'SIZE_OUT_OF_RANGE'
+  | 'PRICE_OUT_OF_RANGE'
+  | 'ORDER_EXPIRED'
+  | 'NONCE_USED'
+  | 'BAD_ORDER_SIGNATURE'
+  | 'ONE_CLICK_NOT_ENABLED'
+  | 'POSITION_NOT_OPEN';
+
+export class RejectedError extends AppError {
+  readonly rejection: Rejection;
+  constructor(rejection: Rejection, message: string, options?: AppErrorOptions) {
+    super('REJECTED', message, options);
+    this.rejection = rejection;
   }
 }
 

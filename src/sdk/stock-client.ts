@@ -3,7 +3,7 @@
  * The secret stays inside the client: it is never part of an error or a returned object.
  */
 import { randomUUID } from 'node:crypto';
-import { canonicalQuery, hmacHex, signedUri, stockSignPayload } from '../auth/stock-signature.ts';
+import { canonicalQuery, signedUri, signStock } from '../auth/hmac.ts';
 
 export interface StockClientOptions {
   /** Base URL including any service prefix, without /api/v1 (e.g. http://127.0.0.1:8080). */
@@ -70,7 +70,7 @@ export class StockClient {
     const body = opts.body === undefined ? '' : typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     const ts = String(opts.ts ?? this.#opts.now());
     const nonce = opts.nonce ?? randomUUID();
-    const sign = hmacHex(this.#opts.apiSecret, stockSignPayload({ method, uri, ts, nonce, body }));
+    const sign = signStock(this.#opts.apiSecret, { method, uri, ts, nonce, body });
     const headers: Record<string, string> = {
       'x-api-key': this.#opts.apiKey,
       'x-api-sign': sign,

@@ -3,14 +3,17 @@
  * permission, timestamp window, HMAC over the five-line payload, and nonce replay. Registered as a
  * preValidation hook so it sees the raw body and runs before any schema error could reveal a
  * route's shape to an unauthenticated caller. Every failure is the same opaque UnauthorizedError;
- * the reason goes to the log under the request's uuid.
+ * the reason goes to the log under the request's uuid. A route with `config: { auth: false }` is
+ * public and passes untouched (src/auth/route-auth.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { UnauthorizedError } from '../errors/app-error.ts';
+import { hasPermission } from '../auth/api-key-model.ts';
 import type { ApiKeyService, AuthKey } from '../auth/api-key-service.ts';
+import { canonicalQuery, signedUri, verifyStock } from '../auth/hmac.ts';
 import { ipAllowed } from '../auth/ip-match.ts';
 import type { NonceStore } from '../auth/nonce-store.ts';
-import { canonicalQuery, hexSignatureEquals, signedUri, stockSignPayload } from '../auth/stock-signature.ts';
+import { authRequired } from '../auth/route-auth.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -86,12 +89,15 @@ export function createStockAuthHook(opts: StockAuthOptions) {
   /** Key state, scope, whitelist, permission and signature; then the nonce claim (sync in memory). */
   function verify(request: FastifyRequest, h: ReturnType<typeof readHeaders>, key: AuthKey | undefined): boolean | Promise<boolean> {
     if (!key) throw deny('unknown api key');
+    if (key.api !== 'stock') throw deny('not a stock api key');
     if (!key.active) throw deny('api key revoked');
     if (key.expiresAt !== null && key.expiresAt <= h.t) throw deny('api key expired');
     // The request's chain id already equals the service's (readHeaders).
     if (key.chainId !== opts.chainId || key.product !== h.product) throw deny('api key scope mismatch');
-    if (!ipAllowed(request.ip, key.ipWhitelist)) throw deny(`peer ${request.ip} not in whitelist`);
-    if (request.method !== 'GET' && request.method !== 'HEAD' && key.permission !== 'WRITABLE') {
+    // request.ip is undefined once the client has gone (a disconnect during an uncached lookup).
+    const peer = request.ip as string | undefined;
+    if (!ipAllowed(peer, key.ipWhitelist)) throw deny(peer === undefined ? 'peer address unknown (disconnected)' : `peer ${peer} not in whitelist`);
+    if (request.method !== 'GET' && request.method !== 'HEAD' && !hasPermission(key, 'WRITABLE')) {
       throw deny('READ_ONLY key on a write method');
     }
 
@@ -100,9 +106,12 @@ export function createStockAuthHook(opts: StockAuthOptions) {
     let path = q === -1 ? rawUrl : rawUrl.slice(0, q);
     if (opts.prefix && path.startsWith(opts.prefix)) path = path.slice(opts.prefix.length);
     const uri = signedUri(path, q === -1 ? '' : canonicalQuery(rawUrl.slice(q + 1)));
-    const payload = stockSignPayload({ method: request.method, uri, ts: h.ts, nonce: h.nonce, body: request.rawBody });
-    // Constant-time over the 64 hex digits, either case; anything else in the header never matches.
-    if (!hexSignatureEquals(key.signer.hex(payload), h.sign)) throw deny('signature mismatch or malformed');
+    // The body as received: bytes once the HTTP layer keeps them, text until then.
+    const body: string | Uint8Array = request.rawBody;
+    // Constant-time over the 32 digest bytes; the header is hex of either case, anything else never matches.
+    if (!verifyStock(key.hmacKey, { method: request.method, uri, ts: h.ts, nonce: h.nonce, body }, h.sign)) {
+      throw deny('signature mismatch or malformed');
+    }
 
     // Claimed only after the signature holds, so nobody can burn another key's nonces.
     request.apiKey = key;
@@ -129,6 +138,7 @@ export function createStockAuthHook(opts: StockAuthOptions) {
   // check runs synchronously, without a promise and a microtask hop per request. No closure is
   // created on that path either (tsx's keepNames makes each one cost a defineProperty).
   return function stockAuth(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+    if (!authRequired(request)) return done();
     let pending: Promise<boolean> | undefined;
     try {
       const h = readHeaders(request);

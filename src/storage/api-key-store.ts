@@ -1,66 +1,42 @@
-import type { Selectable, Updateable } from 'kysely';
-import { ConflictError, ValidationError } from '../errors/app-error.ts';
+/**
+ * API keys of both APIs in one table. Every write goes through the model's one validation
+ * (src/auth/api-key-model.ts), so a row in the table is always a valid key.
+ */
+import type { Selectable } from 'kysely';
+import { validateApiKeyAttributes, type ApiKeyAttributes, type ApiKind, type ApiKeyPermission } from '../auth/api-key-model.ts';
+import { ConflictError } from '../errors/app-error.ts';
 import { kyselyOf, type DbExecutor } from './database.ts';
-import type { ApiKeyPermission, ApiKeysTable } from './schema.ts';
+import type { ApiKeysTable } from './schema.ts';
 import { isUniqueViolation } from './storage-errors.ts';
+import { withTransaction } from './transaction.ts';
 
-export interface ApiKeyRecord {
+export interface ApiKeyRecord extends ApiKeyAttributes {
   apiKey: string;
   /** The API secret encrypted at rest; this layer never sees the clear secret. */
   secretCiphertext: string;
-  label: string;
-  permission: ApiKeyPermission;
-  ipWhitelist: string[];
-  chainId: number;
-  product: string;
-  /** Lower-case 0x address the key acts for, or null. Stored lower-case whatever case is given. */
-  userAddress: string | null;
-  active: boolean;
-  /** ms since the epoch, or null for no expiry. */
-  expiresAt: number | null;
   createdAt: number;
   updatedAt: number;
 }
 
-export type ApiKeyPatch = Partial<
-  Pick<ApiKeyRecord, 'label' | 'permission' | 'ipWhitelist' | 'chainId' | 'product' | 'userAddress' | 'active' | 'expiresAt'>
->;
+/** What an update may change: everything but the key's identity, its API and its secret. */
+export type ApiKeyPatch = Partial<Omit<ApiKeyAttributes, 'api'>>;
 
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-const PERMISSIONS: readonly ApiKeyPermission[] = ['READ_ONLY', 'WRITABLE'];
-
-function normalizeAddress(address: string | null): string | null {
-  if (address === null) return null;
-  if (!ADDRESS.test(address)) throw new ValidationError('userAddress', 'must be a 0x address of 40 hex digits');
-  return address.toLowerCase();
-}
-
-function checkPermission(permission: string): ApiKeyPermission {
-  if (!PERMISSIONS.includes(permission as ApiKeyPermission)) {
-    throw new ValidationError('permission', 'must be READ_ONLY or WRITABLE');
-  }
-  return permission as ApiKeyPermission;
-}
-
-function checkWhitelist(list: string[]): string {
-  if (!Array.isArray(list) || list.some((ip) => typeof ip !== 'string')) {
-    throw new ValidationError('ipWhitelist', 'must be an array of strings');
-  }
-  return JSON.stringify(list);
-}
+const PATCH_FIELDS = ['permissions', 'label', 'ipWhitelist', 'chainId', 'product', 'userAddress', 'active', 'expiresAt'] as const satisfies ReadonlyArray<keyof ApiKeyPatch>;
 
 function toRow(rec: ApiKeyRecord): Selectable<ApiKeysTable> {
+  const a = validateApiKeyAttributes(rec);
   return {
     api_key: rec.apiKey,
+    api: a.api,
     secret_ciphertext: rec.secretCiphertext,
-    label: rec.label,
-    permission: checkPermission(rec.permission),
-    ip_whitelist: checkWhitelist(rec.ipWhitelist),
-    chain_id: rec.chainId,
-    product: rec.product,
-    user_address: normalizeAddress(rec.userAddress),
-    active: rec.active ? 1 : 0,
-    expires_at: rec.expiresAt,
+    label: a.label,
+    permissions: JSON.stringify(a.permissions),
+    ip_whitelist: JSON.stringify(a.ipWhitelist),
+    chain_id: a.chainId,
+    product: a.product,
+    user_address: a.userAddress,
+    active: a.active ? 1 : 0,
+    expires_at: a.expiresAt,
     created_at: rec.createdAt,
     updated_at: rec.updatedAt,
   };
@@ -69,9 +45,10 @@ function toRow(rec: ApiKeyRecord): Selectable<ApiKeysTable> {
 function fromRow(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   return {
     apiKey: row.api_key,
+    api: row.api as ApiKind,
     secretCiphertext: row.secret_ciphertext,
     label: row.label,
-    permission: row.permission,
+    permissions: JSON.parse(row.permissions) as ApiKeyPermission[],
     ipWhitelist: JSON.parse(row.ip_whitelist) as string[],
     chainId: Number(row.chain_id),
     product: row.product,
@@ -83,14 +60,19 @@ function fromRow(row: Selectable<ApiKeysTable>): ApiKeyRecord {
   };
 }
 
-/** Throws ConflictError when the apiKey exists already. */
-export async function insertApiKey(db: DbExecutor, rec: ApiKeyRecord): Promise<void> {
+/**
+ * Validates and stores a new key; answers it as stored (normalised: lower-case address, trimmed
+ * IPs, permissions in canonical order). ConflictError when the apiKey exists already.
+ */
+export async function insertApiKey(db: DbExecutor, rec: ApiKeyRecord): Promise<ApiKeyRecord> {
+  const row = toRow(rec);
   try {
-    await kyselyOf(db).insertInto('api_keys').values(toRow(rec)).execute();
+    await kyselyOf(db).insertInto('api_keys').values(row).execute();
   } catch (err) {
     if (isUniqueViolation(err)) throw new ConflictError('apiKey: already exists', { cause: err });
     throw err;
   }
+  return fromRow(row);
 }
 
 export async function getApiKey(db: DbExecutor, apiKey: string): Promise<ApiKeyRecord | undefined> {
@@ -98,33 +80,33 @@ export async function getApiKey(db: DbExecutor, apiKey: string): Promise<ApiKeyR
   return row ? fromRow(row) : undefined;
 }
 
-/** Every key, active or not, oldest first. */
-export async function listApiKeys(db: DbExecutor): Promise<ApiKeyRecord[]> {
-  const rows = await kyselyOf(db).selectFrom('api_keys').selectAll().orderBy('created_at').orderBy('api_key').execute();
+/** Keys, active or not, oldest first; optionally only one API's, or only those bound to a wallet. */
+export async function listApiKeys(db: DbExecutor, filter: { api?: ApiKind; userAddress?: string } = {}): Promise<ApiKeyRecord[]> {
+  let q = kyselyOf(db).selectFrom('api_keys').selectAll();
+  if (filter.api !== undefined) q = q.where('api', '=', filter.api);
+  if (filter.userAddress !== undefined) q = q.where('user_address', '=', filter.userAddress.toLowerCase());
+  const rows = await q.orderBy('created_at').orderBy('api_key').execute();
   return rows.map(fromRow);
 }
 
 /**
  * Changes the given fields (an `undefined` field is left alone; `null` clears userAddress or
- * expiresAt) and sets updatedAt to now. Answers the updated record, or undefined when no such key.
+ * expiresAt), validates the key as a whole and sets updatedAt to now. Answers the updated record,
+ * or undefined when no such key.
  */
 export async function updateApiKey(db: DbExecutor, apiKey: string, patch: ApiKeyPatch): Promise<ApiKeyRecord | undefined> {
-  const set: Updateable<ApiKeysTable> = { updated_at: Date.now() };
-  if (patch.label !== undefined) set.label = patch.label;
-  if (patch.permission !== undefined) set.permission = checkPermission(patch.permission);
-  if (patch.ipWhitelist !== undefined) set.ip_whitelist = checkWhitelist(patch.ipWhitelist);
-  if (patch.chainId !== undefined) set.chain_id = patch.chainId;
-  if (patch.product !== undefined) set.product = patch.product;
-  if (patch.userAddress !== undefined) set.user_address = normalizeAddress(patch.userAddress);
-  if (patch.active !== undefined) set.active = patch.active ? 1 : 0;
-  if (patch.expiresAt !== undefined) set.expires_at = patch.expiresAt;
-  const row = await kyselyOf(db)
-    .updateTable('api_keys')
-    .set(set)
-    .where('api_key', '=', apiKey)
-    .returningAll()
-    .executeTakeFirst();
-  return row ? fromRow(row) : undefined;
+  return withTransaction(db, async (tx) => {
+    const current = await getApiKey(tx, apiKey);
+    if (!current) return undefined;
+    const next: ApiKeyRecord = { ...current, updatedAt: Date.now() };
+    for (const field of PATCH_FIELDS) {
+      if (patch[field] !== undefined) (next as unknown as Record<string, unknown>)[field] = patch[field];
+    }
+    const row = toRow(next);
+    const { api_key: _id, api: _api, created_at: _created, secret_ciphertext: _secret, ...set } = row;
+    await tx.updateTable('api_keys').set(set).where('api_key', '=', apiKey).execute();
+    return fromRow(row);
+  });
 }
 
 /**

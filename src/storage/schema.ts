@@ -10,16 +10,18 @@
  * A migration that adds a table adds its interface here and a key in `DatabaseSchema`.
  */
 
-export type ApiKeyPermission = 'READ_ONLY' | 'WRITABLE';
-
 export interface ApiKeysTable {
   api_key: string;
+  /** `stock` or `perp` (0004). */
+  api: string;
   secret_ciphertext: string;
   label: string;
-  permission: ApiKeyPermission;
+  /** JSON array of the key's permissions (0004; validated by src/auth/api-key-model.ts). */
+  permissions: string;
   /** JSON array of exact IP addresses. */
   ip_whitelist: string;
   chain_id: number;
+  /** Stock product scope; empty for perp keys. */
   product: string;
   /** Lower-case 0x address, or null for an unbound key. */
   user_address: string | null;

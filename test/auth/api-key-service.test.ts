@@ -40,7 +40,7 @@ describe.each(testDatabases)('API key service: the authentication cache ($name)'
     // An unknown key is a shared miss too, and is remembered as unknown.
     const unknown = await Promise.all([keys.lookupForAuth('0'.repeat(32)), keys.lookupForAuth('0'.repeat(32))]);
     expect(unknown).toEqual([undefined, undefined]);
-    expect(keys.cachedForAuth('0'.repeat(32))).toEqual({ at: clock, key: undefined });
+    expect(keys.cachedForAuth('0'.repeat(32))).toEqual({ key: undefined });
   });
 
   it('forgets a key on revocation and update, even with a read in flight', async () => {
@@ -53,8 +53,63 @@ describe.each(testDatabases)('API key service: the authentication cache ($name)'
     expect((await keys.lookupForAuth(key.apiKey))?.active).toBe(false);
 
     const other = (await keys.create(input)).key;
-    expect((await keys.lookupForAuth(other.apiKey))?.permission).toBe('READ_ONLY');
+    expect((await keys.lookupForAuth(other.apiKey))?.permissions).toEqual(['READ_ONLY']);
     await keys.update(other.apiKey, { permission: 'WRITABLE' });
-    expect((await keys.lookupForAuth(other.apiKey))?.permission).toBe('WRITABLE');
+    expect((await keys.lookupForAuth(other.apiKey))?.permissions).toEqual(['WRITABLE']);
+  });
+
+  it('does not remember a failed read', async () => {
+    const keys = service();
+    const { key } = await keys.create(input);
+    const closed = await open();
+    await closed.close();
+    const broken = createApiKeyService({ db: closed, secretBox: createSecretBox(randomBytes(32)), cacheTtlMs: 5_000, now: () => clock });
+    await expect(broken.lookupForAuth(key.apiKey)).rejects.toBeDefined();
+    expect(broken.cachedForAuth(key.apiKey)).toBeUndefined();
+  });
+});
+
+describe.each(testDatabases)('API key service: keys of both APIs ($name)', ({ open }) => {
+  let db: Db;
+  useFreshDatabase(open, (d) => (db = d));
+  const keys = () => createApiKeyService({ db, secretBox: createSecretBox(randomBytes(32)), cacheTtlMs: 0 });
+
+  it('creates a perp key whose secret signs like any other and whose fields are normalised', async () => {
+    const svc = keys();
+    const { key, apiSecret } = await svc.create({
+      api: 'perp',
+      permissions: ['TRADE', 'READ'],
+      ipWhitelist: [' 127.0.0.1 '],
+      chainId: 31337,
+      userAddress: '0xF39Fd6e51aad88F6F4ce6aB8827279cffFb92266',
+      label: 'bot',
+    });
+    expect(key).toMatchObject({
+      api: 'perp',
+      permissions: ['READ', 'TRADE'],
+      ipWhitelist: ['127.0.0.1'],
+      product: '',
+      userAddress: '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266',
+      active: true,
+    });
+    expect(key).not.toHaveProperty('secretCiphertext');
+    const auth = await svc.lookupForAuth(key.apiKey);
+    expect(auth?.secret).toBe(apiSecret);
+    expect(auth?.permissions).toEqual(['READ', 'TRADE']);
+    expect((await svc.list({ api: 'perp' })).map((k) => k.apiKey)).toEqual([key.apiKey]);
+    expect(await svc.list({ api: 'stock' })).toEqual([]);
+  });
+
+  it('refuses what the model refuses, naming the field', async () => {
+    const svc = keys();
+    const base = { ipWhitelist: ['127.0.0.1'], chainId: 31337, product: 'STOCK' };
+    await expect(svc.create({ ...base, permission: 'READ_ONLY', permissions: ['WRITABLE'] })).rejects.toThrow(/^permission: /);
+    await expect(svc.create({ ...base })).rejects.toThrow(/^permissions: must be a non-empty list$/);
+    await expect(svc.create({ ...base, permission: 'READ_ONLY', ipWhitelist: ['1.2.3'] })).rejects.toThrow('ipWhitelist: not an IP address: 1.2.3');
+    await expect(svc.create({ ...base, permission: 'READ_ONLY', userAddress: '0x1234' })).rejects.toThrow(/^userAddress: /);
+    await expect(svc.create({ ...base, permission: 'READ_ONLY', expiresAt: 1 })).rejects.toThrow('expiresAt: must be in the future');
+    await expect(svc.create({ ...base, api: 'perp', permissions: ['READ'] })).rejects.toThrow('product: perp keys have no product scope');
+    await expect(svc.create({ ...base, permission: 'READ_ONLY', chainId: Number('x') })).rejects.toThrow('chainId: must be a positive integer');
+    expect(await svc.list()).toEqual([]);
   });
 });

@@ -81,3 +81,32 @@ describe('memory nonce store at volume', () => {
     await store.close();
   });
 });
+
+describe('memory nonce store bounds', () => {
+  it('refuses new nonces past its size bound until expired ones are swept', async () => {
+    let t = 1_000;
+    const store = createMemoryNonceStore({ now: () => t, maxEntries: 3, sweepMs: 60_000 });
+    expect(store.claim('k', 'a-000001', 1_000)).toBe(true);
+    expect(store.claim('k', 'b-000001', 1_000)).toBe(true);
+    t += 500;
+    expect(store.claim('k', 'c-000001', 1_000)).toBe(true);
+    // Full of live nonces: a fresh one is refused (the client retries later), a replay still is.
+    expect(store.claim('k', 'd-000001', 1_000)).toBe(false);
+    expect(store.claim('k', 'a-000001', 1_000)).toBe(false);
+    // a and b have expired: the sweep a full store runs makes room.
+    t += 600;
+    expect(store.claim('k', 'd-000001', 1_000)).toBe(true);
+    expect(store.claim('k', 'e-000001', 1_000)).toBe(true);
+    expect(store.claim('k', 'f-000001', 1_000)).toBe(false);
+    expect(store.claim('k', 'c-000001', 1_000)).toBe(false);
+    await store.close();
+  });
+
+  it('keys nonces per scope without confusing a scope that ends where another nonce begins', async () => {
+    const store = createMemoryNonceStore();
+    expect(store.claim('key', 'abc-0001', 10_000)).toBe(true);
+    expect(store.claim('key', 'abc-0001', 10_000)).toBe(false);
+    expect(store.claim('key2', 'abc-0001', 10_000)).toBe(true);
+    await store.close();
+  });
+});

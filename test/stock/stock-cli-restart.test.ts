@@ -56,6 +56,19 @@ describe('tokex keys CLI', () => {
     expect((await client.request('GET', '/api/v1/symbols')).code).toBe(401);
   });
 
+  it('creates perp keys with a permission set, which the stock API refuses', async () => {
+    const perp = JSON.parse(await cli(['keys', 'create', '--api', 'perp', '--permission', 'TRADE', '--permission', 'READ', '--ip', '127.0.0.1,::1', '--user-address', t.demo.wallets[0].address, '--json']));
+    expect(perp).toMatchObject({ api: 'perp', permissions: ['READ', 'TRADE'], product: '', userAddress: t.demo.wallets[0].address.toLowerCase(), active: true });
+    expect(perp).not.toHaveProperty('permission');
+    expect((await t.client(perp.apiKey, perp.apiSecret).request('GET', '/api/v1/symbols')).code).toBe(401);
+    const listed = JSON.parse(await cli(['keys', 'list', '--api', 'perp', '--json'])) as any[];
+    expect(listed.map((k) => k.apiKey)).toEqual([perp.apiKey]);
+    const updated = JSON.parse(await cli(['keys', 'update', perp.apiKey, '--permission', 'TRANSFER', '--json']));
+    expect(updated.permissions).toEqual(['TRANSFER']);
+    await expect(cli(['keys', 'update', perp.apiKey, '--permission', 'WRITABLE'])).rejects.toMatchObject({ stderr: expect.stringContaining('permissions: perp keys take any of READ, TRADE, TRANSFER') });
+    await expect(cli(['keys', 'create', '--permission', 'TRADE'])).rejects.toMatchObject({ stderr: expect.stringContaining('permissions: stock keys take one of READ_ONLY, WRITABLE') });
+  });
+
   it('refuses an invalid whitelist entry with a message naming the field', async () => {
     await expect(cli(['keys', 'create', '--ip', 'not-an-ip'])).rejects.toMatchObject({ stderr: expect.stringContaining('ipWhitelist: not an IP address') });
   });

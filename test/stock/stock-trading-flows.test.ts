@@ -18,6 +18,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import type { StockClient } from '../../src/sdk/stock-client.ts';
+import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { mulDiv, parseDecimal } from '../../src/lib/decimal.ts';
 
@@ -49,16 +50,6 @@ async function send(i: number, calldata: { toAddress: Address; callData: Hex }):
 async function approve(i: number, token: Address, spender: Address) {
   const { wallet, pub } = walletOf(i);
   await pub.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: token, abi: erc20Abi, functionName: 'approve', args: [spender, maxUint256] }) });
-}
-
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`condition not met in time: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
 }
 
 const deadline = () => Math.floor(Date.now() / 1000) + 3600;

@@ -14,9 +14,10 @@ import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 function record(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   return {
     apiKey: 'ak_0001',
+    api: 'stock',
     secretCiphertext: 'v1:iv:ciphertext:tag',
     label: 'desk "A" — ünïcode',
-    permission: 'WRITABLE',
+    permissions: ['WRITABLE'],
     ipWhitelist: ['127.0.0.1', '::1', '2001:db8::42'],
     chainId: 31337,
     product: 'STOCK',
@@ -40,7 +41,7 @@ describe.each(testDatabases)('api-key-store ($name)', ({ open }) => {
   });
 
   it('round-trips null expiry, null address, inactive and an empty whitelist', async () => {
-    const rec = record({ apiKey: 'ak_null', expiresAt: null, userAddress: null, active: false, ipWhitelist: [], permission: 'READ_ONLY' });
+    const rec = record({ apiKey: 'ak_null', expiresAt: null, userAddress: null, active: false, ipWhitelist: [], permissions: ['READ_ONLY'] });
     await insertApiKey(db, rec);
     const got = await getApiKey(db, 'ak_null');
     expect(got).toEqual(rec);
@@ -52,7 +53,8 @@ describe.each(testDatabases)('api-key-store ($name)', ({ open }) => {
     await insertApiKey(db, record({ userAddress: '0xF39Fd6e51aad88F6F4ce6aB8827279cffFb92266' }));
     expect((await getApiKey(db, 'ak_0001'))?.userAddress).toBe('0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266');
     await expect(insertApiKey(db, record({ apiKey: 'ak_bad', userAddress: '0x1234' }))).rejects.toBeInstanceOf(ValidationError);
-    await expect(insertApiKey(db, record({ apiKey: 'ak_bad', permission: 'ADMIN' as never }))).rejects.toBeInstanceOf(ValidationError);
+    await expect(insertApiKey(db, record({ apiKey: 'ak_bad', permissions: ['ADMIN' as never] }))).rejects.toBeInstanceOf(ValidationError);
+    await expect(insertApiKey(db, record({ apiKey: 'ak_bad', ipWhitelist: ['not-an-ip'] }))).rejects.toThrow('ipWhitelist: not an IP address: not-an-ip');
     expect(await getApiKey(db, 'ak_bad')).toBeUndefined();
   });
 
@@ -78,7 +80,7 @@ describe.each(testDatabases)('api-key-store ($name)', ({ open }) => {
     const before = Date.now();
     const updated = await updateApiKey(db, rec.apiKey, {
       label: 'renamed',
-      permission: 'READ_ONLY',
+      permissions: ['READ_ONLY'],
       ipWhitelist: ['10.0.0.1'],
       userAddress: null,
       expiresAt: null,
@@ -86,7 +88,7 @@ describe.each(testDatabases)('api-key-store ($name)', ({ open }) => {
     expect(updated).toEqual({
       ...rec,
       label: 'renamed',
-      permission: 'READ_ONLY',
+      permissions: ['READ_ONLY'],
       ipWhitelist: ['10.0.0.1'],
       userAddress: null,
       expiresAt: null,
@@ -110,6 +112,30 @@ describe.each(testDatabases)('api-key-store ($name)', ({ open }) => {
       userAddress: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
       expiresAt: 2_000_000_000_000,
     });
+  });
+
+  it('keeps perp keys beside stock keys with their permission set in canonical order', async () => {
+    await insertApiKey(db, record());
+    const perp = record({ apiKey: 'ak_perp', api: 'perp', product: '', permissions: ['TRANSFER', 'READ'], createdAt: 1_700_000_000_100 });
+    await insertApiKey(db, perp);
+    expect(await getApiKey(db, 'ak_perp')).toEqual({ ...perp, permissions: ['READ', 'TRANSFER'] });
+    expect((await listApiKeys(db, { api: 'perp' })).map((k) => k.apiKey)).toEqual(['ak_perp']);
+    expect((await listApiKeys(db, { api: 'stock' })).map((k) => k.apiKey)).toEqual(['ak_0001']);
+    expect((await listApiKeys(db, { userAddress: '0xF39Fd6e51aad88F6F4ce6aB8827279cffFb92266' })).map((k) => k.apiKey)).toEqual(['ak_0001', 'ak_perp']);
+
+    // One validation for both APIs: each API takes only its own permissions.
+    await expect(insertApiKey(db, record({ apiKey: 'ak_x', api: 'perp', product: '', permissions: ['WRITABLE'] }))).rejects.toThrow(/^permissions: perp keys take any of READ, TRADE, TRANSFER$/);
+    await expect(insertApiKey(db, record({ apiKey: 'ak_x', permissions: ['TRADE'] }))).rejects.toThrow(/^permissions: stock keys take one of READ_ONLY, WRITABLE$/);
+    await expect(insertApiKey(db, record({ apiKey: 'ak_x', permissions: ['READ_ONLY', 'WRITABLE'] }))).rejects.toBeInstanceOf(ValidationError);
+    await expect(insertApiKey(db, record({ apiKey: 'ak_x', api: 'perp', product: '', permissions: [] }))).rejects.toBeInstanceOf(ValidationError);
+    await expect(insertApiKey(db, record({ apiKey: 'ak_x', api: 'spot' as never }))).rejects.toThrow('api: must be one of stock, perp');
+    expect(await getApiKey(db, 'ak_x')).toBeUndefined();
+
+    // An update is validated against the key's own API, which never changes.
+    await expect(updateApiKey(db, 'ak_perp', { permissions: ['READ_ONLY'] })).rejects.toBeInstanceOf(ValidationError);
+    expect((await updateApiKey(db, 'ak_perp', { permissions: ['TRADE', 'READ', 'TRADE'] }))?.permissions).toEqual(['READ', 'TRADE']);
+    await expect(updateApiKey(db, 'ak_perp', { api: 'stock' } as never)).resolves.toMatchObject({ api: 'perp' });
+    expect((await getApiKey(db, 'ak_perp'))?.permissions).toEqual(['READ', 'TRADE']);
   });
 
   it('answers undefined when updating an unknown key', async () => {

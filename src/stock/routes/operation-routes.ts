@@ -7,6 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Hex } from 'viem';
 import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
 import { TX_HASH_PATTERN } from '../../http/schema-patterns.ts';
+import { isBoundWallet } from '../../auth/api-key-model.ts';
 import type { AuthKey } from '../../auth/api-key-service.ts';
 import { getTxRecord, type TxKind } from '../store/tx-record-store.ts';
 import type { StockApiDeps } from '../stock-deps.ts';
@@ -22,6 +23,8 @@ export interface MoveBody {
 }
 
 export interface OperationListQuery {
+  /** The key's bound wallet: its operations are listed too, whoever recorded them. */
+  userAddress?: string;
   status?: 'processing' | 'completed' | 'failed';
   startTime?: number;
   endTime?: number;
@@ -52,7 +55,7 @@ export function userFor(body: { userAddress?: string }, key: AuthKey): `0x${stri
   return lowerAddress(u);
 }
 
-export function registerOperationRoutes<R extends { operationId: string; txHash: string }>(app: FastifyInstance, deps: StockApiDeps, spec: OperationSpec<R>): void {
+export function registerOperationRoutes<R extends { operationId: string; txHash: string; userAddress: string }>(app: FastifyInstance, deps: StockApiDeps, spec: OperationSpec<R>): void {
   const base = `/${spec.group}/${spec.kind === 'deposit' ? 'deposits' : 'withdrawals'}`;
   const tags = [spec.tag];
 
@@ -153,7 +156,15 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
     },
     async (req) => {
       const { offset, limit } = pageOf(req.query);
-      const page = await spec.list(req.apiKey!.apiKey, { status: req.query.status, startTime: req.query.startTime, endTime: req.query.endTime, offset, limit });
+      const key = req.apiKey!;
+      const page = await spec.list(key.apiKey, {
+        userAddress: key.userAddress ?? undefined,
+        status: req.query.status,
+        startTime: req.query.startTime,
+        endTime: req.query.endTime,
+        offset,
+        limit,
+      });
       return stockOk(req.id, { total: page.total, rows: page.rows.map((r) => spec.view(r)) });
     },
   );
@@ -169,10 +180,12 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
       },
     },
     async (req) => {
+      const key = req.apiKey!;
       const op = await spec.get(req.params.operationId.toLowerCase());
-      // Scoped like the list: another key's operation is answered as not found, not as forbidden,
-      // so a key cannot probe which operation ids exist.
-      if (!op || (await getTxRecord(deps.db, op.txHash))?.apiKey !== req.apiKey!.apiKey) throw new NotFoundError('operation');
+      // Scoped like the list (recorded by the key, or of its bound wallet): any other operation is
+      // answered as not found, not as forbidden, so a key cannot probe which operation ids exist.
+      const readable = op !== undefined && (isBoundWallet(key, op.userAddress) || (await getTxRecord(deps.db, op.txHash))?.apiKey === key.apiKey);
+      if (!readable) throw new NotFoundError('operation');
       return stockOk(req.id, spec.view(op));
     },
   );

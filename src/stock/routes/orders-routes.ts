@@ -8,7 +8,10 @@ import type { Address, Hex } from 'viem';
 import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
 import { formatDecimal, parseDecimal, rescale } from '../../lib/decimal.ts';
 import { TX_HASH_PATTERN, UINT_PATTERN } from '../../http/schema-patterns.ts';
+import { isBoundWallet } from '../../auth/api-key-model.ts';
+import type { AuthKey } from '../../auth/api-key-service.ts';
 import { getOrder, getOrderOwner, listOrderFills, listOrdersByTx, listOrdersForApiKey, type OrderStatus } from '../store/stock-order-store.ts';
+import { getTxRecord } from '../store/tx-record-store.ts';
 import { buyLock, lowerAddress, parseOrder, type OrderBody, type OrderIntent } from '../order-request.ts';
 import { MUSD_DECIMALS } from '../stock-units.ts';
 import { orderSchema, orderView } from '../order-view.ts';
@@ -61,12 +64,24 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
   const nowSeconds = () => Math.floor(now() / 1000);
 
   /**
-   * The order if `apiKey` recorded its placement. Another key's order is not found, as in the list,
-   * so a key cannot probe which order ids exist.
+   * Read access: the order if `key` recorded its placement or the order is of the key's bound
+   * wallet, whoever recorded it. Any other order is not found, as in the list, so a key cannot
+   * probe which order ids exist.
    */
-  const ownOrder = async (orderId: string, apiKey: string) => {
+  const readableOrder = async (orderId: string, key: AuthKey) => {
     const order = await getOrder(deps.db, orderId);
-    if (!order || (await getOrderOwner(deps.db, order.orderId)) !== apiKey) throw new NotFoundError('order');
+    if (!order) throw new NotFoundError('order');
+    if (!isBoundWallet(key, order.userAddress) && (await getOrderOwner(deps.db, order.orderId)) !== key.apiKey) throw new NotFoundError('order');
+    return order;
+  };
+
+  /** Only the key that recorded the placement cancels (seed §5A Ownership). */
+  const ownOrder = async (orderId: string, key: AuthKey) => {
+    const order = await readableOrder(orderId, key);
+    if ((await getOrderOwner(deps.db, order.orderId)) !== key.apiKey) {
+      // The key sees the order through its bound wallet: saying so tells it nothing new.
+      throw new ValidationError('orderId', 'owned by another API key (the key that recorded the order cancels it)');
+    }
     return order;
   };
 
@@ -245,6 +260,7 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
       }
       const page = await listOrdersForApiKey(deps.db, {
         apiKey: req.apiKey!.apiKey,
+        userAddress: req.apiKey!.userAddress ?? undefined,
         stockAddress,
         state: req.query.state,
         status,
@@ -269,7 +285,11 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
       },
     },
     async (req) => {
-      const orders = await listOrdersByTx(deps.db, req.params.txHash.toLowerCase());
+      const txHash = req.params.txHash.toLowerCase();
+      const key = req.apiKey!;
+      const all = await listOrdersByTx(deps.db, txHash);
+      const recordedByKey = all.length > 0 && (await getTxRecord(deps.db, txHash))?.apiKey === key.apiKey;
+      const orders = recordedByKey ? all : all.filter((o) => isBoundWallet(key, o.userAddress));
       if (orders.length === 0) throw new NotFoundError('order');
       return stockOk(req.id, await Promise.all(orders.map(async (o) => orderView(o, await listOrderFills(deps.db, o.orderId), deps.stocks))));
     },
@@ -285,7 +305,7 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     '/orders/:orderId',
     { schema: { tags: ['orders'], summary: 'Order detail, open or historical', params: orderIdParam, response: responses(orderSchema) } },
     async (req) => {
-      const order = await ownOrder(req.params.orderId, req.apiKey!.apiKey);
+      const order = await readableOrder(req.params.orderId, req.apiKey!);
       return stockOk(req.id, orderView(order, await listOrderFills(deps.db, order.orderId), deps.stocks));
     },
   );
@@ -301,7 +321,7 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
       },
     },
     async (req) => {
-      const order = await ownOrder(req.params.orderId, req.apiKey!.apiKey);
+      const order = await ownOrder(req.params.orderId, req.apiKey!);
       if (order.orderType !== 'Limit') throw new ValidationError('orderId', 'market orders cannot be cancelled');
       if (order.status === 'Canceling') throw new ValidationError('orderId', 'order is already canceling');
       if (order.status !== 'Open') throw new ValidationError('orderId', 'order is not open');

@@ -69,6 +69,8 @@ export interface StockOperationState extends StockOperationRecord {
 
 export interface CashOperationQuery {
   apiKey: string;
+  /** The key's bound wallet: its operations are listed too, whoever recorded them (read access). */
+  userAddress?: string;
   kind: OperationKind;
   status?: OperationStatus;
   /** Inclusive bounds on createdAt (ms). */
@@ -152,15 +154,20 @@ export async function listCashOperationsByTx(db: DbExecutor, txHash: string): Pr
   return rows.map((r) => cashRecord(cashFromRow(r)));
 }
 
-/** Cash operations of `kind` whose transaction `apiKey` recorded, newest first. */
+/**
+ * Cash operations of `kind` whose transaction `apiKey` recorded, plus, with `userAddress`, every
+ * one of that wallet; newest first.
+ */
 export async function listCashOperationsForApiKey(
   db: DbExecutor,
   q: CashOperationQuery,
 ): Promise<{ total: number; rows: CashOperationRecord[] }> {
-  let base = kyselyOf(db)
+  const k = kyselyOf(db);
+  const recorded = k.selectFrom('stock_tx_records').select('tx_hash').where('api_key', '=', q.apiKey);
+  const wallet = q.userAddress?.toLowerCase();
+  let base = k
     .selectFrom('stock_cash_operations as c')
-    .innerJoin('stock_tx_records as t', 't.tx_hash', 'c.tx_hash')
-    .where('t.api_key', '=', q.apiKey)
+    .where((eb) => (wallet === undefined ? eb('c.tx_hash', 'in', recorded) : eb.or([eb('c.tx_hash', 'in', recorded), eb('c.user_address', '=', wallet)])))
     .where('c.kind', '=', q.kind);
   if (q.status !== undefined) base = base.where('c.status', '=', q.status);
   if (q.startTime !== undefined) base = base.where('c.created_at', '>=', q.startTime);
@@ -200,14 +207,17 @@ export async function listStockOperationsByTx(db: DbExecutor, txHash: string): P
   return rows.map((r) => stockRecord(stockFromRow(r)));
 }
 
+/** Like listCashOperationsForApiKey, for stock operations. */
 export async function listStockOperationsForApiKey(
   db: DbExecutor,
   q: StockOperationQuery,
 ): Promise<{ total: number; rows: StockOperationRecord[] }> {
-  let base = kyselyOf(db)
+  const k = kyselyOf(db);
+  const recorded = k.selectFrom('stock_tx_records').select('tx_hash').where('api_key', '=', q.apiKey);
+  const wallet = q.userAddress?.toLowerCase();
+  let base = k
     .selectFrom('stock_operations as s')
-    .innerJoin('stock_tx_records as t', 't.tx_hash', 's.tx_hash')
-    .where('t.api_key', '=', q.apiKey)
+    .where((eb) => (wallet === undefined ? eb('s.tx_hash', 'in', recorded) : eb.or([eb('s.tx_hash', 'in', recorded), eb('s.user_address', '=', wallet)])))
     .where('s.kind', '=', q.kind);
   if (q.stockAddress !== undefined) base = base.where('s.stock_address', '=', q.stockAddress.toLowerCase());
   if (q.status !== undefined) base = base.where('s.status', '=', q.status);

@@ -68,6 +68,8 @@ export interface OrderState extends OrderRecord {
 
 export interface OrderListQuery {
   apiKey: string;
+  /** The key's bound wallet: its orders are listed too, whoever recorded them (read access). */
+  userAddress?: string;
   stockAddress?: string;
   /** `open`: Open or Canceling; `history`: a final status. */
   state?: 'open' | 'history';
@@ -151,12 +153,17 @@ function compareIds(a: string, b: string): number {
   return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
 
-/** Orders whose placement transaction `apiKey` recorded, newest first. */
+/**
+ * Orders whose placement transaction `apiKey` recorded, plus, with `userAddress`, every order of
+ * that wallet; newest first.
+ */
 export async function listOrdersForApiKey(db: DbExecutor, q: OrderListQuery): Promise<{ total: number; rows: OrderRecord[] }> {
-  let base = kyselyOf(db)
+  const k = kyselyOf(db);
+  const recorded = k.selectFrom('stock_tx_records').select('tx_hash').where('api_key', '=', q.apiKey);
+  const wallet = q.userAddress?.toLowerCase();
+  let base = k
     .selectFrom('stock_orders as o')
-    .innerJoin('stock_tx_records as t', 't.tx_hash', 'o.place_tx_hash')
-    .where('t.api_key', '=', q.apiKey);
+    .where((eb) => (wallet === undefined ? eb('o.place_tx_hash', 'in', recorded) : eb.or([eb('o.place_tx_hash', 'in', recorded), eb('o.user_address', '=', wallet)])));
   if (q.stockAddress !== undefined) base = base.where('o.stock_address', '=', q.stockAddress.toLowerCase());
   if (q.state === 'open') base = base.where('o.status', 'in', OPEN_ORDER_STATUSES);
   if (q.state === 'history') base = base.where('o.status', 'in', FINAL_ORDER_STATUSES);

@@ -30,6 +30,9 @@ const INDEXES: ReadonlyArray<readonly [table: string, from: string, to: string, 
   ['stock_cash_operations', 'cash_operations_tx_idx', 'stock_cash_operations_tx_idx', ['tx_hash']],
   ['stock_cash_operations', 'cash_operations_queue_idx', 'stock_cash_operations_queue_idx', ['kind', 'queue_id']],
   ['stock_tx_records', 'tx_records_api_key_idx', 'stock_tx_records_api_key_idx', ['api_key']],
+  // The wallet indexes of 0004 (read access by a bound key).
+  ['stock_orders', 'orders_user_created_idx', 'stock_orders_user_created_idx', ['user_address', 'created_at']],
+  ['stock_cash_operations', 'cash_operations_user_created_idx', 'stock_cash_operations_user_created_idx', ['user_address', 'created_at']],
 ];
 
 /** The indexer name of rows stored before this migration. */

@@ -2,6 +2,7 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as m0001 from './0001-initial.ts';
 import * as m0002 from './0002-stock-indexer.ts';
 import * as m0003 from './0003-events-by-position.ts';
+import * as m0004 from './0004-api-keys.ts';
 import * as m0005 from './0005-indexer-namespaces.ts';
 
 /**
@@ -13,6 +14,7 @@ export const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Migrat
   ['0001-initial', m0001],
   ['0002-stock-indexer', m0002],
   ['0003-events-by-position', m0003],
+  ['0004-api-keys', m0004],
   ['0005-indexer-namespaces', m0005],
 ];
 

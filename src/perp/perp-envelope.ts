@@ -1,0 +1,46 @@
+/**
+ * The perpetual API's envelope (contract.md §B): `{code, msg, data, requestId}`, code 0 on success
+ * and otherwise a number from the documented table (src/errors/error-codes.ts, docs/perp-api.md)
+ * with the HTTP status the table gives. Data that depend on chain state also carry `blockInfo`.
+ */
+import type { AppError } from '../errors/app-error.ts';
+import { PERP_OK_CODE, perpErrorOf } from '../errors/error-codes.ts';
+import type { EnvelopeFormat } from '../http/envelope.ts';
+
+export interface BlockInfo {
+  number: string;
+  hash: string;
+  timestamp: number;
+}
+
+export interface PerpEnvelope<T> {
+  code: number;
+  msg: string;
+  data: T;
+  requestId: string;
+  blockInfo?: BlockInfo;
+}
+
+export function perpOk<T>(requestId: string, data: T, blockInfo?: BlockInfo): PerpEnvelope<T> {
+  const body: PerpEnvelope<T> = { code: PERP_OK_CODE, msg: 'ok', data, requestId };
+  if (blockInfo) body.blockInfo = blockInfo;
+  return body;
+}
+
+/** Messages that must not carry the error's own text: the cause of a fault stays in the log. */
+const FIXED_MESSAGES: Partial<Record<AppError['code'], string>> = {
+  INTERNAL: 'Internal server error',
+  UNAUTHORIZED: 'Unauthorized',
+};
+
+export const perpEnvelope: EnvelopeFormat = {
+  renderError(err: AppError, requestId: string) {
+    const entry = perpErrorOf(err);
+    const msg = FIXED_MESSAGES[err.code] ?? (entry.name === 'INTERNAL' ? 'Internal server error' : err.message);
+    // `data` is an object on errors too; a validation error names its field there as well.
+    const field = (err as AppError & { field?: string }).field;
+    const data = err.code === 'VALIDATION' && field !== undefined ? { field } : {};
+    const headers = err.code === 'RATE_LIMITED' ? { 'retry-after': String((err as AppError & { retryAfterSeconds?: number }).retryAfterSeconds ?? 60) } : undefined;
+    return { statusCode: entry.http, body: { code: entry.code, msg, data, requestId }, headers };
+  },
+};

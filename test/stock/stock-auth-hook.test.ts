@@ -1,0 +1,137 @@
+/**
+ * The stock auth hook on a small server of its own: a route opts out of authentication only
+ * explicitly (`config: { auth: false }`), and a client that disconnects while its key is looked up
+ * is denied, never a crash. Real SQLite key store, real HTTP.
+ */
+import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKeyService, type ApiKeyService } from '../../src/auth/api-key-service.ts';
+import { createMemoryNonceStore } from '../../src/auth/nonce-store.ts';
+import { createSecretBox } from '../../src/auth/secret-box.ts';
+import { NotFoundError } from '../../src/errors/app-error.ts';
+import { createHttpServer } from '../../src/http/create-http-server.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { StockClient } from '../../src/sdk/stock-client.ts';
+import { createStockAuthHook } from '../../src/stock/stock-auth-hook.ts';
+import { stockEnvelope, stockOk } from '../../src/stock/stock-envelope.ts';
+import type { Db } from '../../src/storage/database.ts';
+import { openTestSqlite } from '../support/test-databases.ts';
+
+const CHAIN_ID = 31337;
+let db: Db;
+let app: FastifyInstance;
+let baseUrl: string;
+let keys: ApiKeyService;
+const logs: Array<Record<string, unknown>> = [];
+/** Set by a test: the next uncached lookup waits for it. */
+let gate: Promise<void> | undefined;
+let lookupStarted: (() => void) | undefined;
+
+beforeAll(async () => {
+  db = await openTestSqlite();
+  const real = createApiKeyService({ db, secretBox: createSecretBox(randomBytes(32)), cacheTtlMs: 0 });
+  keys = {
+    ...real,
+    async lookupForAuth(apiKey) {
+      lookupStarted?.();
+      if (gate) await gate;
+      return real.lookupForAuth(apiKey);
+    },
+  };
+  const destination = new Writable({
+    write(chunk, _enc, cb) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(line) as Record<string, unknown>);
+      cb();
+    },
+  });
+  app = createHttpServer({ logger: createLogger({ level: 'info', destination }), envelope: stockEnvelope, bodyLimitBytes: 65_536 });
+  const auth = createStockAuthHook({ keys, nonces: createMemoryNonceStore(), chainId: CHAIN_ID, product: 'STOCK', prefix: '' });
+  await app.register(
+    async (api) => {
+      api.addHook('preValidation', auth);
+      api.setNotFoundHandler(async () => {
+        throw new NotFoundError('route');
+      });
+      api.get('/time', { config: { auth: false } }, async (req) => stockOk(req.id, { public: true, key: req.apiKey?.apiKey ?? null }));
+      api.get('/private', async (req) => stockOk(req.id, { key: req.apiKey!.apiKey }));
+      // `auth: true` is the default written out: still authenticated.
+      api.get('/explicit', { config: { auth: true } }, async (req) => stockOk(req.id, { key: req.apiKey!.apiKey }));
+    },
+    { prefix: '/api/v1' },
+  );
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  await app?.close();
+  await db?.close();
+});
+
+async function client(): Promise<StockClient> {
+  const { key, apiSecret } = await keys.create({ permission: 'READ_ONLY', ipWhitelist: ['127.0.0.1'], chainId: CHAIN_ID, product: 'STOCK' });
+  return new StockClient({ baseUrl, apiKey: key.apiKey, apiSecret, chainId: CHAIN_ID });
+}
+
+async function unsigned(path: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(baseUrl + path);
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+describe('routes that opt out of authentication', () => {
+  it('answer an unsigned request only where the route says auth: false', async () => {
+    const open = await unsigned('/api/v1/time');
+    expect(open).toMatchObject({ status: 200, body: { code: 200, data: { public: true, key: null } } });
+    for (const path of ['/api/v1/private', '/api/v1/explicit', '/api/v1/nowhere']) {
+      const r = await unsigned(path);
+      expect(r.status, path).toBe(400);
+      expect(Object.keys(r.body).sort(), path).toEqual(['code', 'errMsg', 'uuid']);
+      expect(r.body, path).toMatchObject({ code: 401, errMsg: 'Unauthorized' });
+    }
+  });
+
+  it('leave signed requests to the other routes unchanged, and ignore a signature on the public one', async () => {
+    const c = await client();
+    expect(await c.get('/api/v1/private')).toEqual({ key: expect.stringMatching(/^[0-9a-f]{32}$/) });
+    expect(await c.get('/api/v1/explicit')).toMatchObject({ key: expect.any(String) });
+    expect(await c.get('/api/v1/time')).toEqual({ public: true, key: null });
+  });
+});
+
+describe('a client that disconnects during an uncached key lookup', () => {
+  it('is denied with a logged reason, not an error', async () => {
+    const c = await client();
+    const signed = c.sign('GET', '/api/v1/private');
+    let open!: () => void;
+    gate = new Promise<void>((r) => (open = r));
+    const started = new Promise<void>((r) => (lookupStarted = r));
+    const req = httpRequest(signed.url, { method: 'GET', headers: signed.headers });
+    req.on('error', () => undefined);
+    req.end();
+    await started;
+    // The socket closes while the hook waits for the key: request.ip is undefined from here on.
+    req.destroy();
+    await new Promise((r) => setTimeout(r, 50));
+    const before = logs.length;
+    open();
+    gate = undefined;
+    lookupStarted = undefined;
+    const line = await waitFor(() => logs.slice(before).find((l) => l.msg === 'authentication failed'));
+    expect(line.reason).toBe('peer address unknown (disconnected)');
+    expect(logs.filter((l) => l.msg === 'request failed')).toEqual([]);
+    // The server still serves the next request.
+    expect((await c.request('GET', '/api/v1/private')).code).toBe(200);
+  });
+});
+
+async function waitFor<T>(fn: () => T | undefined): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const v = fn();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('not logged');
+}
