@@ -100,7 +100,7 @@ export function createStockAuthHook(opts: StockAuthOptions) {
     let path = q === -1 ? rawUrl : rawUrl.slice(0, q);
     if (opts.prefix && path.startsWith(opts.prefix)) path = path.slice(opts.prefix.length);
     const uri = signedUri(path, q === -1 ? '' : canonicalQuery(rawUrl.slice(q + 1)));
-    const payload = stockSignPayload({ method: request.method, uri, ts: h.ts, nonce: h.nonce, body: request.rawBody });
+    const payload = stockSignPayload({ method: request.method, uri, ts: h.ts, nonce: h.nonce, body: request.rawBody.toString('utf8') });
     // Constant-time over the 64 hex digits, either case; anything else in the header never matches.
     if (!hexSignatureEquals(key.signer.hex(payload), h.sign)) throw deny('signature mismatch or malformed');
 
