@@ -9,8 +9,8 @@
  *   strictly, never with replacement characters), invalid JSON, a `__proto__` key, or any body on
  *   a method that has none;
  * - turns the integer parameters of the route's querystring schema from text into numbers, exactly:
- *   decimal digits within the safe-integer range and nothing else (no exponent, no rounding), since
- *   Ajv does not coerce. Anything else stays text and the schema answers `page: must be integer`.
+ *   decimal digits and nothing else (no exponent, no fraction), since Ajv does not coerce. Anything
+ *   else stays text and the schema answers `page: must be integer`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../errors/app-error.ts';
@@ -114,14 +114,19 @@ function integerParamsOf(schema: QuerySchema): string[] {
   return names;
 }
 
-/** Optional minus sign and 1 to 16 digits: longer can exceed the safe-integer range. */
-const INTEGER_TEXT = /^-?[0-9]{1,16}$/;
+const INTEGER_TEXT = /^-?[0-9]+$/;
 
-/** Text to number when it is exactly an integer that a number holds; otherwise the text itself. */
+/**
+ * Text to number when it is written as an integer (optional minus, decimal digits); otherwise the
+ * text itself. Beyond the safe-integer range the value is clamped to it: such a value is out of
+ * every documented range anyway, and clamping keeps it out of range (so `limit` falls back to its
+ * default, `page` fails its maximum) instead of turning into a float no database accepts.
+ */
 export function integerFromText(text: string): number | string {
   if (!INTEGER_TEXT.test(text)) return text;
   const n = Number(text);
-  return Number.isSafeInteger(n) ? n : text;
+  if (Number.isSafeInteger(n)) return n;
+  return n < 0 ? -Number.MAX_SAFE_INTEGER : Number.MAX_SAFE_INTEGER;
 }
 
 function decodeQuery(request: FastifyRequest): void {
