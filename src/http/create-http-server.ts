@@ -86,10 +86,14 @@ function toAppError(err: FastifyError | Error): AppError {
   return new AppError('INTERNAL', 'Internal server error', { cause: err });
 }
 
-/** Whether the client has gone: its answer can no longer be delivered, and it is not a server fault. */
+/**
+ * Whether the client has gone: its answer can no longer be delivered, and it is not a server fault.
+ * A reset connection whose reset Node has not read yet still looks open, but no longer tells its
+ * peer address.
+ */
 function clientGone(request: FastifyRequest): boolean {
   const socket = request.raw.socket as Socket | null | undefined;
-  return !socket || socket.destroyed;
+  return !socket || socket.destroyed || socket.remoteAddress === undefined;
 }
 
 /**
@@ -173,10 +177,18 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     done();
   });
 
+  // Reading the peer address keeps it: Node remembers it on the socket, and once the client has
+  // reset the connection (during an uncached key lookup, say) the socket can no longer tell it,
+  // which made `request.ip` undefined in the auth hook. Read as early as possible, on accept...
+  app.server.on('connection', (socket: Socket) => void socket.remoteAddress);
+
   app.addHook('onRequest', (request, reply, done) => {
-    // Reading the peer address now keeps it: Node remembers it on the socket, and after the client
-    // has gone (during an uncached key lookup, say) the socket could no longer tell it.
-    void request.socket?.remoteAddress;
+    // ...and a request whose peer cannot be told any more comes from a client that has gone: it is
+    // dropped here, before any hook relies on its address.
+    if (request.socket?.remoteAddress === undefined) {
+      request.raw.socket?.destroy();
+      return done(new ValidationError('request', 'the client closed the connection'));
+    }
     request.rawBody = EMPTY;
     // Fastify picks a parser by Content-Type and refuses an unknown or malformed one (415) before
     // any hook that authenticates. Taking the header out sends every body to the one parser below,
