@@ -84,6 +84,11 @@ export async function buildStockApi(opts: StockApiOptions): Promise<FastifyInsta
       api.setNotFoundHandler(async () => {
         throw new NotFoundError('route');
       });
+      // The scope's root (`/api/v1` and `/api/v1/`) is not covered by its not-found handler: answered
+      // here, after the same hooks, so that it too tells a stranger nothing but the opaque 401.
+      api.all('/', { schema: { hide: true } }, async () => {
+        throw new NotFoundError('route');
+      });
       await api.register(marketRoutes, { deps });
       await api.register(portfolioRoutes, { deps });
       await api.register(ordersRoutes, { deps });
