@@ -16,11 +16,13 @@
  *
  *   FUZZ_REQUESTS=20000 npx vitest run test/stock/stock-hostile-input.test.ts
  *
- * FUZZ_SEED=<n> replays a run (a failure prints its seed and the shrunk request).
+ * FUZZ_SEED=<n> replays a run (a failure prints its seed and the shrunk request). With DATABASE_URL
+ * set the stack runs on PostgreSQL.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import { uniqueSchemaName } from '../support/test-databases.ts';
 import { requestBytes, sendRaw, stockAuthHeaders, UUID_V4, type RawAnswer } from '../http/raw-http.ts';
 
 const RUNS = Number(process.env.FUZZ_REQUESTS ?? 300);
@@ -68,7 +70,9 @@ let t: TestStack;
 let operations: Operation[] = [];
 
 beforeAll(async () => {
-  t = await startTestStack({ LOG_LEVEL: 'warn' });
+  // On PostgreSQL when DATABASE_URL is set (in a schema of its own), on SQLite otherwise.
+  const pg = process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL, DATABASE_SCHEMA: uniqueSchemaName('fuzz') } : {};
+  t = await startTestStack({ LOG_LEVEL: 'warn', ...pg });
   const res = await fetch(`${t.stack.stockBaseUrl}/openapi.json`);
   const doc = (await res.json()) as { paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string; schema: Schema }>; requestBody?: { content: Record<string, { schema: Schema }> } }>> };
   for (const [path, ops] of Object.entries(doc.paths)) {
