@@ -7,7 +7,7 @@
  * API-specific parts (routes, auth, envelope) are plugged in by the caller.
  */
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
@@ -181,6 +181,15 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   // reset the connection (during an uncached key lookup, say) the socket can no longer tell it,
   // which made `request.ip` undefined in the auth hook. Read as early as possible, on accept...
   app.server.on('connection', (socket: Socket) => void socket.remoteAddress);
+
+  // An `Expect` other than 100-continue: Node would answer 417 with an empty body by itself.
+  app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const r = envelope.renderError(new ValidationError('expect', 'only 100-continue is supported'), randomUUID());
+    const body = JSON.stringify(r.body);
+    res.writeHead(r.statusCode, { ...r.headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.end(body);
+    req.socket.destroySoon();
+  });
 
   app.addHook('onRequest', (request, reply, done) => {
     // ...and a request whose peer cannot be told any more comes from a client that has gone: it is

@@ -245,6 +245,12 @@ describe('answers Node would write itself', () => {
     }
   });
 
+  it('an Expect header Node does not support: 400 in the envelope instead of an empty 417', async () => {
+    const r = await send(base, { method: 'GET', target: '/api/list', headers: { expect: 'something-else' } });
+    expectEnvelope(r, 400, 400, 'expect: only 100-continue is supported');
+    expect(r.headers.connection).toBe('close');
+  });
+
   it('headers over Node\'s limit: the envelope, Connection: close', async () => {
     const r = await sendRaw(base, Buffer.from(`GET /api/list HTTP/1.1\r\nHost: ${host()}\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`, 'latin1'));
     expectEnvelope(r, 400, 400, 'headers: too large');

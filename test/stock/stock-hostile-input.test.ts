@@ -71,7 +71,7 @@ let operations: Operation[] = [];
 
 beforeAll(async () => {
   // On PostgreSQL when DATABASE_URL is set (in a schema of its own), on SQLite otherwise.
-  const pg = process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL, DATABASE_SCHEMA: uniqueSchemaName('fuzz') } : {};
+  const pg: Record<string, string> = process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL, DATABASE_SCHEMA: uniqueSchemaName('fuzz') } : {};
   t = await startTestStack({ LOG_LEVEL: 'warn', ...pg });
   const res = await fetch(`${t.stack.stockBaseUrl}/openapi.json`);
   const doc = (await res.json()) as { paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string; schema: Schema }>; requestBody?: { content: Record<string, { schema: Schema }> } }>> };
