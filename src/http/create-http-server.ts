@@ -88,12 +88,18 @@ function toAppError(err: FastifyError | Error): AppError {
 
 /**
  * Whether the client has gone: its answer can no longer be delivered, and it is not a server fault.
- * A reset connection whose reset Node has not read yet still looks open, but no longer tells its
- * peer address.
+ * A TCP connection reset by the client, before Node has read the reset, still looks open but can no
+ * longer tell its peer address (while its own address is still known; a Unix socket knows neither).
  */
-function clientGone(request: FastifyRequest): boolean {
-  const socket = request.raw.socket as Socket | null | undefined;
-  return !socket || socket.destroyed || socket.remoteAddress === undefined;
+function socketGone(socket: Socket | null | undefined): boolean {
+  return !socket || socket.destroyed || (socket.remoteAddress === undefined && socket.localAddress !== undefined);
+}
+
+/** The drain answer: a request that arrives on a kept-alive connection while the server closes. */
+class ShuttingDownError extends AppError {
+  constructor() {
+    super('STORAGE_UNAVAILABLE', 'service: shutting down, try again', { retryable: true });
+  }
 }
 
 /**
@@ -194,7 +200,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   app.addHook('onRequest', (request, reply, done) => {
     // ...and a request whose peer cannot be told any more comes from a client that has gone: it is
     // dropped here, before any hook relies on its address.
-    if (request.socket?.remoteAddress === undefined) {
+    if (socketGone(request.raw.socket)) {
       request.raw.socket?.destroy();
       return done(new ValidationError('request', 'the client closed the connection'));
     }
@@ -209,7 +215,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     }
     if (closing) {
       void reply.header('connection', 'close');
-      return done(new AppError('STORAGE_UNAVAILABLE', 'service: shutting down, try again', { retryable: true }));
+      return done(new ShuttingDownError());
     }
     done();
   });
@@ -226,10 +232,12 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     let appErr = toAppError(err as FastifyError);
     if (appErr instanceof PayloadTooLargeError) appErr = new PayloadTooLargeError(bodyLimitBytes);
     const uuid = request.id;
-    if (clientGone(request)) {
+    if (socketGone(request.raw.socket)) {
       // Whatever failed, the client left first (for instance while its key was looked up): not a
       // fault of the server, and there is nobody to answer.
       logger.debug({ uuid, code: appErr.code }, 'client closed the connection before the answer');
+    } else if (appErr instanceof ShuttingDownError) {
+      logger.debug({ uuid }, 'request refused while closing');
     } else if (appErr.code === 'INTERNAL') {
       logger.error({ uuid, err }, 'request failed');
     } else if (appErr.code === 'UNAUTHORIZED') {

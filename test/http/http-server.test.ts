@@ -4,7 +4,11 @@
  * body, query and path schemas. What it shows holds for every API built on the layer.
  */
 import { createHmac } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -274,6 +278,30 @@ describe('a client that leaves during a hook', () => {
     expect(abortSeen).toEqual({ ip: '127.0.0.1', destroyed: true });
     expect(logs.filter((l) => (l.level as number) >= 50)).toEqual([]);
     expect(logs.some((l) => l.msg === 'client closed the connection before the answer')).toBe(true);
+  });
+});
+
+describe('a Unix socket', () => {
+  it('serves requests although its peers have no address', async () => {
+    const own = createHttpServer({ logger: createLogger({ level: 'silent' }), envelope: stockEnvelope, bodyLimitBytes: 1024 });
+    own.get('/ok', async (req) => ({ code: 200, errMsg: '', uuid: req.id, data: 'ok' }));
+    const socketPath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-http-')), 'api.sock');
+    await own.listen({ path: socketPath });
+    try {
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = http.request({ socketPath, path: '/ok' }, (res) => {
+          let body = '';
+          res.on('data', (c) => (body += String(c)));
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+      expect(answer.status).toBe(200);
+      expect(JSON.parse(answer.body)).toMatchObject({ code: 200, data: 'ok' });
+    } finally {
+      await own.close();
+    }
   });
 });
 

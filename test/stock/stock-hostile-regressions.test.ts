@@ -133,6 +133,15 @@ describe('authentication decides first', () => {
   });
 });
 
+describe('text that reaches the database', () => {
+  it('an operation id with a NUL byte or other controls is 400, not a PostgreSQL error', async () => {
+    for (const id of ['%00', 'a%00b', '%0A', '%C3%A9']) {
+      expectAnswer(await signed(t, 'GET', `/api/v1/cash/deposits/${id}`), 400, 400, 'operationId: must be visible ASCII characters only');
+    }
+    expectAnswer(await signed(t, 'GET', `/api/v1/stock/withdrawals/0x${'a'.repeat(64)}-0`), 404, 404, 'operation: not found');
+  });
+});
+
 describe('answers in the envelope', () => {
   const host = () => new URL(t.stack.stockBaseUrl!).host;
   const raw = (text: string) => sendRaw(t.stack.stockBaseUrl!, Buffer.from(text, 'latin1'));
