@@ -1,13 +1,16 @@
 /**
  * The HTTP machinery both APIs share: Fastify with a UUID v4 per request, one log line per request
- * carrying that uuid, JSON bodies kept raw for signature checks, a body size limit, schema
- * validation errors that name the field, and one error handler that renders typed errors in the
- * API's envelope. API-specific parts (routes, auth, envelope) are plugged in by the caller.
+ * carrying that uuid, every body kept as the bytes received for signature checks (decoded only after
+ * authentication, see request-decoder.ts), a body size limit, schema validation without coercion
+ * whose errors name the field, and every answer the server can shape in the API's envelope: route
+ * and schema errors, unroutable URLs, malformed HTTP that Node refuses, and the drain while closing.
+ * API-specific parts (routes, auth, envelope) are plugged in by the caller.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { createAccessLogger } from '../lib/logger.ts';
 import {
   AppError,
   NotFoundError,
@@ -19,12 +22,7 @@ import {
 import type { EnvelopeFormat } from './envelope.ts';
 import { PATTERN_REASONS } from './schema-patterns.ts';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** The body exactly as received ('' when there was none): what request signatures cover. */
-    rawBody: string;
-  }
-}
+export { decodeJsonRequest, isJsonUtf8, parseJsonBytes } from './request-decoder.ts';
 
 export interface HttpServerOptions {
   logger: Logger;
@@ -39,6 +37,8 @@ interface AjvError {
   keyword?: string;
   message?: string;
   params?: Record<string, unknown>;
+  /** Present because Ajv runs with `verbose`: the schema holding the failed keyword. */
+  parentSchema?: { pattern?: unknown };
 }
 
 /** Turns an Ajv error into `field: reason`, e.g. `notional: must match pattern ...`. */
@@ -57,6 +57,9 @@ export function validationFromAjv(errors: AjvError[], dataVar: string): Validati
     reason = `must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`;
   } else if (e.keyword === 'pattern' && typeof e.params?.pattern === 'string' && PATTERN_REASONS[e.params.pattern]) {
     reason = PATTERN_REASONS[e.params.pattern];
+  } else if (e.keyword === 'type' && typeof e.parentSchema?.pattern === 'string' && PATTERN_REASONS[e.parentSchema.pattern]) {
+    // A JSON number or array where a decimal string belongs reads as what the field must be.
+    reason = PATTERN_REASONS[e.parentSchema.pattern];
   }
   return new ValidationError(field || (dataVar === 'body' ? 'body' : dataVar), reason);
 }
@@ -67,12 +70,12 @@ function toAppError(err: FastifyError | Error): AppError {
   switch (fe.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new PayloadTooLargeError(0, { cause: err });
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ValidationError('content-type', 'must be application/json', { cause: err });
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ValidationError('body', 'must not be empty when content-type is application/json', { cause: err });
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ValidationError('content-length', 'does not match the body', { cause: err });
+    case 'FST_ERR_BAD_URL':
+      return new ValidationError('url', 'is not a valid URL', { cause: err });
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ValidationError('url', 'path parameter too long', { cause: err });
     default:
       break;
   }
@@ -83,43 +86,159 @@ function toAppError(err: FastifyError | Error): AppError {
   return new AppError('INTERNAL', 'Internal server error', { cause: err });
 }
 
+/**
+ * Whether the client has gone: its answer can no longer be delivered, and it is not a server fault.
+ * A TCP connection reset by the client, before Node has read the reset, still looks open but can no
+ * longer tell its peer address (while its own address is still known; a Unix socket knows neither).
+ */
+function socketGone(socket: Socket | null | undefined): boolean {
+  return !socket || socket.destroyed || (socket.remoteAddress === undefined && socket.localAddress !== undefined);
+}
+
+/** The drain answer: a request that arrives on a kept-alive connection while the server closes. */
+class ShuttingDownError extends AppError {
+  constructor() {
+    super('STORAGE_UNAVAILABLE', 'service: shutting down, try again', { retryable: true });
+  }
+}
+
+/**
+ * A whole HTTP/1.1 answer in the API's envelope for a connection Node refuses before Fastify sees
+ * a request (malformed request line or headers, headers too large, a request that timed out). The
+ * connection is closed afterwards, and the answer says so.
+ */
+export function renderRawAnswer(envelope: EnvelopeFormat, err: AppError, uuid: string): string {
+  const r = envelope.renderError(err, uuid);
+  const body = JSON.stringify(r.body);
+  let head = `HTTP/1.1 ${r.statusCode} ${STATUS_CODES[r.statusCode] ?? ''}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n`;
+  for (const [k, v] of Object.entries(r.headers ?? {})) head += `${k}: ${v}\r\n`;
+  return `${head}\r\n${body}`;
+}
+
+function clientErrorOf(err: NodeJS.ErrnoException): AppError {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new ValidationError('headers', 'too large', { cause: err });
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new ValidationError('request', 'not received in time', { cause: err });
+    default:
+      return new ValidationError('request', 'malformed HTTP', { cause: err });
+  }
+}
+
+/** Large enough that no URL Node accepts (16 KiB of request line and headers) reaches the limit. */
+const MAX_PARAM_LENGTH = 65_536;
+
+const EMPTY = Buffer.alloc(0);
+
 export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   const { logger, envelope, bodyLimitBytes } = opts;
-  // Fastify's own logger is off: it would build a child logger per request, which costs more than
-  // the whole signature check. We log once per request ourselves, with the uuid as a field.
+
+  const answer = (request: FastifyRequest, reply: FastifyReply, err: AppError) => {
+    const rendered = envelope.renderError(err, request.id);
+    if (rendered.headers) void reply.headers(rendered.headers);
+    return reply.code(rendered.statusCode).send(rendered.body);
+  };
+
+  // Fastify's own logger is off: it would build a child logger per request. We log once per
+  // request ourselves, with the uuid as a field.
   const app = Fastify({
     logger: false,
     genReqId: () => randomUUID(),
     bodyLimit: bodyLimitBytes,
     trustProxy: opts.trustedProxies && opts.trustedProxies.length > 0 ? opts.trustedProxies : false,
     schemaErrorFormatter: (errors, dataVar) => validationFromAjv(errors as AjvError[], dataVar),
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
-    return503OnClosing: true,
+    // No coercion: a JSON number is never an amount, `["1"]` never a string. Query parameters are
+    // text by nature; decodeJsonRequest turns the integer ones into numbers explicitly.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false, verbose: true } },
+    // Route matching must not depend on a parameter's length: a long one would otherwise be refused
+    // before authentication on a real route only, telling a stranger which routes exist. The route
+    // schemas limit each parameter, after authentication.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // The drain answer is ours (onRequest below), in the envelope.
+    return503OnClosing: false,
+    clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
+      // A reset connection or one already gone has nobody to answer.
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      const uuid = randomUUID();
+      logger.debug({ uuid, code: err.code }, 'malformed request refused');
+      // As Node does: answer only when no response has started on this connection.
+      const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+      if (socket.writable && (!inFlight || !inFlight.headersSent)) socket.write(renderRawAnswer(envelope, clientErrorOf(err), uuid));
+      socket.destroy();
+    },
+    // Errors found while routing (a URL that does not decode), before any route or hook applies.
+    frameworkErrors(err, request, reply) {
+      logger.debug({ uuid: request.id, code: (err as FastifyError).code }, 'unroutable request refused');
+      return answer(request, reply, toAppError(err));
+    },
   }) as unknown as FastifyInstance;
 
-  app.decorateRequest('rawBody', '');
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body as string;
-    request.rawBody = text;
-    if (text.length === 0) return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch (cause) {
-      done(new ValidationError('body', 'is not valid JSON', { cause }), undefined);
-    }
+  app.decorateRequest('rawBody', null as unknown as Buffer);
+  app.decorateRequest('bodyContentType', null);
+
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
   });
 
-  app.setNotFoundHandler((request, reply) => {
-    const { statusCode, body } = envelope.renderError(new NotFoundError('route'), request.id);
-    return reply.code(statusCode).send(body);
+  // Reading the peer address keeps it: Node remembers it on the socket, and once the client has
+  // reset the connection (during an uncached key lookup, say) the socket can no longer tell it,
+  // which made `request.ip` undefined in the auth hook. Read as early as possible, on accept...
+  app.server.on('connection', (socket: Socket) => void socket.remoteAddress);
+
+  // An `Expect` other than 100-continue: Node would answer 417 with an empty body by itself.
+  app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const r = envelope.renderError(new ValidationError('expect', 'only 100-continue is supported'), randomUUID());
+    const body = JSON.stringify(r.body);
+    res.writeHead(r.statusCode, { ...r.headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.end(body);
+    req.socket.destroySoon();
   });
+
+  app.addHook('onRequest', (request, reply, done) => {
+    // ...and a request whose peer cannot be told any more comes from a client that has gone: it is
+    // dropped here, before any hook relies on its address.
+    if (socketGone(request.raw.socket)) {
+      request.raw.socket?.destroy();
+      return done(new ValidationError('request', 'the client closed the connection'));
+    }
+    request.rawBody = EMPTY;
+    // Fastify picks a parser by Content-Type and refuses an unknown or malformed one (415) before
+    // any hook that authenticates. Taking the header out sends every body to the one parser below,
+    // which only keeps the bytes; decodeJsonRequest judges the type after authentication.
+    const type = request.headers['content-type'];
+    if (type !== undefined) {
+      request.bodyContentType = type;
+      request.headers['content-type'] = undefined;
+    }
+    if (closing) {
+      void reply.header('connection', 'close');
+      return done(new ShuttingDownError());
+    }
+    done();
+  });
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    request.rawBody = body as Buffer;
+    done(null, undefined);
+  });
+
+  app.setNotFoundHandler((request, reply) => answer(request, reply, new NotFoundError('route')));
 
   app.setErrorHandler((err, request, reply) => {
     let appErr = toAppError(err as FastifyError);
     if (appErr instanceof PayloadTooLargeError) appErr = new PayloadTooLargeError(bodyLimitBytes);
     const uuid = request.id;
-    if (appErr.code === 'INTERNAL') {
+    if (socketGone(request.raw.socket)) {
+      // Whatever failed, the client left first (for instance while its key was looked up): not a
+      // fault of the server, and there is nobody to answer.
+      logger.debug({ uuid, code: appErr.code }, 'client closed the connection before the answer');
+    } else if (appErr instanceof ShuttingDownError) {
+      logger.debug({ uuid }, 'request refused while closing');
+    } else if (appErr.code === 'INTERNAL') {
       logger.error({ uuid, err }, 'request failed');
     } else if (appErr.code === 'UNAUTHORIZED') {
       // The cause is logged here, under the request's uuid, and nowhere in the response.
@@ -127,18 +246,19 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     } else if (appErr.code === 'CHAIN_UNAVAILABLE' || appErr.code === 'STORAGE_UNAVAILABLE') {
       logger.warn({ uuid, code: appErr.code, cause: describeCause(appErr.cause) }, 'dependency unavailable');
     }
-    const rendered = envelope.renderError(appErr, request.id);
-    if (rendered.headers) void reply.headers(rendered.headers);
-    return reply.code(rendered.statusCode).send(rendered.body);
+    // A body that was not read to its end leaves the connection unusable for another request.
+    if (appErr.code === 'PAYLOAD_TOO_LARGE') void reply.header('connection', 'close');
+    return answer(request, reply, appErr);
   });
 
-  const access = createAccessLogger(logger);
-  if (access) {
-    app.addHook('onResponse', (request, reply, done) => {
-      access({ uuid: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: reply.elapsedTime });
-      done();
-    });
-  }
+  // One line per request, through pino like every other line (so redaction applies).
+  app.addHook('onResponse', (request, reply, done) => {
+    logger.info(
+      { uuid: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
+      'request',
+    );
+    done();
+  });
 
   return app;
 }

@@ -6,10 +6,13 @@ export const ADDRESS_PATTERN = '^0x[0-9a-fA-F]{40}$';
 export const DECIMAL_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]+)?$';
 export const TX_HASH_PATTERN = '^0x[0-9a-fA-F]{64}$';
 export const UINT_PATTERN = '^(0|[1-9][0-9]{0,76})$';
+/** Identifiers that reach a database: PostgreSQL refuses a NUL byte in text (a 500 otherwise). */
+export const VISIBLE_ASCII_PATTERN = '^[!-~]+$';
 
 export const PATTERN_REASONS: Record<string, string> = {
   [ADDRESS_PATTERN]: 'must be a 0x-prefixed 20-byte hex address',
   [DECIMAL_PATTERN]: 'must be a decimal string like "12.5" (no sign, exponent or spaces)',
   [TX_HASH_PATTERN]: 'must be a 0x-prefixed 32-byte hex transaction hash',
   [UINT_PATTERN]: 'must be a non-negative integer string',
+  [VISIBLE_ASCII_PATTERN]: 'must be visible ASCII characters only',
 };

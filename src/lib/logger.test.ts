@@ -1,44 +1,61 @@
 import { PassThrough } from 'node:stream';
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createAccessLogger, createLogger, hundredthsText } from './logger.ts';
+import { createLogger } from './logger.ts';
 
-describe('access log line', () => {
-  it('writes ms rounded to hundredths exactly as Math.round(ms * 100) / 100 prints it', () => {
-    for (const ms of [0, 0.004, 0.005, 0.1, 0.12, 0.5, 1, 1.05, 2.999, 10.1, 123.456, 99999.99]) {
-      expect(hundredthsText(ms)).toBe(String(Math.round(ms * 100) / 100));
-    }
-    fc.assert(
-      fc.property(fc.double({ min: 0, max: 1e7, noNaN: true }), (ms) => {
-        expect(Number(hundredthsText(ms))).toBe(Math.round(ms * 100) / 100);
-        expect(hundredthsText(ms)).toMatch(/^(0|[1-9]\d*)(\.\d{1,2})?$/);
-      }),
-    );
-  });
-
-  it('is one JSON line in pino format with the uuid, and time within the call', async () => {
-    const out = new PassThrough();
-    const chunks: string[] = [];
-    out.on('data', (c) => chunks.push(String(c)));
-    const logger = createLogger({ level: 'info', destination: out });
-    const access = createAccessLogger(logger)!;
-    const before = Date.now();
-    access({ uuid: 'u-1', method: 'GET', url: '/api/v1/prices/AAPL?x="y"', status: 200, ms: 0.126 });
-    access({ uuid: 'u-2', method: 'POST', url: '/b', status: 400, ms: 3 });
-    const after = Date.now();
+function capture(level = 'info') {
+  const out = new PassThrough();
+  const chunks: string[] = [];
+  out.on('data', (c) => chunks.push(String(c)));
+  const logger = createLogger({ level, destination: out });
+  const lines = async () => {
     await new Promise((r) => setImmediate(r));
-    const lines = chunks.join('').trimEnd().split('\n').map((l) => JSON.parse(l));
-    expect(lines).toMatchObject([
-      { level: 30, uuid: 'u-1', method: 'GET', url: '/api/v1/prices/AAPL?x="y"', status: 200, ms: 0.13, msg: 'request' },
-      { level: 30, uuid: 'u-2', method: 'POST', url: '/b', status: 400, ms: 3, msg: 'request' },
-    ]);
-    for (const l of lines) {
-      expect(l.time).toBeGreaterThanOrEqual(before);
-      expect(l.time).toBeLessThanOrEqual(after);
-    }
+    return chunks.join('').trimEnd().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  };
+  return { logger, lines };
+}
+
+describe('logger', () => {
+  it('redacts secret-bearing fields wherever a careless call puts them', async () => {
+    const { logger, lines } = capture();
+    logger.info(
+      {
+        apiSecret: 's1',
+        secret: 's2',
+        privateKey: '0xabc',
+        signature: 'sig',
+        masterKey: 'mk',
+        key: { apiSecret: 's3', privateKey: '0xdef', label: 'kept' },
+        headers: { 'x-api-sign': 'hexsig', authorization: 'Bearer t', 'x-api-key': 'visible' },
+        req: { headers: { 'x-api-sign': 'hexsig2', authorization: 'Bearer u' } },
+      },
+      'careless',
+    );
+    const [line] = await lines();
+    expect(line).toMatchObject({
+      msg: 'careless',
+      apiSecret: '[redacted]',
+      secret: '[redacted]',
+      privateKey: '[redacted]',
+      signature: '[redacted]',
+      masterKey: '[redacted]',
+      key: { apiSecret: '[redacted]', privateKey: '[redacted]', label: 'kept' },
+      headers: { 'x-api-sign': '[redacted]', authorization: '[redacted]', 'x-api-key': 'visible' },
+      req: { headers: { 'x-api-sign': '[redacted]', authorization: '[redacted]' } },
+    });
+    const text = JSON.stringify(line);
+    for (const secret of ['s1', 's2', 's3', '0xabc', '0xdef', '"sig"', 'hexsig', 'Bearer', 'mk']) expect(text).not.toContain(secret);
   });
 
-  it('is not written above info', () => {
-    expect(createAccessLogger(createLogger({ level: 'warn', destination: new PassThrough() }))).toBeUndefined();
+  it('writes the request line of the HTTP layer as an ordinary pino line, redaction included', async () => {
+    const { logger, lines } = capture();
+    logger.info({ uuid: 'u-1', method: 'GET', url: '/api/v1/prices/AAPL?x="y"', status: 200, ms: 0.13 }, 'request');
+    expect(await lines()).toMatchObject([{ level: 30, uuid: 'u-1', method: 'GET', url: '/api/v1/prices/AAPL?x="y"', status: 200, ms: 0.13, msg: 'request' }]);
+  });
+
+  it('writes nothing below its level', async () => {
+    const { logger, lines } = capture('warn');
+    logger.info({ uuid: 'u-2' }, 'request');
+    logger.warn({ uuid: 'u-3' }, 'kept');
+    expect((await lines()).map((l) => l.uuid)).toEqual(['u-3']);
   });
 });

@@ -1,5 +1,4 @@
 import { pino, type Logger } from 'pino';
-import { createBufferedDestination } from './buffered-destination.ts';
 
 /**
  * Paths that may carry secret material anywhere in a log object. pino's redact replaces them
@@ -29,9 +28,9 @@ export interface LoggerOptions {
 }
 
 export function createLogger(opts: LoggerOptions = {}): Logger {
-  // Buffered writes to stdout by default: a write per request line costs more than the request
-  // itself. flushLogger (and process exit) writes out what is buffered.
-  const destination = opts.destination ?? createBufferedDestination(1);
+  // Asynchronous writes to stdout by default: lines written while a write is in flight go out
+  // together. pino flushes what is pending when the process exits; flushLogger does it on shutdown.
+  const destination = opts.destination ?? pino.destination({ dest: 1, sync: false });
   return pino(
     {
       name: opts.name,
@@ -43,58 +42,10 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   );
 }
 
-export interface AccessLine {
-  uuid: string;
-  method: string;
-  url: string;
-  status: number;
-  /** Handling time in milliseconds; written with two decimals. */
-  ms: number;
-}
-
-let lastTime = 0;
-let lastTimeText = '0';
-
 /**
- * Date.now() as text, reused within the millisecond: an epoch in ms is not a small integer, so each
- * String() of it is a slow runtime conversion, and at thousands of lines a second most share one.
+ * Starts writing out what the destination still holds (on shutdown). What is left when the process
+ * exits right after is written synchronously by pino's own exit handler.
  */
-function timeText(): string {
-  const t = Date.now();
-  if (t !== lastTime) {
-    lastTime = t;
-    lastTimeText = String(t);
-  }
-  return lastTimeText;
-}
-
-/** `ms` rounded to hundredths, as text ("0.12", "3", "1.5"), from small integers only. */
-export function hundredthsText(ms: number): string {
-  const h = Math.round(ms * 100);
-  if (!(h >= 0 && h < 2 ** 30)) return String(Math.round(ms * 100) / 100);
-  const whole = (h / 100) | 0;
-  const frac = h - whole * 100;
-  if (frac === 0) return String(whole);
-  return frac % 10 === 0 ? `${whole}.${frac / 10}` : `${whole}.${frac < 10 ? '0' : ''}${frac}`;
-}
-
-/**
- * Writes the one access line per request straight to `logger`'s destination, in pino's JSON line
- * format (level 30). That line has a fixed shape with no secret-bearing field, so it skips pino's
- * serialiser and redaction, which together cost more than the signature check of a request.
- * Returns undefined when the logger is above `info`.
- */
-export function createAccessLogger(logger: Logger): ((line: AccessLine) => void) | undefined {
-  if (!logger.isLevelEnabled('info')) return undefined;
-  const stream = (logger as unknown as Record<symbol, { write(s: string): unknown }>)[pino.symbols.streamSym];
-  return (l) => {
-    stream.write(
-      `{"level":30,"time":${timeText()},"uuid":"${l.uuid}","method":"${l.method}","url":${JSON.stringify(l.url)},"status":${l.status},"ms":${hundredthsText(l.ms)},"msg":"request"}\n`,
-    );
-  };
-}
-
-/** Writes out what the buffered destination still holds (on shutdown). */
 export function flushLogger(logger: Logger): void {
   try {
     logger.flush();

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { ApiKeyService } from '../auth/api-key-service.ts';
 import type { NonceStore } from '../auth/nonce-store.ts';
 import { NotFoundError } from '../errors/app-error.ts';
-import { createHttpServer } from '../http/create-http-server.ts';
+import { createHttpServer, decodeJsonRequest } from '../http/create-http-server.ts';
 import { createStockAuthHook } from './stock-auth-hook.ts';
 import type { StockApiDeps } from './stock-deps.ts';
 import { stockEnvelope } from './stock-envelope.ts';
@@ -76,9 +76,17 @@ export async function buildStockApi(opts: StockApiOptions): Promise<FastifyInsta
   await app.register(
     async (api) => {
       api.addHook('preValidation', auth);
+      // Body and query are read only once authentication has decided: before that, a request learns
+      // nothing but the opaque 401 (invalid JSON or a wrong content type included).
+      api.addHook('preValidation', decodeJsonRequest);
       // The scope's hooks also run for its not-found handler: unknown /api/v1 routes authenticate
       // first, so a caller without a valid signature cannot probe which routes exist.
       api.setNotFoundHandler(async () => {
+        throw new NotFoundError('route');
+      });
+      // The scope's root (`/api/v1` and `/api/v1/`) is not covered by its not-found handler: answered
+      // here, after the same hooks, so that it too tells a stranger nothing but the opaque 401.
+      api.all('/', { schema: { hide: true } }, async () => {
         throw new NotFoundError('route');
       });
       await api.register(marketRoutes, { deps });

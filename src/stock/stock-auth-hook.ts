@@ -106,8 +106,8 @@ export function createStockAuthHook(opts: StockAuthOptions) {
     let path = q === -1 ? rawUrl : rawUrl.slice(0, q);
     if (opts.prefix && path.startsWith(opts.prefix)) path = path.slice(opts.prefix.length);
     const uri = signedUri(path, q === -1 ? '' : canonicalQuery(rawUrl.slice(q + 1)));
-    // The body as received: bytes once the HTTP layer keeps them, text until then.
-    const body: string | Uint8Array = request.rawBody;
+    // The bytes exactly as received, whatever the content type (decoded as JSON only after this).
+    const body: Uint8Array = request.rawBody;
     // Constant-time over the 32 digest bytes; the header is hex of either case, anything else never matches.
     if (!verifyStock(key.hmacKey, { method: request.method, uri, ts: h.ts, nonce: h.nonce, body }, h.sign)) {
       throw deny('signature mismatch or malformed');

@@ -51,8 +51,11 @@ export function responses(data: Record<string, unknown>) {
   };
 }
 
+/** Pages past this would ask the database for offsets no list reaches (and beyond 64 bits). */
+export const MAX_PAGE = 1_000_000_000;
+
 export const pageQueryProps = {
-  page: { type: 'integer', description: 'page number from 1 (default 1)' },
+  page: { type: 'integer', maximum: MAX_PAGE, description: `page number from 1 (default 1; values below 1 fall back to 1, at most ${MAX_PAGE})` },
   limit: { type: 'integer', description: 'rows per page, 1 to 100 (default 10; out-of-range values fall back to 10)' },
 } as const;
 

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Hex } from 'viem';
 import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
-import { TX_HASH_PATTERN } from '../../http/schema-patterns.ts';
+import { TX_HASH_PATTERN, VISIBLE_ASCII_PATTERN } from '../../http/schema-patterns.ts';
 import { isBoundWallet } from '../../auth/api-key-model.ts';
 import type { AuthKey } from '../../auth/api-key-service.ts';
 import { getTxRecord, type TxKind } from '../store/tx-record-store.ts';
@@ -175,7 +175,7 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
       schema: {
         tags,
         summary: `${spec.group} ${spec.kind} detail and operationStatus`,
-        params: { type: 'object', required: ['operationId'], properties: { operationId: { type: 'string', minLength: 1, maxLength: 100 } } },
+        params: { type: 'object', required: ['operationId'], properties: { operationId: { type: 'string', minLength: 1, maxLength: 100, pattern: VISIBLE_ASCII_PATTERN } } },
         response: responses(spec.viewSchema),
       },
     },
