@@ -5,7 +5,7 @@
  */
 import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import type { Db } from '../storage/database.ts';
-import { getApiKey, insertApiKey, listApiKeys, revokeApiKey, updateApiKey, type ApiKeyPatch, type ApiKeyRecord } from '../storage/api-key-store.ts';
+import { getApiKey, insertApiKey, listApiKeys, revokeApiKey, updateApiKey, type ApiKeyPatch, type ApiKeyRecord } from './api-key-store.ts';
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import type { ApiKeyAttributes, ApiKeyPermission, ApiKind, StockPermission } from './api-key-model.ts';
 import type { SecretBox } from './secret-box.ts';

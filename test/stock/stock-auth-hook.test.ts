@@ -102,7 +102,7 @@ describe('routes that opt out of authentication', () => {
 });
 
 describe('a client that disconnects during an uncached key lookup', () => {
-  it('is denied with a logged reason, not an error', async () => {
+  it('is answered into the void without an error: the server logs no failure and serves the next request', async () => {
     const c = await client();
     const signed = c.sign('GET', '/api/v1/private');
     let open!: () => void;
@@ -112,26 +112,14 @@ describe('a client that disconnects during an uncached key lookup', () => {
     req.on('error', () => undefined);
     req.end();
     await started;
-    // The socket closes while the hook waits for the key: request.ip is undefined from here on.
+    // The socket closes while the hook waits for the key (request.ip used to be undefined from here).
     req.destroy();
     await new Promise((r) => setTimeout(r, 50));
-    const before = logs.length;
     open();
     gate = undefined;
     lookupStarted = undefined;
-    const line = await waitFor(() => logs.slice(before).find((l) => l.msg === 'authentication failed'));
-    expect(line.reason).toBe('peer address unknown (disconnected)');
-    expect(logs.filter((l) => l.msg === 'request failed')).toEqual([]);
-    // The server still serves the next request.
+    // The next request is answered after the first one's hook has resumed on the same key read.
     expect((await c.request('GET', '/api/v1/private')).code).toBe(200);
+    expect(logs.filter((l) => l.msg === 'request failed' || (typeof l.level === 'number' && l.level >= 50))).toEqual([]);
   });
 });
-
-async function waitFor<T>(fn: () => T | undefined): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const v = fn();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('not logged');
-}

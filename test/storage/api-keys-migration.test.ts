@@ -1,6 +1,6 @@
 import { Migrator, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { getApiKey, insertApiKey, listApiKeys } from '../../src/storage/api-key-store.ts';
+import { getApiKey, insertApiKey, listApiKeys } from '../../src/auth/api-key-store.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { migrationProvider } from '../../src/storage/migrations/index.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';

@@ -3,12 +3,12 @@
  * (src/auth/api-key-model.ts), so a row in the table is always a valid key.
  */
 import type { Selectable } from 'kysely';
-import { validateApiKeyAttributes, type ApiKeyAttributes, type ApiKind, type ApiKeyPermission } from '../auth/api-key-model.ts';
+import { validateApiKeyAttributes, type ApiKeyAttributes, type ApiKind, type ApiKeyPermission } from './api-key-model.ts';
 import { ConflictError } from '../errors/app-error.ts';
-import { kyselyOf, type DbExecutor } from './database.ts';
-import type { ApiKeysTable } from './schema.ts';
-import { isUniqueViolation } from './storage-errors.ts';
-import { withTransaction } from './transaction.ts';
+import { kyselyOf, type DbExecutor } from '../storage/database.ts';
+import type { ApiKeysTable } from '../storage/schema.ts';
+import { isUniqueViolation } from '../storage/storage-errors.ts';
+import { withTransaction } from '../storage/transaction.ts';
 
 export interface ApiKeyRecord extends ApiKeyAttributes {
   apiKey: string;

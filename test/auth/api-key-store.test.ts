@@ -7,7 +7,7 @@ import {
   revokeApiKey,
   updateApiKey,
   type ApiKeyRecord,
-} from '../../src/storage/api-key-store.ts';
+} from '../../src/auth/api-key-store.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 
