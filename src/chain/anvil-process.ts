@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import type { Logger } from '../lib/logger.ts';
 import { AppError } from '../errors/app-error.ts';
+import { sleep } from '../lib/async.ts';
 import { ANVIL_CHAIN_ID } from './anvil-accounts.ts';
 
 export interface StartAnvilOptions {
@@ -218,7 +219,7 @@ async function attempt(binary: string, port: number, opts: Required<Pick<StartAn
       opts.logger?.info({ pid, port, rpcUrl, stateFile: opts.stateFile }, 'anvil started');
       return { handle: { rpcUrl, port, pid, stop } };
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   await stop();
   return { error: new AppError('INTERNAL', 'anvil: RPC did not answer in time', { detail: { stderr: stderr.trim() } }) };

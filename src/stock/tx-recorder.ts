@@ -8,6 +8,7 @@ import { hash } from 'node:crypto';
 import { getAbiItem, toEventSelector, type Abi, type Hex } from 'viem';
 import { cashierAbi, stockAbi, stockRouterAbi } from '../chain/abi/generated/index.ts';
 import { ValidationError } from '../errors/app-error.ts';
+import { sleep } from '../lib/async.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
 import { getCalldataRecord, getTxRecord, recordTx, type TxKind } from './store/tx-record-store.ts';
 import type { MinedTransaction, StockApiDeps } from './stock-deps.ts';
@@ -86,6 +87,6 @@ export async function waitForProjection<T>(deps: StockApiDeps, read: () => Promi
   for (;;) {
     const rows = await read();
     if (rows.length > 0 || Date.now() >= deadline) return rows;
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }

@@ -15,6 +15,7 @@ import { toChainError, type ChainPublicClient, type ChainWalletClient } from '..
 import { senderFor, type TxSender } from '../../chain/tx-sender.ts';
 import type { Deployment } from '../../chain/deploy-contracts.ts';
 import { AppError } from '../../errors/app-error.ts';
+import { sleep } from '../../lib/async.ts';
 import type { MarketCalendar } from '../../marketdata/market-calendar.ts';
 import type { QuoteReader } from '../../marketdata/market-types.ts';
 import type { DbExecutor } from '../../storage/database.ts';
@@ -97,17 +98,6 @@ export interface StockExecutor {
   stop(): Promise<void>;
   runOnce(): Promise<ExecutorTickResult>;
 }
-
-const sleep = (ms: number, wake: { fn?: () => void }): Promise<void> =>
-  new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      wake.fn = undefined;
-      resolve();
-    }
-    wake.fn = done;
-  });
 
 export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
   const tickMs = opts.tickMs ?? 1_000;
@@ -323,7 +313,8 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
 
   let running = false;
   let loop: Promise<void> | undefined;
-  const wake: { fn?: () => void } = {};
+  // Ends the pause between ticks when stop() is called; a new one per start.
+  let wake = new AbortController();
 
   const runLoop = async (): Promise<void> => {
     let failures = 0;
@@ -340,7 +331,7 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
       }
       if (!running) break;
       const pause = failures > 0 ? Math.min(tickMs * 2 ** Math.min(failures, 16), maxBackoffMs) : tickMs;
-      await sleep(pause, wake);
+      await sleep(pause, wake.signal);
     }
   };
 
@@ -349,12 +340,13 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
       if (running) return;
       if (abort.signal.aborted) throw new AppError('INTERNAL', 'executor: stopped after a timeout; create a new one');
       running = true;
+      wake = new AbortController();
       loop = runLoop();
       log.info({ tickMs, batchSize: opts.batchSize ?? 200, operator: sender.address }, 'executor: running');
     },
     async stop() {
       running = false;
-      wake.fn?.();
+      wake.abort();
       const timer = setTimeout(() => abort.abort(), opts.stopTimeoutMs ?? 30_000);
       try {
         await loop;
