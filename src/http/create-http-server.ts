@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
+import { accessLoggerOf, type Logger } from '../lib/logger.ts';
 import {
   AppError,
   NotFoundError,
@@ -251,9 +251,10 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     return answer(request, reply, appErr);
   });
 
-  // One line per request, through pino like every other line (so redaction applies).
+  // One line per request, through pino like every other line, with fixed scalar fields only.
+  const access = accessLoggerOf(logger);
   app.addHook('onResponse', (request, reply, done) => {
-    logger.info(
+    access.info(
       { uuid: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
       'request',
     );

@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from './logger.ts';
+import { accessLoggerOf, createLogger } from './logger.ts';
 
 function capture(level = 'info') {
   const out = new PassThrough();
@@ -46,16 +48,33 @@ describe('logger', () => {
     for (const secret of ['s1', 's2', 's3', '0xabc', '0xdef', '"sig"', 'hexsig', 'Bearer', 'mk']) expect(text).not.toContain(secret);
   });
 
-  it('writes the request line of the HTTP layer as an ordinary pino line, redaction included', async () => {
+  it('writes the request line of the HTTP layer as an ordinary pino line, to the same destination in order', async () => {
     const { logger, lines } = capture();
-    logger.info({ uuid: 'u-1', method: 'GET', url: '/api/v1/prices/AAPL?x="y"', status: 200, ms: 0.13 }, 'request');
-    expect(await lines()).toMatchObject([{ level: 30, uuid: 'u-1', method: 'GET', url: '/api/v1/prices/AAPL?x="y"', status: 200, ms: 0.13, msg: 'request' }]);
+    logger.info({ uuid: 'u-0' }, 'before');
+    accessLoggerOf(logger).info({ uuid: 'u-1', method: 'GET', url: '/api/v1/prices/AAPL?x="y"', status: 200, ms: 0.13 }, 'request');
+    logger.info({ uuid: 'u-2' }, 'after');
+    expect(await lines()).toMatchObject([
+      { uuid: 'u-0', msg: 'before' },
+      { level: 30, uuid: 'u-1', method: 'GET', url: '/api/v1/prices/AAPL?x="y"', status: 200, ms: 0.13, msg: 'request' },
+      { uuid: 'u-2', msg: 'after' },
+    ]);
   });
 
-  it('writes nothing below its level', async () => {
+  it('writes nothing below its level, the access lines included', async () => {
     const { logger, lines } = capture('warn');
     logger.info({ uuid: 'u-2' }, 'request');
+    accessLoggerOf(logger).info({ uuid: 'u-4' }, 'request');
     logger.warn({ uuid: 'u-3' }, 'kept');
     expect((await lines()).map((l) => l.uuid)).toEqual(['u-3']);
+  });
+
+  it('writes out what stdout still buffers when the process ends, by itself or by process.exit', () => {
+    const module = fileURLToPath(new URL('./logger.ts', import.meta.url));
+    for (const ending of ['', 'process.exit(0);']) {
+      const code = `const { createLogger } = await import(${JSON.stringify(module)}); createLogger().info({ n: 7 }, 'last words'); ${ending}`;
+      const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { encoding: 'utf8', env: { ...process.env, LOG_LEVEL: 'info' } });
+      expect(run.status).toBe(0);
+      expect(run.stdout.trim().split('\n').map((l) => JSON.parse(l).msg)).toEqual(['last words']);
+    }
   });
 });

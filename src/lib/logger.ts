@@ -27,19 +27,30 @@ export interface LoggerOptions {
   destination?: NodeJS.WritableStream;
 }
 
+/** The access logger of each logger made here: same destination and level, no redaction. */
+const accessLoggers = new WeakMap<Logger, Logger>();
+
 export function createLogger(opts: LoggerOptions = {}): Logger {
-  // Asynchronous writes to stdout by default: lines written while a write is in flight go out
-  // together. pino flushes what is pending when the process exits; flushLogger does it on shutdown.
-  const destination = opts.destination ?? pino.destination({ dest: 1, sync: false });
-  return pino(
-    {
-      name: opts.name,
-      level: opts.level ?? process.env.LOG_LEVEL ?? 'info',
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      base: undefined,
-    },
-    destination as pino.DestinationStream,
-  );
+  // sonic-boom gathers lines up to 8 KiB (minLength) and writes them in one asynchronous write, so
+  // a busy API writes dozens of request lines per system call instead of one. A quiet process's
+  // lines wait at most `periodicFlush` ms; pino flushes what is pending when the process exits
+  // (it registers that for asynchronous destinations only), and flushLogger on shutdown.
+  const destination = opts.destination ?? pino.destination({ dest: 1, sync: false, minLength: 8192, periodicFlush: 100 });
+  const common = { name: opts.name, level: opts.level ?? process.env.LOG_LEVEL ?? 'info', base: undefined };
+  const logger = pino({ ...common, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination as pino.DestinationStream);
+  accessLoggers.set(logger, pino(common, destination as pino.DestinationStream));
+  return logger;
+}
+
+/**
+ * The logger for the one line per request. Its lines hold only `uuid`, `method`, `url`, `status`
+ * and `ms` (scalars with none of the redacted names), so redaction could never change them, and
+ * skipping it saves about 5 µs a line: pino's wildcard paths walk every object logged. It writes
+ * to the same destination at the same level. A logger not made by createLogger (a test's) is its
+ * own access logger.
+ */
+export function accessLoggerOf(logger: Logger): Logger {
+  return accessLoggers.get(logger) ?? logger;
 }
 
 /**
