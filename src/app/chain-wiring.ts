@@ -24,6 +24,8 @@ export interface ChainWiring {
   chainId: number;
   chain: Chain;
   publicClient: ChainPublicClient;
+  /** For reads on an API's request path: batches concurrent calls when RPC_BATCH is on. */
+  readClient: ChainPublicClient;
   record: DeploymentRecord;
   /** The stock venue as the stock roles take it. */
   deployment: Deployment;
@@ -85,6 +87,8 @@ export async function startChain(params: {
     return senderKey(signer, roleOpts).privateKey;
   };
   const { chain, publicClient, walletClient: deployerWallet } = createChainClients({ rpcUrl, chainId: config.chainId, operatorPrivateKey: keyOf('deployer') });
+  // The API's request-path reads: concurrent ones share one JSON-RPC batch (RPC_BATCH).
+  const readClient = config.rpcBatch ? createChainClients({ rpcUrl, chainId: config.chainId, batch: true }).publicClient : publicClient;
   const wallets = new Map<Signer, ChainWalletClient | undefined>([['deployer', deployerWallet]]);
   const walletFor = (signer: Signer) => {
     if (!wallets.has(signer)) {
@@ -112,5 +116,5 @@ export async function startChain(params: {
 
   const deployment = stockDeploymentOf(record);
   if (!deployment) throw new AppError('INTERNAL', 'the deployment record has no stock venue');
-  return { rpcUrl, chainId: record.chainId, chain, publicClient, record, deployment, walletFor, addressOf };
+  return { rpcUrl, chainId: record.chainId, chain, publicClient, readClient, record, deployment, walletFor, addressOf };
 }

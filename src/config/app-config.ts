@@ -32,6 +32,8 @@ export interface AppConfig {
   /** Absent: the embedded stack spawns anvil. */
   rpcUrl?: string;
   anvilPort?: number;
+  /** `RPC_BATCH`: the APIs' concurrent chain reads travel as one JSON-RPC batch (default true). */
+  rpcBatch: boolean;
   /**
    * `OPERATOR_PRIVATE_KEY`: deployer and owner of the contracts, and the key of every sending role
    * in a process that runs them all. Private keys are never logged or put in an error message.
@@ -115,6 +117,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     chainId: envInt(env, 'CHAIN_ID', 31337),
     rpcUrl,
     anvilPort: envString(env, 'ANVIL_PORT') === undefined ? undefined : envInt(env, 'ANVIL_PORT', 0),
+    rpcBatch: envBool(env, 'RPC_BATCH', true),
     operatorPrivateKey: privateKey(env, 'OPERATOR_PRIVATE_KEY'),
     roleKeys: defined({
       executor: privateKey(env, 'EXECUTOR_PRIVATE_KEY'),

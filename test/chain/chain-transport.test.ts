@@ -30,9 +30,10 @@ beforeAll(async () => {
         res.write('{"jsonrpc":"2.0","id":1,"res');
         return void setTimeout(() => res.socket?.destroy(), 20);
       }
-      const rpc = JSON.parse(body) as { id: number; method: string };
+      const parsed = JSON.parse(body) as { id: number; method: string } | Array<{ id: number; method: string }>;
+      const answer = (rpc: { id: number; method: string }) => ({ jsonrpc: '2.0', id: rpc.id, result: rpc.method === 'eth_chainId' ? '0x7a69' : 'é→' });
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ jsonrpc: '2.0', id: rpc.id, result: rpc.method === 'eth_chainId' ? '0x7a69' : 'é→' }));
+      res.end(JSON.stringify(Array.isArray(parsed) ? parsed.map(answer) : answer(parsed)));
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -70,6 +71,18 @@ describe('chainTransport', () => {
     expect(mapped.retryable).toBe(true);
     expect(mapped.message).toBe('chain: RPC unavailable, try again later');
     expect(JSON.stringify({ m: mapped.message, d: mapped.detail })).not.toContain('127.0.0.1');
+  });
+
+  it('with batching, calls made together share one HTTP exchange and each gets its own answer', async () => {
+    const client = createPublicClient({ transport: chainTransport(`${base}/`, 5_000, true) });
+    const before = requests;
+    const answers = await Promise.all([client.getChainId(), client.request({ method: 'web3_clientVersion' } as never), client.getChainId()]);
+    expect(answers).toEqual([31337, 'é→', 31337]);
+    expect(requests - before).toBe(1);
+    const unbatched = createPublicClient({ transport: chainTransport(`${base}/`) });
+    const first = requests;
+    await Promise.all([unbatched.getChainId(), unbatched.request({ method: 'web3_clientVersion' } as never)]);
+    expect(requests - first).toBe(2);
   });
 
   it('retries a failed request once, then gives up', async () => {

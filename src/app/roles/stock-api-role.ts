@@ -11,7 +11,7 @@ import { startGuarded } from '../stop-list.ts';
 
 export async function startStockApiRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config, logger, db } = ctx;
-  const { deployment, publicClient } = ctx.chain;
+  const { deployment, readClient } = ctx.chain;
   const { stop } = await startGuarded(logger, async (stops) => {
     let nonces: NonceStore;
     if (config.redisUrl) {
@@ -24,7 +24,7 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
       stops.add(() => memory.close());
       nonces = memory;
     }
-    const chain = createStockChainReader({ publicClient, deployment, refreshMs: config.chainConfigRefreshMs, logger });
+    const chain = createStockChainReader({ publicClient: readClient, deployment, refreshMs: config.chainConfigRefreshMs, logger });
     stops.add(async () => chain.stop());
     await chain.start();
     const corporate = await loadCorporateActions(config.corporateActionsFile);
