@@ -1,9 +1,12 @@
 /**
- * Calldata for the StockRouter, the only contract the API's calldata targets (seed §1A), encoded
- * by viem from the ABI generated from the contracts' build.
+ * Calldata for the StockRouter, the only contract the API's calldata targets (seed §1A). Encoding
+ * uses the ABI generated from the contracts' build; every router entry point the API builds takes
+ * static words only, so selectors are computed once (src/chain/static-call-encoder.ts, kept as
+ * hand-made code for what it buys on the calldata figure: docs/performance.md).
  */
-import { encodeFunctionData, type Address, type Hex } from 'viem';
+import type { Address, Hex } from 'viem';
 import { stockRouterAbi } from '../chain/abi/generated/index.ts';
+import { staticCallEncoder } from '../chain/static-call-encoder.ts';
 import { sideIndex, TIF_DAY, type OrderIntent } from './order-request.ts';
 
 export interface CalldataResult {
@@ -12,20 +15,26 @@ export interface CalldataResult {
   callData: Hex;
 }
 
+const encode = {
+  placeMarketOrder: staticCallEncoder(stockRouterAbi, 'placeMarketOrder'),
+  placeLimitOrder: staticCallEncoder(stockRouterAbi, 'placeLimitOrder'),
+  depositAndMarketBuy: staticCallEncoder(stockRouterAbi, 'depositAndMarketBuy'),
+  depositAndLimitBuy: staticCallEncoder(stockRouterAbi, 'depositAndLimitBuy'),
+  depositStockAndMarketSell: staticCallEncoder(stockRouterAbi, 'depositStockAndMarketSell'),
+  depositStockAndLimitSell: staticCallEncoder(stockRouterAbi, 'depositStockAndLimitSell'),
+  cancelLimitOrder: staticCallEncoder(stockRouterAbi, 'cancelLimitOrder'),
+  deposit: staticCallEncoder(stockRouterAbi, 'deposit'),
+  withdraw: staticCallEncoder(stockRouterAbi, 'withdraw'),
+  depositStock: staticCallEncoder(stockRouterAbi, 'depositStock'),
+  withdrawStock: staticCallEncoder(stockRouterAbi, 'withdrawStock'),
+};
+
 export function orderCalldata(intent: OrderIntent): Hex {
   const stock = intent.stock.address;
-  const side = sideIndex(intent.side);
-  return intent.type === 'Market'
-    ? encodeFunctionData({
-        abi: stockRouterAbi,
-        functionName: 'placeMarketOrder',
-        args: [stock, side, intent.quantity, intent.notional, intent.deadline],
-      })
-    : encodeFunctionData({
-        abi: stockRouterAbi,
-        functionName: 'placeLimitOrder',
-        args: [stock, side, intent.quantity, intent.price, TIF_DAY, intent.deadline],
-      });
+  if (intent.type === 'Market') {
+    return encode.placeMarketOrder(stock, sideIndex(intent.side), intent.quantity, intent.notional, intent.deadline);
+  }
+  return encode.placeLimitOrder(stock, sideIndex(intent.side), intent.quantity, intent.price, TIF_DAY, intent.deadline);
 }
 
 /** The four combined deposit-and-order calls; a buy deposits cash first, a sell deposits stock first. */
@@ -34,42 +43,22 @@ export function orderWithDepositCalldata(intent: OrderIntent, cash?: { token: Ad
   if (intent.side === 'Buy') {
     if (!cash) throw new Error('a buy with deposit needs the cash token and amount');
     return intent.type === 'Market'
-      ? encodeFunctionData({
-          abi: stockRouterAbi,
-          functionName: 'depositAndMarketBuy',
-          args: [cash.token, cash.amount, stock, intent.notional, intent.deadline],
-        })
-      : encodeFunctionData({
-          abi: stockRouterAbi,
-          functionName: 'depositAndLimitBuy',
-          args: [cash.token, cash.amount, stock, intent.quantity, intent.price, TIF_DAY, intent.deadline],
-        });
+      ? encode.depositAndMarketBuy(cash.token, cash.amount, stock, intent.notional, intent.deadline)
+      : encode.depositAndLimitBuy(cash.token, cash.amount, stock, intent.quantity, intent.price, TIF_DAY, intent.deadline);
   }
   return intent.type === 'Market'
-    ? encodeFunctionData({
-        abi: stockRouterAbi,
-        functionName: 'depositStockAndMarketSell',
-        args: [stock, intent.quantity, intent.deadline],
-      })
-    : encodeFunctionData({
-        abi: stockRouterAbi,
-        functionName: 'depositStockAndLimitSell',
-        args: [stock, intent.quantity, intent.price, TIF_DAY, intent.deadline],
-      });
+    ? encode.depositStockAndMarketSell(stock, intent.quantity, intent.deadline)
+    : encode.depositStockAndLimitSell(stock, intent.quantity, intent.price, TIF_DAY, intent.deadline);
 }
 
 export function cancelCalldata(orderId: bigint): Hex {
-  return encodeFunctionData({ abi: stockRouterAbi, functionName: 'cancelLimitOrder', args: [orderId] });
+  return encode.cancelLimitOrder(orderId);
 }
 
 export function cashCalldata(kind: 'deposit' | 'withdrawal', token: Address, amount: bigint): Hex {
-  return encodeFunctionData({ abi: stockRouterAbi, functionName: kind === 'deposit' ? 'deposit' : 'withdraw', args: [token, amount] });
+  return kind === 'deposit' ? encode.deposit(token, amount) : encode.withdraw(token, amount);
 }
 
 export function stockMoveCalldata(kind: 'deposit' | 'withdrawal', stock: Address, amount: bigint): Hex {
-  return encodeFunctionData({
-    abi: stockRouterAbi,
-    functionName: kind === 'deposit' ? 'depositStock' : 'withdrawStock',
-    args: [stock, amount],
-  });
+  return kind === 'deposit' ? encode.depositStock(stock, amount) : encode.withdrawStock(stock, amount);
 }
