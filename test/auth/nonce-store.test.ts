@@ -102,6 +102,28 @@ describe('memory nonce store bounds', () => {
     await store.close();
   });
 
+  it('a long-lived nonce at the front of the sweep holds back no decision about the ones behind it', async () => {
+    let t = 1_000;
+    const store = createMemoryNonceStore({ now: () => t, maxEntries: 3, sweepMs: 100 });
+    // A timestamp from the future: the first nonce lives ten times as long as the next two.
+    expect(store.claim('k', 'long-0001', 10_000)).toBe(true);
+    expect(store.claim('k', 'short-001', 1_000)).toBe(true);
+    expect(store.claim('k', 'short-002', 1_000)).toBe(true);
+    t += 2_000;
+    // The sweep stops at the live long one; the expired short ones behind it are taken again...
+    expect(store.claim('k', 'short-001', 1_000)).toBe(true);
+    // ...the long one is still a replay, and a fresh nonce finds the table full of two live ones and
+    // one expired one, which the full-table sweep cannot reach past the long one: refused for now.
+    expect(store.claim('k', 'long-0001', 1_000)).toBe(false);
+    expect(store.claim('k', 'short-001', 1_000)).toBe(false);
+    expect(store.claim('k', 'fresh-001', 1_000)).toBe(false);
+    // Once the long one expires, the sweep clears the front and room returns.
+    t += 9_000;
+    expect(store.claim('k', 'fresh-001', 1_000)).toBe(true);
+    expect(store.claim('k', 'long-0001', 1_000)).toBe(true);
+    await store.close();
+  });
+
   it('keys nonces per scope without confusing a scope that ends where another nonce begins', async () => {
     const store = createMemoryNonceStore();
     expect(store.claim('key', 'abc-0001', 10_000)).toBe(true);
