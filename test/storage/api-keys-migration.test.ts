@@ -1,15 +1,10 @@
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { getApiKey, insertApiKey, listApiKeys } from '../../src/auth/api-key-store.ts';
 import type { Db } from '../../src/storage/database.ts';
-import { migrationProvider } from '../../src/storage/migrations/index.ts';
+import { migrator } from './migration-test-helpers.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 
-async function migrator(db: Db): Promise<Migrator> {
-  const schema =
-    db.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(db.kysely)).rows[0].s : undefined;
-  return new Migrator({ db: db.kysely, provider: migrationProvider, ...(schema ? { migrationTableSchema: schema } : {}) });
-}
 
 /** A row as 0001 stored it: one `permission` column. */
 function legacyRow(apiKey: string, permission: string, createdAt: number) {

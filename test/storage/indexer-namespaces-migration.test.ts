@@ -1,38 +1,16 @@
-import { Migrator, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { countEvents, deleteBlocksAbove, insertBlocks, insertEvents, listBlocksDescending, listEventsAbove, type ChainEventRecord } from '../../src/storage/chain-block-store.ts';
+import { countEvents, deleteBlocksAbove, insertBlocks, insertEvents, listBlocksDescending, listEventsAbove } from '../../src/storage/chain-block-store.ts';
 import type { Db } from '../../src/storage/database.ts';
-import { migrationProvider } from '../../src/storage/migrations/index.ts';
 import { getCashOperation, getStockOperation } from '../../src/stock/store/stock-operation-store.ts';
 import { getOrder, getOrderOwner, listOrderFills } from '../../src/stock/store/stock-order-store.ts';
 import { getPosition } from '../../src/stock/store/stock-position-store.ts';
 import { getCalldataRecord, getTxRecord } from '../../src/stock/store/tx-record-store.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
+import { eventRecord, hash, legacyEventRow, migrator, USER } from './migration-test-helpers.ts';
 
-const hash = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
-const USER = '0x00000000000000000000000000000000000000bb';
 const STOCK = '0x00000000000000000000000000000000000000cc';
 
-function event(block: number, logIndex: number, entity: string | null): ChainEventRecord {
-  return {
-    blockHash: hash(1000 + block),
-    blockNumber: block,
-    timestamp: 1_700_000_000_000 + block * 2000,
-    txHash: hash(block * 10 + logIndex),
-    logIndex,
-    ordinal: logIndex,
-    address: '0x00000000000000000000000000000000000000aa',
-    name: 'OrderFilled',
-    args: { orderId: String(block), quantity: '1000000000000000000000000', user: USER },
-    entityKey: entity,
-  };
-}
-
-async function migrator(db: Db): Promise<Migrator> {
-  const schema =
-    db.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(db.kysely)).rows[0].s : undefined;
-  return new Migrator({ db: db.kysely, provider: migrationProvider, ...(schema ? { migrationTableSchema: schema } : {}) });
-}
 
 /** Rows in every table 0005 changes, written as the schema before it stores them. */
 async function fillOldTables(k: Kysely<any>): Promise<void> {
@@ -44,18 +22,7 @@ async function fillOldTables(k: Kysely<any>): Promise<void> {
   await k
     .insertInto('chain_events')
     .values(
-      [event(5, 0, 'o:5'), event(7, 1, null), event(9, 0, 'o:5')].map((e) => ({
-        block_hash: e.blockHash,
-        block_number: e.blockNumber,
-        block_timestamp: e.timestamp,
-        tx_hash: e.txHash,
-        log_index: e.logIndex,
-        ordinal: e.ordinal,
-        address: e.address,
-        event_name: e.name,
-        args: JSON.stringify(e.args),
-        entity_key: e.entityKey,
-      })),
+      [eventRecord(5, 0, 'o:5'), eventRecord(7, 1, null), eventRecord(9, 0, 'o:5')].map(legacyEventRow),
     )
     .execute();
   await k
@@ -119,7 +86,7 @@ describe.each(testDatabases)('migration 0005: indexer namespaces and stock_ tabl
     const tables = await tableNames(db);
     for (const gone of ['orders', 'order_fills', 'positions', 'cash_operations', 'tx_records', 'calldata_requests']) expect(tables).not.toContain(gone);
     await expectStockRows(db);
-    expect(await listEventsAbove(db, 'stock', 0)).toEqual([event(5, 0, 'o:5'), event(7, 1, null), event(9, 0, 'o:5')]);
+    expect(await listEventsAbove(db, 'stock', 0)).toEqual([eventRecord(5, 0, 'o:5'), eventRecord(7, 1, null), eventRecord(9, 0, 'o:5')]);
     expect((await listBlocksDescending(db, 'stock', 100, 10)).map((b) => b.number)).toEqual([9, 7, 5]);
     expect(await listEventsAbove(db, 'perp', 0)).toEqual([]);
 
@@ -142,8 +109,8 @@ describe.each(testDatabases)('migration 0005: indexer namespaces and stock_ tabl
   });
 
   it('gives two indexers their own blocks and events: same positions, separate rollbacks', async () => {
-    const a = [event(5, 0, 'o:5'), event(7, 0, null)];
-    const b = [event(5, 0, null), event(6, 2, 'd:1')];
+    const a = [eventRecord(5, 0, 'o:5'), eventRecord(7, 0, null)];
+    const b = [eventRecord(5, 0, null), eventRecord(6, 2, 'd:1')];
     await insertEvents(db, 'stock', a);
     await insertEvents(db, 'perp', b);
     await insertBlocks(db, 'stock', [{ hash: hash(1005), number: 5, parentHash: null, timestamp: 1 }, { hash: hash(1007), number: 7, parentHash: null, timestamp: 2 }]);
@@ -161,7 +128,7 @@ describe.each(testDatabases)('migration 0005: indexer namespaces and stock_ tabl
   });
 
   it('refuses an indexer name that could not be written into SQL text', async () => {
-    await expect(insertEvents(db, "x'; drop table meta; --", [event(1, 0, null)])).rejects.toThrow(/indexer name/);
-    await expect(insertEvents(db, 'Stock', [event(1, 0, null)])).rejects.toThrow(/indexer name/);
+    await expect(insertEvents(db, "x'; drop table meta; --", [eventRecord(1, 0, null)])).rejects.toThrow(/indexer name/);
+    await expect(insertEvents(db, 'Stock', [eventRecord(1, 0, null)])).rejects.toThrow(/indexer name/);
   });
 });
