@@ -22,7 +22,6 @@ import {
 import type { EnvelopeFormat } from './envelope.ts';
 import { PATTERN_REASONS } from './schema-patterns.ts';
 
-export { decodeJsonRequest, isJsonUtf8, parseJsonBytes } from './request-decoder.ts';
 
 export interface HttpServerOptions {
   logger: Logger;
