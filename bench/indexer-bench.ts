@@ -29,7 +29,7 @@ import { createChainClients, createChainWallet, type ChainPublicClient, type Cha
 import { deployStack, type Deployment } from '../src/chain/deploy-contracts.ts';
 import { readDeployment, writeDeployment } from '../src/chain/deployment-file.ts';
 import { createStockIndexer } from '../src/stock/indexer/stock-indexer.ts';
-import { indexedAddresses } from '../src/stock/indexer/operation-id.ts';
+import { indexedAddresses } from '../src/stock/operation-id.ts';
 import { DEMO_SYMBOLS } from '../src/marketdata/symbol-catalog.ts';
 import { countEvents } from '../src/storage/chain-block-store.ts';
 import { decodeEvent, INDEXED_ABIS } from '../src/indexer/event-decoder.ts';

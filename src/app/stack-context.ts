@@ -12,6 +12,7 @@ import { createQuoteCache } from '../marketdata/quote-cache.ts';
 import type { MarketCalendar } from '../marketdata/market-calendar.ts';
 import type { QuoteReader } from '../marketdata/market-types.ts';
 import type { SymbolSpec } from '../marketdata/symbol-catalog.ts';
+import { createRelaySignals, type RelaySignals } from '../stock/relay-signals.ts';
 import type { ChainWiring } from './chain-wiring.ts';
 import type { StopList } from './stop-list.ts';
 
@@ -38,14 +39,17 @@ export interface StackContext {
   provideQuotes(reader: QuoteReader): void;
   /** APIs served by this process, by venue. */
   endpoints: { stock?: ApiEndpoint };
+  /** Wake-ups between the stock API and the One Click relayer when both run here. */
+  relaySignals: RelaySignals;
 }
 
-export function createStackContext(parts: Omit<StackContext, 'quotes' | 'provideQuotes' | 'endpoints'>, stops: StopList): StackContext {
+export function createStackContext(parts: Omit<StackContext, 'quotes' | 'provideQuotes' | 'endpoints' | 'relaySignals'>, stops: StopList): StackContext {
   let reader: QuoteReader | undefined;
   let fromStorage: Promise<QuoteReader> | undefined;
   return {
     ...parts,
     endpoints: {},
+    relaySignals: createRelaySignals(),
     provideQuotes(r) {
       reader = r;
     },

@@ -24,6 +24,7 @@ import { startMarketDataRole } from './roles/marketdata-role.ts';
 import { startIndexerRole } from './roles/indexer-role.ts';
 import { startExecutorRole } from './roles/executor-role.ts';
 import { startStockApiRole } from './roles/stock-api-role.ts';
+import { startRelayerRole } from './roles/relayer-role.ts';
 
 /**
  * The roles this version runs, in start order: market data first, so that the roles after it in
@@ -33,6 +34,7 @@ const ROLE_MODULES: ReadonlyArray<readonly [Exclude<Role, 'all'>, StartRole]> = 
   ['marketdata', startMarketDataRole],
   ['indexer', startIndexerRole],
   ['executor', startExecutorRole],
+  ['relayer', startRelayerRole],
   ['stock-api', startStockApiRole],
 ];
 
@@ -49,10 +51,15 @@ export interface StackHandle {
   stop(): Promise<void>;
 }
 
-export async function startStack(config: AppConfig, opts: { role: Role; logger: Logger }): Promise<StackHandle> {
-  const { logger, role } = opts;
-  const roles = ROLE_MODULES.filter(([name]) => role === 'all' || role === name);
-  if (roles.length === 0) throw new AppError('INTERNAL', `role ${role}: not available in this version`);
+/**
+ * Starts `role` in this process: `all`, one role, or several (a deployment that co-locates some,
+ * or a test that runs a role apart from the others).
+ */
+export async function startStack(config: AppConfig, opts: { role: Role | readonly Role[]; logger: Logger }): Promise<StackHandle> {
+  const { logger } = opts;
+  const asked: readonly Role[] = typeof opts.role === 'string' ? [opts.role] : opts.role;
+  const roles = ROLE_MODULES.filter(([name]) => asked.includes('all') || asked.includes(name));
+  if (roles.length === 0) throw new AppError('INTERNAL', `role ${asked.join(',')}: not available in this version`);
   fs.mkdirSync(config.dataDir, { recursive: true });
   const stops = createStopList(logger);
   try {
@@ -60,7 +67,7 @@ export async function startStack(config: AppConfig, opts: { role: Role; logger: 
       config,
       logger,
       stops,
-      allInOneProcess: role === 'all',
+      allInOneProcess: asked.includes('all'),
       venues: ({ addressOf }) => {
         // The executor signs with its own key where it has one: granted operator with the deployment.
         const deployer = addressOf('deployer');

@@ -14,7 +14,7 @@
  * nonce sequence never gets a gap. A sender with nothing in flight takes the chain's count before
  * its next send, so a key used elsewhere meanwhile, or a chain reset, costs no stuck transaction.
  */
-import { keccak256, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
+import { keccak256, parseTransaction, type Address, type Hex, type LocalAccount, type TransactionReceipt } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { AppError, ChainUnavailableError } from '../errors/app-error.ts';
 import { sleep } from '../lib/async.ts';
@@ -28,10 +28,35 @@ export interface TxRequest {
   gas: bigint;
 }
 
+/** A signed version of a transaction, as a journal keeps it to resume after a restart. */
+export interface SignedTx {
+  hash: Hex;
+  /** The signed bytes: re-broadcasting them can land the transaction at most once. */
+  raw: Hex;
+  nonce: number;
+}
+
+export interface SendHooks {
+  /**
+   * Called with every version of the transaction (the first, and each fee replacement) after it is
+   * signed and before it is broadcast, holding the address's nonce lock: a journal that stores it
+   * here can resume the transaction after a crash ({@link TxSender.resume}) instead of sending the
+   * call again with a new nonce. A throw abandons the send before anything is broadcast.
+   */
+  onSigned?(tx: SignedTx, replaces?: Hex): Promise<void>;
+}
+
 export interface TxSender {
   readonly address: Address;
   /** Signs, sends and waits for the receipt (which may be `reverted`: the caller decides). */
-  send(request: TxRequest, signal?: AbortSignal): Promise<TransactionReceipt>;
+  send(request: TxRequest, signal?: AbortSignal, hooks?: SendHooks): Promise<TransactionReceipt>;
+  /**
+   * Follows transactions signed before (by an earlier process, from its journal): re-broadcasts the
+   * latest version and waits for a receipt of any of them. Throws TxDroppedError when their nonce
+   * was used by another transaction. Resume every journalled transaction, in nonce order, before
+   * new sends: the next send then takes a nonce after theirs.
+   */
+  resume(versions: readonly SignedTx[], request: TxRequest, signal?: AbortSignal, hooks?: SendHooks): Promise<TransactionReceipt>;
   /** Sends (of every worker sharing this sender) not yet resolved. */
   inFlight(): number;
   /** Forgets the local nonce: the next send reads it from the chain. */
@@ -63,6 +88,7 @@ export interface TxSenderOptions extends TxSenderTuning {
 /** The node already has, or has already mined, this nonce. */
 const NONCE_USED = /nonce too low|already known|already imported|known transaction|replacement transaction underpriced|nonce.*already/i;
 const NONCE_GAP = /nonce too high/i;
+const NO_FUNDS = /insufficient funds/i;
 
 function messageChain(err: unknown): string {
   const parts: string[] = [];
@@ -79,6 +105,16 @@ export class SendAbortedError extends AppError {
   }
 }
 
+/**
+ * The node refused the transaction because the sending account cannot pay for its gas: nothing was
+ * broadcast and the nonce stays free. Not retried by the sender: the account needs funding.
+ */
+export class SenderUnfundedError extends AppError {
+  constructor(detail?: Record<string, unknown>) {
+    super('CHAIN_UNAVAILABLE', 'chain: the sending account cannot pay for gas', { detail });
+  }
+}
+
 /** The transaction's nonce was used by another transaction: it will never land. */
 export class TxDroppedError extends AppError {
   constructor(detail?: Record<string, unknown>) {
@@ -92,11 +128,16 @@ interface Fees {
   gasPrice?: bigint;
 }
 
-interface Signed {
-  hash: Hex;
-  raw: Hex;
-  nonce: number;
+interface Signed extends SignedTx {
   fees: Fees;
+}
+
+/** The fees a signed transaction pays (for a replacement of one resumed from a journal). */
+function feesOf(raw: Hex): Fees {
+  const tx = parseTransaction(raw);
+  return tx.gasPrice !== undefined && tx.maxFeePerGas === undefined
+    ? { gasPrice: tx.gasPrice }
+    : { maxFeePerGas: tx.maxFeePerGas, maxPriorityFeePerGas: tx.maxPriorityFeePerGas };
 }
 
 export function createTxSender(opts: TxSenderOptions): TxSender {
@@ -160,6 +201,7 @@ export function createTxSender(opts: TxSenderOptions): TxSender {
       const text = messageChain(err);
       if (NONCE_USED.test(text)) return 'known';
       if (NONCE_GAP.test(text)) return 'gap';
+      if (NO_FUNDS.test(text)) throw new SenderUnfundedError({ address: account.address });
       throw toChainError(err);
     }
   };
@@ -195,8 +237,8 @@ export function createTxSender(opts: TxSenderOptions): TxSender {
    * a transaction still pending after `replaceAfterMs` (fees overtaken by the base fee) is
    * replaced by the same call with the same nonce and higher fees — only one version can land.
    */
-  const follow = async (sent: Signed, req: TxRequest, signal?: AbortSignal): Promise<TransactionReceipt> => {
-    const versions: Signed[] = [sent];
+  const follow = async (sent: Signed, req: TxRequest, signal?: AbortSignal, hooks?: SendHooks, earlier: readonly Signed[] = []): Promise<TransactionReceipt> => {
+    const versions: Signed[] = [...earlier, sent];
     const { nonce } = sent;
     let lastBroadcast = Date.now();
     let lastVersionAt = Date.now();
@@ -233,6 +275,7 @@ export function createTxSender(opts: TxSenderOptions): TxSender {
             const f = await bumped(latest.fees);
             const raw = await sign(req, nonce, f);
             const replacement: Signed = { hash: keccak256(raw), raw, nonce, fees: f };
+            await hooks?.onSigned?.({ hash: replacement.hash, raw, nonce }, latest.hash);
             if ((await broadcast(raw)) === 'sent') {
               versions.push(replacement);
               log?.warn({ nonce, txHash: replacement.hash, replaces: latest.hash }, 'sender: transaction still pending; replaced with higher fees');
@@ -256,7 +299,7 @@ export function createTxSender(opts: TxSenderOptions): TxSender {
    * reached the lock is kept and the same bytes are re-broadcast until the node answers, so no
    * later nonce overtakes a transaction that may or may not have been received.
    */
-  const signAndBroadcast = (req: TxRequest, signal?: AbortSignal) =>
+  const signAndBroadcast = (req: TxRequest, signal?: AbortSignal, hooks?: SendHooks) =>
     nonces.run(async (lease): Promise<Signed> => {
       for (let attempt = 0; ; attempt++) {
         if (signal?.aborted) throw new SendAbortedError();
@@ -270,6 +313,7 @@ export function createTxSender(opts: TxSenderOptions): TxSender {
         }
         const raw = await sign(req, nonce, f);
         const hash = keccak256(raw);
+        await hooks?.onSigned?.({ hash, raw, nonce });
         let result: 'sent' | 'known' | 'gap';
         let delay = 100;
         let warned = false;
@@ -303,21 +347,56 @@ export function createTxSender(opts: TxSenderOptions): TxSender {
       }
     });
 
-  const send = async (req: TxRequest, signal?: AbortSignal): Promise<TransactionReceipt> => {
+  const send = async (req: TxRequest, signal?: AbortSignal, hooks?: SendHooks): Promise<TransactionReceipt> => {
     inFlight++;
     let signed: Signed | undefined;
     try {
-      signed = await signAndBroadcast(req, signal);
-      return await follow(signed, req, signal);
+      signed = await signAndBroadcast(req, signal, hooks);
+      return await follow(signed, req, signal, hooks);
     } finally {
       inFlight--;
       if (signed) outstanding--;
     }
   };
 
+  /**
+   * Re-broadcasts the latest journalled version under the nonce lock, so that a send queued behind
+   * it takes the chain's count with this transaction in the pool. The local nonce is forgotten
+   * rather than set: the journal may hold a nonce the chain has long passed.
+   */
+  const resume = async (journalled: readonly SignedTx[], req: TxRequest, signal?: AbortSignal, hooks?: SendHooks): Promise<TransactionReceipt> => {
+    if (journalled.length === 0) throw new AppError('INTERNAL', 'sender: nothing to resume');
+    const versions: Signed[] = journalled.map((v) => ({ ...v, fees: feesOf(v.raw) }));
+    const latest = versions[versions.length - 1];
+    if (versions.some((v) => v.nonce !== latest.nonce)) throw new AppError('INTERNAL', 'sender: resumed versions of different nonces');
+    inFlight++;
+    outstanding++;
+    try {
+      await nonces.run(async (lease) => {
+        for (let delay = 100; ; delay = Math.min(delay * 2, 2_000)) {
+          try {
+            await broadcast(latest.raw);
+            break;
+          } catch (err) {
+            // Refused outright (a gap, funds): `follow` still finds a receipt if a version landed.
+            if (!(err instanceof ChainUnavailableError)) break;
+            if (signal?.aborted) throw new SendAbortedError({ txHash: latest.hash, nonce: latest.nonce });
+            await sleep(delay, signal);
+          }
+        }
+        lease.forget();
+      });
+      return await follow(latest, req, signal, hooks, versions.slice(0, -1));
+    } finally {
+      inFlight--;
+      outstanding--;
+    }
+  };
+
   return {
     address: account.address,
     send,
+    resume,
     inFlight: () => inFlight,
     resync: () => nonces.resync(),
   };

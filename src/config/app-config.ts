@@ -8,8 +8,8 @@ import { AppError } from '../errors/app-error.ts';
 import { envBool, envChoice, envInt, envList, envString, type Env } from './env.ts';
 import { loadExecutorSettings, type ExecutorSettings } from './executor-settings.ts';
 
-export type Role = 'all' | 'stock-api' | 'perp-api' | 'indexer' | 'executor' | 'perp-engine' | 'marketdata';
-export const ROLES: readonly Role[] = ['all', 'stock-api', 'perp-api', 'indexer', 'executor', 'perp-engine', 'marketdata'];
+export type Role = 'all' | 'stock-api' | 'perp-api' | 'indexer' | 'executor' | 'relayer' | 'perp-engine' | 'marketdata';
+export const ROLES: readonly Role[] = ['all', 'stock-api', 'perp-api', 'indexer', 'executor', 'relayer', 'perp-engine', 'marketdata'];
 
 export const CALENDAR_KINDS = ['always-open', '24x5', 'nyse'] as const;
 export type CalendarKind = (typeof CALENDAR_KINDS)[number];
@@ -81,6 +81,17 @@ export interface AppConfig {
   executor: ExecutorSettings;
   /** How long a tx-recording request waits for the indexer to reach the transaction's block. */
   indexWaitMs: number;
+  /** One Click relaying (docs/one-click.md). */
+  relay: {
+    /** How long a send call waits for its receipt before answering `pending`. */
+    waitMs: number;
+    /** How often the relay journal is read (by the relayer for new requests, by the API for results). */
+    pollMs: number;
+    /** Relayed transactions followed at once. */
+    maxInFlight: number;
+    /** A request the relayer has not signed within this long is failed instead of sent late. */
+    maxQueueMs: number;
+  };
 }
 
 const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/;
@@ -152,5 +163,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     executor: loadExecutorSettings(env),
     indexWaitMs: envInt(env, 'INDEX_WAIT_MS', 10_000),
+    relay: {
+      waitMs: envInt(env, 'RELAY_WAIT_MS', 30_000),
+      pollMs: envInt(env, 'RELAY_POLL_MS', 50),
+      maxInFlight: envInt(env, 'RELAY_MAX_IN_FLIGHT', 64),
+      maxQueueMs: envInt(env, 'RELAY_MAX_QUEUE_MS', 60_000),
+    },
   };
 }

@@ -24,12 +24,18 @@ export interface AppErrorOptions {
   retryable?: boolean;
   /** Extra facts for the server log only; never sent to a client. */
   detail?: Record<string, unknown>;
+  /**
+   * Facts the client needs to act on the error (the txHash of a reverted transaction), answered
+   * as the envelope's `data`. Never secret material.
+   */
+  data?: Record<string, unknown>;
 }
 
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly retryable: boolean;
   readonly detail?: Record<string, unknown>;
+  readonly data?: Record<string, unknown>;
 
   constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -37,6 +43,7 @@ export class AppError extends Error {
     this.code = code;
     this.retryable = options.retryable ?? false;
     this.detail = options.detail;
+    this.data = options.data;
   }
 }
 

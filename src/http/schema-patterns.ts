@@ -6,6 +6,8 @@ export const ADDRESS_PATTERN = '^0x[0-9a-fA-F]{40}$';
 export const DECIMAL_PATTERN = '^(0|[1-9][0-9]*)(\\.[0-9]+)?$';
 export const TX_HASH_PATTERN = '^0x[0-9a-fA-F]{64}$';
 export const UINT_PATTERN = '^(0|[1-9][0-9]{0,76})$';
+/** A 65-byte signature (r, s, v), or 64 bytes in the compact form of EIP-2098. */
+export const SIGNATURE_PATTERN = '^0x([0-9a-fA-F]{130}|[0-9a-fA-F]{128})$';
 /** Identifiers that reach a database: PostgreSQL refuses a NUL byte in text (a 500 otherwise). */
 export const VISIBLE_ASCII_PATTERN = '^[!-~]+$';
 
@@ -15,4 +17,5 @@ export const PATTERN_REASONS: Record<string, string> = {
   [TX_HASH_PATTERN]: 'must be a 0x-prefixed 32-byte hex transaction hash',
   [UINT_PATTERN]: 'must be a non-negative integer string',
   [VISIBLE_ASCII_PATTERN]: 'must be visible ASCII characters only',
+  [SIGNATURE_PATTERN]: 'must be a 0x-prefixed 65-byte hex signature',
 };

@@ -38,13 +38,30 @@ export class StockApiError extends Error {
   readonly httpStatus: number;
   readonly code: number;
   readonly uuid: string;
+  /** What the error answered beside its message (a reverted One Click send: its txHash). */
+  readonly data?: unknown;
   constructor(res: StockResponse) {
     super(`stock API ${res.code}: ${res.errMsg} (uuid ${res.uuid})`);
     this.name = 'StockApiError';
     this.httpStatus = res.httpStatus;
     this.code = res.code;
     this.uuid = res.uuid;
+    this.data = res.data;
   }
+}
+
+/**
+ * What signs the One Click delegation: a viem account or wallet client (`signTypedData` over the
+ * complete typed data the API answers), or any wallet that signs `eth_signTypedData_v4` JSON.
+ */
+export interface TypedDataSigner {
+  signTypedData(typedData: any): Promise<`0x${string}`>;
+}
+
+export interface OneClickEnabled {
+  status: 'enabled' | 'disabled';
+  delegatee: string;
+  txHash: string | null;
 }
 
 export class StockClient {
@@ -108,5 +125,16 @@ export class StockClient {
 
   delete<T = unknown>(path: string, body?: unknown): Promise<T> {
     return this.call<T>('DELETE', path, { body });
+  }
+
+  /**
+   * Enables One Click for the key's bound wallet: `1ct/prepare`, the wallet signs the payload (no
+   * transaction, no gas), `1ct/enable`. `deadline` (Unix seconds) defaults to ten minutes ahead.
+   */
+  async enableOneClick(wallet: TypedDataSigner, opts: { deadline?: number } = {}): Promise<OneClickEnabled> {
+    const deadline = opts.deadline ?? Math.floor(this.#opts.now() / 1000) + 600;
+    const prepared = await this.post<{ deadline: number; signPayload: unknown }>('/api/v1/1ct/prepare', { deadline });
+    const signature = await wallet.signTypedData(prepared.signPayload);
+    return this.post<OneClickEnabled>('/api/v1/1ct/enable', { signature, deadline: prepared.deadline });
   }
 }

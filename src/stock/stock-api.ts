@@ -18,6 +18,8 @@ import { portfolioRoutes } from './routes/portfolio-routes.ts';
 import { ordersRoutes } from './routes/orders-routes.ts';
 import { cashRoutes } from './routes/cash-routes.ts';
 import { stockTransferRoutes } from './routes/stock-transfer-routes.ts';
+import { oneClickRoutes } from './routes/one-click-routes.ts';
+import { createOneClickService } from './one-click/one-click-service.ts';
 
 export interface StockApiOptions {
   deps: StockApiDeps;
@@ -90,11 +92,13 @@ export async function buildStockApi(opts: StockApiOptions): Promise<FastifyInsta
       api.all('/', { schema: { hide: true } }, async () => {
         throw new NotFoundError('route');
       });
+      const oneClick = createOneClickService(deps);
       await api.register(marketRoutes, { deps });
       await api.register(portfolioRoutes, { deps });
-      await api.register(ordersRoutes, { deps });
-      await api.register(cashRoutes, { deps });
-      await api.register(stockTransferRoutes, { deps });
+      await api.register(ordersRoutes, { deps, oneClick });
+      await api.register(cashRoutes, { deps, oneClick });
+      await api.register(stockTransferRoutes, { deps, oneClick });
+      await api.register(oneClickRoutes, { oneClick });
       for (const extra of opts.extraRoutes ?? []) await api.register(extra);
     },
     { prefix: `${deps.prefix}/api/v1` },

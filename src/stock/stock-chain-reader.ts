@@ -86,6 +86,17 @@ export function createStockChainReader(opts: {
     return view;
   }
 
+  // The fee market moves per block; one read a second serves every send's funds check.
+  let fee: { value: bigint; at: number } | undefined;
+  async function feesNow(): Promise<bigint> {
+    if (fee && now() - fee.at < 1_000) return fee.value;
+    const f = await publicClient.estimateFeesPerGas().catch(async () => ({ maxFeePerGas: await publicClient.getGasPrice() }));
+    // The relayer's sender signs with three times the market's fee cap (head-room for rising base fees).
+    const value = (f.maxFeePerGas ?? 0n) * 3n;
+    fee = { value, at: now() };
+    return value;
+  }
+
   function refresh(): Promise<MarketConfigView> {
     inflight ??= readConfig().finally(() => {
       inflight = undefined;
@@ -160,6 +171,33 @@ export function createStockChainReader(opts: {
           blockNumber: receipt.blockNumber,
           logs: receipt.logs.map((l) => ({ address: l.address, topics: l.topics as Hex[], data: l.data, logIndex: l.logIndex })),
         };
+      } catch (err) {
+        throw toChainError(err);
+      }
+    },
+    async oneClickNonce(user: Address): Promise<bigint> {
+      try {
+        return await publicClient.readContract({
+          address: deployment.contracts.oneClickRouter,
+          abi: oneClickRouterAbi,
+          functionName: 'nonces',
+          args: [user],
+        });
+      } catch (err) {
+        throw toChainError(err);
+      }
+    },
+    async estimateGas(call) {
+      try {
+        return await publicClient.estimateGas({ account: call.from, to: call.to, data: call.data });
+      } catch (err) {
+        throw toChainError(err);
+      }
+    },
+    async gasFunds(account: Address) {
+      try {
+        const [balance, fees] = await Promise.all([publicClient.getBalance({ address: account }), feesNow()]);
+        return { balance, maxFeePerGas: fees };
       } catch (err) {
         throw toChainError(err);
       }

@@ -7,6 +7,7 @@ import type { Address, Hex } from 'viem';
 import type { Db } from '../storage/database.ts';
 import type { CalldataJournal } from './calldata-journal.ts';
 import type { QuoteReader } from '../marketdata/market-types.ts';
+import type { RelaySignals } from './relay-signals.ts';
 
 export interface StockListing {
   symbol: string;
@@ -80,6 +81,12 @@ export interface StockChainReader {
   cachedMarketConfig(): MarketConfigView | undefined;
   account(user: Address, spender?: Address): Promise<AccountView>;
   oneClick(user: Address): Promise<OneClickView>;
+  /** The One Click router's delegation nonce of `user` (what the next `Delegate` signs). */
+  oneClickNonce(user: Address): Promise<bigint>;
+  /** Gas of a call as `from` would send it; ChainRevertError when it would revert. */
+  estimateGas(call: { from: Address; to: Address; data: Hex }): Promise<bigint>;
+  /** What `account` holds in the chain's native currency, and the fee per gas a transaction pays now. */
+  gasFunds(account: Address): Promise<{ balance: bigint; maxFeePerGas: bigint }>;
   /** The transaction with its receipt; undefined when the chain does not know the hash. */
   transaction(hash: Hex): Promise<MinedTransaction | undefined>;
 }
@@ -100,6 +107,18 @@ export interface StockContracts {
   cashToken: Address;
 }
 
+/** One Click: the relayer users delegate to, and how the API reaches it. */
+export interface OneClickDeps {
+  /** The relayer's address: the delegatee users sign for. */
+  relayer: Address;
+  /** In-process wake-ups with the relayer when it runs in this process. */
+  signals: RelaySignals;
+  /** How long a send call waits for its transaction's receipt before answering `pending`. */
+  waitMs: number;
+  /** How often the journal is read while waiting (the relayer may run elsewhere). */
+  pollMs: number;
+}
+
 export interface StockApiDeps {
   chainId: number;
   contracts: StockContracts;
@@ -115,5 +134,7 @@ export interface StockApiDeps {
   chain: StockChainReader;
   calendar: { kind: string; isOpen(ms: number): boolean };
   corporateActions(symbol?: string): CorporateActionView[];
+  /** Absent when no relayer is configured: the One Click endpoints then answer 503. */
+  oneClick?: OneClickDeps;
   now?: () => number;
 }

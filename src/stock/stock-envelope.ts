@@ -34,7 +34,9 @@ export const stockEnvelope: EnvelopeFormat = {
     const s = STOCK_ERROR_STATUS[err.code] ?? STOCK_ERROR_STATUS.INTERNAL;
     const errMsg = s.code === 401 ? 'Unauthorized' : s.code === 500 ? 'Internal server error' : err.message;
     const headers = err.code === 'RATE_LIMITED' ? { 'retry-after': String((err as AppError & { retryAfterSeconds?: number }).retryAfterSeconds ?? 60) } : undefined;
-    return { statusCode: s.http, body: { code: s.code, errMsg, uuid: requestId }, headers };
+    // Facts such as a reverted transaction's hash ride along; never on the opaque 401 or a fault.
+    const data = err.data !== undefined && s.code !== 401 && s.code !== 500 ? { data: err.data } : {};
+    return { statusCode: s.http, body: { code: s.code, errMsg, uuid: requestId, ...data }, headers };
   },
 };
 

@@ -39,6 +39,11 @@ export const errorEnvelope = {
     code: { type: 'integer', description: '400 validation, 401 authentication (HTTP 400), 404, 409, 413, 429, 500, 503' },
     errMsg: { type: 'string' },
     uuid: { type: 'string', format: 'uuid' },
+    data: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'facts to act on, when the error has them: a reverted One Click transaction answers its txHash and status',
+    },
   },
 } as const;
 

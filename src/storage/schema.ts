@@ -193,6 +193,27 @@ export interface CalldataRequestsTable {
   created_at: number;
 }
 
+/** The One Click relay journal (0006). */
+export interface RelayRequestsTable {
+  request_id: string;
+  api_key: string;
+  user_address: string;
+  kind: string;
+  to_address: string;
+  calldata: string;
+  gas_limit: string;
+  status: string;
+  nonce: number | null;
+  tx_hash: string | null;
+  tx_versions: string | null;
+  block_number: number | null;
+  gas_used: string | null;
+  result: string | null;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface DatabaseSchema {
   api_keys: ApiKeysTable;
   candles: CandlesTable;
@@ -208,4 +229,5 @@ export interface DatabaseSchema {
   stock_positions: PositionsTable;
   stock_tx_records: TxRecordsTable;
   stock_calldata_requests: CalldataRequestsTable;
+  stock_relay_requests: RelayRequestsTable;
 }

@@ -32,7 +32,7 @@ const LAYERS: Record<string, number> = {
 
 const DOMAINS = new Set(['stock', 'perp']);
 /** Parts of a domain that must not import each other (each may import the domain's shared modules and store/). */
-const DOMAIN_PARTS = ['routes', 'indexer', 'executor'];
+const DOMAIN_PARTS = ['routes', 'indexer', 'executor', 'relayer'];
 
 type Files = Map<string, string>;
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { decodeEventLog, type Address, type Hex } from 'viem';
 import { accountLensAbi, cashierAbi, oneClickRouterAbi, stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { decodeEvent } from '../../src/indexer/event-decoder.ts';
-import { indexedAddresses, operationIdFromReceipt, operationIdOf } from '../../src/stock/indexer/operation-id.ts';
+import { indexedAddresses, operationIdFromReceipt, operationIdOf } from '../../src/stock/operation-id.ts';
 import { reprojectEntities } from '../../src/stock/indexer/projector.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { getCashOperation, getStockOperation, listCashOperationsByTx, listStockOperationsByTx } from '../../src/stock/store/stock-operation-store.ts';

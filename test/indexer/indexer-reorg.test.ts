@@ -16,7 +16,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { ANVIL_CHAIN_ID } from '../../src/chain/anvil-accounts.ts';
 import { createChainClients } from '../../src/chain/chain-client.ts';
-import { operationIdOf } from '../../src/stock/indexer/operation-id.ts';
+import { operationIdOf } from '../../src/stock/operation-id.ts';
 import { createStockIndexer } from '../../src/stock/indexer/stock-indexer.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { getCheckpoint } from '../../src/storage/chain-block-store.ts';

@@ -13,7 +13,7 @@ import { createChainFollower, defineIndexer, type ChainFollower } from '../../sr
 import { getCheckpoint } from '../../src/storage/chain-block-store.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { getCashOperation, listCashOperationsByTx } from '../../src/stock/store/stock-operation-store.ts';
-import { operationIdOf } from '../../src/stock/indexer/operation-id.ts';
+import { operationIdOf } from '../../src/stock/operation-id.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 import { approveUsdc, contracts, depositUsdc, usdc } from '../chain/chain-test-helpers.ts';

@@ -2,7 +2,7 @@ import { type Address, type ContractFunctionName, type Hex, type TransactionRece
 import { expect } from 'vitest';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { createStockIndexer, type StockIndexer, type StockIndexerOptions } from '../../src/stock/indexer/stock-indexer.ts';
-import { indexedAddresses } from '../../src/stock/indexer/operation-id.ts';
+import { indexedAddresses } from '../../src/stock/operation-id.ts';
 import type { Db } from '../../src/storage/database.ts';
 import type { ChainFixture, ChainUser } from '../support/chain-fixture.ts';
 import { confirm, contracts } from '../chain/chain-test-helpers.ts';

@@ -27,9 +27,17 @@ const STOCK_ENDPOINTS = [
   'GET /api/v1/orders/tx/{txHash}',
   'GET /api/v1/orders/{orderId}',
   'DELETE /api/v1/orders/{orderId}/calldata',
+  'POST /api/v1/orders/send',
+  'POST /api/v1/orders/with-deposit/send',
+  'DELETE /api/v1/orders/{orderId}/send',
+  'GET /api/v1/1ct/status',
+  'POST /api/v1/1ct/prepare',
+  'POST /api/v1/1ct/enable',
+  'POST /api/v1/1ct/disable',
   ...['cash', 'stock'].flatMap((group) =>
     ['deposits', 'withdrawals'].flatMap((kind) => [
       `POST /api/v1/${group}/${kind}/calldata`,
+      `POST /api/v1/${group}/${kind}/send`,
       `POST /api/v1/${group}/${kind}/tx`,
       `GET /api/v1/${group}/${kind}`,
       `GET /api/v1/${group}/${kind}/{operationId}`,
@@ -78,13 +86,13 @@ describe('stock API OpenAPI snapshot', () => {
     expect(generated).toEqual(committed);
   });
 
-  it('documents every registered route, and the registered routes are the 32 stock endpoints', async () => {
+  it('documents every registered route, and the registered routes are the 43 stock endpoints', async () => {
     const doc = (await generateStockOpenApi()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
     expect(doc.openapi).toBe('3.1.0');
     const documented = Object.entries(doc.paths)
       .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
       .sort();
-    expect(STOCK_ENDPOINTS).toHaveLength(32);
+    expect(STOCK_ENDPOINTS).toHaveLength(43);
     expect(documented).toEqual(STOCK_ENDPOINTS);
     // The scope's own root only answers not found (after authentication); it is no endpoint.
     const api = (await registeredRoutes()).filter((r) => /^\S+ \/api\/v1\/./.test(r));

@@ -4,35 +4,15 @@
  * Against the real stack (anvil, indexer, executor), on SQLite and, with DATABASE_URL, PostgreSQL
  * (with REDIS_URL, its nonce store in Redis).
  */
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { StockClient } from '../../src/sdk/stock-client.ts';
 import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
-import { uniqueSchemaName } from '../support/test-databases.ts';
+import { stackEngines } from '../support/stack-engines.ts';
 
-const engines: Array<{ name: string; env(): Record<string, string>; cleanup?(env: Record<string, string>): Promise<void> }> = [{ name: 'sqlite', env: () => ({}) }];
-if (process.env.DATABASE_URL) {
-  engines.push({
-    name: 'postgres',
-    env: () => ({
-      DATABASE_URL: process.env.DATABASE_URL!,
-      DATABASE_SCHEMA: uniqueSchemaName('ra'),
-      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
-    }),
-    async cleanup(env) {
-      const client = new pg.Client({ connectionString: env.DATABASE_URL });
-      await client.connect();
-      try {
-        await client.query(`drop schema if exists "${env.DATABASE_SCHEMA}" cascade`);
-      } finally {
-        await client.end();
-      }
-    },
-  });
-}
+const engines = stackEngines('ra');
 
 describe.each(engines)('read access by wallet ($name)', (engine) => {
   let t: TestStack;

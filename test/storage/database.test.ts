@@ -37,6 +37,7 @@ const APP_TABLES = [
   'stock_order_fills',
   'stock_orders',
   'stock_positions',
+  'stock_relay_requests',
   'stock_tx_records',
 ];
 

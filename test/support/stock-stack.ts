@@ -25,7 +25,7 @@ export interface TestStack {
   stop(): Promise<void>;
 }
 
-export async function startTestStack(env: Record<string, string> = {}, opts: { role?: Role; dataDir?: string } = {}): Promise<TestStack> {
+export async function startTestStack(env: Record<string, string> = {}, opts: { role?: Role | readonly Role[]; dataDir?: string } = {}): Promise<TestStack> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-stack-'));
   const config = loadConfig({
     DATA_DIR: dataDir,

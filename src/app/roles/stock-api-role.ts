@@ -12,6 +12,9 @@ import { startGuarded } from '../stop-list.ts';
 export async function startStockApiRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config, logger, db } = ctx;
   const { deployment, readClient } = ctx.chain;
+  // The delegatee users sign for: the relayer's address, whichever process holds its key.
+  const relayer = ctx.chain.addressOf('relayer');
+  if (!relayer) ctx.logger.warn('no relayer address (RELAYER_ADDRESS or RELAYER_PRIVATE_KEY): One Click endpoints answer 503');
   const { stop } = await startGuarded(logger, async (stops) => {
     let nonces: NonceStore;
     if (config.redisUrl) {
@@ -49,6 +52,9 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
         chain,
         calendar: ctx.calendar,
         corporateActions: (symbol) => corporate.list(symbol),
+        oneClick: relayer
+          ? { relayer, signals: ctx.relaySignals, waitMs: config.relay.waitMs, pollMs: config.relay.pollMs }
+          : undefined,
       },
       keys: ctx.keys,
       nonces,

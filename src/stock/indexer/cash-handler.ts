@@ -6,7 +6,7 @@
  */
 import type { ChainEventRecord } from '../../storage/chain-block-store.ts';
 import type { CashOperationState, CashStep, OperationKind } from '../store/stock-operation-store.ts';
-import { operationIdOf } from './operation-id.ts';
+import { operationIdOf } from '../operation-id.ts';
 
 export const CASH_CREATE_EVENTS: ReadonlySet<string> = new Set(['Deposited', 'DepositQueued', 'Withdrawn', 'WithdrawalQueued']);
 export const CASH_SETTLE_EVENTS: ReadonlySet<string> = new Set(['DepositSettled', 'WithdrawalSettled']);

@@ -33,7 +33,7 @@ import {
   type OrderState,
 } from '../store/stock-order-store.ts';
 import { applyCashEvent, cashEntityKey, CASH_CREATE_EVENTS, CASH_SETTLE_EVENTS, queueKey, reduceCashOperation, settleQueueOf } from './cash-handler.ts';
-import { operationIdOf } from './operation-id.ts';
+import { operationIdOf } from '../operation-id.ts';
 import { applyOrderEvent, fillOf, ORDER_EVENT_NAMES, orderEntityKey, orderIdOf, reduceOrder } from './order-handler.ts';
 import { applyStockEvent, collectPositionTouches, reduceStockOperation, stockEntityKey, STOCK_OPERATION_EVENTS, type PositionTouches } from './stock-handler.ts';
 

@@ -5,7 +5,7 @@
  */
 import type { ChainEventRecord } from '../../storage/chain-block-store.ts';
 import type { StockOperationState } from '../store/stock-operation-store.ts';
-import { operationIdOf } from './operation-id.ts';
+import { operationIdOf } from '../operation-id.ts';
 
 export const STOCK_OPERATION_EVENTS: ReadonlySet<string> = new Set(['StockDeposited', 'StockWithdrawn']);
 

@@ -14,6 +14,7 @@ import { cashCalldata } from '../router-calldata.ts';
 import type { CashTokenConfigView, StockApiDeps } from '../stock-deps.ts';
 import { address, decimalOut, millis } from '../stock-schemas.ts';
 import { registerOperationRoutes, userFor, type MoveBody } from './operation-routes.ts';
+import type { OneClickService } from '../one-click/one-click-service.ts';
 
 const cashOpSchema = {
   type: 'object',
@@ -41,7 +42,7 @@ const cashOpSchema = {
   },
 } as const;
 
-export const cashRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (app, { deps }) => {
+export const cashRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: OneClickService }> = async (app, { deps, oneClick }) => {
   async function tokenOf(tokenAddress: string): Promise<CashTokenConfigView> {
     const cfg = await deps.chain.marketConfig();
     const token = cfg.cashierTokenConfig.find((t) => t.tokenAddress.toLowerCase() === tokenAddress.toLowerCase());
@@ -89,7 +90,7 @@ export const cashRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (app
   };
 
   for (const kind of ['deposit', 'withdrawal'] as const) {
-    registerOperationRoutes(app, deps, {
+    registerOperationRoutes(app, deps, oneClick, {
       group: 'cash',
       kind,
       txKind: kind === 'deposit' ? 'cash-deposit' : 'cash-withdrawal',
@@ -110,6 +111,20 @@ export const cashRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (app
         }
         return cashCalldata(kind, lowerAddress(token.tokenAddress), amount);
       },
+      checkSend:
+        kind === 'deposit'
+          ? async (body, user) => {
+              const { token, amount } = await amountOf(body);
+              const account = await deps.chain.account(user, deps.contracts.stockRouter);
+              const wallet = account.cashTokens.find((t) => t.address.toLowerCase() === token.tokenAddress.toLowerCase());
+              if ((wallet?.walletAllowance ?? 0n) < amount) {
+                throw new ValidationError('tokenAmount', `exceeds the bound wallet's ${token.symbol} allowance to the spender ${deps.contracts.stockRouter}: approve it first`);
+              }
+              if ((wallet?.walletBalance ?? 0n) < amount) {
+                throw new ValidationError('tokenAmount', `exceeds the bound wallet's ${token.symbol} balance ${formatDecimal(wallet?.walletBalance ?? 0n, token.decimals)}`);
+              }
+            }
+          : undefined,
       get: async (id) => {
         const op = await getCashOperation(deps.db, id);
         return op && op.kind === kind ? op : undefined;

@@ -1,6 +1,6 @@
 /**
  * Cash and stock movements share one shape (seed §4A): for deposits and for withdrawals, a calldata
- * endpoint, a tx-recording endpoint, a list and a detail. This module registers that shape for one
+ * endpoint, its One Click `send` twin, a tx-recording endpoint, a list and a detail. This module registers that shape for one
  * group and kind; cash-routes and stock-transfer-routes supply what differs.
  */
 import type { FastifyInstance } from 'fastify';
@@ -15,6 +15,8 @@ import { stockOk } from '../stock-envelope.ts';
 import { address, decimal, listOf, millis, pageOf, pageQueryProps, responses } from '../stock-schemas.ts';
 import { recordOwnedTransaction, rememberCalldata, waitForProjection } from '../tx-recorder.ts';
 import { lowerAddress } from '../order-request.ts';
+import { parseGasLimit, type OneClickService } from '../one-click/one-click-service.ts';
+import { gasLimitProp, operationSendSchema, operationSendView } from './one-click-routes.ts';
 
 export interface MoveBody {
   userAddress?: string;
@@ -41,6 +43,12 @@ export interface OperationSpec<R extends { operationId: string }> {
   calldataSummary: string;
   /** Validates the body and returns the calldata; throws ValidationError naming the field. */
   buildCalldata(body: MoveBody, key: AuthKey): Promise<Hex>;
+  /**
+   * What a send checks beyond the calldata's own checks, for the wallet the relayer acts for (a
+   * deposit: the wallet's balance and its allowance to the StockRouter, which a self-submitting
+   * wallet would see fail in its own simulation).
+   */
+  checkSend?(body: MoveBody, user: `0x${string}`): Promise<void>;
   get(operationId: string): Promise<R | undefined>;
   listByTx(txHash: string): Promise<R[]>;
   list(apiKey: string, q: OperationListQuery): Promise<{ total: number; rows: R[] }>;
@@ -55,7 +63,12 @@ export function userFor(body: { userAddress?: string }, key: AuthKey): `0x${stri
   return lowerAddress(u);
 }
 
-export function registerOperationRoutes<R extends { operationId: string; txHash: string; userAddress: string }>(app: FastifyInstance, deps: StockApiDeps, spec: OperationSpec<R>): void {
+export function registerOperationRoutes<R extends { operationId: string; txHash: string; userAddress: string }>(
+  app: FastifyInstance,
+  deps: StockApiDeps,
+  oneClick: OneClickService,
+  spec: OperationSpec<R>,
+): void {
   const base = `/${spec.group}/${spec.kind === 'deposit' ? 'deposits' : 'withdrawals'}`;
   const tags = [spec.tag];
 
@@ -96,6 +109,39 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
         callData,
         ...(spec.kind === 'deposit' ? { spenderAddress: deps.contracts.stockRouter } : {}),
       });
+    },
+  );
+
+  app.post<{ Body: MoveBody & { gasLimit?: number | string } }>(
+    `${base}/send`,
+    {
+      schema: {
+        tags: [...tags, 'one-click'],
+        summary: `One Click ${spec.group} ${spec.kind} from the bound wallet, relayed through the One Click router and recorded for the key`,
+        body: {
+          type: 'object',
+          required: ['tokenAddress', 'tokenAmount'],
+          additionalProperties: false,
+          properties: {
+            userAddress: { ...address, description: 'optional; must be the key\'s bound wallet (a send acts only for it)' },
+            tokenAddress: address,
+            tokenAmount: { ...decimal, description: 'token units, at most the token\'s decimals' },
+            gasLimit: gasLimitProp,
+          },
+        },
+        response: responses(operationSendSchema),
+      },
+    },
+    async (req) => {
+      const key = req.apiKey!;
+      const user = oneClick.sendingUser(key, req.body.userAddress);
+      const gasLimit = parseGasLimit(req.body.gasLimit);
+      const body: MoveBody = { userAddress: user, tokenAddress: req.body.tokenAddress, tokenAmount: req.body.tokenAmount };
+      const routerCalldata = await spec.buildCalldata(body, key);
+      await oneClick.assertEnabled(user);
+      await spec.checkSend?.(body, user);
+      const out = await oneClick.relay(key, user, { kind: spec.txKind, routerCalldata, gasLimit });
+      return stockOk(req.id, operationSendView(out));
     },
   );
 

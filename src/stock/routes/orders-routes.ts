@@ -1,7 +1,7 @@
 /**
- * Orders (seed §4A): calldata for market and limit orders and their with-deposit twins, recording
- * of self-submitted order transactions, lookups, and cancel calldata. One Click `send` variants are
- * added by the One Click module.
+ * Orders (seed §4A): calldata for market and limit orders and their with-deposit twins, their One
+ * Click `send` variants (the same pre-checks, for the key's bound wallet, relayed), recording of
+ * self-submitted order transactions, lookups, and cancel calldata or a relayed cancel.
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Address, Hex } from 'viem';
@@ -20,6 +20,8 @@ import type { StockApiDeps } from '../stock-deps.ts';
 import { JSON_UTF8, stockOk, stockOkText } from '../stock-envelope.ts';
 import { address, decimal, listOf, millis, pageOf, pageQueryProps, responses } from '../stock-schemas.ts';
 import { recordOwnedTransaction, rememberCalldata, waitForProjection } from '../tx-recorder.ts';
+import { parseGasLimit, type OneClickService } from '../one-click/one-click-service.ts';
+import { gasLimitProp, orderSendSchema, orderSendView } from './one-click-routes.ts';
 
 const orderBodyProps = {
   symbol: { type: 'string', minLength: 1, maxLength: 16, description: 'stock symbol (or stockAddress)' },
@@ -59,7 +61,17 @@ function preCheckUser(req: { body: { userAddress?: string }; apiKey?: { userAddr
   return u ? lowerAddress(u) : undefined;
 }
 
-export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (app, { deps }) => {
+type WithDepositBody = OrderBody & { tokenAddress?: string; tokenAmount?: string };
+
+const withDepositProps = {
+  ...orderBodyProps,
+  tokenAddress: { ...address, description: 'buy: the cash token to deposit (default the configured cash token)' },
+  tokenAmount: { ...decimal, description: 'buy: cash token amount to deposit (default: what the order locks)' },
+} as const;
+
+const sendUserProp = { ...address, description: 'optional; must be the key\'s bound wallet (a send acts only for it)' } as const;
+
+export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: OneClickService }> = async (app, { deps, oneClick }) => {
   const now = deps.now ?? Date.now;
   const nowSeconds = () => Math.floor(now() / 1000);
 
@@ -82,6 +94,15 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
       // The key sees the order through its bound wallet: saying so tells it nothing new.
       throw new ValidationError('orderId', 'owned by another API key (the key that recorded the order cancels it)');
     }
+    return order;
+  };
+
+  /** An order the key may cancel now: its own, a limit order, open and not already canceling. */
+  const cancellableOrder = async (orderId: string, key: AuthKey) => {
+    const order = await ownOrder(orderId, key);
+    if (order.orderType !== 'Limit') throw new ValidationError('orderId', 'market orders cannot be cancelled');
+    if (order.status === 'Canceling') throw new ValidationError('orderId', 'order is already canceling');
+    if (order.status !== 'Open') throw new ValidationError('orderId', 'order is not open');
     return order;
   };
 
@@ -133,67 +154,102 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     },
   );
 
-  app.post<{ Body: OrderBody & { tokenAddress?: string; tokenAmount?: string } }>(
+  /** The with-deposit call for `intent`, after the pre-checks against `user`'s wallet when known. */
+  async function withDepositCalldata(body: WithDepositBody, intent: OrderIntent, user: Address | undefined): Promise<Hex> {
+    const cfg = await deps.chain.marketConfig();
+    let callData: Hex;
+    if (intent.side === 'Buy') {
+      const tokenAddress = lowerAddress(body.tokenAddress ?? deps.contracts.cashToken);
+      const token = cfg.cashierTokenConfig.find((t) => t.tokenAddress.toLowerCase() === tokenAddress);
+      if (!token || !token.enabled) throw new ValidationError('tokenAddress', 'not a supported cash token');
+      const lock = buyLock(intent, cfg.exchangeFeeConfig.limitFeeBps);
+      const tokenAmount =
+        body.tokenAmount !== undefined
+          ? parseDecimal(body.tokenAmount, { field: 'tokenAmount', decimals: token.decimals })
+          : rescale(lock, MUSD_DECIMALS, token.decimals, 'ceil');
+      const musd = rescale(tokenAmount, token.decimals, MUSD_DECIMALS);
+      const creditBuffer = parseDecimal(cfg.cashierBuffer.creditBuffer, { field: 'creditBuffer', decimals: MUSD_DECIMALS, positive: false, max: 2n ** 256n });
+      if (musd > creditBuffer) throw new ValidationError('tokenAmount', 'not eligible for an instant deposit (the cashier credit buffer is lower)');
+      if (user) {
+        const account = await deps.chain.account(user, deps.contracts.stockRouter);
+        const wallet = account.cashTokens.find((t) => t.address.toLowerCase() === tokenAddress);
+        if ((wallet?.walletBalance ?? 0n) < tokenAmount) throw new ValidationError('tokenAmount', 'exceeds the wallet balance of the cash token');
+        if ((wallet?.walletAllowance ?? 0n) < tokenAmount) {
+          throw new ValidationError('tokenAmount', `exceeds the wallet's allowance to the spender ${deps.contracts.stockRouter}`);
+        }
+        if (lock > account.mUsd.available + musd) throw new ValidationError('tokenAmount', 'deposit plus available mUsdBalance does not cover the order');
+      }
+      callData = orderWithDepositCalldata(intent, { token: tokenAddress, amount: tokenAmount });
+    } else {
+      if (body.tokenAmount !== undefined || body.tokenAddress !== undefined) {
+        throw new ValidationError('tokenAmount', 'not used for a sell: the order quantity is deposited');
+      }
+      if (user) {
+        const account = await deps.chain.account(user, deps.contracts.stockRouter);
+        const b = account.stocks.find((s) => s.address.toLowerCase() === intent.stock.address.toLowerCase());
+        if ((b?.walletBalance ?? 0n) < intent.quantity) throw new ValidationError('quantity', 'exceeds the wallet balance of the stock token');
+        if ((b?.walletAllowance ?? 0n) < intent.quantity) {
+          throw new ValidationError('quantity', `exceeds the wallet's stock allowance to the spender ${deps.contracts.stockRouter}`);
+        }
+      }
+      callData = orderWithDepositCalldata(intent);
+    }
+    return callData;
+  }
+
+  app.post<{ Body: WithDepositBody }>(
     '/orders/with-deposit/calldata',
     {
       schema: {
         tags: ['orders'],
         summary: 'Calldata for a deposit and an order in one transaction (depositAndMarketBuy, depositAndLimitBuy, depositStockAndMarketSell, depositStockAndLimitSell)',
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            ...orderBodyProps,
-            tokenAddress: { ...address, description: 'buy: the cash token to deposit (default the configured cash token)' },
-            tokenAmount: { ...decimal, description: 'buy: cash token amount to deposit (default: what the order locks)' },
-          },
-        },
+        body: { type: 'object', additionalProperties: false, properties: withDepositProps },
         response: responses(calldataSchema),
       },
     },
     async (req) => {
       const intent = parseOrder(req.body, deps.stocks, nowSeconds());
-      const user = preCheckUser(req);
-      const cfg = await deps.chain.marketConfig();
-      let callData: Hex;
-      if (intent.side === 'Buy') {
-        const tokenAddress = lowerAddress(req.body.tokenAddress ?? deps.contracts.cashToken);
-        const token = cfg.cashierTokenConfig.find((t) => t.tokenAddress.toLowerCase() === tokenAddress);
-        if (!token || !token.enabled) throw new ValidationError('tokenAddress', 'not a supported cash token');
-        const lock = buyLock(intent, cfg.exchangeFeeConfig.limitFeeBps);
-        const tokenAmount =
-          req.body.tokenAmount !== undefined
-            ? parseDecimal(req.body.tokenAmount, { field: 'tokenAmount', decimals: token.decimals })
-            : rescale(lock, MUSD_DECIMALS, token.decimals, 'ceil');
-        const musd = rescale(tokenAmount, token.decimals, MUSD_DECIMALS);
-        const creditBuffer = parseDecimal(cfg.cashierBuffer.creditBuffer, { field: 'creditBuffer', decimals: MUSD_DECIMALS, positive: false, max: 2n ** 256n });
-        if (musd > creditBuffer) throw new ValidationError('tokenAmount', 'not eligible for an instant deposit (the cashier credit buffer is lower)');
-        if (user) {
-          const account = await deps.chain.account(user, deps.contracts.stockRouter);
-          const wallet = account.cashTokens.find((t) => t.address.toLowerCase() === tokenAddress);
-          if ((wallet?.walletBalance ?? 0n) < tokenAmount) throw new ValidationError('tokenAmount', 'exceeds the wallet balance of the cash token');
-          if ((wallet?.walletAllowance ?? 0n) < tokenAmount) {
-            throw new ValidationError('tokenAmount', `exceeds the wallet's allowance to the spender ${deps.contracts.stockRouter}`);
-          }
-          if (lock > account.mUsd.available + musd) throw new ValidationError('tokenAmount', 'deposit plus available mUsdBalance does not cover the order');
-        }
-        callData = orderWithDepositCalldata(intent, { token: tokenAddress, amount: tokenAmount });
-      } else {
-        if (req.body.tokenAmount !== undefined || req.body.tokenAddress !== undefined) {
-          throw new ValidationError('tokenAmount', 'not used for a sell: the order quantity is deposited');
-        }
-        if (user) {
-          const account = await deps.chain.account(user, deps.contracts.stockRouter);
-          const b = account.stocks.find((s) => s.address.toLowerCase() === intent.stock.address.toLowerCase());
-          if ((b?.walletBalance ?? 0n) < intent.quantity) throw new ValidationError('quantity', 'exceeds the wallet balance of the stock token');
-          if ((b?.walletAllowance ?? 0n) < intent.quantity) {
-            throw new ValidationError('quantity', `exceeds the wallet's stock allowance to the spender ${deps.contracts.stockRouter}`);
-          }
-        }
-        callData = orderWithDepositCalldata(intent);
-      }
+      const callData = await withDepositCalldata(req.body, intent, preCheckUser(req));
       rememberCalldata(deps, req.apiKey!, callData, 'order');
       return stockOk(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData, spenderAddress: deps.contracts.stockRouter });
+    },
+  );
+
+  type SendBody<B> = B & { gasLimit?: number | string };
+  const sendSchema = (props: Record<string, unknown>, summary: string) => ({
+    tags: ['orders', 'one-click'],
+    summary,
+    body: { type: 'object', additionalProperties: false, properties: { ...props, userAddress: sendUserProp, gasLimit: gasLimitProp } },
+    response: responses(orderSendSchema),
+  });
+
+  app.post<{ Body: SendBody<OrderBody> }>(
+    '/orders/send',
+    { schema: sendSchema(orderBodyProps, 'One Click order for the bound wallet: the order calldata relayed through the One Click router, recorded for the key') },
+    async (req) => {
+      const key = req.apiKey!;
+      const user = oneClick.sendingUser(key, req.body.userAddress);
+      const gasLimit = parseGasLimit(req.body.gasLimit);
+      const intent = parseOrder(req.body, deps.stocks, nowSeconds());
+      await oneClick.assertEnabled(user);
+      await checkPlainOrder(intent, user);
+      const out = await oneClick.relay(key, user, { kind: 'order', routerCalldata: orderCalldata(intent), gasLimit });
+      return stockOk(req.id, orderSendView(out));
+    },
+  );
+
+  app.post<{ Body: SendBody<WithDepositBody> }>(
+    '/orders/with-deposit/send',
+    { schema: sendSchema(withDepositProps, 'One Click deposit and order in one transaction for the bound wallet, recorded for the key') },
+    async (req) => {
+      const key = req.apiKey!;
+      const user = oneClick.sendingUser(key, req.body.userAddress);
+      const gasLimit = parseGasLimit(req.body.gasLimit);
+      const intent = parseOrder(req.body, deps.stocks, nowSeconds());
+      await oneClick.assertEnabled(user);
+      const routerCalldata = await withDepositCalldata(req.body, intent, user);
+      const out = await oneClick.relay(key, user, { kind: 'order', routerCalldata, gasLimit });
+      return stockOk(req.id, orderSendView(out));
     },
   );
 
@@ -321,11 +377,36 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
       },
     },
     async (req) => {
-      const order = await ownOrder(req.params.orderId, req.apiKey!);
-      if (order.orderType !== 'Limit') throw new ValidationError('orderId', 'market orders cannot be cancelled');
-      if (order.status === 'Canceling') throw new ValidationError('orderId', 'order is already canceling');
-      if (order.status !== 'Open') throw new ValidationError('orderId', 'order is not open');
+      const order = await cancellableOrder(req.params.orderId, req.apiKey!);
       return stockOk(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData: cancelCalldata(BigInt(order.orderId)) });
+    },
+  );
+
+  app.delete<{ Params: { orderId: string }; Body: { gasLimit?: number | string } | undefined }>(
+    '/orders/:orderId/send',
+    {
+      schema: {
+        tags: ['orders', 'one-click'],
+        summary: 'One Click cancel of an open limit order of the calling key, relayed for the bound wallet',
+        params: orderIdParam,
+        response: responses(orderSendSchema),
+      },
+    },
+    async (req) => {
+      const key = req.apiKey!;
+      const user = oneClick.sendingUser(key);
+      const body = req.body;
+      if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body) || Object.keys(body).some((k) => k !== 'gasLimit'))) {
+        throw new ValidationError('body', 'may only hold gasLimit');
+      }
+      const gasLimit = parseGasLimit(body?.gasLimit);
+      const order = await cancellableOrder(req.params.orderId, key);
+      if (order.userAddress.toLowerCase() !== user) {
+        throw new ValidationError('orderId', `placed by ${order.userAddress}, not the bound wallet: One Click cancels only the bound wallet's orders`);
+      }
+      await oneClick.assertEnabled(user);
+      const out = await oneClick.relay(key, user, { kind: 'cancel', routerCalldata: cancelCalldata(BigInt(order.orderId)), gasLimit });
+      return stockOk(req.id, orderSendView(out, order.orderId));
     },
   );
 };

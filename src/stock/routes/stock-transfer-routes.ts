@@ -12,6 +12,7 @@ import { stockMoveCalldata } from '../router-calldata.ts';
 import type { StockApiDeps } from '../stock-deps.ts';
 import { address, decimalOut, millis } from '../stock-schemas.ts';
 import { registerOperationRoutes, userFor } from './operation-routes.ts';
+import type { OneClickService } from '../one-click/one-click-service.ts';
 
 const stockOpSchema = {
   type: 'object',
@@ -30,9 +31,9 @@ const stockOpSchema = {
   },
 } as const;
 
-export const stockTransferRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (app, { deps }) => {
+export const stockTransferRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: OneClickService }> = async (app, { deps, oneClick }) => {
   for (const kind of ['deposit', 'withdrawal'] as const) {
-    registerOperationRoutes(app, deps, {
+    registerOperationRoutes(app, deps, oneClick, {
       group: 'stock',
       kind,
       txKind: kind === 'deposit' ? 'stock-deposit' : 'stock-withdrawal',
@@ -54,6 +55,21 @@ export const stockTransferRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = a
         }
         return stockMoveCalldata(kind, stock.address, amount);
       },
+      checkSend:
+        kind === 'deposit'
+          ? async (body, user) => {
+              const stock = deps.stocks.byAddress(body.tokenAddress)!;
+              const amount = parseDecimal(body.tokenAmount, { field: 'tokenAmount', decimals: stock.decimals });
+              const account = await deps.chain.account(user, deps.contracts.stockRouter);
+              const b = account.stocks.find((s) => s.address.toLowerCase() === stock.address.toLowerCase());
+              if ((b?.walletAllowance ?? 0n) < amount) {
+                throw new ValidationError('tokenAmount', `exceeds the bound wallet's ${stock.symbol} allowance to the spender ${deps.contracts.stockRouter}: approve it first`);
+              }
+              if ((b?.walletBalance ?? 0n) < amount) {
+                throw new ValidationError('tokenAmount', `exceeds the bound wallet's ${stock.symbol} wallet balance ${formatDecimal(b?.walletBalance ?? 0n, stock.decimals)}`);
+              }
+            }
+          : undefined,
       get: async (id) => {
         const op = await getStockOperation(deps.db, id);
         return op && op.kind === kind ? op : undefined;

@@ -1,7 +1,7 @@
 /**
  * Cash operations (Cashier deposits and withdrawals) and stock operations (exchange deposits and
  * withdrawals of a Stock), as projected by the stock indexer (docs/indexer.md). `operationId` is
- * `${txHash}-${ordinal}` (src/stock/indexer/operation-id.ts). The key mapping is a join on the
+ * `${txHash}-${ordinal}` (src/stock/operation-id.ts). The key mapping is a join on the
  * operation's transaction (`stock_tx_records.tx_hash = tx_hash`).
  *
  * Amounts are integer strings: `tokenAmount` in the cash token's units, `musdAmount` in mUSD

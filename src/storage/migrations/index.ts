@@ -4,6 +4,7 @@ import * as m0002 from './0002-stock-indexer.ts';
 import * as m0003 from './0003-events-by-position.ts';
 import * as m0004 from './0004-api-keys.ts';
 import * as m0005 from './0005-indexer-namespaces.ts';
+import * as m0006 from './0006-stock-relay.ts';
 
 /**
  * Every migration, in order. To add one: create `NNNN-what.ts` exporting `up` (and `down`),
@@ -16,6 +17,7 @@ export const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Migrat
   ['0003-events-by-position', m0003],
   ['0004-api-keys', m0004],
   ['0005-indexer-namespaces', m0005],
+  ['0006-stock-relay', m0006],
 ];
 
 /** A static provider: no filesystem scanning, so it works the same from tsx, a bundle or tests. */

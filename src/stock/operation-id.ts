@@ -8,7 +8,7 @@
  * a receipt before the indexer has seen the block.
  */
 import type { Address } from 'viem';
-import type { Deployment } from '../../chain/deploy-contracts.ts';
+import type { Deployment } from '../chain/deploy-contracts.ts';
 
 export function operationIdOf(txHash: string, ordinal: number): string {
   return `${txHash.toLowerCase()}-${ordinal}`;

@@ -1,0 +1,242 @@
+/**
+ * One Click for the stock API (seed §3A, contract.md §A Chain): the delegation a bound wallet signs
+ * (status, prepare, enable, disable) and the relay of every `send` endpoint's call through the One
+ * Click router, which forwards the user to the StockRouter as the original sender.
+ *
+ * The API decides everything that can be decided before a transaction exists — the key's bound
+ * wallet, the delegation, the call's pre-checks, the gas (the estimate × 1.5, or the client's
+ * `gasLimit`) and whether the relayer can pay for it — and answers a validation error with nothing
+ * queued when one fails. What passes is queued in the relay journal for the relayer
+ * (src/stock/relayer/), and the call waits for the receipt (bounded by `waitMs`).
+ */
+import { randomUUID } from 'node:crypto';
+import { encodeFunctionData, formatEther, type Address, type Hex } from 'viem';
+import { oneClickRouterAbi } from '../../chain/abi/generated/index.ts';
+import { delegateType, oneClickDomain } from '../../chain/one-click-typed-data.ts';
+import { parseSignature, type CompleteTypedData } from '../../chain/typed-data.ts';
+import type { AuthKey } from '../../auth/api-key-service.ts';
+import { AppError, ChainRevertError, ValidationError } from '../../errors/app-error.ts';
+import { checkDeadline, lowerAddress } from '../order-request.ts';
+import type { OneClickDeps, StockApiDeps } from '../stock-deps.ts';
+import { FINAL_RELAY_STATUSES, getRelayRequest, insertRelayRequest, type RelayKind, type RelayRequest } from '../store/relay-request-store.ts';
+
+/** Gas a client may ask for: the intrinsic minimum up to a block's worth. */
+export const MAX_GAS_LIMIT = 30_000_000n;
+/** The buffer over the node's estimate (seed §7A: 1.5 to 2 times). */
+const GAS_BUFFER_NUM = 3n;
+const GAS_BUFFER_DEN = 2n;
+
+export interface RelayOutcome {
+  requestId: string;
+  /** `pending` when the receipt did not come within the wait: poll the list or detail endpoints. */
+  status: 'mined' | 'pending';
+  txHash: Hex | null;
+  blockNumber: string | null;
+  gasUsed: string | null;
+  orderIds: string[];
+  operationIds: string[];
+}
+
+export interface OneClickStatus {
+  status: 'enabled' | 'disabled';
+  delegatee: Address;
+}
+
+/** One Click is not configured in this process (no relayer address): 503, nothing to fix in the request. */
+export class OneClickUnavailableError extends AppError {
+  constructor(message: string, options?: { detail?: Record<string, unknown> }) {
+    super('CHAIN_UNAVAILABLE', message, { retryable: true, ...options });
+  }
+}
+
+/** The relayed transaction was mined and reverted: the answer carries its hash. */
+export class RelayRevertedError extends AppError {
+  constructor(txHash: Hex, reason: string) {
+    super('CHAIN_REVERT', `transaction reverted on chain (${reason}); txHash ${txHash}`, { data: { txHash, status: 'reverted', reason } });
+  }
+}
+
+/** 21,000 plus 16 gas per non-zero and 4 per zero calldata byte: below it the node refuses the transaction. */
+export function intrinsicGas(data: Hex): bigint {
+  let gas = 21_000n;
+  for (let i = 2; i < data.length; i += 2) gas += data.slice(i, i + 2) === '00' ? 4n : 16n;
+  return gas;
+}
+
+/** `gasLimit` as a client sends it: an integer, or a decimal string of one. */
+export function parseGasLimit(raw: unknown): bigint | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  let v: bigint;
+  if (typeof raw === 'number' && Number.isSafeInteger(raw)) v = BigInt(raw);
+  else if (typeof raw === 'string' && /^[1-9]\d{0,9}$/.test(raw)) v = BigInt(raw);
+  else throw new ValidationError('gasLimit', 'must be a positive integer');
+  if (v > MAX_GAS_LIMIT) throw new ValidationError('gasLimit', `at most ${MAX_GAS_LIMIT}`);
+  return v;
+}
+
+export interface OneClickService {
+  status(key: AuthKey): Promise<OneClickStatus>;
+  prepare(key: AuthKey, deadline: number | undefined): Promise<{ delegatee: Address; nonce: string; deadline: number; signPayload: CompleteTypedData<'Delegate'> }>;
+  enable(key: AuthKey, body: { signature?: unknown; deadline?: number }): Promise<OneClickStatus & { txHash: Hex | null; requestId: string }>;
+  disable(key: AuthKey): Promise<OneClickStatus & { txHash: Hex | null; requestId: string | null }>;
+  /**
+   * The wallet a send acts for: the key's bound wallet. A body `userAddress` is accepted only when
+   * it is that wallet (the user never comes from the body).
+   */
+  sendingUser(key: AuthKey, bodyUser?: string): Address;
+  /** Validation error unless `user` has delegated to the relayer. */
+  assertEnabled(user: Address): Promise<void>;
+  /** Relays a StockRouter call for `user` through the One Click router and waits for its receipt. */
+  relay(key: AuthKey, user: Address, call: { kind: RelayKind; routerCalldata: Hex; gasLimit?: bigint }): Promise<RelayOutcome>;
+}
+
+export function createOneClickService(deps: StockApiDeps): OneClickService {
+  const now = deps.now ?? Date.now;
+  const nowSeconds = () => Math.floor(now() / 1000);
+  const router = deps.contracts.oneClickRouter;
+  let domainOnce: ReturnType<typeof oneClickDomain> | undefined;
+  const domain = () => (domainOnce ??= oneClickDomain(deps.chainId, router));
+
+  const configured = (): OneClickDeps => {
+    if (!deps.oneClick) throw new OneClickUnavailableError('One Click: no relayer is configured for this API (RELAYER_ADDRESS)');
+    return deps.oneClick;
+  };
+
+  function boundUser(key: AuthKey): Address {
+    if (!key.userAddress) throw new ValidationError('apiKey', 'has no bound userAddress: One Click acts only for the wallet bound to the key');
+    return lowerAddress(key.userAddress);
+  }
+
+  async function status(key: AuthKey): Promise<OneClickStatus> {
+    const { relayer } = configured();
+    const view = await deps.chain.oneClick(boundUser(key));
+    return { status: view.delegatee.toLowerCase() === relayer.toLowerCase() ? 'enabled' : 'disabled', delegatee: relayer };
+  }
+
+  /** Gas, funds, journal, wait: the shared tail of every relayed transaction. */
+  async function submit(key: AuthKey, user: Address, kind: RelayKind, data: Hex, gasLimit: bigint | undefined): Promise<RelayRequest> {
+    const oc = configured();
+    let gas: bigint;
+    if (gasLimit !== undefined) {
+      const floor = intrinsicGas(data);
+      if (gasLimit < floor) throw new ValidationError('gasLimit', `below the transaction's intrinsic gas ${floor}`);
+      gas = gasLimit;
+    } else {
+      try {
+        const estimate = await deps.chain.estimateGas({ from: oc.relayer, to: router, data });
+        gas = (estimate * GAS_BUFFER_NUM + GAS_BUFFER_DEN - 1n) / GAS_BUFFER_DEN;
+      } catch (err) {
+        if (err instanceof ChainRevertError) {
+          throw new ValidationError('transaction', `would revert on chain${err.errorName ? ` (${err.errorName})` : ''}; nothing was sent`);
+        }
+        throw err;
+      }
+    }
+    const funds = await deps.chain.gasFunds(oc.relayer);
+    const cost = gas * funds.maxFeePerGas;
+    if (funds.balance < cost) {
+      throw new OneClickUnavailableError('relayer: cannot pay for gas (its ETH balance is too low); nothing was sent', {
+        detail: { relayer: oc.relayer, balance: formatEther(funds.balance), needs: formatEther(cost) },
+      });
+    }
+    const requestId = randomUUID();
+    await insertRelayRequest(deps.db, { requestId, apiKey: key.apiKey, userAddress: user, kind, to: router, data, gasLimit: gas, createdAt: now() });
+    oc.signals.queued();
+    return awaitResolution(oc, requestId);
+  }
+
+  async function awaitResolution(oc: OneClickDeps, requestId: string): Promise<RelayRequest> {
+    const deadline = Date.now() + oc.waitMs;
+    for (;;) {
+      const r = await getRelayRequest(deps.db, requestId);
+      if (!r) throw new AppError('INTERNAL', 'relay request vanished');
+      const left = deadline - Date.now();
+      if (FINAL_RELAY_STATUSES.has(r.status) || left <= 0) return r;
+      await oc.signals.nextChange(requestId, Math.min(left, oc.pollMs));
+    }
+  }
+
+  /** A final request as the answer: mined, or an error saying what happened; pending otherwise. */
+  function outcomeOf(r: RelayRequest): RelayOutcome {
+    if (r.status === 'reverted') throw new RelayRevertedError(r.txHash as Hex, r.error ?? 'reverted');
+    if (r.status === 'failed') throw new OneClickUnavailableError(r.error ?? 'relayer: the transaction could not be sent; nothing was sent');
+    return {
+      requestId: r.requestId,
+      status: r.status === 'mined' ? 'mined' : 'pending',
+      txHash: r.txHash,
+      blockNumber: r.blockNumber === null ? null : r.blockNumber.toString(),
+      gasUsed: r.gasUsed === null ? null : r.gasUsed.toString(),
+      orderIds: r.result?.orderIds ?? [],
+      operationIds: r.result?.operationIds ?? [],
+    };
+  }
+
+  return {
+    status,
+
+    async prepare(key, rawDeadline) {
+      const { relayer } = configured();
+      const user = boundUser(key);
+      const deadline = checkDeadline(rawDeadline, nowSeconds());
+      const nonce = await deps.chain.oneClickNonce(user);
+      const signPayload = delegateType.build(domain(), { user, delegatee: relayer, nonce, deadline });
+      return { delegatee: relayer, nonce: nonce.toString(), deadline, signPayload };
+    },
+
+    async enable(key, body) {
+      const { relayer } = configured();
+      const user = boundUser(key);
+      const signature = parseSignature(body.signature);
+      const deadline = checkDeadline(body.deadline, nowSeconds());
+      // The payload is rebuilt as prepare answered it: only a signature over exactly that recovers
+      // to the user. A wrong wallet, an altered payload or a used nonce all recover to someone else.
+      const nonce = await deps.chain.oneClickNonce(user);
+      const message = { user, delegatee: relayer, nonce, deadline };
+      const signer = await delegateType.recoverSigner(domain(), message, signature);
+      if (signer.toLowerCase() !== user) {
+        if (nonce > 0n && (await delegateType.recoverSigner(domain(), { ...message, nonce: nonce - 1n }, signature)).toLowerCase() === user) {
+          throw new ValidationError('signature', `already used: delegation nonce ${nonce - 1n} was consumed; call 1ct/prepare again`);
+        }
+        throw new ValidationError(
+          'signature',
+          `recovers to ${signer}, not signPayload.message.user ${user}: signed by another wallet or over a payload altered after 1ct/prepare`,
+        );
+      }
+      const data = encodeFunctionData({ abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [user, relayer, deadline, signature] });
+      const r = await submit(key, user, 'delegate', data, undefined);
+      const out = outcomeOf(r);
+      return { status: out.status === 'mined' ? 'enabled' : (await status(key)).status, delegatee: relayer, txHash: out.txHash, requestId: out.requestId };
+    },
+
+    async disable(key) {
+      const { relayer } = configured();
+      const user = boundUser(key);
+      if ((await status(key)).status === 'disabled') return { status: 'disabled', delegatee: relayer, txHash: null, requestId: null };
+      const data = encodeFunctionData({ abi: oneClickRouterAbi, functionName: 'revokeDelegation', args: [user] });
+      const out = outcomeOf(await submit(key, user, 'undelegate', data, undefined));
+      return { status: out.status === 'mined' ? 'disabled' : (await status(key)).status, delegatee: relayer, txHash: out.txHash, requestId: out.requestId };
+    },
+
+    sendingUser(key, bodyUser) {
+      configured();
+      const user = boundUser(key);
+      if (bodyUser !== undefined && bodyUser.toLowerCase() !== user) {
+        throw new ValidationError('userAddress', `must be the key's bound wallet ${user} or left out: a send acts only for it`);
+      }
+      return user;
+    },
+
+    async assertEnabled(user) {
+      const { relayer } = configured();
+      const view = await deps.chain.oneClick(user);
+      if (view.delegatee.toLowerCase() !== relayer.toLowerCase()) {
+        throw new ValidationError('oneClick', `not enabled for ${user}: enable it with 1ct/prepare and 1ct/enable first`);
+      }
+    },
+
+    async relay(key, user, call) {
+      const data = encodeFunctionData({ abi: oneClickRouterAbi, functionName: 'execute', args: [user, call.routerCalldata] });
+      return outcomeOf(await submit(key, user, call.kind, data, call.gasLimit));
+    },
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * Wake-ups between the stock API and the One Click relayer when both run in one process: the API
+ * says a request was queued, the relayer says one was resolved. The journal in the database stays
+ * the only truth: across processes each side polls it, and a signal only saves the wait.
+ */
+import { EventEmitter } from 'node:events';
+
+export interface RelaySignals {
+  /** A request was queued. */
+  queued(): void;
+  onQueued(listener: () => void): () => void;
+  /** A request reached a final state (or was signed: its txHash is known). */
+  changed(requestId: string): void;
+  /** Resolves at the next {@link changed} of `requestId`, or after `ms`, or when `signal` aborts. */
+  nextChange(requestId: string, ms: number): Promise<void>;
+}
+
+export function createRelaySignals(): RelaySignals {
+  const events = new EventEmitter();
+  // Every waiting HTTP request listens: no leak warning for a busy API.
+  events.setMaxListeners(0);
+  return {
+    queued: () => void events.emit('queued'),
+    onQueued(listener) {
+      events.on('queued', listener);
+      return () => void events.off('queued', listener);
+    },
+    changed: (requestId) => void events.emit(`changed:${requestId}`),
+    nextChange(requestId, ms) {
+      return new Promise((resolve) => {
+        const name = `changed:${requestId}`;
+        const done = () => {
+          clearTimeout(timer);
+          events.off(name, done);
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        events.once(name, done);
+      });
+    },
+  };
+}
