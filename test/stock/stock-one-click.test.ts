@@ -320,6 +320,22 @@ describe.each(stackEngines('oc'))('One Click ($name)', (engine) => {
     });
   });
 
+  describe('README example', () => {
+    it('runs examples/one-click.ts: enable, deposit, settled buy, cancelled limit, withdrawal; the wallet sends nothing after enabling', async () => {
+      const { execFile } = await import('node:child_process');
+      const { promisify } = await import('node:util');
+      const wallet = t.demo.wallets[0].address as Address;
+      const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/one-click.ts'], { env: { ...process.env, DATA_DIR: t.dataDir } });
+      expect(stdout).toContain(`one click enabled: delegatee ${RELAYER}`);
+      expect(stdout).toMatch(/deposit 0x[0-9a-f]{64}-0: completed, 1000 mUSD/);
+      expect(stdout).toMatch(/order \d+: FILLED [\d.]+ AAPL at [\d.]+, fees [\d.]+/);
+      expect(stdout).toMatch(/order \d+: CANCELED/);
+      expect(stdout).toMatch(/withdrawal 0x[0-9a-f]{64}-0: completed, 100 USDC/);
+      expect(stdout).toContain('transactions sent by the wallet since enabling: 0');
+      expect(await delegateOf(wallet)).toBe(RELAYER);
+    }, 60_000);
+  });
+
   describe('concurrency', () => {
     it('20 users send at once: every transaction lands, with consecutive relayer nonces', async () => {
       const users = await oneClickUsers(t, `oc20-${engine.name}`, 20, '100');

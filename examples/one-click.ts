@@ -1,0 +1,71 @@
+/**
+ * One Click with the demo wallet: the wallet signs one EIP-712 delegation (no transaction, no gas),
+ * and from then on the API's relayer submits everything for it — a cash deposit, a market buy the
+ * platform settles, a limit order and its cancel, a withdrawal — while the wallet sends nothing.
+ * Run against `npm start`:
+ *
+ *   npx tsx examples/one-click.ts            (DATA_DIR defaults to ./data)
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, parseUnits, type Address } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { StockClient } from '../src/sdk/stock-client.ts';
+
+const demo = JSON.parse(fs.readFileSync(path.join(process.env.DATA_DIR ?? 'data', 'demo.json'), 'utf8'));
+const api = new StockClient({ baseUrl: demo.stock.baseUrl, chainId: demo.chainId, ...demo.stock.keys.writable });
+const account = privateKeyToAccount(demo.wallets[0].privateKey);
+const chain = { id: demo.chainId, name: 'local', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [demo.rpcUrl] } } };
+const chainReader = createPublicClient({ chain, transport: http(demo.rpcUrl) });
+const usdc: Address = demo.stock.contracts.cashToken;
+const router: Address = demo.stock.contracts.stockRouter;
+
+async function poll<T>(read: () => Promise<{ code: number; data?: T }>, done: (v: T) => boolean): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const r = await read();
+    // 404 until the indexer has reached the transaction's block.
+    if (r.code === 200 && done(r.data as T)) return r.data as T;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error('timed out');
+}
+
+// 0. Deposits draw on the wallet's allowance to the StockRouter: the one transaction the wallet
+//    sends itself, before it delegates (skipped when it approved earlier).
+const allowance = await chainReader.readContract({ address: usdc, abi: erc20Abi, functionName: 'allowance', args: [account.address, router] });
+if (allowance < parseUnits('1000', 6)) {
+  const wallet = createWalletClient({ account, chain, transport: http(demo.rpcUrl) });
+  await chainReader.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: usdc, abi: erc20Abi, functionName: 'approve', args: [router, maxUint256] }) });
+}
+
+// 1. Enable One Click: prepare → the wallet signs the typed data → enable (the relayer submits delegateBySig).
+const enabled = await api.enableOneClick(account);
+const walletNonce = await chainReader.getTransactionCount({ address: account.address });
+console.log(`one click ${enabled.status}: delegatee ${enabled.delegatee}`);
+
+// 2. Deposit 1,000 USDC into mUSD.
+const deposit = await api.post<any>('/api/v1/cash/deposits/send', { tokenAddress: usdc, tokenAmount: '1000' });
+const op = await poll(() => api.request<any>('GET', `/api/v1/cash/deposits/${deposit.operationId}`), (o) => o.operationStatus === 'completed');
+console.log(`deposit ${op.operationId}: ${op.operationStatus}, ${op.mUsdAmount} mUSD`);
+
+// 3. A market buy for 250 mUSD, executed and settled on chain by the platform.
+const buy = await api.post<any>('/api/v1/orders/send', { symbol: 'AAPL', side: 'Buy', type: 'Market', notional: '250', deadline: Math.floor(Date.now() / 1000) + 600 });
+const filled = await poll(() => api.request<any>('GET', `/api/v1/orders/${buy.orderId}`), (o) => o.state === 'history');
+console.log(`order ${buy.orderId}: ${filled.history.status} ${filled.history.filledQuantity} AAPL at ${filled.history.averagePrice}, fees ${filled.history.fees}`);
+
+// 4. A limit buy far below the market, then its cancel, both relayed.
+const limit = await api.post<any>('/api/v1/orders/send', {
+  symbol: 'AAPL', side: 'Buy', type: 'Limit', quantity: '1', price: '1', timeInForce: 'DAY', deadline: Math.floor(Date.now() / 1000) + 3600,
+});
+await poll(() => api.request<any>('GET', `/api/v1/orders/${limit.orderId}`), (o) => o.state === 'open');
+await api.delete(`/api/v1/orders/${limit.orderId}/send`);
+const cancelled = await poll(() => api.request<any>('GET', `/api/v1/orders/${limit.orderId}`), (o) => o.state === 'history');
+console.log(`order ${limit.orderId}: ${cancelled.history.status}`);
+
+// 5. Withdraw 100 USDC back to the wallet.
+const withdrawal = await api.post<any>('/api/v1/cash/withdrawals/send', { tokenAddress: usdc, tokenAmount: '100' });
+const out = await poll(() => api.request<any>('GET', `/api/v1/cash/withdrawals/${withdrawal.operationId}`), (o) => o.operationStatus === 'completed');
+console.log(`withdrawal ${out.operationId}: ${out.operationStatus}, ${out.tokenAmount} USDC`);
+
+const sent = (await chainReader.getTransactionCount({ address: account.address })) - walletNonce;
+console.log(`transactions sent by the wallet since enabling: ${sent}`);
