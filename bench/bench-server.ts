@@ -39,6 +39,16 @@ if (mode === 'bare') {
   await fundExchange(stack.demo!);
   const unbound = await stack.keys.create({ permission: 'WRITABLE', ipWhitelist: ['127.0.0.1', '::1'], chainId: config.chainId, product: config.stockProduct, label: 'bench unbound' });
   send({ ready: true, url: stack.stockBaseUrl, demo: stack.demo, unbound: { apiKey: unbound.key.apiKey, apiSecret: unbound.apiSecret }, dataDir, rpcUrl: stack.rpcUrl });
+} else if (mode === 'oneclick') {
+  // The whole stack, relayer included, and users ready to send (bench/one-click-bench.ts).
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-bench-oc-'));
+  const config = loadConfig({ ...process.env, DATA_DIR: dataDir, STOCK_API_PORT: '0', PERP_API_PORT: '0', HISTORY_DAYS: '1' });
+  const logger = createLogger({ level: config.logLevel });
+  const stack = await startStack(config, { role: 'all', logger });
+  stop = () => stack.stop();
+  const { prepareOneClickUsers } = await import('./one-click-bench.ts');
+  const users = await prepareOneClickUsers(stack, Number(process.env.BENCH_ONE_CLICK_USERS ?? 16));
+  send({ ready: true, url: stack.stockBaseUrl, demo: stack.demo, users, dataDir });
 } else if (mode === 'api') {
   const config = loadConfig({ ...process.env, STOCK_API_PORT: '0', DEMO_MODE: 'false' });
   const logger = createLogger({ level: config.logLevel });

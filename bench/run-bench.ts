@@ -6,8 +6,9 @@
  *
  * Then, each on a fresh anvil: the indexer's catch-up over BENCH_INDEXER_EVENTS router events
  * (default 50 000) next to the raw eth_getLogs + JSON parse ceiling of the same ranges, and the
- * executor's settlement throughput over BENCH_ORDERS orders (default 5 000). BENCH_ONLY=http,
- * indexer or executor runs one part.
+ * executor's settlement throughput over BENCH_ORDERS orders (default 5 000); then One Click order
+ * sends end to end beside anvil's pre-signed ceiling (bench/one-click-bench.ts). BENCH_ONLY=http,
+ * indexer, executor or oneclick runs one part.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -19,6 +20,7 @@ import { StockClient } from '../src/sdk/stock-client.ts';
 import type { DemoFile } from '../src/app/demo-file.ts';
 import { runExecutorBench } from './executor-bench.ts';
 import { runIndexerBench } from './indexer-bench.ts';
+import { measureAnvilCeiling, measureOneClickSends, type BenchUser } from './one-click-bench.ts';
 
 /** Seconds per measured round. */
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
@@ -30,12 +32,13 @@ interface Server {
   child: ChildProcess;
   url: string;
   demo?: DemoFile;
+  users?: BenchUser[];
   unbound?: { apiKey: string; apiSecret: string };
   dataDir?: string;
   rpcUrl?: string;
 }
 
-function startServer(mode: 'bare' | 'stack' | 'api', env: Record<string, string> = {}): Promise<Server> {
+function startServer(mode: 'bare' | 'stack' | 'api' | 'oneclick', env: Record<string, string> = {}): Promise<Server> {
   const child = fork(new URL('./bench-server.ts', import.meta.url).pathname, [mode], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -45,7 +48,7 @@ function startServer(mode: 'bare' | 'stack' | 'api', env: Record<string, string>
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
     child.on('message', (m: any) => {
-      if (m?.ready) resolve({ child, url: m.url, demo: m.demo, unbound: m.unbound, dataDir: m.dataDir, rpcUrl: m.rpcUrl });
+      if (m?.ready) resolve({ child, url: m.url, demo: m.demo, users: m.users, unbound: m.unbound, dataDir: m.dataDir, rpcUrl: m.rpcUrl });
     });
   });
 }
@@ -168,6 +171,19 @@ function signed(
   };
 }
 
+/** Asks each server process to stop (SIGKILL after 20 s) and waits for it to exit. */
+function stopServers(servers: Server[]): Promise<unknown> {
+  return Promise.all(
+    servers.map((s) => {
+      s.child.removeAllListeners('exit');
+      const exited = new Promise((resolve) => s.child.once('exit', resolve));
+      s.child.send('stop');
+      const timer = setTimeout(() => s.child.kill('SIGKILL'), 20_000);
+      return exited.finally(() => clearTimeout(timer));
+    }),
+  );
+}
+
 const only = process.env.BENCH_ONLY;
 /** Server processes per side: the bare route's and the measured API's. */
 const PROCESSES = Math.max(1, Number(process.env.BENCH_PROCESSES ?? 3));
@@ -200,16 +216,7 @@ async function httpBench(): Promise<void> {
   // feedback in the shared code (measured: the signed price read cost 26–28 µs on processes that
   // had served /healthz, 22.5–23 on fresh ones), and the bare route's processes only ever serve it.
   let apis: Server[] = [];
-  const stopAll = (servers: Server[]) =>
-    Promise.all(
-      servers.map((s) => {
-        s.child.removeAllListeners('exit');
-        const exited = new Promise((resolve) => s.child.once('exit', resolve));
-        s.child.send('stop');
-        const timer = setTimeout(() => s.child.kill('SIGKILL'), 20_000);
-        return exited.finally(() => clearTimeout(timer));
-      }),
-    );
+  const stopAll = stopServers;
   try {
     const demo = stack.demo!;
     const keyOf = (k: { apiKey: string; apiSecret: string }) => ({ apiKey: k.apiKey, apiSecret: k.apiSecret, chainId: demo.chainId });
@@ -346,4 +353,31 @@ if (!only || only === 'executor') {
   const r = await runExecutorBench({ orders: Number(process.env.BENCH_ORDERS ?? 5_000) });
   const ok = r.statuses.Filled === r.orders;
   console.log(`target: orders settled per second ≥ 1000 → ${r.ordersPerSecond} ${r.ordersPerSecond >= 1000 && ok ? 'met' : 'NOT met'}${ok ? '' : ' (not every order filled)'}`);
+}
+if (!only || only === 'oneclick') {
+  console.log('\nOne Click order sends (stack in a child process) and anvil\'s ceiling for the same orders pre-signed (same chain):');
+  const users = Number(process.env.BENCH_ONE_CLICK_USERS ?? 16);
+  const perUser = Number(process.env.BENCH_ONE_CLICK_SENDS ?? 40);
+  const server = await startServer('oneclick', { BENCH_ONE_CLICK_USERS: String(users) });
+  let sends: Awaited<ReturnType<typeof measureOneClickSends>>;
+  let ceiling: Awaited<ReturnType<typeof measureAnvilCeiling>>;
+  try {
+    const demo = server.demo!;
+    // One short round first: connections, JIT and caches warm, as for the HTTP targets.
+    await measureOneClickSends({ baseUrl: server.url, chainId: demo.chainId, product: demo.stock.product, users: server.users!, perUser: 3 });
+    // The ceiling in two halves, before and after: the book of open orders the stack watches grows
+    // through the run, and both figures then see it at the same sizes on average.
+    const before = await measureAnvilCeiling(demo, (users * perUser) / 2, users);
+    sends = await measureOneClickSends({ baseUrl: server.url, chainId: demo.chainId, product: demo.stock.product, users: server.users!, perUser });
+    const after = await measureAnvilCeiling(demo, (users * perUser) / 2, users);
+    ceiling = { sends: before.sends + after.sends, seconds: before.seconds + after.seconds };
+  } finally {
+    await stopServers([server]);
+  }
+  const ours = sends.sends / sends.seconds;
+  const max = ceiling.sends / ceiling.seconds;
+  console.log(`one click: ${sends.sends} order sends by ${users} users in ${sends.seconds.toFixed(2)} s = ${ours.toFixed(1)}/s (${sends.failures} failed)`);
+  console.log(`anvil ceiling: ${ceiling.sends} pre-signed limit orders from one wallet, ${users} in flight, in ${ceiling.seconds.toFixed(2)} s = ${max.toFixed(1)}/s`);
+  const ratio = ours / max;
+  console.log(`target: One Click sends ÷ anvil pre-signed ceiling ≥ 0.5 → ${ratio.toFixed(3)} ${ratio >= 0.5 && sends.failures === 0 ? 'met' : 'NOT met'}`);
 }

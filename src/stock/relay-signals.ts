@@ -11,8 +11,11 @@ export interface RelaySignals {
   onQueued(listener: () => void): () => void;
   /** A request reached a final state (or was signed: its txHash is known). */
   changed(requestId: string): void;
-  /** Resolves at the next {@link changed} of `requestId`, or after `ms`, or when `signal` aborts. */
-  nextChange(requestId: string, ms: number): Promise<void>;
+  /**
+   * Listens for the next {@link changed} of `requestId` from now on: `wait` resolves then, or after
+   * `ms`. Subscribe before reading the request, so that a change in between is not missed.
+   */
+  nextChange(requestId: string, ms: number): { wait: Promise<void>; cancel(): void };
 }
 
 export function createRelaySignals(): RelaySignals {
@@ -27,16 +30,18 @@ export function createRelaySignals(): RelaySignals {
     },
     changed: (requestId) => void events.emit(`changed:${requestId}`),
     nextChange(requestId, ms) {
-      return new Promise((resolve) => {
-        const name = `changed:${requestId}`;
-        const done = () => {
+      const name = `changed:${requestId}`;
+      let done!: () => void;
+      const wait = new Promise<void>((resolve) => {
+        done = () => {
           clearTimeout(timer);
           events.off(name, done);
           resolve();
         };
-        const timer = setTimeout(done, ms);
-        events.once(name, done);
       });
+      const timer = setTimeout(done, ms);
+      events.on(name, done);
+      return { wait, cancel: done };
     },
   };
 }

@@ -86,8 +86,12 @@ export interface OneClickService {
   sendingUser(key: AuthKey, bodyUser?: string): Address;
   /** Validation error unless `user` has delegated to the relayer. */
   assertEnabled(user: Address): Promise<void>;
-  /** Relays a StockRouter call for `user` through the One Click router and waits for its receipt. */
-  relay(key: AuthKey, user: Address, call: { kind: RelayKind; routerCalldata: Hex; gasLimit?: bigint }): Promise<RelayOutcome>;
+  /**
+   * Relays a StockRouter call for `user` through the One Click router and waits for its receipt.
+   * Checks the delegation first; `checks` are the send's own pre-checks, started by the caller, and
+   * answered before the gas estimate's verdict.
+   */
+  relay(key: AuthKey, user: Address, call: { kind: RelayKind; routerCalldata: Hex; gasLimit?: bigint; checks?: ReadonlyArray<Promise<void>> }): Promise<RelayOutcome>;
 }
 
 export function createOneClickService(deps: StockApiDeps): OneClickService {
@@ -113,26 +117,43 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
     return { status: view.delegatee.toLowerCase() === relayer.toLowerCase() ? 'enabled' : 'disabled', delegatee: relayer };
   }
 
-  /** Gas, funds, journal, wait: the shared tail of every relayed transaction. */
-  async function submit(key: AuthKey, user: Address, kind: RelayKind, data: Hex, gasLimit: bigint | undefined): Promise<RelayRequest> {
+  /**
+   * Gas, funds, journal, wait: the shared tail of every relayed transaction. `checks` (the send's
+   * pre-checks, already started) run beside the delegation check, the estimate and the funds read —
+   * one round of concurrent chain reads, which the API's client sends as one JSON-RPC batch — and
+   * the first failure in that order is the answer.
+   */
+  async function submit(
+    key: AuthKey,
+    user: Address,
+    kind: RelayKind,
+    data: Hex,
+    opts: { gasLimit?: bigint; checks?: ReadonlyArray<Promise<void>>; requireDelegation?: boolean },
+  ): Promise<RelayRequest> {
     const oc = configured();
-    let gas: bigint;
-    if (gasLimit !== undefined) {
-      const floor = intrinsicGas(data);
-      if (gasLimit < floor) throw new ValidationError('gasLimit', `below the transaction's intrinsic gas ${floor}`);
-      gas = gasLimit;
-    } else {
+    const { gasLimit } = opts;
+    const gasP: Promise<bigint> = (async () => {
+      if (gasLimit !== undefined) {
+        const floor = intrinsicGas(data);
+        if (gasLimit < floor) throw new ValidationError('gasLimit', `below the transaction's intrinsic gas ${floor}`);
+        return gasLimit;
+      }
       try {
         const estimate = await deps.chain.estimateGas({ from: oc.relayer, to: router, data });
-        gas = (estimate * GAS_BUFFER_NUM + GAS_BUFFER_DEN - 1n) / GAS_BUFFER_DEN;
+        return (estimate * GAS_BUFFER_NUM + GAS_BUFFER_DEN - 1n) / GAS_BUFFER_DEN;
       } catch (err) {
         if (err instanceof ChainRevertError) {
           throw new ValidationError('transaction', `would revert on chain${err.errorName ? ` (${err.errorName})` : ''}; nothing was sent`);
         }
         throw err;
       }
-    }
-    const funds = await deps.chain.gasFunds(oc.relayer);
+    })();
+    const fundsP = deps.chain.gasFunds(oc.relayer);
+    const enabledP = opts.requireDelegation === false ? Promise.resolve() : assertEnabled(user);
+    const settled = await Promise.allSettled([enabledP, ...(opts.checks ?? []), gasP, fundsP]);
+    for (const s of settled) if (s.status === 'rejected') throw s.reason;
+    const gas = await gasP;
+    const funds = await fundsP;
     const cost = gas * funds.maxFeePerGas;
     if (funds.balance < cost) {
       throw new OneClickUnavailableError('relayer: cannot pay for gas (its ETH balance is too low); nothing was sent', {
@@ -145,14 +166,29 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
     return awaitResolution(oc, requestId);
   }
 
+  async function assertEnabled(user: Address): Promise<void> {
+    const { relayer } = configured();
+    const view = await deps.chain.oneClick(user);
+    if (view.delegatee.toLowerCase() !== relayer.toLowerCase()) {
+      throw new ValidationError('oneClick', `not enabled for ${user}: enable it with 1ct/prepare and 1ct/enable first`);
+    }
+  }
+
   async function awaitResolution(oc: OneClickDeps, requestId: string): Promise<RelayRequest> {
     const deadline = Date.now() + oc.waitMs;
     for (;;) {
+      // Listening before reading: a change between the read and the wait is not missed.
+      const next = oc.signals.nextChange(requestId, Math.max(1, Math.min(deadline - Date.now(), oc.pollMs)));
       const r = await getRelayRequest(deps.db, requestId);
-      if (!r) throw new AppError('INTERNAL', 'relay request vanished');
-      const left = deadline - Date.now();
-      if (FINAL_RELAY_STATUSES.has(r.status) || left <= 0) return r;
-      await oc.signals.nextChange(requestId, Math.min(left, oc.pollMs));
+      if (!r) {
+        next.cancel();
+        throw new AppError('INTERNAL', 'relay request vanished');
+      }
+      if (FINAL_RELAY_STATUSES.has(r.status) || Date.now() >= deadline) {
+        next.cancel();
+        return r;
+      }
+      await next.wait;
     }
   }
 
@@ -203,7 +239,7 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
         );
       }
       const data = encodeFunctionData({ abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [user, relayer, deadline, signature] });
-      const r = await submit(key, user, 'delegate', data, undefined);
+      const r = await submit(key, user, 'delegate', data, { requireDelegation: false });
       const out = outcomeOf(r);
       return { status: out.status === 'mined' ? 'enabled' : (await status(key)).status, delegatee: relayer, txHash: out.txHash, requestId: out.requestId };
     },
@@ -213,7 +249,7 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
       const user = boundUser(key);
       if ((await status(key)).status === 'disabled') return { status: 'disabled', delegatee: relayer, txHash: null, requestId: null };
       const data = encodeFunctionData({ abi: oneClickRouterAbi, functionName: 'revokeDelegation', args: [user] });
-      const out = outcomeOf(await submit(key, user, 'undelegate', data, undefined));
+      const out = outcomeOf(await submit(key, user, 'undelegate', data, { requireDelegation: false }));
       return { status: out.status === 'mined' ? 'disabled' : (await status(key)).status, delegatee: relayer, txHash: out.txHash, requestId: out.requestId };
     },
 
@@ -226,17 +262,13 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
       return user;
     },
 
-    async assertEnabled(user) {
-      const { relayer } = configured();
-      const view = await deps.chain.oneClick(user);
-      if (view.delegatee.toLowerCase() !== relayer.toLowerCase()) {
-        throw new ValidationError('oneClick', `not enabled for ${user}: enable it with 1ct/prepare and 1ct/enable first`);
-      }
-    },
+    assertEnabled,
 
     async relay(key, user, call) {
+      // Handled here at once: a check that fails before submit() awaits it must not go unhandled.
+      for (const c of call.checks ?? []) c.catch(() => undefined);
       const data = encodeFunctionData({ abi: oneClickRouterAbi, functionName: 'execute', args: [user, call.routerCalldata] });
-      return outcomeOf(await submit(key, user, call.kind, data, call.gasLimit));
+      return outcomeOf(await submit(key, user, call.kind, data, { gasLimit: call.gasLimit, checks: call.checks }));
     },
   };
 }

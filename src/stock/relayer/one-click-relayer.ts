@@ -13,6 +13,7 @@
  * self-submitted one), with the order ids and operation ids read off the receipt. A reverted one
  * records nothing: the indexer sees no event of a reverted transaction either.
  */
+import { setMaxListeners } from 'node:events';
 import { decodeEventLog, getAbiItem, toEventSelector, type Abi, type Hex, type TransactionReceipt } from 'viem';
 import { cashierAbi, stockAbi, stockRouterAbi } from '../../chain/abi/generated/index.ts';
 import { toChainError, type ChainPublicClient } from '../../chain/chain-client.ts';
@@ -107,6 +108,8 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
   const maxInFlight = opts.maxInFlight ?? 64;
   const maxQueueAgeMs = opts.maxQueueAgeMs ?? 60_000;
   const abort = new AbortController();
+  // Every transaction followed listens for the stop.
+  setMaxListeners(0, abort.signal);
   const active = new Map<string, Promise<void>>();
   let wake: (() => void) | undefined;
   let loop: Promise<void> | undefined;
@@ -205,14 +208,20 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
       .finally(() => {
         active.delete(r.requestId);
         opts.signals?.changed(r.requestId);
-        wake?.();
+        // A slot is free: queued requests may go now.
+        onSignal();
       });
     active.set(r.requestId, p);
   }
 
+  let expiredAt = 0;
   async function drainQueue(): Promise<void> {
-    const expired = await expireQueuedRelayRequests(db, now() - maxQueueAgeMs, 'relayer: not sent within its time limit; nothing was sent', now());
-    for (const id of expired) opts.signals?.changed(id);
+    // Once a second, not on every wake-up: the age limit is in tens of seconds.
+    if (now() - expiredAt >= 1_000) {
+      expiredAt = now();
+      const expired = await expireQueuedRelayRequests(db, now() - maxQueueAgeMs, 'relayer: not sent within its time limit; nothing was sent', now());
+      for (const id of expired) opts.signals?.changed(id);
+    }
     const room = maxInFlight - active.size;
     if (room <= 0) return;
     const queued = await listQueuedRelayRequests(db, room + active.size);
@@ -222,13 +231,18 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
     }
   }
 
+  /** Set by a signal that came while the queue was being read: read it again at once. */
+  let signalled = false;
+
   async function mainLoop(): Promise<void> {
     while (!abort.signal.aborted) {
+      signalled = false;
       try {
         await drainQueue();
       } catch (err) {
         log.warn({ code: (err as AppError).code }, 'relayer: reading the queue failed; retrying');
       }
+      if (signalled) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, pollMs);
         function done() {
@@ -243,6 +257,11 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
     }
   }
 
+  const onSignal = () => {
+    signalled = true;
+    wake?.();
+  };
+
   return {
     async start() {
       // Journalled transactions first, in nonce order: their broadcasts queue on the nonce lock
@@ -250,7 +269,7 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
       const sent = await listSentRelayRequests(db);
       if (sent.length > 0) log.info({ requests: sent.length }, 'relayer: resuming transactions signed before a restart');
       for (const r of sent) run(r, true);
-      unsubscribe = opts.signals?.onQueued(() => wake?.());
+      unsubscribe = opts.signals?.onQueued(onSignal);
       loop = mainLoop();
     },
     async stop() {

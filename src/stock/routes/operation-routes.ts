@@ -138,9 +138,8 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
       const gasLimit = parseGasLimit(req.body.gasLimit);
       const body: MoveBody = { userAddress: user, tokenAddress: req.body.tokenAddress, tokenAmount: req.body.tokenAmount };
       const routerCalldata = await spec.buildCalldata(body, key);
-      await oneClick.assertEnabled(user);
-      await spec.checkSend?.(body, user);
-      const out = await oneClick.relay(key, user, { kind: spec.txKind, routerCalldata, gasLimit });
+      const checks = spec.checkSend ? [spec.checkSend(body, user)] : [];
+      const out = await oneClick.relay(key, user, { kind: spec.txKind, routerCalldata, gasLimit, checks });
       return stockOk(req.id, operationSendView(out));
     },
   );

@@ -231,9 +231,7 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
       const user = oneClick.sendingUser(key, req.body.userAddress);
       const gasLimit = parseGasLimit(req.body.gasLimit);
       const intent = parseOrder(req.body, deps.stocks, nowSeconds());
-      await oneClick.assertEnabled(user);
-      await checkPlainOrder(intent, user);
-      const out = await oneClick.relay(key, user, { kind: 'order', routerCalldata: orderCalldata(intent), gasLimit });
+      const out = await oneClick.relay(key, user, { kind: 'order', routerCalldata: orderCalldata(intent), gasLimit, checks: [checkPlainOrder(intent, user)] });
       return stockOk(req.id, orderSendView(out));
     },
   );
@@ -246,8 +244,7 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
       const user = oneClick.sendingUser(key, req.body.userAddress);
       const gasLimit = parseGasLimit(req.body.gasLimit);
       const intent = parseOrder(req.body, deps.stocks, nowSeconds());
-      await oneClick.assertEnabled(user);
-      const routerCalldata = await withDepositCalldata(req.body, intent, user);
+      const [routerCalldata] = await Promise.all([withDepositCalldata(req.body, intent, user), oneClick.assertEnabled(user)]);
       const out = await oneClick.relay(key, user, { kind: 'order', routerCalldata, gasLimit });
       return stockOk(req.id, orderSendView(out));
     },
@@ -404,7 +401,6 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
       if (order.userAddress.toLowerCase() !== user) {
         throw new ValidationError('orderId', `placed by ${order.userAddress}, not the bound wallet: One Click cancels only the bound wallet's orders`);
       }
-      await oneClick.assertEnabled(user);
       const out = await oneClick.relay(key, user, { kind: 'cancel', routerCalldata: cancelCalldata(BigInt(order.orderId)), gasLimit });
       return stockOk(req.id, orderSendView(out, order.orderId));
     },
