@@ -188,6 +188,9 @@ describe.each(stackEngines('oc'))('One Click ($name)', (engine) => {
       expect(out.operationIds).toEqual([out.operationId]);
       const tx = await pub.getTransaction({ hash: out.txHash });
       expect([tx.from.toLowerCase(), tx.to?.toLowerCase()]).toEqual([RELAYER.toLowerCase(), c.oneClickRouter.toLowerCase()]);
+      // No gasLimit given: the node's estimate on the state the API saw, times 1.5 rounded up.
+      const estimate = await pub.estimateGas({ account: RELAYER, to: c.oneClickRouter, data: tx.input, blockNumber: tx.blockNumber! - 1n });
+      expect(tx.gas).toBe((estimate * 3n + 1n) / 2n);
       const op = await detail(alice.client, `/api/v1/cash/deposits/${out.operationId}`, (o) => o.operationStatus === 'completed');
       expect(op).toMatchObject({ userAddress: alice.address.toLowerCase(), tokenAmount: '500', mUsdAmount: '500' });
       const list = await alice.client.get<any>('/api/v1/cash/deposits');
