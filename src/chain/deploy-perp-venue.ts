@@ -55,9 +55,9 @@ const STOCK_VENUE = 'stock';
 
 /**
  * The perpetual venue: a MarginVault over the stock venue's cash token. List it after the stock
- * venue (ensureVenues deploys in order; the collateral is read from the record built so far). A
- * demo wallet without enough of the token is minted the shortfall first by the deployer, the cash
- * token's owner, so the deposit itself stays the user's own transaction.
+ * venue (ensureVenues deploys in order; the collateral is read from the record built so far). Each
+ * demo deposit's amount is minted to its wallet by the deployer (the cash token's owner), then the
+ * wallet approves and deposits itself, as a user does.
  */
 export function perpVenueDeployer(params: PerpVenueParams): VenueDeployer {
   return {
@@ -76,12 +76,11 @@ export function perpVenueDeployer(params: PerpVenueParams): VenueDeployer {
         for (const operator of operators) {
           await tx.call('vault.setOperator', marginVault, marginVaultAbi, 'setOperator', [operator, true]);
         }
-        // Mint any demo shortfall in the deployer's batch: the wallet's deposit then cannot fail on it.
+        // The deposit is minted to the wallet first (the deployer owns the cash token): the wallet
+        // keeps the stock venue's demo cash as it was, and its deposit cannot fail on the balance.
         const deposits = (params.demoDeposits ?? []).filter((d) => d.amount > 0n);
         for (const d of deposits) {
-          const wallet = privateKeyToAccount(d.privateKey).address;
-          const balance = await publicClient.readContract({ address: collateralToken, abi: cashTokenAbi, functionName: 'balanceOf', args: [wallet] });
-          if (balance < d.amount) await tx.call('mint demo collateral', collateralToken, cashTokenAbi, 'mint', [wallet, d.amount - balance]);
+          await tx.call('mint demo collateral', collateralToken, cashTokenAbi, 'mint', [privateKeyToAccount(d.privateKey).address, d.amount]);
         }
         const deployedIn = await tx.finish();
 

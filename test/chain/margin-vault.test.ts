@@ -60,6 +60,8 @@ describe('the perp venue as deployed', () => {
     expect(await read<bigint>('depositedOf', [DEMO_WALLETS[0].address])).toBe(usdc('10000'));
     expect(await read<bigint>('totalDeposited')).toBe(usdc('10000'));
     expect(await usdcOf(f, vault())).toBe(usdc('10000'));
+    // Minted for the deposit: the wallet keeps the stock venue's demo cash.
+    expect(await usdcOf(f, DEMO_WALLETS[0].address)).toBe(usdc('100000'));
     const logs = await f.publicClient.getContractEvents({ address: vault(), abi: marginVaultAbi, eventName: 'Deposited', fromBlock: 0n });
     expect(logs).toHaveLength(1);
     expect(logs[0].args).toEqual({ account: DEMO_WALLETS[0].address, amount: usdc('10000') });
