@@ -8,7 +8,7 @@ import { getAddress, parseUnits, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { AppError } from '../errors/app-error.ts';
 import { cashTokenAbi, marginVaultAbi, marginVaultBytecode } from './abi/generated/index.ts';
-import { toChainError } from './chain-client.ts';
+import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
 import { stockDeploymentOf, TxBatch, type VenueDeployer } from './deploy-contracts.ts';
 import type { DeploymentRecord, VenueDeployment } from './deployment-file.ts';
 
@@ -110,4 +110,33 @@ export function perpVenueDeployer(params: PerpVenueParams): VenueDeployer {
 export function perpDeploymentOf(record: DeploymentRecord): PerpDeployment | undefined {
   const perp = record.venues.perp as PerpVenueDeployment | undefined; // shape checked when read
   return perp ? { chainId: record.chainId, ...perp } : undefined;
+}
+
+/**
+ * Makes each account an operator of the MarginVault where it is not one yet (a vault deployed
+ * before the perp operator's address was known here). `walletClient` must be the owner. Answers the
+ * accounts granted now.
+ */
+export async function grantPerpOperators(params: {
+  publicClient: ChainPublicClient;
+  walletClient: ChainWalletClient;
+  deployment: Pick<PerpDeployment, 'contracts'>;
+  accounts: readonly Address[];
+}): Promise<Address[]> {
+  const { publicClient, walletClient } = params;
+  const vault = params.deployment.contracts.marginVault;
+  try {
+    const missing: Address[] = [];
+    for (const account of new Set(params.accounts.map((a) => getAddress(a)))) {
+      const granted = await publicClient.readContract({ address: vault, abi: marginVaultAbi, functionName: 'isOperator', args: [account] });
+      if (!granted) missing.push(account);
+    }
+    if (missing.length === 0) return [];
+    const tx = await TxBatch.open(publicClient, walletClient);
+    for (const account of missing) await tx.call('vault.setOperator', vault, marginVaultAbi, 'setOperator', [account, true]);
+    await tx.finish();
+    return missing;
+  } catch (err) {
+    throw toChainError(err);
+  }
 }

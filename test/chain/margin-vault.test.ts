@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cashTokenAbi, marginVaultAbi } from '../../src/chain/abi/generated/index.ts';
 import { ANVIL_ACCOUNTS, DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { ensureVenues, stockDeploymentOf, stockVenueDeployer, type VenueDeployer } from '../../src/chain/deploy-contracts.ts';
-import { DEMO_PERP_DEPOSIT, perpDeploymentOf, perpVenueDeployer, type PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
+import { DEMO_PERP_DEPOSIT, grantPerpOperators, perpDeploymentOf, perpVenueDeployer, type PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
 import { readDeploymentRecord, writeDeploymentRecord } from '../../src/chain/deployment-file.ts';
 import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
 import { startChainFixture, revertEachTest, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
@@ -206,6 +206,14 @@ describe('deployment by ensureVenues', () => {
     const newStock = stockDeploymentOf(third.record)!;
     expect(perpDeploymentOf(third.record)!.contracts.collateralToken).toBe(newStock.contracts.cashToken);
     expect(newStock.contracts.cashToken).not.toBe(f.deployment.contracts.cashToken);
+  });
+
+  test('grantPerpOperators makes a missing operator once', async () => {
+    const other = ANVIL_ACCOUNTS[5].address;
+    const grant = () => grantPerpOperators({ publicClient: f.publicClient, walletClient: f.operator, deployment: perp, accounts: [PERP_OPERATOR.address, other, other] });
+    expect(await grant()).toEqual([other]);
+    expect(await read<boolean>('isOperator', [other])).toBe(true);
+    expect(await grant()).toEqual([]);
   });
 
   test('the perp venue without a stock venue before it is refused', async () => {
