@@ -1,12 +1,14 @@
 /**
  * DATA_DIR/demo.json, dev mode only (DEMO_MODE, on by default for the embedded anvil): the demo
  * wallets and API keys with their secrets, so that the README's examples work as written. The
- * shape is contract.md §0's; fields may be added, none renamed (`perp` joins with the perp API).
+ * shape is contract.md §0's; fields may be added, none renamed. `perp` holds the perpetual venue's
+ * contracts once it is deployed; its `baseUrl` and `keys` join with the perp API.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Address, Hex } from 'viem';
 import { DEMO_WALLETS } from '../chain/anvil-accounts.ts';
+import { perpDeploymentOf } from '../chain/deploy-perp-venue.ts';
 import { getMeta, setMeta } from '../storage/meta-store.ts';
 import type { StackContext } from './stack-context.ts';
 
@@ -28,6 +30,10 @@ export interface DemoFile {
       readOnly: DemoCredentials;
       writable: DemoCredentials & { userAddress: Address };
     };
+  };
+  /** The perpetual venue, when deployed. */
+  perp?: {
+    contracts: { marginVault: Address; collateralToken: Address };
   };
 }
 
@@ -82,6 +88,10 @@ export async function writeDemoFile(ctx: StackContext, stockBaseUrl: string): Pr
       keys: { readOnly, writable: { ...writable, userAddress: demoUser } },
     },
   };
+  const perp = perpDeploymentOf(ctx.chain.record);
+  if (perp) {
+    demo.perp = { contracts: { marginVault: perp.contracts.marginVault, collateralToken: perp.contracts.collateralToken } };
+  }
   fs.writeFileSync(file, JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 });
   return demo;
 }

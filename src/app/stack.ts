@@ -12,6 +12,7 @@ import { AppError } from '../errors/app-error.ts';
 import type { ApiKeyService } from '../auth/api-key-service.ts';
 import { DEMO_WALLETS } from '../chain/anvil-accounts.ts';
 import { stockVenueDeployer, type Deployment } from '../chain/deploy-contracts.ts';
+import { DEMO_PERP_DEPOSIT, perpVenueDeployer } from '../chain/deploy-perp-venue.ts';
 import { DEMO_SYMBOLS } from '../marketdata/symbol-catalog.ts';
 import { createMarketCalendar } from '../marketdata/market-calendar.ts';
 import type { Db } from '../storage/database.ts';
@@ -72,11 +73,18 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
         // The executor signs with its own key where it has one: granted operator with the deployment.
         const deployer = addressOf('deployer');
         const executor = addressOf('executor');
+        // The perp operator pays withdrawals; without its address configured here none is granted yet.
+        const perpOperator = addressOf('perp-operator');
         return [
           stockVenueDeployer({
             symbols: DEMO_SYMBOLS.map(({ symbol, name }) => ({ symbol, name })),
             demoWallets: config.demoMode ? DEMO_WALLETS.map((w) => w.address) : [],
             options: { operators: executor && executor !== deployer ? [executor] : [] },
+          }),
+          // After the stock venue: its cash token is the collateral.
+          perpVenueDeployer({
+            operators: perpOperator ? [perpOperator] : [],
+            demoDeposits: config.demoMode ? [{ privateKey: DEMO_WALLETS[0].privateKey, amount: DEMO_PERP_DEPOSIT }] : [],
           }),
         ];
       },

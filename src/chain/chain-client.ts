@@ -31,6 +31,7 @@ import {
   accountLensAbi,
   cashierAbi,
   cashTokenAbi,
+  marginVaultAbi,
   oneClickRouterAbi,
   stockAbi,
   stockRouterAbi,
@@ -129,7 +130,7 @@ function errorSignature(e: AbiError): string {
 /** Every custom error of every contract, once: decodes any revert of the stack. */
 export const chainErrorAbi: readonly AbiError[] = (() => {
   const seen = new Map<string, AbiError>();
-  const abis: readonly Abi[] = [stockRouterAbi, cashierAbi, stockAbi, oneClickRouterAbi, cashTokenAbi, accountLensAbi];
+  const abis: readonly Abi[] = [stockRouterAbi, cashierAbi, stockAbi, oneClickRouterAbi, cashTokenAbi, accountLensAbi, marginVaultAbi];
   for (const abi of abis) {
     for (const item of abi) {
       if (item.type === 'error' && !seen.has(errorSignature(item))) seen.set(errorSignature(item), item);

@@ -7,6 +7,7 @@ import {
   type Address,
   type Hash,
   type Hex,
+  type PrivateKeyAccount,
   type TransactionReceipt,
 } from 'viem';
 import { AppError } from '../errors/app-error.ts';
@@ -107,21 +108,24 @@ interface FeeFields {
 
 /**
  * Sends transactions back to back with locally managed nonces and waits for all receipts at the
- * end (a mined nonce n implies every nonce below it is mined).
+ * end (a mined nonce n implies every nonce below it is mined). For deployments and other one-off
+ * set-up only: the sending roles use tx-sender.ts.
  */
-class TxBatch {
+export class TxBatch {
   private readonly sent: Array<{ label: string; hash: Hash; contract?: Address }> = [];
 
   private constructor(
     private readonly publicClient: ChainPublicClient,
-    private readonly walletClient: ChainWalletClient,
+    private readonly account: PrivateKeyAccount,
     private readonly chainId: number,
     private nonce: number,
     private readonly fees: FeeFields,
   ) {}
 
-  static async open(publicClient: ChainPublicClient, walletClient: ChainWalletClient): Promise<TxBatch> {
-    const from = walletClient.account.address;
+  /** `signer`: a wallet client, or a local account (a user's wallet in a demo set-up). */
+  static async open(publicClient: ChainPublicClient, signer: ChainWalletClient | PrivateKeyAccount): Promise<TxBatch> {
+    const account = 'account' in signer ? signer.account : signer;
+    const from = account.address;
     const [chainId, nonce, fees] = await Promise.all([
       publicClient.getChainId(),
       publicClient.getTransactionCount({ address: from, blockTag: 'pending' }),
@@ -132,7 +136,7 @@ class TxBatch {
     ]);
     // Head-room so that a rising base fee during the deploy does not strand a transaction.
     if (fees.maxFeePerGas !== undefined) fees.maxFeePerGas *= 2n;
-    return new TxBatch(publicClient, walletClient, chainId, nonce, fees);
+    return new TxBatch(publicClient, account, chainId, nonce, fees);
   }
 
   get chain(): number {
@@ -140,7 +144,7 @@ class TxBatch {
   }
 
   get from(): Address {
-    return this.walletClient.account.address;
+    return this.account.address;
   }
 
   async deploy(label: string, abi: Abi, bytecode: Hex, args: readonly unknown[]): Promise<Address> {
@@ -156,7 +160,7 @@ class TxBatch {
 
   private async send(label: string, to: Address | undefined, data: Hex, gas: bigint, contract?: Address): Promise<void> {
     const nonce = this.nonce++;
-    const account = this.walletClient.account;
+    const account = this.account;
     const base = { chainId: this.chainId, nonce, gas, to, data } as const;
     const request =
       this.fees.gasPrice !== undefined
@@ -283,10 +287,23 @@ export async function isDeploymentLive(publicClient: ChainPublicClient, deployme
   return codes.every((code) => code !== undefined && code !== '0x');
 }
 
+/** What a venue's deployment gets: the clients, and the record as built so far (the venues before it). */
+export interface VenueDeployContext {
+  publicClient: ChainPublicClient;
+  walletClient: ChainWalletClient;
+  /** The record with every venue listed before this one present (kept or just deployed). */
+  record: DeploymentRecord;
+}
+
 /** Deploys one venue's contracts with the given wallet and answers its section of the record. */
 export interface VenueDeployer {
   readonly venue: string;
-  deploy(clients: { publicClient: ChainPublicClient; walletClient: ChainWalletClient }): Promise<VenueDeployment>;
+  /**
+   * Venues this one's contracts refer to (listed before it): when one of them is deployed anew,
+   * this one is deployed anew too, so it never points at a previous deployment's contracts.
+   */
+  readonly dependsOn?: readonly string[];
+  deploy(ctx: VenueDeployContext): Promise<VenueDeployment>;
 }
 
 /** The stock venue: routers, cashier, cash token, account lens and one token per listed stock. */
@@ -320,6 +337,9 @@ export async function isVenueLive(publicClient: ChainPublicClient, venue: VenueD
   return codes.every((code) => code !== undefined && code !== '0x');
 }
 
+/** Why ensureVenues deploys a venue. */
+export type VenueDeployReason = 'missing' | 'code gone' | 'dependency redeployed';
+
 export interface EnsureVenuesResult {
   record: DeploymentRecord;
   /** Venues deployed now (missing from the record, or their code gone from the chain). */
@@ -329,8 +349,9 @@ export interface EnsureVenuesResult {
 /**
  * Makes every venue of `venues` present on the chain: a venue whose section is recorded and whose
  * contracts all have code is kept as it is; any other is deployed, one venue after another, with
- * `walletClient`. Sections of venues not asked for stay in the record untouched. A record of another
- * chain id counts as empty.
+ * `walletClient`. A venue is also deployed anew when a venue it depends on (`dependsOn`) was.
+ * Sections of venues not asked for stay in the record untouched. A record of another chain id
+ * counts as empty.
  */
 export async function ensureVenues(params: {
   publicClient: ChainPublicClient;
@@ -338,7 +359,7 @@ export async function ensureVenues(params: {
   record?: DeploymentRecord;
   venues: readonly VenueDeployer[];
   /** Called before a venue is (re)deployed, e.g. to log why. */
-  onDeploy?: (venue: string, reason: 'missing' | 'code gone') => void;
+  onDeploy?: (venue: string, reason: VenueDeployReason) => void;
 }): Promise<EnsureVenuesResult> {
   const { publicClient, walletClient } = params;
   let chainId: number;
@@ -352,8 +373,10 @@ export async function ensureVenues(params: {
   const deployed: string[] = [];
   for (const deployer of params.venues) {
     const existing = record.venues[deployer.venue];
-    let reason: 'missing' | 'code gone' = 'missing';
-    if (existing) {
+    let reason: VenueDeployReason = 'missing';
+    if (existing && deployer.dependsOn?.some((v) => deployed.includes(v))) {
+      reason = 'dependency redeployed';
+    } else if (existing) {
       let live: boolean;
       try {
         live = await isVenueLive(publicClient, existing);
@@ -367,7 +390,7 @@ export async function ensureVenues(params: {
       throw new AppError('INTERNAL', `the ${deployer.venue} venue is not deployed on chain ${chainId} and there is no OPERATOR_PRIVATE_KEY to deploy it with`);
     }
     params.onDeploy?.(deployer.venue, reason);
-    record.venues[deployer.venue] = await deployer.deploy({ publicClient, walletClient });
+    record.venues[deployer.venue] = await deployer.deploy({ publicClient, walletClient, record });
     deployed.push(deployer.venue);
   }
   return { record, deployed };

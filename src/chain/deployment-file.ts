@@ -2,7 +2,8 @@
  * The deployment record of one chain (DATA_DIR/deployments/<chainId>.json): one section per venue,
  * so that a restart can deploy a venue the record lacks without touching the others.
  *
- *   { "chainId": 31337, "venues": { "stock": { "blockNumber", "deployedAt", "operator", "contracts": {…} } } }
+ *   { "chainId": 31337, "venues": { "stock": { "blockNumber", "deployedAt", "operator", "contracts": {…} },
+ *                                   "perp":  { …, "contracts": { "marginVault", "collateralToken" } } } }
  *
  * Records written before venues existed were the stock section itself with the chain id beside it
  * (`{ chainId, blockNumber, deployedAt, operator, contracts }`): they are read as the stock venue and
@@ -44,6 +45,8 @@ export interface ReadDeploymentResult {
 
 /** Contracts every stock venue section must name (besides `stocks`, the tokens by symbol). */
 const STOCK_CORE_CONTRACTS = ['stockRouter', 'oneClickRouter', 'cashier', 'cashToken', 'accountLens'] as const;
+/** Contracts every perp venue section must name. */
+const PERP_CONTRACTS = ['marginVault', 'collateralToken'] as const;
 
 function invalid(file: string, why: string): AppError {
   return new AppError('INTERNAL', `deployment file ${path.basename(file)}: ${why}`);
@@ -71,6 +74,9 @@ function checkVenue(file: string, field: string, name: string, v: unknown): Venu
   if (name === 'stock') {
     for (const key of STOCK_CORE_CONTRACTS) checkAddresses(file, `${field}.contracts.${key}`, v.contracts[key]);
     if (!isObject(v.contracts.stocks)) throw invalid(file, `${field}.contracts.stocks missing`);
+  }
+  if (name === 'perp') {
+    for (const key of PERP_CONTRACTS) checkAddresses(file, `${field}.contracts.${key}`, v.contracts[key]);
   }
   checkAddresses(file, `${field}.contracts`, v.contracts);
   return { blockNumber: v.blockNumber, deployedAt: v.deployedAt, operator: v.operator as Address, contracts: v.contracts as ContractAddresses };

@@ -49,4 +49,12 @@ describe('app config', () => {
     expect(() => loadConfig({ DEMO_MODE: 'maybe' })).toThrow(/DEMO_MODE/);
     expect(() => loadConfig({ STOCK_API_PREFIX: 'stock' })).toThrow('STOCK_API_PREFIX: must start with /');
   });
+
+  it('reads the perp indexer depth apart from the stock indexer’s', () => {
+    expect(loadConfig({}).perp).toEqual({ confirmations: 0 });
+    const c = loadConfig({ PERP_CONFIRMATIONS: '12', INDEXER_CONFIRMATIONS: '3' });
+    expect(c.perp.confirmations).toBe(12);
+    expect(c.indexer.confirmations).toBe(3);
+    expect(() => loadConfig({ PERP_CONFIRMATIONS: '-1' })).toThrow(/PERP_CONFIRMATIONS/);
+  });
 });

@@ -78,6 +78,11 @@ export interface AppConfig {
     pollMs: number;
     batchBlocks: number;
   };
+  /** The perpetual venue. */
+  perp: {
+    /** Blocks behind the head the perp indexer stays before a collateral movement counts (PERP_CONFIRMATIONS); 0 on anvil. */
+    confirmations: number;
+  };
   executor: ExecutorSettings;
   /** How long a tx-recording request waits for the indexer to reach the transaction's block. */
   indexWaitMs: number;
@@ -160,6 +165,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
       confirmations: envInt(env, 'INDEXER_CONFIRMATIONS', 0),
       pollMs: envInt(env, 'INDEXER_POLL_MS', 500),
       batchBlocks: envInt(env, 'INDEXER_BATCH_BLOCKS', 2_000),
+    },
+    perp: {
+      confirmations: envInt(env, 'PERP_CONFIRMATIONS', 0),
     },
     executor: loadExecutorSettings(env),
     indexWaitMs: envInt(env, 'INDEX_WAIT_MS', 10_000),

@@ -214,6 +214,31 @@ export interface RelayRequestsTable {
   updated_at: number;
 }
 
+// ------------------------------------------------------------- perp domain
+
+/** The MarginVault's deposits and withdrawals (0007). */
+export interface PerpCollateralEventsTable {
+  /** `${txHash}-${logIndex}`. */
+  event_id: string;
+  kind: string;
+  /** Lower-case address. */
+  account: string;
+  /** Integer string, collateral-token units. */
+  amount: string;
+  tx_hash: string;
+  block_number: number;
+  log_index: number;
+  /** Milliseconds. */
+  block_timestamp: number;
+  /** 0x bytes32 of a withdrawal; null for a deposit. */
+  withdrawal_id: string | null;
+  /** 0 or 1: the engine has taken the movement into its accounts. */
+  applied: number;
+  applied_at: number | null;
+  /** 0 or 1: applied, then removed from the chain by a reorg; the engine must reverse it. */
+  orphaned: number;
+}
+
 export interface DatabaseSchema {
   api_keys: ApiKeysTable;
   candles: CandlesTable;
@@ -230,4 +255,5 @@ export interface DatabaseSchema {
   stock_tx_records: TxRecordsTable;
   stock_calldata_requests: CalldataRequestsTable;
   stock_relay_requests: RelayRequestsTable;
+  perp_collateral_events: PerpCollateralEventsTable;
 }

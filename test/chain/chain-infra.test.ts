@@ -118,7 +118,7 @@ describe('contracts and build', () => {
       encoding: 'utf8',
     });
     expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/up to date \(6 contracts/);
+    expect(run.stdout).toMatch(/up to date \(7 contracts/);
   });
 });
 
@@ -171,8 +171,10 @@ describe('deployment', () => {
     const bad = path.join(tmp, 'bad.json');
     writeFileSync(bad, JSON.stringify({ chainId, venues: { stock: { ...stock, contracts: { ...stock.contracts, cashier: 'nope' } } } }));
     await expect(readDeploymentRecord(bad)).rejects.toThrow(/venues.stock.contracts.cashier is not an address/);
-    writeFileSync(bad, JSON.stringify({ chainId, venues: { perp: { ...stock, contracts: { vault: { a: '0x12' } } } } }));
-    await expect(readDeploymentRecord(bad)).rejects.toThrow(/venues.perp.contracts.vault.a is not an address/);
+    writeFileSync(bad, JSON.stringify({ chainId, venues: { other: { ...stock, contracts: { vault: { a: '0x12' } } } } }));
+    await expect(readDeploymentRecord(bad)).rejects.toThrow(/venues.other.contracts.vault.a is not an address/);
+    writeFileSync(bad, JSON.stringify({ chainId, venues: { perp: { ...stock, contracts: { marginVault: stock.contracts.cashier } } } }));
+    await expect(readDeploymentRecord(bad)).rejects.toThrow(/venues.perp.contracts.collateralToken is not an address/);
     writeFileSync(bad, JSON.stringify({ chainId, venues: { stock: { ...stock, contracts: { ...stock.contracts, stocks: undefined } } } }));
     await expect(readDeploymentRecord(bad)).rejects.toThrow(/venues.stock.contracts.stocks missing/);
   });
@@ -188,7 +190,7 @@ describe('deployment', () => {
     writeFileSync(path.join(tmp, 'flat-bad.json'), JSON.stringify({ ...f.deployment, contracts: { ...f.deployment.contracts, cashier: 'nope' } }));
     await expect(readDeploymentRecord(path.join(tmp, 'flat-bad.json'))).rejects.toThrow(/contracts.cashier is not an address/);
 
-    const perp: VenueDeployment = { blockNumber: '7', deployedAt: 1, operator: OPERATOR_ACCOUNT.address, contracts: { marginVault: DEMO_WALLETS[1].address } };
+    const perp: VenueDeployment = { blockNumber: '7', deployedAt: 1, operator: OPERATOR_ACCOUNT.address, contracts: { marginVault: DEMO_WALLETS[1].address, collateralToken: DEMO_WALLETS[2].address } };
     await writeDeploymentRecord(file, { chainId, venues: { stock, perp } });
     const moved = { ...f.deployment, blockNumber: '99' };
     await writeDeployment(file, moved);

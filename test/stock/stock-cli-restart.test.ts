@@ -13,6 +13,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { cashierAbi, cashTokenAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { EXECUTOR_ACCOUNT, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { startAnvil } from '../../src/chain/anvil-process.ts';
+import { listCollateralEvents } from '../../src/perp/store/collateral-event-store.ts';
+import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
 const run = promisify(execFile);
@@ -102,6 +104,16 @@ describe('restart', () => {
 
     expect(t.demo.stock.contracts).toEqual(before.stock.contracts);
     expect(t.demo.stock.keys).toEqual(before.stock.keys);
+    // The perp venue too: its vault over the stock venue's cash token, and the demo wallet's deposit
+    // indexed once, at the first start.
+    expect(before.perp?.contracts.collateralToken).toBe(before.stock.contracts.cashToken);
+    expect(t.demo.perp).toEqual(before.perp);
+    expect(t.logs.some((l) => l.includes('"msg":"deploying venue"'))).toBe(false);
+    const deposits = await until(
+      () => listCollateralEvents(t.stack.db, { kind: 'deposit' }),
+      (rows) => rows.length > 0,
+    );
+    expect(deposits.map((d) => [d.account, d.amount])).toEqual([[before.wallets[0].address.toLowerCase(), parseUnits('10000', 6).toString()]]);
     const b = await t.readOnly.get<any>(`/api/v1/users/${w.address}/balance`, { spenderAddress: before.stock.contracts.stockRouter });
     expect(b.cashTokenBalances[0].walletAllowance).toBe('123.45');
     const again = await t.readOnly.get<any>('/api/v1/prices/SPY/history', { interval: '1h', limit: 1000 });
@@ -146,8 +158,12 @@ describe('restart', () => {
 
     t = await startTestStack({}, { dataDir: t.dataDir });
     expect(t.stack.deployment).toEqual(d);
-    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual(recorded);
-    expect(t.logs.some((l) => l.includes('"msg":"deploying venue"'))).toBe(false);
+    // The flat record knew the stock venue only: the stock venue is kept, the perp venue deployed anew.
+    const migrated = JSON.parse(fs.readFileSync(file, 'utf8'));
+    expect(migrated.venues.stock).toEqual(recorded.venues.stock);
+    expect(Object.keys(migrated.venues).sort()).toEqual(['perp', 'stock']);
+    expect(migrated.venues.perp.contracts.marginVault).not.toBe(recorded.venues.perp.contracts.marginVault);
+    expect(t.logs.filter((l) => l.includes('"msg":"deploying venue"')).map((l) => JSON.parse(l).venue)).toEqual(['perp']);
     expect(t.logs.some((l) => l.includes('"msg":"executor made an operator of the stock venue"'))).toBe(true);
     const now = createPublicClient({ transport: http(t.demo.rpcUrl) });
     expect(await now.readContract({ address: d.contracts.stockRouter, abi: stockRouterAbi, functionName: 'isOperator', args: [EXECUTOR_ACCOUNT.address] })).toBe(true);

@@ -1,0 +1,142 @@
+/**
+ * The perpetual venue's contracts: the MarginVault, whose collateral is the stock venue's cash token
+ * (the demo USDC), with the perpetual operator granted the right to pay withdrawals. In demo mode a
+ * demo wallet deposits collateral the way any user does (approve, then `deposit` from the wallet),
+ * so the engine starts with a funded account and the deposit path is exercised from the first run.
+ */
+import { getAddress, parseUnits, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { AppError } from '../errors/app-error.ts';
+import { cashTokenAbi, marginVaultAbi, marginVaultBytecode } from './abi/generated/index.ts';
+import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
+import { stockDeploymentOf, TxBatch, type VenueDeployer } from './deploy-contracts.ts';
+import type { DeploymentRecord, VenueDeployment } from './deployment-file.ts';
+
+// A type, not an interface: it must fit the record's generic address map.
+export type PerpContracts = {
+  marginVault: Address;
+  /** The ERC-20 the vault takes (the stock venue's cash token). */
+  collateralToken: Address;
+};
+
+/** The perpetual venue's section of the deployment record. */
+export type PerpVenueDeployment = VenueDeployment<PerpContracts>;
+
+/** The perpetual venue as the roles take it: its section with the chain id beside it. */
+export interface PerpDeployment extends PerpVenueDeployment {
+  chainId: number;
+}
+
+/** A demo wallet's deposit made at deployment. */
+export interface DemoCollateralDeposit {
+  /** The wallet's key (a public anvil key: demo mode only). */
+  privateKey: Hex;
+  /** Collateral-token units (6 decimals). */
+  amount: bigint;
+}
+
+/** The demo deposit of `DEMO_WALLETS[0]`: 10,000 USDC. */
+export const DEMO_PERP_DEPOSIT = parseUnits('10000', 6);
+
+export interface PerpVenueParams {
+  /** Accounts made operators of the vault (the perp-operator role's address). */
+  operators: readonly Address[];
+  /**
+   * The collateral token. Default: the cash token of the record's stock venue, which must then be
+   * listed before this one.
+   */
+  collateralToken?: Address;
+  /** Deposits demo wallets make right after the deployment (demo mode). */
+  demoDeposits?: readonly DemoCollateralDeposit[];
+}
+
+/** The stock venue's section name: the collateral comes from there. */
+const STOCK_VENUE = 'stock';
+
+/**
+ * The perpetual venue: a MarginVault over the stock venue's cash token. List it after the stock
+ * venue (ensureVenues deploys in order; the collateral is read from the record built so far). Each
+ * demo deposit's amount is minted to its wallet by the deployer (the cash token's owner), then the
+ * wallet approves and deposits itself, as a user does.
+ */
+export function perpVenueDeployer(params: PerpVenueParams): VenueDeployer {
+  return {
+    venue: 'perp',
+    dependsOn: params.collateralToken ? [] : [STOCK_VENUE],
+    async deploy({ publicClient, walletClient, record }) {
+      const collateralToken = params.collateralToken ?? stockDeploymentOf(record)?.contracts.cashToken;
+      if (!collateralToken) {
+        throw new AppError('INTERNAL', 'the perp venue needs the stock venue deployed first: its cash token is the collateral');
+      }
+      try {
+        const tx = await TxBatch.open(publicClient, walletClient);
+        const me = tx.from;
+        const marginVault = await tx.deploy('MarginVault', marginVaultAbi, marginVaultBytecode, [collateralToken, me]);
+        const operators = [...new Set(params.operators.map((a) => getAddress(a)))];
+        for (const operator of operators) {
+          await tx.call('vault.setOperator', marginVault, marginVaultAbi, 'setOperator', [operator, true]);
+        }
+        // The deposit is minted to the wallet first (the deployer owns the cash token): the wallet
+        // keeps the stock venue's demo cash as it was, and its deposit cannot fail on the balance.
+        const deposits = (params.demoDeposits ?? []).filter((d) => d.amount > 0n);
+        for (const d of deposits) {
+          await tx.call('mint demo collateral', collateralToken, cashTokenAbi, 'mint', [privateKeyToAccount(d.privateKey).address, d.amount]);
+        }
+        const deployedIn = await tx.finish();
+
+        // The section's block is the vault's set-up: the demo deposits after it are user actions
+        // the perp indexer picks up like any other.
+        for (const d of deposits) {
+          const user = await TxBatch.open(publicClient, privateKeyToAccount(d.privateKey));
+          await user.call('approve collateral', collateralToken, cashTokenAbi, 'approve', [marginVault, d.amount]);
+          await user.call('vault.deposit', marginVault, marginVaultAbi, 'deposit', [d.amount]);
+          await user.finish();
+        }
+        const section: PerpVenueDeployment = {
+          blockNumber: deployedIn.blockNumber.toString(),
+          deployedAt: Date.now(),
+          operator: me,
+          contracts: { marginVault, collateralToken },
+        };
+        return section;
+      } catch (err) {
+        throw toChainError(err);
+      }
+    },
+  };
+}
+
+/** The perpetual venue of a record as the roles take it, or undefined when the record has none. */
+export function perpDeploymentOf(record: DeploymentRecord): PerpDeployment | undefined {
+  const perp = record.venues.perp as PerpVenueDeployment | undefined; // shape checked when read
+  return perp ? { chainId: record.chainId, ...perp } : undefined;
+}
+
+/**
+ * Makes each account an operator of the MarginVault where it is not one yet (a vault deployed
+ * before the perp operator's address was known here). `walletClient` must be the owner. Answers the
+ * accounts granted now.
+ */
+export async function grantPerpOperators(params: {
+  publicClient: ChainPublicClient;
+  walletClient: ChainWalletClient;
+  deployment: Pick<PerpDeployment, 'contracts'>;
+  accounts: readonly Address[];
+}): Promise<Address[]> {
+  const { publicClient, walletClient } = params;
+  const vault = params.deployment.contracts.marginVault;
+  try {
+    const missing: Address[] = [];
+    for (const account of new Set(params.accounts.map((a) => getAddress(a)))) {
+      const granted = await publicClient.readContract({ address: vault, abi: marginVaultAbi, functionName: 'isOperator', args: [account] });
+      if (!granted) missing.push(account);
+    }
+    if (missing.length === 0) return [];
+    const tx = await TxBatch.open(publicClient, walletClient);
+    for (const account of missing) await tx.call('vault.setOperator', vault, marginVaultAbi, 'setOperator', [account, true]);
+    await tx.finish();
+    return missing;
+  } catch (err) {
+    throw toChainError(err);
+  }
+}

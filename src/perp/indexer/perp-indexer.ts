@@ -1,0 +1,93 @@
+/**
+ * The chain indexer of the perpetual venue (docs/indexer.md): the MarginVault's `Deposited` and
+ * `Withdrawn` events, registered with the generic chain follower (src/indexer/chain-follower.ts)
+ * under the name `perp`, so its blocks, events and checkpoint are its own beside the stock
+ * indexer's. Each movement becomes a row of `perp_collateral_events`
+ * (src/perp/store/collateral-event-store.ts), written in the batch's transaction with its events
+ * and checkpoint; the engine runtime applies the rows in chain order and marks them applied.
+ *
+ * On a reorg the movements above the common ancestor are rolled back: an unapplied one is deleted,
+ * an applied one is marked orphaned for the engine to reverse (the store's header says why).
+ */
+import type { PublicClient } from 'viem';
+import { marginVaultAbi } from '../../chain/abi/generated/index.ts';
+import type { PerpDeployment } from '../../chain/deploy-perp-venue.ts';
+import { createChainFollower, defineIndexer, type ChainFollower, type IndexerDefinition } from '../../indexer/chain-follower.ts';
+import type { Logger } from '../../lib/logger.ts';
+import type { ChainEventRecord } from '../../storage/chain-block-store.ts';
+import type { Db } from '../../storage/database.ts';
+import { rollbackCollateralEventsAbove, upsertCollateralEvents, type CollateralEventKind, type NewCollateralEvent } from '../store/collateral-event-store.ts';
+
+export interface PerpIndexerOptions {
+  db: Db;
+  publicClient: PublicClient;
+  deployment: Pick<PerpDeployment, 'blockNumber' | 'contracts'>;
+  /** Blocks to stay behind the head (PERP_CONFIRMATIONS). Default 0 (anvil). */
+  confirmations?: number;
+  /** Polling interval of `start()`'s loop, ms. Default 1000. */
+  pollMs?: number;
+  /** Most blocks per eth_getLogs request. Default 2000. */
+  batchBlocks?: number;
+  /** First block to index. Default: the block the MarginVault was created in. */
+  startBlock?: number | bigint;
+  logger?: Logger;
+  /** Indexer name: its checkpoint and the namespace of its blocks and events. Default `perp`. */
+  name?: string;
+}
+
+export type PerpIndexer = ChainFollower;
+
+/** The movements a batch read, written at its end in one statement. */
+interface PerpBatch {
+  events: NewCollateralEvent[];
+}
+
+function movement(kind: CollateralEventKind, ev: ChainEventRecord): NewCollateralEvent {
+  return {
+    kind,
+    account: String(ev.args.account),
+    // Decoded integers come as numbers up to 48 bits, as decimal strings beyond.
+    amount: String(ev.args.amount),
+    txHash: ev.txHash,
+    blockNumber: ev.blockNumber,
+    logIndex: ev.logIndex,
+    blockTimestamp: ev.timestamp,
+    withdrawalId: kind === 'withdrawal' ? String(ev.args.withdrawalId) : null,
+  };
+}
+
+/** The MarginVault and its handlers, for the chain follower. */
+export function definePerpIndexer(deployment: Pick<PerpDeployment, 'contracts'>, opts: { name?: string } = {}): IndexerDefinition<PerpBatch> {
+  const indexer = defineIndexer<PerpBatch>({
+    name: opts.name ?? 'perp',
+    contracts: [{ name: 'MarginVault', abi: marginVaultAbi, addresses: [deployment.contracts.marginVault] }],
+    hooks: {
+      createBatch: () => ({ events: [] }),
+      async flush(batch, ctx) {
+        if (batch.events.length > 0) await ctx.record((r) => upsertCollateralEvents(r, batch.events));
+      },
+      async rollback(ctx) {
+        // On a reset the anchor is the block before the start: everything indexed goes.
+        return (tx) => rollbackCollateralEventsAbove(tx, ctx.anchor.number);
+      },
+    },
+  });
+  indexer.on('MarginVault:Deposited', (ev, { batch }) => void batch.events.push(movement('deposit', ev)));
+  indexer.on('MarginVault:Withdrawn', (ev, { batch }) => void batch.events.push(movement('withdrawal', ev)));
+  // OperatorSet (and Ownable's events) are recorded in chain_events and project into nothing.
+  return indexer;
+}
+
+/** The perpetual venue's indexer, running on its own chain follower. */
+export function createPerpIndexer(opts: PerpIndexerOptions): PerpIndexer {
+  return createChainFollower(definePerpIndexer(opts.deployment, { name: opts.name }), {
+    db: opts.db,
+    publicClient: opts.publicClient,
+    confirmations: opts.confirmations,
+    pollMs: opts.pollMs,
+    batchBlocks: opts.batchBlocks,
+    startBlock: opts.startBlock,
+    fallbackStartBlock: Number(opts.deployment.blockNumber),
+    logger: opts.logger,
+  });
+}

@@ -1,0 +1,194 @@
+/**
+ * The MarginVault's collateral movements (`perp_collateral_events`), written by the perp indexer
+ * and consumed by the engine runtime (docs/indexer.md, "The perp indexer").
+ *
+ * Life of a row:
+ *   indexed (applied 0) ──markCollateralEventsApplied──▶ applied (1)
+ *   a reorg removes its block: unapplied → the row is deleted (the engine never saw it);
+ *                              applied   → `orphaned` 1, kept until the engine has reversed it
+ *                                          (listOrphanedCollateralEvents → acknowledgeOrphanedCollateralEvents).
+ * An orphaned row whose transaction is mined again at the same log index on the new branch becomes
+ * canonical again (orphaned 0, still applied): the engine's credit stands and nothing is reversed.
+ *
+ * The runtime transitions rows first and acts on the ids the call answers (those it moved): a row
+ * the indexer changed meanwhile is then never credited or reversed twice.
+ *
+ * Amounts are integer strings in collateral-token units (the USDC's 6 decimals); times are ms.
+ */
+import type { Selectable } from 'kysely';
+import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
+import { bulkInsert, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
+import type { PerpCollateralEventsTable } from '../../storage/schema.ts';
+
+export type CollateralEventKind = 'deposit' | 'withdrawal';
+
+/** A movement as the indexer reads it off a log. */
+export interface NewCollateralEvent {
+  kind: CollateralEventKind;
+  /** Any case; stored lower-case. */
+  account: string;
+  /** Integer string, collateral-token units. */
+  amount: string;
+  txHash: string;
+  blockNumber: number;
+  logIndex: number;
+  /** Block timestamp, ms. */
+  blockTimestamp: number;
+  /** The withdrawal's bytes32 id (0x…); null for a deposit. */
+  withdrawalId: string | null;
+}
+
+export interface CollateralEventRecord extends NewCollateralEvent {
+  /** `${txHash}-${logIndex}`. */
+  eventId: string;
+  applied: boolean;
+  appliedAt: number | null;
+  orphaned: boolean;
+}
+
+/** The row key of the log at `logIndex` of `txHash`. */
+export function collateralEventId(txHash: string, logIndex: number): string {
+  return `${txHash.toLowerCase()}-${logIndex}`;
+}
+
+const COLUMNS = ['event_id', 'kind', 'account', 'amount', 'tx_hash', 'block_number', 'log_index', 'block_timestamp', 'withdrawal_id', 'orphaned'] as const;
+
+const UPSERT: BulkTable = {
+  table: 'perp_collateral_events',
+  columns: COLUMNS,
+  // A row present already is an orphan mined again: canonical once more, `applied` kept.
+  onConflict: { columns: ['event_id'], update: COLUMNS.slice(1) },
+};
+
+function toRecord(r: Selectable<PerpCollateralEventsTable>): CollateralEventRecord {
+  return {
+    eventId: r.event_id,
+    kind: r.kind as CollateralEventKind,
+    account: r.account,
+    amount: r.amount,
+    txHash: r.tx_hash,
+    blockNumber: Number(r.block_number),
+    logIndex: Number(r.log_index),
+    blockTimestamp: Number(r.block_timestamp),
+    withdrawalId: r.withdrawal_id,
+    applied: Number(r.applied) === 1,
+    appliedAt: r.applied_at === null ? null : Number(r.applied_at),
+    orphaned: Number(r.orphaned) === 1,
+  };
+}
+
+/** Indexer write: the batch's movements (write-only, so it may run against the batch's recorder). */
+export async function upsertCollateralEvents(db: DbExecutor, events: readonly NewCollateralEvent[]): Promise<void> {
+  await bulkInsert(
+    db,
+    UPSERT,
+    events.map((e) => [
+      collateralEventId(e.txHash, e.logIndex),
+      e.kind,
+      e.account.toLowerCase(),
+      e.amount,
+      e.txHash.toLowerCase(),
+      e.blockNumber,
+      e.logIndex,
+      e.blockTimestamp,
+      e.withdrawalId?.toLowerCase() ?? null,
+      0,
+    ]),
+  );
+}
+
+/**
+ * Indexer rollback: the movements in blocks above `blockNumber` left the chain. Unapplied ones are
+ * deleted; applied ones are marked orphaned for the engine to reverse.
+ */
+export async function rollbackCollateralEventsAbove(db: DbExecutor, blockNumber: number): Promise<void> {
+  const k = kyselyOf(db);
+  await k.deleteFrom('perp_collateral_events').where('block_number', '>', blockNumber).where('applied', '=', 0).execute();
+  await k.updateTable('perp_collateral_events').set({ orphaned: 1 }).where('block_number', '>', blockNumber).where('applied', '=', 1).execute();
+}
+
+/** The movements the engine has not applied, oldest first (chain order); orphans excluded. */
+export async function listUnappliedCollateralEvents(db: DbExecutor, limit: number): Promise<CollateralEventRecord[]> {
+  const rows = await kyselyOf(db)
+    .selectFrom('perp_collateral_events')
+    .selectAll()
+    .where('applied', '=', 0)
+    .orderBy('block_number')
+    .orderBy('log_index')
+    .limit(Math.max(0, limit))
+    .execute();
+  return rows.map(toRecord);
+}
+
+/**
+ * Marks movements applied. Answers the ids marked now: an id unknown (deleted by a reorg meanwhile)
+ * or already applied is left out, and must not be applied by the caller.
+ */
+export async function markCollateralEventsApplied(db: DbExecutor, ids: readonly string[], now: number = Date.now()): Promise<string[]> {
+  const marked: string[] = [];
+  for (const part of chunked([...new Set(ids)])) {
+    const rows = await kyselyOf(db)
+      .updateTable('perp_collateral_events')
+      .set({ applied: 1, applied_at: now })
+      .where('event_id', 'in', part)
+      .where('applied', '=', 0)
+      .where('orphaned', '=', 0)
+      .returning('event_id')
+      .execute();
+    for (const r of rows) marked.push(r.event_id);
+  }
+  return marked;
+}
+
+/** Applied movements a reorg removed from the chain, oldest first: the engine must reverse them. */
+export async function listOrphanedCollateralEvents(db: DbExecutor, limit: number): Promise<CollateralEventRecord[]> {
+  const rows = await kyselyOf(db)
+    .selectFrom('perp_collateral_events')
+    .selectAll()
+    .where('orphaned', '=', 1)
+    .orderBy('block_number')
+    .orderBy('log_index')
+    .limit(Math.max(0, limit))
+    .execute();
+  return rows.map(toRecord);
+}
+
+/**
+ * The engine reversed these orphaned movements: their rows are deleted. Answers the ids removed
+ * now; one that became canonical again meanwhile (or was acknowledged before) is left out and must
+ * not be reversed.
+ */
+export async function acknowledgeOrphanedCollateralEvents(db: DbExecutor, ids: readonly string[]): Promise<string[]> {
+  const removed: string[] = [];
+  for (const part of chunked([...new Set(ids)])) {
+    const rows = await kyselyOf(db)
+      .deleteFrom('perp_collateral_events')
+      .where('event_id', 'in', part)
+      .where('orphaned', '=', 1)
+      .returning('event_id')
+      .execute();
+    for (const r of rows) removed.push(r.event_id);
+  }
+  return removed;
+}
+
+export async function getCollateralEvent(db: DbExecutor, eventId: string): Promise<CollateralEventRecord | undefined> {
+  const row = await kyselyOf(db).selectFrom('perp_collateral_events').selectAll().where('event_id', '=', eventId).executeTakeFirst();
+  return row ? toRecord(row) : undefined;
+}
+
+/** An account's canonical movements (orphans excluded), newest first. */
+export async function listCollateralEvents(
+  db: DbExecutor,
+  opts: { account?: string; kind?: CollateralEventKind; limit?: number } = {},
+): Promise<CollateralEventRecord[]> {
+  let q = kyselyOf(db).selectFrom('perp_collateral_events').selectAll().where('orphaned', '=', 0);
+  if (opts.account) q = q.where('account', '=', opts.account.toLowerCase());
+  if (opts.kind) q = q.where('kind', '=', opts.kind);
+  const rows = await q
+    .orderBy('block_number', 'desc')
+    .orderBy('log_index', 'desc')
+    .limit(Math.max(0, opts.limit ?? 500))
+    .execute();
+  return rows.map(toRecord);
+}

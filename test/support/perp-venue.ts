@@ -1,0 +1,65 @@
+/**
+ * The perpetual venue on a chain fixture (test/support/chain-fixture.ts): the MarginVault deployed by
+ * ensureVenues beside the fixture's stock venue, with the perp operator (anvil account 6) and the
+ * demo deposit of `DEMO_WALLETS[0]` as the embedded stack makes them.
+ */
+import type { Address, TransactionReceipt } from 'viem';
+import { expect } from 'vitest';
+import { cashTokenAbi, marginVaultAbi } from '../../src/chain/abi/generated/index.ts';
+import { DEMO_WALLETS } from '../../src/chain/anvil-accounts.ts';
+import { createChainWallet, type ChainWalletClient } from '../../src/chain/chain-client.ts';
+import { ensureVenues } from '../../src/chain/deploy-contracts.ts';
+import { DEMO_PERP_DEPOSIT, perpDeploymentOf, perpVenueDeployer, type PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
+import { SENDER_ROLE_SPECS } from '../../src/chain/operator-roles.ts';
+import type { ChainFixture, ChainUser } from './chain-fixture.ts';
+
+export const PERP_OPERATOR = SENDER_ROLE_SPECS['perp-operator'].devAccount;
+
+export async function deployPerpVenue(f: ChainFixture, opts: { demoDeposit?: boolean } = {}): Promise<PerpDeployment> {
+  const { chainId, ...stock } = f.deployment;
+  const { record, deployed } = await ensureVenues({
+    publicClient: f.publicClient,
+    walletClient: f.operator,
+    record: { chainId, venues: { stock } },
+    venues: [
+      perpVenueDeployer({
+        operators: [PERP_OPERATOR.address],
+        demoDeposits: opts.demoDeposit === false ? [] : [{ privateKey: DEMO_WALLETS[0].privateKey, amount: DEMO_PERP_DEPOSIT }],
+      }),
+    ],
+  });
+  expect(deployed).toEqual(['perp']);
+  return perpDeploymentOf(record)!;
+}
+
+export function perpOperatorWallet(f: ChainFixture): ChainWalletClient {
+  return createChainWallet(PERP_OPERATOR.privateKey, { chain: f.chain, rpcUrl: f.rpcUrl, pollingIntervalMs: 20 });
+}
+
+async function mined(f: ChainFixture, hash: `0x${string}`): Promise<TransactionReceipt> {
+  const receipt = await f.publicClient.waitForTransactionReceipt({ hash });
+  expect(receipt.status).toBe('success');
+  return receipt;
+}
+
+/** `user` approves the vault and deposits `amount` (two transactions, as a wallet does). */
+export async function vaultDeposit(f: ChainFixture, perp: PerpDeployment, user: ChainUser, amount: bigint): Promise<TransactionReceipt> {
+  const { marginVault, collateralToken } = perp.contracts;
+  await mined(f, await user.wallet.writeContract({ address: collateralToken, abi: cashTokenAbi, functionName: 'approve', args: [marginVault, amount] }));
+  return mined(f, await user.wallet.writeContract({ address: marginVault, abi: marginVaultAbi, functionName: 'deposit', args: [amount] }));
+}
+
+/** The perp operator pays `amount` to `account` for `withdrawalId`. */
+export async function vaultWithdraw(
+  f: ChainFixture,
+  perp: PerpDeployment,
+  account: Address,
+  amount: bigint,
+  withdrawalId: `0x${string}`,
+): Promise<TransactionReceipt> {
+  const operator = perpOperatorWallet(f);
+  return mined(
+    f,
+    await operator.writeContract({ address: perp.contracts.marginVault, abi: marginVaultAbi, functionName: 'withdraw', args: [account, amount, withdrawalId] }),
+  );
+}
