@@ -30,6 +30,8 @@ const APP_TABLES = [
   'chain_events',
   'indexer_checkpoints',
   'meta',
+  'perp_journal',
+  'perp_snapshots',
   'quotes',
   'stock_calldata_requests',
   'stock_cash_operations',
