@@ -20,8 +20,11 @@ import type { EngineSequencer, EventListener, SequencedResult } from './engine-s
 export interface EngineGateway {
   /** Answers once the command is durable in the journal (see EngineSequencer.submit). */
   submit(cmd: EngineCommand): Promise<SequencedResult>;
-  /** Every durable event with seq ≥ fromSeq, in order, then live; call the result to stop. */
-  subscribe(fromSeq: number, listener: EventListener): () => void;
+  /**
+   * Every durable event with seq ≥ fromSeq, in order without gaps, then live; call the result to
+   * stop. `onError` hears a catch-up that failed (the subscription has then ended).
+   */
+  subscribe(fromSeq: number, listener: EventListener, onError?: (err: unknown) => void): () => void;
 }
 
 /** API → engine. `id` is the command's id: a broker redelivery is answered from the journal. */
@@ -112,7 +115,7 @@ export function createInProcessGateway(sequencer: EngineSequencer, opts: InProce
   if (!opts.serialize) {
     return {
       submit: (cmd) => sequencer.submit(cmd),
-      subscribe: (fromSeq, listener) => sequencer.subscribe(fromSeq, listener),
+      subscribe: (fromSeq, listener, onError) => sequencer.subscribe(fromSeq, listener, onError),
     };
   }
   const wire = <T>(m: T): T => JSON.parse(JSON.stringify(m)) as T;
@@ -127,8 +130,8 @@ export function createInProcessGateway(sequencer: EngineSequencer, opts: InProce
       }
       return fromReplyMessage(wire(reply));
     },
-    subscribe(fromSeq, listener) {
-      return sequencer.subscribe(fromSeq, (e) => listener(fromEventMessage(wire(toEventMessage(e)))));
+    subscribe(fromSeq, listener, onError) {
+      return sequencer.subscribe(fromSeq, (e) => listener(fromEventMessage(wire(toEventMessage(e)))), onError);
     },
   };
 }
