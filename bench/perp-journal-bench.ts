@@ -6,7 +6,7 @@
  * PostgreSQL too when DATABASE_URL is set (a fresh schema).
  *
  *   npx tsx bench/perp-journal-bench.ts     (BENCH_JOURNAL_COMMANDS, BENCH_JOURNAL_SINGLE,
- *                                            BENCH_JOURNAL_CONCURRENCY)
+ *                                            BENCH_JOURNAL_CONCURRENCY=64,1024)
  *
  * The single-row side writes the same journal rows (the same commands' JSON) without running the
  * engine, so the comparison is of the commits alone, tilted if anything toward single rows.
@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { sql } from 'kysely';
-import { commandToJson } from '../src/perp/sequencer/engine-codec.ts';
+import { commandToText } from '../src/perp/sequencer/engine-codec.ts';
 import { EngineSequencer } from '../src/perp/sequencer/engine-sequencer.ts';
 import { appendJournal, lastJournalSeq } from '../src/perp/store/engine-journal-store.ts';
 import { openDatabase, type Db } from '../src/storage/database.ts';
@@ -28,8 +28,8 @@ export interface PerpJournalBenchOptions {
   commands?: number;
   /** Single-row commits per database. Default 1 000 (BENCH_JOURNAL_SINGLE). */
   singleRow?: number;
-  /** Submitters in flight. Default 64 (BENCH_JOURNAL_CONCURRENCY). */
-  concurrency?: number;
+  /** Submitters in flight, one group-commit run each. Default [64, 1024] (BENCH_JOURNAL_CONCURRENCY, comma-separated). */
+  concurrency?: number[];
   /** PostgreSQL too. Default process.env.DATABASE_URL. */
   databaseUrl?: string;
   print?: (line: string) => void;
@@ -37,6 +37,7 @@ export interface PerpJournalBenchOptions {
 
 export interface JournalFigures {
   database: 'sqlite' | 'postgres';
+  concurrency: number;
   groupCommit: { commands: number; seconds: number; perSec: number; batches: number; avgBatch: number; maxBatch: number };
   singleRow: { commands: number; seconds: number; perSec: number };
   /** groupCommit.perSec / singleRow.perSec. */
@@ -48,10 +49,20 @@ export interface PerpJournalBenchResult {
   table: string;
 }
 
-async function measure(db: Db, database: JournalFigures['database'], commands: number, singleRow: number, concurrency: number): Promise<JournalFigures> {
+interface GroupRun {
+  commands: number;
+  seconds: number;
+  perSec: number;
+  batches: number;
+  avgBatch: number;
+  maxBatch: number;
+}
+
+/** Group commit through a sequencer on a journal that may already hold rows (ids are unique per run). */
+async function groupCommit(db: Db, commands: number, concurrency: number): Promise<GroupRun> {
   const sequencer = new EngineSequencer({ db, snapshotEvery: 0 });
   await sequencer.start();
-  const stream = perpCommandStream(11, 'bench');
+  const stream = perpCommandStream(11, `bench${concurrency}`);
   let left = commands;
   const t0 = performance.now();
   await Promise.all(
@@ -65,7 +76,11 @@ async function measure(db: Db, database: JournalFigures['database'], commands: n
   const groupSeconds = (performance.now() - t0) / 1000;
   const { batches, rows, maxBatchRows } = sequencer.stats;
   await sequencer.stop();
+  return { commands, seconds: groupSeconds, perSec: commands / groupSeconds, batches, avgBatch: rows / batches, maxBatch: maxBatchRows };
+}
 
+/** One journal row per transaction, awaited one by one. */
+async function singleRows(db: Db, singleRow: number): Promise<{ commands: number; seconds: number; perSec: number }> {
   let seq = await lastJournalSeq(db);
   const single = perpCommandStream(12, 'single');
   const t1 = performance.now();
@@ -73,18 +88,18 @@ async function measure(db: Db, database: JournalFigures['database'], commands: n
     const cmd = single.next().value!;
     seq++;
     await appendJournal(db, [
-      { seq, commandId: cmd.id, kind: cmd.kind, command: JSON.stringify(commandToJson(cmd)), ts: cmd.ts, code: 'OK', lastEventSeq: 0, result: '{"ok":true,"code":"OK"}' },
+      { seq, commandId: cmd.id, kind: cmd.kind, command: commandToText(cmd), ts: cmd.ts, code: 'OK', lastEventSeq: 0, result: '{"ok":true,"code":"OK"}' },
     ]);
   }
   const singleSeconds = (performance.now() - t1) / 1000;
-  const groupPerSec = commands / groupSeconds;
-  const singlePerSec = singleRow / singleSeconds;
-  return {
-    database,
-    groupCommit: { commands, seconds: groupSeconds, perSec: groupPerSec, batches, avgBatch: rows / batches, maxBatch: maxBatchRows },
-    singleRow: { commands: singleRow, seconds: singleSeconds, perSec: singlePerSec },
-    ratio: groupPerSec / singlePerSec,
-  };
+  return { commands: singleRow, seconds: singleSeconds, perSec: singleRow / singleSeconds };
+}
+
+async function measure(db: Db, database: JournalFigures['database'], commands: number, singleRow: number, concurrency: number[]): Promise<JournalFigures[]> {
+  const groups: GroupRun[] = [];
+  for (const c of concurrency) groups.push(await groupCommit(db, commands, c));
+  const single = await singleRows(db, singleRow);
+  return groups.map((g, i) => ({ database, concurrency: concurrency[i], groupCommit: g, singleRow: single, ratio: g.perSec / single.perSec }));
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -92,7 +107,7 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 export async function runPerpJournalBench(opts: PerpJournalBenchOptions = {}): Promise<PerpJournalBenchResult> {
   const commands = opts.commands ?? Number(process.env.BENCH_JOURNAL_COMMANDS ?? 20_000);
   const singleRow = opts.singleRow ?? Number(process.env.BENCH_JOURNAL_SINGLE ?? 1_000);
-  const concurrency = opts.concurrency ?? Number(process.env.BENCH_JOURNAL_CONCURRENCY ?? 64);
+  const concurrency = opts.concurrency ?? (process.env.BENCH_JOURNAL_CONCURRENCY ?? '64,1024').split(',').map(Number);
   const url = opts.databaseUrl ?? process.env.DATABASE_URL;
   const figures: JournalFigures[] = [];
 
@@ -100,7 +115,7 @@ export async function runPerpJournalBench(opts: PerpJournalBenchOptions = {}): P
   try {
     const db = await openDatabase({ sqlitePath: join(dir, 'bench.sqlite') });
     try {
-      figures.push(await measure(db, 'sqlite', commands, singleRow, concurrency));
+      figures.push(...(await measure(db, 'sqlite', commands, singleRow, concurrency)));
     } finally {
       await db.close();
     }
@@ -111,7 +126,7 @@ export async function runPerpJournalBench(opts: PerpJournalBenchOptions = {}): P
     const schema = `journal_bench_${process.pid}_${Date.now().toString(36)}`;
     const db = await openDatabase({ url, schema });
     try {
-      figures.push(await measure(db, 'postgres', commands, singleRow, concurrency));
+      figures.push(...(await measure(db, 'postgres', commands, singleRow, concurrency)));
     } finally {
       await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(db.kysely).catch(() => undefined);
       await db.close();
@@ -119,12 +134,12 @@ export async function runPerpJournalBench(opts: PerpJournalBenchOptions = {}): P
   }
 
   const lines = [
-    `perp journal: ${concurrency} submitters in flight; durable commands/s`,
-    '| database | group commit cmd/s | batches | avg batch | max batch | single-row commits/s | ratio |',
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
+    `perp journal: durable commands/s, ${fmt(commands)} commands per group-commit run, ${fmt(singleRow)} single-row commits`,
+    '| database | in flight | group commit cmd/s | batches | avg batch | max batch | single-row commits/s | ratio |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...figures.map(
       (f) =>
-        `| ${f.database} | ${fmt(f.groupCommit.perSec)} | ${fmt(f.groupCommit.batches)} | ${f.groupCommit.avgBatch.toFixed(1)} | ${f.groupCommit.maxBatch} | ${fmt(f.singleRow.perSec)} | ${f.ratio.toFixed(1)}× |`,
+        `| ${f.database} | ${f.concurrency} | ${fmt(f.groupCommit.perSec)} | ${fmt(f.groupCommit.batches)} | ${f.groupCommit.avgBatch.toFixed(1)} | ${f.groupCommit.maxBatch} | ${fmt(f.singleRow.perSec)} | ${f.ratio.toFixed(1)}× |`,
     ),
   ];
   const table = lines.join('\n');

@@ -71,14 +71,25 @@ export function resultFromJson(json: unknown): CommandResult {
   return r as unknown as CommandResult;
 }
 
+const bigintAsString = (_key: string, v: unknown): unknown => (typeof v === 'bigint' ? v.toString() : v);
+
+/** JSON text of a command, bigints as decimal strings (= JSON.stringify(commandToJson(cmd)), faster). */
+export function commandToText(cmd: EngineCommand): string {
+  return JSON.stringify(cmd, bigintAsString);
+}
+
+// Results carry `events` and `fills` at the top level only.
+const summaryReplacer = function (this: unknown, key: string, v: unknown): unknown {
+  if ((key === 'events' || key === 'fills') && this !== null && typeof this === 'object' && 'code' in this) return undefined;
+  return typeof v === 'bigint' ? v.toString() : v;
+};
+
 /**
  * The answer as the journal keeps it: everything but the events (and fills, a subset of them),
  * which a replay regenerates. Journal rows stay small, and the events live in one place.
  */
 export function resultSummaryToJson(result: CommandResult): string {
-  const { events: _events, ...rest } = result as CommandResult & { fills?: unknown };
-  delete (rest as { fills?: unknown }).fills;
-  return JSON.stringify(toJsonSafe(rest));
+  return JSON.stringify(result, summaryReplacer);
 }
 
 /** A journalled answer, with empty `events` (and `fills` for an accepted placeOrder). */

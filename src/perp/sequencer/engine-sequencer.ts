@@ -23,7 +23,7 @@ import {
   saveSnapshot,
   type JournalRow,
 } from '../store/engine-journal-store.ts';
-import { commandFromJson, commandToJson, resultFromSummary, resultSummaryToJson } from './engine-codec.ts';
+import { commandFromJson, commandToText, resultFromSummary, resultSummaryToJson } from './engine-codec.ts';
 
 /** An answer of the sequencer: the engine's result and where the command sits in the journal. */
 export type SequencedResult = CommandResult & {
@@ -407,7 +407,7 @@ export class EngineSequencer {
     let command: string;
     try {
       // Before applying: a command that cannot be journalled must not change the engine.
-      command = JSON.stringify(commandToJson(cmd));
+      command = commandToText(cmd);
     } catch {
       this.inflight.delete(cmd.id);
       resolve({ ok: false, code: 'INVALID', message: 'command: not serialisable', events: [], journalSeq: null });
