@@ -129,7 +129,8 @@ describe.each(testDatabases)('perp engine journal ($name)', ({ open }) => {
     const first = await Promise.all(cmds.map((c) => seq.submit(c)));
     const again = await seq.submit(cmds[29]);
     expect(again).toMatchObject({ resubmitted: true, journalSeq: 30, code: first[29].code });
-    expect(again.events).toEqual(first[29].events);
+    expect(again.events).toEqual([]);
+    if ('order' in first[29]) expect((again as unknown as { order: unknown }).order).toEqual(first[29].order);
     // Beyond the memory: looked up in the journal, nothing applied, no row added.
     const hash = seq.engine.stateHash();
     const old = await seq.submit(cmds[10]);

@@ -30,9 +30,9 @@ export type SequencedResult = CommandResult & {
   /** The command's journal seq; null when it was refused before the engine (no usable id). */
   journalSeq: number | null;
   /**
-   * True when this answers a command id journalled before: nothing was applied now. From the
-   * recent-results memory the events are the original ones; from the journal they are empty
-   * (subscribe from the seq after the previous command's to see them).
+   * True when this answers a command id journalled before: nothing was applied now, and `events`
+   * (and `fills`) are empty; `subscribe` replays them if needed. (A duplicate of a command still
+   * in flight shares its answer, events included.)
    */
   resubmitted?: true;
 };
@@ -230,7 +230,8 @@ export class EngineSequencer {
   /** Command ids applied and not yet answered. */
   private readonly inflight = new Map<string, Promise<SequencedResult>>();
   /** Answers by command id, oldest first (Map order), bounded. */
-  private readonly recent = new Map<string, SequencedResult>();
+  /** The journalled form (row `result` text and seq): a few hundred bytes each, not the events. */
+  private readonly recent = new Map<string, { seq: number; result: string }>();
   /** True once the journal may hold ids that `recent` no longer has: new ids are looked up first. */
   private lookupMode = false;
   private lookupQueue: Waiting[] = [];
@@ -323,7 +324,7 @@ export class EngineSequencer {
       this.publishedSeq = Math.max(this.publishedSeq, this._engine.lastSeq);
     }
     this.recent.clear();
-    for (const row of await readJournalTail(this.db, this.opts.recentResults)) this.recent.set(row.commandId, this.fromRow(row));
+    for (const row of await readJournalTail(this.db, this.opts.recentResults)) this.recent.set(row.commandId, { seq: row.seq, result: row.result });
     this.lookupMode = this.durableSeq > this.recent.size;
   }
 
@@ -345,7 +346,7 @@ export class EngineSequencer {
       });
     }
     const known = this.recent.get(id);
-    if (known !== undefined) return Promise.resolve({ ...known, resubmitted: true });
+    if (known !== undefined) return Promise.resolve({ ...resultFromSummary(known.result), journalSeq: known.seq, resubmitted: true });
     const pending = this.inflight.get(id);
     if (pending !== undefined) return pending.then((r) => ({ ...r, resubmitted: true }) as SequencedResult);
     let resolve!: Pending['resolve'];
@@ -477,7 +478,7 @@ export class EngineSequencer {
       const events: EngineEvent[] = [];
       for (const p of batch) {
         this.inflight.delete(p.row.commandId);
-        this.remember(p.row.commandId, p.result);
+        this.remember(p.row);
         for (const e of p.result.events) events.push(e);
       }
       this.publish(events);
@@ -501,8 +502,8 @@ export class EngineSequencer {
     }
   }
 
-  private remember(id: string, result: SequencedResult): void {
-    this.recent.set(id, result);
+  private remember(row: JournalRow): void {
+    this.recent.set(row.commandId, { seq: row.seq, result: row.result });
     if (this.recent.size > this.opts.recentResults) {
       const oldest = this.recent.keys().next().value as string;
       this.recent.delete(oldest);
