@@ -98,6 +98,7 @@ describe.each(testDatabases)('perp engine journal ($name)', ({ open }) => {
     expect(live.nextSeq).toBe(1_501);
     // No stop(): as after a crash, only the periodic snapshots exist.
     await new Promise((r) => setTimeout(r, 50));
+    await live.abandon();
     const snaps = await latestSnapshots(db, 10);
     expect(snaps.length).toBe(2);
     expect(snaps[0].lastSeq).toBeGreaterThanOrEqual(1_200);
@@ -199,6 +200,24 @@ describe.each(testDatabases)('perp engine journal ($name)', ({ open }) => {
     seq.subscribe(seen.length - 2, (e) => late.push(e.seq));
     expect(late).toEqual([seen.length - 2, seen.length - 1, seen.length]);
     await seq.stop();
+  });
+});
+
+describe.each(testDatabases.filter((t) => t.name === 'postgres'))('perp single writer ($name)', ({ open }) => {
+  let db: Db;
+  useFreshDatabase(open, (d) => (db = d));
+
+  it('refuses a second sequencer on the same journal until the first stops', async () => {
+    const first = new EngineSequencer({ db });
+    await first.start();
+    const second = new EngineSequencer({ db });
+    await expect(second.start()).rejects.toMatchObject({ code: 'CONFLICT' });
+    await first.submit({ kind: 'deposit', id: 'd1', ts: 1, account: STREAM_ACCOUNTS[0], amount: 1n });
+    await first.stop();
+    const third = new EngineSequencer({ db });
+    await third.start();
+    expect(third.nextSeq).toBe(2);
+    await third.stop();
   });
 });
 

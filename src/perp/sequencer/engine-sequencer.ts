@@ -9,11 +9,12 @@
  * row is durable, so a crash loses only commands nobody was told about.
  */
 import { createHash } from 'node:crypto';
-import { AppError, StorageUnavailableError } from '../../errors/app-error.ts';
+import { AppError, ConflictError, StorageUnavailableError } from '../../errors/app-error.ts';
 import type { Db } from '../../storage/database.ts';
 import type { CommandResult, EngineCommand, EngineEvent, EngineSnapshot } from '../engine/engine-types.ts';
 import { PerpEngine, type PerpEngineOptions } from '../engine/perp-engine.ts';
 import {
+  acquireJournalWriterLock,
   appendJournal,
   findJournalByCommandIds,
   latestSnapshots,
@@ -22,6 +23,7 @@ import {
   readJournalTail,
   saveSnapshot,
   type JournalRow,
+  type JournalWriterLock,
 } from '../store/engine-journal-store.ts';
 import { commandFromJson, commandToText, resultFromSummary, resultSummaryToJson } from './engine-codec.ts';
 
@@ -247,6 +249,7 @@ export class EngineSequencer {
   private recovery: Promise<void> | null = null;
   /** The engine holds commands that are not (known to be) journalled: never snapshot it. */
   private engineAhead = false;
+  private lock: JournalWriterLock | null = null;
   private readonly counters = { batches: 0, rows: 0, maxBatchRows: 0, recoveries: 0 };
 
   constructor(options: EngineSequencerOptions) {
@@ -299,7 +302,15 @@ export class EngineSequencer {
   /** Loads the newest verified snapshot and replays the journal after it. */
   async start(): Promise<void> {
     if (this._state !== 'new') throw new Error('sequencer: start() called twice');
-    await this.load();
+    const lock = await acquireJournalWriterLock(this.db);
+    if (lock === null) throw new ConflictError('perp journal: another sequencer is writing this journal');
+    try {
+      await this.load();
+    } catch (err) {
+      await lock.release().catch(() => undefined);
+      throw err;
+    }
+    this.lock = lock;
     this._state = 'running';
   }
 
@@ -551,6 +562,7 @@ export class EngineSequencer {
       .catch((err) => {
         this.logger.error({ err }, 'perp journal: cannot rebuild; sequencer stopped');
         this._state = 'stopped';
+        void this.releaseLock();
       })
       .finally(() => {
         this.recovery = null;
@@ -616,6 +628,26 @@ export class EngineSequencer {
     }
     await this.snapshotWrite;
     this._state = 'stopped';
+    await this.releaseLock();
+  }
+
+  /**
+   * Stops at once as a crash would: nothing more is written (no flush, no snapshot), commands not
+   * yet durable are failed, the writer lock is released. For tests and failover drills.
+   */
+  async abandon(): Promise<void> {
+    this._state = 'stopped';
+    const error = notRunning('stopped');
+    for (const p of this.buffer.splice(0)) p.reject(error);
+    for (const w of this.lookupQueue.splice(0)) w.reject(error);
+    this.snapshotDue = null;
+    await this.releaseLock();
+  }
+
+  private async releaseLock(): Promise<void> {
+    const lock = this.lock;
+    this.lock = null;
+    await lock?.release().catch((err: unknown) => this.logger.warn({ err }, 'perp journal: writer lock not released'));
   }
 
   /**

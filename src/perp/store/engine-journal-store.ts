@@ -3,7 +3,8 @@
  * the store knows nothing of the engine, the sequencer encodes commands and results as JSON text.
  */
 import { bulkInsertWith, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
-import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
+import { sql } from 'kysely';
+import { kyselyOf, type Db, type DbExecutor } from '../../storage/database.ts';
 import { withTransaction } from '../../storage/transaction.ts';
 
 export interface JournalRow {
@@ -143,4 +144,44 @@ export async function pruneSnapshots(db: DbExecutor, keep: number): Promise<numb
   if (kept === undefined) return 0;
   const res = await k.deleteFrom('perp_snapshots').where('last_seq', '<', Number(kept.last_seq)).executeTakeFirst();
   return Number(res.numDeletedRows ?? 0);
+}
+
+export interface JournalWriterLock {
+  release(): Promise<void>;
+}
+
+/**
+ * PostgreSQL: a session advisory lock on this schema's journal, held on a pooled connection of its
+ * own until `release()` (or until that session ends, as when the process dies). Answers null when
+ * another session holds it. SQLite: nothing to hold (a no-op lock); the journal's primary key is
+ * what stops a second writer there.
+ */
+export async function acquireJournalWriterLock(db: Db): Promise<JournalWriterLock | null> {
+  if (db.dialect !== 'postgres') return { release: async () => undefined };
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const key = sql`hashtext(current_schema() || '.perp_journal')`;
+  return new Promise<JournalWriterLock | null>((resolve, reject) => {
+    const session = db.kysely
+      .connection()
+      .execute(async (conn) => {
+        const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${key}) as ok`.execute(conn);
+        if (!rows[0]?.ok) {
+          resolve(null);
+          return;
+        }
+        resolve({
+          release: async () => {
+            release();
+            await session;
+          },
+        });
+        await released;
+        await sql`select pg_advisory_unlock(${key})`.execute(conn);
+      })
+      .catch((err) => {
+        reject(err);
+        return undefined;
+      });
+  });
 }
