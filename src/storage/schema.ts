@@ -239,6 +239,34 @@ export interface PerpCollateralEventsTable {
   orphaned: number;
 }
 
+/** The perpetual engine's command journal (0008; docs/perp-sequencer.md). */
+export interface PerpJournalTable {
+  /** Journal order: 1, 2, … without gaps. */
+  seq: number;
+  command_id: string;
+  kind: string;
+  /** JSON of the command, bigints as decimal strings. */
+  command: string;
+  ts: number;
+  /** The engine's result code: OK rows are replayed, refused ones only answer resubmissions. */
+  code: string;
+  /** The engine's last event seq after the command. */
+  last_event_seq: number;
+  /** JSON of the answer without its events. */
+  result: string;
+}
+
+/** Engine snapshots bounding the replay (0008). */
+export interface PerpSnapshotsTable {
+  /** The journal seq the snapshot includes (0: the empty engine). */
+  last_seq: number;
+  /** sha256 hex of `snapshot` (= the engine's stateHash()). */
+  state_hash: string;
+  /** JSON of EngineSnapshot. */
+  snapshot: string;
+  created_at: number;
+}
+
 export interface DatabaseSchema {
   api_keys: ApiKeysTable;
   candles: CandlesTable;
@@ -256,4 +284,6 @@ export interface DatabaseSchema {
   stock_calldata_requests: CalldataRequestsTable;
   stock_relay_requests: RelayRequestsTable;
   perp_collateral_events: PerpCollateralEventsTable;
+  perp_journal: PerpJournalTable;
+  perp_snapshots: PerpSnapshotsTable;
 }

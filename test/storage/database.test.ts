@@ -31,6 +31,8 @@ const APP_TABLES = [
   'indexer_checkpoints',
   'meta',
   'perp_collateral_events',
+  'perp_journal',
+  'perp_snapshots',
   'quotes',
   'stock_calldata_requests',
   'stock_cash_operations',

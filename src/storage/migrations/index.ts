@@ -6,6 +6,7 @@ import * as m0004 from './0004-api-keys.ts';
 import * as m0005 from './0005-indexer-namespaces.ts';
 import * as m0006 from './0006-stock-relay.ts';
 import * as m0007 from './0007-perp-collateral.ts';
+import * as m0008 from './0008-perp-journal.ts';
 
 /**
  * Every migration, in order. To add one: create `NNNN-what.ts` exporting `up` (and `down`),
@@ -20,6 +21,7 @@ export const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Migrat
   ['0005-indexer-namespaces', m0005],
   ['0006-stock-relay', m0006],
   ['0007-perp-collateral', m0007],
+  ['0008-perp-journal', m0008],
 ];
 
 /** A static provider: no filesystem scanning, so it works the same from tsx, a bundle or tests. */

@@ -1,0 +1,137 @@
+/**
+ * How the API reaches the engine: commands with ids in, replies with the same ids and events with
+ * sequence numbers out. In the embedded stack it is a function call into the sequencer; the message
+ * types below are plain JSON so that a broker (Redis Streams, NATS JetStream) can carry them when
+ * the API and the engine run as separate processes (docs/perp-sequencer.md, "Messages").
+ */
+import { AppError } from '../../errors/app-error.ts';
+import type { EngineCommand, EngineEvent } from '../engine/engine-types.ts';
+import {
+  commandFromJson,
+  commandToJson,
+  eventFromJson,
+  eventToJson,
+  resultFromJson,
+  resultToJson,
+  type Json,
+} from './engine-codec.ts';
+import type { EngineSequencer, EventListener, SequencedResult } from './engine-sequencer.ts';
+
+export interface EngineGateway {
+  /** Answers once the command is durable in the journal (see EngineSequencer.submit). */
+  submit(cmd: EngineCommand): Promise<SequencedResult>;
+  /**
+   * Every durable event with seq ≥ fromSeq, in order without gaps, then live; call the result to
+   * stop. `onError` hears a catch-up that failed (the subscription has then ended).
+   */
+  subscribe(fromSeq: number, listener: EventListener, onError?: (err: unknown) => void): () => void;
+}
+
+/** API → engine. `id` is the command's id: a broker redelivery is answered from the journal. */
+export interface CommandMessage {
+  type: 'command';
+  id: string;
+  /** The command, bigints as decimal strings. */
+  command: Json;
+  /** Where the reply goes (a stream or subject name), for a broker. */
+  replyTo?: string;
+}
+
+/** Engine → API, one per command message. */
+export interface ReplyMessage {
+  type: 'reply';
+  id: string;
+  /** The result (events included), bigints as decimal strings; absent when `error` is set. */
+  result?: Json;
+  journalSeq?: number | null;
+  resubmitted?: boolean;
+  /** The outcome is not known durable: resubmit with the same id. */
+  error?: { code: string; message: string; retryable: boolean };
+}
+
+/** Engine → subscribers, in seq order without gaps. */
+export interface EventMessage {
+  type: 'event';
+  seq: number;
+  event: Json;
+}
+
+export type EngineMessage = CommandMessage | ReplyMessage | EventMessage;
+
+export function toCommandMessage(cmd: EngineCommand, replyTo?: string): CommandMessage {
+  return { type: 'command', id: cmd.id, command: commandToJson(cmd), ...(replyTo !== undefined ? { replyTo } : {}) };
+}
+
+export function fromCommandMessage(msg: CommandMessage): EngineCommand {
+  const cmd = commandFromJson(msg.command);
+  if (cmd !== null && typeof cmd === 'object' && cmd.id !== msg.id) return { ...cmd, id: msg.id };
+  return cmd;
+}
+
+export function toReplyMessage(id: string, outcome: { result: SequencedResult } | { error: unknown }): ReplyMessage {
+  if ('result' in outcome) {
+    const { journalSeq, resubmitted, ...result } = outcome.result;
+    return { type: 'reply', id, result: resultToJson(result), journalSeq, ...(resubmitted ? { resubmitted: true } : {}) };
+  }
+  const e = outcome.error;
+  const error =
+    e instanceof AppError
+      ? { code: e.code, message: e.message, retryable: e.retryable }
+      : { code: 'INTERNAL', message: 'perp engine: internal error', retryable: false };
+  return { type: 'reply', id, error };
+}
+
+/** The reply as the API uses it: the result, or the error thrown as an AppError. */
+export function fromReplyMessage(msg: ReplyMessage): SequencedResult {
+  if (msg.error !== undefined || msg.result === undefined) {
+    const e = msg.error ?? { code: 'INTERNAL', message: 'perp engine: empty reply', retryable: false };
+    throw new AppError(e.code as AppError['code'], e.message, { retryable: e.retryable });
+  }
+  return {
+    ...resultFromJson(msg.result),
+    journalSeq: msg.journalSeq ?? null,
+    ...(msg.resubmitted ? { resubmitted: true as const } : {}),
+  };
+}
+
+export function toEventMessage(event: EngineEvent): EventMessage {
+  return { type: 'event', seq: event.seq, event: eventToJson(event) };
+}
+
+export function fromEventMessage(msg: EventMessage): EngineEvent {
+  return eventFromJson(msg.event);
+}
+
+export interface InProcessGatewayOptions {
+  /**
+   * Pass every command, reply and event through its message form and JSON text, as a broker
+   * would: proves the messages carry everything, at the cost of the encoding. Default false.
+   */
+  serialize?: boolean;
+}
+
+/** The embedded stack's gateway: direct calls into the sequencer of this process. */
+export function createInProcessGateway(sequencer: EngineSequencer, opts: InProcessGatewayOptions = {}): EngineGateway {
+  if (!opts.serialize) {
+    return {
+      submit: (cmd) => sequencer.submit(cmd),
+      subscribe: (fromSeq, listener, onError) => sequencer.subscribe(fromSeq, listener, onError),
+    };
+  }
+  const wire = <T>(m: T): T => JSON.parse(JSON.stringify(m)) as T;
+  return {
+    async submit(cmd) {
+      const msg = wire(toCommandMessage(cmd));
+      let reply: ReplyMessage;
+      try {
+        reply = toReplyMessage(msg.id, { result: await sequencer.submit(fromCommandMessage(msg)) });
+      } catch (error) {
+        reply = toReplyMessage(msg.id, { error });
+      }
+      return fromReplyMessage(wire(reply));
+    },
+    subscribe(fromSeq, listener, onError) {
+      return sequencer.subscribe(fromSeq, (e) => listener(fromEventMessage(wire(toEventMessage(e)))), onError);
+    },
+  };
+}

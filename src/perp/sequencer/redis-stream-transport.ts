@@ -1,0 +1,293 @@
+/**
+ * The engine gateway carried by Redis Streams, for an API and an engine in separate processes
+ * (docs/perp-sequencer.md, "Messages"). Three streams:
+ *
+ * - commands (`perp:commands`): API → engine, consumed by the engine through a consumer group, so
+ *   an entry read but not acknowledged (the engine died) is read again on restart. A redelivered
+ *   command is answered from the journal by its id, never applied twice. An entry is acknowledged
+ *   once its reply is written, and its reply is written only after the command is durable.
+ * - replies (one stream per API process, named in each command's `replyTo`).
+ * - events (`perp:events`): the engine writes each durable event with the stream id `0-<seq>`, so
+ *   the stream is in seq order, a rewrite after a restart is refused by Redis rather than
+ *   duplicated, and a subscriber resumes with `XREAD … 0-<last seq>`.
+ *
+ * Each message is one field `m` holding the JSON of a CommandMessage, ReplyMessage or EventMessage.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { AppError } from '../../errors/app-error.ts';
+import type { EngineCommand, EngineEvent } from '../engine/engine-types.ts';
+import {
+  fromCommandMessage,
+  fromEventMessage,
+  fromReplyMessage,
+  toCommandMessage,
+  toEventMessage,
+  toReplyMessage,
+  type CommandMessage,
+  type EngineGateway,
+  type EventMessage,
+  type ReplyMessage,
+} from './engine-gateway.ts';
+import type { EngineSequencer, SequencedResult } from './engine-sequencer.ts';
+
+export interface RedisStreamNames {
+  /** Default `perp:commands`. */
+  commands?: string;
+  /** Default `perp:events`. */
+  events?: string;
+  /** Consumer group of the engine on the command stream. Default `perp-engine`. */
+  group?: string;
+}
+
+export interface RedisEngineServerOptions extends RedisStreamNames {
+  /** Consumer name within the group. Default `engine-1`. */
+  consumer?: string;
+  /** Commands read per XREADGROUP. Default 1 000. */
+  readCount?: number;
+  /** Longest block of one read, ms (also how fast stop() returns). Default 500. */
+  blockMs?: number;
+  /** Replies kept per reply stream (approximate trim). Default 10 000. */
+  replyMaxLen?: number;
+  onError?: (err: unknown) => void;
+}
+
+const field = (entry: [string, string[]]): string | undefined => {
+  const f = entry[1];
+  for (let i = 0; i + 1 < f.length; i += 2) if (f[i] === 'm') return f[i + 1];
+  return undefined;
+};
+
+type StreamReply = Array<[string, Array<[string, string[]]>]> | null;
+
+/**
+ * Runs the engine side: reads command messages (first the ones delivered before and never
+ * acknowledged, then new ones), submits them, writes replies and acknowledges; publishes durable
+ * events to the event stream from where it stands. `redis` must be a connection of its own (it
+ * blocks on reads). Answers `stop()`.
+ */
+export async function serveEngineOverRedis(
+  sequencer: EngineSequencer,
+  redis: Redis,
+  opts: RedisEngineServerOptions = {},
+): Promise<{ stop(): Promise<void> }> {
+  const commands = opts.commands ?? 'perp:commands';
+  const events = opts.events ?? 'perp:events';
+  const group = opts.group ?? 'perp-engine';
+  const consumer = opts.consumer ?? 'engine-1';
+  const readCount = opts.readCount ?? 1_000;
+  const blockMs = opts.blockMs ?? 500;
+  const replyMaxLen = opts.replyMaxLen ?? 10_000;
+  const onError = opts.onError ?? (() => undefined);
+  const writer = redis.duplicate();
+
+  try {
+    await redis.xgroup('CREATE', commands, group, '0', 'MKSTREAM');
+  } catch (err) {
+    if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
+  }
+
+  // Events: continue after the last one the stream holds.
+  const last = (await writer.xrevrange(events, '+', '-', 'COUNT', 1)) as Array<[string, string[]]>;
+  const fromSeq = last.length > 0 ? Number(last[0][0].split('-')[1]) + 1 : 1;
+  let eventChain: Promise<unknown> = Promise.resolve();
+  let eventBatch: EngineEvent[] = [];
+  const flushEvents = () => {
+    const batch = eventBatch;
+    eventBatch = [];
+    const pipe = writer.pipeline();
+    for (const e of batch) pipe.xadd(events, `0-${e.seq}`, 'm', JSON.stringify(toEventMessage(e)));
+    // An id not above the stream's last (a rewrite after a restart) is refused: nothing duplicated.
+    eventChain = eventChain.then(() => pipe.exec()).catch(onError);
+  };
+  const unsubscribe = sequencer.subscribe(
+    fromSeq,
+    (e) => {
+      if (eventBatch.length === 0) queueMicrotask(flushEvents);
+      eventBatch.push(e);
+    },
+    onError,
+  );
+
+  let running = true;
+  const inflight = new Set<Promise<void>>();
+
+  const handle = (entryId: string, text: string | undefined): Promise<void> => {
+    let msg: CommandMessage | undefined;
+    try {
+      msg = text === undefined ? undefined : (JSON.parse(text) as CommandMessage);
+    } catch {
+      msg = undefined;
+    }
+    if (msg === undefined || msg.type !== 'command' || typeof msg.id !== 'string') {
+      return writer.xack(commands, group, entryId).then(() => undefined);
+    }
+    const m = msg;
+    const p = sequencer
+      .submit(fromCommandMessage(m))
+      .then(
+        (result) => toReplyMessage(m.id, { result }),
+        (error) => toReplyMessage(m.id, { error }),
+      )
+      .then(async (reply) => {
+        if (m.replyTo) await writer.xadd(m.replyTo, 'MAXLEN', '~', replyMaxLen, '*', 'm', JSON.stringify(reply));
+        await writer.xack(commands, group, entryId);
+      })
+      .catch(onError)
+      .finally(() => inflight.delete(p));
+    inflight.add(p);
+    return p;
+  };
+
+  const loop = (async () => {
+    // Entries delivered to this consumer before and never acknowledged come first.
+    let cursor = '0';
+    while (running) {
+      try {
+        const res = (await redis.xreadgroup(
+          'GROUP', group, consumer, 'COUNT', readCount, 'BLOCK', blockMs, 'STREAMS', commands, cursor,
+        )) as StreamReply;
+        const entries = res?.[0]?.[1] ?? [];
+        if (cursor === '0' && entries.length === 0) cursor = '>';
+        for (const entry of entries) {
+          void handle(entry[0], field(entry));
+          if (cursor !== '>') cursor = entry[0];
+        }
+        // A bounded amount in flight: the journal's batches, not Redis, set the pace.
+        while (inflight.size > readCount * 4) await Promise.race(inflight);
+      } catch (err) {
+        if (!running) break;
+        onError(err);
+        await new Promise((r) => setTimeout(r, blockMs));
+      }
+    }
+  })();
+
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      await Promise.allSettled([...inflight]);
+      unsubscribe();
+      flushEvents();
+      await eventChain;
+      writer.disconnect();
+    },
+  };
+}
+
+export interface RedisGatewayOptions extends RedisStreamNames {
+  /** This client's reply stream. Default `perp:replies:<random>`. */
+  replyStream?: string;
+  /** A submit without a reply by then rejects (retryable: resubmit with the same id). Default 10 000 ms. */
+  timeoutMs?: number;
+  blockMs?: number;
+}
+
+/**
+ * The API side: an EngineGateway whose submit writes a command message and waits for its reply,
+ * and whose subscribe reads the event stream. `redis` is used for writes; blocking reads use
+ * duplicates of it. `close()` stops the readers.
+ */
+export function createRedisGateway(redis: Redis, opts: RedisGatewayOptions = {}): EngineGateway & { close(): Promise<void> } {
+  const commands = opts.commands ?? 'perp:commands';
+  const events = opts.events ?? 'perp:events';
+  const replyStream = opts.replyStream ?? `perp:replies:${randomBytes(6).toString('hex')}`;
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const blockMs = opts.blockMs ?? 500;
+  const waiting = new Map<string, Array<{ resolve: (r: SequencedResult) => void; reject: (e: unknown) => void }>>();
+  const readers = new Set<Redis>();
+  let open = true;
+
+  const replies = redis.duplicate();
+  readers.add(replies);
+  const replyLoop = (async () => {
+    let cursor = '0';
+    while (open) {
+      try {
+        const res = (await replies.xread('COUNT', 1_000, 'BLOCK', blockMs, 'STREAMS', replyStream, cursor)) as StreamReply;
+        for (const entry of res?.[0]?.[1] ?? []) {
+          cursor = entry[0];
+          const reply = JSON.parse(field(entry) ?? 'null') as ReplyMessage | null;
+          if (reply === null) continue;
+          const ws = waiting.get(reply.id);
+          if (ws === undefined) continue;
+          waiting.delete(reply.id);
+          for (const w of ws) {
+            try {
+              w.resolve(fromReplyMessage(reply));
+            } catch (err) {
+              w.reject(err);
+            }
+          }
+        }
+      } catch {
+        if (open) await new Promise((r) => setTimeout(r, blockMs));
+      }
+    }
+  })();
+
+  return {
+    async submit(cmd: EngineCommand) {
+      const msg = toCommandMessage(cmd, replyStream);
+      const answer = new Promise<SequencedResult>((resolve, reject) => {
+        const w = {
+          resolve: (r: SequencedResult) => {
+            clearTimeout(timer);
+            resolve(r);
+          },
+          reject: (e: unknown) => {
+            clearTimeout(timer);
+            reject(e);
+          },
+        };
+        const timer = setTimeout(() => {
+          const list = waiting.get(msg.id) ?? [];
+          const i = list.indexOf(w);
+          if (i >= 0) list.splice(i, 1);
+          if (list.length === 0) waiting.delete(msg.id);
+          reject(new AppError('STORAGE_UNAVAILABLE', 'perp engine: no reply in time, resubmit with the same id', { retryable: true }));
+        }, timeoutMs);
+        const ws = waiting.get(msg.id) ?? [];
+        ws.push(w);
+        waiting.set(msg.id, ws);
+      });
+      await redis.xadd(commands, '*', 'm', JSON.stringify(msg));
+      return answer;
+    },
+    subscribe(fromSeq, listener, onError) {
+      const reader = redis.duplicate();
+      readers.add(reader);
+      let active = true;
+      void (async () => {
+        let cursor = `0-${Math.max(0, Math.trunc(fromSeq) - 1)}`;
+        while (active && open) {
+          try {
+            const res = (await reader.xread('COUNT', 1_000, 'BLOCK', blockMs, 'STREAMS', events, cursor)) as StreamReply;
+            for (const entry of res?.[0]?.[1] ?? []) {
+              cursor = entry[0];
+              if (!active) break;
+              listener(fromEventMessage(JSON.parse(field(entry) ?? 'null') as EventMessage));
+            }
+          } catch (err) {
+            if (!active || !open) break;
+            onError?.(err);
+            await new Promise((r) => setTimeout(r, blockMs));
+          }
+        }
+      })();
+      return () => {
+        active = false;
+        readers.delete(reader);
+        reader.disconnect();
+      };
+    },
+    async close() {
+      open = false;
+      for (const ws of waiting.values()) for (const w of ws) w.reject(new AppError('STORAGE_UNAVAILABLE', 'perp engine: gateway closed', { retryable: true }));
+      waiting.clear();
+      for (const r of readers) r.disconnect();
+      await replyLoop;
+    },
+  };
+}

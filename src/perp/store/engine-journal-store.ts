@@ -1,0 +1,187 @@
+/**
+ * Storage of the perpetual engine's journal and snapshots (docs/perp-sequencer.md). Plain rows:
+ * the store knows nothing of the engine, the sequencer encodes commands and results as JSON text.
+ */
+import { bulkInsertWith, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
+import { sql } from 'kysely';
+import { kyselyOf, type Db, type DbExecutor } from '../../storage/database.ts';
+import { withTransaction } from '../../storage/transaction.ts';
+
+export interface JournalRow {
+  /** Journal order, 1, 2, … without gaps. */
+  seq: number;
+  commandId: string;
+  kind: string;
+  /** JSON of the command (bigints as decimal strings). */
+  command: string;
+  ts: number;
+  code: string;
+  /** The engine's last event seq after the command. */
+  lastEventSeq: number;
+  /** JSON of the answer without its events. */
+  result: string;
+}
+
+export interface SnapshotRow {
+  lastSeq: number;
+  stateHash: string;
+  /** JSON of the engine snapshot. */
+  snapshot: string;
+  createdAt: number;
+}
+
+const JOURNAL: BulkTable = {
+  table: 'perp_journal',
+  columns: ['seq', 'command_id', 'kind', 'command', 'ts', 'code', 'last_event_seq', 'result'],
+};
+
+type JournalDbRow = {
+  seq: number;
+  command_id: string;
+  kind: string;
+  command: string;
+  ts: number;
+  code: string;
+  last_event_seq: number;
+  result: string;
+};
+
+function fromDb(r: JournalDbRow): JournalRow {
+  return {
+    seq: Number(r.seq),
+    commandId: r.command_id,
+    kind: r.kind,
+    command: r.command,
+    ts: Number(r.ts),
+    code: r.code,
+    lastEventSeq: Number(r.last_event_seq),
+    result: r.result,
+  };
+}
+
+/**
+ * Appends `rows` in one transaction (multi-row inserts): all of them are durable when this resolves,
+ * or none. A seq or command id already in the journal fails the whole batch.
+ */
+export async function appendJournal(db: DbExecutor, rows: readonly JournalRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await withTransaction(db, async (tx) => {
+    await bulkInsertWith(tx, JOURNAL, rows.length, (params, o, i) => {
+      const r = rows[i];
+      params[o] = r.seq;
+      params[o + 1] = r.commandId;
+      params[o + 2] = r.kind;
+      params[o + 3] = r.command;
+      params[o + 4] = r.ts;
+      params[o + 5] = r.code;
+      params[o + 6] = r.lastEventSeq;
+      params[o + 7] = r.result;
+    });
+  });
+}
+
+/** Up to `limit` rows with seq > afterSeq, in journal order. */
+export async function readJournalAfter(db: DbExecutor, afterSeq: number, limit = 10_000): Promise<JournalRow[]> {
+  const rows = await kyselyOf(db)
+    .selectFrom('perp_journal')
+    .selectAll()
+    .where('seq', '>', afterSeq)
+    .orderBy('seq')
+    .limit(limit)
+    .execute();
+  return rows.map(fromDb);
+}
+
+/** The last `count` rows, in journal order. */
+export async function readJournalTail(db: DbExecutor, count: number): Promise<JournalRow[]> {
+  if (count <= 0) return [];
+  const rows = await kyselyOf(db).selectFrom('perp_journal').selectAll().orderBy('seq', 'desc').limit(count).execute();
+  return rows.map(fromDb).reverse();
+}
+
+/** The journalled rows of these command ids (any order; ids not journalled are absent). */
+export async function findJournalByCommandIds(db: DbExecutor, commandIds: readonly string[]): Promise<JournalRow[]> {
+  const out: JournalRow[] = [];
+  for (const ids of chunked([...new Set(commandIds)], 500)) {
+    const rows = await kyselyOf(db).selectFrom('perp_journal').selectAll().where('command_id', 'in', ids).execute();
+    for (const r of rows) out.push(fromDb(r));
+  }
+  return out;
+}
+
+/** The highest journal seq, 0 when empty. */
+export async function lastJournalSeq(db: DbExecutor): Promise<number> {
+  const row = await kyselyOf(db)
+    .selectFrom('perp_journal')
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .executeTakeFirst();
+  return row?.seq == null ? 0 : Number(row.seq);
+}
+
+export async function saveSnapshot(db: DbExecutor, s: SnapshotRow): Promise<void> {
+  await kyselyOf(db)
+    .insertInto('perp_snapshots')
+    .values({ last_seq: s.lastSeq, state_hash: s.stateHash, snapshot: s.snapshot, created_at: s.createdAt })
+    .onConflict((oc) => oc.column('last_seq').doNothing())
+    .execute();
+}
+
+/** Snapshots newest first (at most `limit`), for a restart that falls back past a bad one. */
+export async function latestSnapshots(db: DbExecutor, limit = 3): Promise<SnapshotRow[]> {
+  const rows = await kyselyOf(db).selectFrom('perp_snapshots').selectAll().orderBy('last_seq', 'desc').limit(limit).execute();
+  return rows.map((r) => ({
+    lastSeq: Number(r.last_seq),
+    stateHash: r.state_hash,
+    snapshot: r.snapshot,
+    createdAt: Number(r.created_at),
+  }));
+}
+
+/** Deletes all but the newest `keep` snapshots; answers how many went. */
+export async function pruneSnapshots(db: DbExecutor, keep: number): Promise<number> {
+  const k = kyselyOf(db);
+  const kept = await k.selectFrom('perp_snapshots').select('last_seq').orderBy('last_seq', 'desc').limit(1).offset(Math.max(0, keep - 1)).executeTakeFirst();
+  if (kept === undefined) return 0;
+  const res = await k.deleteFrom('perp_snapshots').where('last_seq', '<', Number(kept.last_seq)).executeTakeFirst();
+  return Number(res.numDeletedRows ?? 0);
+}
+
+export interface JournalWriterLock {
+  release(): Promise<void>;
+}
+
+/**
+ * PostgreSQL: a session advisory lock on this schema's journal, held on a pooled connection of its
+ * own until `release()` (or until that session ends, as when the process dies). Answers null when
+ * another session holds it. SQLite: nothing to hold (a no-op lock); the journal's primary key is
+ * what stops a second writer there.
+ */
+export async function acquireJournalWriterLock(db: Db): Promise<JournalWriterLock | null> {
+  if (db.dialect !== 'postgres') return { release: async () => undefined };
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const key = sql`hashtext(current_schema() || '.perp_journal')`;
+  return new Promise<JournalWriterLock | null>((resolve, reject) => {
+    const session = db.kysely
+      .connection()
+      .execute(async (conn) => {
+        const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${key}) as ok`.execute(conn);
+        if (!rows[0]?.ok) {
+          resolve(null);
+          return;
+        }
+        resolve({
+          release: async () => {
+            release();
+            await session;
+          },
+        });
+        await released;
+        await sql`select pg_advisory_unlock(${key})`.execute(conn);
+      })
+      .catch((err) => {
+        reject(err);
+        return undefined;
+      });
+  });
+}

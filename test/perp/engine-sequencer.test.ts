@@ -1,0 +1,264 @@
+import { describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { PerpEngine } from '../../src/perp/engine/perp-engine.ts';
+import { createInProcessGateway } from '../../src/perp/sequencer/engine-gateway.ts';
+import { EngineSequencer, loadEngineFromJournal } from '../../src/perp/sequencer/engine-sequencer.ts';
+import {
+  appendJournal,
+  findJournalByCommandIds,
+  lastJournalSeq,
+  latestSnapshots,
+  pruneSnapshots,
+  readJournalAfter,
+  readJournalTail,
+  saveSnapshot,
+  type JournalRow,
+} from '../../src/perp/store/engine-journal-store.ts';
+import type { Db } from '../../src/storage/database.ts';
+import type { EngineEvent } from '../../src/perp/engine/engine-types.ts';
+import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
+import { STREAM_ACCOUNTS, takeCommands } from '../support/perp-command-stream.ts';
+
+const row = (seq: number, over: Partial<JournalRow> = {}): JournalRow => ({
+  seq,
+  commandId: `c-${seq}`,
+  kind: 'deposit',
+  command: `{"kind":"deposit","id":"c-${seq}","amount":"${seq}"}`,
+  ts: 1_700_000_000_000 + seq,
+  code: 'OK',
+  lastEventSeq: seq,
+  result: '{"ok":true,"code":"OK"}',
+  ...over,
+});
+
+describe.each(testDatabases)('perp engine journal ($name)', ({ open }) => {
+  let db: Db;
+  useFreshDatabase(open, (d) => (db = d));
+
+  it('appends a batch in one transaction and reads it back in order', async () => {
+    expect(await lastJournalSeq(db)).toBe(0);
+    await appendJournal(db, [row(1), row(2), row(3)]);
+    await appendJournal(db, [row(4, { code: 'INVALID', commandId: 'x"\'y' })]);
+    expect(await lastJournalSeq(db)).toBe(4);
+    expect(await readJournalAfter(db, 1)).toEqual([row(2), row(3), row(4, { code: 'INVALID', commandId: 'x"\'y' })]);
+    expect((await readJournalAfter(db, 0, 2)).map((r) => r.seq)).toEqual([1, 2]);
+    expect((await readJournalTail(db, 2)).map((r) => r.seq)).toEqual([3, 4]);
+    expect((await findJournalByCommandIds(db, ['c-2', 'nope', 'x"\'y'])).map((r) => r.seq).sort()).toEqual([2, 4]);
+    // A duplicate command id fails the whole batch: none of its rows is written.
+    await expect(appendJournal(db, [row(5), row(6, { commandId: 'c-1' })])).rejects.toThrow();
+    expect(await lastJournalSeq(db)).toBe(4);
+  });
+
+  it('keeps snapshots newest first and prunes the older ones', async () => {
+    for (const lastSeq of [10, 20, 30, 40]) await saveSnapshot(db, { lastSeq, stateHash: `h${lastSeq}`, snapshot: `{"s":${lastSeq}}`, createdAt: lastSeq });
+    expect((await latestSnapshots(db, 2)).map((s) => s.lastSeq)).toEqual([40, 30]);
+    expect(await pruneSnapshots(db, 2)).toBe(2);
+    expect(await latestSnapshots(db, 10)).toEqual([
+      { lastSeq: 40, stateHash: 'h40', snapshot: '{"s":40}', createdAt: 40 },
+      { lastSeq: 30, stateHash: 'h30', snapshot: '{"s":30}', createdAt: 30 },
+    ]);
+  });
+
+  it('group-commits concurrent submits and answers each only after its row is durable', async () => {
+    const seq = new EngineSequencer({ db, snapshotEvery: 0 });
+    await seq.start();
+    const cmds = takeCommands(1, 'g', 400);
+    const checks: Promise<void>[] = [];
+    const answers = await Promise.all(
+      cmds.map((c) =>
+        seq.submit(c).then((r) => {
+          // Answered: the row is committed, and the sequencer counts it durable.
+          expect(seq.durableJournalSeq).toBeGreaterThanOrEqual(r.journalSeq ?? Infinity);
+          checks.push(findJournalByCommandIds(db, [c.id]).then((rows) => expect(rows.map((x) => x.seq)).toEqual([r.journalSeq])));
+          return r;
+        }),
+      ),
+    );
+    await Promise.all(checks);
+    expect(answers.map((r) => r.journalSeq)).toEqual(cmds.map((_, i) => i + 1));
+    const { batches, rows, maxBatchRows } = seq.stats;
+    expect(rows).toBe(400);
+    expect(batches).toBeLessThan(400 / 4);
+    expect(maxBatchRows).toBeGreaterThan(10);
+    // Refused commands are journalled with their code too.
+    const journal = await readJournalAfter(db, 0);
+    expect(journal.map((r) => r.code)).toEqual(answers.map((r) => r.code));
+    expect(answers.some((r) => !r.ok)).toBe(true);
+    await seq.stop();
+  });
+
+  it('restarts from snapshot + journal to the live state, and a full replay agrees', async () => {
+    const live = new EngineSequencer({ db, snapshotEvery: 300, keepSnapshots: 2 });
+    await live.start();
+    const cmds = takeCommands(2, 'r', 1_500);
+    await Promise.all(cmds.slice(0, 1_300).map((c) => live.submit(c)));
+    for (const c of cmds.slice(1_300)) await live.submit(c);
+    const hash = live.engine.stateHash();
+    const lastEvent = live.engine.lastSeq;
+    expect(live.nextSeq).toBe(1_501);
+    // No stop(): as after a crash, only the periodic snapshots exist.
+    await new Promise((r) => setTimeout(r, 50));
+    await live.abandon();
+    const snaps = await latestSnapshots(db, 10);
+    expect(snaps.length).toBe(2);
+    expect(snaps[0].lastSeq).toBeGreaterThanOrEqual(1_200);
+
+    const again = new EngineSequencer({ db });
+    await again.start();
+    expect(again.engine.stateHash()).toBe(hash);
+    expect(again.engine.lastSeq).toBe(lastEvent);
+    expect(again.nextSeq).toBe(1_501);
+    const full = await loadEngineFromJournal(db, undefined, { ignoreSnapshots: true });
+    expect(full.engine.stateHash()).toBe(hash);
+    // A fresh engine fed the commands directly agrees as well.
+    const direct = new PerpEngine();
+    for (const c of cmds) direct.apply(c);
+    expect(direct.stateHash()).toBe(hash);
+
+    // The sequence continues: the next command gets journal seq 1501 and the next event seq.
+    const r = await again.submit({ kind: 'deposit', id: 'after', ts: 1, account: STREAM_ACCOUNTS[0], amount: 5n });
+    expect(r.journalSeq).toBe(1_501);
+    expect(r.events[0].seq).toBe(lastEvent + 1);
+    await again.stop();
+    expect((await latestSnapshots(db, 1))[0].lastSeq).toBe(1_501);
+  });
+
+  it('answers a resubmitted command id with its original result, from memory and from the journal', async () => {
+    const seq = new EngineSequencer({ db, recentResults: 5 });
+    await seq.start();
+    const cmds = takeCommands(3, 'i', 30);
+    const first = await Promise.all(cmds.map((c) => seq.submit(c)));
+    const again = await seq.submit(cmds[29]);
+    expect(again).toMatchObject({ resubmitted: true, journalSeq: 30, code: first[29].code });
+    expect(again.events).toEqual([]);
+    if ('order' in first[29]) expect((again as unknown as { order: unknown }).order).toEqual(first[29].order);
+    // Beyond the memory: looked up in the journal, nothing applied, no row added.
+    const hash = seq.engine.stateHash();
+    const old = await seq.submit(cmds[10]);
+    expect(old).toMatchObject({ resubmitted: true, journalSeq: 11, code: first[10].code, ok: first[10].ok, events: [] });
+    if ('order' in first[10]) expect((old as unknown as { order: unknown }).order).toEqual(first[10].order);
+    expect(seq.engine.stateHash()).toBe(hash);
+    expect(await lastJournalSeq(db)).toBe(30);
+    // Concurrent duplicates of a new id: applied once.
+    const dep = { kind: 'deposit' as const, id: 'dup', ts: 1, account: STREAM_ACCOUNTS[1], amount: 7n };
+    const [a, b] = await Promise.all([seq.submit(dep), seq.submit(dep)]);
+    expect(a.journalSeq).toBe(31);
+    expect(b).toMatchObject({ journalSeq: 31, resubmitted: true });
+    expect(await lastJournalSeq(db)).toBe(31);
+    await seq.stop();
+    // After a restart the journal still answers.
+    const restarted = new EngineSequencer({ db, recentResults: 5 });
+    await restarted.start();
+    expect(await restarted.submit(cmds[3])).toMatchObject({ resubmitted: true, journalSeq: 4 });
+    await restarted.stop();
+  });
+
+  it('fails the commands of a batch that cannot be written and rebuilds from the journal', async () => {
+    const seq = new EngineSequencer({ db, recoveryRetryMs: 10 });
+    await seq.start();
+    const cmds = takeCommands(4, 'f', 60);
+    await Promise.all(cmds.slice(0, 40).map((c) => seq.submit(c)));
+    const durableHash = seq.engine.stateHash();
+    const lastEvent = seq.engine.lastSeq;
+    // Another writer takes journal seq 41: the sequencer's next batch hits its primary key.
+    await appendJournal(db, [
+      { seq: 41, commandId: 'foreign', kind: 'withdraw', command: '{}', ts: 0, code: 'INVALID', lastEventSeq: lastEvent, result: '{"ok":false,"code":"INVALID","message":"x"}' },
+    ]);
+    const outcomes = await Promise.allSettled(cmds.slice(40).map((c) => seq.submit(c)));
+    expect(outcomes.every((o) => o.status === 'rejected')).toBe(true);
+    expect((outcomes[0] as PromiseRejectedResult).reason).toMatchObject({ code: 'STORAGE_UNAVAILABLE', data: { outcome: 'unknown' } });
+    for (let i = 0; i < 50 && seq.state !== 'running'; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(seq.state).toBe('running');
+    expect(seq.stats.recoveries).toBe(1);
+    // Rebuilt to the journal: the failed commands left no trace, and they can be resubmitted.
+    expect(seq.engine.stateHash()).toBe(durableHash);
+    expect(seq.nextSeq).toBe(42);
+    const retried = await Promise.all(cmds.slice(40).map((c) => seq.submit(c)));
+    expect(retried[0].journalSeq).toBe(42);
+    const direct = new PerpEngine();
+    for (const c of cmds) direct.apply(c);
+    expect(seq.engine.stateHash()).toBe(direct.stateHash());
+    await seq.stop();
+  });
+
+  it('serves the gateway over broker-shaped messages, and events in seq order', async () => {
+    const seq = new EngineSequencer({ db });
+    await seq.start();
+    const gw = createInProcessGateway(seq, { serialize: true });
+    const seen: EngineEvent[] = [];
+    const unsubscribe = gw.subscribe(1, (e) => seen.push(e));
+    const cmds = takeCommands(5, 'w', 200);
+    const answers = await Promise.all(cmds.map((c) => gw.submit(c)));
+    const direct = new PerpEngine();
+    const expected = cmds.map((c) => direct.apply(c));
+    expect(answers.map(({ journalSeq: _j, ...r }) => r)).toEqual(expected);
+    expect(seen).toEqual(expected.flatMap((r) => r.events));
+    expect(seen.map((e) => e.seq)).toEqual(seen.map((_, i) => i + 1));
+    unsubscribe();
+    // A late subscriber gets the retained events from its seq.
+    const late: number[] = [];
+    seq.subscribe(seen.length - 2, (e) => late.push(e.seq));
+    expect(late).toEqual([seen.length - 2, seen.length - 1, seen.length]);
+    await seq.stop();
+  });
+});
+
+describe.each(testDatabases.filter((t) => t.name === 'postgres'))('perp single writer ($name)', ({ open }) => {
+  let db: Db;
+  useFreshDatabase(open, (d) => (db = d));
+
+  it('refuses a second sequencer on the same journal until the first stops', async () => {
+    const first = new EngineSequencer({ db });
+    await first.start();
+    const second = new EngineSequencer({ db });
+    await expect(second.start()).rejects.toMatchObject({ code: 'CONFLICT' });
+    await first.submit({ kind: 'deposit', id: 'd1', ts: 1, account: STREAM_ACCOUNTS[0], amount: 1n });
+    await first.stop();
+    const third = new EngineSequencer({ db });
+    await third.start();
+    expect(third.nextSeq).toBe(2);
+    await third.stop();
+  });
+});
+
+describe.each(testDatabases)('perp event catch-up ($name)', ({ open }) => {
+  let db: Db;
+  useFreshDatabase(open, (d) => (db = d));
+
+  it('regenerates events older than memory from snapshot + journal, then continues live without a gap', async () => {
+    const seq = new EngineSequencer({ db, eventBuffer: 10, snapshotEvery: 50 });
+    await seq.start();
+    const cmds = takeCommands(6, 'e', 400);
+    await Promise.all(cmds.slice(0, 300).map((c) => seq.submit(c)));
+    const direct = new PerpEngine();
+    const all = cmds.map((c) => direct.apply(c)).flatMap((r) => r.events);
+    const durable = seq.lastDurableEventSeq;
+    expect(durable).toBeGreaterThan(100);
+    for (const from of [1, Math.floor(durable / 2)]) {
+      const got: EngineEvent[] = [];
+      const errors: unknown[] = [];
+      seq.subscribe(from, (e) => got.push(e), (e) => errors.push(e));
+      // More commands while the catch-up runs.
+      await Promise.all(cmds.slice(300).map((c) => seq.submit(c)));
+      for (let i = 0; i < 100 && got.length < all.length - from + 1; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(errors).toEqual([]);
+      expect(got).toEqual(all.slice(from - 1));
+      // The other half of the stream for the next round: same commands, answered from memory.
+    }
+    await seq.stop();
+  });
+});
+
+describe('perp journal schema', () => {
+  it('stores bigint seqs as numbers on both engines', async () => {
+    const db = await testDatabases[0].open();
+    try {
+      await appendJournal(db, [row(2 ** 40)]);
+      const { rows } = await sql<{ seq: unknown }>`select seq from perp_journal`.execute(db.kysely);
+      expect(Number(rows[0].seq)).toBe(2 ** 40);
+      expect((await readJournalTail(db, 1))[0].seq).toBe(2 ** 40);
+    } finally {
+      await db.close();
+    }
+  });
+});

@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import type { EngineEvent } from '../../src/perp/engine/engine-types.ts';
+import { PerpEngine } from '../../src/perp/engine/perp-engine.ts';
+import { toCommandMessage } from '../../src/perp/sequencer/engine-gateway.ts';
+import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
+import { createRedisGateway, serveEngineOverRedis } from '../../src/perp/sequencer/redis-stream-transport.ts';
+import { openTestSqlite } from '../support/test-databases.ts';
+import { STREAM_ACCOUNTS, takeCommands } from '../support/perp-command-stream.ts';
+
+const url = process.env.REDIS_URL;
+
+describe.skipIf(!url)('perp engine over Redis Streams', () => {
+  it('carries commands, replies and events between processes-to-be, and redelivers unacknowledged commands', { timeout: 20_000 }, async () => {
+    const p = `t:${randomBytes(4).toString('hex')}`;
+    const names = { commands: `${p}:commands`, events: `${p}:events`, group: 'engine' };
+    const db = await openTestSqlite();
+    const admin = new Redis(url!);
+    const sequencer = new EngineSequencer({ db });
+    await sequencer.start();
+    let server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100 });
+    const gateway = createRedisGateway(new Redis(url!), { ...names, replyStream: `${p}:replies`, blockMs: 100 });
+    try {
+      const seen: EngineEvent[] = [];
+      const off = gateway.subscribe(1, (e) => seen.push(e));
+      const cmds = takeCommands(9, 'rs', 150);
+      const answers = await Promise.all(cmds.map((c) => gateway.submit(c)));
+      const direct = new PerpEngine();
+      const expected = cmds.map((c) => direct.apply(c));
+      expect(answers.map(({ journalSeq: _j, ...r }) => r)).toEqual(expected);
+      const events = expected.flatMap((r) => r.events);
+      for (let i = 0; i < 100 && seen.length < events.length; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(seen).toEqual(events);
+      off();
+
+      // A resubmitted command (a client retry) is answered from the journal, not applied again.
+      const again = await gateway.submit(cmds[20]);
+      expect(again).toMatchObject({ resubmitted: true, journalSeq: 21, code: expected[20].code });
+
+      // The engine read a command and died before answering: on restart it is delivered again.
+      await server.stop();
+      const cmd = { kind: 'deposit' as const, id: 'after-crash', ts: 1, account: STREAM_ACCOUNTS[2], amount: 9n };
+      const answer = gateway.submit(cmd);
+      for (let i = 0; i < 50 && (await admin.xlen(names.commands)) < 152; i++) await new Promise((r) => setTimeout(r, 10));
+      const read = (await admin.xreadgroup('GROUP', 'engine', 'engine-1', 'COUNT', 10, 'STREAMS', names.commands, '>')) as Array<[string, unknown[]]>;
+      expect(read[0][1]).toHaveLength(1);
+      server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100 });
+      expect(await answer).toMatchObject({ ok: true, journalSeq: 151 });
+      expect(toCommandMessage(cmd).id).toBe('after-crash');
+      // Acknowledged right after the reply is written.
+      const pendingCount = async () => Number(((await admin.xpending(names.commands, 'engine')) as unknown[])[0]);
+      for (let i = 0; i < 50 && (await pendingCount()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(await pendingCount()).toBe(0);
+    } finally {
+      await server.stop();
+      await gateway.close();
+      await sequencer.stop();
+      await db.close();
+      await admin.del(names.commands, names.events, `${p}:replies`);
+      admin.disconnect();
+    }
+  });
+});
