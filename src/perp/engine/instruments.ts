@@ -41,24 +41,25 @@ export interface InstrumentSpec extends Readonly<InstrumentConfig> {
   readonly unitMicros: bigint;
 }
 
-const EIGHT_HOURS = 8 * 60 * 60 * 1000;
+/** The default funding interval (configurable per instrument). */
+const ONE_HOUR = 3_600_000;
 
 /** The venue's default instruments: two crypto perpetuals and three stock perpetuals. */
 export const DEFAULT_INSTRUMENTS: readonly InstrumentConfig[] = Object.freeze([
   {
     symbol: 'BTC-USD', tickSize: '0.1', lotSize: '0.0001', minSizeLots: 10, maxSizeLots: 100_000_000, maxPriceTicks: 100_000_000,
     maxLeverage: 50, initialMarginRatioPpm: 20_000, maintenanceMarginRatioPpm: 10_000, makerFeeRatePpm: 200, takerFeeRatePpm: 500,
-    fundingIntervalMs: EIGHT_HOURS, priceBandPpm: 0,
+    fundingIntervalMs: ONE_HOUR, priceBandPpm: 0,
   },
   {
     symbol: 'ETH-USD', tickSize: '0.01', lotSize: '0.001', minSizeLots: 10, maxSizeLots: 100_000_000, maxPriceTicks: 100_000_000,
     maxLeverage: 50, initialMarginRatioPpm: 20_000, maintenanceMarginRatioPpm: 10_000, makerFeeRatePpm: 200, takerFeeRatePpm: 500,
-    fundingIntervalMs: EIGHT_HOURS, priceBandPpm: 0,
+    fundingIntervalMs: ONE_HOUR, priceBandPpm: 0,
   },
   ...['AAPL-USD', 'TSLA-USD', 'NVDA-USD'].map((symbol) => ({
     symbol, tickSize: '0.01', lotSize: '0.01', minSizeLots: 1, maxSizeLots: 100_000_000, maxPriceTicks: 100_000_000,
     maxLeverage: 20, initialMarginRatioPpm: 50_000, maintenanceMarginRatioPpm: 25_000, makerFeeRatePpm: 200, takerFeeRatePpm: 500,
-    fundingIntervalMs: EIGHT_HOURS, priceBandPpm: 0,
+    fundingIntervalMs: ONE_HOUR, priceBandPpm: 0,
   })),
 ].map((c) => Object.freeze(c)));
 
