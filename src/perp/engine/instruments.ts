@@ -41,7 +41,7 @@ export interface InstrumentSpec extends Readonly<InstrumentConfig> {
   readonly unitMicros: bigint;
 }
 
-/** The default funding interval (configurable per instrument). */
+/** Funding settles hourly by default, as on Hyperliquid and dYdX (configurable per instrument). */
 const ONE_HOUR = 3_600_000;
 
 /** The venue's default instruments: two crypto perpetuals and three stock perpetuals. */
