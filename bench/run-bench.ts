@@ -8,7 +8,9 @@
  * (default 50 000) next to the raw eth_getLogs + JSON parse ceiling of the same ranges, and the
  * executor's settlement throughput over BENCH_ORDERS orders (default 5 000); then One Click order
  * sends end to end beside anvil's pre-signed ceiling (bench/one-click-bench.ts). BENCH_ONLY=http,
- * indexer, executor or oneclick runs one part.
+ * indexer, executor, oneclick or perp runs one part. The perpetual part: the matching engine's
+ * book against nodejs-order-book on the same streams (steady and deep books) and the full engine,
+ * then the sequencer's group-committed journal against single-row commits of the same database.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,6 +23,8 @@ import type { DemoFile } from '../src/app/demo-file.ts';
 import { runExecutorBench } from './executor-bench.ts';
 import { runIndexerBench } from './indexer-bench.ts';
 import { measureAnvilCeiling, measureOneClickSends, type BenchUser } from './one-click-bench.ts';
+import { runPerpEngineBench } from './perp-engine-bench.ts';
+import { runPerpJournalBench } from './perp-journal-bench.ts';
 
 /** Seconds per measured round. */
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
@@ -380,4 +384,12 @@ if (!only || only === 'oneclick') {
   console.log(`anvil ceiling: ${ceiling.sends} pre-signed limit orders from one wallet, ${users} in flight, in ${ceiling.seconds.toFixed(2)} s = ${max.toFixed(1)}/s`);
   const ratio = ours / max;
   console.log(`target: One Click sends ÷ anvil pre-signed ceiling ≥ 0.5 → ${ratio.toFixed(3)} ${ratio >= 0.5 && sends.failures === 0 ? 'met' : 'NOT met'}`);
+}
+if (!only || only === 'perp') {
+  console.log('\nperpetual engine, in process, one core (bench/perp-engine-bench.ts):');
+  const e = await runPerpEngineBench();
+  console.log(e.table);
+  console.log('\nperpetual journal, group commit against single-row commits (bench/perp-journal-bench.ts):');
+  const j = await runPerpJournalBench();
+  console.log(j.table);
 }
