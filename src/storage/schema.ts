@@ -230,4 +230,16 @@ export interface DatabaseSchema {
   stock_tx_records: TxRecordsTable;
   stock_calldata_requests: CalldataRequestsTable;
   stock_relay_requests: RelayRequestsTable;
+  perp_api_key_nonces: PerpApiKeyNoncesTable;
+}
+
+/** Used nonces of wallet-signed perp API-key creations (0009). */
+export interface PerpApiKeyNoncesTable {
+  /** Lower-case 0x address of the signing wallet. */
+  wallet: string;
+  /** The message's uint64 nonce as a decimal string. */
+  nonce: string;
+  /** The message's expiry, ms since the epoch. */
+  expiry: number;
+  used_at: number;
 }

@@ -30,6 +30,7 @@ const APP_TABLES = [
   'chain_events',
   'indexer_checkpoints',
   'meta',
+  'perp_api_key_nonces',
   'quotes',
   'stock_calldata_requests',
   'stock_cash_operations',

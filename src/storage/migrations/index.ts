@@ -5,6 +5,7 @@ import * as m0003 from './0003-events-by-position.ts';
 import * as m0004 from './0004-api-keys.ts';
 import * as m0005 from './0005-indexer-namespaces.ts';
 import * as m0006 from './0006-stock-relay.ts';
+import * as m0009 from './0009-perp-api-key-nonces.ts';
 
 /**
  * Every migration, in order. To add one: create `NNNN-what.ts` exporting `up` (and `down`),
@@ -18,6 +19,7 @@ export const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Migrat
   ['0004-api-keys', m0004],
   ['0005-indexer-namespaces', m0005],
   ['0006-stock-relay', m0006],
+  ['0009-perp-api-key-nonces', m0009],
 ];
 
 /** A static provider: no filesystem scanning, so it works the same from tsx, a bundle or tests. */
