@@ -112,6 +112,8 @@ async function publicCall<T>(baseUrl: string, method: string, path: string, body
 
 export class PerpClient {
   readonly #opts: Required<Omit<PerpClientOptions, 'fetch'>> & { fetch: typeof fetch };
+  /** The last X-Api-Ts this client used: see `nextTs`. */
+  #lastTs = 0;
 
   constructor(opts: PerpClientOptions) {
     this.#opts = {
@@ -128,12 +130,21 @@ export class PerpClient {
     return this.#opts.apiKey;
   }
 
+  /**
+   * Strictly increasing timestamps: two identical requests in the same millisecond would carry the
+   * same signature, and the server refuses the second as a replay (20007).
+   */
+  #nextTs(): number {
+    this.#lastTs = Math.max(this.#opts.now(), this.#lastTs + 1);
+    return this.#lastTs;
+  }
+
   /** Builds the signed request without sending it (for curl, debugging and tests). */
   sign(method: string, path: string, opts: { query?: Query; body?: unknown; ts?: number } = {}): SignedPerpRequest {
     const query = opts.query ? canonicalQuery(opts.query) : '';
     const requestPath = signedUri(endpointPath(path), query);
     const body = bodyText(opts.body);
-    const ts = String(opts.ts ?? this.#opts.now());
+    const ts = String(opts.ts ?? this.#nextTs());
     const headers: Record<string, string> = {
       'X-Api-Key': this.#opts.apiKey,
       'X-Api-Sign': signPerp(this.#opts.apiSecret, { ts, method, requestPath, body }),
