@@ -1,7 +1,8 @@
 /**
  * DATA_DIR/demo.json, dev mode only (DEMO_MODE, on by default for the embedded anvil): the demo
  * wallets and API keys with their secrets, so that the README's examples work as written. The
- * shape is contract.md §0's; fields may be added, none renamed (`perp` joins with the perp API).
+ * shape is contract.md §0's; fields may be added, none renamed. Written by the process that serves
+ * the stock API; `perp` is there when the same process serves the perp API too (role `all`).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -27,6 +28,16 @@ export interface DemoFile {
     keys: {
       readOnly: DemoCredentials;
       writable: DemoCredentials & { userAddress: Address };
+    };
+  };
+  perp?: {
+    /** `{perp_base_url}`: paths follow as `/v4/public/trader/...`. */
+    baseUrl: string;
+    /** Present once the perp venue (margin vault) is deployed with the stack. */
+    contracts?: { marginVault: Address; collateralToken: Address };
+    keys: {
+      /** READ, TRADE and TRANSFER for `wallets[0]`, as a wallet-created key is. */
+      trader: DemoCredentials & { address: Address };
     };
   };
 }
@@ -82,6 +93,24 @@ export async function writeDemoFile(ctx: StackContext, stockBaseUrl: string): Pr
       keys: { readOnly, writable: { ...writable, userAddress: demoUser } },
     },
   };
+  const perp = ctx.endpoints.perp;
+  if (perp) {
+    const perpIds = JSON.parse((await getMeta(db, 'demo.perpKeys')) ?? '{}') as { trader?: string };
+    const trader = await ensure(perpIds.trader, previous?.perp?.keys?.trader?.apiSecret, async () => {
+      // As `POST api-keys` creates it for a wallet: bound, every permission, no IP whitelist.
+      const r = await keys.create({ api: 'perp', permissions: ['READ', 'TRADE', 'TRANSFER'], label: 'demo trader', ipWhitelist: [], chainId: config.chainId, userAddress: demoUser });
+      return { apiKey: r.key.apiKey, apiSecret: r.apiSecret };
+    });
+    await setMeta(db, 'demo.perpKeys', JSON.stringify({ trader: trader.apiKey }));
+    const perpContracts = c as { marginVault?: Address; collateralToken?: Address };
+    demo.perp = {
+      baseUrl: perp.baseUrl,
+      ...(perpContracts.marginVault && perpContracts.collateralToken
+        ? { contracts: { marginVault: perpContracts.marginVault, collateralToken: perpContracts.collateralToken } }
+        : {}),
+      keys: { trader: { ...trader, address: demoUser } },
+    };
+  }
   fs.writeFileSync(file, JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 });
   return demo;
 }

@@ -62,7 +62,8 @@ describe('tokex keys CLI', () => {
     expect(perp).not.toHaveProperty('permission');
     expect((await t.client(perp.apiKey, perp.apiSecret).request('GET', '/api/v1/symbols')).code).toBe(401);
     const listed = JSON.parse(await cli(['keys', 'list', '--api', 'perp', '--json'])) as any[];
-    expect(listed.map((k) => k.apiKey)).toEqual([perp.apiKey]);
+    // Beside demo.json's perp trader key, which the stack created at start.
+    expect(listed.map((k) => k.apiKey)).toEqual([t.demo.perp!.keys.trader.apiKey, perp.apiKey]);
     const updated = JSON.parse(await cli(['keys', 'update', perp.apiKey, '--permission', 'TRANSFER', '--json']));
     expect(updated.permissions).toEqual(['TRANSFER']);
     await expect(cli(['keys', 'update', perp.apiKey, '--permission', 'WRITABLE'])).rejects.toMatchObject({ stderr: expect.stringContaining('permissions: perp keys take any of READ, TRADE, TRANSFER') });
@@ -158,7 +159,7 @@ describe('restart', () => {
 describe('npm start', () => {
   it('stops the whole stack, anvil included, when only npm receives SIGTERM', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-npm-start-'));
-    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, STOCK_API_PORT: '0', HISTORY_DAYS: '1', LOG_LEVEL: 'info' };
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, STOCK_API_PORT: '0', PERP_API_PORT: '0', HISTORY_DAYS: '1', LOG_LEVEL: 'info' };
     delete env.DATABASE_URL;
     delete env.RPC_URL;
     const npm = spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
