@@ -5,7 +5,7 @@
  * with one of its keys. The secret is answered once, at creation, and nowhere else.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { SIGNATURE_PATTERN } from '../../http/schema-patterns.ts';
+import { SIGNATURE_PATTERN, VISIBLE_ASCII_PATTERN } from '../../http/schema-patterns.ts';
 import { MAX_LABEL_LENGTH } from '../../auth/api-key-model.ts';
 import { perpOk } from '../perp-envelope.ts';
 import type { PerpKeyService } from '../perp-key-service.ts';
@@ -28,7 +28,7 @@ const keySchema = {
 const apiKeyParam = {
   type: 'object',
   required: ['apiKey'],
-  properties: { apiKey: { type: 'string', minLength: 1, maxLength: 128, pattern: '^[!-~]+$' } },
+  properties: { apiKey: { type: 'string', minLength: 1, maxLength: 128, pattern: VISIBLE_ASCII_PATTERN } },
 } as const;
 
 const typedDataSchema = {
