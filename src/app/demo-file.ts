@@ -1,8 +1,9 @@
 /**
  * DATA_DIR/demo.json, dev mode only (DEMO_MODE, on by default for the embedded anvil): the demo
  * wallets and API keys with their secrets, so that the README's examples work as written. The
- * shape is contract.md §0's; fields may be added, none renamed. `perp` holds the perpetual venue's
- * contracts once it is deployed; its `baseUrl` and `keys` join with the perp API.
+ * shape is contract.md §0's; fields may be added, none renamed. Written by the process that serves
+ * the stock API; `perp` is there when the same process serves the perp API too (role `all`), with
+ * the perpetual venue's contracts once it is deployed.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -31,9 +32,15 @@ export interface DemoFile {
       writable: DemoCredentials & { userAddress: Address };
     };
   };
-  /** The perpetual venue, when deployed. */
   perp?: {
-    contracts: { marginVault: Address; collateralToken: Address };
+    /** `{perp_base_url}`: paths follow as `/v4/public/trader/...`. */
+    baseUrl: string;
+    /** Present once the perp venue (margin vault) is deployed with the stack. */
+    contracts?: { marginVault: Address; collateralToken: Address };
+    keys: {
+      /** READ, TRADE and TRANSFER for `wallets[0]`, as a wallet-created key is. */
+      trader: DemoCredentials & { address: Address };
+    };
   };
 }
 
@@ -88,9 +95,21 @@ export async function writeDemoFile(ctx: StackContext, stockBaseUrl: string): Pr
       keys: { readOnly, writable: { ...writable, userAddress: demoUser } },
     },
   };
-  const perp = perpDeploymentOf(ctx.chain.record);
+  const perp = ctx.endpoints.perp;
   if (perp) {
-    demo.perp = { contracts: { marginVault: perp.contracts.marginVault, collateralToken: perp.contracts.collateralToken } };
+    const perpIds = JSON.parse((await getMeta(db, 'demo.perpKeys')) ?? '{}') as { trader?: string };
+    const trader = await ensure(perpIds.trader, previous?.perp?.keys?.trader?.apiSecret, async () => {
+      // As `POST api-keys` creates it for a wallet: bound, every permission, no IP whitelist.
+      const r = await keys.create({ api: 'perp', permissions: ['READ', 'TRADE', 'TRANSFER'], label: 'demo trader', ipWhitelist: [], chainId: config.chainId, userAddress: demoUser });
+      return { apiKey: r.key.apiKey, apiSecret: r.apiSecret };
+    });
+    await setMeta(db, 'demo.perpKeys', JSON.stringify({ trader: trader.apiKey }));
+    const venue = perpDeploymentOf(ctx.chain.record);
+    demo.perp = {
+      baseUrl: perp.baseUrl,
+      ...(venue ? { contracts: { marginVault: venue.contracts.marginVault, collateralToken: venue.contracts.collateralToken } } : {}),
+      keys: { trader: { ...trader, address: demoUser } },
+    };
   }
   fs.writeFileSync(file, JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 });
   return demo;

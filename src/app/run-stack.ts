@@ -10,6 +10,7 @@ export async function runStack(role: Role): Promise<void> {
 
   const lines = [`tokex ${role} running`];
   if (stack.stockBaseUrl) lines.push(`  stock API  ${stack.stockBaseUrl}/api/v1   (OpenAPI: ${stack.stockBaseUrl}/openapi.json)`);
+  if (stack.perpBaseUrl) lines.push(`  perp API   ${stack.perpBaseUrl}/v4/public/trader   (OpenAPI: ${stack.perpBaseUrl}/openapi.json)`);
   lines.push(`  chain      ${stack.rpcUrl} (chain id ${config.chainId})`);
   lines.push(`  data       ${config.dataDir}${config.databaseUrl ? ' (database: PostgreSQL)' : ''}`);
   if (stack.demoFile) lines.push(`  demo.json  ${stack.demoFile}  (demo wallets and API keys)`);

@@ -38,7 +38,7 @@ export interface StackContext {
   quotes(): Promise<QuoteReader>;
   provideQuotes(reader: QuoteReader): void;
   /** APIs served by this process, by venue. */
-  endpoints: { stock?: ApiEndpoint };
+  endpoints: { stock?: ApiEndpoint; perp?: ApiEndpoint };
   /** Wake-ups between the stock API and the One Click relayer when both run here. */
   relaySignals: RelaySignals;
 }

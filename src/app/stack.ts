@@ -26,6 +26,7 @@ import { startIndexerRole } from './roles/indexer-role.ts';
 import { startExecutorRole } from './roles/executor-role.ts';
 import { startStockApiRole } from './roles/stock-api-role.ts';
 import { startRelayerRole } from './roles/relayer-role.ts';
+import { startPerpApiRole } from './roles/perp-api-role.ts';
 
 /**
  * The roles this version runs, in start order: market data first, so that the roles after it in
@@ -37,6 +38,7 @@ const ROLE_MODULES: ReadonlyArray<readonly [Exclude<Role, 'all'>, StartRole]> = 
   ['executor', startExecutorRole],
   ['relayer', startRelayerRole],
   ['stock-api', startStockApiRole],
+  ['perp-api', startPerpApiRole],
 ];
 
 export interface StackHandle {
@@ -47,6 +49,9 @@ export interface StackHandle {
   keys: ApiKeyService;
   stockApi?: FastifyInstance;
   stockBaseUrl?: string;
+  perpApi?: FastifyInstance;
+  /** `{perp_base_url}`: the perp API's paths (`/v4/public/trader/...`) follow it. */
+  perpBaseUrl?: string;
   demo?: DemoFile;
   demoFile?: string;
   stop(): Promise<void>;
@@ -99,6 +104,11 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
     for (const [, start] of roles) stops.add(await start(ctx));
 
     const handle: StackHandle = { config, rpcUrl: chain.rpcUrl, deployment: chain.deployment, db, keys, stop: () => stops.stopAll() };
+    const perpApi = ctx.endpoints.perp;
+    if (perpApi) {
+      handle.perpApi = perpApi.app;
+      handle.perpBaseUrl = perpApi.baseUrl;
+    }
     const stockApi = ctx.endpoints.stock;
     if (stockApi) {
       handle.stockApi = stockApi.app;

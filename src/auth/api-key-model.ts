@@ -36,7 +36,10 @@ export interface ApiKeyAttributes {
   /** Stock: exactly one permission. Perp: distinct permissions in the order of PERP_PERMISSIONS. */
   permissions: ApiKeyPermission[];
   label: string;
-  /** Exact IPv4/IPv6 addresses; an empty list rejects every request. */
+  /**
+   * Exact IPv4/IPv6 addresses. Empty: a stock key rejects every request; a perp key accepts any
+   * address (keys a wallet creates have no whitelist; docs/perp-api.md).
+   */
   ipWhitelist: string[];
   /** Chain the key may be used on (`x-api-chain-id` / `X-Chain-Id`). */
   chainId: number;

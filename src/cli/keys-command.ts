@@ -54,7 +54,7 @@ export function keysCommand(): Command {
     .description('create a key; the secret is printed once')
     .addOption(new Option('--api <api>', 'the API the key belongs to').choices([...API_KINDS]).default('stock'))
     .option('--permission <permission>', permissionHelp, collect)
-    .option('--ip <address>', 'whitelisted IP (repeatable or comma-separated); an empty whitelist rejects every request', collect, [])
+    .option('--ip <address>', 'whitelisted IP (repeatable or comma-separated); with none, a stock key rejects every request and a perp key accepts any address', collect, [])
     .option('--chain-id <id>', 'chain id scope (default CHAIN_ID or 31337)')
     .option('--product <product>', 'stock keys: product scope (default STOCK_PRODUCT or STOCK)')
     .option('--user-address <address>', 'bound wallet address (needed for One Click; a bound key reads that wallet\'s records)')

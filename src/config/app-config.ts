@@ -25,6 +25,8 @@ export interface AppConfig {
   host: string;
   stockApiPort: number;
   perpApiPort: number;
+  /** `PERP_RATE_LIMIT_PER_MIN`: requests a minute per perp API key (per address for public calls). */
+  perpRateLimitPerMin: number;
   /** Service path prefix in front of /api/v1 (e.g. `/stock`); the signed URI still starts at /api/v1/. */
   stockApiPrefix: string;
   stockProduct: string;
@@ -128,6 +130,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     host: envString(env, 'HOST') ?? '127.0.0.1',
     stockApiPort: envInt(env, 'STOCK_API_PORT', 8080),
     perpApiPort: envInt(env, 'PERP_API_PORT', 8090),
+    perpRateLimitPerMin: envInt(env, 'PERP_RATE_LIMIT_PER_MIN', 120, 1),
     stockApiPrefix: prefix,
     stockProduct: envString(env, 'STOCK_PRODUCT') ?? 'STOCK',
     chainId: envInt(env, 'CHAIN_ID', 31337),

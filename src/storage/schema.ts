@@ -286,4 +286,16 @@ export interface DatabaseSchema {
   perp_collateral_events: PerpCollateralEventsTable;
   perp_journal: PerpJournalTable;
   perp_snapshots: PerpSnapshotsTable;
+  perp_api_key_nonces: PerpApiKeyNoncesTable;
+}
+
+/** Used nonces of wallet-signed perp API-key creations (0009). */
+export interface PerpApiKeyNoncesTable {
+  /** Lower-case 0x address of the signing wallet. */
+  wallet: string;
+  /** The message's uint64 nonce as a decimal string. */
+  nonce: string;
+  /** The message's expiry, ms since the epoch. */
+  expiry: number;
+  used_at: number;
 }

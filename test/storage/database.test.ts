@@ -30,6 +30,7 @@ const APP_TABLES = [
   'chain_events',
   'indexer_checkpoints',
   'meta',
+  'perp_api_key_nonces',
   'perp_collateral_events',
   'perp_journal',
   'perp_snapshots',

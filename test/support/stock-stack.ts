@@ -1,6 +1,6 @@
 /**
  * Starts the real embedded stack (anvil from npm, contracts deployed, SQLite or PostgreSQL,
- * market data, the stock API on a free port) in a temporary data directory, with the log lines
+ * market data, the stock API and the perp API on free ports) in a temporary data directory, with the log lines
  * captured so tests can check what reached the log.
  */
 import fs from 'node:fs';
@@ -12,6 +12,7 @@ import { createLogger } from '../../src/lib/logger.ts';
 import { startStack, type StackHandle } from '../../src/app/stack.ts';
 import type { DemoFile } from '../../src/app/demo-file.ts';
 import { StockClient } from '../../src/sdk/stock-client.ts';
+import { PerpClient } from '../../src/sdk/perp-client.ts';
 
 export interface TestStack {
   stack: StackHandle;
@@ -22,6 +23,10 @@ export interface TestStack {
   readOnly: StockClient;
   writable: StockClient;
   client(apiKey: string, apiSecret: string, opts?: { now?: () => number; product?: string; chainId?: number | string }): StockClient;
+  /** `{perp_base_url}` when the perp API runs in the stack. */
+  perpBaseUrl?: string;
+  /** demo.json's perp trader key (wallets[0], READ TRADE TRANSFER), when the perp API runs. */
+  perpTrader?: PerpClient;
   stop(): Promise<void>;
 }
 
@@ -59,6 +64,11 @@ export async function startTestStack(env: Record<string, string> = {}, opts: { r
     readOnly: client(demo.stock.keys.readOnly.apiKey, demo.stock.keys.readOnly.apiSecret),
     writable: client(demo.stock.keys.writable.apiKey, demo.stock.keys.writable.apiSecret),
     client,
+    perpBaseUrl: stack.perpBaseUrl,
+    perpTrader:
+      stack.perpBaseUrl && demo.perp
+        ? new PerpClient({ baseUrl: stack.perpBaseUrl, apiKey: demo.perp.keys.trader.apiKey, apiSecret: demo.perp.keys.trader.apiSecret, chainId: demo.chainId })
+        : undefined,
     stop: () => stack.stop(),
   };
 }

@@ -1,0 +1,111 @@
+/**
+ * The perpetual API as a Fastify application (contract.md §B): the shared HTTP machinery in the
+ * perp envelope, OpenAPI 3.1 generated from the route schemas at /openapi.json, and the
+ * /v4/public/trader scope with authentication, permission and rate limit (perp-auth-hook.ts), the
+ * JSON decoder and one route module per group.
+ */
+import swagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { ApiKeyService } from '../auth/api-key-service.ts';
+import type { NonceStore } from '../auth/nonce-store.ts';
+import { NotFoundError } from '../errors/app-error.ts';
+import { createHttpServer } from '../http/create-http-server.ts';
+import type { RateLimiter } from '../http/rate-limiter.ts';
+import { decodeJsonRequest } from '../http/request-decoder.ts';
+import type { Db } from '../storage/database.ts';
+import { DEFAULT_INSTRUMENTS, instrumentSpec, type InstrumentConfig } from './engine/instruments.ts';
+import { createPerpAuthHook } from './perp-auth-hook.ts';
+import { perpEnvelope, perpOk } from './perp-envelope.ts';
+import { createPerpKeyService } from './perp-key-service.ts';
+import { apiKeyRoutes } from './routes/api-key-routes.ts';
+import { marketRoutes } from './routes/market-routes.ts';
+
+export const PERP_API_VERSION = '4.0.0';
+/** Every endpoint's path starts here (after the base URL). */
+export const PERP_API_ROOT = '/v4/public/trader';
+/** The domain's verifyingContract until the margin vault is deployed with the stack. */
+export const PLACEHOLDER_VERIFYING_CONTRACT = '0x0000000000000000000000000000000000000000';
+
+export interface PerpApiOptions {
+  chainId: number;
+  db: Db;
+  keys: ApiKeyService;
+  nonces: NonceStore;
+  limiter: RateLimiter;
+  logger: Logger;
+  bodyLimitBytes: number;
+  trustedProxies?: string[];
+  /** The margin vault: verifying contract of the API-key creation typed data. */
+  marginVault?: string;
+  instruments?: readonly InstrumentConfig[];
+  now?: () => number;
+  /** Extra route modules registered inside the authenticated scope (trading, account, ... join here). */
+  extraRoutes?: Array<(api: FastifyInstance) => Promise<void>>;
+}
+
+export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstance> {
+  const now = opts.now ?? Date.now;
+  const app = createHttpServer({
+    logger: opts.logger,
+    envelope: perpEnvelope,
+    bodyLimitBytes: opts.bodyLimitBytes,
+    trustedProxies: opts.trustedProxies,
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Perpetual futures trading API',
+        version: PERP_API_VERSION,
+        description:
+          'Market data, API keys (created with a wallet signature) and, as they join, trading, account and liquidity endpoints for perpetual futures. ' +
+          'Every request but GET time and the two key-creation calls is signed: X-Api-Sign = Base64 HMAC-SHA256(secret, ts + METHOD + request_path + body). ' +
+          'Rate limit per key (X-RateLimit-Limit/Remaining/Reset on every answer). See docs/perp-api.md.',
+      },
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
+          signature: { type: 'apiKey', in: 'header', name: 'X-Api-Sign' },
+          timestamp: { type: 'apiKey', in: 'header', name: 'X-Api-Ts' },
+          chainId: { type: 'apiKey', in: 'header', name: 'X-Chain-Id' },
+        },
+      },
+      security: [{ apiKey: [], signature: [], timestamp: [], chainId: [] }],
+    },
+  });
+
+  const auth = createPerpAuthHook({ keys: opts.keys, nonces: opts.nonces, limiter: opts.limiter, chainId: opts.chainId, now });
+  const keyService = createPerpKeyService({
+    db: opts.db,
+    keys: opts.keys,
+    chainId: opts.chainId,
+    verifyingContract: opts.marginVault ?? PLACEHOLDER_VERIFYING_CONTRACT,
+    now,
+  });
+  const instruments = (opts.instruments ?? DEFAULT_INSTRUMENTS).map(instrumentSpec);
+
+  await app.register(
+    async (api) => {
+      api.addHook('preValidation', auth);
+      // Body and query are read only once authentication has decided.
+      api.addHook('preValidation', decodeJsonRequest);
+      // The scope's hooks also run for its not-found handler: an unknown path authenticates first.
+      api.setNotFoundHandler(async () => {
+        throw new NotFoundError('route');
+      });
+      api.all('/', { schema: { hide: true } }, async () => {
+        throw new NotFoundError('route');
+      });
+      await api.register(marketRoutes, { instruments, now });
+      await api.register(apiKeyRoutes, { service: keyService });
+      for (const extra of opts.extraRoutes ?? []) await api.register(extra);
+    },
+    { prefix: PERP_API_ROOT },
+  );
+
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/healthz', { schema: { hide: true } }, async (req) => perpOk(req.id, { status: 'ok' }));
+  return app;
+}

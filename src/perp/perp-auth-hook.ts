@@ -1,0 +1,153 @@
+/**
+ * Authentication, permission and rate limit of the perpetual API (contract.md §B, docs/perp-api.md),
+ * as one preValidation hook so that it sees the raw body and runs before any schema error could
+ * reveal a route's shape to an unauthenticated caller.
+ *
+ * Checks, in order, each failure with its own documented code (unlike the stock API, this one says
+ * which check failed, as exchanges do; never more than the error table says):
+ * headers present and well-formed (20001), X-Chain-Id the service's (20008), X-Api-Ts within 45 s
+ * (20005), the key known, active and a perp key (20002), not expired (20003), of this chain (20008),
+ * the peer in its IP whitelist when it has one (20004), the signature (20006), not a replay (20007),
+ * then the route's permission (403 30001).
+ *
+ * Rate limit: an authenticated request counts against its key; a public route's request, and a
+ * request that failed authentication, against the client's address (so a stranger with bad
+ * signatures can neither spend a key's budget nor probe without limit). Every answer of the scope
+ * carries the X-RateLimit headers of the bucket it counted against.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ForbiddenError, RateLimitedError, UnauthorizedError, type AuthFailure } from '../errors/app-error.ts';
+import { hasPermission, type PerpPermission } from '../auth/api-key-model.ts';
+import type { ApiKeyService, AuthKey } from '../auth/api-key-service.ts';
+import { canonicalQuery, decodeBase64Digest, signedUri, verifyPerp } from '../auth/hmac.ts';
+import { ipAllowed } from '../auth/ip-match.ts';
+import type { NonceStore } from '../auth/nonce-store.ts';
+import { authRequired } from '../auth/route-auth.ts';
+import { rateLimitHeaders, type RateLimiter, type RateLimitState } from '../http/rate-limiter.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    apiKey?: AuthKey;
+  }
+  interface FastifyContextConfig {
+    /**
+     * The perp permission a route needs: `READ` for GET by default, `TRADE` for any other method
+     * unless the route says otherwise (`TRANSFER` for withdrawals).
+     */
+    permission?: PerpPermission;
+  }
+}
+
+export const PERP_TS_WINDOW_MS = 45_000;
+
+/** The path the perp signature covers starts here (contract.md §B). */
+const SIGNED_PATH_ROOT = '/v4/';
+
+export interface PerpAuthOptions {
+  keys: ApiKeyService;
+  /** Replay store: each signature is claimed once per key while its timestamp is in the window. */
+  nonces: NonceStore;
+  limiter: RateLimiter;
+  chainId: number;
+  now?: () => number;
+}
+
+const MILLIS = /^[0-9]{1,16}$/;
+
+function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function deny(failure: AuthFailure, reason: string): UnauthorizedError {
+  return new UnauthorizedError(reason, { failure });
+}
+
+/** The permission `request`'s route needs. */
+export function requiredPermission(request: FastifyRequest): PerpPermission {
+  const declared = request.routeOptions.config?.permission;
+  if (declared) return declared;
+  return request.method === 'GET' || request.method === 'HEAD' ? 'READ' : 'TRADE';
+}
+
+/** The signed request_path: from `/v4/` (whatever prefix the URL has before it), query sorted. */
+export function perpRequestPath(rawUrl: string): string {
+  const q = rawUrl.indexOf('?');
+  let path = q === -1 ? rawUrl : rawUrl.slice(0, q);
+  const at = path.indexOf(SIGNED_PATH_ROOT);
+  if (at > 0) path = path.slice(at);
+  return signedUri(path, q === -1 ? '' : canonicalQuery(rawUrl.slice(q + 1)));
+}
+
+export function createPerpAuthHook(opts: PerpAuthOptions) {
+  const now = opts.now ?? Date.now;
+  const serviceChain = String(opts.chainId);
+
+  async function authenticate(request: FastifyRequest): Promise<AuthKey> {
+    // Node joins a repeated header with ", ", so a duplicate fails the format checks below.
+    const apiKey = header(request, 'x-api-key');
+    const sign = header(request, 'x-api-sign');
+    const ts = header(request, 'x-api-ts');
+    const chain = header(request, 'x-chain-id');
+    if (!apiKey || !sign || !ts) throw deny('credentials', 'missing X-Api-Key, X-Api-Sign or X-Api-Ts');
+    if (apiKey.length > 128) throw deny('credentials', 'X-Api-Key malformed');
+    if (!MILLIS.test(ts)) throw deny('credentials', 'X-Api-Ts is not milliseconds');
+    if (decodeBase64Digest(sign) === undefined) throw deny('credentials', 'X-Api-Sign is not a Base64 SHA-256 digest');
+    if (chain === undefined) throw deny('scope', 'missing X-Chain-Id');
+    if (chain !== serviceChain) throw deny('scope', 'X-Chain-Id is not the service chain');
+    const t = now();
+    const tsMs = Number(ts);
+    if (Math.abs(t - tsMs) > PERP_TS_WINDOW_MS) throw deny('timestamp', 'X-Api-Ts outside the 45 s window');
+
+    const cached = opts.keys.cachedForAuth(apiKey);
+    const key = cached ? cached.key : await opts.keys.lookupForAuth(apiKey);
+    if (!key || key.api !== 'perp' || !key.active) throw deny('key', key ? (key.api !== 'perp' ? 'not a perp key' : 'api key deleted') : 'unknown api key');
+    if (key.expiresAt !== null && key.expiresAt <= t) throw deny('expired', 'api key expired');
+    if (key.chainId !== opts.chainId) throw deny('scope', 'api key is for another chain');
+    // A perp key with no whitelist (every key a wallet creates) accepts any address; see docs.
+    const peer = request.ip as string | undefined;
+    if (key.ipWhitelist.length > 0 && !ipAllowed(peer, key.ipWhitelist)) throw deny('ip', `peer ${peer ?? '(gone)'} not in whitelist`);
+
+    const requestPath = perpRequestPath(request.raw.url ?? '/');
+    // The bytes exactly as received, whatever the content type (decoded as JSON only after this).
+    if (!verifyPerp(key.hmacKey, { ts, method: request.method, requestPath, body: request.rawBody }, sign)) {
+      throw deny('signature', 'signature mismatch');
+    }
+    // Claimed only after the signature holds, so nobody can burn another key's signatures.
+    const ttl = Math.max(PERP_TS_WINDOW_MS, tsMs + PERP_TS_WINDOW_MS - t) + 1_000;
+    if (!(await opts.nonces.claim(`perp:${key.apiKey}`, sign, ttl))) throw deny('replay', 'signature already used');
+    return key;
+  }
+
+  async function count(reply: FastifyReply, bucket: string): Promise<RateLimitState> {
+    const state = await opts.limiter.hit(bucket);
+    void reply.headers(rateLimitHeaders(state));
+    return state;
+  }
+
+  function refuse(state: RateLimitState): RateLimitedError {
+    return new RateLimitedError(Math.max(1, Math.ceil(state.resetMs / 1000)));
+  }
+
+  return async function perpAuth(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const ipBucket = `ip:${request.ip ?? 'unknown'}`;
+    if (!authRequired(request)) {
+      const state = await count(reply, ipBucket);
+      if (state.limited) throw refuse(state);
+      return;
+    }
+    let key: AuthKey;
+    try {
+      key = await authenticate(request);
+    } catch (err) {
+      request.apiKey = undefined;
+      const state = await count(reply, ipBucket);
+      throw state.limited ? refuse(state) : err;
+    }
+    request.apiKey = key;
+    const state = await count(reply, `key:${key.apiKey}`);
+    if (state.limited) throw refuse(state);
+    const needed = requiredPermission(request);
+    if (!hasPermission(key, needed)) throw new ForbiddenError(`${needed} permission required`);
+  };
+}

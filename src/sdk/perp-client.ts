@@ -1,0 +1,220 @@
+/**
+ * A small client for the perpetual API that signs every request as contract.md §B says:
+ * `X-Api-Sign` = Base64 HMAC-SHA256(secret, ts + METHOD + request_path + body), request_path from
+ * `/v4/` with the query sorted by name. The secret stays inside the client: it is never part of an
+ * error or a returned object.
+ */
+import { canonicalQuery, signedUri, signPerp } from '../auth/hmac.ts';
+
+export const PERP_PATH_ROOT = '/v4/public/trader';
+
+export interface PerpClientOptions {
+  /** `{perp_base_url}`: scheme, host and any service prefix, without /v4 (e.g. http://127.0.0.1:8090). */
+  baseUrl: string;
+  apiKey: string;
+  apiSecret: string;
+  chainId: number | string;
+  /** Clock for X-Api-Ts; tests may shift it. */
+  now?: () => number;
+  fetch?: typeof fetch;
+}
+
+export interface PerpResponse<T = unknown> {
+  httpStatus: number;
+  code: number;
+  msg: string;
+  requestId: string;
+  data?: T;
+  /** The rate-limit headers of the answer, when it carried them. */
+  rateLimit?: { limit: number; remaining: number; reset: number };
+  retryAfter?: number;
+}
+
+export type Query = Record<string, string | number | undefined>;
+
+export interface SignedPerpRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export class PerpApiError extends Error {
+  readonly httpStatus: number;
+  readonly code: number;
+  readonly requestId: string;
+  readonly data?: unknown;
+  /** Seconds to wait before retrying (a 429 answer). */
+  readonly retryAfter?: number;
+  constructor(res: PerpResponse) {
+    super(`perp API ${res.code}: ${res.msg} (requestId ${res.requestId})`);
+    this.name = 'PerpApiError';
+    this.httpStatus = res.httpStatus;
+    this.code = res.code;
+    this.requestId = res.requestId;
+    this.data = res.data;
+    this.retryAfter = res.retryAfter;
+  }
+}
+
+/** What signs the key creation: a viem account or wallet client, or any eth_signTypedData_v4 wallet. */
+export interface TypedDataSigner {
+  address: `0x${string}`;
+  signTypedData(typedData: any): Promise<`0x${string}`>;
+}
+
+export type PerpPermission = 'READ' | 'TRADE' | 'TRANSFER';
+
+export interface CreatedApiKey {
+  apiKey: string;
+  apiSecret: string;
+  label: string;
+  permissions: PerpPermission[];
+}
+
+/** `instruments` or `/v4/public/trader/instruments` → the absolute path. */
+function endpointPath(path: string): string {
+  if (path.startsWith('/v4/')) return path;
+  return `${PERP_PATH_ROOT}/${path.replace(/^\/+/, '')}`;
+}
+
+function bodyText(body: unknown): string {
+  return body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body);
+}
+
+async function readResponse<T>(res: Response): Promise<PerpResponse<T>> {
+  const json = (await res.json()) as Omit<PerpResponse<T>, 'httpStatus'>;
+  const out: PerpResponse<T> = { httpStatus: res.status, ...json };
+  const limit = res.headers.get('x-ratelimit-limit');
+  if (limit !== null) {
+    out.rateLimit = { limit: Number(limit), remaining: Number(res.headers.get('x-ratelimit-remaining')), reset: Number(res.headers.get('x-ratelimit-reset')) };
+  }
+  const retry = res.headers.get('retry-after');
+  if (retry !== null) out.retryAfter = Number(retry);
+  return out;
+}
+
+function unwrap<T>(res: PerpResponse<T>): T {
+  if (res.code !== 0) throw new PerpApiError(res);
+  return res.data as T;
+}
+
+/** An unsigned call (GET time and the two key-creation calls). */
+async function publicCall<T>(baseUrl: string, method: string, path: string, body: unknown, f: typeof fetch): Promise<T> {
+  const text = bodyText(body);
+  const res = await f(baseUrl.replace(/\/+$/, '') + endpointPath(path), {
+    method,
+    headers: text === '' ? {} : { 'content-type': 'application/json' },
+    body: text === '' ? undefined : text,
+  });
+  return unwrap(await readResponse<T>(res));
+}
+
+export class PerpClient {
+  readonly #opts: Required<Omit<PerpClientOptions, 'fetch'>> & { fetch: typeof fetch };
+  /** The last X-Api-Ts this client used: see `nextTs`. */
+  #lastTs = 0;
+
+  constructor(opts: PerpClientOptions) {
+    this.#opts = {
+      baseUrl: opts.baseUrl.replace(/\/+$/, ''),
+      apiKey: opts.apiKey,
+      apiSecret: opts.apiSecret,
+      chainId: opts.chainId,
+      now: opts.now ?? Date.now,
+      fetch: opts.fetch ?? fetch,
+    };
+  }
+
+  get apiKey(): string {
+    return this.#opts.apiKey;
+  }
+
+  /**
+   * Strictly increasing timestamps: two identical requests in the same millisecond would carry the
+   * same signature, and the server refuses the second as a replay (20007).
+   */
+  #nextTs(): number {
+    this.#lastTs = Math.max(this.#opts.now(), this.#lastTs + 1);
+    return this.#lastTs;
+  }
+
+  /** Builds the signed request without sending it (for curl, debugging and tests). */
+  sign(method: string, path: string, opts: { query?: Query; body?: unknown; ts?: number } = {}): SignedPerpRequest {
+    const query = opts.query ? canonicalQuery(opts.query) : '';
+    const requestPath = signedUri(endpointPath(path), query);
+    const body = bodyText(opts.body);
+    const ts = String(opts.ts ?? this.#nextTs());
+    const headers: Record<string, string> = {
+      'X-Api-Key': this.#opts.apiKey,
+      'X-Api-Sign': signPerp(this.#opts.apiSecret, { ts, method, requestPath, body }),
+      'X-Api-Ts': ts,
+      'X-Chain-Id': String(this.#opts.chainId),
+    };
+    if (body !== '') headers['content-type'] = 'application/json';
+    return { url: this.#opts.baseUrl + requestPath, method: method.toUpperCase(), headers, body: body === '' ? undefined : body };
+  }
+
+  /** Sends a signed request and returns the envelope (with the rate-limit headers) whatever its code. */
+  async request<T = unknown>(method: string, path: string, opts: { query?: Query; body?: unknown; ts?: number } = {}): Promise<PerpResponse<T>> {
+    const req = this.sign(method, path, opts);
+    const res = await this.#opts.fetch(req.url, { method: req.method, headers: req.headers, body: req.body });
+    return readResponse<T>(res);
+  }
+
+  /** Like request, but returns `data` and throws PerpApiError unless the code is 0. */
+  async call<T = unknown>(method: string, path: string, opts: { query?: Query; body?: unknown } = {}): Promise<T> {
+    return unwrap(await this.request<T>(method, path, opts));
+  }
+
+  get<T = unknown>(path: string, query?: Query): Promise<T> {
+    return this.call<T>('GET', path, { query });
+  }
+
+  post<T = unknown>(path: string, body?: unknown): Promise<T> {
+    return this.call<T>('POST', path, { body });
+  }
+
+  patch<T = unknown>(path: string, body?: unknown): Promise<T> {
+    return this.call<T>('PATCH', path, { body });
+  }
+
+  delete<T = unknown>(path: string, body?: unknown): Promise<T> {
+    return this.call<T>('DELETE', path, { body });
+  }
+
+  /** `GET time` (no signature). */
+  static async serverTime(baseUrl: string, opts: { fetch?: typeof fetch } = {}): Promise<number> {
+    return (await publicCall<{ serverTime: number }>(baseUrl, 'GET', 'time', undefined, opts.fetch ?? fetch)).serverTime;
+  }
+
+  /**
+   * Creates a key for `account`'s wallet: `api-keys/prepare`, the wallet signs the typed data (no
+   * transaction, no gas), `POST api-keys`. The secret is in the answer only: keep it.
+   */
+  static async createApiKey(
+    baseUrl: string,
+    account: TypedDataSigner,
+    opts: { label?: string; permissions: PerpPermission[]; chainId?: number | string; fetch?: typeof fetch },
+  ): Promise<CreatedApiKey> {
+    const f = opts.fetch ?? fetch;
+    const prepared = await publicCall<{ typedData: { domain: { chainId: number }; message: Record<string, unknown> } }>(
+      baseUrl,
+      'POST',
+      'api-keys/prepare',
+      { address: account.address, label: opts.label ?? '', permissions: opts.permissions },
+      f,
+    );
+    // Signing a domain of another chain than the one the caller meant would create a key there.
+    if (opts.chainId !== undefined && String(prepared.typedData.domain.chainId) !== String(opts.chainId)) {
+      throw new Error(`perp API serves chain ${prepared.typedData.domain.chainId}, not ${opts.chainId}`);
+    }
+    const signature = await account.signTypedData(prepared.typedData);
+    return publicCall<CreatedApiKey>(baseUrl, 'POST', 'api-keys', { message: prepared.typedData.message, signature }, f);
+  }
+
+  /** A client for a key just created (`createApiKey`'s answer). */
+  static forKey(baseUrl: string, created: { apiKey: string; apiSecret: string }, chainId: number | string, opts: { now?: () => number; fetch?: typeof fetch } = {}): PerpClient {
+    return new PerpClient({ baseUrl, apiKey: created.apiKey, apiSecret: created.apiSecret, chainId, ...opts });
+  }
+}

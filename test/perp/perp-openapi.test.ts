@@ -1,0 +1,38 @@
+/** The committed interface snapshot must equal what the routes declare; `npm run openapi` refreshes it. */
+import fs from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { generatePerpOpenApi } from '../../src/perp/perp-openapi.ts';
+
+/** The perp endpoints served so far (contract.md §B lists the rest, which join later). */
+const PERP_ENDPOINTS = [
+  'GET /v4/public/trader/time',
+  'GET /v4/public/trader/instruments',
+  'POST /v4/public/trader/api-keys/prepare',
+  'POST /v4/public/trader/api-keys',
+  'GET /v4/public/trader/api-keys',
+  'PATCH /v4/public/trader/api-keys/{apiKey}',
+  'DELETE /v4/public/trader/api-keys/{apiKey}',
+].sort();
+
+interface Doc {
+  openapi: string;
+  paths: Record<string, Record<string, { security?: unknown[]; responses?: Record<string, unknown> }>>;
+}
+
+describe('perp API OpenAPI snapshot', () => {
+  it('matches openapi/perp-api.json', async () => {
+    const generated = JSON.parse(JSON.stringify(await generatePerpOpenApi()));
+    const committed = JSON.parse(fs.readFileSync('openapi/perp-api.json', 'utf8'));
+    expect(generated).toEqual(committed);
+  });
+
+  it('documents the endpoints, the public ones without security, each with a 200 schema', async () => {
+    const doc = (await generatePerpOpenApi()) as Doc;
+    expect(doc.openapi).toBe('3.1.0');
+    const ops = Object.entries(doc.paths).flatMap(([path, o]) => Object.entries(o).map(([m, op]) => [`${m.toUpperCase()} ${path}`, op] as const));
+    expect(ops.map(([name]) => name).sort()).toEqual(PERP_ENDPOINTS);
+    const publicOps = ops.filter(([, op]) => Array.isArray(op.security) && op.security.length === 0).map(([name]) => name).sort();
+    expect(publicOps).toEqual(['GET /v4/public/trader/time', 'POST /v4/public/trader/api-keys', 'POST /v4/public/trader/api-keys/prepare']);
+    for (const [, op] of ops) expect(op.responses?.['200']).toBeDefined();
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * The perpetual API alone, served over a real socket on 127.0.0.1: a real database (SQLite, or a
+ * PostgreSQL schema of its own), the real key service, and the replay and rate-limit stores in
+ * memory or in Redis. Faster than the whole stack, and the limit and clock can be set per test.
+ * Use with `describe.each(perpHarnessVariants())`.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { FastifyInstance } from 'fastify';
+import { createApiKeyService, type ApiKeyService } from '../../src/auth/api-key-service.ts';
+import type { PerpPermission } from '../../src/auth/api-key-model.ts';
+import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '../../src/auth/nonce-store.ts';
+import { createSecretBox } from '../../src/auth/secret-box.ts';
+import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from '../../src/http/rate-limiter.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { buildPerpApi } from '../../src/perp/perp-api.ts';
+import { PerpClient } from '../../src/sdk/perp-client.ts';
+import type { Db } from '../../src/storage/database.ts';
+import { testDatabases } from './test-databases.ts';
+
+export const HARNESS_CHAIN_ID = 31337;
+export const HARNESS_VAULT = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
+
+export interface PerpHarness {
+  app: FastifyInstance;
+  baseUrl: string;
+  db: Db;
+  keys: ApiKeyService;
+  /** Creates a perp key directly in the store (as an operator would) and a client for it. */
+  key(opts?: { permissions?: PerpPermission[]; userAddress?: string | null; ipWhitelist?: string[]; expiresAt?: number | null; chainId?: number }): Promise<{ apiKey: string; apiSecret: string; client: PerpClient }>;
+  client(apiKey: string, apiSecret: string, opts?: { now?: () => number; chainId?: number | string }): PerpClient;
+  stop(): Promise<void>;
+}
+
+export interface PerpHarnessVariant {
+  name: string;
+  start(opts?: { limit?: number; now?: () => number }): Promise<PerpHarness>;
+}
+
+async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefined, opts: { limit?: number; now?: () => number }): Promise<PerpHarness> {
+  const db = await openDb();
+  const keys = createApiKeyService({ db, secretBox: createSecretBox(randomBytes(32)), cacheTtlMs: 0 });
+  let redis: Redis | undefined;
+  let nonces: NonceStore;
+  let limiter: RateLimiter;
+  const limit = opts.limit ?? 120;
+  if (redisUrl) {
+    redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+    await redis.connect();
+    // Each harness its own key space, so parallel files and earlier runs never share a window.
+    const space = randomBytes(6).toString('hex');
+    nonces = createRedisNonceStore(redis, { prefix: `test:${space}:nonce:` });
+    limiter = createRedisRateLimiter(redis, { limit, prefix: `test:${space}:ratelimit:` });
+  } else {
+    nonces = createMemoryNonceStore();
+    limiter = createMemoryRateLimiter({ limit });
+  }
+  const app = await buildPerpApi({
+    chainId: HARNESS_CHAIN_ID,
+    db,
+    keys,
+    nonces,
+    limiter,
+    logger: createLogger({ level: 'silent' }),
+    bodyLimitBytes: 65_536,
+    marginVault: HARNESS_VAULT,
+    now: opts.now,
+  });
+  const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+  const client: PerpHarness['client'] = (apiKey, apiSecret, o = {}) =>
+    new PerpClient({ baseUrl, apiKey, apiSecret, chainId: o.chainId ?? HARNESS_CHAIN_ID, now: o.now ?? opts.now });
+  return {
+    app,
+    baseUrl,
+    db,
+    keys,
+    client,
+    async key(o = {}) {
+      const { key, apiSecret } = await keys.create({
+        api: 'perp',
+        permissions: o.permissions ?? ['READ', 'TRADE', 'TRANSFER'],
+        ipWhitelist: o.ipWhitelist ?? [],
+        chainId: o.chainId ?? HARNESS_CHAIN_ID,
+        userAddress: o.userAddress === undefined ? `0x${randomBytes(20).toString('hex')}` : o.userAddress,
+        expiresAt: o.expiresAt ?? null,
+        label: 'test',
+      });
+      return { apiKey: key.apiKey, apiSecret, client: client(key.apiKey, apiSecret) };
+    },
+    async stop() {
+      await app.close();
+      await nonces.close();
+      await limiter.close();
+      redis?.disconnect();
+      await db.close();
+    },
+  };
+}
+
+/** SQLite with memory stores always; PostgreSQL with Redis stores when DATABASE_URL / REDIS_URL are set. */
+export function perpHarnessVariants(): PerpHarnessVariant[] {
+  const out: PerpHarnessVariant[] = [];
+  for (const d of testDatabases) {
+    const redisUrl = d.name === 'postgres' ? process.env.REDIS_URL : undefined;
+    out.push({ name: redisUrl ? `${d.name}+redis` : d.name, start: (opts = {}) => startHarness(d.open, redisUrl, opts) });
+  }
+  if (!process.env.DATABASE_URL && process.env.REDIS_URL) {
+    const sqlite = testDatabases[0];
+    out.push({ name: 'sqlite+redis', start: (opts = {}) => startHarness(sqlite.open, process.env.REDIS_URL, opts) });
+  }
+  return out;
+}
