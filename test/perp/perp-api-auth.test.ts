@@ -79,7 +79,7 @@ describe.each(perpHarnessVariants())('perp API authentication ($name)', (variant
       maintenanceMarginRatio: '0.01',
       makerFeeRate: '0.0002',
       takerFeeRate: '0.0005',
-      fundingInterval: 8 * 3600 * 1000,
+      fundingInterval: 3600 * 1000,
     });
     // The query is part of the signature, sorted by name.
     const one = await trader.client.get<Array<{ symbol: string; maxLeverage: string; minSize: string }>>('instruments', { symbol: 'AAPL-USD' });
