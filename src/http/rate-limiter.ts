@@ -1,17 +1,15 @@
 /**
- * Request rate limits: a fixed window per bucket (an API key, or a client address for public
- * routes) that opens with the bucket's first request and lasts `windowMs`. In memory for one
- * instance; in Redis (one INCR + PEXPIRE script per request) when instances share the load, so the
- * limit holds for the bucket whichever instance answers.
+ * Request rate limits over @fastify/rate-limit: a fixed window per bucket (an API key, or a client
+ * address for public routes and failed authentication) that opens with the bucket's first request.
+ * The plugin's local store serves one instance; its Redis store makes the limit hold for the bucket
+ * whichever instance answers.
  *
- * A fixed window rather than a sliding one: one counter per bucket, one round trip to Redis, and
- * the worst case (a burst at the end of one window and another at the start of the next) stays
- * within twice the limit, which the documentation says.
- *
- * Written here rather than taken from @fastify/rate-limit: the perp API counts a request only once
- * its key is authenticated (so nobody can spend another key's budget with bad signatures), which
- * means running inside the API's own auth hook, not as a separate onRequest plugin.
+ * The plugin is registered with `global: false` and used through its `createRateLimit()` checker,
+ * called by an API's own auth hook: a request counts against its key only once the key is
+ * authenticated, so nobody can spend another key's budget with bad signatures.
  */
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { StorageUnavailableError } from '../errors/app-error.ts';
 
@@ -26,97 +24,45 @@ export interface RateLimitState {
   limited: boolean;
 }
 
-export interface RateLimiter {
-  readonly limit: number;
-  readonly windowMs: number;
-  /** Counts one request of `bucket`. The memory store answers synchronously, Redis asynchronously. */
-  hit(bucket: string): RateLimitState | Promise<RateLimitState>;
-  close(): Promise<void>;
+export interface RateLimitSettings {
+  /** Requests per window and bucket. */
+  limit: number;
+  /** Default 60 s. */
+  windowMs?: number;
+  /** Shared counters for every instance; the plugin's local store otherwise. */
+  redis?: Redis;
+  /** Key prefix in Redis (the plugin's `nameSpace`). */
+  prefix?: string;
 }
 
-function stateOf(limit: number, count: number, resetMs: number): RateLimitState {
-  return { limit, remaining: Math.max(0, limit - count), resetMs: Math.max(0, resetMs), limited: count > limit };
-}
+/** Counts one request of `bucket`. */
+export type RateLimitCheck = (request: FastifyRequest, bucket: string) => Promise<RateLimitState>;
 
-function checkSettings(limit: number, windowMs: number): void {
-  if (!Number.isSafeInteger(limit) || limit <= 0) throw new Error('rate limit: limit must be a positive integer');
-  if (!Number.isSafeInteger(windowMs) || windowMs <= 0) throw new Error('rate limit: windowMs must be a positive integer');
-}
+const buckets = new WeakMap<FastifyRequest, string>();
 
-/**
- * One instance's counters. Windows open in time order and all last `windowMs`, so a Map in
- * insertion order holds them oldest first and the sweep stops at the first live one.
- */
-export function createMemoryRateLimiter(opts: { limit: number; windowMs?: number; now?: () => number; maxBuckets?: number }): RateLimiter {
-  const windowMs = opts.windowMs ?? 60_000;
-  checkSettings(opts.limit, windowMs);
-  const now = opts.now ?? Date.now;
-  const maxBuckets = opts.maxBuckets ?? 1_000_000;
-  const windows = new Map<string, { count: number; resetAt: number }>();
-
-  function sweep(t: number): void {
-    for (const [k, w] of windows) {
-      if (w.resetAt > t) break;
-      windows.delete(k);
+/** Registers the plugin on `app` (no route limited by itself) and answers the checker. */
+export async function registerRateLimit(app: FastifyInstance, settings: RateLimitSettings): Promise<RateLimitCheck> {
+  if (!Number.isSafeInteger(settings.limit) || settings.limit <= 0) throw new Error('rate limit: limit must be a positive integer');
+  await app.register(rateLimit, {
+    global: false,
+    max: settings.limit,
+    timeWindow: settings.windowMs ?? 60_000,
+    ...(settings.redis ? { redis: settings.redis, nameSpace: settings.prefix ?? 'ratelimit:' } : {}),
+    // Refused rather than waved through when Redis is away: the answer is a 503 the client retries.
+    skipOnError: false,
+    keyGenerator: (request) => buckets.get(request) ?? `ip:${request.ip}`,
+  });
+  const check = app.createRateLimit();
+  return async (request, bucket) => {
+    buckets.set(request, bucket);
+    let r: Awaited<ReturnType<typeof check>>;
+    try {
+      r = await check(request);
+    } catch (cause) {
+      throw new StorageUnavailableError({ cause });
     }
-  }
-  const timer = setInterval(() => sweep(now()), Math.min(windowMs, 10_000));
-  timer.unref();
-
-  return {
-    limit: opts.limit,
-    windowMs,
-    hit(bucket) {
-      const t = now();
-      let w = windows.get(bucket);
-      if (w !== undefined && w.resetAt <= t) {
-        windows.delete(bucket);
-        w = undefined;
-      }
-      if (w === undefined) {
-        // A flood of distinct buckets: forget the oldest windows rather than grow without bound.
-        if (windows.size >= maxBuckets) sweep(t);
-        if (windows.size >= maxBuckets) windows.delete(windows.keys().next().value as string);
-        w = { count: 0, resetAt: t + windowMs };
-        windows.set(bucket, w);
-      }
-      w.count++;
-      return stateOf(opts.limit, w.count, w.resetAt - t);
-    },
-    async close() {
-      clearInterval(timer);
-      windows.clear();
-    },
-  };
-}
-
-/** INCR, and on the window's first request PEXPIRE; answers the count and the time left. */
-const HIT_SCRIPT = `
-local n = redis.call('INCR', KEYS[1])
-local ttl = redis.call('PTTL', KEYS[1])
-if n == 1 or ttl < 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  ttl = tonumber(ARGV[1])
-end
-return {n, ttl}`;
-
-export function createRedisRateLimiter(redis: Redis, opts: { limit: number; windowMs?: number; prefix?: string }): RateLimiter {
-  const windowMs = opts.windowMs ?? 60_000;
-  checkSettings(opts.limit, windowMs);
-  const prefix = opts.prefix ?? 'ratelimit:';
-  return {
-    limit: opts.limit,
-    windowMs,
-    async hit(bucket) {
-      let res: [number, number];
-      try {
-        res = (await redis.eval(HIT_SCRIPT, 1, prefix + bucket, String(windowMs))) as [number, number];
-      } catch (cause) {
-        throw new StorageUnavailableError({ cause });
-      }
-      return stateOf(opts.limit, Number(res[0]), Number(res[1]));
-    },
-    async close() {},
+    if (r.isAllowed) return { limit: settings.limit, remaining: settings.limit, resetMs: 0, limited: false };
+    return { limit: r.max, remaining: r.remaining, resetMs: r.ttl, limited: r.isExceeded };
   };
 }
 

@@ -11,7 +11,7 @@ import type { ApiKeyService } from '../auth/api-key-service.ts';
 import type { NonceStore } from '../auth/nonce-store.ts';
 import { NotFoundError } from '../errors/app-error.ts';
 import { createHttpServer } from '../http/create-http-server.ts';
-import type { RateLimiter } from '../http/rate-limiter.ts';
+import { registerRateLimit, type RateLimitSettings } from '../http/rate-limiter.ts';
 import { decodeJsonRequest } from '../http/request-decoder.ts';
 import type { Db } from '../storage/database.ts';
 import { DEFAULT_INSTRUMENTS, instrumentSpec, type InstrumentConfig } from './engine/instruments.ts';
@@ -32,7 +32,8 @@ export interface PerpApiOptions {
   db: Db;
   keys: ApiKeyService;
   nonces: NonceStore;
-  limiter: RateLimiter;
+  /** Requests per minute and key, and the shared store when several instances serve (Redis). */
+  rateLimit: RateLimitSettings;
   logger: Logger;
   bodyLimitBytes: number;
   trustedProxies?: string[];
@@ -76,7 +77,8 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
     },
   });
 
-  const auth = createPerpAuthHook({ keys: opts.keys, nonces: opts.nonces, limiter: opts.limiter, chainId: opts.chainId, now });
+  const rateLimit = await registerRateLimit(app, opts.rateLimit);
+  const auth = createPerpAuthHook({ keys: opts.keys, nonces: opts.nonces, rateLimit, chainId: opts.chainId, now });
   const keyService = createPerpKeyService({
     db: opts.db,
     keys: opts.keys,

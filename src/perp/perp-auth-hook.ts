@@ -23,7 +23,7 @@ import { canonicalQuery, decodeBase64Digest, signedUri, verifyPerp } from '../au
 import { ipAllowed } from '../auth/ip-match.ts';
 import type { NonceStore } from '../auth/nonce-store.ts';
 import { authRequired } from '../auth/route-auth.ts';
-import { rateLimitHeaders, type RateLimiter, type RateLimitState } from '../http/rate-limiter.ts';
+import { rateLimitHeaders, type RateLimitCheck, type RateLimitState } from '../http/rate-limiter.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -47,7 +47,8 @@ export interface PerpAuthOptions {
   keys: ApiKeyService;
   /** Replay store: each signature is claimed once per key while its timestamp is in the window. */
   nonces: NonceStore;
-  limiter: RateLimiter;
+  /** Counts a request against a bucket (src/http/rate-limiter.ts). */
+  rateLimit: RateLimitCheck;
   chainId: number;
   now?: () => number;
 }
@@ -119,8 +120,8 @@ export function createPerpAuthHook(opts: PerpAuthOptions) {
     return key;
   }
 
-  async function count(reply: FastifyReply, bucket: string): Promise<RateLimitState> {
-    const state = await opts.limiter.hit(bucket);
+  async function count(request: FastifyRequest, reply: FastifyReply, bucket: string): Promise<RateLimitState> {
+    const state = await opts.rateLimit(request, bucket);
     void reply.headers(rateLimitHeaders(state));
     return state;
   }
@@ -132,7 +133,7 @@ export function createPerpAuthHook(opts: PerpAuthOptions) {
   return async function perpAuth(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const ipBucket = `ip:${request.ip ?? 'unknown'}`;
     if (!authRequired(request)) {
-      const state = await count(reply, ipBucket);
+      const state = await count(request, reply, ipBucket);
       if (state.limited) throw refuse(state);
       return;
     }
@@ -141,11 +142,11 @@ export function createPerpAuthHook(opts: PerpAuthOptions) {
       key = await authenticate(request);
     } catch (err) {
       request.apiKey = undefined;
-      const state = await count(reply, ipBucket);
+      const state = await count(request, reply, ipBucket);
       throw state.limited ? refuse(state) : err;
     }
     request.apiKey = key;
-    const state = await count(reply, `key:${key.apiKey}`);
+    const state = await count(request, reply, `key:${key.apiKey}`);
     if (state.limited) throw refuse(state);
     const needed = requiredPermission(request);
     if (!hasPermission(key, needed)) throw new ForbiddenError(`${needed} permission required`);

@@ -5,20 +5,18 @@
  */
 import type { ApiKeyService } from '../auth/api-key-service.ts';
 import { createMemoryNonceStore } from '../auth/nonce-store.ts';
-import { createMemoryRateLimiter } from '../http/rate-limiter.ts';
 import { createLogger } from '../lib/logger.ts';
 import type { Db } from '../storage/database.ts';
 import { buildPerpApi } from './perp-api.ts';
 
 export async function generatePerpOpenApi(): Promise<unknown> {
   const nonces = createMemoryNonceStore();
-  const limiter = createMemoryRateLimiter({ limit: 120 });
   const app = await buildPerpApi({
     chainId: 1,
     db: {} as Db,
     keys: {} as ApiKeyService,
     nonces,
-    limiter,
+    rateLimit: { limit: 120 },
     logger: createLogger({ level: 'silent' }),
     bodyLimitBytes: 65_536,
   });
@@ -26,6 +24,5 @@ export async function generatePerpOpenApi(): Promise<unknown> {
   const doc = app.swagger();
   await app.close();
   await nonces.close();
-  await limiter.close();
   return doc;
 }

@@ -4,7 +4,8 @@
  * API; past the limit HTTP 429, code 42900 and Retry-After. Shared through Redis when REDIS_URL is set.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMemoryRateLimiter } from '../../src/http/rate-limiter.ts';
+import Fastify from 'fastify';
+import { registerRateLimit } from '../../src/http/rate-limiter.ts';
 import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 
 describe.each(perpHarnessVariants())('perp API rate limit ($name)', (variant) => {
@@ -57,17 +58,22 @@ describe.each(perpHarnessVariants())('perp API rate limit ($name)', (variant) =>
   });
 });
 
-describe('memory rate limiter', () => {
-  it('opens a window at the first request and resets after it', async () => {
-    let t = 1_000_000;
-    const limiter = createMemoryRateLimiter({ limit: 2, windowMs: 60_000, now: () => t });
-    expect(limiter.hit('k')).toEqual({ limit: 2, remaining: 1, resetMs: 60_000, limited: false });
-    t += 10_000;
-    expect(limiter.hit('k')).toEqual({ limit: 2, remaining: 0, resetMs: 50_000, limited: false });
-    expect(limiter.hit('k')).toEqual({ limit: 2, remaining: 0, resetMs: 50_000, limited: true });
-    expect(limiter.hit('other')).toMatchObject({ remaining: 1, limited: false });
-    t += 50_000;
-    expect(limiter.hit('k')).toEqual({ limit: 2, remaining: 1, resetMs: 60_000, limited: false });
-    await limiter.close();
+describe('rate limit over @fastify/rate-limit', () => {
+  it('opens a window at the first request of a bucket, counts buckets apart and resets after the window', async () => {
+    const app = Fastify();
+    const check = await registerRateLimit(app, { limit: 2, windowMs: 400 });
+    app.get('/:bucket', async (req) => check(req, (req.params as { bucket: string }).bucket));
+    await app.ready();
+    const hit = async (bucket: string) => (await app.inject({ method: 'GET', url: `/${bucket}` })).json();
+    const first = await hit('k');
+    expect({ ...first, resetMs: undefined }).toEqual({ limit: 2, remaining: 1, limited: false, resetMs: undefined });
+    expect(first.resetMs).toBeGreaterThan(0);
+    expect(first.resetMs).toBeLessThanOrEqual(400);
+    expect(await hit('k')).toMatchObject({ remaining: 0, limited: false });
+    expect(await hit('k')).toMatchObject({ remaining: 0, limited: true });
+    expect(await hit('other')).toMatchObject({ remaining: 1, limited: false });
+    await new Promise((r) => setTimeout(r, 450));
+    expect(await hit('k')).toMatchObject({ remaining: 1, limited: false });
+    await app.close();
   });
 });

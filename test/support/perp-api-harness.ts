@@ -11,7 +11,7 @@ import { createApiKeyService, type ApiKeyService } from '../../src/auth/api-key-
 import type { PerpPermission } from '../../src/auth/api-key-model.ts';
 import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '../../src/auth/nonce-store.ts';
 import { createSecretBox } from '../../src/auth/secret-box.ts';
-import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from '../../src/http/rate-limiter.ts';
+import type { RateLimitSettings } from '../../src/http/rate-limiter.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { buildPerpApi } from '../../src/perp/perp-api.ts';
 import { PerpClient } from '../../src/sdk/perp-client.ts';
@@ -42,25 +42,23 @@ async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefi
   const keys = createApiKeyService({ db, secretBox: createSecretBox(randomBytes(32)), cacheTtlMs: 0 });
   let redis: Redis | undefined;
   let nonces: NonceStore;
-  let limiter: RateLimiter;
-  const limit = opts.limit ?? 120;
+  let rateLimit: RateLimitSettings = { limit: opts.limit ?? 120 };
   if (redisUrl) {
     redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
     await redis.connect();
     // Each harness its own key space, so parallel files and earlier runs never share a window.
     const space = randomBytes(6).toString('hex');
     nonces = createRedisNonceStore(redis, { prefix: `test:${space}:nonce:` });
-    limiter = createRedisRateLimiter(redis, { limit, prefix: `test:${space}:ratelimit:` });
+    rateLimit = { ...rateLimit, redis, prefix: `test:${space}:ratelimit:` };
   } else {
     nonces = createMemoryNonceStore();
-    limiter = createMemoryRateLimiter({ limit });
   }
   const app = await buildPerpApi({
     chainId: HARNESS_CHAIN_ID,
     db,
     keys,
     nonces,
-    limiter,
+    rateLimit,
     logger: createLogger({ level: 'silent' }),
     bodyLimitBytes: 65_536,
     marginVault: HARNESS_VAULT,
@@ -90,7 +88,6 @@ async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefi
     async stop() {
       await app.close();
       await nonces.close();
-      await limiter.close();
       redis?.disconnect();
       await db.close();
     },

@@ -6,7 +6,7 @@
 import { Redis } from 'ioredis';
 import type { Address } from 'viem';
 import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '../../auth/nonce-store.ts';
-import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from '../../http/rate-limiter.ts';
+import type { RateLimitSettings } from '../../http/rate-limiter.ts';
 import { buildPerpApi } from '../../perp/perp-api.ts';
 import type { StackContext } from '../stack-context.ts';
 import { startGuarded } from '../stop-list.ts';
@@ -22,28 +22,24 @@ export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise
   if (!marginVault) logger.warn('no margin vault in the deployment: API-key typed data use the zero address as verifying contract');
   const { stop } = await startGuarded(logger, async (stops) => {
     let nonces: NonceStore;
-    let limiter: RateLimiter;
-    const limit = config.perpRateLimitPerMin;
+    let rateLimit: RateLimitSettings = { limit: config.perpRateLimitPerMin };
     if (config.redisUrl) {
       const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
       await redis.connect();
       stops.add(async () => void redis.disconnect());
       nonces = createRedisNonceStore(redis, { prefix: 'perp:nonce:' });
-      limiter = createRedisRateLimiter(redis, { limit, prefix: 'perp:ratelimit:' });
+      rateLimit = { ...rateLimit, redis, prefix: 'perp:ratelimit:' };
     } else {
       const memoryNonces = createMemoryNonceStore();
-      const memoryLimiter = createMemoryRateLimiter({ limit });
       stops.add(() => memoryNonces.close());
-      stops.add(() => memoryLimiter.close());
       nonces = memoryNonces;
-      limiter = memoryLimiter;
     }
     const app = await buildPerpApi({
       chainId: config.chainId,
       db,
       keys: ctx.keys,
       nonces,
-      limiter,
+      rateLimit,
       logger,
       bodyLimitBytes: config.bodyLimitBytes,
       trustedProxies: config.trustedProxies,
