@@ -121,10 +121,14 @@ export async function measureAnvilCeiling(demo: DemoFile, count: number, inFligh
       while (next < raws.length) {
         const raw = raws[next++];
         const hash = (await pub.request({ method: 'eth_sendRawTransaction', params: [raw] })) as Hex;
-        // Like the relayer: the receipt is what says the transaction landed.
-        for (;;) {
+        // Like the relayer: the receipt is what says the transaction landed, and the same bytes go
+        // out again while it does not (anvil may drop a transaction that reached it ahead of a
+        // lower nonce still in flight on another connection).
+        for (let polls = 1; ; polls++) {
           const r = await pub.getTransactionReceipt({ hash }).catch(() => undefined);
           if (r) break;
+          if (polls % 40 === 0) await pub.request({ method: 'eth_sendRawTransaction', params: [raw] }).catch(() => undefined);
+          if (polls > 12_000) throw new Error(`anvil ceiling: ${hash} not mined within a minute`);
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
       }

@@ -34,6 +34,7 @@ import {
   type RelayKind,
   type RelayRequest,
   type RelayResult,
+  type RelayVersion,
 } from '../store/relay-request-store.ts';
 import { recordTx, type TxKind } from '../store/tx-record-store.ts';
 import type { Db } from '../../storage/database.ts';
@@ -115,9 +116,14 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
   let loop: Promise<void> | undefined;
   let unsubscribe: (() => void) | undefined;
 
-  const hooks = (r: RelayRequest) => ({
-    onSigned: (tx: { hash: Hex; raw: Hex; nonce: number }, replaces?: Hex) =>
-      recordSignedVersion(db, r.requestId, tx, replaces, now()).then(() => opts.signals?.changed(r.requestId)),
+  /** Journals each signed version, and keeps it in `versions` for a retry to resume. */
+  const hooks = (r: RelayRequest, versions: RelayVersion[]) => ({
+    onSigned: async (tx: RelayVersion, replaces?: Hex) => {
+      await recordSignedVersion(db, r.requestId, tx, replaces, now());
+      if (replaces) versions.push(tx);
+      else versions.splice(0, versions.length, tx);
+      opts.signals?.changed(r.requestId);
+    },
   });
 
   /**
@@ -185,14 +191,17 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
   }
 
   /** Sends (or resumes) one request and records its end; leaves it journalled when stopped. */
-  function run(r: RelayRequest, resume: boolean): void {
+  function run(r: RelayRequest): void {
+    // What has been journalled of this request: once anything has, every attempt resumes it (the
+    // same nonce), never sends the call again under a new one.
+    const versions: RelayVersion[] = [...r.versions];
     const p = (async () => {
       for (;;) {
         try {
           const req = { to: r.to, data: r.data, gas: r.gasLimit };
-          const receipt = resume
-            ? await sender.resume(r.versions, req, abort.signal, hooks(r))
-            : await sender.send(req, abort.signal, hooks(r));
+          const receipt = versions.length > 0
+            ? await sender.resume([...versions], req, abort.signal, hooks(r, versions))
+            : await sender.send(req, abort.signal, hooks(r, versions));
           await recordEnd(r, receipt);
           break;
         } catch (err) {
@@ -227,7 +236,7 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
     const queued = await listQueuedRelayRequests(db, room + active.size);
     for (const r of queued) {
       if (active.size >= maxInFlight) break;
-      if (!active.has(r.requestId)) run(r, false);
+      if (!active.has(r.requestId)) run(r);
     }
   }
 
@@ -268,7 +277,7 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
       // ahead of any new send, which then takes the chain's count after them.
       const sent = await listSentRelayRequests(db);
       if (sent.length > 0) log.info({ requests: sent.length }, 'relayer: resuming transactions signed before a restart');
-      for (const r of sent) run(r, true);
+      for (const r of sent) run(r);
       unsubscribe = opts.signals?.onQueued(onSignal);
       loop = mainLoop();
     },
