@@ -56,6 +56,10 @@ export class RelayRevertedError extends AppError {
   }
 }
 
+function unfunded(relayer: Address, detail: Record<string, unknown> = {}): OneClickUnavailableError {
+  return new OneClickUnavailableError('relayer: cannot pay for gas (its ETH balance is too low); nothing was sent', { detail: { relayer, ...detail } });
+}
+
 /** 21,000 plus 16 gas per non-zero and 4 per zero calldata byte: below it the node refuses the transaction. */
 export function intrinsicGas(data: Hex): bigint {
   let gas = 21_000n;
@@ -145,6 +149,8 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
         if (err instanceof ChainRevertError) {
           throw new ValidationError('transaction', `would revert on chain${err.errorName ? ` (${err.errorName})` : ''}; nothing was sent`);
         }
+        // A node that checks the sender's funds while estimating (anvil does not) says so here.
+        if (err instanceof AppError && err.detail?.reason === 'InsufficientFundsError') throw unfunded(oc.relayer);
         throw err;
       }
     })();
@@ -155,11 +161,7 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
     const gas = await gasP;
     const funds = await fundsP;
     const cost = gas * funds.maxFeePerGas;
-    if (funds.balance < cost) {
-      throw new OneClickUnavailableError('relayer: cannot pay for gas (its ETH balance is too low); nothing was sent', {
-        detail: { relayer: oc.relayer, balance: formatEther(funds.balance), needs: formatEther(cost) },
-      });
-    }
+    if (funds.balance < cost) throw unfunded(oc.relayer, { balance: formatEther(funds.balance), needs: formatEther(cost) });
     const requestId = randomUUID();
     await insertRelayRequest(deps.db, { requestId, apiKey: key.apiKey, userAddress: user, kind, to: router, data, gasLimit: gas, createdAt: now() });
     oc.signals.queued();
