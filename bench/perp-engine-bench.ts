@@ -18,6 +18,7 @@ import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { OrderBook as PeerBook } from 'nodejs-order-book';
+import { createPrng } from '../src/marketdata/prng.ts';
 import type { EngineCommand, PlaceOrderAccepted } from '../src/perp/engine/engine-types.ts';
 import type { InstrumentConfig } from '../src/perp/engine/instruments.ts';
 import { BookOrder, OrderBook, type FillSink } from '../src/perp/engine/order-book.ts';
@@ -74,18 +75,6 @@ const MARKET = 1;
 const CANCEL = 2;
 const MID = 1_000_000;
 
-/** mulberry32: a small seeded generator, so the stream is the same on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** A pre-generated stream: `prefill` untimed limit adds, then `ops` timed operations. */
 interface Stream {
   prefill: number;
@@ -126,7 +115,9 @@ class Counter implements FillSink<BookOrder> {
  * orders take 1..20 lots. Adds and cancels are balanced so the book hovers around `depth` orders.
  */
 function generate(seed: number, depth: number, ops: number, spread: number, accounts: number): Stream {
-  const rand = prng(seed);
+  // The project's seeded generator: the same stream on every run.
+  const generator = createPrng(seed);
+  const rand = () => generator.next();
   const total = depth + ops;
   const s: Stream = {
     prefill: depth, total, kind: new Uint8Array(total), buy: new Uint8Array(total), price: new Int32Array(total),

@@ -5,17 +5,7 @@
  * those too. For the sequencer's tests, its kill test and the journal benchmark.
  */
 import type { EngineCommand } from '../../src/perp/engine/engine-types.ts';
-
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { createPrng } from '../../src/marketdata/prng.ts';
 
 export const STREAM_ACCOUNTS = Array.from({ length: 8 }, (_, i) => `0x${(i + 1).toString(16).padStart(40, 'a')}`);
 
@@ -29,7 +19,8 @@ const SYMBOLS = [
  * commands set marks and fund every account.
  */
 export function* perpCommandStream(seed: number, prefix: string, startTs = 1_700_000_000_000): Generator<EngineCommand> {
-  const rnd = mulberry32(seed);
+  const prng = createPrng(seed);
+  const rnd = () => prng.next();
   let n = 0;
   const next = () => `${prefix}-${n++}`;
   const ts = () => startTs + n;
