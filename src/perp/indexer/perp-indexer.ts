@@ -9,28 +9,16 @@
  * On a reorg the movements above the common ancestor are rolled back: an unapplied one is deleted,
  * an applied one is marked orphaned for the engine to reverse (the store's header says why).
  */
-import type { PublicClient } from 'viem';
 import { marginVaultAbi } from '../../chain/abi/generated/index.ts';
 import type { PerpDeployment } from '../../chain/deploy-perp-venue.ts';
-import { createChainFollower, defineIndexer, type ChainFollower, type IndexerDefinition } from '../../indexer/chain-follower.ts';
-import type { Logger } from '../../lib/logger.ts';
+import { createChainFollower, defineIndexer, type ChainFollower, type ChainFollowerOptions, type IndexerDefinition } from '../../indexer/chain-follower.ts';
 import type { ChainEventRecord } from '../../storage/chain-block-store.ts';
-import type { Db } from '../../storage/database.ts';
 import { rollbackCollateralEventsAbove, upsertCollateralEvents, type CollateralEventKind, type NewCollateralEvent } from '../store/collateral-event-store.ts';
 
-export interface PerpIndexerOptions {
-  db: Db;
-  publicClient: PublicClient;
+/** The follower's own settings (`confirmations` from PERP_CONFIRMATIONS), plus the venue it follows. */
+export interface PerpIndexerOptions
+  extends Pick<ChainFollowerOptions, 'db' | 'publicClient' | 'confirmations' | 'pollMs' | 'batchBlocks' | 'startBlock' | 'logger'> {
   deployment: Pick<PerpDeployment, 'blockNumber' | 'contracts'>;
-  /** Blocks to stay behind the head (PERP_CONFIRMATIONS). Default 0 (anvil). */
-  confirmations?: number;
-  /** Polling interval of `start()`'s loop, ms. Default 1000. */
-  pollMs?: number;
-  /** Most blocks per eth_getLogs request. Default 2000. */
-  batchBlocks?: number;
-  /** First block to index. Default: the block the MarginVault was created in. */
-  startBlock?: number | bigint;
-  logger?: Logger;
   /** Indexer name: its checkpoint and the namespace of its blocks and events. Default `perp`. */
   name?: string;
 }
