@@ -12,6 +12,7 @@ import { createQuoteCache } from '../marketdata/quote-cache.ts';
 import type { MarketCalendar } from '../marketdata/market-calendar.ts';
 import type { QuoteReader } from '../marketdata/market-types.ts';
 import type { SymbolSpec } from '../marketdata/symbol-catalog.ts';
+import type { PerpVenue } from '../perp/perp-venue.ts';
 import { createRelaySignals, type RelaySignals } from '../stock/relay-signals.ts';
 import type { ChainWiring } from './chain-wiring.ts';
 import type { StopList } from './stop-list.ts';
@@ -41,6 +42,8 @@ export interface StackContext {
   endpoints: { stock?: ApiEndpoint; perp?: ApiEndpoint };
   /** Wake-ups between the stock API and the One Click relayer when both run here. */
   relaySignals: RelaySignals;
+  /** The perp engine when the perp-engine role runs in this process (the perp API uses it in process). */
+  perpVenue?: PerpVenue;
 }
 
 export function createStackContext(parts: Omit<StackContext, 'quotes' | 'provideQuotes' | 'endpoints' | 'relaySignals'>, stops: StopList): StackContext {

@@ -10,9 +10,9 @@ import type { AppConfig, Role } from '../config/app-config.ts';
 import type { Logger } from '../lib/logger.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { ApiKeyService } from '../auth/api-key-service.ts';
-import { DEMO_WALLETS } from '../chain/anvil-accounts.ts';
+import { DEMO_WALLETS, MARKET_MAKER_ACCOUNT } from '../chain/anvil-accounts.ts';
 import { stockVenueDeployer, type Deployment } from '../chain/deploy-contracts.ts';
-import { DEMO_PERP_DEPOSIT, perpVenueDeployer } from '../chain/deploy-perp-venue.ts';
+import { DEMO_PERP_DEPOSIT, MARKET_MAKER_DEPOSIT, MARKET_MAKER_GAS, perpVenueDeployer } from '../chain/deploy-perp-venue.ts';
 import { DEMO_SYMBOLS } from '../marketdata/symbol-catalog.ts';
 import { createMarketCalendar } from '../marketdata/market-calendar.ts';
 import type { Db } from '../storage/database.ts';
@@ -27,6 +27,7 @@ import { startExecutorRole } from './roles/executor-role.ts';
 import { startStockApiRole } from './roles/stock-api-role.ts';
 import { startRelayerRole } from './roles/relayer-role.ts';
 import { startPerpApiRole } from './roles/perp-api-role.ts';
+import { startPerpEngineRole } from './roles/perp-engine-role.ts';
 
 /**
  * The roles this version runs, in start order: market data first, so that the roles after it in
@@ -37,6 +38,8 @@ const ROLE_MODULES: ReadonlyArray<readonly [Exclude<Role, 'all'>, StartRole]> = 
   ['indexer', startIndexerRole],
   ['executor', startExecutorRole],
   ['relayer', startRelayerRole],
+  // Before the perp API: a process running both serves the engine to it in process.
+  ['perp-engine', startPerpEngineRole],
   ['stock-api', startStockApiRole],
   ['perp-api', startPerpApiRole],
 ];
@@ -89,7 +92,13 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
           // After the stock venue: its cash token is the collateral.
           perpVenueDeployer({
             operators: perpOperator ? [perpOperator] : [],
-            demoDeposits: config.demoMode ? [{ privateKey: DEMO_WALLETS[0].privateKey, amount: DEMO_PERP_DEPOSIT }] : [],
+            demoDeposits: config.demoMode
+              ? [
+                  { privateKey: DEMO_WALLETS[0].privateKey, amount: DEMO_PERP_DEPOSIT },
+                  // The demo market maker deposits through the vault like any user.
+                  { privateKey: MARKET_MAKER_ACCOUNT.privateKey, amount: MARKET_MAKER_DEPOSIT, gas: MARKET_MAKER_GAS },
+                ]
+              : [],
           }),
         ];
       },

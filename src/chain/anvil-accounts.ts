@@ -30,6 +30,16 @@ export const ANVIL_ACCOUNTS: readonly DevAccount[] = [
   { index: 9, address: '0xa0Ee7A142d267C1f36714E4a8F75612F20a79720', privateKey: '0x2a871d0798f97d79848a013d4936a73bf4cc922c825d33c1cf7073dff6d409c6' },
 ];
 
+/**
+ * The perp venue's demo market maker: index 10 of the same mnemonic (anvil funds only 0..9, so the
+ * deployer gives it gas before its collateral deposit). A public key: demo mode only.
+ */
+export const MARKET_MAKER_ACCOUNT: DevAccount = {
+  index: 10,
+  address: '0xBcd4042DE499D14e55001CcbB24a551F3b954096',
+  privateKey: '0xf214f2b2cd398c806f84e317254e0f0b801d0643303237d97a22a48e01628897',
+};
+
 /** Demo user wallets: anvil accounts 0..3. `DEMO_WALLETS[0]` is the one bound to the demo keys. */
 export const DEMO_WALLETS: readonly DevAccount[] = ANVIL_ACCOUNTS.slice(0, 4);
 

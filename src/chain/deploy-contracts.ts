@@ -158,10 +158,15 @@ export class TxBatch {
     await this.send(label, to, encodeFunctionData({ abi, functionName, args }), CALL_GAS);
   }
 
-  private async send(label: string, to: Address | undefined, data: Hex, gas: bigint, contract?: Address): Promise<void> {
+  /** Sends `value` wei of the native coin to `to` (gas for a demo wallet anvil did not fund). */
+  async transfer(label: string, to: Address, value: bigint): Promise<void> {
+    await this.send(label, to, '0x', 21_000n, undefined, value);
+  }
+
+  private async send(label: string, to: Address | undefined, data: Hex, gas: bigint, contract?: Address, value = 0n): Promise<void> {
     const nonce = this.nonce++;
     const account = this.account;
-    const base = { chainId: this.chainId, nonce, gas, to, data } as const;
+    const base = { chainId: this.chainId, nonce, gas, to, data, value } as const;
     const request =
       this.fees.gasPrice !== undefined
         ? { ...base, type: 'legacy' as const, gasPrice: this.fees.gasPrice }

@@ -33,10 +33,16 @@ export interface DemoCollateralDeposit {
   privateKey: Hex;
   /** Collateral-token units (6 decimals). */
   amount: bigint;
+  /** Wei the deployer sends the wallet first, for its gas (a wallet the chain did not fund). */
+  gas?: bigint;
 }
 
 /** The demo deposit of `DEMO_WALLETS[0]`: 10,000 USDC. */
 export const DEMO_PERP_DEPOSIT = parseUnits('10000', 6);
+/** The demo market maker's collateral: 1,000,000 USDC, for several levels on every book. */
+export const MARKET_MAKER_DEPOSIT = parseUnits('1000000', 6);
+/** Gas money the deployer gives the market maker's wallet (anvil does not fund it). */
+export const MARKET_MAKER_GAS = parseUnits('1', 18);
 
 export interface PerpVenueParams {
   /** Accounts made operators of the vault (the perp-operator role's address). */
@@ -80,7 +86,9 @@ export function perpVenueDeployer(params: PerpVenueParams): VenueDeployer {
         // keeps the stock venue's demo cash as it was, and its deposit cannot fail on the balance.
         const deposits = (params.demoDeposits ?? []).filter((d) => d.amount > 0n);
         for (const d of deposits) {
-          await tx.call('mint demo collateral', collateralToken, cashTokenAbi, 'mint', [privateKeyToAccount(d.privateKey).address, d.amount]);
+          const wallet = privateKeyToAccount(d.privateKey).address;
+          if (d.gas !== undefined && d.gas > 0n) await tx.transfer('gas for a demo wallet', wallet, d.gas);
+          await tx.call('mint demo collateral', collateralToken, cashTokenAbi, 'mint', [wallet, d.amount]);
         }
         const deployedIn = await tx.finish();
 

@@ -84,6 +84,14 @@ export interface AppConfig {
   perp: {
     /** Blocks behind the head the perp indexer stays before a collateral movement counts (PERP_CONFIRMATIONS); 0 on anvil. */
     confirmations: number;
+    /** `PERP_MARKET_MAKER`: run the demo market maker in the perp-engine role (default: demo mode). */
+    marketMaker: boolean;
+    /** `PERP_FUNDING_INTERVAL_MS`: overrides every instrument's funding interval (default: theirs, 1 h). */
+    fundingIntervalMs?: number;
+    /** `PERP_MARK_INTERVAL_MS`: how often index and mark prices are computed (default 1 000). */
+    markIntervalMs: number;
+    /** `PERP_FUNDING_SAMPLE_MS`: how often the funding premium is sampled (default 5 000). */
+    fundingSampleMs: number;
   };
   executor: ExecutorSettings;
   /** How long a tx-recording request waits for the indexer to reach the transaction's block. */
@@ -171,6 +179,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     perp: {
       confirmations: envInt(env, 'PERP_CONFIRMATIONS', 0),
+      marketMaker: envBool(env, 'PERP_MARKET_MAKER', envBool(env, 'DEMO_MODE', rpcUrl === undefined)),
+      fundingIntervalMs: envString(env, 'PERP_FUNDING_INTERVAL_MS') === undefined ? undefined : envInt(env, 'PERP_FUNDING_INTERVAL_MS', 3_600_000, 1_000),
+      markIntervalMs: envInt(env, 'PERP_MARK_INTERVAL_MS', 1_000, 10),
+      fundingSampleMs: envInt(env, 'PERP_FUNDING_SAMPLE_MS', 5_000, 10),
     },
     executor: loadExecutorSettings(env),
     indexWaitMs: envInt(env, 'INDEX_WAIT_MS', 10_000),

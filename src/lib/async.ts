@@ -33,3 +33,42 @@ export function createLock(): Lock {
     },
   };
 }
+
+export interface PeriodicTask {
+  start(): void;
+  /** Stops the schedule and waits for a run in progress. */
+  stop(): Promise<void>;
+  /** One run now (tests, or a caller that wants the work done before it goes on). */
+  runOnce(): Promise<void>;
+}
+
+/**
+ * Runs `body` every `everyMs` after the previous run settled (runs never overlap) until stopped; a
+ * failed run goes to `onError` and the schedule goes on.
+ */
+export function periodic(everyMs: number, body: () => Promise<void>, onError: (err: unknown) => void): PeriodicTask {
+  let timer: NodeJS.Timeout | undefined;
+  let running = false;
+  let current: Promise<void> | undefined;
+  const loop = () => {
+    if (!running) return;
+    current = body().catch(onError);
+    void current.finally(() => {
+      current = undefined;
+      if (running) timer = setTimeout(loop, everyMs);
+    });
+  };
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      loop();
+    },
+    async stop() {
+      running = false;
+      if (timer) clearTimeout(timer);
+      await current;
+    },
+    runOnce: body,
+  };
+}

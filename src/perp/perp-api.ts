@@ -18,8 +18,15 @@ import { DEFAULT_INSTRUMENTS, instrumentSpec, type InstrumentConfig } from './en
 import { createPerpAuthHook } from './perp-auth-hook.ts';
 import { perpEnvelope, perpOk } from './perp-envelope.ts';
 import { createPerpKeyService } from './perp-key-service.ts';
+import { createAccountService } from './account-service.ts';
+import { createMarketService } from './market-service.ts';
+import { createOrderService } from './order-service.ts';
+import type { PerpVenue } from './perp-venue.ts';
+import { accountRoutes } from './routes/account-routes.ts';
 import { apiKeyRoutes } from './routes/api-key-routes.ts';
+import { historyRoutes } from './routes/history-routes.ts';
 import { marketRoutes } from './routes/market-routes.ts';
+import { tradingRoutes } from './routes/trading-routes.ts';
 
 export const PERP_API_VERSION = '4.0.0';
 /** Every endpoint's path starts here (after the base URL). */
@@ -40,6 +47,13 @@ export interface PerpApiOptions {
   /** The margin vault: verifying contract of the API-key creation typed data. */
   marginVault?: string;
   instruments?: readonly InstrumentConfig[];
+  /**
+   * The engine (its gateway and live state) and the indexed chain: without it the trading,
+   * account, history and book endpoints answer 50002 (the engine is not reachable).
+   */
+  venue?: PerpVenue;
+  /** Overrides every instrument's funding interval (PERP_FUNDING_INTERVAL_MS). */
+  fundingIntervalMs?: number;
   now?: () => number;
   /** Extra route modules registered inside the authenticated scope (trading, account, ... join here). */
   extraRoutes?: Array<(api: FastifyInstance) => Promise<void>>;
@@ -87,6 +101,10 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
     now,
   });
   const instruments = (opts.instruments ?? DEFAULT_INSTRUMENTS).map(instrumentSpec);
+  const { venue } = opts;
+  const orders = venue ? createOrderService({ db: opts.db, venue, domain: keyService.domain, now }) : undefined;
+  const accounts = venue ? createAccountService({ db: opts.db, venue }) : undefined;
+  const market = venue ? createMarketService({ db: opts.db, venue, fundingIntervalMs: opts.fundingIntervalMs, now }) : undefined;
 
   await app.register(
     async (api) => {
@@ -100,8 +118,11 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
       api.all('/', { schema: { hide: true } }, async () => {
         throw new NotFoundError('route');
       });
-      await api.register(marketRoutes, { instruments, now });
+      await api.register(marketRoutes, { instruments, now, market });
       await api.register(apiKeyRoutes, { service: keyService });
+      await api.register(tradingRoutes, { orders });
+      await api.register(accountRoutes, { accounts, venue });
+      await api.register(historyRoutes, { accounts });
       for (const extra of opts.extraRoutes ?? []) await api.register(extra);
     },
     { prefix: PERP_API_ROOT },

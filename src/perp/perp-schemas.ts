@@ -47,3 +47,76 @@ export function responses(data: Record<string, unknown>) {
     '5xx': errorEnvelope,
   };
 }
+
+/** Signed decimal (a margin change): `-12.5` removes, `12.5` adds. */
+export const signedDecimal = { type: 'string', pattern: '^-?(0|[1-9][0-9]*)(\\.[0-9]+)?$', description: 'signed decimal string' } as const;
+export const symbolProp = { type: 'string', minLength: 1, maxLength: 33, description: 'instrument, e.g. BTC-USD' } as const;
+export const orderIdProp = { type: 'string', description: 'engine order id (decimal string)' } as const;
+
+export const orderSchema = {
+  type: 'object',
+  required: ['orderId', 'clientOrderId', 'symbol', 'side', 'type', 'timeInForce', 'price', 'size', 'filledSize', 'remainingSize', 'avgPrice', 'fee', 'status', 'reason', 'reduceOnly', 'createdAt', 'updatedAt'],
+  properties: {
+    orderId: orderIdProp,
+    clientOrderId: { type: ['string', 'null'] },
+    symbol: { type: 'string' },
+    side: { type: 'string', enum: ['BUY', 'SELL'] },
+    type: { type: 'string', enum: ['LIMIT', 'MARKET'] },
+    timeInForce: { type: 'string', enum: ['GTC', 'IOC', 'FOK', 'POST_ONLY'] },
+    price: { type: ['string', 'null'], description: 'limit or worst price; null for a market order without one' },
+    size: decimalOut,
+    filledSize: decimalOut,
+    remainingSize: { ...decimalOut, description: 'resting size (0 once the order is done)' },
+    avgPrice: { type: ['string', 'null'], description: 'average fill price (tick decimals + 4, rounded down); null before a fill' },
+    fee: { ...decimalOut, description: 'fees paid by this order so far (USD)' },
+    status: { type: 'string', enum: ['NEW', 'PARTIALLY_FILLED', 'FILLED', 'CANCELED', 'EXPIRED'] },
+    reason: { type: ['string', 'null'], description: 'why a done order ended: FILLED, USER_CANCEL, IOC_REMAINDER, SELF_TRADE_PREVENTION, REDUCE_ONLY' },
+    reduceOnly: { type: 'boolean' },
+    createdAt: millis,
+    updatedAt: millis,
+  },
+} as const;
+
+export const fillSchema = {
+  type: 'object',
+  required: ['tradeId', 'orderId', 'symbol', 'side', 'role', 'price', 'size', 'notional', 'fee', 'realisedPnl', 'ts'],
+  properties: {
+    tradeId: { type: 'string' },
+    orderId: orderIdProp,
+    symbol: { type: 'string' },
+    side: { type: 'string', enum: ['BUY', 'SELL'] },
+    role: { type: 'string', enum: ['MAKER', 'TAKER'] },
+    price: decimalOut,
+    size: decimalOut,
+    notional: decimalOut,
+    fee: decimalOut,
+    realisedPnl: decimalOut,
+    ts: millis,
+  },
+} as const;
+
+export const positionSchema = {
+  type: 'object',
+  required: ['symbol', 'side', 'size', 'entryPrice', 'markPrice', 'notional', 'unrealisedPnl', 'realisedPnl', 'funding', 'margin', 'maintenanceMargin', 'leverage', 'marginMode', 'liquidationPrice'],
+  properties: {
+    symbol: { type: 'string' },
+    side: { type: 'string', enum: ['LONG', 'SHORT', 'FLAT'] },
+    size: decimalOut,
+    entryPrice: { type: ['string', 'null'] },
+    markPrice: { type: ['string', 'null'] },
+    notional: { ...decimalOut, description: 'size × mark (USD)' },
+    unrealisedPnl: decimalOut,
+    realisedPnl: decimalOut,
+    funding: { ...decimalOut, description: 'net funding received (negative: paid)' },
+    margin: { ...decimalOut, description: 'initial margin (cross) or the isolated margin' },
+    maintenanceMargin: decimalOut,
+    leverage: { type: 'integer' },
+    marginMode: { type: 'string', enum: ['cross', 'isolated'] },
+    liquidationPrice: { type: ['string', 'null'], description: 'mark price at which the position would be liquidated, others unchanged; null when none' },
+  },
+} as const;
+
+export const timeRangeProps = {
+  startTime: { ...millis, minimum: 0 },
+  endTime: { ...millis, minimum: 0 },
+} as const;

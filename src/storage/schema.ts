@@ -287,6 +287,13 @@ export interface DatabaseSchema {
   perp_journal: PerpJournalTable;
   perp_snapshots: PerpSnapshotsTable;
   perp_api_key_nonces: PerpApiKeyNoncesTable;
+  perp_orders: PerpOrdersTable;
+  perp_trades: PerpTradesTable;
+  perp_transactions: PerpTransactionsTable;
+  perp_funding_rates: PerpFundingRatesTable;
+  perp_candles: PerpCandlesTable;
+  perp_order_nonces: PerpOrderNoncesTable;
+  perp_vault_txs: PerpVaultTxsTable;
 }
 
 /** Used nonces of wallet-signed perp API-key creations (0009). */
@@ -298,4 +305,105 @@ export interface PerpApiKeyNoncesTable {
   /** The message's expiry, ms since the epoch. */
   expiry: number;
   used_at: number;
+}
+
+// Read side of the perp engine (0010): prices in ticks, sizes in lots, money micro-USD strings.
+
+/** Every order the engine accepted, as its events left it. */
+export interface PerpOrdersTable {
+  order_id: number;
+  account: string;
+  symbol: string;
+  side: string;
+  type: string;
+  time_in_force: string;
+  /** Limit or worst price; null for a market order without one. */
+  price_ticks: number | null;
+  size_lots: number;
+  requested_size_lots: number;
+  filled_lots: number;
+  filled_notional: string;
+  fee: string;
+  /** NEW, PARTIALLY_FILLED, FILLED, CANCELED or EXPIRED. */
+  status: string;
+  reason: string | null;
+  reduce_only: number;
+  client_order_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One side of a fill. */
+export interface PerpTradesTable {
+  /** The engine event seq of the trade. */
+  trade_id: number;
+  role: string;
+  account: string;
+  symbol: string;
+  order_id: number;
+  side: string;
+  price_ticks: number;
+  size_lots: number;
+  notional: string;
+  fee: string;
+  realised_pnl: string;
+  ts: number;
+}
+
+/** Money in or out of an account (DEPOSIT, WITHDRAWAL, FEE, REALISED_PNL, FUNDING). */
+export interface PerpTransactionsTable {
+  tx_id: string;
+  account: string;
+  type: string;
+  symbol: string | null;
+  /** Signed micro-USD: positive credits the account. */
+  amount: string;
+  /** What caused it: an order id, a chain transaction, a funding time. */
+  ref: string | null;
+  ts: number;
+}
+
+export interface PerpFundingRatesTable {
+  symbol: string;
+  funding_time: number;
+  rate_e9: string;
+  mark_price_ticks: number;
+}
+
+export interface PerpCandlesTable {
+  symbol: string;
+  /** trade, mark or index. */
+  kind: string;
+  interval: string;
+  open_time: number;
+  open_ticks: number;
+  high_ticks: number;
+  low_ticks: number;
+  close_ticks: number;
+  volume_lots: number;
+  turnover: string;
+  trades: number;
+}
+
+export interface PerpOrderNoncesTable {
+  account: string;
+  nonce: string;
+  /** EIP-712 hash of the signed order that used the nonce. */
+  order_hash: string;
+  expiry: number;
+  used_at: number;
+}
+
+export interface PerpVaultTxsTable {
+  tx_hash: string;
+  kind: string;
+  account: string;
+  amount: string;
+  api_key: string;
+  nonce: number;
+  /** pending, mined or reverted. */
+  status: string;
+  block_number: number | null;
+  submitted_at: number;
+  updated_at: number;
 }

@@ -3,10 +3,31 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { generatePerpOpenApi } from '../../src/perp/perp-openapi.ts';
 
-/** The perp endpoints served so far (contract.md §B lists the rest, which join later). */
+/** The perp endpoints served so far (contract.md §B: One-Click Trade, withdrawals and liquidity join later). */
 const PERP_ENDPOINTS = [
   'GET /v4/public/trader/time',
   'GET /v4/public/trader/instruments',
+  'GET /v4/public/trader/depth',
+  'GET /v4/public/trader/tickers',
+  'GET /v4/public/trader/klines',
+  'GET /v4/public/trader/funding-rates',
+  'POST /v4/public/trader/orders/build',
+  'POST /v4/public/trader/orders',
+  'DELETE /v4/public/trader/orders/{orderId}',
+  'POST /v4/public/trader/orders/batch-cancel',
+  'POST /v4/public/trader/orders/fill',
+  'POST /v4/public/trader/positions/close',
+  'POST /v4/public/trader/positions/adjust',
+  'POST /v4/public/trader/positions/margin',
+  'GET /v4/public/trader/account',
+  'GET /v4/public/trader/account/assets',
+  'GET /v4/public/trader/account/deposits',
+  'GET /v4/public/trader/account/withdrawals',
+  'GET /v4/public/trader/account/transactions',
+  'GET /v4/public/trader/positions',
+  'GET /v4/public/trader/orders/open',
+  'GET /v4/public/trader/orders/history',
+  'GET /v4/public/trader/trades',
   'POST /v4/public/trader/api-keys/prepare',
   'POST /v4/public/trader/api-keys',
   'GET /v4/public/trader/api-keys',

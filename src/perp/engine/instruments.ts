@@ -140,3 +140,8 @@ export function stepsToDecimal(steps: number, step: string): string {
 export function notionalMicros(spec: InstrumentSpec, priceTicks: number, sizeLots: number): bigint {
   return BigInt(priceTicks) * BigInt(sizeLots) * spec.unitMicros;
 }
+
+/** The instruments with every funding interval set to `intervalMs` (PERP_FUNDING_INTERVAL_MS), or as they are. */
+export function withFundingInterval(instruments: readonly InstrumentConfig[], intervalMs: number | undefined): InstrumentConfig[] {
+  return instruments.map((c) => (intervalMs === undefined ? c : { ...c, fundingIntervalMs: intervalMs }));
+}

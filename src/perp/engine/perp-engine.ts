@@ -1077,6 +1077,18 @@ export class PerpEngine {
     return { bidTicks: inst.book.bestBid(), askTicks: inst.book.bestAsk() };
   }
 
+  /**
+   * Open interest in lots: the sum of the long positions (equal to the shorts). Walks the
+   * instrument's positions: for a ticker read, never on the command path.
+   */
+  openInterest(symbol: string): number | undefined {
+    const inst = this.instruments.get(symbol);
+    if (inst === undefined) return undefined;
+    let lots = 0;
+    for (const p of inst.positions) if (p.sizeLots > 0) lots += p.sizeLots;
+    return lots;
+  }
+
   /** Aggregated book, best first: `[priceTicks, lots]`. */
   depth(symbol: string, levels = 50): { bids: Array<[number, number]>; asks: Array<[number, number]> } | undefined {
     return this.instruments.get(symbol)?.book.depth(levels);

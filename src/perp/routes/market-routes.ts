@@ -1,12 +1,18 @@
 /**
- * Market data (contract.md §B): server time (public) and the instruments the engine trades. The
- * other market-data endpoints (klines, depth, tickers, funding rates) join with the engine's feed.
+ * Market data (contract.md §B): server time (public), the instruments the engine trades, the book,
+ * 24-hour tickers with mark, index, funding and open interest, candles of trades, marks and indices,
+ * and the funding rate history.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { NotFoundError } from '../../errors/app-error.ts';
 import { stepsToDecimal, type InstrumentSpec } from '../engine/instruments.ts';
 import { perpOk } from '../perp-envelope.ts';
-import { decimalOut, millis, responses } from '../perp-schemas.ts';
+import { INTERVALS } from '../../marketdata/market-types.ts';
+import type { CandleInterval } from '../../storage/candle-store.ts';
+import type { MarketService } from '../market-service.ts';
+import { decimalOut, millis, responses, symbolProp, timeRangeProps } from '../perp-schemas.ts';
+import type { PerpCandleKind } from '../store/perp-candle-store.ts';
+import { available } from './trading-routes.ts';
 
 const PPM_STEP = '0.000001';
 
@@ -52,7 +58,8 @@ export function instrumentView(spec: InstrumentSpec) {
   };
 }
 
-export const marketRoutes: FastifyPluginAsync<{ instruments: readonly InstrumentSpec[]; now: () => number }> = async (app, { instruments, now }) => {
+export const marketRoutes: FastifyPluginAsync<{ instruments: readonly InstrumentSpec[]; now: () => number; market?: MarketService }> = async (app, { instruments, now, market: service }) => {
+  const market = () => available(service);
   const tags = ['market data'];
 
   app.get(
@@ -89,5 +96,144 @@ export const marketRoutes: FastifyPluginAsync<{ instruments: readonly Instrument
       if (symbol !== undefined && list.length === 0) throw new NotFoundError('symbol');
       return perpOk(req.id, list.map(instrumentView));
     },
+  );
+
+  const priceOrNull = { type: ['string', 'null'] } as const;
+  const level = { type: 'array', minItems: 2, maxItems: 2, items: { type: 'string' }, description: '[price, size]' } as const;
+
+  app.get<{ Querystring: { symbol: string; limit?: number } }>(
+    '/depth',
+    {
+      schema: {
+        tags,
+        summary: 'The order book, aggregated by price, best first (READ)',
+        querystring: {
+          type: 'object',
+          required: ['symbol'],
+          additionalProperties: false,
+          properties: { symbol: symbolProp, limit: { type: 'integer', minimum: 1, maximum: 500, description: 'levels per side (default 50)' } },
+        },
+        response: responses({
+          type: 'object',
+          required: ['symbol', 'bids', 'asks', 'seq', 'ts'],
+          properties: {
+            symbol: { type: 'string' },
+            bids: { type: 'array', items: level },
+            asks: { type: 'array', items: level },
+            seq: { type: 'integer', description: 'the engine event seq the book is at' },
+            ts: millis,
+          },
+        }),
+      },
+    },
+    async (req) => perpOk(req.id, market().depth(req.query.symbol, req.query.limit ?? 50)),
+  );
+
+  app.get<{ Querystring: { symbol?: string } }>(
+    '/tickers',
+    {
+      schema: {
+        tags,
+        summary: '24-hour statistics, mark and index prices, funding and open interest (READ)',
+        querystring: { type: 'object', additionalProperties: false, properties: { symbol: symbolProp } },
+        response: responses({
+          type: 'array',
+          items: {
+            type: 'object',
+            required: [
+              'symbol', 'lastPrice', 'open24h', 'high24h', 'low24h', 'volume24h', 'turnover24h', 'trades24h', 'bestBid', 'bestAsk',
+              'markPrice', 'indexPrice', 'fundingRate', 'nextFundingTime', 'openInterest', 'ts',
+            ],
+            properties: {
+              symbol: { type: 'string' },
+              lastPrice: priceOrNull,
+              open24h: priceOrNull,
+              high24h: priceOrNull,
+              low24h: priceOrNull,
+              volume24h: { ...decimalOut, description: 'base units traded in the last 24 hours' },
+              turnover24h: { ...decimalOut, description: 'USD traded in the last 24 hours' },
+              trades24h: { type: 'integer' },
+              bestBid: priceOrNull,
+              bestAsk: priceOrNull,
+              markPrice: priceOrNull,
+              indexPrice: priceOrNull,
+              fundingRate: { ...decimalOut, description: 'the last funding rate applied, per interval (0.0001 = 0.01 %)' },
+              nextFundingTime: millis,
+              openInterest: { ...decimalOut, description: 'base units held long (= short)' },
+              ts: millis,
+            },
+          },
+        }),
+      },
+    },
+    async (req) => perpOk(req.id, await market().tickers(req.query.symbol)),
+  );
+
+  app.get<{ Querystring: { symbol: string; interval: CandleInterval; type?: PerpCandleKind; startTime?: number; endTime?: number; limit?: number } }>(
+    '/klines',
+    {
+      schema: {
+        tags,
+        summary: "Candles of the instrument's trades, or of its mark or index price (READ)",
+        querystring: {
+          type: 'object',
+          required: ['symbol', 'interval'],
+          additionalProperties: false,
+          properties: {
+            symbol: symbolProp,
+            interval: { type: 'string', enum: [...INTERVALS] },
+            type: { type: 'string', enum: ['trade', 'mark', 'index'], description: 'default trade' },
+            ...timeRangeProps,
+            limit: { type: 'integer', minimum: 1, maximum: 1000, description: 'default 100: the newest candles of the range' },
+          },
+        },
+        response: responses({
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['openTime', 'open', 'high', 'low', 'close', 'volume', 'turnover', 'trades'],
+            properties: {
+              openTime: millis,
+              open: decimalOut,
+              high: decimalOut,
+              low: decimalOut,
+              close: decimalOut,
+              volume: decimalOut,
+              turnover: decimalOut,
+              trades: { type: 'integer' },
+            },
+          },
+        }),
+      },
+    },
+    async (req) => {
+      const q = req.query;
+      return perpOk(req.id, await market().klines({ symbol: q.symbol, interval: q.interval, type: q.type ?? 'trade', startTime: q.startTime, endTime: q.endTime, limit: q.limit ?? 100 }));
+    },
+  );
+
+  app.get<{ Querystring: { symbol: string; startTime?: number; endTime?: number; limit?: number } }>(
+    '/funding-rates',
+    {
+      schema: {
+        tags,
+        summary: 'Funding rates applied, newest first (READ)',
+        querystring: {
+          type: 'object',
+          required: ['symbol'],
+          additionalProperties: false,
+          properties: { symbol: symbolProp, ...timeRangeProps, limit: { type: 'integer', minimum: 1, maximum: 1000, description: 'default 100' } },
+        },
+        response: responses({
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['symbol', 'fundingRate', 'fundingTime', 'markPrice'],
+            properties: { symbol: { type: 'string' }, fundingRate: decimalOut, fundingTime: millis, markPrice: decimalOut },
+          },
+        }),
+      },
+    },
+    async (req) => perpOk(req.id, await market().fundingRates({ symbol: req.query.symbol, startTime: req.query.startTime, endTime: req.query.endTime, limit: req.query.limit ?? 100 })),
   );
 };

@@ -192,3 +192,22 @@ export async function listCollateralEvents(
     .execute();
   return rows.map(toRecord);
 }
+
+/** A page of an account's canonical movements of one kind, newest first, with the total. */
+export async function listCollateralEventsPage(
+  db: DbExecutor,
+  q: { account: string; kind: CollateralEventKind; offset: number; limit: number; startTime?: number; endTime?: number },
+): Promise<{ total: number; rows: CollateralEventRecord[] }> {
+  let base = kyselyOf(db)
+    .selectFrom('perp_collateral_events')
+    .where('orphaned', '=', 0)
+    .where('account', '=', q.account.toLowerCase())
+    .where('kind', '=', q.kind);
+  if (q.startTime !== undefined) base = base.where('block_timestamp', '>=', q.startTime);
+  if (q.endTime !== undefined) base = base.where('block_timestamp', '<=', q.endTime);
+  const [count, rows] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+    base.selectAll().orderBy('block_number', 'desc').orderBy('log_index', 'desc').offset(q.offset).limit(q.limit).execute(),
+  ]);
+  return { total: Number(count.n), rows: rows.map(toRecord) };
+}

@@ -8,6 +8,7 @@ import * as m0006 from './0006-stock-relay.ts';
 import * as m0007 from './0007-perp-collateral.ts';
 import * as m0008 from './0008-perp-journal.ts';
 import * as m0009 from './0009-perp-api-key-nonces.ts';
+import * as m0010 from './0010-perp-projections.ts';
 
 /**
  * Every migration, in order. To add one: create `NNNN-what.ts` exporting `up` (and `down`),
@@ -24,6 +25,7 @@ export const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Migrat
   ['0007-perp-collateral', m0007],
   ['0008-perp-journal', m0008],
   ['0009-perp-api-key-nonces', m0009],
+  ['0010-perp-projections', m0010],
 ];
 
 /** A static provider: no filesystem scanning, so it works the same from tsx, a bundle or tests. */

@@ -1,0 +1,71 @@
+/**
+ * Role `perp-engine`: the perpetual venue's single writer (docs/perp-sequencer.md) and the workers
+ * that feed it: the sequencer around the pure engine, journalled in the database; the projector of
+ * its events into the history tables; the collateral task crediting the MarginVault's indexed
+ * deposits; the mark-price and funding tasks fed by market data (stock quotes for the stock
+ * perpetuals, the simulator's BTC and ETH); and, in demo mode, the market maker. One per database.
+ *
+ * A perp API in the same process reaches it in process (`ctx.perpVenue`).
+ */
+import { MARKET_MAKER_ACCOUNT } from '../../chain/anvil-accounts.ts';
+import { perpDeploymentOf } from '../../chain/deploy-perp-venue.ts';
+import { DEFAULT_INSTRUMENTS, withFundingInterval } from '../../perp/engine/instruments.ts';
+import { indexedBlockInfo } from '../../perp/perp-venue.ts';
+import { indexSymbolOf, midTicks } from '../../perp/pricing/index-price.ts';
+import { createPerpProjector } from '../../perp/projection/perp-projector.ts';
+import { EngineSequencer } from '../../perp/sequencer/engine-sequencer.ts';
+import { createInProcessGateway } from '../../perp/sequencer/engine-gateway.ts';
+import { createCollateralTask } from '../../perp/workers/collateral-task.ts';
+import { createFundingTask } from '../../perp/workers/funding-task.ts';
+import { createMarketMakerTask } from '../../perp/workers/market-maker-task.ts';
+import { createMarkPriceTask, type IndexSource } from '../../perp/workers/mark-price-task.ts';
+import type { StackContext } from '../stack-context.ts';
+import { startGuarded } from '../stop-list.ts';
+
+export async function startPerpEngineRole(ctx: StackContext): Promise<() => Promise<void>> {
+  const { config, logger, db } = ctx;
+  if (!perpDeploymentOf(ctx.chain.record)) {
+    logger.warn('perp-engine: the deployment has no perp venue; not started');
+    return async () => {};
+  }
+  const { stop } = await startGuarded(logger, async (stops) => {
+    const instruments = withFundingInterval(DEFAULT_INSTRUMENTS, config.perp.fundingIntervalMs);
+    const sequencer = new EngineSequencer({ db, engineOptions: { instruments }, logger });
+    await sequencer.start();
+    stops.add(() => sequencer.stop());
+    const gateway = createInProcessGateway(sequencer);
+    const engine = () => sequencer.engine;
+
+    const projector = createPerpProjector({ db, gateway, feeAccount: sequencer.engine.feeAccountAddress, logger });
+    await projector.start();
+    stops.add(() => projector.stop());
+
+    const collateral = createCollateralTask({ db, gateway, logger });
+    collateral.start();
+    stops.add(() => collateral.stop());
+
+    const quotes = await ctx.quotes();
+    const index: IndexSource = (symbol, tickSize) => {
+      const q = quotes.getQuote(indexSymbolOf(symbol));
+      return q ? midTicks(q.bid, q.ask, tickSize) : undefined;
+    };
+    const mark = createMarkPriceTask({ gateway, engine, index, intervalMs: config.perp.markIntervalMs, logger });
+    mark.start();
+    stops.add(() => mark.stop());
+    const funding = createFundingTask({ gateway, engine, index, sampleMs: config.perp.fundingSampleMs, intervalMs: config.perp.fundingIntervalMs, logger });
+    funding.start();
+    stops.add(() => funding.stop());
+
+    if (config.perp.marketMaker) {
+      const mm = createMarketMakerTask({ gateway, engine, account: MARKET_MAKER_ACCOUNT.address, logger });
+      mm.start();
+      stops.add(() => mm.stop());
+    }
+
+    ctx.perpVenue = { gateway, engine, blockInfo: () => indexedBlockInfo(db) };
+    stops.add(async () => {
+      ctx.perpVenue = undefined;
+    });
+  });
+  return stop;
+}

@@ -1,0 +1,134 @@
+/**
+ * What an account holds and did (docs/perp-api.md "Account" and "History"): balances, margin and
+ * positions from the engine's live state; open orders from the engine's books; order history,
+ * fills and money movements from the projected history; deposits and withdrawals from the perp
+ * indexer's rows of the MarginVault's logs. Every list answers `{total, rows}` newest first.
+ */
+import { NotFoundError } from '../errors/app-error.ts';
+import type { AuthKey } from '../auth/api-key-service.ts';
+import type { Db } from '../storage/database.ts';
+import type { InstrumentSpec } from './engine/instruments.ts';
+import { walletOf } from './order-service.ts';
+import type { PerpVenue } from './perp-venue.ts';
+import { accountBody, fillBody, openOrderBody, orderBody, positionBody, transactionBody, usd, type AccountBody } from './perp-views.ts';
+import { listCollateralEventsPage, type CollateralEventKind } from './store/collateral-event-store.ts';
+import { getOrdersByIds, listOrders, listTrades, listTransactions, type PerpOrderStatus, type PerpTransactionType } from './store/perp-history-store.ts';
+
+export interface ListQuery {
+  offset: number;
+  limit: number;
+  symbol?: string;
+  startTime?: number;
+  endTime?: number;
+}
+
+export interface List<T> {
+  total: number;
+  rows: T[];
+}
+
+export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
+  const { db, venue } = opts;
+
+  const spec = (symbol: string): InstrumentSpec => {
+    const s = venue.engine().instrument(symbol);
+    if (s === undefined) throw new NotFoundError('symbol');
+    return s;
+  };
+  const checkSymbol = (symbol?: string) => {
+    if (symbol !== undefined) spec(symbol);
+  };
+  const page = <T>(all: T[], q: ListQuery): List<T> => ({ total: all.length, rows: all.slice(q.offset, q.offset + q.limit) });
+
+  return {
+    account(caller: AuthKey): AccountBody {
+      const wallet = walletOf(caller);
+      const engine = venue.engine();
+      return accountBody(wallet, engine.getAccount(wallet), engine.marginSummary(wallet));
+    },
+
+    assets(caller: AuthKey) {
+      const a = this.account(caller);
+      return [
+        {
+          asset: a.asset,
+          balance: a.balance,
+          equity: a.equity,
+          available: a.freeCollateral,
+          withdrawable: a.withdrawable,
+          orderMargin: a.orderMargin,
+          positionMargin: a.positionMargin,
+        },
+      ];
+    },
+
+    positions(caller: AuthKey, q: ListQuery) {
+      const wallet = walletOf(caller);
+      checkSymbol(q.symbol);
+      const engine = venue.engine();
+      const a = engine.getAccount(wallet);
+      if (a === undefined) return { total: 0, rows: [] };
+      const open = a.positions.filter((p) => p.sizeLots !== 0 && (q.symbol === undefined || p.symbol === q.symbol));
+      const rows = open.map((p) => {
+        const prices = engine.prices(p.symbol)!;
+        return positionBody(spec(p.symbol), p, a, prices.markPriceTicks || prices.lastTradePriceTicks);
+      });
+      return page(rows, q);
+    },
+
+    async openOrders(caller: AuthKey, q: ListQuery) {
+      const wallet = walletOf(caller);
+      checkSymbol(q.symbol);
+      const all = venue
+        .engine()
+        .openOrders(wallet, q.symbol)
+        .filter((o) => (q.startTime === undefined || o.createdTs >= q.startTime) && (q.endTime === undefined || o.createdTs <= q.endTime))
+        .reverse();
+      const rows = all.slice(q.offset, q.offset + q.limit);
+      const history = new Map((await getOrdersByIds(db, rows.map((o) => o.orderId))).map((o) => [o.orderId, o]));
+      return { total: all.length, rows: rows.map((o) => openOrderBody(spec(o.symbol), o, history.get(o.orderId))) };
+    },
+
+    async orderHistory(caller: AuthKey, q: ListQuery & { status?: PerpOrderStatus }) {
+      const wallet = walletOf(caller);
+      checkSymbol(q.symbol);
+      const r = await listOrders(db, { ...q, account: wallet, statuses: q.status ? [q.status] : undefined });
+      return { total: r.total, rows: r.rows.map((o) => orderBody(spec(o.symbol), o)) };
+    },
+
+    async trades(caller: AuthKey, q: ListQuery & { orderId?: number }) {
+      const wallet = walletOf(caller);
+      checkSymbol(q.symbol);
+      const r = await listTrades(db, { ...q, account: wallet });
+      return { total: r.total, rows: r.rows.map((t) => fillBody(spec(t.symbol), t)) };
+    },
+
+    async transactions(caller: AuthKey, q: ListQuery & { type?: PerpTransactionType }) {
+      const wallet = walletOf(caller);
+      checkSymbol(q.symbol);
+      const r = await listTransactions(db, { ...q, account: wallet, types: q.type ? [q.type] : undefined });
+      return { total: r.total, rows: r.rows.map(transactionBody) };
+    },
+
+    async movements(caller: AuthKey, kind: CollateralEventKind, q: ListQuery) {
+      const wallet = walletOf(caller);
+      const r = await listCollateralEventsPage(db, { ...q, account: wallet, kind });
+      return {
+        total: r.total,
+        rows: r.rows.map((e) => ({
+          id: e.eventId,
+          asset: 'USDC',
+          amount: usd(BigInt(e.amount)),
+          txHash: e.txHash,
+          blockNumber: String(e.blockNumber),
+          ...(kind === 'withdrawal' ? { withdrawalId: e.withdrawalId } : {}),
+          // Credited: the engine has taken it into the account (deposits after PERP_CONFIRMATIONS blocks).
+          status: e.applied ? 'CREDITED' : 'PENDING',
+          ts: e.blockTimestamp,
+        })),
+      };
+    },
+  };
+}
+
+export type AccountService = ReturnType<typeof createAccountService>;

@@ -1,0 +1,104 @@
+/**
+ * Market data of the perpetual venue (docs/perp-api.md "Market data"): the book and the prices from
+ * the engine's live state, 24-hour statistics and candles from the projected candles, funding rates
+ * from their history. The funding rate a ticker shows is the last one applied; the next funding
+ * time is the next multiple of the interval since the epoch (workers/funding-task.ts).
+ */
+import { NotFoundError } from '../errors/app-error.ts';
+import type { Db } from '../storage/database.ts';
+import type { CandleInterval } from '../storage/candle-store.ts';
+import type { InstrumentSpec } from './engine/instruments.ts';
+import type { PerpVenue } from './perp-venue.ts';
+import { fundingRateBody, priceOf, rateOf, sizeOf, usd } from './perp-views.ts';
+import { listPerpCandles, type PerpCandleKind } from './store/perp-candle-store.ts';
+import { listFundingRates } from './store/perp-history-store.ts';
+import { fundingTimeAt } from './workers/funding-task.ts';
+
+const DAY = 86_400_000;
+
+export function createMarketService(opts: { db: Db; venue: PerpVenue; fundingIntervalMs?: number; now?: () => number }) {
+  const { db, venue } = opts;
+  const now = opts.now ?? Date.now;
+  const spec = (symbol: string): InstrumentSpec => {
+    const s = venue.engine().instrument(symbol);
+    if (s === undefined) throw new NotFoundError('symbol');
+    return s;
+  };
+
+  async function ticker(s: InstrumentSpec, t: number) {
+    const engine = venue.engine();
+    const prices = engine.prices(s.symbol)!;
+    const bba = engine.bestBidAsk(s.symbol)!;
+    const day = await listPerpCandles(db, { symbol: s.symbol, kind: 'trade', interval: '1m', startTime: Math.floor((t - DAY) / 60_000) * 60_000 + 60_000, endTime: t, limit: 1_440 });
+    let high: number | undefined;
+    let low: number | undefined;
+    let volume = 0;
+    let turnover = 0n;
+    let trades = 0;
+    for (const c of day) {
+      high = high === undefined || c.highTicks > high ? c.highTicks : high;
+      low = low === undefined || c.lowTicks < low ? c.lowTicks : low;
+      volume += c.volumeLots;
+      turnover += c.turnover;
+      trades += c.trades;
+    }
+    const interval = opts.fundingIntervalMs ?? s.fundingIntervalMs;
+    const price = (ticks: number | undefined) => (ticks === undefined || ticks <= 0 ? null : priceOf(s, ticks));
+    return {
+      symbol: s.symbol,
+      lastPrice: price(prices.lastTradePriceTicks),
+      open24h: price(day[0]?.openTicks),
+      high24h: price(high),
+      low24h: price(low),
+      volume24h: sizeOf(s, volume),
+      turnover24h: usd(turnover),
+      trades24h: trades,
+      bestBid: price(bba.bidTicks),
+      bestAsk: price(bba.askTicks),
+      markPrice: price(prices.markPriceTicks),
+      indexPrice: price(prices.indexPriceTicks),
+      fundingRate: rateOf(prices.lastFundingRateE9),
+      nextFundingTime: fundingTimeAt(t, interval) + interval,
+      openInterest: sizeOf(s, engine.openInterest(s.symbol) ?? 0),
+      ts: t,
+    };
+  }
+
+  return {
+    depth(symbol: string, limit: number) {
+      const s = spec(symbol);
+      const engine = venue.engine();
+      const d = engine.depth(s.symbol, limit)!;
+      const level = ([p, l]: [number, number]) => [priceOf(s, p), sizeOf(s, l)];
+      return { symbol: s.symbol, bids: d.bids.map(level), asks: d.asks.map(level), seq: engine.lastSeq, ts: now() };
+    },
+
+    async tickers(symbol?: string) {
+      const t = now();
+      const list = symbol === undefined ? venue.engine().instrumentList() : [spec(symbol)];
+      return Promise.all(list.map((s) => ticker(s, t)));
+    },
+
+    async klines(q: { symbol: string; interval: CandleInterval; type: PerpCandleKind; startTime?: number; endTime?: number; limit: number }) {
+      const s = spec(q.symbol);
+      const rows = await listPerpCandles(db, { symbol: s.symbol, kind: q.type, interval: q.interval, startTime: q.startTime, endTime: q.endTime, limit: q.limit });
+      return rows.map((c) => ({
+        openTime: c.openTime,
+        open: priceOf(s, c.openTicks),
+        high: priceOf(s, c.highTicks),
+        low: priceOf(s, c.lowTicks),
+        close: priceOf(s, c.closeTicks),
+        volume: sizeOf(s, c.volumeLots),
+        turnover: usd(c.turnover),
+        trades: c.trades,
+      }));
+    },
+
+    async fundingRates(q: { symbol: string; startTime?: number; endTime?: number; limit: number }) {
+      const s = spec(q.symbol);
+      return (await listFundingRates(db, { ...q, symbol: s.symbol })).map((r) => fundingRateBody(s, r));
+    },
+  };
+}
+
+export type MarketService = ReturnType<typeof createMarketService>;

@@ -1,0 +1,351 @@
+/**
+ * Trading on the perpetual venue (docs/perp-api.md "Trading"): signed orders in, engine commands
+ * out. `build` answers the EIP-712 order a wallet signs (order-typed-data.ts) with a fresh nonce;
+ * `submit` checks the signed message (the key's wallet, the signature, the expiry, the instrument's
+ * steps), claims its nonce once per account (order-nonce-store.ts) and sends `placeOrder` to the
+ * engine under the id `ord:<orderHash>`: the same signed order sent twice is one order, answered
+ * twice. Cancels, leverage and margin changes are authorised by the key alone (TRADE permission).
+ *
+ * Every refusal is an AppError of the API's table; nothing is changed by a refused request except
+ * a signed order's nonce once the order reached the engine (a signed order is processed once).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Address } from 'viem';
+import { AppError, ConflictError, ForbiddenError, NotFoundError, RejectedError, ValidationError, type Rejection } from '../errors/app-error.ts';
+import type { AuthKey } from '../auth/api-key-service.ts';
+import type { Db } from '../storage/database.ts';
+import type { TypedDataDomain } from '../chain/typed-data.ts';
+import { parseDecimal } from '../lib/decimal.ts';
+import { decimalToSteps, COLLATERAL_DECIMALS, type InstrumentSpec } from './engine/instruments.ts';
+import type { CommandResult, MarginMode, OrderAcceptedEvent, OrderDoneEvent, OrderType, PlaceOrderAccepted, PlaceOrderCommand, Side, TimeInForce } from './engine/engine-types.ts';
+import { orderType, type OrderMessage } from './order-typed-data.ts';
+import { claimOrderNonce } from './store/order-nonce-store.ts';
+import { getOrder, listTrades } from './store/perp-history-store.ts';
+import type { PerpVenue } from './perp-venue.ts';
+import { averagePrice, fillBody, openOrderBody, orderBody, positionBody, priceOf, sizeOf, takerFill, usd, type FillBody, type OrderBody, type PositionBody } from './perp-views.ts';
+
+/** A built order may be signed and sent within this long by default. */
+export const DEFAULT_ORDER_TTL_MS = 10 * 60_000;
+/** The furthest ahead a signed order's expiry may be. */
+export const MAX_ORDER_TTL_MS = 30 * 24 * 60 * 60_000;
+export const MAX_CLIENT_ORDER_ID = 64;
+const CLIENT_ORDER_ID = /^[!-~]{1,64}$/;
+
+export interface BuildOrderInput {
+  symbol: string;
+  side: Side;
+  type: OrderType;
+  size: string;
+  price?: string;
+  timeInForce?: TimeInForce;
+  reduceOnly?: boolean;
+  clientOrderId?: string;
+  /** ms; default now + 10 minutes. */
+  expiry?: number;
+}
+
+export interface SubmittedOrder extends OrderBody {
+  /** The fills of this call (empty when the answer repeats an earlier one). */
+  fills: FillBody[];
+  /** True when this answers an order placed before (same clientOrderId, or the same signed order). */
+  duplicate: boolean;
+}
+
+/** What the submitting route asks of the order beyond being valid. */
+export type SubmitMode = 'order' | 'fill' | 'close';
+
+export interface OrderService {
+  build(caller: AuthKey, input: BuildOrderInput): { typedData: ReturnType<typeof orderType.build>; orderHash: string };
+  submit(caller: AuthKey, body: { message: unknown; signature: unknown }, mode?: SubmitMode): Promise<SubmittedOrder>;
+  cancel(caller: AuthKey, orderId: string): Promise<OrderBody>;
+  batchCancel(caller: AuthKey, input: { orderIds?: string[]; symbol?: string }): Promise<{ canceled: string[]; failed: Array<{ orderId: string; code: string; msg: string }> }>;
+  adjust(caller: AuthKey, input: { symbol: string; leverage: number; marginMode?: MarginMode }): Promise<PositionBody>;
+  margin(caller: AuthKey, input: { symbol: string; amount: string }): Promise<PositionBody>;
+}
+
+/** The wallet a key trades for: keys a wallet created are bound to it. */
+export function walletOf(caller: AuthKey): string {
+  if (caller.userAddress === null) throw new ForbiddenError('this API key is bound to no wallet, so it cannot trade');
+  return caller.userAddress.toLowerCase();
+}
+
+const ENGINE_REJECTIONS: Partial<Record<string, Rejection>> = {
+  INSUFFICIENT_MARGIN: 'INSUFFICIENT_MARGIN',
+  INSUFFICIENT_BALANCE: 'INSUFFICIENT_BALANCE',
+  POST_ONLY_WOULD_CROSS: 'POST_ONLY_WOULD_CROSS',
+  REDUCE_ONLY_WOULD_INCREASE: 'REDUCE_ONLY_WOULD_INCREASE',
+  FOK_NOT_FILLED: 'FOK_NOT_FILLED',
+  NO_LIQUIDITY: 'NO_LIQUIDITY',
+  ORDER_NOT_OPEN: 'ORDER_NOT_OPEN',
+  ORDER_EXPIRED: 'ORDER_EXPIRED',
+  LEVERAGE_EXCEEDED: 'LEVERAGE_EXCEEDED',
+  SIZE_OUT_OF_RANGE: 'SIZE_OUT_OF_RANGE',
+  PRICE_OUT_OF_RANGE: 'PRICE_OUT_OF_RANGE',
+  POSITION_NOT_OPEN: 'POSITION_NOT_OPEN',
+};
+
+/** The API's error for an engine refusal; `unknownAccount` says what an account without a deposit means here. */
+export function engineError(r: { code: string; message: string }, unknownAccount: Rejection = 'INSUFFICIENT_MARGIN'): AppError {
+  switch (r.code) {
+    case 'INVALID':
+      return new ValidationError('request', r.message);
+    case 'UNKNOWN_SYMBOL':
+      return new NotFoundError('symbol');
+    case 'ORDER_NOT_FOUND':
+      return new NotFoundError('order');
+    case 'MARGIN_MODE_LOCKED':
+      return new ConflictError(`marginMode: ${r.message}`);
+    case 'UNKNOWN_ACCOUNT':
+      return new RejectedError(unknownAccount, 'no collateral deposited for this account');
+  }
+  const rejection = ENGINE_REJECTIONS[r.code];
+  return rejection ? new RejectedError(rejection, r.message) : new AppError('INTERNAL', `perp engine: unexpected answer ${r.code}`);
+}
+
+/** An order id as the API shows it (a decimal string); anything else names no order. */
+function parseOrderId(raw: string): number {
+  if (!/^[1-9][0-9]{0,15}$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new NotFoundError('order');
+  return Number(raw);
+}
+
+export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: TypedDataDomain; now?: () => number }): OrderService {
+  const { db, venue, domain } = opts;
+  const now = opts.now ?? Date.now;
+
+  const spec = (symbol: string): InstrumentSpec => {
+    const s = venue.engine().instrument(symbol);
+    if (s === undefined) throw new NotFoundError('symbol');
+    return s;
+  };
+
+  /** The engine command of an order message, every field checked against the instrument. */
+  const commandOf = (m: Pick<OrderMessage, 'symbol' | 'side' | 'orderType' | 'size' | 'price' | 'timeInForce' | 'reduceOnly' | 'clientOrderId'>, prefix: string) => {
+    const s = spec(m.symbol);
+    if (m.side !== 'BUY' && m.side !== 'SELL') throw new ValidationError(`${prefix}side`, 'must be BUY or SELL');
+    if (m.orderType !== 'LIMIT' && m.orderType !== 'MARKET') throw new ValidationError(`${prefix}${prefix ? 'orderType' : 'type'}`, 'must be LIMIT or MARKET');
+    const tifs: readonly string[] = m.orderType === 'LIMIT' ? ['GTC', 'IOC', 'FOK', 'POST_ONLY'] : ['IOC', 'FOK'];
+    if (!tifs.includes(m.timeInForce)) throw new ValidationError(`${prefix}timeInForce`, `must be one of ${tifs.join(', ')} for a ${m.orderType} order`);
+    if (typeof m.size !== 'string' || !/^(0|[1-9]\d*)(\.\d+)?$/.test(m.size)) throw new ValidationError(`${prefix}size`, 'must be a decimal string like "0.5"');
+    const lots = decimalToSteps(m.size, s.lotSize);
+    if (lots === null) throw new RejectedError('SIZE_OUT_OF_RANGE', `size: must be a multiple of the lot size ${s.lotSize}`);
+    if (lots < s.minSizeLots || lots > s.maxSizeLots) throw new RejectedError('SIZE_OUT_OF_RANGE', `size: must be between the minimum and maximum size of ${s.symbol}`);
+    let priceTicks: number | undefined;
+    if (m.price !== '') {
+      if (!/^(0|[1-9]\d*)(\.\d+)?$/.test(m.price)) throw new ValidationError(`${prefix}price`, 'must be a decimal string like "50000.5"');
+      const ticks = decimalToSteps(m.price, s.tickSize);
+      if (ticks === null) throw new RejectedError('PRICE_OUT_OF_RANGE', `price: must be a multiple of the tick size ${s.tickSize}`);
+      if (ticks <= 0 || ticks > s.maxPriceTicks) throw new RejectedError('PRICE_OUT_OF_RANGE', 'price: must be above zero and below the maximum price');
+      priceTicks = ticks;
+    } else if (m.orderType === 'LIMIT') throw new ValidationError(`${prefix}price`, 'required for a LIMIT order');
+    if (m.clientOrderId !== '' && !CLIENT_ORDER_ID.test(m.clientOrderId)) {
+      throw new ValidationError(`${prefix}clientOrderId`, `must be 1 to ${MAX_CLIENT_ORDER_ID} visible ASCII characters`);
+    }
+    const cmd: Omit<PlaceOrderCommand, 'id' | 'ts' | 'account'> = {
+      kind: 'placeOrder',
+      symbol: s.symbol,
+      side: m.side,
+      type: m.orderType,
+      sizeLots: lots,
+      timeInForce: m.timeInForce as TimeInForce,
+      reduceOnly: m.reduceOnly,
+      ...(priceTicks !== undefined ? { priceTicks } : {}),
+      ...(m.clientOrderId !== '' ? { clientOrderId: m.clientOrderId } : {}),
+    };
+    return { spec: s, cmd };
+  };
+
+  /** The order's current state: resting in the engine, else its history row. */
+  const currentOrder = async (s: InstrumentSpec, orderId: number): Promise<OrderBody | undefined> => {
+    const history = await getOrder(db, orderId);
+    const live = venue.engine().getOrder(orderId);
+    if (live) return openOrderBody(s, live, history);
+    return history ? orderBody(s, history) : undefined;
+  };
+
+  const answer = async (s: InstrumentSpec, r: PlaceOrderAccepted & { resubmitted?: true }): Promise<SubmittedOrder> => {
+    const o = r.order;
+    if (r.duplicate || r.resubmitted === true) {
+      // An order placed before: as it stands now, with its fills so far (the history may lag the
+      // engine by a batch, so an order done a moment ago can miss there: it is then answered as the
+      // engine answered it).
+      const current = await currentOrder(s, o.orderId);
+      const fills = (await listOrderFills(o.orderId)).map((t) => fillBody(s, t));
+      if (current) return { ...current, fills, duplicate: true };
+    }
+    let notional = 0n;
+    let fee = 0n;
+    for (const e of r.fills) {
+      notional += e.notional;
+      fee += e.takerFee;
+    }
+    const accepted = r.events.find((e): e is OrderAcceptedEvent => e.type === 'orderAccepted' && e.orderId === o.orderId);
+    const done = r.events.find((e): e is OrderDoneEvent => e.type === 'orderDone' && e.orderId === o.orderId);
+    const ts = accepted?.ts ?? now();
+    return {
+      orderId: String(o.orderId),
+      clientOrderId: accepted?.clientOrderId ?? null,
+      symbol: s.symbol,
+      side: accepted?.side ?? '',
+      type: accepted?.orderType ?? '',
+      timeInForce: accepted?.timeInForce ?? '',
+      price: accepted && accepted.priceTicks !== null ? priceOf(s, accepted.priceTicks) : null,
+      size: sizeOf(s, o.sizeLots),
+      filledSize: sizeOf(s, o.filledLots),
+      remainingSize: sizeOf(s, o.remainingLots),
+      avgPrice: averagePrice(s, notional, o.filledLots),
+      fee: usd(fee),
+      status: o.status,
+      reason: done?.reason ?? null,
+      reduceOnly: accepted?.reduceOnly ?? false,
+      createdAt: ts,
+      updatedAt: ts,
+      fills: r.fills.map((e) => takerFill(s, e)),
+      duplicate: r.duplicate || r.resubmitted === true,
+    };
+  };
+
+  async function listOrderFills(orderId: number) {
+    const order = await getOrder(db, orderId);
+    if (!order) return [];
+    return (await listTrades(db, { account: order.account, orderId, offset: 0, limit: 1_000 })).rows.reverse();
+  }
+
+  return {
+    build(caller, input) {
+      const account = walletOf(caller);
+      const t = now();
+      const expiry = input.expiry ?? t + DEFAULT_ORDER_TTL_MS;
+      if (!Number.isSafeInteger(expiry) || expiry <= t) throw new ValidationError('expiry', 'must be a time in ms in the future');
+      if (expiry > t + MAX_ORDER_TTL_MS) throw new ValidationError('expiry', 'must be at most 30 days ahead');
+      const message = {
+        account: account as Address,
+        symbol: input.symbol,
+        side: input.side,
+        orderType: input.type,
+        size: input.size,
+        price: input.price ?? '',
+        timeInForce: input.timeInForce ?? (input.type === 'MARKET' ? 'IOC' : 'GTC'),
+        reduceOnly: input.reduceOnly ?? false,
+        clientOrderId: input.clientOrderId ?? '',
+        // 63 random bits: fresh per build, and far below uint64's range.
+        nonce: BigInt(`0x${randomBytes(8).toString('hex')}`) >> 1n,
+        expiry: BigInt(expiry),
+      };
+      commandOf(message, '');
+      return { typedData: orderType.build(domain, message), orderHash: orderType.hash(domain, message) };
+    },
+
+    async submit(caller, body, mode = 'order') {
+      const account = walletOf(caller);
+      const m = orderType.parseMessage(body.message) as unknown as OrderMessage;
+      if (m.account.toLowerCase() !== account) throw new ValidationError('message.account', 'must be the wallet of the API key');
+      const { spec: s, cmd } = commandOf(m, 'message.');
+      if (mode === 'fill' && (cmd.timeInForce !== 'IOC' && cmd.timeInForce !== 'FOK')) throw new ValidationError('message.timeInForce', 'must be IOC or FOK for a fill');
+      if (mode === 'fill' && cmd.priceTicks === undefined) throw new ValidationError('message.price', 'a fill needs a worst price');
+      if (mode === 'close') {
+        if (!m.reduceOnly) throw new ValidationError('message.reduceOnly', 'must be true to close a position');
+        const held = venue.engine().getAccount(account)?.positions.find((p) => p.symbol === s.symbol)?.sizeLots ?? 0;
+        if (held === 0) throw new RejectedError('POSITION_NOT_OPEN', `no open ${s.symbol} position to close`);
+      }
+      const signer = await orderType.recoverSigner(domain, m as unknown as Record<string, unknown>, body.signature);
+      if (signer.toLowerCase() !== account) throw new RejectedError('BAD_ORDER_SIGNATURE', 'the order is not signed by the wallet of the API key');
+      const t = now();
+      if (m.expiry < BigInt(t)) throw new RejectedError('ORDER_EXPIRED', 'the signed order has expired; build and sign a new one');
+      if (m.expiry > BigInt(t + MAX_ORDER_TTL_MS)) throw new ValidationError('message.expiry', 'must be at most 30 days ahead');
+      const orderHash = orderType.hash(domain, m as unknown as Record<string, unknown>);
+      const claim = await claimOrderNonce(db, {
+        account,
+        nonce: m.nonce.toString(),
+        orderHash,
+        expiry: Number(m.expiry),
+        usedAt: t,
+        pruneBeforeMs: t - 24 * 60 * 60_000,
+      });
+      if (claim === 'used') throw new RejectedError('NONCE_USED', 'message.nonce: already used by another order of this account');
+      const r = (await venue.gateway.submit({ ...cmd, id: `ord:${orderHash}`, ts: t, account, expiresAtMs: Number(m.expiry) })) as CommandResult & { resubmitted?: true };
+      if (!r.ok) throw engineError(r);
+      return answer(s, r as PlaceOrderAccepted & { resubmitted?: true });
+    },
+
+    async cancel(caller, rawId) {
+      const account = walletOf(caller);
+      const orderId = parseOrderId(rawId);
+      const live = venue.engine().getOrder(orderId);
+      const history = live ? undefined : await getOrder(db, orderId);
+      const owner = live?.account ?? history?.account;
+      if (owner !== account) throw new NotFoundError('order');
+      if (!live) throw new RejectedError('ORDER_NOT_OPEN', `order ${orderId} is ${history!.status}`);
+      const r = await venue.gateway.submit({ kind: 'cancelOrder', id: `cancel:${randomUUID()}`, ts: now(), account, orderId });
+      if (!r.ok) throw engineError(r);
+      const s = spec(live.symbol);
+      const done = await getOrder(db, orderId);
+      const body = openOrderBody(s, live, done);
+      return { ...body, status: 'CANCELED', reason: 'USER_CANCEL', remainingSize: '0', updatedAt: now() };
+    },
+
+    async batchCancel(caller, input) {
+      const account = walletOf(caller);
+      const hasIds = input.orderIds !== undefined;
+      if (hasIds === (input.symbol !== undefined)) throw new ValidationError('orderIds', 'give either orderIds or symbol, not both');
+      if (input.symbol !== undefined) {
+        spec(input.symbol);
+        const r = await venue.gateway.submit({ kind: 'cancelAll', id: `cancel:${randomUUID()}`, ts: now(), account, symbol: input.symbol });
+        if (!r.ok) {
+          if (r.code === 'UNKNOWN_ACCOUNT') return { canceled: [], failed: [] };
+          throw engineError(r);
+        }
+        return { canceled: ('canceledOrderIds' in r ? r.canceledOrderIds : []).map(String), failed: [] };
+      }
+      const ids = input.orderIds!;
+      const valid: number[] = [];
+      const failed: Array<{ orderId: string; code: string; msg: string }> = [];
+      for (const raw of ids) {
+        if (/^[1-9][0-9]{0,15}$/.test(raw)) valid.push(Number(raw));
+        else failed.push({ orderId: raw, code: 'ORDER_NOT_FOUND', msg: 'no such order for this account' });
+      }
+      if (valid.length === 0) return { canceled: [], failed };
+      const r = await venue.gateway.submit({ kind: 'cancelOrders', id: `cancel:${randomUUID()}`, ts: now(), account, orderIds: valid });
+      if (!r.ok) {
+        if (r.code !== 'UNKNOWN_ACCOUNT') throw engineError(r);
+        return { canceled: [], failed: failed.concat(valid.map((id) => ({ orderId: String(id), code: 'ORDER_NOT_FOUND', msg: 'no such order for this account' }))) };
+      }
+      const canceled: string[] = [];
+      for (const c of 'cancels' in r ? r.cancels : []) {
+        if (c.code === 'OK') canceled.push(String(c.orderId));
+        else failed.push({ orderId: String(c.orderId), code: c.code, msg: c.code === 'ORDER_NOT_OPEN' ? 'the order is no longer open' : 'no such order for this account' });
+      }
+      return { canceled, failed };
+    },
+
+    async adjust(caller, input) {
+      const account = walletOf(caller);
+      const s = spec(input.symbol);
+      if (!Number.isSafeInteger(input.leverage) || input.leverage < 1) throw new ValidationError('leverage', 'must be a whole number from 1');
+      if (input.leverage > s.maxLeverage) throw new RejectedError('LEVERAGE_EXCEEDED', `leverage: at most ${s.maxLeverage} on ${s.symbol}`);
+      const r = await venue.gateway.submit({
+        kind: 'setLeverage', id: `leverage:${randomUUID()}`, ts: now(), account, symbol: s.symbol, leverage: input.leverage,
+        ...(input.marginMode !== undefined ? { marginMode: input.marginMode } : {}),
+      });
+      if (!r.ok) throw engineError(r, 'INSUFFICIENT_BALANCE');
+      return position(s, account);
+    },
+
+    async margin(caller, input) {
+      const account = walletOf(caller);
+      const s = spec(input.symbol);
+      const negative = typeof input.amount === 'string' && input.amount.startsWith('-');
+      const magnitude = parseDecimal(negative ? input.amount.slice(1) : input.amount, { field: 'amount', decimals: COLLATERAL_DECIMALS });
+      const r = await venue.gateway.submit({ kind: 'adjustMargin', id: `margin:${randomUUID()}`, ts: now(), account, symbol: s.symbol, amount: negative ? -magnitude : magnitude });
+      if (!r.ok) throw engineError(r, 'POSITION_NOT_OPEN');
+      return position(s, account);
+    },
+  };
+
+  function position(s: InstrumentSpec, account: string): PositionBody {
+    const engine = venue.engine();
+    const a = engine.getAccount(account)!;
+    const p = a.positions.find((x) => x.symbol === s.symbol);
+    if (!p) throw new NotFoundError('position');
+    return positionBody(s, p, a, engine.prices(s.symbol)!.markPriceTicks || engine.prices(s.symbol)!.lastTradePriceTicks);
+  }
+}

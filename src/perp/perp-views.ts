@@ -1,0 +1,270 @@
+/**
+ * How the perpetual API shows the engine's integers (docs/perp-api.md): prices and sizes as exact
+ * decimal strings of the instrument's steps, money as decimal USD strings (the collateral's 6
+ * decimals), ids as decimal strings, times in ms. Pure functions, one per resource.
+ */
+import { formatDecimal } from '../lib/decimal.ts';
+import { COLLATERAL_DECIMALS, stepsToDecimal, type InstrumentSpec } from './engine/instruments.ts';
+import { parseScaled } from './engine/fixed-point.ts';
+import type { AccountView, MarginSummary, OrderView, PositionView, TradeEvent } from './engine/engine-types.ts';
+import { liquidationPriceTicks } from './pricing/liquidation-price.ts';
+import type { FundingRateRecord, PerpOrderRecord, PerpTradeRecord, PerpTransactionRecord } from './store/perp-history-store.ts';
+
+/** Extra decimals of an average price beyond the tick (an average is rarely on the tick). */
+const AVERAGE_EXTRA_DECIMALS = 4;
+
+export const usd = (micros: bigint): string => formatDecimal(micros, COLLATERAL_DECIMALS);
+export const priceOf = (spec: InstrumentSpec, ticks: number | bigint): string => stepsToDecimal(Number(ticks), spec.tickSize);
+export const sizeOf = (spec: InstrumentSpec, lots: number): string => stepsToDecimal(lots, spec.lotSize);
+
+/** A rate in units of 1e-9 as a decimal fraction (`125000` → `"0.000125"`). */
+export const rateOf = (rateE9: bigint): string => formatDecimal(rateE9, 9);
+
+/** notional / size as a price, rounded down to the tick's decimals plus four. */
+export function averagePrice(spec: InstrumentSpec, notionalMicros: bigint, lots: number): string | null {
+  if (lots === 0) return null;
+  const lot = parseScaled(spec.lotSize, 'lotSize');
+  const decimals = parseScaled(spec.tickSize, 'tickSize').scale + AVERAGE_EXTRA_DECIMALS;
+  // price = notional / 10^6 / (lots × lot.value / 10^lot.scale), scaled by 10^decimals.
+  const scaled = (notionalMicros * 10n ** BigInt(lot.scale + decimals)) / (10n ** BigInt(COLLATERAL_DECIMALS) * BigInt(lots) * lot.value);
+  return formatDecimal(scaled, decimals);
+}
+
+export interface OrderBody {
+  orderId: string;
+  clientOrderId: string | null;
+  symbol: string;
+  side: string;
+  type: string;
+  timeInForce: string;
+  price: string | null;
+  size: string;
+  filledSize: string;
+  remainingSize: string;
+  avgPrice: string | null;
+  fee: string;
+  status: string;
+  reason: string | null;
+  reduceOnly: boolean;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A resting order as the engine holds it (its fills' notional and fees come from the history). */
+export function openOrderBody(spec: InstrumentSpec, o: OrderView, history?: PerpOrderRecord): OrderBody {
+  return {
+    orderId: String(o.orderId),
+    clientOrderId: o.clientOrderId,
+    symbol: o.symbol,
+    side: o.side,
+    type: o.type,
+    timeInForce: o.timeInForce,
+    price: priceOf(spec, o.priceTicks),
+    size: sizeOf(spec, o.sizeLots),
+    filledSize: sizeOf(spec, o.filledLots),
+    remainingSize: sizeOf(spec, o.remainingLots),
+    avgPrice: history ? averagePrice(spec, history.filledNotional, history.filledLots) : null,
+    fee: usd(history?.fee ?? 0n),
+    status: o.status,
+    reason: null,
+    reduceOnly: o.reduceOnly,
+    createdAt: o.createdTs,
+    updatedAt: history?.updatedAt ?? o.createdTs,
+  };
+}
+
+/** An order as the history holds it. */
+export function orderBody(spec: InstrumentSpec, o: PerpOrderRecord): OrderBody {
+  const open = o.status === 'NEW' || o.status === 'PARTIALLY_FILLED';
+  return {
+    orderId: String(o.orderId),
+    clientOrderId: o.clientOrderId,
+    symbol: o.symbol,
+    side: o.side,
+    type: o.type,
+    timeInForce: o.timeInForce,
+    price: o.priceTicks === null ? null : priceOf(spec, o.priceTicks),
+    size: sizeOf(spec, o.sizeLots),
+    filledSize: sizeOf(spec, o.filledLots),
+    remainingSize: sizeOf(spec, open ? o.sizeLots - o.filledLots : 0),
+    avgPrice: averagePrice(spec, o.filledNotional, o.filledLots),
+    fee: usd(o.fee),
+    status: o.status,
+    reason: o.reason,
+    reduceOnly: o.reduceOnly,
+    createdAt: o.createdAt,
+    updatedAt: o.updatedAt,
+  };
+}
+
+export interface FillBody {
+  tradeId: string;
+  orderId: string;
+  symbol: string;
+  side: string;
+  role: 'MAKER' | 'TAKER';
+  price: string;
+  size: string;
+  notional: string;
+  fee: string;
+  realisedPnl: string;
+  ts: number;
+}
+
+export function fillBody(spec: InstrumentSpec, t: PerpTradeRecord): FillBody {
+  return {
+    tradeId: String(t.tradeId),
+    orderId: String(t.orderId),
+    symbol: t.symbol,
+    side: t.side,
+    role: t.role,
+    price: priceOf(spec, t.priceTicks),
+    size: sizeOf(spec, t.sizeLots),
+    notional: usd(t.notional),
+    fee: usd(t.fee),
+    realisedPnl: usd(t.realisedPnl),
+    ts: t.ts,
+  };
+}
+
+/** The taker's side of a fill the engine just answered. */
+export function takerFill(spec: InstrumentSpec, e: TradeEvent): FillBody {
+  return fillBody(spec, {
+    tradeId: e.seq, role: 'TAKER', account: e.takerAccount, symbol: e.symbol, orderId: e.takerOrderId, side: e.takerSide,
+    priceTicks: e.priceTicks, sizeLots: e.sizeLots, notional: e.notional, fee: e.takerFee, realisedPnl: e.takerRealisedPnl, ts: e.ts,
+  });
+}
+
+export interface PositionBody {
+  symbol: string;
+  side: 'LONG' | 'SHORT' | 'FLAT';
+  size: string;
+  entryPrice: string | null;
+  markPrice: string | null;
+  notional: string;
+  unrealisedPnl: string;
+  realisedPnl: string;
+  funding: string;
+  margin: string;
+  maintenanceMargin: string;
+  leverage: number;
+  marginMode: string;
+  liquidationPrice: string | null;
+}
+
+/**
+ * A position with its liquidation price: a cross position is backed by the collateral and the other
+ * cross positions' uPnL − MM, an isolated one by its own margin (pricing/liquidation-price.ts).
+ */
+export function positionBody(spec: InstrumentSpec, p: PositionView, account: AccountView, markTicks: number): PositionBody {
+  let backing: bigint;
+  if (p.marginMode === 'isolated') backing = p.isolatedMargin;
+  else {
+    backing = account.collateral;
+    for (const q of account.positions) {
+      if (q.symbol !== p.symbol && q.marginMode === 'cross' && q.sizeLots !== 0) backing += q.unrealisedPnl - q.maintenanceMargin;
+    }
+  }
+  const liq = liquidationPriceTicks({
+    sizeLots: p.sizeLots, entryNotional: p.entryNotional, unitMicros: spec.unitMicros, mmrPpm: BigInt(spec.maintenanceMarginRatioPpm), backing,
+  });
+  const abs = Math.abs(p.sizeLots);
+  return {
+    symbol: p.symbol,
+    side: p.sizeLots > 0 ? 'LONG' : p.sizeLots < 0 ? 'SHORT' : 'FLAT',
+    size: sizeOf(spec, abs),
+    entryPrice: averagePrice(spec, p.entryNotional, abs),
+    markPrice: markTicks > 0 ? priceOf(spec, markTicks) : null,
+    notional: usd(BigInt(abs) * BigInt(markTicks) * spec.unitMicros),
+    unrealisedPnl: usd(p.unrealisedPnl),
+    realisedPnl: usd(p.realisedPnl),
+    funding: usd(p.funding),
+    margin: usd(p.marginMode === 'isolated' ? p.isolatedMargin : p.initialMargin),
+    maintenanceMargin: usd(p.maintenanceMargin),
+    leverage: p.leverage,
+    marginMode: p.marginMode,
+    liquidationPrice: liq === undefined ? null : priceOf(spec, liq > BigInt(spec.maxPriceTicks) ? BigInt(spec.maxPriceTicks) : liq),
+  };
+}
+
+export interface AccountBody {
+  account: string;
+  asset: 'USDC';
+  balance: string;
+  equity: string;
+  unrealisedPnl: string;
+  freeCollateral: string;
+  withdrawable: string;
+  orderMargin: string;
+  positionMargin: string;
+  maintenanceMargin: string;
+  marginRatio: string | null;
+  liquidatable: boolean;
+  deposited: string;
+  withdrawn: string;
+  realisedPnl: string;
+  fees: string;
+  funding: string;
+}
+
+/** An account that never deposited reads as empty. */
+export function accountBody(address: string, a: AccountView | undefined, m: MarginSummary | undefined): AccountBody {
+  const zero = '0';
+  if (a === undefined || m === undefined) {
+    return {
+      account: address, asset: 'USDC', balance: zero, equity: zero, unrealisedPnl: zero, freeCollateral: zero, withdrawable: zero,
+      orderMargin: zero, positionMargin: zero, maintenanceMargin: zero, marginRatio: null, liquidatable: false, deposited: zero,
+      withdrawn: zero, realisedPnl: zero, fees: zero, funding: zero,
+    };
+  }
+  let isolated = 0n;
+  let isolatedMm = 0n;
+  for (const p of a.positions) {
+    if (p.marginMode === 'isolated') {
+      isolated += p.isolatedMargin;
+      isolatedMm += p.maintenanceMargin;
+    }
+  }
+  const unrealised = m.equity - m.collateral - isolated;
+  const maintenance = m.crossMaintenanceMargin + isolatedMm;
+  // Maintenance margin over equity, rounded up, as exchanges show it: 1 (100 %) is the liquidation
+  // line; null when equity is not positive.
+  const marginRatio = m.equity > 0n ? formatDecimal((maintenance * 1_000_000n + m.equity - 1n) / m.equity, 6) : null;
+  return {
+    account: address,
+    asset: 'USDC',
+    balance: usd(m.collateral),
+    equity: usd(m.equity),
+    unrealisedPnl: usd(unrealised),
+    freeCollateral: usd(m.freeCollateral),
+    withdrawable: usd(m.withdrawable < 0n ? 0n : m.withdrawable),
+    orderMargin: usd(m.orderReserve),
+    positionMargin: usd(m.crossInitialMargin + isolated),
+    maintenanceMargin: usd(maintenance),
+    marginRatio,
+    liquidatable: m.liquidatable,
+    deposited: usd(a.deposited),
+    withdrawn: usd(a.withdrawn),
+    realisedPnl: usd(a.realisedPnl),
+    fees: usd(a.feesPaid),
+    funding: usd(a.funding),
+  };
+}
+
+export interface TransactionBody {
+  id: string;
+  type: string;
+  symbol: string | null;
+  amount: string;
+  asset: 'USDC';
+  ref: string | null;
+  ts: number;
+}
+
+export function transactionBody(t: PerpTransactionRecord): TransactionBody {
+  return { id: t.txId, type: t.type, symbol: t.symbol, amount: usd(t.amount), asset: 'USDC', ref: t.ref, ts: t.ts };
+}
+
+export function fundingRateBody(spec: InstrumentSpec, r: FundingRateRecord) {
+  return { symbol: r.symbol, fundingRate: rateOf(r.rateE9), fundingTime: r.fundingTime, markPrice: priceOf(spec, r.markPriceTicks) };
+}

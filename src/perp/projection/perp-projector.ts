@@ -1,0 +1,146 @@
+/**
+ * Projects the engine's durable events into the history tables (event-projection.ts) for the API's
+ * lists: one writer per database, running beside the sequencer. It subscribes from its cursor (the
+ * meta key `perp.projection.seq`), folds what arrived in batches, and writes each batch's rows with
+ * the new cursor in one transaction, so a crash replays at most the batch that was not committed,
+ * and the writes are idempotent anyway.
+ *
+ * A failed write keeps the batch and retries; a subscription whose catch-up failed is opened again
+ * from the cursor. The projection lags the engine by about one batch write.
+ */
+import type { Logger } from '../../lib/logger.ts';
+import type { DbExecutor } from '../../storage/database.ts';
+import { getMeta, setMeta } from '../../storage/meta-store.ts';
+import { withTransaction } from '../../storage/transaction.ts';
+import type { EngineEvent } from '../engine/engine-types.ts';
+import type { EngineGateway } from '../sequencer/engine-gateway.ts';
+import { getPerpCandles, upsertPerpCandles } from '../store/perp-candle-store.ts';
+import { getOrdersByIds, insertFundingRates, insertTrades, insertTransactions, upsertOrders } from '../store/perp-history-store.ts';
+import { mergeCandle, projectEvents, referencedOrderIds } from './event-projection.ts';
+
+export const PROJECTION_CURSOR_KEY = 'perp.projection.seq';
+
+export interface PerpProjectorOptions {
+  db: DbExecutor;
+  gateway: Pick<EngineGateway, 'subscribe'>;
+  feeAccount: string;
+  logger?: Pick<Logger, 'warn' | 'error' | 'info'>;
+  /** Most events per write. Default 5 000. */
+  maxBatch?: number;
+  /** Wait before retrying a failed write or subscription. Default 1 000 ms. */
+  retryMs?: number;
+}
+
+export interface PerpProjector {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** The last event seq written. */
+  readonly projectedSeq: number;
+  /** Resolves once every event up to `seq` is written (for a caller that must read its own write). */
+  caughtUp(seq: number): Promise<void>;
+}
+
+/** Writes one folded batch and the cursor. */
+export async function writeProjection(db: DbExecutor, events: readonly EngineEvent[], feeAccount: string): Promise<number> {
+  return withTransaction(db, async (tx) => {
+    const known = new Map((await getOrdersByIds(tx, referencedOrderIds(events))).map((o) => [o.orderId, o]));
+    const batch = projectEvents(events, known, feeAccount);
+    const candles = [...batch.candles.values()];
+    const stored = new Map((await getPerpCandles(tx, candles)).map((c) => [`${c.symbol}|${c.kind}|${c.interval}|${c.openTime}`, c]));
+    await upsertOrders(tx, [...batch.orders.values()]);
+    await insertTrades(tx, batch.trades);
+    await insertTransactions(tx, batch.transactions);
+    await insertFundingRates(tx, batch.fundingRates);
+    await upsertPerpCandles(tx, candles.map((c) => mergeCandle(stored.get(`${c.symbol}|${c.kind}|${c.interval}|${c.openTime}`), c)));
+    await setMeta(tx, PROJECTION_CURSOR_KEY, String(batch.lastSeq));
+    return batch.lastSeq;
+  });
+}
+
+export function createPerpProjector(opts: PerpProjectorOptions): PerpProjector {
+  const maxBatch = opts.maxBatch ?? 5_000;
+  const retryMs = opts.retryMs ?? 1_000;
+  let projected = 0;
+  let buffer: EngineEvent[] = [];
+  let unsubscribe: (() => void) | undefined;
+  let running = false;
+  let flushing: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const waiters: Array<{ seq: number; resolve: () => void }> = [];
+
+  const settle = () => {
+    for (let i = waiters.length - 1; i >= 0; i--) {
+      if (waiters[i].seq <= projected) {
+        waiters[i].resolve();
+        waiters.splice(i, 1);
+      }
+    }
+  };
+
+  const subscribe = () => {
+    buffer = [];
+    unsubscribe = opts.gateway.subscribe(
+      projected + 1,
+      (e) => {
+        buffer.push(e);
+        schedule();
+      },
+      (err) => {
+        opts.logger?.error({ err }, 'perp projector: catch-up failed; subscribing again');
+        unsubscribe = undefined;
+        if (running) timer = setTimeout(() => running && subscribe(), retryMs);
+      },
+    );
+  };
+
+  const flush = async (): Promise<void> => {
+    while (running || buffer.length > 0) {
+      const events = buffer.slice(0, maxBatch);
+      if (events.length === 0) return;
+      try {
+        projected = await writeProjection(opts.db, events, opts.feeAccount);
+        buffer = buffer.slice(events.length);
+        settle();
+      } catch (err) {
+        opts.logger?.error({ err, events: events.length }, 'perp projector: write failed; retrying');
+        if (!running) return;
+        await new Promise((r) => setTimeout(r, retryMs));
+      }
+    }
+  };
+
+  const schedule = () => {
+    if (flushing) return;
+    flushing = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(flush)
+      .finally(() => {
+        flushing = undefined;
+        if (buffer.length > 0 && running) schedule();
+      });
+  };
+
+  return {
+    get projectedSeq() {
+      return projected;
+    },
+    async start() {
+      projected = Number((await getMeta(opts.db, PROJECTION_CURSOR_KEY)) ?? '0');
+      running = true;
+      subscribe();
+    },
+    async stop() {
+      running = false;
+      if (timer) clearTimeout(timer);
+      unsubscribe?.();
+      unsubscribe = undefined;
+      // What arrived is written before the stop answers (one more attempt, no retry loop).
+      while (flushing) await flushing;
+      if (buffer.length > 0) await flush();
+      for (const w of waiters.splice(0)) w.resolve();
+    },
+    caughtUp(seq) {
+      if (seq <= projected) return Promise.resolve();
+      return new Promise((resolve) => waiters.push({ seq, resolve }));
+    },
+  };
+}

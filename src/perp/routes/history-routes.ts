@@ -1,0 +1,62 @@
+/** History (contract.md §B): the account's open orders, every order it placed, and its fills. */
+import type { FastifyPluginAsync } from 'fastify';
+import type { AuthKey } from '../../auth/api-key-service.ts';
+import { listOf, pageOf, pageQueryProps } from '../../http/list-paging.ts';
+import type { AccountService } from '../account-service.ts';
+import { perpOk } from '../perp-envelope.ts';
+import { fillSchema, orderSchema, responses, symbolProp, timeRangeProps } from '../perp-schemas.ts';
+import type { PerpOrderStatus } from '../store/perp-history-store.ts';
+import { available } from './trading-routes.ts';
+
+interface ListQs {
+  page?: number;
+  limit?: number;
+  symbol?: string;
+  startTime?: number;
+  endTime?: number;
+}
+
+export const historyRoutes: FastifyPluginAsync<{ accounts?: AccountService }> = async (app, opts) => {
+  const tags = ['history'];
+  const caller = (req: { apiKey?: AuthKey }) => req.apiKey as AuthKey;
+  const accounts = () => available(opts.accounts);
+  const listQuery = (extra: Record<string, unknown> = {}) => ({
+    type: 'object',
+    additionalProperties: false,
+    properties: { symbol: symbolProp, ...extra, ...timeRangeProps, ...pageQueryProps },
+  });
+  const range = (q: ListQs) => ({ ...pageOf(q), symbol: q.symbol, startTime: q.startTime, endTime: q.endTime });
+
+  app.get<{ Querystring: ListQs }>(
+    '/orders/open',
+    { schema: { tags, summary: 'Open orders of the account, newest first (READ)', querystring: listQuery(), response: responses(listOf(orderSchema)) } },
+    async (req) => perpOk(req.id, await accounts().openOrders(caller(req), range(req.query))),
+  );
+
+  app.get<{ Querystring: ListQs & { status?: PerpOrderStatus } }>(
+    '/orders/history',
+    {
+      schema: {
+        tags,
+        summary: 'Every order of the account (open and done), newest first (READ)',
+        querystring: listQuery({ status: { type: 'string', enum: ['NEW', 'PARTIALLY_FILLED', 'FILLED', 'CANCELED', 'EXPIRED'] } }),
+        response: responses(listOf(orderSchema)),
+      },
+    },
+    async (req) => perpOk(req.id, await accounts().orderHistory(caller(req), { ...range(req.query), status: req.query.status })),
+  );
+
+  app.get<{ Querystring: ListQs & { orderId?: string } }>(
+    '/trades',
+    {
+      schema: {
+        tags,
+        summary: 'Fills of the account, newest first (READ)',
+        querystring: listQuery({ orderId: { type: 'string', pattern: '^[1-9][0-9]{0,15}$' } }),
+        response: responses(listOf(fillSchema)),
+      },
+    },
+    async (req) =>
+      perpOk(req.id, await accounts().trades(caller(req), { ...range(req.query), orderId: req.query.orderId === undefined ? undefined : Number(req.query.orderId) })),
+  );
+};

@@ -1,0 +1,285 @@
+/**
+ * The perpetual engine's history as the projector writes it (migration 0010) and the API pages
+ * through it: orders, fills (one row per side), money movements of accounts and funding rates.
+ * Prices are ticks and sizes lots of the instrument; money is micro-USD as integer strings; times
+ * are ms. Lists answer `{ total, rows }`, newest first, as every list of the two APIs does.
+ *
+ * Writes are idempotent (upserts and insert-or-ignore keyed by engine ids and event seqs), so a
+ * batch replayed after a crash between its rows and its cursor changes nothing.
+ */
+import type { Selectable } from 'kysely';
+import { bulkInsert, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
+import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
+import type { PerpFundingRatesTable, PerpOrdersTable, PerpTradesTable, PerpTransactionsTable } from '../../storage/schema.ts';
+
+export interface Page {
+  /** Rows to skip. */
+  offset: number;
+  limit: number;
+}
+
+export interface TimeRange {
+  startTime?: number;
+  endTime?: number;
+}
+
+// ------------------------------------------------------------------------------------- orders
+
+export type PerpOrderStatus = 'NEW' | 'PARTIALLY_FILLED' | 'FILLED' | 'CANCELED' | 'EXPIRED';
+export const FINAL_ORDER_STATUSES: readonly PerpOrderStatus[] = ['FILLED', 'CANCELED', 'EXPIRED'];
+
+export interface PerpOrderRecord {
+  orderId: number;
+  account: string;
+  symbol: string;
+  side: 'BUY' | 'SELL';
+  type: 'LIMIT' | 'MARKET';
+  timeInForce: string;
+  priceTicks: number | null;
+  sizeLots: number;
+  requestedSizeLots: number;
+  filledLots: number;
+  /** Σ price × size × unit of the fills (micro-USD). */
+  filledNotional: bigint;
+  fee: bigint;
+  status: PerpOrderStatus;
+  reason: string | null;
+  reduceOnly: boolean;
+  clientOrderId: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+const ORDER_COLUMNS = [
+  'order_id', 'account', 'symbol', 'side', 'type', 'time_in_force', 'price_ticks', 'size_lots', 'requested_size_lots', 'filled_lots',
+  'filled_notional', 'fee', 'status', 'reason', 'reduce_only', 'client_order_id', 'created_at', 'updated_at',
+] as const;
+
+const ORDER_UPSERT: BulkTable = {
+  table: 'perp_orders',
+  columns: ORDER_COLUMNS,
+  onConflict: { columns: ['order_id'], update: ['filled_lots', 'filled_notional', 'fee', 'status', 'reason', 'updated_at'] },
+};
+
+function orderFromRow(r: Selectable<PerpOrdersTable>): PerpOrderRecord {
+  return {
+    orderId: Number(r.order_id),
+    account: r.account,
+    symbol: r.symbol,
+    side: r.side as PerpOrderRecord['side'],
+    type: r.type as PerpOrderRecord['type'],
+    timeInForce: r.time_in_force,
+    priceTicks: r.price_ticks === null ? null : Number(r.price_ticks),
+    sizeLots: Number(r.size_lots),
+    requestedSizeLots: Number(r.requested_size_lots),
+    filledLots: Number(r.filled_lots),
+    filledNotional: BigInt(r.filled_notional),
+    fee: BigInt(r.fee),
+    status: r.status as PerpOrderStatus,
+    reason: r.reason,
+    reduceOnly: Number(r.reduce_only) === 1,
+    clientOrderId: r.client_order_id,
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+  };
+}
+
+export async function upsertOrders(db: DbExecutor, orders: readonly PerpOrderRecord[]): Promise<void> {
+  await bulkInsert(
+    db,
+    ORDER_UPSERT,
+    orders.map((o) => [
+      o.orderId, o.account, o.symbol, o.side, o.type, o.timeInForce, o.priceTicks, o.sizeLots, o.requestedSizeLots, o.filledLots,
+      o.filledNotional.toString(), o.fee.toString(), o.status, o.reason, o.reduceOnly ? 1 : 0, o.clientOrderId, o.createdAt, o.updatedAt,
+    ]),
+  );
+}
+
+export async function getOrdersByIds(db: DbExecutor, ids: readonly number[]): Promise<PerpOrderRecord[]> {
+  const out: PerpOrderRecord[] = [];
+  for (const part of chunked([...new Set(ids)])) {
+    const rows = await kyselyOf(db).selectFrom('perp_orders').selectAll().where('order_id', 'in', part).execute();
+    for (const r of rows) out.push(orderFromRow(r));
+  }
+  return out;
+}
+
+export async function getOrder(db: DbExecutor, orderId: number): Promise<PerpOrderRecord | undefined> {
+  const row = await kyselyOf(db).selectFrom('perp_orders').selectAll().where('order_id', '=', orderId).executeTakeFirst();
+  return row ? orderFromRow(row) : undefined;
+}
+
+export async function listOrders(
+  db: DbExecutor,
+  q: Page & TimeRange & { account: string; symbol?: string; statuses?: readonly PerpOrderStatus[] },
+): Promise<{ total: number; rows: PerpOrderRecord[] }> {
+  let base = kyselyOf(db).selectFrom('perp_orders').where('account', '=', q.account.toLowerCase());
+  if (q.symbol !== undefined) base = base.where('symbol', '=', q.symbol);
+  if (q.statuses !== undefined) base = base.where('status', 'in', [...q.statuses]);
+  if (q.startTime !== undefined) base = base.where('created_at', '>=', q.startTime);
+  if (q.endTime !== undefined) base = base.where('created_at', '<=', q.endTime);
+  const [count, rows] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+    base.selectAll().orderBy('created_at', 'desc').orderBy('order_id', 'desc').offset(q.offset).limit(q.limit).execute(),
+  ]);
+  return { total: Number(count.n), rows: rows.map(orderFromRow) };
+}
+
+// ------------------------------------------------------------------------------------- trades
+
+export interface PerpTradeRecord {
+  /** The engine event seq of the fill. */
+  tradeId: number;
+  role: 'MAKER' | 'TAKER';
+  account: string;
+  symbol: string;
+  orderId: number;
+  side: 'BUY' | 'SELL';
+  priceTicks: number;
+  sizeLots: number;
+  notional: bigint;
+  fee: bigint;
+  realisedPnl: bigint;
+  ts: number;
+}
+
+const TRADE_INSERT: BulkTable = {
+  table: 'perp_trades',
+  columns: ['trade_id', 'role', 'account', 'symbol', 'order_id', 'side', 'price_ticks', 'size_lots', 'notional', 'fee', 'realised_pnl', 'ts'],
+  onConflict: { columns: ['trade_id', 'role'], update: 'nothing' },
+};
+
+function tradeFromRow(r: Selectable<PerpTradesTable>): PerpTradeRecord {
+  return {
+    tradeId: Number(r.trade_id),
+    role: r.role as PerpTradeRecord['role'],
+    account: r.account,
+    symbol: r.symbol,
+    orderId: Number(r.order_id),
+    side: r.side as PerpTradeRecord['side'],
+    priceTicks: Number(r.price_ticks),
+    sizeLots: Number(r.size_lots),
+    notional: BigInt(r.notional),
+    fee: BigInt(r.fee),
+    realisedPnl: BigInt(r.realised_pnl),
+    ts: Number(r.ts),
+  };
+}
+
+export async function insertTrades(db: DbExecutor, trades: readonly PerpTradeRecord[]): Promise<void> {
+  await bulkInsert(
+    db,
+    TRADE_INSERT,
+    trades.map((t) => [
+      t.tradeId, t.role, t.account, t.symbol, t.orderId, t.side, t.priceTicks, t.sizeLots, t.notional.toString(), t.fee.toString(),
+      t.realisedPnl.toString(), t.ts,
+    ]),
+  );
+}
+
+export async function listTrades(
+  db: DbExecutor,
+  q: Page & TimeRange & { account: string; symbol?: string; orderId?: number },
+): Promise<{ total: number; rows: PerpTradeRecord[] }> {
+  let base = kyselyOf(db).selectFrom('perp_trades').where('account', '=', q.account.toLowerCase());
+  if (q.symbol !== undefined) base = base.where('symbol', '=', q.symbol);
+  if (q.orderId !== undefined) base = base.where('order_id', '=', q.orderId);
+  if (q.startTime !== undefined) base = base.where('ts', '>=', q.startTime);
+  if (q.endTime !== undefined) base = base.where('ts', '<=', q.endTime);
+  const [count, rows] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+    base.selectAll().orderBy('ts', 'desc').orderBy('trade_id', 'desc').offset(q.offset).limit(q.limit).execute(),
+  ]);
+  return { total: Number(count.n), rows: rows.map(tradeFromRow) };
+}
+
+// ------------------------------------------------------------------------------- transactions
+
+export type PerpTransactionType = 'DEPOSIT' | 'WITHDRAWAL' | 'FEE' | 'REALISED_PNL' | 'FUNDING';
+export const PERP_TRANSACTION_TYPES: readonly PerpTransactionType[] = ['DEPOSIT', 'WITHDRAWAL', 'FEE', 'REALISED_PNL', 'FUNDING'];
+
+export interface PerpTransactionRecord {
+  /** `${eventSeq}:${type}`: unique per movement. */
+  txId: string;
+  account: string;
+  type: PerpTransactionType;
+  symbol: string | null;
+  /** Signed micro-USD: positive credits the account. */
+  amount: bigint;
+  ref: string | null;
+  ts: number;
+}
+
+const TRANSACTION_INSERT: BulkTable = {
+  table: 'perp_transactions',
+  columns: ['tx_id', 'account', 'type', 'symbol', 'amount', 'ref', 'ts'],
+  onConflict: { columns: ['tx_id'], update: 'nothing' },
+};
+
+function transactionFromRow(r: Selectable<PerpTransactionsTable>): PerpTransactionRecord {
+  return {
+    txId: r.tx_id,
+    account: r.account,
+    type: r.type as PerpTransactionType,
+    symbol: r.symbol,
+    amount: BigInt(r.amount),
+    ref: r.ref,
+    ts: Number(r.ts),
+  };
+}
+
+export async function insertTransactions(db: DbExecutor, txs: readonly PerpTransactionRecord[]): Promise<void> {
+  await bulkInsert(
+    db,
+    TRANSACTION_INSERT,
+    txs.map((t) => [t.txId, t.account, t.type, t.symbol, t.amount.toString(), t.ref, t.ts]),
+  );
+}
+
+export async function listTransactions(
+  db: DbExecutor,
+  q: Page & TimeRange & { account: string; types?: readonly PerpTransactionType[]; symbol?: string },
+): Promise<{ total: number; rows: PerpTransactionRecord[] }> {
+  let base = kyselyOf(db).selectFrom('perp_transactions').where('account', '=', q.account.toLowerCase());
+  if (q.types !== undefined) base = base.where('type', 'in', [...q.types]);
+  if (q.symbol !== undefined) base = base.where('symbol', '=', q.symbol);
+  if (q.startTime !== undefined) base = base.where('ts', '>=', q.startTime);
+  if (q.endTime !== undefined) base = base.where('ts', '<=', q.endTime);
+  const [count, rows] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+    base.selectAll().orderBy('ts', 'desc').orderBy('tx_id', 'desc').offset(q.offset).limit(q.limit).execute(),
+  ]);
+  return { total: Number(count.n), rows: rows.map(transactionFromRow) };
+}
+
+// ------------------------------------------------------------------------------ funding rates
+
+export interface FundingRateRecord {
+  symbol: string;
+  fundingTime: number;
+  rateE9: bigint;
+  markPriceTicks: number;
+}
+
+const FUNDING_INSERT: BulkTable = {
+  table: 'perp_funding_rates',
+  columns: ['symbol', 'funding_time', 'rate_e9', 'mark_price_ticks'],
+  onConflict: { columns: ['symbol', 'funding_time'], update: 'nothing' },
+};
+
+function fundingFromRow(r: Selectable<PerpFundingRatesTable>): FundingRateRecord {
+  return { symbol: r.symbol, fundingTime: Number(r.funding_time), rateE9: BigInt(r.rate_e9), markPriceTicks: Number(r.mark_price_ticks) };
+}
+
+export async function insertFundingRates(db: DbExecutor, rates: readonly FundingRateRecord[]): Promise<void> {
+  await bulkInsert(db, FUNDING_INSERT, rates.map((r) => [r.symbol, r.fundingTime, r.rateE9.toString(), r.markPriceTicks]));
+}
+
+/** Newest first; `limit` rows at most. */
+export async function listFundingRates(db: DbExecutor, q: TimeRange & { symbol: string; limit: number }): Promise<FundingRateRecord[]> {
+  let base = kyselyOf(db).selectFrom('perp_funding_rates').where('symbol', '=', q.symbol);
+  if (q.startTime !== undefined) base = base.where('funding_time', '>=', q.startTime);
+  if (q.endTime !== undefined) base = base.where('funding_time', '<=', q.endTime);
+  const rows = await base.selectAll().orderBy('funding_time', 'desc').limit(q.limit).execute();
+  return rows.map(fundingFromRow);
+}

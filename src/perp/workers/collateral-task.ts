@@ -1,0 +1,93 @@
+/**
+ * Credits the MarginVault's deposits to the engine (docs/perp-api.md "Collateral"): the perp
+ * indexer writes each `Deposited` log as a row of `perp_collateral_events` once it has
+ * PERP_CONFIRMATIONS; this task submits a `deposit` command per row, in chain order, and marks the
+ * row applied. A deposit's command id is `dep:<txHash>-<logIndex>`, so submitting it again (after a
+ * crash between the command and the mark) is answered from the journal and credits nothing twice.
+ *
+ * A row a reorg removed between the credit and the mark is reversed at once (`withdraw` with id
+ * `rev:<eventId>`); so is an applied row the indexer later marks orphaned. Withdrawal rows
+ * (`Withdrawn`, paid by the operator after the engine debited the account) only confirm what the
+ * engine did: they are marked applied without a command.
+ */
+import { periodic } from '../../lib/async.ts';
+import type { Logger } from '../../lib/logger.ts';
+import type { DbExecutor } from '../../storage/database.ts';
+import { DEPOSIT_COMMAND_PREFIX } from '../projection/event-projection.ts';
+import type { EngineGateway } from '../sequencer/engine-gateway.ts';
+import {
+  acknowledgeOrphanedCollateralEvents,
+  getCollateralEvent,
+  listOrphanedCollateralEvents,
+  listUnappliedCollateralEvents,
+  markCollateralEventsApplied,
+  type CollateralEventRecord,
+} from '../store/collateral-event-store.ts';
+
+export const REVERSAL_COMMAND_PREFIX = 'rev:';
+
+export interface CollateralTaskOptions {
+  db: DbExecutor;
+  gateway: Pick<EngineGateway, 'submit'>;
+  logger?: Pick<Logger, 'warn' | 'error' | 'info'>;
+  /** Default 250 ms. */
+  pollMs?: number;
+  /** Rows per round. Default 500. */
+  batch?: number;
+  now?: () => number;
+}
+
+export interface CollateralTask {
+  start(): void;
+  stop(): Promise<void>;
+  /** One round now: credits what is pending, reverses orphans. Answers the rows handled. */
+  runOnce(): Promise<number>;
+}
+
+export function createCollateralTask(opts: CollateralTaskOptions): CollateralTask {
+  const now = opts.now ?? Date.now;
+  const pollMs = opts.pollMs ?? 250;
+  const limit = opts.batch ?? 500;
+  const refused = new Set<string>();
+
+  const reverse = async (ev: CollateralEventRecord): Promise<boolean> => {
+    const r = await opts.gateway.submit({ kind: 'withdraw', id: `${REVERSAL_COMMAND_PREFIX}${ev.eventId}`, ts: now(), account: ev.account, amount: BigInt(ev.amount) });
+    if (!r.ok) {
+      // The account spent the credit already: the reversal waits until it can be taken (and is
+      // logged once), the way an exchange carries a negative balance from a reorged deposit.
+      if (!refused.has(ev.eventId)) opts.logger?.error({ eventId: ev.eventId, account: ev.account, code: r.code }, 'perp collateral: reorged deposit cannot be reversed yet');
+      refused.add(ev.eventId);
+      return false;
+    }
+    refused.delete(ev.eventId);
+    return true;
+  };
+
+  const runOnce = async (): Promise<number> => {
+    let handled = 0;
+    const pending = await listUnappliedCollateralEvents(opts.db, limit);
+    const credited: CollateralEventRecord[] = [];
+    for (const ev of pending) {
+      if (ev.kind !== 'deposit') continue;
+      const r = await opts.gateway.submit({ kind: 'deposit', id: `${DEPOSIT_COMMAND_PREFIX}${ev.eventId}`, ts: now(), account: ev.account, amount: BigInt(ev.amount) });
+      if (!r.ok) opts.logger?.error({ eventId: ev.eventId, code: r.code }, 'perp collateral: deposit refused by the engine');
+      else credited.push(ev);
+    }
+    const marked = new Set(await markCollateralEventsApplied(opts.db, pending.map((e) => e.eventId), now()));
+    handled += marked.size;
+    for (const ev of credited) {
+      if (marked.has(ev.eventId)) continue;
+      // Not marked now: applied before (a retry) or gone with a reorg since it was read.
+      const row = await getCollateralEvent(opts.db, ev.eventId);
+      if (row === undefined) await reverse(ev);
+    }
+    for (const ev of await listOrphanedCollateralEvents(opts.db, limit)) {
+      if (ev.kind === 'deposit' && !(await reverse(ev))) continue;
+      handled += (await acknowledgeOrphanedCollateralEvents(opts.db, [ev.eventId])).length;
+    }
+    return handled;
+  };
+
+  const task = periodic(pollMs, async () => void (await runOnce()), (err) => opts.logger?.warn({ err }, 'perp collateral: round failed; retrying'));
+  return { start: task.start, stop: task.stop, runOnce };
+}
