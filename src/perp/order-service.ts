@@ -11,6 +11,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Address } from 'viem';
+import { PERP_ERROR_CODES } from '../errors/error-codes.ts';
 import { AppError, ConflictError, ForbiddenError, NotFoundError, RejectedError, ValidationError, type Rejection } from '../errors/app-error.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
 import type { Db } from '../storage/database.ts';
@@ -94,12 +95,15 @@ export function engineError(r: { code: string; message: string }, unknownAccount
     case 'ORDER_NOT_FOUND':
       return new NotFoundError('order');
     case 'MARGIN_MODE_LOCKED':
-      return new ConflictError(`marginMode: ${r.message}`);
+      return new ConflictError('marginMode: can change only while the position is flat and no order is open on the symbol');
     case 'UNKNOWN_ACCOUNT':
       return new RejectedError(unknownAccount, 'no collateral deposited for this account');
   }
   const rejection = ENGINE_REJECTIONS[r.code];
-  return rejection ? new RejectedError(rejection, r.message) : new AppError('INTERNAL', `perp engine: unexpected answer ${r.code}`);
+  // The engine speaks ticks, lots and micro-USD: the client gets the table's words, the log the engine's.
+  return rejection
+    ? new RejectedError(rejection, PERP_ERROR_CODES[rejection].meaning, { detail: { engine: r.message } })
+    : new AppError('INTERNAL', `perp engine: unexpected answer ${r.code}`, { detail: { engine: r.message } });
 }
 
 /** An order id as the API shows it (a decimal string); anything else names no order. */

@@ -63,6 +63,42 @@ export interface TypedDataSigner {
   signTypedData(typedData: any): Promise<`0x${string}`>;
 }
 
+/** What `orders/build` takes (decimal strings; the key's wallet is the account). */
+export interface OrderInput {
+  symbol: string;
+  side: 'BUY' | 'SELL';
+  type: 'LIMIT' | 'MARKET';
+  size: string;
+  price?: string;
+  timeInForce?: 'GTC' | 'IOC' | 'FOK' | 'POST_ONLY';
+  reduceOnly?: boolean;
+  clientOrderId?: string;
+  expiry?: number;
+}
+
+export interface SignedOrder {
+  message: Record<string, unknown>;
+  signature: `0x${string}`;
+  orderHash: string;
+}
+
+/** The answer of `POST orders` (docs/perp-api.md). */
+export interface PlacedOrder {
+  orderId: string;
+  clientOrderId: string | null;
+  symbol: string;
+  side: string;
+  type: string;
+  status: string;
+  size: string;
+  filledSize: string;
+  remainingSize: string;
+  avgPrice: string | null;
+  fee: string;
+  fills: Array<{ tradeId: string; price: string; size: string; fee: string; role: string }>;
+  duplicate: boolean;
+}
+
 export type PerpPermission = 'READ' | 'TRADE' | 'TRANSFER';
 
 export interface CreatedApiKey {
@@ -181,6 +217,46 @@ export class PerpClient {
 
   delete<T = unknown>(path: string, body?: unknown): Promise<T> {
     return this.call<T>('DELETE', path, { body });
+  }
+
+  /**
+   * An order signed by `account` (the wallet the key is bound to): `orders/build`, then the wallet
+   * signs the EIP-712 order (no transaction, no gas). Answers what `POST orders` (or `orders/fill`,
+   * `positions/close`) takes.
+   */
+  async signOrder(account: TypedDataSigner, order: OrderInput): Promise<SignedOrder> {
+    const built = await this.post<{ typedData: { domain: { chainId: number }; message: Record<string, unknown> }; orderHash: string }>('orders/build', order);
+    if (String(built.typedData.domain.chainId) !== String(this.#opts.chainId)) {
+      throw new Error(`perp API serves chain ${built.typedData.domain.chainId}, not ${this.#opts.chainId}`);
+    }
+    const signature = await account.signTypedData(built.typedData);
+    return { message: built.typedData.message, signature, orderHash: built.orderHash };
+  }
+
+  /** Builds, signs and places an order: the answer carries its status and fills so far. */
+  async placeOrder<T = PlacedOrder>(account: TypedDataSigner, order: OrderInput): Promise<T> {
+    const { message, signature } = await this.signOrder(account, order);
+    return this.post<T>('orders', { message, signature });
+  }
+
+  /**
+   * Closes `size` (default: all) of the account's position on `symbol` at market with a signed
+   * reduce-only order; `worstPrice` bounds the fills.
+   */
+  async closePosition<T = PlacedOrder>(account: TypedDataSigner, opts: { symbol: string; size?: string; worstPrice?: string }): Promise<T> {
+    const positions = await this.get<{ rows: Array<{ symbol: string; side: string; size: string }> }>('positions', { symbol: opts.symbol });
+    const position = positions.rows.find((p) => p.symbol === opts.symbol);
+    if (!position || position.side === 'FLAT') throw new Error(`no open ${opts.symbol} position`);
+    const order: OrderInput = {
+      symbol: opts.symbol,
+      side: position.side === 'LONG' ? 'SELL' : 'BUY',
+      type: 'MARKET',
+      size: opts.size ?? position.size,
+      reduceOnly: true,
+      ...(opts.worstPrice !== undefined ? { price: opts.worstPrice } : {}),
+    };
+    const { message, signature } = await this.signOrder(account, order);
+    return this.post<T>('positions/close', { message, signature });
   }
 
   /** `GET time` (no signature). */

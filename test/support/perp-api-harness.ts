@@ -14,12 +14,33 @@ import { createSecretBox } from '../../src/auth/secret-box.ts';
 import type { RateLimitSettings } from '../../src/http/rate-limiter.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { buildPerpApi } from '../../src/perp/perp-api.ts';
+import type { EngineCommand } from '../../src/perp/engine/engine-types.ts';
+import { indexedBlockInfo } from '../../src/perp/perp-venue.ts';
+import { createPerpProjector, type PerpProjector } from '../../src/perp/projection/perp-projector.ts';
+import { createInProcessGateway, type EngineGateway } from '../../src/perp/sequencer/engine-gateway.ts';
+import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
 import { PerpClient } from '../../src/sdk/perp-client.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { testDatabases } from './test-databases.ts';
 
 export const HARNESS_CHAIN_ID = 31337;
 export const HARNESS_VAULT = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
+
+/** The engine behind a harness started with `engine: true`: a real sequencer journalling to the harness's database. */
+export interface HarnessVenue {
+  sequencer: EngineSequencer;
+  gateway: EngineGateway;
+  projector: PerpProjector;
+  /**
+   * Credits `amount` micro-USD to `account` with the engine's `deposit` command, the command the
+   * collateral task submits for an indexed vault deposit (the chain path is the stack tests').
+   */
+  deposit(account: string, amount: bigint): Promise<void>;
+  /** Sets mark and index (ticks) of `symbol`, as the mark-price task does. */
+  mark(symbol: string, markTicks: number, indexTicks?: number): Promise<void>;
+  /** Waits until the history tables hold every event the engine has made durable. */
+  settled(): Promise<void>;
+}
 
 export interface PerpHarness {
   app: FastifyInstance;
@@ -29,16 +50,48 @@ export interface PerpHarness {
   /** Creates a perp key directly in the store (as an operator would) and a client for it. */
   key(opts?: { permissions?: PerpPermission[]; userAddress?: string | null; ipWhitelist?: string[]; expiresAt?: number | null; chainId?: number }): Promise<{ apiKey: string; apiSecret: string; client: PerpClient }>;
   client(apiKey: string, apiSecret: string, opts?: { now?: () => number; chainId?: number | string }): PerpClient;
+  /** Present when started with `engine: true`. */
+  venue?: HarnessVenue;
   stop(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  limit?: number;
+  now?: () => number;
+  /** Run a real engine (sequencer, projector) behind the trading and account endpoints. */
+  engine?: boolean;
 }
 
 export interface PerpHarnessVariant {
   name: string;
-  start(opts?: { limit?: number; now?: () => number }): Promise<PerpHarness>;
+  start(opts?: HarnessOptions): Promise<PerpHarness>;
 }
 
-async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefined, opts: { limit?: number; now?: () => number }): Promise<PerpHarness> {
+async function startVenue(db: Db): Promise<HarnessVenue> {
+  const sequencer = new EngineSequencer({ db, snapshotEvery: 50 });
+  await sequencer.start();
+  // Every command, reply and event through its broker form, as a separate engine process would get them.
+  const gateway = createInProcessGateway(sequencer, { serialize: true });
+  const projector = createPerpProjector({ db, gateway, feeAccount: sequencer.engine.feeAccountAddress, retryMs: 50 });
+  await projector.start();
+  let n = 0;
+  const ok = async (cmd: EngineCommand) => {
+    const r = await gateway.submit(cmd);
+    if (!r.ok) throw new Error(`harness ${cmd.kind}: ${r.code} ${r.message}`);
+  };
+  return {
+    sequencer,
+    gateway,
+    projector,
+    deposit: (account, amount) => ok({ kind: 'deposit', id: `dep:harness-${randomBytes(8).toString('hex')}`, ts: Date.now(), account: account.toLowerCase(), amount }),
+    mark: (symbol, markTicks, indexTicks = markTicks) => ok({ kind: 'setMarkPrice', id: `mark:harness-${++n}-${randomBytes(4).toString('hex')}`, ts: Date.now(), symbol, markPriceTicks: markTicks, indexPriceTicks: indexTicks }),
+    settled: () => projector.caughtUp(sequencer.lastDurableEventSeq),
+  };
+}
+
+async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefined, opts: HarnessOptions): Promise<PerpHarness> {
   const db = await openDb();
+  const venue = opts.engine ? await startVenue(db) : undefined;
   const keys = createApiKeyService({ db, secretBox: createSecretBox(randomBytes(32)), cacheTtlMs: 0 });
   let redis: Redis | undefined;
   let nonces: NonceStore;
@@ -63,6 +116,7 @@ async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefi
     bodyLimitBytes: 65_536,
     marginVault: HARNESS_VAULT,
     now: opts.now,
+    venue: venue && { gateway: venue.gateway, engine: () => venue.sequencer.engine, blockInfo: () => indexedBlockInfo(db) },
   });
   const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
   const client: PerpHarness['client'] = (apiKey, apiSecret, o = {}) =>
@@ -73,6 +127,7 @@ async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefi
     db,
     keys,
     client,
+    venue,
     async key(o = {}) {
       const { key, apiSecret } = await keys.create({
         api: 'perp',
@@ -87,6 +142,8 @@ async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefi
     },
     async stop() {
       await app.close();
+      await venue?.projector.stop();
+      await venue?.sequencer.stop();
       await nonces.close();
       redis?.disconnect();
       await db.close();
