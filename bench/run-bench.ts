@@ -10,7 +10,8 @@
  * sends end to end beside anvil's pre-signed ceiling (bench/one-click-bench.ts). BENCH_ONLY=http,
  * indexer, executor, oneclick or perp runs one part. The perpetual part: the matching engine's
  * book against nodejs-order-book on the same streams (steady and deep books) and the full engine,
- * then the sequencer's group-committed journal against single-row commits of the same database.
+ * then the sequencer's group-committed journal against single-row commits of the same database, then
+ * signed orders end to end over HTTP against EIP-712 signature recovery alone.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -25,6 +26,7 @@ import { runIndexerBench } from './indexer-bench.ts';
 import { measureAnvilCeiling, measureOneClickSends, type BenchUser } from './one-click-bench.ts';
 import { runPerpEngineBench } from './perp-engine-bench.ts';
 import { runPerpJournalBench } from './perp-journal-bench.ts';
+import { runPerpOrdersBench } from './perp-orders-bench.ts';
 
 /** Seconds per measured round. */
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
@@ -392,4 +394,7 @@ if (!only || only === 'perp') {
   console.log('\nperpetual journal, group commit against single-row commits (bench/perp-journal-bench.ts):');
   const j = await runPerpJournalBench();
   console.log(j.table);
+  console.log('\nsigned perpetual orders end to end over HTTP, against EIP-712 recovery alone (bench/perp-orders-bench.ts):');
+  const o = await runPerpOrdersBench();
+  console.log(o.table);
 }
