@@ -25,6 +25,8 @@ export interface PerpResponse<T = unknown> {
   msg: string;
   requestId: string;
   data?: T;
+  /** On answers that depend on chain state: the last block the service has indexed. */
+  blockInfo?: { number: string; hash: string; timestamp: number };
   /** The rate-limit headers of the answer, when it carried them. */
   rateLimit?: { limit: number; remaining: number; reset: number };
   retryAfter?: number;
@@ -61,6 +63,44 @@ export class PerpApiError extends Error {
 export interface TypedDataSigner {
   address: `0x${string}`;
   signTypedData(typedData: any): Promise<`0x${string}`>;
+}
+
+/** A wallet that signs transactions (a viem account). */
+export interface TransactionSigner {
+  address: `0x${string}`;
+  signTransaction(tx: {
+    type: 'eip1559';
+    chainId: number;
+    to: `0x${string}`;
+    data: `0x${string}`;
+    value: bigint;
+    nonce: number;
+    gas: bigint;
+    maxFeePerGas: bigint;
+    maxPriorityFeePerGas: bigint;
+  }): Promise<`0x${string}`>;
+}
+
+/** The unsigned transaction `approve/prepare` and `deposit/prepare` answer (integers as numbers or decimal strings). */
+export interface PreparedTransaction {
+  type: 'eip1559';
+  chainId: number | string;
+  from: `0x${string}`;
+  to: `0x${string}`;
+  data: `0x${string}`;
+  value: string;
+  nonce: number | string;
+  gas: number | string;
+  maxFeePerGas: string;
+  maxPriorityFeePerGas: string;
+}
+
+/** A vault transaction the API broadcast and follows. */
+export interface VaultTransaction {
+  txHash: `0x${string}`;
+  kind: 'approve' | 'deposit';
+  status: 'pending' | 'mined' | 'reverted';
+  blockNumber: string | number | null;
 }
 
 /** What `orders/build` takes (decimal strings; the key's wallet is the account). */
@@ -257,6 +297,48 @@ export class PerpClient {
     };
     const { message, signature } = await this.signOrder(account, order);
     return this.post<T>('positions/close', { message, signature });
+  }
+
+  /**
+   * One vault transaction through the API: `approve/prepare` or `deposit/prepare` answers the
+   * unsigned EIP-1559 transaction, the wallet signs it (the API never holds a key), and
+   * `…/submit` checks it is that transaction, broadcasts it and answers once it is mined (or still
+   * `pending` after the API's wait).
+   */
+  async vaultTransaction(wallet: TransactionSigner, kind: 'approve' | 'deposit', amount: string): Promise<VaultTransaction> {
+    const prepared = await this.post<{ transaction: PreparedTransaction }>(`${kind}/prepare`, { address: wallet.address, amount });
+    const t = prepared.transaction;
+    const signedTransaction = await wallet.signTransaction({
+      type: 'eip1559',
+      chainId: Number(t.chainId),
+      to: t.to,
+      data: t.data,
+      value: BigInt(t.value),
+      nonce: Number(t.nonce),
+      gas: BigInt(t.gas),
+      maxFeePerGas: BigInt(t.maxFeePerGas),
+      maxPriorityFeePerGas: BigInt(t.maxPriorityFeePerGas),
+    });
+    return this.post<VaultTransaction>(`${kind}/submit`, { signedTransaction });
+  }
+
+  /**
+   * Approves the margin vault for `amount` of collateral and deposits it, each through the API's
+   * prepare → sign → submit; then waits until the engine has credited the deposit (the perp indexer
+   * follows the vault after PERP_CONFIRMATIONS blocks).
+   */
+  async depositCollateral(wallet: TransactionSigner, amount: string, opts: { timeoutMs?: number } = {}): Promise<VaultTransaction> {
+    const approve = await this.vaultTransaction(wallet, 'approve', amount);
+    if (approve.status !== 'mined') throw new Error(`approve ${approve.txHash} is ${approve.status}`);
+    const deposit = await this.vaultTransaction(wallet, 'deposit', amount);
+    if (deposit.status !== 'mined') throw new Error(`deposit ${deposit.txHash} is ${deposit.status}`);
+    const until = Date.now() + (opts.timeoutMs ?? 30_000);
+    for (;;) {
+      const list = await this.get<{ rows: Array<{ txHash: string; status: string }> }>('account/deposits', { limit: 100 });
+      if (list.rows.some((d) => d.txHash.toLowerCase() === deposit.txHash.toLowerCase() && d.status === 'CREDITED')) return deposit;
+      if (Date.now() > until) throw new Error(`deposit ${deposit.txHash} not credited yet`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
   }
 
   /** `GET time` (no signature). */

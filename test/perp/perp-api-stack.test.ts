@@ -11,11 +11,22 @@ import { PerpClient } from '../../src/sdk/perp-client.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { stackEngines } from '../support/stack-engines.ts';
 
+async function waitFor<T>(read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await read();
+    if (done(v)) return v;
+    if (Date.now() > until) throw new Error(`timed out; last: ${JSON.stringify(v).slice(0, 500)}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
 describe.each(stackEngines('perpstack'))('perp API in the stack ($name)', (engine) => {
   let t: TestStack;
   let env: Record<string, string>;
   beforeAll(async () => {
-    env = engine.env();
+    // Polling the books below takes more than the default 120 requests a minute of one key.
+    env = { ...engine.env(), PERP_RATE_LIMIT_PER_MIN: '6000' };
     t = await startTestStack(env);
   });
   afterAll(async () => {
@@ -43,6 +54,36 @@ describe.each(stackEngines('perpstack'))('perp API in the stack ($name)', (engin
     const created = await PerpClient.createApiKey(t.perpBaseUrl!, account, { label: 'second', permissions: ['READ'], chainId: t.demo.chainId });
     const listed = await PerpClient.forKey(t.perpBaseUrl!, created, t.demo.chainId).get<Array<{ apiKey: string }>>('api-keys');
     expect(listed.map((k) => k.apiKey)).toEqual([t.demo.perp!.keys.trader.apiKey, created.apiKey]);
+  });
+
+  it("credits wallets[0]'s demo deposit, made through the vault at deployment, with its chain record", async () => {
+    const trader = t.perpTrader!;
+    const deposits = await waitFor(() => trader.request<{ total: number; rows: any[] }>('GET', 'account/deposits'), (r) => r.data?.rows[0]?.status === 'CREDITED');
+    expect(deposits.data!.total).toBe(1);
+    expect(deposits.data!.rows[0]).toMatchObject({ asset: 'USDC', amount: '10000', status: 'CREDITED', txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect(deposits.blockInfo).toEqual({ number: expect.stringMatching(/^\d+$/), hash: expect.stringMatching(/^0x[0-9a-f]{64}$/), timestamp: expect.any(Number) });
+    const account = await trader.get<any>('account');
+    expect(account).toMatchObject({ balance: '10000', deposited: '10000', equity: '10000' });
+  });
+
+  it('the demo market maker keeps every book two-sided, five levels a side around the index', async () => {
+    const trader = t.perpTrader!;
+    for (const symbol of ['BTC-USD', 'ETH-USD', 'AAPL-USD', 'TSLA-USD', 'NVDA-USD']) {
+      const depth = await waitFor(
+        () => trader.request<{ bids: string[][]; asks: string[][] }>('GET', 'depth', { query: { symbol } }),
+        (r) => (r.data?.bids.length ?? 0) >= 5 && (r.data?.asks.length ?? 0) >= 5,
+      );
+      const bids = depth.data!.bids.map(([p]) => Number(p));
+      const asks = depth.data!.asks.map(([p]) => Number(p));
+      expect(bids).toEqual([...bids].sort((a, b) => b - a));
+      expect(asks).toEqual([...asks].sort((a, b) => a - b));
+      expect(bids[0]).toBeLessThan(asks[0]);
+      const [ticker] = await trader.get<any[]>('tickers', { symbol });
+      expect(ticker.indexPrice).not.toBeNull();
+      // Within 1 % of the index on both sides (the first level is 5 bps away, the fifth 25 bps).
+      expect(Math.abs(bids[0] / Number(ticker.indexPrice) - 1)).toBeLessThan(0.01);
+      expect(Math.abs(asks[0] / Number(ticker.indexPrice) - 1)).toBeLessThan(0.01);
+    }
   });
 
   it('keeps the demo trader key across a restart on the same data', async () => {

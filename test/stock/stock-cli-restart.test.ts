@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, createWalletClient, http, parseUnits } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { cashierAbi, cashTokenAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { EXECUTOR_ACCOUNT, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
+import { EXECUTOR_ACCOUNT, MARKET_MAKER_ACCOUNT, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { startAnvil } from '../../src/chain/anvil-process.ts';
 import { listCollateralEvents } from '../../src/perp/store/collateral-event-store.ts';
 import { until } from '../support/poll.ts';
@@ -113,9 +113,13 @@ describe('restart', () => {
     expect(t.logs.some((l) => l.includes('"msg":"deploying venue"'))).toBe(false);
     const deposits = await until(
       () => listCollateralEvents(t.stack.db, { kind: 'deposit' }),
-      (rows) => rows.length > 0,
+      (rows) => rows.length > 1,
     );
-    expect(deposits.map((d) => [d.account, d.amount])).toEqual([[before.wallets[0].address.toLowerCase(), parseUnits('10000', 6).toString()]]);
+    // Newest first: the demo market maker's collateral, then wallets[0]'s.
+    expect(deposits.map((d) => [d.account, d.amount])).toEqual([
+      [MARKET_MAKER_ACCOUNT.address.toLowerCase(), parseUnits('1000000', 6).toString()],
+      [before.wallets[0].address.toLowerCase(), parseUnits('10000', 6).toString()],
+    ]);
     const b = await t.readOnly.get<any>(`/api/v1/users/${w.address}/balance`, { spenderAddress: before.stock.contracts.stockRouter });
     expect(b.cashTokenBalances[0].walletAllowance).toBe('123.45');
     const again = await t.readOnly.get<any>('/api/v1/prices/SPY/history', { interval: '1h', limit: 1000 });
