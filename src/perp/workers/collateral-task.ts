@@ -6,7 +6,11 @@
  * crash between the command and the mark) is answered from the journal and credits nothing twice.
  *
  * A row a reorg removed between the credit and the mark is reversed at once (`withdraw` with id
- * `rev:<eventId>`); so is an applied row the indexer later marks orphaned. Withdrawal rows
+ * `rev:<eventId>`); so is an applied row the indexer later marks orphaned. A reversal the engine
+ * refuses (the account spent the credit) is tried again, no sooner than `reversalRetryMs`, under a
+ * new id `rev:<eventId>:<n>`: the journal answers a refused id with its refusal for ever. Attempt n
+ * is only made once attempt n − 1 was answered refused, so at most one attempt is ever taken; after
+ * a restart the ids are walked from the first, each earlier one answered from the journal. Withdrawal rows
  * (`Withdrawn`, paid by the operator after the engine debited the account) only confirm what the
  * engine did: they are marked applied without a command.
  */
@@ -34,6 +38,8 @@ export interface CollateralTaskOptions {
   pollMs?: number;
   /** Rows per round. Default 500. */
   batch?: number;
+  /** Wait before a refused reversal is tried again (each try is a journal row). Default 30 000 ms. */
+  reversalRetryMs?: number;
   now?: () => number;
 }
 
@@ -48,19 +54,33 @@ export function createCollateralTask(opts: CollateralTaskOptions): CollateralTas
   const now = opts.now ?? Date.now;
   const pollMs = opts.pollMs ?? 250;
   const limit = opts.batch ?? 500;
+  const retryMs = opts.reversalRetryMs ?? 30_000;
   const refused = new Set<string>();
+  /** Per refused reversal: the next attempt number and the earliest time to make it. */
+  const attempts = new Map<string, { n: number; at: number }>();
 
   const reverse = async (ev: CollateralEventRecord): Promise<boolean> => {
-    const r = await opts.gateway.submit({ kind: 'withdraw', id: `${REVERSAL_COMMAND_PREFIX}${ev.eventId}`, ts: now(), account: ev.account, amount: BigInt(ev.amount) });
-    if (!r.ok) {
+    let attempt = attempts.get(ev.eventId) ?? { n: 0, at: 0 };
+    if (now() < attempt.at) return false;
+    for (;;) {
+      const id = attempt.n === 0 ? `${REVERSAL_COMMAND_PREFIX}${ev.eventId}` : `${REVERSAL_COMMAND_PREFIX}${ev.eventId}:${attempt.n}`;
+      const r = await opts.gateway.submit({ kind: 'withdraw', id, ts: now(), account: ev.account, amount: BigInt(ev.amount) });
+      if (r.ok) {
+        // Taken now, or by an earlier attempt the journal answered (before a restart).
+        attempts.delete(ev.eventId);
+        refused.delete(ev.eventId);
+        return true;
+      }
+      // A refused id stays refused: the next try needs the next id.
+      attempt = { n: attempt.n + 1, at: now() + retryMs };
+      attempts.set(ev.eventId, attempt);
+      if (r.resubmitted) continue; // refused before a restart: walk on to the attempt not yet made
       // The account spent the credit already: the reversal waits until it can be taken (and is
       // logged once), the way an exchange carries a negative balance from a reorged deposit.
       if (!refused.has(ev.eventId)) opts.logger?.error({ eventId: ev.eventId, account: ev.account, code: r.code }, 'perp collateral: reorged deposit cannot be reversed yet');
       refused.add(ev.eventId);
       return false;
     }
-    refused.delete(ev.eventId);
-    return true;
   };
 
   const runOnce = async (): Promise<number> => {
