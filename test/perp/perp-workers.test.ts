@@ -507,5 +507,32 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       });
       expect(e.openOrders(MM, AAPL).map((o) => o.orderId)).toEqual(aaplIds);
     });
+
+    it('a level refused because a client crosses it is not taken for a fill: no requote until one of its orders fills', async () => {
+      const { sequencer, gateway } = await startSequencer();
+      const task = createMarketMakerTask({ gateway, engine: () => sequencer.engine, account: MM, levels: 3, halfSpreadBps: 5, stepBps: 10, requoteBps: 3, now });
+      await submitOk(gateway, { kind: 'deposit', id: 'mm-dep', ts: H, account: MM, amount: 1_000_000n * USD });
+      await submitOk(gateway, { kind: 'deposit', id: 'a-dep', ts: H, account: A, amount: 100_000n * USD });
+      await submitOk(gateway, { kind: 'setMarkPrice', id: 'm-aapl', ts: H, symbol: AAPL, markPriceTicks: 20_001, indexPriceTicks: 20_001 });
+      // A client bids 200.20 before the maker quotes: its first ask (200.12) would cross and is refused.
+      await submitOk(gateway, { kind: 'placeOrder', id: 'client-bid', ts: H, account: A, symbol: AAPL, side: 'BUY', type: 'LIMIT', priceTicks: 20_020, sizeLots: 5, timeInForce: 'GTC' });
+      clock = H + 1_000;
+      await task.runOnce();
+      const e = sequencer.engine;
+      expect(e.depth(AAPL, 10)!.asks).toEqual([[20_032, 999], [20_052, 998]]);
+      const seq = await lastJournalSeq(db);
+      clock = H + 2_000;
+      await task.runOnce();
+      expect(await lastJournalSeq(db)).toBe(seq);
+
+      // Another client sells through the first one's bid into the maker's best bid: one of the
+      // maker's orders filled, so it quotes again.
+      await submitOk(gateway, { kind: 'deposit', id: 'b-dep', ts: H, account: B, amount: 100_000n * USD });
+      await submitOk(gateway, { kind: 'placeOrder', id: 'client-sell', ts: clock, account: B, symbol: AAPL, side: 'SELL', type: 'MARKET', sizeLots: 6 });
+      expect(e.depth(AAPL, 1)!.bids).toEqual([[19_990, 1_000]]);
+      clock = H + 3_000;
+      await task.runOnce();
+      expect((await journal()).slice(seq + 2)[0]).toMatchObject({ kind: 'cancelAll', code: 'OK' });
+    });
   });
 });

@@ -50,7 +50,8 @@ export function createMarketMakerTask(opts: MarketMakerOptions): PeriodicTask {
   const maxAge = opts.maxAgeMs ?? 30_000;
   const skew = BigInt(opts.skewBps ?? 10);
   const maxInventory = opts.maxInventoryMicros ?? 100_000n * 1_000_000n;
-  const quoted = new Map<string, { index: bigint; at: number }>();
+  /** Per symbol: the index quoted around, when, and the lots its orders left resting then. */
+  const quoted = new Map<string, { index: bigint; at: number; restingLots: number }>();
   let seq = 0;
   let waiting = false;
 
@@ -72,11 +73,14 @@ export function createMarketMakerTask(opts: MarketMakerOptions): PeriodicTask {
       const last = quoted.get(symbol);
       const stale =
         last === undefined ||
-        open.length < 2 * levels ||
+        // One of its orders filled, even in part (a level refused as crossing is not counted: it
+        // would requote for ever).
+        open.reduce((lots, o) => lots + o.remainingLots, 0) < last.restingLots ||
         (index > last.index ? index - last.index : last.index - index) * BPS >= requote * last.index ||
         t - last.at >= maxAge;
       if (!stale) continue;
-      quoted.set(symbol, { index, at: t });
+      const state = { index, at: t, restingLots: 0 };
+      quoted.set(symbol, state);
       const tag = `mm:${symbol}:${t}:${++seq}`;
       if (open.length > 0) await opts.gateway.submit({ kind: 'cancelAll', id: `${tag}:cancel`, ts: t, account, symbol });
 
@@ -86,7 +90,7 @@ export function createMarketMakerTask(opts: MarketMakerOptions): PeriodicTask {
       const clamped = inventory > maxInventory ? maxInventory : inventory < -maxInventory ? -maxInventory : inventory;
       const shift = -(clamped * skew) / maxInventory;
 
-      const orders: Array<Promise<unknown>> = [];
+      const orders: Array<ReturnType<EngineGateway['submit']>> = [];
       for (let i = 0; i < levels; i++) {
         const off = half + BigInt(i) * step;
         const bid = floorDiv(index * (BPS - off + shift), BPS);
@@ -104,7 +108,9 @@ export function createMarketMakerTask(opts: MarketMakerOptions): PeriodicTask {
           );
         }
       }
-      await Promise.all(orders);
+      for (const r of await Promise.all(orders)) {
+        if (r.ok && 'order' in r) state.restingLots += r.order.remainingLots;
+      }
     }
   };
 
