@@ -92,6 +92,12 @@ export interface AppConfig {
     markIntervalMs: number;
     /** `PERP_FUNDING_SAMPLE_MS`: how often the funding premium is sampled (default 5 000). */
     fundingSampleMs: number;
+    /**
+     * `PERP_ENGINE_STREAM`: the Redis Streams prefix (`<prefix>:commands`, `<prefix>:events`) over
+     * which the engine serves perp APIs running in other processes (with REDIS_URL). Unset: the
+     * engine serves only a perp API in its own process.
+     */
+    engineStream?: string;
   };
   executor: ExecutorSettings;
   /** How long a tx-recording request waits for the indexer to reach the transaction's block. */
@@ -183,6 +189,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       fundingIntervalMs: envString(env, 'PERP_FUNDING_INTERVAL_MS') === undefined ? undefined : envInt(env, 'PERP_FUNDING_INTERVAL_MS', 3_600_000, 1_000),
       markIntervalMs: envInt(env, 'PERP_MARK_INTERVAL_MS', 1_000, 10),
       fundingSampleMs: envInt(env, 'PERP_FUNDING_SAMPLE_MS', 5_000, 10),
+      engineStream: envString(env, 'PERP_ENGINE_STREAM'),
     },
     executor: loadExecutorSettings(env),
     indexWaitMs: envInt(env, 'INDEX_WAIT_MS', 10_000),

@@ -116,6 +116,13 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
   const { db, venue, domain } = opts;
   const now = opts.now ?? Date.now;
 
+  /** Submits, and answers once the engine state this service reads shows the command. */
+  const submit: PerpVenue['gateway']['submit'] = async (cmd) => {
+    const r = await venue.gateway.submit(cmd);
+    await venue.caughtUp?.(r.journalSeq);
+    return r;
+  };
+
   const spec = (symbol: string): InstrumentSpec => {
     const s = venue.engine().instrument(symbol);
     if (s === undefined) throw new NotFoundError('symbol');
@@ -266,7 +273,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
         pruneBeforeMs: t - 24 * 60 * 60_000,
       });
       if (claim === 'used') throw new RejectedError('NONCE_USED', 'message.nonce: already used by another order of this account');
-      const r = (await venue.gateway.submit({ ...cmd, id: `ord:${orderHash}`, ts: t, account, expiresAtMs: Number(m.expiry) })) as CommandResult & { resubmitted?: true };
+      const r = (await submit({ ...cmd, id: `ord:${orderHash}`, ts: t, account, expiresAtMs: Number(m.expiry) })) as CommandResult & { resubmitted?: true };
       if (!r.ok) throw engineError(r);
       return answer(s, r as PlaceOrderAccepted & { resubmitted?: true });
     },
@@ -279,7 +286,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       const owner = live?.account ?? history?.account;
       if (owner !== account) throw new NotFoundError('order');
       if (!live) throw new RejectedError('ORDER_NOT_OPEN', `order ${orderId} is ${history!.status}`);
-      const r = await venue.gateway.submit({ kind: 'cancelOrder', id: `cancel:${randomUUID()}`, ts: now(), account, orderId });
+      const r = await submit({ kind: 'cancelOrder', id: `cancel:${randomUUID()}`, ts: now(), account, orderId });
       if (!r.ok) throw engineError(r);
       const s = spec(live.symbol);
       const done = await getOrder(db, orderId);
@@ -293,7 +300,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       if (hasIds === (input.symbol !== undefined)) throw new ValidationError('orderIds', 'give either orderIds or symbol, not both');
       if (input.symbol !== undefined) {
         spec(input.symbol);
-        const r = await venue.gateway.submit({ kind: 'cancelAll', id: `cancel:${randomUUID()}`, ts: now(), account, symbol: input.symbol });
+        const r = await submit({ kind: 'cancelAll', id: `cancel:${randomUUID()}`, ts: now(), account, symbol: input.symbol });
         if (!r.ok) {
           if (r.code === 'UNKNOWN_ACCOUNT') return { canceled: [], failed: [] };
           throw engineError(r);
@@ -308,7 +315,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
         else failed.push({ orderId: raw, code: 'ORDER_NOT_FOUND', msg: 'no such order for this account' });
       }
       if (valid.length === 0) return { canceled: [], failed };
-      const r = await venue.gateway.submit({ kind: 'cancelOrders', id: `cancel:${randomUUID()}`, ts: now(), account, orderIds: valid });
+      const r = await submit({ kind: 'cancelOrders', id: `cancel:${randomUUID()}`, ts: now(), account, orderIds: valid });
       if (!r.ok) {
         if (r.code !== 'UNKNOWN_ACCOUNT') throw engineError(r);
         return { canceled: [], failed: failed.concat(valid.map((id) => ({ orderId: String(id), code: 'ORDER_NOT_FOUND', msg: 'no such order for this account' }))) };
@@ -326,7 +333,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       const s = spec(input.symbol);
       if (!Number.isSafeInteger(input.leverage) || input.leverage < 1) throw new ValidationError('leverage', 'must be a whole number from 1');
       if (input.leverage > s.maxLeverage) throw new RejectedError('LEVERAGE_EXCEEDED', `leverage: at most ${s.maxLeverage} on ${s.symbol}`);
-      const r = await venue.gateway.submit({
+      const r = await submit({
         kind: 'setLeverage', id: `leverage:${randomUUID()}`, ts: now(), account, symbol: s.symbol, leverage: input.leverage,
         ...(input.marginMode !== undefined ? { marginMode: input.marginMode } : {}),
       });
@@ -339,7 +346,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       const s = spec(input.symbol);
       const negative = typeof input.amount === 'string' && input.amount.startsWith('-');
       const magnitude = parseDecimal(negative ? input.amount.slice(1) : input.amount, { field: 'amount', decimals: COLLATERAL_DECIMALS });
-      const r = await venue.gateway.submit({ kind: 'adjustMargin', id: `margin:${randomUUID()}`, ts: now(), account, symbol: s.symbol, amount: negative ? -magnitude : magnitude });
+      const r = await submit({ kind: 'adjustMargin', id: `margin:${randomUUID()}`, ts: now(), account, symbol: s.symbol, amount: negative ? -magnitude : magnitude });
       if (!r.ok) throw engineError(r, 'POSITION_NOT_OPEN');
       return position(s, account);
     },

@@ -15,6 +15,11 @@ export interface PerpVenue {
   /** The engine state to read (the live engine, or a replica following the journal). Read-only. */
   engine(): PerpEngine;
   blockInfo(): Promise<BlockInfo | undefined>;
+  /**
+   * Resolves once `engine()` reflects the command journalled at `journalSeq` (a replica following
+   * the journal); absent when `engine()` is the live engine, which already does.
+   */
+  caughtUp?(journalSeq: number | null): Promise<void>;
 }
 
 /** The last block the perp indexer has committed (its checkpoint), with the block's time. */

@@ -13,16 +13,22 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
 import { ANVIL_ACCOUNTS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { StockClient } from '../../src/sdk/stock-client.ts';
+import { PerpClient } from '../../src/sdk/perp-client.ts';
 import type { DemoFile } from '../../src/app/demo-file.ts';
 import { openDatabase } from '../../src/storage/database.ts';
 import { uniqueSchemaName } from '../support/test-databases.ts';
 
 let anvil: AnvilHandle;
+// With Redis the perp roles run apart too, each run on streams of its own.
+const PERP_STREAM = process.env.REDIS_URL ? `test-roles-${process.pid}-${Date.now().toString(36)}` : undefined;
 const children: ChildProcess[] = [];
 let dataDir: string;
 // On PostgreSQL the roles share one schema of their own: the default schema may hold another run's
 // rows, and a fresh anvil replays the same transaction hashes.
 const schema = process.env.DATABASE_URL ? uniqueSchemaName('roles') : undefined;
+
+/** What each role printed once running (the perp API's URL is read from it). */
+const printed = new Map<string, string>();
 
 function startRole(role: string, env: Record<string, string>): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['bin/tokex.mjs', 'start', '--role', role], {
@@ -34,7 +40,10 @@ function startRole(role: string, env: Record<string, string>): Promise<ChildProc
     let out = '';
     const onData = (d: Buffer) => {
       out += d.toString();
-      if (out.includes(`tokex ${role} running`)) resolve(child);
+      if (out.includes(`tokex ${role} running`) && out.includes('Ctrl-C')) {
+        printed.set(role, out);
+        resolve(child);
+      }
     };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (d) => (out += d.toString()));
@@ -64,6 +73,13 @@ beforeAll(async () => {
   // The first role deploys the contracts; the others reuse the recorded deployment.
   await startRole('marketdata', env);
   await Promise.all([startRole('indexer', env), startRole('executor', env), startRole('stock-api', env)]);
+  if (PERP_STREAM) {
+    // The perp engine in a process of its own, and a perp API apart from it: commands over Redis
+    // Streams, reads from a replica of the journal in the shared database.
+    const perpEnv = { ...env, REDIS_URL: process.env.REDIS_URL!, PERP_ENGINE_STREAM: PERP_STREAM, PERP_API_PORT: '0', PERP_MARK_INTERVAL_MS: '250' };
+    await startRole('perp-engine', perpEnv);
+    await startRole('perp-api', perpEnv);
+  }
 }, 120_000);
 
 afterAll(async () => {
@@ -78,6 +94,35 @@ afterAll(async () => {
 });
 
 describe('roles as separate processes', () => {
+  if (PERP_STREAM) {
+    it('a perp API apart from the engine: signed orders over Redis Streams, reads from the journal replica', async () => {
+      const demo = JSON.parse(fs.readFileSync(path.join(dataDir, 'demo.json'), 'utf8')) as DemoFile;
+      const perpBaseUrl = /perp API\s+(http:\/\/[^\s]+)\/v4\/public\/trader/.exec(printed.get('perp-api')!)![1];
+      const wallet = privateKeyToAccount(demo.wallets[0].privateKey);
+      const key = await PerpClient.createApiKey(perpBaseUrl, wallet, { label: 'roles', permissions: ['READ', 'TRADE'], chainId: demo.chainId });
+      const perp = PerpClient.forKey(perpBaseUrl, key, demo.chainId);
+      // The demo deposit, indexed by the indexer process and credited by the engine process.
+      const until = async <T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> => {
+        for (let i = 0; i < 120; i++) {
+          const v = await read();
+          if (done(v)) return v;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+        throw new Error('timed out');
+      };
+      await until(() => perp.get<any>('account'), (a) => a.balance === '10000');
+      // The engine process's market maker quotes around the index the marketdata process writes.
+      const book = await until(() => perp.get<any>('depth', { symbol: 'AAPL-USD' }), (d) => d.asks.length > 0);
+      const order = await perp.placeOrder<any>(wallet, { symbol: 'AAPL-USD', side: 'BUY', type: 'LIMIT', size: '1', price: book.asks[0][0], timeInForce: 'IOC' });
+      expect(order).toMatchObject({ status: 'FILLED', filledSize: '1', avgPrice: book.asks[0][0] });
+      // Read right after the answer, from the replica: the answer waited for it.
+      const positions = await perp.get<any>('positions', { symbol: 'AAPL-USD' });
+      expect(positions.rows[0]).toMatchObject({ side: 'LONG', size: '1', entryPrice: book.asks[0][0] });
+      const history = await until(() => perp.get<any>('orders/history'), (h) => h.total > 0);
+      expect(history.rows[0]).toMatchObject({ orderId: order.orderId, status: 'FILLED' });
+    }, 60_000);
+  }
+
   it('stops cleanly on SIGTERM and otherwise serves the whole flow across processes', async () => {
     const demo = JSON.parse(fs.readFileSync(path.join(dataDir, 'demo.json'), 'utf8')) as DemoFile;
     const api = new StockClient({ baseUrl: demo.stock.baseUrl, chainId: demo.chainId, ...demo.stock.keys.writable });
@@ -122,6 +167,6 @@ describe('roles as separate processes', () => {
 
     for (const child of children) child.kill('SIGTERM');
     const codes = await Promise.all(children.map((ch) => (ch.exitCode !== null ? ch.exitCode : new Promise((r) => ch.once('exit', (code) => r(code))))));
-    expect(codes).toEqual([0, 0, 0, 0]);
+    expect(codes).toEqual(children.map(() => 0));
   }, 60_000);
 });

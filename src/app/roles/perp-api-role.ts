@@ -11,17 +11,37 @@ import type { RateLimitSettings } from '../../http/rate-limiter.ts';
 import { buildPerpApi } from '../../perp/perp-api.ts';
 import { DEFAULT_INSTRUMENTS, withFundingInterval } from '../../perp/engine/instruments.ts';
 import type { StackContext } from '../stack-context.ts';
-import { startGuarded } from '../stop-list.ts';
+import { startGuarded, type StopList } from '../stop-list.ts';
+import { indexedBlockInfo, type PerpVenue } from '../../perp/perp-venue.ts';
+import { createJournalReplica } from '../../perp/sequencer/journal-replica.ts';
+import { createRedisGateway, perpStreams } from '../../perp/sequencer/redis-stream-transport.ts';
 
 /** The margin vault of the deployment, once the perp venue is deployed with the stack. */
 export function marginVaultOf(ctx: StackContext): Address | undefined {
   return perpDeploymentOf(ctx.chain.record)?.contracts.marginVault;
 }
 
+/**
+ * The engine of another process: commands over Redis Streams (REDIS_URL, PERP_ENGINE_STREAM), and
+ * reads from a replica following the journal in the shared database.
+ */
+async function remoteVenue(ctx: StackContext, stops: StopList): Promise<PerpVenue | undefined> {
+  const { config, db, logger } = ctx;
+  if (!config.redisUrl || !config.perp.engineStream) return undefined;
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  await redis.connect();
+  stops.add(async () => void redis.disconnect());
+  const gateway = createRedisGateway(redis, perpStreams(config.perp.engineStream));
+  stops.add(() => gateway.close());
+  const replica = createJournalReplica({ db, engineOptions: { instruments: withFundingInterval(DEFAULT_INSTRUMENTS, config.perp.fundingIntervalMs) }, logger });
+  await replica.start();
+  stops.add(() => replica.stop());
+  return { gateway, engine: () => replica.engine(), blockInfo: () => indexedBlockInfo(db), caughtUp: (seq) => replica.caughtUp(seq) };
+}
+
 export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config, logger, db } = ctx;
   const marginVault = marginVaultOf(ctx);
-  if (!ctx.perpVenue) logger.warn('perp-api: no perp engine in this process; trading, account and book endpoints answer 50002');
   if (!marginVault) logger.warn('no margin vault in the deployment: API-key typed data use the zero address as verifying contract');
   const { stop } = await startGuarded(logger, async (stops) => {
     let nonces: NonceStore;
@@ -37,6 +57,8 @@ export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise
       stops.add(() => memoryNonces.close());
       nonces = memoryNonces;
     }
+    const venue = ctx.perpVenue ?? (await remoteVenue(ctx, stops));
+    if (!venue) logger.warn('perp-api: no perp engine in this process and no PERP_ENGINE_STREAM with REDIS_URL; trading, account and book endpoints answer 50002');
     const app = await buildPerpApi({
       chainId: config.chainId,
       db,
@@ -47,7 +69,7 @@ export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise
       bodyLimitBytes: config.bodyLimitBytes,
       trustedProxies: config.trustedProxies,
       marginVault,
-      venue: ctx.perpVenue,
+      venue,
       instruments: withFundingInterval(DEFAULT_INSTRUMENTS, config.perp.fundingIntervalMs),
       fundingIntervalMs: config.perp.fundingIntervalMs,
     });

@@ -5,8 +5,10 @@
  * deposits; the mark-price and funding tasks fed by market data (stock quotes for the stock
  * perpetuals, the simulator's BTC and ETH); and, in demo mode, the market maker. One per database.
  *
- * A perp API in the same process reaches it in process (`ctx.perpVenue`).
+ * A perp API in the same process reaches it in process (`ctx.perpVenue`); with REDIS_URL and
+ * PERP_ENGINE_STREAM the engine is also served over Redis Streams to perp APIs elsewhere.
  */
+import { Redis } from 'ioredis';
 import { MARKET_MAKER_ACCOUNT } from '../../chain/anvil-accounts.ts';
 import { perpDeploymentOf } from '../../chain/deploy-perp-venue.ts';
 import { DEFAULT_INSTRUMENTS, withFundingInterval } from '../../perp/engine/instruments.ts';
@@ -15,6 +17,7 @@ import { indexSymbolOf, midTicks } from '../../perp/pricing/index-price.ts';
 import { createPerpProjector } from '../../perp/projection/perp-projector.ts';
 import { EngineSequencer } from '../../perp/sequencer/engine-sequencer.ts';
 import { createInProcessGateway } from '../../perp/sequencer/engine-gateway.ts';
+import { perpStreams, serveEngineOverRedis } from '../../perp/sequencer/redis-stream-transport.ts';
 import { createCollateralTask } from '../../perp/workers/collateral-task.ts';
 import { createFundingTask } from '../../perp/workers/funding-task.ts';
 import { createMarketMakerTask } from '../../perp/workers/market-maker-task.ts';
@@ -39,6 +42,15 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     const projector = createPerpProjector({ db, gateway, feeAccount: sequencer.engine.feeAccountAddress, logger });
     await projector.start();
     stops.add(() => projector.stop());
+
+    if (config.redisUrl && config.perp.engineStream) {
+      // Perp APIs in other processes reach the engine over Redis Streams (docs/perp-sequencer.md).
+      const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+      await redis.connect();
+      stops.add(async () => void redis.disconnect());
+      const served = await serveEngineOverRedis(sequencer, redis, { ...perpStreams(config.perp.engineStream), onError: (err) => logger.warn({ err }, 'perp engine: Redis transport') });
+      stops.add(() => served.stop());
+    }
 
     const collateral = createCollateralTask({ db, gateway, logger });
     collateral.start();

@@ -40,6 +40,11 @@ export interface RedisStreamNames {
   group?: string;
 }
 
+/** The streams of one engine under a prefix (PERP_ENGINE_STREAM): `<prefix>:commands`, `<prefix>:events`. */
+export function perpStreams(prefix: string): Required<RedisStreamNames> {
+  return { commands: `${prefix}:commands`, events: `${prefix}:events`, group: `${prefix}:engine` };
+}
+
 export interface RedisEngineServerOptions extends RedisStreamNames {
   /** Consumer name within the group. Default `engine-1`. */
   consumer?: string;
