@@ -72,3 +72,31 @@ export function periodic(everyMs: number, body: () => Promise<void>, onError: (e
     runOnce: body,
   };
 }
+
+/** Promises waiting for a position (a sequence number) to be reached. */
+export interface PositionWaiters {
+  /** Resolves once `reached(p)` has been called with p ≥ `position`. */
+  wait(position: number): Promise<void>;
+  /** The position now reached: every waiter at or below it resolves. */
+  reached(position: number): void;
+  /** Resolves every waiter (a stop: nobody waits for ever). */
+  releaseAll(): void;
+}
+
+export function createPositionWaiters(): PositionWaiters {
+  const waiters: Array<{ position: number; resolve: () => void }> = [];
+  return {
+    wait: (position) => new Promise((resolve) => waiters.push({ position, resolve })),
+    reached(position) {
+      for (let i = waiters.length - 1; i >= 0; i--) {
+        if (waiters[i].position <= position) {
+          waiters[i].resolve();
+          waiters.splice(i, 1);
+        }
+      }
+    },
+    releaseAll() {
+      for (const w of waiters.splice(0)) w.resolve();
+    },
+  };
+}

@@ -120,3 +120,12 @@ export const timeRangeProps = {
   startTime: { ...millis, minimum: 0 },
   endTime: { ...millis, minimum: 0 },
 } as const;
+
+/** The query of a list endpoint: paging, and the filters most lists take. */
+export interface ListQuerystring {
+  page?: number;
+  limit?: number;
+  symbol?: string;
+  startTime?: number;
+  endTime?: number;
+}

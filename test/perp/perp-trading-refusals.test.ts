@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { perpDomain } from '../../src/perp/perp-key-service.ts';
 import { orderType } from '../../src/perp/order-typed-data.ts';
-import { PerpApiError, type PerpClient, type PlacedOrder } from '../../src/sdk/perp-client.ts';
+import type { PerpClient, PlacedOrder } from '../../src/sdk/perp-client.ts';
+import { refused } from '../support/perp-refusal.ts';
 import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 
 const USD = 1_000_000n;
@@ -16,16 +17,6 @@ const AAPL = 'AAPL-USD';
 interface Trader {
   wallet: PrivateKeyAccount;
   api: PerpClient;
-}
-
-async function refused(p: Promise<unknown>): Promise<{ code: number; httpStatus: number; msg: string }> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof PerpApiError) return { code: err.code, httpStatus: err.httpStatus, msg: err.message };
-    throw err;
-  }
-  throw new Error('expected a refusal');
 }
 
 describe.each(perpHarnessVariants())('perp trading refusals ($name)', (variant) => {

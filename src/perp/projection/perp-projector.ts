@@ -8,6 +8,7 @@
  * A failed write keeps the batch and retries; a subscription whose catch-up failed is opened again
  * from the cursor. The projection lags the engine by about one batch write.
  */
+import { createPositionWaiters } from '../../lib/async.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { DbExecutor } from '../../storage/database.ts';
 import { getMeta, setMeta } from '../../storage/meta-store.ts';
@@ -66,16 +67,7 @@ export function createPerpProjector(opts: PerpProjectorOptions): PerpProjector {
   let running = false;
   let flushing: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
-  const waiters: Array<{ seq: number; resolve: () => void }> = [];
-
-  const settle = () => {
-    for (let i = waiters.length - 1; i >= 0; i--) {
-      if (waiters[i].seq <= projected) {
-        waiters[i].resolve();
-        waiters.splice(i, 1);
-      }
-    }
-  };
+  const waiters = createPositionWaiters();
 
   const subscribe = () => {
     buffer = [];
@@ -100,7 +92,7 @@ export function createPerpProjector(opts: PerpProjectorOptions): PerpProjector {
       try {
         projected = await writeProjection(opts.db, events, opts.feeAccount);
         buffer = buffer.slice(events.length);
-        settle();
+        waiters.reached(projected);
       } catch (err) {
         opts.logger?.error({ err, events: events.length }, 'perp projector: write failed; retrying');
         if (!running) return;
@@ -136,11 +128,10 @@ export function createPerpProjector(opts: PerpProjectorOptions): PerpProjector {
       // What arrived is written before the stop answers (one more attempt, no retry loop).
       while (flushing) await flushing;
       if (buffer.length > 0) await flush();
-      for (const w of waiters.splice(0)) w.resolve();
+      waiters.releaseAll();
     },
     caughtUp(seq) {
-      if (seq <= projected) return Promise.resolve();
-      return new Promise((resolve) => waiters.push({ seq, resolve }));
+      return seq <= projected ? Promise.resolve() : waiters.wait(seq);
     },
   };
 }

@@ -10,7 +10,7 @@ import { listOf, pageOf, pageQueryProps } from '../../http/list-paging.ts';
 import type { AccountService } from '../account-service.ts';
 import { perpOk } from '../perp-envelope.ts';
 import type { PerpVenue } from '../perp-venue.ts';
-import { decimalOut, millis, okEnvelope, errorEnvelope, positionSchema, symbolProp, timeRangeProps } from '../perp-schemas.ts';
+import { decimalOut, millis, okEnvelope, errorEnvelope, positionSchema, symbolProp, timeRangeProps, type ListQuerystring } from '../perp-schemas.ts';
 import { PERP_TRANSACTION_TYPES, type PerpTransactionType } from '../store/perp-history-store.ts';
 import { available } from './trading-routes.ts';
 
@@ -83,14 +83,6 @@ const transactionSchema = {
   },
 } as const;
 
-interface ListQs {
-  page?: number;
-  limit?: number;
-  symbol?: string;
-  startTime?: number;
-  endTime?: number;
-}
-
 export const accountRoutes: FastifyPluginAsync<{ accounts?: AccountService; venue?: PerpVenue }> = async (app, opts) => {
   const tags = ['account'];
   const caller = (req: { apiKey?: AuthKey }) => req.apiKey as AuthKey;
@@ -128,7 +120,7 @@ export const accountRoutes: FastifyPluginAsync<{ accounts?: AccountService; venu
     async (req) => perpOk(req.id, accounts().assets(caller(req)), await blockInfo()),
   );
 
-  app.get<{ Querystring: ListQs }>(
+  app.get<{ Querystring: ListQuerystring }>(
     '/positions',
     {
       schema: {
@@ -145,7 +137,7 @@ export const accountRoutes: FastifyPluginAsync<{ accounts?: AccountService; venu
     ['/account/deposits', 'deposit', 'Deposits into the margin vault, as indexed from the chain (READ)'],
     ['/account/withdrawals', 'withdrawal', 'Withdrawals paid by the margin vault, as indexed from the chain (READ)'],
   ] as const) {
-    app.get<{ Querystring: ListQs }>(
+    app.get<{ Querystring: ListQuerystring }>(
       path,
       {
         schema: {
@@ -159,7 +151,7 @@ export const accountRoutes: FastifyPluginAsync<{ accounts?: AccountService; venu
     );
   }
 
-  app.get<{ Querystring: ListQs & { type?: PerpTransactionType } }>(
+  app.get<{ Querystring: ListQuerystring & { type?: PerpTransactionType } }>(
     '/account/transactions',
     {
       schema: {

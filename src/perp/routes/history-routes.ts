@@ -4,17 +4,9 @@ import type { AuthKey } from '../../auth/api-key-service.ts';
 import { listOf, pageOf, pageQueryProps } from '../../http/list-paging.ts';
 import type { AccountService } from '../account-service.ts';
 import { perpOk } from '../perp-envelope.ts';
-import { fillSchema, orderSchema, responses, symbolProp, timeRangeProps } from '../perp-schemas.ts';
+import { fillSchema, orderSchema, responses, symbolProp, timeRangeProps, type ListQuerystring } from '../perp-schemas.ts';
 import type { PerpOrderStatus } from '../store/perp-history-store.ts';
 import { available } from './trading-routes.ts';
-
-interface ListQs {
-  page?: number;
-  limit?: number;
-  symbol?: string;
-  startTime?: number;
-  endTime?: number;
-}
 
 export const historyRoutes: FastifyPluginAsync<{ accounts?: AccountService }> = async (app, opts) => {
   const tags = ['history'];
@@ -25,15 +17,15 @@ export const historyRoutes: FastifyPluginAsync<{ accounts?: AccountService }> = 
     additionalProperties: false,
     properties: { symbol: symbolProp, ...extra, ...timeRangeProps, ...pageQueryProps },
   });
-  const range = (q: ListQs) => ({ ...pageOf(q), symbol: q.symbol, startTime: q.startTime, endTime: q.endTime });
+  const range = (q: ListQuerystring) => ({ ...pageOf(q), symbol: q.symbol, startTime: q.startTime, endTime: q.endTime });
 
-  app.get<{ Querystring: ListQs }>(
+  app.get<{ Querystring: ListQuerystring }>(
     '/orders/open',
     { schema: { tags, summary: 'Open orders of the account, newest first (READ)', querystring: listQuery(), response: responses(listOf(orderSchema)) } },
     async (req) => perpOk(req.id, await accounts().openOrders(caller(req), range(req.query))),
   );
 
-  app.get<{ Querystring: ListQs & { status?: PerpOrderStatus } }>(
+  app.get<{ Querystring: ListQuerystring & { status?: PerpOrderStatus } }>(
     '/orders/history',
     {
       schema: {
@@ -46,7 +38,7 @@ export const historyRoutes: FastifyPluginAsync<{ accounts?: AccountService }> = 
     async (req) => perpOk(req.id, await accounts().orderHistory(caller(req), { ...range(req.query), status: req.query.status })),
   );
 
-  app.get<{ Querystring: ListQs & { orderId?: string } }>(
+  app.get<{ Querystring: ListQuerystring & { orderId?: string } }>(
     '/trades',
     {
       schema: {

@@ -7,6 +7,7 @@
  *
  * It never writes: commands still go to the one engine through the gateway.
  */
+import { createPositionWaiters } from '../../lib/async.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Db } from '../../storage/database.ts';
 import type { PerpEngine, PerpEngineOptions } from '../engine/perp-engine.ts';
@@ -31,16 +32,7 @@ export function createJournalReplica(opts: { db: Db; engineOptions?: PerpEngineO
   let running = false;
   let timer: NodeJS.Timeout | undefined;
   let reading: Promise<void> | undefined;
-  const waiters: Array<{ seq: number; resolve: () => void }> = [];
-
-  const settle = () => {
-    for (let i = waiters.length - 1; i >= 0; i--) {
-      if (waiters[i].seq <= seq) {
-        waiters[i].resolve();
-        waiters.splice(i, 1);
-      }
-    }
-  };
+  const waiters = createPositionWaiters();
 
   const follow = async (): Promise<void> => {
     for (;;) {
@@ -53,7 +45,7 @@ export function createJournalReplica(opts: { db: Db; engineOptions?: PerpEngineO
         }
         seq = row.seq;
       }
-      settle();
+      waiters.reached(seq);
       if (rows.length < 5_000) return;
     }
   };
@@ -93,12 +85,12 @@ export function createJournalReplica(opts: { db: Db; engineOptions?: PerpEngineO
       running = false;
       if (timer) clearTimeout(timer);
       await reading;
-      for (const w of waiters.splice(0)) w.resolve();
+      waiters.releaseAll();
     },
     caughtUp(journalSeq) {
       if (journalSeq === null || journalSeq <= seq) return Promise.resolve();
       // Read now rather than at the next poll: the caller waits on its own write.
-      const p = new Promise<void>((resolve) => waiters.push({ seq: journalSeq, resolve }));
+      const p = waiters.wait(journalSeq);
       void read();
       return p;
     },
