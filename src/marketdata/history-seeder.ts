@@ -12,7 +12,7 @@ import { latestCandle, listCandles, upsertCandles } from '../storage/candle-stor
 import { getMeta, setMeta } from '../storage/meta-store.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Candle } from './market-types.ts';
-import type { SymbolSpec } from './symbol-catalog.ts';
+import { openFor, type SymbolSpec } from './symbol-catalog.ts';
 import { bucketStart, compareDecimal, rollupAll } from './candle-aggregator.ts';
 import { createGbmSource, type MarketDataSource } from './gbm-source.ts';
 import type { MarketCalendar } from './market-calendar.ts';
@@ -104,7 +104,7 @@ export async function seedHistory(opts: SeedHistoryOptions): Promise<SeedHistory
   if (!Number.isInteger(days) || days < 1) throw new Error('days: must be a positive integer');
   const seed = opts.seed ?? DEFAULT_MARKETDATA_SEED;
   const source = opts.source ?? createGbmSource({ seed });
-  const isOpen = opts.calendar ? (ms: number) => opts.calendar!.isOpen(ms) : () => true;
+  const calendarOpen = opts.calendar ? (ms: number) => opts.calendar!.isOpen(ms) : () => true;
   const maxBackfill = (opts.maxBackfillDays ?? 366) * DAY;
   const now = opts.now;
   const currentMinute = Math.floor(now / MINUTE) * MINUTE;
@@ -121,6 +121,7 @@ export async function seedHistory(opts: SeedHistoryOptions): Promise<SeedHistory
     const result: SeedHistoryResult = { fresh, anchor, minutesGenerated: 0, candlesWritten: 0, symbols: new Map() };
 
     for (const spec of opts.symbols) {
+      const isOpen = openFor(spec, calendarOpen);
       const latest = await latestCandle(tx, spec.symbol, '1m');
       let from: number;
       let prevClose: string;

@@ -12,7 +12,7 @@ import type { DbExecutor } from '../storage/database.ts';
 import { upsertCandles } from '../storage/candle-store.ts';
 import { upsertQuotes } from '../storage/quote-store.ts';
 import type { Candle, Quote, QuoteReader } from './market-types.ts';
-import type { SymbolSpec } from './symbol-catalog.ts';
+import { openFor, type SymbolSpec } from './symbol-catalog.ts';
 import { createLiveCandleBook, type LiveCandleBook } from './candle-aggregator.ts';
 import { createGbmSource, type MarketDataSource } from './gbm-source.ts';
 import type { MarketCalendar } from './market-calendar.ts';
@@ -55,6 +55,8 @@ const MINUTE = 60_000;
 
 interface SymbolState {
   spec: SymbolSpec;
+  /** Its minutes that trade (the calendar's, or all of them for an always-open symbol). */
+  isOpen: (ms: number) => boolean;
   /** The minute in progress. */
   minute: number;
   /** Close of the minute before `minute`. */
@@ -70,7 +72,7 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
   const seed = opts.seed ?? DEFAULT_MARKETDATA_SEED;
   const source = opts.source ?? createGbmSource({ seed });
   const now = opts.now ?? Date.now;
-  const isOpen = opts.calendar ? (ms: number) => opts.calendar!.isOpen(ms) : () => true;
+  const calendarOpen = opts.calendar ? (ms: number) => opts.calendar!.isOpen(ms) : () => true;
   const log = opts.logger;
   const symbols = [...opts.symbols];
 
@@ -87,6 +89,7 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
   let inFlight: Promise<void> | undefined;
 
   const advance = (st: SymbolState, time: number): Quote => {
+    const isOpen = st.isOpen;
     const minute = Math.floor(time / MINUTE) * MINUTE;
     // Finish every minute the clock has passed (normally one; more after a stalled event loop).
     while (st.minute < minute) {
@@ -185,7 +188,7 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
     pendingQuotes.clear();
     for (const spec of symbols) {
       const h = history.symbols.get(spec.symbol)!;
-      states.push({ spec, minute: h.minute, prevClose: h.prevClose, book: createLiveCandleBook(spec.symbol, h.completedToday) });
+      states.push({ spec, isOpen: openFor(spec, calendarOpen), minute: h.minute, prevClose: h.prevClose, book: createLiveCandleBook(spec.symbol, h.completedToday) });
     }
     running = true;
     await tick();

@@ -12,6 +12,8 @@ export interface SymbolSpec {
   annualVolatility: string;
   /** Quoted spread between bid and ask, in basis points of the mid price. */
   spreadBps: number;
+  /** Quoted round the clock, whatever the market calendar says (crypto). */
+  alwaysOpen?: boolean;
 }
 
 export const DEMO_SYMBOLS: readonly SymbolSpec[] = [
@@ -21,3 +23,17 @@ export const DEMO_SYMBOLS: readonly SymbolSpec[] = [
   { symbol: 'MSFT', name: 'Microsoft Corporation', underlying: 'MSFT', exchange: 'NASDAQ', startPrice: '418.16', annualVolatility: '0.22', spreadBps: 4 },
   { symbol: 'SPY', name: 'SPDR S&P 500 ETF Trust', underlying: 'SPY', exchange: 'NYSE Arca', startPrice: '562.34', annualVolatility: '0.15', spreadBps: 2 },
 ];
+
+/**
+ * Index prices the perpetual venue needs beyond the stocks: simulated only (no Stock token is
+ * deployed for them, so the stock API neither lists nor quotes them), and trading 24/7.
+ */
+export const PERP_INDEX_SYMBOLS: readonly SymbolSpec[] = [
+  { symbol: 'BTC', name: 'Bitcoin', underlying: 'BTC', exchange: 'CRYPTO', startPrice: '97000.00', annualVolatility: '0.60', spreadBps: 2, alwaysOpen: true },
+  { symbol: 'ETH', name: 'Ether', underlying: 'ETH', exchange: 'CRYPTO', startPrice: '3400.00', annualVolatility: '0.75', spreadBps: 3, alwaysOpen: true },
+];
+
+/** Whether `spec` trades at `ms`: always for an always-open symbol, else as the calendar says. */
+export function openFor(spec: Pick<SymbolSpec, 'alwaysOpen'>, calendarOpen: (ms: number) => boolean): (ms: number) => boolean {
+  return spec.alwaysOpen ? () => true : calendarOpen;
+}

@@ -4,7 +4,7 @@ import type { Db } from '../../src/storage/database.ts';
 import { countCandles, listCandles } from '../../src/storage/candle-store.ts';
 import { getQuote, listQuotes } from '../../src/storage/quote-store.ts';
 import { INTERVALS, type Quote } from '../../src/marketdata/market-types.ts';
-import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
+import { DEMO_SYMBOLS, PERP_INDEX_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
 import { createGbmSource, toCents } from '../../src/marketdata/gbm-source.ts';
 import { bucketStart, rollup } from '../../src/marketdata/candle-aggregator.ts';
 import { createMarketCalendar } from '../../src/marketdata/market-calendar.ts';
@@ -185,6 +185,37 @@ describe.each(testDatabases)('market-data service ($name)', ({ open }) => {
     await service.tick();
     expect(service.getQuote('AAPL')).toMatchObject({ last: closedQuote.last, bid: closedQuote.bid, ask: closedQuote.ask, timestamp: clock.t });
     expect(await countCandles(db, 'AAPL', '1m')).toBe(lastMinute.length + (await listCandles(db, { symbol: 'AAPL', interval: '1m', startTime: 0, endTime: Date.UTC(2025, 2, 7, 20, 58), limit: 10_000 })).length);
+  });
+
+  it('an always-open symbol (BTC) keeps moving and gets candles over the weekend while the NYSE stock stands still', async () => {
+    const db = await openDb();
+    const [btc] = PERP_INDEX_SYMBOLS;
+    // Saturday 2025-03-08 12:00:30 UTC: NYSE closed since Friday 21:00.
+    const clock = { t: Date.UTC(2025, 2, 8, 12, 0, 30) };
+    const service = fakeClockService(db, clock, { symbols: [AAPL, btc], calendar: createMarketCalendar('nyse') });
+    await service.start();
+    const aapl0 = service.getQuote('AAPL')!;
+    const btc0 = service.getQuote('BTC')!;
+    // History: BTC has every minute of the day back (one day of history, the current minute partial);
+    // AAPL's last minute is Friday's close.
+    const btcMinutes = await listCandles(db, { symbol: 'BTC', interval: '1m', startTime: 0, limit: 10_000 });
+    expect(btcMinutes.length).toBe(24 * 60 + 1);
+    expect(btcMinutes.at(-1)!.openTime).toBe(Date.UTC(2025, 2, 8, 12, 0));
+    const aaplLast = (await listCandles(db, { symbol: 'AAPL', interval: '1m', startTime: 0, limit: 10_000 })).at(-1)!;
+    expect(aaplLast.openTime).toBe(Date.UTC(2025, 2, 7, 20, 59));
+    expect(aapl0.last).toBe(aaplLast.close);
+
+    clock.t += 90_000; // 12:02:00
+    await service.tick();
+    expect(service.getQuote('AAPL')).toMatchObject({ last: aapl0.last, bid: aapl0.bid, ask: aapl0.ask });
+    const btc1 = service.getQuote('BTC')!;
+    expect(btc1.timestamp).toBe(clock.t);
+    // The minutes 12:00 and 12:01 are complete and 12:02 has begun: a new candle each.
+    const btcAfter = await listCandles(db, { symbol: 'BTC', interval: '1m', startTime: Date.UTC(2025, 2, 8, 12, 0), limit: 10 });
+    expect(btcAfter.map((c) => c.openTime)).toEqual([0, 1, 2].map((m) => Date.UTC(2025, 2, 8, 12, m)));
+    const source = createGbmSource({ seed: 42 });
+    expect(btcAfter[1]).toEqual(source.minuteCandle(btc, Date.UTC(2025, 2, 8, 12, 1), btcAfter[0].close));
+    expect(btc1.last).not.toBe(btc0.last);
   });
 
   it('ticks on its own timer and stop() waits for the tick in flight', async () => {

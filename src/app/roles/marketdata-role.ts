@@ -1,12 +1,14 @@
 /** Role `marketdata`: the price simulator, writing quotes and candles to storage for every process. */
 import { createMarketDataService } from '../../marketdata/market-data-service.ts';
+import { PERP_INDEX_SYMBOLS } from '../../marketdata/symbol-catalog.ts';
 import type { StackContext } from '../stack-context.ts';
 
 export async function startMarketDataRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config } = ctx;
   const md = createMarketDataService({
     db: ctx.db,
-    symbols: ctx.symbols,
+    // The stocks, and the crypto indices of the perpetual venue (simulated only, 24/7).
+    symbols: [...ctx.symbols, ...PERP_INDEX_SYMBOLS.filter((p) => !ctx.symbols.some((s) => s.symbol === p.symbol))],
     calendar: ctx.calendar,
     seed: config.marketDataSeed,
     tickMs: config.marketDataTickMs,
