@@ -23,6 +23,8 @@ import { createMarketService } from './market-service.ts';
 import { createOrderService } from './order-service.ts';
 import type { PerpVenue } from './perp-venue.ts';
 import { accountRoutes } from './routes/account-routes.ts';
+import { approveFlowRoutes } from './routes/approve-flow-routes.ts';
+import type { VaultTransactionService } from './vault-transaction-service.ts';
 import { apiKeyRoutes } from './routes/api-key-routes.ts';
 import { historyRoutes } from './routes/history-routes.ts';
 import { marketRoutes } from './routes/market-routes.ts';
@@ -54,6 +56,8 @@ export interface PerpApiOptions {
   venue?: PerpVenue;
   /** Overrides every instrument's funding interval (PERP_FUNDING_INTERVAL_MS). */
   fundingIntervalMs?: number;
+  /** The approve/deposit flow's relay (it needs the chain): without it those endpoints answer 50002. */
+  vaultTransactions?: VaultTransactionService;
   now?: () => number;
   /** Extra route modules registered inside the authenticated scope (trading, account, ... join here). */
   extraRoutes?: Array<(api: FastifyInstance) => Promise<void>>;
@@ -123,6 +127,7 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
       await api.register(tradingRoutes, { orders });
       await api.register(accountRoutes, { accounts, venue });
       await api.register(historyRoutes, { accounts });
+      await api.register(approveFlowRoutes, { service: opts.vaultTransactions });
       for (const extra of opts.extraRoutes ?? []) await api.register(extra);
     },
     { prefix: PERP_API_ROOT },

@@ -3,11 +3,14 @@
  * `perp.baseUrl` and the trader key of wallets[0] (kept across a restart), and a key a wallet
  * creates works beside it.
  */
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
 import { PerpClient } from '../../src/sdk/perp-client.ts';
+import { parseDecimal } from '../../src/lib/decimal.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { stackEngines } from '../support/stack-engines.ts';
 
@@ -85,6 +88,27 @@ describe.each(stackEngines('perpstack'))('perp API in the stack ($name)', (engin
       expect(Math.abs(asks[0] / Number(ticker.indexPrice) - 1)).toBeLessThan(0.01);
     }
   });
+
+  it('runs examples/perp-trade.ts: a key for wallets[1], approve and deposit through the API, a limit and a market order against the market maker, the position closed', async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/perp-trade.ts'], { env: { ...process.env, DATA_DIR: t.dataDir } });
+    const lines = stdout.trim().split('\n');
+    expect(lines[0]).toMatch(new RegExp(`^api key [0-9a-f]{32} for ${t.demo.wallets[1].address}$`));
+    expect(lines[1]).toMatch(/^deposited 1000 USDC in 0x[0-9a-f]{64}: balance 1000, free 1000$/);
+    expect(lines).toContainEqual(expect.stringMatching(/^limit order \d+: FILLED, filled 1 at \d+(\.\d+)?, fee 0\.\d+$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^market order \d+: FILLED, filled 2 at \d+(\.\d+)?, fee 0\.\d+$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^position: LONG 3 AAPL-USD entry \d+(\.\d+)?, mark \d+(\.\d+)?, uPnL -?\d+(\.\d+)?, liquidation (null|\d+(\.\d+)?)$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^closed: FILLED, sold 3 at \d+(\.\d+)?$/));
+    expect(lines.at(-1)).toMatch(/^open positions: 0; balance \d+(\.\d+)?, realised PnL -?\d+(\.\d+)?, fees \d+(\.\d+)?$/);
+    // Money adds up exactly: balance = 1 000 + realised PnL − fees.
+    const [, balance, pnl, fees] = /balance (\S+), realised PnL (\S+), fees (\S+)$/.exec(lines.at(-1)!)!;
+    const micros = (v: string) => parseDecimal(v.replace('-', ''), { field: 'v', decimals: 6, positive: false }) * (v.startsWith('-') ? -1n : 1n);
+    expect(micros(balance)).toBe(1_000_000_000n + micros(pnl) - micros(fees));
+    // The wallet's deposit is on chain and credited; its three orders are in the history.
+    const key = /^api key ([0-9a-f]{32})/.exec(lines[0])![1];
+    const rows = await t.stack.db.kysely.selectFrom('perp_orders').selectAll().where('account', '=', t.demo.wallets[1].address.toLowerCase()).execute();
+    expect(rows.map((r) => r.status)).toEqual(['FILLED', 'FILLED', 'FILLED']);
+    expect(key).toHaveLength(32);
+  }, 90_000);
 
   it('keeps the demo trader key across a restart on the same data', async () => {
     const before = t.demo.perp!.keys.trader;

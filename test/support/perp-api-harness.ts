@@ -13,7 +13,7 @@ import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '
 import { createSecretBox } from '../../src/auth/secret-box.ts';
 import type { RateLimitSettings } from '../../src/http/rate-limiter.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { buildPerpApi } from '../../src/perp/perp-api.ts';
+import { buildPerpApi, type PerpApiOptions } from '../../src/perp/perp-api.ts';
 import type { EngineCommand } from '../../src/perp/engine/engine-types.ts';
 import { indexedBlockInfo } from '../../src/perp/perp-venue.ts';
 import { createPerpProjector, type PerpProjector } from '../../src/perp/projection/perp-projector.ts';
@@ -60,6 +60,8 @@ export interface HarnessOptions {
   now?: () => number;
   /** Run a real engine (sequencer, projector) behind the trading and account endpoints. */
   engine?: boolean;
+  /** More of the API's options (the approve flow's relay, …), given the harness's database. */
+  api?: (db: Db) => Partial<PerpApiOptions>;
 }
 
 export interface PerpHarnessVariant {
@@ -117,6 +119,7 @@ async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefi
     marginVault: HARNESS_VAULT,
     now: opts.now,
     venue: venue && { gateway: venue.gateway, engine: () => venue.sequencer.engine, blockInfo: () => indexedBlockInfo(db) },
+    ...opts.api?.(db),
   });
   const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
   const client: PerpHarness['client'] = (apiKey, apiSecret, o = {}) =>

@@ -4,7 +4,6 @@
  * (one connection for both); otherwise they live in this process.
  */
 import { Redis } from 'ioredis';
-import type { Address } from 'viem';
 import { perpDeploymentOf } from '../../chain/deploy-perp-venue.ts';
 import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '../../auth/nonce-store.ts';
 import type { RateLimitSettings } from '../../http/rate-limiter.ts';
@@ -14,12 +13,8 @@ import type { StackContext } from '../stack-context.ts';
 import { startGuarded, type StopList } from '../stop-list.ts';
 import { indexedBlockInfo, type PerpVenue } from '../../perp/perp-venue.ts';
 import { createJournalReplica } from '../../perp/sequencer/journal-replica.ts';
+import { createVaultTransactionService } from '../../perp/vault-transaction-service.ts';
 import { createRedisGateway, perpStreams } from '../../perp/sequencer/redis-stream-transport.ts';
-
-/** The margin vault of the deployment, once the perp venue is deployed with the stack. */
-export function marginVaultOf(ctx: StackContext): Address | undefined {
-  return perpDeploymentOf(ctx.chain.record)?.contracts.marginVault;
-}
 
 /**
  * The engine of another process: commands over Redis Streams (REDIS_URL, PERP_ENGINE_STREAM), and
@@ -41,7 +36,8 @@ async function remoteVenue(ctx: StackContext, stops: StopList): Promise<PerpVenu
 
 export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config, logger, db } = ctx;
-  const marginVault = marginVaultOf(ctx);
+  const perp = perpDeploymentOf(ctx.chain.record);
+  const marginVault = perp?.contracts.marginVault;
   if (!marginVault) logger.warn('no margin vault in the deployment: API-key typed data use the zero address as verifying contract');
   const { stop } = await startGuarded(logger, async (stops) => {
     let nonces: NonceStore;
@@ -70,6 +66,9 @@ export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise
       trustedProxies: config.trustedProxies,
       marginVault,
       venue,
+      vaultTransactions: perp
+        ? createVaultTransactionService({ db, publicClient: ctx.chain.readClient, chainId: config.chainId, contracts: perp.contracts })
+        : undefined,
       instruments: withFundingInterval(DEFAULT_INSTRUMENTS, config.perp.fundingIntervalMs),
       fundingIntervalMs: config.perp.fundingIntervalMs,
     });
