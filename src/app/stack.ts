@@ -10,9 +10,9 @@ import type { AppConfig, Role } from '../config/app-config.ts';
 import type { Logger } from '../lib/logger.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { ApiKeyService } from '../auth/api-key-service.ts';
-import { DEMO_WALLETS, MARKET_MAKER_ACCOUNT } from '../chain/anvil-accounts.ts';
+import { DEMO_TAKER_ACCOUNT, DEMO_WALLETS, MARKET_MAKER_ACCOUNT } from '../chain/anvil-accounts.ts';
 import { stockVenueDeployer, type Deployment } from '../chain/deploy-contracts.ts';
-import { DEMO_PERP_DEPOSIT, MARKET_MAKER_DEPOSIT, MARKET_MAKER_GAS, perpVenueDeployer } from '../chain/deploy-perp-venue.ts';
+import { DEMO_PERP_DEPOSIT, DEMO_TAKER_DEPOSIT, MARKET_MAKER_DEPOSIT, MARKET_MAKER_GAS, perpVenueDeployer } from '../chain/deploy-perp-venue.ts';
 import { DEMO_SYMBOLS } from '../marketdata/symbol-catalog.ts';
 import { createMarketCalendar } from '../marketdata/market-calendar.ts';
 import type { Db } from '../storage/database.ts';
@@ -97,6 +97,7 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
                   { privateKey: DEMO_WALLETS[0].privateKey, amount: DEMO_PERP_DEPOSIT },
                   // The demo market maker deposits through the vault like any user.
                   { privateKey: MARKET_MAKER_ACCOUNT.privateKey, amount: MARKET_MAKER_DEPOSIT, gas: MARKET_MAKER_GAS },
+                  { privateKey: DEMO_TAKER_ACCOUNT.privateKey, amount: DEMO_TAKER_DEPOSIT, gas: MARKET_MAKER_GAS },
                 ]
               : [],
           }),

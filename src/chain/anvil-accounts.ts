@@ -40,6 +40,16 @@ export const MARKET_MAKER_ACCOUNT: DevAccount = {
   privateKey: '0xf214f2b2cd398c806f84e317254e0f0b801d0643303237d97a22a48e01628897',
 };
 
+/**
+ * The perp venue's demo taker: index 11 of the same mnemonic. It sends a small market order now and
+ * then, so a new install shows trades, not only quotes. A public key: demo mode only.
+ */
+export const DEMO_TAKER_ACCOUNT: DevAccount = {
+  index: 11,
+  address: '0x71bE63f3384f5fb98995898A86B02Fb2426c5788',
+  privateKey: '0x701b615bbdfb9de65240bc28bd21bbc0d996645a3dd57e7b12bc2bdf6f192c82',
+};
+
 /** Demo user wallets: anvil accounts 0..3. `DEMO_WALLETS[0]` is the one bound to the demo keys. */
 export const DEMO_WALLETS: readonly DevAccount[] = ANVIL_ACCOUNTS.slice(0, 4);
 

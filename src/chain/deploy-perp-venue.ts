@@ -41,7 +41,9 @@ export interface DemoCollateralDeposit {
 export const DEMO_PERP_DEPOSIT = parseUnits('10000', 6);
 /** The demo market maker's collateral: 1,000,000 USDC, for several levels on every book. */
 export const MARKET_MAKER_DEPOSIT = parseUnits('1000000', 6);
-/** Gas money the deployer gives the market maker's wallet (anvil does not fund it). */
+/** The demo taker's collateral: 100,000 USDC. */
+export const DEMO_TAKER_DEPOSIT = parseUnits('100000', 6);
+/** Gas money the deployer gives the demo market maker's and taker's wallets (anvil does not fund them). */
 export const MARKET_MAKER_GAS = parseUnits('1', 18);
 
 export interface PerpVenueParams {

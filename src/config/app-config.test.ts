@@ -51,7 +51,7 @@ describe('app config', () => {
   });
 
   it('reads the perp indexer depth apart from the stock indexer’s', () => {
-    expect(loadConfig({}).perp).toEqual({ confirmations: 0, marketMaker: true, fundingIntervalMs: undefined, markIntervalMs: 1_000, fundingSampleMs: 5_000 });
+    expect(loadConfig({}).perp).toEqual({ confirmations: 0, marketMaker: true, demoTakerMs: 10_000, fundingIntervalMs: undefined, markIntervalMs: 1_000, fundingSampleMs: 5_000 });
     expect(loadConfig({ RPC_URL: 'http://127.0.0.1:1' }).perp.marketMaker).toBe(false);
     expect(loadConfig({ PERP_FUNDING_INTERVAL_MS: '60000', PERP_MARKET_MAKER: 'false' }).perp).toMatchObject({ fundingIntervalMs: 60_000, marketMaker: false });
     const c = loadConfig({ PERP_CONFIRMATIONS: '12', INDEXER_CONFIRMATIONS: '3' });

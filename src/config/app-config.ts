@@ -84,8 +84,10 @@ export interface AppConfig {
   perp: {
     /** Blocks behind the head the perp indexer stays before a collateral movement counts (PERP_CONFIRMATIONS); 0 on anvil. */
     confirmations: number;
-    /** `PERP_MARKET_MAKER`: run the demo market maker in the perp-engine role (default: demo mode). */
+    /** `PERP_MARKET_MAKER`: run the demo market maker and the demo taker in the perp-engine role (default: demo mode). */
     marketMaker: boolean;
+    /** `PERP_DEMO_TAKER_MS`: how often the demo taker trades (default 10 000). */
+    demoTakerMs: number;
     /** `PERP_FUNDING_INTERVAL_MS`: overrides every instrument's funding interval (default: theirs, 1 h). */
     fundingIntervalMs?: number;
     /** `PERP_MARK_INTERVAL_MS`: how often index and mark prices are computed (default 1 000). */
@@ -186,6 +188,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     perp: {
       confirmations: envInt(env, 'PERP_CONFIRMATIONS', 0),
       marketMaker: envBool(env, 'PERP_MARKET_MAKER', envBool(env, 'DEMO_MODE', rpcUrl === undefined)),
+      demoTakerMs: envInt(env, 'PERP_DEMO_TAKER_MS', 10_000, 10),
       fundingIntervalMs: envString(env, 'PERP_FUNDING_INTERVAL_MS') === undefined ? undefined : envInt(env, 'PERP_FUNDING_INTERVAL_MS', 3_600_000, 1_000),
       markIntervalMs: envInt(env, 'PERP_MARK_INTERVAL_MS', 1_000, 10),
       fundingSampleMs: envInt(env, 'PERP_FUNDING_SAMPLE_MS', 5_000, 10),

@@ -29,7 +29,7 @@ describe.each(stackEngines('perpstack'))('perp API in the stack ($name)', (engin
   let env: Record<string, string>;
   beforeAll(async () => {
     // Polling the books below takes more than the default 120 requests a minute of one key.
-    env = { ...engine.env(), PERP_RATE_LIMIT_PER_MIN: '6000' };
+    env = { ...engine.env(), PERP_RATE_LIMIT_PER_MIN: '6000', PERP_DEMO_TAKER_MS: '300' };
     t = await startTestStack(env);
   });
   afterAll(async () => {
@@ -87,6 +87,15 @@ describe.each(stackEngines('perpstack'))('perp API in the stack ($name)', (engin
       expect(Math.abs(bids[0] / Number(ticker.indexPrice) - 1)).toBeLessThan(0.01);
       expect(Math.abs(asks[0] / Number(ticker.indexPrice) - 1)).toBeLessThan(0.01);
     }
+  });
+
+  it('a new install shows trades: the demo taker trades against the market maker, and tickers and candles show it', async () => {
+    const trader = t.perpTrader!;
+    const traded = await waitFor(() => trader.get<any[]>('tickers'), (list) => list.some((x) => x.lastPrice !== null && x.trades24h > 0));
+    const ticker = traded.find((x) => x.lastPrice !== null)!;
+    expect(Number(ticker.volume24h)).toBeGreaterThan(0);
+    const candles = await waitFor(() => trader.get<any[]>('klines', { symbol: ticker.symbol, interval: '1m' }), (c) => c.length > 0);
+    expect(candles.reduce((n, c) => n + c.trades, 0)).toBeGreaterThan(0);
   });
 
   it('runs examples/perp-trade.ts: a key for wallets[1], approve and deposit through the API, a limit and a market order against the market maker, the position closed', async () => {

@@ -22,6 +22,7 @@ import {
 import { lastJournalSeq, readJournalAfter, type JournalRow } from '../../src/perp/store/engine-journal-store.ts';
 import { createCollateralTask } from '../../src/perp/workers/collateral-task.ts';
 import { createFundingTask } from '../../src/perp/workers/funding-task.ts';
+import { createDemoTakerTask } from '../../src/perp/workers/demo-taker-task.ts';
 import { createMarketMakerTask } from '../../src/perp/workers/market-maker-task.ts';
 import { createMarkPriceTask, type IndexSource } from '../../src/perp/workers/mark-price-task.ts';
 import type { Db } from '../../src/storage/database.ts';
@@ -533,6 +534,43 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       clock = H + 3_000;
       await task.runOnce();
       expect((await journal()).slice(seq + 2)[0]).toMatchObject({ kind: 'cancelAll', code: 'OK' });
+    });
+  });
+
+  describe('demo taker task', () => {
+    it('takes the market maker\'s quotes with a small market order, leaning against its own position', async () => {
+      const { sequencer, gateway } = await startSequencer();
+      const TAKER = '0x71be63f3384f5fb98995898a86b02fb2426c5788';
+      const maker = createMarketMakerTask({ gateway, engine: () => sequencer.engine, account: MM, levels: 3, halfSpreadBps: 5, stepBps: 10, requoteBps: 3, now });
+      const taker = createDemoTakerTask({ gateway, engine: () => sequencer.engine, account: TAKER, now });
+      await submitOk(gateway, { kind: 'deposit', id: 'mm-dep', ts: H, account: MM, amount: 1_000_000n * USD });
+      await submitOk(gateway, { kind: 'setMarkPrice', id: 'm-btc', ts: H, symbol: BTC, markPriceTicks: 600_001, indexPriceTicks: 600_001 });
+      clock = H + 1_000;
+      await maker.runOnce();
+      // No collateral yet: nothing.
+      let seq = await lastJournalSeq(db);
+      await taker.runOnce();
+      expect(await lastJournalSeq(db)).toBe(seq);
+
+      await submitOk(gateway, { kind: 'deposit', id: 'taker-dep', ts: H, account: TAKER, amount: 100_000n * USD });
+      clock = H + 2_000;
+      await taker.runOnce();
+      const e = sequencer.engine;
+      // Flat: it buys ⌈$500 / (600 302 × 10 µUSD)⌉ = 84 lots at the best ask, from the market maker.
+      expect(e.getAccount(TAKER)!.positions.find((p) => p.symbol === BTC)).toMatchObject({ sizeLots: 84 });
+      expect(e.getAccount(MM)!.positions.find((p) => p.symbol === BTC)).toMatchObject({ sizeLots: -84 });
+      expect(e.prices(BTC)!.lastTradePriceTicks).toBe(600_302);
+      // Long now: the next order sells ⌈500 000 000 / 5 997 000⌉ = 84 at the best bid (only BTC is quoted).
+      clock = H + 3_000;
+      await taker.runOnce();
+      expect(e.getAccount(TAKER)!.positions.find((p) => p.symbol === BTC)).toMatchObject({ sizeLots: 0 });
+      expect(e.prices(BTC)!.lastTradePriceTicks).toBe(599_700);
+      seq = await lastJournalSeq(db);
+      const rows = (await journal()).slice(seq - 2);
+      expect(rows.map((r) => [r.kind, JSON.parse(r.command).side, JSON.parse(r.command).type, r.code])).toEqual([
+        ['placeOrder', 'BUY', 'MARKET', 'OK'],
+        ['placeOrder', 'SELL', 'MARKET', 'OK'],
+      ]);
     });
   });
 });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, createWalletClient, http, parseUnits } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { cashierAbi, cashTokenAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { EXECUTOR_ACCOUNT, MARKET_MAKER_ACCOUNT, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
+import { DEMO_TAKER_ACCOUNT, EXECUTOR_ACCOUNT, MARKET_MAKER_ACCOUNT, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { startAnvil } from '../../src/chain/anvil-process.ts';
 import { listCollateralEvents } from '../../src/perp/store/collateral-event-store.ts';
 import { until } from '../support/poll.ts';
@@ -113,10 +113,11 @@ describe('restart', () => {
     expect(t.logs.some((l) => l.includes('"msg":"deploying venue"'))).toBe(false);
     const deposits = await until(
       () => listCollateralEvents(t.stack.db, { kind: 'deposit' }),
-      (rows) => rows.length > 1,
+      (rows) => rows.length > 2,
     );
-    // Newest first: the demo market maker's collateral, then wallets[0]'s.
+    // Newest first: the demo taker's and market maker's collateral, then wallets[0]'s.
     expect(deposits.map((d) => [d.account, d.amount])).toEqual([
+      [DEMO_TAKER_ACCOUNT.address.toLowerCase(), parseUnits('100000', 6).toString()],
       [MARKET_MAKER_ACCOUNT.address.toLowerCase(), parseUnits('1000000', 6).toString()],
       [before.wallets[0].address.toLowerCase(), parseUnits('10000', 6).toString()],
     ]);

@@ -3,13 +3,14 @@
  * that feed it: the sequencer around the pure engine, journalled in the database; the projector of
  * its events into the history tables; the collateral task crediting the MarginVault's indexed
  * deposits; the mark-price and funding tasks fed by market data (stock quotes for the stock
- * perpetuals, the simulator's BTC and ETH); and, in demo mode, the market maker. One per database.
+ * perpetuals, the simulator's BTC and ETH); and, in demo mode, the market maker and a demo taker
+ * whose small market orders give a new install trades. One per database.
  *
  * A perp API in the same process reaches it in process (`ctx.perpVenue`); with REDIS_URL and
  * PERP_ENGINE_STREAM the engine is also served over Redis Streams to perp APIs elsewhere.
  */
 import { Redis } from 'ioredis';
-import { MARKET_MAKER_ACCOUNT } from '../../chain/anvil-accounts.ts';
+import { DEMO_TAKER_ACCOUNT, MARKET_MAKER_ACCOUNT } from '../../chain/anvil-accounts.ts';
 import { perpDeploymentOf } from '../../chain/deploy-perp-venue.ts';
 import { DEFAULT_INSTRUMENTS, withFundingInterval } from '../../perp/engine/instruments.ts';
 import { indexedBlockInfo } from '../../perp/perp-venue.ts';
@@ -20,6 +21,7 @@ import { createInProcessGateway } from '../../perp/sequencer/engine-gateway.ts';
 import { perpStreams, serveEngineOverRedis } from '../../perp/sequencer/redis-stream-transport.ts';
 import { createCollateralTask } from '../../perp/workers/collateral-task.ts';
 import { createFundingTask } from '../../perp/workers/funding-task.ts';
+import { createDemoTakerTask } from '../../perp/workers/demo-taker-task.ts';
 import { createMarketMakerTask } from '../../perp/workers/market-maker-task.ts';
 import { createMarkPriceTask, type IndexSource } from '../../perp/workers/mark-price-task.ts';
 import type { StackContext } from '../stack-context.ts';
@@ -72,6 +74,9 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
       const mm = createMarketMakerTask({ gateway, engine, account: MARKET_MAKER_ACCOUNT.address, logger });
       mm.start();
       stops.add(() => mm.stop());
+      const taker = createDemoTakerTask({ gateway, engine, account: DEMO_TAKER_ACCOUNT.address, everyMs: config.perp.demoTakerMs, logger });
+      taker.start();
+      stops.add(() => taker.stop());
     }
 
     ctx.perpVenue = { gateway, engine, blockInfo: () => indexedBlockInfo(db) };

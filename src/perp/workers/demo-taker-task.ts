@@ -1,0 +1,55 @@
+/**
+ * The demo taker (docs/perp-api.md "Demo market maker"): beside the market maker's quotes, an
+ * account with collateral like any other sends a small market order every `everyMs`, one
+ * instrument after another, so a new install shows trades, tickers and candles, not only a book.
+ * It leans against its own position (long: it sells, short: it buys; flat: it alternates), so it
+ * stays near flat and pays only fees. Its orders go through the engine's admission like a client's.
+ */
+import { periodic, type PeriodicTask } from '../../lib/async.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { ceilDiv } from '../engine/fixed-point.ts';
+import type { PerpEngine } from '../engine/perp-engine.ts';
+import type { EngineGateway } from '../sequencer/engine-gateway.ts';
+
+export interface DemoTakerOptions {
+  gateway: Pick<EngineGateway, 'submit'>;
+  engine: () => PerpEngine;
+  account: string;
+  /** Default 10 000 ms. */
+  everyMs?: number;
+  /** About this much a trade. Default $500. */
+  notionalMicros?: bigint;
+  now?: () => number;
+  logger?: Pick<Logger, 'warn'>;
+}
+
+export function createDemoTakerTask(opts: DemoTakerOptions): PeriodicTask {
+  const now = opts.now ?? Date.now;
+  const account = opts.account.toLowerCase();
+  const notional = opts.notionalMicros ?? 500n * 1_000_000n;
+  let turn = 0;
+  let seq = 0;
+
+  const runOnce = async (): Promise<void> => {
+    const engine = opts.engine();
+    const me = engine.getAccount(account);
+    if (me === undefined) return;
+    const list = engine.instrumentList();
+    // The next instrument whose book has both sides.
+    for (let tried = 0; tried < list.length; tried++) {
+      const spec = list[turn++ % list.length];
+      const { bidTicks, askTicks } = engine.bestBidAsk(spec.symbol)!;
+      if (bidTicks === undefined || askTicks === undefined) continue;
+      const held = me.positions.find((p) => p.symbol === spec.symbol)?.sizeLots ?? 0;
+      const side = held > 0 ? 'SELL' : held < 0 ? 'BUY' : seq % 2 === 0 ? 'BUY' : 'SELL';
+      const price = BigInt(side === 'BUY' ? askTicks : bidTicks);
+      let lots = ceilDiv(notional, price * spec.unitMicros);
+      if (lots < BigInt(spec.minSizeLots)) lots = BigInt(spec.minSizeLots);
+      const t = now();
+      await opts.gateway.submit({ kind: 'placeOrder', id: `taker:${spec.symbol}:${t}:${++seq}`, ts: t, account, symbol: spec.symbol, side, type: 'MARKET', sizeLots: Number(lots), timeInForce: 'IOC' });
+      return;
+    }
+  };
+
+  return periodic(opts.everyMs ?? 10_000, runOnce, (err) => opts.logger?.warn({ err }, 'perp demo taker: round failed'));
+}
