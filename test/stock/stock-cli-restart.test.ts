@@ -87,6 +87,19 @@ describe('README curl example', () => {
     expect(body.code).toBe(200);
     expect(body.data.symbol).toBe('AAPL');
   });
+  it('runs the README perpetual snippet as written: Base64 HMAC in the shell, the demo account with its deposit', async () => {
+    const { stdout: script } = await run(path.join(ROOT, '.ci', 'readme-snippet'), ['## A signed perpetual request from the shell']);
+    expect(script).toContain('-binary | base64');
+    let body: any;
+    for (let i = 0; i < 60; i++) {
+      const { stdout } = await run('bash', ['-c', script], { env: { ...process.env, DATA_DIR: t.dataDir } });
+      body = JSON.parse(stdout);
+      if (body.data?.balance === '10000') break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(body).toMatchObject({ code: 0, msg: 'ok', data: { account: t.demo.wallets[0].address.toLowerCase(), balance: '10000' } });
+    expect(body.blockInfo.number).toMatch(/^\d+$/);
+  });
 });
 
 describe('restart', () => {
