@@ -76,16 +76,19 @@ describe.each(stackEngines('perpstack'))('perp API in the stack ($name)', (engin
         () => trader.request<{ bids: string[][]; asks: string[][] }>('GET', 'depth', { query: { symbol } }),
         (r) => (r.data?.bids.length ?? 0) >= 5 && (r.data?.asks.length ?? 0) >= 5,
       );
-      const bids = depth.data!.bids.map(([p]) => Number(p));
-      const asks = depth.data!.asks.map(([p]) => Number(p));
-      expect(bids).toEqual([...bids].sort((a, b) => b - a));
-      expect(asks).toEqual([...asks].sort((a, b) => a - b));
-      expect(bids[0]).toBeLessThan(asks[0]);
+      // Prices compared exactly, as integers of 1e-8 USD.
+      const px = (v: string) => parseDecimal(v, { field: 'price', decimals: 8 });
+      const bids = depth.data!.bids.map(([p]) => px(p));
+      const asks = depth.data!.asks.map(([p]) => px(p));
+      expect(bids).toEqual([...bids].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)));
+      expect(asks).toEqual([...asks].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)));
+      expect(bids[0] < asks[0]).toBe(true);
       const [ticker] = await trader.get<any[]>('tickers', { symbol });
       expect(ticker.indexPrice).not.toBeNull();
       // Within 1 % of the index on both sides (the first level is 5 bps away, the fifth 25 bps).
-      expect(Math.abs(bids[0] / Number(ticker.indexPrice) - 1)).toBeLessThan(0.01);
-      expect(Math.abs(asks[0] / Number(ticker.indexPrice) - 1)).toBeLessThan(0.01);
+      const index = px(ticker.indexPrice);
+      expect(bids[0] * 100n > index * 99n && bids[0] < index).toBe(true);
+      expect(asks[0] * 100n < index * 101n && asks[0] > index).toBe(true);
     }
   });
 
@@ -93,7 +96,7 @@ describe.each(stackEngines('perpstack'))('perp API in the stack ($name)', (engin
     const trader = t.perpTrader!;
     const traded = await waitFor(() => trader.get<any[]>('tickers'), (list) => list.some((x) => x.lastPrice !== null && x.trades24h > 0));
     const ticker = traded.find((x) => x.lastPrice !== null)!;
-    expect(Number(ticker.volume24h)).toBeGreaterThan(0);
+    expect(ticker.volume24h).not.toBe('0');
     const candles = await waitFor(() => trader.get<any[]>('klines', { symbol: ticker.symbol, interval: '1m' }), (c) => c.length > 0);
     expect(candles.reduce((n, c) => n + c.trades, 0)).toBeGreaterThan(0);
   });
