@@ -122,8 +122,9 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
           txHash: e.txHash,
           blockNumber: String(e.blockNumber),
           ...(kind === 'withdrawal' ? { withdrawalId: e.withdrawalId } : {}),
-          // Credited: the engine has taken it into the account (deposits after PERP_CONFIRMATIONS blocks).
-          status: e.applied ? 'CREDITED' : 'PENDING',
+          // A deposit is CREDITED once the engine has taken it into the account (after
+          // PERP_CONFIRMATIONS blocks); a withdrawal's log says the vault PAID it.
+          status: e.applied ? (kind === 'deposit' ? 'CREDITED' : 'PAID') : 'PENDING',
           ts: e.blockTimestamp,
         })),
       };

@@ -64,7 +64,7 @@ const movementSchema = {
     txHash: { type: 'string' },
     blockNumber: { type: 'string' },
     withdrawalId: { type: ['string', 'null'] },
-    status: { type: 'string', enum: ['PENDING', 'CREDITED'], description: 'CREDITED once the engine has applied it' },
+    status: { type: 'string', enum: ['PENDING', 'CREDITED', 'PAID'], description: 'a deposit is CREDITED once the engine has applied it, a withdrawal PAID once its vault log is confirmed; PENDING before' },
     ts: millis,
   },
 } as const;
