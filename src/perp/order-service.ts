@@ -173,7 +173,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
     return history ? orderBody(s, history) : undefined;
   };
 
-  const answer = async (s: InstrumentSpec, r: PlaceOrderAccepted & { resubmitted?: true }): Promise<SubmittedOrder> => {
+  const answer = async (s: InstrumentSpec, r: PlaceOrderAccepted & { resubmitted?: true }, cmd: Omit<PlaceOrderCommand, 'id' | 'ts' | 'account'>): Promise<SubmittedOrder> => {
     const o = r.order;
     if (r.duplicate || r.resubmitted === true) {
       // An order placed before: as it stands now, with its fills so far (the history may lag the
@@ -189,17 +189,20 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       notional += e.notional;
       fee += e.takerFee;
     }
+    // The order's own event; a repeat whose order the history does not hold yet has none, and is
+    // answered with the fields it was sent with.
     const accepted = r.events.find((e): e is OrderAcceptedEvent => e.type === 'orderAccepted' && e.orderId === o.orderId);
     const done = r.events.find((e): e is OrderDoneEvent => e.type === 'orderDone' && e.orderId === o.orderId);
     const ts = accepted?.ts ?? now();
+    const priceTicks = accepted ? accepted.priceTicks : (cmd.priceTicks ?? null);
     return {
       orderId: String(o.orderId),
-      clientOrderId: accepted?.clientOrderId ?? null,
+      clientOrderId: accepted ? accepted.clientOrderId : (cmd.clientOrderId ?? null),
       symbol: s.symbol,
-      side: accepted?.side ?? '',
-      type: accepted?.orderType ?? '',
-      timeInForce: accepted?.timeInForce ?? '',
-      price: accepted && accepted.priceTicks !== null ? priceOf(s, accepted.priceTicks) : null,
+      side: accepted?.side ?? cmd.side,
+      type: accepted?.orderType ?? cmd.type,
+      timeInForce: accepted?.timeInForce ?? cmd.timeInForce ?? (cmd.type === 'MARKET' ? 'IOC' : 'GTC'),
+      price: priceTicks === null ? null : priceOf(s, priceTicks),
       size: sizeOf(s, o.sizeLots),
       filledSize: sizeOf(s, o.filledLots),
       remainingSize: sizeOf(s, o.remainingLots),
@@ -207,7 +210,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       fee: usd(fee),
       status: o.status,
       reason: done?.reason ?? null,
-      reduceOnly: accepted?.reduceOnly ?? false,
+      reduceOnly: accepted?.reduceOnly ?? cmd.reduceOnly ?? false,
       createdAt: ts,
       updatedAt: ts,
       fills: r.fills.map((e) => takerFill(s, e)),
@@ -275,7 +278,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       if (claim === 'used') throw new RejectedError('NONCE_USED', 'message.nonce: already used by another order of this account');
       const r = (await submit({ ...cmd, id: `ord:${orderHash}`, ts: t, account, expiresAtMs: Number(m.expiry) })) as CommandResult & { resubmitted?: true };
       if (!r.ok) throw engineError(r);
-      return answer(s, r as PlaceOrderAccepted & { resubmitted?: true });
+      return answer(s, r as PlaceOrderAccepted & { resubmitted?: true }, cmd);
     },
 
     async cancel(caller, rawId) {
