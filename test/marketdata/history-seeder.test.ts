@@ -4,7 +4,7 @@ import type { Db } from '../../src/storage/database.ts';
 import { countCandles, listCandles, upsertCandles } from '../../src/storage/candle-store.ts';
 import { getMeta } from '../../src/storage/meta-store.ts';
 import { INTERVAL_MS, INTERVALS } from '../../src/marketdata/market-types.ts';
-import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
+import { DEMO_SYMBOLS, PERP_INDEX_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
 import { createGbmSource } from '../../src/marketdata/gbm-source.ts';
 import { bucketStart, rollup, rollupAll } from '../../src/marketdata/candle-aggregator.ts';
 import { createMarketCalendar } from '../../src/marketdata/market-calendar.ts';
@@ -15,6 +15,7 @@ import { allCandles, continuityProblems, DAY, expectedMinutes, firstCandleDiffer
 const NOW = Date.UTC(2025, 2, 12, 15, 41, 27, 250);
 const CURRENT = Math.floor(NOW / MINUTE) * MINUTE;
 const [AAPL, TSLA] = DEMO_SYMBOLS;
+const [BTC] = PERP_INDEX_SYMBOLS;
 
 describe.each(testDatabases)('seedHistory ($name)', ({ name, open }) => {
   const dbs: Db[] = [];
@@ -152,5 +153,49 @@ describe.each(testDatabases)('seedHistory ($name)', ({ name, open }) => {
     expect(mondayFirst.open).toBe(fridayLast.close);
     expect(await allCandles(db, 'AAPL', '1d')).toEqual(rollup(minutes, '1d'));
     expect((await allCandles(db, 'AAPL', '1d')).map((c) => c.openTime)).toEqual([Date.UTC(2025, 2, 7), Date.UTC(2025, 2, 10)]);
+  });
+
+  it('gives an always-open symbol (BTC) every minute of the weekend while the NYSE stock stands still', async () => {
+    const db = await openDb();
+    const calendar = createMarketCalendar('nyse');
+    const source = createGbmSource({ seed: 42 });
+    // Saturday 2025-03-08 12:00:30 UTC: one day back is Friday 12:00 UTC, NYSE open 14:30 to 21:00 UTC.
+    const saturday = Date.UTC(2025, 2, 8, 12, 0, 30);
+    const first = await seedHistory({ db, symbols: [AAPL, BTC], seed: 42, days: 1, now: saturday, calendar });
+    const fridayNoon = Date.UTC(2025, 2, 7, 12, 0);
+    const fridayLast = Date.UTC(2025, 2, 7, 20, 59);
+
+    // BTC: all 1440 minutes of the day back plus the current one, exactly as the source walks them.
+    const btc = await allCandles(db, 'BTC', '1m');
+    expect(btc.length).toBe(1441);
+    expect(btc[0]).toMatchObject({ openTime: fridayNoon, open: '97000.00' });
+    expect(btc.at(-1)!.openTime).toBe(Date.UTC(2025, 2, 8, 12, 0));
+    expect(firstCandleDifference(btc, expectedMinutes(source, BTC, fridayNoon, saturday))).toBeUndefined();
+    expect((await allCandles(db, 'BTC', '1d')).map((c) => c.openTime)).toEqual([Date.UTC(2025, 2, 7), Date.UTC(2025, 2, 8)]);
+    // AAPL: Friday's session only (14:30 to 20:59 UTC), nothing on Saturday.
+    const aapl = await allCandles(db, 'AAPL', '1m');
+    expect(aapl.length).toBe(390);
+    expect(aapl[0].openTime).toBe(Date.UTC(2025, 2, 7, 14, 30));
+    expect(aapl.at(-1)!.openTime).toBe(fridayLast);
+    expect(first.minutesGenerated).toBe(1441 + 390);
+    expect(first.symbols.get('AAPL')!.prevClose).toBe(aapl.at(-1)!.close);
+    expect(first.symbols.get('BTC')!.prevClose).toBe(btc.at(-2)!.close);
+
+    // A restart on Sunday: BTC is backfilled minute by minute (Saturday 12:00 completed, then on to
+    // Sunday 12:00), AAPL gets nothing and its price is still Friday's close.
+    const sunday = Date.UTC(2025, 2, 9, 12, 0, 30);
+    const second = await seedHistory({ db, symbols: [AAPL, BTC], seed: 42, days: 1, now: sunday, calendar });
+    // 1441 for BTC, plus AAPL's last stored minute (Friday 20:59) generated again to the same candle:
+    // the seeder re-checks a last candle the simulator made, as it may have been cut mid-minute.
+    expect(second.minutesGenerated).toBe(1441 + 1);
+    const btcLater = await allCandles(db, 'BTC', '1m');
+    expect(btcLater.length).toBe(2 * 1440 + 1);
+    expect(firstCandleDifference(btcLater, expectedMinutes(source, BTC, fridayNoon, sunday))).toBeUndefined();
+    expect(btcLater.at(-2)!.close).not.toBe(btc.at(-2)!.close);
+    expect(second.symbols.get('BTC')!.prevClose).toBe(btcLater.at(-2)!.close);
+    expect(await allCandles(db, 'AAPL', '1m')).toEqual(aapl);
+    expect(second.symbols.get('AAPL')!.prevClose).toBe(aapl.at(-1)!.close);
+    expect((await allCandles(db, 'AAPL', '1d')).map((c) => c.openTime)).toEqual([Date.UTC(2025, 2, 7)]);
+    expect((await allCandles(db, 'BTC', '1d')).map((c) => c.openTime)).toEqual([Date.UTC(2025, 2, 7), Date.UTC(2025, 2, 8), Date.UTC(2025, 2, 9)]);
   });
 });

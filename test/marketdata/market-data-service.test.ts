@@ -205,16 +205,27 @@ describe.each(testDatabases)('market-data service ($name)', ({ open }) => {
     expect(aaplLast.openTime).toBe(Date.UTC(2025, 2, 7, 20, 59));
     expect(aapl0.last).toBe(aaplLast.close);
 
+    const source = createGbmSource({ seed: 42 });
+    expect(btc0).toEqual(source.tick(btc, clock.t, btcMinutes.at(-2)!.close).quote);
+    const aaplCount = await countCandles(db, 'AAPL', '1m');
+
     clock.t += 90_000; // 12:02:00
     await service.tick();
-    expect(service.getQuote('AAPL')).toMatchObject({ last: aapl0.last, bid: aapl0.bid, ask: aapl0.ask });
+    expect(service.getQuote('AAPL')).toEqual({ ...aapl0, timestamp: clock.t });
+    expect(await getQuote(db, 'AAPL')).toEqual({ ...aapl0, timestamp: clock.t });
+    expect(await countCandles(db, 'AAPL', '1m')).toBe(aaplCount);
+    expect((await listCandles(db, { symbol: 'AAPL', interval: '1m', startTime: Date.UTC(2025, 2, 7, 21, 0), limit: 10 }))).toEqual([]);
     const btc1 = service.getQuote('BTC')!;
-    expect(btc1.timestamp).toBe(clock.t);
     // The minutes 12:00 and 12:01 are complete and 12:02 has begun: a new candle each.
     const btcAfter = await listCandles(db, { symbol: 'BTC', interval: '1m', startTime: Date.UTC(2025, 2, 8, 12, 0), limit: 10 });
     expect(btcAfter.map((c) => c.openTime)).toEqual([0, 1, 2].map((m) => Date.UTC(2025, 2, 8, 12, m)));
-    const source = createGbmSource({ seed: 42 });
+    expect(btcAfter[0]).toEqual(source.minuteCandle(btc, Date.UTC(2025, 2, 8, 12, 0), btcMinutes.at(-2)!.close));
     expect(btcAfter[1]).toEqual(source.minuteCandle(btc, Date.UTC(2025, 2, 8, 12, 1), btcAfter[0].close));
+    const live = source.tick(btc, clock.t, btcAfter[1].close);
+    expect(btcAfter[2]).toEqual(live.candle);
+    expect(btc1).toEqual(live.quote);
+    expect(btc1.timestamp).toBe(clock.t);
+    expect(await getQuote(db, 'BTC')).toEqual(btc1);
     expect(btc1.last).not.toBe(btc0.last);
   });
 

@@ -8,6 +8,8 @@ import { quoteData } from '../../src/stock/routes/market-routes.ts';
 import { calldataSchema } from '../../src/stock/routes/orders-routes.ts';
 import { dataRenderer } from '../../src/stock/stock-envelope.ts';
 import { okEnvelope } from '../../src/stock/stock-schemas.ts';
+import { getQuote } from '../../src/storage/quote-store.ts';
+import { countCandles } from '../../src/storage/candle-store.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
 let t: TestStack;
@@ -132,6 +134,22 @@ describe('market data', () => {
     expect(badLimit.errMsg).toMatch(/^limit: /);
     const badRange = await t.readOnly.request('GET', '/api/v1/prices/AAPL/history', { query: { startTime: 2000, endTime: 1000 } });
     expect(badRange.errMsg).toBe('startTime: must not be after endTime');
+  });
+
+  it('neither lists nor quotes the perpetual venue\'s crypto indices, though the simulator stores them', async () => {
+    // The marketdata role simulates BTC and ETH beside the stocks: their quotes and candles are in storage.
+    for (const symbol of ['BTC', 'ETH']) {
+      expect(await getQuote(t.stack.db, symbol)).toMatchObject({ symbol });
+      expect(await countCandles(t.stack.db, symbol, '1m')).toBeGreaterThan(0);
+    }
+    const symbols = await t.readOnly.get<Array<{ symbol: string }>>('/api/v1/symbols');
+    expect(symbols.map((s) => s.symbol).sort()).toEqual(Object.keys(t.demo.stock.contracts.stocks).sort());
+    expect(symbols.map((s) => s.symbol)).not.toContain('BTC');
+    expect(symbols.map((s) => s.symbol)).not.toContain('ETH');
+    // Answered as any symbol that is not a deployed stock.
+    for (const path of ['/api/v1/prices/BTC', '/api/v1/prices/btc', '/api/v1/prices/ETH', '/api/v1/prices/BTC/history', '/api/v1/underlying/ETH/price']) {
+      expect(await t.readOnly.request('GET', path), path).toMatchObject({ httpStatus: 404, code: 404, errMsg: 'symbol: not found' });
+    }
   });
 });
 
