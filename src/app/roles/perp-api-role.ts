@@ -1,7 +1,9 @@
 /**
  * Role `perp-api`: the signed perpetual HTTP API on HOST:PERP_API_PORT; stateless, so many may run
  * at once. With REDIS_URL the replay store and the rate-limit counters are shared by every instance
- * (one connection for both); otherwise they live in this process.
+ * (one connection for both); otherwise they live in this process. The engine is the perp-engine
+ * role's in this process, or another process's over Redis Streams (PERP_ENGINE_STREAM) with a
+ * journal replica for reads; the approve/deposit relay uses the chain's batched read client.
  */
 import { Redis } from 'ioredis';
 import { perpDeploymentOf } from '../../chain/deploy-perp-venue.ts';
