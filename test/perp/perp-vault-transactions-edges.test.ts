@@ -14,12 +14,11 @@ import { chainTransport } from '../../src/chain/chain-client.ts';
 import type { PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
-import { createVaultTransactionService } from '../../src/perp/vault-transaction-service.ts';
 import type { PerpClient, PreparedTransaction } from '../../src/sdk/perp-client.ts';
 import { startChainFixture, type ChainFixture } from '../support/chain-fixture.ts';
 import { refused } from '../support/perp-refusal.ts';
 import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
-import { deployPerpVenue } from '../support/perp-venue.ts';
+import { deployPerpVenue, startVaultApi } from '../support/perp-venue.ts';
 
 const USDC = 1_000_000n;
 /** Short, so the test that mines by hand does not wait long for its `pending`. */
@@ -67,24 +66,10 @@ describe.each(perpHarnessVariants())('perp approve flow edges on anvil ($name)',
   beforeAll(async () => {
     f = await startChainFixture({ symbols: DEMO_SYMBOLS.slice(0, 1) });
     perp = await deployPerpVenue(f, { demoDeposit: false });
-    h = await variant.start({
-      limit: 10_000,
-      api: (db) => ({
-        logger: logger(),
-        marginVault: perp.contracts.marginVault,
-        vaultTransactions: createVaultTransactionService({ db, publicClient: f.publicClient, chainId: f.chainId, contracts: perp.contracts, waitMs: WAIT_MS }),
-      }),
-    });
+    h = await startVaultApi(variant, f, perp, { logger: logger(), waitMs: WAIT_MS });
     // The same API in front of an RPC that does not answer (nothing listens on port 1).
     const dead = createPublicClient({ chain: f.chain, transport: chainTransport('http://127.0.0.1:1', 1_000) });
-    down = await variant.start({
-      limit: 10_000,
-      api: (db) => ({
-        logger: logger(),
-        marginVault: perp.contracts.marginVault,
-        vaultTransactions: createVaultTransactionService({ db, publicClient: dead, chainId: f.chainId, contracts: perp.contracts, waitMs: WAIT_MS }),
-      }),
-    });
+    down = await startVaultApi(variant, f, perp, { logger: logger(), waitMs: WAIT_MS, publicClient: dead });
     wallet = privateKeyToAccount(f.users[1].privateKey);
     api = (await h.key({ userAddress: wallet.address, permissions: ['READ', 'TRADE'] })).client;
   }, 120_000);
@@ -151,7 +136,7 @@ describe.each(perpHarnessVariants())('perp approve flow edges on anvil ($name)',
       expect(await api.get<Tracked>(`approve/${pending.txHash}`)).toEqual(pending);
       expect(await allowance()).toBe(5n * USDC);
       await f.testClient.mine({ blocks: 1 });
-      const block = await f.publicClient.getBlockNumber();
+      const block = await f.publicClient.getBlockNumber({ cacheTime: 0 });
       expect(await api.get<Tracked>(`approve/${pending.txHash}`)).toEqual({ ...pending, status: 'mined', blockNumber: block.toString() });
       expect(await allowance()).toBe(7_250_000n);
     } finally {
