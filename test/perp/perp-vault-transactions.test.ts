@@ -11,10 +11,9 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { marginVaultAbi } from '../../src/chain/abi/generated/index.ts';
 import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
 import type { PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
-import { createVaultTransactionService } from '../../src/perp/vault-transaction-service.ts';
 import type { PerpClient, PreparedTransaction } from '../../src/sdk/perp-client.ts';
 import { startChainFixture, type ChainFixture } from '../support/chain-fixture.ts';
-import { deployPerpVenue } from '../support/perp-venue.ts';
+import { deployPerpVenue, startVaultApi } from '../support/perp-venue.ts';
 import { refused } from '../support/perp-refusal.ts';
 import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 
@@ -49,13 +48,7 @@ describe.each(perpHarnessVariants())('perp approve and deposit flow on anvil ($n
   beforeAll(async () => {
     f = await startChainFixture({ symbols: DEMO_SYMBOLS.slice(0, 1) });
     perp = await deployPerpVenue(f, { demoDeposit: false });
-    h = await variant.start({
-      limit: 10_000,
-      api: (db) => ({
-        marginVault: perp.contracts.marginVault,
-        vaultTransactions: createVaultTransactionService({ db, publicClient: f.publicClient, chainId: f.chainId, contracts: perp.contracts }),
-      }),
-    });
+    h = await startVaultApi(variant, f, perp);
     wallet = privateKeyToAccount(f.users[1].privateKey);
     api = (await h.key({ userAddress: wallet.address, permissions: ['READ', 'TRADE'] })).client;
   }, 120_000);

@@ -7,11 +7,14 @@ import type { Address, TransactionReceipt } from 'viem';
 import { expect } from 'vitest';
 import { cashTokenAbi, marginVaultAbi } from '../../src/chain/abi/generated/index.ts';
 import { DEMO_WALLETS } from '../../src/chain/anvil-accounts.ts';
-import { createChainWallet, type ChainWalletClient } from '../../src/chain/chain-client.ts';
+import { createChainWallet, type ChainPublicClient, type ChainWalletClient } from '../../src/chain/chain-client.ts';
 import { ensureVenues } from '../../src/chain/deploy-contracts.ts';
 import { DEMO_PERP_DEPOSIT, perpDeploymentOf, perpVenueDeployer, type PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
 import { SENDER_ROLE_SPECS } from '../../src/chain/operator-roles.ts';
 import type { ChainFixture, ChainUser } from './chain-fixture.ts';
+import type { Logger } from '../../src/lib/logger.ts';
+import { createVaultTransactionService } from '../../src/perp/vault-transaction-service.ts';
+import type { PerpHarness, PerpHarnessVariant } from './perp-api-harness.ts';
 
 export const PERP_OPERATOR = SENDER_ROLE_SPECS['perp-operator'].devAccount;
 
@@ -62,4 +65,26 @@ export async function vaultWithdraw(
     f,
     await operator.writeContract({ address: perp.contracts.marginVault, abi: marginVaultAbi, functionName: 'withdraw', args: [account, amount, withdrawalId] }),
   );
+}
+
+/**
+ * The perp API of a harness variant with the approve/deposit relay over `perp` on the fixture's
+ * chain (or over `publicClient`, an RPC of the test's choosing).
+ */
+export function startVaultApi(
+  variant: PerpHarnessVariant,
+  f: ChainFixture,
+  perp: PerpDeployment,
+  opts: { publicClient?: ChainPublicClient; waitMs?: number; logger?: Logger } = {},
+): Promise<PerpHarness> {
+  return variant.start({
+    limit: 10_000,
+    api: (db) => ({
+      ...(opts.logger ? { logger: opts.logger } : {}),
+      marginVault: perp.contracts.marginVault,
+      vaultTransactions: createVaultTransactionService({
+        db, publicClient: opts.publicClient ?? f.publicClient, chainId: f.chainId, contracts: perp.contracts, waitMs: opts.waitMs,
+      }),
+    }),
+  });
 }
