@@ -3,14 +3,14 @@
  * creation, One-Click Trade and perpetual orders. A flow defines its message type once
  * ({@link defineTypedData}); the module then answers the complete typed data a wallet signs (what
  * a prepare/build call returns), reads the message a client sends back, hashes it and recovers or
- * verifies its signer — with viem's `hashTypedData` / `recoverTypedDataAddress`, so the digest is
+ * verifies its signer — with viem's `hashTypedData` / `recoverAddress`, so the digest is
  * the one a contract's `_hashTypedDataV4` computes.
  *
  * The server rebuilds domain and types itself; only the message comes from the client, and every
  * field of it is checked here (a `ValidationError` names the field). Nothing here logs, and no
  * error carries a signature.
  */
-import { getAddress, hashTypedData, isAddress, isHex, recoverTypedDataAddress, type Address, type Hex } from 'viem';
+import { getAddress, hashTypedData, isAddress, isHex, recoverAddress, type Address, type Hex } from 'viem';
 import { ValidationError } from '../errors/app-error.ts';
 
 export interface TypedField {
@@ -56,6 +56,19 @@ export function typedDataDomain(d: { name: string; version: string; chainId: num
 }
 
 const SIGNATURE_RE = /^0x(?:[0-9a-fA-F]{130}|[0-9a-fA-F]{128})$/;
+
+/**
+ * The address whose key signed the EIP-712 `digest`; ValidationError on a malformed signature, and
+ * never viem's error, which would quote the signature.
+ */
+export async function recoverDigestSigner(digest: Hex, signature: unknown): Promise<Address> {
+  const sig = parseSignature(signature);
+  try {
+    return await recoverAddress({ hash: digest, signature: sig });
+  } catch {
+    throw new ValidationError('signature', 'is not a valid signature');
+  }
+}
 
 /** A signature is 65 bytes (r, s, v) or 64 (EIP-2098 compact), in hex. */
 export function parseSignature(raw: unknown, field = 'signature'): Hex {
@@ -144,8 +157,11 @@ export interface TypedDataKind<P extends string = string> {
   build(domain: TypedDataDomain, message: TypedMessage | Record<string, unknown>): CompleteTypedData<P>;
   /** The EIP-712 digest (`\x19\x01 ‖ domainSeparator ‖ hashStruct(message)`). */
   hash(domain: TypedDataDomain, message: TypedMessage | Record<string, unknown>): Hex;
-  /** The address whose key signed the message; ValidationError on a malformed signature. */
-  recoverSigner(domain: TypedDataDomain, message: TypedMessage | Record<string, unknown>, signature: unknown): Promise<Address>;
+  /**
+   * The address whose key signed the message; ValidationError on a malformed signature. `digest`,
+   * when the caller has it from `hash`, spares hashing the message again.
+   */
+  recoverSigner(domain: TypedDataDomain, message: TypedMessage | Record<string, unknown>, signature: unknown, digest?: Hex): Promise<Address>;
   /**
    * Checks that `expected` signed the message; ValidationError naming `signature` when another
    * key did (the reason names `expectedField`, the message field the signer must match).
@@ -214,18 +230,9 @@ export function defineTypedData<P extends string>(spec: { primaryType: P; types:
   const hash = (domain: TypedDataDomain, message: Record<string, unknown>): Hex =>
     hashTypedData({ domain, types: allTypes, primaryType, message: parseMessage(message) } as Parameters<typeof hashTypedData>[0]);
 
-  const recoverSigner = async (domain: TypedDataDomain, message: Record<string, unknown>, signature: unknown): Promise<Address> => {
-    const sig = parseSignature(signature);
-    const typed = parseMessage(message);
-    try {
-      return await recoverTypedDataAddress({ domain, types: allTypes, primaryType, message: typed, signature: sig } as Parameters<
-        typeof recoverTypedDataAddress
-      >[0]);
-    } catch {
-      // viem's error would quote the signature: only the fact is passed on.
-      throw new ValidationError('signature', 'is not a valid signature');
-    }
-  };
+  // The digest once, then the key: a caller that needs the digest too (an order's id) passes it in.
+  const recoverSigner = async (domain: TypedDataDomain, message: Record<string, unknown>, signature: unknown, digest?: Hex): Promise<Address> =>
+    recoverDigestSigner(digest ?? hash(domain, message), signature);
 
   return {
     primaryType,

@@ -261,12 +261,13 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
         const held = venue.engine().getAccount(account)?.positions.find((p) => p.symbol === s.symbol)?.sizeLots ?? 0;
         if (held === 0) throw new RejectedError('POSITION_NOT_OPEN', `no open ${s.symbol} position to close`);
       }
-      const signer = await orderType.recoverSigner(domain, m as unknown as Record<string, unknown>, body.signature);
+      // Hashed once: the digest is both what the signature covers and the order's id.
+      const orderHash = orderType.hash(domain, m as unknown as Record<string, unknown>);
+      const signer = await orderType.recoverSigner(domain, m as unknown as Record<string, unknown>, body.signature, orderHash);
       if (signer.toLowerCase() !== account) throw new RejectedError('BAD_ORDER_SIGNATURE', 'the order is not signed by the wallet of the API key');
       const t = now();
       if (m.expiry < BigInt(t)) throw new RejectedError('ORDER_EXPIRED', 'the signed order has expired; build and sign a new one');
       if (m.expiry > BigInt(t + MAX_ORDER_TTL_MS)) throw new ValidationError('message.expiry', 'must be at most 30 days ahead');
-      const orderHash = orderType.hash(domain, m as unknown as Record<string, unknown>);
       const claim = await claimOrderNonce(db, {
         account,
         nonce: m.nonce.toString(),
