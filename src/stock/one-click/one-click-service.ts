@@ -19,6 +19,10 @@ import { AppError, ChainRevertError, ValidationError } from '../../errors/app-er
 import { checkDeadline, lowerAddress } from '../order-request.ts';
 import type { OneClickDeps, StockApiDeps } from '../stock-deps.ts';
 import { FINAL_RELAY_STATUSES, getRelayRequest, insertRelayRequest, type RelayKind, type RelayRequest } from '../store/relay-request-store.ts';
+import { PROJECTED_KINDS, waitUntilProjected } from './answer-barrier.ts';
+
+/** How long a mined send waits for the indexer when INDEX_WAIT_MS is not configured (as the `…/tx` endpoints). */
+const DEFAULT_INDEX_WAIT_MS = 10_000;
 
 /** Gas a client may ask for: the intrinsic minimum up to a block's worth. */
 export const MAX_GAS_LIMIT = 30_000_000n;
@@ -28,7 +32,11 @@ const GAS_BUFFER_DEN = 2n;
 
 export interface RelayOutcome {
   requestId: string;
-  /** `pending` when the receipt did not come within the wait: poll the list or detail endpoints. */
+  /**
+   * `mined`: mined, and what the ids name is readable. `pending`: the receipt did not come within
+   * the wait (`blockNumber` null), or it came and the indexer had not projected its block within
+   * INDEX_WAIT_MS (`blockNumber` set, no ids): poll `orders/tx/{txHash}` or the lists.
+   */
   status: 'mined' | 'pending';
   txHash: Hex | null;
   blockNumber: string | null;
@@ -91,11 +99,16 @@ export interface OneClickService {
   /** Validation error unless `user` has delegated to the relayer. */
   assertEnabled(user: Address): Promise<void>;
   /**
-   * Relays a StockRouter call for `user` through the One Click router and waits for its receipt.
-   * Checks the delegation first; `checks` are the send's own pre-checks, started by the caller, and
-   * answered before the gas estimate's verdict.
+   * Relays a StockRouter call for `user` through the One Click router and waits for its receipt,
+   * then for the indexer to project it (answer-barrier.ts): a `mined` answer's ids are readable at
+   * once. Checks the delegation first; `checks` are the send's own pre-checks, started by the
+   * caller, and answered before the gas estimate's verdict. `cancels`: the order a cancel cancels.
    */
-  relay(key: AuthKey, user: Address, call: { kind: RelayKind; routerCalldata: Hex; gasLimit?: bigint; checks?: ReadonlyArray<Promise<void>> }): Promise<RelayOutcome>;
+  relay(
+    key: AuthKey,
+    user: Address,
+    call: { kind: RelayKind; routerCalldata: Hex; gasLimit?: bigint; checks?: ReadonlyArray<Promise<void>>; cancels?: string },
+  ): Promise<RelayOutcome>;
 }
 
 export function createOneClickService(deps: StockApiDeps): OneClickService {
@@ -270,7 +283,15 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
       // Handled here at once: a check that fails before submit() awaits it must not go unhandled.
       for (const c of call.checks ?? []) c.catch(() => undefined);
       const data = encodeFunctionData({ abi: oneClickRouterAbi, functionName: 'execute', args: [user, call.routerCalldata] });
-      return outcomeOf(await submit(key, user, call.kind, data, { gasLimit: call.gasLimit, checks: call.checks }));
+      const out = outcomeOf(await submit(key, user, call.kind, data, { gasLimit: call.gasLimit, checks: call.checks }));
+      if (out.status !== 'mined' || out.txHash === null || !PROJECTED_KINDS.has(call.kind)) return out;
+      // The receipt is in hand; the reads are not, until the indexer has projected its block.
+      const projected = await waitUntilProjected(
+        deps.db,
+        { kind: call.kind, txHash: out.txHash, result: { orderIds: out.orderIds, operationIds: out.operationIds }, cancels: call.cancels },
+        { waitMs: deps.indexWaitMs ?? DEFAULT_INDEX_WAIT_MS, pollMs: configured().pollMs },
+      );
+      return projected ? out : { ...out, status: 'pending', orderIds: [], operationIds: [] };
     },
   };
 }

@@ -401,7 +401,7 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
       if (order.userAddress.toLowerCase() !== user) {
         throw new ValidationError('orderId', `placed by ${order.userAddress}, not the bound wallet: One Click cancels only the bound wallet's orders`);
       }
-      const out = await oneClick.relay(key, user, { kind: 'cancel', routerCalldata: cancelCalldata(BigInt(order.orderId)), gasLimit });
+      const out = await oneClick.relay(key, user, { kind: 'cancel', routerCalldata: cancelCalldata(BigInt(order.orderId)), gasLimit, cancels: order.orderId });
       return stockOk(req.id, orderSendView(out, order.orderId));
     },
   );
