@@ -20,6 +20,15 @@ export interface SourceTick {
 }
 
 /**
+ * A change of a price pin inside a minute (src/marketdata/price-pins.ts): from `time` on the path
+ * stands at `price` (a cent price), or, with `price` null, walks on from the price it stood at.
+ */
+export interface PathEvent {
+  time: number;
+  price: string | null;
+}
+
+/**
  * A pluggable price source. Implementations must be deterministic in their arguments so the
  * service can rebuild history after a restart: the same call returns the same candle.
  */
@@ -27,10 +36,13 @@ export interface MarketDataSource {
   readonly name: string;
   /** Price the history of a symbol starts from on a fresh database. */
   startPrice(spec: SymbolSpec): string;
-  /** The complete 1m candle of the minute opening at `openTime`, continuing from `prevClose`. */
-  minuteCandle(spec: SymbolSpec, openTime: number, prevClose: string): Candle;
-  /** The state at `time` inside its minute, continuing from `prevClose` (the previous minute's close). */
-  tick(spec: SymbolSpec, time: number, prevClose: string): SourceTick;
+  /**
+   * The complete 1m candle of the minute opening at `openTime`, continuing from `prevClose`.
+   * `events` (ascending by time, inside the minute) pin and release the price along the path.
+   */
+  minuteCandle(spec: SymbolSpec, openTime: number, prevClose: string, events?: readonly PathEvent[]): Candle;
+  /** The state at `time` inside its minute, continuing from `prevClose` (the previous minute's close), with `events` as above. */
+  tick(spec: SymbolSpec, time: number, prevClose: string, events?: readonly PathEvent[]): SourceTick;
   /** A quote around a mid price, for times the price does not move (market closed). */
   quote(spec: SymbolSpec, mid: string, time: number): Quote;
 }
@@ -44,6 +56,7 @@ export interface GbmSourceOptions {
 }
 
 const MINUTE_MS = 60_000;
+const NO_EVENTS: readonly PathEvent[] = [];
 const YEAR_MS = 365.25 * 86_400_000;
 
 /**
@@ -120,8 +133,25 @@ export function createGbmSource(opts: GbmSourceOptions): MarketDataSource {
     return p;
   };
 
-  /** Walks the minute's path up to point `lastPoint` and returns its candle and last price. */
-  const walk = (spec: SymbolSpec, openTime: number, prevClose: string, lastPoint: number): { candle: Candle; midCents: number } => {
+  /** The path point an event at `time` takes effect at: the minute's points, clamped. */
+  const pointOf = (openTime: number, time: number): number =>
+    Math.min(points - 1, Math.max(0, Math.floor((time - openTime) / stepMs)));
+
+  /**
+   * Walks the minute's path up to point `lastPoint` and returns its candle and last price.
+   *
+   * A pin event makes the path stand at its price from the event's point on, jumping there at
+   * once; the shocks of pinned points are still drawn (so the rest of the minute, and the volume,
+   * stay those of the seeded path) but not applied. A release walks on from the pinned price with
+   * the shocks of the following points. Without events this is the plain seeded path.
+   */
+  const walk = (
+    spec: SymbolSpec,
+    openTime: number,
+    prevClose: string,
+    lastPoint: number,
+    events: readonly PathEvent[] = NO_EVENTS,
+  ): { candle: Candle; midCents: number } => {
     const { stepSd, shareBase } = params(spec);
     const rng = prng.reseed(seedFrom(seed, spec.symbol, openTime));
     const openCents = Math.max(1, toCents(prevClose));
@@ -131,22 +161,40 @@ export function createGbmSource(opts: GbmSourceOptions): MarketDataSource {
     let logPrice = openLog;
     let highLog = openLog;
     let lowLog = openLog;
+    // Pinned points are exact cents, kept apart from the walk's log space.
+    let pinned: number | undefined;
+    let pinHigh = 0;
+    let pinLow = Number.POSITIVE_INFINITY;
+    let next = 0;
     let volume = 0;
     for (let k = 0; k <= lastPoint; k++) {
+      while (next < events.length && pointOf(openTime, events[next].time) <= k) {
+        const price = events[next++].price;
+        if (price === null) {
+          if (pinned !== undefined) logPrice = Math.log(pinned);
+          pinned = undefined;
+        } else {
+          pinned = Math.max(1, toCents(price));
+          if (pinned > pinHigh) pinHigh = pinned;
+          if (pinned < pinLow) pinLow = pinned;
+        }
+      }
       let shock = 0;
       if (k > 0) {
         shock = rng.normal();
-        logPrice += stepSd * shock;
-        if (logPrice > highLog) highLog = logPrice;
-        else if (logPrice < lowLog) lowLog = logPrice;
+        if (pinned === undefined) {
+          logPrice += stepSd * shock;
+          if (logPrice > highLog) highLog = logPrice;
+          else if (logPrice < lowLog) lowLog = logPrice;
+        }
       }
       // Larger moves trade more shares, as on a real tape; the mean stays near shareBase.
       volume += Math.floor(shareBase * (0.3 + 0.6 * Math.abs(shock) + 0.5 * rng.next()));
     }
     const toPriceCents = (lp: number): number => (lp === openLog ? openCents : Math.max(1, Math.round(Math.exp(lp))));
-    const cents = toPriceCents(logPrice);
-    const high = toPriceCents(highLog);
-    const low = toPriceCents(lowLog);
+    const cents = pinned ?? toPriceCents(logPrice);
+    const high = Math.max(toPriceCents(highLog), pinHigh);
+    const low = Math.min(toPriceCents(lowLog), pinLow);
     return {
       midCents: cents,
       candle: {
@@ -165,14 +213,14 @@ export function createGbmSource(opts: GbmSourceOptions): MarketDataSource {
   return {
     name: 'gbm',
     startPrice: (spec) => centsToString(toCents(spec.startPrice)),
-    minuteCandle(spec, openTime, prevClose) {
+    minuteCandle(spec, openTime, prevClose, events) {
       if (openTime % MINUTE_MS !== 0) throw new Error('openTime: must be a whole minute');
-      return walk(spec, openTime, prevClose, points - 1).candle;
+      return walk(spec, openTime, prevClose, points - 1, events).candle;
     },
-    tick(spec, time, prevClose) {
+    tick(spec, time, prevClose, events) {
       const openTime = Math.floor(time / MINUTE_MS) * MINUTE_MS;
       const point = Math.min(points - 1, Math.floor((time - openTime) / stepMs));
-      const { candle, midCents } = walk(spec, openTime, prevClose, point);
+      const { candle, midCents } = walk(spec, openTime, prevClose, point, events);
       return { candle, quote: spreadQuote(spec.symbol, midCents, spec.spreadBps, time) };
     },
     quote: (spec, mid, time) => spreadQuote(spec.symbol, toCents(mid), spec.spreadBps, time),

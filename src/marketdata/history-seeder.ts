@@ -14,8 +14,9 @@ import type { Logger } from '../lib/logger.ts';
 import type { Candle } from './market-types.ts';
 import { openFor, type SymbolSpec } from './symbol-catalog.ts';
 import { bucketStart, compareDecimal, rollupAll } from './candle-aggregator.ts';
-import { createGbmSource, type MarketDataSource } from './gbm-source.ts';
+import { createGbmSource, type MarketDataSource, type PathEvent } from './gbm-source.ts';
 import type { MarketCalendar } from './market-calendar.ts';
+import type { PricePin } from './price-pins.ts';
 
 export const HISTORY_META_KEY = 'marketdata.history';
 export const DEFAULT_HISTORY_DAYS = 30;
@@ -42,6 +43,13 @@ export interface SeedHistoryOptions {
   /** A gap longer than this is not backfilled in full: history restarts `days` before now. Default 366. */
   maxBackfillDays?: number;
   logger?: MarketDataLogger;
+  /** Pins in force (price-pins.ts), by symbol: the minutes from a pin's `setAt` on stand at its price. */
+  pins?: ReadonlyMap<string, PricePin>;
+}
+
+/** The path events of the minute opening at `minute` under `pin`: none before the pin was set. */
+export function pinEventsFor(pin: PricePin | undefined, minute: number): PathEvent[] | undefined {
+  return pin !== undefined && pin.setAt < minute + MINUTE ? [{ time: Math.max(minute, pin.setAt), price: pin.price }] : undefined;
 }
 
 /** Where the live simulator takes over for one symbol. */
@@ -52,6 +60,10 @@ export interface SymbolHistoryState {
   prevClose: string;
   /** The finished 1m candles of `minute`'s UTC day, before `minute`, ascending (the live aggregates' base). */
   completedToday: Candle[];
+  /** The pin `minute`'s path so far stands at (from `events`), if any. */
+  pin: string | undefined;
+  /** The path events of `minute` so far. */
+  events: PathEvent[];
 }
 
 export interface SeedHistoryResult {
@@ -122,6 +134,7 @@ export async function seedHistory(opts: SeedHistoryOptions): Promise<SeedHistory
 
     for (const spec of opts.symbols) {
       const isOpen = openFor(spec, calendarOpen);
+      const pin = opts.pins?.get(spec.symbol);
       const latest = await latestCandle(tx, spec.symbol, '1m');
       let from: number;
       let prevClose: string;
@@ -130,7 +143,7 @@ export async function seedHistory(opts: SeedHistoryOptions): Promise<SeedHistory
         from = Math.max(anchor, freshStart);
         prevClose = source.startPrice(spec);
       } else if (latest.openTime <= currentMinute && isOpen(latest.openTime) &&
-        isPrefixOf(latest, source.minuteCandle(spec, latest.openTime, latest.open))) {
+        isPrefixOf(latest, source.minuteCandle(spec, latest.openTime, latest.open, pinEventsFor(pin, latest.openTime)))) {
         from = latest.openTime;
         prevClose = latest.open;
       } else {
@@ -152,12 +165,13 @@ export async function seedHistory(opts: SeedHistoryOptions): Promise<SeedHistory
       const generated: Candle[] = [];
       for (let m = from; m < currentMinute; m += MINUTE) {
         if (!isOpen(m)) continue;
-        const c = source.minuteCandle(spec, m, prevClose);
+        const c = source.minuteCandle(spec, m, prevClose, pinEventsFor(pin, m));
         generated.push(c);
         prevClose = c.close;
       }
       const minutePrevClose = prevClose;
-      if (from <= currentMinute && isOpen(currentMinute)) generated.push(source.tick(spec, now, prevClose).candle);
+      const events = (pin !== undefined && pin.setAt <= now ? pinEventsFor(pin, currentMinute) : undefined) ?? [];
+      if (from <= currentMinute && isOpen(currentMinute)) generated.push(source.tick(spec, now, prevClose, events).candle);
 
       if (generated.length > 0) {
         const minutes = before.concat(generated);
@@ -170,7 +184,13 @@ export async function seedHistory(opts: SeedHistoryOptions): Promise<SeedHistory
 
       const todayStart = bucketStart(currentMinute, '1d');
       const completedToday = before.concat(generated).filter((c) => c.openTime >= todayStart && c.openTime < currentMinute);
-      result.symbols.set(spec.symbol, { minute: currentMinute, prevClose: minutePrevClose, completedToday });
+      result.symbols.set(spec.symbol, {
+        minute: currentMinute,
+        prevClose: minutePrevClose,
+        completedToday,
+        pin: events.length > 0 ? pin!.price : undefined,
+        events,
+      });
     }
 
     if (fresh) {

@@ -6,6 +6,10 @@
  * A tick never throws: a storage failure is logged and the unwritten candles and quotes stay
  * pending, merged into the next tick's write, so a minute that finished while the database was
  * away still reaches it in its final form.
+ *
+ * Each tick first reads the price pins of its symbols (price-pins.ts; written by the CLI, another
+ * process): a pinned symbol is quoted at its pin from that tick on, and its path walks on from
+ * the pin once released.
  */
 import { withTransaction } from '../storage/transaction.ts';
 import type { DbExecutor } from '../storage/database.ts';
@@ -14,9 +18,10 @@ import { upsertQuotes } from '../storage/quote-store.ts';
 import type { Candle, Quote, QuoteReader } from './market-types.ts';
 import { openFor, type SymbolSpec } from './symbol-catalog.ts';
 import { createLiveCandleBook, type LiveCandleBook } from './candle-aggregator.ts';
-import { createGbmSource, type MarketDataSource } from './gbm-source.ts';
+import { createGbmSource, type MarketDataSource, type PathEvent } from './gbm-source.ts';
 import type { MarketCalendar } from './market-calendar.ts';
 import { DEFAULT_HISTORY_DAYS, DEFAULT_MARKETDATA_SEED, seedHistory, type MarketDataLogger } from './history-seeder.ts';
+import { readPricePins, type PricePin } from './price-pins.ts';
 
 export type QuoteListener = (quote: Quote) => void;
 
@@ -62,6 +67,12 @@ interface SymbolState {
   /** Close of the minute before `minute`. */
   prevClose: string;
   book: LiveCandleBook;
+  /** The pin the price stands at, or undefined while it walks. */
+  pin: string | undefined;
+  /** Pin changes inside `minute`, ascending: the minute's path follows them. */
+  events: PathEvent[];
+  /** Time of the last tick (pin changes never reach back before it). */
+  lastTime: number;
 }
 
 const candleKey = (c: Candle): string => `${c.symbol}\u0000${c.interval}\u0000${c.openTime}`;
@@ -82,38 +93,70 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
   const pendingCandles = new Map<string, Candle>();
   const pendingQuotes = new Map<string, Quote>();
   let failing = false;
+  let pins = new Map<string, PricePin>();
+  let pinsFailing = false;
+  const symbolNames = symbols.map((s) => s.symbol);
 
   let started: Promise<void> | undefined;
   let running = false;
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> | undefined;
 
-  const advance = (st: SymbolState, time: number): Quote => {
+  const advance = (st: SymbolState, time: number, pin: PricePin | undefined): Quote => {
     const isOpen = st.isOpen;
     const minute = Math.floor(time / MINUTE) * MINUTE;
-    // Finish every minute the clock has passed (normally one; more after a stalled event loop).
+    // Finish every minute the clock has passed (normally one; more after a stalled event loop),
+    // under the pin as it stood at the last tick.
     while (st.minute < minute) {
       if (isOpen(st.minute)) {
-        const full = source.minuteCandle(st.spec, st.minute, st.prevClose);
+        const full = source.minuteCandle(st.spec, st.minute, st.prevClose, st.events);
         for (const c of st.book.completeMinute(full)) pendingCandles.set(candleKey(c), c);
         st.prevClose = full.close;
       }
       st.minute += MINUTE;
+      st.events = st.pin === undefined ? [] : [{ time: st.minute, price: st.pin }];
     }
+    const price = pin?.price;
+    if (price !== st.pin) {
+      // A pin takes effect from when it was set (so a restart's backfill, which knows only that
+      // time, regenerates the same candles: history-seeder.ts), but not before the last tick; at
+      // most the last tick's own path point turns pinned after the fact. A release has no stored
+      // time and takes effect now.
+      const at = price === undefined ? time : Math.min(time, Math.max(pin!.setAt, st.lastTime + 1));
+      // Released while no candle moves (closed): the walk resumes from the pin when it opens.
+      if (price === undefined && !isOpen(minute) && st.pin !== undefined) st.prevClose = st.pin;
+      st.events.push({ time: at, price: price ?? null });
+      st.pin = price;
+    }
+    st.lastTime = Math.max(st.lastTime, time);
     if (st.minute === minute && isOpen(minute)) {
-      const t = source.tick(st.spec, time, st.prevClose);
+      const t = source.tick(st.spec, time, st.prevClose, st.events);
       for (const c of st.book.updateMinute(t.candle)) pendingCandles.set(candleKey(c), c);
       return t.quote;
     }
-    // Closed (or a clock that stepped back): the price stands at the last close.
-    return source.quote(st.spec, st.prevClose, time);
+    // Closed (or a clock that stepped back): the price stands at the pin or the last close.
+    return source.quote(st.spec, st.pin ?? st.prevClose, time);
+  };
+
+  /** The pins at this tick; on a failed read the last ones known, so a storage outage moves no price. */
+  const pollPins = async (): Promise<Map<string, PricePin>> => {
+    try {
+      pins = await readPricePins(opts.db, symbolNames);
+      if (pinsFailing) log?.info({}, 'marketdata: price pins readable again');
+      pinsFailing = false;
+    } catch (err) {
+      if (!pinsFailing) log?.error({ err }, 'marketdata: reading price pins failed; keeping the last ones known');
+      pinsFailing = true;
+    }
+    return pins;
   };
 
   const runTick = async (): Promise<void> => {
+    const tickPins = await pollPins();
     const time = now();
     const fresh: Quote[] = [];
     for (const st of states) {
-      const q = advance(st, time);
+      const q = advance(st, time, tickPins.get(st.spec.symbol));
       quotes.set(q.symbol, q);
       pendingQuotes.set(q.symbol, q);
       fresh.push(q);
@@ -171,13 +214,18 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
   };
 
   const start = async (): Promise<void> => {
+    const startTime = now();
+    // The backfill honours pins in force; the first tick reads them again.
+    const startPins = await readPricePins(opts.db, symbolNames);
+    pins = startPins;
     const history = await seedHistory({
       db: opts.db,
+      pins: startPins,
       symbols,
       source,
       seed,
       days: opts.historyDays ?? DEFAULT_HISTORY_DAYS,
-      now: now(),
+      now: startTime,
       calendar: opts.calendar,
       logger: log,
     });
@@ -188,7 +236,16 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
     pendingQuotes.clear();
     for (const spec of symbols) {
       const h = history.symbols.get(spec.symbol)!;
-      states.push({ spec, isOpen: openFor(spec, calendarOpen), minute: h.minute, prevClose: h.prevClose, book: createLiveCandleBook(spec.symbol, h.completedToday) });
+      states.push({
+        spec,
+        isOpen: openFor(spec, calendarOpen),
+        minute: h.minute,
+        prevClose: h.prevClose,
+        book: createLiveCandleBook(spec.symbol, h.completedToday),
+        pin: h.pin,
+        events: h.events,
+        lastTime: startTime,
+      });
     }
     running = true;
     await tick();

@@ -33,6 +33,16 @@ export const PERP_INDEX_SYMBOLS: readonly SymbolSpec[] = [
   { symbol: 'ETH', name: 'Ether', underlying: 'ETH', exchange: 'CRYPTO', startPrice: '3400.00', annualVolatility: '0.75', spreadBps: 3, alwaysOpen: true },
 ];
 
+/**
+ * Every symbol whose quotes the simulator makes (the `marketdata` role simulates the stocks and the
+ * crypto indices): the ones `tokex marketdata set-price` may pin. A symbol outside it has no
+ * simulated quote (at most imported candles).
+ */
+export const SIMULATED_SYMBOLS: readonly SymbolSpec[] = [
+  ...DEMO_SYMBOLS,
+  ...PERP_INDEX_SYMBOLS.filter((p) => !DEMO_SYMBOLS.some((s) => s.symbol === p.symbol)),
+];
+
 /** Whether `spec` trades at `ms`: always for an always-open symbol, else as the calendar says. */
 export function openFor(spec: Pick<SymbolSpec, 'alwaysOpen'>, calendarOpen: (ms: number) => boolean): (ms: number) => boolean {
   return spec.alwaysOpen ? () => true : calendarOpen;
