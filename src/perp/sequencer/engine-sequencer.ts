@@ -66,7 +66,7 @@ export interface EngineSequencerOptions {
   /** Wait between attempts to rebuild after a failed journal write. Default 1 000 ms. */
   recoveryRetryMs?: number;
   logger?: SequencerLogger;
-  /** Clock of the snapshots' created_at. Default Date.now. */
+  /** Clock of the snapshots' created_at and of the instrument listings' ts. Default Date.now. */
   now?: () => number;
 }
 
