@@ -21,7 +21,7 @@ import { OrderBook as PeerBook } from 'nodejs-order-book';
 import { createPrng } from '../src/marketdata/prng.ts';
 import type { EngineCommand, PlaceOrderAccepted } from '../src/perp/engine/engine-types.ts';
 import type { InstrumentConfig } from '../src/perp/engine/instruments.ts';
-import { BookOrder, OrderBook, type FillSink } from '../src/perp/engine/order-book.ts';
+import { BookOrder, OrderBook, type FillSink } from '../src/perp/engine/book/order-book.ts';
 import { PerpEngine } from '../src/perp/engine/perp-engine.ts';
 
 export interface PerpEngineBenchOptions {

@@ -1,5 +1,5 @@
 /**
- * Differential test: the engine's book (src/perp/engine/order-book.ts) and nodejs-order-book fed the
+ * Differential test: the engine's book (src/perp/engine/book/order-book.ts) and nodejs-order-book fed the
  * same random stream of limit (GTC, IOC, FOK, post-only), market and cancel operations must produce
  * the same fills — maker, price and size, in the same order — and the same depth after every
  * operation. The stream stays inside what both books define alike: no accounts (so no self-trade
@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { OrderBook as PeerBook } from 'nodejs-order-book';
 import { describe, expect, it } from 'vitest';
-import { BookOrder, OrderBook, type BookTimeInForce, type FillSink, type Side } from '../../src/perp/engine/order-book.ts';
+import { BookOrder, OrderBook, type BookTimeInForce, type FillSink, type Side } from '../../src/perp/engine/book/order-book.ts';
 
 type Op =
   | { k: 'limit'; buy: boolean; price: number; size: number; tif: BookTimeInForce }

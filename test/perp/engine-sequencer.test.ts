@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import { DEFAULT_INSTRUMENTS } from '../../src/perp/engine/instruments.ts';
 import { PerpEngine } from '../../src/perp/engine/perp-engine.ts';
 import { createInProcessGateway } from '../../src/perp/sequencer/engine-gateway.ts';
 import { EngineSequencer, loadEngineFromJournal } from '../../src/perp/sequencer/engine-sequencer.ts';
@@ -15,9 +16,40 @@ import {
   type JournalRow,
 } from '../../src/perp/store/engine-journal-store.ts';
 import type { Db } from '../../src/storage/database.ts';
-import type { EngineEvent } from '../../src/perp/engine/engine-types.ts';
+import type { EngineCommand, EngineEvent } from '../../src/perp/engine/engine-types.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 import { STREAM_ACCOUNTS, takeCommands } from '../support/perp-command-stream.ts';
+
+/**
+ * On its first start the sequencer lists the configured instruments (DEFAULT_INSTRUMENTS), one
+ * journal row and one event each, before any submitted command: user commands start at LISTED + 1.
+ */
+const LISTED = DEFAULT_INSTRUMENTS.length;
+/** The sequencers' clock in these tests: the listing commands' ts (and the snapshots' created_at). */
+const LISTED_AT = 1_690_000_000_000;
+const now = () => LISTED_AT;
+
+/** The listing commands the sequencer journals on an empty journal, in order. */
+const listings = (): EngineCommand[] =>
+  DEFAULT_INSTRUMENTS.map((config, i) => ({ kind: 'addInstrument', id: `instrument:add:${config.symbol}:${i + 1}`, ts: LISTED_AT, config }));
+
+/** An engine as the sequencer starts it on an empty journal: genesis, then the listings, applied directly. */
+function listedEngine(): { engine: PerpEngine; events: EngineEvent[] } {
+  const engine = new PerpEngine({ instruments: [] });
+  const events = listings().flatMap((c) => {
+    const r = engine.apply(c);
+    expect(r.code).toBe('OK');
+    return r.events;
+  });
+  return { engine, events };
+}
+
+/** The journal's first LISTED rows are exactly the listings. */
+function expectListingRows(rows: JournalRow[]): void {
+  expect(rows.slice(0, LISTED).map((r) => [r.seq, r.kind, r.commandId, r.code])).toEqual(
+    listings().map((c, i) => [i + 1, 'addInstrument', c.id, 'OK']),
+  );
+}
 
 const row = (seq: number, over: Partial<JournalRow> = {}): JournalRow => ({
   seq,
@@ -60,8 +92,11 @@ describe.each(testDatabases)('perp engine journal ($name)', ({ open }) => {
   });
 
   it('group-commits concurrent submits and answers each only after its row is durable', async () => {
-    const seq = new EngineSequencer({ db, snapshotEvery: 0 });
+    const seq = new EngineSequencer({ db, snapshotEvery: 0, now });
     await seq.start();
+    // The listings were written one at a time, each answered before the next.
+    const listed = seq.stats;
+    expect(listed).toMatchObject({ batches: LISTED, rows: LISTED, maxBatchRows: 1 });
     const cmds = takeCommands(1, 'g', 400);
     const checks: Promise<void>[] = [];
     const answers = await Promise.all(
@@ -75,94 +110,100 @@ describe.each(testDatabases)('perp engine journal ($name)', ({ open }) => {
       ),
     );
     await Promise.all(checks);
-    expect(answers.map((r) => r.journalSeq)).toEqual(cmds.map((_, i) => i + 1));
+    expect(answers.map((r) => r.journalSeq)).toEqual(cmds.map((_, i) => LISTED + i + 1));
     const { batches, rows, maxBatchRows } = seq.stats;
-    expect(rows).toBe(400);
-    expect(batches).toBeLessThan(400 / 4);
+    expect(rows - listed.rows).toBe(400);
+    expect(batches - listed.batches).toBeLessThan(400 / 4);
     expect(maxBatchRows).toBeGreaterThan(10);
     // Refused commands are journalled with their code too.
     const journal = await readJournalAfter(db, 0);
-    expect(journal.map((r) => r.code)).toEqual(answers.map((r) => r.code));
+    expectListingRows(journal);
+    expect(journal.slice(LISTED).map((r) => r.code)).toEqual(answers.map((r) => r.code));
     expect(answers.some((r) => !r.ok)).toBe(true);
     await seq.stop();
   });
 
   it('restarts from snapshot + journal to the live state, and a full replay agrees', async () => {
-    const live = new EngineSequencer({ db, snapshotEvery: 300, keepSnapshots: 2 });
+    const live = new EngineSequencer({ db, snapshotEvery: 300, keepSnapshots: 2, now });
     await live.start();
     const cmds = takeCommands(2, 'r', 1_500);
     await Promise.all(cmds.slice(0, 1_300).map((c) => live.submit(c)));
     for (const c of cmds.slice(1_300)) await live.submit(c);
     const hash = live.engine.stateHash();
     const lastEvent = live.engine.lastSeq;
-    expect(live.nextSeq).toBe(1_501);
+    expect(live.nextSeq).toBe(LISTED + 1_501);
     // No stop(): as after a crash, only the periodic snapshots exist.
     await new Promise((r) => setTimeout(r, 50));
     await live.abandon();
     const snaps = await latestSnapshots(db, 10);
     expect(snaps.length).toBe(2);
+    // Snapshots fall on multiples of snapshotEvery in journal seq (listings included): 1 500 or, not
+    // yet written, 1 200.
     expect(snaps[0].lastSeq).toBeGreaterThanOrEqual(1_200);
 
-    const again = new EngineSequencer({ db });
+    const again = new EngineSequencer({ db, now });
     await again.start();
     expect(again.engine.stateHash()).toBe(hash);
     expect(again.engine.lastSeq).toBe(lastEvent);
-    expect(again.nextSeq).toBe(1_501);
+    // The instruments are in the journal already: nothing listed again.
+    expect(again.nextSeq).toBe(LISTED + 1_501);
     const full = await loadEngineFromJournal(db, undefined, { ignoreSnapshots: true });
     expect(full.engine.stateHash()).toBe(hash);
-    // A fresh engine fed the commands directly agrees as well.
-    const direct = new PerpEngine();
+    // A fresh engine fed the listings and the commands directly agrees as well.
+    const { engine: direct } = listedEngine();
     for (const c of cmds) direct.apply(c);
     expect(direct.stateHash()).toBe(hash);
 
-    // The sequence continues: the next command gets journal seq 1501 and the next event seq.
+    // The sequence continues: the next command gets journal seq LISTED + 1501 and the next event seq.
     const r = await again.submit({ kind: 'deposit', id: 'after', ts: 1, account: STREAM_ACCOUNTS[0], amount: 5n });
-    expect(r.journalSeq).toBe(1_501);
+    expect(r.journalSeq).toBe(LISTED + 1_501);
     expect(r.events[0].seq).toBe(lastEvent + 1);
     await again.stop();
-    expect((await latestSnapshots(db, 1))[0].lastSeq).toBe(1_501);
+    expect((await latestSnapshots(db, 1))[0].lastSeq).toBe(LISTED + 1_501);
   });
 
   it('answers a resubmitted command id with its original result, from memory and from the journal', async () => {
-    const seq = new EngineSequencer({ db, recentResults: 5 });
+    const seq = new EngineSequencer({ db, recentResults: 5, now });
     await seq.start();
     const cmds = takeCommands(3, 'i', 30);
     const first = await Promise.all(cmds.map((c) => seq.submit(c)));
     const again = await seq.submit(cmds[29]);
-    expect(again).toMatchObject({ resubmitted: true, journalSeq: 30, code: first[29].code });
+    expect(again).toMatchObject({ resubmitted: true, journalSeq: LISTED + 30, code: first[29].code });
     expect(again.events).toEqual([]);
     if ('order' in first[29]) expect((again as unknown as { order: unknown }).order).toEqual(first[29].order);
     // Beyond the memory: looked up in the journal, nothing applied, no row added.
     const hash = seq.engine.stateHash();
     const old = await seq.submit(cmds[10]);
-    expect(old).toMatchObject({ resubmitted: true, journalSeq: 11, code: first[10].code, ok: first[10].ok, events: [] });
+    expect(old).toMatchObject({ resubmitted: true, journalSeq: LISTED + 11, code: first[10].code, ok: first[10].ok, events: [] });
     if ('order' in first[10]) expect((old as unknown as { order: unknown }).order).toEqual(first[10].order);
     expect(seq.engine.stateHash()).toBe(hash);
-    expect(await lastJournalSeq(db)).toBe(30);
+    expect(await lastJournalSeq(db)).toBe(LISTED + 30);
     // Concurrent duplicates of a new id: applied once.
     const dep = { kind: 'deposit' as const, id: 'dup', ts: 1, account: STREAM_ACCOUNTS[1], amount: 7n };
     const [a, b] = await Promise.all([seq.submit(dep), seq.submit(dep)]);
-    expect(a.journalSeq).toBe(31);
-    expect(b).toMatchObject({ journalSeq: 31, resubmitted: true });
-    expect(await lastJournalSeq(db)).toBe(31);
+    expect(a.journalSeq).toBe(LISTED + 31);
+    expect(b).toMatchObject({ journalSeq: LISTED + 31, resubmitted: true });
+    expect(await lastJournalSeq(db)).toBe(LISTED + 31);
     await seq.stop();
     // After a restart the journal still answers.
-    const restarted = new EngineSequencer({ db, recentResults: 5 });
+    const restarted = new EngineSequencer({ db, recentResults: 5, now });
     await restarted.start();
-    expect(await restarted.submit(cmds[3])).toMatchObject({ resubmitted: true, journalSeq: 4 });
+    expect(restarted.nextSeq).toBe(LISTED + 32);
+    expect(await restarted.submit(cmds[3])).toMatchObject({ resubmitted: true, journalSeq: LISTED + 4 });
     await restarted.stop();
   });
 
   it('fails the commands of a batch that cannot be written and rebuilds from the journal', async () => {
-    const seq = new EngineSequencer({ db, recoveryRetryMs: 10 });
+    const seq = new EngineSequencer({ db, recoveryRetryMs: 10, now });
     await seq.start();
     const cmds = takeCommands(4, 'f', 60);
     await Promise.all(cmds.slice(0, 40).map((c) => seq.submit(c)));
     const durableHash = seq.engine.stateHash();
     const lastEvent = seq.engine.lastSeq;
-    // Another writer takes journal seq 41: the sequencer's next batch hits its primary key.
+    // Another writer takes journal seq LISTED + 41: the sequencer's next batch hits its primary key.
+    expect(seq.nextSeq).toBe(LISTED + 41);
     await appendJournal(db, [
-      { seq: 41, commandId: 'foreign', kind: 'withdraw', command: '{}', ts: 0, code: 'INVALID', lastEventSeq: lastEvent, result: '{"ok":false,"code":"INVALID","message":"x"}' },
+      { seq: LISTED + 41, commandId: 'foreign', kind: 'withdraw', command: '{}', ts: 0, code: 'INVALID', lastEventSeq: lastEvent, result: '{"ok":false,"code":"INVALID","message":"x"}' },
     ]);
     const outcomes = await Promise.allSettled(cmds.slice(40).map((c) => seq.submit(c)));
     expect(outcomes.every((o) => o.status === 'rejected')).toBe(true);
@@ -172,27 +213,29 @@ describe.each(testDatabases)('perp engine journal ($name)', ({ open }) => {
     expect(seq.stats.recoveries).toBe(1);
     // Rebuilt to the journal: the failed commands left no trace, and they can be resubmitted.
     expect(seq.engine.stateHash()).toBe(durableHash);
-    expect(seq.nextSeq).toBe(42);
+    expect(seq.nextSeq).toBe(LISTED + 42);
     const retried = await Promise.all(cmds.slice(40).map((c) => seq.submit(c)));
-    expect(retried[0].journalSeq).toBe(42);
-    const direct = new PerpEngine();
+    expect(retried[0].journalSeq).toBe(LISTED + 42);
+    const { engine: direct } = listedEngine();
     for (const c of cmds) direct.apply(c);
     expect(seq.engine.stateHash()).toBe(direct.stateHash());
     await seq.stop();
   });
 
   it('serves the gateway over broker-shaped messages, and events in seq order', async () => {
-    const seq = new EngineSequencer({ db });
+    const seq = new EngineSequencer({ db, now });
     await seq.start();
     const gw = createInProcessGateway(seq, { serialize: true });
     const seen: EngineEvent[] = [];
     const unsubscribe = gw.subscribe(1, (e) => seen.push(e));
     const cmds = takeCommands(5, 'w', 200);
     const answers = await Promise.all(cmds.map((c) => gw.submit(c)));
-    const direct = new PerpEngine();
+    const { engine: direct, events: listed } = listedEngine();
+    expect(listed.map((e) => e.type)).toEqual(Array(LISTED).fill('instrumentConfigured'));
     const expected = cmds.map((c) => direct.apply(c));
     expect(answers.map(({ journalSeq: _j, ...r }) => r)).toEqual(expected);
-    expect(seen).toEqual(expected.flatMap((r) => r.events));
+    // From seq 1: the listings' events, then the commands'.
+    expect(seen).toEqual([...listed, ...expected.flatMap((r) => r.events)]);
     expect(seen.map((e) => e.seq)).toEqual(seen.map((_, i) => i + 1));
     unsubscribe();
     // A late subscriber gets the retained events from its seq.
@@ -216,7 +259,7 @@ describe.each(testDatabases.filter((t) => t.name === 'postgres'))('perp single w
     await first.stop();
     const third = new EngineSequencer({ db });
     await third.start();
-    expect(third.nextSeq).toBe(2);
+    expect(third.nextSeq).toBe(LISTED + 2);
     await third.stop();
   });
 });
@@ -226,12 +269,13 @@ describe.each(testDatabases)('perp event catch-up ($name)', ({ open }) => {
   useFreshDatabase(open, (d) => (db = d));
 
   it('regenerates events older than memory from snapshot + journal, then continues live without a gap', async () => {
-    const seq = new EngineSequencer({ db, eventBuffer: 10, snapshotEvery: 50 });
+    const seq = new EngineSequencer({ db, eventBuffer: 10, snapshotEvery: 50, now });
     await seq.start();
     const cmds = takeCommands(6, 'e', 400);
     await Promise.all(cmds.slice(0, 300).map((c) => seq.submit(c)));
-    const direct = new PerpEngine();
-    const all = cmds.map((c) => direct.apply(c)).flatMap((r) => r.events);
+    // Every event from seq 1: the listings' first.
+    const { engine: direct, events: listed } = listedEngine();
+    const all = [...listed, ...cmds.map((c) => direct.apply(c)).flatMap((r) => r.events)];
     const durable = seq.lastDurableEventSeq;
     expect(durable).toBeGreaterThan(100);
     for (const from of [1, Math.floor(durable / 2)]) {

@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EngineCommand } from '../../src/perp/engine/engine-types.ts';
+import { DEFAULT_INSTRUMENTS } from '../../src/perp/engine/instruments.ts';
 import { EMPTY_BASIS, markPrice } from '../../src/perp/pricing/mark-price.ts';
 import { fundingRate, impactPrice, premiumSample } from '../../src/perp/pricing/funding-rate.ts';
 import { createInProcessGateway, type EngineGateway } from '../../src/perp/sequencer/engine-gateway.ts';
@@ -36,6 +37,12 @@ const B = '0x00000000000000000000000000000000000000b2';
 const MM = '0x00000000000000000000000000000000000000cc';
 /** An hour boundary: a funding time. */
 const H = 1_717_999_200_000;
+
+/**
+ * Journal rows the sequencer writes on its first start (one addInstrument per default instrument),
+ * before the workers submit anything: their commands start at journal seq LISTED + 1.
+ */
+const LISTED = DEFAULT_INSTRUMENTS.length;
 
 const tx = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 
@@ -77,6 +84,14 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
   }
 
   const journal = (): Promise<JournalRow[]> => readJournalAfter(db, 0, 100_000);
+  /** The journal after the listings, which are checked to be exactly those. */
+  const workerJournal = async (): Promise<JournalRow[]> => {
+    const rows = await journal();
+    expect(rows.slice(0, LISTED).map((r) => [r.kind, r.code, JSON.parse(r.command).config.symbol])).toEqual(
+      DEFAULT_INSTRUMENTS.map((c) => ['addInstrument', 'OK', c.symbol]),
+    );
+    return rows.slice(LISTED);
+  };
   const submitOk = async (gateway: EngineGateway, cmd: EngineCommand) => {
     const r = await gateway.submit(cmd);
     expect(r.code, `${cmd.id}: ${r.ok ? '' : r.message}`).toBe('OK');
@@ -95,12 +110,12 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       expect(sequencer.engine.getAccount(B)!.collateral).toBe(250n * USD);
       // One deposit command per row, in (block, log index) order, keyed by the row.
       const ids = [`${tx(1)}-4`, `${tx(2)}-7`, `${tx(3)}-0`];
-      expect((await journal()).map((r) => [r.kind, r.commandId, r.ts, r.code])).toEqual(ids.map((id) => ['deposit', `dep:${id}`, H + 5_000, 'OK']));
+      expect((await workerJournal()).map((r) => [r.kind, r.commandId, r.ts, r.code])).toEqual(ids.map((id) => ['deposit', `dep:${id}`, H + 5_000, 'OK']));
       for (const id of ids) expect(await getCollateralEvent(db, id)).toMatchObject({ applied: true, appliedAt: H + 5_000, orphaned: false });
 
       // Again: nothing pending, nothing submitted.
       expect(await task.runOnce()).toBe(0);
-      expect(await lastJournalSeq(db)).toBe(3);
+      expect(await lastJournalSeq(db)).toBe(LISTED + 3);
 
       // A crash after the credit, before the mark: the row is unapplied again. The resubmitted
       // deposit is answered from the journal; the row is marked; nothing is credited twice.
@@ -108,7 +123,7 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       clock = H + 9_000;
       expect(await task.runOnce()).toBe(1);
       expect(sequencer.engine.getAccount(A)!.collateral).toBe(600n * USD);
-      expect(await lastJournalSeq(db)).toBe(3);
+      expect(await lastJournalSeq(db)).toBe(LISTED + 3);
       expect(await getCollateralEvent(db, ids[0])).toMatchObject({ applied: true, appliedAt: H + 9_000 });
 
       // The same after a real restart of the engine (answer looked up in the journal, not in memory).
@@ -120,7 +135,7 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       expect(sequencer.engine.getAccount(A)!.collateral).toBe(600n * USD);
       expect(sequencer.engine.getAccount(B)!.collateral).toBe(250n * USD);
       expect((await journal()).filter((r) => r.kind === 'deposit').length).toBe(3);
-      expect(await lastJournalSeq(db)).toBe(3);
+      expect(await lastJournalSeq(db)).toBe(LISTED + 3);
       expect(await listUnappliedCollateralEvents(db, 10)).toEqual([]);
     });
 
@@ -141,7 +156,7 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       expect(await task.runOnce()).toBe(1);
       expect(sequencer.engine.getAccount(A)!.collateral).toBe(500n * USD);
       expect(sequencer.engine.getAccount(B)).toBeUndefined();
-      const rows = await journal();
+      const rows = await workerJournal();
       expect(rows.map((r) => [r.kind, r.commandId, r.code])).toEqual([
         ['deposit', `dep:${tx(1)}-0`, 'OK'],
         ['deposit', `dep:${tx(2)}-0`, 'OK'],
@@ -151,7 +166,7 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       // Acknowledged: the orphan row is gone, and a second round reverses nothing more.
       expect(await getCollateralEvent(db, `${tx(2)}-0`)).toBeUndefined();
       expect(await task.runOnce()).toBe(0);
-      expect(await lastJournalSeq(db)).toBe(3);
+      expect(await lastJournalSeq(db)).toBe(LISTED + 3);
       expect(sequencer.engine.getAccount(A)!.collateral).toBe(500n * USD);
     });
 
@@ -168,7 +183,7 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       const task = createCollateralTask({ db, gateway: racing, now });
       expect(await task.runOnce()).toBe(1);
       expect(sequencer.engine.getAccount(A)!.collateral).toBe(40n * USD);
-      expect((await journal()).map((r) => [r.commandId, r.code])).toEqual([
+      expect((await workerJournal()).map((r) => [r.commandId, r.code])).toEqual([
         [`dep:${tx(1)}-0`, 'OK'],
         [`dep:${tx(2)}-0`, 'OK'],
         [`rev:${tx(2)}-0`, 'OK'],
@@ -197,7 +212,7 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       clock = H + 30_000;
       expect(await task.runOnce()).toBe(0);
       expect(sequencer.engine.getAccount(A)!.collateral).toBe(20n * USD);
-      expect((await journal()).map((r) => [r.commandId, r.code])).toEqual([
+      expect((await workerJournal()).map((r) => [r.commandId, r.code])).toEqual([
         [`dep:${ev}`, 'OK'],
         ['user-withdraw', 'OK'],
         [`rev:${ev}`, 'INSUFFICIENT_BALANCE'],
@@ -217,7 +232,7 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       clock = H + 40_000;
       expect(await restarted.runOnce()).toBe(2);
       expect(sequencer.engine.getAccount(A)!.collateral).toBe(120n * USD);
-      expect((await journal()).slice(4).map((r) => [r.commandId, r.code])).toEqual([
+      expect((await workerJournal()).slice(4).map((r) => [r.commandId, r.code])).toEqual([
         [`dep:${tx(2)}-0`, 'OK'],
         [`rev:${ev}:2`, 'OK'],
       ]);
@@ -226,7 +241,7 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       // Reversed once: further rounds change nothing.
       clock = H + 100_000;
       expect(await restarted.runOnce()).toBe(0);
-      expect(await lastJournalSeq(db)).toBe(6);
+      expect(await lastJournalSeq(db)).toBe(LISTED + 6);
       expect(sequencer.engine.getAccount(A)!.collateral).toBe(120n * USD);
       expect(logs).toHaveLength(1);
     });
@@ -281,7 +296,7 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       expect(sequencer.engine.prices('ETH-USD')).toMatchObject({ markPriceTicks: 100_000_000, indexPriceTicks: 100_000_000 });
       // No quote: nothing sent.
       expect(sequencer.engine.prices('TSLA-USD')).toMatchObject({ markPriceTicks: 0, indexPriceTicks: 0 });
-      expect((await journal()).map((r) => [r.kind, r.commandId, r.ts])).toEqual([
+      expect((await workerJournal()).map((r) => [r.kind, r.commandId, r.ts])).toEqual([
         ['setMarkPrice', `mark:${BTC}:${H + 1_000}`, H + 1_000],
         ['setMarkPrice', `mark:ETH-USD:${H + 1_000}`, H + 1_000],
         ['setMarkPrice', `mark:${AAPL}:${H + 1_000}`, H + 1_000],
@@ -292,16 +307,16 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       await task.runOnce();
       clock = H + 10_999;
       await task.runOnce();
-      expect(await lastJournalSeq(db)).toBe(3);
+      expect(await lastJournalSeq(db)).toBe(LISTED + 3);
       clock = H + 11_000;
       await task.runOnce();
-      expect((await journal()).slice(3).map((r) => r.commandId)).toEqual([`mark:${BTC}:${H + 11_000}`, `mark:ETH-USD:${H + 11_000}`, `mark:${AAPL}:${H + 11_000}`]);
+      expect((await workerJournal()).slice(3).map((r) => r.commandId)).toEqual([`mark:${BTC}:${H + 11_000}`, `mark:ETH-USD:${H + 11_000}`, `mark:${AAPL}:${H + 11_000}`]);
 
       // One index moves: only that instrument is sent.
       ticks.set(AAPL, 19_990n);
       clock = H + 12_000;
       await task.runOnce();
-      expect((await journal()).slice(6).map((r) => r.commandId)).toEqual([`mark:${AAPL}:${H + 12_000}`]);
+      expect((await workerJournal()).slice(6).map((r) => r.commandId)).toEqual([`mark:${AAPL}:${H + 12_000}`]);
       expect(sequencer.engine.prices(AAPL)).toMatchObject({ markPriceTicks: 19_990, indexPriceTicks: 19_990 });
     });
 
@@ -413,7 +428,7 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       clock = H + 60_000;
       await task.runOnce();
       // 0.01 % per 8 h × 60 s / 8 h = ⌊100 000 × 60 000 / 28 800 000⌋ = 208.
-      expect((await journal()).map((r) => [r.commandId, JSON.parse(r.command).rateE9])).toEqual(
+      expect((await workerJournal()).map((r) => [r.commandId, JSON.parse(r.command).rateE9])).toEqual(
         [BTC, 'ETH-USD', AAPL, 'TSLA-USD', 'NVDA-USD'].map((s) => [`funding:${s}:${H + 60_000}`, '208']),
       );
     });
@@ -433,7 +448,7 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       clock = H + 1_000;
       await task.runOnce();
       await task.runOnce();
-      expect(await lastJournalSeq(db)).toBe(2);
+      expect(await lastJournalSeq(db)).toBe(LISTED + 2);
       expect(logs).toEqual([{ level: 'info', obj: { account: MM }, msg: 'perp market maker: waiting for its collateral to be credited' }]);
 
       await submitOk(gateway, { kind: 'deposit', id: 'mm-dep', ts: H, account: MM, amount: 1_000_000n * USD });

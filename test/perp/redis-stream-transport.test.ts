@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import type { EngineEvent } from '../../src/perp/engine/engine-types.ts';
+import type { EngineCommand, EngineEvent } from '../../src/perp/engine/engine-types.ts';
+import { DEFAULT_INSTRUMENTS } from '../../src/perp/engine/instruments.ts';
 import { PerpEngine } from '../../src/perp/engine/perp-engine.ts';
 import { toCommandMessage } from '../../src/perp/sequencer/engine-gateway.ts';
 import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
@@ -11,13 +12,22 @@ import { STREAM_ACCOUNTS, takeCommands } from '../support/perp-command-stream.ts
 
 const url = process.env.REDIS_URL;
 
+/**
+ * On an empty journal the sequencer first lists the default instruments: one journal row and one
+ * event each, with command ids from their journal seq and ts from its clock (fixed here).
+ */
+const LISTED = DEFAULT_INSTRUMENTS.length;
+const LISTED_AT = 1_690_000_000_000;
+const listings = (): EngineCommand[] =>
+  DEFAULT_INSTRUMENTS.map((config, i) => ({ kind: 'addInstrument', id: `instrument:add:${config.symbol}:${i + 1}`, ts: LISTED_AT, config }));
+
 describe.skipIf(!url)('perp engine over Redis Streams', () => {
   it('carries commands, replies and events between processes-to-be, and redelivers unacknowledged commands', { timeout: 20_000 }, async () => {
     const p = `t:${randomBytes(4).toString('hex')}`;
     const names = { commands: `${p}:commands`, events: `${p}:events`, group: 'engine' };
     const db = await openTestSqlite();
     const admin = new Redis(url!);
-    const sequencer = new EngineSequencer({ db });
+    const sequencer = new EngineSequencer({ db, now: () => LISTED_AT });
     await sequencer.start();
     let server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100 });
     const gateway = createRedisGateway(new Redis(url!), { ...names, replyStream: `${p}:replies`, blockMs: 100 });
@@ -26,17 +36,21 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       const off = gateway.subscribe(1, (e) => seen.push(e));
       const cmds = takeCommands(9, 'rs', 150);
       const answers = await Promise.all(cmds.map((c) => gateway.submit(c)));
-      const direct = new PerpEngine();
+      // The engine the sequencer started as: genesis, then the listings.
+      const direct = new PerpEngine({ instruments: [] });
+      const listed = listings().map((c) => direct.apply(c));
+      expect(listed.map((r) => r.code)).toEqual(Array(LISTED).fill('OK'));
       const expected = cmds.map((c) => direct.apply(c));
       expect(answers.map(({ journalSeq: _j, ...r }) => r)).toEqual(expected);
-      const events = expected.flatMap((r) => r.events);
+      // From seq 1: the listings' events, then the commands'.
+      const events = [...listed, ...expected].flatMap((r) => r.events);
       for (let i = 0; i < 100 && seen.length < events.length; i++) await new Promise((r) => setTimeout(r, 20));
       expect(seen).toEqual(events);
       off();
 
       // A resubmitted command (a client retry) is answered from the journal, not applied again.
       const again = await gateway.submit(cmds[20]);
-      expect(again).toMatchObject({ resubmitted: true, journalSeq: 21, code: expected[20].code });
+      expect(again).toMatchObject({ resubmitted: true, journalSeq: LISTED + 21, code: expected[20].code });
 
       // The engine read a command and died before answering: on restart it is delivered again.
       await server.stop();
@@ -46,7 +60,7 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       const read = (await admin.xreadgroup('GROUP', 'engine', 'engine-1', 'COUNT', 10, 'STREAMS', names.commands, '>')) as Array<[string, unknown[]]>;
       expect(read[0][1]).toHaveLength(1);
       server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100 });
-      expect(await answer).toMatchObject({ ok: true, journalSeq: 151 });
+      expect(await answer).toMatchObject({ ok: true, journalSeq: LISTED + 151 });
       expect(toCommandMessage(cmd).id).toBe('after-crash');
       // Acknowledged right after the reply is written.
       const pendingCount = async () => Number(((await admin.xpending(names.commands, 'engine')) as unknown[])[0]);

@@ -3,6 +3,7 @@
  * it is killed at a random moment, twice. After each kill the journal must hold every command the
  * child answered, with gap-free seqs, and the state rebuilt from snapshot + journal must equal a
  * replay of the whole journal from an empty engine. The second run must continue the sequence.
+ * The first start lists the default instruments (one journal row each) before the child submits.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,11 +13,15 @@ import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type OpenDatabaseOptions } from '../../src/storage/database.ts';
+import { DEFAULT_INSTRUMENTS } from '../../src/perp/engine/instruments.ts';
 import { loadEngineFromJournal } from '../../src/perp/sequencer/engine-sequencer.ts';
 import { readJournalAfter, type JournalRow } from '../../src/perp/store/engine-journal-store.ts';
 import { uniqueSchemaName } from '../support/test-databases.ts';
 
 const CHILD = resolve(import.meta.dirname, 'sequencer-kill-child.ts');
+
+/** Journal rows the sequencer writes on its first start, before any submitted command. */
+const LISTED = DEFAULT_INSTRUMENTS.length;
 
 interface RunOutcome {
   readyNextSeq: number;
@@ -104,7 +109,9 @@ describe.each(targets)('perp sequencer under kill -9 ($name)', ({ setup }) => {
       let previous: { last: number; hash: string } = { last: 0, hash: '' };
       for (const run of [1, 2]) {
         const outcome = await runAndKill({ ...t.env, KILL_RUN: String(run), KILL_SEED: String(run * 7) });
-        expect(outcome.readyNextSeq, 'the restart continues the journal').toBe(previous.last + 1);
+        // Only the first start lists the instruments: the restart finds them in the journal.
+        const listed = run === 1 ? LISTED : 0;
+        expect(outcome.readyNextSeq, 'the restart continues the journal').toBe(previous.last + listed + 1);
         if (run > 1) expect(outcome.readyHash, 'the restarted child rebuilt the state').toBe(previous.hash);
         expect(outcome.answered.size, `answers within ${outcome.killAfterMs} ms`).toBeGreaterThan(0);
 
@@ -112,10 +119,13 @@ describe.each(targets)('perp sequencer under kill -9 ($name)', ({ setup }) => {
         try {
           const rows = await readAll(db);
           expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i + 1));
+          expect(rows.slice(0, LISTED).map((r) => [r.kind, r.code, JSON.parse(r.command).config.symbol])).toEqual(
+            DEFAULT_INSTRUMENTS.map((c) => ['addInstrument', 'OK', c.symbol]),
+          );
           const bySeq = new Map(rows.map((r) => [r.commandId, r.seq]));
           const missing = [...outcome.answered].filter(([id, seq]) => bySeq.get(id) !== seq);
           expect(missing, 'answered commands absent from the journal').toEqual([]);
-          expect(rows.length).toBeGreaterThanOrEqual(previous.last + outcome.answered.size);
+          expect(rows.length).toBeGreaterThanOrEqual(previous.last + listed + outcome.answered.size);
 
           const full = await loadEngineFromJournal(db, undefined, { ignoreSnapshots: true });
           const fromSnapshot = await loadEngineFromJournal(db);

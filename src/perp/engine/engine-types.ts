@@ -5,39 +5,16 @@
  * `toJsonSafe` converts events and results the same way for a journal.
  */
 import type { InstrumentConfig } from './instruments.ts';
-import type { Side } from './order-book.ts';
+import type { Side } from './book/order-book.ts';
 
-export type { Side } from './order-book.ts';
+export type { Side } from './book/order-book.ts';
 export type OrderType = 'LIMIT' | 'MARKET';
 export type TimeInForce = 'GTC' | 'IOC' | 'FOK' | 'POST_ONLY';
 export type MarginMode = 'cross' | 'isolated';
 
-/**
- * Result codes. Names shared with `Rejection` in src/errors/app-error.ts mean the same thing;
- * `INVALID`, `UNKNOWN_SYMBOL`, `UNKNOWN_ACCOUNT`, `ORDER_NOT_FOUND` and `MARGIN_MODE_LOCKED` are the
- * engine's own (parameter, not-found and state-conflict answers in the API's table).
- */
-export type ResultCode =
-  | 'OK'
-  | 'INVALID'
-  | 'UNKNOWN_SYMBOL'
-  | 'UNKNOWN_ACCOUNT'
-  | 'INSUFFICIENT_MARGIN'
-  | 'INSUFFICIENT_BALANCE'
-  | 'POST_ONLY_WOULD_CROSS'
-  | 'REDUCE_ONLY_WOULD_INCREASE'
-  | 'FOK_NOT_FILLED'
-  | 'NO_LIQUIDITY'
-  | 'ORDER_NOT_FOUND'
-  | 'ORDER_NOT_OPEN'
-  | 'ORDER_EXPIRED'
-  | 'LEVERAGE_EXCEEDED'
-  | 'SIZE_OUT_OF_RANGE'
-  | 'PRICE_OUT_OF_RANGE'
-  | 'POSITION_NOT_OPEN'
-  | 'MARGIN_MODE_LOCKED';
-
-export type RejectCode = Exclude<ResultCode, 'OK'>;
+/** Result codes: the keys of the one table in result-codes.ts (number, HTTP status, meaning). */
+export type { RejectCode, ResultCode } from './result-codes.ts';
+import type { RejectCode } from './result-codes.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Commands. Every command has a caller-chosen `id` (echoed on its events as `commandId`) and `ts`,
@@ -122,6 +99,58 @@ export interface SetMarkPriceCommand extends CommandBase {
   symbol: string;
   markPriceTicks: number;
   indexPriceTicks: number;
+  /** When the index was observed (ms); default `ts`. Liquidation pauses on an index older than indexStaleMs. */
+  indexTs?: number;
+}
+
+/** Lists an instrument (journalled, so a replay reproduces the settings the venue traded under). */
+export interface AddInstrumentCommand extends CommandBase {
+  kind: 'addInstrument';
+  config: InstrumentConfig;
+}
+
+/** Changes a listed instrument's settings; tick and lot size cannot change. */
+export interface UpdateInstrumentCommand extends CommandBase {
+  kind: 'updateInstrument';
+  config: InstrumentConfig;
+}
+
+/** Reserves `amount` of the account's withdrawable collateral for an on-chain payment. */
+export interface RequestWithdrawalCommand extends CommandBase {
+  kind: 'requestWithdrawal';
+  account: string;
+  /** Unique forever: the vault's withdrawal id is derived from it. */
+  withdrawalId: string;
+  amount: bigint;
+}
+
+/** Settles a pending withdrawal: paid on chain (the reserve leaves), or failed (released once). */
+export interface SettleWithdrawalCommand extends CommandBase {
+  kind: 'settleWithdrawal';
+  withdrawalId: string;
+  outcome: 'PAID' | 'FAILED';
+}
+
+export interface AddLiquidityCommand extends CommandBase {
+  kind: 'addLiquidity';
+  account: string;
+  /** Micro-USD of free collateral moved into the pool. */
+  amount: bigint;
+  /** Lock-up of this addition (ms): removals wait until ts + lockupMs. */
+  lockupMs: number;
+}
+
+export interface RemoveLiquidityCommand extends CommandBase {
+  kind: 'removeLiquidity';
+  account: string;
+  shares: bigint;
+}
+
+/** Dead man's switch: cancel every open order of the account at ts + timeoutMs unless re-armed; 0 disarms. */
+export interface CancelAllAfterCommand extends CommandBase {
+  kind: 'cancelAllAfter';
+  account: string;
+  timeoutMs: number;
 }
 
 export interface ApplyFundingCommand extends CommandBase {
@@ -141,7 +170,14 @@ export type EngineCommand =
   | SetLeverageCommand
   | AdjustMarginCommand
   | SetMarkPriceCommand
-  | ApplyFundingCommand;
+  | ApplyFundingCommand
+  | AddInstrumentCommand
+  | UpdateInstrumentCommand
+  | RequestWithdrawalCommand
+  | SettleWithdrawalCommand
+  | AddLiquidityCommand
+  | RemoveLiquidityCommand
+  | CancelAllAfterCommand;
 
 export type CommandKind = EngineCommand['kind'];
 
@@ -158,9 +194,10 @@ export type OrderStatus = 'NEW' | 'PARTIALLY_FILLED' | 'FILLED' | 'CANCELED' | '
 /**
  * Why an order left the book (or never rested): FILLED; USER_CANCEL (cancelOrder, cancelOrders,
  * cancelAll); IOC_REMAINDER (IOC, FOK or MARKET left over); SELF_TRADE_PREVENTION (the taker met its
- * own resting order); REDUCE_ONLY (a resting reduce-only order that could no longer reduce).
+ * own resting order); REDUCE_ONLY (a resting reduce-only order that could no longer reduce);
+ * LIQUIDATION (cancelled because its account is being liquidated); CANCEL_AFTER (the dead man's switch).
  */
-export type DoneReason = 'FILLED' | 'USER_CANCEL' | 'IOC_REMAINDER' | 'SELF_TRADE_PREVENTION' | 'REDUCE_ONLY';
+export type DoneReason = 'FILLED' | 'USER_CANCEL' | 'IOC_REMAINDER' | 'SELF_TRADE_PREVENTION' | 'REDUCE_ONLY' | 'LIQUIDATION' | 'CANCEL_AFTER';
 
 export interface OrderAcceptedEvent extends EventBase {
   type: 'orderAccepted';
@@ -178,6 +215,8 @@ export interface OrderAcceptedEvent extends EventBase {
   requestedSizeLots: number;
   reduceOnly: boolean;
   clientOrderId: string | null;
+  /** Present (true) only on the engine's own liquidation orders. */
+  liquidation?: true;
 }
 
 export interface OrderRestingEvent extends EventBase {
@@ -238,7 +277,22 @@ export interface PositionChangedEvent extends EventBase {
   leverage: number;
 }
 
-export type BalanceReason = 'deposit' | 'withdraw' | 'trade' | 'fee' | 'funding' | 'margin';
+export type BalanceReason =
+  | 'deposit'
+  | 'withdraw'
+  | 'trade'
+  | 'fee'
+  | 'funding'
+  | 'margin'
+  /** A withdrawal reserved (−) or released after a failed payment (+). */
+  | 'withdrawalReserve'
+  | 'liquidity'
+  | 'liquidationFee'
+  /** Bad debt: covered by the insurance fund (+ for the bankrupt account, − for the fund). */
+  | 'badDebt'
+  /** A position taken over by the pool, or closed against another by auto-deleveraging. */
+  | 'liquidation'
+  | 'adl';
 
 export interface BalanceChangedEvent extends EventBase {
   type: 'balanceChanged';
@@ -288,7 +342,110 @@ export interface LeverageChangedEvent extends EventBase {
   marginMode: MarginMode;
 }
 
+export interface InstrumentConfiguredEvent extends EventBase {
+  type: 'instrumentConfigured';
+  symbol: string;
+  /** The settings now in force (every optional setting filled in). */
+  config: InstrumentConfig;
+  added: boolean;
+}
+
+export interface WithdrawalEvent extends EventBase {
+  type: 'withdrawal';
+  withdrawalId: string;
+  account: string;
+  amount: bigint;
+  /** PENDING when reserved; PAID or FAILED when settled. */
+  status: 'PENDING' | 'PAID' | 'FAILED';
+}
+
+export interface LiquidityEvent extends EventBase {
+  type: 'liquidity';
+  account: string;
+  action: 'ADD' | 'REMOVE';
+  /** Collateral moved (micro-USD). */
+  amount: bigint;
+  shares: bigint;
+  /** The holder's shares after. */
+  holderShares: bigint;
+  totalShares: bigint;
+  /** Pool equity after (collateral + uPnL at the mark). */
+  poolEquity: bigint;
+  lockedUntil: number;
+}
+
+/** One step of a liquidation (docs/perp-risk.md). */
+export interface LiquidationEvent extends EventBase {
+  type: 'liquidation';
+  account: string;
+  symbol: string;
+  /** BOOK: closed through the book by an IOC order; BACKSTOP: taken by the pool; ADL: closed against ranked opposite positions. */
+  method: 'BOOK' | 'BACKSTOP' | 'ADL';
+  /** Signed position size before this step. */
+  positionLots: number;
+  /** Lots closed by this step. */
+  closedLots: number;
+  markPriceTicks: number;
+  /** The bankruptcy price of the position when the step began. */
+  bankruptcyPriceTicks: number;
+  /** The liquidation order's id (BOOK), else null. */
+  orderId: number | null;
+  /** Liquidation fee paid to the insurance fund. */
+  fee: bigint;
+  /** Equity and maintenance margin of the account (or isolated position) when the step began. */
+  equity: bigint;
+  maintenanceMargin: bigint;
+}
+
+/** A position reduced by auto-deleveraging to absorb a bankrupt account's position. */
+export interface AdlEvent extends EventBase {
+  type: 'adl';
+  account: string;
+  symbol: string;
+  /** The bankrupt account whose position was closed against this one. */
+  counterparty: string;
+  sizeLots: number;
+  priceTicks: number;
+  realisedPnl: bigint;
+}
+
+/** The insurance fund moved: a liquidation fee in, or bad debt paid out. */
+export interface InsuranceEvent extends EventBase {
+  type: 'insurance';
+  reason: 'liquidationFee' | 'badDebt';
+  /** The account liquidated, or whose bad debt was paid. */
+  account: string;
+  delta: bigint;
+  /** The fund's balance after. */
+  balance: bigint;
+}
+
+/** An account's negative equity that nothing could resolve yet (OPEN), or its resolution. */
+export interface BadDebtEvent extends EventBase {
+  type: 'badDebt';
+  account: string;
+  amount: bigint;
+  status: 'OPEN' | 'RESOLVED';
+}
+
+export interface CancelAllAfterEvent extends EventBase {
+  type: 'cancelAllAfter';
+  account: string;
+  /** ARMED (deadline set), DISARMED, or TRIGGERED (the orders were cancelled). */
+  status: 'ARMED' | 'DISARMED' | 'TRIGGERED';
+  deadlineTs: number;
+  canceledOrderIds: number[];
+}
+
 export type EngineEvent =
+  | InstrumentConfiguredEvent
+  | WithdrawalEvent
+  | LiquidityEvent
+  | LiquidationEvent
+  | AdlEvent
+  | InsuranceEvent
+  | BadDebtEvent
+  | CancelAllAfterEvent
   | OrderAcceptedEvent
   | OrderRestingEvent
   | TradeEvent
@@ -350,10 +507,24 @@ export interface CancelAllAccepted extends Accepted {
   canceledOrderIds: number[];
 }
 
+export interface WithdrawalAccepted extends Accepted {
+  withdrawalId: string;
+  status: 'PENDING' | 'PAID' | 'FAILED';
+  /** True when the id was requested before with the same amount: nothing happened now. */
+  duplicate: boolean;
+}
+
+export interface LiquidityAccepted extends Accepted {
+  /** Shares minted or burned, micro-USD moved, and the lock-up end: decimal strings (results stay JSON-plain). */
+  shares: string;
+  amount: string;
+  lockedUntil: number;
+}
+
 export type PlaceOrderResult = PlaceOrderAccepted | Rejected;
 export type CancelOrdersResult = CancelOrdersAccepted | Rejected;
 export type CancelAllResult = CancelAllAccepted | Rejected;
-export type CommandResult = Accepted | PlaceOrderAccepted | CancelOrdersAccepted | CancelAllAccepted | Rejected;
+export type CommandResult = Accepted | PlaceOrderAccepted | CancelOrdersAccepted | CancelAllAccepted | WithdrawalAccepted | LiquidityAccepted | Rejected;
 
 // ---------------------------------------------------------------------------------------------
 // Read models for the API.
@@ -403,6 +574,10 @@ export interface AccountView {
   feesPaid: bigint;
   feesReceived: bigint;
   funding: bigint;
+  pendingWithdrawals: bigint;
+  liquidationFees: bigint;
+  badDebt: bigint;
+  liquidity: bigint;
   positions: PositionView[];
 }
 
@@ -417,8 +592,10 @@ export interface MarginSummary {
   orderReserve: bigint;
   /** What new orders and margin moves may use (docs/perp-engine.md, "Free collateral"). */
   freeCollateral: bigint;
-  /** What `withdraw` accepts: free collateral without unrealised profits. */
+  /** What a withdrawal may take: min(balance, balance + cross uPnL) − IM − order reserves, ≥ 0 (Binance's rule). */
   withdrawable: bigint;
+  /** Reserved for withdrawals not yet paid (already out of `collateral`). */
+  pendingWithdrawals: bigint;
   /** Cross equity below cross maintenance margin, or an isolated position below its own. */
   liquidatable: boolean;
 }
@@ -447,6 +624,12 @@ export interface AccountSnapshot {
   feesPaid: string;
   feesReceived: string;
   funding: string;
+  pendingWithdrawals: string;
+  liquidationFees: string;
+  badDebt: string;
+  liquidity: string;
+  lastLiquidationTs: number;
+  cancelAfterTs: number;
   positions: PositionSnapshot[];
 }
 
@@ -471,6 +654,8 @@ export interface InstrumentStateSnapshot {
   config: InstrumentConfig;
   markPriceTicks: number;
   indexPriceTicks: number;
+  markTs: number;
+  indexTs: number;
   lastTradePriceTicks: number;
   lastFundingTs: number;
   lastFundingRateE9: string;
@@ -481,8 +666,23 @@ export interface ClientOrderSnapshot extends OrderOutcome {
   clientOrderId: string;
 }
 
+export interface WithdrawalSnapshot {
+  withdrawalId: string;
+  account: string;
+  amount: string;
+  status: 'PENDING' | 'PAID' | 'FAILED';
+  requestedTs: number;
+}
+
+export interface LpSnapshot {
+  account: string;
+  shares: string;
+  lockedUntil: number;
+  netDeposited: string;
+}
+
 export interface EngineSnapshot {
-  version: 1;
+  version: 2;
   nextSeq: number;
   nextOrderId: number;
   feeAccount: string;
@@ -494,6 +694,13 @@ export interface EngineSnapshot {
   orders: OrderSnapshot[];
   /** Sorted by account, then clientOrderId. */
   clientOrders: ClientOrderSnapshot[];
+  /** Sorted by id. */
+  withdrawals: WithdrawalSnapshot[];
+  totalShares: string;
+  /** Sorted by account. */
+  lps: LpSnapshot[];
+  /** Sorted. */
+  badDebtAccounts: string[];
 }
 
 /** Deep copy with every bigint as its decimal string (for journals and JSON answers). */

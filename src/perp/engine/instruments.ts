@@ -31,12 +31,28 @@ export interface InstrumentConfig {
   takerFeeRatePpm: number;
   /** How often the funding worker should call `applyFunding` (the engine does not schedule). */
   fundingIntervalMs: number;
-  /** Limit prices more than this far from the mark (ppm of the mark) are refused; 0 turns the band off. */
+  /**
+   * The price band around the mark, in ppm of the mark (0 turns it off): a limit price crossing
+   * beyond it is refused, a market order fills only inside it (docs/perp-risk.md).
+   */
   priceBandPpm: number;
+  /** A market order on a mark older than this waits for a fresh one (MARK_STALE). Default 60 000; 0 = off. */
+  markStaleMs?: number;
+  /** Liquidation on the instrument pauses while its index is older than this. Default 30 000. */
+  indexStaleMs?: number;
+  /** Liquidation fee in ppm of the closed notional, capped by the surplus above bankruptcy. Default 5 000. */
+  liquidationFeePpm?: number;
 }
 
-/** A validated instrument with its derived exact unit. */
-export interface InstrumentSpec extends Readonly<InstrumentConfig> {
+/** Defaults of the optional settings. */
+export const DEFAULT_MARK_STALE_MS = 60_000;
+export const DEFAULT_INDEX_STALE_MS = 30_000;
+export const DEFAULT_LIQUIDATION_FEE_PPM = 5_000;
+/** ±5 %: Binance's and Hyperliquid's order of magnitude for a market order's reach. */
+export const DEFAULT_PRICE_BAND_PPM = 50_000;
+
+/** A validated instrument with every setting given and its derived exact unit. */
+export interface InstrumentSpec extends Readonly<Required<InstrumentConfig>> {
   /** Micro-USD per (tick × lot): a fill's notional is `priceTicks × sizeLots × unitMicros`. */
   readonly unitMicros: bigint;
 }
@@ -49,17 +65,17 @@ export const DEFAULT_INSTRUMENTS: readonly InstrumentConfig[] = Object.freeze([
   {
     symbol: 'BTC-USD', tickSize: '0.1', lotSize: '0.0001', minSizeLots: 10, maxSizeLots: 100_000_000, maxPriceTicks: 100_000_000,
     maxLeverage: 50, initialMarginRatioPpm: 20_000, maintenanceMarginRatioPpm: 10_000, makerFeeRatePpm: 200, takerFeeRatePpm: 500,
-    fundingIntervalMs: ONE_HOUR, priceBandPpm: 0,
+    fundingIntervalMs: ONE_HOUR, priceBandPpm: DEFAULT_PRICE_BAND_PPM, liquidationFeePpm: 5_000,
   },
   {
     symbol: 'ETH-USD', tickSize: '0.01', lotSize: '0.001', minSizeLots: 10, maxSizeLots: 100_000_000, maxPriceTicks: 100_000_000,
     maxLeverage: 50, initialMarginRatioPpm: 20_000, maintenanceMarginRatioPpm: 10_000, makerFeeRatePpm: 200, takerFeeRatePpm: 500,
-    fundingIntervalMs: ONE_HOUR, priceBandPpm: 0,
+    fundingIntervalMs: ONE_HOUR, priceBandPpm: DEFAULT_PRICE_BAND_PPM, liquidationFeePpm: 5_000,
   },
   ...['AAPL-USD', 'TSLA-USD', 'NVDA-USD'].map((symbol) => ({
     symbol, tickSize: '0.01', lotSize: '0.01', minSizeLots: 1, maxSizeLots: 100_000_000, maxPriceTicks: 100_000_000,
     maxLeverage: 20, initialMarginRatioPpm: 50_000, maintenanceMarginRatioPpm: 25_000, makerFeeRatePpm: 200, takerFeeRatePpm: 500,
-    fundingIntervalMs: ONE_HOUR, priceBandPpm: 0,
+    fundingIntervalMs: ONE_HOUR, priceBandPpm: DEFAULT_PRICE_BAND_PPM, liquidationFeePpm: 10_000,
   })),
 ].map((c) => Object.freeze(c)));
 
@@ -101,7 +117,13 @@ export function instrumentSpec(config: InstrumentConfig): InstrumentSpec {
   if (!ppm(c.makerFeeRatePpm, 100_000) || !ppm(c.takerFeeRatePpm, 100_000)) fail('fee rates must be 0..100000 ppm');
   if (!positiveSafeInt(c.fundingIntervalMs)) fail('fundingIntervalMs');
   if (!ppm(c.priceBandPpm, 1_000_000)) fail('priceBandPpm must be 0..1e6');
-  return Object.freeze({ ...c, unitMicros });
+  const markStaleMs = c.markStaleMs ?? DEFAULT_MARK_STALE_MS;
+  const indexStaleMs = c.indexStaleMs ?? DEFAULT_INDEX_STALE_MS;
+  const liquidationFeePpm = c.liquidationFeePpm ?? DEFAULT_LIQUIDATION_FEE_PPM;
+  if (!Number.isSafeInteger(markStaleMs) || markStaleMs < 0) fail('markStaleMs');
+  if (!positiveSafeInt(indexStaleMs)) fail('indexStaleMs');
+  if (!ppm(liquidationFeePpm, 100_000)) fail('liquidationFeePpm must be 0..100000');
+  return Object.freeze({ ...c, markStaleMs, indexStaleMs, liquidationFeePpm, unitMicros });
 }
 
 const DECIMAL_RE = /^(0|[1-9]\d*)(\.\d+)?$/;

@@ -465,7 +465,6 @@ describe('validation', () => {
       { kind: 'placeOrder', id: 'x', ts: 1, account: A, symbol: 'X-USD', side: 'BUY', type: 'MARKET', sizeLots: 1, timeInForce: 'GTC' },
       { kind: 'placeOrder', id: 'x', ts: 1, account: A, symbol: 'X-USD', side: 'BUY', type: 'LIMIT', priceTicks: 1, sizeLots: 1, reduceOnly: 'yes' },
       { kind: 'placeOrder', id: 'x', ts: 1, account: A, symbol: 'X-USD', side: 'BUY', type: 'LIMIT', priceTicks: 1, sizeLots: 1, clientOrderId: 7 },
-      { kind: 'placeOrder', id: 'x', ts: 1, account: FEE_ACCOUNT, symbol: 'X-USD', side: 'BUY', type: 'LIMIT', priceTicks: 1, sizeLots: 1 },
       { kind: 'cancelOrders', id: 'x', ts: 1, account: A, orderIds: [] },
       { kind: 'applyFunding', id: 'x', ts: 1, symbol: 'X-USD', rateE9: 1 },
       { kind: 'applyFunding', id: 'x', ts: 1, symbol: 'X-USD', rateE9: 100_000_001n },
@@ -474,6 +473,7 @@ describe('validation', () => {
     const hash = s.e.stateHash();
     for (const cmd of bad) expect(s.e.apply(cmd as EngineCommand)).toMatchObject({ ok: false, code: 'INVALID', events: [] });
     const order = { kind: 'placeOrder', account: A, symbol: 'X-USD', side: 'BUY', type: 'LIMIT', priceTicks: 100, sizeLots: 1 } as const;
+    expect(s.run({ ...order, account: FEE_ACCOUNT })).toMatchObject({ code: 'ACCOUNT_RESERVED' });
     expect(s.run({ ...order, symbol: 'Z-USD' })).toMatchObject({ code: 'UNKNOWN_SYMBOL' });
     expect(s.run({ ...order, account: B })).toMatchObject({ code: 'UNKNOWN_ACCOUNT' });
     expect(s.run({ ...order, sizeLots: 0 })).toMatchObject({ code: 'SIZE_OUT_OF_RANGE' });
@@ -485,13 +485,15 @@ describe('validation', () => {
     expect(s.e.stateHash()).toBe(hash);
   });
 
-  it('refuses limit prices outside the band around the mark', () => {
+  it('refuses limit prices that cross beyond the band around the mark, and lets passive ones rest', () => {
     const s = setup([{ ...X, priceBandPpm: 100_000 }]);
     rich(s, A);
     expect(s.order(A, 'BUY', 1, 111)).toMatchObject({ ok: false, code: 'PRICE_OUT_OF_RANGE' });
-    expect(s.order(A, 'BUY', 1, 89)).toMatchObject({ ok: false, code: 'PRICE_OUT_OF_RANGE' });
+    expect(s.order(A, 'SELL', 1, 89)).toMatchObject({ ok: false, code: 'PRICE_OUT_OF_RANGE' });
     expect(s.order(A, 'BUY', 1, 110).ok).toBe(true);
-    expect(s.order(A, 'BUY', 1, 90).ok).toBe(true);
+    // Far from the mark on the passive side: it cannot trade beyond the band, so it may rest.
+    expect(s.order(A, 'BUY', 1, 50).ok).toBe(true);
+    expect(s.order(A, 'SELL', 1, 150).ok).toBe(true);
   });
 });
 
@@ -571,7 +573,7 @@ describe('snapshot and restore', () => {
     const bad = structuredClone(snap);
     bad.accounts[0].reserved = '1';
     expect(() => PerpEngine.fromSnapshot(bad)).toThrow(/reserve/);
-    expect(() => PerpEngine.fromSnapshot({ ...snap, version: 2 } as never)).toThrow(/version/);
+    expect(() => PerpEngine.fromSnapshot({ ...snap, version: 1 } as never)).toThrow(/version/);
   });
 });
 

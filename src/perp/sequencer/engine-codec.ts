@@ -10,27 +10,64 @@ import { toJsonSafe } from '../engine/engine-types.ts';
 /** A JSON value (what a broker message can carry). */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-const COMMAND_BIGINTS: Record<string, readonly string[]> = {
-  deposit: ['amount'],
-  withdraw: ['amount'],
-  adjustMargin: ['amount'],
-  applyFunding: ['rateE9'],
+/** The keys of T whose values are bigints (optional ones included). */
+type BigintKeys<T> = { [K in keyof T]-?: NonNullable<T[K]> extends bigint ? K : never }[keyof T];
+/** Exactly the bigint fields of T, each `true`: leaving one out, or naming another, does not compile. */
+type BigintFieldSet<T> = { readonly [K in BigintKeys<T>]: true };
+
+type CommandOf<K extends EngineCommand['kind']> = Extract<EngineCommand, { kind: K }>;
+type EventOf<T extends EngineEvent['type']> = Extract<EngineEvent, { type: T }>;
+
+/**
+ * The bigint fields of every command kind and event type. The types make a forgotten field (or a new
+ * command or event without an entry) a compile-time error instead of a string that `+=` would concatenate.
+ */
+const COMMAND_BIGINTS: { readonly [K in EngineCommand['kind']]: BigintFieldSet<CommandOf<K>> } = {
+  deposit: { amount: true },
+  withdraw: { amount: true },
+  placeOrder: {},
+  cancelOrder: {},
+  cancelOrders: {},
+  cancelAll: {},
+  setLeverage: {},
+  adjustMargin: { amount: true },
+  setMarkPrice: {},
+  applyFunding: { rateE9: true },
+  addInstrument: {},
+  updateInstrument: {},
+  requestWithdrawal: { amount: true },
+  settleWithdrawal: {},
+  addLiquidity: { amount: true },
+  removeLiquidity: { shares: true },
+  cancelAllAfter: {},
 };
 
-const EVENT_BIGINTS: Record<string, readonly string[]> = {
-  orderResting: ['reserved'],
-  trade: ['notional', 'makerFee', 'takerFee', 'makerRealisedPnl', 'takerRealisedPnl'],
-  positionChanged: ['entryNotional', 'isolatedMargin', 'realisedPnl'],
-  balanceChanged: ['collateral', 'delta'],
-  fundingPayment: ['rateE9', 'amount'],
-  fundingApplied: ['rateE9', 'paid', 'received', 'remainder'],
+const EVENT_BIGINTS: { readonly [T in EngineEvent['type']]: BigintFieldSet<EventOf<T>> } = {
+  orderAccepted: {},
+  orderResting: { reserved: true },
+  trade: { notional: true, makerFee: true, takerFee: true, makerRealisedPnl: true, takerRealisedPnl: true },
+  orderDone: {},
+  positionChanged: { entryNotional: true, isolatedMargin: true, realisedPnl: true },
+  balanceChanged: { collateral: true, delta: true },
+  fundingPayment: { rateE9: true, amount: true },
+  fundingApplied: { rateE9: true, paid: true, received: true, remainder: true },
+  markPrice: {},
+  leverageChanged: {},
+  instrumentConfigured: {},
+  withdrawal: { amount: true },
+  liquidity: { amount: true, shares: true, holderShares: true, totalShares: true, poolEquity: true },
+  liquidation: { fee: true, equity: true, maintenanceMargin: true },
+  adl: { realisedPnl: true },
+  insurance: { delta: true, balance: true },
+  badDebt: { amount: true },
+  cancelAllAfter: {},
 };
 
 const INTEGER = /^-?(0|[1-9][0-9]*)$/;
 
-function reviveBigints(obj: Record<string, unknown>, fields: readonly string[] | undefined): void {
+function reviveBigints(obj: Record<string, unknown>, fields: object | undefined): void {
   if (fields === undefined) return;
-  for (const f of fields) {
+  for (const f of Object.keys(fields)) {
     const v = obj[f];
     if (typeof v === 'string' && INTEGER.test(v)) obj[f] = BigInt(v);
   }
@@ -45,7 +82,7 @@ export function commandToJson(cmd: EngineCommand): Json {
 export function commandFromJson(json: unknown): EngineCommand {
   if (json === null || typeof json !== 'object' || Array.isArray(json)) return json as EngineCommand;
   const cmd = { ...(json as Record<string, unknown>) };
-  reviveBigints(cmd, COMMAND_BIGINTS[String(cmd.kind)]);
+  reviveBigints(cmd, Object.hasOwn(COMMAND_BIGINTS, String(cmd.kind)) ? COMMAND_BIGINTS[cmd.kind as EngineCommand['kind']] : undefined);
   return cmd as unknown as EngineCommand;
 }
 
@@ -55,7 +92,7 @@ export function eventToJson(event: EngineEvent): Json {
 
 export function eventFromJson(json: unknown): EngineEvent {
   const ev = { ...(json as Record<string, unknown>) };
-  reviveBigints(ev, EVENT_BIGINTS[String(ev.type)]);
+  reviveBigints(ev, Object.hasOwn(EVENT_BIGINTS, String(ev.type)) ? EVENT_BIGINTS[ev.type as EngineEvent['type']] : undefined);
   return ev as unknown as EngineEvent;
 }
 

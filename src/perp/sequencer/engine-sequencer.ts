@@ -8,10 +8,10 @@
  * applied but not yet durable (`buffer` and the batch being written). No answer leaves before its
  * row is durable, so a crash loses only commands nobody was told about.
  */
-import { createHash } from 'node:crypto';
 import { AppError, ConflictError, StorageUnavailableError } from '../../errors/app-error.ts';
 import type { Db } from '../../storage/database.ts';
 import type { CommandResult, EngineCommand, EngineEvent, EngineSnapshot } from '../engine/engine-types.ts';
+import { DEFAULT_INSTRUMENTS, instrumentSpec, type InstrumentConfig } from '../engine/instruments.ts';
 import { PerpEngine, type PerpEngineOptions } from '../engine/perp-engine.ts';
 import {
   acquireJournalWriterLock,
@@ -19,13 +19,15 @@ import {
   findJournalByCommandIds,
   latestSnapshots,
   pruneSnapshots,
-  readJournalAfter,
   readJournalTail,
   saveSnapshot,
   type JournalRow,
   type JournalWriterLock,
 } from '../store/engine-journal-store.ts';
-import { commandFromJson, commandToText, resultFromSummary, resultSummaryToJson } from './engine-codec.ts';
+import { commandToText, resultFromSummary, resultSummaryToJson } from './engine-codec.ts';
+import { JournalCorruptError, engineOfSnapshot, genesisEngine, loadFromJournal, replayJournal, sha256 } from './journal-replay.ts';
+
+export { JournalCorruptError } from './journal-replay.ts';
 
 /** An answer of the sequencer: the engine's result and where the command sits in the journal. */
 export type SequencedResult = CommandResult & {
@@ -46,7 +48,10 @@ export interface SequencerLogger {
 
 export interface EngineSequencerOptions {
   db: Db;
-  /** The engine to start from when the journal has no snapshot. Default: `new PerpEngine()`. */
+  /**
+   * The genesis options (fee account, default leverage) and the instruments to list: instruments the
+   * journal lacks are listed, and changed settings journalled, on start. Default: DEFAULT_INSTRUMENTS.
+   */
   engineOptions?: PerpEngineOptions;
   /** Most journal rows per group commit. Default 2 000. */
   maxBatch?: number;
@@ -61,7 +66,7 @@ export interface EngineSequencerOptions {
   /** Wait between attempts to rebuild after a failed journal write. Default 1 000 ms. */
   recoveryRetryMs?: number;
   logger?: SequencerLogger;
-  /** Clock of the snapshots' created_at. Default Date.now. */
+  /** Clock of the snapshots' created_at and of the instrument listings' ts. Default Date.now. */
   now?: () => number;
 }
 
@@ -91,16 +96,8 @@ interface Waiting {
 }
 
 const MAX_COMMAND_ID = 128;
-const REPLAY_PAGE = 5_000;
 
 const silentLogger: SequencerLogger = { warn() {}, error() {} };
-
-/** The journal was written by something that this engine does not reproduce. */
-export class JournalCorruptError extends AppError {
-  constructor(message: string, detail?: Record<string, unknown>) {
-    super('INTERNAL', `perp journal: ${message}`, { detail });
-  }
-}
 
 function notRunning(state: SequencerState): AppError {
   return new AppError('STORAGE_UNAVAILABLE', `perp engine: the sequencer is ${state}, try again later`, { retryable: true });
@@ -115,8 +112,6 @@ function unknownOutcome(cause: unknown): AppError {
   });
 }
 
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
-
 interface Loaded {
   engine: PerpEngine;
   nextJournalSeq: number;
@@ -126,59 +121,32 @@ interface Loaded {
 }
 
 /**
- * Rebuilds the engine from the newest snapshot that verifies plus the journal after it. Each
- * replayed command must reproduce its journalled code and event seq, or the journal is corrupt.
+ * Rebuilds the engine from the journal (journal-replay.ts: one snapshot back, checked by state hash),
+ * keeping the last `keepEvents` events the replay regenerated.
  */
 export async function loadEngineFromJournal(
   db: Db,
   engineOptions?: PerpEngineOptions,
   opts: { keepEvents?: number; logger?: SequencerLogger; ignoreSnapshots?: boolean } = {},
 ): Promise<Loaded> {
-  const logger = opts.logger ?? silentLogger;
   const keepEvents = opts.keepEvents ?? 0;
-  let engine: PerpEngine | undefined;
-  let base = 0;
-  if (!opts.ignoreSnapshots) {
-    for (const s of await latestSnapshots(db, 5)) {
-      try {
-        if (sha256(s.snapshot) !== s.stateHash) throw new Error('hash of the stored text differs');
-        const e = PerpEngine.fromSnapshot(JSON.parse(s.snapshot) as EngineSnapshot);
-        if (e.stateHash() !== s.stateHash) throw new Error('restored engine hashes differently');
-        engine = e;
-        base = s.lastSeq;
-        break;
-      } catch (err) {
-        // An older snapshot plus a longer replay gives the same state.
-        logger.warn({ err, lastSeq: s.lastSeq }, 'perp journal: snapshot skipped');
-      }
-    }
-  }
-  engine ??= new PerpEngine(engineOptions);
-  let expected = base + 1;
   const replayed: EngineEvent[] = [];
-  for (;;) {
-    const rows = await readJournalAfter(db, expected - 1, REPLAY_PAGE);
-    for (const row of rows) {
-      if (row.seq !== expected) throw new JournalCorruptError(`gap before seq ${row.seq}`, { expected });
-      if (row.code === 'OK') {
-        const r = engine.apply(commandFromJson(JSON.parse(row.command)));
-        if (!r.ok) throw new JournalCorruptError(`seq ${row.seq} replayed as ${r.code}`, { commandId: row.commandId });
-        if (keepEvents > 0) for (const e of r.events) replayed.push(e);
-      }
-      if (engine.lastSeq !== row.lastEventSeq) {
-        throw new JournalCorruptError(`seq ${row.seq} replayed to event seq ${engine.lastSeq}, journalled ${row.lastEventSeq}`);
-      }
-      expected++;
-    }
-    if (rows.length < REPLAY_PAGE) break;
-  }
+  const loaded = await loadFromJournal(db, {
+    engineOptions,
+    logger: opts.logger ?? silentLogger,
+    ignoreSnapshots: opts.ignoreSnapshots,
+    onEvents: keepEvents > 0 ? (events) => {
+      for (const e of events) replayed.push(e);
+      if (replayed.length > 2 * keepEvents) replayed.splice(0, replayed.length - keepEvents);
+    } : undefined,
+  });
   if (replayed.length > keepEvents) replayed.splice(0, replayed.length - keepEvents);
-  return { engine, nextJournalSeq: expected, snapshotSeq: base, replayed };
+  return { engine: loaded.engine, nextJournalSeq: loaded.lastSeq + 1, snapshotSeq: loaded.baseSeq, replayed };
 }
 
 /**
  * Regenerates the events of seq ≥ fromEventSeq produced by journal rows up to `upToJournalSeq`:
- * from the newest snapshot taken before fromEventSeq (or the empty engine), replaying forward.
+ * from the newest snapshot taken before fromEventSeq (or genesis), replaying forward.
  */
 export async function replayJournalEvents(
   db: Db,
@@ -191,25 +159,38 @@ export async function replayJournalEvents(
   let after = 0;
   for (const s of await latestSnapshots(db, 100)) {
     if (s.lastSeq > upToJournalSeq) continue;
-    const snap = JSON.parse(s.snapshot) as EngineSnapshot;
-    if (snap.nextSeq > fromEventSeq || sha256(s.snapshot) !== s.stateHash) continue;
-    engine = PerpEngine.fromSnapshot(snap);
+    try {
+      const snap = JSON.parse(s.snapshot) as EngineSnapshot;
+      if (snap.nextSeq > fromEventSeq) continue;
+      engine = engineOfSnapshot(s);
+    } catch {
+      continue;
+    }
     after = s.lastSeq;
     break;
   }
-  engine ??= new PerpEngine(engineOptions);
-  while (after < upToJournalSeq) {
-    const rows = await readJournalAfter(db, after, Math.min(REPLAY_PAGE, upToJournalSeq - after));
-    if (rows.length === 0) throw new JournalCorruptError(`rows after ${after} missing`);
-    for (const row of rows) {
-      if (row.seq !== after + 1) throw new JournalCorruptError(`gap before seq ${row.seq}`);
-      after = row.seq;
-      if (row.code !== 'OK') continue;
-      const r = engine.apply(commandFromJson(JSON.parse(row.command)));
-      if (!r.ok || engine.lastSeq !== row.lastEventSeq) throw new JournalCorruptError(`seq ${row.seq} does not replay`);
-      if (row.lastEventSeq >= fromEventSeq) for (const e of r.events) if (e.seq >= fromEventSeq) emit(e);
-    }
-  }
+  engine ??= genesisEngine(engineOptions);
+  const last = await replayJournal(db, engine, {
+    afterSeq: after,
+    upToSeq: upToJournalSeq,
+    onEvents: (events) => {
+      for (const e of events) if (e.seq >= fromEventSeq) emit(e);
+    },
+  });
+  if (last < upToJournalSeq) throw new JournalCorruptError(`rows after ${last} missing`);
+}
+
+/** A command id for an instrument listing or settings change: unique, since the journal seq only grows. */
+function instrumentCommandId(kind: 'add' | 'update', symbol: string, seq: number): string {
+  return `instrument:${kind}:${symbol}:${seq}`;
+}
+
+/** Whether the configured settings differ from those in force (compared in canonical form). */
+function settingsDiffer(configured: InstrumentConfig, current: InstrumentConfig): boolean {
+  const a = instrumentSpec(configured);
+  const b = instrumentSpec(current);
+  const keys = Object.keys(a).filter((k) => k !== 'unitMicros').sort();
+  return keys.some((k) => (a as unknown as Record<string, unknown>)[k] !== (b as unknown as Record<string, unknown>)[k]);
 }
 
 export class EngineSequencer {
@@ -219,7 +200,7 @@ export class EngineSequencer {
   private readonly logger: SequencerLogger;
 
   private _state: SequencerState = 'new';
-  private _engine: PerpEngine = new PerpEngine();
+  private _engine: PerpEngine = genesisEngine();
   private nextJournalSeq = 1;
   private durableSeq = 0;
 
@@ -312,6 +293,25 @@ export class EngineSequencer {
     }
     this.lock = lock;
     this._state = 'running';
+    await this.syncInstruments();
+  }
+
+  /**
+   * Lists the configured instruments the journal does not have and journals a settings change for
+   * those whose configuration changed: the settings a trade was made under stay in the journal.
+   */
+  private async syncInstruments(): Promise<void> {
+    const configured = this.engineOptions?.instruments ?? DEFAULT_INSTRUMENTS;
+    for (const config of configured) {
+      const current = this._engine.instrument(config.symbol);
+      if (current === undefined) {
+        const r = await this.submit({ kind: 'addInstrument', id: instrumentCommandId('add', config.symbol, this.nextJournalSeq), ts: this.opts.now(), config });
+        if (!r.ok) throw new ConflictError(`perp journal: instrument ${config.symbol} cannot be listed: ${r.message}`);
+      } else if (settingsDiffer(config, current)) {
+        const r = await this.submit({ kind: 'updateInstrument', id: instrumentCommandId('update', config.symbol, this.nextJournalSeq), ts: this.opts.now(), config });
+        if (!r.ok) this.logger.warn({ symbol: config.symbol, code: r.code }, 'perp journal: instrument settings not changed');
+      }
+    }
   }
 
   private async load(): Promise<void> {

@@ -12,8 +12,7 @@ import type { Logger } from '../../lib/logger.ts';
 import type { Db } from '../../storage/database.ts';
 import type { PerpEngine, PerpEngineOptions } from '../engine/perp-engine.ts';
 import { readJournalAfter } from '../store/engine-journal-store.ts';
-import { commandFromJson } from './engine-codec.ts';
-import { JournalCorruptError, loadEngineFromJournal } from './engine-sequencer.ts';
+import { JournalCorruptError, loadFromJournal, replayRow } from './journal-replay.ts';
 
 export interface JournalReplica {
   engine(): PerpEngine;
@@ -39,10 +38,7 @@ export function createJournalReplica(opts: { db: Db; engineOptions?: PerpEngineO
       const rows = await readJournalAfter(opts.db, seq, 5_000);
       for (const row of rows) {
         if (row.seq !== seq + 1) throw new JournalCorruptError(`replica: gap before seq ${row.seq}`, { expected: seq + 1 });
-        if (row.code === 'OK') {
-          const r = engine!.apply(commandFromJson(JSON.parse(row.command)));
-          if (!r.ok) throw new JournalCorruptError(`replica: seq ${row.seq} replayed as ${r.code}`, { commandId: row.commandId });
-        }
+        replayRow(engine!, row);
         seq = row.seq;
       }
       waiters.reached(seq);
@@ -75,9 +71,9 @@ export function createJournalReplica(opts: { db: Db; engineOptions?: PerpEngineO
       return seq;
     },
     async start() {
-      const loaded = await loadEngineFromJournal(opts.db, opts.engineOptions, { logger: opts.logger });
+      const loaded = await loadFromJournal(opts.db, { engineOptions: opts.engineOptions, logger: opts.logger });
       engine = loaded.engine;
-      seq = loaded.nextJournalSeq - 1;
+      seq = loaded.lastSeq;
       running = true;
       loop();
     },
