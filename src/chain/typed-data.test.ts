@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashTypedData, type Address, type Hex } from 'viem';
+import { hashTypedData, parseSignature as viemSignature, recoverAddress, serializeCompactSignature, signatureToCompactSignature, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { ValidationError } from '../errors/app-error.ts';
 import { ANVIL_ACCOUNTS } from './anvil-accounts.ts';
@@ -12,6 +12,18 @@ const relayer = ANVIL_ACCOUNTS[7].address;
 const router = '0x5FbDB2315678afecb367f032d93F642f64180aa3' as Address;
 const domain = oneClickDomain(31337, router);
 const message = { user: alice.address, delegatee: relayer, nonce: 3n, deadline: 1_700_000_600 };
+
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+/** The 64-byte EIP-2098 form of a 65-byte signature: r ‖ yParity·2²⁵⁵ + s. */
+function toCompact(sig: Hex): Hex {
+  const { r, s, yParity } = viemSignature(sig);
+  return `0x${r.slice(2)}${((BigInt(yParity) << 255n) | BigInt(s)).toString(16).padStart(64, '0')}`;
+}
+/** The malleated twin (r, n − s, the other v): the same signer recovers from it. */
+function highS(sig: Hex): Hex {
+  const { r, s, yParity } = viemSignature(sig);
+  return `0x${r.slice(2)}${(SECP256K1_N - BigInt(s)).toString(16).padStart(64, '0')}${yParity === 0 ? '1c' : '1b'}`;
+}
 
 async function rejection(p: Promise<unknown> | (() => unknown)): Promise<ValidationError> {
   try {
@@ -89,7 +101,7 @@ describe('One Click delegation typed data', () => {
     for (const bad of [undefined, 42, '0x', signature.slice(0, 100), `${signature}00`, signature.replace(/^0x/, ''), signature.replace(/.$/, 'g')]) {
       const err = await rejection(check({ signature: bad }));
       expect(err.field).toBe('signature');
-      expect(err.message).toBe('signature: must be 0x and a 65-byte signature in hex');
+      expect(err.message).toBe('signature: must be 0x and a 65-byte signature (or a 64-byte EIP-2098 compact one) in hex');
     }
     // Well-formed but no valid point/recovery id: refused without quoting the signature.
     const garbage = `0x${'00'.repeat(64)}05` as Hex;
@@ -97,6 +109,54 @@ describe('One Click delegation typed data', () => {
     expect(err.field).toBe('signature');
     expect(err.message).not.toContain(garbage.slice(2, 20));
     expect(JSON.stringify({ ...err, message: err.message })).not.toContain(signature.slice(2, 30));
+  });
+
+  it('accepts the 64-byte EIP-2098 compact form wherever the 65-byte one is, and v as 0/1', async () => {
+    const signature = await alice.signTypedData({ domain, types: delegateType.types, primaryType: 'Delegate', message });
+    const compact = toCompact(signature);
+    expect(compact).toBe(serializeCompactSignature(signatureToCompactSignature(viemSignature(signature))));
+    expect(await delegateType.recoverSigner(domain, message, compact)).toBe(alice.address);
+    await delegateType.verifySigner(domain, message, compact, alice.address, 'message.user');
+    expect(await verifyDelegation({ domain, message, signature: compact, user: alice.address, delegatee: relayer, nowSeconds: 1_700_000_000 })).toEqual(message);
+    // Both forms read as the same 65 bytes, v 27/28: what OpenZeppelin's ECDSA.recover takes on chain.
+    expect(parseSignature(compact)).toBe(signature.toLowerCase());
+    expect(parseSignature(signature.toUpperCase().replace(/^0X/, '0x'))).toBe(signature.toLowerCase());
+    const v01 = `${signature.slice(0, 130)}0${Number.parseInt(signature.slice(130), 16) - 27}` as Hex;
+    expect(parseSignature(v01)).toBe(signature.toLowerCase());
+    expect(await delegateType.recoverSigner(domain, message, v01)).toBe(alice.address);
+    // A compact signature of another key, or with the parity bit flipped, recovers someone else.
+    const byBob = toCompact(await bob.signTypedData({ domain, types: delegateType.types, primaryType: 'Delegate', message }));
+    expect((await rejection(delegateType.verifySigner(domain, message, byBob, alice.address, 'message.user'))).message).toBe('signature: is not signed by message.user');
+    const flipped = `0x${compact.slice(2, 66)}${(BigInt(`0x${compact.slice(66)}`) ^ (1n << 255n)).toString(16).padStart(64, '0')}` as Hex;
+    expect(await delegateType.recoverSigner(domain, message, flipped)).not.toBe(alice.address);
+  });
+
+  it('refuses a high-s signature (EIP-2), although it recovers the same signer', async () => {
+    const signature = await alice.signTypedData({ domain, types: delegateType.types, primaryType: 'Delegate', message });
+    const malleated = highS(signature);
+    expect(malleated.toLowerCase()).not.toBe(signature.toLowerCase());
+    // What makes the explicit check necessary: the curve alone accepts the malleated twin.
+    expect(await recoverAddress({ hash: delegateDigest(domain, message), signature: malleated })).toBe(alice.address);
+    const reason = 'signature: has a high s value (above secp256k1n/2), which Ethereum refuses (EIP-2): send the low-s form (r, n - s, the other v)';
+    expect((await rejection(delegateType.recoverSigner(domain, message, malleated))).message).toBe(reason);
+    expect((await rejection(delegateType.verifySigner(domain, message, malleated, alice.address, 'message.user'))).message).toBe(reason);
+    const err = await rejection(verifyDelegation({ domain, message, signature: malleated, user: alice.address, delegatee: relayer, nowSeconds: 1_700_000_000 }));
+    expect(err.field).toBe('signature');
+    expect(err.message).not.toContain(malleated.slice(2, 20));
+    expect((await rejection(() => parseSignature(malleated, 'body.sig'))).message).toMatch(/^body\.sig: has a high s value/);
+    // The boundary: s = n/2 is the largest accepted, n/2 + 1 the smallest refused; r and s in [1, n).
+    const n = SECP256K1_N;
+    const word = (x: bigint) => x.toString(16).padStart(64, '0');
+    const r = signature.slice(2, 66);
+    expect(parseSignature(`0x${r}${word(n / 2n)}1c`)).toBe(`0x${r}${word(n / 2n)}1c`);
+    expect((await rejection(() => parseSignature(`0x${r}${word(n / 2n + 1n)}1c`))).message).toMatch(/high s value/);
+    // The compact form can carry an s in (n/2, 2^255) too (the top bit is the parity): refused alike.
+    expect(parseSignature(`0x${r}${word((1n << 255n) | (n / 2n))}`)).toBe(`0x${r}${word(n / 2n)}1c`);
+    expect((await rejection(() => parseSignature(`0x${r}${word(n / 2n + 1n)}`))).message).toMatch(/high s value/);
+    expect((await rejection(() => parseSignature(`0x${r}${word((1n << 255n) | (n / 2n + 1n))}`))).message).toMatch(/high s value/);
+    for (const bad of [`0x${word(0n)}${word(1n)}1b`, `0x${word(n)}${word(1n)}1b`, `0x${r}${word(0n)}1b`, `0x${r}${word(1n)}1d`]) {
+      expect((await rejection(() => parseSignature(bad))).message).toMatch(/^signature: is not a valid signature/);
+    }
   });
 
   it('reads a message field by field: required, no extras, types and ranges', async () => {
@@ -168,7 +228,8 @@ describe('typed data for other flows', () => {
     expect(() => defineTypedData({ primaryType: 'A', types: { A: [], EIP712Domain: [] } })).toThrow(/EIP712Domain/);
     expect((await rejection(() => typedDataDomain({ name: 'x', version: '1', chainId: 0, verifyingContract: router }))).field).toBe('domain.chainId');
     expect((await rejection(() => typedDataDomain({ name: 'x', version: '1', chainId: 1, verifyingContract: '0x12' }))).field).toBe('domain.verifyingContract');
-    expect(parseSignature(`0x${'11'.repeat(64)}`)).toBe(`0x${'11'.repeat(64)}`);
+    // A compact signature reads as its 65-byte form: r, s without the parity bit, v = 27 + parity.
+    expect(parseSignature(`0x${'11'.repeat(64)}`)).toBe(`0x${'11'.repeat(64)}1b`);
     expect(() => assertNotExpired(10n, 11)).toThrow('message.deadline: has expired');
   });
 });

@@ -7,8 +7,9 @@
  * the one a contract's `_hashTypedDataV4` computes.
  *
  * The server rebuilds domain and types itself; only the message comes from the client, and every
- * field of it is checked here (a `ValidationError` names the field). Nothing here logs, and no
- * error carries a signature.
+ * field of it is checked here (a `ValidationError` names the field). Signatures are read once, by
+ * {@link parseSignature}: the compact form of EIP-2098 is accepted wherever the 65-byte one is, and a
+ * high `s` is refused everywhere (EIP-2). Nothing here logs, and no error carries a signature.
  */
 import { getAddress, hashTypedData, isAddress, isHex, recoverAddress, type Address, type Hex } from 'viem';
 import { ValidationError } from '../errors/app-error.ts';
@@ -57,9 +58,15 @@ export function typedDataDomain(d: { name: string; version: string; chainId: num
 
 const SIGNATURE_RE = /^0x(?:[0-9a-fA-F]{130}|[0-9a-fA-F]{128})$/;
 
+/** The order of secp256k1's group. */
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+/** The largest `s` Ethereum accepts (EIP-2), as OpenZeppelin's ECDSA and `ecrecover` users check it. */
+const SECP256K1_HALF_N = SECP256K1_N / 2n;
+const Y_PARITY_BIT = 1n << 255n;
+
 /**
- * The address whose key signed the EIP-712 `digest`; ValidationError on a malformed signature, and
- * never viem's error, which would quote the signature.
+ * The address whose key signed the EIP-712 `digest`; ValidationError on a malformed or non-canonical
+ * signature (see {@link parseSignature}), and never viem's error, which would quote the signature.
  */
 export async function recoverDigestSigner(digest: Hex, signature: unknown): Promise<Address> {
   const sig = parseSignature(signature);
@@ -70,12 +77,38 @@ export async function recoverDigestSigner(digest: Hex, signature: unknown): Prom
   }
 }
 
-/** A signature is 65 bytes (r, s, v) or 64 (EIP-2098 compact), in hex. */
+/**
+ * Reads a signature: 65 bytes (r ‖ s ‖ v, v 27 or 28, or 0 or 1 as some wallets write it) or 64
+ * bytes (EIP-2098 compact: r ‖ yParity·2²⁵⁵ + s), in hex. Answers it as the 65 bytes a contract's
+ * `ECDSA.recover` takes (OpenZeppelin 5 refuses the compact form and v 0/1), lower case, v 27 or 28.
+ *
+ * A high `s` (above secp256k1n/2) is refused, as Ethereum refuses it since EIP-2: (r, n−s) with the
+ * other v is a second valid signature of the same key over the same message, so accepting both would
+ * let anyone who saw a signature make another one that contracts refuse.
+ */
 export function parseSignature(raw: unknown, field = 'signature'): Hex {
   if (typeof raw !== 'string' || !SIGNATURE_RE.test(raw)) {
-    throw new ValidationError(field, 'must be 0x and a 65-byte signature in hex');
+    throw new ValidationError(field, 'must be 0x and a 65-byte signature (or a 64-byte EIP-2098 compact one) in hex');
   }
-  return raw as Hex;
+  const hex = raw.toLowerCase();
+  const r = BigInt(`0x${hex.slice(2, 66)}`);
+  let s = BigInt(`0x${hex.slice(66, 130)}`);
+  let yParity: number;
+  if (hex.length === 130) {
+    // Compact: the top bit of the second word is the y parity, the rest is s.
+    yParity = s & Y_PARITY_BIT ? 1 : 0;
+    s &= Y_PARITY_BIT - 1n;
+  } else {
+    const v = parseInt(hex.slice(130), 16);
+    if (v === 27 || v === 28) yParity = v - 27;
+    else if (v === 0 || v === 1) yParity = v;
+    else throw new ValidationError(field, 'is not a valid signature (v must be 27 or 28)');
+  }
+  if (r === 0n || r >= SECP256K1_N || s === 0n || s >= SECP256K1_N) throw new ValidationError(field, 'is not a valid signature');
+  if (s > SECP256K1_HALF_N) {
+    throw new ValidationError(field, 'has a high s value (above secp256k1n/2), which Ethereum refuses (EIP-2): send the low-s form (r, n - s, the other v)');
+  }
+  return `0x${hex.slice(2, 66)}${s.toString(16).padStart(64, '0')}${(27 + yParity).toString(16)}` as Hex;
 }
 
 /**

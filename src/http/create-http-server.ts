@@ -5,6 +5,11 @@
  * whose errors name the field, and every answer the server can shape in the API's envelope: route
  * and schema errors, unroutable URLs, malformed HTTP that Node refuses, and the drain while closing.
  * API-specific parts (routes, auth, envelope) are plugged in by the caller.
+ *
+ * Once the API registers a rate limit on the app (registerRateLimit), every refusal made here before
+ * the API's own hooks could count the request (a body over the limit, a URL that does not decode,
+ * malformed HTTP, an unknown path outside the API's scopes, ...) is counted against the client's
+ * address and carries the X-RateLimit headers; past the limit it becomes the 429 refusal.
  */
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -20,6 +25,7 @@ import {
   isAppError,
 } from '../errors/app-error.ts';
 import type { EnvelopeFormat } from './envelope.ts';
+import { addressBucket, rateLimitCounted, rateLimitedError, rateLimitHeaders, rateLimitOf, type RateLimitCheck } from './rate-limiter.ts';
 import { PATTERN_REASONS } from './schema-patterns.ts';
 
 
@@ -106,11 +112,11 @@ class ShuttingDownError extends AppError {
  * a request (malformed request line or headers, headers too large, a request that timed out). The
  * connection is closed afterwards, and the answer says so.
  */
-export function renderRawAnswer(envelope: EnvelopeFormat, err: AppError, uuid: string): string {
+export function renderRawAnswer(envelope: EnvelopeFormat, err: AppError, uuid: string, headers: Record<string, string> = {}): string {
   const r = envelope.renderError(err, uuid);
   const body = JSON.stringify(r.body);
   let head = `HTTP/1.1 ${r.statusCode} ${STATUS_CODES[r.statusCode] ?? ''}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n`;
-  for (const [k, v] of Object.entries(r.headers ?? {})) head += `${k}: ${v}\r\n`;
+  for (const [k, v] of Object.entries({ ...headers, ...r.headers })) head += `${k}: ${v}\r\n`;
   return `${head}\r\n${body}`;
 }
 
@@ -130,6 +136,32 @@ const MAX_PARAM_LENGTH = 65_536;
 
 const EMPTY = Buffer.alloc(0);
 
+/** Requests Node handed to `checkExpectation` (an `Expect` other than 100-continue), refused in onRequest. */
+const unmetExpectation = new WeakSet<IncomingMessage>();
+
+/** Sockets whose malformed HTTP is being answered: Node may report the same one again meanwhile. */
+const answering = new WeakSet<Socket>();
+
+/** The refusal to send once the request is counted: itself, or the 429 when over the limit. */
+interface CountedRefusal {
+  err: AppError;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Counts a refusal against `ip`. A store that does not answer leaves the refusal as it is, without
+ * the headers: it is refused anyway, so nothing is waved through.
+ */
+async function countRefusal(check: RateLimitCheck, request: FastifyRequest | undefined, ip: string | undefined, err: AppError, logger: Logger, uuid: string): Promise<CountedRefusal> {
+  try {
+    const state = await check(request, addressBucket(ip));
+    return { err: state.limited ? rateLimitedError(state) : err, headers: rateLimitHeaders(state) };
+  } catch (cause) {
+    logger.warn({ uuid, cause: describeCause((cause as AppError).cause ?? cause) }, 'rate limit store unavailable; refusal not counted');
+    return { err };
+  }
+}
+
 export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   const { logger, envelope, bodyLimitBytes } = opts;
 
@@ -137,6 +169,20 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     const rendered = envelope.renderError(err, request.id);
     if (rendered.headers) void reply.headers(rendered.headers);
     return reply.code(rendered.statusCode).send(rendered.body);
+  };
+
+  /**
+   * Answers a refusal, counted first unless the API's hooks counted the request already (their
+   * headers are on the reply then). A client that has gone is neither counted nor answered usefully.
+   * Without a rate limit (or nothing to count) the answer goes out at once, without a promise.
+   */
+  const refuse = (request: FastifyRequest, reply: FastifyReply, err: AppError) => {
+    const check = rateLimitOf(app);
+    if (!check || rateLimitCounted(request) || socketGone(request.raw.socket)) return answer(request, reply, err);
+    return countRefusal(check, request, request.ip, err, logger, request.id).then((counted) => {
+      if (counted.headers) void reply.headers(counted.headers);
+      return answer(request, reply, counted.err);
+    });
   };
 
   // Fastify's own logger is off: it would build a child logger per request. We log once per
@@ -158,18 +204,34 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     return503OnClosing: false,
     clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket) {
       // A reset connection or one already gone has nobody to answer.
-      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      if (err.code === 'ECONNRESET' || socket.destroyed || answering.has(socket)) return;
       const uuid = randomUUID();
       logger.debug({ uuid, code: err.code }, 'malformed request refused');
       // As Node does: answer only when no response has started on this connection.
       const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
-      if (socket.writable && (!inFlight || !inFlight.headersSent)) socket.write(renderRawAnswer(envelope, clientErrorOf(err), uuid));
-      socket.destroy();
+      if (!socket.writable || (inFlight && inFlight.headersSent)) {
+        socket.destroy();
+        return;
+      }
+      const check = rateLimitOf(app);
+      if (!check) {
+        socket.write(renderRawAnswer(envelope, clientErrorOf(err), uuid));
+        socket.destroy();
+        return;
+      }
+      // No request exists, so the socket's peer is the client counted (behind a trusted proxy, the
+      // proxy: a bucket of these refusals alone, since its clients' requests count by their address).
+      answering.add(socket);
+      socket.pause();
+      void countRefusal(check, undefined, socket.remoteAddress, clientErrorOf(err), logger, uuid).then((r) => {
+        if (!socket.destroyed && socket.writable) socket.write(renderRawAnswer(envelope, r.err, uuid, r.headers));
+        socket.destroy();
+      });
     },
     // Errors found while routing (a URL that does not decode), before any route or hook applies.
     frameworkErrors(err, request, reply) {
       logger.debug({ uuid: request.id, code: (err as FastifyError).code }, 'unroutable request refused');
-      return answer(request, reply, toAppError(err));
+      return refuse(request, reply, toAppError(err));
     },
   }) as unknown as FastifyInstance;
 
@@ -187,13 +249,12 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   // which made `request.ip` undefined in the auth hook. Read as early as possible, on accept...
   app.server.on('connection', (socket: Socket) => void socket.remoteAddress);
 
-  // An `Expect` other than 100-continue: Node would answer 417 with an empty body by itself.
+  // An `Expect` other than 100-continue: Node would answer 417 with an empty body by itself. Handed
+  // to Fastify as a request instead, refused in onRequest like any other refusal (uuid, log line,
+  // rate limit).
   app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    const r = envelope.renderError(new ValidationError('expect', 'only 100-continue is supported'), randomUUID());
-    const body = JSON.stringify(r.body);
-    res.writeHead(r.statusCode, { ...r.headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
-    res.end(body);
-    req.socket.destroySoon();
+    unmetExpectation.add(req);
+    app.server.emit('request', req, res);
   });
 
   app.addHook('onRequest', (request, reply, done) => {
@@ -204,6 +265,11 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
       return done(new ValidationError('request', 'the client closed the connection'));
     }
     request.rawBody = EMPTY;
+    if (unmetExpectation.has(request.raw)) {
+      // Whatever body follows is not read: the connection cannot carry another request.
+      void reply.header('connection', 'close');
+      return done(new ValidationError('expect', 'only 100-continue is supported'));
+    }
     // Fastify picks a parser by Content-Type and refuses an unknown or malformed one (415) before
     // any hook that authenticates. Taking the header out sends every body to the one parser below,
     // which only keeps the bytes; decodeJsonRequest judges the type after authentication.
@@ -225,7 +291,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     done(null, undefined);
   });
 
-  app.setNotFoundHandler((request, reply) => answer(request, reply, new NotFoundError('route')));
+  app.setNotFoundHandler((request, reply) => refuse(request, reply, new NotFoundError('route')));
 
   app.setErrorHandler((err, request, reply) => {
     let appErr = toAppError(err as FastifyError);
@@ -247,7 +313,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     }
     // A body that was not read to its end leaves the connection unusable for another request.
     if (appErr.code === 'PAYLOAD_TOO_LARGE') void reply.header('connection', 'close');
-    return answer(request, reply, appErr);
+    return refuse(request, reply, appErr);
   });
 
   // One line per request, through pino like every other line, with fixed scalar fields only.

@@ -6,12 +6,15 @@
  *
  * The plugin is registered with `global: false` and used through its `createRateLimit()` checker,
  * called by an API's own auth hook: a request counts against its key only once the key is
- * authenticated, so nobody can spend another key's budget with bad signatures.
+ * authenticated, so nobody can spend another key's budget with bad signatures. A request the HTTP
+ * layer refuses before that hook runs (a body over the limit, a URL that does not decode, malformed
+ * HTTP, ...) is counted by createHttpServer against its client's address, through the checker an app
+ * registered here ({@link rateLimitOf}): it names no key that anything has vouched for.
  */
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import { StorageUnavailableError } from '../errors/app-error.ts';
+import { RateLimitedError, StorageUnavailableError } from '../errors/app-error.ts';
 
 export interface RateLimitState {
   /** The window's limit. */
@@ -35,10 +38,29 @@ export interface RateLimitSettings {
   prefix?: string;
 }
 
-/** Counts one request of `bucket`. */
-export type RateLimitCheck = (request: FastifyRequest, bucket: string) => Promise<RateLimitState>;
+/**
+ * Counts one request of `bucket`. `request` is the request counted, when there is one (a connection
+ * Node refuses before any request exists has none): the HTTP layer then knows it was counted.
+ */
+export type RateLimitCheck = (request: FastifyRequest | undefined, bucket: string) => Promise<RateLimitState>;
 
-const buckets = new WeakMap<FastifyRequest, string>();
+/**
+ * What the plugin's checker is given instead of the request: it reads only the bucket (through the
+ * key generator) and the route's options, which a request refused before routing does not have.
+ */
+interface Counted {
+  bucket: string;
+  routeOptions: { config: Record<string, never> };
+}
+
+const NO_ROUTE = Object.freeze({ config: Object.freeze({}) as Record<string, never> });
+const counted = new WeakSet<FastifyRequest>();
+const checks = new WeakMap<FastifyInstance, RateLimitCheck>();
+
+/** The bucket of a request that no key vouches for: its client's address. */
+export function addressBucket(ip: string | undefined): string {
+  return `ip:${ip ?? 'unknown'}`;
+}
 
 /** Registers the plugin on `app` (no route limited by itself) and answers the checker. */
 export async function registerRateLimit(app: FastifyInstance, settings: RateLimitSettings): Promise<RateLimitCheck> {
@@ -50,20 +72,39 @@ export async function registerRateLimit(app: FastifyInstance, settings: RateLimi
     ...(settings.redis ? { redis: settings.redis, nameSpace: settings.prefix ?? 'ratelimit:' } : {}),
     // Refused rather than waved through when Redis is away: the answer is a 503 the client retries.
     skipOnError: false,
-    keyGenerator: (request) => buckets.get(request) ?? `ip:${request.ip}`,
+    keyGenerator: (carrier) => (carrier as unknown as Counted).bucket,
   });
   const check = app.createRateLimit();
-  return async (request, bucket) => {
-    buckets.set(request, bucket);
+  const counter: RateLimitCheck = async (request, bucket) => {
+    // Marked before the store answers: a request whose count failed is not counted a second time.
+    if (request) counted.add(request);
+    const carrier: Counted = { bucket, routeOptions: NO_ROUTE };
     let r: Awaited<ReturnType<typeof check>>;
     try {
-      r = await check(request);
+      r = await check(carrier as unknown as FastifyRequest);
     } catch (cause) {
       throw new StorageUnavailableError({ cause });
     }
     if (r.isAllowed) return { limit: settings.limit, remaining: settings.limit, resetMs: 0, limited: false };
     return { limit: r.max, remaining: r.remaining, resetMs: r.ttl, limited: r.isExceeded };
   };
+  checks.set(app, counter);
+  return counter;
+}
+
+/** The checker registered on `app`, if the API has a rate limit. */
+export function rateLimitOf(app: FastifyInstance): RateLimitCheck | undefined {
+  return checks.get(app);
+}
+
+/** Whether `request` has been counted (or its count attempted) already. */
+export function rateLimitCounted(request: FastifyRequest): boolean {
+  return counted.has(request);
+}
+
+/** The refusal of a request over the limit: 429 with Retry-After (at least 1 s). */
+export function rateLimitedError(state: RateLimitState): RateLimitedError {
+  return new RateLimitedError(Math.max(1, Math.ceil(state.resetMs / 1000)));
 }
 
 /** The answer headers of a state: limit, requests left, and seconds until the window resets. */

@@ -17,5 +17,5 @@ export const PATTERN_REASONS: Record<string, string> = {
   [TX_HASH_PATTERN]: 'must be a 0x-prefixed 32-byte hex transaction hash',
   [UINT_PATTERN]: 'must be a non-negative integer string',
   [VISIBLE_ASCII_PATTERN]: 'must be visible ASCII characters only',
-  [SIGNATURE_PATTERN]: 'must be a 0x-prefixed 65-byte hex signature',
+  [SIGNATURE_PATTERN]: 'must be a 0x-prefixed 65-byte hex signature (or a 64-byte EIP-2098 compact one)',
 };

@@ -5,10 +5,10 @@
  *
  * Checks, in order, each failure with its own documented code (unlike the stock API, this one says
  * which check failed, as exchanges do; never more than the error table says):
- * headers present and well-formed (20001), X-Chain-Id the service's (20008), X-Api-Ts within 45 s
- * (20005), the key known, active and a perp key (20002), not expired (20003), of this chain (20008),
- * the peer in its IP whitelist when it has one (20004), the signature (20006), not a replay (20007),
- * then the route's permission (403 30001).
+ * headers present, each once, and well-formed (20001), X-Chain-Id the service's (20008), X-Api-Ts
+ * within 45 s (20005), the key known, active and a perp key (20002), not expired (20003), of this
+ * chain (20008), the peer in its IP whitelist when it has one (20004), the signature (20006), not a
+ * replay (20007), then the route's permission (403 30001).
  *
  * Rate limit: an authenticated request counts against its key; a public route's request, and a
  * request that failed authentication, against the client's address (so a stranger with bad
@@ -16,14 +16,15 @@
  * carries the X-RateLimit headers of the bucket it counted against.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ForbiddenError, RateLimitedError, UnauthorizedError, type AuthFailure } from '../errors/app-error.ts';
+import { ForbiddenError, UnauthorizedError, type AuthFailure } from '../errors/app-error.ts';
 import { hasPermission, type PerpPermission } from '../auth/api-key-model.ts';
 import type { ApiKeyService, AuthKey } from '../auth/api-key-service.ts';
 import { canonicalQuery, decodeBase64Digest, signedUri, verifyPerp } from '../auth/hmac.ts';
 import { ipAllowed } from '../auth/ip-match.ts';
+import { repeatedHeader } from '../auth/repeated-header.ts';
 import type { NonceStore } from '../auth/nonce-store.ts';
 import { authRequired } from '../auth/route-auth.ts';
-import { rateLimitHeaders, type RateLimitCheck, type RateLimitState } from '../http/rate-limiter.ts';
+import { addressBucket, rateLimitedError, rateLimitHeaders, type RateLimitCheck, type RateLimitState } from '../http/rate-limiter.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -55,6 +56,9 @@ export interface PerpAuthOptions {
 
 const MILLIS = /^[0-9]{1,16}$/;
 
+/** The credential headers, each of which may be sent once only (20001 otherwise). */
+const CREDENTIAL_HEADERS = ['x-api-key', 'x-api-sign', 'x-api-ts', 'x-chain-id'];
+
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
   return typeof v === 'string' ? v : undefined;
@@ -85,7 +89,10 @@ export function createPerpAuthHook(opts: PerpAuthOptions) {
   const serviceChain = String(opts.chainId);
 
   async function authenticate(request: FastifyRequest): Promise<AuthKey> {
-    // Node joins a repeated header with ", ", so a duplicate fails the format checks below.
+    // Checked on the raw list: Node joins a repeated header's values with ", ", which would otherwise
+    // be refused later as an unknown key (20002) or another chain (20008).
+    const repeated = repeatedHeader(request.raw.rawHeaders, CREDENTIAL_HEADERS);
+    if (repeated !== undefined) throw deny('credentials', `${repeated} repeated`);
     const apiKey = header(request, 'x-api-key');
     const sign = header(request, 'x-api-sign');
     const ts = header(request, 'x-api-ts');
@@ -126,15 +133,11 @@ export function createPerpAuthHook(opts: PerpAuthOptions) {
     return state;
   }
 
-  function refuse(state: RateLimitState): RateLimitedError {
-    return new RateLimitedError(Math.max(1, Math.ceil(state.resetMs / 1000)));
-  }
-
   return async function perpAuth(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const ipBucket = `ip:${request.ip ?? 'unknown'}`;
+    const ipBucket = addressBucket(request.ip);
     if (!authRequired(request)) {
       const state = await count(request, reply, ipBucket);
-      if (state.limited) throw refuse(state);
+      if (state.limited) throw rateLimitedError(state);
       return;
     }
     let key: AuthKey;
@@ -143,11 +146,11 @@ export function createPerpAuthHook(opts: PerpAuthOptions) {
     } catch (err) {
       request.apiKey = undefined;
       const state = await count(request, reply, ipBucket);
-      throw state.limited ? refuse(state) : err;
+      throw state.limited ? rateLimitedError(state) : err;
     }
     request.apiKey = key;
     const state = await count(request, reply, `key:${key.apiKey}`);
-    if (state.limited) throw refuse(state);
+    if (state.limited) throw rateLimitedError(state);
     const needed = requiredPermission(request);
     if (!hasPermission(key, needed)) throw new ForbiddenError(`${needed} permission required`);
   };

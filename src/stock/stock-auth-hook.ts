@@ -12,6 +12,7 @@ import { hasPermission } from '../auth/api-key-model.ts';
 import type { ApiKeyService, AuthKey } from '../auth/api-key-service.ts';
 import { canonicalQuery, signedUri, verifyStock } from '../auth/hmac.ts';
 import { ipAllowed } from '../auth/ip-match.ts';
+import { repeatedHeader } from '../auth/repeated-header.ts';
 import type { NonceStore } from '../auth/nonce-store.ts';
 import { authRequired } from '../auth/route-auth.ts';
 
@@ -22,6 +23,9 @@ declare module 'fastify' {
 }
 
 export const TS_WINDOW_MS = 45_000;
+
+/** The authentication headers, each of which may be sent once only. */
+const AUTH_HEADERS = ['x-api-key', 'x-api-sign', 'x-api-ts', 'x-api-nonce', 'x-api-chain-id', 'x-api-p'];
 
 /** 1 to 16 decimal digits (milliseconds). */
 function isMillisText(s: string): boolean {
@@ -66,7 +70,10 @@ export function createStockAuthHook(opts: StockAuthOptions) {
 
   /** Checks everything but the key; returns what the key checks need. */
   function readHeaders(request: FastifyRequest) {
-    // Node joins a repeated header with ", ", so a duplicate fails the format checks below.
+    // Checked on the raw list, so that the log names the cause: Node joins a repeated header's values
+    // with ", ", which would otherwise be refused later as an unknown key or another chain.
+    const repeated = repeatedHeader(request.raw.rawHeaders, AUTH_HEADERS);
+    if (repeated !== undefined) throw deny(`${repeated} repeated`);
     const apiKey = header(request, 'x-api-key');
     const sign = header(request, 'x-api-sign');
     const ts = header(request, 'x-api-ts');
