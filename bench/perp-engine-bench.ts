@@ -232,7 +232,7 @@ function runEngine(s: Stream, scenario: 'steady' | 'deep', accounts: number): En
   const inst: InstrumentConfig = {
     symbol: 'BENCH-USD', tickSize: '0.01', lotSize: '0.01', minSizeLots: 1, maxSizeLots: 1_000_000, maxPriceTicks: 100_000_000,
     maxLeverage: 50, initialMarginRatioPpm: 20_000, maintenanceMarginRatioPpm: 10_000, makerFeeRatePpm: 200, takerFeeRatePpm: 500,
-    fundingIntervalMs: 28_800_000, priceBandPpm: 0,
+    fundingIntervalMs: 28_800_000, priceBandPpm: 0, markStaleMs: 0,
   };
   const engine = new PerpEngine({ instruments: [inst] });
   const addresses = Array.from({ length: accounts }, (_, i) => '0x' + (i + 1).toString(16).padStart(40, '0'));

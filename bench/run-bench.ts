@@ -11,7 +11,9 @@
  * indexer, executor, oneclick or perp runs one part. The perpetual part: the matching engine's
  * book against nodejs-order-book on the same streams (steady and deep books) and the full engine,
  * then the sequencer's group-committed journal against single-row commits of the same database, then
- * signed orders end to end over HTTP against EIP-712 signature recovery alone.
+ * signed orders end to end over HTTP against EIP-712 signature recovery alone, then liquidation's cost
+ * against the open positions and the engine's throughput with the liquidity pool quoting
+ * (bench/perp-risk-bench.ts; BENCH_ONLY=perp-risk runs that alone).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -27,6 +29,7 @@ import { measureAnvilCeiling, measureOneClickSends, type BenchUser } from './one
 import { runPerpEngineBench } from './perp-engine-bench.ts';
 import { runPerpJournalBench } from './perp-journal-bench.ts';
 import { runPerpOrdersBench } from './perp-orders-bench.ts';
+import { runPerpRiskBench } from './perp-risk-bench.ts';
 
 /** Seconds per measured round. */
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
@@ -397,4 +400,9 @@ if (!only || only === 'perp') {
   console.log('\nsigned perpetual orders end to end over HTTP, against EIP-712 recovery alone (bench/perp-orders-bench.ts):');
   const o = await runPerpOrdersBench();
   console.log(o.table);
+}
+if (!only || only === 'perp' || only === 'perp-risk') {
+  console.log('\nliquidation against the open positions, and the engine with the liquidity pool quoting, in process, one core (bench/perp-risk-bench.ts):');
+  const r = await runPerpRiskBench({ print: (l) => console.error(l) });
+  console.log(r.table);
 }

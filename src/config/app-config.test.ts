@@ -51,12 +51,21 @@ describe('app config', () => {
   });
 
   it('reads the perp indexer depth apart from the stock indexer’s', () => {
-    expect(loadConfig({}).perp).toEqual({ confirmations: 0, marketMaker: true, demoTakerMs: 10_000, fundingIntervalMs: undefined, markIntervalMs: 1_000, fundingSampleMs: 5_000 });
+    expect(loadConfig({}).perp).toEqual({ confirmations: 0, marketMaker: true, demoTakerMs: 10_000, fundingIntervalMs: undefined, markIntervalMs: 1_000, fundingSampleMs: 5_000, lpLockupMs: 345_600_000 });
     expect(loadConfig({ RPC_URL: 'http://127.0.0.1:1' }).perp.marketMaker).toBe(false);
     expect(loadConfig({ PERP_FUNDING_INTERVAL_MS: '60000', PERP_MARKET_MAKER: 'false' }).perp).toMatchObject({ fundingIntervalMs: 60_000, marketMaker: false });
     const c = loadConfig({ PERP_CONFIRMATIONS: '12', INDEXER_CONFIRMATIONS: '3' });
     expect(c.perp.confirmations).toBe(12);
     expect(c.indexer.confirmations).toBe(3);
     expect(() => loadConfig({ PERP_CONFIRMATIONS: '-1' })).toThrow(/PERP_CONFIRMATIONS/);
+  });
+
+  it('reads the liquidity pool lock-up: 4 days by default, 0 to a year', () => {
+    expect(loadConfig({}).perp.lpLockupMs).toBe(4 * 24 * 60 * 60 * 1_000);
+    expect(loadConfig({ PERP_LP_LOCKUP_MS: '60000' }).perp.lpLockupMs).toBe(60_000);
+    expect(loadConfig({ PERP_LP_LOCKUP_MS: '0' }).perp.lpLockupMs).toBe(0);
+    expect(loadConfig({ PERP_LP_LOCKUP_MS: String(366 * 86_400_000) }).perp.lpLockupMs).toBe(31_622_400_000);
+    expect(() => loadConfig({ PERP_LP_LOCKUP_MS: String(366 * 86_400_000 + 1) })).toThrow('PERP_LP_LOCKUP_MS: must be at most 31622400000');
+    expect(() => loadConfig({ PERP_LP_LOCKUP_MS: '4d' })).toThrow(/PERP_LP_LOCKUP_MS/);
   });
 });

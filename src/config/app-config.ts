@@ -95,6 +95,11 @@ export interface AppConfig {
     /** `PERP_FUNDING_SAMPLE_MS`: how often the funding premium is sampled (default 5 000). */
     fundingSampleMs: number;
     /**
+     * `PERP_LP_LOCKUP_MS`: how long liquidity added to the pool stays locked, counted from the
+     * holder's latest addition (default 345 600 000, 4 days, as Hyperliquid's HLP; at most a year).
+     */
+    lpLockupMs: number;
+    /**
      * `PERP_ENGINE_STREAM`: the Redis Streams prefix (`<prefix>:commands`, `<prefix>:events`) over
      * which the engine serves perp APIs running in other processes (with REDIS_URL). Unset: the
      * engine serves only a perp API in its own process.
@@ -133,6 +138,13 @@ function address(env: Env, name: string): Address | undefined {
 }
 
 /** Set entries only, so a role without a key has no key at all (not `undefined` under its name). */
+/** envInt with an upper bound too (the engine refuses a longer lock-up, so every addition would fail). */
+function envIntAtMost(env: Env, name: string, fallback: number, maximum: number): number {
+  const n = envInt(env, name, fallback);
+  if (n > maximum) throw new AppError('VALIDATION', `${name}: must be at most ${maximum}`);
+  return n;
+}
+
 function defined<T>(entries: Record<string, T | undefined>): Record<string, T> {
   return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined)) as Record<string, T>;
 }
@@ -192,6 +204,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       fundingIntervalMs: envString(env, 'PERP_FUNDING_INTERVAL_MS') === undefined ? undefined : envInt(env, 'PERP_FUNDING_INTERVAL_MS', 3_600_000, 1_000),
       markIntervalMs: envInt(env, 'PERP_MARK_INTERVAL_MS', 1_000, 10),
       fundingSampleMs: envInt(env, 'PERP_FUNDING_SAMPLE_MS', 5_000, 10),
+      lpLockupMs: envIntAtMost(env, 'PERP_LP_LOCKUP_MS', 4 * 86_400_000, 366 * 86_400_000),
       engineStream: envString(env, 'PERP_ENGINE_STREAM'),
     },
     executor: loadExecutorSettings(env),

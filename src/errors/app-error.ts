@@ -130,25 +130,11 @@ export class ChainRevertError extends AppError {
 
 /**
  * The venue refused a valid request on its merits (margin, order flags, state): a business
- * rejection, not a malformed request. The message says why and is safe to show.
+ * rejection, not a malformed request. `rejection` names the entry of the venue's table (the perp
+ * API's: src/perp/perp-error-codes.ts, typed there as PerpRejection); the message says why and is
+ * safe to show.
  */
-export type Rejection =
-  | 'INSUFFICIENT_MARGIN'
-  | 'INSUFFICIENT_BALANCE'
-  | 'POST_ONLY_WOULD_CROSS'
-  | 'REDUCE_ONLY_WOULD_INCREASE'
-  | 'FOK_NOT_FILLED'
-  | 'NO_LIQUIDITY'
-  | 'ORDER_NOT_OPEN'
-  | 'DUPLICATE_CLIENT_ORDER_ID'
-  | 'LEVERAGE_EXCEEDED'
-  | 'SIZE_OUT_OF_RANGE'
-  | 'PRICE_OUT_OF_RANGE'
-  | 'ORDER_EXPIRED'
-  | 'NONCE_USED'
-  | 'BAD_ORDER_SIGNATURE'
-  | 'ONE_CLICK_NOT_ENABLED'
-  | 'POSITION_NOT_OPEN';
+export type Rejection = string;
 
 export class RejectedError extends AppError {
   readonly rejection: Rejection;

@@ -41,10 +41,12 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
   const page = <T>(all: T[], q: ListQuery): List<T> => ({ total: all.length, rows: all.slice(q.offset, q.offset + q.limit) });
 
   return {
-    account(caller: AuthKey): AccountBody {
+    account(caller: AuthKey): AccountBody & { pendingWithdrawals: string } {
       const wallet = walletOf(caller);
       const engine = venue.engine();
-      return accountBody(wallet, engine.getAccount(wallet), engine.marginSummary(wallet));
+      const margin = engine.marginSummary(wallet);
+      // Reserved for withdrawals not paid yet: already out of `balance` and `withdrawable`.
+      return { ...accountBody(wallet, engine.getAccount(wallet), margin), pendingWithdrawals: usd(margin?.pendingWithdrawals ?? 0n) };
     },
 
     assets(caller: AuthKey) {
@@ -56,6 +58,7 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
           equity: a.equity,
           available: a.freeCollateral,
           withdrawable: a.withdrawable,
+          pendingWithdrawals: a.pendingWithdrawals,
           orderMargin: a.orderMargin,
           positionMargin: a.positionMargin,
         },
@@ -123,8 +126,10 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
           blockNumber: String(e.blockNumber),
           ...(kind === 'withdrawal' ? { withdrawalId: e.withdrawalId } : {}),
           // A deposit is CREDITED once the engine has taken it into the account (after
-          // PERP_CONFIRMATIONS blocks); a withdrawal's log says the vault PAID it.
-          status: e.applied ? (kind === 'deposit' ? 'CREDITED' : 'PAID') : 'PENDING',
+          // PERP_CONFIRMATIONS blocks), REFUSED (with the reason) when the engine will never take
+          // it; a withdrawal's log says the vault PAID it.
+          status: e.status === 'refused' ? 'REFUSED' : e.applied ? (kind === 'deposit' ? 'CREDITED' : 'PAID') : 'PENDING',
+          ...(kind === 'deposit' ? { reason: e.refusal ?? null } : {}),
           ts: e.blockTimestamp,
         })),
       };

@@ -4,23 +4,46 @@
  * `submit` checks the signed message (the key's wallet, the signature, the expiry, the instrument's
  * steps), claims its nonce once per account (order-nonce-store.ts) and sends `placeOrder` to the
  * engine under the id `ord:<orderHash>`: the same signed order sent twice is one order, answered
- * twice. Cancels, leverage and margin changes are authorised by the key alone (TRADE permission).
+ * twice. Cancels, leverage and margin changes are authorised by the key alone (TRADE permission) and
+ * are made idempotent by the request's Idempotency-Key (idempotency.ts): their command id is then
+ * `<scope>:<account>:<key>`, so a retry is answered from the journal instead of applied again.
  *
  * Every refusal is an AppError of the API's table; nothing is changed by a refused request except
  * a signed order's nonce once the order reached the engine (a signed order is processed once).
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Address } from 'viem';
-import { PERP_ERROR_CODES } from '../errors/error-codes.ts';
-import { AppError, ConflictError, ForbiddenError, NotFoundError, RejectedError, ValidationError, type Rejection } from '../errors/app-error.ts';
+import { AppError, ConflictError, ForbiddenError, NotFoundError, RejectedError, StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
 import type { Db } from '../storage/database.ts';
 import type { TypedDataDomain } from '../chain/typed-data.ts';
 import { parseDecimal } from '../lib/decimal.ts';
 import { decimalToSteps, COLLATERAL_DECIMALS, type InstrumentSpec } from './engine/instruments.ts';
-import type { CommandResult, MarginMode, OrderAcceptedEvent, OrderDoneEvent, OrderType, PlaceOrderAccepted, PlaceOrderCommand, Side, TimeInForce } from './engine/engine-types.ts';
+import type {
+  AdjustMarginCommand,
+  CancelAllAfterCommand,
+  CancelAllCommand,
+  CancelOrderCommand,
+  CancelOrdersCommand,
+  CommandResult,
+  MarginMode,
+  OrderAcceptedEvent,
+  OrderDoneEvent,
+  OrderType,
+  OrderView,
+  PlaceOrderAccepted,
+  PlaceOrderCommand,
+  SetLeverageCommand,
+  Side,
+  TimeInForce,
+} from './engine/engine-types.ts';
+import { commandIdFor, submitOnce, unknownOutcomeData, type SubmitOnceDeps } from './idempotency.ts';
 import { orderType, type OrderMessage } from './order-typed-data.ts';
+import { isRejectCode } from './engine/result-codes.ts';
+import { MAX_CANCEL_AFTER_MS, MIN_CANCEL_AFTER_MS } from './engine/perp-engine.ts';
+import { PERP_ERROR_CODES, type PerpRejection } from './perp-error-codes.ts';
 import { claimOrderNonce } from './store/order-nonce-store.ts';
+import { assertSessionSigner } from './one-click-service.ts';
 import { getOrder, listTrades } from './store/perp-history-store.ts';
 import type { PerpVenue } from './perp-venue.ts';
 import { averagePrice, fillBody, openOrderBody, orderBody, positionBody, priceOf, sizeOf, takerFill, usd, type FillBody, type OrderBody, type PositionBody } from './perp-views.ts';
@@ -52,16 +75,35 @@ export interface SubmittedOrder extends OrderBody {
   duplicate: boolean;
 }
 
+/** The dead man's switch as a call left it. */
+export interface CancelAllAfterBody {
+  armed: boolean;
+  /** When the open orders are cancelled (ms; they go at the first mark update from then); null when disarmed. */
+  deadline: number | null;
+  timeoutMs: number;
+}
+
 /** What the submitting route asks of the order beyond being valid. */
 export type SubmitMode = 'order' | 'fill' | 'close';
 
 export interface OrderService {
   build(caller: AuthKey, input: BuildOrderInput): { typedData: ReturnType<typeof orderType.build>; orderHash: string };
   submit(caller: AuthKey, body: { message: unknown; signature: unknown }, mode?: SubmitMode): Promise<SubmittedOrder>;
-  cancel(caller: AuthKey, orderId: string): Promise<OrderBody>;
-  batchCancel(caller: AuthKey, input: { orderIds?: string[]; symbol?: string }): Promise<{ canceled: string[]; failed: Array<{ orderId: string; code: string; msg: string }> }>;
-  adjust(caller: AuthKey, input: { symbol: string; leverage: number; marginMode?: MarginMode }): Promise<PositionBody>;
-  margin(caller: AuthKey, input: { symbol: string; amount: string }): Promise<PositionBody>;
+  // The key-authorised calls take the request's Idempotency-Key (idempotency.ts): with one, a retry
+  // is answered as the first request and applies nothing again; without one, each call is new.
+  cancel(caller: AuthKey, orderId: string, idempotencyKey?: string): Promise<OrderBody>;
+  batchCancel(
+    caller: AuthKey,
+    input: { orderIds?: string[]; symbol?: string },
+    idempotencyKey?: string,
+  ): Promise<{ canceled: string[]; failed: Array<{ orderId: string; code: string; msg: string }> }>;
+  adjust(caller: AuthKey, input: { symbol: string; leverage: number; marginMode?: MarginMode }, idempotencyKey?: string): Promise<PositionBody>;
+  margin(caller: AuthKey, input: { symbol: string; amount: string }, idempotencyKey?: string): Promise<PositionBody>;
+  /**
+   * The dead man's switch (docs/perp-risk.md): every open order of the account is cancelled at the
+   * first mark update `timeoutMs` from now unless armed again; 0 disarms.
+   */
+  cancelAllAfter(caller: AuthKey, input: { timeoutMs: number }, idempotencyKey?: string): Promise<CancelAllAfterBody>;
 }
 
 /** The wallet a key trades for: keys a wallet created are bound to it. */
@@ -70,23 +112,13 @@ export function walletOf(caller: AuthKey): string {
   return caller.userAddress.toLowerCase();
 }
 
-const ENGINE_REJECTIONS: Partial<Record<string, Rejection>> = {
-  INSUFFICIENT_MARGIN: 'INSUFFICIENT_MARGIN',
-  INSUFFICIENT_BALANCE: 'INSUFFICIENT_BALANCE',
-  POST_ONLY_WOULD_CROSS: 'POST_ONLY_WOULD_CROSS',
-  REDUCE_ONLY_WOULD_INCREASE: 'REDUCE_ONLY_WOULD_INCREASE',
-  FOK_NOT_FILLED: 'FOK_NOT_FILLED',
-  NO_LIQUIDITY: 'NO_LIQUIDITY',
-  ORDER_NOT_OPEN: 'ORDER_NOT_OPEN',
-  ORDER_EXPIRED: 'ORDER_EXPIRED',
-  LEVERAGE_EXCEEDED: 'LEVERAGE_EXCEEDED',
-  SIZE_OUT_OF_RANGE: 'SIZE_OUT_OF_RANGE',
-  PRICE_OUT_OF_RANGE: 'PRICE_OUT_OF_RANGE',
-  POSITION_NOT_OPEN: 'POSITION_NOT_OPEN',
-};
-
-/** The API's error for an engine refusal; `unknownAccount` says what an account without a deposit means here. */
-export function engineError(r: { code: string; message: string }, unknownAccount: Rejection = 'INSUFFICIENT_MARGIN'): AppError {
+/**
+ * The API's error for an engine refusal, through the one result-code table: parameter and not-found
+ * codes become their AppErrors, every trading code a RejectedError under its own name. The engine
+ * speaks ticks, lots and micro-USD: the client gets the table's words, the log the engine's.
+ * `unknownAccount` says what an account without a deposit means where it is not a refusal of its own.
+ */
+export function engineError(r: { code: string; message: string }, unknownAccount: PerpRejection = 'INSUFFICIENT_MARGIN'): AppError {
   switch (r.code) {
     case 'INVALID':
       return new ValidationError('request', r.message);
@@ -94,16 +126,12 @@ export function engineError(r: { code: string; message: string }, unknownAccount
       return new NotFoundError('symbol');
     case 'ORDER_NOT_FOUND':
       return new NotFoundError('order');
-    case 'MARGIN_MODE_LOCKED':
-      return new ConflictError('marginMode: can change only while the position is flat and no order is open on the symbol');
-    case 'UNKNOWN_ACCOUNT':
-      return new RejectedError(unknownAccount, 'no collateral deposited for this account');
   }
-  const rejection = ENGINE_REJECTIONS[r.code];
-  // The engine speaks ticks, lots and micro-USD: the client gets the table's words, the log the engine's.
-  return rejection
-    ? new RejectedError(rejection, PERP_ERROR_CODES[rejection].meaning, { detail: { engine: r.message } })
-    : new AppError('INTERNAL', `perp engine: unexpected answer ${r.code}`, { detail: { engine: r.message } });
+  const rejection = r.code === 'UNKNOWN_ACCOUNT' ? unknownAccount : r.code;
+  if (isRejectCode(r.code) && Object.prototype.hasOwnProperty.call(PERP_ERROR_CODES, rejection)) {
+    return new RejectedError(rejection, PERP_ERROR_CODES[rejection as PerpRejection].meaning, { detail: { engine: r.message } });
+  }
+  return new AppError('INTERNAL', `perp engine: unexpected answer ${r.code}`, { detail: { engine: r.message } });
 }
 
 /** An order id as the API shows it (a decimal string); anything else names no order. */
@@ -122,6 +150,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
     await venue.caughtUp?.(r.journalSeq);
     return r;
   };
+  const once: SubmitOnceDeps = { db, submit, ...(venue.caughtUp ? { caughtUp: (seq: number | null) => venue.caughtUp!(seq) } : {}) };
 
   const spec = (symbol: string): InstrumentSpec => {
     const s = venue.engine().instrument(symbol);
@@ -264,7 +293,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       // Hashed once: the digest is both what the signature covers and the order's id.
       const orderHash = orderType.hash(domain, m as unknown as Record<string, unknown>);
       const signer = await orderType.recoverSigner(domain, m as unknown as Record<string, unknown>, body.signature, orderHash);
-      if (signer.toLowerCase() !== account) throw new RejectedError('BAD_ORDER_SIGNATURE', 'the order is not signed by the wallet of the API key');
+      if (signer.toLowerCase() !== account) await assertSessionSigner(db, { account, signer, orderExpiry: m.expiry, now: now() });
       const t = now();
       if (m.expiry < BigInt(t)) throw new RejectedError('ORDER_EXPIRED', 'the signed order has expired; build and sign a new one');
       if (m.expiry > BigInt(t + MAX_ORDER_TTL_MS)) throw new ValidationError('message.expiry', 'must be at most 30 days ahead');
@@ -282,29 +311,45 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       return answer(s, r as PlaceOrderAccepted & { resubmitted?: true }, cmd);
     },
 
-    async cancel(caller, rawId) {
+    async cancel(caller, rawId, idempotencyKey) {
       const account = walletOf(caller);
       const orderId = parseOrderId(rawId);
-      const live = venue.engine().getOrder(orderId);
-      const history = live ? undefined : await getOrder(db, orderId);
-      const owner = live?.account ?? history?.account;
-      if (owner !== account) throw new NotFoundError('order');
-      if (!live) throw new RejectedError('ORDER_NOT_OPEN', `order ${orderId} is ${history!.status}`);
-      const r = await submit({ kind: 'cancelOrder', id: `cancel:${randomUUID()}`, ts: now(), account, orderId });
+      const cmd: CancelOrderCommand = { kind: 'cancelOrder', id: commandIdFor('cancel', account, idempotencyKey), ts: now(), account, orderId };
+      let live: OrderView | undefined;
+      // State checks run for a new request only: the retry of a cancel that went through finds the
+      // order done, and is answered the cancel instead.
+      const { result: r, appliedAt } = await submitOnce(once, cmd, idempotencyKey, async () => {
+        live = venue.engine().getOrder(orderId);
+        const history = live ? undefined : await getOrder(db, orderId);
+        const owner = live?.account ?? history?.account;
+        if (owner !== account) throw new NotFoundError('order');
+        if (!live) throw new RejectedError('ORDER_NOT_OPEN', `order ${orderId} is ${history!.status}`);
+      });
       if (!r.ok) throw engineError(r);
-      const s = spec(live.symbol);
-      const done = await getOrder(db, orderId);
-      const body = openOrderBody(s, live, done);
-      return { ...body, status: 'CANCELED', reason: 'USER_CANCEL', remainingSize: '0', updatedAt: now() };
+      // The cancel's own time, the same on a retry (the journalled one).
+      const canceled = { status: 'CANCELED' as const, reason: 'USER_CANCEL', remainingSize: '0', updatedAt: appliedAt };
+      if (live) {
+        let history;
+        try {
+          history = await getOrder(db, orderId);
+        } catch (err) {
+          // Cancelled, but the answer cannot be read: the retry with the key answers it.
+          throw new StorageUnavailableError({ cause: err, data: unknownOutcomeData(idempotencyKey !== undefined) });
+        }
+        return { ...openOrderBody(spec(live.symbol), live, history), ...canceled };
+      }
+      const history = await projectedOrder(orderId);
+      return { ...orderBody(spec(history.symbol), history), ...canceled };
     },
 
-    async batchCancel(caller, input) {
+    async batchCancel(caller, input, idempotencyKey) {
       const account = walletOf(caller);
       const hasIds = input.orderIds !== undefined;
       if (hasIds === (input.symbol !== undefined)) throw new ValidationError('orderIds', 'give either orderIds or symbol, not both');
       if (input.symbol !== undefined) {
         spec(input.symbol);
-        const r = await submit({ kind: 'cancelAll', id: `cancel:${randomUUID()}`, ts: now(), account, symbol: input.symbol });
+        const cmd: CancelAllCommand = { kind: 'cancelAll', id: commandIdFor('batch-cancel', account, idempotencyKey), ts: now(), account, symbol: input.symbol };
+        const { result: r } = await submitOnce(once, cmd, idempotencyKey);
         if (!r.ok) {
           if (r.code === 'UNKNOWN_ACCOUNT') return { canceled: [], failed: [] };
           throw engineError(r);
@@ -319,7 +364,8 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
         else failed.push({ orderId: raw, code: 'ORDER_NOT_FOUND', msg: 'no such order for this account' });
       }
       if (valid.length === 0) return { canceled: [], failed };
-      const r = await submit({ kind: 'cancelOrders', id: `cancel:${randomUUID()}`, ts: now(), account, orderIds: valid });
+      const cmd: CancelOrdersCommand = { kind: 'cancelOrders', id: commandIdFor('batch-cancel', account, idempotencyKey), ts: now(), account, orderIds: valid };
+      const { result: r } = await submitOnce(once, cmd, idempotencyKey);
       if (!r.ok) {
         if (r.code !== 'UNKNOWN_ACCOUNT') throw engineError(r);
         return { canceled: [], failed: failed.concat(valid.map((id) => ({ orderId: String(id), code: 'ORDER_NOT_FOUND', msg: 'no such order for this account' }))) };
@@ -332,29 +378,60 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       return { canceled, failed };
     },
 
-    async adjust(caller, input) {
+    async adjust(caller, input, idempotencyKey) {
       const account = walletOf(caller);
       const s = spec(input.symbol);
       if (!Number.isSafeInteger(input.leverage) || input.leverage < 1) throw new ValidationError('leverage', 'must be a whole number from 1');
       if (input.leverage > s.maxLeverage) throw new RejectedError('LEVERAGE_EXCEEDED', `leverage: at most ${s.maxLeverage} on ${s.symbol}`);
-      const r = await submit({
-        kind: 'setLeverage', id: `leverage:${randomUUID()}`, ts: now(), account, symbol: s.symbol, leverage: input.leverage,
+      const cmd: SetLeverageCommand = {
+        kind: 'setLeverage', id: commandIdFor('leverage', account, idempotencyKey), ts: now(), account, symbol: s.symbol, leverage: input.leverage,
         ...(input.marginMode !== undefined ? { marginMode: input.marginMode } : {}),
-      });
+      };
+      const { result: r } = await submitOnce(once, cmd, idempotencyKey);
       if (!r.ok) throw engineError(r, 'INSUFFICIENT_BALANCE');
       return position(s, account);
     },
 
-    async margin(caller, input) {
+    async margin(caller, input, idempotencyKey) {
       const account = walletOf(caller);
       const s = spec(input.symbol);
       const negative = typeof input.amount === 'string' && input.amount.startsWith('-');
       const magnitude = parseDecimal(negative ? input.amount.slice(1) : input.amount, { field: 'amount', decimals: COLLATERAL_DECIMALS });
-      const r = await submit({ kind: 'adjustMargin', id: `margin:${randomUUID()}`, ts: now(), account, symbol: s.symbol, amount: negative ? -magnitude : magnitude });
+      const cmd: AdjustMarginCommand = { kind: 'adjustMargin', id: commandIdFor('margin', account, idempotencyKey), ts: now(), account, symbol: s.symbol, amount: negative ? -magnitude : magnitude };
+      const { result: r } = await submitOnce(once, cmd, idempotencyKey);
       if (!r.ok) throw engineError(r, 'POSITION_NOT_OPEN');
       return position(s, account);
     },
+
+    async cancelAllAfter(caller, input, idempotencyKey) {
+      const account = walletOf(caller);
+      const t = input.timeoutMs;
+      if (!Number.isSafeInteger(t) || (t !== 0 && (t < MIN_CANCEL_AFTER_MS || t > MAX_CANCEL_AFTER_MS))) {
+        throw new ValidationError('timeoutMs', `must be 0 (disarm) or from ${MIN_CANCEL_AFTER_MS} to ${MAX_CANCEL_AFTER_MS} ms`);
+      }
+      const cmd: CancelAllAfterCommand = { kind: 'cancelAllAfter', id: commandIdFor('cancel-after', account, idempotencyKey), ts: now(), account, timeoutMs: t };
+      const { result: r, appliedAt } = await submitOnce(once, cmd, idempotencyKey);
+      if (!r.ok) throw engineError(r, 'UNKNOWN_ACCOUNT');
+      // The engine's deadline is the command's time plus the timeout: the first request's on a retry.
+      return t === 0 ? { armed: false, deadline: null, timeoutMs: 0 } : { armed: true, deadline: appliedAt + t, timeoutMs: t };
+    },
   };
+
+  /**
+   * An order a journalled cancel finished, as the history holds it. The projector writes about one
+   * batch behind the engine, so a retry arriving at once may wait for it a moment.
+   */
+  async function projectedOrder(orderId: number) {
+    for (let waited = 0; ; waited += 50) {
+      // This retry changed nothing (the first request did): a failed read is a plain 50002.
+      const o = await getOrder(db, orderId).catch((err: unknown) => {
+        throw new StorageUnavailableError({ cause: err });
+      });
+      if (o) return o;
+      if (waited >= 2_000) throw new AppError('STORAGE_UNAVAILABLE', 'perp history: the cancelled order is not readable yet, try again', { retryable: true });
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 
   function position(s: InstrumentSpec, account: string): PositionBody {
     const engine = venue.engine();

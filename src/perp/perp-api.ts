@@ -19,8 +19,11 @@ import { createPerpAuthHook } from './perp-auth-hook.ts';
 import { perpEnvelope, perpOk } from './perp-envelope.ts';
 import { createPerpKeyService } from './perp-key-service.ts';
 import { createAccountService } from './account-service.ts';
+import { createWithdrawalService } from './withdrawal-service.ts';
 import { createMarketService } from './market-service.ts';
 import { createOrderService } from './order-service.ts';
+import { createOneClickService } from './one-click-service.ts';
+import { createLiquidityService } from './liquidity-service.ts';
 import type { PerpVenue } from './perp-venue.ts';
 import { accountRoutes } from './routes/account-routes.ts';
 import { approveFlowRoutes } from './routes/approve-flow-routes.ts';
@@ -28,7 +31,10 @@ import type { VaultTransactionService } from './vault-transaction-service.ts';
 import { apiKeyRoutes } from './routes/api-key-routes.ts';
 import { historyRoutes } from './routes/history-routes.ts';
 import { marketRoutes } from './routes/market-routes.ts';
+import { oneClickRoutes } from './routes/one-click-routes.ts';
 import { tradingRoutes } from './routes/trading-routes.ts';
+import { liquidityRoutes } from './routes/liquidity-routes.ts';
+import { riskRoutes } from './routes/risk-routes.ts';
 
 export const PERP_API_VERSION = '4.0.0';
 /** Every endpoint's path starts here (after the base URL). */
@@ -56,6 +62,8 @@ export interface PerpApiOptions {
   venue?: PerpVenue;
   /** Overrides every instrument's funding interval (PERP_FUNDING_INTERVAL_MS). */
   fundingIntervalMs?: number;
+  /** Lock-up of liquidity added to the pool (PERP_LP_LOCKUP_MS); default 4 days. */
+  lpLockupMs?: number;
   /** The approve/deposit flow's relay (it needs the chain): without it those endpoints answer 50002. */
   vaultTransactions?: VaultTransactionService;
   now?: () => number;
@@ -107,7 +115,10 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
   const instruments = (opts.instruments ?? DEFAULT_INSTRUMENTS).map(instrumentSpec);
   const { venue } = opts;
   const orders = venue ? createOrderService({ db: opts.db, venue, domain: keyService.domain, now }) : undefined;
+  // Sessions live in the database alone: One-Click Trade works on an instance without the engine too.
+  const oneClick = createOneClickService({ db: opts.db, domain: keyService.domain, now });
   const accounts = venue ? createAccountService({ db: opts.db, venue }) : undefined;
+  const liquidity = venue ? createLiquidityService({ db: opts.db, venue, lockupMs: opts.lpLockupMs, now }) : undefined;
   const market = venue ? createMarketService({ db: opts.db, venue, fundingIntervalMs: opts.fundingIntervalMs, now }) : undefined;
 
   await app.register(
@@ -115,6 +126,13 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
       api.addHook('preValidation', auth);
       // Body and query are read only once authentication has decided.
       api.addHook('preValidation', decodeJsonRequest);
+      // Reads answer durable state only: nothing a failed journal write later removes.
+      const readable = venue?.readable;
+      if (readable) {
+        api.addHook('preHandler', async (request) => {
+          if (request.method === 'GET') await readable();
+        });
+      }
       // The scope's hooks also run for its not-found handler: an unknown path authenticates first.
       api.setNotFoundHandler(async () => {
         throw new NotFoundError('route');
@@ -125,9 +143,12 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
       await api.register(marketRoutes, { instruments, now, market });
       await api.register(apiKeyRoutes, { service: keyService });
       await api.register(tradingRoutes, { orders });
-      await api.register(accountRoutes, { accounts, venue });
+      await api.register(oneClickRoutes, { service: oneClick });
+      await api.register(accountRoutes, { accounts, venue, withdrawals: venue ? createWithdrawalService({ db: opts.db, venue, now }) : undefined });
       await api.register(historyRoutes, { accounts });
       await api.register(approveFlowRoutes, { service: opts.vaultTransactions });
+      await api.register(liquidityRoutes, { liquidity });
+      await api.register(riskRoutes, { liquidity });
       for (const extra of opts.extraRoutes ?? []) await api.register(extra);
     },
     { prefix: PERP_API_ROOT },

@@ -1,10 +1,10 @@
 /**
  * The perpetual API's envelope (contract.md §B): `{code, msg, data, requestId}`, code 0 on success
- * and otherwise a number from the documented table (src/errors/error-codes.ts, docs/perp-api.md)
+ * and otherwise a number from the documented table (src/perp/perp-error-codes.ts, docs/perp-api.md)
  * with the HTTP status the table gives. Data that depend on chain state also carry `blockInfo`.
  */
 import type { AppError } from '../errors/app-error.ts';
-import { PERP_OK_CODE, perpErrorOf } from '../errors/error-codes.ts';
+import { PERP_OK_CODE, perpErrorOf } from './perp-error-codes.ts';
 import type { EnvelopeFormat } from '../http/envelope.ts';
 
 export interface BlockInfo {
@@ -37,9 +37,13 @@ export const perpEnvelope: EnvelopeFormat = {
   renderError(err: AppError, requestId: string) {
     const entry = perpErrorOf(err);
     const msg = FIXED_MESSAGES[err.code] ?? (entry.name === 'INTERNAL' ? 'Internal server error' : err.message);
-    // `data` is an object on errors too; a validation error names its field there as well.
+    // `data` is an object on errors too; a validation error names its field there as well, and an
+    // error's own `data` (what the client needs to act: `outcome: "unknown"` on a 50002 whose
+    // request may or may not have been applied) is answered, except on faults whose cause stays in
+    // the log.
     const field = (err as AppError & { field?: string }).field;
-    const data = err.code === 'VALIDATION' && field !== undefined ? { field } : {};
+    const own = err.data !== undefined && entry.name !== 'INTERNAL' && err.code !== 'UNAUTHORIZED' ? err.data : {};
+    const data = err.code === 'VALIDATION' && field !== undefined ? { ...own, field } : { ...own };
     const headers = err.code === 'RATE_LIMITED' ? { 'retry-after': String((err as AppError & { retryAfterSeconds?: number }).retryAfterSeconds ?? 60) } : undefined;
     return { statusCode: entry.http, body: { code: entry.code, msg, data, requestId }, headers };
   },

@@ -50,6 +50,25 @@ export function responses(data: Record<string, unknown>) {
 
 /** Signed decimal (a margin change): `-12.5` removes, `12.5` adds. */
 export const signedDecimal = { type: 'string', pattern: '^-?(0|[1-9][0-9]*)(\\.[0-9]+)?$', description: 'signed decimal string' } as const;
+/**
+ * The optional `Idempotency-Key` header of a state-changing call the key alone authorises
+ * (docs/perp-api.md "Idempotency"; parsed by idempotency.ts `idempotencyKeyOf`). Fastify hands
+ * header names over lower-case.
+ */
+export const idempotencyHeaders = {
+  type: 'object',
+  properties: {
+    'idempotency-key': {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      pattern: '^[!-~]+$',
+      description:
+        'names the request (1 to 64 visible ASCII characters, unique per account and endpoint): a retry with the same key is answered as the first request and applied at most once; the same key with another request is 10002',
+    },
+  },
+} as const;
+
 export const symbolProp = { type: 'string', minLength: 1, maxLength: 33, description: 'instrument, e.g. BTC-USD' } as const;
 export const orderIdProp = { type: 'string', description: 'engine order id (decimal string)' } as const;
 
@@ -129,3 +148,63 @@ export interface ListQuerystring {
   startTime?: number;
   endTime?: number;
 }
+
+// ------------------------------------------------------------------ liquidity pool, insurance fund
+
+/** Pool shares: a decimal string with up to 6 decimals (1 share = 1 USD into an empty pool). */
+export const sharesOut = { type: 'string', description: 'pool shares, exact decimal string (6 decimals)' } as const;
+
+export const liquidityMoveSchema = {
+  type: 'object',
+  required: ['action', 'amount', 'shares', 'lockedUntil', 'ts'],
+  properties: {
+    action: { type: 'string', enum: ['ADD', 'REMOVE'] },
+    amount: { ...decimalOut, description: 'USD moved into (ADD) or paid out of (REMOVE) the pool' },
+    shares: { ...sharesOut, description: 'shares minted (ADD) or burned (REMOVE)' },
+    lockedUntil: { ...millis, description: "until when the holder's shares are locked" },
+    ts: { ...millis, description: 'when the move was applied (the first request\'s time on a retry with the same Idempotency-Key)' },
+  },
+} as const;
+
+export const liquidityPositionSchema = {
+  type: 'object',
+  required: ['shares', 'value', 'netDeposited', 'pnl', 'lockedUntil', 'poolEquity', 'totalShares'],
+  properties: {
+    shares: sharesOut,
+    value: { ...decimalOut, description: 'shares × pool equity ÷ total shares, rounded down (USD)' },
+    netDeposited: { ...decimalOut, description: 'USD added minus USD removed' },
+    pnl: { ...decimalOut, description: 'value − netDeposited (USD)' },
+    lockedUntil: { type: ['integer', 'null'], description: 'until when the shares are locked (ms); null without shares' },
+    poolEquity: { ...decimalOut, description: "the pool's equity: collateral + isolated margin + unrealised PnL at the mark (USD)" },
+    totalShares: sharesOut,
+  },
+} as const;
+
+export const liquidityHistorySchema = {
+  type: 'object',
+  required: ['id', 'action', 'amount', 'shares', 'holderShares', 'totalShares', 'poolEquity', 'lockedUntil', 'ts'],
+  properties: {
+    id: { type: 'string', description: 'the engine event seq of the move' },
+    action: { type: 'string', enum: ['ADD', 'REMOVE'] },
+    amount: decimalOut,
+    shares: sharesOut,
+    holderShares: { ...sharesOut, description: "the account's shares after the move" },
+    totalShares: { ...sharesOut, description: 'all shares after the move' },
+    poolEquity: { ...decimalOut, description: 'pool equity after the move (USD)' },
+    lockedUntil: millis,
+    ts: millis,
+  },
+} as const;
+
+export const insuranceMoveSchema = {
+  type: 'object',
+  required: ['id', 'reason', 'account', 'delta', 'balance', 'ts'],
+  properties: {
+    id: { type: 'string', description: 'the engine event seq of the movement' },
+    reason: { type: 'string', enum: ['liquidationFee', 'badDebt'] },
+    account: { type: 'string', description: 'the account liquidated, or whose bad debt was paid' },
+    delta: { ...decimalOut, description: 'signed USD: positive into the fund' },
+    balance: { ...decimalOut, description: "the fund's balance after" },
+    ts: millis,
+  },
+} as const;

@@ -20,6 +20,11 @@ export interface PerpVenue {
    * the journal); absent when `engine()` is the live engine, which already does.
    */
   caughtUp?(journalSeq: number | null): Promise<void>;
+  /**
+   * Resolves once `engine()` shows only durable commands (the live engine's sequencer readBarrier);
+   * absent for a replica, which applies durable journal rows only. Reads wait for it.
+   */
+  readable?(): Promise<void>;
 }
 
 /** The last block the perp indexer has committed (its checkpoint), with the block's time. */

@@ -50,8 +50,13 @@ export interface OrderBody {
   updatedAt: number;
 }
 
+/** An order as `orders/open` and `orders/history` list it: marked when it is the engine's liquidation order. */
+export interface ListedOrderBody extends OrderBody {
+  liquidation: boolean;
+}
+
 /** A resting order as the engine holds it (its fills' notional and fees come from the history). */
-export function openOrderBody(spec: InstrumentSpec, o: OrderView, history?: PerpOrderRecord): OrderBody {
+export function openOrderBody(spec: InstrumentSpec, o: OrderView, history?: PerpOrderRecord): ListedOrderBody {
   return {
     orderId: String(o.orderId),
     clientOrderId: o.clientOrderId,
@@ -70,11 +75,13 @@ export function openOrderBody(spec: InstrumentSpec, o: OrderView, history?: Perp
     reduceOnly: o.reduceOnly,
     createdAt: o.createdTs,
     updatedAt: history?.updatedAt ?? o.createdTs,
+    // A liquidation order is an IOC and never rests; the history says so if one ever did.
+    liquidation: history?.liquidation ?? false,
   };
 }
 
 /** An order as the history holds it. */
-export function orderBody(spec: InstrumentSpec, o: PerpOrderRecord): OrderBody {
+export function orderBody(spec: InstrumentSpec, o: PerpOrderRecord): ListedOrderBody {
   const open = o.status === 'NEW' || o.status === 'PARTIALLY_FILLED';
   return {
     orderId: String(o.orderId),
@@ -94,6 +101,7 @@ export function orderBody(spec: InstrumentSpec, o: PerpOrderRecord): OrderBody {
     reduceOnly: o.reduceOnly,
     createdAt: o.createdAt,
     updatedAt: o.updatedAt,
+    liquidation: o.liquidation,
   };
 }
 
@@ -109,6 +117,8 @@ export interface FillBody {
   fee: string;
   realisedPnl: string;
   ts: number;
+  /** The liquidated account's side of its liquidation order's fill. */
+  liquidation: boolean;
 }
 
 export function fillBody(spec: InstrumentSpec, t: PerpTradeRecord): FillBody {
@@ -124,14 +134,16 @@ export function fillBody(spec: InstrumentSpec, t: PerpTradeRecord): FillBody {
     fee: usd(t.fee),
     realisedPnl: usd(t.realisedPnl),
     ts: t.ts,
+    liquidation: t.liquidation,
   };
 }
 
-/** The taker's side of a fill the engine just answered. */
+/** The taker's side of a fill the engine just answered (a user's order: never a liquidation). */
 export function takerFill(spec: InstrumentSpec, e: TradeEvent): FillBody {
   return fillBody(spec, {
     tradeId: e.seq, role: 'TAKER', account: e.takerAccount, symbol: e.symbol, orderId: e.takerOrderId, side: e.takerSide,
     priceTicks: e.priceTicks, sizeLots: e.sizeLots, notional: e.notional, fee: e.takerFee, realisedPnl: e.takerRealisedPnl, ts: e.ts,
+    liquidation: false,
   });
 }
 

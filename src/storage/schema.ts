@@ -294,6 +294,9 @@ export interface DatabaseSchema {
   perp_candles: PerpCandlesTable;
   perp_order_nonces: PerpOrderNoncesTable;
   perp_vault_txs: PerpVaultTxsTable;
+  perp_withdrawals: PerpWithdrawalsTable;
+  perp_liquidity_moves: PerpLiquidityMovesTable;
+  perp_insurance_moves: PerpInsuranceMovesTable;
 }
 
 /** Used nonces of wallet-signed perp API-key creations (0009). */
@@ -331,6 +334,8 @@ export interface PerpOrdersTable {
   client_order_id: string | null;
   created_at: number;
   updated_at: number;
+  /** 1 for the engine's liquidation order of the account (0015). */
+  liquidation: number;
 }
 
 /** One side of a fill. */
@@ -348,9 +353,11 @@ export interface PerpTradesTable {
   fee: string;
   realised_pnl: string;
   ts: number;
+  /** 1 on the taker side of a liquidation order's fill (0015). */
+  liquidation: number;
 }
 
-/** Money in or out of an account (DEPOSIT, WITHDRAWAL, FEE, REALISED_PNL, FUNDING). */
+/** Money in or out of an account (PERP_TRANSACTION_TYPES in src/perp/store/perp-history-store.ts). */
 export interface PerpTransactionsTable {
   tx_id: string;
   account: string;
@@ -405,5 +412,61 @@ export interface PerpVaultTxsTable {
   status: string;
   block_number: number | null;
   submitted_at: number;
+  updated_at: number;
+}
+
+// The liquidity pool and the insurance fund (0014): engine events by seq; money micro-USD strings.
+
+/** An addition to (ADD) or removal from (REMOVE) the liquidity pool by a holder. */
+export interface PerpLiquidityMovesTable {
+  /** The engine event seq of the `liquidity` event. */
+  seq: number;
+  account: string;
+  action: string;
+  /** Collateral moved (micro-USD). */
+  amount: string;
+  /** Shares minted or burned (micro-shares). */
+  shares: string;
+  /** The holder's shares after. */
+  holder_shares: string;
+  total_shares: string;
+  /** Pool equity after (micro-USD). */
+  pool_equity: string;
+  locked_until: number;
+  ts: number;
+}
+
+/** A movement of the insurance fund: a liquidation fee in, or bad debt paid out. */
+export interface PerpInsuranceMovesTable {
+  seq: number;
+  /** liquidationFee or badDebt. */
+  reason: string;
+  /** The account liquidated, or whose bad debt was paid. */
+  account: string;
+  /** Signed micro-USD: positive into the fund. */
+  delta: string;
+  /** The fund's balance after. */
+  balance: string;
+  ts: number;
+}
+
+/** A withdrawal from its reservation to the vault's payment (0013; src/perp/store/withdrawal-store.ts). */
+export interface PerpWithdrawalsTable {
+  /** 0x + 64 hex: the vault's bytes32 withdrawal id. */
+  withdrawal_id: string;
+  account: string;
+  client_withdrawal_id: string | null;
+  /** Integer string, micro-USD (= collateral-token units). */
+  amount: string;
+  /** REQUESTED, PENDING, SENT, COMPLETED or FAILED. */
+  status: string;
+  /** PAID or FAILED once decided, before the engine settles. */
+  outcome: string | null;
+  tx_hash: string | null;
+  /** JSON array of the signed versions: {hash, raw, nonce}. */
+  tx_versions: string;
+  block_number: number | null;
+  reason: string | null;
+  created_at: number;
   updated_at: number;
 }

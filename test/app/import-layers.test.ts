@@ -80,6 +80,19 @@ function layerViolations(files: Files): string[] {
         out.push(`${file} -> ${target}: ${top} (layer ${LAYERS[top]}) may not import ${targetTop} (layer ${LAYERS[targetTop]})`);
         continue;
       }
+      const inside = (f: string, dir: string) => f.startsWith(`perp/${dir}/`);
+      // The engine core is pure: it imports nothing outside src/perp/engine (node: builtins aside).
+      if (inside(file, 'engine') && !inside(target, 'engine')) {
+        out.push(`${file} -> ${target}: the engine core imports nothing outside perp/engine/`);
+        continue;
+      }
+      if (top === 'perp' && targetTop === 'perp') {
+        // The journal (sequencer/) imports only the core, its own store and itself.
+        if (inside(file, 'sequencer') && !inside(target, 'engine') && !inside(target, 'sequencer') && target !== 'perp/store/engine-journal-store.ts') {
+          out.push(`${file} -> ${target}: the journal imports only the engine core and its store`);
+          continue;
+        }
+      }
       if (targetTop === top && DOMAINS.has(top)) {
         const part = rest.length > 1 ? rest[0] : undefined;
         const targetPart = targetRest.length > 1 ? targetRest[0] : undefined;
@@ -115,6 +128,8 @@ describe('import layers', () => {
       ['stock/routes/orders-routes.ts', "import { createStockExecutor } from '../executor/stock-executor.ts';"],
       ['marketdata/ok.ts', "// import { x } from '../stock/no.ts'\nimport { y } from '../storage/database.ts';\nimport { z } from './market-types.ts';"],
       ['stock/routes/ok-routes.ts', "import { a } from '../store/stock-order-store.ts';\nimport { b } from '../stock-units.ts';"],
+      ['perp/engine/risk/margin.ts', "import { parseDecimal } from '../../../lib/decimal.ts';\nimport { x } from '../../perp-views.ts';\nimport { y } from '../state/entities.ts';"],
+      ['perp/sequencer/engine-gateway.ts', "import { a } from '../engine/perp-engine.ts';\nimport { b } from '../store/engine-journal-store.ts';\nimport { c } from '../workers/funding-task.ts';"],
     ]);
     expect(layerViolations(files)).toEqual([
       'storage/candle-store.ts -> marketdata/market-types.ts: storage (layer 3) may not import marketdata (layer 5)',
@@ -123,6 +138,9 @@ describe('import layers', () => {
       'auth/key.ts -> marketdata/quote-cache.ts: auth (layer 5) may not import marketdata (layer 5)',
       'stock/store/order-store.ts -> stock/order-request.ts: a store imports nothing of its domain outside store/',
       'stock/routes/orders-routes.ts -> stock/executor/stock-executor.ts: routes/ may not import executor/',
+      'perp/engine/risk/margin.ts -> lib/decimal.ts: the engine core imports nothing outside perp/engine/',
+      'perp/engine/risk/margin.ts -> perp/perp-views.ts: the engine core imports nothing outside perp/engine/',
+      'perp/sequencer/engine-gateway.ts -> perp/workers/funding-task.ts: the journal imports only the engine core and its store',
     ]);
   });
 });

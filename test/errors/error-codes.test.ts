@@ -15,7 +15,7 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '../../src/errors/app-error.ts';
-import { PERP_ERROR_CODES, perpErrorOf } from '../../src/errors/error-codes.ts';
+import { PERP_ERROR_CODES, perpErrorOf } from '../../src/perp/perp-error-codes.ts';
 import { perpEnvelope, perpOk } from '../../src/perp/perp-envelope.ts';
 import { stockEnvelope, stockOk } from '../../src/stock/stock-envelope.ts';
 

@@ -222,6 +222,31 @@ describe.each(testDatabases)('perp engine journal ($name)', ({ open }) => {
     await seq.stop();
   });
 
+  it('a read barrier waits for the commands applied before it, and after a failed write shows the journal\'s state', async () => {
+    const seq = new EngineSequencer({ db, recoveryRetryMs: 10, now });
+    await seq.start();
+    const cmds = takeCommands(5, 'b', 40);
+    await Promise.all(cmds.slice(0, 20).map((c) => seq.submit(c)));
+    // Applied at once, durable one group commit later: the barrier resolves only then.
+    const pending = seq.submit(cmds[20]);
+    const applied = seq.nextSeq - 1;
+    expect(seq.durableJournalSeq).toBeLessThan(applied);
+    await seq.readBarrier();
+    expect(seq.durableJournalSeq).toBeGreaterThanOrEqual(applied);
+    await pending;
+    const durableHash = seq.engine.stateHash();
+    // A write that fails: a read taken while its commands are applied sees the rebuilt state, not them.
+    await appendJournal(db, [
+      { seq: seq.nextSeq, commandId: 'foreign-b', kind: 'withdraw', command: '{}', ts: 0, code: 'INVALID', lastEventSeq: seq.engine.lastSeq, result: '{"ok":false,"code":"INVALID","message":"x"}' },
+    ]);
+    const failing = Promise.allSettled(cmds.slice(21).map((c) => seq.submit(c)));
+    expect(seq.engine.stateHash()).not.toBe(durableHash);
+    await seq.readBarrier();
+    expect(seq.engine.stateHash()).toBe(durableHash);
+    expect((await failing).every((o) => o.status === 'rejected')).toBe(true);
+    await seq.stop();
+  });
+
   it('serves the gateway over broker-shaped messages, and events in seq order', async () => {
     const seq = new EngineSequencer({ db, now });
     await seq.start();

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { generatePerpOpenApi } from '../../src/perp/perp-openapi.ts';
 
-/** The perp endpoints served so far (contract.md §B: One-Click Trade, withdrawals and liquidity join later). */
+/** The perp endpoints served so far (contract.md §B: withdrawals and liquidity join later). */
 const PERP_ENDPOINTS = [
   'GET /v4/public/trader/time',
   'GET /v4/public/trader/instruments',
@@ -23,6 +23,7 @@ const PERP_ENDPOINTS = [
   'GET /v4/public/trader/account/assets',
   'GET /v4/public/trader/account/deposits',
   'GET /v4/public/trader/account/withdrawals',
+  'POST /v4/public/trader/account/withdrawals',
   'GET /v4/public/trader/account/transactions',
   'GET /v4/public/trader/positions',
   'GET /v4/public/trader/orders/open',
@@ -39,6 +40,16 @@ const PERP_ENDPOINTS = [
   'GET /v4/public/trader/api-keys',
   'PATCH /v4/public/trader/api-keys/{apiKey}',
   'DELETE /v4/public/trader/api-keys/{apiKey}',
+  'GET /v4/public/trader/one-click',
+  'POST /v4/public/trader/one-click/prepare',
+  'POST /v4/public/trader/one-click/enable',
+  'POST /v4/public/trader/one-click/disable',
+  'POST /v4/public/trader/orders/cancel-all-after',
+  'POST /v4/public/trader/liquidity/add',
+  'POST /v4/public/trader/liquidity/remove',
+  'GET /v4/public/trader/liquidity/positions',
+  'GET /v4/public/trader/liquidity/history',
+  'GET /v4/public/trader/insurance-fund',
 ].sort();
 
 interface Doc {
@@ -59,7 +70,7 @@ describe('perp API OpenAPI snapshot', () => {
     const ops = Object.entries(doc.paths).flatMap(([path, o]) => Object.entries(o).map(([m, op]) => [`${m.toUpperCase()} ${path}`, op] as const));
     expect(ops.map(([name]) => name).sort()).toEqual(PERP_ENDPOINTS);
     const publicOps = ops.filter(([, op]) => Array.isArray(op.security) && op.security.length === 0).map(([name]) => name).sort();
-    expect(publicOps).toEqual(['GET /v4/public/trader/time', 'POST /v4/public/trader/api-keys', 'POST /v4/public/trader/api-keys/prepare']);
+    expect(publicOps).toEqual(['GET /v4/public/trader/insurance-fund', 'GET /v4/public/trader/time', 'POST /v4/public/trader/api-keys', 'POST /v4/public/trader/api-keys/prepare']);
     for (const [, op] of ops) expect(op.responses?.['200']).toBeDefined();
   });
 });

@@ -14,13 +14,16 @@ import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
 import {
   collateralEventId,
   getCollateralEvent,
+  listCollateralEventsPage,
   listOrphanedCollateralEvents,
+  listRefusedCollateralEvents,
   listUnappliedCollateralEvents,
   rollbackCollateralEventsAbove,
   upsertCollateralEvents,
   type NewCollateralEvent,
 } from '../../src/perp/store/collateral-event-store.ts';
-import { lastJournalSeq, readJournalAfter, type JournalRow } from '../../src/perp/store/engine-journal-store.ts';
+import { appendJournal, lastJournalSeq, readJournalAfter, type JournalRow } from '../../src/perp/store/engine-journal-store.ts';
+import { MAX_AMOUNT } from '../../src/perp/engine/perp-engine.ts';
 import { createCollateralTask } from '../../src/perp/workers/collateral-task.ts';
 import { createFundingTask } from '../../src/perp/workers/funding-task.ts';
 import { createDemoTakerTask } from '../../src/perp/workers/demo-taker-task.ts';
@@ -270,6 +273,96 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       expect(await lastJournalSeq(db)).toBe(before);
       expect(sequencer.engine.getAccount(A)!.collateral).toBe(70n * USD);
       expect(collateralEventId(tx(9), 2)).toBe(`${tx(9)}-2`);
+    });
+
+    it('a deposit the engine refuses (above its MAX_AMOUNT) is kept refused with its reason: not credited, not shown credited, not retried, never reversed', async () => {
+      let { sequencer, gateway } = await startSequencer();
+      const { logs, logger } = collectingLogger();
+      // 10^30 + 1 token units: more than the engine takes in one command (10^24 USDC).
+      const huge = MAX_AMOUNT + 1n;
+      await upsertCollateralEvents(db, [deposit(A, 100n * USD, 1, 10), deposit(A, huge, 2, 11), deposit(B, 5n * USD, 3, 12)]);
+      clock = H + 1_000;
+      const task = createCollateralTask({ db, gateway, now, logger });
+      expect(await task.runOnce()).toBe(3);
+
+      // The deposits on either side are credited; the refused one credits nothing.
+      expect(sequencer.engine.getAccount(A)!.collateral).toBe(100n * USD);
+      expect(sequencer.engine.getAccount(B)!.collateral).toBe(5n * USD);
+      expect((await workerJournal()).map((r) => [r.commandId, r.code])).toEqual([
+        [`dep:${tx(1)}-0`, 'OK'],
+        [`dep:${tx(2)}-0`, 'INVALID'],
+        [`dep:${tx(3)}-0`, 'OK'],
+      ]);
+      // Not applied (so never CREDITED), out of the pending list, kept with the engine's reason.
+      expect(await getCollateralEvent(db, `${tx(2)}-0`)).toMatchObject({ applied: false, appliedAt: H + 1_000, orphaned: false, amount: huge.toString() });
+      expect(await listUnappliedCollateralEvents(db, 10)).toEqual([]);
+      const refusal = 'INVALID: amount: a positive bigint of micro-USD';
+      expect((await listRefusedCollateralEvents(db, 10)).map((e) => [e.eventId, e.status, e.refusal])).toEqual([[`${tx(2)}-0`, 'refused', refusal]]);
+      const page = await listCollateralEventsPage(db, { account: A, kind: 'deposit', offset: 0, limit: 10 });
+      expect(page.total).toBe(2);
+      expect(page.rows.map((e) => [e.eventId, e.status, e.refusal])).toEqual([
+        [`${tx(2)}-0`, 'refused', refusal],
+        [`${tx(1)}-0`, 'applied', null],
+      ]);
+      expect(logs.map((l) => [l.level, (l.obj as { eventId: string }).eventId, (l.obj as { code: string }).code])).toEqual([['error', `${tx(2)}-0`, 'INVALID']]);
+
+      // Not tried again, by this task or after a restart.
+      expect(await task.runOnce()).toBe(0);
+      await sequencer.stop();
+      ({ sequencer, gateway } = await startSequencer());
+      expect(await createCollateralTask({ db, gateway, now, logger }).runOnce()).toBe(0);
+      expect(await lastJournalSeq(db)).toBe(LISTED + 3);
+      expect(logs).toHaveLength(1);
+
+      // A reorg takes the refused row away with nothing to reverse; the applied one after it is reversed.
+      await rollbackCollateralEventsAbove(db, 10);
+      expect(await getCollateralEvent(db, `${tx(2)}-0`)).toBeUndefined();
+      expect(await listRefusedCollateralEvents(db, 10)).toEqual([]);
+      clock = H + 2_000;
+      expect(await createCollateralTask({ db, gateway, now }).runOnce()).toBe(1);
+      expect((await workerJournal()).slice(3).map((r) => [r.commandId, r.code])).toEqual([[`rev:${tx(3)}-0`, 'OK']]);
+      expect(sequencer.engine.getAccount(A)!.collateral).toBe(100n * USD);
+      expect(sequencer.engine.getAccount(B)!.collateral).toBe(0n);
+    });
+
+    it('a journal write that fails leaves the deposit pending: the ones before it are marked, it and the ones after wait, and the next round credits them once', async () => {
+      const { sequencer, gateway } = await startSequencer();
+      const { logs, logger } = collectingLogger();
+      await upsertCollateralEvents(db, [deposit(A, 10n * USD, 1, 10), deposit(A, 20n * USD, 2, 11), deposit(B, 30n * USD, 3, 12)]);
+      // Another writer takes the journal seq the second deposit would get: its batch fails, its
+      // outcome unknown to the task.
+      const breaking: Pick<EngineGateway, 'submit'> = {
+        async submit(cmd) {
+          if (cmd.id === `dep:${tx(2)}-0` && (await lastJournalSeq(db)) === LISTED + 1) {
+            await appendJournal(db, [
+              { seq: sequencer.nextSeq, commandId: 'foreign', kind: 'withdraw', command: '{}', ts: 0, code: 'INVALID', lastEventSeq: sequencer.engine.lastSeq, result: '{"ok":false,"code":"INVALID","message":"x"}' },
+            ]);
+          }
+          return gateway.submit(cmd);
+        },
+      };
+      clock = H + 1_000;
+      const task = createCollateralTask({ db, gateway: breaking, now, logger });
+      await expect(task.runOnce()).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE', data: { outcome: 'unknown' } });
+      expect(await getCollateralEvent(db, `${tx(1)}-0`)).toMatchObject({ applied: true, appliedAt: H + 1_000 });
+      expect((await listUnappliedCollateralEvents(db, 10)).map((e) => e.eventId)).toEqual([`${tx(2)}-0`, `${tx(3)}-0`]);
+      expect(await listRefusedCollateralEvents(db, 10)).toEqual([]);
+      expect(logs).toEqual([]);
+
+      for (let i = 0; i < 200 && sequencer.state !== 'running'; i++) await new Promise((r) => setTimeout(r, 10));
+      clock = H + 2_000;
+      expect(await task.runOnce()).toBe(2);
+      expect(sequencer.engine.getAccount(A)!.collateral).toBe(30n * USD);
+      expect(sequencer.engine.getAccount(B)!.collateral).toBe(30n * USD);
+      expect((await workerJournal()).map((r) => [r.commandId, r.code])).toEqual([
+        [`dep:${tx(1)}-0`, 'OK'],
+        ['foreign', 'INVALID'],
+        [`dep:${tx(2)}-0`, 'OK'],
+        [`dep:${tx(3)}-0`, 'OK'],
+      ]);
+      const page = await listCollateralEventsPage(db, { account: A, kind: 'deposit', offset: 0, limit: 10 });
+      expect(page.rows.map((e) => e.status)).toEqual(['applied', 'applied']);
+      expect(await task.runOnce()).toBe(0);
     });
   });
 

@@ -224,7 +224,9 @@ describe('npm start', () => {
       };
       for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
       expect(alive()).toBe(false);
-      await new Promise((r) => setTimeout(r, 200));
+      // The stack's own process (npm's child) writes its last line as it exits, which may be after
+      // npm has: wait for the pipe to close (every writer gone), not for a fixed time.
+      await new Promise((r) => (npm.stdout.readableEnded ? r(undefined) : npm.stdout.once('end', r)));
       expect(out).toContain('"msg":"stopped"');
     } finally {
       if (npm.exitCode === null) npm.kill('SIGKILL');

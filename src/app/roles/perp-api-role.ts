@@ -73,6 +73,7 @@ export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise
         : undefined,
       instruments: withFundingInterval(DEFAULT_INSTRUMENTS, config.perp.fundingIntervalMs),
       fundingIntervalMs: config.perp.fundingIntervalMs,
+      lpLockupMs: config.perp.lpLockupMs,
     });
     const address = await app.listen({ host: config.host, port: config.perpApiPort });
     stops.add(() => app.close());

@@ -3,8 +3,9 @@
  * that feed it: the sequencer around the pure engine, journalled in the database; the projector of
  * its events into the history tables; the collateral task crediting the MarginVault's indexed
  * deposits; the mark-price and funding tasks fed by market data (stock quotes for the stock
- * perpetuals, the simulator's BTC and ETH); and, in demo mode, the market maker and a demo taker
- * whose small market orders give a new install trades. One per database.
+ * perpetuals, the simulator's BTC and ETH); the liquidity pool's quoter; and, in demo mode, the
+ * market maker and a demo taker whose small market orders give a new install trades. One per
+ * database.
  *
  * A perp API in the same process reaches it in process (`ctx.perpVenue`); with REDIS_URL and
  * PERP_ENGINE_STREAM the engine is also served over Redis Streams to perp APIs elsewhere.
@@ -20,9 +21,13 @@ import { EngineSequencer } from '../../perp/sequencer/engine-sequencer.ts';
 import { createInProcessGateway } from '../../perp/sequencer/engine-gateway.ts';
 import { perpStreams, serveEngineOverRedis } from '../../perp/sequencer/redis-stream-transport.ts';
 import { createCollateralTask } from '../../perp/workers/collateral-task.ts';
+import { createWithdrawalTask } from '../../perp/workers/withdrawal-task.ts';
+import { senderFor } from '../../chain/tx-sender.ts';
 import { createFundingTask } from '../../perp/workers/funding-task.ts';
+import { createDemoPoolSeedTask } from '../../perp/workers/demo-pool-seed-task.ts';
 import { createDemoTakerTask } from '../../perp/workers/demo-taker-task.ts';
 import { createMarketMakerTask } from '../../perp/workers/market-maker-task.ts';
+import { createPoolQuoterTask } from '../../perp/workers/pool-quoter-task.ts';
 import { createMarkPriceTask, type IndexSource } from '../../perp/workers/mark-price-task.ts';
 import type { StackContext } from '../stack-context.ts';
 import { startGuarded } from '../stop-list.ts';
@@ -58,17 +63,41 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     collateral.start();
     stops.add(() => collateral.stop());
 
+    // Withdrawals the engine reserved, paid from the vault with the perp operator's key through the
+    // process's shared sender (docs/perp-risk.md "Withdrawals"); without the key they stay PENDING.
+    let perpOperator: ReturnType<typeof ctx.chain.walletFor>;
+    try {
+      perpOperator = ctx.chain.walletFor('perp-operator');
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'perp-engine: no perp operator key; withdrawals are reserved but not paid');
+    }
+    if (perpOperator) {
+      const withdrawals = createWithdrawalTask({
+        db, gateway, engine, logger, publicClient: ctx.chain.publicClient,
+        sender: senderFor({ publicClient: ctx.chain.publicClient, account: perpOperator.account, logger }),
+        marginVault: perpDeploymentOf(ctx.chain.record)!.contracts.marginVault,
+        fromBlock: BigInt(perpDeploymentOf(ctx.chain.record)!.blockNumber),
+      });
+      withdrawals.start();
+      stops.add(() => withdrawals.stop());
+    }
+
     const quotes = await ctx.quotes();
     const index: IndexSource = (symbol, tickSize) => {
       const q = quotes.getQuote(indexSymbolOf(symbol));
       return q ? midTicks(q.bid, q.ask, tickSize) : undefined;
     };
-    const mark = createMarkPriceTask({ gateway, engine, index, intervalMs: config.perp.markIntervalMs, logger });
+    const indexTime = (symbol: string) => quotes.getQuote(indexSymbolOf(symbol))?.timestamp;
+    const mark = createMarkPriceTask({ gateway, engine, index, indexTime, intervalMs: config.perp.markIntervalMs, logger });
     mark.start();
     stops.add(() => mark.stop());
     const funding = createFundingTask({ gateway, engine, index, sampleMs: config.perp.fundingSampleMs, intervalMs: config.perp.fundingIntervalMs, logger });
     funding.start();
     stops.add(() => funding.stop());
+    // The liquidity pool quotes every book from its own equity (docs/perp-risk.md "The liquidity pool").
+    const poolQuoter = createPoolQuoterTask({ gateway, engine, logger });
+    poolQuoter.start();
+    stops.add(() => poolQuoter.stop());
 
     if (config.perp.marketMaker) {
       const mm = createMarketMakerTask({ gateway, engine, account: MARKET_MAKER_ACCOUNT.address, logger });
@@ -77,9 +106,13 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
       const taker = createDemoTakerTask({ gateway, engine, account: DEMO_TAKER_ACCOUNT.address, everyMs: config.perp.demoTakerMs, logger });
       taker.start();
       stops.add(() => taker.stop());
+      // A pool that quotes and backstops from the first minute: $200,000 of the market maker's $1,000,000.
+      const seed = createDemoPoolSeedTask({ gateway, engine, account: MARKET_MAKER_ACCOUNT.address, amount: 200_000_000_000n, lockupMs: config.perp.lpLockupMs, logger });
+      seed.start();
+      stops.add(() => seed.stop());
     }
 
-    ctx.perpVenue = { gateway, engine, blockInfo: () => indexedBlockInfo(db) };
+    ctx.perpVenue = { gateway, engine, blockInfo: () => indexedBlockInfo(db), readable: () => sequencer.readBarrier() };
     stops.add(async () => {
       ctx.perpVenue = undefined;
     });

@@ -320,7 +320,10 @@ export class PerpEngine {
   /** Withdrawals reserved and not yet settled, oldest first (for the payment worker). */
   pendingWithdrawals(): Array<{ withdrawalId: string; account: string; amount: bigint; requestedTs: number }> {
     const out: Array<{ withdrawalId: string; account: string; amount: bigint; requestedTs: number }> = [];
-    for (const w of this.s.withdrawals.values()) if (w.status === 'PENDING') out.push({ withdrawalId: w.withdrawalId, account: w.account, amount: w.amount, requestedTs: w.requestedTs });
+    for (const id of this.s.pendingWithdrawalIds) {
+      const w = this.s.withdrawals.get(id)!;
+      out.push({ withdrawalId: w.withdrawalId, account: w.account, amount: w.amount, requestedTs: w.requestedTs });
+    }
     return out.sort((a, b) => a.requestedTs - b.requestedTs || (a.withdrawalId < b.withdrawalId ? -1 : 1));
   }
 

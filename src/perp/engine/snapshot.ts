@@ -129,7 +129,10 @@ export function restoreState(snap: EngineSnapshot): EngineState {
     if ((s.accounts.get(a.account) as { reserved: bigint }).reserved !== BigInt(a.reserved)) throw new Error(`engine snapshot: reserve of ${a.account} does not match its orders`);
   }
   for (const r of snap.clientOrders) s.clientOrders.set(r.account + '\n' + r.clientOrderId, { ...r });
-  for (const w of snap.withdrawals) s.withdrawals.set(w.withdrawalId, { ...w, amount: BigInt(w.amount) });
+  for (const w of snap.withdrawals) {
+    s.withdrawals.set(w.withdrawalId, { ...w, amount: BigInt(w.amount) });
+    if (w.status === 'PENDING') s.pendingWithdrawalIds.add(w.withdrawalId);
+  }
   s.totalShares = BigInt(snap.totalShares);
   for (const l of snap.lps) s.lps.set(l.account, { shares: BigInt(l.shares), lockedUntil: l.lockedUntil, netDeposited: BigInt(l.netDeposited) });
   for (const a of snap.badDebtAccounts) s.badDebtAccounts.add(a);

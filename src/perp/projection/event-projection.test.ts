@@ -4,8 +4,9 @@
  * Every expected figure below is worked out by hand in the comments, not read back from the engine.
  */
 import { describe, expect, it } from 'vitest';
-import type { CommandResult, EngineCommand, EngineEvent, TradeEvent } from '../engine/engine-types.ts';
-import { FEE_ACCOUNT, PerpEngine } from '../engine/perp-engine.ts';
+import type { BalanceChangedEvent, CommandResult, EngineCommand, EngineEvent, TradeEvent } from '../engine/engine-types.ts';
+import type { InstrumentConfig } from '../engine/instruments.ts';
+import { FEE_ACCOUNT, INSURANCE_ACCOUNT, PerpEngine, POOL_ACCOUNT } from '../engine/perp-engine.ts';
 import type { PerpOrderRecord } from '../store/perp-history-store.ts';
 import { perpCandleKey, type PerpCandleRecord } from '../store/perp-candle-store.ts';
 import { mergeCandle, projectEvents, referencedOrderIds, type ProjectedBatch } from './event-projection.ts';
@@ -22,8 +23,8 @@ interface Run {
   results: Map<string, CommandResult>;
 }
 
-function run(commands: EngineCommand[]): Run {
-  const engine = new PerpEngine();
+function run(commands: EngineCommand[], instruments?: InstrumentConfig[]): Run {
+  const engine = new PerpEngine(instruments === undefined ? {} : { instruments });
   const events: EngineEvent[] = [];
   const results = new Map<string, CommandResult>();
   for (const c of commands) {
@@ -69,7 +70,7 @@ const seqOf = (id: string, type: EngineEvent['type'], account?: string): number 
 const order = (o: Partial<PerpOrderRecord> & Pick<PerpOrderRecord, 'orderId'>): PerpOrderRecord => ({
   account: A, symbol: AAPL, side: 'SELL', type: 'LIMIT', timeInForce: 'GTC', priceTicks: null, sizeLots: 0, requestedSizeLots: 0,
   filledLots: 0, filledNotional: 0n, fee: 0n, status: 'NEW', reason: null, reduceOnly: false, clientOrderId: null, createdAt: 0, updatedAt: 0,
-  ...o,
+  liquidation: false, ...o,
 });
 
 const EXPECTED_ORDERS: PerpOrderRecord[] = [
@@ -119,7 +120,7 @@ describe('projectEvents', () => {
     const [f2, f3] = fills('b-buy-2');
     const [f4] = fills('b-close');
     const t = (tradeId: number, role: 'MAKER' | 'TAKER', account: string, orderId: number, side: 'BUY' | 'SELL', priceTicks: number, sizeLots: number, notional: bigint, fee: bigint, realisedPnl: bigint, ts: number) =>
-      ({ tradeId, role, account, symbol: AAPL, orderId, side, priceTicks, sizeLots, notional, fee, realisedPnl, ts });
+      ({ tradeId, role, account, symbol: AAPL, orderId, side, priceTicks, sizeLots, notional, fee, realisedPnl, ts, liquidation: false });
     expect(batch.trades).toEqual([
       t(f1.seq, 'MAKER', A, 1, 'SELL', 20_050, 4, 8_020_000n, 1_604n, 0n, H + 10_000),
       t(f1.seq, 'TAKER', B, 3, 'BUY', 20_050, 4, 8_020_000n, 4_010n, 0n, H + 10_000),
@@ -247,5 +248,301 @@ describe('projectEvents', () => {
     const later = candle('trade', '1m', H, 105, 130, 95, 101, 4, 40_000n, 1);
     expect(mergeCandle(stored, later)).toEqual(candle('trade', '1m', H, 100, 130, 90, 101, 7, 70_000n, 3));
     expect(mergeCandle(undefined, later)).toBe(later);
+  });
+});
+
+// ------------------------------------------------------------------------------------------------
+// Liquidations (docs/perp-risk.md), on the instrument of src/perp/engine/risk/liquidation.test.ts:
+// X-USD, 1 tick = 1 USD, 1 lot = 1 unit (1 000 000 µUSD per tick × lot), IM 5 %, MM 2.5 %, maker
+// 0.02 %, taker 0.05 %, liquidation fee 0.5 %, no price band. Figures worked by hand below.
+
+const X: InstrumentConfig = {
+  symbol: 'X-USD', tickSize: '1', lotSize: '1', minSizeLots: 1, maxSizeLots: 1_000_000, maxPriceTicks: 1_000_000,
+  maxLeverage: 20, initialMarginRatioPpm: 50_000, maintenanceMarginRatioPpm: 25_000, makerFeeRatePpm: 200, takerFeeRatePpm: 500,
+  fundingIntervalMs: 3_600_000, priceBandPpm: 0, markStaleMs: 0, indexStaleMs: 30_000, liquidationFeePpm: 5_000,
+};
+const XS = 'X-USD';
+const M = '0x00000000000000000000000000000000000000d4';
+const M2 = '0x00000000000000000000000000000000000000e5';
+const LP = '0x00000000000000000000000000000000000000f6';
+const T = 1_718_000_000_000;
+
+const xLimit = (id: string, ts: number, account: string, side: 'BUY' | 'SELL', priceTicks: number, sizeLots: number, extra: Partial<EngineCommand> = {}): EngineCommand =>
+  ({ kind: 'placeOrder', id, ts, account, symbol: XS, side, type: 'LIMIT', priceTicks, sizeLots, timeInForce: 'GTC', ...extra }) as EngineCommand;
+const xMark = (id: string, ts: number, ticks: number): EngineCommand => ({ kind: 'setMarkPrice', id, ts, symbol: XS, markPriceTicks: ticks, indexPriceTicks: ticks, indexTs: ts });
+const deposit = (id: string, ts: number, account: string, dollars: bigint): EngineCommand => ({ kind: 'deposit', id, ts, account, amount: dollars * USD });
+
+/** A: $1 000, leverage 20, long 190 at 100 (order 2) from M's ask (order 1); taker fee 9.5, maker 3.8. */
+const LONG_AT_100: EngineCommand[] = [
+  deposit('m-dep', T, M, 1_000_000n),
+  deposit('a-dep', T, A, 1_000n),
+  { kind: 'setLeverage', id: 'a-lev', ts: T + 1_000, account: A, symbol: XS, leverage: 20 },
+  xMark('mark-100', T + 2_000, 100),
+  xLimit('m-ask', T + 3_000, M, 'SELL', 100, 190),
+  xLimit('a-buy', T + 4_000, A, 'BUY', 100, 190),
+];
+
+const xOrder = (o: Partial<PerpOrderRecord> & Pick<PerpOrderRecord, 'orderId'>): PerpOrderRecord => order({ symbol: XS, ...o });
+const xTrade = (tradeId: number, role: 'MAKER' | 'TAKER', account: string, orderId: number, side: 'BUY' | 'SELL', priceTicks: number, sizeLots: number, fee: bigint, realisedPnl: bigint, ts: number, liquidation = false) =>
+  ({ tradeId, role, account, symbol: XS, orderId, side, priceTicks, sizeLots, notional: BigInt(priceTicks * sizeLots) * USD, fee, realisedPnl, ts, liquidation });
+const txRow = (txId: string, account: string, type: string, symbol: string | null, amount: bigint, ref: string, ts: number) => ({ txId, account, type, symbol, amount, ref, ts });
+const seqIn = (r: Run, id: string, pick: (e: EngineEvent) => boolean): number => {
+  const hit = r.results.get(id)!.events.filter(pick);
+  expect(hit, `${id}: one event`).toHaveLength(1);
+  return hit[0].seq;
+};
+
+describe('projectEvents: a liquidation through the book', () => {
+  // After A's long: A's reduce-only take-profit (order 3), M's bid of 300 at 96 (order 4), B's bid of 5
+  // at 90 (order 5) under a 5 s dead man's switch. Mark 97 at the deadline: equity 990.5 − 190 × 3 =
+  // 420.5 < MM 2.5 % × 18 430 = 460.75 and above ⅔ MM: the book path. Bankruptcy 97 − 420.5 / 190 →
+  // 95 (a long's rounded up). The liquidation order (6) sells 190 at M's 96.
+  const LIQ_AT = T + 16_000;
+  const BOOK: EngineCommand[] = [
+    ...LONG_AT_100,
+    deposit('b-dep', T + 5_000, B, 10_000n),
+    xLimit('a-take-profit', T + 6_000, A, 'SELL', 150, 10, { reduceOnly: true } as Partial<EngineCommand>),
+    xLimit('m-bid', T + 7_000, M, 'BUY', 96, 300),
+    xLimit('b-bid', T + 8_000, B, 'BUY', 90, 5),
+    { kind: 'cancelAllAfter', id: 'b-switch', ts: T + 11_000, account: B, timeoutMs: 5_000 },
+    xMark('mark-97', LIQ_AT, 97),
+  ];
+  const r = run(BOOK, [X]);
+  const batch = projectEvents(r.events, new Map(), FEE_ACCOUNT);
+  const liqFill = r.results.get('mark-97')!.events.find((e): e is TradeEvent => e.type === 'trade')!;
+  const entryFill = (r.results.get('a-buy') as { fills: TradeEvent[] }).fills[0];
+
+  const EXPECTED: PerpOrderRecord[] = [
+    // 190 × 100 = 19 000 USD; maker fee 0.02 % = 3.8.
+    xOrder({ orderId: 1, account: M, priceTicks: 100, sizeLots: 190, requestedSizeLots: 190, filledLots: 190, filledNotional: 19_000n * USD, fee: 3_800_000n, status: 'FILLED', reason: 'FILLED', createdAt: T + 3_000, updatedAt: T + 4_000 }),
+    // Taker fee 0.05 % of 19 000 = 9.5.
+    xOrder({ orderId: 2, side: 'BUY', priceTicks: 100, sizeLots: 190, requestedSizeLots: 190, filledLots: 190, filledNotional: 19_000n * USD, fee: 9_500_000n, status: 'FILLED', reason: 'FILLED', createdAt: T + 4_000, updatedAt: T + 4_000 }),
+    xOrder({ orderId: 3, priceTicks: 150, sizeLots: 10, requestedSizeLots: 10, reduceOnly: true, status: 'CANCELED', reason: 'LIQUIDATION', createdAt: T + 6_000, updatedAt: LIQ_AT }),
+    // 190 of 300 bought from the liquidation at 96: 18 240 USD, maker fee 3.648; still resting.
+    xOrder({ orderId: 4, account: M, side: 'BUY', priceTicks: 96, sizeLots: 300, requestedSizeLots: 300, filledLots: 190, filledNotional: 18_240n * USD, fee: 3_648_000n, status: 'PARTIALLY_FILLED', createdAt: T + 7_000, updatedAt: LIQ_AT }),
+    xOrder({ orderId: 5, account: B, side: 'BUY', priceTicks: 90, sizeLots: 5, requestedSizeLots: 5, status: 'CANCELED', reason: 'CANCEL_AFTER', createdAt: T + 8_000, updatedAt: LIQ_AT }),
+    // The engine's order: LIMIT IOC reduce-only at the bankruptcy price, no taker fee.
+    xOrder({ orderId: 6, timeInForce: 'IOC', priceTicks: 95, sizeLots: 190, requestedSizeLots: 190, filledLots: 190, filledNotional: 18_240n * USD, fee: 0n, status: 'FILLED', reason: 'FILLED', reduceOnly: true, createdAt: LIQ_AT, updatedAt: LIQ_AT, liquidation: true }),
+  ];
+
+  it('orders: the liquidation order marked, the account\'s open order cancelled for the liquidation, another cancelled by the dead man\'s switch', () => {
+    expect([...batch.orders.values()].sort((a, b) => a.orderId - b.orderId)).toEqual(EXPECTED);
+  });
+
+  it('trades: the liquidation order\'s fill is the liquidated account\'s trade, marked on its (taker) side, with its realised loss and no fee', () => {
+    expect(batch.trades).toEqual([
+      xTrade(entryFill.seq, 'MAKER', M, 1, 'SELL', 100, 190, 3_800_000n, 0n, T + 4_000),
+      xTrade(entryFill.seq, 'TAKER', A, 2, 'BUY', 100, 190, 9_500_000n, 0n, T + 4_000),
+      // M closes its short of 190 at 100 at 96: +760; A its long at 96: 18 240 − 19 000 = −760.
+      xTrade(liqFill.seq, 'MAKER', M, 4, 'BUY', 96, 190, 3_648_000n, 760n * USD, LIQ_AT),
+      xTrade(liqFill.seq, 'TAKER', A, 6, 'SELL', 96, 190, 0n, -760n * USD, LIQ_AT, true),
+    ]);
+  });
+
+  it('transactions: the realised loss of the close and the liquidation fee min(0.5 % × 18 240, surplus 190 × (96 − 95)) = 91.2, naming the order', () => {
+    const feeSeq = seqIn(r, 'mark-97', (e) => e.type === 'liquidation');
+    expect(batch.transactions).toEqual([
+      txRow(`${seqIn(r, 'm-dep', (e) => e.type === 'balanceChanged')}:DEPOSIT`, M, 'DEPOSIT', null, 1_000_000n * USD, 'm-dep', T),
+      txRow(`${seqIn(r, 'a-dep', (e) => e.type === 'balanceChanged')}:DEPOSIT`, A, 'DEPOSIT', null, 1_000n * USD, 'a-dep', T),
+      txRow(`${entryFill.seq}:FEE:M`, M, 'FEE', XS, -3_800_000n, '1', T + 4_000),
+      txRow(`${entryFill.seq}:FEE:T`, A, 'FEE', XS, -9_500_000n, '2', T + 4_000),
+      txRow(`${seqIn(r, 'b-dep', (e) => e.type === 'balanceChanged')}:DEPOSIT`, B, 'DEPOSIT', null, 10_000n * USD, 'b-dep', T + 5_000),
+      txRow(`${liqFill.seq}:FEE:M`, M, 'FEE', XS, -3_648_000n, '4', LIQ_AT),
+      txRow(`${liqFill.seq}:REALISED_PNL:M`, M, 'REALISED_PNL', XS, 760n * USD, '4', LIQ_AT),
+      txRow(`${liqFill.seq}:REALISED_PNL:T`, A, 'REALISED_PNL', XS, -760n * USD, '6', LIQ_AT),
+      txRow(`${feeSeq}:LIQUIDATION_FEE`, A, 'LIQUIDATION_FEE', XS, -91_200_000n, '6', LIQ_AT),
+    ]);
+    // A's movements add up to its balance: 1 000 − 9.5 − 760 − 91.2 = 139.3.
+    expect(batch.transactions.filter((t) => t.account === A).reduce((s, t) => s + t.amount, 0n)).toBe(139_300_000n);
+    // The insurance fund got the fee (a balanceChanged of its own): the venue's, not a transaction.
+    expect(r.events.some((e) => e.type === 'balanceChanged' && e.account === INSURANCE_ACCOUNT && e.reason === 'liquidationFee' && e.delta === 91_200_000n)).toBe(true);
+  });
+
+  it('split into two batches at every event gives the same rows (the stored liquidation order marks its later fill)', () => {
+    for (let cut = 1; cut < r.events.length; cut++) {
+      const first = projectEvents(r.events.slice(0, cut), new Map(), FEE_ACCOUNT);
+      const stored = new Map(first.orders);
+      const rest = r.events.slice(cut);
+      const known = new Map(referencedOrderIds(rest).flatMap((id) => (stored.has(id) ? [[id, stored.get(id)!] as const] : [])));
+      const second = projectEvents(rest, known, FEE_ACCOUNT);
+      for (const o of second.orders.values()) stored.set(o.orderId, o);
+      expect([...stored.values()].sort((a, b) => a.orderId - b.orderId), `cut ${cut}`).toEqual(EXPECTED);
+      expect([...first.trades, ...second.trades], `cut ${cut}`).toEqual(batch.trades);
+      expect([...first.transactions, ...second.transactions], `cut ${cut}`).toEqual(batch.transactions);
+    }
+  });
+
+  it('events of types it does not know change nothing; a balance reason it does not know is an OTHER transaction, reported', () => {
+    const last = r.events.at(-1)!;
+    const strange = [
+      { type: 'instrumentConfigured', seq: last.seq + 1, ts: LIQ_AT, commandId: 'list', symbol: XS, config: X, added: false },
+      { type: 'somethingNew', seq: last.seq + 2, ts: LIQ_AT, commandId: 'new', account: A, delta: 5n },
+      { type: 'balanceChanged', seq: last.seq + 3, ts: LIQ_AT, commandId: 'rebate-1', account: A, collateral: 139_800_000n, delta: 500_000n, reason: 'rebate' },
+      { type: 'balanceChanged', seq: last.seq + 4, ts: LIQ_AT, commandId: 'rebate-2', account: A, collateral: 140_300_000n, delta: 500_000n, reason: 'rebate' },
+    ] as unknown as EngineEvent[];
+    const unknown: string[] = [];
+    const b = projectEvents(strange, new Map(), FEE_ACCOUNT, (reason) => unknown.push(reason));
+    expect(b.lastSeq).toBe(last.seq + 4);
+    expect([b.orders.size, b.trades.length, b.fundingRates.length, b.candles.size]).toEqual([0, 0, 0, 0]);
+    expect(b.transactions).toEqual([
+      txRow(`${last.seq + 3}:OTHER`, A, 'OTHER', null, 500_000n, 'rebate-1', LIQ_AT),
+      txRow(`${last.seq + 4}:OTHER`, A, 'OTHER', null, 500_000n, 'rebate-2', LIQ_AT),
+    ]);
+    expect(unknown).toEqual(['rebate', 'rebate']);
+  });
+});
+
+describe('projectEvents: backstop, bad debt, ADL, withdrawals and liquidity', () => {
+  const reasonsOf = (r: Run) => new Set(r.events.filter((e): e is BalanceChangedEvent => e.type === 'balanceChanged').map((e) => e.reason));
+  const rowsOf = (r: Run, account: string) => projectEvents(r.events, new Map(), FEE_ACCOUNT).transactions.filter((t) => t.account === account);
+
+  it('the pool takes the position at the bankruptcy price (LIQUIDATION: the realised loss); liquidity added and removed; withdrawals reserved, released and paid', () => {
+    const r = run([
+      ...LONG_AT_100,
+      deposit('lp-dep', T + 5_000, LP, 100_000n),
+      { kind: 'addLiquidity', id: 'lp-add', ts: T + 6_000, account: LP, amount: 100_000n * USD, lockupMs: 0 },
+      // Mark 96: equity 990.5 − 760 = 230.5 < ⅔ × MM 456 = 304: the pool takes 190 at 96 − 230.5 / 190 → 95.
+      xMark('mark-96', T + 7_000, 96),
+      // Pool equity 100 000 + 190 × (96 − 95) on 100 000 shares: 1 000 shares pay 1 001.9.
+      { kind: 'removeLiquidity', id: 'lp-remove', ts: T + 8_000, account: LP, shares: 1_000n * USD },
+      { kind: 'requestWithdrawal', id: 'a-w1', ts: T + 9_000, account: A, withdrawalId: 'w1', amount: 40n * USD },
+      { kind: 'settleWithdrawal', id: 'a-w1-failed', ts: T + 10_000, withdrawalId: 'w1', outcome: 'FAILED' },
+      { kind: 'requestWithdrawal', id: 'a-w2', ts: T + 11_000, account: A, withdrawalId: 'w2', amount: 10n * USD },
+      { kind: 'settleWithdrawal', id: 'a-w2-paid', ts: T + 12_000, withdrawalId: 'w2', outcome: 'PAID' },
+    ], [X]);
+    expect(r.results.get('mark-96')!.events.find((e) => e.type === 'liquidation')).toMatchObject({ method: 'BACKSTOP', closedLots: 190, bankruptcyPriceTicks: 95, fee: 0n });
+    const bal = (id: string, account: string) => seqIn(r, id, (e) => e.type === 'balanceChanged' && e.account === account);
+    const wd = (id: string) => seqIn(r, id, (e) => e.type === 'withdrawal');
+    expect(rowsOf(r, A)).toEqual([
+      txRow(`${bal('a-dep', A)}:DEPOSIT`, A, 'DEPOSIT', null, 1_000n * USD, 'a-dep', T),
+      txRow(`${(r.results.get('a-buy') as { fills: TradeEvent[] }).fills[0].seq}:FEE:T`, A, 'FEE', XS, -9_500_000n, '2', T + 4_000),
+      // Taken at 95: 190 × (95 − 100) = −950 realised.
+      txRow(`${bal('mark-96', A)}:LIQUIDATION`, A, 'LIQUIDATION', null, -950n * USD, 'mark-96', T + 7_000),
+      txRow(`${wd('a-w1')}:WITHDRAWAL`, A, 'WITHDRAWAL', null, -40n * USD, 'w1', T + 9_000),
+      txRow(`${wd('a-w1-failed')}:WITHDRAWAL_RELEASE`, A, 'WITHDRAWAL_RELEASE', null, 40n * USD, 'w1', T + 10_000),
+      txRow(`${wd('a-w2')}:WITHDRAWAL`, A, 'WITHDRAWAL', null, -10n * USD, 'w2', T + 11_000),
+    ]);
+    expect(rowsOf(r, LP)).toEqual([
+      txRow(`${bal('lp-dep', LP)}:DEPOSIT`, LP, 'DEPOSIT', null, 100_000n * USD, 'lp-dep', T + 5_000),
+      txRow(`${bal('lp-add', LP)}:LIQUIDITY_ADD`, LP, 'LIQUIDITY_ADD', null, -100_000n * USD, 'lp-add', T + 6_000),
+      txRow(`${bal('lp-remove', LP)}:LIQUIDITY_REMOVE`, LP, 'LIQUIDITY_REMOVE', null, 1_001_900_000n, 'lp-remove', T + 8_000),
+    ]);
+    // The pool's side: the mirror of the holder's liquidity rows (left out), and a takeover that opened
+    // its long at 95 realising nothing (no row).
+    expect(rowsOf(r, POOL_ACCOUNT)).toEqual([]);
+    expect([...reasonsOf(r)].sort()).toEqual(['deposit', 'fee', 'liquidation', 'liquidity', 'trade', 'withdrawalReserve']);
+    // No trade: the takeover has no order.
+    expect(projectEvents(r.events, new Map(), FEE_ACCOUNT).trades.filter((t) => t.ts === T + 7_000)).toEqual([]);
+  });
+
+  it('a bankrupt account: the pool takes it at the mark and the insurance fund covers the negative balance (BAD_DEBT)', () => {
+    const r = run([
+      ...LONG_AT_100,
+      deposit('lp-dep', T + 5_000, LP, 100_000n),
+      { kind: 'addLiquidity', id: 'lp-add', ts: T + 6_000, account: LP, amount: 50_000n * USD, lockupMs: 0 },
+      deposit('fund-dep', T + 6_500, INSURANCE_ACCOUNT, 10_000n),
+      // Gap to 90: equity 990.5 − 1 900 = −909.5; the fund holds 10 000: the pool takes 190 at 90.
+      xMark('mark-90', T + 7_000, 90),
+    ], [X]);
+    const bal = (reason: string) => seqIn(r, 'mark-90', (e) => e.type === 'balanceChanged' && e.account === A && e.reason === reason);
+    expect(rowsOf(r, A).slice(2)).toEqual([
+      txRow(`${bal('liquidation')}:LIQUIDATION`, A, 'LIQUIDATION', null, -1_900n * USD, 'mark-90', T + 7_000),
+      txRow(`${bal('badDebt')}:BAD_DEBT`, A, 'BAD_DEBT', null, 909_500_000n, 'mark-90', T + 7_000),
+    ]);
+    // 1 000 − 9.5 − 1 900 + 909.5 = 0.
+    expect(rowsOf(r, A).reduce((s, t) => s + t.amount, 0n)).toBe(0n);
+    // The fund's deposit and payment are the venue's.
+    expect(rowsOf(r, INSURANCE_ACCOUNT)).toEqual([]);
+  });
+
+  it('ADL closes the bankrupt long against the ranked shorts at the bankruptcy price: an ADL row for each side, its realised PnL', () => {
+    const r = run([
+      deposit('m-dep', T, M, 1_000_000n),
+      deposit('m2-dep', T, M2, 5_000n),
+      deposit('a-dep', T, A, 1_000n),
+      { kind: 'setLeverage', id: 'a-lev', ts: T + 1_000, account: A, symbol: XS, leverage: 20 },
+      xMark('mark-100', T + 2_000, 100),
+      xLimit('m-ask', T + 3_000, M, 'SELL', 100, 100),
+      xLimit('m2-ask', T + 3_000, M2, 'SELL', 100, 90),
+      xLimit('a-buy', T + 4_000, A, 'BUY', 100, 190),
+      // Gap to 80: equity 990.5 − 3 800 < 0, no fund, no pool: ADL at 80 + 2 809.5 / 190 → 95.
+      xMark('mark-80', T + 5_000, 80),
+    ], [X]);
+    const liquidationEvents: EngineEvent[] = r.results.get('mark-80')!.events;
+    const adl = liquidationEvents.filter((e): e is BalanceChangedEvent => e.type === 'balanceChanged' && e.reason === 'adl');
+    const row = (i: number, amount: bigint) => txRow(`${adl[i].seq}:ADL`, adl[i].account, 'ADL', null, amount, 'mark-80', T + 5_000);
+    const rows = projectEvents(r.events, new Map(), FEE_ACCOUNT).transactions.filter((t) => t.type === 'ADL');
+    // M2 ranks first (9 000 entry on ~6 800 equity): A's 90 at 95 against M2's short at 100: A −450,
+    // M2 +450; then 100 against M: A −500, M +500.
+    expect(adl.map((e) => e.account)).toEqual([A, M2, A, M]);
+    expect(rows).toEqual([row(0, -450n * USD), row(1, 450n * USD), row(2, -500n * USD), row(3, 500n * USD)]);
+    // A: 1 000 − 9.5 taker fees − 950 = 40.5.
+    expect(rowsOf(r, A).reduce((s, t) => s + t.amount, 0n)).toBe(40_500_000n);
+  });
+});
+
+// ------------------------------------------------------------------------------------------------
+// The liquidity pool and the insurance fund: `liquidity` and `insurance` events, one row each, on
+// AAPL-USD (100 µUSD per tick × lot; liquidation fee 1 %).
+
+describe('projectEvents: liquidity moves and insurance-fund moves', () => {
+  const LP = '0x00000000000000000000000000000000000000c3';
+  const SELLER = '0x00000000000000000000000000000000000000d4';
+  const BIDDER = '0x00000000000000000000000000000000000000e5';
+  const BUYER = '0x00000000000000000000000000000000000000f6';
+  const engine = new PerpEngine();
+  const events: EngineEvent[] = [];
+  const results = new Map<string, CommandResult>();
+  const commands: EngineCommand[] = [
+    { kind: 'deposit', id: 'lp-dep', ts: H, account: LP, amount: 10_000n * USD },
+    { kind: 'deposit', id: 's-dep', ts: H, account: SELLER, amount: 10_000n * USD },
+    { kind: 'deposit', id: 'bid-dep', ts: H, account: BIDDER, amount: 10_000n * USD },
+    { kind: 'deposit', id: 'buy-dep', ts: H, account: BUYER, amount: 100n * USD },
+    { kind: 'setMarkPrice', id: 'mark-200', ts: H, symbol: AAPL, markPriceTicks: 20_000, indexPriceTicks: 20_000 },
+    // 1 000 USD into the empty pool: 1 000 shares, locked 60 s.
+    { kind: 'addLiquidity', id: 'lp-add', ts: H + 1_000, account: LP, amount: 1_000n * USD, lockupMs: 60_000 },
+    place('s-ask', H + 2_000, SELLER, 'SELL', 20_000, 400),
+    place('b-buy', H + 3_000, BUYER, 'BUY', 20_000, 400),
+    place('bid-178', H + 4_000, BIDDER, 'BUY', 17_800, 400),
+    // Mark 179: the buyer (equity 99.6 − 84 = 15.6 < MM 17.9) is closed through the book at 178
+    // (712 USD); fee min(1 % × 712, 712 − 4 × 175.10) = 7.12 into the fund.
+    { kind: 'setMarkPrice', id: 'mark-179', ts: H + 5_000, symbol: AAPL, markPriceTicks: 17_900, indexPriceTicks: 17_900 },
+    // After the lock-up: 400 shares × 1 000 ÷ 1 000 = 400 USD.
+    { kind: 'removeLiquidity', id: 'lp-remove', ts: H + 61_000, account: LP, shares: 400n * USD },
+  ];
+  for (const c of commands) {
+    const r = engine.apply(c);
+    if (!r.ok) throw new Error(`${c.id}: ${r.message}`);
+    results.set(c.id, r);
+    events.push(...r.events);
+  }
+  const seq = (id: string, type: EngineEvent['type']) => results.get(id)!.events.find((e) => e.type === type)!.seq;
+
+  it('one liquidity row per addition and removal, with the holder\'s and the pool\'s figures after it', () => {
+    const batch = projectEvents(events, new Map(), FEE_ACCOUNT);
+    expect(batch.liquidityMoves).toEqual([
+      {
+        seq: seq('lp-add', 'liquidity'), account: LP, action: 'ADD', amount: 1_000n * USD, shares: 1_000n * USD, holderShares: 1_000n * USD,
+        totalShares: 1_000n * USD, poolEquity: 1_000n * USD, lockedUntil: H + 61_000, ts: H + 1_000,
+      },
+      {
+        seq: seq('lp-remove', 'liquidity'), account: LP, action: 'REMOVE', amount: 400n * USD, shares: 400n * USD, holderShares: 600n * USD,
+        totalShares: 600n * USD, poolEquity: 600n * USD, lockedUntil: H + 61_000, ts: H + 61_000,
+      },
+    ]);
+  });
+
+  it('one insurance row per movement of the fund: the liquidation fee, with the balance after', () => {
+    const batch = projectEvents(events, new Map(), FEE_ACCOUNT);
+    expect(batch.insuranceMoves).toEqual([
+      { seq: seq('mark-179', 'insurance'), reason: 'liquidationFee', account: BUYER, delta: 7_120_000n, balance: 7_120_000n, ts: H + 5_000 },
+    ]);
+    // Split anywhere, the two batches hold the same rows.
+    for (let cut = 1; cut < events.length; cut++) {
+      const first = projectEvents(events.slice(0, cut), new Map(), FEE_ACCOUNT);
+      const second = projectEvents(events.slice(cut), new Map(), FEE_ACCOUNT);
+      expect([...first.liquidityMoves, ...second.liquidityMoves]).toEqual(batch.liquidityMoves);
+      expect([...first.insuranceMoves, ...second.insuranceMoves]).toEqual(batch.insuranceMoves);
+    }
   });
 });

@@ -17,6 +17,7 @@ import type { EngineEvent } from '../engine/engine-types.ts';
 import type { EngineGateway } from '../sequencer/engine-gateway.ts';
 import { getPerpCandles, upsertPerpCandles } from '../store/perp-candle-store.ts';
 import { getOrdersByIds, insertFundingRates, insertTrades, insertTransactions, upsertOrders } from '../store/perp-history-store.ts';
+import { insertInsuranceMoves, insertLiquidityMoves } from '../store/liquidity-store.ts';
 import { mergeCandle, projectEvents, referencedOrderIds } from './event-projection.ts';
 
 export const PROJECTION_CURSOR_KEY = 'perp.projection.seq';
@@ -41,17 +42,19 @@ export interface PerpProjector {
   caughtUp(seq: number): Promise<void>;
 }
 
-/** Writes one folded batch and the cursor. */
-export async function writeProjection(db: DbExecutor, events: readonly EngineEvent[], feeAccount: string): Promise<number> {
+/** Writes one folded batch and the cursor. `onUnknownReason`: see projectEvents. */
+export async function writeProjection(db: DbExecutor, events: readonly EngineEvent[], feeAccount: string, onUnknownReason?: (reason: string) => void): Promise<number> {
   return withTransaction(db, async (tx) => {
     const known = new Map((await getOrdersByIds(tx, referencedOrderIds(events))).map((o) => [o.orderId, o]));
-    const batch = projectEvents(events, known, feeAccount);
+    const batch = projectEvents(events, known, feeAccount, onUnknownReason);
     const candles = [...batch.candles.values()];
     const stored = new Map((await getPerpCandles(tx, candles)).map((c) => [`${c.symbol}|${c.kind}|${c.interval}|${c.openTime}`, c]));
     await upsertOrders(tx, [...batch.orders.values()]);
     await insertTrades(tx, batch.trades);
     await insertTransactions(tx, batch.transactions);
     await insertFundingRates(tx, batch.fundingRates);
+    await insertLiquidityMoves(tx, batch.liquidityMoves);
+    await insertInsuranceMoves(tx, batch.insuranceMoves);
     await upsertPerpCandles(tx, candles.map((c) => mergeCandle(stored.get(`${c.symbol}|${c.kind}|${c.interval}|${c.openTime}`), c)));
     await setMeta(tx, PROJECTION_CURSOR_KEY, String(batch.lastSeq));
     return batch.lastSeq;
@@ -68,6 +71,14 @@ export function createPerpProjector(opts: PerpProjectorOptions): PerpProjector {
   let flushing: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
   const waiters = createPositionWaiters();
+  // A balance reason this build does not know (a newer engine's journal): its movements are written
+  // as OTHER, and said once per reason rather than once per event.
+  const unknownReasons = new Set<string>();
+  const onUnknownReason = (reason: string) => {
+    if (unknownReasons.has(reason)) return;
+    unknownReasons.add(reason);
+    opts.logger?.warn({ reason }, 'perp projector: unknown balance reason; its movements are listed as OTHER');
+  };
 
   const subscribe = () => {
     buffer = [];
@@ -90,7 +101,7 @@ export function createPerpProjector(opts: PerpProjectorOptions): PerpProjector {
       const events = buffer.slice(0, maxBatch);
       if (events.length === 0) return;
       try {
-        projected = await writeProjection(opts.db, events, opts.feeAccount);
+        projected = await writeProjection(opts.db, events, opts.feeAccount, onUnknownReason);
         buffer = buffer.slice(events.length);
         waiters.reached(projected);
       } catch (err) {

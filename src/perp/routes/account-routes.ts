@@ -1,6 +1,7 @@
 /**
  * Account (contract.md §B): balances, equity and margin levels, the collateral asset, open positions,
- * deposits and withdrawals as the MarginVault's logs give them, and every money movement. Answers
+ * deposits as the MarginVault's logs give them, withdrawals (requested here with TRANSFER, paid by the
+ * vault: withdrawal-service.ts) with their payment status, and every money movement. Answers
  * that depend on chain state (the collateral credited from the vault) carry `blockInfo`, the last
  * block the perp indexer has followed.
  */
@@ -8,9 +9,11 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AuthKey } from '../../auth/api-key-service.ts';
 import { listOf, pageOf, pageQueryProps } from '../../http/list-paging.ts';
 import type { AccountService } from '../account-service.ts';
+import type { WithdrawalService } from '../withdrawal-service.ts';
+import { WITHDRAWAL_STATUSES, type WithdrawalStatus } from '../store/withdrawal-store.ts';
 import { perpOk } from '../perp-envelope.ts';
 import type { PerpVenue } from '../perp-venue.ts';
-import { decimalOut, millis, okEnvelope, errorEnvelope, positionSchema, symbolProp, timeRangeProps, type ListQuerystring } from '../perp-schemas.ts';
+import { decimal, decimalOut, millis, okEnvelope, errorEnvelope, positionSchema, symbolProp, timeRangeProps, type ListQuerystring } from '../perp-schemas.ts';
 import { PERP_TRANSACTION_TYPES, type PerpTransactionType } from '../store/perp-history-store.ts';
 import { available } from './trading-routes.ts';
 
@@ -30,7 +33,7 @@ function chainResponses(data: Record<string, unknown>) {
 const accountSchema = {
   type: 'object',
   required: [
-    'account', 'asset', 'balance', 'equity', 'unrealisedPnl', 'freeCollateral', 'withdrawable', 'orderMargin', 'positionMargin',
+    'account', 'asset', 'balance', 'equity', 'unrealisedPnl', 'freeCollateral', 'withdrawable', 'pendingWithdrawals', 'orderMargin', 'positionMargin',
     'maintenanceMargin', 'marginRatio', 'liquidatable', 'deposited', 'withdrawn', 'realisedPnl', 'fees', 'funding',
   ],
   properties: {
@@ -40,7 +43,8 @@ const accountSchema = {
     equity: { ...decimalOut, description: 'balance + isolated margins + unrealised PnL' },
     unrealisedPnl: decimalOut,
     freeCollateral: { ...decimalOut, description: 'what new orders and margin moves may use' },
-    withdrawable: { ...decimalOut, description: 'free collateral without unrealised profit' },
+    withdrawable: { ...decimalOut, description: 'what a withdrawal may take now: min(balance, balance + cross uPnL) − cross initial margin − order margin, with isolated losses; never unrealised profit' },
+    pendingWithdrawals: { ...decimalOut, description: 'reserved for withdrawals not paid yet (already out of balance)' },
     orderMargin: { ...decimalOut, description: 'reserved by open orders' },
     positionMargin: { ...decimalOut, description: 'initial margin of cross positions + isolated margins' },
     maintenanceMargin: decimalOut,
@@ -64,8 +68,31 @@ const movementSchema = {
     txHash: { type: 'string' },
     blockNumber: { type: 'string' },
     withdrawalId: { type: ['string', 'null'] },
-    status: { type: 'string', enum: ['PENDING', 'CREDITED', 'PAID'], description: 'a deposit is CREDITED once the engine has applied it, a withdrawal PAID once its vault log is confirmed; PENDING before' },
+    status: { type: 'string', enum: ['PENDING', 'CREDITED', 'REFUSED', 'PAID'], description: 'a deposit is CREDITED once the engine has applied it, REFUSED (see `reason`) when the engine never will; a withdrawal PAID once its vault log is confirmed; PENDING before' },
+    reason: { type: ['string', 'null'], description: 'why the engine refused a deposit (REFUSED only)' },
     ts: millis,
+  },
+} as const;
+
+const withdrawalSchema = {
+  type: 'object',
+  required: ['withdrawalId', 'clientWithdrawalId', 'address', 'asset', 'amount', 'status', 'txHash', 'blockNumber', 'reason', 'createdAt', 'updatedAt'],
+  properties: {
+    withdrawalId: { type: 'string', description: "the vault's bytes32 id: keccak256(abi.encode(\"tokex.perp.withdrawal\", account, clientWithdrawalId))" },
+    clientWithdrawalId: { type: ['string', 'null'] },
+    address: { type: 'string', description: 'the wallet paid: the account itself' },
+    asset: { type: 'string', enum: ['USDC'] },
+    amount: decimalOut,
+    status: {
+      type: 'string',
+      enum: [...WITHDRAWAL_STATUSES],
+      description: 'PENDING reserved; SENT the payment transaction is broadcast (txHash); COMPLETED mined and settled; FAILED not payable, the reserve returned to the balance (reason)',
+    },
+    txHash: { type: ['string', 'null'], description: 'the payment transaction (the mined one once COMPLETED)' },
+    blockNumber: { type: ['string', 'null'] },
+    reason: { type: ['string', 'null'], description: 'why it FAILED, or what delayed it' },
+    createdAt: millis,
+    updatedAt: millis,
   },
 } as const;
 
@@ -83,7 +110,7 @@ const transactionSchema = {
   },
 } as const;
 
-export const accountRoutes: FastifyPluginAsync<{ accounts?: AccountService; venue?: PerpVenue }> = async (app, opts) => {
+export const accountRoutes: FastifyPluginAsync<{ accounts?: AccountService; venue?: PerpVenue; withdrawals?: WithdrawalService }> = async (app, opts) => {
   const tags = ['account'];
   const caller = (req: { apiKey?: AuthKey }) => req.apiKey as AuthKey;
   const accounts = () => available(opts.accounts);
@@ -103,13 +130,14 @@ export const accountRoutes: FastifyPluginAsync<{ accounts?: AccountService; venu
           type: 'array',
           items: {
             type: 'object',
-            required: ['asset', 'balance', 'equity', 'available', 'withdrawable', 'orderMargin', 'positionMargin'],
+            required: ['asset', 'balance', 'equity', 'available', 'withdrawable', 'pendingWithdrawals', 'orderMargin', 'positionMargin'],
             properties: {
               asset: { type: 'string' },
               balance: decimalOut,
               equity: decimalOut,
               available: decimalOut,
               withdrawable: decimalOut,
+              pendingWithdrawals: decimalOut,
               orderMargin: decimalOut,
               positionMargin: decimalOut,
             },
@@ -135,7 +163,6 @@ export const accountRoutes: FastifyPluginAsync<{ accounts?: AccountService; venu
 
   for (const [path, kind, summary] of [
     ['/account/deposits', 'deposit', 'Deposits into the margin vault, as indexed from the chain (READ)'],
-    ['/account/withdrawals', 'withdrawal', 'Withdrawals paid by the margin vault, as indexed from the chain (READ)'],
   ] as const) {
     app.get<{ Querystring: ListQuerystring }>(
       path,
@@ -150,6 +177,55 @@ export const accountRoutes: FastifyPluginAsync<{ accounts?: AccountService; venu
       async (req) => perpOk(req.id, await accounts().movements(caller(req), kind, { ...pageOf(req.query), startTime: req.query.startTime, endTime: req.query.endTime }), await blockInfo()),
     );
   }
+
+  // Withdrawals (docs/perp-api.md "Withdrawals"): requested here, reserved by the engine, paid by the
+  // perp engine's withdrawal task from the vault to the key's own wallet. One list: the withdrawals
+  // requested through this endpoint with their payment status (it replaced the vault's raw logs).
+  const withdrawals = () => available(opts.withdrawals);
+  app.post<{ Body: { amount: string; clientWithdrawalId: string } }>(
+    '/account/withdrawals',
+    {
+      config: { permission: 'TRANSFER' },
+      schema: {
+        tags,
+        summary: "Withdraw collateral to the key's own wallet (TRANSFER): reserved at once, paid by the margin vault",
+        body: {
+          type: 'object',
+          required: ['amount', 'clientWithdrawalId'],
+          additionalProperties: false,
+          properties: {
+            amount: { ...decimal, description: 'USD (USDC), at most 6 decimals, at most `withdrawable`' },
+            clientWithdrawalId: {
+              type: 'string', minLength: 1, maxLength: 64, pattern: '^[!-~]+$',
+              description: 'your id of the withdrawal (1 to 64 visible ASCII characters): the same id answers the same withdrawal; another amount under it is 51021',
+            },
+          },
+        },
+        response: chainResponses({ ...withdrawalSchema, required: [...withdrawalSchema.required, 'duplicate'], properties: { ...withdrawalSchema.properties, duplicate: { type: 'boolean', description: 'true when the answer is a withdrawal requested before under this clientWithdrawalId' } } }),
+      },
+    },
+    async (req) => perpOk(req.id, await withdrawals().request(caller(req), req.body), await blockInfo()),
+  );
+
+  app.get<{ Querystring: ListQuerystring & { status?: WithdrawalStatus } }>(
+    '/account/withdrawals',
+    {
+      schema: {
+        tags,
+        summary: 'Withdrawals of the account with their payment status (READ)',
+        querystring: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { status: { type: 'string', enum: [...WITHDRAWAL_STATUSES] }, ...timeRangeProps, ...pageQueryProps },
+        },
+        response: chainResponses(listOf(withdrawalSchema)),
+      },
+    },
+    async (req) => {
+      const q = req.query;
+      return perpOk(req.id, await withdrawals().list(caller(req), { ...pageOf(q), status: q.status, startTime: q.startTime, endTime: q.endTime }), await blockInfo());
+    },
+  );
 
   app.get<{ Querystring: ListQuerystring & { type?: PerpTransactionType } }>(
     '/account/transactions',

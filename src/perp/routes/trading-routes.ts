@@ -10,8 +10,9 @@ import { SIGNATURE_PATTERN } from '../../http/schema-patterns.ts';
 import type { AuthKey } from '../../auth/api-key-service.ts';
 import type { MarginMode } from '../engine/engine-types.ts';
 import type { BuildOrderInput, OrderService, SubmitMode } from '../order-service.ts';
+import { idempotencyKeyOf } from '../idempotency.ts';
 import { perpOk } from '../perp-envelope.ts';
-import { decimal, fillSchema, millis, orderSchema, positionSchema, responses, signedDecimal, symbolProp } from '../perp-schemas.ts';
+import { decimal, fillSchema, idempotencyHeaders, millis, orderSchema, positionSchema, responses, signedDecimal, symbolProp } from '../perp-schemas.ts';
 
 /** The engine is not reachable from this instance (no engine in process, no broker configured). */
 export function engineUnavailable(): AppError {
@@ -111,10 +112,11 @@ export const tradingRoutes: FastifyPluginAsync<TradingRouteOptions> = async (app
         tags,
         summary: 'Cancel an open order of the account (TRADE)',
         params: { type: 'object', required: ['orderId'], properties: { orderId: { type: 'string', minLength: 1, maxLength: 20 } } },
+        headers: idempotencyHeaders,
         response: responses(orderSchema),
       },
     },
-    async (req) => perpOk(req.id, await orders().cancel(caller(req), req.params.orderId)),
+    async (req) => perpOk(req.id, await orders().cancel(caller(req), req.params.orderId, idempotencyKeyOf(req.headers))),
   );
 
   app.post<{ Body: { orderIds?: string[]; symbol?: string } }>(
@@ -131,6 +133,7 @@ export const tradingRoutes: FastifyPluginAsync<TradingRouteOptions> = async (app
             symbol: symbolProp,
           },
         },
+        headers: idempotencyHeaders,
         response: responses({
           type: 'object',
           required: ['canceled', 'failed'],
@@ -144,7 +147,7 @@ export const tradingRoutes: FastifyPluginAsync<TradingRouteOptions> = async (app
         }),
       },
     },
-    async (req) => perpOk(req.id, await orders().batchCancel(caller(req), req.body)),
+    async (req) => perpOk(req.id, await orders().batchCancel(caller(req), req.body, idempotencyKeyOf(req.headers))),
   );
 
   app.post<{ Body: { symbol: string; leverage: number; marginMode?: MarginMode } }>(
@@ -163,10 +166,11 @@ export const tradingRoutes: FastifyPluginAsync<TradingRouteOptions> = async (app
             marginMode: { type: 'string', enum: ['cross', 'isolated'] },
           },
         },
+        headers: idempotencyHeaders,
         response: responses(positionSchema),
       },
     },
-    async (req) => perpOk(req.id, await orders().adjust(caller(req), req.body)),
+    async (req) => perpOk(req.id, await orders().adjust(caller(req), req.body, idempotencyKeyOf(req.headers))),
   );
 
   app.post<{ Body: { symbol: string; amount: string } }>(
@@ -181,9 +185,39 @@ export const tradingRoutes: FastifyPluginAsync<TradingRouteOptions> = async (app
           additionalProperties: false,
           properties: { symbol: symbolProp, amount: { ...signedDecimal, description: 'USD; positive adds, negative removes' } },
         },
+        headers: idempotencyHeaders,
         response: responses(positionSchema),
       },
     },
-    async (req) => perpOk(req.id, await orders().margin(caller(req), req.body)),
+    async (req) => perpOk(req.id, await orders().margin(caller(req), req.body, idempotencyKeyOf(req.headers))),
+  );
+
+  app.post<{ Body: { timeoutMs: number } }>(
+    '/orders/cancel-all-after',
+    {
+      schema: {
+        tags,
+        summary: "Dead man's switch: cancel every open order of the account unless called again within timeoutMs; 0 disarms (TRADE)",
+        body: {
+          type: 'object',
+          required: ['timeoutMs'],
+          additionalProperties: false,
+          properties: {
+            timeoutMs: { type: 'integer', description: '0 disarms; otherwise 5000 to 86400000 ms from now, re-arming moves the deadline' },
+          },
+        },
+        headers: idempotencyHeaders,
+        response: responses({
+          type: 'object',
+          required: ['armed', 'deadline', 'timeoutMs'],
+          properties: {
+            armed: { type: 'boolean' },
+            deadline: { type: ['integer', 'null'], description: 'when the open orders go (ms): at the first mark update from then; null when disarmed' },
+            timeoutMs: { type: 'integer' },
+          },
+        }),
+      },
+    },
+    async (req) => perpOk(req.id, await orders().cancelAllAfter(caller(req), req.body, idempotencyKeyOf(req.headers))),
   );
 };

@@ -209,6 +209,8 @@ export class EngineSequencer {
   private flushing = false;
   private flushScheduled = false;
   private readonly idle: Array<() => void> = [];
+  /** Reads waiting for every command applied before them to be durable (readBarrier). */
+  private barriers: Array<{ upTo: number; resolve: () => void }> = [];
 
   /** Command ids applied and not yet answered. */
   private readonly inflight = new Map<string, Promise<SequencedResult>>();
@@ -483,6 +485,8 @@ export class EngineSequencer {
     }
     if (failed === undefined) {
       this.durableSeq = batch[batch.length - 1].row.seq;
+      // Reads first: their continuations run before the answers' callbacks can apply more.
+      this.releaseBarriers(false);
       this.counters.batches++;
       this.counters.rows += batch.length;
       if (batch.length > this.counters.maxBatchRows) this.counters.maxBatchRows = batch.length;
@@ -549,6 +553,8 @@ export class EngineSequencer {
         try {
           await this.load();
           if (this._state === 'recovering') this._state = 'running';
+          // The engine is the journal's state again: what waited can read it.
+          this.releaseBarriers(true);
           return;
         } catch (err) {
           this.logger.error({ err }, 'perp journal: rebuild failed; retrying');
@@ -562,6 +568,7 @@ export class EngineSequencer {
       .catch((err) => {
         this.logger.error({ err }, 'perp journal: cannot rebuild; sequencer stopped');
         this._state = 'stopped';
+        this.releaseBarriers(true);
         void this.releaseLock();
       })
       .finally(() => {
@@ -586,6 +593,27 @@ export class EngineSequencer {
       // Only the restart time suffers: the journal alone rebuilds the state.
       this.logger.warn({ err, lastSeq }, 'perp journal: snapshot not written');
     }
+  }
+
+  /**
+   * Resolves once every command applied so far is durable, or once a failed write has been
+   * recovered from (the engine is then the journal's state): a read that waits for it never shows a
+   * command that a failed journal write later removes (docs/perp-sequencer.md "Reads").
+   */
+  readBarrier(): Promise<void> {
+    const upTo = this.nextJournalSeq - 1;
+    if (upTo <= this.durableSeq && this._state !== 'recovering') return Promise.resolve();
+    return new Promise((resolve) => this.barriers.push({ upTo, resolve }));
+  }
+
+  private releaseBarriers(all: boolean): void {
+    if (this.barriers.length === 0) return;
+    const keep: Array<{ upTo: number; resolve: () => void }> = [];
+    for (const b of this.barriers) {
+      if (all || b.upTo <= this.durableSeq) b.resolve();
+      else keep.push(b);
+    }
+    this.barriers = keep;
   }
 
   /** Resolves when nothing applied is waiting for the journal. */
@@ -628,6 +656,7 @@ export class EngineSequencer {
     }
     await this.snapshotWrite;
     this._state = 'stopped';
+    this.releaseBarriers(true);
     await this.releaseLock();
   }
 
@@ -637,6 +666,7 @@ export class EngineSequencer {
    */
   async abandon(): Promise<void> {
     this._state = 'stopped';
+    this.releaseBarriers(true);
     const error = notRunning('stopped');
     for (const p of this.buffer.splice(0)) p.reject(error);
     for (const w of this.lookupQueue.splice(0)) w.reject(error);

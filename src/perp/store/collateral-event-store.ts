@@ -2,9 +2,11 @@
  * The MarginVault's collateral movements (`perp_collateral_events`), written by the perp indexer
  * and consumed by the engine runtime (docs/indexer.md, "The perp indexer").
  *
- * Life of a row:
+ * Life of a row (`applied` is 0, 1 or 2):
  *   indexed (applied 0) ──markCollateralEventsApplied──▶ applied (1)
- *   a reorg removes its block: unapplied → the row is deleted (the engine never saw it);
+ *                       ──markCollateralEventsRefused──▶ refused (2): a deposit the engine refused
+ *                         (it never credits it under that id); kept and shown, never retried
+ *   a reorg removes its block: unapplied or refused → the row is deleted (the engine never credited it);
  *                              applied   → `orphaned` 1, kept until the engine has reversed it
  *                                          (listOrphanedCollateralEvents → acknowledgeOrphanedCollateralEvents).
  * An orphaned row whose transaction is mined again at the same log index on the new branch becomes
@@ -19,6 +21,15 @@ import type { Selectable } from 'kysely';
 import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
 import { bulkInsert, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
 import type { PerpCollateralEventsTable } from '../../storage/schema.ts';
+
+/** Engine command ids of vault deposits: `dep:<eventId>` (the projection and the collateral task share it). */
+export const DEPOSIT_COMMAND_PREFIX = 'dep:';
+import { findJournalByCommandIds } from './engine-journal-store.ts';
+
+/** `applied` column values. */
+const PENDING = 0;
+const APPLIED = 1;
+const REFUSED = 2;
 
 export type CollateralEventKind = 'deposit' | 'withdrawal';
 
@@ -44,6 +55,19 @@ export interface CollateralEventRecord extends NewCollateralEvent {
   applied: boolean;
   appliedAt: number | null;
   orphaned: boolean;
+}
+
+/** Where a movement stands with the engine. */
+export type CollateralEventStatus = 'pending' | 'applied' | 'refused';
+
+/** A movement with its standing, as an account's history shows it. */
+export interface CollateralMovement extends CollateralEventRecord {
+  status: CollateralEventStatus;
+  /**
+   * Why the engine refused a deposit (`refused`): its journalled answer to the deposit command,
+   * `CODE: message`. Null otherwise.
+   */
+  refusal: string | null;
 }
 
 /** The row key of the log at `logIndex` of `txHash`. */
@@ -98,21 +122,22 @@ export async function upsertCollateralEvents(db: DbExecutor, events: readonly Ne
 }
 
 /**
- * Indexer rollback: the movements in blocks above `blockNumber` left the chain. Unapplied ones are
- * deleted; applied ones are marked orphaned for the engine to reverse.
+ * Indexer rollback: the movements in blocks above `blockNumber` left the chain. Unapplied and
+ * refused ones are deleted (the engine credited nothing); applied ones are marked orphaned for the
+ * engine to reverse.
  */
 export async function rollbackCollateralEventsAbove(db: DbExecutor, blockNumber: number): Promise<void> {
   const k = kyselyOf(db);
-  await k.deleteFrom('perp_collateral_events').where('block_number', '>', blockNumber).where('applied', '=', 0).execute();
-  await k.updateTable('perp_collateral_events').set({ orphaned: 1 }).where('block_number', '>', blockNumber).where('applied', '=', 1).execute();
+  await k.deleteFrom('perp_collateral_events').where('block_number', '>', blockNumber).where('applied', '<>', APPLIED).execute();
+  await k.updateTable('perp_collateral_events').set({ orphaned: 1 }).where('block_number', '>', blockNumber).where('applied', '=', APPLIED).execute();
 }
 
-/** The movements the engine has not applied, oldest first (chain order); orphans excluded. */
+/** The movements the engine has not applied, oldest first (chain order); orphans and refused deposits excluded. */
 export async function listUnappliedCollateralEvents(db: DbExecutor, limit: number): Promise<CollateralEventRecord[]> {
   const rows = await kyselyOf(db)
     .selectFrom('perp_collateral_events')
     .selectAll()
-    .where('applied', '=', 0)
+    .where('applied', '=', PENDING)
     .orderBy('block_number')
     .orderBy('log_index')
     .limit(Math.max(0, limit))
@@ -129,15 +154,76 @@ export async function markCollateralEventsApplied(db: DbExecutor, ids: readonly 
   for (const part of chunked([...new Set(ids)])) {
     const rows = await kyselyOf(db)
       .updateTable('perp_collateral_events')
-      .set({ applied: 1, applied_at: now })
+      .set({ applied: APPLIED, applied_at: now })
       .where('event_id', 'in', part)
-      .where('applied', '=', 0)
+      .where('applied', '=', PENDING)
       .where('orphaned', '=', 0)
       .returning('event_id')
       .execute();
     for (const r of rows) marked.push(r.event_id);
   }
   return marked;
+}
+
+/**
+ * Marks deposits the engine refused (`applied_at` = when): they leave the pending list and stay
+ * visible. Answers the ids marked now, like markCollateralEventsApplied.
+ */
+export async function markCollateralEventsRefused(db: DbExecutor, ids: readonly string[], now: number = Date.now()): Promise<string[]> {
+  const marked: string[] = [];
+  for (const part of chunked([...new Set(ids)])) {
+    const rows = await kyselyOf(db)
+      .updateTable('perp_collateral_events')
+      .set({ applied: REFUSED, applied_at: now })
+      .where('event_id', 'in', part)
+      .where('applied', '=', PENDING)
+      .where('orphaned', '=', 0)
+      .where('kind', '=', 'deposit')
+      .returning('event_id')
+      .execute();
+    for (const r of rows) marked.push(r.event_id);
+  }
+  return marked;
+}
+
+/**
+ * Each record with its standing; a refused deposit with the engine's answer to it, read from the
+ * journal (the deposit's command id is `dep:<eventId>`): the journal is where the refusal is
+ * recorded, so the reason needs no copy here.
+ */
+async function withStatus(db: DbExecutor, rows: Selectable<PerpCollateralEventsTable>[]): Promise<CollateralMovement[]> {
+  const refusedIds = rows.filter((r) => Number(r.applied) === REFUSED).map((r) => `${DEPOSIT_COMMAND_PREFIX}${r.event_id}`);
+  const answers = new Map<string, string>();
+  if (refusedIds.length > 0) {
+    for (const j of await findJournalByCommandIds(db, refusedIds)) {
+      let message = '';
+      try {
+        message = String((JSON.parse(j.result) as { message?: unknown }).message ?? '');
+      } catch {
+        // The code alone still says why.
+      }
+      answers.set(j.commandId.slice(DEPOSIT_COMMAND_PREFIX.length), message ? `${j.code}: ${message}` : j.code);
+    }
+  }
+  return rows.map((r) => {
+    const applied = Number(r.applied);
+    const status: CollateralEventStatus = applied === APPLIED ? 'applied' : applied === REFUSED ? 'refused' : 'pending';
+    return { ...toRecord(r), status, refusal: status === 'refused' ? (answers.get(r.event_id) ?? 'refused by the engine') : null };
+  });
+}
+
+/** Deposits the engine refused, oldest first: for the operator, who must settle them by hand. */
+export async function listRefusedCollateralEvents(db: DbExecutor, limit: number): Promise<CollateralMovement[]> {
+  const rows = await kyselyOf(db)
+    .selectFrom('perp_collateral_events')
+    .selectAll()
+    .where('applied', '=', REFUSED)
+    .where('orphaned', '=', 0)
+    .orderBy('block_number')
+    .orderBy('log_index')
+    .limit(Math.max(0, limit))
+    .execute();
+  return withStatus(db, rows);
 }
 
 /** Applied movements a reorg removed from the chain, oldest first: the engine must reverse them. */
@@ -193,11 +279,14 @@ export async function listCollateralEvents(
   return rows.map(toRecord);
 }
 
-/** A page of an account's canonical movements of one kind, newest first, with the total. */
+/**
+ * A page of an account's canonical movements of one kind, newest first, with the total; each with
+ * its status (a refused deposit with the engine's reason).
+ */
 export async function listCollateralEventsPage(
   db: DbExecutor,
   q: { account: string; kind: CollateralEventKind; offset: number; limit: number; startTime?: number; endTime?: number },
-): Promise<{ total: number; rows: CollateralEventRecord[] }> {
+): Promise<{ total: number; rows: CollateralMovement[] }> {
   let base = kyselyOf(db)
     .selectFrom('perp_collateral_events')
     .where('orphaned', '=', 0)
@@ -209,5 +298,5 @@ export async function listCollateralEventsPage(
     base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
     base.selectAll().orderBy('block_number', 'desc').orderBy('log_index', 'desc').offset(q.offset).limit(q.limit).execute(),
   ]);
-  return { total: Number(count.n), rows: rows.map(toRecord) };
+  return { total: Number(count.n), rows: await withStatus(db, rows) };
 }

@@ -48,11 +48,13 @@ export interface PerpOrderRecord {
   clientOrderId: string | null;
   createdAt: number;
   updatedAt: number;
+  /** The engine's own order closing the account's position in a liquidation (an IOC, reduce-only). */
+  liquidation: boolean;
 }
 
 const ORDER_COLUMNS = [
   'order_id', 'account', 'symbol', 'side', 'type', 'time_in_force', 'price_ticks', 'size_lots', 'requested_size_lots', 'filled_lots',
-  'filled_notional', 'fee', 'status', 'reason', 'reduce_only', 'client_order_id', 'created_at', 'updated_at',
+  'filled_notional', 'fee', 'status', 'reason', 'reduce_only', 'client_order_id', 'created_at', 'updated_at', 'liquidation',
 ] as const;
 
 const ORDER_UPSERT: BulkTable = {
@@ -81,6 +83,7 @@ function orderFromRow(r: Selectable<PerpOrdersTable>): PerpOrderRecord {
     clientOrderId: r.client_order_id,
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
+    liquidation: Number(r.liquidation) === 1,
   };
 }
 
@@ -91,6 +94,7 @@ export async function upsertOrders(db: DbExecutor, orders: readonly PerpOrderRec
     orders.map((o) => [
       o.orderId, o.account, o.symbol, o.side, o.type, o.timeInForce, o.priceTicks, o.sizeLots, o.requestedSizeLots, o.filledLots,
       o.filledNotional.toString(), o.fee.toString(), o.status, o.reason, o.reduceOnly ? 1 : 0, o.clientOrderId, o.createdAt, o.updatedAt,
+      o.liquidation ? 1 : 0,
     ]),
   );
 }
@@ -141,11 +145,13 @@ export interface PerpTradeRecord {
   fee: bigint;
   realisedPnl: bigint;
   ts: number;
+  /** The liquidated account's side of a liquidation order's fill (the taker's); false for the maker. */
+  liquidation: boolean;
 }
 
 const TRADE_INSERT: BulkTable = {
   table: 'perp_trades',
-  columns: ['trade_id', 'role', 'account', 'symbol', 'order_id', 'side', 'price_ticks', 'size_lots', 'notional', 'fee', 'realised_pnl', 'ts'],
+  columns: ['trade_id', 'role', 'account', 'symbol', 'order_id', 'side', 'price_ticks', 'size_lots', 'notional', 'fee', 'realised_pnl', 'ts', 'liquidation'],
   onConflict: { columns: ['trade_id', 'role'], update: 'nothing' },
 };
 
@@ -163,6 +169,7 @@ function tradeFromRow(r: Selectable<PerpTradesTable>): PerpTradeRecord {
     fee: BigInt(r.fee),
     realisedPnl: BigInt(r.realised_pnl),
     ts: Number(r.ts),
+    liquidation: Number(r.liquidation) === 1,
   };
 }
 
@@ -172,7 +179,7 @@ export async function insertTrades(db: DbExecutor, trades: readonly PerpTradeRec
     TRADE_INSERT,
     trades.map((t) => [
       t.tradeId, t.role, t.account, t.symbol, t.orderId, t.side, t.priceTicks, t.sizeLots, t.notional.toString(), t.fee.toString(),
-      t.realisedPnl.toString(), t.ts,
+      t.realisedPnl.toString(), t.ts, t.liquidation ? 1 : 0,
     ]),
   );
 }
@@ -195,8 +202,36 @@ export async function listTrades(
 
 // ------------------------------------------------------------------------------- transactions
 
-export type PerpTransactionType = 'DEPOSIT' | 'WITHDRAWAL' | 'FEE' | 'REALISED_PNL' | 'FUNDING';
-export const PERP_TRANSACTION_TYPES: readonly PerpTransactionType[] = ['DEPOSIT', 'WITHDRAWAL', 'FEE', 'REALISED_PNL', 'FUNDING'];
+/**
+ * What moved an account's money (docs/perp-api.md "Account and history"; the engine's balance
+ * reasons map to these in event-projection.ts):
+ * - DEPOSIT, WITHDRAWAL (a withdrawal reserved, or collateral taken back), WITHDRAWAL_RELEASE (a
+ *   failed withdrawal's reservation returned);
+ * - FEE (trading fees, negative), REALISED_PNL (of a fill), FUNDING;
+ * - LIQUIDATION_FEE (negative, to the insurance fund), LIQUIDATION (a position taken over by the
+ *   liquidity pool: its realised PnL), ADL (a position closed by auto-deleveraging: its realised PnL),
+ *   BAD_DEBT (the insurance fund covering a negative balance, positive);
+ * - LIQUIDITY_ADD (negative: collateral into the pool), LIQUIDITY_REMOVE (positive);
+ * - OTHER: a movement this version does not know (logged once).
+ */
+export type PerpTransactionType =
+  | 'DEPOSIT'
+  | 'WITHDRAWAL'
+  | 'WITHDRAWAL_RELEASE'
+  | 'FEE'
+  | 'REALISED_PNL'
+  | 'FUNDING'
+  | 'LIQUIDATION_FEE'
+  | 'LIQUIDATION'
+  | 'ADL'
+  | 'BAD_DEBT'
+  | 'LIQUIDITY_ADD'
+  | 'LIQUIDITY_REMOVE'
+  | 'OTHER';
+export const PERP_TRANSACTION_TYPES: readonly PerpTransactionType[] = [
+  'DEPOSIT', 'WITHDRAWAL', 'WITHDRAWAL_RELEASE', 'FEE', 'REALISED_PNL', 'FUNDING', 'LIQUIDATION_FEE', 'LIQUIDATION', 'ADL', 'BAD_DEBT',
+  'LIQUIDITY_ADD', 'LIQUIDITY_REMOVE', 'OTHER',
+];
 
 export interface PerpTransactionRecord {
   /** `${eventSeq}:${type}`: unique per movement. */

@@ -5,6 +5,17 @@
  * row applied. A deposit's command id is `dep:<txHash>-<logIndex>`, so submitting it again (after a
  * crash between the command and the mark) is answered from the journal and credits nothing twice.
  *
+ * A deposit the engine refuses is marked refused, never applied (which would show it CREDITED with
+ * nothing credited, and reverse on a reorg a credit never made). The engine refuses a deposit only
+ * for what it can never accept: an amount above its per-command MAX_AMOUNT (10^30 token units,
+ * 10^24 USDC, which only a token minted without bounds could reach), or an account, id or time that
+ * is malformed (the indexer writes none); and the journal answers that id with its refusal for ever.
+ * So a refused row is not retried: it stays in the account's deposits with its reason (the journalled
+ * answer), for the operator to settle. What can pass on a retry (the sequencer recovering, the
+ * journal's database down, no reply from the engine process) is a thrown error: the row stays
+ * pending, the round stops there (chain order) after marking what it did, and the next round tries
+ * it again.
+ *
  * A row a reorg removed between the credit and the mark is reversed at once (`withdraw` with id
  * `rev:<eventId>`); so is an applied row the indexer later marks orphaned. A reversal the engine
  * refuses (the account spent the credit) is tried again, no sooner than `reversalRetryMs`, under a
@@ -17,7 +28,7 @@
 import { periodic } from '../../lib/async.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { DbExecutor } from '../../storage/database.ts';
-import { DEPOSIT_COMMAND_PREFIX } from '../projection/event-projection.ts';
+import { DEPOSIT_COMMAND_PREFIX } from '../store/collateral-event-store.ts';
 import type { EngineGateway } from '../sequencer/engine-gateway.ts';
 import {
   acknowledgeOrphanedCollateralEvents,
@@ -25,6 +36,7 @@ import {
   listOrphanedCollateralEvents,
   listUnappliedCollateralEvents,
   markCollateralEventsApplied,
+  markCollateralEventsRefused,
   type CollateralEventRecord,
 } from '../store/collateral-event-store.ts';
 
@@ -87,20 +99,45 @@ export function createCollateralTask(opts: CollateralTaskOptions): CollateralTas
     let handled = 0;
     const pending = await listUnappliedCollateralEvents(opts.db, limit);
     const credited: CollateralEventRecord[] = [];
+    /** Rows settled this round (credited, or withdrawals confirmed), in chain order. */
+    const done: string[] = [];
+    const refusedNow = new Map<string, { ev: CollateralEventRecord; code: string }>();
+    let failure: unknown;
     for (const ev of pending) {
-      if (ev.kind !== 'deposit') continue;
-      const r = await opts.gateway.submit({ kind: 'deposit', id: `${DEPOSIT_COMMAND_PREFIX}${ev.eventId}`, ts: now(), account: ev.account, amount: BigInt(ev.amount) });
-      if (!r.ok) opts.logger?.error({ eventId: ev.eventId, code: r.code }, 'perp collateral: deposit refused by the engine');
-      else credited.push(ev);
+      if (ev.kind !== 'deposit') {
+        done.push(ev.eventId);
+        continue;
+      }
+      let r;
+      try {
+        r = await opts.gateway.submit({ kind: 'deposit', id: `${DEPOSIT_COMMAND_PREFIX}${ev.eventId}`, ts: now(), account: ev.account, amount: BigInt(ev.amount) });
+      } catch (err) {
+        // Transient: this row and the ones after it wait for the next round, in chain order.
+        failure = err;
+        break;
+      }
+      if (r.ok) {
+        credited.push(ev);
+        done.push(ev.eventId);
+      } else {
+        refusedNow.set(ev.eventId, { ev, code: r.code });
+      }
     }
-    const marked = new Set(await markCollateralEventsApplied(opts.db, pending.map((e) => e.eventId), now()));
+    const marked = new Set(await markCollateralEventsApplied(opts.db, done, now()));
     handled += marked.size;
+    for (const id of await markCollateralEventsRefused(opts.db, [...refusedNow.keys()], now())) {
+      const { ev, code } = refusedNow.get(id)!;
+      // Once per row: it is marked now, and never submitted again.
+      opts.logger?.error({ eventId: id, account: ev.account, amount: ev.amount, code }, 'perp collateral: deposit refused by the engine; kept as refused, not credited');
+      handled++;
+    }
     for (const ev of credited) {
       if (marked.has(ev.eventId)) continue;
       // Not marked now: applied before (a retry) or gone with a reorg since it was read.
       const row = await getCollateralEvent(opts.db, ev.eventId);
       if (row === undefined) await reverse(ev);
     }
+    if (failure !== undefined) throw failure;
     for (const ev of await listOrphanedCollateralEvents(opts.db, limit)) {
       if (ev.kind === 'deposit' && !(await reverse(ev))) continue;
       handled += (await acknowledgeOrphanedCollateralEvents(opts.db, [ev.eventId])).length;

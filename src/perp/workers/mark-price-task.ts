@@ -21,6 +21,11 @@ export interface MarkPriceTaskOptions {
   /** The live engine, for the book and the last trade (read between commands). */
   engine: () => PerpEngine;
   index: IndexSource;
+  /**
+   * When the index's quote was observed (ms), so that the engine pauses liquidation on a frozen feed
+   * (docs/perp-risk.md); default: the time of the round.
+   */
+  indexTime?: (symbol: string) => number | undefined;
   /** Default 1 000 ms. */
   intervalMs?: number;
   /** Default 10 000 ms. */
@@ -59,7 +64,11 @@ export function createMarkPriceTask(opts: MarkPriceTaskOptions): PeriodicTask {
       if (!moved && t - (sentAt.get(spec.symbol) ?? 0) < heartbeat) continue;
       sentAt.set(spec.symbol, t);
       submits.push(
-        opts.gateway.submit({ kind: 'setMarkPrice', id: `mark:${spec.symbol}:${t}`, ts: t, symbol: spec.symbol, markPriceTicks: mark, indexPriceTicks: idx }),
+        opts.gateway.submit({
+          kind: 'setMarkPrice', id: `mark:${spec.symbol}:${t}`, ts: t, symbol: spec.symbol, markPriceTicks: mark, indexPriceTicks: idx,
+          // Never after the command's own time: a quote stamped by a clock slightly ahead counts as now.
+          indexTs: Math.min(t, opts.indexTime?.(spec.symbol) ?? t),
+        }),
       );
     }
     await Promise.all(submits);

@@ -9,10 +9,15 @@
  *
  * POST_ONLY: it never takes liquidity, so it never trades against itself or a client's resting
  * order; a level that would cross a client's order is simply not placed.
+ *
+ * The quoting itself (the ladder of levels, the inventory skew, when to quote again) is shared with
+ * the liquidity pool's quoter (pool-quoter-task.ts), which sizes its levels from the pool's equity.
  */
 import { periodic, type PeriodicTask } from '../../lib/async.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { ceilDiv, floorDiv } from '../engine/fixed-point.ts';
+import type { InstrumentSpec } from '../engine/instruments.ts';
+import type { OrderView } from '../engine/engine-types.ts';
 import type { PerpEngine } from '../engine/perp-engine.ts';
 import type { EngineGateway } from '../sequencer/engine-gateway.ts';
 
@@ -37,7 +42,89 @@ export interface MarketMakerOptions {
   logger?: Pick<Logger, 'warn' | 'info'>;
 }
 
-const BPS = 10_000n;
+export const BPS = 10_000n;
+
+/** What a quoter remembers of its last quotes on a book. */
+export interface QuotedBook {
+  /** The index quoted around. */
+  index: bigint;
+  at: number;
+  /** The lots its orders left resting then. */
+  restingLots: number;
+}
+
+/**
+ * Whether a book's quotes are due again: never quoted (also the first round after a start, so the
+ * levels a previous run left are replaced), one of its orders filled even in part, the index moved
+ * `requoteBps` or more, or the quotes are `maxAgeMs` old. A level refused as crossing is not
+ * counted as a fill: it would requote for ever.
+ */
+export function quotesDue(last: QuotedBook | undefined, open: readonly OrderView[], index: bigint, t: number, requoteBps: bigint, maxAgeMs: number): boolean {
+  return (
+    last === undefined ||
+    open.reduce((lots, o) => lots + o.remainingLots, 0) < last.restingLots ||
+    (index > last.index ? index - last.index : last.index - index) * BPS >= requoteBps * last.index ||
+    t - last.at >= maxAgeMs
+  );
+}
+
+/**
+ * The inventory skew in bps: long → negative (quotes move down, to sell), short → positive, in
+ * proportion to the inventory's notional up to `skewBps` at `maxInventory` (and no further).
+ */
+export function inventorySkewBps(inventory: bigint, maxInventory: bigint, skewBps: bigint): bigint {
+  if (maxInventory <= 0n) return 0n;
+  const clamped = inventory > maxInventory ? maxInventory : inventory < -maxInventory ? -maxInventory : inventory;
+  return -(clamped * skewBps) / maxInventory;
+}
+
+export interface QuoteLevelsInput {
+  gateway: Pick<EngineGateway, 'submit'>;
+  spec: InstrumentSpec;
+  account: string;
+  index: bigint;
+  levels: number;
+  halfSpreadBps: bigint;
+  stepBps: bigint;
+  /** Moves both sides by this many bps (the inventory skew). */
+  shiftBps: bigint;
+  /** Lots of a level at `priceTicks`; 0 leaves the level out. */
+  lotsAt: (priceTicks: bigint) => bigint;
+  /** Command id prefix, unique per round and book. */
+  tag: string;
+  ts: number;
+}
+
+/**
+ * Places the ladder on one book: level i at `halfSpreadBps + i·stepBps` (shifted) from the index,
+ * bids rounded down and asks up to the tick, each a POST_ONLY limit order. Answers the lots left
+ * resting (a level refused, as crossing or for margin, counts none).
+ */
+export async function placeQuoteLevels(q: QuoteLevelsInput): Promise<number> {
+  const { spec, index } = q;
+  const orders: Array<ReturnType<EngineGateway['submit']>> = [];
+  for (let i = 0; i < q.levels; i++) {
+    const off = q.halfSpreadBps + BigInt(i) * q.stepBps;
+    const bid = floorDiv(index * (BPS - off + q.shiftBps), BPS);
+    const ask = ceilDiv(index * (BPS + off + q.shiftBps), BPS);
+    for (const [side, px] of [['BUY', bid], ['SELL', ask]] as const) {
+      if (px < 1n || px > BigInt(spec.maxPriceTicks)) continue;
+      const lots = q.lotsAt(px);
+      if (lots <= 0n) continue;
+      orders.push(
+        q.gateway.submit({
+          kind: 'placeOrder', id: `${q.tag}:${side}${i}`, ts: q.ts, account: q.account, symbol: spec.symbol, side, type: 'LIMIT',
+          priceTicks: Number(px), sizeLots: Number(lots), timeInForce: 'POST_ONLY',
+        }),
+      );
+    }
+  }
+  let resting = 0;
+  for (const r of await Promise.all(orders)) {
+    if (r.ok && 'order' in r) resting += r.order.remainingLots;
+  }
+  return resting;
+}
 
 export function createMarketMakerTask(opts: MarketMakerOptions): PeriodicTask {
   const now = opts.now ?? Date.now;
@@ -50,8 +137,7 @@ export function createMarketMakerTask(opts: MarketMakerOptions): PeriodicTask {
   const maxAge = opts.maxAgeMs ?? 30_000;
   const skew = BigInt(opts.skewBps ?? 10);
   const maxInventory = opts.maxInventoryMicros ?? 100_000n * 1_000_000n;
-  /** Per symbol: the index quoted around, when, and the lots its orders left resting then. */
-  const quoted = new Map<string, { index: bigint; at: number; restingLots: number }>();
+  const quoted = new Map<string, QuotedBook>();
   let seq = 0;
   let waiting = false;
 
@@ -70,47 +156,22 @@ export function createMarketMakerTask(opts: MarketMakerOptions): PeriodicTask {
       if (index <= 0n) continue;
       const t = now();
       const open = engine.openOrders(account, symbol);
-      const last = quoted.get(symbol);
-      const stale =
-        last === undefined ||
-        // One of its orders filled, even in part (a level refused as crossing is not counted: it
-        // would requote for ever).
-        open.reduce((lots, o) => lots + o.remainingLots, 0) < last.restingLots ||
-        (index > last.index ? index - last.index : last.index - index) * BPS >= requote * last.index ||
-        t - last.at >= maxAge;
-      if (!stale) continue;
-      const state = { index, at: t, restingLots: 0 };
+      if (!quotesDue(quoted.get(symbol), open, index, t, requote, maxAge)) continue;
+      const state: QuotedBook = { index, at: t, restingLots: 0 };
       quoted.set(symbol, state);
       const tag = `mm:${symbol}:${t}:${++seq}`;
       if (open.length > 0) await opts.gateway.submit({ kind: 'cancelAll', id: `${tag}:cancel`, ts: t, account, symbol });
 
-      // Inventory skew in bps: long → negative (quotes move down), short → positive.
       const position = me.positions.find((p) => p.symbol === symbol);
       const inventory = position ? BigInt(position.sizeLots) * index * spec.unitMicros : 0n;
-      const clamped = inventory > maxInventory ? maxInventory : inventory < -maxInventory ? -maxInventory : inventory;
-      const shift = -(clamped * skew) / maxInventory;
-
-      const orders: Array<ReturnType<EngineGateway['submit']>> = [];
-      for (let i = 0; i < levels; i++) {
-        const off = half + BigInt(i) * step;
-        const bid = floorDiv(index * (BPS - off + shift), BPS);
-        const ask = ceilDiv(index * (BPS + off + shift), BPS);
-        for (const [side, px] of [['BUY', bid], ['SELL', ask]] as const) {
-          if (px < 1n || px > BigInt(spec.maxPriceTicks)) continue;
-          const perLot = px * spec.unitMicros;
-          let lots = ceilDiv(levelNotional, perLot);
-          if (lots < BigInt(spec.minSizeLots)) lots = BigInt(spec.minSizeLots);
-          orders.push(
-            opts.gateway.submit({
-              kind: 'placeOrder', id: `${tag}:${side}${i}`, ts: t, account, symbol, side, type: 'LIMIT',
-              priceTicks: Number(px), sizeLots: Number(lots), timeInForce: 'POST_ONLY',
-            }),
-          );
-        }
-      }
-      for (const r of await Promise.all(orders)) {
-        if (r.ok && 'order' in r) state.restingLots += r.order.remainingLots;
-      }
+      state.restingLots = await placeQuoteLevels({
+        gateway: opts.gateway, spec, account, index, levels, halfSpreadBps: half, stepBps: step, tag, ts: t,
+        shiftBps: inventorySkewBps(inventory, maxInventory, skew),
+        lotsAt: (px) => {
+          const lots = ceilDiv(levelNotional, px * spec.unitMicros);
+          return lots < BigInt(spec.minSizeLots) ? BigInt(spec.minSizeLots) : lots;
+        },
+      });
     }
   };
 

@@ -9,6 +9,10 @@ import * as m0007 from './0007-perp-collateral.ts';
 import * as m0008 from './0008-perp-journal.ts';
 import * as m0009 from './0009-perp-api-key-nonces.ts';
 import * as m0010 from './0010-perp-projections.ts';
+import * as m0012 from './0012-perp-sessions.ts';
+import * as m0013 from './0013-perp-withdrawals.ts';
+import * as m0014 from './0014-perp-liquidity.ts';
+import * as m0015 from './0015-perp-liquidation-history.ts';
 
 /**
  * Every migration, in order. To add one: create `NNNN-what.ts` exporting `up` (and `down`),
@@ -26,6 +30,10 @@ export const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Migrat
   ['0008-perp-journal', m0008],
   ['0009-perp-api-key-nonces', m0009],
   ['0010-perp-projections', m0010],
+  ['0012-perp-sessions', m0012],
+  ['0013-perp-withdrawals', m0013],
+  ['0014-perp-liquidity', m0014],
+  ['0015-perp-liquidation-history', m0015],
 ];
 
 /** A static provider: no filesystem scanning, so it works the same from tsx, a bundle or tests. */

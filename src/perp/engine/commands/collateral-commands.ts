@@ -67,6 +67,7 @@ export function requestWithdrawalCommand(s: EngineState, cmd: RequestWithdrawalC
   acct.collateral -= cmd.amount;
   acct.pendingWithdrawals += cmd.amount;
   s.withdrawals.set(id, { withdrawalId: id, account: acct.address, amount: cmd.amount, status: 'PENDING', requestedTs: cmd.ts });
+  s.pendingWithdrawalIds.add(id);
   s.markDirty(acct);
   s.emitBalance(acct, -cmd.amount, 'withdrawalReserve');
   s.emit({ type: 'withdrawal', withdrawalId: id, account: acct.address, amount: cmd.amount, status: 'PENDING' });
@@ -84,6 +85,7 @@ export function settleWithdrawalCommand(s: EngineState, cmd: SettleWithdrawalCom
   s.begin(cmd);
   acct.pendingWithdrawals -= w.amount;
   w.status = cmd.outcome;
+  s.pendingWithdrawalIds.delete(w.withdrawalId);
   if (cmd.outcome === 'PAID') acct.withdrawn += w.amount;
   else {
     acct.collateral += w.amount;

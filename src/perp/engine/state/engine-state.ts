@@ -56,6 +56,8 @@ export class EngineState {
   readonly clientOrders = new Map<string, ClientOrderRecord>();
   /** Every withdrawal ever requested, by id: the exactly-once record of reserve → paid | failed. */
   readonly withdrawals = new Map<string, WithdrawalRecord>();
+  /** Ids of the withdrawals still PENDING (the payment worker reads these, not the whole history). */
+  readonly pendingWithdrawalIds = new Set<string>();
   /** Liquidity pool shares by holder. */
   readonly lps = new Map<string, LpHolding>();
   totalShares = 0n;
