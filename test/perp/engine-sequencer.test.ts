@@ -222,6 +222,55 @@ describe.each(testDatabases)('perp engine journal ($name)', ({ open }) => {
     await seq.stop();
   });
 
+  it('journals instrument settings: a restart with another taker fee keeps the balances the trades were made under and journals the change', async () => {
+    const first = new EngineSequencer({ db, now });
+    await first.start();
+    const cmds = takeCommands(6, 's', 200);
+    for (const c of cmds) await first.submit(c);
+    const hash = first.engine.stateHash();
+    const balances = STREAM_ACCOUNTS.map((a) => first.engine.getAccount(a)?.collateral);
+    const feeBefore = first.engine.getAccount(first.engine.feeAccountAddress)!.feesReceived;
+    expect(feeBefore > 0n).toBe(true);
+    await first.stop();
+
+    // The configuration now says 0.1 % taker fee on every instrument: the replay must not apply it to old trades.
+    const changed = DEFAULT_INSTRUMENTS.map((c) => ({ ...c, takerFeeRatePpm: 1_000 }));
+    const second = new EngineSequencer({ db, now, engineOptions: { instruments: changed } });
+    await second.start();
+    expect(STREAM_ACCOUNTS.map((a) => second.engine.getAccount(a)?.collateral)).toEqual(balances);
+    expect(second.engine.getAccount(second.engine.feeAccountAddress)!.feesReceived).toBe(feeBefore);
+    expect(second.engine.instrument('BTC-USD')!.takerFeeRatePpm).toBe(1_000);
+    // One updateInstrument row per instrument, after the 200 commands.
+    const tail = (await readJournalAfter(db, LISTED + 200)).map((r) => [r.kind, r.code]);
+    expect(tail).toEqual(DEFAULT_INSTRUMENTS.map(() => ['updateInstrument', 'OK']));
+    const after = second.engine.stateHash();
+    await second.stop();
+
+    // A replay from genesis with either configuration reaches the same state: the journal decides.
+    for (const instruments of [DEFAULT_INSTRUMENTS, changed]) {
+      const full = await loadEngineFromJournal(db, { instruments }, { ignoreSnapshots: true });
+      expect(full.engine.stateHash()).toBe(after);
+    }
+    expect(after).not.toBe(hash);
+  });
+
+  it('checks a replay by state hash: a journal row changed under its snapshots is found, not replayed into another state', async () => {
+    const live = new EngineSequencer({ db, now, snapshotEvery: 50, keepSnapshots: 3 });
+    await live.start();
+    const cmds = takeCommands(7, 'h', 180);
+    for (const c of cmds) await live.submit(c);
+    await live.stop();
+    // A deposit between the two newest snapshots, its amount altered: it still replays OK with
+    // the same events, only the state differs, which only the state hash can tell.
+    const [newest, older] = await latestSnapshots(db, 2);
+    const rows = await readJournalAfter(db, older.lastSeq, newest.lastSeq - older.lastSeq);
+    const deposit = rows.find((r) => r.kind === 'deposit' && r.code === 'OK')!;
+    const altered = JSON.parse(deposit.command);
+    altered.amount = String(BigInt(altered.amount) + 1n);
+    await sql`update perp_journal set command = ${JSON.stringify(altered)} where seq = ${deposit.seq}`.execute(db.kysely);
+    await expect(loadEngineFromJournal(db, undefined)).rejects.toThrow(/replays to a state other than its snapshot/);
+  });
+
   it('a read barrier waits for the commands applied before it, and after a failed write shows the journal\'s state', async () => {
     const seq = new EngineSequencer({ db, recoveryRetryMs: 10, now });
     await seq.start();
