@@ -209,6 +209,19 @@ describe.each(perpHarnessVariants())('perp One-Click Trade ($name)', (variant) =
     expect((await h.keys.list({ api: 'perp', userAddress: alice.wallet.address.toLowerCase() })).length).toBe(1);
   });
 
+  it('a session key has no path to withdrawals or liquidity: they take the API key with TRANSFER only, never an order signature', async () => {
+    const before = engineHash();
+    const signed = await signLocal(session, { account: alice.wallet.address });
+    // The trading key a One-Click integration holds: no TRANSFER.
+    expect(await refused(alice.api.post('account/withdrawals', { amount: '10', clientWithdrawalId: 'w-session', ...signed }))).toMatchObject({ code: 30001, httpStatus: 403 });
+    expect(await refused(alice.api.post('liquidity/add', { amount: '10', ...signed }))).toMatchObject({ code: 30001, httpStatus: 403 });
+    // A TRANSFER key does not take a session's signature as authority either: the field is refused.
+    const transfer = (await h.key({ userAddress: alice.wallet.address, permissions: ['READ', 'TRANSFER'] })).client;
+    expect(await refused(transfer.post('account/withdrawals', { amount: '10', clientWithdrawalId: 'w-session', ...signed }))).toMatchObject({ code: 10000, httpStatus: 400 });
+    expect(await refused(transfer.post('liquidity/add', { amount: '10', ...signed }))).toMatchObject({ code: 10000, httpStatus: 400 });
+    expect(engineHash()).toBe(before);
+  });
+
   it('permissions: prepare, enable and disable need TRADE, GET needs READ; a key bound to no wallet cannot use it', async () => {
     const readOnly = (await h.key({ userAddress: alice.wallet.address, permissions: ['READ'] })).client;
     expect((await readOnly.getOneClick()).enabled).toBe(true);
