@@ -13,7 +13,7 @@
  */
 import { PPM, ceilDiv } from '../fixed-point.ts';
 import type { Account, Instrument, Position } from '../state/entities.ts';
-import { abs, maintenanceMargin, valuation } from './margin.ts';
+import { abs, maintenanceMargin, valuation, walletBelow } from './margin.ts';
 import { compact, heapPop, heapPush, isLive, longBefore, shortBefore } from './trigger-heap.ts';
 
 const ALWAYS_LONG = Number.MAX_SAFE_INTEGER;
@@ -28,6 +28,14 @@ function adverseRate(p: Position): bigint {
 }
 
 function push(p: Position, trig: number): void {
+  const long = p.sizeLots > 0;
+  // A live trigger that fires no later than the new one is still a safe bound: keep it (a trigger
+  // that fires early only asks for the exact check). Only a trigger moving towards the price, or to
+  // the other side, is pushed: most re-arms after a trade allocate nothing.
+  if (p.armed && p.liveLong === long && (long ? trig <= p.liveTrig : trig >= p.liveTrig)) return;
+  p.armed = true;
+  p.liveTrig = trig;
+  p.liveLong = long;
   const inst = p.inst;
   const e = { trig, pos: p, version: ++p.trigVersion };
   if (p.sizeLots > 0) {
@@ -65,7 +73,10 @@ export function armAccount(acct: Account): boolean {
   for (let i = 0; i < list.length; i++) {
     const p = list[i];
     if (p.sizeLots === 0) {
-      p.trigVersion++;
+      if (p.armed) {
+        p.trigVersion++;
+        p.armed = false;
+      }
       continue;
     }
     const { upnl, notional } = valuation(p);
@@ -80,6 +91,11 @@ export function armAccount(acct: Account): boolean {
     mm += m;
     total += abs(notional);
     crossCount++;
+  }
+  if (walletBelow(acct)) {
+    // The wallet is negative and the account as a whole under maintenance: every position triggers.
+    for (let i = 0; i < list.length; i++) if (list[i].sizeLots !== 0) arm(list[i], -1n, 0n);
+    return true;
   }
   if (crossCount === 0n) return below;
   const b = equity - mm;
@@ -105,11 +121,17 @@ export function crossedAccounts(inst: Instrument, markTicks: number, out: Set<Ac
   const longs = inst.longTriggers;
   while (longs.length > 0 && longs[0].trig >= markTicks) {
     const e = heapPop(longs, longBefore)!;
-    if (isLive(e) && e.pos.account !== null) out.add(e.pos.account);
+    if (isLive(e) && e.pos.account !== null) {
+      e.pos.armed = false;
+      out.add(e.pos.account);
+    }
   }
   const shorts = inst.shortTriggers;
   while (shorts.length > 0 && shorts[0].trig <= markTicks) {
     const e = heapPop(shorts, shortBefore)!;
-    if (isLive(e) && e.pos.account !== null) out.add(e.pos.account);
+    if (isLive(e) && e.pos.account !== null) {
+      e.pos.armed = false;
+      out.add(e.pos.account);
+    }
   }
 }

@@ -168,6 +168,23 @@ describe('backstop and ADL', () => {
     expect(s.collateral(M)).toBe(usd(1_000_000 - 3.8 + 1_900 - 950)); // maker fee, funding received, ADL at 105
   });
 
+  it('a wallet funding took below zero is judged with its isolated positions: the account is closed as a whole', () => {
+    const s = setup();
+    s.deposit(M, 1_000_000);
+    s.deposit(A, 1_000);
+    s.run({ kind: 'setLeverage', account: A, symbol: 'X-USD', leverage: 20, marginMode: 'isolated' });
+    s.mark(100);
+    s.limit(M, 'SELL', 190, 100);
+    s.limit(A, 'BUY', 190, 100);
+    // 950 of isolated margin, 40.5 left in the wallet; 10 % funding (1,900) takes the wallet to −1,859.5
+    // while the position alone (950 of margin, MM 475) looks healthy: the account as a whole is at −909.5.
+    const r = s.run({ kind: 'applyFunding', symbol: 'X-USD', rateE9: 100_000_000n });
+    expect(liquidations(r.events)).toEqual([expect.objectContaining({ account: A, method: 'ADL', closedLots: 190, bankruptcyPriceTicks: 105, equity: -usd(909.5) })]);
+    expect(s.size(A)).toBe(0);
+    expect(s.collateral(A)).toBe(usd(40.5));
+    expect(s.e.insuranceFund().openBadDebt).toEqual([]);
+  });
+
   it('bad debt the fund can pay is paid by the fund when the pool takes the position at the mark', () => {
     const s = setup();
     longAt100(s);

@@ -24,7 +24,7 @@ import { poolCanTake } from '../pool/liquidity-pool.ts';
 import { EngineOrder, type Account, type Instrument, type Position } from '../state/entities.ts';
 import type { EngineState } from '../state/engine-state.ts';
 import { armAccount, crossedAccounts } from './liquidation-index.ts';
-import { abs, maintenanceMargin, valuation } from './margin.ts';
+import { abs, maintenanceMargin, totalHealth, valuation, walletBelow } from './margin.ts';
 
 /** Positions above this notional (micro-USD) are liquidated through the book in steps (Hyperliquid: $100k). */
 export const PARTIAL_NOTIONAL = 100_000n * 1_000_000n;
@@ -333,6 +333,23 @@ export function liquidateAccount(s: EngineState, plan: MatchPlan, acct: Account,
     cancelFirst();
     liquidatePosition(s, plan, p, h, ts);
   }
+  // A negative wallet the cross positions could not restore: the account is judged as a whole, its
+  // isolated positions included, largest first.
+  if (acct.collateral < 0n) {
+    const rest = acct.positionList.filter((p) => p.sizeLots !== 0);
+    rest.sort((a, b) => {
+      const na = abs(valuation(a).notional);
+      const nb = abs(valuation(b).notional);
+      return na !== nb ? (na > nb ? -1 : 1) : a.inst.spec.symbol < b.inst.spec.symbol ? -1 : 1;
+    });
+    for (const p of rest) {
+      if (p.sizeLots === 0 || !indexFresh(p.inst, ts)) continue;
+      const h = totalHealth(acct);
+      if (h.mm === 0n || h.equity >= h.mm) break;
+      cancelFirst();
+      liquidatePosition(s, plan, p, h, ts);
+    }
+  }
   settleDebt(s, acct);
   s.markDirty(acct);
 }
@@ -361,7 +378,7 @@ export function sweep(s: EngineState, plan: MatchPlan, candidates: Set<Account>,
           if (ih.mm > 0n && ih.equity < ih.mm) below = true;
         }
       }
-      if (below || s.badDebtAccounts.has(acct.address)) liquidateAccount(s, plan, acct, ts);
+      if (below || walletBelow(acct) || s.badDebtAccounts.has(acct.address)) liquidateAccount(s, plan, acct, ts);
     }
     // Re-arm what changed; accounts now below maintenance go round again (once each).
     round = [];

@@ -126,3 +126,27 @@ export function marginSummary(acct: Account): MarginSummary {
     freeCollateral: freeCollateral(acct), withdrawable: withdrawable(acct), pendingWithdrawals: acct.pendingWithdrawals, liquidatable,
   };
 }
+
+/**
+ * The whole account's equity (collateral + cross uPnL + each isolated margin + uPnL) and maintenance
+ * margin. When funding or fees take the wallet below zero, isolated positions no longer stand apart:
+ * the account is judged as a whole (docs/perp-risk.md "When an account is liquidatable").
+ */
+export function totalHealth(acct: Account): { equity: bigint; mm: bigint } {
+  let equity = acct.collateral;
+  let mm = 0n;
+  for (const p of acct.positionList) {
+    if (p.sizeLots === 0) continue;
+    const { upnl, notional } = valuation(p);
+    equity += upnl + (p.mode === 'isolated' ? p.isolatedMargin : 0n);
+    mm += maintenanceMargin(p, notional);
+  }
+  return { equity, mm };
+}
+
+/** A wallet below zero whose account as a whole is below maintenance. */
+export function walletBelow(acct: Account): boolean {
+  if (acct.collateral >= 0n) return false;
+  const h = totalHealth(acct);
+  return h.mm > 0n && h.equity < h.mm;
+}

@@ -65,6 +65,10 @@ export class Position {
   openOrders = 0;
   /** Liquidation trigger (risk/liquidation-index.ts): the version of its live heap entry. */
   trigVersion = 0;
+  /** Whether a live heap entry exists, its trigger and its side (a flip needs the other heap). */
+  armed = false;
+  liveTrig = 0;
+  liveLong = false;
   constructor(
     readonly account: Account | null,
     readonly inst: Instrument,
