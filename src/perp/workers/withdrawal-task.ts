@@ -31,7 +31,7 @@
  * before any new one takes a nonce. A payment that fails transiently waits (1 s, doubling to 30 s)
  * before the next try.
  */
-import { encodeFunctionData, parseTransaction, type Address, type Hex, type TransactionReceipt } from 'viem';
+import { BaseError, encodeFunctionData, parseTransaction, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { marginVaultAbi } from '../../chain/abi/generated/index.ts';
 import { toChainError, type ChainPublicClient } from '../../chain/chain-client.ts';
 import { SendAbortedError, TxDroppedError, type SendHooks, type TxRequest, type TxSender } from '../../chain/tx-sender.ts';
@@ -53,6 +53,18 @@ import {
 } from '../store/withdrawal-store.ts';
 
 export const SETTLE_COMMAND_PREFIX = 'withdrawal-settle:';
+
+/**
+ * What a failure may say in the log: a viem error as the project's short chain error (viem's own text
+ * can quote the signed transaction), anything else (storage, the engine) by its message.
+ */
+function logSafe(err: unknown): { message: string; detail?: Record<string, unknown> } {
+  if (err instanceof BaseError) {
+    const e = toChainError(err);
+    return { message: e.message, ...(e.detail ? { detail: e.detail } : {}) };
+  }
+  return { message: err instanceof Error ? err.message : String(err) };
+}
 
 /** Vault reverts that mean this payment cannot be made: the withdrawal fails and its reserve returns. */
 const VAULT_REFUSALS = new Set(['InsufficientVaultBalance', 'ZeroAddress', 'ZeroAmount', 'ZeroWithdrawalId']);
@@ -227,7 +239,8 @@ export function createWithdrawalTask(opts: WithdrawalTaskOptions): WithdrawalTas
         if (err instanceof SendAbortedError || signal.aborted) return;
         const tries = (backoff.get(id)?.tries ?? 0) + 1;
         backoff.set(id, { tries, at: now() + Math.min(retryMs * 2 ** (tries - 1), 30_000) });
-        log?.warn({ withdrawalId: id, tries, err: err instanceof Error ? err.message : String(err) }, 'perp withdrawals: payment not finished; retrying later');
+        // The project's short chain message, never viem's: its text can quote the signed transaction.
+        log?.warn({ withdrawalId: id, tries, err: logSafe(err) }, 'perp withdrawals: payment not finished; retrying later');
       })
       .finally(() => active.delete(id));
     active.set(id, job);
@@ -263,7 +276,7 @@ export function createWithdrawalTask(opts: WithdrawalTaskOptions): WithdrawalTas
   const loop = () => {
     if (!running) return;
     round = runOnce()
-      .catch((err: unknown) => log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'perp withdrawals: round failed; retrying'))
+      .catch((err: unknown) => log?.warn({ err: logSafe(err) }, 'perp withdrawals: round failed; retrying'))
       .finally(() => {
         round = undefined;
         if (running) timer = setTimeout(loop, pollMs);
