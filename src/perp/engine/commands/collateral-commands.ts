@@ -5,6 +5,7 @@
  */
 import type { Accepted, DepositCommand, Rejected, RequestWithdrawalCommand, SettleWithdrawalCommand, WithdrawCommand, WithdrawalAccepted } from '../engine-types.ts';
 import { withdrawable } from '../risk/margin.ts';
+import type { Account } from '../state/entities.ts';
 import { reject, type EngineState } from '../state/engine-state.ts';
 import { accountOf, checkAmount, checkBase, isRejected, normaliseAccount } from '../state/validate.ts';
 
@@ -24,9 +25,11 @@ export function depositCommand(s: EngineState, cmd: DepositCommand): Accepted | 
   return { ok: true, code: 'OK', events: s.end() };
 }
 
-function pausedByBadDebt(s: EngineState): Rejected | null {
-  if (s.badDebtAccounts.size === 0) return null;
-  return reject('WITHDRAWALS_PAUSED', `withdrawals pause while ${s.badDebtAccounts.size} account(s) hold unresolved bad debt`);
+/** The withdrawal rule, both commands: none while bad debt is open, and at most the withdrawable amount. */
+function refuseWithdrawal(s: EngineState, acct: Account, amount: bigint): Rejected | null {
+  if (s.badDebtAccounts.size !== 0) return reject('WITHDRAWALS_PAUSED', `withdrawals pause while ${s.badDebtAccounts.size} account(s) hold unresolved bad debt`);
+  const max = withdrawable(acct);
+  return amount > max ? reject('INSUFFICIENT_BALANCE', `amount: more than the withdrawable ${max}`) : null;
 }
 
 export function withdrawCommand(s: EngineState, cmd: WithdrawCommand): Accepted | Rejected {
@@ -34,10 +37,8 @@ export function withdrawCommand(s: EngineState, cmd: WithdrawCommand): Accepted 
   if (bad) return bad;
   const acct = accountOf(s, cmd.account);
   if (isRejected(acct)) return acct;
-  const paused = pausedByBadDebt(s);
-  if (paused) return paused;
-  const max = withdrawable(acct);
-  if (cmd.amount > max) return reject('INSUFFICIENT_BALANCE', `amount: more than the withdrawable ${max}`);
+  const refused = refuseWithdrawal(s, acct, cmd.amount);
+  if (refused) return refused;
   s.begin(cmd);
   acct.collateral -= cmd.amount;
   acct.withdrawn += cmd.amount;
@@ -59,10 +60,8 @@ export function requestWithdrawalCommand(s: EngineState, cmd: RequestWithdrawalC
     return { ok: true, code: 'OK', events: [], withdrawalId: id, status: known.status, duplicate: true };
   }
   if (acct.system) return reject('ACCOUNT_RESERVED', 'account: the venue\'s own accounts withdraw by operator command');
-  const paused = pausedByBadDebt(s);
-  if (paused) return paused;
-  const max = withdrawable(acct);
-  if (cmd.amount > max) return reject('INSUFFICIENT_BALANCE', `amount: more than the withdrawable ${max}`);
+  const refused = refuseWithdrawal(s, acct, cmd.amount);
+  if (refused) return refused;
   s.begin(cmd);
   acct.collateral -= cmd.amount;
   acct.pendingWithdrawals += cmd.amount;
