@@ -70,13 +70,13 @@ export interface PerpEngineBenchResult {
   table: string;
 }
 
-const LIMIT = 0;
-const MARKET = 1;
-const CANCEL = 2;
-const MID = 1_000_000;
+export const LIMIT = 0;
+export const MARKET = 1;
+export const CANCEL = 2;
+export const MID = 1_000_000;
 
 /** A pre-generated stream: `prefill` untimed limit adds, then `ops` timed operations. */
-interface Stream {
+export interface Stream {
   prefill: number;
   total: number;
   kind: Uint8Array;
@@ -114,7 +114,7 @@ class Counter implements FillSink<BookOrder> {
  * their own side (skewed toward the mid); one add in ten crosses the mid by up to 5 ticks; market
  * orders take 1..20 lots. Adds and cancels are balanced so the book hovers around `depth` orders.
  */
-function generate(seed: number, depth: number, ops: number, spread: number, accounts: number): Stream {
+export function generate(seed: number, depth: number, ops: number, spread: number, accounts: number): Stream {
   // The project's seeded generator: the same stream on every run.
   const generator = createPrng(seed);
   const rand = () => generator.next();

@@ -40,8 +40,6 @@ import { PerformanceObserver } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { createPrng } from '../src/marketdata/prng.ts';
-import { BookOrder, OrderBook, type FillSink } from '../src/perp/engine/book/order-book.ts';
 import type { CommandResult, EngineCommand, EngineEvent, LiquidationEvent, PlaceOrderAccepted } from '../src/perp/engine/engine-types.ts';
 import { ceilDiv, floorDiv, PPM } from '../src/perp/engine/fixed-point.ts';
 import { instrumentSpec, type InstrumentConfig } from '../src/perp/engine/instruments.ts';
@@ -50,6 +48,7 @@ import { imrFor } from '../src/perp/engine/risk/margin-rates.ts';
 import { isLive } from '../src/perp/engine/risk/trigger-heap.ts';
 import type { EngineState } from '../src/perp/engine/state/engine-state.ts';
 import { startCpuProfile } from './cpu-profile.ts';
+import { CANCEL, generate as generateBookStream, LIMIT, MARKET, MID } from './perp-engine-bench.ts';
 
 export interface PerpRiskBenchOptions {
   /** Open positions per liquidation scenario, 1 % crossed a step. Default 10 000, 100 000, 1 000 000 (BENCH_RISK_SIZES). */
@@ -131,7 +130,6 @@ export interface PerpRiskBenchResult {
 setFlagsFromString('--expose-gc');
 const collect = runInNewContext('gc') as () => void;
 
-const MID = 1_000_000;
 const fmt = (n: number) => n.toLocaleString('en-US');
 const median = (xs: number[]) => {
   const v = [...xs].sort((a, b) => a - b);
@@ -388,9 +386,6 @@ async function runLiquidation(n: number, every: number, batch: number, batches: 
 // ---------------------------------------------------------------------------------------------
 // 2. The pool quoting.
 
-const LIMIT = 0;
-const MARKET = 1;
-const CANCEL = 2;
 const BOOKS = ['PA-USD', 'PB-USD', 'PC-USD'];
 const STREAM_ACCOUNTS = 64;
 /** The pool's quotes: LEVELS a side, the first GAP ticks from the mark, then every STEP ticks, SIZE lots each. */
@@ -420,11 +415,9 @@ interface Stream {
 }
 
 /**
- * perp-engine-bench.ts's rules on each book (there its generator is module-private): passive adds
- * 1..`spread` ticks from the mid skewed toward it, one add in ten crossing by up to 5 ticks, market
- * orders of 1..20 lots, adds and cancels balanced so each book hovers around `depth` orders. Each
- * book's stream is simulated on a bare book so every cancel names an order resting at that moment;
- * the books' streams are then interleaved one operation each in turn.
+ * perp-engine-bench.ts's stream on each book (its generator, seeded per book), interleaved one
+ * operation each in turn: untimed prefills first, then the timed operations. Order ids are offset per
+ * book so that they stay unique.
  */
 function generate(seed: number, depth: number, opsPerBook: number, spread: number, books: number): Stream {
   const perBook = depth + opsPerBook;
@@ -433,64 +426,18 @@ function generate(seed: number, depth: number, opsPerBook: number, spread: numbe
     prefill: depth * books, total, book: new Uint8Array(total), kind: new Uint8Array(total), buy: new Uint8Array(total),
     price: new Int32Array(total), size: new Int32Array(total), id: new Int32Array(total), account: new Uint8Array(total),
   };
-  let nextId = 1;
   for (let b = 0; b < books; b++) {
-    const generator = createPrng(seed * 101 + b);
-    const rand = () => generator.next();
-    const book = new OrderBook();
-    const live: number[] = [];
-    const where = new Map<number, number>();
-    const drop = (id: number) => {
-      const i = where.get(id);
-      if (i === undefined) return;
-      const last = live.pop() as number;
-      if (last !== id) {
-        live[i] = last;
-        where.set(last, i);
-      }
-      where.delete(id);
-    };
-    const sink: FillSink<BookOrder> = {
-      onFill(maker) {
-        if (maker.remainingLots === 0) drop(maker.id);
-      },
-    };
+    const one = generateBookStream(seed * 101 + b, depth, opsPerBook, spread, STREAM_ACCOUNTS);
+    const idBase = b * perBook;
     for (let j = 0; j < perBook; j++) {
-      // Prefill first for every book, then the timed part, round robin over the books.
       const i = j < depth ? j * books + b : depth * books + (j - depth) * books + b;
-      const timed = j >= depth;
-      const r = rand();
-      const addBias = 0.45 + 0.4 * Math.max(-1, Math.min(1, (depth - live.length) / (depth * 0.05)));
-      let kind = LIMIT;
-      if (timed) kind = r < 0.1 ? MARKET : r < 0.1 + addBias * 0.9 ? LIMIT : CANCEL;
-      if (kind === CANCEL && live.length === 0) kind = LIMIT;
-      const buy = rand() < 0.5;
       s.book[i] = b;
-      s.kind[i] = kind;
-      s.buy[i] = buy ? 1 : 0;
-      s.account[i] = Math.floor(rand() * STREAM_ACCOUNTS);
-      if (kind === LIMIT) {
-        const crossing = timed && rand() < 0.1;
-        const off = crossing ? -Math.floor(rand() * 6) : 1 + Math.floor(rand() * rand() * spread);
-        const price = buy ? MID - off : MID + off;
-        const size = 1 + Math.floor(rand() * 10);
-        const id = nextId++;
-        s.price[i] = price;
-        s.size[i] = size;
-        s.id[i] = id;
-        if (book.submitLimit(new BookOrder(id, buy ? 'BUY' : 'SELL', price, size), 'GTC', sink) === 'RESTING') {
-          where.set(id, live.length);
-          live.push(id);
-        }
-      } else if (kind === MARKET) {
-        s.size[i] = 1 + Math.floor(rand() * 20);
-        book.submitMarket(buy ? 'BUY' : 'SELL', s.size[i], sink);
-      } else {
-        const id = live[Math.floor(rand() * live.length)];
-        s.id[i] = id;
-        book.cancel(id);
-        drop(id);
-      }
+      s.kind[i] = one.kind[j];
+      s.buy[i] = one.buy[j];
+      s.price[i] = one.price[j];
+      s.size[i] = one.size[j];
+      s.id[i] = one.id[j] === 0 ? 0 : one.id[j] + idBase;
+      s.account[i] = one.account[j];
     }
   }
   return s;
