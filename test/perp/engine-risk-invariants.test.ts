@@ -180,7 +180,6 @@ describe('perp engine risk invariants', () => {
         const settled = new Map<string, number>();
         const cut = cutSeed % (ds.length + 1);
         let snap: EngineSnapshot | undefined;
-        let liquidationsSeen = 0;
         for (let n = 0; n < ds.length; n++) {
           if (n === cut) snap = structuredClone(e.snapshot());
           const cmd = concretise(ds[n], e, n, ctx);
@@ -203,7 +202,6 @@ describe('perp engine risk invariants', () => {
           // The cascade is bounded: at most one step per account, instrument and method in a command.
           const steps = r.events.filter((x) => x.type === 'liquidation').map((x) => `${x.account}/${x.symbol}/${x.method}`);
           expect(new Set(steps).size).toBe(steps.length);
-          liquidationsSeen += steps.length;
           for (const x of r.events) if (x.type === 'liquidation') methods.set(x.method, (methods.get(x.method) ?? 0) + 1);
           // A share is worth pool equity ÷ shares.
           const pool = e.pool();
@@ -230,7 +228,7 @@ describe('perp engine risk invariants', () => {
         for (const cmd of cmds.slice(snap ? cut : cmds.length)) replayed.push(...restored.apply(cmd).events);
         expect(restored.stateHash()).toBe(e.stateHash());
         expect(toJsonSafe(replayed)).toEqual(toJsonSafe(events.filter((x) => snap === undefined ? false : x.seq >= (snap as EngineSnapshot).nextSeq)));
-        return liquidationsSeen >= 0;
+        return true;
       }),
       { numRuns: 120 },
     );
