@@ -208,3 +208,19 @@ export const insuranceMoveSchema = {
     ts: millis,
   },
 } as const;
+
+/** Complete EIP-712 typed data as the signing flows answer it (`description` names the primary type). */
+export function typedDataSchema(description: string) {
+  return {
+    type: 'object',
+    required: ['domain', 'types', 'primaryType', 'message'],
+    additionalProperties: true,
+    description,
+    properties: {
+      domain: { type: 'object', additionalProperties: true },
+      types: { type: 'object', additionalProperties: true },
+      primaryType: { type: 'string' },
+      message: { type: 'object', additionalProperties: true },
+    },
+  } as const;
+}

@@ -9,7 +9,7 @@ import { SIGNATURE_PATTERN, VISIBLE_ASCII_PATTERN } from '../../http/schema-patt
 import { MAX_LABEL_LENGTH } from '../../auth/api-key-model.ts';
 import { perpOk } from '../perp-envelope.ts';
 import type { PerpKeyService } from '../perp-key-service.ts';
-import { address, millis, permissionList, responses } from '../perp-schemas.ts';
+import { address, millis, permissionList, responses, typedDataSchema } from '../perp-schemas.ts';
 
 const labelProp = { type: 'string', maxLength: MAX_LABEL_LENGTH, description: 'free text for the owner' } as const;
 
@@ -31,19 +31,9 @@ const apiKeyParam = {
   properties: { apiKey: { type: 'string', minLength: 1, maxLength: 128, pattern: VISIBLE_ASCII_PATTERN } },
 } as const;
 
-const typedDataSchema = {
-  type: 'object',
-  required: ['domain', 'types', 'primaryType', 'message'],
-  additionalProperties: true,
-  description:
-    'complete EIP-712 typed data for eth_signTypedData_v4: domain TokexPerp / 1 / chain id / margin vault, primaryType CreateApiKey(address wallet,string label,string permissions,uint64 nonce,uint64 expiry); nonce and expiry (ms) are decimal strings',
-  properties: {
-    domain: { type: 'object', additionalProperties: true },
-    types: { type: 'object', additionalProperties: true },
-    primaryType: { type: 'string' },
-    message: { type: 'object', additionalProperties: true },
-  },
-} as const;
+const createKeyTypedData = typedDataSchema(
+  'complete EIP-712 typed data for eth_signTypedData_v4: domain TokexPerp / 1 / chain id / margin vault, primaryType CreateApiKey(address wallet,string label,string permissions,uint64 nonce,uint64 expiry); nonce and expiry (ms) are decimal strings',
+);
 
 export const apiKeyRoutes: FastifyPluginAsync<{ service: PerpKeyService }> = async (app, { service }) => {
   const tags = ['api keys'];
@@ -62,7 +52,7 @@ export const apiKeyRoutes: FastifyPluginAsync<{ service: PerpKeyService }> = asy
           additionalProperties: false,
           properties: { address: { ...address, description: 'the wallet that signs and owns the key' }, label: labelProp, permissions: permissionList },
         },
-        response: responses({ type: 'object', required: ['typedData'], properties: { typedData: typedDataSchema } }),
+        response: responses({ type: 'object', required: ['typedData'], properties: { typedData: createKeyTypedData } }),
       },
     },
     async (req) => perpOk(req.id, service.prepare(req.body)),

@@ -9,7 +9,7 @@ import type { AuthKey } from '../../auth/api-key-service.ts';
 import { SIGNATURE_PATTERN } from '../../http/schema-patterns.ts';
 import type { OneClickService } from '../one-click-service.ts';
 import { perpOk } from '../perp-envelope.ts';
-import { address, millis, responses } from '../perp-schemas.ts';
+import { address, millis, responses, typedDataSchema } from '../perp-schemas.ts';
 import { available } from './trading-routes.ts';
 
 const statusSchema = {
@@ -24,23 +24,13 @@ const statusSchema = {
   },
 } as const;
 
-const typedDataSchema = {
+const prepareAnswer = {
   type: 'object',
   required: ['typedData'],
   properties: {
-    typedData: {
-      type: 'object',
-      required: ['domain', 'types', 'primaryType', 'message'],
-      additionalProperties: true,
-      description:
-        'complete EIP-712 typed data for eth_signTypedData_v4: domain TokexPerp / 1 / chain id / margin vault (the orders\' domain), primaryType EnableSession(address account,address session,uint64 expiresAt,uint64 nonce); expiresAt (ms) and nonce are decimal strings',
-      properties: {
-        domain: { type: 'object', additionalProperties: true },
-        types: { type: 'object', additionalProperties: true },
-        primaryType: { type: 'string' },
-        message: { type: 'object', additionalProperties: true },
-      },
-    },
+    typedData: typedDataSchema(
+      'complete EIP-712 typed data for eth_signTypedData_v4: domain TokexPerp / 1 / chain id / margin vault (the orders\' domain), primaryType EnableSession(address account,address session,uint64 expiresAt,uint64 nonce); expiresAt (ms) and nonce are decimal strings',
+    ),
   },
 } as const;
 
@@ -77,7 +67,7 @@ export const oneClickRoutes: FastifyPluginAsync<{ service?: OneClickService }> =
             expiresAt: { ...millis, description: 'ms, in the future and at most 30 days ahead' },
           },
         },
-        response: responses(typedDataSchema),
+        response: responses(prepareAnswer),
       },
     },
     async (req) => perpOk(req.id, service().prepare(caller(req), req.body)),
