@@ -2,6 +2,7 @@
 import { loadConfig, type Role } from '../config/app-config.ts';
 import { createLogger, flushLogger } from '../lib/logger.ts';
 import { startStack } from './stack.ts';
+import { isLoopbackHost } from '../http/tls-options.ts';
 
 export async function runStack(role: Role): Promise<void> {
   const config = loadConfig();
@@ -9,8 +10,20 @@ export async function runStack(role: Role): Promise<void> {
   const stack = await startStack(config, { role, logger });
 
   const lines = [`tokex ${role} running`];
-  if (stack.stockBaseUrl) lines.push(`  stock API  ${stack.stockBaseUrl}/api/v1   (OpenAPI: ${stack.stockBaseUrl}/openapi.json)`);
-  if (stack.perpBaseUrl) lines.push(`  perp API   ${stack.perpBaseUrl}/v4/public/trader   (OpenAPI: ${stack.perpBaseUrl}/openapi.json)`);
+  if (stack.stockBaseUrl) {
+    lines.push(`  stock API  ${stack.stockBaseUrl}/api/v1   (reference: ${stack.stockBaseUrl}/docs)`);
+    lines.push(`  streams    ${stack.stockBaseUrl.replace(/^http/, 'ws')}/api/v1/ws`);
+  }
+  if (stack.perpBaseUrl) {
+    lines.push(`  perp API   ${stack.perpBaseUrl}/v4/public/trader   (reference: ${stack.perpBaseUrl}/docs)`);
+    lines.push(`  streams    ${stack.perpBaseUrl.replace(/^http/, 'ws')}/v4/public/ws`);
+  }
+  if (stack.stockBaseUrl || stack.perpBaseUrl) {
+    if (config.tls) lines.push(`  TLS        ${config.tls.certFile} (HTTPS and WSS; SIGHUP reloads the certificate)`);
+    else if (isLoopbackHost(config.host)) lines.push('  TLS        plain HTTP on loopback: set TLS_CERT_FILE/TLS_KEY_FILE for HTTPS');
+    else if (config.trustedProxies.length > 0) lines.push(`  TLS        plain HTTP on ${config.host}: HTTPS expected at the trusted proxies (${config.trustedProxies.join(', ')})`);
+    else lines.push(`  TLS        plain HTTP on ${config.host}, reachable by others: set TLS_CERT_FILE/TLS_KEY_FILE for HTTPS (docs/deployment.md)`);
+  }
   lines.push(`  chain      ${stack.rpcUrl} (chain id ${config.chainId})`);
   lines.push(`  data       ${config.dataDir}${config.databaseUrl ? ' (database: PostgreSQL)' : ''}`);
   if (stack.demoFile) lines.push(`  demo.json  ${stack.demoFile}  (demo wallets and API keys)`);
@@ -24,17 +37,25 @@ export async function runStack(role: Role): Promise<void> {
     logger.info({ signal }, 'stopping');
     stack
       .stop()
-      .then(() => {
-        logger.info('stopped');
-        flushLogger(logger);
-        process.exit(0);
-      })
-      .catch((err) => {
-        logger.error({ err }, 'shutdown failed');
-        flushLogger(logger);
-        process.exit(1);
+      .then(
+        () => {
+          logger.info('stopped');
+          return 0;
+        },
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          return 1;
+        },
+      )
+      .then(async (code) => {
+        await flushLogger(logger);
+        process.exit(code);
       });
   };
+  // A renewed certificate (certbot, a secret mount) is picked up without dropping a connection.
+  process.on('SIGHUP', () => {
+    if (!stopping) stack.reloadTls();
+  });
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 }

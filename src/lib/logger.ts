@@ -54,15 +54,26 @@ export function accessLoggerOf(logger: Logger): Logger {
 }
 
 /**
- * Starts writing out what the destination still holds (on shutdown). What is left when the process
- * exits right after is written synchronously by pino's own exit handler.
+ * Writes out what the destination still holds and resolves once it is written (or after
+ * `timeoutMs`, if stdout is stuck). A shutdown must wait for this before `process.exit`: pino's
+ * exit handler writes synchronously only what no asynchronous write has taken yet, so a line in a
+ * write still in flight at exit (the last "stopped") would be lost.
  */
-export function flushLogger(logger: Logger): void {
-  try {
-    logger.flush();
-  } catch {
-    // Nothing sensible to do if stdout is gone.
-  }
+export function flushLogger(logger: Logger, timeoutMs = 2_000): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, timeoutMs);
+    timer.unref();
+    try {
+      logger.flush(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    } catch {
+      // Nothing sensible to do if stdout is gone.
+      clearTimeout(timer);
+      resolve();
+    }
+  });
 }
 
 export type { Logger };
