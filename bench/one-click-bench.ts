@@ -16,7 +16,7 @@ import { cashTokenAbi, stockRouterAbi } from '../src/chain/abi/generated/index.t
 import { OPERATOR_ACCOUNT } from '../src/chain/anvil-accounts.ts';
 import type { DemoFile } from '../src/app/demo-file.ts';
 import type { StackHandle } from '../src/app/stack.ts';
-import { StockClient } from '../src/sdk/stock-client.ts';
+import { StockClient } from '@tokex/sdk';
 
 export interface BenchUser {
   apiKey: string;

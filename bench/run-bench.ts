@@ -11,9 +11,11 @@
  * indexer, executor, oneclick or perp runs one part. The perpetual part: the matching engine's
  * book against nodejs-order-book on the same streams (steady and deep books) and the full engine,
  * then the sequencer's group-committed journal against single-row commits of the same database, then
- * signed orders end to end over HTTP against EIP-712 signature recovery alone, then liquidation's cost
+ * signed orders end to end over HTTP against native signer recovery alone (libsecp256k1, with viem's
+ * JS recovery beside it; BENCH_ONLY=perp-orders runs that alone), then liquidation's cost
  * against the open positions and the engine's throughput with the liquidity pool quoting
- * (bench/perp-risk-bench.ts; BENCH_ONLY=perp-risk runs that alone).
+ * (bench/perp-risk-bench.ts; BENCH_ONLY=perp-risk runs that alone). Last, stream fan-out to 1,000
+ * WebSocket subscribers beside a bare ws broadcast (bench/stream-fanout-bench.ts; BENCH_ONLY=streams).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,7 +23,7 @@ import autocannon from 'autocannon';
 import { encodeFunctionData } from 'viem';
 import { stockRouterAbi } from '../src/chain/abi/generated/index.ts';
 import { staticCallEncoder } from '../src/chain/static-call-encoder.ts';
-import { StockClient } from '../src/sdk/stock-client.ts';
+import { StockClient } from '@tokex/sdk';
 import type { DemoFile } from '../src/app/demo-file.ts';
 import { runExecutorBench } from './executor-bench.ts';
 import { runIndexerBench } from './indexer-bench.ts';
@@ -30,6 +32,7 @@ import { runPerpEngineBench } from './perp-engine-bench.ts';
 import { runPerpJournalBench } from './perp-journal-bench.ts';
 import { runPerpOrdersBench } from './perp-orders-bench.ts';
 import { runPerpRiskBench } from './perp-risk-bench.ts';
+import { runStreamFanoutBench } from './stream-fanout-bench.ts';
 
 /** Seconds per measured round. */
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
@@ -397,7 +400,9 @@ if (!only || only === 'perp') {
   console.log('\nperpetual journal, group commit against single-row commits (bench/perp-journal-bench.ts):');
   const j = await runPerpJournalBench();
   console.log(j.table);
-  console.log('\nsigned perpetual orders end to end over HTTP, against EIP-712 recovery alone (bench/perp-orders-bench.ts):');
+}
+if (!only || only === 'perp' || only === 'perp-orders') {
+  console.log('\nsigned perpetual orders end to end over HTTP, against native signer recovery alone (bench/perp-orders-bench.ts):');
   const o = await runPerpOrdersBench();
   console.log(o.table);
 }
@@ -405,4 +410,9 @@ if (!only || only === 'perp' || only === 'perp-risk') {
   console.log('\nliquidation against the open positions, and the engine with the liquidity pool quoting, in process, one core (bench/perp-risk-bench.ts):');
   const r = await runPerpRiskBench({ print: (l) => console.error(l) });
   console.log(r.table);
+}
+if (!only || only === 'streams') {
+  console.log('\nstream fan-out: 1,000 subscribers of one book while orders move it, against a bare ws broadcast of the same frames (bench/stream-fanout-bench.ts):');
+  const f = await runStreamFanoutBench({ print: (l) => console.log(l) });
+  console.log(`target: fan-out ÷ bare broadcast ≥ 0.5 → ${f.ratio.toFixed(2)} ${f.ratio >= 0.5 ? 'met' : 'NOT met'}`);
 }

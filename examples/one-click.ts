@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, parseUnits, type Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { StockClient } from '../src/sdk/stock-client.ts';
+import { StockClient, oneClickCancel, oneClickOperation, oneClickOrder } from '@tokex/sdk';
 
 const demo = JSON.parse(fs.readFileSync(path.join(process.env.DATA_DIR ?? 'data', 'demo.json'), 'utf8'));
 const api = new StockClient({ baseUrl: demo.stock.baseUrl, chainId: demo.chainId, ...demo.stock.keys.writable });
@@ -19,16 +19,6 @@ const chain = { id: demo.chainId, name: 'local', nativeCurrency: { name: 'ETH', 
 const chainReader = createPublicClient({ chain, transport: http(demo.rpcUrl) });
 const usdc: Address = demo.stock.contracts.cashToken;
 const router: Address = demo.stock.contracts.stockRouter;
-
-async function poll<T>(read: () => Promise<{ code: number; data?: T }>, done: (v: T) => boolean): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const r = await read();
-    // 404 until the indexer has reached the transaction's block.
-    if (r.code === 200 && done(r.data as T)) return r.data as T;
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error('timed out');
-}
 
 // 0. Deposits draw on the wallet's allowance to the StockRouter: the one transaction the wallet
 //    sends itself, before it delegates (skipped when it approved earlier).
@@ -43,28 +33,25 @@ const enabled = await api.enableOneClick(account);
 const walletNonce = await chainReader.getTransactionCount({ address: account.address });
 console.log(`one click ${enabled.status}: delegatee ${enabled.delegatee}`);
 
-// 2. Deposit 1,000 USDC into mUSD.
-const deposit = await api.post<any>('/api/v1/cash/deposits/send', { tokenAddress: usdc, tokenAmount: '1000' });
-const op = await poll(() => api.request<any>('GET', `/api/v1/cash/deposits/${deposit.operationId}`), (o) => o.operationStatus === 'completed');
+// 2. Deposit 1,000 USDC into mUSD: the relayer sends it, the flow polls until it is completed.
+const op = await oneClickOperation(api, 'cashDeposit', { tokenAddress: usdc, tokenAmount: '1000' }, { timeoutMs: 50_000 });
 console.log(`deposit ${op.operationId}: ${op.operationStatus}, ${op.mUsdAmount} mUSD`);
 
 // 3. A market buy for 250 mUSD, executed and settled on chain by the platform.
-const buy = await api.post<any>('/api/v1/orders/send', { symbol: 'AAPL', side: 'Buy', type: 'Market', notional: '250', deadline: Math.floor(Date.now() / 1000) + 600 });
-const filled = await poll(() => api.request<any>('GET', `/api/v1/orders/${buy.orderId}`), (o) => o.state === 'history');
-console.log(`order ${buy.orderId}: ${filled.history.status} ${filled.history.filledQuantity} AAPL at ${filled.history.averagePrice}, fees ${filled.history.fees}`);
+const filled = await oneClickOrder(api, { symbol: 'AAPL', side: 'Buy', type: 'Market', notional: '250', deadline: Math.floor(Date.now() / 1000) + 600 }, { timeoutMs: 50_000 });
+console.log(`order ${filled.orderId}: ${filled.history?.status} ${filled.history?.filledQuantity} AAPL at ${filled.history?.averagePrice}, fees ${filled.history?.fees}`);
 
 // 4. A limit buy far below the market, then its cancel, both relayed.
-const limit = await api.post<any>('/api/v1/orders/send', {
-  symbol: 'AAPL', side: 'Buy', type: 'Limit', quantity: '1', price: '1', timeInForce: 'DAY', deadline: Math.floor(Date.now() / 1000) + 3600,
-});
-await poll(() => api.request<any>('GET', `/api/v1/orders/${limit.orderId}`), (o) => o.state === 'open');
-await api.delete(`/api/v1/orders/${limit.orderId}/send`);
-const cancelled = await poll(() => api.request<any>('GET', `/api/v1/orders/${limit.orderId}`), (o) => o.state === 'history');
-console.log(`order ${limit.orderId}: ${cancelled.history.status}`);
+const limit = await oneClickOrder(
+  api,
+  { symbol: 'AAPL', side: 'Buy', type: 'Limit', quantity: '1', price: '1', timeInForce: 'DAY', deadline: Math.floor(Date.now() / 1000) + 3600 },
+  { until: 'open', timeoutMs: 50_000 },
+);
+const cancelled = await oneClickCancel(api, limit.orderId, { timeoutMs: 50_000 });
+console.log(`order ${limit.orderId}: ${cancelled.history?.status}`);
 
 // 5. Withdraw 100 USDC back to the wallet.
-const withdrawal = await api.post<any>('/api/v1/cash/withdrawals/send', { tokenAddress: usdc, tokenAmount: '100' });
-const out = await poll(() => api.request<any>('GET', `/api/v1/cash/withdrawals/${withdrawal.operationId}`), (o) => o.operationStatus === 'completed');
+const out = await oneClickOperation(api, 'cashWithdrawal', { tokenAddress: usdc, tokenAmount: '100' }, { timeoutMs: 50_000 });
 console.log(`withdrawal ${out.operationId}: ${out.operationStatus}, ${out.tokenAmount} USDC`);
 
 const sent = (await chainReader.getTransactionCount({ address: account.address })) - walletNonce;

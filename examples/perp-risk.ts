@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createPublicClient, erc20Abi, http } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { PerpClient, type PlacedOrder } from '../src/sdk/perp-client.ts';
+import { PerpClient, type PlacedOrder } from '@tokex/sdk';
 
 const dataDir = process.env.DATA_DIR ?? 'data';
 const demo = JSON.parse(fs.readFileSync(path.join(dataDir, 'demo.json'), 'utf8'));

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { privateKeyToAccount } from 'viem/accounts';
-import { PerpClient, type PlacedOrder } from '../src/sdk/perp-client.ts';
+import { PerpClient, type PlacedOrder } from '@tokex/sdk';
 
 const demo = JSON.parse(fs.readFileSync(path.join(process.env.DATA_DIR ?? 'data', 'demo.json'), 'utf8'));
 const wallet = privateKeyToAccount(demo.wallets[1].privateKey);

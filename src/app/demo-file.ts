@@ -25,6 +25,8 @@ export interface DemoFile {
   wallets: Array<{ address: Address; privateKey: Hex }>;
   stock: {
     baseUrl: string;
+    /** The stock API's WebSocket streams (docs/streams.md). */
+    wsUrl: string;
     product: string;
     contracts: { stockRouter: Address; oneClickRouter: Address; cashier: Address; cashToken: Address; accountLens: Address; stocks: Record<string, Address> };
     keys: {
@@ -35,8 +37,11 @@ export interface DemoFile {
   perp?: {
     /** `{perp_base_url}`: paths follow as `/v4/public/trader/...`. */
     baseUrl: string;
+    /** The perpetual API's WebSocket streams (docs/streams.md). */
+    wsUrl: string;
     /** Present once the perp venue (margin vault) is deployed with the stack. */
-    contracts?: { marginVault: Address; collateralToken: Address };
+    /** `reserveRegistry`: where the proof-of-reserves roots are posted (docs/proof-of-reserves.md). */
+    contracts?: { marginVault: Address; collateralToken: Address; reserveRegistry?: Address };
     keys: {
       /** READ, TRADE and TRANSFER for `wallets[0]`, as a wallet-created key is. */
       trader: DemoCredentials & { address: Address };
@@ -83,6 +88,7 @@ export async function writeDemoFile(ctx: StackContext, stockBaseUrl: string): Pr
     wallets: DEMO_WALLETS.map((w) => ({ address: w.address, privateKey: w.privateKey })),
     stock: {
       baseUrl: stockBaseUrl,
+      wsUrl: `${stockBaseUrl.replace(/^http/, 'ws')}/api/v1/ws`,
       product: config.stockProduct,
       contracts: {
         stockRouter: c.stockRouter,
@@ -107,7 +113,16 @@ export async function writeDemoFile(ctx: StackContext, stockBaseUrl: string): Pr
     const venue = perpDeploymentOf(ctx.chain.record);
     demo.perp = {
       baseUrl: perp.baseUrl,
-      ...(venue ? { contracts: { marginVault: venue.contracts.marginVault, collateralToken: venue.contracts.collateralToken } } : {}),
+      wsUrl: `${perp.baseUrl.replace(/^http/, 'ws')}/v4/public/ws`,
+      ...(venue
+        ? {
+            contracts: {
+              marginVault: venue.contracts.marginVault,
+              collateralToken: venue.contracts.collateralToken,
+              ...(venue.contracts.reserveRegistry ? { reserveRegistry: venue.contracts.reserveRegistry } : {}),
+            },
+          }
+        : {}),
       keys: { trader: { ...trader, address: demoUser } },
     };
   }

@@ -13,6 +13,7 @@ import type { MarketCalendar } from '../marketdata/market-calendar.ts';
 import type { QuoteReader } from '../marketdata/market-types.ts';
 import type { SymbolSpec } from '../marketdata/symbol-catalog.ts';
 import type { PerpVenue } from '../perp/perp-venue.ts';
+import type { StreamBroker } from '../streams/stream-broker.ts';
 import { createRelaySignals, type RelaySignals } from '../stock/relay-signals.ts';
 import type { ChainWiring } from './chain-wiring.ts';
 import type { StopList } from './stop-list.ts';
@@ -44,6 +45,10 @@ export interface StackContext {
   relaySignals: RelaySignals;
   /** The perp engine when the perp-engine role runs in this process (the perp API uses it in process). */
   perpVenue?: PerpVenue;
+  /** The broker of the perp streams' publisher when the perp-engine role runs in this process. */
+  perpStreams?: StreamBroker;
+  /** The broker of the stock streams' publisher when the indexer role runs in this process. */
+  stockStreams?: StreamBroker;
 }
 
 export function createStackContext(parts: Omit<StackContext, 'quotes' | 'provideQuotes' | 'endpoints' | 'relaySignals'>, stops: StopList): StackContext {

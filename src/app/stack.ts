@@ -20,6 +20,8 @@ import { startChain } from './chain-wiring.ts';
 import { demoFilePath, writeDemoFile, type DemoFile } from './demo-file.ts';
 import { createStackContext, type StartRole } from './stack-context.ts';
 import { createStopList } from './stop-list.ts';
+import { apiTransportFor, reloadServerTls, type TlsReloadResult } from '../http/tls-options.ts';
+import type { Server as HttpsServer } from 'node:https';
 import { openAppDatabase, openKeyService } from './storage-wiring.ts';
 import { startMarketDataRole } from './roles/marketdata-role.ts';
 import { startIndexerRole } from './roles/indexer-role.ts';
@@ -57,6 +59,12 @@ export interface StackHandle {
   perpBaseUrl?: string;
   demo?: DemoFile;
   demoFile?: string;
+  /**
+   * Reads TLS_CERT_FILE / TLS_KEY_FILE / TLS_CA_FILE again for both APIs' new connections (open
+   * ones keep theirs); a bad file keeps the running certificate and is logged. `tokex start` calls
+   * it on SIGHUP. Empty without TLS.
+   */
+  reloadTls(): TlsReloadResult[];
   stop(): Promise<void>;
 }
 
@@ -69,6 +77,9 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
   const asked: readonly Role[] = typeof opts.role === 'string' ? [opts.role] : opts.role;
   const roles = ROLE_MODULES.filter(([name]) => asked.includes('all') || asked.includes(name));
   if (roles.length === 0) throw new AppError('INTERNAL', `role ${asked.join(',')}: not available in this version`);
+  // A bad certificate file, or plain HTTP where production mode forbids it, stops the start before
+  // anything runs (each API role checks again as it starts).
+  for (const [name] of roles) if (name === 'stock-api' || name === 'perp-api') apiTransportFor(config, name === 'stock-api' ? 'stock API' : 'perp API');
   fs.mkdirSync(config.dataDir, { recursive: true });
   const stops = createStopList(logger);
   try {
@@ -106,14 +117,20 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
     });
     const db = await openAppDatabase(config);
     stops.add(() => db.close());
-    const keys = openKeyService(config, db);
+    const keys = openKeyService(config, db, logger);
     const ctx = createStackContext(
       { config, logger, chain, db, keys, calendar: createMarketCalendar(config.marketCalendar), symbols: DEMO_SYMBOLS },
       stops,
     );
     for (const [, start] of roles) stops.add(await start(ctx));
 
-    const handle: StackHandle = { config, rpcUrl: chain.rpcUrl, deployment: chain.deployment, db, keys, stop: () => stops.stopAll() };
+    const reloadTls = (): TlsReloadResult[] => {
+      const tls = config.tls;
+      if (!tls) return [];
+      const apis = [['stock API', ctx.endpoints.stock?.app], ['perp API', ctx.endpoints.perp?.app]] as const;
+      return apis.flatMap(([what, app]) => (app ? [reloadServerTls(app.server as unknown as HttpsServer, tls, logger, what)] : []));
+    };
+    const handle: StackHandle = { config, rpcUrl: chain.rpcUrl, deployment: chain.deployment, db, keys, reloadTls, stop: () => stops.stopAll() };
     const perpApi = ctx.endpoints.perp;
     if (perpApi) {
       handle.perpApi = perpApi.app;

@@ -5,10 +5,26 @@
  */
 import { createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import type { Db } from '../storage/database.ts';
-import { getApiKey, insertApiKey, listApiKeys, revokeApiKey, updateApiKey, type ApiKeyPatch, type ApiKeyRecord } from './api-key-store.ts';
+import { withTransaction } from '../storage/transaction.ts';
+import {
+  getApiKey,
+  insertApiKey,
+  listApiKeys,
+  listSecretCiphertexts,
+  replaceSecretCiphertext,
+  revokeApiKey,
+  updateApiKey,
+  type ApiKeyPatch,
+  type ApiKeyRecord,
+} from './api-key-store.ts';
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
 import type { ApiKeyAttributes, ApiKeyPermission, ApiKind, StockPermission } from './api-key-model.ts';
-import type { SecretBox } from './secret-box.ts';
+import { SecretDecryptError, type SecretBox } from './secret-box.ts';
+
+/** The part of a pino logger the key service uses. */
+export interface KeyServiceLog {
+  warn(obj: Record<string, unknown>, msg: string): void;
+}
 
 /** What administration shows of a key: everything but the secret. */
 export type ApiKeyView = Omit<ApiKeyRecord, 'secretCiphertext'>;
@@ -78,8 +94,11 @@ export function createApiKeyService(opts: {
   /** How long a lookup is reused: the longest a revocation made elsewhere takes to apply here. */
   cacheTtlMs: number;
   now?: () => number;
+  /** Where a refused stored secret is reported (apiKey and reason only). */
+  log?: KeyServiceLog;
 }): ApiKeyService {
   const { db, secretBox } = opts;
+  const log = opts.log;
   const now = opts.now ?? Date.now;
   const cache = new Map<string, CacheEntry>();
 
@@ -92,7 +111,28 @@ export function createApiKeyService(opts: {
     const rec = await getApiKey(db, apiKey);
     if (!rec) return undefined;
     const { secretCiphertext, createdAt: _c, updatedAt: _u, ...attributes } = rec;
-    const secret = secretBox.decrypt(secretCiphertext);
+    let opened;
+    try {
+      opened = secretBox.open(secretCiphertext, { aad: apiKey });
+    } catch (err) {
+      if (!(err instanceof SecretDecryptError)) throw err;
+      // A ciphertext moved from another row, tampered, or under a master key this instance lacks:
+      // the key is refused like an unknown one (the API's usual 401), never a 500.
+      log?.warn({ apiKey, reason: err.reason, ...err.detail }, 'api key refused: its stored secret failed authentication');
+      return undefined;
+    }
+    const secret = opened.plain;
+    if (opened.legacy) {
+      // A v1 row (no key id, not bound to its row) is rewritten as v2 on its first read. Compare
+      // and set: a rotation that rewrote it meanwhile wins. A failed write only delays the migration.
+      try {
+        await replaceSecretCiphertext(db, apiKey, secretCiphertext, secretBox.encrypt(secret, { aad: apiKey }));
+      } catch (err) {
+        // The error's name and code only: a driver's message may quote the values it was given.
+        const e = err as { name?: string; code?: unknown };
+        log?.warn({ apiKey, error: e?.name, code: e?.code }, 'api key: could not rewrite its v1 secret as v2; will retry on a later read');
+      }
+    }
     return { ...attributes, secret, hmacKey: createSecretKey(Buffer.from(secret, 'utf8')) };
   }
 
@@ -102,9 +142,10 @@ export function createApiKeyService(opts: {
       if (input.expiresAt != null && input.expiresAt <= t) throw new ValidationError('expiresAt', 'must be in the future');
       const api = input.api ?? 'stock';
       const apiSecret = randomBytes(32).toString('base64url');
+      const apiKey = randomBytes(16).toString('hex');
       const rec: ApiKeyRecord = {
-        apiKey: randomBytes(16).toString('hex'),
-        secretCiphertext: secretBox.encrypt(apiSecret),
+        apiKey,
+        secretCiphertext: secretBox.encrypt(apiSecret, { aad: apiKey }),
         api,
         permissions: permissionsOf(input) ?? [],
         label: input.label ?? '',
@@ -159,4 +200,71 @@ export function createApiKeyService(opts: {
       else cache.delete(apiKey);
     },
   };
+}
+
+/** Called after each committed batch of a re-encryption. */
+export type ReencryptProgress = (batch: number, result: ReencryptResult) => void | Promise<void>;
+
+export interface ReencryptResult {
+  /** Rows rewritten under the box's current key. */
+  rewritten: number;
+  /** Rows already v2 under the current key. */
+  current: number;
+  /** Rows no key of the ring decrypts (left as they are: they were unusable already). */
+  failed: string[];
+  batches: number;
+}
+
+/**
+ * Re-encrypts every API secret of both APIs (active and revoked) as v2 under `box`'s current key,
+ * `batchSize` rows per transaction, while the APIs keep serving. Each row is replaced by compare
+ * and set, so a row is always either its old ciphertext or the new one, both decryptable by a ring
+ * holding both keys: a crash at any point leaves a table a rerun finishes. `afterBatch` runs after
+ * each committed batch (progress; tests throw from it to simulate a crash).
+ */
+export async function reencryptApiSecrets(
+  db: Db,
+  box: SecretBox,
+  opts: { batchSize?: number; afterBatch?: ReencryptProgress } = {},
+): Promise<ReencryptResult> {
+  const limit = opts.batchSize ?? 100;
+  const target = box.currentKeyId();
+  const result: ReencryptResult = { rewritten: 0, current: 0, failed: [], batches: 0 };
+  // A lost compare and set (an instance migrated a v1 row meanwhile) leaves the row for another pass.
+  for (let pass = 0; pass < 10; pass++) {
+    let after: string | undefined;
+    let lost = 0;
+    result.current = 0;
+    result.failed = [];
+    for (;;) {
+      const batch = await withTransaction(db, async (tx) => {
+        const rows = await listSecretCiphertexts(tx, { after, limit });
+        for (const row of rows) {
+          if (box.keyIdOf(row.secretCiphertext) === target) {
+            // Under the target key already; not re-checked here, the auth path authenticates it.
+            result.current++;
+            continue;
+          }
+          let plain: string;
+          try {
+            plain = box.decrypt(row.secretCiphertext, { aad: row.apiKey });
+          } catch (err) {
+            if (!(err instanceof SecretDecryptError)) throw err;
+            result.failed.push(row.apiKey);
+            continue;
+          }
+          if (await replaceSecretCiphertext(tx, row.apiKey, row.secretCiphertext, box.encrypt(plain, { aad: row.apiKey }))) result.rewritten++;
+          else lost++;
+        }
+        return rows;
+      });
+      if (batch.length === 0) break;
+      after = batch[batch.length - 1]!.apiKey;
+      result.batches++;
+      await opts.afterBatch?.(result.batches, result);
+      if (batch.length < limit) break;
+    }
+    if (lost === 0) break;
+  }
+  return result;
 }

@@ -121,3 +121,32 @@ export async function revokeApiKey(db: DbExecutor, apiKey: string): Promise<bool
     .executeTakeFirst();
   return res.numUpdatedRows > 0n;
 }
+
+/** A key's stored secret, as the master-key rotation walks the table. */
+export interface SecretRow {
+  apiKey: string;
+  secretCiphertext: string;
+}
+
+/** Up to `limit` keys of both APIs, active or not, in api_key order after `after` (keyset paging). */
+export async function listSecretCiphertexts(db: DbExecutor, opts: { after?: string; limit: number }): Promise<SecretRow[]> {
+  let q = kyselyOf(db).selectFrom('api_keys').select(['api_key', 'secret_ciphertext']);
+  if (opts.after !== undefined) q = q.where('api_key', '>', opts.after);
+  const rows = await q.orderBy('api_key').limit(opts.limit).execute();
+  return rows.map((r) => ({ apiKey: r.api_key, secretCiphertext: r.secret_ciphertext }));
+}
+
+/**
+ * Replaces a key's stored secret only while it still holds `expected` (compare and set), so a
+ * rotation and an instance migrating a v1 row never overwrite each other's newer ciphertext.
+ * updated_at is left alone: the secret itself does not change. True when the row was replaced.
+ */
+export async function replaceSecretCiphertext(db: DbExecutor, apiKey: string, expected: string, next: string): Promise<boolean> {
+  const res = await kyselyOf(db)
+    .updateTable('api_keys')
+    .set({ secret_ciphertext: next })
+    .where('api_key', '=', apiKey)
+    .where('secret_ciphertext', '=', expected)
+    .executeTakeFirst();
+  return res.numUpdatedRows > 0n;
+}

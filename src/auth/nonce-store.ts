@@ -1,6 +1,15 @@
 /**
  * Replay protection: a nonce (or a perp signature) may be claimed once per key while its
  * timestamp is inside the window. In memory for one instance; in Redis when instances share load.
+ *
+ * Redis away: a claim that cannot reach Redis throws StorageUnavailableError (the APIs answer their
+ * retryable 503), never "unused": a request is never let through unchecked. Redis back without its
+ * data (a restart without persistence, a failover to an empty replica, a flush): the nonces claimed
+ * before are gone, so a request captured then could be replayed while its timestamp is still inside
+ * the window. The Redis store keeps a fence for that: the time (by the server's clock) its marker key
+ * was (re)created, which only happens on first use or after such a loss, and it refuses, as a
+ * possible replay, a claim whose request was signed before the fence. Requests signed after it are unaffected; a client
+ * caught by it signs again. docs/reliability.md.
  */
 import type { Redis } from 'ioredis';
 import { StorageUnavailableError } from '../errors/app-error.ts';
@@ -10,7 +19,7 @@ export interface NonceStore {
    * True when the nonce was unused and is now taken for `ttlMs`; false on a replay. The in-memory
    * store answers synchronously (no promise on the hot path), Redis asynchronously.
    */
-  claim(scope: string, nonce: string, ttlMs: number): boolean | Promise<boolean>;
+  claim(scope: string, nonce: string, ttlMs: number, issuedAtMs?: number): boolean | Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -69,16 +78,52 @@ export function createMemoryNonceStore(opts: { now?: () => number; sweepMs?: num
   };
 }
 
-export function createRedisNonceStore(redis: Redis, opts: { prefix?: string } = {}): NonceStore {
+/**
+ * One round trip: read the fence (creating it at ARGV[1], the server's clock, when missing: first
+ * use or lost data), refuse a request signed before it, else claim the nonce. Returns 1 claimed,
+ * 0 replay, -1 signed before the fence. The server's clock, not Redis's: it is the clock the
+ * request timestamps are checked against.
+ */
+const FENCE_LUA = `
+local fence = redis.call('GET', KEYS[1])
+if not fence then
+  fence = ARGV[1]
+  redis.call('SET', KEYS[1], fence)
+end
+`;
+const CLAIM_SCRIPT = FENCE_LUA + `
+local issued = tonumber(ARGV[3])
+if issued >= 0 and issued < tonumber(fence) then return -1 end
+if redis.call('SET', KEYS[2], '1', 'PX', ARGV[2], 'NX') then return 1 end
+return 0
+`;
+
+/** The Redis key of a nonce store's fence (the time its data starts). */
+export function nonceFenceKey(prefix = 'nonce:'): string {
+  return `${prefix}__fence__`;
+}
+
+export function createRedisNonceStore(redis: Redis, opts: { prefix?: string; now?: () => number } = {}): NonceStore {
   const prefix = opts.prefix ?? 'nonce:';
+  const now = opts.now ?? Date.now;
+  const fenceKey = nonceFenceKey(prefix);
+  // The fence of a Redis seen for the first time is set as the store starts, not at its first
+  // claim: otherwise the first request of a new deployment, signed a moment before, would be
+  // refused. A failure here is harmless: the claim script sets a missing fence itself.
+  const ready = redis.eval(FENCE_LUA, 1, fenceKey, Math.floor(now())).then(
+    () => undefined,
+    () => undefined,
+  );
   return {
-    async claim(scope, nonce, ttlMs) {
+    async claim(scope, nonce, ttlMs, issuedAtMs) {
+      await ready;
+      let res: unknown;
       try {
-        const res = await redis.set(prefix + scope + ':' + nonce, '1', 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX');
-        return res === 'OK';
+        res = await redis.eval(CLAIM_SCRIPT, 2, fenceKey, prefix + scope + ':' + nonce, Math.floor(now()), Math.max(1, Math.ceil(ttlMs)), issuedAtMs === undefined ? -1 : Math.floor(issuedAtMs));
       } catch (cause) {
         throw new StorageUnavailableError({ cause });
       }
+      return res === 1;
     },
     async close() {},
   };

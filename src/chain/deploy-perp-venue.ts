@@ -1,13 +1,15 @@
 /**
  * The perpetual venue's contracts: the MarginVault, whose collateral is the stock venue's cash token
- * (the demo USDC), with the perpetual operator granted the right to pay withdrawals. In demo mode a
+ * (the demo USDC), with the perpetual operator granted the right to pay withdrawals; and the
+ * ReserveRegistry, where the same operator posts the proof-of-reserves roots
+ * (docs/proof-of-reserves.md). In demo mode a
  * demo wallet deposits collateral the way any user does (approve, then `deposit` from the wallet),
  * so the engine starts with a funded account and the deposit path is exercised from the first run.
  */
 import { getAddress, parseUnits, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { AppError } from '../errors/app-error.ts';
-import { cashTokenAbi, marginVaultAbi, marginVaultBytecode } from './abi/generated/index.ts';
+import { cashTokenAbi, marginVaultAbi, marginVaultBytecode, reserveRegistryAbi, reserveRegistryBytecode } from './abi/generated/index.ts';
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
 import { stockDeploymentOf, TxBatch, type VenueDeployer } from './deploy-contracts.ts';
 import type { DeploymentRecord, VenueDeployment } from './deployment-file.ts';
@@ -17,6 +19,11 @@ export type PerpContracts = {
   marginVault: Address;
   /** The ERC-20 the vault takes (the stock venue's cash token). */
   collateralToken: Address;
+  /**
+   * Where the proof-of-reserves roots are posted. Absent from a record written before it existed:
+   * ensureReserveRegistry deploys it then, next to the venue's other contracts.
+   */
+  reserveRegistry?: Address;
 };
 
 /** The perpetual venue's section of the deployment record. */
@@ -80,9 +87,11 @@ export function perpVenueDeployer(params: PerpVenueParams): VenueDeployer {
         const tx = await TxBatch.open(publicClient, walletClient);
         const me = tx.from;
         const marginVault = await tx.deploy('MarginVault', marginVaultAbi, marginVaultBytecode, [collateralToken, me]);
+        const reserveRegistry = await tx.deploy('ReserveRegistry', reserveRegistryAbi, reserveRegistryBytecode, [me]);
         const operators = [...new Set(params.operators.map((a) => getAddress(a)))];
         for (const operator of operators) {
           await tx.call('vault.setOperator', marginVault, marginVaultAbi, 'setOperator', [operator, true]);
+          await tx.call('registry.setOperator', reserveRegistry, reserveRegistryAbi, 'setOperator', [operator, true]);
         }
         // The deposit is minted to the wallet first (the deployer owns the cash token): the wallet
         // keeps the stock venue's demo cash as it was, and its deposit cannot fail on the balance.
@@ -106,7 +115,7 @@ export function perpVenueDeployer(params: PerpVenueParams): VenueDeployer {
           blockNumber: deployedIn.blockNumber.toString(),
           deployedAt: Date.now(),
           operator: me,
-          contracts: { marginVault, collateralToken },
+          contracts: { marginVault, collateralToken, reserveRegistry },
         };
         return section;
       } catch (err) {
@@ -146,6 +155,49 @@ export async function grantPerpOperators(params: {
     for (const account of missing) await tx.call('vault.setOperator', vault, marginVaultAbi, 'setOperator', [account, true]);
     await tx.finish();
     return missing;
+  } catch (err) {
+    throw toChainError(err);
+  }
+}
+
+/**
+ * Makes the venue's ReserveRegistry present and `operators` its operators: a record written before
+ * the registry existed gets one deployed now (owned by `walletClient`, the deployer), added to the
+ * record's perp section in place; the caller writes the record back when `deployed` says so. A
+ * registry deployed before the operator's address was known gets the operator granted. Answers the
+ * registry's address, whether it was deployed now and the operators granted now.
+ */
+export async function ensureReserveRegistry(params: {
+  publicClient: ChainPublicClient;
+  walletClient: ChainWalletClient;
+  record: DeploymentRecord;
+  operators: readonly Address[];
+}): Promise<{ reserveRegistry: Address; deployed: boolean; granted: Address[] }> {
+  const { publicClient, walletClient } = params;
+  const section = params.record.venues.perp as PerpVenueDeployment | undefined;
+  if (!section) throw new AppError('INTERNAL', 'the deployment record has no perp venue');
+  try {
+    let reserveRegistry = section.contracts.reserveRegistry;
+    const operators = [...new Set(params.operators.map((a) => getAddress(a)))];
+    const missing: Address[] = [];
+    if (reserveRegistry === undefined) {
+      const tx = await TxBatch.open(publicClient, walletClient);
+      reserveRegistry = await tx.deploy('ReserveRegistry', reserveRegistryAbi, reserveRegistryBytecode, [tx.from]);
+      for (const operator of operators) await tx.call('registry.setOperator', reserveRegistry, reserveRegistryAbi, 'setOperator', [operator, true]);
+      await tx.finish();
+      section.contracts = { ...section.contracts, reserveRegistry };
+      return { reserveRegistry, deployed: true, granted: operators };
+    }
+    for (const operator of operators) {
+      const granted = await publicClient.readContract({ address: reserveRegistry, abi: reserveRegistryAbi, functionName: 'isOperator', args: [operator] });
+      if (!granted) missing.push(operator);
+    }
+    if (missing.length > 0) {
+      const tx = await TxBatch.open(publicClient, walletClient);
+      for (const operator of missing) await tx.call('registry.setOperator', reserveRegistry, reserveRegistryAbi, 'setOperator', [operator, true]);
+      await tx.finish();
+    }
+    return { reserveRegistry, deployed: false, granted: missing };
   } catch (err) {
     throw toChainError(err);
   }

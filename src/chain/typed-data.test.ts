@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { hashTypedData, parseSignature as viemSignature, recoverAddress, serializeCompactSignature, signatureToCompactSignature, type Address, type Hex } from 'viem';
+import fc from 'fast-check';
+import { getAddress, hashTypedData, parseSignature as viemSignature, recoverAddress, serializeCompactSignature, signatureToCompactSignature, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { ValidationError } from '../errors/app-error.ts';
 import { ANVIL_ACCOUNTS } from './anvil-accounts.ts';
@@ -231,5 +232,63 @@ describe('typed data for other flows', () => {
     // A compact signature reads as its 65-byte form: r, s without the parity bit, v = 27 + parity.
     expect(parseSignature(`0x${'11'.repeat(64)}`)).toBe(`0x${'11'.repeat(64)}1b`);
     expect(() => assertNotExpired(10n, 11)).toThrow('message.deadline: has expired');
+  });
+});
+
+describe('the EIP-712 digest computed here', () => {
+  // Every atomic kind, a nested struct and a struct used twice (its type once in the type string),
+  // dependencies out of alphabetical order.
+  const kind = defineTypedData({
+    primaryType: 'Mail',
+    types: {
+      Mail: [
+        { name: 'from', type: 'Person' },
+        { name: 'to', type: 'Person' },
+        { name: 'note', type: 'string' },
+        { name: 'blob', type: 'bytes' },
+        { name: 'tag', type: 'bytes4' },
+        { name: 'amount', type: 'int128' },
+        { name: 'nonce', type: 'uint64' },
+        { name: 'flag', type: 'bool' },
+        { name: 'asset', type: 'Asset' },
+      ],
+      Person: [
+        { name: 'wallet', type: 'address' },
+        { name: 'name', type: 'string' },
+      ],
+      Asset: [
+        { name: 'id', type: 'uint8' },
+        { name: 'hash', type: 'bytes32' },
+      ],
+    },
+  });
+  const hex = (n: number) => fc.uint8Array({ minLength: n, maxLength: n }).map((b) => `0x${Buffer.from(b).toString('hex')}` as Hex);
+  const person = fc.record({ wallet: hex(20).map((h) => getAddress(h)), name: fc.string({ unit: 'grapheme', maxLength: 20 }) });
+
+  it('equals viem hashTypedData for random messages, domains and every kind the services define', () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          from: person,
+          to: person,
+          note: fc.string({ unit: 'grapheme', maxLength: 40 }),
+          blob: fc.uint8Array({ maxLength: 70 }).map((b) => `0x${Buffer.from(b).toString('hex')}` as Hex),
+          tag: hex(4),
+          amount: fc.bigInt({ min: -(1n << 127n), max: (1n << 127n) - 1n }),
+          nonce: fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }),
+          flag: fc.boolean(),
+          asset: fc.record({ id: fc.integer({ min: 0, max: 255 }).map(BigInt), hash: hex(32) }),
+        }),
+        fc.record({ name: fc.string({ maxLength: 12 }), version: fc.constantFrom('1', '2'), chainId: fc.integer({ min: 1, max: 2 ** 40 }), verifyingContract: hex(20) }),
+        (message, d) => {
+          const domain = typedDataDomain(d);
+          const expected = hashTypedData({ domain, types: kind.types, primaryType: 'Mail', message } as Parameters<typeof hashTypedData>[0]);
+          // From typed values and from the JSON a client sends back.
+          expect(kind.hash(domain, message)).toBe(expected);
+          expect(kind.hash(domain, JSON.parse(JSON.stringify(kind.build(domain, message).message)))).toBe(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

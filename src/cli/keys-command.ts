@@ -1,13 +1,76 @@
 /**
- * `tokex keys create|list|update|revoke`: administration of API keys of both APIs (contract.md §0).
- * The secret is printed once, by `create`, and never again; nothing here logs it. Values are
- * checked by the key model (src/auth/api-key-model.ts), whose errors name the field.
+ * `tokex keys create|list|update|revoke|rotate-master`: administration of API keys of both APIs
+ * (contract.md §0) and of the master key encrypting their secrets (docs/api-keys-secrets.md).
+ * The secret is printed once, by `create`, and never again; nothing here logs it or a master key.
+ * Values are checked by the key model (src/auth/api-key-model.ts), whose errors name the field.
  */
+import fs from 'node:fs';
 import { Command, Option } from 'commander';
-import { loadConfig } from '../config/app-config.ts';
+import { loadConfig, type AppConfig } from '../config/app-config.ts';
 import { API_KINDS, PERP_PERMISSIONS, STOCK_PERMISSIONS, type ApiKeyPermission } from '../auth/api-key-model.ts';
-import type { ApiKeyView, UpdateApiKeyInput } from '../auth/api-key-service.ts';
+import { reencryptApiSecrets, type ApiKeyView, type ReencryptProgress, type ReencryptResult, type UpdateApiKeyInput } from '../auth/api-key-service.ts';
+import {
+  createSecretBox,
+  loadMasterKeyring,
+  masterKeyId,
+  parseMasterKey,
+  promoteNextMasterKey,
+  stageNextMasterKey,
+  unstageNextMasterKey,
+} from '../auth/secret-box.ts';
 import { openAppDatabase, openKeyService } from '../app/storage-wiring.ts';
+import type { Db } from '../storage/database.ts';
+import { AppError } from '../errors/app-error.ts';
+
+export interface RotateMasterResult extends ReencryptResult {
+  oldKeyId: string;
+  newKeyId: string;
+  /** MASTER_KEY comes from the environment: the operator switches it (nothing in DATA_DIR changed). */
+  envManaged: boolean;
+  /** DATA_DIR/master.key now holds the new key (the old one is in master.key.previous). */
+  promoted: boolean;
+}
+
+/** Reads a 32-byte key (hex or base64) from a file; errors name the file, never its content. */
+export function readMasterKeyFile(file: string): Buffer {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (cause) {
+    throw new AppError('VALIDATION', `--new-key-file: cannot read ${file}`, { cause });
+  }
+  return parseMasterKey(text, `--new-key-file ${file}`);
+}
+
+/**
+ * `tokex keys rotate-master`: every API secret re-encrypted under `newKey`, restartable at any point.
+ * With the key in DATA_DIR: (a) stage it as master.key.next, which every process of the data
+ * directory then decrypts with; (b)+(c) re-encrypt every row in batches under it; (d) master.key
+ * joins master.key.previous and master.key.next becomes master.key. With MASTER_KEY from the
+ * environment only (b)+(c) happen here and the operator switches the variables.
+ */
+export async function rotateMasterKey(opts: {
+  config: AppConfig;
+  db: Db;
+  newKey: Buffer;
+  batchSize?: number;
+  afterBatch?: ReencryptProgress;
+}): Promise<RotateMasterResult> {
+  const { config, newKey } = opts;
+  const src = { masterKey: config.masterKey, masterKeyPrevious: config.masterKeyPrevious, dataDir: config.dataDir };
+  const envManaged = config.masterKey !== undefined;
+  const before = loadMasterKeyring(src);
+  if (!envManaged) {
+    if (newKey.equals(before.current)) unstageNextMasterKey(config.dataDir);
+    else stageNextMasterKey(config.dataDir, newKey);
+  }
+  // Every key known (the old current, a staged one, the previous ones) decrypts; the new one encrypts.
+  const ring = loadMasterKeyring(src);
+  const box = createSecretBox({ current: newKey, previous: [ring.current, ...(ring.previous ?? [])] });
+  const res = await reencryptApiSecrets(opts.db, box, { batchSize: opts.batchSize, afterBatch: opts.afterBatch });
+  const promoted = !envManaged && promoteNextMasterKey(config.dataDir);
+  return { ...res, oldKeyId: masterKeyId(before.current), newKeyId: masterKeyId(newKey), envManaged, promoted };
+}
 
 function parseExpiry(value: string): number {
   if (/^\d+$/.test(value)) return Number(value);
@@ -129,6 +192,45 @@ export function keysCommand(): Command {
       await withKeys((svc) => svc.revoke(apiKey));
       if (o.json) process.stdout.write(JSON.stringify({ apiKey, active: false }) + '\n');
       else process.stdout.write(`revoked ${apiKey}\n`);
+    });
+
+  keys
+    .command('rotate-master')
+    .description('re-encrypt every API secret under a new master key (restartable; the APIs keep serving)')
+    .requiredOption('--new-key-file <file>', 'file holding the new 32-byte key as hex or base64 (e.g. `openssl rand -hex 32`)')
+    .option('--batch-size <n>', 'rows per transaction', '100')
+    .option('--json', 'machine-readable output')
+    .action(async (o) => {
+      const batchSize = Number(o.batchSize);
+      if (!Number.isSafeInteger(batchSize) || batchSize < 1) throw new AppError('VALIDATION', '--batch-size: must be a positive integer');
+      const newKey = readMasterKeyFile(o.newKeyFile);
+      const config = loadConfig();
+      const db = await openAppDatabase(config);
+      let res: RotateMasterResult;
+      try {
+        res = await rotateMasterKey({ config, db, newKey, batchSize });
+      } finally {
+        await db.close();
+      }
+      if (res.failed.length > 0) {
+        process.stderr.write(
+          `warning: ${res.failed.length} key(s) whose stored secret no master key decrypts were left unchanged (they were refused already): ${res.failed.join(', ')}\n`,
+        );
+      }
+      if (o.json) {
+        process.stdout.write(JSON.stringify(res) + '\n');
+        return;
+      }
+      process.stdout.write(`re-encrypted ${res.rewritten} secret(s) under master key ${res.newKeyId} (${res.current} already under it, ${res.batches} batch(es))\n`);
+      if (res.promoted) process.stdout.write(`DATA_DIR/master.key is now key ${res.newKeyId}; key ${res.oldKeyId} moved to master.key.previous (keep it until no backup needs it)\n`);
+      else if (res.envManaged && res.oldKeyId !== res.newKeyId) {
+        process.stdout.write(
+          `MASTER_KEY comes from the environment, so nothing in DATA_DIR changed. On every instance now set:\n` +
+            `  MASTER_KEY=<the key in ${o.newKeyFile}>   (id ${res.newKeyId})\n` +
+            `  MASTER_KEY_PREVIOUS=<the current MASTER_KEY>${config.masterKeyPrevious.length ? ',<the current MASTER_KEY_PREVIOUS>' : ''}   (id ${res.oldKeyId})\n` +
+            `and restart them. Until then an instance decrypts the new secrets only if the new key is in its MASTER_KEY_PREVIOUS.\n`,
+        );
+      }
     });
 
   return keys;

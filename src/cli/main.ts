@@ -1,9 +1,13 @@
-/** The `tokex` command line: `start` runs the stack (or one role of it), `keys` administers API keys. */
+/**
+ * The `tokex` command line: `start` runs the stack (or one role of it), `keys` administers API keys,
+ * `marketdata` maintains the simulator's data, and `stock`, `perp` and `stream` trade (trade-command.ts).
+ */
 import { Command, Option } from 'commander';
 import { AppError } from '../errors/app-error.ts';
 import { ROLES } from '../config/app-config.ts';
 import { keysCommand } from './keys-command.ts';
 import { marketDataCommand } from './marketdata-command.ts';
+import { tradeCommands } from './trade-command.ts';
 
 const program = new Command('tokex').description('tokenized-stock and perpetual trading backend');
 
@@ -23,10 +27,13 @@ program
 
 program.addCommand(keysCommand());
 program.addCommand(marketDataCommand());
+for (const c of tradeCommands()) program.addCommand(c);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   // Only the short, secret-free message of our own errors; anything else is a bug worth a stack.
-  if (err instanceof AppError) process.stderr.write(`error: ${err.message}\n`);
+  // The API's own refusals (the SDK's typed errors) are answers, not bugs: their message only.
+  const answered = err instanceof Error && ['TokexApiError', 'TokexValidationError', 'StreamError', 'PerpApiError', 'StockApiError'].some((n) => err.constructor.name.startsWith(n) || err.name === n);
+  if (err instanceof AppError || answered) process.stderr.write(`error: ${err.message}\n`);
   else process.stderr.write(`error: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
   process.exitCode = 1;
 });

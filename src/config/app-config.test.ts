@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from './app-config.ts';
 
@@ -67,5 +68,33 @@ describe('app config', () => {
     expect(loadConfig({ PERP_LP_LOCKUP_MS: String(366 * 86_400_000) }).perp.lpLockupMs).toBe(31_622_400_000);
     expect(() => loadConfig({ PERP_LP_LOCKUP_MS: String(366 * 86_400_000 + 1) })).toThrow('PERP_LP_LOCKUP_MS: must be at most 31622400000');
     expect(() => loadConfig({ PERP_LP_LOCKUP_MS: '4d' })).toThrow(/PERP_LP_LOCKUP_MS/);
+  });
+
+  it('reads MASTER_KEY_PREVIOUS as a list of keys and refuses a malformed entry without echoing it', () => {
+    const hex = '44'.repeat(32);
+    const b64 = Buffer.alloc(32, 5).toString('base64');
+    expect(loadConfig({}).masterKeyPrevious).toEqual([]);
+    expect(loadConfig({ MASTER_KEY_PREVIOUS: ` ${hex} , ${b64},` }).masterKeyPrevious).toEqual([hex, b64]);
+    const bad = 'ab'.repeat(31);
+    let message = '';
+    try {
+      loadConfig({ MASTER_KEY_PREVIOUS: `${hex},${bad}` });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toBe('MASTER_KEY_PREVIOUS: entry 2 must be 32 bytes as hex or base64');
+  });
+  it('reads TOKEX_ENV and the TLS files: both of cert and key or neither, paths resolved', () => {
+    const plain = loadConfig({});
+    expect(plain.production).toBe(false);
+    expect(plain.tls).toBeUndefined();
+    expect(loadConfig({ TOKEX_ENV: 'production' }).production).toBe(true);
+    expect(() => loadConfig({ TOKEX_ENV: 'prod' })).toThrow('TOKEX_ENV: one of development, production');
+    const tls = loadConfig({ TLS_CERT_FILE: '/etc/tokex/cert.pem', TLS_KEY_FILE: 'key.pem', TLS_CA_FILE: '/etc/tokex/chain.pem' }).tls;
+    expect(tls).toEqual({ certFile: '/etc/tokex/cert.pem', keyFile: path.resolve('key.pem'), caFile: '/etc/tokex/chain.pem' });
+    expect(loadConfig({ TLS_CERT_FILE: '/c.pem', TLS_KEY_FILE: '/k.pem' }).tls).toEqual({ certFile: '/c.pem', keyFile: '/k.pem' });
+    expect(() => loadConfig({ TLS_CERT_FILE: '/c.pem' })).toThrow('TLS_KEY_FILE: required with TLS_CERT_FILE');
+    expect(() => loadConfig({ TLS_KEY_FILE: '/k.pem' })).toThrow('TLS_CERT_FILE: required with TLS_KEY_FILE');
+    expect(() => loadConfig({ TLS_CA_FILE: '/ca.pem' })).toThrow('TLS_CA_FILE: needs TLS_CERT_FILE and TLS_KEY_FILE');
   });
 });

@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { getAddress, isAddress, type Address, type Hex } from 'viem';
 import { AppError } from '../errors/app-error.ts';
+import { parseMasterKey } from './master-key.ts';
 import { envBool, envChoice, envInt, envList, envString, type Env } from './env.ts';
 import { loadExecutorSettings, type ExecutorSettings } from './executor-settings.ts';
 
@@ -20,9 +21,31 @@ export type CalendarKind = (typeof CALENDAR_KINDS)[number];
  */
 export type SenderRoleName = 'executor' | 'relayer' | 'perp-operator';
 
+export const TOKEX_ENVS = ['development', 'production'] as const;
+
+/** The certificate files of HTTPS (TLS_CERT_FILE, TLS_KEY_FILE, TLS_CA_FILE); read by src/http/tls-options.ts. */
+export interface TlsFiles {
+  /** `TLS_CERT_FILE`: the PEM certificate served. */
+  certFile: string;
+  /** `TLS_KEY_FILE`: its PEM private key. */
+  keyFile: string;
+  /** `TLS_CA_FILE`: PEM intermediates appended to the served certificate (the chain clients need). */
+  caFile?: string;
+}
+
 export interface AppConfig {
   dataDir: string;
   host: string;
+  /**
+   * `TOKEX_ENV=production`: an API never serves plain HTTP on a host others can reach, only HTTPS
+   * (TLS_CERT_FILE) or behind TRUSTED_PROXIES that forward HTTPS (docs/deployment.md).
+   */
+  production: boolean;
+  /**
+   * `TLS_CERT_FILE`, `TLS_KEY_FILE` (both or neither) and optional `TLS_CA_FILE`: both APIs serve
+   * HTTPS and WSS. Paths only here; the files are checked when an API starts and on each reload.
+   */
+  tls?: TlsFiles;
   stockApiPort: number;
   perpApiPort: number;
   /** `PERP_RATE_LIMIT_PER_MIN`: requests a minute per perp API key (per address for public calls). */
@@ -54,8 +77,23 @@ export interface AppConfig {
   /** PostgreSQL schema holding the tables (default: the connection's search_path). */
   databaseSchema?: string;
   redisUrl?: string;
+  /**
+   * `STREAM_PREFIX`: the Redis key prefix of the WebSocket streams (`<prefix>:perp:…`,
+   * `<prefix>:stock:…`) when REDIS_URL is set; every instance of one venue uses the same. Default
+   * `tokex:streams`.
+   */
+  streamPrefix: string;
+  /** WebSocket heartbeat (docs/streams.md): `STREAM_PING_MS` (20 s) between pings, `STREAM_IDLE_MS` (60 s) of silence before a close. */
+  streamPingMs: number;
+  streamIdleMs: number;
   /** 32-byte key (hex or base64) that encrypts API secrets at rest; default DATA_DIR/master.key. */
   masterKey?: string;
+  /**
+   * `MASTER_KEY_PREVIOUS`: comma-separated older master keys (hex or base64) that only decrypt,
+   * for secrets not yet re-encrypted by `tokex keys rotate-master`; DATA_DIR/master.key.previous
+   * adds more (docs/api-keys-secrets.md).
+   */
+  masterKeyPrevious: string[];
   marketCalendar: CalendarKind;
   marketDataSeed: number;
   marketDataTickMs: number;
@@ -149,6 +187,33 @@ function defined<T>(entries: Record<string, T | undefined>): Record<string, T> {
   return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined)) as Record<string, T>;
 }
 
+/** A list of master keys, each checked now so a typo fails at start; errors never show a value. */
+function masterKeyList(env: Env, name: string): string[] {
+  const list = envList(env, name);
+  list.forEach((v, i) => {
+    try {
+      parseMasterKey(v, name);
+    } catch {
+      throw new AppError('VALIDATION', `${name}: entry ${i + 1} must be 32 bytes as hex or base64`);
+    }
+  });
+  return list;
+}
+
+/** The TLS file paths, resolved; one of cert and key without the other is a mistake. */
+function tlsFiles(env: Env): TlsFiles | undefined {
+  const certFile = envString(env, 'TLS_CERT_FILE');
+  const keyFile = envString(env, 'TLS_KEY_FILE');
+  const caFile = envString(env, 'TLS_CA_FILE');
+  if (certFile === undefined && keyFile === undefined) {
+    if (caFile !== undefined) throw new AppError('VALIDATION', 'TLS_CA_FILE: needs TLS_CERT_FILE and TLS_KEY_FILE');
+    return undefined;
+  }
+  if (certFile === undefined) throw new AppError('VALIDATION', 'TLS_CERT_FILE: required with TLS_KEY_FILE');
+  if (keyFile === undefined) throw new AppError('VALIDATION', 'TLS_KEY_FILE: required with TLS_CERT_FILE');
+  return { certFile: path.resolve(certFile), keyFile: path.resolve(keyFile), ...(caFile === undefined ? {} : { caFile: path.resolve(caFile) }) };
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const prefix = (envString(env, 'STOCK_API_PREFIX') ?? '').replace(/\/+$/, '');
   if (prefix !== '' && !prefix.startsWith('/')) throw new AppError('VALIDATION', 'STOCK_API_PREFIX: must start with /');
@@ -156,6 +221,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
   return {
     dataDir: path.resolve(envString(env, 'DATA_DIR') ?? './data'),
     host: envString(env, 'HOST') ?? '127.0.0.1',
+    production: envChoice(env, 'TOKEX_ENV', TOKEX_ENVS, 'development') === 'production',
+    tls: tlsFiles(env),
     stockApiPort: envInt(env, 'STOCK_API_PORT', 8080),
     perpApiPort: envInt(env, 'PERP_API_PORT', 8090),
     perpRateLimitPerMin: envInt(env, 'PERP_RATE_LIMIT_PER_MIN', 120, 1),
@@ -180,7 +247,11 @@ export function loadConfig(env: Env = process.env): AppConfig {
     databaseUrl: envString(env, 'DATABASE_URL'),
     databaseSchema: envString(env, 'DATABASE_SCHEMA'),
     redisUrl: envString(env, 'REDIS_URL'),
+    streamPrefix: envString(env, 'STREAM_PREFIX') ?? 'tokex:streams',
+    streamPingMs: envInt(env, 'STREAM_PING_MS', 20_000, 10),
+    streamIdleMs: envInt(env, 'STREAM_IDLE_MS', 60_000, 10),
     masterKey: envString(env, 'MASTER_KEY'),
+    masterKeyPrevious: masterKeyList(env, 'MASTER_KEY_PREVIOUS'),
     marketCalendar: envChoice(env, 'MARKET_CALENDAR', CALENDAR_KINDS, 'always-open'),
     marketDataSeed: envInt(env, 'MARKETDATA_SEED', 42),
     marketDataTickMs: envInt(env, 'MARKETDATA_TICK_MS', 1000),

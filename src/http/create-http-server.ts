@@ -27,6 +27,7 @@ import {
 import type { EnvelopeFormat } from './envelope.ts';
 import { addressBucket, rateLimitCounted, rateLimitedError, rateLimitHeaders, rateLimitOf, type RateLimitCheck } from './rate-limiter.ts';
 import { PATTERN_REASONS } from './schema-patterns.ts';
+import { peerTrust, type ApiTransport } from './tls-options.ts';
 
 
 export interface HttpServerOptions {
@@ -35,6 +36,30 @@ export interface HttpServerOptions {
   bodyLimitBytes: number;
   /** Peers whose forwarding headers are trusted; empty means the socket address is the client. */
   trustedProxies?: string[];
+  /**
+   * HTTPS, or plain HTTP that must have been HTTPS up to a trusted proxy (src/http/tls-options.ts).
+   * Default: plain HTTP. The API builders pass what their role decided (apiTransportFor).
+   */
+  transport?: ApiTransport;
+}
+
+/** A year, as the spec's deployments ask; sent only on answers that travelled over HTTPS. */
+export const HSTS_VALUE = 'max-age=31536000';
+
+/** Production behind trusted proxies: the refusal of a request that did not reach the proxy over HTTPS. */
+export function httpsRequiredError(): AppError {
+  return new AppError('VALIDATION', 'https required');
+}
+
+/** Per app: whether an upgrade (WebSocket) request may proceed, for the stream endpoints. */
+const upgradeGuards = new WeakMap<object, (req: IncomingMessage) => AppError | undefined>();
+
+/**
+ * Why an upgrade request to `app` must be refused (production behind a proxy, not HTTPS), or
+ * undefined. The streams call it before accepting a WebSocket.
+ */
+export function upgradeRefusalOf(app: FastifyInstance, req: IncomingMessage): AppError | undefined {
+  return upgradeGuards.get(app)?.(req);
 }
 
 interface AjvError {
@@ -164,6 +189,8 @@ async function countRefusal(check: RateLimitCheck, request: FastifyRequest | und
 
 export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   const { logger, envelope, bodyLimitBytes } = opts;
+  const transport = opts.transport ?? { requireHttps: false };
+  const trusted = opts.trustedProxies && opts.trustedProxies.length > 0 ? opts.trustedProxies : undefined;
 
   const answer = (request: FastifyRequest, reply: FastifyReply, err: AppError) => {
     const rendered = envelope.renderError(err, request.id);
@@ -191,7 +218,8 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     logger: false,
     genReqId: () => randomUUID(),
     bodyLimit: bodyLimitBytes,
-    trustProxy: opts.trustedProxies && opts.trustedProxies.length > 0 ? opts.trustedProxies : false,
+    trustProxy: trusted ?? false,
+    ...(transport.https ? { https: transport.https } : {}),
     schemaErrorFormatter: (errors, dataVar) => validationFromAjv(errors as AjvError[], dataVar),
     // No coercion: a JSON number is never an amount, `["1"]` never a string. Query parameters are
     // text by nature; decodeJsonRequest turns the integer ones into numbers explicitly.
@@ -235,6 +263,31 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     },
   }) as unknown as FastifyInstance;
 
+  // X-Forwarded-Proto counts only from a trusted peer, as Fastify's request.protocol reads it.
+  const trustsPeer = peerTrust(trusted ?? []);
+  const forwardedProto = (req: IncomingMessage): string | undefined => {
+    const raw = req.headers['x-forwarded-proto'];
+    const peer = req.socket?.remoteAddress;
+    if (raw === undefined || !peer || !trustsPeer(peer)) return undefined;
+    const last = (Array.isArray(raw) ? raw.join(',') : raw).split(',').pop();
+    return last?.trim().toLowerCase();
+  };
+  const protocolOf = (req: IncomingMessage): string => forwardedProto(req) ?? ((req.socket as (Socket & { encrypted?: boolean }) | null)?.encrypted ? 'https' : 'http');
+  if (transport.requireHttps) {
+    upgradeGuards.set(app, (req) => (protocolOf(req) === 'https' ? undefined : httpsRequiredError()));
+  }
+  if (transport.https) {
+    // A client speaking plain HTTP (or garbage) to the TLS port: its connection is closed, the server stays.
+    app.server.on('tlsClientError', (err: NodeJS.ErrnoException) => logger.debug({ code: err.code }, 'TLS handshake refused'));
+  }
+  // HTTPS answers tell browsers to keep to HTTPS: ours, or a trusted proxy's in front of us.
+  if (transport.https || trusted) {
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (protocolOf(request.raw) === 'https') void reply.header('strict-transport-security', HSTS_VALUE);
+      done(null, payload);
+    });
+  }
+
   app.decorateRequest('rawBody', null as unknown as Buffer);
   app.decorateRequest('bodyContentType', null);
 
@@ -265,6 +318,7 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
       return done(new ValidationError('request', 'the client closed the connection'));
     }
     request.rawBody = EMPTY;
+    if (transport.requireHttps && protocolOf(request.raw) !== 'https') return done(httpsRequiredError());
     if (unmetExpectation.has(request.raw)) {
       // Whatever body follows is not read: the connection cannot carry another request.
       void reply.header('connection', 'close');

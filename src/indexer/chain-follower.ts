@@ -124,6 +124,10 @@ export interface IndexerHooks<B> {
   flush?(batch: B, ctx: FlushContext): Promise<void>;
   /** The batch was submitted for writing (not yet committed): the next one is prepared on it. */
   submitted?(batch: B): void;
+  /** The batch is committed (batches commit one at a time, in chain order): what it wrote is readable. */
+  committed?(batch: B): void;
+  /** A reorg's rollback is committed: what the orphaned events had written may have changed or gone. */
+  rolledBack?(): void;
   /** What the indexer holds in memory may be stale: a write failed, a rollback, another writer. */
   reset?(): void;
   /**
@@ -324,6 +328,15 @@ export function createChainFollower<B>(def: IndexerDefinition<B>, opts: ChainFol
   function advanced(cp: Checkpoint): void {
     current = cp;
     for (const notify of [...progress]) notify();
+  }
+
+  /** A listener's failure is its own: the write it hears about is committed whatever it does. */
+  function afterCommit(notify: () => void): void {
+    try {
+      notify();
+    } catch (err) {
+      log.error({ err: describe(err), indexer: name }, 'indexer: a commit listener failed');
+    }
   }
 
   // ------------------------------------------------------------- start block
@@ -537,6 +550,7 @@ export function createChainFollower<B>(def: IndexerDefinition<B>, opts: ChainFol
         log.debug({ from: written[0].from, to: to.number, events, indexer: name }, 'indexer: blocks indexed');
         for (const w of written) opts.onRange?.(w);
         advanced(to);
+        afterCommit(() => hooks?.committed?.(batch));
       },
       // What the indexer holds in memory was never committed.
       () => hooks?.reset?.(),
@@ -594,6 +608,7 @@ export function createChainFollower<B>(def: IndexerDefinition<B>, opts: ChainFol
       'indexer: chain reorganised, rolled back to the common ancestor',
     );
     advanced(next);
+    afterCommit(() => hooks?.rolledBack?.());
     return next;
   }
 

@@ -10,7 +10,9 @@ import type { Db } from '../storage/database.ts';
 import type { InstrumentSpec } from './engine/instruments.ts';
 import { walletOf } from './order-service.ts';
 import type { PerpVenue } from './perp-venue.ts';
-import { accountBody, fillBody, openOrderBody, orderBody, positionBody, transactionBody, usd, type AccountBody } from './perp-views.ts';
+import { accountBody, fillBody, openOrderBody, orderBody, positionBody, transactionBody, usd, type AccountBody, type PositionBody } from './perp-views.ts';
+import type { PerpEngine } from './engine/perp-engine.ts';
+import type { AccountView } from './engine/engine-types.ts';
 import { listCollateralEventsPage, type CollateralEventKind } from './store/collateral-event-store.ts';
 import { getOrdersByIds, listOrders, listTrades, listTransactions, type PerpOrderStatus, type PerpTransactionType } from './store/perp-history-store.ts';
 
@@ -25,6 +27,32 @@ export interface ListQuery {
 export interface List<T> {
   total: number;
   rows: T[];
+}
+
+/** `GET account` of a wallet, as the engine holds it now (the stream's `account` too). */
+export function accountOf(engine: PerpEngine, wallet: string): AccountBody & { pendingWithdrawals: string } {
+  const margin = engine.marginSummary(wallet);
+  // Reserved for withdrawals not paid yet: already out of `balance` and `withdrawable`.
+  return { ...accountBody(wallet, engine.getAccount(wallet), margin), pendingWithdrawals: usd(margin?.pendingWithdrawals ?? 0n) };
+}
+
+/** The wallet's open positions as `GET positions` lists them (the stream's `positions` too). */
+export function positionsOf(engine: PerpEngine, wallet: string, account: AccountView | undefined = engine.getAccount(wallet)): PositionBody[] {
+  if (account === undefined) return [];
+  return account.positions.filter((p) => p.sizeLots !== 0).map((p) => positionOf(engine, account, p.symbol)!);
+}
+
+/** One position of an account; size "0" when it is closed (the stream says so, the list leaves it out). */
+export function positionOf(engine: PerpEngine, account: AccountView, symbol: string): PositionBody | undefined {
+  const spec = engine.instrument(symbol);
+  if (spec === undefined) return undefined;
+  const prices = engine.prices(symbol)!;
+  const mark = prices.markPriceTicks || prices.lastTradePriceTicks;
+  const p = account.positions.find((x) => x.symbol === symbol) ?? {
+    symbol, sizeLots: 0, entryNotional: 0n, isolatedMargin: 0n, marginMode: 'cross' as const, leverage: 0, realisedPnl: 0n,
+    funding: 0n, unrealisedPnl: 0n, initialMargin: 0n, maintenanceMargin: 0n,
+  };
+  return positionBody(spec, p, account, mark);
 }
 
 export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
@@ -42,11 +70,7 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
 
   return {
     account(caller: AuthKey): AccountBody & { pendingWithdrawals: string } {
-      const wallet = walletOf(caller);
-      const engine = venue.engine();
-      const margin = engine.marginSummary(wallet);
-      // Reserved for withdrawals not paid yet: already out of `balance` and `withdrawable`.
-      return { ...accountBody(wallet, engine.getAccount(wallet), margin), pendingWithdrawals: usd(margin?.pendingWithdrawals ?? 0n) };
+      return accountOf(venue.engine(), walletOf(caller));
     },
 
     assets(caller: AuthKey) {
@@ -68,14 +92,7 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
     positions(caller: AuthKey, q: ListQuery) {
       const wallet = walletOf(caller);
       checkSymbol(q.symbol);
-      const engine = venue.engine();
-      const a = engine.getAccount(wallet);
-      if (a === undefined) return { total: 0, rows: [] };
-      const open = a.positions.filter((p) => p.sizeLots !== 0 && (q.symbol === undefined || p.symbol === q.symbol));
-      const rows = open.map((p) => {
-        const prices = engine.prices(p.symbol)!;
-        return positionBody(spec(p.symbol), p, a, prices.markPriceTicks || prices.lastTradePriceTicks);
-      });
+      const rows = positionsOf(venue.engine(), wallet).filter((p) => q.symbol === undefined || p.symbol === q.symbol);
       return page(rows, q);
     },
 

@@ -10,8 +10,9 @@ import type { CandleInterval } from '../storage/candle-store.ts';
 import type { InstrumentSpec } from './engine/instruments.ts';
 import type { PerpVenue } from './perp-venue.ts';
 import { fundingRateBody, priceOf, rateOf, sizeOf, usd } from './perp-views.ts';
+import { klineBody, tradeBody } from './perp-views.ts';
 import { listPerpCandles, type PerpCandleKind } from './store/perp-candle-store.ts';
-import { listFundingRates } from './store/perp-history-store.ts';
+import { listFundingRates, listMarketTrades, type Page, type TimeRange } from './store/perp-history-store.ts';
 import { fundingTimeAt } from './workers/funding-task.ts';
 
 const DAY = 86_400_000;
@@ -82,16 +83,17 @@ export function createMarketService(opts: { db: Db; venue: PerpVenue; fundingInt
     async klines(q: { symbol: string; interval: CandleInterval; type: PerpCandleKind; startTime?: number; endTime?: number; limit: number }) {
       const s = spec(q.symbol);
       const rows = await listPerpCandles(db, { symbol: s.symbol, kind: q.type, interval: q.interval, startTime: q.startTime, endTime: q.endTime, limit: q.limit });
-      return rows.map((c) => ({
-        openTime: c.openTime,
-        open: priceOf(s, c.openTicks),
-        high: priceOf(s, c.highTicks),
-        low: priceOf(s, c.lowTicks),
-        close: priceOf(s, c.closeTicks),
-        volume: sizeOf(s, c.volumeLots),
-        turnover: usd(c.turnover),
-        trades: c.trades,
-      }));
+      return rows.map((c) => klineBody(s, c));
+    },
+
+    /** The instrument's trades, newest first; `side` is the taker's (as the `trades` stream gives them). */
+    async marketTrades(q: Page & TimeRange & { symbol: string }) {
+      const s = spec(q.symbol);
+      const r = await listMarketTrades(db, { ...q, symbol: s.symbol });
+      return {
+        total: r.total,
+        rows: r.rows.map((t) => tradeBody(s, t)),
+      };
     },
 
     async fundingRates(q: { symbol: string; startTime?: number; endTime?: number; limit: number }) {

@@ -42,7 +42,7 @@ import { orderType, type OrderMessage } from './order-typed-data.ts';
 import { isRejectCode } from './engine/result-codes.ts';
 import { MAX_CANCEL_AFTER_MS, MIN_CANCEL_AFTER_MS } from './engine/perp-engine.ts';
 import { PERP_ERROR_CODES, type PerpRejection } from './perp-error-codes.ts';
-import { claimOrderNonce } from './store/order-nonce-store.ts';
+import { createOrderNonceClaimer } from './store/order-nonce-store.ts';
 import { assertSessionSigner } from './one-click-service.ts';
 import { getOrder, listTrades } from './store/perp-history-store.ts';
 import type { PerpVenue } from './perp-venue.ts';
@@ -151,6 +151,9 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
     return r;
   };
   const once: SubmitOnceDeps = { db, submit, ...(venue.caughtUp ? { caughtUp: (seq: number | null) => venue.caughtUp!(seq) } : {}) };
+  // Used nonces are written in group commits (one transaction for the orders of a turn), and rows
+  // a day past their order's expiry are pruned, as the single claims did.
+  const nonces = createOrderNonceClaimer(db, { retentionMs: 24 * 60 * 60_000, now });
 
   const spec = (symbol: string): InstrumentSpec => {
     const s = venue.engine().instrument(symbol);
@@ -297,14 +300,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       const t = now();
       if (m.expiry < BigInt(t)) throw new RejectedError('ORDER_EXPIRED', 'the signed order has expired; build and sign a new one');
       if (m.expiry > BigInt(t + MAX_ORDER_TTL_MS)) throw new ValidationError('message.expiry', 'must be at most 30 days ahead');
-      const claim = await claimOrderNonce(db, {
-        account,
-        nonce: m.nonce.toString(),
-        orderHash,
-        expiry: Number(m.expiry),
-        usedAt: t,
-        pruneBeforeMs: t - 24 * 60 * 60_000,
-      });
+      const claim = await nonces.claim({ account, nonce: m.nonce.toString(), orderHash, expiry: Number(m.expiry), usedAt: t });
       if (claim === 'used') throw new RejectedError('NONCE_USED', 'message.nonce: already used by another order of this account');
       const r = (await submit({ ...cmd, id: `ord:${orderHash}`, ts: t, account, expiresAtMs: Number(m.expiry) })) as CommandResult & { resubmitted?: true };
       if (!r.ok) throw engineError(r);

@@ -1,6 +1,7 @@
 /**
  * The perpetual API as a Fastify application (contract.md §B): the shared HTTP machinery in the
- * perp envelope, OpenAPI 3.1 generated from the route schemas at /openapi.json, and the
+ * perp envelope, OpenAPI 3.1 generated from the route schemas at /openapi.json with its reference page
+ * at /docs, and the
  * /v4/public/trader scope with authentication, permission and rate limit (perp-auth-hook.ts), the
  * JSON decoder and one route module per group.
  */
@@ -10,7 +11,9 @@ import type { Logger } from 'pino';
 import type { ApiKeyService } from '../auth/api-key-service.ts';
 import type { NonceStore } from '../auth/nonce-store.ts';
 import { NotFoundError } from '../errors/app-error.ts';
+import type { ApiTransport } from '../http/tls-options.ts';
 import { createHttpServer } from '../http/create-http-server.ts';
+import { registerReferencePage } from '../http/reference-page.ts';
 import { registerRateLimit, type RateLimitSettings } from '../http/rate-limiter.ts';
 import { decodeJsonRequest } from '../http/request-decoder.ts';
 import type { Db } from '../storage/database.ts';
@@ -35,6 +38,7 @@ import { oneClickRoutes } from './routes/one-click-routes.ts';
 import { tradingRoutes } from './routes/trading-routes.ts';
 import { liquidityRoutes } from './routes/liquidity-routes.ts';
 import { riskRoutes } from './routes/risk-routes.ts';
+import { reservesRoutes } from './routes/reserves-routes.ts';
 
 export const PERP_API_VERSION = '4.0.0';
 /** Every endpoint's path starts here (after the base URL). */
@@ -42,7 +46,52 @@ export const PERP_API_ROOT = '/v4/public/trader';
 /** The domain's verifyingContract until the margin vault is deployed with the stack. */
 export const PLACEHOLDER_VERIFYING_CONTRACT = '0x0000000000000000000000000000000000000000';
 
+/**
+ * The reference page's introduction (markdown): how to sign (contract.md §B) with a worked example
+ * the reference-pages test recomputes, and where the streams are.
+ */
+export const PERP_API_DESCRIPTION = [
+  'Perpetual futures: market data, API keys created with a wallet signature, signed orders on the matching engine, positions, ' +
+    'account and history, collateral in the on-chain margin vault, One-Click Trade and the liquidity pool. Guide: docs/perp-api.md.',
+  '',
+  '## Signing a request',
+  '',
+  'Every endpoint but `GET time`, `GET insurance-fund` and the two API-key creation calls (which a wallet signature authorises) ' +
+    'carries four headers:',
+  '',
+  '| header | content |',
+  '| --- | --- |',
+  '| `X-Api-Key` | the API key |',
+  '| `X-Api-Ts` | the request time in milliseconds since the epoch, within 45 s of the server clock (`GET time`) |',
+  '| `X-Api-Sign` | Base64 (standard, padded) of HMAC-SHA256(key = the API secret, message = `ts + METHOD + request_path + body`) |',
+  '| `X-Chain-Id` | the chain id the service runs on |',
+  '',
+  '`ts` is the `X-Api-Ts` value as sent, `METHOD` upper case, `request_path` the path from `/v4/` and, when there is a query, `?` and its ' +
+    'parameters sorted by name (send the query in that order), `body` the raw body exactly as sent (JSON, UTF-8) or empty. ' +
+    'An identical signature seen again inside the window is refused as a replay (`20007`). ' +
+    'Each API key may make 120 requests a minute by default (configurable; `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` on every answer; 429 and `Retry-After` past it).',
+  '',
+  'Worked example: secret `demo-secret`, `X-Api-Ts` `1700000000000`, `GET /v4/public/trader/market-trades?symbol=BTC-USD&limit=2`:',
+  '',
+  '```',
+  'message    = 1700000000000GET/v4/public/trader/market-trades?limit=2&symbol=BTC-USD',
+  'X-Api-Sign = RVhN++/SUQybLFownmgiGM+BXLkhRPiF7+GKOFqdXyA=',
+  '```',
+  '',
+  '```sh',
+  "ts=$(date +%s%3N); path='/v4/public/trader/market-trades?limit=2&symbol=BTC-USD'",
+  "sign=$(printf '%s' \"${ts}GET${path}\" | openssl dgst -sha256 -hmac \"$API_SECRET\" -binary | base64)",
+  '```',
+  '',
+  '## Streams',
+  '',
+  'Pushed updates (book, trades, tickers, candles, mark; and, after `auth`, orders, fills, positions and account, resumable with `since`) ' +
+    'come over the WebSocket at `ws://<host:port>/v4/public/ws`: see docs/streams.md.',
+].join('\n');
+
 export interface PerpApiOptions {
+  /** HTTPS or plain HTTP, and whether requests must arrive as HTTPS (src/http/tls-options.ts). Default: plain HTTP. */
+  transport?: ApiTransport;
   chainId: number;
   db: Db;
   keys: ApiKeyService;
@@ -78,6 +127,7 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
     envelope: perpEnvelope,
     bodyLimitBytes: opts.bodyLimitBytes,
     trustedProxies: opts.trustedProxies,
+    transport: opts.transport,
   });
 
   await app.register(swagger, {
@@ -86,10 +136,7 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
       info: {
         title: 'Perpetual futures trading API',
         version: PERP_API_VERSION,
-        description:
-          'Market data, API keys (created with a wallet signature) and, as they join, trading, account and liquidity endpoints for perpetual futures. ' +
-          'Every request but GET time and the two key-creation calls is signed: X-Api-Sign = Base64 HMAC-SHA256(secret, ts + METHOD + request_path + body). ' +
-          'Rate limit per key (X-RateLimit-Limit/Remaining/Reset on every answer). See docs/perp-api.md.',
+        description: PERP_API_DESCRIPTION,
       },
       components: {
         securitySchemes: {
@@ -149,12 +196,14 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
       await api.register(approveFlowRoutes, { service: opts.vaultTransactions });
       await api.register(liquidityRoutes, { liquidity });
       await api.register(riskRoutes, { liquidity });
+      await api.register(reservesRoutes, { db: opts.db });
       for (const extra of opts.extraRoutes ?? []) await api.register(extra);
     },
     { prefix: PERP_API_ROOT },
   );
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await registerReferencePage(app, { routePrefix: '/docs', title: 'Perpetual futures API reference' });
   app.get('/healthz', { schema: { hide: true } }, async (req) => perpOk(req.id, { status: 'ok' }));
   return app;
 }

@@ -84,9 +84,55 @@ export function perpRequestPath(rawUrl: string): string {
   return signedUri(path, q === -1 ? '' : canonicalQuery(rawUrl.slice(q + 1)));
 }
 
-export function createPerpAuthHook(opts: PerpAuthOptions) {
+/** What a perp signature covers and who sent it: the request's parts, or a stream's `auth` frame. */
+export interface PerpSignedParts {
+  apiKey: string;
+  sign: string;
+  ts: string;
+  method: string;
+  requestPath: string;
+  body: Uint8Array;
+  peer: string | undefined;
+}
+
+/**
+ * The checks after the headers' form and chain: the timestamp window, the key (known, active, a perp
+ * key, not expired, this chain), the IP whitelist, the signature, then the replay claim. The HTTP
+ * hook and the stream endpoint's `auth` share it, so both refuse the same things with the same codes.
+ */
+export function createPerpSignatureCheck(opts: Pick<PerpAuthOptions, 'keys' | 'nonces' | 'chainId' | 'now'>) {
   const now = opts.now ?? Date.now;
+  return async function check(parts: PerpSignedParts): Promise<AuthKey> {
+    const { apiKey, sign, ts } = parts;
+    if (apiKey.length === 0 || apiKey.length > 128) throw deny('credentials', 'api key malformed');
+    if (!MILLIS.test(ts)) throw deny('credentials', 'timestamp is not milliseconds');
+    if (decodeBase64Digest(sign) === undefined) throw deny('credentials', 'signature is not a Base64 SHA-256 digest');
+    const t = now();
+    const tsMs = Number(ts);
+    if (Math.abs(t - tsMs) > PERP_TS_WINDOW_MS) throw deny('timestamp', 'timestamp outside the 45 s window');
+
+    const cached = opts.keys.cachedForAuth(apiKey);
+    const key = cached ? cached.key : await opts.keys.lookupForAuth(apiKey);
+    if (!key || key.api !== 'perp' || !key.active) throw deny('key', key ? (key.api !== 'perp' ? 'not a perp key' : 'api key deleted') : 'unknown api key');
+    if (key.expiresAt !== null && key.expiresAt <= t) throw deny('expired', 'api key expired');
+    if (key.chainId !== opts.chainId) throw deny('scope', 'api key is for another chain');
+    // A perp key with no whitelist (every key a wallet creates) accepts any address; see docs.
+    const peer = parts.peer;
+    if (key.ipWhitelist.length > 0 && !ipAllowed(peer, key.ipWhitelist)) throw deny('ip', `peer ${peer ?? '(gone)'} not in whitelist`);
+
+    if (!verifyPerp(key.hmacKey, { ts, method: parts.method, requestPath: parts.requestPath, body: parts.body }, sign)) {
+      throw deny('signature', 'signature mismatch');
+    }
+    // Claimed only after the signature holds, so nobody can burn another key's signatures.
+    const ttl = Math.max(PERP_TS_WINDOW_MS, tsMs + PERP_TS_WINDOW_MS - t) + 1_000;
+    if (!(await opts.nonces.claim(`perp:${key.apiKey}`, sign, ttl, tsMs))) throw deny('replay', 'signature already used');
+    return key;
+  };
+}
+
+export function createPerpAuthHook(opts: PerpAuthOptions) {
   const serviceChain = String(opts.chainId);
+  const checkSigned = createPerpSignatureCheck(opts);
 
   async function authenticate(request: FastifyRequest): Promise<AuthKey> {
     // Checked on the raw list: Node joins a repeated header's values with ", ", which would otherwise
@@ -103,28 +149,8 @@ export function createPerpAuthHook(opts: PerpAuthOptions) {
     if (decodeBase64Digest(sign) === undefined) throw deny('credentials', 'X-Api-Sign is not a Base64 SHA-256 digest');
     if (chain === undefined) throw deny('scope', 'missing X-Chain-Id');
     if (chain !== serviceChain) throw deny('scope', 'X-Chain-Id is not the service chain');
-    const t = now();
-    const tsMs = Number(ts);
-    if (Math.abs(t - tsMs) > PERP_TS_WINDOW_MS) throw deny('timestamp', 'X-Api-Ts outside the 45 s window');
-
-    const cached = opts.keys.cachedForAuth(apiKey);
-    const key = cached ? cached.key : await opts.keys.lookupForAuth(apiKey);
-    if (!key || key.api !== 'perp' || !key.active) throw deny('key', key ? (key.api !== 'perp' ? 'not a perp key' : 'api key deleted') : 'unknown api key');
-    if (key.expiresAt !== null && key.expiresAt <= t) throw deny('expired', 'api key expired');
-    if (key.chainId !== opts.chainId) throw deny('scope', 'api key is for another chain');
-    // A perp key with no whitelist (every key a wallet creates) accepts any address; see docs.
-    const peer = request.ip as string | undefined;
-    if (key.ipWhitelist.length > 0 && !ipAllowed(peer, key.ipWhitelist)) throw deny('ip', `peer ${peer ?? '(gone)'} not in whitelist`);
-
-    const requestPath = perpRequestPath(request.raw.url ?? '/');
     // The bytes exactly as received, whatever the content type (decoded as JSON only after this).
-    if (!verifyPerp(key.hmacKey, { ts, method: request.method, requestPath, body: request.rawBody }, sign)) {
-      throw deny('signature', 'signature mismatch');
-    }
-    // Claimed only after the signature holds, so nobody can burn another key's signatures.
-    const ttl = Math.max(PERP_TS_WINDOW_MS, tsMs + PERP_TS_WINDOW_MS - t) + 1_000;
-    if (!(await opts.nonces.claim(`perp:${key.apiKey}`, sign, ttl))) throw deny('replay', 'signature already used');
-    return key;
+    return checkSigned({ apiKey, sign, ts, method: request.method, requestPath: perpRequestPath(request.raw.url ?? '/'), body: request.rawBody, peer: request.ip as string | undefined });
   }
 
   async function count(request: FastifyRequest, reply: FastifyReply, bucket: string): Promise<RateLimitState> {

@@ -25,6 +25,7 @@ export interface PerpCodeEntry extends CodeStatus {
 const API_CODES = {
   BODY_TOO_LARGE: { code: 10001, http: 400, category: 'parameter', meaning: 'the request body is larger than the limit' },
   STATE_CONFLICT: { code: 10002, http: 400, category: 'parameter', meaning: 'the request conflicts with the current state of the resource' },
+  SNAPSHOT_REQUIRED: { code: 10003, http: 400, category: 'parameter', meaning: 'streams: `since` is no longer retained, or the stream restarted; subscribe without `since` for a fresh snapshot' },
 
   MISSING_CREDENTIALS: { code: 20001, http: 401, category: 'authentication', meaning: 'an authentication header is missing, repeated or malformed' },
   INVALID_API_KEY: { code: 20002, http: 401, category: 'authentication', meaning: 'the API key does not exist, was deleted, or belongs to another API' },
@@ -45,8 +46,8 @@ const API_CODES = {
   RATE_LIMITED: { code: 42900, http: 429, category: 'rate limit', meaning: 'too many requests for this key; retry after `Retry-After` seconds' },
 
   INTERNAL: { code: 50000, http: 500, category: 'server', meaning: 'internal error; report the `requestId`' },
-  CHAIN_UNAVAILABLE: { code: 50001, http: 500, category: 'server', meaning: 'the chain RPC does not answer; retry with backoff' },
-  STORAGE_UNAVAILABLE: { code: 50002, http: 500, category: 'server', meaning: 'the database or shared store does not answer; retry with backoff' },
+  CHAIN_UNAVAILABLE: { code: 50001, http: 503, category: 'server', meaning: 'the chain RPC does not answer; retry with backoff' },
+  STORAGE_UNAVAILABLE: { code: 50002, http: 503, category: 'server', meaning: 'the database or shared store does not answer; retry with backoff' },
 
   DUPLICATE_CLIENT_ORDER_ID: { code: 51008, http: 400, category: 'trading', meaning: '`clientOrderId` was already used by this account' },
   NONCE_USED: { code: 51013, http: 400, category: 'trading', meaning: 'the signed order\'s `nonce` was already used' },

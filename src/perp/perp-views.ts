@@ -3,6 +3,7 @@
  * decimal strings of the instrument's steps, money as decimal USD strings (the collateral's 6
  * decimals), ids as decimal strings, times in ms. Pure functions, one per resource.
  */
+import type { PerpCandleRecord } from './store/perp-candle-store.ts';
 import { formatDecimal } from '../lib/decimal.ts';
 import { COLLATERAL_DECIMALS, stepsToDecimal, type InstrumentSpec } from './engine/instruments.ts';
 import { parseScaled } from './engine/fixed-point.ts';
@@ -145,6 +146,25 @@ export function takerFill(spec: InstrumentSpec, e: TradeEvent): FillBody {
     priceTicks: e.priceTicks, sizeLots: e.sizeLots, notional: e.notional, fee: e.takerFee, realisedPnl: e.takerRealisedPnl, ts: e.ts,
     liquidation: false,
   });
+}
+
+/** A trade of the public tape, as `GET market-trades` and the `trades` stream show it (the taker's side). */
+export function tradeBody(spec: InstrumentSpec, t: PerpTradeRecord) {
+  return { id: String(t.tradeId), symbol: t.symbol, price: priceOf(spec, t.priceTicks), size: sizeOf(spec, t.sizeLots), side: t.side, ts: t.ts, liquidation: t.liquidation };
+}
+
+/** A candle as `GET klines` and the `klines:<interval>` stream show it. */
+export function klineBody(spec: InstrumentSpec, c: PerpCandleRecord) {
+  return {
+    openTime: c.openTime,
+    open: priceOf(spec, c.openTicks),
+    high: priceOf(spec, c.highTicks),
+    low: priceOf(spec, c.lowTicks),
+    close: priceOf(spec, c.closeTicks),
+    volume: sizeOf(spec, c.volumeLots),
+    turnover: usd(c.turnover),
+    trades: c.trades,
+  };
 }
 
 export interface PositionBody {

@@ -1,6 +1,6 @@
 /**
  * The tokenized-stock API as a Fastify application: generic HTTP machinery, OpenAPI generated
- * from the route schemas, and the authenticated /api/v1 scope holding one route module per group.
+ * from the route schemas (/openapi.json, reference page at /docs), and the authenticated /api/v1 scope holding one route module per group.
  */
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
@@ -8,7 +8,9 @@ import type { Logger } from 'pino';
 import type { ApiKeyService } from '../auth/api-key-service.ts';
 import type { NonceStore } from '../auth/nonce-store.ts';
 import { NotFoundError } from '../errors/app-error.ts';
+import type { ApiTransport } from '../http/tls-options.ts';
 import { createHttpServer } from '../http/create-http-server.ts';
+import { registerReferencePage } from '../http/reference-page.ts';
 import { decodeJsonRequest } from '../http/request-decoder.ts';
 import { createStockAuthHook } from './stock-auth-hook.ts';
 import type { StockApiDeps } from './stock-deps.ts';
@@ -22,6 +24,8 @@ import { oneClickRoutes } from './routes/one-click-routes.ts';
 import { createOneClickService } from './one-click/one-click-service.ts';
 
 export interface StockApiOptions {
+  /** HTTPS or plain HTTP, and whether requests must arrive as HTTPS (src/http/tls-options.ts). Default: plain HTTP. */
+  transport?: ApiTransport;
   deps: StockApiDeps;
   keys: ApiKeyService;
   nonces: NonceStore;
@@ -34,6 +38,47 @@ export interface StockApiOptions {
 
 export const STOCK_API_VERSION = '1.0.0';
 
+/**
+ * The reference page's introduction (markdown): how to sign (contract.md §A) with a worked example
+ * the reference-pages test recomputes, and where the streams are.
+ */
+export const STOCK_API_DESCRIPTION = [
+  'Tokenized stocks: market data, portfolio, orders, cash and stock deposits and withdrawals, and One Click delegation. Guide: docs/stock-api.md.',
+  '',
+  '## Signing a request',
+  '',
+  'Every `/api/v1` request carries six headers: `x-api-key`, `x-api-sign`, `x-api-ts` (milliseconds, within 45 s of the server clock), ' +
+    '`x-api-nonce` (a UUID, never reused by the key), `x-api-chain-id` and `x-api-p` (`STOCK`, exact case). ' +
+    '`x-api-sign` is the hex HMAC-SHA256 (key = the API secret, UTF-8) of a five-line payload joined by `\\n`, without a trailing newline:',
+  '',
+  '1. the HTTP method in upper case',
+  '2. the path from `/api/v1/` (no scheme, host or service prefix) and, when there is a query, `?` and its parameters sorted by name, ' +
+    'encoded as `URLSearchParams` encodes them (send the query in that order)',
+  '3. the `x-api-ts` value as sent',
+  '4. the `x-api-nonce` value as sent',
+  '5. the raw body exactly as sent (JSON, UTF-8), or the empty string',
+  '',
+  'Every authentication failure answers HTTP 400 `{"code":401,"errMsg":"Unauthorized","uuid":"…"}`; the server logs the cause under that uuid.',
+  '',
+  'Worked example: secret `demo-secret`, `x-api-ts` `1700000000000`, `x-api-nonce` `5f0c3a1e-1b2d-4c3e-9f00-0123456789ab`, ' +
+    '`GET /api/v1/orders?page=1&limit=2` (no body):',
+  '',
+  '```',
+  'GET',
+  '/api/v1/orders?limit=2&page=1',
+  '1700000000000',
+  '5f0c3a1e-1b2d-4c3e-9f00-0123456789ab',
+  '',
+  '```',
+  '',
+  '(the fifth line, the body, is empty) gives `x-api-sign` = `736c9880927f90b7f095466872cbc8e8d93044c0271213f708677a15ada1bdcc`.',
+  '',
+  '## Streams',
+  '',
+  'Pushed updates (quotes, candles; and, after `auth`, orders, operations and balances, resumable with `since`) come over the WebSocket ' +
+    'at `ws://<host:port>/api/v1/ws` (behind the service prefix when there is one): see docs/streams.md.',
+].join('\n');
+
 export async function buildStockApi(opts: StockApiOptions): Promise<FastifyInstance> {
   const { deps } = opts;
   const app = createHttpServer({
@@ -41,6 +86,7 @@ export async function buildStockApi(opts: StockApiOptions): Promise<FastifyInsta
     envelope: stockEnvelope,
     bodyLimitBytes: opts.bodyLimitBytes,
     trustedProxies: opts.trustedProxies,
+    transport: opts.transport,
   });
 
   await app.register(swagger, {
@@ -49,9 +95,7 @@ export async function buildStockApi(opts: StockApiOptions): Promise<FastifyInsta
       info: {
         title: 'Tokenized-stock trading API',
         version: STOCK_API_VERSION,
-        description:
-          'Market data, portfolio, orders, cash and stock operations and One Click delegation for tokenized stocks. ' +
-          'Every /api/v1 request is signed: x-api-sign = hex HMAC-SHA256(secret, METHOD\\nURI\\nTS\\nNONCE\\nBODY). See docs/stock-api.md.',
+        description: STOCK_API_DESCRIPTION,
       },
       components: {
         securitySchemes: {
@@ -104,7 +148,12 @@ export async function buildStockApi(opts: StockApiOptions): Promise<FastifyInsta
     { prefix: `${deps.prefix}/api/v1` },
   );
 
-  app.get(`${deps.prefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+  // The document at the root and, behind a service prefix, under it too.
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  if (deps.prefix !== '') app.get(`${deps.prefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+  // The reference page; behind a service prefix, under it too.
+  const docsAt: Array<`/${string}`> = deps.prefix === '' ? ['/docs'] : ['/docs', `${deps.prefix}/docs` as `/${string}`];
+  for (const routePrefix of docsAt) await registerReferencePage(app, { routePrefix, title: 'Tokenized-stock API reference' });
   app.get(`${deps.prefix}/healthz`, { schema: { hide: true } }, async (req) => ({ code: 200, errMsg: '', uuid: req.id, data: { status: 'ok' } }));
   return app;
 }

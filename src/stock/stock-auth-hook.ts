@@ -63,13 +63,111 @@ function header(req: FastifyRequest, name: string): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-export function createStockAuthHook(opts: StockAuthOptions) {
-  const now = opts.now ?? Date.now;
-  const chainId = String(opts.chainId);
-  const deny = (reason: string) => new UnauthorizedError(reason);
+const deny = (reason: string) => new UnauthorizedError(reason);
 
-  /** Checks everything but the key; returns what the key checks need. */
-  function readHeaders(request: FastifyRequest) {
+/** What a stock signature covers and who sent it: a request's headers, or a stream's `auth` frame. */
+export interface StockSignedParts {
+  apiKey: string;
+  sign: string;
+  ts: string;
+  nonce: string;
+  method: string;
+  /** The signed URI (`/api/v1/...` with the canonical query). */
+  uri: string;
+  body: Uint8Array;
+  /** The socket peer, read when the key is checked: undefined once the client has gone. */
+  readonly peer: string | undefined;
+  /** A write: the key needs WRITABLE. */
+  write: boolean;
+}
+
+export interface StockSignatureCheck {
+  /**
+   * Timestamp form and window, nonce form, the key (known, a stock key, active, not expired, scoped
+   * to the service's chain and product), its IP whitelist, the permission, the HMAC, and last the
+   * nonce claim (so nobody can burn another key's nonces). With a cached key and the in-memory nonce
+   * store it runs synchronously and answers the key; otherwise a promise of it. Every failure is
+   * the same UnauthorizedError, its cause in the message for the log only.
+   */
+  (parts: StockSignedParts): AuthKey | Promise<AuthKey>;
+}
+
+/** The checks a request and a stream `auth` share (the hook below and stock-stream-endpoint.ts). */
+export function createStockSignatureCheck(opts: Omit<StockAuthOptions, 'prefix'>): StockSignatureCheck {
+  const now = opts.now ?? Date.now;
+
+  function verify(p: StockSignedParts, key: AuthKey | undefined, t: number, tsMs: number): boolean | Promise<boolean> {
+    if (!key) throw deny('unknown api key');
+    if (key.api !== 'stock') throw deny('not a stock api key');
+    if (!key.active) throw deny('api key revoked');
+    if (key.expiresAt !== null && key.expiresAt <= t) throw deny('api key expired');
+    if (key.chainId !== opts.chainId || key.product !== opts.product) throw deny('api key scope mismatch');
+    if (!ipAllowed(p.peer, key.ipWhitelist)) throw deny(p.peer === undefined ? 'peer address unknown (disconnected)' : `peer ${p.peer} not in whitelist`);
+    if (p.write && !hasPermission(key, 'WRITABLE')) throw deny('READ_ONLY key on a write method');
+    // Constant-time over the 32 digest bytes; the signature is hex of either case, anything else never matches.
+    if (!verifyStock(key.hmacKey, { method: p.method, uri: p.uri, ts: p.ts, nonce: p.nonce, body: p.body }, p.sign)) {
+      throw deny('signature mismatch or malformed');
+    }
+    const ttl = Math.max(TS_WINDOW_MS, tsMs + TS_WINDOW_MS - t) + 1_000;
+    return opts.nonces.claim(key.apiKey, p.nonce, ttl, tsMs);
+  }
+
+  // Not async, and no closure on the synchronous path (see the hook's note below).
+  return function check(p: StockSignedParts): AuthKey | Promise<AuthKey> {
+    if (!isMillisText(p.ts)) throw deny('timestamp is not milliseconds');
+    const t = now();
+    const tsMs = Number(p.ts);
+    if (Math.abs(t - tsMs) > TS_WINDOW_MS) throw deny('timestamp outside the 45 s window');
+    if (!isNonceText(p.nonce)) throw deny('nonce malformed');
+    const cached = opts.keys.cachedForAuth(p.apiKey);
+    if (cached) {
+      const claimed = verify(p, cached.key, t, tsMs);
+      if (typeof claimed === 'boolean') {
+        if (!claimed) throw deny('nonce reused');
+        // verify() threw for an unknown key.
+        return cached.key!;
+      }
+      return claimedKey(claimed, cached.key!);
+    }
+    return opts.keys.lookupForAuth(p.apiKey).then((key) => claimedKey(verify(p, key, t, tsMs), key as AuthKey));
+  };
+}
+
+async function claimedKey(claimed: boolean | Promise<boolean>, key: AuthKey): Promise<AuthKey> {
+  if (!(await claimed)) throw deny('nonce reused');
+  return key;
+}
+
+/** A request's signed parts; the peer is read when the key is checked (after an uncached lookup). */
+class RequestParts implements StockSignedParts {
+  readonly method: string;
+  /** The bytes exactly as received, whatever the content type (decoded as JSON only after this). */
+  readonly body: Uint8Array;
+  readonly write: boolean;
+  constructor(
+    private readonly request: FastifyRequest,
+    readonly apiKey: string,
+    readonly sign: string,
+    readonly ts: string,
+    readonly nonce: string,
+    readonly uri: string,
+  ) {
+    this.method = request.method;
+    this.body = request.rawBody;
+    this.write = this.method !== 'GET' && this.method !== 'HEAD';
+  }
+  /** request.ip is undefined once the client has gone (a disconnect during an uncached lookup). */
+  get peer(): string | undefined {
+    return this.request.ip as string | undefined;
+  }
+}
+
+export function createStockAuthHook(opts: StockAuthOptions) {
+  const chainId = String(opts.chainId);
+  const check = createStockSignatureCheck(opts);
+
+  /** The request's signed parts, after the checks only a request has (its headers). */
+  function partsOf(request: FastifyRequest): StockSignedParts {
     // Checked on the raw list, so that the log names the cause: Node joins a repeated header's values
     // with ", ", which would otherwise be refused later as an unknown key or another chain.
     const repeated = repeatedHeader(request.raw.rawHeaders, AUTH_HEADERS);
@@ -85,55 +183,22 @@ export function createStockAuthHook(opts: StockAuthOptions) {
     if (product === undefined) throw deny('missing x-api-p');
     if (reqChain !== chainId) throw deny('x-api-chain-id does not match the service');
     if (product !== opts.product) throw deny('x-api-p does not match the service (case-sensitive)');
-    if (!isMillisText(ts)) throw deny('x-api-ts is not milliseconds');
-    const t = now();
-    const tsMs = Number(ts);
-    if (Math.abs(t - tsMs) > TS_WINDOW_MS) throw deny('x-api-ts outside the 45 s window');
-    if (!isNonceText(nonce)) throw deny('x-api-nonce malformed');
-    return { apiKey, sign, ts, tsMs, nonce, product, reqChain, t };
-  }
-
-  /** Key state, scope, whitelist, permission and signature; then the nonce claim (sync in memory). */
-  function verify(request: FastifyRequest, h: ReturnType<typeof readHeaders>, key: AuthKey | undefined): boolean | Promise<boolean> {
-    if (!key) throw deny('unknown api key');
-    if (key.api !== 'stock') throw deny('not a stock api key');
-    if (!key.active) throw deny('api key revoked');
-    if (key.expiresAt !== null && key.expiresAt <= h.t) throw deny('api key expired');
-    // The request's chain id already equals the service's (readHeaders).
-    if (key.chainId !== opts.chainId || key.product !== h.product) throw deny('api key scope mismatch');
-    // request.ip is undefined once the client has gone (a disconnect during an uncached lookup).
-    const peer = request.ip as string | undefined;
-    if (!ipAllowed(peer, key.ipWhitelist)) throw deny(peer === undefined ? 'peer address unknown (disconnected)' : `peer ${peer} not in whitelist`);
-    if (request.method !== 'GET' && request.method !== 'HEAD' && !hasPermission(key, 'WRITABLE')) {
-      throw deny('READ_ONLY key on a write method');
-    }
 
     const rawUrl = request.raw.url ?? '/';
     const q = rawUrl.indexOf('?');
     let path = q === -1 ? rawUrl : rawUrl.slice(0, q);
     if (opts.prefix && path.startsWith(opts.prefix)) path = path.slice(opts.prefix.length);
     const uri = signedUri(path, q === -1 ? '' : canonicalQuery(rawUrl.slice(q + 1)));
-    // The bytes exactly as received, whatever the content type (decoded as JSON only after this).
-    const body: Uint8Array = request.rawBody;
-    // Constant-time over the 32 digest bytes; the header is hex of either case, anything else never matches.
-    if (!verifyStock(key.hmacKey, { method: request.method, uri, ts: h.ts, nonce: h.nonce, body }, h.sign)) {
-      throw deny('signature mismatch or malformed');
-    }
-
-    // Claimed only after the signature holds, so nobody can burn another key's nonces.
-    request.apiKey = key;
-    const ttl = Math.max(TS_WINDOW_MS, h.tsMs + TS_WINDOW_MS - h.t) + 1_000;
-    return opts.nonces.claim(key.apiKey, h.nonce, ttl);
+    return new RequestParts(request, apiKey, sign, ts, nonce, uri);
   }
 
-  const claimed = (ok: boolean) => {
-    if (!ok) throw deny('nonce reused');
-  };
-
   /** The slow path: key not cached, or a nonce store that answers asynchronously (Redis). */
-  function finishLater(request: FastifyRequest, pending: Promise<boolean>, done: (err?: Error) => void): void {
-    pending.then(claimed).then(
-      () => done(),
+  function finishLater(request: FastifyRequest, pending: Promise<AuthKey>, done: (err?: Error) => void): void {
+    pending.then(
+      (key) => {
+        request.apiKey = key;
+        done();
+      },
       (err: Error) => {
         request.apiKey = undefined;
         done(err);
@@ -146,15 +211,11 @@ export function createStockAuthHook(opts: StockAuthOptions) {
   // created on that path either (tsx's keepNames makes each one cost a defineProperty).
   return function stockAuth(request: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
     if (!authRequired(request)) return done();
-    let pending: Promise<boolean> | undefined;
+    let pending: Promise<AuthKey> | undefined;
     try {
-      const h = readHeaders(request);
-      const cached = opts.keys.cachedForAuth(h.apiKey);
-      const result = cached
-        ? verify(request, h, cached.key)
-        : opts.keys.lookupForAuth(h.apiKey).then((key) => verify(request, h, key));
-      if (typeof result === 'boolean') claimed(result);
-      else pending = result;
+      const result = check(partsOf(request));
+      if (result instanceof Promise) pending = result;
+      else request.apiKey = result;
     } catch (err) {
       request.apiKey = undefined;
       return done(err as Error);
@@ -163,5 +224,24 @@ export function createStockAuthHook(opts: StockAuthOptions) {
     // down must never come back here and be answered a second time.
     if (pending) finishLater(request, pending, done);
     else done();
+  };
+}
+
+/**
+ * The stream endpoint's `auth` (docs/stock-api.md, "Stock streams"): the request rules through the
+ * same check, with the signed parts from the frame (method GET, URI `/api/v1/ws`, empty body) and
+ * the scope from the key itself (its chain and product must be the service's). A read: READ_ONLY
+ * keys may authenticate.
+ */
+export function createStockStreamAuth(opts: Omit<StockAuthOptions, 'prefix'>) {
+  const check = createStockSignatureCheck(opts);
+  const EMPTY = new Uint8Array(0);
+  return async function authenticate(frame: { apiKey?: unknown; ts?: unknown; nonce?: unknown; sign?: unknown }, peer: string | undefined): Promise<AuthKey> {
+    const ts = typeof frame.ts === 'number' ? String(frame.ts) : frame.ts;
+    const { apiKey, nonce, sign } = frame;
+    if (typeof apiKey !== 'string' || typeof ts !== 'string' || typeof nonce !== 'string' || typeof sign !== 'string' || apiKey.length === 0) {
+      throw deny('auth: apiKey, ts, nonce and sign are required');
+    }
+    return check({ apiKey, sign, ts, nonce, method: 'GET', uri: '/api/v1/ws', body: EMPTY, peer, write: false });
   };
 }

@@ -1,7 +1,8 @@
 /**
  * Imports run one way. Each top folder of src/ has a layer; a module may import its own folder and
  * folders of lower layers only. From the design: errors, lib and config at the bottom; storage, then
- * the chain and HTTP machinery; auth, market data and the generic indexer on top of those; the venue
+ * the chain and HTTP machinery; auth, market data, the generic indexer and the streams' machinery on
+ * top of those; the venue
  * domains (stock, perp) above every shared layer; app (wiring), sdk and the CLI at the top.
  * Inside a domain, data flows route → service → store and chain → indexer → store: a store imports
  * nothing of its domain outside store/, and routes, indexer and executor do not import each other.
@@ -23,11 +24,13 @@ const LAYERS: Record<string, number> = {
   auth: 5,
   marketdata: 5,
   indexer: 5,
+  streams: 5,
   stock: 6,
   perp: 6,
   sdk: 7,
-  app: 7,
-  cli: 8,
+  console: 7,
+  app: 8,
+  cli: 9,
 };
 
 const DOMAINS = new Set(['stock', 'perp']);

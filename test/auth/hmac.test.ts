@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { StockClient } from '../../src/sdk/stock-client.ts';
+import { StockClient } from '@tokex/sdk';
 import {
   canonicalQuery,
   decodeBase64Digest,

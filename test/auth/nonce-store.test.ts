@@ -47,6 +47,37 @@ describe.each(stores)('$name nonce store', ({ make }) => {
   });
 });
 
+describe.runIf(process.env.REDIS_URL)('redis nonce store fence', () => {
+  it('refuses a request signed before the fence once Redis has lost its data; later ones are claimed', async () => {
+    const redis = new Redis(process.env.REDIS_URL!, { lazyConnect: false, maxRetriesPerRequest: 1 });
+    const prefix = `test-fence:${process.pid}:${Date.now()}:`;
+    try {
+      const signedAt = Date.now() - 1_000;
+      // The store sets the fence of a new Redis as it starts: a request signed before is refused,
+      // as one from before a loss would be; one signed after it is claimed.
+      const store = createRedisNonceStore(redis, { prefix });
+      expect(await store.claim('k', 'before', 60_000, signedAt)).toBe(false);
+      expect(await store.claim('k', 'n-0', 60_000, Number(await redis.get(`${prefix}__fence__`)))).toBe(true);
+      expect(await store.claim('k', 'n-1', 60_000, Date.now() + 5)).toBe(true);
+      expect(await store.claim('k', 'n-1', 60_000, Date.now() + 5)).toBe(false);
+      const fence = Number(await redis.get(`${prefix}__fence__`));
+      expect(fence).toBeGreaterThan(signedAt);
+      // Redis loses everything: n-1 is no longer recorded, but its request predates the new fence.
+      await redis.del(`${prefix}__fence__`, `${prefix}k:n-1`);
+      // The new fence comes from Redis's clock after the loss: later than the old one.
+      while (Date.now() <= fence + 1) await new Promise((r) => setImmediate(r));
+      expect(await store.claim('k', 'n-1', 60_000, fence)).toBe(false);
+      expect(await store.claim('k', 'n-2', 60_000, Date.now() + 5)).toBe(true);
+      // Without a signing time (callers other than the auth hooks), only the nonce decides.
+      expect(await store.claim('k', 'n-3', 60_000)).toBe(true);
+    } finally {
+      const keys = await redis.keys(`${prefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
+    }
+  });
+});
+
 describe('memory nonce store at volume', () => {
   it('keeps every one of 50,000 nonces through table growth and forgets them after the window', async () => {
     let t = 1_000_000;

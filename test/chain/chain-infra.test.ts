@@ -118,7 +118,7 @@ describe('contracts and build', () => {
       encoding: 'utf8',
     });
     expect(run.status).toBe(0);
-    expect(run.stdout).toMatch(/up to date \(7 contracts/);
+    expect(run.stdout).toMatch(/up to date \(8 contracts/);
   });
 });
 

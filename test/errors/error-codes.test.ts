@@ -23,7 +23,7 @@ const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..',
 const ID = '0b7c9e4e-1f0a-4c61-9a51-8f3f1d2e7a10';
 
 describe('perp error codes', () => {
-  it('are unique, in their category\'s range, and use only the HTTP statuses the spec lists', () => {
+  it('are unique, in their category\'s range, and use only the HTTP statuses the spec lists, with 503 for an unavailable dependency', () => {
     const entries = Object.values(PERP_ERROR_CODES);
     expect(new Set(entries.map((e) => e.code)).size).toBe(entries.length);
     const range: Record<string, [number, number, number]> = {
@@ -35,11 +35,14 @@ describe('perp error codes', () => {
       server: [50000, 50999, 500],
       trading: [51000, 52999, 400],
     };
+    // A dependency that does not answer (the chain, the database, Redis) is a 503 the client retries,
+    // not the spec's 500 "internal server error": nothing is wrong with the request or the server.
+    const unavailable = new Set([50001, 50002]);
     for (const e of entries) {
       const [lo, hi, http] = range[e.category];
       expect(e.code, e.meaning).toBeGreaterThanOrEqual(lo);
       expect(e.code, e.meaning).toBeLessThanOrEqual(hi);
-      expect(e.http, e.meaning).toBe(http);
+      expect(e.http, e.meaning).toBe(unavailable.has(e.code) ? 503 : http);
     }
   });
 
@@ -74,8 +77,8 @@ describe('perp error codes', () => {
       [new NotFoundError('apiKey'), 404, 40005],
       [new RateLimitedError(12), 429, 42900],
       [new AppError('INTERNAL', 'boom'), 500, 50000],
-      [new ChainUnavailableError(), 500, 50001],
-      [new StorageUnavailableError(), 500, 50002],
+      [new ChainUnavailableError(), 503, 50001],
+      [new StorageUnavailableError(), 503, 50002],
       [new RejectedError('INSUFFICIENT_MARGIN', 'margin: needs 10 more'), 400, 51001],
       [new RejectedError('POST_ONLY_WOULD_CROSS', 'post-only order would cross'), 400, 51003],
       [new RejectedError('REDUCE_ONLY_WOULD_INCREASE', 'reduce-only would increase'), 400, 51004],

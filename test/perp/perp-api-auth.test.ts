@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signPerp } from '../../src/auth/hmac.ts';
-import { PerpClient, type PerpResponse } from '../../src/sdk/perp-client.ts';
+import { PerpClient, type PerpResponse } from '@tokex/sdk';
 import { HARNESS_CHAIN_ID, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 
 interface Raw {

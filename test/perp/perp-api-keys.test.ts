@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { PerpApiError, PerpClient, type CreatedApiKey } from '../../src/sdk/perp-client.ts';
+import { PerpApiError, PerpClient, type CreatedApiKey } from '@tokex/sdk';
 import { createApiKeyType, perpDomain } from '../../src/perp/perp-key-service.ts';
 import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 

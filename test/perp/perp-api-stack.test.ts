@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { Hex } from 'viem';
-import { PerpClient } from '../../src/sdk/perp-client.ts';
+import { PerpClient } from '@tokex/sdk';
 import { parseDecimal } from '../../src/lib/decimal.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { stackEngines } from '../support/stack-engines.ts';
@@ -42,8 +42,10 @@ describe.each(stackEngines('perpstack'))('perp API in the stack ($name)', (engin
     expect(t.perpBaseUrl).not.toBe(t.stack.stockBaseUrl);
     const demo = JSON.parse(fs.readFileSync(t.stack.demoFile!, 'utf8'));
     // Every earlier field is still there.
-    expect(Object.keys(demo.stock).sort()).toEqual(['baseUrl', 'contracts', 'keys', 'product']);
+    expect(Object.keys(demo.stock).sort()).toEqual(['baseUrl', 'contracts', 'keys', 'product', 'wsUrl']);
     expect(demo.perp.baseUrl).toBe(t.perpBaseUrl);
+    expect(demo.perp.wsUrl).toBe(`${t.perpBaseUrl!.replace('http', 'ws')}/v4/public/ws`);
+    expect(demo.stock.wsUrl).toBe(`${t.stack.stockBaseUrl!.replace('http', 'ws')}/api/v1/ws`);
     expect(demo.perp.keys.trader).toEqual({ apiKey: expect.stringMatching(/^[0-9a-f]{32}$/), apiSecret: expect.any(String), address: demo.wallets[0].address.toLowerCase() });
     const keys = await t.perpTrader!.get<Array<{ apiKey: string; permissions: string[] }>>('api-keys');
     expect(keys).toEqual([expect.objectContaining({ apiKey: demo.perp.keys.trader.apiKey, permissions: ['READ', 'TRADE', 'TRANSFER'] })]);

@@ -22,7 +22,7 @@ import { createJournalReplica } from '../../src/perp/sequencer/journal-replica.t
 import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
 import { createRedisGateway, perpStreams, serveEngineOverRedis } from '../../src/perp/sequencer/redis-stream-transport.ts';
 import { appendJournal, findJournalByCommandIds, readJournalAfter } from '../../src/perp/store/engine-journal-store.ts';
-import { PerpClient, type PerpResponse } from '../../src/sdk/perp-client.ts';
+import { PerpClient, type PerpResponse } from '@tokex/sdk';
 import { refused } from '../support/perp-refusal.ts';
 import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 import { testDatabases } from '../support/test-databases.ts';
@@ -270,7 +270,7 @@ describe.each(perpHarnessVariants())('perp idempotency over HTTP ($name)', (vari
     const key = newKey('unknown');
     await breakNextJournalWrite();
     const lost = await send(alice, 'POST', 'positions/margin', { symbol: AAPL, amount: '7' }, key);
-    expect(lost).toMatchObject({ httpStatus: 500, code: 50002, data: { outcome: 'unknown' } });
+    expect(lost).toMatchObject({ httpStatus: 503, code: 50002, data: { outcome: 'unknown' } });
     expect((lost.data as { retry: string }).retry).toContain('same Idempotency-Key');
     await recovered();
     // The failed batch left nothing: the engine was rebuilt from the journal.
@@ -373,7 +373,7 @@ describe.skipIf(!process.env.REDIS_URL)('perp idempotency with the engine apart 
       ]);
       const lostKey = newKey('apart-lost');
       const lost = await alice.request('POST', 'positions/margin', { body: { symbol: AAPL, amount: '3' }, idempotencyKey: lostKey });
-      expect(lost).toMatchObject({ httpStatus: 500, code: 50002, data: { outcome: 'unknown' } });
+      expect(lost).toMatchObject({ httpStatus: 503, code: 50002, data: { outcome: 'unknown' } });
       for (let i = 0; i < 200 && sequencer.state !== 'running'; i++) await new Promise((r) => setTimeout(r, 10));
       const retried = await alice.request('POST', 'positions/margin', { body: { symbol: AAPL, amount: '3' }, idempotencyKey: lostKey });
       expect(retried.code).toBe(0);

@@ -25,7 +25,7 @@ import type { EngineCommand } from '../../src/perp/engine/engine-types.ts';
 import { usd } from '../../src/perp/perp-views.ts';
 import { inventorySkewBps, quotesDue } from '../../src/perp/workers/market-maker-task.ts';
 import { createPoolQuoterTask } from '../../src/perp/workers/pool-quoter-task.ts';
-import { PerpClient, type LiquidityMove } from '../../src/sdk/perp-client.ts';
+import { PerpClient, type LiquidityMove } from '@tokex/sdk';
 import { refused } from '../support/perp-refusal.ts';
 import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 

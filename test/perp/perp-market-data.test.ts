@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import type { PerpClient } from '../../src/sdk/perp-client.ts';
+import type { PerpClient } from '@tokex/sdk';
 import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 
 const USD = 1_000_000n;

@@ -16,7 +16,7 @@ import { buildPerpApi } from '../../src/perp/perp-api.ts';
 import { indexedBlockInfo } from '../../src/perp/perp-venue.ts';
 import { orderType } from '../../src/perp/order-typed-data.ts';
 import { perpDomain } from '../../src/perp/perp-key-service.ts';
-import { PerpClient, type OneClickStatus, type PlacedOrder, type SessionSigner, type TypedDataSigner } from '../../src/sdk/perp-client.ts';
+import { PerpClient, type OneClickStatus, type PlacedOrder, type SessionSigner, type TypedDataSigner } from '@tokex/sdk';
 import { refused } from '../support/perp-refusal.ts';
 import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 

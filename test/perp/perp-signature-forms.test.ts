@@ -10,7 +10,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import type { Hex } from 'viem';
 import { orderType } from '../../src/perp/order-typed-data.ts';
 import { perpDomain } from '../../src/perp/perp-key-service.ts';
-import { PerpApiError, PerpClient, type PlacedOrder, type TypedDataSigner } from '../../src/sdk/perp-client.ts';
+import { PerpApiError, PerpClient, type PlacedOrder, type TypedDataSigner } from '@tokex/sdk';
 import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 import { highS, toCompact } from '../support/signature-forms.ts';
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { perpDomain } from '../../src/perp/perp-key-service.ts';
 import { orderType } from '../../src/perp/order-typed-data.ts';
-import type { PerpClient, PlacedOrder } from '../../src/sdk/perp-client.ts';
+import type { PerpClient, PlacedOrder } from '@tokex/sdk';
 import { refused } from '../support/perp-refusal.ts';
 import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 

@@ -14,7 +14,7 @@ import { chainTransport } from '../../src/chain/chain-client.ts';
 import type { PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
-import type { PerpClient, PreparedTransaction } from '../../src/sdk/perp-client.ts';
+import type { PerpClient, PreparedTransaction } from '@tokex/sdk';
 import { startChainFixture, type ChainFixture } from '../support/chain-fixture.ts';
 import { refused } from '../support/perp-refusal.ts';
 import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
@@ -155,11 +155,11 @@ describe.each(perpHarnessVariants())('perp approve flow edges on anvil ($name)',
 
   it('an RPC that does not answer: 50001 for prepare and submit, nothing broadcast', async () => {
     const client = (await down.key({ userAddress: wallet.address, permissions: ['READ', 'TRADE'] })).client;
-    expect(await refused(client.post('approve/prepare', { address: wallet.address, amount: '1' }))).toMatchObject({ code: 50001, httpStatus: 500 });
-    expect(await refused(client.post('deposit/prepare', { address: wallet.address, amount: '1' }))).toMatchObject({ code: 50001, httpStatus: 500 });
+    expect(await refused(client.post('approve/prepare', { address: wallet.address, amount: '1' }))).toMatchObject({ code: 50001, httpStatus: 503 });
+    expect(await refused(client.post('deposit/prepare', { address: wallet.address, amount: '1' }))).toMatchObject({ code: 50001, httpStatus: 503 });
     const { transaction: t } = await api.post<{ transaction: PreparedTransaction }>('approve/prepare', { address: wallet.address, amount: '1' });
     const before = await nonce();
-    expect(await refused(client.post('approve/submit', { signedTransaction: await sign(t) }))).toMatchObject({ code: 50001, httpStatus: 500 });
+    expect(await refused(client.post('approve/submit', { signedTransaction: await sign(t) }))).toMatchObject({ code: 50001, httpStatus: 503 });
     expect(await nonce()).toBe(before);
   });
 

@@ -11,7 +11,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { marginVaultAbi } from '../../src/chain/abi/generated/index.ts';
 import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
 import type { PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
-import type { PerpClient, PreparedTransaction } from '../../src/sdk/perp-client.ts';
+import type { PerpClient, PreparedTransaction } from '@tokex/sdk';
 import { startChainFixture, type ChainFixture } from '../support/chain-fixture.ts';
 import { deployPerpVenue, startVaultApi } from '../support/perp-venue.ts';
 import { refused } from '../support/perp-refusal.ts';

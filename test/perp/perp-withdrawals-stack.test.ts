@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { erc20Abi, type Address } from 'viem';
 import { marginVaultAbi } from '../../src/chain/abi/generated/index.ts';
 import { createChainClients, type ChainPublicClient } from '../../src/chain/chain-client.ts';
-import type { PerpWithdrawal } from '../../src/sdk/perp-client.ts';
+import type { PerpWithdrawal } from '@tokex/sdk';
 import { withdrawalIdOf } from '../../src/perp/withdrawal-service.ts';
 import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';

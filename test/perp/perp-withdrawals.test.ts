@@ -28,7 +28,7 @@ import { getWithdrawal } from '../../src/perp/store/withdrawal-store.ts';
 import { usd } from '../../src/perp/perp-views.ts';
 import { withdrawalIdOf } from '../../src/perp/withdrawal-service.ts';
 import { createWithdrawalTask, SETTLE_COMMAND_PREFIX, type WithdrawalTask } from '../../src/perp/workers/withdrawal-task.ts';
-import type { PerpClient, PerpWithdrawal } from '../../src/sdk/perp-client.ts';
+import type { PerpClient, PerpWithdrawal } from '@tokex/sdk';
 import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 import { deployPerpVenue, PERP_OPERATOR, vaultDeposit, vaultWithdraw } from '../support/perp-venue.ts';

@@ -15,7 +15,7 @@ import { createSecretBox } from '../../src/auth/secret-box.ts';
 import { NotFoundError } from '../../src/errors/app-error.ts';
 import { createHttpServer } from '../../src/http/create-http-server.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { StockClient } from '../../src/sdk/stock-client.ts';
+import { StockClient } from '@tokex/sdk';
 import { createStockAuthHook } from '../../src/stock/stock-auth-hook.ts';
 import { stockEnvelope, stockOk } from '../../src/stock/stock-envelope.ts';
 import type { Db } from '../../src/storage/database.ts';

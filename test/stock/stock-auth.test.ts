@@ -5,7 +5,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SignedRequest } from '../../src/sdk/stock-client.ts';
+import type { SignedRequest } from '@tokex/sdk';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
 let t: TestStack;

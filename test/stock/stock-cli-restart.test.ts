@@ -1,6 +1,6 @@
 /**
  * Operator paths over real processes: the `tokex keys` CLI against the running stack's database,
- * the README's curl + openssl request, and a restart that reuses the deployed contracts and data.
+ * and a restart that reuses the deployed contracts and data.
  */
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,7 +18,6 @@ import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..');
 let t: TestStack;
 
 beforeAll(async () => {
@@ -74,31 +73,6 @@ describe('tokex keys CLI', () => {
 
   it('refuses an invalid whitelist entry with a message naming the field', async () => {
     await expect(cli(['keys', 'create', '--ip', 'not-an-ip'])).rejects.toMatchObject({ stderr: expect.stringContaining('ipWhitelist: not an IP address') });
-  });
-});
-
-describe('README curl example', () => {
-  it('runs the README snippet as written: signs with openssl in the shell and gets a quote', async () => {
-    // The README's own lines, as CI's start-up smoke test runs them.
-    const { stdout: script } = await run(path.join(ROOT, '.ci', 'readme-snippet'), ['## A signed request from the shell']);
-    expect(script).toContain('openssl dgst -sha256 -hmac');
-    const { stdout } = await run('bash', ['-c', script], { env: { ...process.env, DATA_DIR: t.dataDir } });
-    const body = JSON.parse(stdout);
-    expect(body.code).toBe(200);
-    expect(body.data.symbol).toBe('AAPL');
-  });
-  it('runs the README perpetual snippet as written: Base64 HMAC in the shell, the demo account with its deposit', async () => {
-    const { stdout: script } = await run(path.join(ROOT, '.ci', 'readme-snippet'), ['## A signed perpetual request from the shell']);
-    expect(script).toContain('-binary | base64');
-    let body: any;
-    for (let i = 0; i < 60; i++) {
-      const { stdout } = await run('bash', ['-c', script], { env: { ...process.env, DATA_DIR: t.dataDir } });
-      body = JSON.parse(stdout);
-      if (body.data?.balance === '10000') break;
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    expect(body).toMatchObject({ code: 0, msg: 'ok', data: { account: t.demo.wallets[0].address.toLowerCase(), balance: '10000' } });
-    expect(body.blockInfo.number).toMatch(/^\d+$/);
   });
 });
 

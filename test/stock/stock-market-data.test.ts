@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, createWalletClient, erc20Abi, formatUnits, http, parseUnits, type Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { cashierAbi, stockAbi } from '../../src/chain/abi/generated/index.ts';
-import type { StockClient } from '../../src/sdk/stock-client.ts';
+import type { StockClient } from '@tokex/sdk';
 import { quoteData } from '../../src/stock/routes/market-routes.ts';
 import { calldataSchema } from '../../src/stock/routes/orders-routes.ts';
 import { dataRenderer } from '../../src/stock/stock-envelope.ts';

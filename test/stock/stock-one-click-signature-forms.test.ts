@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Address, Hex } from 'viem';
 import { oneClickRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { StockApiError } from '../../src/sdk/stock-client.ts';
+import { StockApiError } from '@tokex/sdk';
 import { chainClients, oneClickUsers, RELAYER, type OneClickUser } from '../support/one-click-users.ts';
 import { highS, toCompact } from '../support/signature-forms.ts';
 import { stackEngines } from '../support/stack-engines.ts';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getAddress, toHex, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { oneClickRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { StockApiError, type StockClient } from '../../src/sdk/stock-client.ts';
+import { StockApiError, type StockClient } from '@tokex/sdk';
 import { until } from '../support/poll.ts';
 import { chainClients, oneClickUsers, RELAYER, relayerNonces, type OneClickUser } from '../support/one-click-users.ts';
 import { stackEngines } from '../support/stack-engines.ts';

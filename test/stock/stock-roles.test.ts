@@ -12,11 +12,11 @@ import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, typ
 import { privateKeyToAccount } from 'viem/accounts';
 import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
 import { ANVIL_ACCOUNTS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
-import { StockClient } from '../../src/sdk/stock-client.ts';
-import { PerpClient } from '../../src/sdk/perp-client.ts';
+import { PerpClient, StockClient, signPerpRequest } from '@tokex/sdk';
 import type { DemoFile } from '../../src/app/demo-file.ts';
 import { openDatabase } from '../../src/storage/database.ts';
 import { uniqueSchemaName } from '../support/test-databases.ts';
+import { openSocket, type StreamFrame } from '../support/ws-client.ts';
 
 let anvil: AnvilHandle;
 // With Redis the perp roles run apart too, each run on streams of its own.
@@ -29,8 +29,10 @@ const schema = process.env.DATABASE_URL ? uniqueSchemaName('roles') : undefined;
 
 /** What each role printed once running (the perp API's URL is read from it). */
 const printed = new Map<string, string>();
+/** Everything each role printed, for a failure's message. */
+const output = new Map<string, string>();
 
-function startRole(role: string, env: Record<string, string>): Promise<ChildProcess> {
+function startRole(role: string, env: Record<string, string>, label = role): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['bin/tokex.mjs', 'start', '--role', role], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -40,13 +42,14 @@ function startRole(role: string, env: Record<string, string>): Promise<ChildProc
     let out = '';
     const onData = (d: Buffer) => {
       out += d.toString();
+      output.set(label, out);
       if (out.includes(`tokex ${role} running`) && out.includes('Ctrl-C')) {
-        printed.set(role, out);
+        printed.set(label, out);
         resolve(child);
       }
     };
     child.stdout!.on('data', onData);
-    child.stderr!.on('data', (d) => (out += d.toString()));
+    child.stderr!.on('data', (d) => output.set(label, (out += d.toString())));
     child.once('exit', (code) => reject(new Error(`${role} exited with ${code}: ${out.slice(-2000)}`)));
   });
 }
@@ -61,6 +64,9 @@ beforeAll(async () => {
     // The executor runs in a process of its own, so it sends with a key of its own (the deployer
     // grants it operator rights); the shared operator key serves only a process running every role.
     EXECUTOR_PRIVATE_KEY: ANVIL_ACCOUNTS[8].privateKey,
+    // The perp operator's address, for the deployer to make it the vault's operator; its key is the
+    // perp engine process's alone (below).
+    PERP_OPERATOR_ADDRESS: ANVIL_ACCOUNTS[6].address,
     DEMO_MODE: 'true',
     STOCK_API_PORT: '0',
     HISTORY_DAYS: '1',
@@ -76,9 +82,15 @@ beforeAll(async () => {
   if (PERP_STREAM) {
     // The perp engine in a process of its own, and a perp API apart from it: commands over Redis
     // Streams, reads from a replica of the journal in the shared database.
-    const perpEnv = { ...env, REDIS_URL: process.env.REDIS_URL!, PERP_ENGINE_STREAM: PERP_STREAM, PERP_API_PORT: '0', PERP_MARK_INTERVAL_MS: '250' };
+    // The engine process pays withdrawals from the vault with the perp operator's key
+    // (src/chain/operator-roles.ts).
+    const perpEnv = {
+      ...env, REDIS_URL: process.env.REDIS_URL!, PERP_ENGINE_STREAM: PERP_STREAM, STREAM_PREFIX: PERP_STREAM, PERP_API_PORT: '0', PERP_MARK_INTERVAL_MS: '250',
+      PERP_OPERATOR_PRIVATE_KEY: ANVIL_ACCOUNTS[6].privateKey,
+    };
     await startRole('perp-engine', perpEnv);
-    await startRole('perp-api', perpEnv);
+    // Two API instances: the streams reach both through Redis, with the same seqs.
+    await Promise.all([startRole('perp-api', perpEnv), startRole('perp-api', perpEnv, 'perp-api-2')]);
   }
 }, 120_000);
 
@@ -121,6 +133,93 @@ describe('roles as separate processes', () => {
       const history = await until(() => perp.get<any>('orders/history'), (h) => h.total > 0);
       expect(history.rows[0]).toMatchObject({ orderId: order.orderId, status: 'FILLED' });
     }, 60_000);
+  }
+
+  if (PERP_STREAM) {
+    it('two perp API instances stream the same book with the same seqs and the same data', async () => {
+      const wsUrl = (label: string) => /perp API\s+http(:\/\/[^\s]+)\/v4\/public\/trader/.exec(printed.get(label)!)![1];
+      const [a, b] = await Promise.all([openSocket(`ws${wsUrl('perp-api')}/v4/public/ws`), openSocket(`ws${wsUrl('perp-api-2')}/v4/public/ws`)]);
+      try {
+        for (const s of [a, b]) s.send({ op: 'subscribe', id: 'm', channel: 'mark', symbol: 'AAPL-USD' });
+        const [snapA, snapB] = await Promise.all([a.next((f) => f.type === 'subscribed'), b.next((f) => f.type === 'subscribed')]);
+        // Both see the next few marks (one each 250 ms): the same seq carries the same data on both.
+        const last = Math.max(snapA.seq!, snapB.seq!) + 4;
+        await Promise.all([a.next((f) => f.type === 'update' && f.seq === last), b.next((f) => f.type === 'update' && f.seq === last)]);
+        const bySeq = (frames: StreamFrame[]) => new Map(frames.filter((f) => f.type === 'update').map((f) => [f.seq!, JSON.stringify(f.data)]));
+        const ma = bySeq(a.frames);
+        const mb = bySeq(b.frames);
+        for (let seq = Math.max(snapA.seq!, snapB.seq!) + 1; seq <= last; seq++) {
+          expect(ma.get(seq)).toBeDefined();
+          expect(ma.get(seq)).toBe(mb.get(seq));
+        }
+        for (const [s, snap] of [[a, snapA], [b, snapB]] as const) {
+          const seqs = s.frames.filter((f) => f.type === 'update').map((f) => f.seq!);
+          expect(seqs).toEqual(seqs.map((_, i) => snap.seq! + 1 + i));
+        }
+      } finally {
+        a.close();
+        b.close();
+      }
+    }, 60_000);
+  }
+
+  if (PERP_STREAM) {
+    it('across two perp API instances: a signature is used once, a key has one rate limit, 100 withdrawals race for one balance', async () => {
+      const demo = JSON.parse(fs.readFileSync(path.join(dataDir, 'demo.json'), 'utf8')) as DemoFile;
+      const urlOf = (label: string) => /perp API\s+(http:\/\/[^\s]+)\/v4\/public\/trader/.exec(printed.get(label)!)![1];
+      const urls = [urlOf('perp-api'), urlOf('perp-api-2')];
+      const poll = async <T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> => {
+        for (let i = 0; i < 100; i++) {
+          const v = await read();
+          if (done(v)) return v;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        throw new Error(`timed out: ${JSON.stringify(await read()).slice(0, 1500)}`);
+      };
+
+      // A signature answered by one instance is a replay on the other (one nonce store in Redis).
+      const wallet = privateKeyToAccount(demo.wallets[3].privateKey);
+      const key = await PerpClient.createApiKey(urls[0], wallet, { label: 'races', permissions: ['READ', 'TRADE', 'TRANSFER'], chainId: demo.chainId });
+      const ts = String(Date.now());
+      const requestPath = '/v4/public/trader/account';
+      const headers = { 'X-Api-Key': key.apiKey, 'X-Api-Ts': ts, 'X-Api-Sign': signPerpRequest(key.apiSecret, { ts, method: 'GET', requestPath, body: '' }), 'X-Chain-Id': String(demo.chainId) };
+      const first = await fetch(urls[0] + requestPath, { headers });
+      expect(first.status).toBe(200);
+      const replay = await fetch(urls[1] + requestPath, { headers });
+      expect([replay.status, (await replay.json()).code]).toEqual([401, 20007]);
+
+      // One key, one limit: a burst of 300 across both instances is let through exactly 120 times.
+      const reader = privateKeyToAccount(demo.wallets[2].privateKey);
+      const readKey = await PerpClient.createApiKey(urls[1], reader, { label: 'burst', permissions: ['READ'], chainId: demo.chainId });
+      const burst = await Promise.all(
+        Array.from({ length: 300 }, (_, i) => {
+          const t = String(Date.now() + i);
+          const h = { 'X-Api-Key': readKey.apiKey, 'X-Api-Ts': t, 'X-Api-Sign': signPerpRequest(readKey.apiSecret, { ts: t, method: 'GET', requestPath, body: '' }), 'X-Chain-Id': String(demo.chainId) };
+          return fetch(urls[i % 2] + requestPath, { headers: h }).then((r) => r.status);
+        }),
+      );
+      expect([burst.filter((x) => x === 200).length, burst.filter((x) => x === 429).length]).toEqual([120, 180]);
+
+      // 100 withdrawals of 15 against 1,000 of collateral, alternating instances, all at once: the
+      // engine admits exactly floor(1000 / 15) = 66, refuses the rest, and the vault pays 990.
+      // Two more keys of the same wallet send them, so no key meets its own 120 a minute.
+      const on = urls.map((u) => PerpClient.forKey(u, key, demo.chainId));
+      await on[0].depositCollateral(wallet, '1000', { timeoutMs: 60_000 });
+      const senders = await Promise.all(
+        [0, 1].map(async (i) => PerpClient.forKey(urls[i], await PerpClient.createApiKey(urls[i], wallet, { label: `race ${i}`, permissions: ['READ', 'TRANSFER'], chainId: demo.chainId }), demo.chainId)),
+      );
+      const settled = await Promise.allSettled(Array.from({ length: 100 }, (_, i) => senders[i % 2].withdraw({ amount: '15', clientWithdrawalId: `race-${i}` }, { retries: 0 })));
+      const refusals = settled.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => (r.reason as { code?: number }).code);
+      expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(66);
+      expect(refusals).toEqual(Array(34).fill(51002));
+      const account = await poll(() => on[1].get<any>('account'), (a) => a.withdrawn === '990').catch(async (err) => {
+        const w = await on[0].listWithdrawals({ limit: 3 });
+        throw new Error(`${(err as Error).message}\nwithdrawals: ${JSON.stringify(w.rows)}\nengine: ${(output.get('perp-engine') ?? '').slice(-3000)}`);
+      });
+      expect(account).toMatchObject({ balance: '10', withdrawn: '990', deposited: '1000' });
+      const paid = await poll(() => on[0].listWithdrawals({ limit: 100 }), (p) => p.rows.filter((w) => w.status === 'COMPLETED').length === 66);
+      expect(new Set(paid.rows.map((w) => w.txHash)).size).toBe(66);
+    }, 120_000);
   }
 
   it('stops cleanly on SIGTERM and otherwise serves the whole flow across processes', async () => {

@@ -17,7 +17,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
-import type { StockClient } from '../../src/sdk/stock-client.ts';
+import type { StockClient } from '@tokex/sdk';
 import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { mulDiv, parseDecimal } from '../../src/lib/decimal.ts';

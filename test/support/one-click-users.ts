@@ -7,7 +7,7 @@ import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { cashTokenAbi } from '../../src/chain/abi/generated/index.ts';
 import { OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { SENDER_ROLE_SPECS } from '../../src/chain/operator-roles.ts';
-import type { StockClient } from '../../src/sdk/stock-client.ts';
+import type { StockClient } from '@tokex/sdk';
 import type { TestStack } from './stock-stack.ts';
 
 export interface OneClickUser {

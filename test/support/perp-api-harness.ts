@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import type { FastifyInstance } from 'fastify';
 import { createApiKeyService, type ApiKeyService } from '../../src/auth/api-key-service.ts';
 import type { PerpPermission } from '../../src/auth/api-key-model.ts';
-import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '../../src/auth/nonce-store.ts';
+import { createMemoryNonceStore, createRedisNonceStore, nonceFenceKey, type NonceStore } from '../../src/auth/nonce-store.ts';
 import { createSecretBox } from '../../src/auth/secret-box.ts';
 import type { RateLimitSettings } from '../../src/http/rate-limiter.ts';
 import { createLogger } from '../../src/lib/logger.ts';
@@ -19,7 +19,7 @@ import { indexedBlockInfo } from '../../src/perp/perp-venue.ts';
 import { createPerpProjector, type PerpProjector } from '../../src/perp/projection/perp-projector.ts';
 import { createInProcessGateway, type EngineGateway } from '../../src/perp/sequencer/engine-gateway.ts';
 import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
-import { PerpClient } from '../../src/sdk/perp-client.ts';
+import { PerpClient } from '@tokex/sdk';
 import type { Db } from '../../src/storage/database.ts';
 import { testDatabases } from './test-databases.ts';
 
@@ -103,7 +103,10 @@ async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefi
     await redis.connect();
     // Each harness its own key space, so parallel files and earlier runs never share a window.
     const space = randomBytes(6).toString('hex');
-    nonces = createRedisNonceStore(redis, { prefix: `test:${space}:nonce:` });
+    // A key space in use for a while, as a deployment's is: its fence (src/auth/nonce-store.ts) a
+    // minute back, so a client clock up to the window behind is accepted as it would be there.
+    await redis.set(nonceFenceKey(`test:${space}:nonce:`), String((opts.now ?? Date.now)() - 60_000));
+    nonces = createRedisNonceStore(redis, { prefix: `test:${space}:nonce:`, now: opts.now });
     rateLimit = { ...rateLimit, redis, prefix: `test:${space}:ratelimit:` };
   } else {
     nonces = createMemoryNonceStore();

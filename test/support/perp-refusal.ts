@@ -1,5 +1,5 @@
 /** The perp API's refusal of a call made through PerpClient: its code, HTTP status and message. */
-import { PerpApiError } from '../../src/sdk/perp-client.ts';
+import { PerpApiError } from '@tokex/sdk';
 
 export async function refused(p: Promise<unknown>): Promise<{ code: number; httpStatus: number; msg: string }> {
   try {

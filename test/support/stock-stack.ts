@@ -11,8 +11,7 @@ import { loadConfig, type AppConfig, type Role } from '../../src/config/app-conf
 import { createLogger } from '../../src/lib/logger.ts';
 import { startStack, type StackHandle } from '../../src/app/stack.ts';
 import type { DemoFile } from '../../src/app/demo-file.ts';
-import { StockClient } from '../../src/sdk/stock-client.ts';
-import { PerpClient } from '../../src/sdk/perp-client.ts';
+import { PerpClient, StockClient } from '@tokex/sdk';
 
 export interface TestStack {
   stack: StackHandle;
@@ -39,6 +38,8 @@ export async function startTestStack(env: Record<string, string> = {}, opts: { r
     HISTORY_DAYS: '2',
     MARKETDATA_TICK_MS: '250',
     API_KEY_CACHE_TTL_MS: '0',
+    // Its own keys when the streams go through Redis, so stacks running side by side never meet.
+    STREAM_PREFIX: `test-streams-${process.pid}-${Math.random().toString(36).slice(2, 10)}`,
     LOG_LEVEL: 'info',
     ...env,
   });

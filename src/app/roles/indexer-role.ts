@@ -7,9 +7,18 @@ import { perpDeploymentOf } from '../../chain/deploy-perp-venue.ts';
 import { createPerpIndexer } from '../../perp/indexer/perp-indexer.ts';
 import { createStockIndexer } from '../../stock/indexer/stock-indexer.ts';
 import type { StackContext } from '../stack-context.ts';
+import { startGuarded } from '../stop-list.ts';
+import { streamBrokerFor } from '../stream-wiring.ts';
+import { createStreamPublisher } from '../../streams/stream-publisher.ts';
+import { createStockChainReader } from '../../stock/stock-chain-reader.ts';
+import { createStockDirectory } from '../../stock/stock-directory.ts';
+import { stockChannels } from '../../stock/streams/stock-stream-channels.ts';
+import { createStockStreamTask, type StockStreamTask } from '../../stock/streams/stock-stream-task.ts';
 
 export async function startIndexerRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config } = ctx;
+  /** The stock streams' feeder, told of each committed batch once it runs (its seed covers the ones before). */
+  let streams: StockStreamTask | undefined;
   const indexer = createStockIndexer({
     db: ctx.db,
     publicClient: ctx.chain.publicClient,
@@ -18,6 +27,7 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
     pollMs: config.indexer.pollMs,
     batchBlocks: config.indexer.batchBlocks,
     logger: ctx.logger,
+    onCommitted: (change) => streams?.changed(change),
   });
   const perpDeployment = perpDeploymentOf(ctx.chain.record);
   const perp = perpDeployment
@@ -33,7 +43,46 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
     : undefined;
   await indexer.start();
   await perp?.start();
+  // The stock venue's streams have one publisher (one seq per stream), so it runs in the role that is
+  // one per database: here, told by the indexer of every committed batch, with the quotes read
+  // through ctx.quotes() (the simulator's in this process, else the quotes table). docs/stock-api.md.
+  const { stop: stopStreams } = await startGuarded(ctx.logger, async (stops) => {
+    let task: StockStreamTask | undefined;
+    const broker = await streamBrokerFor(ctx, 'stock', stops, (err) => {
+      ctx.logger.error({ err }, 'stock streams: the broker lost a batch; starting a new epoch');
+      void task?.resync();
+    });
+    const chain = createStockChainReader({ publicClient: ctx.chain.readClient, deployment: ctx.chain.deployment, refreshMs: config.chainConfigRefreshMs, logger: ctx.logger });
+    await chain.start();
+    stops.add(async () => chain.stop());
+    task = createStockStreamTask({
+      db: ctx.db,
+      publisher: createStreamPublisher({ broker, catalog: stockChannels(), logger: ctx.logger }),
+      quotes: await ctx.quotes(),
+      chain,
+      stocks: createStockDirectory(ctx.symbols, ctx.chain.deployment.contracts.stocks),
+      calendar: ctx.calendar,
+      keys: () => ctx.keys.list({ api: 'stock' }),
+      logger: ctx.logger,
+    });
+    // Before the seed is read: a batch committed during the read is published after it.
+    streams = task;
+    stops.add(async () => {
+      streams = undefined;
+    });
+    await task.start();
+    const started = task;
+    stops.add(() => started.stop());
+    ctx.stockStreams = broker;
+    stops.add(async () => {
+      ctx.stockStreams = undefined;
+    });
+  }).catch(async (err) => {
+    await Promise.all([indexer.stop(), perp?.stop()]);
+    throw err;
+  });
   return async () => {
+    await stopStreams();
     await Promise.all([indexer.stop(), perp?.stop()]);
   };
 }

@@ -5,18 +5,25 @@
  * role's in this process, or another process's over Redis Streams (PERP_ENGINE_STREAM) with a
  * journal replica for reads; the approve/deposit relay uses the chain's batched read client.
  */
-import { Redis } from 'ioredis';
+import { openRedis } from '../../storage/redis-client.ts';
 import { perpDeploymentOf } from '../../chain/deploy-perp-venue.ts';
 import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '../../auth/nonce-store.ts';
 import type { RateLimitSettings } from '../../http/rate-limiter.ts';
 import { buildPerpApi } from '../../perp/perp-api.ts';
 import { DEFAULT_INSTRUMENTS, withFundingInterval } from '../../perp/engine/instruments.ts';
 import type { StackContext } from '../stack-context.ts';
+import { streamBrokerFor } from '../stream-wiring.ts';
+import { createStreamHub } from '../../streams/stream-hub.ts';
+import { perpChannels } from '../../perp/streams/perp-stream-channels.ts';
+import { attachPerpStreams } from '../../perp/streams/perp-stream-endpoint.ts';
+import { PERP_ERROR_CODES } from '../../perp/perp-error-codes.ts';
+import { apiTransportFor } from '../../http/tls-options.ts';
 import { startGuarded, type StopList } from '../stop-list.ts';
 import { indexedBlockInfo, type PerpVenue } from '../../perp/perp-venue.ts';
 import { createJournalReplica } from '../../perp/sequencer/journal-replica.ts';
 import { createVaultTransactionService } from '../../perp/vault-transaction-service.ts';
 import { createRedisGateway, perpStreams } from '../../perp/sequencer/redis-stream-transport.ts';
+import { registerLoopbackCors } from '../../http/cors-plugin.ts';
 
 /**
  * The engine of another process: commands over Redis Streams (REDIS_URL, PERP_ENGINE_STREAM), and
@@ -25,7 +32,7 @@ import { createRedisGateway, perpStreams } from '../../perp/sequencer/redis-stre
 async function remoteVenue(ctx: StackContext, stops: StopList): Promise<PerpVenue | undefined> {
   const { config, db, logger } = ctx;
   if (!config.redisUrl || !config.perp.engineStream) return undefined;
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+  const redis = openRedis(config.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true }, logger, 'perp engine commands');
   await redis.connect();
   stops.add(async () => void redis.disconnect());
   const gateway = createRedisGateway(redis, perpStreams(config.perp.engineStream));
@@ -41,11 +48,13 @@ export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise
   const perp = perpDeploymentOf(ctx.chain.record);
   const marginVault = perp?.contracts.marginVault;
   if (!marginVault) logger.warn('no margin vault in the deployment: API-key typed data use the zero address as verifying contract');
+  // HTTPS or plain HTTP, decided (and the certificate files checked) before anything starts.
+  const transport = apiTransportFor(config, 'perp API');
   const { stop } = await startGuarded(logger, async (stops) => {
     let nonces: NonceStore;
     let rateLimit: RateLimitSettings = { limit: config.perpRateLimitPerMin };
     if (config.redisUrl) {
-      const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+      const redis = openRedis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true }, logger, 'perp API nonces and rate limits');
       await redis.connect();
       stops.add(async () => void redis.disconnect());
       nonces = createRedisNonceStore(redis, { prefix: 'perp:nonce:' });
@@ -58,6 +67,7 @@ export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise
     const venue = ctx.perpVenue ?? (await remoteVenue(ctx, stops));
     if (!venue) logger.warn('perp-api: no perp engine in this process and no PERP_ENGINE_STREAM with REDIS_URL; trading, account and book endpoints answer 50002');
     const app = await buildPerpApi({
+      transport,
       chainId: config.chainId,
       db,
       keys: ctx.keys,
@@ -75,6 +85,18 @@ export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise
       fundingIntervalMs: config.perp.fundingIntervalMs,
       lpLockupMs: config.perp.lpLockupMs,
     });
+    // The WebSocket streams (docs/streams.md): this process's publisher, or the shared one over Redis.
+    const broker = ctx.perpStreams ?? (config.redisUrl ? await streamBrokerFor(ctx, 'perp', stops) : undefined);
+    if (broker && venue) {
+      const hub = createStreamHub({ broker, catalog: perpChannels(), goneCode: PERP_ERROR_CODES.SNAPSHOT_REQUIRED.code, logger });
+      await hub.start();
+      stops.add(() => hub.stop());
+      const endpoint = attachPerpStreams(app, { hub, keys: ctx.keys, nonces, chainId: config.chainId, isSymbol: (s) => venue.engine().instrument(s) !== undefined, logger, limits: { pingMs: config.streamPingMs, idleMs: config.streamIdleMs } });
+      stops.add(() => endpoint.close());
+    } else {
+      logger.warn('perp-api: no stream publisher in this process and no REDIS_URL; /v4/public/ws is not served');
+    }
+    registerLoopbackCors(app); // the web console (docs/console.md) calls this API from the stock API's port
     const address = await app.listen({ host: config.host, port: config.perpApiPort });
     stops.add(() => app.close());
     ctx.endpoints.perp = { app, baseUrl: address };

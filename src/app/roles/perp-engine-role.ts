@@ -10,9 +10,12 @@
  * A perp API in the same process reaches it in process (`ctx.perpVenue`); with REDIS_URL and
  * PERP_ENGINE_STREAM the engine is also served over Redis Streams to perp APIs elsewhere.
  */
-import { Redis } from 'ioredis';
+import { openRedis } from '../../storage/redis-client.ts';
 import { DEMO_TAKER_ACCOUNT, MARKET_MAKER_ACCOUNT } from '../../chain/anvil-accounts.ts';
-import { perpDeploymentOf } from '../../chain/deploy-perp-venue.ts';
+import { ensureReserveRegistry, perpDeploymentOf } from '../../chain/deploy-perp-venue.ts';
+import { writeDeploymentRecord } from '../../chain/deployment-file.ts';
+import { deploymentPath } from '../chain-wiring.ts';
+import { createReservesTask } from '../../perp/workers/reserves-task.ts';
 import { DEFAULT_INSTRUMENTS, withFundingInterval } from '../../perp/engine/instruments.ts';
 import { indexedBlockInfo } from '../../perp/perp-venue.ts';
 import { indexSymbolOf, midTicks } from '../../perp/pricing/index-price.ts';
@@ -30,6 +33,11 @@ import { createMarketMakerTask } from '../../perp/workers/market-maker-task.ts';
 import { createPoolQuoterTask } from '../../perp/workers/pool-quoter-task.ts';
 import { createMarkPriceTask, type IndexSource } from '../../perp/workers/mark-price-task.ts';
 import type { StackContext } from '../stack-context.ts';
+import { streamBrokerFor } from '../stream-wiring.ts';
+import { createStreamPublisher } from '../../streams/stream-publisher.ts';
+import { perpChannels } from '../../perp/streams/perp-stream-channels.ts';
+import { createPerpStreamTask, type PerpStreamTask } from '../../perp/streams/perp-stream-task.ts';
+import { createMarketService } from '../../perp/market-service.ts';
 import { startGuarded } from '../stop-list.ts';
 
 export async function startPerpEngineRole(ctx: StackContext): Promise<() => Promise<void>> {
@@ -50,9 +58,27 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     await projector.start();
     stops.add(() => projector.stop());
 
+    // The venue's streams, seeded from the engine before anything below submits a command
+    // (docs/streams.md).
+    let streams: PerpStreamTask | undefined;
+    const broker = await streamBrokerFor(ctx, 'perp', stops, (err) => {
+      logger.error({ err }, 'perp streams: the broker lost a batch; starting a new epoch');
+      void streams?.resync();
+    });
+    const publisher = createStreamPublisher({ broker, catalog: perpChannels(), logger });
+    const market = createMarketService({ db, venue: { gateway, engine, blockInfo: async () => undefined }, fundingIntervalMs: config.perp.fundingIntervalMs });
+    streams = createPerpStreamTask({ engine, gateway, db, publisher, market, fundingIntervalMs: config.perp.fundingIntervalMs, logger });
+    await streams.start();
+    const started = streams;
+    stops.add(() => started.stop());
+    ctx.perpStreams = broker;
+    stops.add(async () => {
+      ctx.perpStreams = undefined;
+    });
+
     if (config.redisUrl && config.perp.engineStream) {
       // Perp APIs in other processes reach the engine over Redis Streams (docs/perp-sequencer.md).
-      const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true });
+      const redis = openRedis(config.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true }, logger, 'perp engine commands');
       await redis.connect();
       stops.add(async () => void redis.disconnect());
       const served = await serveEngineOverRedis(sequencer, redis, { ...perpStreams(config.perp.engineStream), onError: (err) => logger.warn({ err }, 'perp engine: Redis transport') });
@@ -80,6 +106,38 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
       });
       withdrawals.start();
       stops.add(() => withdrawals.stop());
+
+      // Proof of reserves (docs/proof-of-reserves.md): the perp operator posts each funding
+      // interval's liabilities root. A deployment recorded before the registry existed gets it now.
+      const venue = perpDeploymentOf(ctx.chain.record)!;
+      let registry = venue.contracts.reserveRegistry;
+      const deployer = ctx.chain.walletFor('deployer');
+      if (deployer) {
+        try {
+          const r = await ensureReserveRegistry({ publicClient: ctx.chain.publicClient, walletClient: deployer, record: ctx.chain.record, operators: [perpOperator.account.address] });
+          registry = r.reserveRegistry;
+          if (r.deployed) {
+            await writeDeploymentRecord(deploymentPath(config), ctx.chain.record);
+            logger.info({ reserveRegistry: registry }, 'perp-engine: reserve registry deployed beside the existing perp venue');
+          } else if (r.granted.length > 0) {
+            logger.info({ operators: r.granted }, 'perp-engine: perp operator made an operator of the reserve registry');
+          }
+        } catch (err) {
+          logger.warn({ err: (err as Error).message }, 'perp-engine: the reserve registry could not be set up; reserves are not posted');
+        }
+      }
+      if (registry) {
+        const reserves = createReservesTask({
+          db, engine, logger, publicClient: ctx.chain.publicClient,
+          sender: senderFor({ publicClient: ctx.chain.publicClient, account: perpOperator.account, logger }),
+          chainId: ctx.chain.chainId, registry, vault: venue.contracts.marginVault, collateralToken: venue.contracts.collateralToken,
+          intervalMs: config.perp.fundingIntervalMs ?? Math.min(...instruments.map((i) => i.fundingIntervalMs)),
+        });
+        reserves.start();
+        stops.add(() => reserves.stop());
+      } else {
+        logger.warn('perp-engine: no reserve registry in the deployment and no deployer key to deploy it; reserves are not posted');
+      }
     }
 
     const quotes = await ctx.quotes();

@@ -1,5 +1,5 @@
 /** Role `stock-api`: the signed tokenized-stock HTTP API; stateless, so many may run at once. */
-import { Redis } from 'ioredis';
+import { openRedis } from '../../storage/redis-client.ts';
 import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '../../auth/nonce-store.ts';
 import { loadCorporateActions } from '../../marketdata/corporate-actions.ts';
 import { buildStockApi } from '../../stock/stock-api.ts';
@@ -7,7 +7,13 @@ import { createStockChainReader } from '../../stock/stock-chain-reader.ts';
 import { createStockDirectory } from '../../stock/stock-directory.ts';
 import { createCalldataJournal } from '../../stock/calldata-journal.ts';
 import type { StackContext } from '../stack-context.ts';
+import { streamBrokerFor } from '../stream-wiring.ts';
+import { createStreamHub } from '../../streams/stream-hub.ts';
+import { stockChannels } from '../../stock/streams/stock-stream-channels.ts';
+import { attachStockStreams, STOCK_STREAM_GONE } from '../../stock/streams/stock-stream-endpoint.ts';
+import { apiTransportFor } from '../../http/tls-options.ts';
 import { startGuarded } from '../stop-list.ts';
+import { consoleRoutes } from '../../console/console-routes.ts';
 
 export async function startStockApiRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config, logger, db } = ctx;
@@ -15,10 +21,12 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
   // The delegatee users sign for: the relayer's address, whichever process holds its key.
   const relayer = ctx.chain.addressOf('relayer');
   if (!relayer) ctx.logger.warn('no relayer address (RELAYER_ADDRESS or RELAYER_PRIVATE_KEY): One Click endpoints answer 503');
+  // HTTPS or plain HTTP, decided (and the certificate files checked) before anything starts.
+  const transport = apiTransportFor(config, 'stock API');
   const { stop } = await startGuarded(logger, async (stops) => {
     let nonces: NonceStore;
     if (config.redisUrl) {
-      const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+      const redis = openRedis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true }, logger, 'stock API nonces');
       await redis.connect();
       stops.add(async () => void redis.disconnect());
       nonces = createRedisNonceStore(redis);
@@ -34,6 +42,7 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
     const calldataJournal = createCalldataJournal({ db, logger });
     stops.add(() => calldataJournal.close());
     const app = await buildStockApi({
+      transport,
       deps: {
         chainId: config.chainId,
         indexWaitMs: config.indexWaitMs,
@@ -62,6 +71,22 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
       bodyLimitBytes: config.bodyLimitBytes,
       trustedProxies: config.trustedProxies,
     });
+    // The WebSocket streams (docs/streams.md): this process's publisher, or the shared one over Redis.
+    const broker = ctx.stockStreams ?? (config.redisUrl ? await streamBrokerFor(ctx, 'stock', stops) : undefined);
+    if (broker) {
+      const hub = createStreamHub({ broker, catalog: stockChannels(), goneCode: STOCK_STREAM_GONE, logger });
+      await hub.start();
+      stops.add(() => hub.stop());
+      const directory = createStockDirectory(ctx.symbols, deployment.contracts.stocks);
+      const endpoint = attachStockStreams(app, {
+        hub, keys: ctx.keys, nonces, chainId: config.chainId, product: config.stockProduct, prefix: config.stockApiPrefix,
+        isSymbol: (s) => directory.bySymbol(s) !== undefined, logger, limits: { pingMs: config.streamPingMs, idleMs: config.streamIdleMs },
+      });
+      stops.add(() => endpoint.close());
+    } else {
+      logger.warn('stock-api: no stream publisher in this process and no REDIS_URL; /api/v1/ws is not served');
+    }
+    await app.register(consoleRoutes, { ctx }); // the web console at /console (docs/console.md)
     const address = await app.listen({ host: config.host, port: config.stockApiPort });
     stops.add(() => app.close());
     ctx.endpoints.stock = { app, baseUrl: address + config.stockApiPrefix };

@@ -301,6 +301,11 @@ export class PerpEngine {
     };
   }
 
+  /** Every account the engine holds, the venue's own included (a read for the stream seed, never on the command path). */
+  accountAddresses(): string[] {
+    return [...this.s.accounts.keys()];
+  }
+
   marginSummary(account: string): MarginSummary | undefined {
     const acct = this.s.accounts.get(account.toLowerCase());
     return acct === undefined ? undefined : marginSummary(acct);

@@ -1,10 +1,11 @@
 /**
  * Market data (contract.md §B): server time (public), the instruments the engine trades, the book,
  * 24-hour tickers with mark, index, funding and open interest, candles of trades, marks and indices,
- * and the funding rate history.
+ * the instrument's trades, and the funding rate history.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { NotFoundError } from '../../errors/app-error.ts';
+import { listOf, pageOf, pageQueryProps } from '../../http/list-paging.ts';
 import { stepsToDecimal, type InstrumentSpec } from '../engine/instruments.ts';
 import { perpOk } from '../perp-envelope.ts';
 import { INTERVALS } from '../../marketdata/market-types.ts';
@@ -209,6 +210,42 @@ export const marketRoutes: FastifyPluginAsync<{ instruments: readonly Instrument
     async (req) => {
       const q = req.query;
       return perpOk(req.id, await market().klines({ symbol: q.symbol, interval: q.interval, type: q.type ?? 'trade', startTime: q.startTime, endTime: q.endTime, limit: q.limit ?? 100 }));
+    },
+  );
+
+  app.get<{ Querystring: { symbol: string; page?: number; limit?: number; startTime?: number; endTime?: number } }>(
+    '/market-trades',
+    {
+      schema: {
+        tags,
+        summary: "The instrument's trades, newest first; side is the taker's (READ)",
+        querystring: {
+          type: 'object',
+          required: ['symbol'],
+          additionalProperties: false,
+          properties: { symbol: symbolProp, ...timeRangeProps, ...pageQueryProps },
+        },
+        response: responses(
+          listOf({
+            type: 'object',
+            required: ['id', 'symbol', 'price', 'size', 'side', 'ts', 'liquidation'],
+            properties: {
+              id: { type: 'string', description: "the trade's id: the engine event seq of the fill (decimal string)" },
+              symbol: { type: 'string' },
+              price: decimalOut,
+              size: { ...decimalOut, description: 'base units' },
+              side: { type: 'string', enum: ['BUY', 'SELL'], description: "the taker's side" },
+              ts: millis,
+              liquidation: { type: 'boolean', description: "true when the taker was the engine's liquidation order of an account" },
+            },
+          }),
+        ),
+      },
+    },
+    async (req) => {
+      const q = req.query;
+      const { offset, limit } = pageOf(q);
+      return perpOk(req.id, await market().marketTrades({ symbol: q.symbol, startTime: q.startTime, endTime: q.endTime, offset, limit }));
     },
   );
 

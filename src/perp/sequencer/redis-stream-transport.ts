@@ -30,6 +30,7 @@ import {
   type ReplyMessage,
 } from './engine-gateway.ts';
 import type { EngineSequencer, SequencedResult } from './engine-sequencer.ts';
+import { duplicateRedis } from '../../storage/redis-client.ts';
 
 export interface RedisStreamNames {
   /** Default `perp:commands`. */
@@ -84,7 +85,7 @@ export async function serveEngineOverRedis(
   const blockMs = opts.blockMs ?? 500;
   const replyMaxLen = opts.replyMaxLen ?? 10_000;
   const onError = opts.onError ?? (() => undefined);
-  const writer = redis.duplicate();
+  const writer = duplicateRedis(redis);
 
   try {
     await redis.xgroup('CREATE', commands, group, '0', 'MKSTREAM');
@@ -204,7 +205,7 @@ export function createRedisGateway(redis: Redis, opts: RedisGatewayOptions = {})
   const readers = new Set<Redis>();
   let open = true;
 
-  const replies = redis.duplicate();
+  const replies = duplicateRedis(redis);
   readers.add(replies);
   const replyLoop = (async () => {
     let cursor = '0';
@@ -261,7 +262,7 @@ export function createRedisGateway(redis: Redis, opts: RedisGatewayOptions = {})
       return answer;
     },
     subscribe(fromSeq, listener, onError) {
-      const reader = redis.duplicate();
+      const reader = duplicateRedis(redis);
       readers.add(reader);
       let active = true;
       void (async () => {

@@ -200,6 +200,21 @@ export async function listTrades(
   return { total: Number(count.n), rows: rows.map(tradeFromRow) };
 }
 
+/**
+ * The instrument's public trade list: one row per fill, the taker's (its side is the trade's side),
+ * newest first (migration 0016 indexes it).
+ */
+export async function listMarketTrades(db: DbExecutor, q: Page & TimeRange & { symbol: string }): Promise<{ total: number; rows: PerpTradeRecord[] }> {
+  let base = kyselyOf(db).selectFrom('perp_trades').where('symbol', '=', q.symbol).where('role', '=', 'TAKER');
+  if (q.startTime !== undefined) base = base.where('ts', '>=', q.startTime);
+  if (q.endTime !== undefined) base = base.where('ts', '<=', q.endTime);
+  const [count, rows] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+    base.selectAll().orderBy('ts', 'desc').orderBy('trade_id', 'desc').offset(q.offset).limit(q.limit).execute(),
+  ]);
+  return { total: Number(count.n), rows: rows.map(tradeFromRow) };
+}
+
 // ------------------------------------------------------------------------------- transactions
 
 /**

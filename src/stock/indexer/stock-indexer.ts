@@ -25,7 +25,7 @@ import { upsertPositions } from '../store/stock-position-store.ts';
 import { CASH_CREATE_EVENTS, CASH_SETTLE_EVENTS } from './cash-handler.ts';
 import { ORDER_EVENT_NAMES } from './order-handler.ts';
 import { readPositions, zeroPositions } from './position-reader.ts';
-import { contractKinds, ProjectionCache, reprojectEntities, StockBatch, touchesOf } from './projector.ts';
+import { contractKinds, ProjectionCache, reprojectEntities, StockBatch, touchesOf, type AppendProjection } from './projector.ts';
 import { STOCK_OPERATION_EVENTS } from './stock-handler.ts';
 
 export type { BlockDelivery } from '../../indexer/chain-follower.ts';
@@ -52,12 +52,43 @@ export interface StockIndexerOptions {
   commitEvents?: number;
   /** Called after each committed range (metrics, benchmarks). */
   onRange?: (range: { from: number; to: number; events: number }) => void;
+  /** Called after each committed batch and rollback with what it changed (the stock streams' feed). */
+  onCommitted?: (change: StockIndexChange) => void;
+}
+
+/**
+ * What a committed batch changed: the ids of the orders and operations it wrote and the wallets
+ * whose orders, operations or positions moved; or, after a reorg's rollback, `rolledBack` (the
+ * rows the orphaned events wrote were re-derived or deleted: anything of theirs may have changed).
+ */
+export interface StockIndexChange {
+  orderIds: string[];
+  cashOperationIds: string[];
+  stockOperationIds: string[];
+  /** Lower case. */
+  wallets: string[];
+  rolledBack?: boolean;
+}
+
+function changeOf(p: AppendProjection): StockIndexChange {
+  const wallets = new Set<string>();
+  for (const r of [...p.orders, ...p.cash, ...p.stockOps]) wallets.add(r.userAddress.toLowerCase());
+  for (const user of p.touches.keys()) wallets.add(user.toLowerCase());
+  return {
+    orderIds: p.orders.map((o) => o.orderId),
+    cashOperationIds: p.cash.map((c) => c.operationId),
+    stockOperationIds: p.stockOps.map((s) => s.operationId),
+    wallets: [...wallets],
+  };
 }
 
 export type StockIndexer = ChainFollower;
 
 /** The stock contracts and their handlers, for the chain follower. */
-export function defineStockIndexer(deployment: Deployment, opts: { name?: string; logger?: Logger } = {}): IndexerDefinition<StockBatch> {
+export function defineStockIndexer(
+  deployment: Deployment,
+  opts: { name?: string; logger?: Logger; onCommitted?: (change: StockIndexChange) => void } = {},
+): IndexerDefinition<StockBatch> {
   const c = deployment.contracts;
   const kinds = contractKinds(deployment);
   const cache = new ProjectionCache();
@@ -86,6 +117,8 @@ export function defineStockIndexer(deployment: Deployment, opts: { name?: string
         });
       },
       submitted: (batch) => cache.remember(batch.result()),
+      committed: opts.onCommitted ? (batch) => opts.onCommitted!(changeOf(batch.result())) : undefined,
+      rolledBack: opts.onCommitted ? () => opts.onCommitted!({ orderIds: [], cashOperationIds: [], stockOperationIds: [], wallets: [], rolledBack: true }) : undefined,
       reset: () => cache.clear(),
       async rollback(ctx) {
         const keys = [...new Set(ctx.orphaned.map((e) => e.entityKey).filter((k): k is string => k !== null))];
@@ -118,7 +151,7 @@ export function defineStockIndexer(deployment: Deployment, opts: { name?: string
 /** The stock domain's indexer, running on its own chain follower. */
 export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
   const { deployment } = opts;
-  return createChainFollower(defineStockIndexer(deployment, { name: opts.name, logger: opts.logger }), {
+  return createChainFollower(defineStockIndexer(deployment, { name: opts.name, logger: opts.logger, onCommitted: opts.onCommitted }), {
     db: opts.db,
     publicClient: opts.publicClient,
     confirmations: opts.confirmations,

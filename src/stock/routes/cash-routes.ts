@@ -10,6 +10,7 @@ import {
 } from '../store/stock-operation-store.ts';
 import { lowerAddress } from '../order-request.ts';
 import { MUSD_DECIMALS } from '../stock-units.ts';
+import { cashOperationView } from '../operation-views.ts';
 import { cashCalldata } from '../router-calldata.ts';
 import type { CashTokenConfigView, StockApiDeps } from '../stock-deps.ts';
 import { address, decimalOut, millis } from '../stock-schemas.ts';
@@ -66,28 +67,8 @@ export const cashRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: OneC
     for (const t of cfg?.cashierTokenConfig ?? []) tokens.set(t.tokenAddress.toLowerCase(), { decimals: t.decimals, symbol: t.symbol });
   });
 
-  const view = (kind: 'deposit' | 'withdrawal') => (r: CashOperationRecord) => {
-    const token = tokens.get(r.tokenAddress.toLowerCase());
-    return {
-      operationId: r.operationId,
-      operationStatus: r.status,
-      kind,
-      txHash: r.txHash,
-      userAddress: r.userAddress,
-      tokenAddress: r.tokenAddress,
-      tokenSymbol: token?.symbol ?? null,
-      // An unknown token (delisted since) is shown in its raw units rather than guessed.
-      tokenAmount: formatDecimal(BigInt(r.tokenAmount), token?.decimals ?? 0),
-      mUsdAmount: formatDecimal(BigInt(r.musdAmount), MUSD_DECIMALS),
-      instant: r.instant,
-      queueId: r.queueId,
-      settleTxHash: r.settleTxHash,
-      steps: r.steps,
-      createdAt: r.createdAt,
-      updatedAt: r.updatedAt,
-      completedAt: r.completedAt,
-    };
-  };
+  // The record's kind is the route's (each route lists only its own kind).
+  const view = (_kind: 'deposit' | 'withdrawal') => (r: CashOperationRecord) => cashOperationView(r, tokens.get(r.tokenAddress.toLowerCase()));
 
   for (const kind of ['deposit', 'withdrawal'] as const) {
     registerOperationRoutes(app, deps, oneClick, {

@@ -4,6 +4,7 @@ import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
 import { INTERVALS, INTERVAL_MS, type Interval, type Quote } from '../../marketdata/market-types.ts';
 import { listCandles } from '../../storage/candle-store.ts';
 import type { MarketConfigView, StockApiDeps, StockListing } from '../stock-deps.ts';
+import { candleView, quoteView } from '../quote-view.ts';
 import { dataRenderer, JSON_UTF8, stockOk, stockOkText } from '../stock-envelope.ts';
 import { address, decimalOut, listOf, millis, pageOf, pageQueryProps, responses, symbolParam } from '../stock-schemas.ts';
 
@@ -124,22 +125,7 @@ export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     const open = deps.calendar.isOpen(now());
     const hit = renderedQuotes.get(quote);
     if (hit !== undefined && hit.cfg === cfg && hit.open === open) return hit.json;
-    let totalSupply = '0';
-    for (const s of cfg.stocks) {
-      if (s.symbol === listing.symbol) {
-        totalSupply = s.totalSupply;
-        break;
-      }
-    }
-    const json = renderQuoteData({
-      symbol: listing.symbol,
-      bid: quote.bid,
-      ask: quote.ask,
-      last: quote.last,
-      timestamp: quote.timestamp,
-      marketStatus: open ? 'open' : 'closed',
-      token: { address: listing.address, decimals: listing.decimals, totalSupply },
-    });
+    const json = renderQuoteData(quoteView(listing, quote, cfg, open));
     renderedQuotes.set(quote, { cfg, open, json });
     return json;
   }
@@ -208,11 +194,10 @@ export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
         throw new ValidationError('startTime', 'must not be after endTime');
       }
       const candles = await listCandles(deps.db, { symbol: listing.symbol, interval, startTime, endTime, limit });
-      const span = INTERVAL_MS[interval];
       return stockOk(req.id, {
         symbol: listing.symbol,
         interval,
-        candles: candles.map((c) => ({ openTime: c.openTime, closeTime: c.openTime + span - 1, open: c.open, high: c.high, low: c.low, close: c.close, volume: c.volume })),
+        candles: candles.map(candleView),
       });
     },
   );

@@ -49,6 +49,8 @@ function amountOr0(v: bigint | undefined, decimals: number): string {
   return formatDecimal(v ?? 0n, decimals);
 }
 
+import { balanceView } from '../balance-view.ts';
+
 export const portfolioRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (app, { deps }) => {
   app.get<{ Params: { userId: string } }>(
     '/users/:userId',
@@ -116,39 +118,7 @@ export const portfolioRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async
       const user = req.params.userId.toLowerCase() as Address;
       const spender = req.query.spenderAddress?.toLowerCase() as Address | undefined;
       const [account, cfg] = await Promise.all([deps.chain.account(user, spender), deps.chain.marketConfig()]);
-      const withAllowance = spender !== undefined;
-      const held = new Map<string, AccountView['stocks'][number]>();
-      for (const b of account.stocks) held.set(b.address.toLowerCase(), b);
-      const tokenBalances = deps.stocks.list().map((s) => {
-        const b = held.get(s.address.toLowerCase());
-        return {
-          symbol: s.symbol,
-          tokenAddress: s.address,
-          decimals: s.decimals,
-          walletBalance: amountOr0(b?.walletBalance, s.decimals),
-          exchangeBalance: amountOr0(b?.exchangeBalance, s.decimals),
-          lockedExchangeBalance: amountOr0(b?.lockedExchangeBalance, s.decimals),
-          ...(withAllowance ? { walletAllowance: amountOr0(b?.walletAllowance, s.decimals) } : {}),
-        };
-      });
-      const cashTokenBalances = cfg.cashierTokenConfig.map((t) => {
-        const b = account.cashTokens.find((x) => x.address.toLowerCase() === t.tokenAddress.toLowerCase());
-        return {
-          symbol: t.symbol,
-          tokenAddress: t.tokenAddress,
-          decimals: t.decimals,
-          walletBalance: amountOr0(b?.walletBalance, t.decimals),
-          ...(withAllowance ? { walletAllowance: amountOr0(b?.walletAllowance, t.decimals) } : {}),
-        };
-      });
-      const { available, locked } = account.mUsd;
-      return stockOk(req.id, {
-        userId: user,
-        mUsdBalance: { available: formatDecimal(available, MUSD_DECIMALS), locked: formatDecimal(locked, MUSD_DECIMALS), total: formatDecimal(available + locked, MUSD_DECIMALS) },
-        tokenBalances,
-        cashTokenBalances,
-        ...(withAllowance ? { spenderAddress: spender } : {}),
-      });
+      return stockOk(req.id, balanceView(user, account, cfg, deps.stocks, spender));
     },
   );
 

@@ -12,6 +12,7 @@ import { stockMoveCalldata } from '../router-calldata.ts';
 import type { StockApiDeps } from '../stock-deps.ts';
 import { address, decimalOut, millis } from '../stock-schemas.ts';
 import { registerOperationRoutes, userFor } from './operation-routes.ts';
+import { stockOperationView } from '../operation-views.ts';
 import type { OneClickService } from '../one-click/one-click-service.ts';
 
 const stockOpSchema = {
@@ -76,21 +77,7 @@ export const stockTransferRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneCl
       },
       listByTx: async (txHash) => (await listStockOperationsByTx(deps.db, txHash)).filter((o) => o.kind === kind),
       list: (apiKey, q) => listStockOperationsForApiKey(deps.db, { apiKey, kind, ...q }),
-      view: (r: StockOperationRecord) => {
-        const stock = deps.stocks.byAddress(r.stockAddress);
-        return {
-          operationId: r.operationId,
-          operationStatus: r.status,
-          kind,
-          txHash: r.txHash,
-          userAddress: r.userAddress,
-          tokenAddress: r.stockAddress,
-          symbol: stock?.symbol ?? null,
-          tokenAmount: formatDecimal(BigInt(r.amount), stock?.decimals ?? 18),
-          createdAt: r.createdAt,
-          updatedAt: r.updatedAt,
-        };
-      },
+      view: (r: StockOperationRecord) => stockOperationView(r, deps.stocks.byAddress(r.stockAddress)),
       viewSchema: stockOpSchema,
     });
   }

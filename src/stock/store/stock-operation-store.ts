@@ -370,3 +370,34 @@ export async function deleteStockOperations(db: DbExecutor, operationIds: readon
     await kyselyOf(db).deleteFrom('stock_operations').where('operation_id', 'in', ids).execute();
   }
 }
+
+/** The stored stock operations of these ids (those that exist). */
+export async function loadStockOperations(db: DbExecutor, operationIds: readonly string[]): Promise<Map<string, StockOperationRecord>> {
+  const out = new Map<string, StockOperationRecord>();
+  for (const ids of chunked(operationIds)) {
+    const rows = await kyselyOf(db).selectFrom('stock_operations').selectAll().where('operation_id', 'in', ids).execute();
+    for (const r of rows) out.set(r.operation_id, stockRecord(stockFromRow(r)));
+  }
+  return out;
+}
+
+/** A wallet's last `limit` changed cash and stock operations of each kind, most recently changed first (the stock streams' seed). */
+export async function listRecentOperationsOfWallet(
+  db: DbExecutor,
+  wallet: string,
+  limit: number,
+): Promise<{ cash: CashOperationRecord[]; stock: StockOperationRecord[] }> {
+  const k = kyselyOf(db);
+  const user = wallet.toLowerCase();
+  const cash = await k.selectFrom('stock_cash_operations').selectAll().where('user_address', '=', user).orderBy('updated_at', 'desc').orderBy('created_at', 'desc').limit(limit).execute();
+  const stock = await k.selectFrom('stock_operations').selectAll().where('user_address', '=', user).orderBy('updated_at', 'desc').orderBy('created_at', 'desc').limit(limit).execute();
+  return { cash: cash.map((r) => cashRecord(cashFromRow(r))), stock: stock.map((r) => stockRecord(stockFromRow(r))) };
+}
+
+/** The wallets that ever moved cash or stock through the venue. */
+export async function listOperationWallets(db: DbExecutor): Promise<string[]> {
+  const k = kyselyOf(db);
+  const a = await k.selectFrom('stock_cash_operations').select('user_address').distinct().execute();
+  const b = await k.selectFrom('stock_operations').select('user_address').distinct().execute();
+  return [...new Set([...a, ...b].map((r) => r.user_address.toLowerCase()))];
+}

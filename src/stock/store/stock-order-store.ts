@@ -319,3 +319,36 @@ export async function deleteFillsOfOrders(db: DbExecutor, orderIds: readonly str
     await kyselyOf(db).deleteFrom('stock_order_fills').where('order_id', 'in', ids).execute();
   }
 }
+
+/** The fills of these orders, each order's in chain order (the stock streams read changed orders in bulk). */
+export async function listFillsOfOrders(db: DbExecutor, orderIds: readonly string[]): Promise<Map<string, FillRecord[]>> {
+  const out = new Map<string, FillRecord[]>();
+  for (const ids of chunked(orderIds)) {
+    const rows = await kyselyOf(db)
+      .selectFrom('stock_order_fills')
+      .selectAll()
+      .where('order_id', 'in', ids)
+      .orderBy('block_number')
+      .orderBy('log_index')
+      .execute();
+    for (const r of rows) {
+      const f = fillFromRow(r);
+      const list = out.get(f.orderId);
+      if (list) list.push(f);
+      else out.set(f.orderId, [f]);
+    }
+  }
+  return out;
+}
+
+/** Every order still open or canceling (the stock streams' seed), with the fills of none. */
+export async function listLiveOrders(db: DbExecutor): Promise<OrderRecord[]> {
+  const rows = await kyselyOf(db).selectFrom('stock_orders').selectAll().where('status', 'in', ['Open', 'Canceling']).execute();
+  return rows.map(fromRow);
+}
+
+/** The wallets that ever placed an order. */
+export async function listOrderWallets(db: DbExecutor): Promise<string[]> {
+  const rows = await kyselyOf(db).selectFrom('stock_orders').select('user_address').distinct().execute();
+  return rows.map((r) => r.user_address.toLowerCase());
+}

@@ -6,7 +6,7 @@
  * and mined again later, keeps its owner.
  */
 import type { Selectable } from 'kysely';
-import { bulkInsert, type BulkTable } from '../../storage/bulk-sql.ts';
+import { bulkInsert, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
 import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
 import type { CalldataRequestsTable, TxRecordsTable } from '../../storage/schema.ts';
 
@@ -62,6 +62,16 @@ export async function recordTx(
 export async function getTxRecord(db: DbExecutor, txHash: string): Promise<TxRecord | undefined> {
   const row = await kyselyOf(db).selectFrom('stock_tx_records').selectAll().where('tx_hash', '=', txHash.toLowerCase()).executeTakeFirst();
   return row ? txFromRow(row) : undefined;
+}
+
+/** The key that recorded each of these transactions (those recorded), by lower-case hash: the stock streams' owners. */
+export async function listTxRecorders(db: DbExecutor, txHashes: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const hashes of chunked(txHashes.map((h) => h.toLowerCase()))) {
+    const rows = await kyselyOf(db).selectFrom('stock_tx_records').select(['tx_hash', 'api_key']).where('tx_hash', 'in', hashes).execute();
+    for (const r of rows) out.set(r.tx_hash, r.api_key);
+  }
+  return out;
 }
 
 /** Records that `apiKey` built the calldata hashing to `calldataHash`. Idempotent like `recordTx`. */

@@ -13,6 +13,8 @@ import * as m0012 from './0012-perp-sessions.ts';
 import * as m0013 from './0013-perp-withdrawals.ts';
 import * as m0014 from './0014-perp-liquidity.ts';
 import * as m0015 from './0015-perp-liquidation-history.ts';
+import * as m0016 from './0016-perp-market-trades.ts';
+import * as m0017 from './0017-perp-reserves.ts';
 
 /**
  * Every migration, in order. To add one: create `NNNN-what.ts` exporting `up` (and `down`),
@@ -34,6 +36,8 @@ export const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Migrat
   ['0013-perp-withdrawals', m0013],
   ['0014-perp-liquidity', m0014],
   ['0015-perp-liquidation-history', m0015],
+  ['0016-perp-market-trades', m0016],
+  ['0017-perp-reserves', m0017],
 ];
 
 /** A static provider: no filesystem scanning, so it works the same from tsx, a bundle or tests. */

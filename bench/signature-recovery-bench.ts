@@ -1,0 +1,85 @@
+/**
+ * secp256k1 signer recovery alone, one core: the native path (`recoverSigner`, libsecp256k1) over
+ * BENCH_RECOVER_SIGNATURES (default 20 000) pre-computed signatures, and viem's pure-JS
+ * `recoverAddress` over a slice of them. The native figure is the ceiling a signed request's
+ * recovery allows; perp-orders-bench.ts reports signed orders end to end as a ratio to it.
+ *
+ * The signatures are made with the binding's own `ecdsaSign` (tens of µs each, where viem's JS
+ * signing would take a minute for 20 000), by several keys over random digests, and a few are
+ * checked against viem before the clock starts.
+ *
+ *   npx tsx bench/signature-recovery-bench.ts
+ */
+import { createRequire } from 'node:module';
+import { randomBytes } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
+import { bytesToHex, recoverAddress, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { nativeRecovery, recoverSigner } from '../src/chain/signature-recovery.ts';
+
+interface NativeSign {
+  ecdsaSign(msg32: Uint8Array, seckey: Uint8Array): { signature: Uint8Array; recid: number };
+}
+
+export interface SignatureRecoveryBenchResult {
+  signatures: number;
+  nativePerSec: number;
+  jsPerSec: number;
+  jsSignatures: number;
+  table: string;
+}
+
+function best(rounds: number, n: number, body: () => void): number {
+  let top = 0;
+  for (let r = 0; r < rounds; r++) {
+    const t0 = process.hrtime.bigint();
+    body();
+    top = Math.max(top, n / (Number(process.hrtime.bigint() - t0) / 1e9));
+  }
+  return top;
+}
+
+export async function runSignatureRecoveryBench(opts: { signatures?: number; jsSignatures?: number } = {}): Promise<SignatureRecoveryBenchResult> {
+  if (!nativeRecovery) throw new Error('signature recovery bench: the libsecp256k1 binding did not load');
+  const n = opts.signatures ?? Number(process.env.BENCH_RECOVER_SIGNATURES ?? 20_000);
+  const jsN = Math.min(n, opts.jsSignatures ?? Number(process.env.BENCH_RECOVER_JS_SIGNATURES ?? 1_000));
+  const native = createRequire(import.meta.url)('secp256k1/bindings') as NativeSign;
+  const keys = Array.from({ length: 16 }, () => randomBytes(32));
+  const cases: Array<{ digest: Hex; signature: Hex; signer: string }> = [];
+  const signers = keys.map((k) => privateKeyToAccount(bytesToHex(k)).address);
+  for (let i = 0; i < n; i++) {
+    const digest = randomBytes(32);
+    const k = i % keys.length;
+    const { signature, recid } = native.ecdsaSign(digest, keys[k]);
+    cases.push({ digest: bytesToHex(digest), signature: `${bytesToHex(signature)}${(27 + recid).toString(16)}` as Hex, signer: signers[k] });
+  }
+  for (const c of cases.slice(0, 32)) {
+    const js = await recoverAddress({ hash: c.digest, signature: c.signature });
+    if (js !== c.signer || recoverSigner(c.digest, c.signature) !== c.signer) throw new Error('signature recovery bench: native and viem disagree');
+  }
+  let sink = 0;
+  const nativePerSec = best(3, n, () => {
+    for (const c of cases) sink += recoverSigner(c.digest, c.signature).length;
+  });
+  const slice = cases.slice(0, jsN);
+  let jsPerSec = 0;
+  for (let r = 0; r < 2; r++) {
+    const t0 = process.hrtime.bigint();
+    for (const c of slice) sink += (await recoverAddress({ hash: c.digest, signature: c.signature })).length;
+    jsPerSec = Math.max(jsPerSec, jsN / (Number(process.hrtime.bigint() - t0) / 1e9));
+  }
+  if (sink === 0) throw new Error('unreachable');
+  const table = [
+    '| figure | value |',
+    '| --- | ---: |',
+    `| signer recovery, native libsecp256k1 (recoverSigner, ${n} signatures, one core) | ${nativePerSec.toFixed(0)}/s (${(1e6 / nativePerSec).toFixed(1)} µs) |`,
+    `| signer recovery, viem recoverAddress in JS (${jsN} signatures, one core) | ${jsPerSec.toFixed(0)}/s (${(1e6 / jsPerSec).toFixed(0)} µs) |`,
+    `| native ÷ JS | ${(nativePerSec / jsPerSec).toFixed(1)}× |`,
+  ].join('\n');
+  return { signatures: n, nativePerSec, jsPerSec, jsSignatures: jsN, table };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const r = await runSignatureRecoveryBench();
+  console.log(r.table);
+}

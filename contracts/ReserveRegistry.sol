@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
+import {Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
+import {IReserveRegistry} from "./interfaces/IReserveRegistry.sol";
+
+/// @title ReserveRegistry
+/// @notice The perpetual venue's published liabilities roots; see {IReserveRegistry}.
+contract ReserveRegistry is IReserveRegistry, Ownable2Step {
+    // ----------------------------------------------------------------- State
+
+    /// @inheritdoc IReserveRegistry
+    mapping(address account => bool) public isOperator;
+    mapping(uint64 epoch => ReserveRecord) private _records;
+    ReserveRecord private _latest;
+    /// @inheritdoc IReserveRegistry
+    uint256 public epochCount;
+
+    modifier onlyOperator() {
+        if (!isOperator[msg.sender]) revert NotOperator(msg.sender);
+        _;
+    }
+
+    constructor(address initialOwner) Ownable(initialOwner) {}
+
+    // ----------------------------------------------------------------- Admin
+
+    /// @inheritdoc IReserveRegistry
+    function setOperator(address operator, bool enabled) external onlyOwner {
+        if (operator == address(0)) revert ZeroAddress();
+        isOperator[operator] = enabled;
+        emit OperatorSet(operator, enabled);
+    }
+
+    // -------------------------------------------------------------- Operator
+
+    /// @inheritdoc IReserveRegistry
+    function postReserves(uint64 epoch, bytes32 root, uint256 total, uint64 leafCount, uint64 timestamp) external onlyOperator {
+        // Epoch 0 is the "nothing posted" value of `latest()`: strictly after it, like every other.
+        if (epoch <= _latest.epoch) revert EpochNotIncreasing(epoch, _latest.epoch);
+        if (total > type(uint128).max) revert AmountTooLarge(total);
+        if (leafCount == 0 ? (root != bytes32(0) || total != 0) : root == bytes32(0)) revert InvalidRecord();
+        ReserveRecord memory r = ReserveRecord({
+            epoch: epoch,
+            root: root,
+            total: uint128(total),
+            leafCount: leafCount,
+            timestamp: timestamp
+        });
+        _records[epoch] = r;
+        _latest = r;
+        epochCount += 1;
+        emit ReservesPosted(epoch, root, total, leafCount, timestamp);
+    }
+
+    // ----------------------------------------------------------------- Views
+
+    /// @inheritdoc IReserveRegistry
+    function latest() external view returns (ReserveRecord memory) {
+        return _latest;
+    }
+
+    /// @inheritdoc IReserveRegistry
+    function rootOf(uint64 epoch) external view returns (ReserveRecord memory) {
+        ReserveRecord memory r = _records[epoch];
+        if (r.epoch == 0) revert UnknownEpoch(epoch);
+        return r;
+    }
+}

@@ -1,0 +1,49 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { fields, table, withProgress } from './cli-output.ts';
+
+const stderr = process.stderr as NodeJS.WriteStream & { isTTY?: boolean };
+const wasTty = stderr.isTTY;
+afterEach(() => {
+  stderr.isTTY = wasTty;
+  vi.restoreAllMocks();
+});
+
+function captureStderr(tty: boolean): string[] {
+  stderr.isTTY = tty;
+  const out: string[] = [];
+  vi.spyOn(process.stderr, 'write').mockImplementation((chunk: unknown) => (out.push(String(chunk)), true));
+  return out;
+}
+
+describe('withProgress', () => {
+  it('shows each state the wait reports on one line of a terminal, then clears it', async () => {
+    const out = captureStderr(true);
+    const r = await withProgress('deposit', async (onWait) => {
+      onWait('processing');
+      onWait('not indexed yet');
+      return 42;
+    });
+    expect(r).toBe(42);
+    expect(out).toEqual(['\r⠋ deposit: processing   ', '\r⠙ deposit: not indexed yet   ', '\r\x1b[K']);
+  });
+
+  it('clears the line when the wait fails, and rethrows', async () => {
+    const out = captureStderr(true);
+    await expect(withProgress('withdrawal', async (onWait) => (onWait('SENT'), Promise.reject(new Error('still SENT'))))).rejects.toThrow('still SENT');
+    expect(out.at(-1)).toBe('\r\x1b[K');
+  });
+
+  it('writes nothing when stderr is not a terminal (a pipe or a log file)', async () => {
+    const out = captureStderr(false);
+    await withProgress('order', async (onWait) => onWait('open'));
+    expect(out).toEqual([]);
+  });
+});
+
+describe('table and fields', () => {
+  it('aligns columns and writes - for a missing value', () => {
+    expect(table([{ a: 'x', bb: null }, { a: 'long', bb: 2 }])).toBe('a     bb\n----  --\nx     -\nlong  2');
+    expect(table([])).toBe('(none)');
+    expect(fields({ id: '7', status: undefined, nested: { k: 1 } })).toBe('id      7\nstatus  -\nnested  {"k":1}');
+  });
+});

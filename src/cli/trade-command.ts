@@ -1,0 +1,293 @@
+/**
+ * Trading from the terminal on the SDK (README "CLI trading"): `tokex stock …` (quotes, balances,
+ * orders through One Click, cash in and out), `tokex perp …` (account, positions, signed orders,
+ * collateral in and out) and `tokex stream …` (a book, trades or quotes live). Credentials come from
+ * the running demo stack's demo.json unless given (`--url`, `--api-key`, `--api-secret`,
+ * `--private-key` or TOKEX_PRIVATE_KEY); human tables by default, `--json` for machines, a progress
+ * line on stderr while a settlement or a confirmation is awaited.
+ */
+import { randomUUID } from 'node:crypto';
+import { Command, Option } from 'commander';
+import { privateKeyToAccount } from 'viem/accounts';
+import { createPublicClient, createWalletClient, http } from 'viem';
+import {
+  PerpClient, PerpStreamClient, StockClient, StockStreamClient, StreamClient, ensureAllowance, oneClickCancel, oneClickOperation, oneClickOrder,
+  type StockOrderInput, type StockOrderView,
+} from '@tokex/sdk';
+import { ValidationError } from '../errors/app-error.ts';
+import { fields, print, readDemo, table, withProgress } from './cli-output.ts';
+
+interface Common {
+  json?: boolean;
+  url?: string;
+  apiKey?: string;
+  apiSecret?: string;
+  privateKey?: string;
+}
+
+const withCommon = (c: Command) =>
+  c
+    .option('--json', 'machine-readable output')
+    .option('--url <url>', 'API base URL (default: demo.json)')
+    .option('--api-key <key>', 'API key (default: the demo key)')
+    .option('--api-secret <secret>', 'API secret (default: the demo key)')
+    .option('--private-key <hex>', 'wallet key for signing (default: TOKEX_PRIVATE_KEY, else demo wallets[0])');
+
+function stockClient(o: Common): StockClient {
+  const demo = o.url && o.apiKey && o.apiSecret ? undefined : readDemo();
+  return new StockClient({
+    baseUrl: o.url ?? demo.stock.baseUrl,
+    apiKey: o.apiKey ?? demo.stock.keys.writable.apiKey,
+    apiSecret: o.apiSecret ?? demo.stock.keys.writable.apiSecret,
+    chainId: demo?.chainId ?? Number(process.env.CHAIN_ID ?? 31337),
+    product: demo?.stock.product ?? process.env.STOCK_PRODUCT ?? 'STOCK',
+  });
+}
+
+function perpClient(o: Common): PerpClient {
+  const demo = o.url && o.apiKey && o.apiSecret ? undefined : readDemo();
+  return new PerpClient({
+    baseUrl: o.url ?? demo.perp.baseUrl,
+    apiKey: o.apiKey ?? demo.perp.keys.trader.apiKey,
+    apiSecret: o.apiSecret ?? demo.perp.keys.trader.apiSecret,
+    chainId: demo?.chainId ?? Number(process.env.CHAIN_ID ?? 31337),
+  });
+}
+
+function wallet(o: Common) {
+  const key = o.privateKey ?? process.env.TOKEX_PRIVATE_KEY ?? readDemo().wallets[0].privateKey;
+  return privateKeyToAccount(key as `0x${string}`);
+}
+
+const deadline = () => Math.floor(Date.now() / 1000) + 600;
+
+/** How long a command waits for a settlement, a payment or a credit before it gives up. */
+const WAIT_MS = 120_000;
+
+function orderFields(x: StockOrderView): string {
+  return fields({
+    orderId: x.orderId, symbol: x.symbol, side: x.side, type: x.type, state: x.state,
+    status: x.history?.status ?? x.openOrder?.status, filled: x.history?.filledQuantity ?? x.openOrder?.filledQuantity, avgPrice: x.history?.averagePrice, txHash: x.txHash,
+  });
+}
+
+function stockCommand(): Command {
+  const stock = new Command('stock').description('the tokenized-stock API: quotes, balances, orders, cash');
+  withCommon(stock.command('quote').argument('<symbols...>').description('current quotes')).action(async (symbols: string[], o: Common) => {
+    const c = stockClient(o);
+    const rows = await Promise.all(symbols.map((s) => c.get<Record<string, unknown>>(`/api/v1/prices/${s}`)));
+    print(o, rows, () => table(rows.map((q) => ({ symbol: q.symbol, bid: q.bid, ask: q.ask, last: q.last, market: q.marketStatus, time: new Date(Number(q.timestamp)).toISOString() }))));
+  });
+  withCommon(stock.command('balance').description("the key's wallet balances").option('--user <address>', 'another wallet')).action(async (o: Common & { user?: string }) => {
+    const c = stockClient(o);
+    const user = o.user ?? readDemo().stock.keys.writable.userAddress;
+    const b = await c.get<any>(`/api/v1/users/${user}/balance`);
+    print(o, b, () => `mUSD available ${b.mUsdBalance.available}, locked ${b.mUsdBalance.locked}\n\n${table(b.tokenBalances, ['symbol', 'walletBalance', 'exchangeBalance', 'lockedExchangeBalance'])}`);
+  });
+  withCommon(stock.command('orders').description('orders of the key').addOption(new Option('--state <state>').choices(['open', 'history']))).action(async (o: Common & { state?: string }) => {
+    const r = await stockClient(o).get<{ total: number; rows: any[] }>('/api/v1/orders', o.state ? { state: o.state } : {});
+    print(o, r, () => table(r.rows.map((x) => ({ orderId: x.orderId, symbol: x.symbol, side: x.side, type: x.type, state: x.state, quantity: x.quantity, price: x.price }))));
+  });
+  for (const side of ['buy', 'sell'] as const) {
+    withCommon(
+      stock
+        .command(side)
+        .argument('<symbol>')
+        .description(`${side} through One Click (enable it once with \`tokex stock oneclick\`), waiting for the settlement`)
+        .option('--quantity <q>', 'shares (a sell, or a limit buy)')
+        .option('--notional <usd>', 'mUSD to spend (a market buy)')
+        .option('--price <p>', 'limit price (a DAY limit order: waits until it rests)')
+        .option('--no-wait', 'answer once sent, without waiting for the order'),
+    ).action(async (symbol: string, o: Common & { quantity?: string; notional?: string; price?: string; wait: boolean }) => {
+      const c = stockClient(o);
+      const order: StockOrderInput = {
+        symbol, side: side === 'buy' ? 'Buy' : 'Sell', type: o.price ? 'Limit' : 'Market', deadline: deadline(),
+        ...(o.quantity ? { quantity: o.quantity } : {}), ...(o.notional ? { notional: o.notional } : {}), ...(o.price ? { price: o.price, timeInForce: 'DAY' as const } : {}),
+      };
+      if (!o.wait) {
+        const sent = await c.sendOrder(order);
+        print(o, sent, () => fields(sent as unknown as Record<string, unknown>));
+        return;
+      }
+      const x = await withProgress(`${side} ${symbol}`, (onWait) => oneClickOrder(c, order, { until: o.price ? 'open' : 'history', timeoutMs: WAIT_MS, onWait }));
+      print(o, x, () => orderFields(x));
+    });
+  }
+  withCommon(stock.command('cancel').argument('<orderId>').description('cancel an open order through One Click, waiting until it is cancelled')).action(async (orderId: string, o: Common) => {
+    const c = stockClient(o);
+    const x = await withProgress(`cancel ${orderId}`, (onWait) => oneClickCancel(c, orderId, { timeoutMs: WAIT_MS, onWait }));
+    print(o, x, () => orderFields(x));
+  });
+  for (const dir of ['deposit', 'withdraw'] as const) {
+    withCommon(stock.command(dir).argument('<amount>').description(`${dir} cash (the demo USDC) through One Click, waiting until completed`)).action(async (amount: string, o: Common) => {
+      const c = stockClient(o);
+      const input = { tokenAddress: readDemo().stock.contracts.cashToken, tokenAmount: amount };
+      const op = await withProgress(dir, (onWait) => oneClickOperation(c, dir === 'deposit' ? 'cashDeposit' : 'cashWithdrawal', input, { timeoutMs: WAIT_MS, onWait }));
+      print(o, op, () => fields({ operationId: op.operationId, status: op.operationStatus, amount: op.tokenAmount, mUsd: op.mUsdAmount, txHash: op.txHash }));
+    });
+  }
+  withCommon(
+    stock
+      .command('oneclick')
+      .description("enable One Click for the key's wallet: one EIP-712 signature, and the wallet's one approval of the cash token to the router (for deposits) when it has none")
+      .option('--rpc-url <url>', 'the chain, for the approval (default: demo.json)'),
+  ).action(async (o: Common & { rpcUrl?: string }) => {
+    const c = stockClient(o);
+    const account = wallet(o);
+    const demo = readDemo();
+    const rpcUrl: string = o.rpcUrl ?? demo.rpcUrl;
+    const chain = { id: demo.chainId, name: 'tokex', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } };
+    const approveTx = await ensureAllowance(
+      createWalletClient({ account, chain, transport: http(rpcUrl) }),
+      createPublicClient({ chain, transport: http(rpcUrl) }),
+      demo.stock.contracts.cashToken,
+      demo.stock.contracts.stockRouter,
+      '1000000',
+    );
+    const r = await c.enableOneClick(account);
+    const out = { ...r, approveTxHash: approveTx ?? null };
+    print(o, out, () => fields(out as unknown as Record<string, unknown>));
+  });
+  return stock;
+}
+
+function perpCommand(): Command {
+  const perp = new Command('perp').description('the perpetual API: account, positions, signed orders, collateral');
+  withCommon(perp.command('account').description('balance, equity, margin')).action(async (o: Common) => {
+    const a = await perpClient(o).get<Record<string, unknown>>('account');
+    print(o, a, () => fields(a));
+  });
+  withCommon(perp.command('positions').description('open positions')).action(async (o: Common) => {
+    const r = await perpClient(o).get<{ rows: any[] }>('positions');
+    print(o, r, () => table(r.rows, ['symbol', 'side', 'size', 'entryPrice', 'markPrice', 'unrealisedPnl', 'leverage', 'liquidationPrice']));
+  });
+  withCommon(perp.command('orders').description('open orders')).action(async (o: Common) => {
+    const r = await perpClient(o).get<{ rows: any[] }>('orders/open');
+    print(o, r, () => table(r.rows, ['orderId', 'symbol', 'side', 'type', 'price', 'size', 'filledSize', 'status']));
+  });
+  withCommon(
+    perp
+      .command('order')
+      .argument('<side>', 'BUY or SELL')
+      .argument('<symbol>', 'e.g. BTC-USD')
+      .argument('<size>')
+      .description('a signed order (limit with --price, otherwise market)')
+      .option('--price <p>')
+      .addOption(new Option('--tif <tif>').choices(['GTC', 'IOC', 'FOK', 'POST_ONLY']))
+      .option('--reduce-only')
+      .option('--client-id <id>', 'clientOrderId: the same id again answers the first order (default: a new one)'),
+  ).action(async (side: string, symbol: string, size: string, o: Common & { price?: string; tif?: 'GTC' | 'IOC' | 'FOK' | 'POST_ONLY'; reduceOnly?: boolean; clientId?: string }) => {
+    const s = side.toUpperCase();
+    if (s !== 'BUY' && s !== 'SELL') throw new ValidationError('side', 'BUY or SELL');
+    const r = await perpClient(o).placeOrder<Record<string, unknown>>(wallet(o), {
+      symbol, side: s, type: o.price ? 'LIMIT' : 'MARKET', size, ...(o.price ? { price: o.price } : {}), ...(o.tif ? { timeInForce: o.tif } : {}),
+      ...(o.reduceOnly ? { reduceOnly: true } : {}), clientOrderId: o.clientId ?? `cli-${randomUUID().slice(0, 8)}`,
+    });
+    print(o, r, () => fields(r));
+  });
+  withCommon(perp.command('cancel').argument('<orderId>').description('cancel an open order')).action(async (orderId: string, o: Common) => {
+    const r = await perpClient(o).delete<Record<string, unknown>>(`orders/${orderId}`);
+    print(o, r, () => fields(r));
+  });
+  withCommon(
+    perp
+      .command('withdraw')
+      .argument('<amount>')
+      .description('withdraw collateral to the wallet, waiting until paid on chain')
+      .option('--client-id <id>', 'clientWithdrawalId: the same id again answers the first request (default: a new one)'),
+  ).action(async (amount: string, o: Common & { clientId?: string }) => {
+    const c = perpClient(o);
+    const id = o.clientId ?? `cli-${randomUUID()}`;
+    await c.withdraw({ amount, clientWithdrawalId: id });
+    const w = await withProgress(`withdrawal ${id}`, (onWait) => c.waitForWithdrawal(id, { timeoutMs: WAIT_MS, onWait }));
+    print(o, w, () => fields(w as unknown as Record<string, unknown>));
+  });
+  withCommon(perp.command('deposit').argument('<amount>').description('approve and deposit collateral into the margin vault from the wallet, waiting until credited')).action(async (amount: string, o: Common) => {
+    const c = perpClient(o);
+    const tx = await withProgress('deposit', (onWait) => c.depositCollateral(wallet(o), amount, { timeoutMs: WAIT_MS, onWait }));
+    const credited = (await c.listDeposits({ limit: 100 })).rows.find((d) => d.txHash.toLowerCase() === tx.txHash.toLowerCase());
+    print(o, credited ?? tx, () => fields((credited ?? tx) as unknown as Record<string, unknown>));
+  });
+  return perp;
+}
+
+function streamCommand(): Command {
+  const stream = new Command('stream').description('a stream live in the terminal (Ctrl-C to stop)');
+  const streams = (o: { stock?: boolean; url?: string }): StreamClient => {
+    const demo = o.url ? undefined : readDemo();
+    return o.stock ? new StockStreamClient({ url: o.url ?? demo.stock.wsUrl }) : new PerpStreamClient({ url: o.url ?? demo.perp.wsUrl });
+  };
+  stream
+    .command('book')
+    .argument('<symbol>', 'a perpetual, e.g. BTC-USD')
+    .option('--url <ws url>')
+    .option('--levels <n>', 'levels a side', '10')
+    .option('--json', 'one JSON line per frame')
+    .action(async (symbol: string, o: { url?: string; levels: string; json?: boolean }) => {
+      const client = streams(o);
+      const bids = new Map<string, string>();
+      const asks = new Map<string, string>();
+      const apply = (side: Map<string, string>, levels: string[][]) => {
+        for (const [p, s] of levels) if (/[1-9]/.test(s)) side.set(p, s); else side.delete(p);
+      };
+      const render = (seq: number) => {
+        if (o.json) return;
+        const n = Number(o.levels);
+        const sorted = (m: Map<string, string>, desc: boolean) => [...m].sort((a, b) => (desc ? Number(b[0]) - Number(a[0]) : Number(a[0]) - Number(b[0]))).slice(0, n);
+        const rows = [...sorted(asks, false).reverse().map(([p, s]) => `        ${p.padStart(14)}  ${s}`), '  ----', ...sorted(bids, true).map(([p, s]) => `${s.padStart(12)}  ${p.padStart(14)}`)];
+        process.stdout.write(`\x1b[2J\x1b[H${symbol}  seq ${seq}\n${rows.join('\n')}\n`);
+      };
+      client.subscribe('depth', { symbol }, {
+        onSnapshot(data: any, seq: number) {
+          bids.clear();
+          asks.clear();
+          apply(bids, data.bids);
+          apply(asks, data.asks);
+          if (o.json) process.stdout.write(`${JSON.stringify({ type: 'snapshot', seq, data })}\n`);
+          render(seq);
+        },
+        onUpdate(data: any, seq: number) {
+          apply(bids, data.bids);
+          apply(asks, data.asks);
+          if (o.json) process.stdout.write(`${JSON.stringify({ type: 'update', seq, data })}\n`);
+          render(seq);
+        },
+        onError(err: Error) {
+          process.stderr.write(`error: ${err.message}\n`);
+          process.exitCode = 1;
+          void client.close();
+        },
+      });
+    });
+  for (const [name, channel] of [['trades', 'trades'], ['quotes', 'quotes']] as const) {
+    stream
+      .command(name)
+      .argument('<symbol>')
+      .option('--url <ws url>')
+      .option('--stock', 'the stock API (default for quotes)')
+      .option('--json', 'one JSON line per frame')
+      .action(async (symbol: string, o: { url?: string; stock?: boolean; json?: boolean }) => {
+        const client = streams({ ...o, stock: o.stock || name === 'quotes' });
+        const line = (d: any) =>
+          o.json ? JSON.stringify(d) : name === 'trades' ? `${new Date(d.ts).toISOString()}  ${d.side.padEnd(4)}  ${d.size.padStart(10)} @ ${d.price}` : `${new Date(d.timestamp).toISOString()}  bid ${d.bid}  ask ${d.ask}  last ${d.last}`;
+        client.subscribe(channel, { symbol }, {
+          onSnapshot(data: any) {
+            for (const d of (Array.isArray(data) ? [...data].reverse() : [data]).filter(Boolean)) process.stdout.write(`${line(d)}\n`);
+          },
+          onUpdate(d: any) {
+            process.stdout.write(`${line(d)}\n`);
+          },
+          onError(err: Error) {
+            process.stderr.write(`error: ${err.message}\n`);
+            process.exitCode = 1;
+            void client.close();
+          },
+        });
+      });
+  }
+  return stream;
+}
+
+export function tradeCommands(): Command[] {
+  return [stockCommand(), perpCommand(), streamCommand()];
+}

@@ -1,0 +1,148 @@
+/**
+ * The web console (docs/console.md), served by the stock API's process at `/console`: a page, its
+ * stylesheet and its script, `GET /console/config` (where both APIs and their streams are), and
+ * `GET /console/demo` (demo.json's credentials, only to a loopback peer of a stack that runs its own
+ * anvil). The page is a client like any other: it calls the public APIs and streams itself.
+ *
+ * These routes sit outside the stock API's authenticated scope and are hidden from its OpenAPI
+ * document. Nothing here logs a credential.
+ */
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import path from 'node:path';
+import type { AppConfig } from '../config/app-config.ts';
+import { NotFoundError } from '../errors/app-error.ts';
+import { DEFAULT_INSTRUMENTS } from '../perp/engine/instruments.ts';
+import { stockOk } from '../stock/stock-envelope.ts';
+import { consoleBundle } from './console-bundle.ts';
+import { isLoopbackAddress, mayRevealDemoCredentials, runsOwnAnvil } from './demo-access.ts';
+
+const HTML = fs.readFileSync(fileURLToPath(new URL('./console-page.html', import.meta.url)), 'utf8');
+const CSS = fs.readFileSync(fileURLToPath(new URL('./console-page.css', import.meta.url)), 'utf8');
+
+/** What the page needs to find the APIs; no secret. */
+export interface ConsoleConfig {
+  chainId: number;
+  stock: { baseUrl: string; wsUrl: string; product: string; symbols: string[] };
+  perp: { baseUrl: string; wsUrl: string; symbols: string[] } | null;
+}
+
+/** demo.json's credentials as the page uses them. */
+export interface ConsoleDemo {
+  wallet: { address: string; privateKey: string };
+  stock: { apiKey: string; apiSecret: string; userAddress: string };
+  perp: { apiKey: string; apiSecret: string; address: string } | null;
+}
+
+/** What the console needs of the stack (the stack's context fits it; the app layer passes it in). */
+export interface ConsoleContext {
+  config: Pick<AppConfig, 'dataDir' | 'rpcUrl' | 'demoMode' | 'stockApiPrefix' | 'chainId' | 'stockProduct'>;
+  endpoints: { perp?: { baseUrl: string } };
+  symbols: ReadonlyArray<{ symbol: string }>;
+}
+
+export interface ConsoleRoutesOptions {
+  ctx: ConsoleContext;
+}
+
+/** The part of demo.json (src/app/demo-file.ts, contract.md §0) the console reads. */
+interface DemoFile {
+  wallets: Array<{ address: string; privateKey: string }>;
+  stock: { keys: { writable: { apiKey: string; apiSecret: string; userAddress: string } } };
+  perp?: { baseUrl: string; wsUrl: string; keys: { trader: { apiKey: string; apiSecret: string; address: string } } };
+}
+
+/** `http://host:port` as the browser reached us: the page then talks to the same host. */
+function requestOrigin(req: FastifyRequest): { protocol: string; hostname: string; host: string; origin: string } {
+  const host = req.headers.host ?? `127.0.0.1:${req.socket.localPort}`;
+  const hostname = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0];
+  const protocol = req.protocol === 'https' ? 'https' : 'http';
+  return { protocol, hostname, host, origin: `${protocol}://${host}` };
+}
+
+/** demo.json, read per request: it is written after the roles have started, and may be rewritten. */
+function readDemoFile(dataDir: string): DemoFile | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(dataDir, 'demo.json'), 'utf8')) as DemoFile;
+  } catch {
+    return undefined;
+  }
+}
+
+function demoAllowed(ctx: ConsoleRoutesOptions['ctx'], req: FastifyRequest): boolean {
+  // The socket's peer, never req.ip: with TRUSTED_PROXIES that comes from X-Forwarded-For.
+  return mayRevealDemoCredentials({ peerAddress: req.socket.remoteAddress, ownAnvil: runsOwnAnvil(ctx.config), demoMode: ctx.config.demoMode });
+}
+
+function consoleConfig(ctx: ConsoleRoutesOptions['ctx'], req: FastifyRequest): ConsoleConfig {
+  const { protocol, hostname, host, origin } = requestOrigin(req);
+  const ws = protocol === 'https' ? 'wss' : 'ws';
+  const prefix = ctx.config.stockApiPrefix;
+  const stockBase = origin + prefix;
+  let perp: ConsoleConfig['perp'] = null;
+  const perpSymbols = DEFAULT_INSTRUMENTS.map((i) => i.symbol);
+  const local = ctx.endpoints.perp?.baseUrl;
+  if (local) {
+    // Same host as the page (it may be reached by another name than the listen address), perp's port.
+    const port = new URL(local).port;
+    const hostPort = `${hostname}${port ? `:${port}` : ''}`;
+    perp = { baseUrl: `${protocol}://${hostPort}`, wsUrl: `${ws}://${hostPort}/v4/public/ws`, symbols: perpSymbols };
+  } else {
+    const fromFile = readDemoFile(ctx.config.dataDir)?.perp;
+    if (fromFile) perp = { baseUrl: fromFile.baseUrl, wsUrl: fromFile.wsUrl, symbols: perpSymbols };
+  }
+  return {
+    chainId: ctx.config.chainId,
+    stock: { baseUrl: stockBase, wsUrl: `${ws}://${host}${prefix}/api/v1/ws`, product: ctx.config.stockProduct, symbols: ctx.symbols.map((s) => s.symbol) },
+    perp,
+  };
+}
+
+/**
+ * The browser itself refuses anything but the stack's own origins: the page's script, style and
+ * calls come from the stock API, its REST and stream calls go to the two APIs only.
+ */
+function contentSecurityPolicy(config: ConsoleConfig): string {
+  const connect = ["'self'", config.stock.wsUrl];
+  if (config.perp) connect.push(new URL(config.perp.baseUrl).origin, config.perp.wsUrl);
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `connect-src ${connect.join(' ')}`,
+    "img-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+function noStore(reply: FastifyReply): FastifyReply {
+  return reply.header('cache-control', 'no-store');
+}
+
+/** Registers the console's routes on the stock API's app (outside its authenticated scope). */
+export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRoutesOptions): Promise<void> {
+  const { ctx } = opts;
+  const hidden = { schema: { hide: true } };
+  const page = async (req: FastifyRequest, reply: FastifyReply) =>
+    noStore(reply).header('content-security-policy', contentSecurityPolicy(consoleConfig(ctx, req))).type('text/html; charset=utf-8').send(HTML);
+  app.get('/console', hidden, page);
+  app.get('/console/', hidden, page);
+  app.get('/console/console.css', hidden, async (_req, reply) => noStore(reply).type('text/css; charset=utf-8').send(CSS));
+  app.get('/console/console.js', hidden, async (_req, reply) => noStore(reply).type('text/javascript; charset=utf-8').send(await consoleBundle()));
+  app.get('/console/config', hidden, async (req, reply) => noStore(reply).send(stockOk(req.id, consoleConfig(ctx, req))));
+  app.get('/console/demo', hidden, async (req, reply) => {
+    const demo = demoAllowed(ctx, req) ? readDemoFile(ctx.config.dataDir) : undefined;
+    if (!demo) throw new NotFoundError('route');
+    const body: ConsoleDemo = {
+      wallet: { address: demo.wallets[0].address, privateKey: demo.wallets[0].privateKey },
+      stock: { ...demo.stock.keys.writable },
+      perp: demo.perp ? { ...demo.perp.keys.trader } : null,
+    };
+    return noStore(reply).send(stockOk(req.id, body));
+  });
+}
+
+export { isLoopbackAddress, mayRevealDemoCredentials, runsOwnAnvil };

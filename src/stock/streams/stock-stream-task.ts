@@ -1,0 +1,586 @@
+/**
+ * Feeds the stock venue's streams (docs/stock-api.md, "Stock streams"): the one publisher of the
+ * venue, beside the indexer (role `indexer`, one per database). It starts an epoch with the current
+ * quotes and candles, every owner's open orders and last operations, and the balances of every
+ * wallet the venue knows (orders, operations, or an API key bound to it), then:
+ *
+ * - private channels: the stock indexer tells it, after each committed batch, which orders and
+ *   operations the batch wrote and which wallets it touched (`changed`, from
+ *   `StockIndexerOptions.onCommitted`). It reads their current rows from the store and renders
+ *   them with the REST views (an order as `GET orders/{orderId}`, an operation as its detail), then
+ *   the touched wallets' balances from the chain (as `GET users/{id}/balance`). A reorg's rollback
+ *   starts a new epoch: rows may have changed or vanished, which an update cannot say.
+ * - owners: an order or operation goes to its wallet's streams and, when an API key without a bound
+ *   wallet recorded its transaction, to that key's (`key:<apiKey>`), as REST shows such a key what
+ *   it recorded. A transaction is usually recorded around the time it is indexed, in either order:
+ *   one not yet recorded is looked up again for `recordWaitMs`, and its rows are published to the
+ *   key once it is.
+ * - quotes: each symbol's quote as `GET prices/{symbol}`: every quote the simulator makes when it
+ *   runs in this process (its `onQuote`), and a read every `quoteMs` for the rest (the quotes table
+ *   read by another process's simulator, the market's status, the token's supply) when it changed.
+ * - candles (every `candleMs`): each symbol's latest candle of every interval when it changed (and
+ *   the previous one's last form when a new one began since the last read).
+ *
+ * Rows are read after the commit, so an update can show a later state than the batch it was
+ * announced by; what was already published to a stream is not published again (the same JSON).
+ */
+import type { Address } from 'viem';
+import type { Logger } from '../../lib/logger.ts';
+import { INTERVALS, INTERVAL_MS, type Quote, type QuoteReader } from '../../marketdata/market-types.ts';
+import type { MarketCalendar } from '../../marketdata/market-calendar.ts';
+import type { Db } from '../../storage/database.ts';
+import { listCandles, type CandleRecord } from '../../storage/candle-store.ts';
+import type { PublishedUpdate, StreamPublisher } from '../../streams/stream-publisher.ts';
+import { balanceView } from '../balance-view.ts';
+import type { StockIndexChange } from '../indexer/stock-indexer.ts';
+import { cashOperationView, stockOperationView } from '../operation-views.ts';
+import { orderView } from '../order-view.ts';
+import { candleView, quoteView } from '../quote-view.ts';
+import type { MarketConfigView, StockChainReader, StockDirectory, StockListing } from '../stock-deps.ts';
+import {
+  listCashOperationsForApiKey,
+  listOperationWallets,
+  listRecentOperationsOfWallet,
+  listStockOperationsForApiKey,
+  loadCashOperationStates,
+  loadStockOperations,
+  type CashOperationRecord,
+  type StockOperationRecord,
+} from '../store/stock-operation-store.ts';
+import { listFillsOfOrders, listLiveOrders, listOrdersForApiKey, listOrderWallets, loadOrderStates, type OrderRecord } from '../store/stock-order-store.ts';
+import { listTxRecorders } from '../store/tx-record-store.ts';
+import { keySubject, RECENT_OPERATIONS } from './stock-stream-channels.ts';
+
+export interface StockStreamTaskOptions {
+  db: Db;
+  publisher: StreamPublisher;
+  /** The quotes; with `onQuote` (the simulator in this process) every quote is published as it comes. */
+  quotes: QuoteReader & { onQuote?(listener: (q: Quote) => void): () => void };
+  chain: Pick<StockChainReader, 'account' | 'marketConfig'>;
+  stocks: StockDirectory;
+  calendar: MarketCalendar;
+  /**
+   * The venue's stock API keys: a bound wallet's balances are streamed from the start, even before
+   * its first order; a key bound to none has the streams of what it recorded.
+   */
+  keys?: () => Promise<readonly StreamKey[]>;
+  /** How long a changed order's or operation's transaction is looked up for a recording. Default 60 000 ms. */
+  recordWaitMs?: number;
+  /** Default 250 ms, or 1 000 ms when the quotes come through `onQuote`. */
+  quoteMs?: number;
+  /** Default 1 000 ms. */
+  candleMs?: number;
+  /** How often the keys are listed (a new key, a key bound to a new wallet). Default 1 000 ms. */
+  keysMs?: number;
+  /** How often the transactions waiting for a recording are looked up. Default 250 ms. */
+  recordingMs?: number;
+  /** Wait before a failed read of changed rows or balances is tried again. Default 500 ms. */
+  retryMs?: number;
+  logger?: Pick<Logger, 'warn' | 'error'>;
+  now?: () => number;
+}
+
+export interface StockStreamTask {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Starts a new epoch from the current state (the broker lost a batch, a reorg). */
+  resync(): Promise<void>;
+  /** The stock indexer's commit listener: what a committed batch changed. */
+  changed(change: StockIndexChange): void;
+}
+
+export interface StreamKey {
+  apiKey: string;
+  userAddress: string | null;
+  permissions: readonly string[];
+  active: boolean;
+}
+
+/** Ids read and published per round, so a long catch-up streams in bounded batches. */
+const ROUND = 500;
+/** Published JSON remembered per stream and entity, to skip a repeated read. */
+const REMEMBERED = 100_000;
+/** Balance reads in flight at once (they share the RPC client's batches). */
+const BALANCE_READS = 16;
+/** Transactions waited on for a recording at most (the oldest are forgotten first). */
+const UNRECORDED = 100_000;
+
+interface Ids {
+  orders: Set<string>;
+  cash: Set<string>;
+  stock: Set<string>;
+}
+
+interface Pending extends Ids {
+  wallets: Set<string>;
+}
+
+const emptyPending = (): Pending => ({ orders: new Set(), cash: new Set(), stock: new Set(), wallets: new Set() });
+
+function take(from: Set<string>, n: number): string[] {
+  const out: string[] = [];
+  for (const v of from) {
+    if (out.length >= n) break;
+    out.push(v);
+  }
+  for (const v of out) from.delete(v);
+  return out;
+}
+
+
+type OperationView = ReturnType<typeof cashOperationView> | ReturnType<typeof stockOperationView>;
+
+export function createStockStreamTask(opts: StockStreamTaskOptions): StockStreamTask {
+  const { db, publisher, stocks } = opts;
+  const now = opts.now ?? Date.now;
+  const retryMs = opts.retryMs ?? 500;
+  const recordWaitMs = opts.recordWaitMs ?? 60_000;
+  const lastQuote = new Map<string, string>();
+  const lastCandle = new Map<string, { openTime: number; json: string }>();
+  /** `<subject> <o|c|s|b>:<id>` → the JSON last published (insertion order = age). */
+  const published = new Map<string, string>();
+  /** Wallets whose balances were published this epoch. */
+  const seen = new Set<string>();
+  let pending = emptyPending();
+  /** Changed orders' and operations' transactions nobody had recorded yet: hash → ids, until when. */
+  const unrecorded = new Map<string, Ids & { until: number }>();
+  /** The stock keys as last listed: the unbound ones (their own streams) and whether one may record. */
+  let known = new Set<string>();
+  let unbound = new Set<string>();
+  let recording = false;
+  const timers: NodeJS.Timeout[] = [];
+  const unsubscribe: Array<() => void> = [];
+  let started = false;
+  let stopped = false;
+  let busy = 0;
+  let draining: Promise<void> | undefined;
+  let resyncing: Promise<void> | undefined;
+
+  const idle = async () => {
+    while (busy > 0) await new Promise((r) => setTimeout(r, 10));
+  };
+  const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+
+  /**
+   * True when `json` differs from what was last published under `key`; the pair goes to `marks`,
+   * remembered once what it belongs to is published (a round that fails is read again in full).
+   */
+  function fresh(key: string, json: string, marks: Array<[string, string]>): boolean {
+    if (published.get(key) === json) return false;
+    marks.push([key, json]);
+    return true;
+  }
+
+  function remember(marks: ReadonlyArray<[string, string]>): void {
+    for (const [key, json] of marks) {
+      published.delete(key);
+      published.set(key, json);
+    }
+    while (published.size > REMEMBERED) published.delete(published.keys().next().value as string);
+  }
+
+  let listed = 0;
+  /** Lists the keys; answers the wallets the active ones are bound to. */
+  async function listKeys(): Promise<string[]> {
+    listed = now();
+    const keys = (await opts.keys?.()) ?? [];
+    const active = keys.filter((k) => k.active);
+    known = new Set(keys.map((k) => k.apiKey));
+    unbound = new Set(active.filter((k) => k.userAddress === null).map((k) => k.apiKey));
+    recording = active.some((k) => k.userAddress === null && k.permissions.includes('WRITABLE'));
+    return active.flatMap((k) => (k.userAddress !== null ? [k.userAddress.toLowerCase()] : []));
+  }
+
+  /** A recording by a key not listed yet (made a moment ago): the keys are listed again, at most every 100 ms. */
+  async function knowRecorders(recorders: Iterable<string>): Promise<void> {
+    for (const k of recorders) {
+      if (!known.has(k)) {
+        if (now() - listed >= 100) await listKeys();
+        return;
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ public
+
+  /** The chain config the last read gave: a quote from `onQuote` is rendered with it, synchronously. */
+  let quoteCfg: MarketConfigView | undefined;
+
+  function quoteUpdate(listing: StockListing, q: Quote, cfg: MarketConfigView, open: boolean): PublishedUpdate | undefined {
+    const view = quoteView(listing, q, cfg, open);
+    // The market's status and the token's supply are part of the quote too.
+    const json = JSON.stringify(view);
+    if (lastQuote.get(listing.symbol) === json) return undefined;
+    lastQuote.set(listing.symbol, json);
+    return { channel: 'quotes', subject: listing.symbol, data: view };
+  }
+
+  async function quoteUpdates(): Promise<PublishedUpdate[]> {
+    const out: PublishedUpdate[] = [];
+    const cfg = (quoteCfg = await opts.chain.marketConfig());
+    const open = opts.calendar.isOpen(now());
+    for (const listing of stocks.list()) {
+      const q = opts.quotes.getQuote(listing.symbol);
+      const u = q === undefined ? undefined : quoteUpdate(listing, q, cfg, open);
+      if (u !== undefined) out.push(u);
+    }
+    return out;
+  }
+
+  /** A quote as the simulator makes it (not during a new epoch's seed, which reads the quotes itself). */
+  function onQuote(q: Quote): void {
+    if (!started || stopped || resyncing || quoteCfg === undefined) return;
+    const listing = stocks.bySymbol(q.symbol);
+    const u = listing === undefined ? undefined : quoteUpdate(listing, q, quoteCfg, opts.calendar.isOpen(now()));
+    if (u !== undefined) publisher.publish([u]);
+  }
+
+  async function candleUpdates(): Promise<PublishedUpdate[]> {
+    // Every read first: a failed one changes nothing, and the next tick reads them all again.
+    const reads: Array<{ symbol: string; interval: (typeof INTERVALS)[number]; rows: CandleRecord[] }> = [];
+    for (const listing of stocks.list()) {
+      for (const interval of INTERVALS) {
+        // Ascending: the one before the latest, then the latest.
+        reads.push({ symbol: listing.symbol, interval, rows: await listCandles(db, { symbol: listing.symbol, interval, limit: 2 }) });
+      }
+    }
+    const out: PublishedUpdate[] = [];
+    for (const { symbol, interval, rows } of reads) {
+      if (rows.length === 0) continue;
+      const key = `${symbol}|${interval}`;
+      const last = lastCandle.get(key);
+      // After the first read, the candle last published too: its last form when a new one began since.
+      const candidates = last === undefined ? rows.slice(-1) : rows.filter((c) => c.openTime >= last.openTime);
+      for (const c of candidates) {
+        const view = candleView(c);
+        const json = JSON.stringify(view);
+        const prev = lastCandle.get(key);
+        if (prev !== undefined && prev.openTime === c.openTime && prev.json === json) continue;
+        lastCandle.set(key, { openTime: c.openTime, json });
+        out.push({ channel: `klines:${interval}`, subject: symbol, data: view });
+      }
+    }
+    return out;
+  }
+
+  // ----------------------------------------------------------------- private
+
+  let tokenCfg: MarketConfigView | undefined;
+  let tokens = new Map<string, { decimals: number; symbol: string }>();
+  async function tokenOf(address: string) {
+    const cfg = await opts.chain.marketConfig();
+    if (cfg !== tokenCfg) {
+      tokenCfg = cfg;
+      tokens = new Map(cfg.cashierTokenConfig.map((t) => [t.tokenAddress.toLowerCase(), { decimals: t.decimals, symbol: t.symbol }]));
+    }
+    return tokens.get(address.toLowerCase());
+  }
+
+  async function orderViews(orders: readonly OrderRecord[]) {
+    const fills = await listFillsOfOrders(db, orders.map((o) => o.orderId));
+    return orders.map((o) => orderView(o, fills.get(o.orderId) ?? [], stocks));
+  }
+
+  /** Views of operations, oldest change first (the order they changed in, as far as the rows tell). */
+  async function operationViews(cash: readonly CashOperationRecord[], stock: readonly StockOperationRecord[]) {
+    const views: Array<{ kind: 'cash' | 'stock'; view: OperationView }> = [];
+    for (const r of cash) views.push({ kind: 'cash', view: cashOperationView(r, await tokenOf(r.tokenAddress)) });
+    for (const r of stock) views.push({ kind: 'stock', view: stockOperationView(r, stocks.byAddress(r.stockAddress)) });
+    views.sort((a, b) => a.view.updatedAt - b.view.updatedAt || a.view.createdAt - b.view.createdAt);
+    return views;
+  }
+
+  /** Balances of `wallets`; the ones the chain did not answer are returned to try again. */
+  async function balanceUpdates(wallets: readonly string[], marks: Array<[string, string]>): Promise<{ out: PublishedUpdate[]; failed: string[] }> {
+    const out: PublishedUpdate[] = [];
+    const failed: string[] = [];
+    const cfg = await opts.chain.marketConfig();
+    for (let i = 0; i < wallets.length; i += BALANCE_READS) {
+      const part = wallets.slice(i, i + BALANCE_READS);
+      const read = await Promise.allSettled(part.map((w) => opts.chain.account(w as Address)));
+      read.forEach((r, j) => {
+        const user = part[j];
+        if (r.status === 'rejected') {
+          failed.push(user);
+          return;
+        }
+        const view = balanceView(user as Address, r.value, cfg, stocks);
+        seen.add(user);
+        if (fresh(`${user} b`, JSON.stringify(view), marks)) out.push({ channel: 'balances', subject: user, data: view });
+      });
+    }
+    return { out, failed };
+  }
+
+  /** The key subjects of these transactions' recorders (unbound keys only), listing the keys again for one not known. */
+  async function recordersOf(txHashes: Iterable<string>): Promise<{ recorded: Map<string, string>; owner: (txHash: string) => string | undefined }> {
+    const recorded = await listTxRecorders(db, [...new Set(txHashes)]);
+    await knowRecorders(recorded.values());
+    return {
+      recorded,
+      owner: (h) => {
+        const k = recorded.get(h.toLowerCase());
+        return k !== undefined && unbound.has(k) ? keySubject(k) : undefined;
+      },
+    };
+  }
+
+  /**
+   * Waits for a recording of `txHash` (its entity `id` of `kind`) while one may still come. Kept
+   * even while no key can record: a key made a moment ago may record it before the keys are listed again.
+   */
+  function awaitRecording(txHash: string, kind: keyof Ids, id: string): void {
+    const h = txHash.toLowerCase();
+    let u = unrecorded.get(h);
+    if (u === undefined) {
+      unrecorded.set(h, (u = { orders: new Set(), cash: new Set(), stock: new Set(), until: now() + recordWaitMs }));
+      if (unrecorded.size > UNRECORDED) unrecorded.delete(unrecorded.keys().next().value as string);
+    }
+    u[kind].add(id);
+  }
+
+  /** One round of changed rows: orders, then operations, to each owner; then the balances of their wallets. */
+  async function privateRound(work: Pending): Promise<{ out: PublishedUpdate[]; marks: Array<[string, string]>; failed: string[] }> {
+    const out: PublishedUpdate[] = [];
+    const marks: Array<[string, string]> = [];
+    const wallets = new Set(work.wallets);
+    const emit = (channel: string, subject: string, entity: string, view: unknown) => {
+      if (fresh(`${subject} ${entity}`, JSON.stringify(view), marks)) out.push({ channel, subject, data: view });
+    };
+    const orders = await orderViews([...(await loadOrderStates(db, [...work.orders])).values()]);
+    const cash = [...(await loadCashOperationStates(db, [...work.cash])).values()];
+    const stock = [...(await loadStockOperations(db, [...work.stock])).values()];
+    const ops = await operationViews(cash, stock);
+    const { recorded, owner } = await recordersOf([...orders.map((v) => v.txHash), ...ops.map((o) => o.view.txHash)]);
+
+    for (const view of orders) {
+      const user = view.userAddress.toLowerCase();
+      wallets.add(user);
+      emit('orders', user, `o:${view.orderId}`, view);
+      const key = owner(view.txHash);
+      if (key !== undefined) emit('orders', key, `o:${view.orderId}`, view);
+      else if (!recorded.has(view.txHash.toLowerCase())) awaitRecording(view.txHash, 'orders', view.orderId);
+    }
+    for (const { kind, view } of ops) {
+      const user = view.userAddress.toLowerCase();
+      const entity = `${kind === 'cash' ? 'c' : 's'}:${view.operationId}`;
+      wallets.add(user);
+      emit('operations', user, entity, view);
+      const key = owner(view.txHash);
+      if (key !== undefined) emit('operations', key, entity, view);
+      else if (!recorded.has(view.txHash.toLowerCase())) awaitRecording(view.txHash, kind, view.operationId);
+    }
+    const b = await balanceUpdates([...wallets], marks);
+    out.push(...b.out);
+    return { out, marks, failed: b.failed };
+  }
+
+  /** Transactions recorded since their rows were published: their rows go round again, for the recorder's streams. */
+  async function recordings(): Promise<PublishedUpdate[]> {
+    const t = now();
+    for (const [h, u] of unrecorded) {
+      if (u.until >= t) break;
+      unrecorded.delete(h);
+    }
+    // Only a WRITABLE key bound to no wallet records for a stream of its own.
+    if (!recording || unrecorded.size === 0) return [];
+    const recorded = await listTxRecorders(db, [...unrecorded.keys()]);
+    await knowRecorders(recorded.values());
+    for (const [h, k] of recorded) {
+      const u = unrecorded.get(h);
+      unrecorded.delete(h);
+      if (u !== undefined && unbound.has(k)) merge(pending, { orderIds: u.orders, cashOperationIds: u.cash, stockOperationIds: u.stock });
+    }
+    kick();
+    return [];
+  }
+
+  const hasPending = () => pending.orders.size + pending.cash.size + pending.stock.size + pending.wallets.size > 0;
+
+  function merge(into: Pending, c: { orderIds?: Iterable<string>; cashOperationIds?: Iterable<string>; stockOperationIds?: Iterable<string>; wallets?: Iterable<string> }): void {
+    for (const id of c.orderIds ?? []) into.orders.add(id);
+    for (const id of c.cashOperationIds ?? []) into.cash.add(id);
+    for (const id of c.stockOperationIds ?? []) into.stock.add(id);
+    for (const w of c.wallets ?? []) into.wallets.add(w.toLowerCase());
+  }
+
+  /**
+   * Publishes the pending changes, one bounded round at a time, until none is left. A round whose
+   * rows could not be read is put back and tried again after `retryMs`; a resync that begins
+   * meanwhile drops the round (the new epoch's seed is read after it and holds it).
+   */
+  function kick(): void {
+    if (!started || stopped || draining || resyncing || !hasPending()) return;
+    busy++;
+    draining = (async () => {
+      try {
+        while (!stopped && !resyncing && hasPending()) {
+          const work: Pending = {
+            orders: new Set(take(pending.orders, ROUND)),
+            cash: new Set(take(pending.cash, ROUND)),
+            stock: new Set(take(pending.stock, ROUND)),
+            wallets: new Set(take(pending.wallets, ROUND)),
+          };
+          try {
+            const { out, marks, failed } = await privateRound(work);
+            if (!resyncing) {
+              publisher.publish(out);
+              remember(marks);
+            }
+            if (failed.length > 0) {
+              merge(pending, { wallets: failed });
+              opts.logger?.warn({ wallets: failed.length }, 'stock streams: balances not read (chain unavailable); trying again');
+              await sleep(retryMs);
+            }
+          } catch (err) {
+            merge(pending, { orderIds: work.orders, cashOperationIds: work.cash, stockOperationIds: work.stock, wallets: work.wallets });
+            opts.logger?.warn({ err: (err as Error).message }, 'stock streams: changed rows not read; trying again');
+            await sleep(retryMs);
+          }
+        }
+      } finally {
+        busy--;
+        draining = undefined;
+      }
+      kick();
+    })();
+  }
+
+  // -------------------------------------------------------------------- seed
+
+  /** An owner's open orders and last operations (newest first), remembered as published. */
+  async function seedOwner(out: PublishedUpdate[], subject: string, orders: readonly OrderRecord[], cash: readonly CashOperationRecord[], stock: readonly StockOperationRecord[]) {
+    if (orders.length > 0) {
+      const views = await orderViews(orders);
+      for (const v of views) published.set(`${subject} o:${v.orderId}`, JSON.stringify(v));
+      out.push({ channel: 'orders', subject, data: views });
+    }
+    if (cash.length + stock.length > 0) {
+      const views = (await operationViews(cash, stock)).slice(-RECENT_OPERATIONS);
+      for (const v of views) published.set(`${subject} ${v.kind === 'cash' ? 'c' : 's'}:${v.view.operationId}`, JSON.stringify(v.view));
+      // The recent model's snapshot: newest first.
+      out.push({ channel: 'operations', subject, data: views.map((v) => v.view).reverse() });
+    }
+  }
+
+  async function seed(): Promise<PublishedUpdate[]> {
+    // Everything committed so far is in what is read below.
+    pending = emptyPending();
+    unrecorded.clear();
+    lastQuote.clear();
+    lastCandle.clear();
+    published.clear();
+    seen.clear();
+    const out: PublishedUpdate[] = [...(await quoteUpdates()), ...(await candleUpdates())];
+    const keyWallets = await listKeys();
+
+    const live = new Map<string, OrderRecord[]>();
+    for (const o of await listLiveOrders(db)) {
+      const user = o.userAddress.toLowerCase();
+      const list = live.get(user);
+      if (list) list.push(o);
+      else live.set(user, [o]);
+    }
+    const operationWallets = new Set(await listOperationWallets(db));
+    for (const user of new Set([...live.keys(), ...operationWallets])) {
+      const recent = operationWallets.has(user) ? await listRecentOperationsOfWallet(db, user, RECENT_OPERATIONS) : { cash: [], stock: [] };
+      await seedOwner(out, user, live.get(user) ?? [], recent.cash, recent.stock);
+    }
+    // Keys bound to no wallet: what they recorded, as REST lists it for them.
+    for (const apiKey of unbound) {
+      const page = { apiKey, offset: 0, limit: RECENT_OPERATIONS };
+      const orders = await listOrdersForApiKey(db, { ...page, state: 'open', limit: 1_000_000 });
+      const cash = [...(await listCashOperationsForApiKey(db, { ...page, kind: 'deposit' })).rows, ...(await listCashOperationsForApiKey(db, { ...page, kind: 'withdrawal' })).rows];
+      const stock = [...(await listStockOperationsForApiKey(db, { ...page, kind: 'deposit' })).rows, ...(await listStockOperationsForApiKey(db, { ...page, kind: 'withdrawal' })).rows];
+      await seedOwner(out, keySubject(apiKey), orders.rows, cash, stock);
+    }
+
+    const wallets = new Set([...(await listOrderWallets(db)), ...operationWallets, ...keyWallets]);
+    const marks: Array<[string, string]> = [];
+    const b = await balanceUpdates([...wallets], marks);
+    // The seed is published whole or not at all (a failed start seeds again from scratch).
+    remember(marks);
+    out.push(...b.out);
+    // Their balances follow as soon as the chain answers (null in a snapshot until then).
+    merge(pending, { wallets: b.failed });
+    return out;
+  }
+
+  /**
+   * A poll runs one at a time (a slow read skips a tick rather than piling reads up); a failed one
+   * is tried again on the next tick.
+   */
+  const tick = (work: () => Promise<PublishedUpdate[]>) => {
+    let running = false;
+    return async () => {
+      if (running || resyncing || stopped) return;
+      running = true;
+      busy++;
+      try {
+        const out = await work();
+        if (!resyncing) publisher.publish(out);
+      } catch (err) {
+        opts.logger?.warn({ err: (err as Error).message }, 'stock streams: a poll failed; trying again');
+      } finally {
+        running = false;
+        busy--;
+      }
+    };
+  };
+
+  function resync(): Promise<void> {
+    resyncing ??= (async () => {
+      await idle();
+      try {
+        if (!stopped) await publisher.start(await seed());
+      } catch (err) {
+        opts.logger?.error({ err }, 'stock streams: a new epoch could not be started');
+      } finally {
+        resyncing = undefined;
+      }
+      kick();
+    })();
+    return resyncing;
+  }
+
+  /** A new key, or a key bound to a new wallet: its wallet's balances follow (null in a snapshot before). */
+  async function keysUpdates(): Promise<PublishedUpdate[]> {
+    const wallets = (await listKeys()).filter((w) => !seen.has(w) && !pending.wallets.has(w));
+    if (wallets.length > 0) {
+      merge(pending, { wallets });
+      kick();
+    }
+    return [];
+  }
+
+  return {
+    async start() {
+      stopped = false;
+      await publisher.start(await seed());
+      started = true;
+      if (opts.quotes.onQuote) unsubscribe.push(opts.quotes.onQuote(onQuote));
+      timers.push(setInterval(tick(quoteUpdates), opts.quoteMs ?? (opts.quotes.onQuote ? 1_000 : 250)));
+      timers.push(setInterval(tick(candleUpdates), opts.candleMs ?? 1_000));
+      timers.push(setInterval(tick(keysUpdates), opts.keysMs ?? 1_000));
+      timers.push(setInterval(tick(recordings), opts.recordingMs ?? 250));
+      for (const t of timers) t.unref();
+      kick();
+    },
+    async stop() {
+      stopped = true;
+      for (const t of timers) clearInterval(t);
+      timers.length = 0;
+      for (const u of unsubscribe.splice(0)) u();
+      await idle();
+    },
+    changed(change) {
+      if (change.rolledBack) {
+        void resync();
+        return;
+      }
+      merge(pending, change);
+      kick();
+    },
+    resync,
+  };
+}

@@ -1,0 +1,331 @@
+/**
+ * The WebSocket endpoint of a venue (contract.md §C, docs/streams.md) on its API's HTTP server:
+ * frames in, hub subscriptions and frames out. The venue supplies its channels, symbols, `auth`
+ * check and error codes; the rules below are the same for both APIs.
+ *
+ * Limits (each documented): 50 subscriptions and 20 messages a second (bursts of 40) per connection,
+ * 10 invalid frames, 4 KiB a frame, 4 MiB of unsent frames (a client that does not read), 100
+ * connections per address. Past one: an error frame, then a close with 1008 and the reason. The
+ * server pings every 20 s and closes a connection it has heard nothing from for 60 s.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Logger } from '../lib/logger.ts';
+import { upgradeRefusalOf } from '../http/create-http-server.ts';
+import type { ChannelCatalog } from './stream-channels.ts';
+import { StreamRefusal, type StreamHub, type StreamSink } from './stream-hub.ts';
+
+export interface StreamCodes {
+  /** A frame that is not a valid message: bad JSON, unknown op or channel, a bad field. */
+  invalid: number;
+  unknownSymbol: number;
+  /** A private channel before a successful `auth`. */
+  authRequired: number;
+  rateLimited: number;
+  /** `since` not retained, or the stream restarted. */
+  gone: number;
+  /** The streams cannot be served just now (retry). */
+  unavailable: number;
+}
+
+export interface StreamLimits {
+  subscriptions: number;
+  messagesPerSecond: number;
+  burst: number;
+  invalidFrames: number;
+  maxFrameBytes: number;
+  maxBufferedBytes: number;
+  connectionsPerAddress: number;
+  pingMs: number;
+  idleMs: number;
+}
+
+export const DEFAULT_STREAM_LIMITS: StreamLimits = {
+  subscriptions: 50,
+  messagesPerSecond: 20,
+  burst: 40,
+  invalidFrames: 10,
+  maxFrameBytes: 4_096,
+  maxBufferedBytes: 4 * 1024 * 1024,
+  connectionsPerAddress: 100,
+  pingMs: 20_000,
+  idleMs: 60_000,
+};
+
+/** A refusal of `auth`, in the venue's words (its code and a message that names no secret). */
+export interface AuthRefusal {
+  code: number;
+  msg: string;
+}
+
+export interface StreamEndpointOptions {
+  /** Paths the endpoint answers (the service prefix included). */
+  paths: readonly string[];
+  hub: StreamHub;
+  catalog: ChannelCatalog;
+  isSymbol(symbol: string): boolean;
+  /** Checks an `auth` frame; resolves to the account whose private streams the connection may read. */
+  authenticate(frame: Record<string, unknown>, peer: string | undefined): Promise<{ account: string }>;
+  /** The venue's code and message for a failed `auth` (never a secret). */
+  authRefusal(err: unknown): AuthRefusal;
+  codes: StreamCodes;
+  limits?: Partial<StreamLimits>;
+  logger: Pick<Logger, 'info' | 'warn' | 'error'>;
+}
+
+const ID_MAX = 64;
+
+class FrameError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface StreamEndpoint {
+  /** Open connections (tests, metrics). */
+  connections(): number;
+  close(): Promise<void>;
+}
+
+export function attachStreamEndpoint(app: FastifyInstance, opts: StreamEndpointOptions): StreamEndpoint {
+  const limits = { ...DEFAULT_STREAM_LIMITS, ...opts.limits };
+  const { codes, hub, catalog, logger } = opts;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxFrameBytes, perMessageDeflate: false });
+  const perAddress = new Map<string, number>();
+  const paths = new Set(opts.paths);
+
+  function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    if (!paths.has(path)) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    // Production behind trusted proxies: a WebSocket that did not reach the proxy over TLS is refused like a request.
+    const refusal = upgradeRefusalOf(app, req);
+    if (refusal) {
+      socket.end(`HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(refusal.message)}\r\n\r\n${refusal.message}`);
+      return;
+    }
+    const peer = req.socket.remoteAddress ?? 'unknown';
+    const open = perAddress.get(peer) ?? 0;
+    if (open >= limits.connectionsPerAddress) {
+      socket.end('HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, peer));
+  }
+  app.server.on('upgrade', onUpgrade);
+  // Upgraded sockets would hold the HTTP server's close open: they go first.
+  app.addHook('preClose', async () => {
+    for (const ws of wss.clients) ws.close(1001, 'server shutting down');
+  });
+
+  function serve(ws: WebSocket, peer: string): void {
+    perAddress.set(peer, (perAddress.get(peer) ?? 0) + 1);
+    const subs = new Map<string, { channel: string; subject: string }>();
+    let account: string | undefined;
+    let authenticating = false;
+    let closed = false;
+    let invalid = 0;
+    let tokens = limits.burst;
+    let refilled = Date.now();
+    let heard = Date.now();
+    let queue: Promise<void> = Promise.resolve();
+
+    const send = (f: Buffer | string) => {
+      if (closed) return;
+      if (ws.bufferedAmount > limits.maxBufferedBytes) {
+        shut('too many unread messages: read faster or subscribe to less');
+        return;
+      }
+      // Text frames (contract.md §C), also for the hub's shared Buffers, which ws would send as binary.
+      ws.send(f, { binary: false });
+    };
+    const error = (id: unknown, code: number, msg: string) =>
+      send(JSON.stringify({ type: 'error', ...(id !== undefined ? { id } : {}), code, msg }));
+    const shut = (reason: string) => {
+      if (closed) return;
+      // Sent before the close frame, so the client reads the reason in the same place as every error.
+      ws.close(1008, reason.slice(0, 120));
+      cleanup();
+    };
+    const sink: StreamSink = {
+      send,
+      dropped(key) {
+        subs.delete(key);
+      },
+    };
+    const cleanup = () => {
+      if (closed) return;
+      closed = true;
+      clearInterval(timer);
+      for (const s of subs.values()) hub.unsubscribe(s.channel, s.subject, sink);
+      subs.clear();
+      const n = (perAddress.get(peer) ?? 1) - 1;
+      if (n <= 0) perAddress.delete(peer);
+      else perAddress.set(peer, n);
+    };
+
+    const timer = setInterval(() => {
+      if (Date.now() - heard > limits.idleMs) {
+        error(undefined, codes.invalid, `nothing received for ${limits.idleMs / 1000} s`);
+        shut(`silent for ${limits.idleMs / 1000} s`);
+        return;
+      }
+      ws.ping();
+    }, limits.pingMs);
+    timer.unref();
+
+    ws.on('pong', () => {
+      heard = Date.now();
+    });
+    ws.on('close', cleanup);
+    ws.on('error', (err) => {
+      logger.warn({ err: { message: err.message }, peer }, 'stream connection error');
+      cleanup();
+    });
+    ws.on('message', (raw, isBinary) => {
+      heard = Date.now();
+      const t = Date.now();
+      tokens = Math.min(limits.burst, tokens + ((t - refilled) / 1000) * limits.messagesPerSecond);
+      refilled = t;
+      if (tokens < 1) {
+        error(undefined, codes.rateLimited, `more than ${limits.messagesPerSecond} messages a second`);
+        shut('message rate limit exceeded');
+        return;
+      }
+      tokens -= 1;
+      let msg: Record<string, unknown>;
+      try {
+        if (isBinary) throw new FrameError(codes.invalid, 'binary frames are not accepted: send JSON text');
+        const parsed: unknown = JSON.parse(raw.toString());
+        if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new FrameError(codes.invalid, 'a message is a JSON object');
+        msg = parsed as Record<string, unknown>;
+      } catch (err) {
+        refuse(undefined, err instanceof FrameError ? err : new FrameError(codes.invalid, 'a message is a JSON object'));
+        return;
+      }
+      // One message at a time, in order: a subscribe sent right after `auth` sees its outcome.
+      queue = queue.then(() => handle(msg)).catch((err) => refuse(typeof msg.id === 'string' ? msg.id : undefined, err));
+    });
+
+    function refuse(id: unknown, err: unknown): void {
+      if (err instanceof FrameError) {
+        if (err.code === codes.invalid && ++invalid > limits.invalidFrames) {
+          error(id, err.code, err.message);
+          shut('too many invalid messages');
+          return;
+        }
+        error(id, err.code, err.message);
+        return;
+      }
+      if (err instanceof StreamRefusal) {
+        error(id, err.reason === 'gone' ? codes.gone : codes.unavailable, err.message);
+        return;
+      }
+      logger.error({ err }, 'stream endpoint: unexpected failure');
+      error(id, codes.unavailable, 'internal error');
+    }
+
+    async function handle(msg: Record<string, unknown>): Promise<void> {
+      const id = msg.id;
+      if (id !== undefined && (typeof id !== 'string' || id.length === 0 || id.length > ID_MAX)) {
+        throw new FrameError(codes.invalid, `id: a string of 1 to ${ID_MAX} characters`);
+      }
+      switch (msg.op) {
+        case 'ping':
+          send(JSON.stringify({ type: 'pong', ...(id !== undefined ? { id } : {}) }));
+          return;
+        case 'auth':
+          return auth(id as string | undefined, msg);
+        case 'subscribe':
+          return subscribe(id as string | undefined, msg);
+        case 'unsubscribe':
+          return unsubscribe(id as string | undefined, msg);
+        default:
+          throw new FrameError(codes.invalid, 'op: must be one of subscribe, unsubscribe, auth, ping');
+      }
+    }
+
+    async function auth(id: string | undefined, msg: Record<string, unknown>): Promise<void> {
+      if (account !== undefined || authenticating) throw new FrameError(codes.invalid, 'auth: this connection is already authenticated');
+      authenticating = true;
+      try {
+        const who = await opts.authenticate(msg, peer);
+        account = who.account;
+        send(JSON.stringify({ type: 'authenticated', ...(id !== undefined ? { id } : {}), account }));
+      } catch (err) {
+        const r = opts.authRefusal(err);
+        // The cause as the check worded it (never a secret or a signature), for the operator.
+        logger.info({ peer, code: r.code, reason: err instanceof Error ? err.message : String(err) }, 'stream auth refused');
+        throw new FrameError(r.code, r.msg);
+      } finally {
+        authenticating = false;
+      }
+    }
+
+    function target(msg: Record<string, unknown>): { channel: string; subject: string; symbol?: string; key: string; isPrivate: boolean } {
+      const channel = msg.channel;
+      if (typeof channel !== 'string') throw new FrameError(codes.invalid, 'channel: required');
+      const spec = catalog.get(channel);
+      if (spec === undefined) throw new FrameError(codes.invalid, `channel: unknown (one of ${catalog.list().map((c) => c.name).join(', ')})`);
+      if (spec.scope === 'private') {
+        if (msg.symbol !== undefined) throw new FrameError(codes.invalid, 'symbol: private channels take none');
+        if (account === undefined) throw new FrameError(codes.authRequired, 'auth first: private channels need an authenticated connection');
+        return { channel, subject: account, key: `${channel} ${account}`, isPrivate: true };
+      }
+      const symbol = msg.symbol;
+      if (typeof symbol !== 'string' || symbol.length === 0) throw new FrameError(codes.invalid, 'symbol: required for this channel');
+      if (symbol.length > 32 || !opts.isSymbol(symbol)) throw new FrameError(codes.unknownSymbol, 'symbol: unknown');
+      return { channel, subject: symbol, symbol, key: `${channel} ${symbol}`, isPrivate: false };
+    }
+
+    async function subscribe(id: string | undefined, msg: Record<string, unknown>): Promise<void> {
+      const t = target(msg);
+      const since = msg.since;
+      if (since !== undefined) {
+        if (!t.isPrivate) throw new FrameError(codes.invalid, 'since: private channels only');
+        if (typeof since !== 'number' || !Number.isSafeInteger(since) || since < 0) throw new FrameError(codes.invalid, 'since: a non-negative integer seq');
+      }
+      if (subs.has(t.key)) throw new FrameError(codes.invalid, 'already subscribed to this stream');
+      if (subs.size >= limits.subscriptions) {
+        error(id, codes.rateLimited, `more than ${limits.subscriptions} subscriptions`);
+        shut('subscription limit exceeded');
+        return;
+      }
+      subs.set(t.key, { channel: t.channel, subject: t.subject });
+      try {
+        await hub.subscribe({ id, channel: t.channel, subject: t.subject, symbol: t.symbol, since: since as number | undefined }, sink);
+      } catch (err) {
+        subs.delete(t.key);
+        throw err;
+      }
+      // The connection went while the snapshot was read.
+      if (closed) hub.unsubscribe(t.channel, t.subject, sink);
+    }
+
+    async function unsubscribe(id: string | undefined, msg: Record<string, unknown>): Promise<void> {
+      const t = target(msg);
+      if (!subs.has(t.key)) throw new FrameError(codes.invalid, 'not subscribed to this stream');
+      subs.delete(t.key);
+      hub.unsubscribe(t.channel, t.subject, sink);
+      send(JSON.stringify({ type: 'unsubscribed', ...(id !== undefined ? { id } : {}), channel: t.channel, ...(t.symbol !== undefined ? { symbol: t.symbol } : {}) }));
+    }
+  }
+
+  return {
+    connections: () => wss.clients.size,
+    async close() {
+      app.server.off('upgrade', onUpgrade);
+      for (const ws of wss.clients) ws.close(1001, 'server shutting down');
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,139 @@
+/**
+ * `tokex stock|perp|stream …` as a user runs them: the real `bin/tokex.mjs` in a child process
+ * against the whole stack, credentials from the stack's demo.json through DATA_DIR.
+ */
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseUnits } from 'viem';
+import { until } from '../support/poll.ts';
+import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+
+let t: TestStack;
+const wei = (amount: string) => parseUnits(amount, 18);
+
+function tokex(args: string[], opts: { lines?: number } = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { DATABASE_URL: _d, DATABASE_SCHEMA: _s, REDIS_URL: _r, ...env } = process.env;
+  const child = spawn(process.execPath, ['bin/tokex.mjs', ...args], { env: { ...env, DATA_DIR: t.dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  return new Promise((resolve) => {
+    child.stdout.on('data', (d) => {
+      stdout += String(d);
+      // A stream runs until stopped: stop it once it has printed enough.
+      if (opts.lines !== undefined && stdout.split('\n').filter(Boolean).length >= opts.lines) child.kill('SIGTERM');
+    });
+    child.stderr.on('data', (d) => (stderr += String(d)));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+beforeAll(async () => {
+  t = await startTestStack();
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+describe('tokex trading commands', () => {
+  it('stock quote: a table by default, the REST body with --json', async () => {
+    const human = await tokex(['stock', 'quote', 'AAPL', 'MSFT']);
+    expect(human.code).toBe(0);
+    expect(human.stdout.split('\n')[0]).toMatch(/^symbol\s+bid\s+ask\s+last\s+market\s+time$/);
+    expect(human.stdout).toMatch(/\nAAPL\s+\d/);
+    const json = await tokex(['stock', 'quote', 'AAPL', '--json']);
+    const [q] = JSON.parse(json.stdout);
+    expect(q).toMatchObject({ symbol: 'AAPL', marketStatus: 'open' });
+  });
+
+  it('perp: a signed limit order placed, listed and cancelled, the account read', async () => {
+    const mark = await until(async () => (await t.perpTrader!.get<Array<{ markPrice: string | null }>>('tickers', { symbol: 'BTC-USD' }))[0].markPrice, (m) => m !== null);
+    // As the API writes decimals: no trailing zero.
+    const price = String(Math.floor(Number(mark) * 0.97 * 10) / 10);
+    const placed = await tokex(['perp', 'order', 'buy', 'BTC-USD', '0.001', '--price', price, '--json']);
+    expect(placed.stderr).toBe('');
+    const order = JSON.parse(placed.stdout);
+    expect(order).toMatchObject({ status: 'NEW', orderId: expect.any(String) });
+    const open = JSON.parse((await tokex(['perp', 'orders', '--json'])).stdout);
+    expect(open.rows.map((r: { orderId: string }) => r.orderId)).toContain(order.orderId);
+    const human = await tokex(['perp', 'orders']);
+    expect(human.stdout).toContain(order.orderId);
+    expect(human.stdout).toContain(price);
+    expect((await tokex(['perp', 'cancel', order.orderId])).code).toBe(0);
+    const after = JSON.parse((await tokex(['perp', 'orders', '--json'])).stdout);
+    expect(after.rows.map((r: { orderId: string }) => r.orderId)).not.toContain(order.orderId);
+    const account = JSON.parse((await tokex(['perp', 'account', '--json'])).stdout);
+    expect(account).toMatchObject({ account: t.demo.wallets[0].address.toLowerCase(), asset: 'USDC' });
+  });
+
+  it('stock: One Click once, then cash in, a market buy and sell, a resting limit cancelled and cash out, each awaited', async () => {
+    const user = t.demo.stock.keys.writable.userAddress;
+    const json = async (args: string[]) => {
+      const r = await tokex([...args, '--json']);
+      expect(r.stderr, args.join(' ')).toBe('');
+      expect(r.code, args.join(' ')).toBe(0);
+      return JSON.parse(r.stdout);
+    };
+    const musd = async () => wei((await t.writable.get<any>(`/api/v1/users/${user}/balance`)).mUsdBalance.available);
+
+    expect(await json(['stock', 'oneclick'])).toMatchObject({ status: 'enabled', delegatee: expect.stringMatching(/^0x/) });
+
+    const before = await musd();
+    const deposit = await json(['stock', 'deposit', '500']);
+    expect(deposit).toMatchObject({ operationStatus: 'completed', kind: 'deposit', tokenAmount: '500', mUsdAmount: '500' });
+    expect((await musd()) - before).toBe(wei('500'));
+
+    const bought = await json(['stock', 'buy', 'AAPL', '--notional', '100']);
+    expect(bought).toMatchObject({ state: 'history', side: 'Buy', history: { status: 'FILLED' } });
+    expect(wei(bought.history.filledQuantity)).toBeGreaterThan(0n);
+    const sold = await json(['stock', 'sell', 'AAPL', '--quantity', '0.1']);
+    expect(sold).toMatchObject({ state: 'history', side: 'Sell', history: { status: 'FILLED', filledQuantity: '0.1' } });
+
+    // A limit far below the market rests; the command answers once it is open, and cancel waits for CANCELED.
+    const resting = await json(['stock', 'buy', 'AAPL', '--quantity', '1', '--price', '1']);
+    expect(resting).toMatchObject({ state: 'open', type: 'Limit', price: '1', openOrder: { status: 'OPEN' } });
+    const human = await tokex(['stock', 'cancel', resting.orderId]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(new RegExp(`^orderId\\s+${resting.orderId}$`, 'm'));
+    expect(human.stdout).toMatch(/^status\s+CANCELED$/m);
+
+    const beforeOut = await musd();
+    const withdrawal = await json(['stock', 'withdraw', '100']);
+    expect(withdrawal).toMatchObject({ operationStatus: 'completed', kind: 'withdrawal', tokenAmount: '100' });
+    expect(beforeOut - (await musd())).toBe(wei('100'));
+  });
+
+  it('perp: collateral deposited from the wallet and withdrawn to it, each awaited; the same client id answers the first withdrawal', async () => {
+    const balance = async () => wei((await t.perpTrader!.get<{ balance: string }>('account')).balance);
+    // The demo deposit of wallets[0] is credited at start-up: wait for it before measuring.
+    await until(balance, (b) => b > 0n);
+    const before = await balance();
+    const dep = await tokex(['perp', 'deposit', '40', '--json']);
+    expect(dep.stderr).toBe('');
+    expect(JSON.parse(dep.stdout)).toMatchObject({ status: 'CREDITED', amount: '40' });
+    expect((await balance()) - before).toBe(wei('40'));
+
+    const out = await tokex(['perp', 'withdraw', '25', '--client-id', 'cli-test-withdrawal-1', '--json']);
+    expect(out.stderr).toBe('');
+    const w = JSON.parse(out.stdout);
+    expect(w).toMatchObject({ clientWithdrawalId: 'cli-test-withdrawal-1', amount: '25', status: 'COMPLETED', txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
+    expect((await balance()) - before).toBe(wei('15'));
+    const again = JSON.parse((await tokex(['perp', 'withdraw', '25', '--client-id', 'cli-test-withdrawal-1', '--json'])).stdout);
+    expect(again).toEqual(w);
+    expect((await balance()) - before).toBe(wei('15'));
+  });
+
+  it('stream book: the snapshot and then updates, one JSON line each, seq + 1', async () => {
+    const r = await tokex(['stream', 'book', 'BTC-USD', '--json'], { lines: 3 });
+    const lines = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({ type: 'snapshot', data: { bids: expect.any(Array), asks: expect.any(Array) } });
+    expect(lines[1].type).toBe('update');
+    expect(lines[1].seq).toBe(lines[0].seq + 1);
+    expect(lines[2].seq).toBe(lines[0].seq + 2);
+  });
+
+  it('refuses a bad side with a one-line error and exit code 1', async () => {
+    const r = await tokex(['perp', 'order', 'hold', 'BTC-USD', '1']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: side: BUY or SELL/);
+  });
+});

@@ -1,0 +1,224 @@
+/**
+ * The web console in headless Chromium against the real embedded stack: live stock prices and a
+ * K-line chart, the perp book, and a perpetual limit order placed and cancelled from the page
+ * (checked through the perp REST API too), once over the live streams and once with every stream
+ * refused (the page polls REST). Also the read-only view, the demo-credential rule over real sockets
+ * (a non-loopback peer is refused, whatever its headers say), and the perp API's CORS answer. Every
+ * request the page makes goes to the stack's own two origins.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consoleRoutes } from '../../src/console/console-routes.ts';
+import { createHttpServer } from '../../src/http/create-http-server.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { stockEnvelope } from '../../src/stock/stock-envelope.ts';
+import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import { ARTIFACTS, SLOW, expectLiveMarkets, placeAndCancel } from '../support/console-page.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+
+/** The first IPv4 address of this machine that is not loopback, if it has one. */
+function externalIPv4(): string | undefined {
+  for (const addrs of Object.values(os.networkInterfaces())) {
+    for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return undefined;
+}
+
+describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
+  let t: TestStack;
+  let browser: Browser;
+  let stockOrigin: string;
+  let perpOrigin: string;
+
+  beforeAll(async () => {
+    // The perp API's default rate limit (120 a minute per key): the page must live within it.
+    t = await startTestStack();
+    stockOrigin = new URL(t.stack.stockBaseUrl!).origin;
+    perpOrigin = new URL(t.perpBaseUrl!).origin;
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.stop();
+  });
+
+  /** A fresh page recording where it sent requests and what went wrong in it. */
+  async function openConsole(setup?: (context: BrowserContext) => Promise<void>) {
+    const context = await browser.newContext({ viewport: { width: 1200, height: 1500 } });
+    await setup?.(context);
+    const page = await context.newPage();
+    const requested: string[] = [];
+    const pageErrors: string[] = [];
+    page.on('request', (r) => requested.push(r.url()));
+    page.on('websocket', (ws) => requested.push(ws.url()));
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
+    });
+    await page.goto(`${stockOrigin}/console`);
+    const origins = () => new Set(requested.map((u) => new URL(u.replace(/^ws/, 'http')).origin));
+    return { context, page, pageErrors, origins };
+  }
+
+  /** Another client of the same wallet trades: the tape and the Positions table follow, then the close. */
+  async function tradeAndClose(page: Page, shot: string): Promise<void> {
+    const trader = t.perpTrader!;
+    const wallet = privateKeyToAccount(t.demo.wallets[0].privateKey);
+    const bought = await trader.placeOrder<{ status: string; fills: Array<{ tradeId: string; price: string }> }>(wallet, { symbol: 'BTC-USD', side: 'BUY', type: 'MARKET', size: '0.001' });
+    expect(bought.status).toBe('FILLED');
+    const tape = page.getByRole('table', { name: 'Trades' });
+    const trade = tape.locator(`tr[data-trade-id="${bought.fills[0].tradeId}"]`);
+    await trade.waitFor(SLOW);
+    expect((await trade.getByRole('cell').allTextContents()).slice(1)).toEqual(['BUY', bought.fills[0].price, '0.001']);
+    const positions = page.getByRole('table', { name: 'Positions' });
+    const long = positions.getByRole('row').filter({ hasText: 'BTC-USD' });
+    await expect.poll(async () => (await long.getByRole('cell').allTextContents()).slice(0, 3), SLOW).toEqual(['BTC-USD', 'LONG', '0.001']);
+    await page.screenshot({ path: path.join(ARTIFACTS, `${shot}-position.png`), fullPage: true });
+    await trader.closePosition(wallet, { symbol: 'BTC-USD' });
+    await long.waitFor({ state: 'detached', ...SLOW });
+  }
+
+  it('serves its config and, to a loopback peer of the embedded anvil, the demo credentials; hidden from OpenAPI; the perp API answers its preflight', async () => {
+    const config = (await (await fetch(`${stockOrigin}/console/config`)).json()) as { code: number; data: any };
+    expect(config.code).toBe(200);
+    expect(config.data).toEqual({
+      chainId: t.demo.chainId,
+      stock: { baseUrl: t.stack.stockBaseUrl, wsUrl: t.demo.stock.wsUrl, product: t.demo.stock.product, symbols: ['AAPL', 'TSLA', 'NVDA', 'MSFT', 'SPY'] },
+      perp: { baseUrl: t.perpBaseUrl, wsUrl: t.demo.perp!.wsUrl, symbols: expect.arrayContaining(['BTC-USD']) },
+    });
+    const res = await fetch(`${stockOrigin}/console/demo`);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    const demo = (await res.json()) as { code: number; data: any };
+    expect(demo.code).toBe(200);
+    expect(demo.data).toEqual({ wallet: t.demo.wallets[0], stock: t.demo.stock.keys.writable, perp: t.demo.perp!.keys.trader });
+
+    // The browser is told to load and call nothing but the stack's own origins.
+    const html = await fetch(`${stockOrigin}/console`);
+    expect(html.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const csp = Object.fromEntries(html.headers.get('content-security-policy')!.split('; ').map((d) => [d.split(' ')[0], d.split(' ').slice(1)]));
+    expect(csp['default-src']).toEqual(["'none'"]);
+    expect(csp['script-src']).toEqual(["'self'"]);
+    expect(csp['connect-src']).toEqual(["'self'", t.demo.stock.wsUrl, perpOrigin, t.demo.perp!.wsUrl]);
+
+    const spec = (await (await fetch(`${stockOrigin}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(spec.paths).length).toBeGreaterThan(10);
+    expect(Object.keys(spec.paths).filter((p) => p.includes('console'))).toEqual([]);
+
+    const preflight = (origin: string) =>
+      fetch(`${t.perpBaseUrl}/v4/public/trader/orders/build`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,x-api-key,x-api-sign,x-api-ts,x-chain-id' },
+      });
+    const ok = await preflight(stockOrigin);
+    expect(ok.status).toBe(204);
+    expect(ok.headers.get('access-control-allow-origin')).toBe(stockOrigin);
+    expect(ok.headers.get('access-control-allow-headers')?.split(', ')).toEqual(expect.arrayContaining(['content-type', 'x-api-key', 'x-api-sign', 'x-api-ts', 'x-chain-id']));
+    expect(ok.headers.get('access-control-allow-credentials')).toBeNull();
+    expect((await preflight('https://evil.example')).headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('refuses the demo credentials with the stock envelope\'s 404 to a non-loopback peer, whatever X-Forwarded-For says', async () => {
+    // The stack's own app, with the peer a non-loopback address.
+    const injected = await t.stack.stockApi!.inject({ method: 'GET', url: '/console/demo', remoteAddress: '192.0.2.7', headers: { 'x-forwarded-for': '127.0.0.1' } });
+    expect(injected.statusCode).toBe(404);
+    expect(injected.json()).toEqual({ code: 404, errMsg: 'route: not found', uuid: expect.any(String) });
+    expect(injected.body).not.toContain(t.demo.perp!.keys.trader.apiSecret);
+
+    // And over a real socket from this machine's non-loopback address, behind a "trusted" proxy
+    // range that makes req.ip the header's 127.0.0.1: the socket's peer decides.
+    const ip = externalIPv4();
+    if (!ip) return;
+    const app = createHttpServer({ logger: createLogger({ level: 'silent' }), envelope: stockEnvelope, bodyLimitBytes: 1 << 20, trustedProxies: [`${ip}/32`] });
+    await app.register(consoleRoutes, { ctx: { config: t.config, endpoints: {}, symbols: [] } });
+    const address = await app.listen({ host: ip, port: 0 });
+    try {
+      const real = await fetch(`${address}/console/demo`, { headers: { 'x-forwarded-for': '127.0.0.1' } });
+      expect(real.status).toBe(404);
+      expect(await real.json()).toEqual({ code: 404, errMsg: 'route: not found', uuid: expect.any(String) });
+      // The same routes do answer a loopback peer: only the peer made the difference.
+      const control = await app.inject({ method: 'GET', url: '/console/demo', remoteAddress: '127.0.0.1' });
+      expect(control.json().data.perp).toEqual(t.demo.perp!.keys.trader);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('shows live prices, the perp book, and places and cancels a perpetual limit order over the streams', async () => {
+    const { context, page, pageErrors, origins } = await openConsole();
+    try {
+      await expect.poll(() => page.locator('#mode').textContent(), SLOW).toBe(`Demo wallet ${t.demo.wallets[0].address}: trading enabled.`);
+      await expectLiveMarkets(page, 'streams');
+      await expect.poll(() => page.locator('#feed-status').textContent(), SLOW).toBe('Live data: streaming.');
+      // The demo deposit is credited before the engine admits an order.
+      const balances = page.getByRole('table', { name: 'Balances' });
+      await expect.poll(() => balances.getByRole('row').filter({ hasText: 'Perp margin' }).getByRole('cell').nth(2).textContent(), SLOW).toMatch(/^[1-9]/);
+      await placeAndCancel(page, t.perpTrader!, 80n, 'streams');
+      await tradeAndClose(page, 'streams');
+      expect(await page.locator('#feed-status').textContent()).toBe('Live data: streaming.');
+      expect(await page.getByRole('alert').textContent()).toBe('');
+      expect(pageErrors).toEqual([]);
+      expect([...origins()].sort()).toEqual([stockOrigin, perpOrigin].sort());
+      // No credential reached the log.
+      const secrets = [t.demo.perp!.keys.trader.apiSecret, t.demo.stock.keys.writable.apiSecret, t.demo.wallets[0].privateKey.slice(2)];
+      expect(t.logs.filter((l) => secrets.some((s) => l.includes(s)))).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
+  it('falls back to polling REST when the streams cannot connect or refuse the subscriptions', async () => {
+    const { context, page, pageErrors, origins } = await openConsole(async (ctx) => {
+      // The stock stream never connects; the perp stream connects and refuses every message.
+      await ctx.routeWebSocket(/\/api\/v1\/ws$/, (ws) => ws.close({ code: 1011, reason: 'test: streams down' }));
+      await ctx.routeWebSocket(/\/v4\/public\/ws$/, (ws) =>
+        ws.onMessage((m) => {
+          const frame = JSON.parse(String(m)) as { id?: string };
+          ws.send(JSON.stringify({ type: 'error', id: frame.id, code: 40001, msg: 'test: refused' }));
+        }),
+      );
+    });
+    try {
+      await expect.poll(() => page.locator('#feed-status').textContent(), SLOW).toMatch(/^Live data: streams unavailable, polling the REST APIs instead for /);
+      await expectLiveMarkets(page, 'polling');
+      await placeAndCancel(page, t.perpTrader!, 79n, 'polling');
+      await tradeAndClose(page, 'polling');
+      expect(await page.locator('#feed-status').textContent()).toMatch(/^Live data: streams unavailable, polling/);
+      expect(await page.getByRole('alert').textContent()).toBe('');
+      expect(pageErrors).toEqual([]);
+      expect([...origins()].sort()).toEqual([stockOrigin, perpOrigin].sort());
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
+  it('is read-only, from the public streams, when the demo credentials are refused', async () => {
+    const { context, page, pageErrors, origins } = await openConsole(async (ctx) => {
+      // What a non-loopback browser gets (the refusal itself is tested above over real sockets).
+      await ctx.route('**/console/demo', (r) => r.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ code: 404, errMsg: 'route: not found', uuid: 'x' }) }));
+    });
+    try {
+      await expect.poll(() => page.locator('#mode').textContent(), SLOW).toMatch(/^Read-only view: public market data from the streams only\./);
+      const last = page.getByRole('table', { name: 'Stock markets' }).getByRole('row').filter({ hasText: 'TSLA' }).getByRole('cell').first();
+      await expect.poll(() => last.textContent(), SLOW).toMatch(/^\d+\.\d{2}$/);
+      const first = await last.textContent();
+      await expect.poll(() => last.textContent(), SLOW).not.toBe(first);
+      const book = page.getByRole('table', { name: 'Order book' });
+      await expect.poll(() => book.getByRole('row').filter({ hasText: /^bid/ }).count(), SLOW).toBeGreaterThanOrEqual(2);
+      expect(await page.getByRole('button', { name: 'Place order' }).count()).toBe(0);
+      expect(await page.getByRole('table', { name: 'Open orders' }).count()).toBe(0);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'read-only.png'), fullPage: true });
+      expect(await page.getByRole('alert').textContent()).toBe('');
+      expect(pageErrors).toEqual([]);
+      expect([...origins()].every((o) => o === stockOrigin || o === perpOrigin)).toBe(true);
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
+});
