@@ -4,10 +4,11 @@ import { createLogger, flushLogger } from '../lib/logger.ts';
 import { startStack } from './stack.ts';
 import { isLoopbackHost } from '../http/tls-options.ts';
 
-export async function runStack(role: Role): Promise<void> {
+export async function runStack(roles: Role | readonly Role[]): Promise<void> {
+  const role = typeof roles === 'string' ? roles : roles.join(',');
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel });
-  const stack = await startStack(config, { role, logger });
+  const stack = await startStack(config, { role: roles, logger });
 
   const lines = [`tokex ${role} running`];
   if (stack.stockBaseUrl) {

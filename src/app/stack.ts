@@ -20,6 +20,7 @@ import { startChain } from './chain-wiring.ts';
 import { demoFilePath, writeDemoFile, type DemoFile } from './demo-file.ts';
 import { createStackContext, type StartRole } from './stack-context.ts';
 import { createStopList } from './stop-list.ts';
+import { leasedRole } from './leased-role.ts';
 import { apiTransportFor, reloadServerTls, type TlsReloadResult } from '../http/tls-options.ts';
 import type { Server as HttpsServer } from 'node:https';
 import { openAppDatabase, openKeyService } from './storage-wiring.ts';
@@ -36,12 +37,13 @@ import { startPerpEngineRole } from './roles/perp-engine-role.ts';
  * the same process read its live quotes instead of the table.
  */
 const ROLE_MODULES: ReadonlyArray<readonly [Exclude<Role, 'all'>, StartRole]> = [
-  ['marketdata', startMarketDataRole],
-  ['indexer', startIndexerRole],
-  ['executor', startExecutorRole],
-  ['relayer', startRelayerRole],
+  // The singletons run under a lease each: a second copy waits on stand-by (docs/deployment.md).
+  ['marketdata', leasedRole('marketdata', startMarketDataRole)],
+  ['indexer', leasedRole('indexer', startIndexerRole)],
+  ['executor', leasedRole('executor', startExecutorRole)],
+  ['relayer', leasedRole('relayer', startRelayerRole)],
   // Before the perp API: a process running both serves the engine to it in process.
-  ['perp-engine', startPerpEngineRole],
+  ['perp-engine', leasedRole('perp-engine', startPerpEngineRole)],
   ['stock-api', startStockApiRole],
   ['perp-api', startPerpApiRole],
 ];

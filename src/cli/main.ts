@@ -2,9 +2,9 @@
  * The `tokex` command line: `start` runs the stack (or one role of it), `keys` administers API keys,
  * `marketdata` maintains the simulator's data, and `stock`, `perp` and `stream` trade (trade-command.ts).
  */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { AppError } from '../errors/app-error.ts';
-import { ROLES } from '../config/app-config.ts';
+import { ROLES, type Role } from '../config/app-config.ts';
 import { keysCommand } from './keys-command.ts';
 import { marketDataCommand } from './marketdata-command.ts';
 import { tradeCommands } from './trade-command.ts';
@@ -13,8 +13,16 @@ const program = new Command('tokex').description('tokenized-stock and perpetual 
 
 program
   .command('start')
-  .description('start the embedded stack (default) or one role of it')
-  .addOption(new Option('--role <role>', 'which part to run').choices([...ROLES]).default('all'))
+  .description('start the embedded stack (default), one role of it, or several (comma-separated)')
+  .addOption(
+    new Option('--role <roles>', `which parts to run: ${ROLES.join(', ')}; several as a,b`)
+      .argParser((value): Role[] => {
+        const roles = value.split(',').map((r) => r.trim());
+        for (const r of roles) if (!(ROLES as readonly string[]).includes(r)) throw new InvalidArgumentError(`${r}: not a role (${ROLES.join(', ')})`);
+        return roles as Role[];
+      })
+      .default(['all'] as Role[], 'all'),
+  )
   .action(async (o) => {
     // A fresh clone has no generated ABIs until the contracts are compiled, and the stack imports
     // them: compile first (a no-op when contracts/ is unchanged), then load the stack.

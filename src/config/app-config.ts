@@ -145,6 +145,11 @@ export interface AppConfig {
     engineStream?: string;
   };
   executor: ExecutorSettings;
+  /**
+   * `LEASE_TTL_MS`: how long a singleton role's lease outlives its holder's last renewal before a
+   * waiting copy takes over (default 10 000; docs/deployment.md "Leases").
+   */
+  leaseTtlMs: number;
   /** How long a tx-recording request waits for the indexer to reach the transaction's block. */
   indexWaitMs: number;
   /** One Click relaying (docs/one-click.md). */
@@ -279,6 +284,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       engineStream: envString(env, 'PERP_ENGINE_STREAM'),
     },
     executor: loadExecutorSettings(env),
+    leaseTtlMs: envInt(env, 'LEASE_TTL_MS', 10_000, 500),
     indexWaitMs: envInt(env, 'INDEX_WAIT_MS', 10_000),
     relay: {
       waitMs: envInt(env, 'RELAY_WAIT_MS', 30_000),

@@ -29,6 +29,7 @@ const APP_TABLES = [
   'chain_blocks',
   'chain_events',
   'indexer_checkpoints',
+  'leases',
   'meta',
   'perp_api_key_nonces',
   'perp_candles',

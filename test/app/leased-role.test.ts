@@ -1,0 +1,62 @@
+/**
+ * A singleton role under its lease (src/app/leased-role.ts), in process on one SQLite file: the
+ * second copy waits, takes over when the first stops, stops its work when the lease is taken from
+ * it and takes it back when free again; a stop while holding returns and frees the lease.
+ */
+import { sql } from 'kysely';
+import { afterEach, expect, it } from 'vitest';
+import { leasedRole } from '../../src/app/leased-role.ts';
+import type { StackContext } from '../../src/app/stack-context.ts';
+import { readLease } from '../../src/storage/lease-store.ts';
+import type { Db } from '../../src/storage/database.ts';
+import { openTestSqlite } from '../support/test-databases.ts';
+
+const TTL = 500;
+const quiet = { info() {}, warn() {}, error() {} };
+let db: Db | undefined;
+afterEach(async () => {
+  await db?.close();
+  db = undefined;
+});
+
+async function until(what: string, done: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 20 * TTL;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, TTL / 10));
+  }
+}
+
+it('a stand-by copy takes over on a clean stop and after a lost lease, and stops promptly while holding', async () => {
+  db = await openTestSqlite();
+  const ctx = { db, logger: quiet, config: { leaseTtlMs: TTL } } as unknown as StackContext;
+  const log: string[] = [];
+  const role = (copy: string) =>
+    leasedRole('singleton', async () => {
+      log.push(`${copy} started`);
+      return async () => void log.push(`${copy} stopped`);
+    });
+
+  const stopA = await role('a')(ctx);
+  const stopB = await role('b')(ctx);
+  expect(log).toEqual(['a started']);
+  expect((await readLease(db, 'role:singleton'))!.token).toBe(1n);
+
+  // A clean stop frees the lease: the stand-by takes it at its next look, with the next token.
+  await stopA();
+  await until('b takes over', () => log.includes('b started'));
+  expect(log).toEqual(['a started', 'a stopped', 'b started']);
+  expect((await readLease(db, 'role:singleton'))!.token).toBe(2n);
+
+  // Someone else holds the row now (token 3): b stops its work and waits again.
+  await sql`update leases set holder = 'elsewhere:1:00', token = 3 where name = 'role:singleton'`.execute(db.kysely);
+  await until('b stops', () => log.includes('b stopped'));
+  // Freed again: b comes back, under token 4.
+  await sql`update leases set holder = '' where name = 'role:singleton'`.execute(db.kysely);
+  await until('b is back', () => log.filter((l) => l === 'b started').length === 2);
+  expect((await readLease(db, 'role:singleton'))!.token).toBe(4n);
+
+  await stopB();
+  expect(log).toEqual(['a started', 'a stopped', 'b started', 'b stopped', 'b started', 'b stopped']);
+  expect((await readLease(db, 'role:singleton'))!.holder).toBe('');
+});

@@ -1,0 +1,183 @@
+/**
+ * The singleton lease (src/storage/lease-keeper.ts) on SQLite and PostgreSQL: one holder at a time,
+ * a holder cut off from the database stops before a waiter takes over, a clean release or a dead
+ * process on this host hands over at once, and racing waiters cannot both win.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import os from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { performance } from 'node:perf_hooks';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../../src/storage/database.ts';
+import { createLeaseKeeper, type HeldLease } from '../../src/storage/lease-keeper.ts';
+import { insertLease, readLease } from '../../src/storage/lease-store.ts';
+import { uniqueSchemaName } from '../support/test-databases.ts';
+
+const TTL = 600;
+const quiet = { info() {}, warn() {}, error() {} };
+
+/** Two handles on one database, as two processes would have; the second can be cut off by closing it. */
+interface Pair {
+  a: Db;
+  b: Db;
+  dispose(): Promise<void>;
+}
+
+const engines: Array<{ name: string; open(): Promise<Pair> }> = [
+  {
+    name: 'sqlite',
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'tokex-lease-'));
+      const file = join(dir, 'app.sqlite');
+      const a = await openDatabase({ sqlitePath: file });
+      const b = await openDatabase({ sqlitePath: file });
+      return {
+        a,
+        b,
+        async dispose() {
+          await Promise.all([a.close(), b.close()]);
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+  ...(process.env.DATABASE_URL
+    ? [
+        {
+          name: 'postgres',
+          async open(): Promise<Pair> {
+            const url = process.env.DATABASE_URL!;
+            const schema = uniqueSchemaName('lease');
+            const a = await openDatabase({ url, schema });
+            const b = await openDatabase({ url, schema, migrate: false });
+            return {
+              a,
+              b,
+              async dispose() {
+                await b.close();
+                await sql`drop schema if exists ${sql.id(schema)} cascade`.execute(a.kysely);
+                await a.close();
+              },
+            };
+          },
+        },
+      ]
+    : []),
+];
+
+/** Looks every TTL/10 until `look` answers a lease; fails after `limitMs`. */
+async function acquireWithin(look: () => Promise<HeldLease | undefined>, limitMs: number): Promise<HeldLease> {
+  const deadline = performance.now() + limitMs;
+  for (;;) {
+    const lease = await look();
+    if (lease) return lease;
+    if (performance.now() > deadline) throw new Error(`no lease within ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, TTL / 10));
+  }
+}
+
+const held: HeldLease[] = [];
+const pairs: Pair[] = [];
+afterEach(async () => {
+  for (const h of held.splice(0)) await h.release().catch(() => {});
+  for (const p of pairs.splice(0)) await p.dispose().catch(() => {});
+});
+
+async function openPair(engine: (typeof engines)[number]): Promise<Pair> {
+  const pair = await engine.open();
+  pairs.push(pair);
+  return pair;
+}
+
+describe.each(engines)('singleton lease ($name)', (engine) => {
+  it('one holder at a time: a second keeper waits while the first renews', async () => {
+    const { a, b } = await openPair(engine);
+    const first = createLeaseKeeper({ db: a, name: 'role:x', ttlMs: TTL, logger: quiet, holder: 'host-a:1:aa' });
+    const second = createLeaseKeeper({ db: b, name: 'role:x', ttlMs: TTL, logger: quiet, holder: 'host-b:1:bb' });
+    const lease = (await first.tryAcquire())!;
+    held.push(lease);
+    expect(lease.token).toBe(1n);
+    // Three TTLs of looking while the holder renews: never taken.
+    const until = performance.now() + 3 * TTL;
+    while (performance.now() < until) {
+      expect(await second.tryAcquire()).toBeUndefined();
+      await new Promise((r) => setTimeout(r, TTL / 10));
+    }
+    const row = (await readLease(a, 'role:x'))!;
+    expect(row.holder).toBe('host-a:1:aa');
+    expect(row.token).toBe(1n);
+    expect(row.beat).toBeGreaterThan(3n);
+  });
+
+  it('a holder cut off from the database stops before the waiter takes over, with the next fencing token', async () => {
+    const { a, b } = await openPair(engine);
+    const cutOff = createLeaseKeeper({ db: b, name: 'role:y', ttlMs: TTL, logger: quiet, holder: 'host-b:1:bb' });
+    const waiter = createLeaseKeeper({ db: a, name: 'role:y', ttlMs: TTL, logger: quiet, holder: 'host-a:1:aa' });
+    const lease = (await cutOff.tryAcquire())!;
+    let lostAt = 0;
+    const lost = lease.lost.then((reason) => {
+      lostAt = performance.now();
+      return reason;
+    });
+    await b.close();
+    const taken = await acquireWithin(() => waiter.tryAcquire(), 10 * TTL);
+    const takenAt = performance.now();
+    held.push(taken);
+    expect(await lost).toMatch(/^not renewed for/);
+    // The old holder counted its lease lost at least TTL/2 before the take-over (less a look's slack).
+    expect(takenAt - lostAt).toBeGreaterThanOrEqual(TTL / 2 - TTL / 10);
+    expect(taken.token).toBe(2n);
+    expect((await readLease(a, 'role:y'))!.holder).toBe('host-a:1:aa');
+  });
+
+  it('a holder whose row was taken over learns it at its next renewal', async () => {
+    const { a, b } = await openPair(engine);
+    const lease = (await createLeaseKeeper({ db: a, name: 'role:z', ttlMs: TTL, logger: quiet, holder: 'host-a:1:aa' }).tryAcquire())!;
+    // An operator (or a waiter that saw it silent) moves the row on: token 2.
+    await sql`update leases set holder = 'host-b:1:bb', token = 2 where name = 'role:z'`.execute(b.kysely);
+    expect(await lease.lost).toBe('taken over by another holder');
+    expect((await readLease(a, 'role:z'))!.token).toBe(2n);
+  });
+
+  it('a released lease, or one whose holder process on this host is gone, is taken at the next look', async () => {
+    const { a, b } = await openPair(engine);
+    const first = createLeaseKeeper({ db: a, name: 'role:r', ttlMs: 60_000, logger: quiet, holder: 'host-a:1:aa' });
+    const next = createLeaseKeeper({ db: b, name: 'role:r', ttlMs: 60_000, logger: quiet });
+    const lease = (await first.tryAcquire())!;
+    expect(await next.tryAcquire()).toBeUndefined();
+    await lease.release();
+    const after = (await next.tryAcquire())!;
+    held.push(after);
+    expect(after.token).toBe(2n);
+
+    // A process of this host that has exited (a kill -9 before a restart): no TTL to wait.
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString();
+    await insertLease(a, 'role:gone', `${os.hostname()}:${dead}:0badc0de`, Date.now());
+    const restarted = (await createLeaseKeeper({ db: b, name: 'role:gone', ttlMs: 60_000, logger: quiet }).tryAcquire())!;
+    held.push(restarted);
+    expect(restarted.token).toBe(2n);
+
+    // A live holder on another host is never guessed dead.
+    await insertLease(a, 'role:remote', `other-host:${dead}:0badc0de`, Date.now());
+    expect(await createLeaseKeeper({ db: b, name: 'role:remote', ttlMs: 60_000, logger: quiet }).tryAcquire()).toBeUndefined();
+  });
+
+  it('waiters racing for a silent lease: exactly one wins', async () => {
+    const { a, b } = await openPair(engine);
+    await insertLease(a, 'role:race', 'other-host:1:dead', Date.now());
+    const waiters = Array.from({ length: 8 }, (_, i) => createLeaseKeeper({ db: i % 2 ? a : b, name: 'role:race', ttlMs: TTL, logger: quiet, holder: `w${i}:1:0${i}` }));
+    for (const w of waiters) expect(await w.tryAcquire()).toBeUndefined();
+    // Every waiter has now seen the same (token, beat); after a TTL all try at once.
+    const start = performance.now();
+    while (performance.now() - start < TTL) await new Promise((r) => setTimeout(r, TTL / 10));
+    const results = await Promise.all(waiters.map((w) => w.tryAcquire()));
+    const winners = results.filter((r): r is HeldLease => r !== undefined);
+    held.push(...winners);
+    expect(winners).toHaveLength(1);
+    expect(winners[0].token).toBe(2n);
+    expect((await readLease(a, 'role:race'))!.holder).toBe(winners[0].holder);
+  });
+});

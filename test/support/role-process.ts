@@ -1,0 +1,46 @@
+/**
+ * One `tokex start --role …` as a real OS process, for the scale-out tests: resolves once its
+ * banner is printed, keeps everything it printed for assertions and failure messages.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+
+export interface RoleProcess {
+  label: string;
+  child: ChildProcess;
+  /** Everything printed so far (stdout and stderr). */
+  output(): string;
+  /** The base URL an API role printed, `http://host:port`. */
+  baseUrl(venue: 'stock' | 'perp'): string;
+  /** SIGKILL, resolved once the process is gone. */
+  kill(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function startRoleProcess(roles: string, env: NodeJS.ProcessEnv, label = roles): Promise<RoleProcess> {
+  const child = spawn(process.execPath, ['bin/tokex.mjs', 'start', '--role', roles], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const handle: RoleProcess = {
+    label,
+    child,
+    output: () => out,
+    baseUrl(venue) {
+      const re = venue === 'stock' ? /stock API\s+(https?:\/\/[^\s]+)\/api\/v1/ : /perp API\s+(https?:\/\/[^\s]+)\/v4\/public\/trader/;
+      const m = re.exec(out);
+      if (!m) throw new Error(`${label}: no ${venue} API in its banner`);
+      return m[1];
+    },
+    kill(signal = 'SIGKILL') {
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
+      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      child.kill(signal);
+      return exited;
+    },
+  };
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes(`tokex ${roles} running`) && out.includes('Ctrl-C')) resolve(handle);
+    });
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (code) => reject(new Error(`${label} exited with ${code}: ${out.slice(-3000)}`)));
+  });
+}
