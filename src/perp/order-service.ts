@@ -316,10 +316,17 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       // order done, and is answered the cancel instead.
       const { result: r, appliedAt } = await submitOnce(once, cmd, idempotencyKey, async () => {
         live = venue.engine().getOrder(orderId);
-        const history = live ? undefined : await getOrder(db, orderId);
-        const owner = live?.account ?? history?.account;
-        if (owner !== account) throw new NotFoundError('order');
-        if (!live) throw new RejectedError('ORDER_NOT_OPEN', `order ${orderId} is ${history!.status}`);
+        if (live) {
+          if (live.account !== account) throw new NotFoundError('order');
+          return;
+        }
+        // Not in this instance's engine view. With the engine in another process that view is a
+        // replica, a moment behind: an order placed through another instance may be open without
+        // being here yet. Only a done order is refused here; anything else goes to the engine,
+        // which owns the answer (no such order of this account, or not open).
+        const history = await getOrder(db, orderId);
+        if (history && history.account !== account) throw new NotFoundError('order');
+        if (history && history.status !== 'NEW' && history.status !== 'PARTIALLY_FILLED') throw new RejectedError('ORDER_NOT_OPEN', `order ${orderId} is ${history.status}`);
       });
       if (!r.ok) throw engineError(r);
       // The cancel's own time, the same on a retry (the journalled one).

@@ -239,7 +239,8 @@ describe.runIf(ENABLED)('singleton roles under leases, as real processes', () =>
     expect(new Set(ours.map((w) => w.txHash)).size).toBe(18);
     const collateralAfter = await pub.readContract({ address: collateral, abi: erc20Abi, functionName: 'balanceOf', args: [perpAccount.address] });
     expect(collateralAfter - collateralBefore).toBe(parseUnits('90', decimals));
-    const account = await reads[0].get<any>('account');
+    // Each perp API reads from its own replica of the journal, a moment behind the engine.
+    const account = await until('the last payment on the replica', () => reads[0].get<any>('account'), (a) => a.withdrawn === '90');
     expect(account).toMatchObject({ deposited: '1000', withdrawn: '90' });
     const positions = await reads[1].get<any>('positions', { symbol: 'AAPL-USD' });
     expect(positions.rows[0]).toMatchObject({ side: 'LONG', size: String(perpFilled) });
@@ -253,4 +254,65 @@ describe.runIf(ENABLED)('singleton roles under leases, as real processes', () =>
     expect(msftAfter - msftBefore).toBe(filled);
     console.log(`topology: leases taken over in ${Math.round(takeover1)} ms and ${Math.round(takeover2)} ms after SIGKILL; 3 stock orders, 9 perp orders, 18 withdrawals, each done once`);
   }, 400_000);
+
+  it('races across two instances: 100 One Click cash withdrawals and 100 perp orders against one balance admit exactly floor(balance / amount)', async () => {
+    const worker = (label: string) => processes.find((p) => p.label === label)!;
+    const demo = JSON.parse(fs.readFileSync(path.join(dataDir, 'demo.json'), 'utf8')) as DemoFile;
+    const chain = { id: demo.chainId, name: 'anvil', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [anvil.rpcUrl] } } };
+    const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl) });
+    const c = demo.stock.contracts;
+
+    // Stock: the writable demo key's wallet withdraws its exchange cash with One Click, 100 times at
+    // once through both instances; the Cashier debits each against the free balance on chain.
+    const stock = ['stock-api-1', 'stock-api-2'].map((l) => new StockClient({ baseUrl: worker(l).baseUrl('stock'), chainId: demo.chainId, ...demo.stock.keys.writable }));
+    const account = privateKeyToAccount(DEMO_WALLETS[0].privateKey);
+    await stock[0].enableOneClick(account);
+    const cashierAbi = parseAbi(['function balanceOf(address) view returns (uint256)', 'function toMusd(address token, uint256 tokenAmount) view returns (uint256)']);
+    const free = await pub.readContract({ address: c.cashier, abi: cashierAbi, functionName: 'balanceOf', args: [account.address] });
+    const cashDecimals = await pub.readContract({ address: c.cashToken, abi: erc20Abi, functionName: 'decimals' });
+    const per = await pub.readContract({ address: c.cashier, abi: cashierAbi, functionName: 'toMusd', args: [c.cashToken, parseUnits('3', cashDecimals)] });
+    const expected = Number(free / per);
+    expect(expected).toBeGreaterThan(0);
+    expect(expected).toBeLessThan(100);
+    const sends = await Promise.allSettled(Array.from({ length: 100 }, (_, i) => stock[i % 2].sendCashWithdrawal({ tokenAddress: c.cashToken, tokenAmount: '3' })));
+    const outcome = (r: PromiseSettledResult<{ status: string }>) => (r.status === 'fulfilled' ? r.value.status : `refused ${(r.reason as { code?: number }).code}`);
+    const tally = sends.map(outcome).reduce<Record<string, number>>((m, k) => ({ ...m, [k]: (m[k] ?? 0) + 1 }), {});
+    expect(tally.mined).toBe(expected);
+    expect(await pub.readContract({ address: c.cashier, abi: cashierAbi, functionName: 'balanceOf', args: [account.address] })).toBe(free - per * BigInt(expected));
+
+    // Perp: 100 resting orders at once through both instances against one account's free
+    // collateral; each reserves the same margin, so exactly floor(free / margin) are admitted.
+    const perpUrls = ['perp-api-1', 'perp-api-2'].map((l) => worker(l).baseUrl('perp'));
+    const trader = privateKeyToAccount(DEMO_WALLETS[2].privateKey);
+    const keys = await Promise.all(perpUrls.map((u, i) => PerpClient.createApiKey(u, trader, { label: `admission ${i}`, permissions: ['READ', 'TRADE', 'TRANSFER'], chainId: demo.chainId })));
+    const perp = perpUrls.map((u, i) => PerpClient.forKey(u, keys[i], demo.chainId));
+    await perp[0].depositCollateral(trader, '1000', { timeoutMs: 90_000 });
+    // Read from one instance throughout: each reads its own replica of the journal; an answer waits
+    // for the replica of the instance that gave it, another instance's may be a moment behind.
+    await until('the deposit credited', () => perp[0].get<any>('account'), (a) => a.deposited === '1000');
+    const [inst] = await perp[0].get<any[]>('instruments', { symbol: 'AAPL-USD' });
+    const book = await until('a perp book', () => perp[0].get<any>('depth', { symbol: 'AAPL-USD' }), (d) => d.bids.length > 0);
+    // Far below the book (a tenth under its lowest bid, on the tick), so none of them fills.
+    const tickDecimals = (inst.tickSize.split('.')[1] ?? '').length;
+    const tick = parseUnits(inst.tickSize, tickDecimals);
+    const low = (parseUnits(book.bids.at(-1)[0], tickDecimals) * 9n) / 10n / tick * tick;
+    const price = (Number(low) / 10 ** tickDecimals).toFixed(tickDecimals);
+    const order = { symbol: 'AAPL-USD', side: 'BUY' as const, type: 'LIMIT' as const, size: '1', price, timeInForce: 'GTC' as const };
+    const before = await perp[0].get<any>('account');
+    const probe = await perp[0].placeOrder<any>(trader, order);
+    const during = await perp[0].get<any>('account');
+    const margin = parseUnits(before.freeCollateral, 6) - parseUnits(during.freeCollateral, 6);
+    expect(margin).toBeGreaterThan(0n);
+    await perp[1].delete(`orders/${probe.orderId}`);
+    const freeNow = parseUnits((await until('the probe cancelled', () => perp[0].get<any>('account'), (a) => a.freeCollateral === before.freeCollateral)).freeCollateral, 6);
+    const admittable = Number(freeNow / margin);
+    const placed = await Promise.allSettled(Array.from({ length: 100 }, (_, i) => perp[i % 2].placeOrder<any>(trader, order)));
+    const admitted = placed.filter((r) => r.status === 'fulfilled');
+    const refused = placed.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => (r.reason as { code?: number }).code);
+    expect(admitted).toHaveLength(admittable);
+    expect(refused).toEqual(Array(100 - admittable).fill(51001));
+    const open = await perp[0].get<any>('orders/open', { symbol: 'AAPL-USD' });
+    expect(open.total).toBe(admittable);
+    console.log(`races: ${expected} of 100 One Click withdrawals mined (${JSON.stringify(tally)}); ${admittable} of 100 perp orders admitted, ${100 - admittable} refused 51001`);
+  }, 300_000);
 });
