@@ -40,7 +40,24 @@ interface Ready {
   keys: Array<{ apiKey: string; apiSecret: string }>;
 }
 
-async function serve(addresses: string[]): Promise<void> {
+/** Answers the parent's `cpu` and `stop` messages for a server child. */
+function serveControl(stop: () => Promise<void>): void {
+  process.on('message', async (m: any) => {
+    // The loop's busy time counts a synchronous SQLite commit waiting on fsync; CPU time does not.
+    if (m === 'cpu') process.send?.({ cpu: process.cpuUsage(), elu: nodePerformance.eventLoopUtilization() });
+    if (m === 'stop') {
+      await stop();
+      process.exit(0);
+    }
+  });
+}
+
+/**
+ * The engine's side: sequencer journalling to `dbPath`, projector, the mark, the wallets' deposits
+ * and API keys. With `prefix` (two-apis topology) it serves the engine over Redis Streams and
+ * answers no HTTP; otherwise it also serves the perp API in process.
+ */
+async function serve(dbPath: string, masterHex: string, prefix: string, addresses: string[]): Promise<void> {
   const { createApiKeyService } = await import('../src/auth/api-key-service.ts');
   const { createMemoryNonceStore } = await import('../src/auth/nonce-store.ts');
   const { createSecretBox } = await import('../src/auth/secret-box.ts');
@@ -50,9 +67,10 @@ async function serve(addresses: string[]): Promise<void> {
   const { createPerpProjector } = await import('../src/perp/projection/perp-projector.ts');
   const { createInProcessGateway } = await import('../src/perp/sequencer/engine-gateway.ts');
   const { EngineSequencer } = await import('../src/perp/sequencer/engine-sequencer.ts');
+  const { perpStreams, serveEngineOverRedis } = await import('../src/perp/sequencer/redis-stream-transport.ts');
+  const { openRedis } = await import('../src/storage/redis-client.ts');
   const { openDatabase } = await import('../src/storage/database.ts');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-perp-bench-'));
-  const db = await openDatabase({ sqlitePath: path.join(dir, 'bench.sqlite') });
+  const db = await openDatabase({ sqlitePath: dbPath });
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info' });
   const sequencer = new EngineSequencer({ db, logger });
   await sequencer.start();
@@ -60,12 +78,26 @@ async function serve(addresses: string[]): Promise<void> {
   const projector = createPerpProjector({ db, gateway, feeAccount: sequencer.engine.feeAccountAddress, logger });
   await projector.start();
   await gateway.submit({ kind: 'setMarkPrice', id: 'bench-mark', ts: Date.now(), symbol: SYMBOL, markPriceTicks: 20_000, indexPriceTicks: 20_000 });
-  const keys = createApiKeyService({ db, secretBox: createSecretBox(randomBytes(32)), cacheTtlMs: 60_000 });
+  const keys = createApiKeyService({ db, secretBox: createSecretBox(Buffer.from(masterHex, 'hex')), cacheTtlMs: 60_000 });
   const created: Ready['keys'] = [];
   for (const address of addresses) {
     await gateway.submit({ kind: 'deposit', id: `bench-dep-${address}`, ts: Date.now(), account: address.toLowerCase(), amount: 10_000_000n * 1_000_000n });
     const { key, apiSecret } = await keys.create({ api: 'perp', permissions: ['READ', 'TRADE'], ipWhitelist: [], chainId: CHAIN_ID, userAddress: address, label: 'bench' });
     created.push({ apiKey: key.apiKey, apiSecret });
+  }
+  if (prefix !== '-') {
+    const redis = openRedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null, lazyConnect: true }, logger, 'perp bench engine');
+    await redis.connect();
+    const served = await serveEngineOverRedis(sequencer, redis, perpStreams(prefix));
+    process.send?.({ ready: true, url: '', keys: created });
+    serveControl(async () => {
+      await served.stop();
+      redis.disconnect();
+      await projector.stop();
+      await sequencer.stop();
+      await db.close();
+    });
+    return;
   }
   const app = await buildPerpApi({
     chainId: CHAIN_ID, db, keys, nonces: createMemoryNonceStore(), rateLimit: { limit: 1_000_000_000 }, logger, bodyLimitBytes: 65_536,
@@ -73,17 +105,52 @@ async function serve(addresses: string[]): Promise<void> {
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   process.send?.({ ready: true, url, keys: created });
-  process.on('message', async (m: any) => {
-    // The loop's busy time counts a synchronous SQLite commit waiting on fsync; CPU time does not.
-    if (m === 'cpu') process.send?.({ cpu: process.cpuUsage(), elu: nodePerformance.eventLoopUtilization() });
-    if (m === 'stop') {
-      await app.close();
-      await projector.stop();
-      await sequencer.stop();
-      await db.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-      process.exit(0);
-    }
+  serveControl(async () => {
+    await app.close();
+    await projector.stop();
+    await sequencer.stop();
+    await db.close();
+  });
+}
+
+/**
+ * A perp API apart from the engine, as `--role perp-api` runs it with PERP_ENGINE_STREAM: commands
+ * over Redis Streams, reads from a replica of the journal, nonces and rate limits in Redis.
+ */
+async function serveApi(dbPath: string, masterHex: string, prefix: string): Promise<void> {
+  const { createApiKeyService } = await import('../src/auth/api-key-service.ts');
+  const { createRedisNonceStore } = await import('../src/auth/nonce-store.ts');
+  const { createSecretBox } = await import('../src/auth/secret-box.ts');
+  const { createLogger } = await import('../src/lib/logger.ts');
+  const { buildPerpApi } = await import('../src/perp/perp-api.ts');
+  const { indexedBlockInfo } = await import('../src/perp/perp-venue.ts');
+  const { createJournalReplica } = await import('../src/perp/sequencer/journal-replica.ts');
+  const { createRedisGateway, perpStreams } = await import('../src/perp/sequencer/redis-stream-transport.ts');
+  const { openRedis } = await import('../src/storage/redis-client.ts');
+  const { openDatabase } = await import('../src/storage/database.ts');
+  const db = await openDatabase({ sqlitePath: dbPath, migrate: false });
+  const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info' });
+  const commands = openRedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null, lazyConnect: true }, logger, 'perp bench commands');
+  await commands.connect();
+  const shared = openRedis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true }, logger, 'perp bench nonces');
+  await shared.connect();
+  const gateway = createRedisGateway(commands, perpStreams(prefix));
+  const replica = createJournalReplica({ db, logger });
+  await replica.start();
+  const keys = createApiKeyService({ db, secretBox: createSecretBox(Buffer.from(masterHex, 'hex')), cacheTtlMs: 60_000 });
+  const app = await buildPerpApi({
+    chainId: CHAIN_ID, db, keys, nonces: createRedisNonceStore(shared, { prefix: `${prefix}:nonce:` }), rateLimit: { limit: 1_000_000_000, redis: shared }, logger, bodyLimitBytes: 65_536,
+    marginVault: VAULT, venue: { gateway, engine: () => replica.engine(), blockInfo: () => indexedBlockInfo(db), caughtUp: (seq) => replica.caughtUp(seq) },
+  });
+  const url = await app.listen({ host: '127.0.0.1', port: 0 });
+  process.send?.({ ready: true, url, keys: [] });
+  serveControl(async () => {
+    await app.close();
+    await gateway.close();
+    await replica.stop();
+    commands.disconnect();
+    shared.disconnect();
+    await db.close();
   });
 }
 
@@ -114,20 +181,47 @@ export interface PerpOrdersBenchResult {
   table: string;
 }
 
-export async function runPerpOrdersBench(opts: { orders?: number; wallets?: number; connections?: number } = {}): Promise<PerpOrdersBenchResult> {
-  const orders = opts.orders ?? Number(process.env.BENCH_PERP_ORDERS ?? 4_000);
-  const walletCount = opts.wallets ?? Number(process.env.BENCH_PERP_WALLETS ?? 16);
-  const connections = opts.connections ?? Number(process.env.BENCH_PERP_CONNECTIONS ?? 32);
-  const wallets: PrivateKeyAccount[] = Array.from({ length: walletCount }, () => privateKeyToAccount(generatePrivateKey()));
-  const child = fork(new URL(import.meta.url).pathname, ['server', ...wallets.map((w) => w.address)], {
-    // BENCH_PERP_PROF=<dir>: a V8 CPU profile of the server process (start-up included) in <dir>.
+export type PerpOrdersTopology = 'one-process' | 'two-apis';
+
+interface ServerChild {
+  child: ReturnType<typeof fork>;
+  ready: Ready;
+}
+
+function startChild(args: string[]): Promise<ServerChild> {
+  const child = fork(new URL(import.meta.url).pathname, args, {
+    // BENCH_PERP_PROF=<dir>: a V8 CPU profile of each server process (start-up included) in <dir>.
     execArgv: ['--import', 'tsx', ...(process.env.BENCH_PERP_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PERP_PROF] : [])],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
-  const ready = await new Promise<Ready>((resolve, reject) => {
+  return new Promise<ServerChild>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`perp bench server exited with ${code}`)));
-    child.on('message', (m: any) => m?.ready && resolve(m));
+    child.on('message', (m: any) => m?.ready && resolve({ child, ready: m }));
   });
+}
+
+/**
+ * `one-process`: the perp API with the engine in one process. `two-apis` (needs REDIS_URL): the
+ * engine in a process of its own serving two perp API processes over Redis Streams, the orders
+ * sent to both in turn; then `nativeRecoverPerSec` (measured by a one-process run) replaces the
+ * one-core measures.
+ */
+export async function runPerpOrdersBench(
+  opts: { orders?: number; wallets?: number; connections?: number; topology?: PerpOrdersTopology; nativeRecoverPerSec?: number } = {},
+): Promise<PerpOrdersBenchResult> {
+  const orders = opts.orders ?? Number(process.env.BENCH_PERP_ORDERS ?? 4_000);
+  const walletCount = opts.wallets ?? Number(process.env.BENCH_PERP_WALLETS ?? 16);
+  const connections = opts.connections ?? Number(process.env.BENCH_PERP_CONNECTIONS ?? 32);
+  const topology = opts.topology ?? 'one-process';
+  const wallets: PrivateKeyAccount[] = Array.from({ length: walletCount }, () => privateKeyToAccount(generatePrivateKey()));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-perp-bench-'));
+  const dbPath = path.join(dir, 'bench.sqlite');
+  const master = randomBytes(32).toString('hex');
+  const prefix = topology === 'two-apis' ? `bench-perp-${process.pid}-${Date.now().toString(36)}` : '-';
+  const servers: ServerChild[] = [await startChild(['server', dbPath, master, prefix, ...wallets.map((w) => w.address)])];
+  if (topology === 'two-apis') servers.push(...(await Promise.all([0, 1].map(() => startChild(['api', dbPath, master, prefix])))));
+  const ready: Ready = { url: servers[0].ready.url, keys: servers[0].ready.keys };
+  const urls = topology === 'two-apis' ? servers.slice(1).map((s) => s.ready.url) : [ready.url];
   try {
     const domain = perpDomain(CHAIN_ID, VAULT);
     // Pre-signed: each order's signature is the wallet's work, done before the clock starts.
@@ -145,11 +239,12 @@ export async function runPerpOrdersBench(opts: { orders?: number; wallets?: numb
       const signature = await wallets[w].signTypedData(typed as never);
       signed.push({ wallet: w, message: typed.message, signature, body: JSON.stringify({ message: typed.message, signature }) });
     }
-    const base = ready.url;
     const pathOf = '/v4/public/trader/orders';
     let failures = 0;
     let latencies: number[] = [];
+    let sent = 0;
     const send = async (o: (typeof signed)[number]) => {
+      const base = urls[sent++ % urls.length];
       const t0 = performance.now();
       const key = ready.keys[o.wallet];
       const ts = String(Date.now());
@@ -165,7 +260,7 @@ export async function runPerpOrdersBench(opts: { orders?: number; wallets?: numb
       latencies.push(performance.now() - t0);
       if (json.code !== 0) failures++;
     };
-    const cpu = () =>
+    const cpuOf = (child: ServerChild['child']) =>
       new Promise<{ us: number; activeMs: number }>((resolve) => {
         const on = (m: any) => {
           if (m?.cpu) {
@@ -176,6 +271,11 @@ export async function runPerpOrdersBench(opts: { orders?: number; wallets?: numb
         child.on('message', on);
         child.send('cpu');
       });
+    // Every server process's CPU and loop time, summed.
+    const cpu = async () => {
+      const all = await Promise.all(servers.map((s) => cpuOf(s.child)));
+      return all.reduce((a, b) => ({ us: a.us + b.us, activeMs: a.activeMs + b.activeMs }), { us: 0, activeMs: 0 });
+    };
     const run = async (list: typeof signed) => {
       let next = 0;
       const t0 = process.hrtime.bigint();
@@ -200,6 +300,22 @@ export async function runPerpOrdersBench(opts: { orders?: number; wallets?: numb
     const p50Ms = pct(50);
     const p99Ms = pct(99);
 
+    if (opts.nativeRecoverPerSec !== undefined) {
+      const ratio = perSec / opts.nativeRecoverPerSec;
+      const table = [
+        '| figure | value |',
+        '| --- | ---: |',
+        `| signed orders end to end over HTTP, ${topology === 'two-apis' ? 'two perp API processes and one engine over Redis Streams' : 'one process'} (${walletCount} wallets, ${connections} connections, ${orders} orders, ${failures} refused) | ${perSec.toFixed(0)}/s |`,
+        `| latency per order p50 / p99 | ${p50Ms.toFixed(1)} / ${p99Ms.toFixed(1)} ms |`,
+        `| CPU per order, all ${servers.length} server processes (user + system) | ${serverCpuUsPerOrder.toFixed(0)} µs |`,
+        `| end to end ÷ native recovery alone (target ≥ 0.25) | ${ratio.toFixed(3)} ${ratio >= 0.25 && failures === 0 ? 'met' : 'NOT met'} |`,
+      ].join('\n');
+      return {
+        orders, failures, seconds, perSec, p50Ms, p99Ms, serverCpuUsPerOrder, serverLoopUsPerOrder,
+        nativeRecoverPerSec: opts.nativeRecoverPerSec, jsRecoverPerSec: 0, typedNativePerSec: 0, typedViemPerSec: 0, digestPerSec: 0,
+        ratio, recoverPerSec: 0, table,
+      };
+    }
     // Signer recovery alone, one core, in this process once the server is idle.
     const alone = await runSignatureRecoveryBench();
     // EIP-712 recovery of the same signed orders, one core: digest and recovery, native and viem.
@@ -247,14 +363,24 @@ export async function runPerpOrdersBench(opts: { orders?: number; wallets?: numb
       ratio, recoverPerSec: typedViemPerSec, table,
     };
   } finally {
-    child.send('stop');
-    await new Promise((r) => child.once('exit', r));
+    for (const { child } of servers.slice().reverse()) {
+      child.removeAllListeners('exit');
+      const exited = new Promise((r) => child.once('exit', r));
+      child.send('stop');
+      await exited;
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 
 if (process.argv[2] === 'server') {
-  await serve(process.argv.slice(3));
+  const [dbPath, master, prefix, ...addresses] = process.argv.slice(3);
+  await serve(dbPath, master, prefix, addresses);
+} else if (process.argv[2] === 'api') {
+  const [dbPath, master, prefix] = process.argv.slice(3);
+  await serveApi(dbPath, master, prefix);
 } else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const r = await runPerpOrdersBench();
   console.log(r.table);
+  if (process.env.REDIS_URL) console.log((await runPerpOrdersBench({ topology: 'two-apis', nativeRecoverPerSec: r.nativeRecoverPerSec })).table);
 }

@@ -405,6 +405,12 @@ if (!only || only === 'perp' || only === 'perp-orders') {
   console.log('\nsigned perpetual orders end to end over HTTP, against native signer recovery alone (bench/perp-orders-bench.ts):');
   const o = await runPerpOrdersBench();
   console.log(o.table);
+  if (process.env.REDIS_URL) {
+    console.log('\nthe same through two perp API processes and one engine over Redis Streams (REDIS_URL):');
+    console.log((await runPerpOrdersBench({ topology: 'two-apis', nativeRecoverPerSec: o.nativeRecoverPerSec })).table);
+  } else {
+    console.log('(set REDIS_URL for the same figure through two perp API processes and one engine over Redis Streams)');
+  }
 }
 if (!only || only === 'perp' || only === 'perp-risk') {
   console.log('\nliquidation against the open positions, and the engine with the liquidity pool quoting, in process, one core (bench/perp-risk-bench.ts):');

@@ -29,6 +29,10 @@ export interface SoakOptions {
   /** Operations a second (each one or two requests). */
   rate: number;
   subscribers: number;
+  /** Settings of the stack beyond the soak's own (the soak script shrinks the engine's buffers). */
+  env?: Record<string, string>;
+  /** Which operations of the mix to run (default all): perp-order, perp-account, perp-book, stock-quote, stock-balance, stock-calldata. */
+  only?: readonly string[];
   onWindow?: (w: SoakWindow) => void;
 }
 
@@ -78,7 +82,7 @@ export function slopePerMinute(points: Array<[number, number]>): number {
 
 export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-soak-'));
-  const env = { ...process.env, DATA_DIR: dataDir, STOCK_API_PORT: '0', PERP_API_PORT: '0', HISTORY_DAYS: '1', LOG_LEVEL: 'warn', PERP_RATE_LIMIT_PER_MIN: '1000000' };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, STOCK_API_PORT: '0', PERP_API_PORT: '0', HISTORY_DAYS: '1', LOG_LEVEL: 'warn', PERP_RATE_LIMIT_PER_MIN: '1000000', ...opts.env };
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
   delete env.RPC_URL;
@@ -173,17 +177,18 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
         totalRequests++;
       }
     };
-    const ops: Array<() => Promise<unknown>> = [
-      async () => {
+    const mix: Array<[string, () => Promise<unknown>]> = [
+      ['perp-order', async () => {
         const placed = await timed(() => perp.placeOrder<any>(wallet, { symbol: 'AAPL-USD', side: 'BUY', type: 'LIMIT', size: '1', price, timeInForce: 'GTC' }));
         if (placed) await timed(() => perp.delete(`orders/${placed.orderId}`));
-      },
-      () => timed(() => perp.get('account')),
-      () => timed(() => perp.get('depth', { symbol: 'AAPL-USD', limit: 10 })),
-      () => timed(() => stock.get('/api/v1/prices/AAPL')),
-      () => timed(() => stock.getBalance(userId)),
-      () => timed(() => stock.post('/api/v1/orders/calldata', { symbol: 'AAPL', side: 'Buy', type: 'Market', notional: '10', deadline: Math.floor(Date.now() / 1000) + 600 })),
+      }],
+      ['perp-account', () => timed(() => perp.get('account'))],
+      ['perp-book', () => timed(() => perp.get('depth', { symbol: 'AAPL-USD', limit: 10 }))],
+      ['stock-quote', () => timed(() => stock.get('/api/v1/prices/AAPL'))],
+      ['stock-balance', () => timed(() => stock.getBalance(userId))],
+      ['stock-calldata', () => timed(() => stock.post('/api/v1/orders/calldata', { symbol: 'AAPL', side: 'Buy', type: 'Market', notional: '10', deadline: Math.floor(Date.now() / 1000) + 600 }))],
     ];
+    const ops = mix.filter(([name]) => !opts.only || opts.only.includes(name)).map(([, op]) => op);
 
     const begin = performance.now();
     let nextWindow = begin + opts.windowMs;

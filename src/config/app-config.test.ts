@@ -52,7 +52,11 @@ describe('app config', () => {
   });
 
   it('reads the perp indexer depth apart from the stock indexer’s', () => {
-    expect(loadConfig({}).perp).toEqual({ confirmations: 0, marketMaker: true, demoTakerMs: 10_000, fundingIntervalMs: undefined, markIntervalMs: 1_000, fundingSampleMs: 5_000, lpLockupMs: 345_600_000 });
+    expect(loadConfig({}).perp).toEqual({ confirmations: 0, marketMaker: true, demoTakerMs: 10_000, fundingIntervalMs: undefined, markIntervalMs: 1_000, fundingSampleMs: 5_000, lpLockupMs: 345_600_000, eventBuffer: 100_000, recentResults: 100_000 });
+    expect(loadConfig({ PERP_EVENT_BUFFER: '10000', PERP_RECENT_RESULTS: '20000' }).perp).toMatchObject({ eventBuffer: 10_000, recentResults: 20_000 });
+    expect(() => loadConfig({ PERP_EVENT_BUFFER: '10' })).toThrow(/PERP_EVENT_BUFFER/);
+    expect(loadConfig({ LEASE_TTL_MS: '2000' }).leaseTtlMs).toBe(2_000);
+    expect(() => loadConfig({ LEASE_TTL_MS: '100' })).toThrow(/LEASE_TTL_MS/);
     expect(loadConfig({ RPC_URL: 'http://127.0.0.1:1' }).perp.marketMaker).toBe(false);
     expect(loadConfig({ PERP_FUNDING_INTERVAL_MS: '60000', PERP_MARKET_MAKER: 'false' }).perp).toMatchObject({ fundingIntervalMs: 60_000, marketMaker: false });
     const c = loadConfig({ PERP_CONFIRMATIONS: '12', INDEXER_CONFIRMATIONS: '3' });

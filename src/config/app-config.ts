@@ -143,6 +143,13 @@ export interface AppConfig {
      * engine serves only a perp API in its own process.
      */
     engineStream?: string;
+    /**
+     * `PERP_EVENT_BUFFER` and `PERP_RECENT_RESULTS`: the engine's in-memory buffers of recent events
+     * (for late subscribers) and answers (for resubmissions), 100 000 each by default. Both are
+     * bounded: the engine's memory grows until they are full, then stays flat.
+     */
+    eventBuffer: number;
+    recentResults: number;
   };
   executor: ExecutorSettings;
   /**
@@ -282,6 +289,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       fundingSampleMs: envInt(env, 'PERP_FUNDING_SAMPLE_MS', 5_000, 10),
       lpLockupMs: envIntAtMost(env, 'PERP_LP_LOCKUP_MS', 4 * 86_400_000, 366 * 86_400_000),
       engineStream: envString(env, 'PERP_ENGINE_STREAM'),
+      eventBuffer: envInt(env, 'PERP_EVENT_BUFFER', 100_000, 1_000),
+      recentResults: envInt(env, 'PERP_RECENT_RESULTS', 100_000, 1_000),
     },
     executor: loadExecutorSettings(env),
     leaseTtlMs: envInt(env, 'LEASE_TTL_MS', 10_000, 500),

@@ -48,7 +48,7 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
   }
   const { stop } = await startGuarded(logger, async (stops) => {
     const instruments = withFundingInterval(DEFAULT_INSTRUMENTS, config.perp.fundingIntervalMs);
-    const sequencer = new EngineSequencer({ db, engineOptions: { instruments }, logger });
+    const sequencer = new EngineSequencer({ db, engineOptions: { instruments }, eventBuffer: config.perp.eventBuffer, recentResults: config.perp.recentResults, logger });
     await sequencer.start();
     stops.add(() => sequencer.stop());
     const gateway = createInProcessGateway(sequencer);
