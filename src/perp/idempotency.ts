@@ -24,54 +24,30 @@
  */
 import { randomUUID } from 'node:crypto';
 import { AppError, ConflictError, StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
+import { canonicalJson, IDEMPOTENCY_HEADER, isIdempotencyKey, MAX_IDEMPOTENCY_KEY } from '../http/idempotency-key.ts';
+
+// Parsed by the HTTP layer both APIs share; re-exported for the perp modules that name it here.
+export { idempotencyKeyOf } from '../http/idempotency-key.ts';
 import type { DbExecutor } from '../storage/database.ts';
 import type { EngineCommand } from './engine/engine-types.ts';
 import { commandToText, resultFromSummary } from './sequencer/engine-codec.ts';
 import type { SequencedResult } from './sequencer/engine-sequencer.ts';
 import { findJournalByCommandIds, type JournalRow } from './store/engine-journal-store.ts';
 
-/** The request header (HTTP header names are case-insensitive; Node hands them over lower-case). */
-export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
-export const MAX_IDEMPOTENCY_KEY = 64;
-const KEY = /^[!-~]{1,64}$/;
 /** Lower-case, short: `<scope>:<0x…40 hex>:<64 chars>` stays within the sequencer's 128-character ids. */
 const SCOPE = /^[a-z][a-z0-9-]{0,19}$/;
 const ACCOUNT = /^0x[0-9a-f]{40}$/;
 /** Prefixes of ids the engine's own workers use: a client key must never be able to name one. */
 const RESERVED_SCOPES = new Set(['dep', 'rev', 'ord', 'mark', 'funding', 'taker', 'mm', 'pool', 'instrument', 'withdrawal', 'withdrawal-settle']);
 
-/** Field name of a malformed key in a 10000 answer (the name schema validation gives it too). */
-const FIELD = 'idempotency-key';
-
 /** `JSON` text of what a command asks, without its id and time, keys sorted: equal for the same request. */
 function requestOf(command: unknown): string {
-  const sorted = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(sorted);
-    if (v === null || typeof v !== 'object') return v;
-    const out: Record<string, unknown> = {};
-    for (const k of Object.keys(v as Record<string, unknown>).sort()) out[k] = sorted((v as Record<string, unknown>)[k]);
-    return out;
-  };
   const { id: _id, ts: _ts, ...rest } = command as Record<string, unknown>;
-  return JSON.stringify(sorted(rest));
+  return canonicalJson(rest);
 }
 
 function conflict(): AppError {
   return new ConflictError(`${IDEMPOTENCY_HEADER}: already used by another request of this account on this endpoint; use a new key for a new request`);
-}
-
-/**
- * The request's `Idempotency-Key`, or undefined when it sent none. A malformed one (empty, longer
- * than 64, anything but visible ASCII, or the header repeated, which Node joins with ", ") is a
- * ValidationError (10000) naming `idempotency-key`.
- */
-export function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>): string | undefined {
-  const raw = headers[FIELD];
-  if (raw === undefined) return undefined;
-  if (typeof raw !== 'string' || !KEY.test(raw)) {
-    throw new ValidationError(FIELD, `must be 1 to ${MAX_IDEMPOTENCY_KEY} visible ASCII characters, sent once`);
-  }
-  return raw;
 }
 
 /**
@@ -89,7 +65,7 @@ export function commandIdFor(scope: string, account: string, key: string | undef
   if (!SCOPE.test(scope) || RESERVED_SCOPES.has(scope)) throw new Error(`idempotency: unusable scope ${JSON.stringify(scope)}`);
   if (key === undefined) return `${scope}:${randomUUID()}`;
   if (!ACCOUNT.test(account)) throw new Error('idempotency: account must be a lower-case 0x address');
-  if (!KEY.test(key)) throw new ValidationError(FIELD, `must be 1 to ${MAX_IDEMPOTENCY_KEY} visible ASCII characters, sent once`);
+  if (!isIdempotencyKey(key)) throw new ValidationError('idempotency-key', `must be 1 to ${MAX_IDEMPOTENCY_KEY} visible ASCII characters, sent once`);
   return `${scope}:${account}:${key}`;
 }
 

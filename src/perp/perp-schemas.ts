@@ -1,4 +1,5 @@
 /** JSON-schema pieces shared by the perpetual API's route modules (validation, response shape, OpenAPI). */
+import { idempotencyHeadersSchema } from '../http/idempotency-key.ts';
 import { ADDRESS_PATTERN, DECIMAL_PATTERN } from '../http/schema-patterns.ts';
 
 export const address = { type: 'string', pattern: ADDRESS_PATTERN } as const;
@@ -52,22 +53,12 @@ export function responses(data: Record<string, unknown>) {
 export const signedDecimal = { type: 'string', pattern: '^-?(0|[1-9][0-9]*)(\\.[0-9]+)?$', description: 'signed decimal string' } as const;
 /**
  * The optional `Idempotency-Key` header of a state-changing call the key alone authorises
- * (docs/perp-api.md "Idempotency"; parsed by idempotency.ts `idempotencyKeyOf`). Fastify hands
+ * (docs/perp-api.md "Idempotency"; parsed by src/http/idempotency-key.ts). Fastify hands
  * header names over lower-case.
  */
-export const idempotencyHeaders = {
-  type: 'object',
-  properties: {
-    'idempotency-key': {
-      type: 'string',
-      minLength: 1,
-      maxLength: 64,
-      pattern: '^[!-~]+$',
-      description:
-        'names the request (1 to 64 visible ASCII characters, unique per account and endpoint): a retry with the same key is answered as the first request and applied at most once; the same key with another request is 10002',
-    },
-  },
-} as const;
+export const idempotencyHeaders = idempotencyHeadersSchema(
+  'names the request (1 to 64 visible ASCII characters, unique per account and endpoint): a retry with the same key is answered as the first request and applied at most once; the same key with another request is 10002',
+);
 
 export const symbolProp = { type: 'string', minLength: 1, maxLength: 33, description: 'instrument, e.g. BTC-USD' } as const;
 export const orderIdProp = { type: 'string', description: 'engine order id (decimal string)' } as const;

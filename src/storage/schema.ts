@@ -210,6 +210,9 @@ export interface RelayRequestsTable {
   gas_used: string | null;
   result: string | null;
   error: string | null;
+  /** The client's Idempotency-Key and its request's fingerprint (0019); null without a key. */
+  idempotency_key: string | null;
+  request_fingerprint: string | null;
   created_at: number;
   updated_at: number;
 }

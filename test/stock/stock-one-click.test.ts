@@ -226,6 +226,33 @@ describe.each(stackEngines('oc'))('One Click ($name)', (engine) => {
       expect(order.history.status).toBe('CANCELED');
     });
 
+    it('a send retried under its Idempotency-Key answers the first transaction; the key with another request is 409', async () => {
+      const path = '/api/v1/cash/deposits/send';
+      const body = { tokenAddress: c.cashToken, tokenAmount: '3' };
+      const key = `dep-${engine.name}-${Date.now()}`;
+      const before = await relayerNonce();
+      const first = await alice.client.post<any>(path, body, { idempotencyKey: key });
+      expect(first).toMatchObject({ status: 'mined', operationIds: [first.operationId] });
+      // The retry (a lost answer, a timeout) is the same request: the same transaction, nothing sent.
+      expect(await alice.client.post<any>(path, body, { idempotencyKey: key })).toEqual(first);
+      expect(await relayerNonce()).toBe(before + 1);
+      const reused = await failure(alice.client.post(path, { ...body, tokenAmount: '4' }, { idempotencyKey: key }));
+      expect(reused.code).toBe(409);
+      // Two attempts at once under a new key: one of them queues, both answer its transaction.
+      const [a, b] = await Promise.all([0, 1].map(() => alice.client.post<any>(path, body, { idempotencyKey: `${key}-2` })));
+      expect(b.requestId).toBe(a.requestId);
+      expect(b.txHash).toBe(a.txHash);
+      expect(await relayerNonce()).toBe(before + 2);
+      // The SDK names each send itself: two calls are two sends.
+      await alice.client.sendCashDeposit(body);
+      await alice.client.sendCashDeposit(body);
+      expect(await relayerNonce()).toBe(before + 4);
+      const signed = alice.client.sign('POST', path, { body, idempotencyKey: 'not a key' });
+      const bad = await (await fetch(signed.url, { method: 'POST', headers: signed.headers, body: signed.body })).json();
+      expect(bad.code).toBe(400);
+      expect(bad.errMsg).toContain('idempotency-key');
+    });
+
     it('withdraws cash, and deposits and withdraws stock, each completing', async () => {
       const w = await alice.client.post<any>('/api/v1/cash/withdrawals/send', { tokenAddress: c.cashToken, tokenAmount: '50' });
       await detail(alice.client, `/api/v1/cash/withdrawals/${w.operationId}`, (o) => o.operationStatus === 'completed');

@@ -55,6 +55,19 @@ export function validateStockOrder(order: StockOrderInput): void {
 /** A path segment: ids and symbols are encoded so they cannot change the path. */
 const seg = encodeURIComponent;
 
+/**
+ * A One Click send's `Idempotency-Key`. The SDK names every send with a fresh one unless given, so
+ * its retries (network failure, 429, 503) are answered with the first attempt's transaction, never
+ * a second one. Pass your own to retry a send across restarts of your program.
+ */
+export interface SendOptions {
+  idempotencyKey?: string;
+}
+
+function sendKey(opts: SendOptions): { idempotencyKey: string } {
+  return { idempotencyKey: opts.idempotencyKey ?? globalThis.crypto.randomUUID() };
+}
+
 export class StockClient {
   readonly #opts: Required<Omit<StockClientOptions, 'fetch' | 'retry' | 'validateOrders'>> & { fetch: typeof fetch };
   readonly #retry: ResolvedRetry;
@@ -86,7 +99,7 @@ export class StockClient {
   }
 
   /** Builds the signed request without sending it (useful for curl, debugging and tests). */
-  sign(method: string, path: string, opts: { query?: Query; body?: unknown; nonce?: string; ts?: number } = {}): SignedRequest {
+  sign(method: string, path: string, opts: { query?: Query; body?: unknown; nonce?: string; ts?: number; idempotencyKey?: string } = {}): SignedRequest {
     if (!path.startsWith('/api/v1/')) throw new Error('path must start with /api/v1/');
     const query = opts.query ? canonicalQuery(opts.query) : '';
     const uri = signedUri(path, query);
@@ -103,6 +116,7 @@ export class StockClient {
       'x-api-p': this.#opts.product,
     };
     if (body !== '') headers['content-type'] = 'application/json';
+    if (opts.idempotencyKey !== undefined) headers['idempotency-key'] = opts.idempotencyKey;
     return { url: this.#opts.baseUrl + uri, method: method.toUpperCase(), headers, body: body === '' ? undefined : body };
   }
 
@@ -112,7 +126,7 @@ export class StockClient {
   }
 
   /** One request; besides the envelope (as the API answered it), what the headers said. */
-  async #exchange<T>(method: string, path: string, opts: { query?: Query; body?: unknown }): Promise<{ envelope: StockResponse<T>; retryAfter?: number; serverDate?: number }> {
+  async #exchange<T>(method: string, path: string, opts: { query?: Query; body?: unknown; idempotencyKey?: string }): Promise<{ envelope: StockResponse<T>; retryAfter?: number; serverDate?: number }> {
     const req = this.sign(method, path, opts);
     const res = await this.#opts.fetch(req.url, { method: req.method, headers: req.headers, body: req.body });
     const text = await res.text();
@@ -132,11 +146,13 @@ export class StockClient {
   }
 
   /**
-   * Like request, but returns `data` and throws StockApiError unless the code is 200. GETs are
-   * retried after a network failure, a 429 (after Retry-After) or a 503, each with a fresh nonce.
+   * Like request, but returns `data` and throws StockApiError unless the code is 200. GETs, and
+   * calls under an `idempotencyKey` (the One Click sends), are retried after a network failure, a
+   * 429 (after Retry-After) or a 503, each with a fresh nonce: the key makes the server answer a
+   * retry with what the first attempt did.
    */
-  async call<T = unknown>(method: string, path: string, opts: { query?: Query; body?: unknown } = {}): Promise<T> {
-    const idempotent = method.toUpperCase() === 'GET';
+  async call<T = unknown>(method: string, path: string, opts: { query?: Query; body?: unknown; idempotencyKey?: string } = {}): Promise<T> {
+    const idempotent = method.toUpperCase() === 'GET' || opts.idempotencyKey !== undefined;
     const policy = this.#retry;
     for (let attempt = 0; ; attempt++) {
       let res: StockResponse<T>;
@@ -166,12 +182,12 @@ export class StockClient {
     return this.call<T>('GET', path, { query });
   }
 
-  post<T = unknown>(path: string, body?: unknown): Promise<T> {
-    return this.call<T>('POST', path, { body });
+  post<T = unknown>(path: string, body?: unknown, opts: { idempotencyKey?: string } = {}): Promise<T> {
+    return this.call<T>('POST', path, { body, ...opts });
   }
 
-  delete<T = unknown>(path: string, body?: unknown): Promise<T> {
-    return this.call<T>('DELETE', path, { body });
+  delete<T = unknown>(path: string, body?: unknown, opts: { idempotencyKey?: string } = {}): Promise<T> {
+    return this.call<T>('DELETE', path, { body, ...opts });
   }
 
   /**
@@ -260,15 +276,15 @@ export class StockClient {
   }
 
   /** `POST orders/send` (One Click): the relayer places the order for the key's wallet. */
-  async sendOrder(order: StockOrderInput & { gasLimit?: string | number }): Promise<RelayedSend> {
+  async sendOrder(order: StockOrderInput & { gasLimit?: string | number }, opts: SendOptions = {}): Promise<RelayedSend> {
     this.#checkOrder(order);
-    return this.post('/api/v1/orders/send', order);
+    return this.post('/api/v1/orders/send', order, sendKey(opts));
   }
 
   /** `POST orders/with-deposit/send` (One Click). */
-  async sendOrderWithDeposit(order: StockOrderWithDepositInput & { gasLimit?: string | number }): Promise<RelayedSend> {
+  async sendOrderWithDeposit(order: StockOrderWithDepositInput & { gasLimit?: string | number }, opts: SendOptions = {}): Promise<RelayedSend> {
     this.#checkOrder(order);
-    return this.post('/api/v1/orders/with-deposit/send', order);
+    return this.post('/api/v1/orders/with-deposit/send', order, sendKey(opts));
   }
 
   /** `POST orders/tx`: records a self-submitted order transaction. */
@@ -297,8 +313,8 @@ export class StockClient {
   }
 
   /** `DELETE orders/{orderId}/send` (One Click): the relayer cancels. */
-  sendCancelOrder(orderId: string): Promise<RelayedSend> {
-    return this.delete(`/api/v1/orders/${seg(orderId)}/send`);
+  sendCancelOrder(orderId: string, opts: SendOptions = {}): Promise<RelayedSend> {
+    return this.delete(`/api/v1/orders/${seg(orderId)}/send`, undefined, sendKey(opts));
   }
 
   // ---------------------------------------------------------------- cash and stock operations
@@ -309,8 +325,8 @@ export class StockClient {
   }
 
   /** `POST cash/deposits/send` (One Click). */
-  sendCashDeposit(input: TokenAmountInput & { gasLimit?: string | number }): Promise<RelayedSend> {
-    return this.post('/api/v1/cash/deposits/send', input);
+  sendCashDeposit(input: TokenAmountInput & { gasLimit?: string | number }, opts: SendOptions = {}): Promise<RelayedSend> {
+    return this.post('/api/v1/cash/deposits/send', input, sendKey(opts));
   }
 
   /** `POST cash/deposits/tx`: records a self-submitted deposit. */
@@ -334,8 +350,8 @@ export class StockClient {
   }
 
   /** `POST cash/withdrawals/send` (One Click). */
-  sendCashWithdrawal(input: TokenAmountInput & { gasLimit?: string | number }): Promise<RelayedSend> {
-    return this.post('/api/v1/cash/withdrawals/send', input);
+  sendCashWithdrawal(input: TokenAmountInput & { gasLimit?: string | number }, opts: SendOptions = {}): Promise<RelayedSend> {
+    return this.post('/api/v1/cash/withdrawals/send', input, sendKey(opts));
   }
 
   /** `POST cash/withdrawals/tx`. */
@@ -359,8 +375,8 @@ export class StockClient {
   }
 
   /** `POST stock/deposits/send` (One Click). */
-  sendStockDeposit(input: TokenAmountInput & { gasLimit?: string | number }): Promise<RelayedSend> {
-    return this.post('/api/v1/stock/deposits/send', input);
+  sendStockDeposit(input: TokenAmountInput & { gasLimit?: string | number }, opts: SendOptions = {}): Promise<RelayedSend> {
+    return this.post('/api/v1/stock/deposits/send', input, sendKey(opts));
   }
 
   /** `POST stock/deposits/tx`. */
@@ -384,8 +400,8 @@ export class StockClient {
   }
 
   /** `POST stock/withdrawals/send` (One Click). */
-  sendStockWithdrawal(input: TokenAmountInput & { gasLimit?: string | number }): Promise<RelayedSend> {
-    return this.post('/api/v1/stock/withdrawals/send', input);
+  sendStockWithdrawal(input: TokenAmountInput & { gasLimit?: string | number }, opts: SendOptions = {}): Promise<RelayedSend> {
+    return this.post('/api/v1/stock/withdrawals/send', input, sendKey(opts));
   }
 
   /** `POST stock/withdrawals/tx`. */

@@ -15,10 +15,12 @@ import { oneClickRouterAbi } from '../../chain/abi/generated/index.ts';
 import { delegateType, oneClickDomain } from '../../chain/one-click-typed-data.ts';
 import { parseSignature, type CompleteTypedData } from '../../chain/typed-data.ts';
 import type { AuthKey } from '../../auth/api-key-service.ts';
-import { AppError, ChainRevertError, ValidationError } from '../../errors/app-error.ts';
+import { AppError, ChainRevertError, ConflictError, ValidationError } from '../../errors/app-error.ts';
 import { checkDeadline, lowerAddress } from '../order-request.ts';
 import type { OneClickDeps, StockApiDeps } from '../stock-deps.ts';
-import { FINAL_RELAY_STATUSES, getRelayRequest, insertRelayRequest, type RelayKind, type RelayRequest } from '../store/relay-request-store.ts';
+import { FINAL_RELAY_STATUSES, findRelayRequestByIdempotencyKey, getRelayRequest, insertRelayRequest, type RelayKind, type RelayRequest } from '../store/relay-request-store.ts';
+import { isUniqueViolation } from '../../storage/storage-errors.ts';
+import { IDEMPOTENCY_HEADER } from '../../http/idempotency-key.ts';
 import { PROJECTED_KINDS, waitUntilProjected } from './answer-barrier.ts';
 
 /** How long a mined send waits for the indexer when INDEX_WAIT_MS is not configured (as the `…/tx` endpoints). */
@@ -107,8 +109,21 @@ export interface OneClickService {
   relay(
     key: AuthKey,
     user: Address,
-    call: { kind: RelayKind; routerCalldata: Hex; gasLimit?: bigint; checks?: ReadonlyArray<Promise<void>>; cancels?: string },
+    call: { kind: RelayKind; routerCalldata: Hex; gasLimit?: bigint; checks?: ReadonlyArray<Promise<void>>; cancels?: string; idempotency?: SendIdempotency },
   ): Promise<RelayOutcome>;
+  /**
+   * The answer to a send retried under its `Idempotency-Key`: the request the first attempt queued,
+   * followed to its end as the first attempt would have been; undefined when the key is new (or
+   * none was sent). The same key with another request is a ConflictError. Called before a send's
+   * checks, which the first attempt may have made false (the balance it spent).
+   */
+  previousSend(key: AuthKey, idempotency: SendIdempotency | undefined): Promise<RelayOutcome | undefined>;
+}
+
+/** A send's `Idempotency-Key` and the fingerprint of its request (src/http/idempotency-key.ts). */
+export interface SendIdempotency {
+  key: string;
+  fingerprint: string;
 }
 
 export function createOneClickService(deps: StockApiDeps): OneClickService {
@@ -145,7 +160,7 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
     user: Address,
     kind: RelayKind,
     data: Hex,
-    opts: { gasLimit?: bigint; checks?: ReadonlyArray<Promise<void>>; requireDelegation?: boolean },
+    opts: { gasLimit?: bigint; checks?: ReadonlyArray<Promise<void>>; requireDelegation?: boolean; idempotency?: SendIdempotency },
   ): Promise<RelayRequest> {
     const oc = configured();
     const { gasLimit } = opts;
@@ -176,9 +191,38 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
     const cost = gas * funds.maxFeePerGas;
     if (funds.balance < cost) throw unfunded(oc.relayer, { balance: formatEther(funds.balance), needs: formatEther(cost) });
     const requestId = randomUUID();
-    await insertRelayRequest(deps.db, { requestId, apiKey: key.apiKey, userAddress: user, kind, to: router, data, gasLimit: gas, createdAt: now() });
+    try {
+      await insertRelayRequest(deps.db, { requestId, apiKey: key.apiKey, userAddress: user, kind, to: router, data, gasLimit: gas, createdAt: now(), idempotency: opts.idempotency });
+    } catch (err) {
+      // Two attempts under one key at once: the one that queued first is the request.
+      if (!opts.idempotency || !isUniqueViolation(err)) throw err;
+      const first = await earlierRequest(key, opts.idempotency);
+      if (!first) throw err;
+      return awaitResolution(oc, first.requestId);
+    }
     oc.signals.queued();
     return awaitResolution(oc, requestId);
+  }
+
+  /** The request queued earlier under this key, if any; a ConflictError if it was another request. */
+  async function earlierRequest(key: AuthKey, idempotency: SendIdempotency): Promise<RelayRequest | undefined> {
+    const found = await findRelayRequestByIdempotencyKey(deps.db, key.apiKey, idempotency.key);
+    if (!found) return undefined;
+    if (found.fingerprint !== idempotency.fingerprint) {
+      throw new ConflictError(`${IDEMPOTENCY_HEADER}: already used by another request of this API key; use a new key for a new request`);
+    }
+    return found.request;
+  }
+
+  /** A mined request's answer once its block is projected, so its ids are readable at once (else `pending`). */
+  async function projectedOutcome(out: RelayOutcome, kind: RelayKind, cancels?: string): Promise<RelayOutcome> {
+    if (out.status !== 'mined' || out.txHash === null || !PROJECTED_KINDS.has(kind)) return out;
+    const projected = await waitUntilProjected(
+      deps.db,
+      { kind, txHash: out.txHash, result: { orderIds: out.orderIds, operationIds: out.operationIds }, cancels },
+      { waitMs: deps.indexWaitMs ?? DEFAULT_INDEX_WAIT_MS, pollMs: configured().pollMs },
+    );
+    return projected ? out : { ...out, status: 'pending', orderIds: [], operationIds: [] };
   }
 
   async function assertEnabled(user: Address): Promise<void> {
@@ -283,15 +327,17 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
       // Handled here at once: a check that fails before submit() awaits it must not go unhandled.
       for (const c of call.checks ?? []) c.catch(() => undefined);
       const data = encodeFunctionData({ abi: oneClickRouterAbi, functionName: 'execute', args: [user, call.routerCalldata] });
-      const out = outcomeOf(await submit(key, user, call.kind, data, { gasLimit: call.gasLimit, checks: call.checks }));
-      if (out.status !== 'mined' || out.txHash === null || !PROJECTED_KINDS.has(call.kind)) return out;
+      const out = outcomeOf(await submit(key, user, call.kind, data, { gasLimit: call.gasLimit, checks: call.checks, idempotency: call.idempotency }));
       // The receipt is in hand; the reads are not, until the indexer has projected its block.
-      const projected = await waitUntilProjected(
-        deps.db,
-        { kind: call.kind, txHash: out.txHash, result: { orderIds: out.orderIds, operationIds: out.operationIds }, cancels: call.cancels },
-        { waitMs: deps.indexWaitMs ?? DEFAULT_INDEX_WAIT_MS, pollMs: configured().pollMs },
-      );
-      return projected ? out : { ...out, status: 'pending', orderIds: [], operationIds: [] };
+      return projectedOutcome(out, call.kind, call.cancels);
+    },
+
+    async previousSend(key, idempotency) {
+      if (!idempotency) return undefined;
+      const first = await earlierRequest(key, idempotency);
+      if (!first) return undefined;
+      const out = outcomeOf(await awaitResolution(configured(), first.requestId));
+      return projectedOutcome(out, first.kind);
     },
   };
 }

@@ -3,9 +3,10 @@
  * the signature and disabling. The `send` variants of orders, cash and stock movements live with
  * their calldata twins and use the schemas exported here.
  */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { SIGNATURE_PATTERN } from '../../http/schema-patterns.ts';
-import type { OneClickService, RelayOutcome } from '../one-click/one-click-service.ts';
+import { idempotencyHeadersSchema, idempotencyKeyOf, requestFingerprint } from '../../http/idempotency-key.ts';
+import type { OneClickService, RelayOutcome, SendIdempotency } from '../one-click/one-click-service.ts';
 import { stockOk } from '../stock-envelope.ts';
 import { address, responses } from '../stock-schemas.ts';
 
@@ -14,6 +15,17 @@ export const gasLimitProp = {
   anyOf: [{ type: 'integer' }, { type: 'string' }],
   description: 'gas limit of the relayed transaction (default: the node\'s estimate × 1.5)',
 } as const;
+
+/** The optional `Idempotency-Key` of every send (docs/one-click.md, "Retries"). */
+export const sendHeaders = idempotencyHeadersSchema(
+  'names the send (1 to 64 visible ASCII characters, unique per API key): a retry with the same key is answered with the transaction the first attempt queued, never a second one; the same key with another request is 409',
+);
+
+/** A send's key and its request's fingerprint (method, path and body), or undefined without a key. */
+export function sendIdempotencyOf(req: FastifyRequest): SendIdempotency | undefined {
+  const key = idempotencyKeyOf(req.headers);
+  return key === undefined ? undefined : { key, fingerprint: requestFingerprint(req.method, req.url, req.body) };
+}
 
 const relayProps = {
   requestId: { type: 'string', description: 'the relay request (server log and support)' },

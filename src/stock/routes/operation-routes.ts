@@ -16,7 +16,7 @@ import { address, decimal, listOf, millis, pageOf, pageQueryProps, responses } f
 import { recordOwnedTransaction, rememberCalldata, waitForProjection } from '../tx-recorder.ts';
 import { lowerAddress } from '../order-request.ts';
 import { parseGasLimit, type OneClickService } from '../one-click/one-click-service.ts';
-import { gasLimitProp, operationSendSchema, operationSendView } from './one-click-routes.ts';
+import { gasLimitProp, operationSendSchema, operationSendView, sendHeaders, sendIdempotencyOf } from './one-click-routes.ts';
 
 export interface MoveBody {
   userAddress?: string;
@@ -129,17 +129,21 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
             gasLimit: gasLimitProp,
           },
         },
+        headers: sendHeaders,
         response: responses(operationSendSchema),
       },
     },
     async (req) => {
       const key = req.apiKey!;
       const user = oneClick.sendingUser(key, req.body.userAddress);
+      const idempotency = sendIdempotencyOf(req);
+      const again = await oneClick.previousSend(key, idempotency);
+      if (again) return stockOk(req.id, operationSendView(again));
       const gasLimit = parseGasLimit(req.body.gasLimit);
       const body: MoveBody = { userAddress: user, tokenAddress: req.body.tokenAddress, tokenAmount: req.body.tokenAmount };
       const routerCalldata = await spec.buildCalldata(body, key);
       const checks = spec.checkSend ? [spec.checkSend(body, user)] : [];
-      const out = await oneClick.relay(key, user, { kind: spec.txKind, routerCalldata, gasLimit, checks });
+      const out = await oneClick.relay(key, user, { kind: spec.txKind, routerCalldata, gasLimit, checks, idempotency });
       return stockOk(req.id, operationSendView(out));
     },
   );

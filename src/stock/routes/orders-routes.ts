@@ -21,7 +21,7 @@ import { JSON_UTF8, stockOk, stockOkText } from '../stock-envelope.ts';
 import { address, decimal, listOf, millis, pageOf, pageQueryProps, responses } from '../stock-schemas.ts';
 import { recordOwnedTransaction, rememberCalldata, waitForProjection } from '../tx-recorder.ts';
 import { parseGasLimit, type OneClickService } from '../one-click/one-click-service.ts';
-import { gasLimitProp, orderSendSchema, orderSendView } from './one-click-routes.ts';
+import { gasLimitProp, orderSendSchema, orderSendView, sendHeaders, sendIdempotencyOf } from './one-click-routes.ts';
 
 const orderBodyProps = {
   symbol: { type: 'string', minLength: 1, maxLength: 16, description: 'stock symbol (or stockAddress)' },
@@ -220,6 +220,7 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
     tags: ['orders', 'one-click'],
     summary,
     body: { type: 'object', additionalProperties: false, properties: { ...props, userAddress: sendUserProp, gasLimit: gasLimitProp } },
+    headers: sendHeaders,
     response: responses(orderSendSchema),
   });
 
@@ -229,9 +230,12 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
     async (req) => {
       const key = req.apiKey!;
       const user = oneClick.sendingUser(key, req.body.userAddress);
+      const idempotency = sendIdempotencyOf(req);
+      const again = await oneClick.previousSend(key, idempotency);
+      if (again) return stockOk(req.id, orderSendView(again));
       const gasLimit = parseGasLimit(req.body.gasLimit);
       const intent = parseOrder(req.body, deps.stocks, nowSeconds());
-      const out = await oneClick.relay(key, user, { kind: 'order', routerCalldata: orderCalldata(intent), gasLimit, checks: [checkPlainOrder(intent, user)] });
+      const out = await oneClick.relay(key, user, { kind: 'order', routerCalldata: orderCalldata(intent), gasLimit, checks: [checkPlainOrder(intent, user)], idempotency });
       return stockOk(req.id, orderSendView(out));
     },
   );
@@ -242,10 +246,13 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
     async (req) => {
       const key = req.apiKey!;
       const user = oneClick.sendingUser(key, req.body.userAddress);
+      const idempotency = sendIdempotencyOf(req);
+      const again = await oneClick.previousSend(key, idempotency);
+      if (again) return stockOk(req.id, orderSendView(again));
       const gasLimit = parseGasLimit(req.body.gasLimit);
       const intent = parseOrder(req.body, deps.stocks, nowSeconds());
       const [routerCalldata] = await Promise.all([withDepositCalldata(req.body, intent, user), oneClick.assertEnabled(user)]);
-      const out = await oneClick.relay(key, user, { kind: 'order', routerCalldata, gasLimit });
+      const out = await oneClick.relay(key, user, { kind: 'order', routerCalldata, gasLimit, idempotency });
       return stockOk(req.id, orderSendView(out));
     },
   );
@@ -386,12 +393,18 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
         tags: ['orders', 'one-click'],
         summary: 'One Click cancel of an open limit order of the calling key, relayed for the bound wallet',
         params: orderIdParam,
+        headers: sendHeaders,
         response: responses(orderSendSchema),
       },
     },
     async (req) => {
       const key = req.apiKey!;
       const user = oneClick.sendingUser(key);
+      // A retried cancel answers the first attempt's transaction, before the order's state (now
+      // cancelling) would refuse it.
+      const idempotency = sendIdempotencyOf(req);
+      const again = await oneClick.previousSend(key, idempotency);
+      if (again) return stockOk(req.id, orderSendView(again, req.params.orderId));
       const body = req.body;
       if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body) || Object.keys(body).some((k) => k !== 'gasLimit'))) {
         throw new ValidationError('body', 'may only hold gasLimit');
@@ -401,7 +414,7 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
       if (order.userAddress.toLowerCase() !== user) {
         throw new ValidationError('orderId', `placed by ${order.userAddress}, not the bound wallet: One Click cancels only the bound wallet's orders`);
       }
-      const out = await oneClick.relay(key, user, { kind: 'cancel', routerCalldata: cancelCalldata(BigInt(order.orderId)), gasLimit, cancels: order.orderId });
+      const out = await oneClick.relay(key, user, { kind: 'cancel', routerCalldata: cancelCalldata(BigInt(order.orderId)), gasLimit, cancels: order.orderId, idempotency });
       return stockOk(req.id, orderSendView(out, order.orderId));
     },
   );

@@ -81,7 +81,11 @@ function fromRow(r: Selectable<RelayRequestsTable>): RelayRequest {
 
 export async function insertRelayRequest(
   db: DbExecutor,
-  r: { requestId: string; apiKey: string; userAddress: Address; kind: RelayKind; to: Address; data: Hex; gasLimit: bigint; createdAt: number },
+  r: {
+    requestId: string; apiKey: string; userAddress: Address; kind: RelayKind; to: Address; data: Hex; gasLimit: bigint; createdAt: number;
+    /** The client's Idempotency-Key and its request's fingerprint: a second insert under the same key for the API key fails as a unique violation. */
+    idempotency?: { key: string; fingerprint: string };
+  },
 ): Promise<void> {
   await kyselyOf(db)
     .insertInto('stock_relay_requests')
@@ -94,10 +98,18 @@ export async function insertRelayRequest(
       calldata: r.data,
       gas_limit: r.gasLimit.toString(),
       status: 'queued',
+      idempotency_key: r.idempotency?.key ?? null,
+      request_fingerprint: r.idempotency?.fingerprint ?? null,
       created_at: r.createdAt,
       updated_at: r.createdAt,
     })
     .execute();
+}
+
+/** The request an API key queued under an Idempotency-Key, with the fingerprint it was queued with. */
+export async function findRelayRequestByIdempotencyKey(db: DbExecutor, apiKey: string, key: string): Promise<{ request: RelayRequest; fingerprint: string | null } | undefined> {
+  const row = await kyselyOf(db).selectFrom('stock_relay_requests').selectAll().where('api_key', '=', apiKey).where('idempotency_key', '=', key).executeTakeFirst();
+  return row ? { request: fromRow(row), fingerprint: row.request_fingerprint } : undefined;
 }
 
 export async function getRelayRequest(db: DbExecutor, requestId: string): Promise<RelayRequest | undefined> {

@@ -16,6 +16,7 @@ import * as m0015 from './0015-perp-liquidation-history.ts';
 import * as m0016 from './0016-perp-market-trades.ts';
 import * as m0017 from './0017-perp-reserves.ts';
 import * as m0018 from './0018-role-leases.ts';
+import * as m0019 from './0019-stock-relay-idempotency.ts';
 
 /**
  * Every migration, in order. To add one: create `NNNN-what.ts` exporting `up` (and `down`),
@@ -40,6 +41,7 @@ export const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Migrat
   ['0016-perp-market-trades', m0016],
   ['0017-perp-reserves', m0017],
   ['0018-role-leases', m0018],
+  ['0019-stock-relay-idempotency', m0019],
 ];
 
 /** A static provider: no filesystem scanning, so it works the same from tsx, a bundle or tests. */
