@@ -9,9 +9,11 @@ import {
   HttpRequestError,
   http,
   InsufficientFundsError,
+  LimitExceededRpcError,
   NonceTooHighError,
   NonceTooLowError,
   RawContractError,
+  ResourceUnavailableRpcError,
   RpcRequestError,
   SocketClosedError,
   TimeoutError,
@@ -205,10 +207,16 @@ export function toChainError(err: unknown): AppError {
         e instanceof TimeoutError ||
         e instanceof WebSocketRequestError ||
         e instanceof SocketClosedError ||
-        e instanceof WaitForTransactionReceiptTimeoutError,
+        e instanceof WaitForTransactionReceiptTimeoutError ||
+        // A provider's rate limit or overload answered as a JSON-RPC error (HTTP 429 or 5xx with a
+        // body, -32005 limit exceeded, -32002 resource unavailable): the node is there but will not
+        // serve now, the same as an outage for every caller.
+        e instanceof LimitExceededRpcError ||
+        e instanceof ResourceUnavailableRpcError ||
+        (e instanceof RpcRequestError && e.status !== undefined && (e.status === 429 || e.status >= 500)),
     );
     if (transport) {
-      const status = transport instanceof HttpRequestError ? transport.status : undefined;
+      const status = transport instanceof HttpRequestError || transport instanceof RpcRequestError ? transport.status : undefined;
       return new ChainUnavailableError({ detail: { reason: transport.name, ...(status ? { status } : {}) } });
     }
 

@@ -215,6 +215,27 @@ export function createTxSender(opts: TxSenderOptions): TxSender {
     }
   };
 
+  /**
+   * Whether the node certainly lacks our transaction: neither pending nor mined. A node that
+   * answered "already known", "nonce too low" or "replacement underpriced" to our own bytes may
+   * well hold them (a dropped answer to an earlier broadcast, viem's own retry of it): re-signing
+   * the call at another nonce would then send it twice. When the lookup itself fails, we cannot
+   * know, and keep the nonce: `follow` tells a landed transaction from a dropped one.
+   */
+  const certainlyAbsent = async (hash: Hex): Promise<boolean> => {
+    try {
+      await publicClient.getTransaction({ hash });
+      return false;
+    } catch (err) {
+      if ((err as { name?: string }).name !== 'TransactionNotFoundError') return false;
+    }
+    try {
+      return (await receiptOf(hash)) === undefined;
+    } catch {
+      return false;
+    }
+  };
+
   /** Fees for a replacement: the market's now, and at least 12.5% above what it replaces. */
   const bumped = async (old: Fees): Promise<Fees> => {
     fees = undefined;
@@ -332,7 +353,7 @@ export function createTxSender(opts: TxSenderOptions): TxSender {
             delay = Math.min(delay * 2, 2_000);
           }
         }
-        if (result === 'sent' || (result === 'known' && (warned || (await receiptOf(hash).catch(() => undefined))))) {
+        if (result === 'sent' || (result === 'known' && (warned || !(await certainlyAbsent(hash))))) {
           // After a failed attempt the node may well hold our own bytes (in its pool or mined):
           // they keep the nonce, and `follow` tells a landed transaction from a dropped one.
           lease.used(nonce);

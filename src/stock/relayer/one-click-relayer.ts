@@ -176,11 +176,17 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
     }
   }
 
-  async function fail(r: RelayRequest, err: unknown): Promise<'retry' | 'done'> {
+  async function fail(r: RelayRequest, err: unknown, journalled: boolean): Promise<'retry' | 'done'> {
     if (abort.signal.aborted && (err instanceof SendAbortedError || (err as { name?: string }).name === 'AbortError')) return 'done';
     // The node or the database is away: nothing was broadcast (or the journal write failed before
     // it), and the request waits in place.
     if (err instanceof ChainUnavailableError || (err as AppError).code === 'STORAGE_UNAVAILABLE') return 'retry';
+    // Signed bytes were journalled and may have reached the node: the request is not "nothing was
+    // sent" until the chain says so (a dropped transaction). Resume the same bytes instead.
+    if (journalled && !(err instanceof TxDroppedError) && !(err instanceof SenderUnfundedError)) {
+      log.warn({ requestId: r.requestId, kind: r.kind, code: (err as AppError).code }, 'relayer: a journalled request failed; resuming its signed transaction');
+      return 'retry';
+    }
     let error: string;
     if (err instanceof SenderUnfundedError) error = 'relayer: cannot pay for gas (its ETH balance is too low); nothing was sent';
     else if (err instanceof TxDroppedError) error = 'relayer: the transaction was dropped (its nonce was used by another); nothing happened on chain';
@@ -206,7 +212,7 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
           break;
         } catch (err) {
           if (abort.signal.aborted) break;
-          if ((await fail(r, err)) === 'done') break;
+          if ((await fail(r, err, versions.length > 0)) === 'done') break;
           // The node is away before anything was broadcast: the request waits in place.
           await sleep(500, abort.signal).catch(() => undefined);
           if (abort.signal.aborted) break;
