@@ -31,6 +31,7 @@
  * before any new one takes a nonce. A payment that fails transiently waits (1 s, doubling to 30 s)
  * before the next try.
  */
+import { setMaxListeners } from 'node:events';
 import { BaseError, encodeFunctionData, parseTransaction, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { marginVaultAbi } from '../../chain/abi/generated/index.ts';
 import { toChainError, type ChainPublicClient } from '../../chain/chain-client.ts';
@@ -127,7 +128,13 @@ export function createWithdrawalTask(opts: WithdrawalTaskOptions): WithdrawalTas
   const log = opts.logger;
   const active = new Map<string, Promise<void>>();
   const backoff = new Map<string, { tries: number; at: number }>();
-  let controller = new AbortController();
+  // Every payment followed (up to maxInFlight) listens for the stop on one signal.
+  const newController = () => {
+    const c = new AbortController();
+    setMaxListeners(0, c.signal);
+    return c;
+  };
+  let controller = newController();
   let running = false;
   let timer: NodeJS.Timeout | undefined;
   let round: Promise<unknown> | undefined;
@@ -290,7 +297,7 @@ export function createWithdrawalTask(opts: WithdrawalTaskOptions): WithdrawalTas
   return {
     start() {
       if (running) return;
-      if (controller.signal.aborted) controller = new AbortController();
+      if (controller.signal.aborted) controller = newController();
       running = true;
       loop();
     },
