@@ -37,7 +37,7 @@ import { startChainFaultProxy, type ChainFaultProxy, type ChainFaultProxyOptions
 import { oneClickUsers, type OneClickUser } from '../support/one-click-users.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
-const TOTAL = Number(process.env.CHAIN_FAULT_TXS ?? 180);
+const TOTAL = Number(process.env.CHAIN_FAULT_TXS ?? 100);
 const SEEDS = (process.env.CHAIN_FAULT_SEEDS ?? '11,29').split(',').map((s) => s.trim()).filter(Boolean);
 const RATE = Number(process.env.CHAIN_FAULT_RATE ?? 0.1);
 /** Client flows at once. */
@@ -222,11 +222,29 @@ describe('chain faults: a JSON-RPC proxy injecting faults in front of anvil', ()
             }
           }
         }
-        const res =
+        // A send refused by a transient fault (503, 429) or whose answer was lost is asked again
+        // under the same Idempotency-Key until the API answers it: each intent is sent once.
+        const [path, body] =
           kind === 'deposit'
-            ? await u.client.request<any>('POST', '/api/v1/cash/deposits/send', { body: { tokenAddress: cashToken, tokenAmount: '1' } })
-            : await u.client.request<any>('POST', '/api/v1/orders/send', { body: { symbol: 'AAPL', side: 'Buy', type: 'Market', notional: '2', deadline: orderDeadline() } });
-        count(`${kind} ${res.httpStatus} ${res.code === 200 ? (res.data?.status ?? '') : (res.errMsg ?? '').slice(0, 70)}`);
+            ? ['/api/v1/cash/deposits/send', { tokenAddress: cashToken, tokenAmount: '1' }]
+            : ['/api/v1/orders/send', { symbol: 'AAPL', side: 'Buy', type: 'Market', notional: '2', deadline: orderDeadline() }];
+        const idempotencyKey = `cf-${seed}-${i}`;
+        for (let attempt = 0; ; attempt++) {
+          let res: Awaited<ReturnType<typeof u.client.request<any>>> | undefined;
+          try {
+            res = await u.client.request<any>('POST', path, { body, idempotencyKey });
+          } catch {
+            // No answer (a reset): the outcome is unknown, which the key makes safe to ask again.
+          }
+          const retryable = res === undefined || res.httpStatus === 503 || res.httpStatus === 429;
+          if (res) count(`${kind} ${res.httpStatus} ${res.code === 200 ? (res.data?.status ?? '') : (res.errMsg ?? '').slice(0, 70)}`);
+          if (!retryable) {
+            if (attempt > 0) count(`${kind} answered after ${attempt === 1 ? '1 retry' : 'retries'}`);
+            break;
+          }
+          if (attempt >= 30) throw new Error(`${kind} ${idempotencyKey}: still refused after 30 attempts`);
+          await new Promise((r) => setTimeout(r, 200));
+        }
       });
       faultTotals.push(proxy.stats());
       proxy.setRate(0);

@@ -121,7 +121,7 @@ export class StockClient {
   }
 
   /** Sends one signed request (no retry) and returns the envelope whatever its code. */
-  async request<T = unknown>(method: string, path: string, opts: { query?: Query; body?: unknown } = {}): Promise<StockResponse<T>> {
+  async request<T = unknown>(method: string, path: string, opts: { query?: Query; body?: unknown; idempotencyKey?: string } = {}): Promise<StockResponse<T>> {
     return (await this.#exchange<T>(method, path, opts)).envelope;
   }
 
