@@ -20,9 +20,15 @@ const line = (w: SoakWindow) =>
 
 console.log(`soak: ${minutes} min at ${rate} ops/s with ${subscribers} × 2 stream sockets${(globalThis as { gc?: unknown }).gc ? '' : ' (no --expose-gc: heap figures include garbage)'}`);
 const only = process.env.SOAK_OPS?.split(',').map((o) => o.trim());
-// The engine's bounded buffers at a tenth of their defaults, so they are full within the first
-// minutes: a heap that still grows after that is a leak, not a buffer filling (docs/reliability.md).
-const env = { PERP_EVENT_BUFFER: process.env.PERP_EVENT_BUFFER ?? '10000', PERP_RECENT_RESULTS: process.env.PERP_RECENT_RESULTS ?? '10000' };
+// The bounded in-memory buffers made small, so they are full within the first minutes: a heap that
+// still grows after that is a leak, not a buffer filling (docs/reliability.md, "Soak"). The private
+// streams' retention above all: the market maker's streams, which nobody reads, take hours to reach
+// the default 10,000 updates each.
+const env = {
+  PERP_EVENT_BUFFER: process.env.PERP_EVENT_BUFFER ?? '10000',
+  PERP_RECENT_RESULTS: process.env.PERP_RECENT_RESULTS ?? '10000',
+  STREAM_RETAINED: process.env.STREAM_RETAINED ?? '500',
+};
 const result = await runSoak({ durationMs: minutes * 60_000, windowMs, rate, subscribers, only, env, onWindow: (w) => console.log(line(w)) });
 const p99s = result.windows.map((w) => w.p99Ms).sort((a, b) => a - b);
 const medianP99 = p99s[Math.floor(p99s.length / 2)] ?? 0;

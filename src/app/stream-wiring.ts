@@ -17,13 +17,14 @@ export async function streamBrokerFor(
   onLost?: (err: unknown) => void,
 ): Promise<StreamBroker> {
   const { config, logger } = ctx;
-  if (!config.redisUrl) return createMemoryStreamBroker();
+  if (!config.redisUrl) return createMemoryStreamBroker({ retained: config.streamRetained });
   const redis = openRedis(config.redisUrl, { maxRetriesPerRequest: 2, lazyConnect: true }, logger, `${venue} streams`);
   await redis.connect();
   stops.add(async () => void redis.disconnect());
   const broker = createRedisStreamBroker({
     redis,
     prefix: `${config.streamPrefix}:${venue}`,
+    retained: config.streamRetained,
     onLost,
     onError: (err) => (logger as Pick<Logger, 'warn'>).warn({ err: (err as Error).message, venue }, 'streams: Redis read failed; retrying'),
   });

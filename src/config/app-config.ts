@@ -83,6 +83,11 @@ export interface AppConfig {
    * `tokex:streams`.
    */
   streamPrefix: string;
+  /**
+   * `STREAM_RETAINED`: updates kept per private stream for `since` resumes (default 10 000, the
+   * contract's floor; between that and twice it in memory). Lower only for tests and soaks.
+   */
+  streamRetained: number;
   /** WebSocket heartbeat (docs/streams.md): `STREAM_PING_MS` (20 s) between pings, `STREAM_IDLE_MS` (60 s) of silence before a close. */
   streamPingMs: number;
   streamIdleMs: number;
@@ -260,6 +265,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     databaseSchema: envString(env, 'DATABASE_SCHEMA'),
     redisUrl: envString(env, 'REDIS_URL'),
     streamPrefix: envString(env, 'STREAM_PREFIX') ?? 'tokex:streams',
+    streamRetained: envInt(env, 'STREAM_RETAINED', 10_000, 100),
     streamPingMs: envInt(env, 'STREAM_PING_MS', 20_000, 10),
     streamIdleMs: envInt(env, 'STREAM_IDLE_MS', 60_000, 10),
     masterKey: envString(env, 'MASTER_KEY'),
