@@ -37,7 +37,7 @@ import { startChainFaultProxy, type ChainFaultProxy, type ChainFaultProxyOptions
 import { oneClickUsers, type OneClickUser } from '../support/one-click-users.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
-const TOTAL = Number(process.env.CHAIN_FAULT_TXS ?? 100);
+const TOTAL = Number(process.env.CHAIN_FAULT_TXS ?? 60);
 const SEEDS = (process.env.CHAIN_FAULT_SEEDS ?? '11,29').split(',').map((s) => s.trim()).filter(Boolean);
 const RATE = Number(process.env.CHAIN_FAULT_RATE ?? 0.1);
 /** Client flows at once. */
@@ -141,7 +141,7 @@ describe('chain faults: a JSON-RPC proxy injecting faults in front of anvil', ()
   beforeAll(async () => {
     anvil = await startAnvil({ port: 0 });
     direct = makeDirect(anvil.rpcUrl);
-    proxy = await startChainFaultProxy({ upstream: anvil.rpcUrl, seed: SEEDS[0], rate: 0, hangMs: 6_000 });
+    proxy = await startChainFaultProxy({ upstream: anvil.rpcUrl, seed: SEEDS[0], rate: 0, hangMs: LONG ? 6_000 : 3_000 });
     t = await startTestStack({
       RPC_URL: proxy.url,
       OPERATOR_PRIVATE_KEY: OPERATOR_ACCOUNT.privateKey,
