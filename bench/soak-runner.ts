@@ -22,6 +22,7 @@ import { PerpClient, StockClient } from '@tokex/sdk';
 import { loadConfig } from '../src/config/app-config.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import { startStack } from '../src/app/stack.ts';
+import { fractionOnTick } from '../test/support/perp-prices.ts';
 
 export interface SoakOptions {
   durationMs: number;
@@ -115,10 +116,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
       await new Promise((r) => setTimeout(r, 100));
       book = await perp.get<any>('depth', { symbol: 'AAPL-USD' });
     }
-    const decimals = (inst.tickSize.split('.')[1] ?? '').length;
-    const tick = Math.round(Number(inst.tickSize) * 10 ** decimals);
-    const lowest = Math.round(Number(book.bids.at(-1)[0]) * 10 ** decimals);
-    const price = ((Math.floor((lowest * 0.9) / tick) * tick) / 10 ** decimals).toFixed(decimals);
+    const price = fractionOnTick(book.bids.at(-1)[0], inst.tickSize, 9n, 10n);
 
     // Streams: each socket follows three streams and checks their seqs.
     let frames = 0;

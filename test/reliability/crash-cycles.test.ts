@@ -16,11 +16,12 @@ import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, par
 import { privateKeyToAccount } from 'viem/accounts';
 import { PerpClient, StockClient } from '@tokex/sdk';
 import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
-import { ANVIL_ACCOUNTS, DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
+import { DEMO_WALLETS } from '../../src/chain/anvil-accounts.ts';
 import type { DemoFile } from '../../src/app/demo-file.ts';
 import { openDatabase } from '../../src/storage/database.ts';
 import { loadEngineFromJournal } from '../../src/perp/sequencer/engine-sequencer.ts';
-import { startRoleProcess, type RoleProcess } from '../support/role-process.ts';
+import { senderKeysEnv, startRoleProcess, type RoleProcess } from '../support/role-process.ts';
+import { fractionOnTick } from '../support/perp-prices.ts';
 
 const CYCLES = Number(process.env.CRASH_CYCLES ?? 4);
 const RATE = Number(process.env.CRASH_RATE ?? 100);
@@ -79,10 +80,7 @@ it(`${CYCLES} SIGKILLs of the stack under ${RATE} operations a second: nothing a
   const env: NodeJS.ProcessEnv = {
     DATA_DIR: dataDir,
     RPC_URL: anvil.rpcUrl,
-    OPERATOR_PRIVATE_KEY: OPERATOR_ACCOUNT.privateKey,
-    EXECUTOR_PRIVATE_KEY: ANVIL_ACCOUNTS[8].privateKey,
-    RELAYER_PRIVATE_KEY: ANVIL_ACCOUNTS[7].privateKey,
-    PERP_OPERATOR_PRIVATE_KEY: ANVIL_ACCOUNTS[6].privateKey,
+    ...senderKeysEnv(),
     DEMO_MODE: 'true',
     STOCK_API_PORT: '0',
     PERP_API_PORT: '0',
@@ -132,10 +130,7 @@ it(`${CYCLES} SIGKILLs of the stack under ${RATE} operations a second: nothing a
   await until('the perp deposit credited', () => api.perp.get<any>('account'), (a) => a.deposited === '5000');
   const [inst] = await api.perp.get<any[]>('instruments', { symbol: 'AAPL-USD' });
   const book = await until('a perp book', () => api.perp.get<any>('depth', { symbol: 'AAPL-USD' }), (d) => d.bids.length > 0);
-  const decimals = (inst.tickSize.split('.')[1] ?? '').length;
-  const tick = parseUnits(inst.tickSize, decimals);
-  const far = ((parseUnits(book.bids.at(-1)[0], decimals) * 8n) / 10n / tick) * tick;
-  const price = (Number(far) / 10 ** decimals).toFixed(decimals);
+  const price = fractionOnTick(book.bids.at(-1)[0], inst.tickSize, 8n, 10n);
   const collateralBefore = await pub.readContract({ address: collateral, abi: erc20Abi, functionName: 'balanceOf', args: [trader.address] });
   const accountBefore = await api.perp.get<any>('account');
 
@@ -227,8 +222,9 @@ it(`${CYCLES} SIGKILLs of the stack under ${RATE} operations a second: nothing a
   expect(new Set(paid.map((w) => w.txHash)).size).toBe(paid.length);
   const collateralAfter = await pub.readContract({ address: collateral, abi: erc20Abi, functionName: 'balanceOf', args: [trader.address] });
   expect(collateralAfter - collateralBefore).toBe(parseUnits(String(paid.length), await pub.readContract({ address: collateral, abi: erc20Abi, functionName: 'decimals' })));
-  const account = await until('the account caught up', () => perp.get<any>('account'), (a) => Number(a.withdrawn) - Number(accountBefore.withdrawn) === paid.length);
-  expect(Number(account.withdrawn) - Number(accountBefore.withdrawn)).toBe(paid.length);
+  const withdrawnSince = (a: { withdrawn: string }) => parseUnits(a.withdrawn, 6) - parseUnits(accountBefore.withdrawn, 6);
+  const account = await until('the account caught up', () => perp.get<any>('account'), (a) => withdrawnSince(a) === parseUnits(String(paid.length), 6));
+  expect(withdrawnSince(account)).toBe(parseUnits(String(paid.length), 6));
 
   for (const hash of ackedRecords) expect(await stock.get<any>(`/api/v1/cash/deposits/${hash}-0`)).toMatchObject({ txHash: hash, operationStatus: 'completed' });
   for (const hash of ackedSends) expect((await stock.get<any>(`/api/v1/cash/withdrawals/${hash}-0`)).operationId).toBe(`${hash}-0`);

@@ -15,12 +15,13 @@ import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, par
 import { privateKeyToAccount } from 'viem/accounts';
 import { PerpClient, StockClient } from '@tokex/sdk';
 import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
-import { ANVIL_ACCOUNTS, DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
+import { DEMO_WALLETS } from '../../src/chain/anvil-accounts.ts';
 import type { DemoFile } from '../../src/app/demo-file.ts';
 import { openDatabase, type Db } from '../../src/storage/database.ts';
 import { readLease } from '../../src/storage/lease-store.ts';
 import { uniqueSchemaName } from '../support/test-databases.ts';
-import { startRoleProcess, type RoleProcess } from '../support/role-process.ts';
+import { senderKeysEnv, startRoleProcess, type RoleProcess } from '../support/role-process.ts';
+import { fractionOnTick } from '../support/perp-prices.ts';
 
 const ENABLED = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
 const SINGLETONS = ['marketdata', 'indexer', 'executor', 'relayer', 'perp-engine'] as const;
@@ -81,14 +82,8 @@ beforeAll(async () => {
     REDIS_URL: process.env.REDIS_URL,
     PERP_ENGINE_STREAM: prefix,
     STREAM_PREFIX: prefix,
-    OPERATOR_PRIVATE_KEY: OPERATOR_ACCOUNT.privateKey,
     // Every worker copy holds every sending key; only the lease holder sends (docs/deployment.md).
-    EXECUTOR_PRIVATE_KEY: ANVIL_ACCOUNTS[8].privateKey,
-    RELAYER_PRIVATE_KEY: ANVIL_ACCOUNTS[7].privateKey,
-    PERP_OPERATOR_PRIVATE_KEY: ANVIL_ACCOUNTS[6].privateKey,
-    EXECUTOR_ADDRESS: ANVIL_ACCOUNTS[8].address,
-    RELAYER_ADDRESS: ANVIL_ACCOUNTS[7].address,
-    PERP_OPERATOR_ADDRESS: ANVIL_ACCOUNTS[6].address,
+    ...senderKeysEnv(),
     DEMO_MODE: 'true',
     STOCK_API_PORT: '0',
     PERP_API_PORT: '0',
@@ -293,10 +288,7 @@ describe.runIf(ENABLED)('singleton roles under leases, as real processes', () =>
     const [inst] = await perp[0].get<any[]>('instruments', { symbol: 'AAPL-USD' });
     const book = await until('a perp book', () => perp[0].get<any>('depth', { symbol: 'AAPL-USD' }), (d) => d.bids.length > 0);
     // Far below the book (a tenth under its lowest bid, on the tick), so none of them fills.
-    const tickDecimals = (inst.tickSize.split('.')[1] ?? '').length;
-    const tick = parseUnits(inst.tickSize, tickDecimals);
-    const low = (parseUnits(book.bids.at(-1)[0], tickDecimals) * 9n) / 10n / tick * tick;
-    const price = (Number(low) / 10 ** tickDecimals).toFixed(tickDecimals);
+    const price = fractionOnTick(book.bids.at(-1)[0], inst.tickSize, 9n, 10n);
     const order = { symbol: 'AAPL-USD', side: 'BUY' as const, type: 'LIMIT' as const, size: '1', price, timeInForce: 'GTC' as const };
     const before = await perp[0].get<any>('account');
     const probe = await perp[0].placeOrder<any>(trader, order);

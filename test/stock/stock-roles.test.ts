@@ -3,7 +3,7 @@
  * one database, the API instance stateless. A deposit and a market buy go through the API process,
  * are indexed by the indexer process and filled by the executor process.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,7 @@ import type { DemoFile } from '../../src/app/demo-file.ts';
 import { openDatabase } from '../../src/storage/database.ts';
 import { uniqueSchemaName } from '../support/test-databases.ts';
 import { openSocket, type StreamFrame } from '../support/ws-client.ts';
+import { startRoleProcess, type RoleProcess } from '../support/role-process.ts';
 
 let anvil: AnvilHandle;
 // With Redis the perp roles run apart too, each run on streams of its own.
@@ -27,31 +28,14 @@ let dataDir: string;
 // rows, and a fresh anvil replays the same transaction hashes.
 const schema = process.env.DATABASE_URL ? uniqueSchemaName('roles') : undefined;
 
-/** What each role printed once running (the perp API's URL is read from it). */
-const printed = new Map<string, string>();
-/** Everything each role printed, for a failure's message. */
-const output = new Map<string, string>();
+/** Each role's process by label: its banner gives the perp API's URL, its output a failure's message. */
+const roles = new Map<string, RoleProcess>();
 
-function startRole(role: string, env: Record<string, string>, label = role): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['bin/tokex.mjs', 'start', '--role', role], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      output.set(label, out);
-      if (out.includes(`tokex ${role} running`) && out.includes('Ctrl-C')) {
-        printed.set(label, out);
-        resolve(child);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (d) => output.set(label, (out += d.toString())));
-    child.once('exit', (code) => reject(new Error(`${role} exited with ${code}: ${out.slice(-2000)}`)));
-  });
+async function startRole(role: string, env: Record<string, string>, label = role): Promise<RoleProcess> {
+  const p = await startRoleProcess(role, env, label);
+  roles.set(label, p);
+  children.push(p.child);
+  return p;
 }
 
 beforeAll(async () => {
@@ -109,7 +93,7 @@ describe('roles as separate processes', () => {
   if (PERP_STREAM) {
     it('a perp API apart from the engine: signed orders over Redis Streams, reads from the journal replica', async () => {
       const demo = JSON.parse(fs.readFileSync(path.join(dataDir, 'demo.json'), 'utf8')) as DemoFile;
-      const perpBaseUrl = /perp API\s+(http:\/\/[^\s]+)\/v4\/public\/trader/.exec(printed.get('perp-api')!)![1];
+      const perpBaseUrl = roles.get('perp-api')!.baseUrl('perp');
       const wallet = privateKeyToAccount(demo.wallets[0].privateKey);
       const key = await PerpClient.createApiKey(perpBaseUrl, wallet, { label: 'roles', permissions: ['READ', 'TRADE'], chainId: demo.chainId });
       const perp = PerpClient.forKey(perpBaseUrl, key, demo.chainId);
@@ -137,8 +121,8 @@ describe('roles as separate processes', () => {
 
   if (PERP_STREAM) {
     it('two perp API instances stream the same book with the same seqs and the same data', async () => {
-      const wsUrl = (label: string) => /perp API\s+http(:\/\/[^\s]+)\/v4\/public\/trader/.exec(printed.get(label)!)![1];
-      const [a, b] = await Promise.all([openSocket(`ws${wsUrl('perp-api')}/v4/public/ws`), openSocket(`ws${wsUrl('perp-api-2')}/v4/public/ws`)]);
+      const wsUrl = (label: string) => roles.get(label)!.baseUrl('perp').replace(/^http/, 'ws');
+      const [a, b] = await Promise.all([openSocket(`${wsUrl('perp-api')}/v4/public/ws`), openSocket(`${wsUrl('perp-api-2')}/v4/public/ws`)]);
       try {
         for (const s of [a, b]) s.send({ op: 'subscribe', id: 'm', channel: 'mark', symbol: 'AAPL-USD' });
         const [snapA, snapB] = await Promise.all([a.next((f) => f.type === 'subscribed'), b.next((f) => f.type === 'subscribed')]);
@@ -166,7 +150,7 @@ describe('roles as separate processes', () => {
   if (PERP_STREAM) {
     it('across two perp API instances: a signature is used once, a key has one rate limit, 100 withdrawals race for one balance', async () => {
       const demo = JSON.parse(fs.readFileSync(path.join(dataDir, 'demo.json'), 'utf8')) as DemoFile;
-      const urlOf = (label: string) => /perp API\s+(http:\/\/[^\s]+)\/v4\/public\/trader/.exec(printed.get(label)!)![1];
+      const urlOf = (label: string) => roles.get(label)!.baseUrl('perp');
       const urls = [urlOf('perp-api'), urlOf('perp-api-2')];
       const poll = async <T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> => {
         for (let i = 0; i < 100; i++) {
@@ -214,7 +198,7 @@ describe('roles as separate processes', () => {
       expect(refusals).toEqual(Array(34).fill(51002));
       const account = await poll(() => on[1].get<any>('account'), (a) => a.withdrawn === '990').catch(async (err) => {
         const w = await on[0].listWithdrawals({ limit: 3 });
-        throw new Error(`${(err as Error).message}\nwithdrawals: ${JSON.stringify(w.rows)}\nengine: ${(output.get('perp-engine') ?? '').slice(-3000)}`);
+        throw new Error(`${(err as Error).message}\nwithdrawals: ${JSON.stringify(w.rows)}\nengine: ${(roles.get('perp-engine')?.output() ?? '').slice(-3000)}`);
       });
       expect(account).toMatchObject({ balance: '10', withdrawn: '990', deposited: '1000' });
       const paid = await poll(() => on[0].listWithdrawals({ limit: 100 }), (p) => p.rows.filter((w) => w.status === 'COMPLETED').length === 66);

@@ -3,6 +3,22 @@
  * banner is printed, keeps everything it printed for assertions and failure messages.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
+import { SENDER_ROLE_SPECS, SENDER_ROLES } from '../../src/chain/operator-roles.ts';
+
+/**
+ * The keys of a stack on an external anvil (RPC_URL): the deployer's, and each sending role's own
+ * key and address from its well-known anvil account (src/chain/operator-roles.ts).
+ */
+export function senderKeysEnv(): Record<string, string> {
+  const env: Record<string, string> = { OPERATOR_PRIVATE_KEY: OPERATOR_ACCOUNT.privateKey };
+  for (const role of SENDER_ROLES) {
+    const spec = SENDER_ROLE_SPECS[role];
+    env[spec.keyEnv] = spec.devAccount.privateKey;
+    env[spec.addressEnv] = spec.devAccount.address;
+  }
+  return env;
+}
 
 export interface RoleProcess {
   label: string;
