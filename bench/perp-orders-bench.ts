@@ -188,8 +188,10 @@ interface ServerChild {
   ready: Ready;
 }
 
-function startChild(args: string[]): Promise<ServerChild> {
+/** `masterHex` travels in the child's environment, never its argv (which `ps` shows to every user). */
+function startChild(args: string[], masterHex: string): Promise<ServerChild> {
   const child = fork(new URL(import.meta.url).pathname, args, {
+    env: { ...process.env, BENCH_MASTER_KEY: masterHex },
     // BENCH_PERP_PROF=<dir>: a V8 CPU profile of each server process (start-up included) in <dir>.
     execArgv: ['--import', 'tsx', ...(process.env.BENCH_PERP_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PERP_PROF] : [])],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -218,8 +220,8 @@ export async function runPerpOrdersBench(
   const dbPath = path.join(dir, 'bench.sqlite');
   const master = randomBytes(32).toString('hex');
   const prefix = topology === 'two-apis' ? `bench-perp-${process.pid}-${Date.now().toString(36)}` : '-';
-  const servers: ServerChild[] = [await startChild(['server', dbPath, master, prefix, ...wallets.map((w) => w.address)])];
-  if (topology === 'two-apis') servers.push(...(await Promise.all([0, 1].map(() => startChild(['api', dbPath, master, prefix])))));
+  const servers: ServerChild[] = [await startChild(['server', dbPath, prefix, ...wallets.map((w) => w.address)], master)];
+  if (topology === 'two-apis') servers.push(...(await Promise.all([0, 1].map(() => startChild(['api', dbPath, prefix], master)))));
   const ready: Ready = { url: servers[0].ready.url, keys: servers[0].ready.keys };
   const urls = topology === 'two-apis' ? servers.slice(1).map((s) => s.ready.url) : [ready.url];
   try {
@@ -374,11 +376,11 @@ export async function runPerpOrdersBench(
 }
 
 if (process.argv[2] === 'server') {
-  const [dbPath, master, prefix, ...addresses] = process.argv.slice(3);
-  await serve(dbPath, master, prefix, addresses);
+  const [dbPath, prefix, ...addresses] = process.argv.slice(3);
+  await serve(dbPath, process.env.BENCH_MASTER_KEY!, prefix, addresses);
 } else if (process.argv[2] === 'api') {
-  const [dbPath, master, prefix] = process.argv.slice(3);
-  await serveApi(dbPath, master, prefix);
+  const [dbPath, prefix] = process.argv.slice(3);
+  await serveApi(dbPath, process.env.BENCH_MASTER_KEY!, prefix);
 } else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const r = await runPerpOrdersBench();
   console.log(r.table);
