@@ -29,8 +29,9 @@
  * throws a plain Error without it.
  */
 import { createRequire } from 'node:module';
-import { checksumAddress, keccak256, recoverAddress, type Address, type Hex } from 'viem';
+import { bytesToHex, checksumAddress, recoverAddress, type Address, type Hex } from 'viem';
 import { ValidationError } from '../errors/app-error.ts';
+import { keccak256Bytes } from './keccak.ts';
 
 /** The part of the binding's API used here (lib/index.js of secp256k1 5). */
 interface NativeSecp256k1 {
@@ -88,7 +89,7 @@ export function recoverSigner(digest: Hex, signature: Hex): Address {
     throw invalid();
   }
   // Uncompressed key: 0x04 ‖ x ‖ y; the address is the last 20 bytes of keccak256(x ‖ y).
-  return checksumAddress(`0x${keccak256(publicKey.subarray(1)).slice(26)}` as Address);
+  return checksumAddress(bytesToHex(keccak256Bytes(publicKey.subarray(1)).subarray(12)));
 }
 
 /**

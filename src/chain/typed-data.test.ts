@@ -271,7 +271,9 @@ describe('the EIP-712 digest computed here', () => {
         fc.record({
           from: person,
           to: person,
-          note: fc.string({ unit: 'grapheme', maxLength: 40 }),
+          // Repeated short strings come from the string-word cache, long ones never enter it, and
+          // lone surrogates are hashed as the U+FFFD that viem's TextEncoder writes.
+          note: fc.oneof(fc.string({ unit: 'grapheme', maxLength: 40 }), fc.constantFrom('BUY', 'SELL', ''), fc.string({ unit: 'binary', minLength: 60, maxLength: 70 })),
           blob: fc.uint8Array({ maxLength: 70 }).map((b) => `0x${Buffer.from(b).toString('hex')}` as Hex),
           tag: hex(4),
           amount: fc.bigInt({ min: -(1n << 127n), max: (1n << 127n) - 1n }),
@@ -288,7 +290,7 @@ describe('the EIP-712 digest computed here', () => {
           expect(kind.hash(domain, JSON.parse(JSON.stringify(kind.build(domain, message).message)))).toBe(expected);
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 500 },
     );
   });
 });

@@ -3,17 +3,19 @@
  * creation, One-Click Trade and perpetual orders. A flow defines its message type once
  * ({@link defineTypedData}); the module then answers the complete typed data a wallet signs (what
  * a prepare/build call returns), reads the message a client sends back, hashes it and recovers or
- * verifies its signer — the digest with viem's `hashTypedData`, so it is the one a contract's
- * `_hashTypedDataV4` computes, and the signer with libsecp256k1 (signature-recovery.ts, viem's
- * `recoverAddress` when the native binding is missing: the same answers, ~30× the CPU).
+ * verifies its signer — the digest viem's `hashTypedData` and a contract's `_hashTypedDataV4`
+ * compute (typed-data.test.ts holds them equal), and the signer with libsecp256k1
+ * (signature-recovery.ts, viem's `recoverAddress` when the native binding is missing: the same
+ * answers, ~30× the CPU).
  *
  * The server rebuilds domain and types itself; only the message comes from the client, and every
  * field of it is checked here (a `ValidationError` names the field). Signatures are read once, by
  * {@link parseSignature}: the compact form of EIP-2098 is accepted wherever the 65-byte one is, and a
  * high `s` is refused everywhere (EIP-2). Nothing here logs, and no error carries a signature.
  */
-import { concatHex, getAddress, isAddress, isHex, keccak256, stringToHex, type Address, type Hex } from 'viem';
+import { getAddress, isAddress, isHex, type Address, type Hex } from 'viem';
 import { ValidationError } from '../errors/app-error.ts';
+import { keccak256Bytes, keccak256Hex, keccak256Utf8 } from './keccak.ts';
 import { nativeRecovery, recoverSigner as recoverNative, recoverSignerJs } from './signature-recovery.ts';
 
 export interface TypedField {
@@ -181,11 +183,35 @@ function writeAtomic(t: Atomic, v: unknown): JsonValue {
 }
 
 /**
+ * The EIP-712 word of a `string` value (its keccak256) for strings seen before: an order's symbol,
+ * side, type, time in force and most sizes and prices repeat from one order to the next. Short
+ * strings only, and cleared when full, so a stream of distinct strings costs what no cache would.
+ */
+const stringWords = new Map<string, Uint8Array>();
+const STRING_WORDS_MAX = 4_096;
+const STRING_WORD_MAX_LENGTH = 64;
+
+function stringWord(s: string): Uint8Array {
+  let w = stringWords.get(s);
+  if (w === undefined) {
+    w = keccak256Utf8(s);
+    if (s.length <= STRING_WORD_MAX_LENGTH) {
+      if (stringWords.size >= STRING_WORDS_MAX) stringWords.clear();
+      stringWords.set(s, w);
+    }
+  }
+  return w;
+}
+
+const TWO_256 = 1n << 256n;
+
+/**
  * EIP-712 `hashStruct` for a fixed set of struct types (no arrays: the types here have none): the
  * type hashes computed once, each value encoded as its 32-byte word (strings and dynamic bytes by
  * their keccak256, nested structs by their own hashStruct), as the specification and OpenZeppelin's
  * `_hashTypedDataV4` do. Values are those parseMessage answers (bigint integers, checksummed
- * addresses, lower-case hex bytes).
+ * addresses, lower-case hex bytes). The words are written into one buffer and hashed in
+ * WebAssembly (keccak.ts).
  */
 function createStructHasher(types: Record<string, TypedFields>) {
   const deps = (type: string, found: Set<string>): Set<string> => {
@@ -198,40 +224,58 @@ function createStructHasher(types: Record<string, TypedFields>) {
     const [, ...rest] = [...deps(type, new Set())];
     return [type, ...rest.sort()].map((t) => `${t}(${types[t].map((f) => `${f.type} ${f.name}`).join(',')})`).join('');
   };
-  const typeHashes = new Map(Object.keys(types).map((t) => [t, keccak256(stringToHex(encodeType(t))).slice(2)]));
+  const typeHashes = new Map(Object.keys(types).map((t) => [t, keccak256Utf8(encodeType(t))]));
   const atomics = new Map<string, Atomic | undefined>();
   const atomicOf = (type: string): Atomic | undefined => {
     if (!atomics.has(type)) atomics.set(type, atomic(type));
     return atomics.get(type);
   };
 
-  const word = (type: string, v: unknown): string => {
+  /** Writes the 32-byte word of `v` at `at` in `out`. */
+  const word = (out: Buffer, at: number, type: string, v: unknown): void => {
     const a = atomicOf(type);
-    if (!a) return hashStruct(type, v as Record<string, unknown>).slice(2);
+    if (!a) {
+      out.set(hashStructBytes(type, v as Record<string, unknown>), at);
+      return;
+    }
     switch (a.kind) {
       case 'address':
-        return (v as string).slice(2).toLowerCase().padStart(64, '0');
+        out.fill(0, at, at + 12);
+        out.write((v as string).slice(2), at + 12, 20, 'hex');
+        return;
       case 'bool':
-        return (v ? '1' : '0').padStart(64, '0');
+        out.fill(0, at, at + 32);
+        if (v) out[at + 31] = 1;
+        return;
       case 'string':
-        return keccak256(stringToHex(v as string)).slice(2);
+        out.set(stringWord(v as string), at);
+        return;
       case 'bytes':
-        return a.size === undefined ? keccak256(v as Hex).slice(2) : (v as string).slice(2).toLowerCase().padEnd(64, '0');
+        if (a.size === undefined) {
+          out.set(keccak256Bytes(Buffer.from((v as string).slice(2), 'hex')), at);
+        } else {
+          out.fill(0, at, at + 32);
+          out.write((v as string).slice(2), at, a.size, 'hex');
+        }
+        return;
       case 'int': {
         // The domain's chainId is a number; message integers are bigints.
         const n = BigInt(v as bigint | number);
-        return (n < 0n ? (1n << 256n) + n : n).toString(16).padStart(64, '0');
+        out.write((n < 0n ? TWO_256 + n : n).toString(16).padStart(64, '0'), at, 32, 'hex');
+        return;
       }
     }
   };
 
-  function hashStruct(type: string, value: Record<string, unknown>): Hex {
-    let data = typeHashes.get(type)!;
-    for (const f of types[type]) data += word(f.type, value[f.name]);
-    return keccak256(`0x${data}`);
+  function hashStructBytes(type: string, value: Record<string, unknown>): Uint8Array {
+    const fields = types[type];
+    const data = Buffer.allocUnsafe(32 * (1 + fields.length));
+    data.set(typeHashes.get(type)!, 0);
+    for (let i = 0; i < fields.length; i++) word(data, 32 * (i + 1), fields[i].type, value[fields[i].name]);
+    return keccak256Bytes(data);
   }
 
-  return { hashStruct, encodeType };
+  return { hashStructBytes, encodeType };
 }
 
 export interface TypedDataKind<P extends string = string> {
@@ -319,12 +363,12 @@ export function defineTypedData<P extends string>(spec: { primaryType: P; types:
   const parseMessage = (raw: unknown, field = 'message'): TypedMessage => read(primaryType, raw, field, 0) as TypedMessage;
 
   const hasher = createStructHasher(allTypes);
-  const separators = new Map<string, Hex>();
-  const domainSeparator = (domain: TypedDataDomain): Hex => {
+  const separators = new Map<string, Uint8Array>();
+  const domainSeparator = (domain: TypedDataDomain): Uint8Array => {
     const key = `${domain.name}\n${domain.version}\n${domain.chainId}\n${domain.verifyingContract}`;
     let sep = separators.get(key);
     if (sep === undefined) {
-      sep = hasher.hashStruct('EIP712Domain', domain as unknown as Record<string, unknown>);
+      sep = hasher.hashStructBytes('EIP712Domain', domain as unknown as Record<string, unknown>);
       // A service has a domain or two; the bound only guards against a caller making many.
       if (separators.size > 64) separators.clear();
       separators.set(key, sep);
@@ -335,8 +379,14 @@ export function defineTypedData<P extends string>(spec: { primaryType: P; types:
   // types and re-derives every type string on each call: ~4x the cost of the native recovery after
   // it on the signed-order path. The message is read (checked) once by parseMessage; the property
   // test in typed-data.test.ts holds this equal to hashTypedData.
-  const hash = (domain: TypedDataDomain, message: Record<string, unknown>): Hex =>
-    keccak256(concatHex(['0x1901', domainSeparator(domain), hasher.hashStruct(primaryType, parseMessage(message))]));
+  const hash = (domain: TypedDataDomain, message: Record<string, unknown>): Hex => {
+    const data = Buffer.allocUnsafe(66);
+    data[0] = 0x19;
+    data[1] = 0x01;
+    data.set(domainSeparator(domain), 2);
+    data.set(hasher.hashStructBytes(primaryType, parseMessage(message)), 34);
+    return keccak256Hex(data);
+  };
 
   // The digest once, then the key: a caller that needs the digest too (an order's id) passes it in.
   const recoverSigner = async (domain: TypedDataDomain, message: Record<string, unknown>, signature: unknown, digest?: Hex): Promise<Address> =>
