@@ -134,6 +134,45 @@ describe.each(testDatabases)('perp projector ($name)', ({ open }) => {
     expect(await getMeta(db, PROJECTION_CURSOR_KEY)).toBe(String(seq + 1));
   });
 
+  it('writes the events of one write interval in one transaction, and none of them before it', async () => {
+    const { sequencer, gateway } = await startSequencer();
+    // The first write starts at once (nothing written before it), the next no sooner than 1.5 s after.
+    const projector = createPerpProjector({ db, gateway, feeAccount: FEE_ACCOUNT, retryMs: 20, minWriteIntervalMs: 1_500 });
+    await projector.start();
+    cleanup.push(() => projector.stop());
+    const cursorWrites: string[] = [];
+    const first = PART_1.slice(0, 3);
+    await submitAll(gateway, first);
+    const seq1 = sequencer.engine.lastSeq;
+    await projector.caughtUp(seq1);
+    cursorWrites.push((await getMeta(db, PROJECTION_CURSOR_KEY))!);
+
+    // Two orders, each answered (durable) on its own, inside the interval: not written yet.
+    await submitAll(gateway, PART_1.slice(3, 4));
+    const seq2 = sequencer.engine.lastSeq;
+    await submitAll(gateway, PART_1.slice(4));
+    const seq3 = sequencer.engine.lastSeq;
+    expect([seq1 < seq2, seq2 < seq3]).toEqual([true, true]);
+    expect(projector.projectedSeq).toBe(seq1);
+    expect(await count(db, 'perp_orders')).toBe(0);
+
+    // Then both in one write: the cursor goes from seq1 to seq3, never through seq2.
+    await new Promise<void>((resolve, reject) => {
+      const seen = new Set<number>();
+      const poll = setInterval(() => {
+        seen.add(projector.projectedSeq);
+        if (projector.projectedSeq >= seq3) {
+          clearInterval(poll);
+          if (seen.has(seq2) && seq2 !== seq3) reject(new Error(`the cursor stopped at ${seq2}`));
+          else resolve();
+        }
+      }, 1);
+    });
+    cursorWrites.push((await getMeta(db, PROJECTION_CURSOR_KEY))!);
+    expect(cursorWrites).toEqual([String(seq1), String(seq3)]);
+    expect(await counts(db)).toMatchObject({ orders: 2, trades: 2 });
+  });
+
   it('a new projector on the same database resumes from the cursor: every event applied once', async () => {
     // A tiny event buffer: the second projector's catch-up is regenerated from the journal.
     const { sequencer, gateway } = await startSequencer(4);

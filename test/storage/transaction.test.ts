@@ -1,5 +1,6 @@
+import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Db } from '../../src/storage/database.ts';
+import { kyselyOf, type Db, type DbExecutor } from '../../src/storage/database.ts';
 import { getMeta, setMeta } from '../../src/storage/meta-store.ts';
 import { getQuote, upsertQuotes } from '../../src/storage/quote-store.ts';
 import { withTransaction } from '../../src/storage/transaction.ts';
@@ -47,5 +48,49 @@ describe.each(testDatabases)('withTransaction ($name)', ({ open }) => {
       }),
     ).rejects.toThrow('outer fails');
     expect(await getMeta(db, 'nested')).toBeUndefined();
+  });
+
+  /** The commit level the connection running `k` would use now: 'full' or 'relaxed'. */
+  const commitLevel = async (k: DbExecutor): Promise<'full' | 'relaxed'> => {
+    if (db.dialect === 'postgres') {
+      const { rows } = await sql<{ synchronous_commit: string }>`show synchronous_commit`.execute(kyselyOf(k));
+      return rows[0].synchronous_commit === 'on' ? 'full' : 'relaxed';
+    }
+    const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(kyselyOf(k));
+    return rows[0].synchronous === 2 ? 'full' : 'relaxed';
+  };
+
+  it('durable: false commits atomically without waiting for the disk, then every commit is durable again', async () => {
+    expect(await commitLevel(db)).toBe('full');
+    let other: Promise<string> | undefined;
+    await withTransaction(
+      db,
+      async (tx) => {
+        expect(await commitLevel(tx)).toBe('relaxed');
+        await setMeta(tx, 'projected', '7');
+        // A durable transaction asked for meanwhile commits at the durable level.
+        other = withTransaction(db, async (t2) => {
+          await setMeta(t2, 'journal', '1');
+          return commitLevel(t2);
+        });
+      },
+      { durable: false },
+    );
+    expect(await other).toBe('full');
+    expect(await getMeta(db, 'projected')).toBe('7');
+    expect(await commitLevel(db)).toBe('full');
+
+    await expect(
+      withTransaction(
+        db,
+        async (tx) => {
+          await setMeta(tx, 'projected', '8');
+          throw new Error('write failed');
+        },
+        { durable: false },
+      ),
+    ).rejects.toThrow('write failed');
+    expect(await getMeta(db, 'projected')).toBe('7');
+    expect(await commitLevel(db)).toBe('full');
   });
 });
