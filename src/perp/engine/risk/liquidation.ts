@@ -112,7 +112,30 @@ function adlScore(p: Position): { num: bigint; den: bigint } {
   return p.sizeLots > 0 ? { num: n * n, den: p.entryNotional * equity } : { num: p.entryNotional, den: equity };
 }
 
-/** Closes `lots` of `p` against the ranked opposite positions at `priceTicks`. Answers the lots closed. */
+/**
+ * The price one ADL counterparty closes `lots` at: `priceTicks`, but when that is worse than the mark
+ * for it (a bankrupt account's Pb), no further past the mark than its equity (its own for an isolated
+ * position, never more than the whole account's) can bear. The bankruptcy price spreads the account's
+ * whole deficit, losses on its other instruments included (one with a stale index is not liquidated),
+ * over this instrument's counterparties; uncapped, it can take one of them below zero, where nothing
+ * records it. What the counterparties cannot bear stays with the bankrupt account: the insurance fund
+ * pays it, or it is open bad debt.
+ */
+function adlPriceFor(q: Position, lots: number, priceTicks: number): number {
+  const mark = q.inst.markTicks;
+  const buys = q.sizeLots < 0;
+  const adverse = buys ? priceTicks - mark : mark - priceTicks;
+  if (adverse <= 0) return priceTicks;
+  const acct = q.account as Account;
+  const own = q.mode === 'isolated' ? q.isolatedMargin + valuation(q).upnl : crossHealthOf(acct).equity;
+  const total = totalHealth(acct).equity;
+  const equity = own < total ? own : total;
+  const room = equity <= 0n ? 0n : equity / (BigInt(lots) * q.inst.unit);
+  if (room >= BigInt(adverse)) return priceTicks;
+  return buys ? mark + Number(room) : mark - Number(room);
+}
+
+/** Closes `lots` of `p` against the ranked opposite positions at `priceTicks` (capped per counterparty by adlPriceFor). Answers the lots closed. */
 function deleverage(s: EngineState, p: Position, lots: number, priceTicks: number): number {
   const inst = p.inst;
   const owner = p.account as Account;
@@ -136,8 +159,9 @@ function deleverage(s: EngineState, p: Position, lots: number, priceTicks: numbe
     if (left === 0) break;
     const size = r.pos.sizeLots < 0 ? -r.pos.sizeLots : r.pos.sizeLots;
     const q = size < left ? size : left;
-    const realised = transfer(s, p, r.pos, q, priceTicks, 'adl');
-    s.emit({ type: 'adl', account: (r.pos.account as Account).address, symbol: inst.spec.symbol, counterparty: owner.address, sizeLots: q, priceTicks, realisedPnl: realised });
+    const price = adlPriceFor(r.pos, q, priceTicks);
+    const realised = transfer(s, p, r.pos, q, price, 'adl');
+    s.emit({ type: 'adl', account: (r.pos.account as Account).address, symbol: inst.spec.symbol, counterparty: owner.address, sizeLots: q, priceTicks: price, realisedPnl: realised });
     left -= q;
   }
   return lots - left;
