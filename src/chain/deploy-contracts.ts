@@ -53,6 +53,8 @@ export interface Deployment {
   chainId: number;
   /** Block of the last deployment transaction, decimal string. */
   blockNumber: string;
+  /** Block of the first deployment transaction, decimal string (see VenueDeployment). */
+  firstBlockNumber?: string;
   /** When the deployment finished, ms since the epoch. */
   deployedAt: number;
   /** Deployer, owner and operator. */
@@ -113,6 +115,8 @@ interface FeeFields {
  */
 export class TxBatch {
   private readonly sent: Array<{ label: string; hash: Hash; contract?: Address }> = [];
+  /** The earliest block among the receipts, once `finish` has answered. */
+  firstBlock: bigint | undefined;
 
   private constructor(
     private readonly publicClient: ChainPublicClient,
@@ -190,6 +194,7 @@ export class TxBatch {
       this.sent.slice(0, -1).map((tx) => this.publicClient.getTransactionReceipt({ hash: tx.hash })),
     );
     receipts.push(lastReceipt);
+    this.firstBlock = receipts.reduce((min, r) => (r.blockNumber < min ? r.blockNumber : min), lastReceipt.blockNumber);
     receipts.forEach((receipt, i) => {
       const tx = this.sent[i];
       if (receipt.status !== 'success') {
@@ -273,6 +278,7 @@ export async function deployStack(params: {
     return {
       chainId: tx.chain,
       blockNumber: last.blockNumber.toString(),
+      firstBlockNumber: tx.firstBlock!.toString(),
       deployedAt: Date.now(),
       operator: me,
       contracts: { stockRouter, oneClickRouter, cashier, cashToken, accountLens, stocks },

@@ -113,6 +113,7 @@ export function perpVenueDeployer(params: PerpVenueParams): VenueDeployer {
         }
         const section: PerpVenueDeployment = {
           blockNumber: deployedIn.blockNumber.toString(),
+          firstBlockNumber: tx.firstBlock!.toString(),
           deployedAt: Date.now(),
           operator: me,
           contracts: { marginVault, collateralToken, reserveRegistry },

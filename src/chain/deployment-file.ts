@@ -24,6 +24,12 @@ export interface ContractAddresses {
 export interface VenueDeployment<C extends object = ContractAddresses> {
   /** Block of the venue's last deployment transaction, decimal string. */
   blockNumber: string;
+  /**
+   * Block of its first deployment transaction, decimal string: where an indexer starts when the node
+   * cannot tell it when the contracts got their code. Absent in records written before it was kept
+   * (then `blockNumber`).
+   */
+  firstBlockNumber?: string;
   /** When the venue's deployment finished, ms since the epoch. */
   deployedAt: number;
   /** Deployer and owner of the venue's contracts. */
@@ -69,6 +75,9 @@ function checkVenue(file: string, field: string, name: string, v: unknown): Venu
   if (typeof v.blockNumber !== 'string' || !/^\d+$/.test(v.blockNumber) || typeof v.deployedAt !== 'number') {
     throw invalid(file, `${field}: blockNumber or deployedAt missing`);
   }
+  if (v.firstBlockNumber !== undefined && (typeof v.firstBlockNumber !== 'string' || !/^\d+$/.test(v.firstBlockNumber) || BigInt(v.firstBlockNumber) > BigInt(v.blockNumber))) {
+    throw invalid(file, `${field}.firstBlockNumber must be a block number no later than blockNumber`);
+  }
   checkAddresses(file, `${field}.operator`, v.operator);
   if (!isObject(v.contracts)) throw invalid(file, `${field}.contracts missing`);
   if (name === 'stock') {
@@ -79,7 +88,13 @@ function checkVenue(file: string, field: string, name: string, v: unknown): Venu
     for (const key of PERP_CONTRACTS) checkAddresses(file, `${field}.contracts.${key}`, v.contracts[key]);
   }
   checkAddresses(file, `${field}.contracts`, v.contracts);
-  return { blockNumber: v.blockNumber, deployedAt: v.deployedAt, operator: v.operator as Address, contracts: v.contracts as ContractAddresses };
+  return {
+    blockNumber: v.blockNumber,
+    ...(v.firstBlockNumber !== undefined ? { firstBlockNumber: v.firstBlockNumber as string } : {}),
+    deployedAt: v.deployedAt,
+    operator: v.operator as Address,
+    contracts: v.contracts as ContractAddresses,
+  };
 }
 
 /** Parses a record's JSON text, either shape; throws naming the first malformed field. */

@@ -190,6 +190,11 @@ export function defineIndexer<B = undefined>(spec: IndexerSpec<B>): IndexerDefin
 
 // ----------------------------------------------------------------- follower
 
+/** The deployment blocks of a venue's record (the last only, for records older than `firstBlockNumber`). */
+export function deployedBlocksOf(d: { blockNumber: string; firstBlockNumber?: string }): { first: number; last: number } {
+  return { first: Number(d.firstBlockNumber ?? d.blockNumber), last: Number(d.blockNumber) };
+}
+
 export interface ChainFollowerOptions {
   db: Db;
   publicClient: PublicClient;
@@ -205,10 +210,12 @@ export interface ChainFollowerOptions {
   batchBlocks?: number;
   /**
    * First block to index. Default: the first block in which one of the contracts has code (binary
-   * search on eth_getCode), or `fallbackStartBlock` on a node that cannot answer for old blocks.
+   * search on eth_getCode up to `deployedBlocks.last`, or the head), or `deployedBlocks.first` on a
+   * node that cannot answer for old blocks (a pruned one).
    */
   startBlock?: number | bigint;
-  fallbackStartBlock?: number | bigint;
+  /** The blocks of the first and the last deployment transactions, from the deployment record. */
+  deployedBlocks?: { first: number | bigint; last: number | bigint };
   logger?: Logger;
   /**
    * During a catch-up, consecutive ranges share one database transaction until it holds this many
@@ -359,14 +366,15 @@ export function createChainFollower<B>(def: IndexerDefinition<B>, opts: ChainFol
     let start: number;
     if (opts.startBlock !== undefined) start = Number(opts.startBlock);
     else {
-      const upper = opts.fallbackStartBlock !== undefined ? Number(opts.fallbackStartBlock) : await src.blockNumber();
+      const upper = opts.deployedBlocks !== undefined ? Number(opts.deployedBlocks.last) : await src.blockNumber();
       try {
         const firsts = await Promise.all([...contractOf.keys()].map((a) => firstBlockWithCode(a, upper)));
         start = Math.min(...firsts);
       } catch (err) {
-        // A pruned node cannot answer eth_getCode for old blocks: start at the recorded deployment block.
-        log.warn({ err: describe(err), indexer: name }, 'indexer: cannot find the deployment block, starting at the recorded block');
-        start = upper;
+        // A pruned node cannot answer eth_getCode for old blocks: start at the recorded first
+        // deployment block, so that nothing the deployment itself emitted (mints, funding) is skipped.
+        log.warn({ err: describe(err), indexer: name }, 'indexer: cannot find the deployment block, starting at the recorded first deployment block');
+        start = opts.deployedBlocks !== undefined ? Number(opts.deployedBlocks.first) : upper;
       }
     }
     await setMeta(db, startKey, String(start));

@@ -11,7 +11,7 @@
  */
 import { marginVaultAbi } from '../../chain/abi/generated/index.ts';
 import type { PerpDeployment } from '../../chain/deploy-perp-venue.ts';
-import { createChainFollower, defineIndexer, type ChainFollower, type ChainFollowerOptions, type IndexerDefinition } from '../../indexer/chain-follower.ts';
+import { createChainFollower, deployedBlocksOf, defineIndexer, type ChainFollower, type ChainFollowerOptions, type IndexerDefinition } from '../../indexer/chain-follower.ts';
 import type { ChainEventRecord } from '../../storage/chain-block-store.ts';
 import { rollbackCollateralEventsAbove, upsertCollateralEvents, type CollateralEventKind, type NewCollateralEvent } from '../store/collateral-event-store.ts';
 
@@ -75,7 +75,7 @@ export function createPerpIndexer(opts: PerpIndexerOptions): PerpIndexer {
     pollMs: opts.pollMs,
     batchBlocks: opts.batchBlocks,
     startBlock: opts.startBlock,
-    fallbackStartBlock: Number(opts.deployment.blockNumber),
+    deployedBlocks: deployedBlocksOf(opts.deployment),
     logger: opts.logger,
   });
 }

@@ -12,6 +12,7 @@ import { cashierAbi, oneClickRouterAbi, stockAbi, stockRouterAbi } from '../../c
 import type { Deployment } from '../../chain/deploy-contracts.ts';
 import {
   createChainFollower,
+  deployedBlocksOf,
   defineIndexer,
   type ChainFollower,
   type EventHandler,
@@ -158,7 +159,7 @@ export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
     pollMs: opts.pollMs,
     batchBlocks: opts.batchBlocks,
     startBlock: opts.startBlock,
-    fallbackStartBlock: Number(deployment.blockNumber),
+    deployedBlocks: deployedBlocksOf(deployment),
     logger: opts.logger,
     commitEvents: opts.commitEvents,
     onRange: opts.onRange,
