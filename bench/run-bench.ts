@@ -406,7 +406,7 @@ if (!only || only === 'perp' || only === 'perp-orders') {
   const o = await runPerpOrdersBench();
   console.log(o.table);
   if (process.env.REDIS_URL) {
-    console.log('\nthe same through two perp API processes and one engine over Redis Streams (REDIS_URL):');
+    console.log(`\nthe same through two perp API processes and one engine over Redis Streams (REDIS_URL), on ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : 'one SQLite file (set DATABASE_URL for PostgreSQL, as deployed)'}:`);
     console.log((await runPerpOrdersBench({ topology: 'two-apis', nativeRecoverPerSec: o.nativeRecoverPerSec })).table);
   } else {
     console.log('(set REDIS_URL for the same figure through two perp API processes and one engine over Redis Streams)');
