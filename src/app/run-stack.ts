@@ -8,7 +8,49 @@ export async function runStack(roles: Role | readonly Role[]): Promise<void> {
   const role = typeof roles === 'string' ? roles : roles.join(',');
   const config = loadConfig();
   const logger = createLogger({ level: config.logLevel });
-  const stack = await startStack(config, { role: roles, logger });
+
+  // The handlers go in before anything starts: a SIGTERM that arrives while the stack starts (a
+  // process manager giving up, or one sent the moment the banner shows on a busy machine) must
+  // still stop it cleanly, not kill the process with the default action and leave anvil to its
+  // watchdog and the logs unflushed.
+  let stack: Awaited<ReturnType<typeof startStack>> | undefined;
+  let stopping = false;
+  const stop = (running: NonNullable<typeof stack>) => {
+    running
+      .stop()
+      .then(
+        () => {
+          logger.info('stopped');
+          return 0;
+        },
+        (err: unknown) => {
+          logger.error({ err }, 'shutdown failed');
+          return 1;
+        },
+      )
+      .then(async (code) => {
+        await flushLogger(logger);
+        process.exit(code);
+      });
+  };
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, stack ? 'stopping' : 'stopping once the stack has started');
+    if (stack) stop(stack);
+  };
+  // A renewed certificate (certbot, a secret mount) is picked up without dropping a connection.
+  process.on('SIGHUP', () => {
+    if (!stopping) stack?.reloadTls();
+  });
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+
+  stack = await startStack(config, { role: roles, logger });
+  if (stopping) {
+    stop(stack);
+    return;
+  }
 
   const lines = [`tokex ${role} running`];
   if (stack.stockBaseUrl) {
@@ -30,33 +72,4 @@ export async function runStack(roles: Role | readonly Role[]): Promise<void> {
   if (stack.demoFile) lines.push(`  demo.json  ${stack.demoFile}  (demo wallets and API keys)`);
   lines.push('  Ctrl-C to stop');
   process.stdout.write(lines.join('\n') + '\n');
-
-  let stopping = false;
-  const shutdown = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'stopping');
-    stack
-      .stop()
-      .then(
-        () => {
-          logger.info('stopped');
-          return 0;
-        },
-        (err: unknown) => {
-          logger.error({ err }, 'shutdown failed');
-          return 1;
-        },
-      )
-      .then(async (code) => {
-        await flushLogger(logger);
-        process.exit(code);
-      });
-  };
-  // A renewed certificate (certbot, a secret mount) is picked up without dropping a connection.
-  process.on('SIGHUP', () => {
-    if (!stopping) stack.reloadTls();
-  });
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
 }

@@ -166,7 +166,12 @@ describe('restart', () => {
 });
 
 describe('npm start', () => {
-  it('stops the whole stack, anvil included, when only npm receives SIGTERM', async () => {
+  /**
+   * Runs `npm start`, sends SIGTERM to npm alone (as a process manager or `timeout` does) once
+   * `when` matches what the stack has printed, and returns everything printed, npm's exit code, and
+   * whether anvil outlived it.
+   */
+  async function sigtermNpmStart(when: (out: string) => boolean): Promise<{ out: string; code: number | null; anvilAlive: boolean }> {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-npm-start-'));
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, STOCK_API_PORT: '0', PERP_API_PORT: '0', HISTORY_DAYS: '1', LOG_LEVEL: 'info' };
     delete env.DATABASE_URL;
@@ -174,20 +179,20 @@ describe('npm start', () => {
     const npm = spawn('npm', ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     try {
       let out = '';
+      const exited = new Promise<number | null>((r) => npm.once('exit', (code) => r(code)));
       await new Promise<void>((resolve, reject) => {
         npm.stdout.on('data', (d: Buffer) => {
           out += d.toString();
-          if (out.includes('Ctrl-C to stop')) resolve();
+          if (when(out)) resolve();
         });
         npm.stderr.on('data', (d: Buffer) => (out += d.toString()));
-        npm.once('exit', (code) => reject(new Error(`npm start exited with ${code}: ${out.slice(-2000)}`)));
+        void exited.then((code) => reject(new Error(`npm start exited with ${code}: ${out.slice(-2000)}`)));
       });
       const anvilPid = Number(/"pid":(\d+),"port":\d+,"rpcUrl"/.exec(out)?.[1]);
       expect(anvilPid).toBeGreaterThan(0);
 
-      // Only npm itself gets the signal, as from a process manager or `timeout`.
       npm.kill('SIGTERM');
-      await new Promise((r) => (npm.exitCode !== null ? r(undefined) : npm.once('exit', r)));
+      const code = await exited;
       const alive = () => {
         try {
           process.kill(anvilPid, 0);
@@ -197,14 +202,33 @@ describe('npm start', () => {
         }
       };
       for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
-      expect(alive()).toBe(false);
       // The stack's own process (npm's child) writes its last line as it exits, which may be after
       // npm has: wait for the pipe to close (every writer gone), not for a fixed time.
       await new Promise((r) => (npm.stdout.readableEnded ? r(undefined) : npm.stdout.once('end', r)));
-      expect(out).toContain('"msg":"stopped"');
+      return { out, code, anvilAlive: alive() };
     } finally {
       if (npm.exitCode === null) npm.kill('SIGKILL');
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
+  }
+
+  it('stops the whole stack, anvil included, when only npm receives SIGTERM', async () => {
+    const { out, code, anvilAlive } = await sigtermNpmStart((o) => o.includes('Ctrl-C to stop'));
+    expect(anvilAlive).toBe(false);
+    // npm exits as its child did: 0 only if the stack ran its shutdown, not if the signal killed it.
+    expect(code).toBe(0);
+    expect(out).toContain('"signal":"SIGTERM","msg":"stopping"');
+    expect(out).toContain('"msg":"stopped"');
+  }, 60_000);
+
+  it('stops cleanly when SIGTERM arrives while the stack is still starting', async () => {
+    // Anvil is up, the contracts not yet deployed: the signal lands in the middle of startStack.
+    const { out, code, anvilAlive } = await sigtermNpmStart((o) => o.includes('"msg":"anvil started"'));
+    expect(anvilAlive).toBe(false);
+    expect(code).toBe(0);
+    expect(out).toContain('"signal":"SIGTERM","msg":"stopping once the stack has started"');
+    expect(out).toContain('"msg":"stopped"');
+    // It stops instead of announcing itself as running.
+    expect(out).not.toContain('Ctrl-C to stop');
   }, 60_000);
 });
