@@ -110,8 +110,16 @@ try {
 
 // 4. The second wallet adds liquidity to the pool, then withdraws collateral to its wallet.
 const added = await lp.addLiquidity<{ shares: string; amount: string }>('1000');
-const position = await lp.liquidityPositions<{ shares: string; value: string; lockedUntil: number }>();
-console.log(`added ${added.amount} USDC to the pool: ${position.shares} shares worth ${position.value}, locked until ${new Date(position.lockedUntil).toISOString()}`);
+// Its worth as minted: the pool's equity and shares just after the addition, as the history keeps them
+// (the position's value read later follows the pool's open positions as prices move).
+const history = await waitUntil(
+  'the addition in the history',
+  () => lp.liquidityHistory<{ rows: { action: string; shares: string; totalShares: string; poolEquity: string; lockedUntil: number }[] }>(),
+  (h) => h.rows.some((r) => r.action === 'ADD'),
+);
+const move = history.rows.find((r) => r.action === 'ADD')!;
+const worth = (micros(move.shares) * micros(move.poolEquity)) / micros(move.totalShares);
+console.log(`added ${added.amount} USDC to the pool: ${move.shares} shares worth ${usd(worth)}, locked until ${new Date(move.lockedUntil).toISOString()}`);
 const chain = createPublicClient({ transport: http(demo.rpcUrl) });
 const token = demo.perp.contracts.collateralToken as `0x${string}`;
 const before = await chain.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [lpWallet.address] });
