@@ -8,5 +8,9 @@ export default defineConfig({
     pool: 'forks',
     // Two cores: more workers only thrash anvil and the compiler.
     maxWorkers: 2,
+    // Files share their worker's module cache instead of each importing viem, Fastify and the stack
+    // anew: imports took 197 s of an 833 s run, 24 s without isolation. It holds because no test
+    // mocks a module or fakes the global clock, and each file stops what it starts; keep it so.
+    isolate: false,
   },
 });

@@ -15,7 +15,7 @@
  * head - c with `deliverBlock` (a newHeads subscriber's path; the exact checks after each), and a
  * third run their polling loops beside the transactions (the reorg lands while they poll).
  *
- * `npm test` runs a short variant (50 scenarios); REORG_SCENARIOS=500 the full one (a new anvil
+ * `npm test` runs a short variant (30 scenarios, 3 a depth); REORG_SCENARIOS=500 the full one (a new anvil
  * every REORG_CHAIN_SCENARIOS=25), REORG_SEED=<n> another seed, REORG_ONLY=<i> a single scenario
  * (its parameters are in every failure message). Each scenario starts from the same chain snapshot
  * with new databases, so scenarios are independent.
@@ -49,7 +49,7 @@ import {
   type Venue,
 } from './reorg-scenario-helpers.ts';
 
-const SCENARIOS = Number(process.env.REORG_SCENARIOS ?? 50);
+const SCENARIOS = Number(process.env.REORG_SCENARIOS ?? 30);
 const SEED = Number(process.env.REORG_SEED ?? 20_261_123);
 const ONLY = process.env.REORG_ONLY === undefined ? undefined : Number(process.env.REORG_ONLY);
 const MAX_DEPTH = 10;
