@@ -23,17 +23,24 @@ export function leasedRole(role: string, start: StartRole): StartRole {
     /** The stand-by loop, awaited on stop so a take-over in progress finishes before the role stops. */
     let standby: Promise<void> = Promise.resolve();
 
+    const status = ctx.status;
     const runHeld = async (lease: HeldLease): Promise<void> => {
       held = lease;
+      status.setLease(role, 'held');
       try {
         stopRole = await start(ctx);
       } catch (err) {
         held = undefined;
+        status.setLease(role, 'released');
         await lease.release();
         throw err;
       }
       if (stopping) return;
-      void lease.lost.then(() => {
+      void lease.lost.then((reason) => {
+        // Said at error level and shown by /readyz, `tokex status` and the metrics; the stand-by
+        // loop below takes the lease back as soon as it is free (at once when no one else took it).
+        logger.error({ role, reason }, 'role stopped: its lease was lost; taking it back when free');
+        status.setLease(role, 'lost');
         losing = (async () => {
           const stop = stopRole;
           stopRole = undefined;
@@ -45,7 +52,9 @@ export function leasedRole(role: string, start: StartRole): StartRole {
     };
 
     const waitInBackground = () => {
-      logger.info({ role, holder: keeper.holder, ttlMs }, 'role on stand-by: another process holds its lease');
+      const afterLoss = status.leaseState(role) === 'lost';
+      if (!afterLoss) status.setLease(role, 'standby');
+      logger.info({ role, holder: keeper.holder, ttlMs }, afterLoss ? 'role on stand-by until it has its lease back' : 'role on stand-by: another process holds its lease');
       standby = (async () => {
         while (!stopping) {
           try {
@@ -81,6 +90,7 @@ export function leasedRole(role: string, start: StartRole): StartRole {
       await held?.release();
       held = undefined;
       await losing;
+      status.setLease(role, 'released');
     };
   };
 }

@@ -17,6 +17,7 @@ import type { StreamBroker } from '../streams/stream-broker.ts';
 import { createRelaySignals, type RelaySignals } from '../stock/relay-signals.ts';
 import type { ChainWiring } from './chain-wiring.ts';
 import type { StopList } from './stop-list.ts';
+import type { RoleStatusRegistry } from '../observability/role-status.ts';
 
 /** An HTTP API a role serves. */
 export interface ApiEndpoint {
@@ -49,6 +50,11 @@ export interface StackContext {
   perpStreams?: StreamBroker;
   /** The broker of the stock streams' publisher when the indexer role runs in this process. */
   stockStreams?: StreamBroker;
+  /**
+   * The progress and lease state of the singleton roles run here: each role tracks a sampler on it;
+   * the status publisher writes it for `/readyz` and `tokex status`, the metrics export it.
+   */
+  status: RoleStatusRegistry;
 }
 
 export function createStackContext(parts: Omit<StackContext, 'quotes' | 'provideQuotes' | 'endpoints' | 'relaySignals'>, stops: StopList): StackContext {

@@ -21,6 +21,9 @@ import { demoFilePath, writeDemoFile, type DemoFile } from './demo-file.ts';
 import { createStackContext, type StartRole } from './stack-context.ts';
 import { createStopList } from './stop-list.ts';
 import { leasedRole } from './leased-role.ts';
+import { newHolderId } from '../storage/lease-keeper.ts';
+import { createRoleStatusRegistry } from '../observability/role-status.ts';
+import { startStatusPublisher } from '../observability/status-publisher.ts';
 import { apiTransportFor, reloadServerTls, type TlsReloadResult } from '../http/tls-options.ts';
 import type { Server as HttpsServer } from 'node:https';
 import { openAppDatabase, openKeyService } from './storage-wiring.ts';
@@ -120,10 +123,14 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
     const db = await openAppDatabase(config);
     stops.add(() => db.close());
     const keys = openKeyService(config, db, logger);
+    const status = createRoleStatusRegistry(newHolderId());
     const ctx = createStackContext(
-      { config, logger, chain, db, keys, calendar: createMarketCalendar(config.marketCalendar), symbols: DEMO_SYMBOLS },
+      { config, logger, chain, db, keys, calendar: createMarketCalendar(config.marketCalendar), symbols: DEMO_SYMBOLS, status },
       stops,
     );
+    // Before the roles, so it stops after them and its last write records their released leases.
+    const publisher = startStatusPublisher({ db, registry: status, intervalMs: config.statusPublishMs, logger });
+    stops.add(() => publisher.stop());
     for (const [, start] of roles) stops.add(await start(ctx));
 
     const reloadTls = (): TlsReloadResult[] => {

@@ -162,6 +162,18 @@ export interface AppConfig {
    * waiting copy takes over (default 10 000; docs/deployment.md "Leases").
    */
   leaseTtlMs: number;
+  /**
+   * `READINESS_STALE_MS`: a role that made no progress for longer makes `/readyz` answer 503 and
+   * `tokex status` exit non-zero (default 15 000; docs/operations.md).
+   */
+  readinessStaleMs: number;
+  /** `STATUS_PUBLISH_MS`: how often a process writes its roles' progress for the probes (default 2 000). */
+  statusPublishMs: number;
+  /**
+   * `METRICS_HOST` (default 127.0.0.1) and `METRICS_PORT` (default 9464): the Prometheus listener
+   * of this process, apart from the APIs; `METRICS_PORT=0` picks a free port (tests), `off` none.
+   */
+  metrics?: { host: string; port: number };
   /** How long a tx-recording request waits for the indexer to reach the transaction's block. */
   indexWaitMs: number;
   /** One Click relaying (docs/one-click.md). */
@@ -300,6 +312,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     executor: loadExecutorSettings(env),
     leaseTtlMs: envInt(env, 'LEASE_TTL_MS', 10_000, 500),
+    readinessStaleMs: envInt(env, 'READINESS_STALE_MS', 15_000, 100),
+    statusPublishMs: envInt(env, 'STATUS_PUBLISH_MS', 2_000, 10),
+    metrics: envString(env, 'METRICS_PORT') === 'off' ? undefined : { host: envString(env, 'METRICS_HOST') ?? '127.0.0.1', port: envInt(env, 'METRICS_PORT', 9464) },
     indexWaitMs: envInt(env, 'INDEX_WAIT_MS', 10_000),
     relay: {
       waitMs: envInt(env, 'RELAY_WAIT_MS', 30_000),

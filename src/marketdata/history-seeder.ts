@@ -1,11 +1,12 @@
 /**
  * Builds the candle history the simulator stands on. A fresh database gets `days` of 1m candles
- * per symbol ending at the current minute, plus every aggregate, in one transaction; the anchor
+ * per symbol ending at the current minute, plus every aggregate, in slices of a day; the anchor
  * (first minute) and seed go to meta. Every later start continues each symbol from its last
  * stored 1m candle to now, so charts have no hole where the process was down. Because a minute's
  * candle depends only on (seed, symbol, minute, previous close), the backfill is the history the
  * process would have written had it kept running.
  */
+import { performance } from 'node:perf_hooks';
 import { withTransaction } from '../storage/transaction.ts';
 import type { DbExecutor } from '../storage/database.ts';
 import { latestCandle, listCandles, upsertCandles } from '../storage/candle-store.ts';
@@ -75,6 +76,10 @@ export interface SeedHistoryResult {
   minutesGenerated: number;
   /** All candles written (1m and aggregates). */
   candlesWritten: number;
+  /** Transactions written, one per symbol and UTC day, with a turn of the event loop after each. */
+  slices: number;
+  /** The longest slice (ms): how long the seed held the event loop at most. */
+  longestSliceMs: number;
   symbols: Map<string, SymbolHistoryState>;
 }
 
@@ -111,6 +116,9 @@ function isPrefixOf(stored: Candle, full: Candle): boolean {
   );
 }
 
+/** Gives the event loop a turn: lease renewals, heartbeats and requests run between slices. */
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export async function seedHistory(opts: SeedHistoryOptions): Promise<SeedHistoryResult> {
   const days = opts.days ?? DEFAULT_HISTORY_DAYS;
   if (!Number.isInteger(days) || days < 1) throw new Error('days: must be a positive integer');
@@ -121,86 +129,105 @@ export async function seedHistory(opts: SeedHistoryOptions): Promise<SeedHistory
   const now = opts.now;
   const currentMinute = Math.floor(now / MINUTE) * MINUTE;
   const freshStart = currentMinute - days * DAY;
+  const began = performance.now();
 
-  return withTransaction(opts.db, async (tx) => {
-    const existing = parseRecord(await getMeta(tx, HISTORY_META_KEY));
-    const fresh = existing === undefined;
-    const anchor = existing?.anchor ?? freshStart;
-    if (existing && existing.seed !== String(seed) && opts.source === undefined) {
-      opts.logger?.warn({ storedSeed: existing.seed, seed: String(seed) }, 'marketdata: seed differs from the stored history; continuing from the stored prices');
+  // Written in slices of one symbol's UTC day, each its own transaction with a turn of the event
+  // loop after it: a fresh history is ~390,000 candles, and as one synchronous transaction (SQLite)
+  // it held the loop for 7.5 s on a busy machine, long enough for the role's lease to lapse
+  // (issue 27). Every slice holds a day's 1m candles with their aggregates (no aggregate spans two
+  // UTC days), so a crash between slices leaves whole days, and the next start continues each
+  // symbol from its last stored minute as after any stop. The history record goes in last.
+  const existing = parseRecord(await getMeta(opts.db, HISTORY_META_KEY));
+  const fresh = existing === undefined;
+  const anchor = existing?.anchor ?? freshStart;
+  if (existing && existing.seed !== String(seed) && opts.source === undefined) {
+    opts.logger?.warn({ storedSeed: existing.seed, seed: String(seed) }, 'marketdata: seed differs from the stored history; continuing from the stored prices');
+  }
+
+  const result: SeedHistoryResult = { fresh, anchor, minutesGenerated: 0, candlesWritten: 0, slices: 0, longestSliceMs: 0, symbols: new Map() };
+
+  for (const spec of opts.symbols) {
+    const isOpen = openFor(spec, calendarOpen);
+    const pin = opts.pins?.get(spec.symbol);
+    const latest = await latestCandle(opts.db, spec.symbol, '1m');
+    let from: number;
+    let prevClose: string;
+    if (latest === undefined) {
+      // A symbol new to this database starts `days` back (or at the anchor, whichever is later).
+      from = Math.max(anchor, freshStart);
+      prevClose = source.startPrice(spec);
+    } else if (latest.openTime <= currentMinute && isOpen(latest.openTime) &&
+      isPrefixOf(latest, source.minuteCandle(spec, latest.openTime, latest.open, pinEventsFor(pin, latest.openTime)))) {
+      from = latest.openTime;
+      prevClose = latest.open;
+    } else {
+      from = latest.openTime + MINUTE;
+      prevClose = latest.close;
+    }
+    if (currentMinute - from > maxBackfill) {
+      opts.logger?.warn({ symbol: spec.symbol, lastStored: from }, 'marketdata: gap too long to backfill; history resumes now minus the history length');
+      from = freshStart;
     }
 
-    const result: SeedHistoryResult = { fresh, anchor, minutesGenerated: 0, candlesWritten: 0, symbols: new Map() };
+    // The roll-up of `from`'s UTC day also needs that day's stored minutes before `from`.
+    const firstDay = bucketStart(Math.min(from, currentMinute), '1d');
+    const before = from > firstDay
+      ? await listCandles(opts.db, { symbol: spec.symbol, interval: '1m', startTime: firstDay, endTime: from - 1, limit: 1440 })
+      : [];
+    const todayStart = bucketStart(currentMinute, '1d');
+    const events = (pin !== undefined && pin.setAt <= now ? pinEventsFor(pin, currentMinute) : undefined) ?? [];
+    let minutePrevClose = prevClose;
+    let completedToday: Candle[] = [];
 
-    for (const spec of opts.symbols) {
-      const isOpen = openFor(spec, calendarOpen);
-      const pin = opts.pins?.get(spec.symbol);
-      const latest = await latestCandle(tx, spec.symbol, '1m');
-      let from: number;
-      let prevClose: string;
-      if (latest === undefined) {
-        // A symbol new to this database starts `days` back (or at the anchor, whichever is later).
-        from = Math.max(anchor, freshStart);
-        prevClose = source.startPrice(spec);
-      } else if (latest.openTime <= currentMinute && isOpen(latest.openTime) &&
-        isPrefixOf(latest, source.minuteCandle(spec, latest.openTime, latest.open, pinEventsFor(pin, latest.openTime)))) {
-        from = latest.openTime;
-        prevClose = latest.open;
-      } else {
-        from = latest.openTime + MINUTE;
-        prevClose = latest.close;
-      }
-      if (currentMinute - from > maxBackfill) {
-        opts.logger?.warn({ symbol: spec.symbol, lastStored: from }, 'marketdata: gap too long to backfill; history resumes now minus the history length');
-        from = freshStart;
-      }
-
-      // Every aggregate bucket touched lies inside the UTC days from `from` on, so those days'
-      // stored 1m candles plus the new ones are all the roll-up needs.
-      const dayStart = bucketStart(Math.min(from, currentMinute), '1d');
-      const before = from > dayStart
-        ? await listCandles(tx, { symbol: spec.symbol, interval: '1m', startTime: dayStart, endTime: from - 1, limit: 1440 })
-        : [];
-
+    for (let day = firstDay; day <= todayStart; day += DAY) {
+      const sliceStart = performance.now();
       const generated: Candle[] = [];
-      for (let m = from; m < currentMinute; m += MINUTE) {
+      const end = Math.min(day + DAY, currentMinute);
+      for (let m = Math.max(from, day); m < end; m += MINUTE) {
         if (!isOpen(m)) continue;
         const c = source.minuteCandle(spec, m, prevClose, pinEventsFor(pin, m));
         generated.push(c);
         prevClose = c.close;
       }
-      const minutePrevClose = prevClose;
-      const events = (pin !== undefined && pin.setAt <= now ? pinEventsFor(pin, currentMinute) : undefined) ?? [];
-      if (from <= currentMinute && isOpen(currentMinute)) generated.push(source.tick(spec, now, prevClose, events).candle);
-
+      if (day === todayStart) {
+        minutePrevClose = prevClose;
+        completedToday = (day === firstDay ? before.concat(generated) : generated).filter((c) => c.openTime >= todayStart && c.openTime < currentMinute);
+        if (from <= currentMinute && isOpen(currentMinute)) generated.push(source.tick(spec, now, prevClose, events).candle);
+      }
+      const dayMinutes = day === firstDay ? before.concat(generated) : generated;
       if (generated.length > 0) {
-        const minutes = before.concat(generated);
-        const aggregates = rollupAll(minutes);
-        await upsertCandles(tx, generated);
-        await upsertCandles(tx, aggregates);
+        const aggregates = rollupAll(dayMinutes);
+        await withTransaction(opts.db, async (tx) => {
+          await upsertCandles(tx, generated);
+          await upsertCandles(tx, aggregates);
+        });
         result.minutesGenerated += generated.length;
         result.candlesWritten += generated.length + aggregates.length;
+        result.slices += 1;
+        result.longestSliceMs = Math.max(result.longestSliceMs, performance.now() - sliceStart);
+        await yieldToLoop();
       }
-
-      const todayStart = bucketStart(currentMinute, '1d');
-      const completedToday = before.concat(generated).filter((c) => c.openTime >= todayStart && c.openTime < currentMinute);
-      result.symbols.set(spec.symbol, {
-        minute: currentMinute,
-        prevClose: minutePrevClose,
-        completedToday,
-        pin: events.length > 0 ? pin!.price : undefined,
-        events,
-      });
     }
 
-    if (fresh) {
-      const record: HistoryRecord = { version: 1, anchor, seed: String(seed), days, source: source.name, createdAt: now };
-      await setMeta(tx, HISTORY_META_KEY, JSON.stringify(record));
-    }
-    opts.logger?.info(
-      { fresh, anchor, minutes: result.minutesGenerated, candles: result.candlesWritten },
-      fresh ? 'marketdata: history seeded' : 'marketdata: history backfilled',
-    );
-    return result;
-  });
+    result.symbols.set(spec.symbol, {
+      minute: currentMinute,
+      prevClose: minutePrevClose,
+      completedToday,
+      pin: events.length > 0 ? pin!.price : undefined,
+      events,
+    });
+  }
+
+  if (fresh) {
+    const record: HistoryRecord = { version: 1, anchor, seed: String(seed), days, source: source.name, createdAt: now };
+    await setMeta(opts.db, HISTORY_META_KEY, JSON.stringify(record));
+  }
+  opts.logger?.info(
+    {
+      fresh, anchor, minutes: result.minutesGenerated, candles: result.candlesWritten, slices: result.slices,
+      longestSliceMs: Math.round(result.longestSliceMs), tookMs: Math.round(performance.now() - began),
+    },
+    fresh ? 'marketdata: history seeded' : 'marketdata: history backfilled',
+  );
+  return result;
 }

@@ -141,7 +141,10 @@ export function createLeaseKeeper(opts: LeaseKeeperOptions): LeaseKeeper {
         return undefined;
       }
       if (row.holder === '') return takeOver(row, 'released');
-      if (row.holder === holder) return undefined;
+      // Our own row while we hold it: nothing to take. Our own row after our tenure ended (lost to a
+      // stalled event loop, say) means no one else has taken it: take it back now, with a new token,
+      // rather than wait for ourselves (issue 27: a single-process stack waited for ever).
+      if (row.holder === holder) return liveHolders.has(holder) ? undefined : takeOver(row, 'own tenure ended; no one took it');
       if (holderGone(row.holder)) return takeOver(row, 'holder process gone');
       const now = performance.now();
       if (!seen || seen.token !== row.token || seen.beat !== row.beat) {

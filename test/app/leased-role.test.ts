@@ -3,6 +3,7 @@
  * second copy waits, takes over when the first stops, stops its work when the lease is taken from
  * it and takes it back when free again; a stop while holding returns and frees the lease.
  */
+import { performance } from 'node:perf_hooks';
 import { sql } from 'kysely';
 import { afterEach, expect, it } from 'vitest';
 import { leasedRole } from '../../src/app/leased-role.ts';
@@ -10,6 +11,7 @@ import type { StackContext } from '../../src/app/stack-context.ts';
 import { readLease } from '../../src/storage/lease-store.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { openTestSqlite } from '../support/test-databases.ts';
+import { createRoleStatusRegistry } from '../../src/observability/role-status.ts';
 
 const TTL = 500;
 const quiet = { info() {}, warn() {}, error() {} };
@@ -29,7 +31,7 @@ async function until(what: string, done: () => boolean | Promise<boolean>): Prom
 
 it('a stand-by copy takes over on a clean stop and after a lost lease, and stops promptly while holding', async () => {
   db = await openTestSqlite();
-  const ctx = { db, logger: quiet, config: { leaseTtlMs: TTL } } as unknown as StackContext;
+  const ctx = { db, logger: quiet, config: { leaseTtlMs: TTL }, status: createRoleStatusRegistry('test:1:00') } as unknown as StackContext;
   const log: string[] = [];
   const role = (copy: string) =>
     leasedRole('singleton', async () => {
@@ -59,4 +61,36 @@ it('a stand-by copy takes over on a clean stop and after a lost lease, and stops
   await stopB();
   expect(log).toEqual(['a started', 'a stopped', 'b started', 'b stopped', 'b started', 'b stopped']);
   expect((await readLease(db, 'role:singleton'))!.holder).toBe('');
+});
+
+it('a role whose start held the event loop past TTL/2 loses its lease, says so, and in the same process takes it back by itself', async () => {
+  db = await openTestSqlite();
+  const errors: string[] = [];
+  const logger = { ...quiet, error: (_o: unknown, msg: string) => void errors.push(msg) };
+  const status = createRoleStatusRegistry('test:1:00');
+  const ctx = { db, logger, config: { leaseTtlMs: TTL }, status } as unknown as StackContext;
+  const log: string[] = [];
+  const states: string[] = [];
+  let starts = 0;
+  const stop = await leasedRole('seeder', async () => {
+    starts += 1;
+    if (starts === 1) {
+      // A long synchronous first start, as the one-transaction history seed was (issue 27).
+      const until = performance.now() + TTL / 2 + 150;
+      while (performance.now() < until) {
+        // busy
+      }
+    }
+    log.push(`started ${starts}`);
+    states.push(status.leaseState('seeder')!);
+    return async () => void log.push(`stopped ${starts}`);
+  })(ctx);
+  await until('the role is back', () => log.includes('started 2'));
+  expect(log).toEqual(['started 1', 'stopped 1', 'started 2']);
+  expect(states).toEqual(['held', 'held']);
+  expect(errors).toContain('role stopped: its lease was lost; taking it back when free');
+  expect(status.leaseState('seeder')).toBe('held');
+  expect((await readLease(db, 'role:seeder'))!.token).toBe(2n);
+  await stop();
+  expect(status.leaseState('seeder')).toBe('released');
 });

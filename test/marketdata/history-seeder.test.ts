@@ -28,6 +28,22 @@ describe.each(testDatabases)('seedHistory ($name)', ({ name, open }) => {
     await Promise.all(dbs.splice(0).map((db) => db.close()));
   });
 
+  it('writes a symbol-day per transaction and gives timers a turn between them (a lease keeps renewing while it seeds)', async () => {
+    const db = await openDb();
+    let turns = 0;
+    const timer = setInterval(() => (turns += 1), 0);
+    try {
+      const result = await seedHistory({ db, symbols: [AAPL, TSLA], seed: 42, days: 3, now: NOW });
+      // Three whole days and today's part, per symbol: four slices each.
+      expect(result.slices).toBe(2 * 4);
+      expect(result.minutesGenerated).toBe(2 * (3 * 1440 + 1));
+    } finally {
+      clearInterval(timer);
+    }
+    // One transaction holding the loop (the old seed on SQLite) let the timer run no time at all.
+    expect(turns).toBeGreaterThanOrEqual(7);
+  });
+
   it('seeds 30 days of every interval, aggregates equal to the roll-up of the 1m candles', async () => {
     const db = await openDb();
     // Five symbols on SQLite, as the embedded stack seeds; two keep PostgreSQL's run short. (Speed is

@@ -165,6 +165,25 @@ describe.each(engines)('singleton lease ($name)', (engine) => {
     expect(await createLeaseKeeper({ db: b, name: 'role:remote', ttlMs: 60_000, logger: quiet }).tryAcquire()).toBeUndefined();
   });
 
+  it('a holder whose event loop stalled past TTL/2 counts the lease lost, then takes it back at its next look', async () => {
+    const { a } = await openPair(engine);
+    const keeper = createLeaseKeeper({ db: a, name: 'role:stall', ttlMs: TTL, logger: quiet, holder: `${os.hostname()}:${process.pid}:5a11` });
+    const lease = (await keeper.tryAcquire())!;
+    // A synchronous step longer than TTL/2, as a one-transaction history seed was (issue 27).
+    const until = performance.now() + TTL / 2 + 100;
+    while (performance.now() < until) {
+      // busy: no timer can run
+    }
+    expect(await lease.lost).toMatch(/^not renewed for/);
+    // Nobody else took the row: the next look takes it back at once, under a new fencing token.
+    const back = (await keeper.tryAcquire())!;
+    held.push(back);
+    expect(back).toBeDefined();
+    expect(back.token).toBe(2n);
+    // While held, a look of the same keeper takes nothing.
+    expect(await keeper.tryAcquire()).toBeUndefined();
+  });
+
   it('waiters racing for a silent lease: exactly one wins', async () => {
     const { a, b } = await openPair(engine);
     await insertLease(a, 'role:race', 'other-host:1:dead', Date.now());

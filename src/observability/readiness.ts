@@ -1,0 +1,98 @@
+/**
+ * Readiness (docs/operations.md): an API is ready when every role it depends on has made progress
+ * within the threshold. The roles' progress comes from the `role_status` table, which the process
+ * running each role publishes (status-publisher.ts), so an API anywhere reads the same answer.
+ * Kubernetes' convention: `/healthz` says the process answers, `/readyz` whether it should be sent
+ * traffic; 503 names each stale role and its age.
+ */
+import type { DbExecutor } from '../storage/database.ts';
+import { listRoleStatus, type RoleStatusRow } from '../storage/role-status-store.ts';
+import { STATUS_ROLES, type StatusRole } from './role-status.ts';
+
+/** The roles each API's answers depend on. */
+export const API_DEPENDENCIES: Readonly<Record<'stock' | 'perp', readonly StatusRole[]>> = {
+  // Quotes for prices and fills, the indexer for balances and orders, the executor to fill, the relayer for One Click.
+  stock: ['marketdata', 'indexer', 'executor', 'relayer'],
+  // Index prices, the engine and its history, the vault's deposits.
+  perp: ['marketdata', 'perp-engine', 'projector', 'perp-indexer'],
+};
+
+export const DEFAULT_READINESS_STALE_MS = 15_000;
+
+export type RoleHealth = 'fresh' | 'stale' | 'missing';
+
+export interface RoleReadiness {
+  role: StatusRole;
+  state: RoleHealth;
+  /** Ms since the role's last progress (or since it published without any); absent when missing. */
+  ageMs?: number;
+  leaseState?: string;
+  /** The role's own figures (a copy of what it published): seq, head and indexed block, queue depth… */
+  detail?: Record<string, unknown>;
+}
+
+export interface ReadinessReport {
+  ready: boolean;
+  staleMs: number;
+  checkedAt: number;
+  roles: RoleReadiness[];
+  /** `marketdata stale for 42 s, executor missing`: empty when ready. */
+  summary: string;
+}
+
+/** Judges `rows` for `roles` at `now`. Pure: the API, `tokex status` and the tests share it. */
+export function judgeReadiness(rows: readonly RoleStatusRow[], roles: readonly StatusRole[], now: number, staleMs: number): ReadinessReport {
+  const byRole = new Map(rows.map((r) => [r.role, r]));
+  const out: RoleReadiness[] = roles.map((role) => {
+    const row = byRole.get(role);
+    if (!row) return { role, state: 'missing' };
+    // A role with no progress yet is as old as its first publication; progress is never later than the publication.
+    const since = row.progressAt ?? row.publishedAt;
+    const ageMs = Math.max(0, now - since);
+    const state: RoleHealth = ageMs > staleMs || row.leaseState !== 'held' ? 'stale' : 'fresh';
+    return { role, state, ageMs, leaseState: row.leaseState, detail: row.detail };
+  });
+  const bad = out.filter((r) => r.state !== 'fresh');
+  const summary = bad
+    .map((r) =>
+      r.state === 'missing'
+        ? `${r.role} has never reported`
+        : r.leaseState !== 'held'
+          ? `${r.role} stale for ${Math.round((r.ageMs ?? 0) / 1000)} s (lease ${r.leaseState})`
+          : `${r.role} stale for ${Math.round((r.ageMs ?? 0) / 1000)} s`,
+    )
+    .join(', ');
+  return { ready: bad.length === 0, staleMs, checkedAt: now, roles: out, summary };
+}
+
+export interface ReadinessProbe {
+  /** The report now; the table is read at most once per `cacheMs`, so a hammered probe costs one query a second. */
+  check(): Promise<ReadinessReport>;
+}
+
+export function createReadinessProbe(opts: { db: DbExecutor; roles: readonly StatusRole[]; staleMs: number; cacheMs?: number; now?: () => number }): ReadinessProbe {
+  const now = opts.now ?? Date.now;
+  const cacheMs = opts.cacheMs ?? 1_000;
+  let cached: { at: number; rows: RoleStatusRow[] } | undefined;
+  let reading: Promise<RoleStatusRow[]> | undefined;
+  const rows = async (): Promise<RoleStatusRow[]> => {
+    const t = now();
+    if (cached && t - cached.at < cacheMs) return cached.rows;
+    reading ??= listRoleStatus(opts.db)
+      .then((r) => {
+        cached = { at: now(), rows: r };
+        return r;
+      })
+      .finally(() => (reading = undefined));
+    return reading;
+  };
+  return {
+    async check() {
+      return judgeReadiness(await rows(), opts.roles, now(), opts.staleMs);
+    },
+  };
+}
+
+export function isStatusRole(s: string): s is StatusRole {
+  return (STATUS_ROLES as readonly string[]).includes(s);
+}
