@@ -12,5 +12,8 @@ export default defineConfig({
     // anew: imports took 197 s of an 833 s run, 24 s without isolation. It holds because no test
     // mocks a module or fakes the global clock, and each file stops what it starts; keep it so.
     isolate: false,
+    // Stacks and role processes started by tests serve their metrics on a free port each, never
+    // 9464: two workers and many stacks run at once (docs/operations.md).
+    env: { METRICS_PORT: '0' },
   },
 });

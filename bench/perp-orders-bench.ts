@@ -16,6 +16,7 @@
  * it did before issue 21).
  *
  *   npx tsx bench/perp-orders-bench.ts     (BENCH_PERP_ORDERS, BENCH_PERP_WALLETS, BENCH_PERP_CONNECTIONS, BENCH_PERP_PROF)
+ *   npx tsx bench/perp-orders-bench.ts metrics-cost     (the metrics' cost alone: BENCH_METRICS_ORDERS, BENCH_METRICS_ROUNDS, BENCH_METRICS_SERVERS, BENCH_METRICS_SCRAPE_MS)
  */
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -40,6 +41,8 @@ const SYMBOL = 'AAPL-USD';
 interface Ready {
   url: string;
   keys: Array<{ apiKey: string; apiSecret: string }>;
+  /** The server's /metrics when it runs with BENCH_METRICS=on. */
+  metricsUrl?: string;
 }
 
 /**
@@ -115,8 +118,25 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
     marginVault: VAULT, venue: { gateway, engine: () => sequencer.engine, blockInfo: () => indexedBlockInfo(db) },
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
-  process.send?.({ ready: true, url, keys: created });
+  // BENCH_METRICS=on: as a stack with METRICS_PORT set serves them (instrumented hot paths, the
+  // process metrics, the engine's gauges on a listener of its own); otherwise as METRICS_PORT=off.
+  const { startMetricsServer } = await import('../src/observability/metrics-server.ts');
+  const metrics = process.env.BENCH_METRICS === 'on'
+    ? await startMetricsServer({ host: '127.0.0.1', port: 0, logger, source: { engine: () => sequencer.engine } })
+    : undefined;
+  if (metrics) {
+    const { metricsRegistry } = await import('../src/observability/metrics-registry.ts');
+    process.on('message', async (m: any) => {
+      if (m !== 'render') return;
+      const c0 = process.cpuUsage();
+      for (let i = 0; i < 20; i++) await metricsRegistry.metrics();
+      const c = process.cpuUsage(c0);
+      process.send?.({ rendered: (c.user + c.system) / 20 });
+    });
+  }
+  process.send?.({ ready: true, url, keys: created, metricsUrl: metrics?.url });
   serveControl(async () => {
+    await metrics?.stop();
     await app.close();
     await projector.stop();
     await sequencer.stop();
@@ -183,6 +203,30 @@ async function serveFloor(): Promise<void> {
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   process.send?.({ ready: true, url, keys: [] });
   serveControl(() => app.close());
+}
+
+type SignedOrder = { wallet: number; body: string; message: Record<string, unknown>; signature: `0x${string}` };
+
+/**
+ * `count` orders signed by the wallets in turn: half the wallets sell and half buy, around one
+ * price, so about half the orders trade. Each order's nonce is its index, so a list is sent once.
+ */
+async function signOrders(wallets: PrivateKeyAccount[], count: number): Promise<SignedOrder[]> {
+  const domain = perpDomain(CHAIN_ID, VAULT);
+  const signed: SignedOrder[] = [];
+  for (let i = 0; i < count; i++) {
+    const w = i % wallets.length;
+    const sell = w % 2 === 0;
+    const message = {
+      account: wallets[w].address, symbol: SYMBOL, side: sell ? 'SELL' : 'BUY', orderType: 'LIMIT', size: '1',
+      price: (200 + (sell ? -1 : 1) * ((i % 7) - 3) * 0.01).toFixed(2), timeInForce: 'GTC', reduceOnly: false, clientOrderId: '',
+      nonce: String(i + 1), expiry: String(Date.now() + 3_600_000),
+    };
+    const typed = orderType.build(domain, message);
+    const signature = await wallets[w].signTypedData(typed as never);
+    signed.push({ wallet: w, message: typed.message, signature, body: JSON.stringify({ message: typed.message, signature }) });
+  }
+  return signed;
 }
 
 export interface PerpOrdersBenchResult {
@@ -272,20 +316,8 @@ export async function runPerpOrdersBench(
   try {
     const domain = perpDomain(CHAIN_ID, VAULT);
     // Pre-signed: each order's signature is the wallet's work, done before the clock starts.
-    const signed: Array<{ wallet: number; body: string; message: Record<string, unknown>; signature: `0x${string}` }> = [];
     const warm = Math.min(200, Math.floor(orders / 10));
-    for (let i = 0; i < orders + warm; i++) {
-      const w = i % walletCount;
-      const sell = w % 2 === 0;
-      const message = {
-        account: wallets[w].address, symbol: SYMBOL, side: sell ? 'SELL' : 'BUY', orderType: 'LIMIT', size: '1',
-        price: (200 + (sell ? -1 : 1) * ((i % 7) - 3) * 0.01).toFixed(2), timeInForce: 'GTC', reduceOnly: false, clientOrderId: '',
-        nonce: String(i + 1), expiry: String(Date.now() + 3_600_000),
-      };
-      const typed = orderType.build(domain, message);
-      const signature = await wallets[w].signTypedData(typed as never);
-      signed.push({ wallet: w, message: typed.message, signature, body: JSON.stringify({ message: typed.message, signature }) });
-    }
+    const signed = await signOrders(wallets, orders + warm);
     const pathOf = '/v4/public/trader/orders';
     let failures = 0;
     let latency = { p50: 0, p99: 0 };
@@ -448,6 +480,232 @@ export async function runPerpOrdersBench(
   }
 }
 
+/** Sends `list` to one server through autocannon, each request HMAC-signed as it leaves; answers the seconds and the refused. */
+async function sendOrders(list: SignedOrder[], url: string, keys: Ready['keys'], connections: number): Promise<{ seconds: number; refused: number }> {
+  const pathOf = '/v4/public/trader/orders';
+  let next = 0;
+  let refused = 0;
+  const t0 = process.hrtime.bigint();
+  const r = await autocannon({
+    url,
+    connections,
+    amount: list.length,
+    requests: [
+      {
+        setupRequest: (req: Record<string, unknown>) => {
+          const o = list[next++];
+          const key = keys[o.wallet];
+          const ts = String(Date.now());
+          return {
+            ...req, method: 'POST', path: pathOf, body: o.body,
+            headers: {
+              'content-type': 'application/json', 'X-Api-Key': key.apiKey, 'X-Api-Ts': ts, 'X-Chain-Id': String(CHAIN_ID),
+              'X-Api-Sign': signPerp(key.apiSecret, { ts, method: 'POST', requestPath: pathOf, body: o.body }),
+            },
+          };
+        },
+        onResponse: (status: number, body: string) => {
+          if (status !== 200 || (JSON.parse(body) as { code: number }).code !== 0) refused++;
+        },
+      },
+    ],
+  });
+  return { seconds: Number(process.hrtime.bigint() - t0) / 1e9, refused: refused + r.errors };
+}
+
+let metricsModule: typeof import('../src/observability/metrics-registry.ts') | undefined;
+
+/**
+ * The record calls one signed order makes with the metrics on, timed alone in this process: the
+ * HTTP request counted and timed (its route pattern read as the hook reads it), the engine clock
+ * read twice, and its share of a journal flush (the command counted and timed; the flush timed once
+ * per batch of `batch` rows, about what group commit gives under this load). A floor under the
+ * end-to-end figure, without its noise.
+ */
+function measureMetricsCalls(batch = 16, n = 200_000): { usPerOrder: number; batch: number } {
+  const { acquireMetrics, metricsClock, recordHttpRequest, recordJournalFlush } = metricsModule!;
+  const release = acquireMetrics();
+  try {
+    const app = {};
+    const rows = Array.from({ length: batch }, () => ({ row: { kind: 'placeOrder' }, result: { ok: true }, appliedAt: 0 }));
+    // As Fastify's request.routeOptions getter builds it, per request.
+    const context = { config: { url: '/v4/public/trader/orders', method: 'POST' }, handler: () => undefined, schema: {} };
+    const routeOptions = () => ({ method: context.config.method, url: context.config.url, bodyLimit: 65_536, handlerTimeout: 0, attachValidation: false, logLevel: '', exposeHeadRoute: true, prefixTrailingSlash: '', handler: context.handler, config: context.config, schema: context.schema, version: undefined });
+    let best = Infinity;
+    for (let round = 0; round < 3; round++) {
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < n; i++) {
+        recordHttpRequest(app, 'POST', routeOptions().url, 200, 1.5);
+        rows[i % batch].appliedAt = metricsClock();
+        if (i % batch === batch - 1) recordJournalFlush(metricsClock(), rows);
+      }
+      best = Math.min(best, Number(process.hrtime.bigint() - t0) / 1e3 / n);
+    }
+    return { usPerOrder: best, batch };
+  } finally {
+    release();
+  }
+}
+
+/** A server child's CPU (user + system, µs) so far. */
+function childCpuUs(child: ServerChild['child']): Promise<number> {
+  return new Promise((resolve) => {
+    const on = (m: any) => {
+      if (m?.cpu) {
+        child.off('message', on);
+        resolve(m.cpu.user + m.cpu.system);
+      }
+    };
+    child.on('message', on);
+    child.send('cpu');
+  });
+}
+
+export interface MetricsCostBenchResult {
+  /** Orders each server took in the measured rounds. */
+  orders: number;
+  rounds: number;
+  /** Servers of each kind. */
+  servers: number;
+  /** Server CPU per order, mean of the servers without metrics and of those with. */
+  offCpuUsPerOrder: number;
+  onCpuUsPerOrder: number;
+  /** (on − off) ÷ off, percent (target ≤ 3). */
+  overheadPct: number;
+  /** The spread between servers of the same kind (largest − smallest) ÷ their mean, percent: the noise. */
+  offSpreadPct: number;
+  onSpreadPct: number;
+  /** What the record calls of one order cost alone, in process, µs. */
+  callsUsPerOrder: number;
+  /** CPU of one /metrics rendering in the instrumented server, µs. */
+  renderUs: number;
+  perSec: number;
+  scrapes: number;
+  failures: number;
+  table: string;
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+/**
+ * The cost of the metrics on the signed order path (issue 27's target: at most 3 % of server CPU
+ * per order). BENCH_METRICS_SERVERS (default 3) servers as above as with METRICS_PORT=off, and as
+ * many with the metrics on (BENCH_METRICS=on: hot paths recording, process metrics, /metrics on its
+ * own listener, each scraped every BENCH_METRICS_SCRAPE_MS, default 15 000 as Prometheus does), all
+ * taking the same pre-signed orders at the same time, in BENCH_METRICS_ROUNDS rounds whose send
+ * order turns. At once, so that whatever else runs on the shared cores weighs on each alike (run one
+ * after the other, single rounds differed by ±30 %); several of each, because two identical server
+ * processes differ by a few percent on their own (each one's JIT decisions): the spread within
+ * each kind is printed beside the difference between them. Beside it, two floors without that
+ * noise: the record calls of one order timed alone in process, and one scrape's rendering timed in
+ * an instrumented server.
+ */
+export async function runMetricsCostBench(opts: { orders?: number; rounds?: number; servers?: number; wallets?: number; connections?: number } = {}): Promise<MetricsCostBenchResult> {
+  const orders = opts.orders ?? Number(process.env.BENCH_METRICS_ORDERS ?? 9_000);
+  const rounds = Math.max(2, opts.rounds ?? Number(process.env.BENCH_METRICS_ROUNDS ?? 9));
+  const perKind = Math.max(1, opts.servers ?? Number(process.env.BENCH_METRICS_SERVERS ?? 3));
+  const walletCount = opts.wallets ?? Number(process.env.BENCH_PERP_WALLETS ?? 16);
+  const connections = opts.connections ?? Number(process.env.BENCH_PERP_CONNECTIONS ?? 32);
+  const scrapeMs = Number(process.env.BENCH_METRICS_SCRAPE_MS ?? 15_000);
+  metricsModule = await import('../src/observability/metrics-registry.ts');
+  const wallets = Array.from({ length: walletCount }, () => privateKeyToAccount(generatePrivateKey()));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-metrics-bench-'));
+  const master = randomBytes(32).toString('hex');
+  const addresses = wallets.map((w) => w.address);
+  // Interleaved (off, on, off, on, …): no kind is always started first.
+  const kinds = Array.from({ length: 2 * perKind }, (_, i) => (i % 2 === 0 ? 'off' : 'on'));
+  const servers: ServerChild[] = [];
+  let scraper: NodeJS.Timeout | undefined;
+  try {
+    for (const [i, kind] of kinds.entries()) {
+      servers.push(await startChild(['server', path.join(dir, `${i}-${kind}.sqlite`), '-', ...addresses], master, { BENCH_METRICS: kind }));
+    }
+    const scraped = servers.filter((_, i) => kinds[i] === 'on');
+    if (scraped.some((s) => !s.ready.metricsUrl) || servers.some((s, i) => kinds[i] === 'off' && s.ready.metricsUrl)) throw new Error('metrics bench: the servers did not start as asked');
+    const each = Math.max(1, Math.floor(connections / servers.length));
+    const warm = 1_000;
+    const chunk = Math.floor(orders / rounds);
+    const signed = await signOrders(wallets, warm + chunk * rounds);
+    await Promise.all(servers.map((s) => sendOrders(signed.slice(0, warm), s.ready.url, s.ready.keys, each)));
+    let scrapes = 0;
+    const scrape = () => {
+      for (const s of scraped) {
+        void fetch(s.ready.metricsUrl!).then(async (r) => {
+          await r.text();
+          if (r.status === 200) scrapes++;
+        });
+      }
+    };
+    scrape();
+    scraper = setInterval(scrape, scrapeMs);
+    const cpuUs = servers.map(() => 0);
+    let seconds = 0;
+    let failures = 0;
+    for (let k = 0; k < rounds; k++) {
+      const list = signed.slice(warm + k * chunk, warm + (k + 1) * chunk);
+      const cpu0 = await Promise.all(servers.map((s) => childCpuUs(s.child)));
+      // Which server's load starts first turns each round, so none is always first (or last).
+      const order = servers.map((_, i) => (i + k) % servers.length);
+      const sentInOrder = await Promise.all(order.map((i) => sendOrders(list, servers[i].ready.url, servers[i].ready.keys, each)));
+      const cpu1 = await Promise.all(servers.map((s) => childCpuUs(s.child)));
+      servers.forEach((_, i) => (cpuUs[i] += cpu1[i] - cpu0[i]));
+      seconds += Math.max(...sentInOrder.map((r) => r.seconds));
+      failures += sentInOrder.reduce((n, r) => n + r.refused, 0);
+    }
+    clearInterval(scraper);
+    scraper = undefined;
+    // The instrumented servers did record: every order each took is in its request counter (read
+    // once the last rendering, which answers scrapes for a second, has expired).
+    await new Promise((r) => setTimeout(r, 1_100));
+    for (const s of scraped) {
+      const text = await (await fetch(s.ready.metricsUrl!)).text();
+      const counted = /tokex_http_requests_total\{api="perp",method="POST",route="\/v4\/public\/trader\/orders",status="200"\} (\d+)/.exec(text);
+      if (!counted || Number(counted[1]) < warm + chunk * rounds) throw new Error(`metrics bench: an instrumented server did not count its orders (${counted?.[1]})`);
+    }
+    const calls = measureMetricsCalls();
+    const renderUs = await new Promise<number>((resolve) => {
+      const child = scraped[0].child;
+      const onMsg = (m: any) => {
+        if (typeof m?.rendered === 'number') {
+          child.off('message', onMsg);
+          resolve(m.rendered);
+        }
+      };
+      child.on('message', onMsg);
+      child.send('render');
+    });
+    const measured = chunk * rounds;
+    const perOrder = cpuUs.map((u) => u / measured);
+    const off = perOrder.filter((_, i) => kinds[i] === 'off');
+    const on = perOrder.filter((_, i) => kinds[i] === 'on');
+    const offUs = mean(off);
+    const onUs = mean(on);
+    const overheadPct = (100 * (onUs - offUs)) / offUs;
+    const spread = (xs: number[]) => (100 * (Math.max(...xs) - Math.min(...xs))) / mean(xs);
+    const perSec = measured / seconds;
+    const pct = (v: number) => `${v >= 0 ? '+' : ''}${v.toFixed(2)} %`;
+    const list = (xs: number[]) => xs.map((x) => x.toFixed(0)).join(', ');
+    const table = [
+      '| figure | value |',
+      '| --- | ---: |',
+      `| signed orders, ${measured} to each of ${servers.length} servers at once (${rounds} rounds, ${each} connections each, ${failures} refused) | ${perSec.toFixed(0)}/s each |`,
+      `| server CPU per order, metrics off (METRICS_PORT=off), ${perKind} servers | ${offUs.toFixed(1)} µs (${list(off)}; spread ${spread(off).toFixed(1)} %) |`,
+      `| server CPU per order, metrics on, /metrics scraped every ${scrapeMs / 1000} s (${scrapes} scrapes), ${perKind} servers | ${onUs.toFixed(1)} µs (${list(on)}; spread ${spread(on).toFixed(1)} %) |`,
+      `| cost of the metrics per order: on ÷ off − 1 (target ≤ 3 %) | ${pct(overheadPct)} ${overheadPct <= 3 && failures === 0 ? 'met' : 'NOT met'} |`,
+      `| one scrape's rendering in an instrumented server (CPU; per order at ${perSec.toFixed(0)} orders/s and one scrape every ${scrapeMs / 1000} s) | ${(renderUs / 1000).toFixed(2)} ms (${(renderUs / ((scrapeMs / 1000) * perSec)).toFixed(2)} µs) |`,
+      `| the record calls of one order alone, in process, one core (the request counted and timed, the command counted and timed, its share of a ${calls.batch}-row journal flush) | ${calls.usPerOrder.toFixed(2)} µs = ${((100 * calls.usPerOrder) / offUs).toFixed(2)} % |`,
+    ].join('\n');
+    return {
+      orders: measured, rounds, servers: perKind, offCpuUsPerOrder: offUs, onCpuUsPerOrder: onUs, overheadPct,
+      offSpreadPct: spread(off), onSpreadPct: spread(on), callsUsPerOrder: calls.usPerOrder, renderUs, perSec, scrapes, failures, table,
+    };
+  } finally {
+    if (scraper) clearInterval(scraper);
+    for (const s of servers.reverse()) await stopChild(s.child);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 if (process.argv[2] === 'server') {
   const [dbPath, prefix, ...addresses] = process.argv.slice(3);
   await serve(dbPath, process.env.BENCH_MASTER_KEY!, prefix, addresses);
@@ -456,8 +714,11 @@ if (process.argv[2] === 'server') {
 } else if (process.argv[2] === 'api') {
   const [dbPath, prefix] = process.argv.slice(3);
   await serveApi(dbPath, process.env.BENCH_MASTER_KEY!, prefix);
+} else if (process.argv[2] === 'metrics-cost') {
+  console.log((await runMetricsCostBench()).table);
 } else if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const r = await runPerpOrdersBench();
   console.log(r.table);
+  console.log((await runMetricsCostBench()).table);
   if (process.env.REDIS_URL) console.log((await runPerpOrdersBench({ topology: 'two-apis', nativeRecoverPerSec: r.nativeRecoverPerSec })).table);
 }

@@ -12,10 +12,15 @@
  * book against nodejs-order-book on the same streams (steady and deep books) and the full engine,
  * then the sequencer's group-committed journal against single-row commits of the same database, then
  * signed orders end to end over HTTP against native signer recovery alone (libsecp256k1, with viem's
- * JS recovery beside it; BENCH_ONLY=perp-orders runs that alone), then liquidation's cost
+ * JS recovery beside it; BENCH_ONLY=perp-orders runs that alone), then the same orders' server CPU with
+ * the Prometheus metrics on and off (BENCH_ONLY=metrics runs that alone), then liquidation's cost
  * against the open positions and the engine's throughput with the liquidity pool quoting
  * (bench/perp-risk-bench.ts; BENCH_ONLY=perp-risk runs that alone). Last, stream fan-out to 1,000
  * WebSocket subscribers beside a bare ws broadcast (bench/stream-fanout-bench.ts; BENCH_ONLY=streams).
+ * Then start-up: `tokex --help` and `tokex start` to its banner on an existing data directory, the
+ * compiled build against the sources through tsx (bench/startup-bench.ts; BENCH_ONLY=startup), and
+ * the history seed and journal replay's longest hold of the event loop (bench/startup-slices-bench.ts;
+ * BENCH_ONLY=startup-slices).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -30,8 +35,10 @@ import { runIndexerBench } from './indexer-bench.ts';
 import { measureAnvilCeiling, measureOneClickSends, type BenchUser } from './one-click-bench.ts';
 import { runPerpEngineBench } from './perp-engine-bench.ts';
 import { runPerpJournalBench } from './perp-journal-bench.ts';
-import { runPerpOrdersBench } from './perp-orders-bench.ts';
+import { runMetricsCostBench, runPerpOrdersBench } from './perp-orders-bench.ts';
 import { runPerpRiskBench } from './perp-risk-bench.ts';
+import { runStartupBench } from './startup-bench.ts';
+import { runStartupSlicesBench } from './startup-slices-bench.ts';
 import { runStreamFanoutBench } from './stream-fanout-bench.ts';
 
 /** Seconds per measured round. */
@@ -412,6 +419,10 @@ if (!only || only === 'perp' || only === 'perp-orders') {
     console.log('(set REDIS_URL for the same figure through two perp API processes and one engine over Redis Streams)');
   }
 }
+if (!only || only === 'perp' || only === 'perp-orders' || only === 'metrics') {
+  console.log('\nthe cost of the Prometheus metrics on the same signed orders, with and without them (bench/perp-orders-bench.ts, runMetricsCostBench):');
+  console.log((await runMetricsCostBench()).table);
+}
 if (!only || only === 'perp' || only === 'perp-risk') {
   console.log('\nliquidation against the open positions, and the engine with the liquidity pool quoting, in process, one core (bench/perp-risk-bench.ts):');
   const r = await runPerpRiskBench({ print: (l) => console.error(l) });
@@ -421,4 +432,13 @@ if (!only || only === 'streams') {
   console.log('\nstream fan-out: 1,000 subscribers of one book while orders move it, against a bare ws broadcast of the same frames (bench/stream-fanout-bench.ts):');
   const f = await runStreamFanoutBench({ print: (l) => console.log(l) });
   console.log(`target: fan-out ÷ bare broadcast ≥ 0.5 → ${f.ratio.toFixed(2)} ${f.ratio >= 0.5 ? 'met' : 'NOT met'}`);
+}
+if (!only || only === 'startup') {
+  console.log('\nstart-up, the compiled build against the sources through tsx (bench/startup-bench.ts):');
+  const s = await runStartupBench();
+  console.log(s.table);
+}
+if (!only || only === 'startup' || only === 'startup-slices') {
+  console.log('\nthe bulk steps of a start beside a held lease (bench/startup-slices-bench.ts):');
+  await runStartupSlicesBench({ print: (l) => console.log(l) });
 }

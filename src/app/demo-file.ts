@@ -12,6 +12,7 @@ import { DEMO_WALLETS } from '../chain/anvil-accounts.ts';
 import { perpDeploymentOf } from '../chain/deploy-perp-venue.ts';
 import { getMeta, setMeta } from '../storage/meta-store.ts';
 import type { StackContext } from './stack-context.ts';
+import { metricsUrlOf } from './metrics-wiring.ts';
 
 export interface DemoCredentials {
   apiKey: string;
@@ -21,6 +22,8 @@ export interface DemoCredentials {
 export interface DemoFile {
   chainId: number;
   rpcUrl: string;
+  /** This process's Prometheus metrics (`GET /metrics`), absent with METRICS_PORT=off. */
+  metricsUrl?: string;
   /** anvil's dev wallets, funded at deployment; `wallets[0]` is bound to the writable key. */
   wallets: Array<{ address: Address; privateKey: Hex }>;
   stock: {
@@ -85,6 +88,7 @@ export async function writeDemoFile(ctx: StackContext, stockBaseUrl: string): Pr
   const demo: DemoFile = {
     chainId: config.chainId,
     rpcUrl: ctx.chain.rpcUrl,
+    ...(metricsUrlOf(ctx) ? { metricsUrl: metricsUrlOf(ctx) } : {}),
     wallets: DEMO_WALLETS.map((w) => ({ address: w.address, privateKey: w.privateKey })),
     stock: {
       baseUrl: stockBaseUrl,

@@ -69,6 +69,7 @@ export async function runStack(roles: Role | readonly Role[]): Promise<void> {
   }
   lines.push(`  chain      ${stack.rpcUrl} (chain id ${config.chainId})`);
   lines.push(`  data       ${config.dataDir}${config.databaseUrl ? ' (database: PostgreSQL)' : ''}`);
+  lines.push(`  metrics    ${stack.metricsUrl ?? (config.metrics ? 'not served (see the log)' : 'off (METRICS_PORT=off)')}`);
   if (stack.demoFile) lines.push(`  demo.json  ${stack.demoFile}  (demo wallets and API keys)`);
   lines.push('  Ctrl-C to stop');
   process.stdout.write(lines.join('\n') + '\n');

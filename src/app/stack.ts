@@ -24,6 +24,7 @@ import { leasedRole } from './leased-role.ts';
 import { newHolderId } from '../storage/lease-keeper.ts';
 import { createRoleStatusRegistry } from '../observability/role-status.ts';
 import { startStatusPublisher } from '../observability/status-publisher.ts';
+import { startMetrics } from './metrics-wiring.ts';
 import { apiTransportFor, reloadServerTls, type TlsReloadResult } from '../http/tls-options.ts';
 import type { Server as HttpsServer } from 'node:https';
 import { openAppDatabase, openKeyService } from './storage-wiring.ts';
@@ -64,6 +65,8 @@ export interface StackHandle {
   perpBaseUrl?: string;
   demo?: DemoFile;
   demoFile?: string;
+  /** `GET /metrics` of this process (METRICS_HOST/METRICS_PORT); undefined with METRICS_PORT=off. */
+  metricsUrl?: string;
   /**
    * Reads TLS_CERT_FILE / TLS_KEY_FILE / TLS_CA_FILE again for both APIs' new connections (open
    * ones keep theirs); a bad file keeps the running certificate and is logged. `tokex start` calls
@@ -131,6 +134,8 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
     // Before the roles, so it stops after them and its last write records their released leases.
     const publisher = startStatusPublisher({ db, registry: status, intervalMs: config.statusPublishMs, logger });
     stops.add(() => publisher.stop());
+    const metrics = await startMetrics(ctx);
+    stops.add(() => metrics.stop());
     for (const [, start] of roles) stops.add(await start(ctx));
 
     const reloadTls = (): TlsReloadResult[] => {
@@ -139,7 +144,7 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
       const apis = [['stock API', ctx.endpoints.stock?.app], ['perp API', ctx.endpoints.perp?.app]] as const;
       return apis.flatMap(([what, app]) => (app ? [reloadServerTls(app.server as unknown as HttpsServer, tls, logger, what)] : []));
     };
-    const handle: StackHandle = { config, rpcUrl: chain.rpcUrl, deployment: chain.deployment, db, keys, reloadTls, stop: () => stops.stopAll() };
+    const handle: StackHandle = { config, rpcUrl: chain.rpcUrl, deployment: chain.deployment, db, keys, metricsUrl: metrics.url, reloadTls, stop: () => stops.stopAll() };
     const perpApi = ctx.endpoints.perp;
     if (perpApi) {
       handle.perpApi = perpApi.app;

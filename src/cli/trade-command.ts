@@ -8,14 +8,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Command, Option } from 'commander';
-import { privateKeyToAccount } from 'viem/accounts';
-import { createPublicClient, createWalletClient, http } from 'viem';
-import {
-  PerpClient, PerpStreamClient, StockClient, StockStreamClient, StreamClient, ensureAllowance, oneClickCancel, oneClickOperation, oneClickOrder,
-  type StockOrderInput, type StockOrderView,
-} from '@tokex/sdk';
+import type { PerpClient, StockClient, StockOrderInput, StockOrderView, StreamClient } from '@tokex/sdk';
 import { ValidationError } from '../errors/app-error.ts';
 import { fields, print, readDemo, table, withProgress } from './cli-output.ts';
+
+// The SDK and viem take a few hundred milliseconds to load: only an action that calls the API
+// loads them, so building these commands (and `tokex stock --help`) stays instant.
+const sdk = () => import('@tokex/sdk');
+const viem = () => import('viem');
 
 interface Common {
   json?: boolean;
@@ -33,8 +33,9 @@ const withCommon = (c: Command) =>
     .option('--api-secret <secret>', 'API secret (default: the demo key)')
     .option('--private-key <hex>', 'wallet key for signing (default: TOKEX_PRIVATE_KEY, else demo wallets[0])');
 
-function stockClient(o: Common): StockClient {
+async function stockClient(o: Common): Promise<StockClient> {
   const demo = o.url && o.apiKey && o.apiSecret ? undefined : readDemo();
+  const { StockClient } = await sdk();
   return new StockClient({
     baseUrl: o.url ?? demo.stock.baseUrl,
     apiKey: o.apiKey ?? demo.stock.keys.writable.apiKey,
@@ -44,8 +45,9 @@ function stockClient(o: Common): StockClient {
   });
 }
 
-function perpClient(o: Common): PerpClient {
+async function perpClient(o: Common): Promise<PerpClient> {
   const demo = o.url && o.apiKey && o.apiSecret ? undefined : readDemo();
+  const { PerpClient } = await sdk();
   return new PerpClient({
     baseUrl: o.url ?? demo.perp.baseUrl,
     apiKey: o.apiKey ?? demo.perp.keys.trader.apiKey,
@@ -54,38 +56,90 @@ function perpClient(o: Common): PerpClient {
   });
 }
 
-function wallet(o: Common) {
+async function wallet(o: Common) {
   const key = o.privateKey ?? process.env.TOKEX_PRIVATE_KEY ?? readDemo().wallets[0].privateKey;
+  const { privateKeyToAccount } = await import('viem/accounts');
   return privateKeyToAccount(key as `0x${string}`);
 }
 
 const deadline = () => Math.floor(Date.now() / 1000) + 600;
 
-/** How long a command waits for a settlement, a payment or a credit before it gives up. */
+/** How long a command waits for a settlement, a payment or a credit before it gives up (`--timeout`). */
 const WAIT_MS = 120_000;
+
+/**
+ * Exit codes of a command that waits (README "CLI trading"): 0 when what it waited for happened,
+ * 1 when it failed (an order REJECTED or EXPIRED, a transfer FAILED: the reason on stderr), and 124,
+ * as timeout(1) answers, when the wait ran out first: the outcome is not known and may still come.
+ */
+export const EXIT_FAILED = 1;
+export const EXIT_STILL_WAITING = 124;
+
+const timeoutOption = () =>
+  new Option('--timeout <seconds>', `how long to wait (default ${WAIT_MS / 1000})`).argParser((v) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new ValidationError('--timeout', 'a number of seconds above zero');
+    return n * 1000;
+  });
+
+/** The outcome waited for did not come: why on stderr (after the answer on stdout), and a non-zero exit. */
+function failed(message: string, code = EXIT_FAILED): void {
+  process.stderr.write(`error: ${message}\n`);
+  process.exitCode = code;
+}
+
+/**
+ * Waits with the progress line. A wait that runs out says what is still awaited and in which state,
+ * exit code 124, instead of a stack trace; the answer is undefined then.
+ */
+async function waitFor<T>(label: string, what: () => string, timeoutMs: number, wait: (onWait: (state: string) => void) => Promise<T>): Promise<T | undefined> {
+  try {
+    return await withProgress(label, wait);
+  } catch (err) {
+    if (!(err instanceof Error && err.name === 'TokexTimeoutError')) throw err;
+    const state = (err as Error & { lastState?: string }).lastState ?? 'pending';
+    failed(`${what()} is still ${state} after ${timeoutMs / 1000} s; it may still complete`, EXIT_STILL_WAITING);
+    return undefined;
+  }
+}
+
+/**
+ * Why a stock order that ended is not what the command waited for, or undefined: REJECTED or EXPIRED
+ * (with the venue's reason), CANCELED by someone else, or FILLED before a cancel took effect.
+ */
+export function stockOrderFailure(x: StockOrderView, expected: 'done' | 'canceled'): string | undefined {
+  const status = x.history?.status;
+  if (status === undefined) return undefined;
+  if (status === 'REJECTED' || status === 'EXPIRED') return `order ${x.orderId} ${status}: ${x.history?.reason ?? 'no reason given'}`;
+  if (expected === 'canceled' && status !== 'CANCELED') return `order ${x.orderId} ended ${status}, not canceled`;
+  if (expected === 'done' && status === 'CANCELED') return `order ${x.orderId} CANCELED before it filled`;
+  return undefined;
+}
 
 function orderFields(x: StockOrderView): string {
   return fields({
     orderId: x.orderId, symbol: x.symbol, side: x.side, type: x.type, state: x.state,
     status: x.history?.status ?? x.openOrder?.status, filled: x.history?.filledQuantity ?? x.openOrder?.filledQuantity, avgPrice: x.history?.averagePrice, txHash: x.txHash,
+    ...(x.history?.reason ? { reason: x.history.reason } : {}),
   });
 }
 
 function stockCommand(): Command {
   const stock = new Command('stock').description('the tokenized-stock API: quotes, balances, orders, cash');
   withCommon(stock.command('quote').argument('<symbols...>').description('current quotes')).action(async (symbols: string[], o: Common) => {
-    const c = stockClient(o);
+    const c = await stockClient(o);
     const rows = await Promise.all(symbols.map((s) => c.get<Record<string, unknown>>(`/api/v1/prices/${s}`)));
-    print(o, rows, () => table(rows.map((q) => ({ symbol: q.symbol, bid: q.bid, ask: q.ask, last: q.last, market: q.marketStatus, time: new Date(Number(q.timestamp)).toISOString() }))));
+    // A stale quote (the market data stopped) says so beside the market's status.
+    print(o, rows, () => table(rows.map((q) => ({ symbol: q.symbol, bid: q.bid, ask: q.ask, last: q.last, market: q.stale === true ? `${q.marketStatus} (stale)` : q.marketStatus, time: new Date(Number(q.timestamp)).toISOString() }))));
   });
   withCommon(stock.command('balance').description("the key's wallet balances").option('--user <address>', 'another wallet')).action(async (o: Common & { user?: string }) => {
-    const c = stockClient(o);
+    const c = await stockClient(o);
     const user = o.user ?? readDemo().stock.keys.writable.userAddress;
     const b = await c.get<any>(`/api/v1/users/${user}/balance`);
     print(o, b, () => `mUSD available ${b.mUsdBalance.available}, locked ${b.mUsdBalance.locked}\n\n${table(b.tokenBalances, ['symbol', 'walletBalance', 'exchangeBalance', 'lockedExchangeBalance'])}`);
   });
   withCommon(stock.command('orders').description('orders of the key').addOption(new Option('--state <state>').choices(['open', 'history']))).action(async (o: Common & { state?: string }) => {
-    const r = await stockClient(o).get<{ total: number; rows: any[] }>('/api/v1/orders', o.state ? { state: o.state } : {});
+    const r = await (await stockClient(o)).get<{ total: number; rows: any[] }>('/api/v1/orders', o.state ? { state: o.state } : {});
     print(o, r, () => table(r.rows.map((x) => ({ orderId: x.orderId, symbol: x.symbol, side: x.side, type: x.type, state: x.state, quantity: x.quantity, price: x.price }))));
   });
   for (const side of ['buy', 'sell'] as const) {
@@ -97,9 +151,10 @@ function stockCommand(): Command {
         .option('--quantity <q>', 'shares (a sell, or a limit buy)')
         .option('--notional <usd>', 'mUSD to spend (a market buy)')
         .option('--price <p>', 'limit price (a DAY limit order: waits until it rests)')
-        .option('--no-wait', 'answer once sent, without waiting for the order'),
-    ).action(async (symbol: string, o: Common & { quantity?: string; notional?: string; price?: string; wait: boolean }) => {
-      const c = stockClient(o);
+        .option('--no-wait', 'answer once sent, without waiting for the order')
+        .addOption(timeoutOption()),
+    ).action(async (symbol: string, o: Common & { quantity?: string; notional?: string; price?: string; wait: boolean; timeout?: number }) => {
+      const c = await stockClient(o);
       const order: StockOrderInput = {
         symbol, side: side === 'buy' ? 'Buy' : 'Sell', type: o.price ? 'Limit' : 'Market', deadline: deadline(),
         ...(o.quantity ? { quantity: o.quantity } : {}), ...(o.notional ? { notional: o.notional } : {}), ...(o.price ? { price: o.price, timeInForce: 'DAY' as const } : {}),
@@ -109,21 +164,43 @@ function stockCommand(): Command {
         print(o, sent, () => fields(sent as unknown as Record<string, unknown>));
         return;
       }
-      const x = await withProgress(`${side} ${symbol}`, (onWait) => oneClickOrder(c, order, { until: o.price ? 'open' : 'history', timeoutMs: WAIT_MS, onWait }));
+      const { pollUntil } = await sdk();
+      const timeoutMs = o.timeout ?? WAIT_MS;
+      const sent = await c.sendOrder(order);
+      const orderId = sent.orderId ?? sent.orderIds?.[0];
+      if (!orderId) {
+        failed(`send ${sent.requestId} is ${sent.status} without an order id yet; \`tokex stock orders\` lists the order once placed`, EXIT_STILL_WAITING);
+        return;
+      }
+      // A limit order is answered once it rests; a market order once it is settled.
+      const done = (v: StockOrderView) => v.state === 'history' || (o.price !== undefined && v.state === 'open');
+      const x = await waitFor(`${side} ${symbol}`, () => `order ${orderId}`, timeoutMs, (onWait) => pollUntil(() => c.getOrder(orderId), done, { timeoutMs, onWait }));
+      if (x === undefined) return;
       print(o, x, () => orderFields(x));
+      const failure = stockOrderFailure(x, 'done');
+      if (failure !== undefined) failed(failure);
     });
   }
-  withCommon(stock.command('cancel').argument('<orderId>').description('cancel an open order through One Click, waiting until it is cancelled')).action(async (orderId: string, o: Common) => {
-    const c = stockClient(o);
-    const x = await withProgress(`cancel ${orderId}`, (onWait) => oneClickCancel(c, orderId, { timeoutMs: WAIT_MS, onWait }));
+  withCommon(stock.command('cancel').argument('<orderId>').description('cancel an open order through One Click, waiting until it is cancelled').addOption(timeoutOption())).action(async (orderId: string, o: Common & { timeout?: number }) => {
+    const c = await stockClient(o);
+    const { oneClickCancel } = await sdk();
+    const timeoutMs = o.timeout ?? WAIT_MS;
+    const x = await waitFor(`cancel ${orderId}`, () => `order ${orderId}`, timeoutMs, (onWait) => oneClickCancel(c, orderId, { timeoutMs, onWait }));
+    if (x === undefined) return;
     print(o, x, () => orderFields(x));
+    const failure = stockOrderFailure(x, 'canceled');
+    if (failure !== undefined) failed(failure);
   });
   for (const dir of ['deposit', 'withdraw'] as const) {
-    withCommon(stock.command(dir).argument('<amount>').description(`${dir} cash (the demo USDC) through One Click, waiting until completed`)).action(async (amount: string, o: Common) => {
-      const c = stockClient(o);
+    withCommon(stock.command(dir).argument('<amount>').description(`${dir} cash (the demo USDC) through One Click, waiting until completed`).addOption(timeoutOption())).action(async (amount: string, o: Common & { timeout?: number }) => {
+      const c = await stockClient(o);
       const input = { tokenAddress: readDemo().stock.contracts.cashToken, tokenAmount: amount };
-      const op = await withProgress(dir, (onWait) => oneClickOperation(c, dir === 'deposit' ? 'cashDeposit' : 'cashWithdrawal', input, { timeoutMs: WAIT_MS, onWait }));
+      const { oneClickOperation } = await sdk();
+      const timeoutMs = o.timeout ?? WAIT_MS;
+      const op = await waitFor(dir, () => `the ${dir} of ${amount}`, timeoutMs, (onWait) => oneClickOperation(c, dir === 'deposit' ? 'cashDeposit' : 'cashWithdrawal', input, { timeoutMs, onWait }));
+      if (op === undefined) return;
       print(o, op, () => fields({ operationId: op.operationId, status: op.operationStatus, amount: op.tokenAmount, mUsd: op.mUsdAmount, txHash: op.txHash }));
+      if (op.operationStatus === 'failed') failed(`${dir} ${op.operationId} failed (transaction ${op.txHash})`);
     });
   }
   withCommon(
@@ -132,11 +209,12 @@ function stockCommand(): Command {
       .description("enable One Click for the key's wallet: one EIP-712 signature, and the wallet's one approval of the cash token to the router (for deposits) when it has none")
       .option('--rpc-url <url>', 'the chain, for the approval (default: demo.json)'),
   ).action(async (o: Common & { rpcUrl?: string }) => {
-    const c = stockClient(o);
-    const account = wallet(o);
+    const c = await stockClient(o);
+    const account = await wallet(o);
     const demo = readDemo();
     const rpcUrl: string = o.rpcUrl ?? demo.rpcUrl;
     const chain = { id: demo.chainId, name: 'tokex', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } };
+    const [{ ensureAllowance }, { createPublicClient, createWalletClient, http }] = await Promise.all([sdk(), viem()]);
     const approveTx = await ensureAllowance(
       createWalletClient({ account, chain, transport: http(rpcUrl) }),
       createPublicClient({ chain, transport: http(rpcUrl) }),
@@ -154,15 +232,15 @@ function stockCommand(): Command {
 function perpCommand(): Command {
   const perp = new Command('perp').description('the perpetual API: account, positions, signed orders, collateral');
   withCommon(perp.command('account').description('balance, equity, margin')).action(async (o: Common) => {
-    const a = await perpClient(o).get<Record<string, unknown>>('account');
+    const a = await (await perpClient(o)).get<Record<string, unknown>>('account');
     print(o, a, () => fields(a));
   });
   withCommon(perp.command('positions').description('open positions')).action(async (o: Common) => {
-    const r = await perpClient(o).get<{ rows: any[] }>('positions');
+    const r = await (await perpClient(o)).get<{ rows: any[] }>('positions');
     print(o, r, () => table(r.rows, ['symbol', 'side', 'size', 'entryPrice', 'markPrice', 'unrealisedPnl', 'leverage', 'liquidationPrice']));
   });
   withCommon(perp.command('orders').description('open orders')).action(async (o: Common) => {
-    const r = await perpClient(o).get<{ rows: any[] }>('orders/open');
+    const r = await (await perpClient(o)).get<{ rows: any[] }>('orders/open');
     print(o, r, () => table(r.rows, ['orderId', 'symbol', 'side', 'type', 'price', 'size', 'filledSize', 'status']));
   });
   withCommon(
@@ -179,14 +257,19 @@ function perpCommand(): Command {
   ).action(async (side: string, symbol: string, size: string, o: Common & { price?: string; tif?: 'GTC' | 'IOC' | 'FOK' | 'POST_ONLY'; reduceOnly?: boolean; clientId?: string }) => {
     const s = side.toUpperCase();
     if (s !== 'BUY' && s !== 'SELL') throw new ValidationError('side', 'BUY or SELL');
-    const r = await perpClient(o).placeOrder<Record<string, unknown>>(wallet(o), {
+    const r = await (await perpClient(o)).placeOrder<Record<string, unknown>>(await wallet(o), {
       symbol, side: s, type: o.price ? 'LIMIT' : 'MARKET', size, ...(o.price ? { price: o.price } : {}), ...(o.tif ? { timeInForce: o.tif } : {}),
       ...(o.reduceOnly ? { reduceOnly: true } : {}), clientOrderId: o.clientId ?? `cli-${randomUUID().slice(0, 8)}`,
     });
     print(o, r, () => fields(r));
+    // The engine answers at once. An order that ended without a fill (cancelled by self-trade
+    // prevention, an IOC remainder) did nothing: the reason, and a failure. A partial fill did trade.
+    if ((r.status === 'CANCELED' || r.status === 'EXPIRED') && !/[1-9]/.test(String(r.filledSize ?? '0'))) {
+      failed(`order ${String(r.orderId)} ${String(r.status)} without a fill: ${String(r.reason ?? 'no reason given')}`);
+    }
   });
   withCommon(perp.command('cancel').argument('<orderId>').description('cancel an open order')).action(async (orderId: string, o: Common) => {
-    const r = await perpClient(o).delete<Record<string, unknown>>(`orders/${orderId}`);
+    const r = await (await perpClient(o)).delete<Record<string, unknown>>(`orders/${orderId}`);
     print(o, r, () => fields(r));
   });
   withCommon(
@@ -194,17 +277,24 @@ function perpCommand(): Command {
       .command('withdraw')
       .argument('<amount>')
       .description('withdraw collateral to the wallet, waiting until paid on chain')
-      .option('--client-id <id>', 'clientWithdrawalId: the same id again answers the first request (default: a new one)'),
-  ).action(async (amount: string, o: Common & { clientId?: string }) => {
-    const c = perpClient(o);
+      .option('--client-id <id>', 'clientWithdrawalId: the same id again answers the first request (default: a new one)')
+      .addOption(timeoutOption()),
+  ).action(async (amount: string, o: Common & { clientId?: string; timeout?: number }) => {
+    const c = await perpClient(o);
     const id = o.clientId ?? `cli-${randomUUID()}`;
     await c.withdraw({ amount, clientWithdrawalId: id });
-    const w = await withProgress(`withdrawal ${id}`, (onWait) => c.waitForWithdrawal(id, { timeoutMs: WAIT_MS, onWait }));
+    const timeoutMs = o.timeout ?? WAIT_MS;
+    const w = await waitFor(`withdrawal ${id}`, () => `withdrawal ${id}`, timeoutMs, (onWait) => c.waitForWithdrawal(id, { timeoutMs, onWait }));
+    if (w === undefined) return;
     print(o, w, () => fields(w as unknown as Record<string, unknown>));
+    if (w.status === 'FAILED') failed(`withdrawal ${id} FAILED: ${w.reason ?? 'no reason given'}`);
   });
-  withCommon(perp.command('deposit').argument('<amount>').description('approve and deposit collateral into the margin vault from the wallet, waiting until credited')).action(async (amount: string, o: Common) => {
-    const c = perpClient(o);
-    const tx = await withProgress('deposit', (onWait) => c.depositCollateral(wallet(o), amount, { timeoutMs: WAIT_MS, onWait }));
+  withCommon(perp.command('deposit').argument('<amount>').description('approve and deposit collateral into the margin vault from the wallet, waiting until credited').addOption(timeoutOption())).action(async (amount: string, o: Common & { timeout?: number }) => {
+    const c = await perpClient(o);
+    const account = await wallet(o);
+    const timeoutMs = o.timeout ?? WAIT_MS;
+    const tx = await waitFor('deposit', () => `the deposit of ${amount}`, timeoutMs, (onWait) => c.depositCollateral(account, amount, { timeoutMs, onWait }));
+    if (tx === undefined) return;
     const credited = (await c.listDeposits({ limit: 100 })).rows.find((d) => d.txHash.toLowerCase() === tx.txHash.toLowerCase());
     print(o, credited ?? tx, () => fields((credited ?? tx) as unknown as Record<string, unknown>));
   });
@@ -213,8 +303,9 @@ function perpCommand(): Command {
 
 function streamCommand(): Command {
   const stream = new Command('stream').description('a stream live in the terminal (Ctrl-C to stop)');
-  const streams = (o: { stock?: boolean; url?: string }): StreamClient => {
+  const streams = async (o: { stock?: boolean; url?: string }): Promise<StreamClient> => {
     const demo = o.url ? undefined : readDemo();
+    const { PerpStreamClient, StockStreamClient } = await sdk();
     return o.stock ? new StockStreamClient({ url: o.url ?? demo.stock.wsUrl }) : new PerpStreamClient({ url: o.url ?? demo.perp.wsUrl });
   };
   stream
@@ -224,7 +315,7 @@ function streamCommand(): Command {
     .option('--levels <n>', 'levels a side', '10')
     .option('--json', 'one JSON line per frame')
     .action(async (symbol: string, o: { url?: string; levels: string; json?: boolean }) => {
-      const client = streams(o);
+      const client = await streams(o);
       const bids = new Map<string, string>();
       const asks = new Map<string, string>();
       const apply = (side: Map<string, string>, levels: string[][]) => {
@@ -267,9 +358,9 @@ function streamCommand(): Command {
       .option('--stock', 'the stock API (default for quotes)')
       .option('--json', 'one JSON line per frame')
       .action(async (symbol: string, o: { url?: string; stock?: boolean; json?: boolean }) => {
-        const client = streams({ ...o, stock: o.stock || name === 'quotes' });
+        const client = await streams({ ...o, stock: o.stock || name === 'quotes' });
         const line = (d: any) =>
-          o.json ? JSON.stringify(d) : name === 'trades' ? `${new Date(d.ts).toISOString()}  ${d.side.padEnd(4)}  ${d.size.padStart(10)} @ ${d.price}` : `${new Date(d.timestamp).toISOString()}  bid ${d.bid}  ask ${d.ask}  last ${d.last}`;
+          o.json ? JSON.stringify(d) : name === 'trades' ? `${new Date(d.ts).toISOString()}  ${d.side.padEnd(4)}  ${d.size.padStart(10)} @ ${d.price}` : `${new Date(d.timestamp).toISOString()}  bid ${d.bid}  ask ${d.ask}  last ${d.last}${d.stale === true ? '  stale' : ''}`;
         client.subscribe(channel, { symbol }, {
           onSnapshot(data: any) {
             for (const d of (Array.isArray(data) ? [...data].reverse() : [data]).filter(Boolean)) process.stdout.write(`${line(d)}\n`);

@@ -13,7 +13,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import path from 'node:path';
 import type { AppConfig } from '../config/app-config.ts';
 import { NotFoundError } from '../errors/app-error.ts';
-import { DEFAULT_INSTRUMENTS } from '../perp/engine/instruments.ts';
+import { DEFAULT_INDEX_STALE_MS, DEFAULT_INSTRUMENTS } from '../perp/engine/instruments.ts';
+import { STALE_QUOTE_MS } from '../stock/quote-view.ts';
 import { stockOk } from '../stock/stock-envelope.ts';
 import { consoleBundle } from './console-bundle.ts';
 import { isLoopbackAddress, mayRevealDemoCredentials, runsOwnAnvil } from './demo-access.ts';
@@ -24,8 +25,12 @@ const CSS = fs.readFileSync(fileURLToPath(new URL('./console-page.css', import.m
 /** What the page needs to find the APIs; no secret. */
 export interface ConsoleConfig {
   chainId: number;
-  stock: { baseUrl: string; wsUrl: string; product: string; symbols: string[] };
-  perp: { baseUrl: string; wsUrl: string; symbols: string[] } | null;
+  /**
+   * `staleAfterMs`: a price whose own time has not advanced for this long is shown stale (the stock
+   * API's quote age, EXECUTOR_QUOTE_MAX_AGE_MS; the perp index's `indexStaleMs`).
+   */
+  stock: { baseUrl: string; wsUrl: string; product: string; symbols: string[]; staleAfterMs: number };
+  perp: { baseUrl: string; wsUrl: string; symbols: string[]; staleAfterMs: number } | null;
 }
 
 /** demo.json's credentials as the page uses them. */
@@ -37,7 +42,7 @@ export interface ConsoleDemo {
 
 /** What the console needs of the stack (the stack's context fits it; the app layer passes it in). */
 export interface ConsoleContext {
-  config: Pick<AppConfig, 'dataDir' | 'rpcUrl' | 'demoMode' | 'stockApiPrefix' | 'chainId' | 'stockProduct'>;
+  config: Pick<AppConfig, 'dataDir' | 'rpcUrl' | 'demoMode' | 'stockApiPrefix' | 'chainId' | 'stockProduct'> & { executor?: Pick<AppConfig['executor'], 'quoteMaxAgeMs'> };
   endpoints: { perp?: { baseUrl: string } };
   symbols: ReadonlyArray<{ symbol: string }>;
 }
@@ -87,14 +92,20 @@ function consoleConfig(ctx: ConsoleRoutesOptions['ctx'], req: FastifyRequest): C
     // Same host as the page (it may be reached by another name than the listen address), perp's port.
     const port = new URL(local).port;
     const hostPort = `${hostname}${port ? `:${port}` : ''}`;
-    perp = { baseUrl: `${protocol}://${hostPort}`, wsUrl: `${ws}://${hostPort}/v4/public/ws`, symbols: perpSymbols };
+    perp = { baseUrl: `${protocol}://${hostPort}`, wsUrl: `${ws}://${hostPort}/v4/public/ws`, symbols: perpSymbols, staleAfterMs: DEFAULT_INDEX_STALE_MS };
   } else {
     const fromFile = readDemoFile(ctx.config.dataDir)?.perp;
-    if (fromFile) perp = { baseUrl: fromFile.baseUrl, wsUrl: fromFile.wsUrl, symbols: perpSymbols };
+    if (fromFile) perp = { baseUrl: fromFile.baseUrl, wsUrl: fromFile.wsUrl, symbols: perpSymbols, staleAfterMs: DEFAULT_INDEX_STALE_MS };
   }
   return {
     chainId: ctx.config.chainId,
-    stock: { baseUrl: stockBase, wsUrl: `${ws}://${host}${prefix}/api/v1/ws`, product: ctx.config.stockProduct, symbols: ctx.symbols.map((s) => s.symbol) },
+    stock: {
+      baseUrl: stockBase,
+      wsUrl: `${ws}://${host}${prefix}/api/v1/ws`,
+      product: ctx.config.stockProduct,
+      symbols: ctx.symbols.map((s) => s.symbol),
+      staleAfterMs: ctx.config.executor?.quoteMaxAgeMs ?? STALE_QUOTE_MS,
+    },
     perp,
   };
 }

@@ -86,10 +86,20 @@ export class ForbiddenError extends AppError {
 export class NotFoundError extends AppError {
   /** What was looked for (`order`, `route`, ...): the perp API's code table is keyed by it. */
   readonly what: string;
-  constructor(what: string, options?: AppErrorOptions) {
-    super('NOT_FOUND', `${what}: not found`, options);
+  /** `reason` replaces `not found` in the message: `symbol: "APPL" is not listed`. */
+  constructor(what: string, options?: AppErrorOptions & { reason?: string }) {
+    super('NOT_FOUND', `${what}: ${options?.reason ?? 'not found'}`, options);
     this.what = what;
   }
+}
+
+/**
+ * The reason for a symbol (or another name) that names nothing listed, quoting what the client sent
+ * (cut to 40 characters): `"APPL" is not listed`.
+ */
+export function notListed(value: string): string {
+  const shown = value.length > 40 ? `${value.slice(0, 40)}…` : value;
+  return `${JSON.stringify(shown)} is not listed`;
 }
 
 export class ConflictError extends AppError {

@@ -28,6 +28,7 @@ import type { EnvelopeFormat } from './envelope.ts';
 import { addressBucket, rateLimitCounted, rateLimitedError, rateLimitHeaders, rateLimitOf, type RateLimitCheck } from './rate-limiter.ts';
 import { PATTERN_REASONS } from './schema-patterns.ts';
 import { peerTrust, type ApiTransport } from './tls-options.ts';
+import { labelApp, metricsActive, recordAuthRefusal, recordHttpRequest } from '../observability/metrics-registry.ts';
 
 
 export interface HttpServerOptions {
@@ -41,6 +42,8 @@ export interface HttpServerOptions {
    * Default: plain HTTP. The API builders pass what their role decided (apiTransportFor).
    */
   transport?: ApiTransport;
+  /** The API's name in the metrics' `api` label (`stock`, `perp`). */
+  api?: string;
 }
 
 /** A year, as the spec's deployments ask; sent only on answers that travelled over HTTPS. */
@@ -262,6 +265,8 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
       return refuse(request, reply, toAppError(err));
     },
   }) as unknown as FastifyInstance;
+  const api = opts.api ?? 'other';
+  labelApp(app, api);
 
   // X-Forwarded-Proto counts only from a trusted peer, as Fastify's request.protocol reads it.
   const trustsPeer = peerTrust(trusted ?? []);
@@ -362,6 +367,9 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     } else if (appErr.code === 'UNAUTHORIZED') {
       // The cause is logged here, under the request's uuid, and nowhere in the response.
       logger.warn({ uuid, reason: (appErr as AppError & { reason?: string }).reason }, 'authentication failed');
+      recordAuthRefusal(api, 'http', appErr);
+    } else if (appErr.code === 'FORBIDDEN') {
+      recordAuthRefusal(api, 'http', appErr);
     } else if (appErr.code === 'CHAIN_UNAVAILABLE' || appErr.code === 'STORAGE_UNAVAILABLE') {
       logger.warn({ uuid, code: appErr.code, cause: describeCause(appErr.cause) }, 'dependency unavailable');
     }
@@ -373,10 +381,9 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
   // One line per request, through pino like every other line, with fixed scalar fields only.
   const access = accessLoggerOf(logger);
   app.addHook('onResponse', (request, reply, done) => {
-    access.info(
-      { uuid: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 100) / 100 },
-      'request',
-    );
+    const ms = reply.elapsedTime;
+    access.info({ uuid: request.id, method: request.method, url: request.url, status: reply.statusCode, ms: Math.round(ms * 100) / 100 }, 'request');
+    if (metricsActive()) recordHttpRequest(app, request.method, request.routeOptions.url, reply.statusCode, ms);
     done();
   });
 

@@ -15,6 +15,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { RateLimitedError, StorageUnavailableError } from '../errors/app-error.ts';
+import { recordRateLimited } from '../observability/metrics-registry.ts';
 
 export interface RateLimitState {
   /** The window's limit. */
@@ -86,6 +87,7 @@ export async function registerRateLimit(app: FastifyInstance, settings: RateLimi
       throw new StorageUnavailableError({ cause });
     }
     if (r.isAllowed) return { limit: settings.limit, remaining: settings.limit, resetMs: 0, limited: false };
+    if (r.isExceeded) recordRateLimited(app, bucket);
     return { limit: r.max, remaining: r.remaining, resetMs: r.ttl, limited: r.isExceeded };
   };
   checks.set(app, counter);

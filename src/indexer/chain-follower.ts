@@ -248,6 +248,17 @@ export interface ChainFollower {
   deliverBlock(hash: string): Promise<BlockDelivery>;
   /** The stored checkpoint, or undefined before the first sync. */
   checkpoint(): Promise<{ number: bigint; hash: string } | undefined>;
+  /** For readiness and metrics: the last head seen, the block indexed, and when it last made progress. */
+  progress(): FollowerProgress;
+}
+
+export interface FollowerProgress {
+  /** Wall-clock ms of the last sync that reached its target, or of the last batch committed on the way. */
+  progressAt?: number;
+  /** The chain head at the last sync (undefined before the first). */
+  head?: number;
+  /** The block indexed (committed) so far. */
+  indexed?: number;
 }
 
 interface FetchedRange {
@@ -332,8 +343,13 @@ export function createChainFollower<B>(def: IndexerDefinition<B>, opts: ChainFol
 
   const exclusive = <T>(fn: () => Promise<T>): Promise<T> => lock.run(fn);
 
+  /** What progress() answers: a long catch-up counts as progress with each batch, not only at its end. */
+  let lastHead: number | undefined;
+  let progressAt: number | undefined;
+
   function advanced(cp: Checkpoint): void {
     current = cp;
+    progressAt = Date.now();
     for (const notify of [...progress]) notify();
   }
 
@@ -698,8 +714,14 @@ export function createChainFollower<B>(def: IndexerDefinition<B>, opts: ChainFol
     if (!current || current.number !== cp.number || current.hash !== cp.hash) hooks?.reset?.();
     current = cp;
     const head = await src.blockNumber();
+    lastHead = head;
     cp = await verified(cp, head);
-    return catchUp(cp, head - confirmations);
+    const target = head - confirmations;
+    const reached = await catchUp(cp, target);
+    // Progress only when what is committed has reached the target: a sync whose batches are still
+    // in flight counts when they commit (advanced()), and one whose batches fail never does.
+    if (current !== undefined && current.number >= target) progressAt = Date.now();
+    return reached;
   }
 
   async function deliver(hash: string): Promise<BlockDelivery> {
@@ -782,6 +804,7 @@ export function createChainFollower<B>(def: IndexerDefinition<B>, opts: ChainFol
       // At most one batch is in flight: once it has settled, nothing is being written.
       await settle().catch(() => undefined);
     },
+    progress: () => ({ progressAt, head: lastHead, indexed: current?.number }),
     async syncOnce() {
       const cp = await exclusive(sync);
       return { head: BigInt(cp.number) };

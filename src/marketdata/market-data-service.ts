@@ -54,6 +54,8 @@ export interface MarketDataService extends QuoteReader {
   onQuote(listener: QuoteListener): () => void;
   /** Runs one tick at `now()` (after start). Resolves when its write has finished or failed. */
   tick(): Promise<void>;
+  /** The time of the last tick whose quotes reached storage (what other processes read); undefined before the first. */
+  lastWrittenAt(): number | undefined;
 }
 
 const MINUTE = 60_000;
@@ -93,6 +95,7 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
   const pendingCandles = new Map<string, Candle>();
   const pendingQuotes = new Map<string, Quote>();
   let failing = false;
+  let writtenAt: number | undefined;
   let pins = new Map<string, PricePin>();
   let pinsFailing = false;
   const symbolNames = symbols.map((s) => s.symbol);
@@ -173,6 +176,7 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
       for (const q of quoteRows) if (pendingQuotes.get(q.symbol) === q) pendingQuotes.delete(q.symbol);
       if (failing) log?.info({ candles: candles.length }, 'marketdata: storage writes resumed');
       failing = false;
+      writtenAt = time;
     } catch (err) {
       // Log once per outage, not once per second.
       if (!failing) log?.error({ err, pendingCandles: pendingCandles.size }, 'marketdata: tick write failed; retrying next tick');
@@ -285,5 +289,6 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
       };
     },
     tick,
+    lastWrittenAt: () => writtenAt,
   };
 }

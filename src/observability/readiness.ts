@@ -68,6 +68,8 @@ export function judgeReadiness(rows: readonly RoleStatusRow[], roles: readonly S
 export interface ReadinessProbe {
   /** The report now; the table is read at most once per `cacheMs`, so a hammered probe costs one query a second. */
   check(): Promise<ReadinessReport>;
+  /** How many times the table was read (the cache's effect, for tests and metrics). */
+  readonly tableReads: number;
 }
 
 export function createReadinessProbe(opts: { db: DbExecutor; roles: readonly StatusRole[]; staleMs: number; cacheMs?: number; now?: () => number }): ReadinessProbe {
@@ -75,9 +77,11 @@ export function createReadinessProbe(opts: { db: DbExecutor; roles: readonly Sta
   const cacheMs = opts.cacheMs ?? 1_000;
   let cached: { at: number; rows: RoleStatusRow[] } | undefined;
   let reading: Promise<RoleStatusRow[]> | undefined;
+  let tableReads = 0;
   const rows = async (): Promise<RoleStatusRow[]> => {
     const t = now();
     if (cached && t - cached.at < cacheMs) return cached.rows;
+    if (!reading) tableReads += 1;
     reading ??= listRoleStatus(opts.db)
       .then((r) => {
         cached = { at: now(), rows: r };
@@ -89,6 +93,9 @@ export function createReadinessProbe(opts: { db: DbExecutor; roles: readonly Sta
   return {
     async check() {
       return judgeReadiness(await rows(), opts.roles, now(), opts.staleMs);
+    },
+    get tableReads() {
+      return tableReads;
     },
   };
 }

@@ -29,10 +29,13 @@ export const LEASE_OF: Readonly<Record<StatusRole, string>> = {
 export type LeaseState = 'held' | 'standby' | 'lost' | 'released';
 export const LEASE_STATES: readonly LeaseState[] = ['held', 'standby', 'lost', 'released'];
 
-export type DetailValue = number | string | boolean | null;
+export type DetailValue = number | string | boolean | null | Readonly<Record<string, number>>;
 
 export interface RoleSample {
-  /** Wall-clock ms of the role's last progress (a tick, a block indexed, a command applied); undefined before the first. */
+  /**
+   * Wall-clock ms of the role's last progress (a tick, a block indexed, a command applied). A
+   * sampler answers undefined before the first; the registry then reports the role's start.
+   */
   progressAt?: number;
   /** Small figures for operators: counts, sequence numbers, block numbers (as strings when they may exceed 2^53). Never secrets, keys or addresses. */
   detail?: Record<string, DetailValue>;
@@ -61,6 +64,8 @@ export interface RoleStatusRegistry {
 
 export function createRoleStatusRegistry(holder: string): RoleStatusRegistry {
   const samplers = new Map<StatusRole, () => RoleSample>();
+  /** When each running role started: its age counts from there until its first progress. */
+  const startedAt = new Map<StatusRole, number>();
   const leases = new Map<string, LeaseState>();
   /** The last sample of a role that stopped, so a lost role still shows what it had reached. */
   const last = new Map<StatusRole, RoleSample>();
@@ -69,6 +74,8 @@ export function createRoleStatusRegistry(holder: string): RoleStatusRegistry {
     if (!s) return last.get(role);
     try {
       const v = s();
+      // No progress since the role started: as old as the role (not as fresh as this sample).
+      if (v.progressAt === undefined) v.progressAt = startedAt.get(role);
       last.set(role, v);
       return v;
     } catch {
@@ -80,6 +87,7 @@ export function createRoleStatusRegistry(holder: string): RoleStatusRegistry {
     holder,
     track(role, sample) {
       samplers.set(role, sample);
+      startedAt.set(role, Date.now());
       return () => {
         if (samplers.get(role) !== sample) return;
         sampleOf(role);

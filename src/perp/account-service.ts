@@ -4,7 +4,7 @@
  * fills and money movements from the projected history; deposits and withdrawals from the perp
  * indexer's rows of the MarginVault's logs. Every list answers `{total, rows}` newest first.
  */
-import { NotFoundError } from '../errors/app-error.ts';
+import { NotFoundError, notListed } from '../errors/app-error.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
 import type { Db } from '../storage/database.ts';
 import type { InstrumentSpec } from './engine/instruments.ts';
@@ -60,7 +60,7 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
 
   const spec = (symbol: string): InstrumentSpec => {
     const s = venue.engine().instrument(symbol);
-    if (s === undefined) throw new NotFoundError('symbol');
+    if (s === undefined) throw new NotFoundError('symbol', { reason: notListed(String(symbol)) });
     return s;
   };
   const checkSymbol = (symbol?: string) => {

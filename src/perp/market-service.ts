@@ -4,12 +4,12 @@
  * from their history. The funding rate a ticker shows is the last one applied; the next funding
  * time is the next multiple of the interval since the epoch (workers/funding-task.ts).
  */
-import { NotFoundError } from '../errors/app-error.ts';
+import { NotFoundError, notListed } from '../errors/app-error.ts';
 import type { Db } from '../storage/database.ts';
 import type { CandleInterval } from '../storage/candle-store.ts';
 import type { InstrumentSpec } from './engine/instruments.ts';
 import type { PerpVenue } from './perp-venue.ts';
-import { fundingRateBody, priceOf, rateOf, sizeOf, usd } from './perp-views.ts';
+import { fundingRateBody, priceFreshness, priceOf, rateOf, sizeOf, usd } from './perp-views.ts';
 import { klineBody, tradeBody } from './perp-views.ts';
 import { listPerpCandles, type PerpCandleKind } from './store/perp-candle-store.ts';
 import { listFundingRates, listMarketTrades, type Page, type TimeRange } from './store/perp-history-store.ts';
@@ -22,7 +22,7 @@ export function createMarketService(opts: { db: Db; venue: PerpVenue; fundingInt
   const now = opts.now ?? Date.now;
   const spec = (symbol: string): InstrumentSpec => {
     const s = venue.engine().instrument(symbol);
-    if (s === undefined) throw new NotFoundError('symbol');
+    if (s === undefined) throw new NotFoundError('symbol', { reason: notListed(String(symbol)) });
     return s;
   };
 
@@ -62,6 +62,7 @@ export function createMarketService(opts: { db: Db; venue: PerpVenue; fundingInt
       nextFundingTime: fundingTimeAt(t, interval) + interval,
       openInterest: sizeOf(s, engine.openInterest(s.symbol) ?? 0),
       ts: t,
+      ...priceFreshness(s, prices, t),
     };
   }
 

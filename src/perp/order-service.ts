@@ -13,12 +13,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Address } from 'viem';
-import { AppError, ConflictError, ForbiddenError, NotFoundError, RejectedError, StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
+import { AppError, ConflictError, ForbiddenError, NotFoundError, notListed, RejectedError, StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
 import type { Db } from '../storage/database.ts';
 import type { TypedDataDomain } from '../chain/typed-data.ts';
 import { parseDecimal } from '../lib/decimal.ts';
-import { decimalToSteps, COLLATERAL_DECIMALS, type InstrumentSpec } from './engine/instruments.ts';
+import { decimalToSteps, stepsToDecimal, COLLATERAL_DECIMALS, type InstrumentSpec } from './engine/instruments.ts';
 import type {
   AdjustMarginCommand,
   CancelAllAfterCommand,
@@ -33,6 +33,7 @@ import type {
   OrderView,
   PlaceOrderAccepted,
   PlaceOrderCommand,
+  RejectDetail,
   SetLeverageCommand,
   Side,
   TimeInForce,
@@ -118,7 +119,10 @@ export function walletOf(caller: AuthKey): string {
  * speaks ticks, lots and micro-USD: the client gets the table's words, the log the engine's.
  * `unknownAccount` says what an account without a deposit means where it is not a refusal of its own.
  */
-export function engineError(r: { code: string; message: string }, unknownAccount: PerpRejection = 'INSUFFICIENT_MARGIN'): AppError {
+export function engineError(r: { code: string; message: string; detail?: RejectDetail }, unknownAccount: PerpRejection = 'INSUFFICIENT_MARGIN', spec?: InstrumentSpec): AppError {
+  if (r.code === 'PRICE_OUT_OF_RANGE' && r.detail?.priceBand !== undefined && spec !== undefined) {
+    return new RejectedError('PRICE_OUT_OF_RANGE', priceBandMessage(spec, r.detail.priceBand), { detail: { engine: r.message } });
+  }
   switch (r.code) {
     case 'INVALID':
       return new ValidationError('request', r.message);
@@ -132,6 +136,19 @@ export function engineError(r: { code: string; message: string }, unknownAccount
     return new RejectedError(rejection, PERP_ERROR_CODES[rejection as PerpRejection].meaning, { detail: { engine: r.message } });
   }
   return new AppError('INTERNAL', `perp engine: unexpected answer ${r.code}`, { detail: { engine: r.message } });
+}
+
+/**
+ * Which edge of the band a limit price crossed, with the band in prices (docs/perp-risk.md "Price
+ * bands"): `price: 211 is above the price band: a BUY is accepted up to 210 (the band is 190 to 210,
+ * the mark 200 ± 5 %)`.
+ */
+export function priceBandMessage(spec: InstrumentSpec, b: NonNullable<RejectDetail['priceBand']>): string {
+  const p = (ticks: number) => priceOf(spec, ticks);
+  const band = `the band is ${p(b.lowTicks)} to ${p(b.highTicks)}, the mark ${p(b.markTicks)} ± ${stepsToDecimal(b.bandPpm, '0.0001')} %`;
+  return b.side === 'BUY'
+    ? `price: ${p(b.priceTicks)} is above the price band: a BUY is accepted up to ${p(b.highTicks)} (${band})`
+    : `price: ${p(b.priceTicks)} is below the price band: a SELL is accepted down to ${p(b.lowTicks)} (${band})`;
 }
 
 /** An order id as the API shows it (a decimal string); anything else names no order. */
@@ -157,7 +174,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
 
   const spec = (symbol: string): InstrumentSpec => {
     const s = venue.engine().instrument(symbol);
-    if (s === undefined) throw new NotFoundError('symbol');
+    if (s === undefined) throw new NotFoundError('symbol', { reason: notListed(String(symbol)) });
     return s;
   };
 
@@ -170,14 +187,18 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
     if (!tifs.includes(m.timeInForce)) throw new ValidationError(`${prefix}timeInForce`, `must be one of ${tifs.join(', ')} for a ${m.orderType} order`);
     if (typeof m.size !== 'string' || !/^(0|[1-9]\d*)(\.\d+)?$/.test(m.size)) throw new ValidationError(`${prefix}size`, 'must be a decimal string like "0.5"');
     const lots = decimalToSteps(m.size, s.lotSize);
-    if (lots === null) throw new RejectedError('SIZE_OUT_OF_RANGE', `size: must be a multiple of the lot size ${s.lotSize}`);
-    if (lots < s.minSizeLots || lots > s.maxSizeLots) throw new RejectedError('SIZE_OUT_OF_RANGE', `size: must be between the minimum and maximum size of ${s.symbol}`);
+    if (lots === null) throw new RejectedError('SIZE_OUT_OF_RANGE', `size: ${m.size} is not a multiple of the lot size ${s.lotSize}`);
+    if (lots < s.minSizeLots || lots > s.maxSizeLots) {
+      throw new RejectedError('SIZE_OUT_OF_RANGE', `size: ${m.size} is outside ${s.symbol}'s sizes ${sizeOf(s, s.minSizeLots)} to ${sizeOf(s, s.maxSizeLots)}`);
+    }
     let priceTicks: number | undefined;
     if (m.price !== '') {
       if (!/^(0|[1-9]\d*)(\.\d+)?$/.test(m.price)) throw new ValidationError(`${prefix}price`, 'must be a decimal string like "50000.5"');
       const ticks = decimalToSteps(m.price, s.tickSize);
-      if (ticks === null) throw new RejectedError('PRICE_OUT_OF_RANGE', `price: must be a multiple of the tick size ${s.tickSize}`);
-      if (ticks <= 0 || ticks > s.maxPriceTicks) throw new RejectedError('PRICE_OUT_OF_RANGE', 'price: must be above zero and below the maximum price');
+      if (ticks === null) throw new RejectedError('PRICE_OUT_OF_RANGE', `price: ${m.price} is off the tick: not a multiple of the tick size ${s.tickSize}`);
+      if (ticks <= 0 || ticks > s.maxPriceTicks) {
+        throw new RejectedError('PRICE_OUT_OF_RANGE', `price: ${m.price} is outside ${s.symbol}'s prices ${priceOf(s, 1)} to ${priceOf(s, s.maxPriceTicks)}`);
+      }
       priceTicks = ticks;
     } else if (m.orderType === 'LIMIT') throw new ValidationError(`${prefix}price`, 'required for a LIMIT order');
     if (m.clientOrderId !== '' && !CLIENT_ORDER_ID.test(m.clientOrderId)) {
@@ -303,7 +324,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       const claim = await nonces.claim({ account, nonce: m.nonce.toString(), orderHash, expiry: Number(m.expiry), usedAt: t });
       if (claim === 'used') throw new RejectedError('NONCE_USED', 'message.nonce: already used by another order of this account');
       const r = (await submit({ ...cmd, id: `ord:${orderHash}`, ts: t, account, expiresAtMs: Number(m.expiry) })) as CommandResult & { resubmitted?: true };
-      if (!r.ok) throw engineError(r);
+      if (!r.ok) throw engineError(r, undefined, s);
       return answer(s, r as PlaceOrderAccepted & { resubmitted?: true }, cmd);
     },
 

@@ -14,6 +14,9 @@ import { NotFoundError } from '../errors/app-error.ts';
 import type { ApiTransport } from '../http/tls-options.ts';
 import { createHttpServer } from '../http/create-http-server.ts';
 import { registerReferencePage } from '../http/reference-page.ts';
+import { registerProbes } from '../http/probe-routes.ts';
+import type { ReadinessProbe } from '../observability/readiness.ts';
+import { PERP_ERROR_CODES } from './perp-error-codes.ts';
 import { registerRateLimit, type RateLimitSettings } from '../http/rate-limiter.ts';
 import { decodeJsonRequest } from '../http/request-decoder.ts';
 import type { Db } from '../storage/database.ts';
@@ -118,6 +121,8 @@ export interface PerpApiOptions {
   now?: () => number;
   /** Extra route modules registered inside the authenticated scope (trading, account, ... join here). */
   extraRoutes?: Array<(api: FastifyInstance) => Promise<void>>;
+  /** `/readyz`'s judge (docs/operations.md); without it the API says ready. */
+  readiness?: ReadinessProbe;
 }
 
 export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstance> {
@@ -125,6 +130,7 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
   const app = createHttpServer({
     logger: opts.logger,
     envelope: perpEnvelope,
+    api: 'perp',
     bodyLimitBytes: opts.bodyLimitBytes,
     trustedProxies: opts.trustedProxies,
     transport: opts.transport,
@@ -204,6 +210,13 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
 
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await registerReferencePage(app, { routePrefix: '/docs', title: 'Perpetual futures API reference' });
-  app.get('/healthz', { schema: { hide: true } }, async (req) => perpOk(req.id, { status: 'ok' }));
+  registerProbes(app, {
+    prefixes: [''],
+    readiness: opts.readiness,
+    envelope: {
+      ok: (requestId, data) => perpOk(requestId, data),
+      notReady: (requestId, msg, data) => ({ code: PERP_ERROR_CODES.NOT_READY.code, msg, data, requestId }),
+    },
+  });
   return app;
 }

@@ -48,6 +48,7 @@ const API_CODES = {
   INTERNAL: { code: 50000, http: 500, category: 'server', meaning: 'internal error; report the `requestId`' },
   CHAIN_UNAVAILABLE: { code: 50001, http: 503, category: 'server', meaning: 'the chain RPC does not answer; retry with backoff' },
   STORAGE_UNAVAILABLE: { code: 50002, http: 503, category: 'server', meaning: 'the database or shared store does not answer; retry with backoff' },
+  NOT_READY: { code: 50003, http: 503, category: 'server', meaning: '`GET /readyz` only: a role the API depends on has made no progress within its threshold (docs/operations.md)' },
 
   DUPLICATE_CLIENT_ORDER_ID: { code: 51008, http: 400, category: 'trading', meaning: '`clientOrderId` was already used by this account' },
   NONCE_USED: { code: 51013, http: 400, category: 'trading', meaning: 'the signed order\'s `nonce` was already used' },

@@ -18,6 +18,24 @@ export const usd = (micros: bigint): string => formatDecimal(micros, COLLATERAL_
 export const priceOf = (spec: InstrumentSpec, ticks: number | bigint): string => stepsToDecimal(Number(ticks), spec.tickSize);
 export const sizeOf = (spec: InstrumentSpec, lots: number): string => stepsToDecimal(lots, spec.lotSize);
 
+/**
+ * When the mark and the index were last set (the index's time is its quote's own, from the market
+ * data), null before the first, and whether the prices are stale: no mark or index yet, an index
+ * older than the instrument's `indexStaleMs` (liquidation pauses), or a mark older than its
+ * `markStaleMs` (market orders are refused). Tickers and the `mark` stream show it.
+ */
+export function priceFreshness(
+  spec: Pick<InstrumentSpec, 'indexStaleMs' | 'markStaleMs'>,
+  p: { markPriceTicks: number; indexPriceTicks: number; markTs: number; indexTs: number },
+  t: number,
+): { markTime: number | null; indexTime: number | null; stale: boolean } {
+  const markTime = p.markPriceTicks > 0 && p.markTs > 0 ? p.markTs : null;
+  const indexTime = p.indexPriceTicks > 0 && p.indexTs > 0 ? p.indexTs : null;
+  const stale =
+    markTime === null || indexTime === null || t - indexTime > spec.indexStaleMs || (spec.markStaleMs > 0 && t - markTime > spec.markStaleMs);
+  return { markTime, indexTime, stale };
+}
+
 /** A rate in units of 1e-9 as a decimal fraction (`125000` → `"0.000125"`). */
 export const rateOf = (rateE9: bigint): string => formatDecimal(rateE9, 9);
 

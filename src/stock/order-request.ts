@@ -5,7 +5,7 @@
  * accepts does not revert for a reason the API could have seen.
  */
 import type { Address } from 'viem';
-import { ValidationError } from '../errors/app-error.ts';
+import { notListed, ValidationError } from '../errors/app-error.ts';
 import { mulDiv, parseDecimal } from '../lib/decimal.ts';
 import type { StockDirectory, StockListing } from './stock-deps.ts';
 import { MUSD_DECIMALS } from './stock-units.ts';
@@ -68,9 +68,9 @@ function amount(body: OrderBody, field: 'quantity' | 'notional' | 'price', decim
 export function resolveStock(stocks: StockDirectory, body: { symbol?: string; stockAddress?: string }): StockListing {
   if (body.symbol === undefined && body.stockAddress === undefined) throw new ValidationError('symbol', 'required (or stockAddress)');
   const bySymbol = body.symbol !== undefined ? (stocks.bySymbol(body.symbol) ?? stocks.bySymbol(body.symbol.toUpperCase())) : undefined;
-  if (body.symbol !== undefined && !bySymbol) throw new ValidationError('symbol', 'unknown symbol');
+  if (body.symbol !== undefined && !bySymbol) throw new ValidationError('symbol', notListed(body.symbol));
   const byAddress = body.stockAddress !== undefined ? stocks.byAddress(body.stockAddress) : undefined;
-  if (body.stockAddress !== undefined && !byAddress) throw new ValidationError('stockAddress', 'not a listed stock token');
+  if (body.stockAddress !== undefined && !byAddress) throw new ValidationError('stockAddress', `${JSON.stringify(body.stockAddress)} is not a listed stock token`);
   if (bySymbol && byAddress && bySymbol !== byAddress) throw new ValidationError('stockAddress', 'does not match symbol');
   return (bySymbol ?? byAddress)!;
 }

@@ -16,7 +16,8 @@ function averagePrice(filledNotional: bigint, filledQuantity: bigint): string | 
   return fmt(mulDiv(filledNotional, 10n ** 18n, filledQuantity));
 }
 
-export function orderView(o: OrderRecord, fills: FillRecord[], stocks: StockDirectory) {
+/** `reason`: why the executor closed it REJECTED or EXPIRED (src/stock/store/order-reason-store.ts), if it did. */
+export function orderView(o: OrderRecord, fills: FillRecord[], stocks: StockDirectory, reason: string | null = null) {
   const state = orderState(o.status);
   const filledQuantity = BigInt(o.filledQuantity);
   const filledNotional = BigInt(o.filledNotional);
@@ -59,6 +60,7 @@ export function orderView(o: OrderRecord, fills: FillRecord[], stocks: StockDire
             fills: fillRows,
             settledAt: o.closedAt,
             settleTxHash: o.closeTxHash,
+            reason: o.status === 'Rejected' || o.status === 'Expired' ? reason : null,
           },
         }
       : {
@@ -124,6 +126,11 @@ export const orderSchema = {
         fills: { type: 'array', items: fillSchema },
         settledAt: { type: ['integer', 'null'] },
         settleTxHash: { type: ['string', 'null'] },
+        reason: {
+          type: ['string', 'null'],
+          description:
+            'why the executor rejected or expired the order, e.g. `no fresh quote for AAPL within 60 s (a quote older than 30 s is not used)`; null for FILLED and CANCELED (docs/stock-api.md)',
+        },
       },
     },
   },

@@ -4,9 +4,22 @@
  */
 import { INTERVAL_MS, type Quote } from '../marketdata/market-types.ts';
 import type { CandleRecord } from '../storage/candle-store.ts';
+import { DEFAULT_QUOTE_MAX_AGE_MS } from './executor/fill-policy.ts';
 import type { MarketConfigView, StockListing } from './stock-deps.ts';
 
-export function quoteView(listing: StockListing, quote: Quote, cfg: MarketConfigView, open: boolean) {
+/**
+ * A quote is stale when it is older than the executor would fill against (`EXECUTOR_QUOTE_MAX_AGE_MS`,
+ * default 30 s): what the API marks stale is exactly what cannot trade. The simulator quotes round
+ * the clock (a closed market's quote stands still but stays fresh), so a stale quote means the
+ * market data stopped.
+ */
+export const STALE_QUOTE_MS = DEFAULT_QUOTE_MAX_AGE_MS;
+
+export function quoteStale(quote: Pick<Quote, 'timestamp'>, now: number, maxAgeMs: number = STALE_QUOTE_MS): boolean {
+  return !(now - quote.timestamp <= maxAgeMs);
+}
+
+export function quoteView(listing: StockListing, quote: Quote, cfg: MarketConfigView, open: boolean, stale: boolean) {
   let totalSupply = '0';
   for (const s of cfg.stocks) {
     if (s.symbol === listing.symbol) {
@@ -22,6 +35,7 @@ export function quoteView(listing: StockListing, quote: Quote, cfg: MarketConfig
     timestamp: quote.timestamp,
     marketStatus: open ? ('open' as const) : ('closed' as const),
     token: { address: listing.address, decimals: listing.decimals, totalSupply },
+    stale,
   };
 }
 

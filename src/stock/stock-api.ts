@@ -11,6 +11,8 @@ import { NotFoundError } from '../errors/app-error.ts';
 import type { ApiTransport } from '../http/tls-options.ts';
 import { createHttpServer } from '../http/create-http-server.ts';
 import { registerReferencePage } from '../http/reference-page.ts';
+import { registerProbes } from '../http/probe-routes.ts';
+import type { ReadinessProbe } from '../observability/readiness.ts';
 import { decodeJsonRequest } from '../http/request-decoder.ts';
 import { createStockAuthHook } from './stock-auth-hook.ts';
 import type { StockApiDeps } from './stock-deps.ts';
@@ -34,6 +36,8 @@ export interface StockApiOptions {
   trustedProxies?: string[];
   /** Extra route modules registered inside the authenticated scope (later issues add orders, cash, ...). */
   extraRoutes?: Array<(api: FastifyInstance) => Promise<void>>;
+  /** `/readyz`'s judge (docs/operations.md); without it the API says ready. */
+  readiness?: ReadinessProbe;
 }
 
 export const STOCK_API_VERSION = '1.0.0';
@@ -84,6 +88,7 @@ export async function buildStockApi(opts: StockApiOptions): Promise<FastifyInsta
   const app = createHttpServer({
     logger: opts.logger,
     envelope: stockEnvelope,
+    api: 'stock',
     bodyLimitBytes: opts.bodyLimitBytes,
     trustedProxies: opts.trustedProxies,
     transport: opts.transport,
@@ -154,6 +159,14 @@ export async function buildStockApi(opts: StockApiOptions): Promise<FastifyInsta
   // The reference page; behind a service prefix, under it too.
   const docsAt: Array<`/${string}`> = deps.prefix === '' ? ['/docs'] : ['/docs', `${deps.prefix}/docs` as `/${string}`];
   for (const routePrefix of docsAt) await registerReferencePage(app, { routePrefix, title: 'Tokenized-stock API reference' });
-  app.get(`${deps.prefix}/healthz`, { schema: { hide: true } }, async (req) => ({ code: 200, errMsg: '', uuid: req.id, data: { status: 'ok' } }));
+  // Probes at the root, where orchestrators look, and behind a service prefix too.
+  registerProbes(app, {
+    prefixes: deps.prefix === '' ? [''] : ['', deps.prefix],
+    readiness: opts.readiness,
+    envelope: {
+      ok: (uuid, data) => ({ code: 200, errMsg: '', uuid, data }),
+      notReady: (uuid, errMsg, data) => ({ code: 503, errMsg, uuid, data }),
+    },
+  });
   return app;
 }

@@ -136,5 +136,7 @@ export interface StockApiDeps {
   corporateActions(symbol?: string): CorporateActionView[];
   /** Absent when no relayer is configured: the One Click endpoints then answer 503. */
   oneClick?: OneClickDeps;
+  /** A quote older than this is answered `stale: true` (the executor's quote max age). Default 30 000. */
+  quoteMaxAgeMs?: number;
   now?: () => number;
 }

@@ -121,6 +121,15 @@ export interface OrdersTable {
   place_log_index: number;
 }
 
+/** Why the executor closed a stock order REJECTED or EXPIRED (0021; src/stock/store/order-reason-store.ts). */
+export interface StockOrderReasonsTable {
+  order_id: string;
+  /** `Rejected` or `Expired`. */
+  status: string;
+  reason: string;
+  decided_at: number;
+}
+
 export interface OrderFillsTable {
   order_id: string;
   tx_hash: string;
@@ -280,6 +289,7 @@ export interface DatabaseSchema {
   indexer_checkpoints: IndexerCheckpointsTable;
   stock_orders: OrdersTable;
   stock_order_fills: OrderFillsTable;
+  stock_order_reasons: StockOrderReasonsTable;
   stock_cash_operations: CashOperationsTable;
   stock_operations: StockOperationsTable;
   stock_positions: PositionsTable;

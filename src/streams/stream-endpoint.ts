@@ -16,6 +16,7 @@ import type { Logger } from '../lib/logger.ts';
 import { upgradeRefusalOf } from '../http/create-http-server.ts';
 import type { ChannelCatalog } from './stream-channels.ts';
 import { StreamRefusal, type StreamHub, type StreamSink } from './stream-hub.ts';
+import { apiLabelOf, recordAuthRefusal, recordDroppedFrame, recordStreamReset, trackStreamEndpoint } from '../observability/metrics-registry.ts';
 
 export interface StreamCodes {
   /** A frame that is not a valid message: bad JSON, unknown op or channel, a bad field. */
@@ -98,6 +99,18 @@ export function attachStreamEndpoint(app: FastifyInstance, opts: StreamEndpointO
   const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxFrameBytes, perMessageDeflate: false });
   const perAddress = new Map<string, number>();
   const paths = new Set(opts.paths);
+  // Each open connection's subscriptions, counted by channel at scrape time only.
+  const api = apiLabelOf(app);
+  const live = new Set<Map<string, { channel: string }>>();
+  const untrack = trackStreamEndpoint({
+    api,
+    connections: () => wss.clients.size,
+    subscriptions() {
+      const by = new Map<string, number>();
+      for (const subs of live) for (const s of subs.values()) by.set(s.channel, (by.get(s.channel) ?? 0) + 1);
+      return by;
+    },
+  });
 
   function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const url = req.url ?? '/';
@@ -124,12 +137,14 @@ export function attachStreamEndpoint(app: FastifyInstance, opts: StreamEndpointO
   app.server.on('upgrade', onUpgrade);
   // Upgraded sockets would hold the HTTP server's close open: they go first.
   app.addHook('preClose', async () => {
+    untrack();
     for (const ws of wss.clients) ws.close(1001, 'server shutting down');
   });
 
   function serve(ws: WebSocket, peer: string): void {
     perAddress.set(peer, (perAddress.get(peer) ?? 0) + 1);
     const subs = new Map<string, { channel: string; subject: string }>();
+    live.add(subs);
     let account: string | undefined;
     let authenticating = false;
     let closed = false;
@@ -140,8 +155,9 @@ export function attachStreamEndpoint(app: FastifyInstance, opts: StreamEndpointO
     let queue: Promise<void> = Promise.resolve();
 
     const send = (f: Buffer | string) => {
-      if (closed) return;
+      if (closed) return recordDroppedFrame(api, 'closed');
       if (ws.bufferedAmount > limits.maxBufferedBytes) {
+        recordDroppedFrame(api, 'slow_consumer');
         shut('too many unread messages: read faster or subscribe to less');
         return;
       }
@@ -159,6 +175,7 @@ export function attachStreamEndpoint(app: FastifyInstance, opts: StreamEndpointO
     const sink: StreamSink = {
       send,
       dropped(key) {
+        recordStreamReset(api);
         subs.delete(key);
       },
     };
@@ -168,6 +185,7 @@ export function attachStreamEndpoint(app: FastifyInstance, opts: StreamEndpointO
       clearInterval(timer);
       for (const s of subs.values()) hub.unsubscribe(s.channel, s.subject, sink);
       subs.clear();
+      live.delete(subs);
       const n = (perAddress.get(peer) ?? 1) - 1;
       if (n <= 0) perAddress.delete(peer);
       else perAddress.set(peer, n);
@@ -263,6 +281,7 @@ export function attachStreamEndpoint(app: FastifyInstance, opts: StreamEndpointO
         send(JSON.stringify({ type: 'authenticated', ...(id !== undefined ? { id } : {}), account }));
       } catch (err) {
         const r = opts.authRefusal(err);
+        recordAuthRefusal(api, 'stream', err);
         // The cause as the check worded it (never a secret or a signature), for the operator.
         logger.info({ peer, code: r.code, reason: err instanceof Error ? err.message : String(err) }, 'stream auth refused');
         throw new FrameError(r.code, r.msg);
@@ -323,6 +342,7 @@ export function attachStreamEndpoint(app: FastifyInstance, opts: StreamEndpointO
   return {
     connections: () => wss.clients.size,
     async close() {
+      untrack();
       app.server.off('upgrade', onUpgrade);
       for (const ws of wss.clients) ws.close(1001, 'server shutting down');
       await new Promise<void>((resolve) => wss.close(() => resolve()));

@@ -19,6 +19,8 @@ const LAYERS: Record<string, number> = {
   lib: 1,
   config: 2,
   storage: 3,
+  // Role progress, readiness and metrics: read by the network layers (http, streams), reading storage.
+  observability: 3.5,
   chain: 4,
   http: 4,
   auth: 5,

@@ -86,7 +86,16 @@ describe('tokex trading commands', () => {
     expect(bought).toMatchObject({ state: 'history', side: 'Buy', history: { status: 'FILLED' } });
     expect(wei(bought.history.filledQuantity)).toBeGreaterThan(0n);
     const sold = await json(['stock', 'sell', 'AAPL', '--quantity', '0.1']);
-    expect(sold).toMatchObject({ state: 'history', side: 'Sell', history: { status: 'FILLED', filledQuantity: '0.1' } });
+    expect(sold).toMatchObject({ state: 'history', side: 'Sell', history: { status: 'FILLED', filledQuantity: '0.1', reason: null } });
+
+    // What it waited for failed: a notional too small to buy the smallest unit is rejected; the
+    // order is printed with the executor's reason, the reason goes to stderr, and the exit code is 1.
+    const tiny = await tokex(['stock', 'buy', 'AAPL', '--notional', '0.000000000000000001', '--json']);
+    expect(tiny.code).toBe(1);
+    const rejected = JSON.parse(tiny.stdout);
+    expect(rejected).toMatchObject({ state: 'history', side: 'Buy', history: { status: 'REJECTED', filledQuantity: '0' } });
+    expect(rejected.history.reason).toMatch(/^notional too small: 0\.000000000000000001 mUSD does not buy the smallest unit of AAPL at the ask \d+(\.\d+)? plus the 10 bps fee$/);
+    expect(tiny.stderr).toBe(`error: order ${rejected.orderId} REJECTED: ${rejected.history.reason}\n`);
 
     // A limit far below the market rests; the command answers once it is open, and cancel waits for CANCELED.
     const resting = await json(['stock', 'buy', 'AAPL', '--quantity', '1', '--price', '1']);

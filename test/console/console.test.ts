@@ -90,8 +90,8 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
     expect(config.code).toBe(200);
     expect(config.data).toEqual({
       chainId: t.demo.chainId,
-      stock: { baseUrl: t.stack.stockBaseUrl, wsUrl: t.demo.stock.wsUrl, product: t.demo.stock.product, symbols: ['AAPL', 'TSLA', 'NVDA', 'MSFT', 'SPY'] },
-      perp: { baseUrl: t.perpBaseUrl, wsUrl: t.demo.perp!.wsUrl, symbols: expect.arrayContaining(['BTC-USD']) },
+      stock: { baseUrl: t.stack.stockBaseUrl, wsUrl: t.demo.stock.wsUrl, product: t.demo.stock.product, symbols: ['AAPL', 'TSLA', 'NVDA', 'MSFT', 'SPY'], staleAfterMs: 30_000 },
+      perp: { baseUrl: t.perpBaseUrl, wsUrl: t.demo.perp!.wsUrl, symbols: expect.arrayContaining(['BTC-USD']), staleAfterMs: 30_000 },
     });
     const res = await fetch(`${stockOrigin}/console/demo`);
     expect(res.headers.get('cache-control')).toBe('no-store');
@@ -168,6 +168,53 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
       // No credential reached the log.
       const secrets = [t.demo.perp!.keys.trader.apiSecret, t.demo.stock.keys.writable.apiSecret, t.demo.wallets[0].privateKey.slice(2)];
       expect(t.logs.filter((l) => secrets.some((s) => l.includes(s)))).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
+
+  it('says stale, not streaming, while a quote stands still on an open stream, and streaming once it moves', async () => {
+    /** While set, every AAPL quote frame carries this one quote: the stream delivers, the price does not move. */
+    let frozen: unknown;
+    let freeze = false;
+    const { context, page, pageErrors } = await openConsole(async (ctx) => {
+      // A short age, so that the test need not wait 30 s: the page takes it from its configuration.
+      await ctx.route('**/console/config', async (route) => {
+        const res = await route.fetch();
+        const body = await res.json();
+        body.data.stock.staleAfterMs = 3_000;
+        await route.fulfill({ response: res, json: body });
+      });
+      await ctx.routeWebSocket(/\/api\/v1\/ws$/, (ws) => {
+        const server = ws.connectToServer();
+        ws.onMessage((m) => server.send(m));
+        server.onMessage((m) => {
+          const f = JSON.parse(String(m)) as { channel?: string; symbol?: string; data?: unknown };
+          if (f.channel === 'quotes' && f.symbol === 'AAPL' && f.data) {
+            if (!freeze) frozen = f.data;
+            else if (frozen !== undefined) return ws.send(JSON.stringify({ ...f, data: frozen }));
+          }
+          ws.send(m);
+        });
+      });
+    });
+    const status = () => page.locator('#feed-status').textContent();
+    const marketStatus = (symbol: string) =>
+      page.getByRole('table', { name: 'Stock markets' }).getByRole('row').filter({ has: page.getByRole('button', { name: symbol, exact: true }) }).getByRole('cell').nth(3).textContent();
+    try {
+      await expect.poll(status, SLOW).toBe('Live data: streaming.');
+      await expect.poll(() => marketStatus('AAPL'), SLOW).toBe('open');
+      freeze = true;
+      await expect.poll(status, SLOW).toBe('Live data: stale, no new price for AAPL in over 3 s.');
+      expect(await marketStatus('AAPL')).toBe('open · stale');
+      expect(await marketStatus('MSFT')).toBe('open');
+      await page.screenshot({ path: path.join(ARTIFACTS, 'stale-quote.png'), fullPage: true });
+      freeze = false;
+      await expect.poll(status, SLOW).toBe('Live data: streaming.');
+      expect(await marketStatus('AAPL')).toBe('open');
+      // The perp market's mark and index, fresh.
+      await expect.poll(() => page.locator('#perp-prices').textContent(), SLOW).toMatch(/^Mark \d+(\.\d+)? · index \d+(\.\d+)?$/);
+      expect(pageErrors).toEqual([]);
     } finally {
       await context.close();
     }

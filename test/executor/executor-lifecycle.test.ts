@@ -5,6 +5,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Address, Hex } from 'viem';
 import { OrderStatus } from '../../src/stock/executor/fill-policy.ts';
+import { loadCloseReasons } from '../../src/stock/store/order-reason-store.ts';
 import { LOW_WATER_META_KEY } from '../../src/stock/executor/order-tracker.ts';
 import { createMarketCalendar } from '../../src/marketdata/market-calendar.ts';
 import type { Db } from '../../src/storage/database.ts';
@@ -72,6 +73,9 @@ describe('expiry', () => {
     expect(await executor.runOnce()).toMatchObject({ settled: 2, closed: 2, filled: 0 });
     const orders = await readOrders(f, [buy, sell]);
     expect(orders.map((o) => o.status)).toEqual([OrderStatus.Expired, OrderStatus.Expired]);
+    const why = `expired at the close of the trading day (${new Date(close).toISOString().replace('.000Z', 'Z')}): a DAY order lives until the session it was placed in ends`;
+    const reasons = await loadCloseReasons(db, [buy, sell].map((id) => ({ orderId: String(id), status: 'Expired' })));
+    expect(reasons).toEqual(new Map([[String(buy), why], [String(sell), why]]));
     expect(orders.map((o) => o.locked)).toEqual([0n, 0n]);
     expect(await mUsdOf(f, alice.address)).toEqual(aliceBefore);
     expect(await stockOf(f, AAPL, bob.address)).toEqual(bobBefore);
@@ -87,6 +91,8 @@ describe('expiry', () => {
     clock.now = deadline * 1000 + 1;
     expect(await executor.runOnce()).toMatchObject({ settled: 1, closed: 1 });
     expect((await readOrders(f, [id]))[0].status).toBe(OrderStatus.Expired);
+    const reasons = await loadCloseReasons(db, [{ orderId: String(id), status: 'Expired' }]);
+    expect(reasons.get(String(id))).toBe(`expired: its deadline ${new Date(deadline * 1000).toISOString().replace('.000Z', 'Z')} passed`);
   });
 });
 

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { Address, Hex } from 'viem';
 import { cashierAbi } from '../../src/chain/abi/generated/index.ts';
 import { OrderStatus } from '../../src/stock/executor/fill-policy.ts';
+import { loadCloseReasons } from '../../src/stock/store/order-reason-store.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import { ceilDiv, deadlineIn, depositStock, depositUsdc, mUsdOf, musd, price, shares, stockOf, usdc } from '../chain/chain-test-helpers.ts';
@@ -116,7 +117,7 @@ describe('market orders', () => {
   });
 
   it('rejects a market buy whose notional cannot buy one unit, releasing it', async () => {
-    const { executor, quotes } = makeExecutor(f, db);
+    const { executor, quotes, log } = makeExecutor(f, db);
     quotes.set('AAPL', '149.99', '150.01');
     const before = await mUsdOf(f, alice.address);
     const id = await placeMarket(f, alice, AAPL, 0, 151n, deadline); // one unit costs 151 wei + 1 wei fee
@@ -125,11 +126,15 @@ describe('market orders', () => {
     expect(o.status).toBe(OrderStatus.Rejected);
     expect(o.filledQuantity).toBe(0n);
     expect(await mUsdOf(f, alice.address)).toEqual(before);
+    // Why, for the API and the log: the rule and its figures.
+    const reason = 'notional too small: 0.000000000000000151 mUSD does not buy the smallest unit of AAPL at the ask 150.01 plus the 10 bps fee';
+    expect(await loadCloseReasons(db, [{ orderId: String(id), status: 'Rejected' }])).toEqual(new Map([[String(id), reason]]));
+    expect(log.messages('executor: order rejected')).toEqual([expect.objectContaining({ level: 40, orderId: String(id), symbol: 'AAPL', status: 'REJECTED', reason })]);
   });
 
-  it('rejects orders of a stock without a quote once the timeout has passed', async () => {
+  it('rejects orders of a stock without a quote once the timeout has passed, saying so', async () => {
     const clock = { now: 0 };
-    const { executor } = makeExecutor(f, db, { clock, noQuoteTimeoutMs: 10_000 });
+    const { executor, log } = makeExecutor(f, db, { clock, noQuoteTimeoutMs: 10_000 });
     const before = await stockOf(f, AAPL, bob.address);
     const id = await placeMarket(f, bob, AAPL, 1, shares('1'), deadline);
     // anvil's clock runs ahead of the wall clock when it mines many blocks a second: count from the order.
@@ -142,6 +147,11 @@ describe('market orders', () => {
     expect(await executor.runOnce()).toMatchObject({ settled: 1, closed: 1 });
     expect((await readOrders(f, [id]))[0].status).toBe(OrderStatus.Rejected);
     expect(await stockOf(f, AAPL, bob.address)).toEqual(before);
+    const reason = 'no fresh quote for AAPL within 10 s (a quote older than 30 s is not used)';
+    expect(await loadCloseReasons(db, [{ orderId: String(id), status: 'Rejected' }])).toEqual(new Map([[String(id), reason]]));
+    // Only for the status it was written for: the same order read as Filled has none.
+    expect(await loadCloseReasons(db, [{ orderId: String(id), status: 'Filled' }])).toEqual(new Map());
+    expect(log.messages('executor: order rejected').map((l) => [l.orderId, l.reason])).toEqual([[String(id), reason]]);
   });
 });
 

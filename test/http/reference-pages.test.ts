@@ -56,7 +56,6 @@ async function expectReferencePage(baseUrl: string, title: string, path = '/docs
   expect(html).toContain('"withDefaultFonts": false');
   expect(html).toContain('"proxyUrl": ""');
   expect(html).toContain('"showDeveloperTools": "never"');
-  expect(html).toMatch(/"mcp": \{\s*"disabled": true\s*\}/);
   const scripts = [...html.matchAll(/<script[^>]*\bsrc="([^"]+)"/g)].map((m) => m[1]);
   expect(scripts).toEqual(['js/scalar.js']);
   const scriptUrl = new URL(scripts[0], page.url).href;

@@ -58,8 +58,15 @@ describe.each(perpHarnessVariants())('perp market data ($name)', (variant) => {
       trades24h: 4, bestBid: '199', bestAsk: '201', markPrice: '200', indexPrice: '199.9', fundingRate: '0', openInterest: '9',
     });
     expect(t.nextFundingTime % 3_600_000).toBe(0);
+    // The prices' own times: the harness set the mark (and the index with it) a moment ago.
+    expect(t.stale).toBe(false);
+    expect(t.indexTime).toBe(t.markTime);
+    expect(t.ts - t.markTime).toBeGreaterThanOrEqual(0);
+    expect(t.ts - t.markTime).toBeLessThan(30_000);
     const all = await taker.api.get<any[]>('tickers');
     expect(all.map((x) => x.symbol)).toEqual(['BTC-USD', 'ETH-USD', 'AAPL-USD', 'TSLA-USD', 'NVDA-USD']);
+    // No mark or index yet: nothing to trade on, and said so.
+    expect(all[0]).toMatchObject({ symbol: 'BTC-USD', markPrice: null, indexPrice: null, markTime: null, indexTime: null, stale: true });
   });
 
   it('klines of trades (1m and 1d agree), of the mark and of the index', async () => {

@@ -44,6 +44,8 @@ describe.each(perpHarnessVariants())('perp trading refusals ($name)', (variant) 
     return { message: typed.message, signature: await signer.signTypedData(typed as never) };
   };
   const state = () => h.venue!.sequencer.engine.stateHash();
+  /** The envelope's `msg` alone, without the SDK's `perp API <code>:` and request id around it. */
+  const msgOf = (r: { msg: string }) => r.msg.replace(/^perp API \d+: /, '').replace(/ \(requestId [^)]*\)$/, '');
   /** `call` is refused with `code`, and the engine's state is what it was. */
   const refusedUnchanged = async (call: () => Promise<unknown>, code: number, msg?: string) => {
     const before = state();
@@ -68,8 +70,22 @@ describe.each(perpHarnessVariants())('perp trading refusals ($name)', (variant) 
   });
 
   it('a price off the tick: 51011, from the build and from a signed message', async () => {
-    await refusedUnchanged(() => bob.api.post('orders/build', { symbol: AAPL, side: 'BUY', type: 'LIMIT', size: '1', price: '199.001' }), 51011, 'tick size 0.01');
-    await refusedUnchanged(async () => bob.api.post('orders', await signed(bob.wallet, { account: bob.wallet.address, price: '199.005' })), 51011);
+    const r = await refusedUnchanged(() => bob.api.post('orders/build', { symbol: AAPL, side: 'BUY', type: 'LIMIT', size: '1', price: '199.001' }), 51011);
+    expect(msgOf(r)).toBe('price: 199.001 is off the tick: not a multiple of the tick size 0.01');
+    const signedOff = await refusedUnchanged(async () => bob.api.post('orders', await signed(bob.wallet, { account: bob.wallet.address, price: '199.005' })), 51011);
+    expect(msgOf(signedOff)).toBe('price: 199.005 is off the tick: not a multiple of the tick size 0.01');
+  });
+
+  it('a limit price beyond the band around the mark: 51011 naming the edge and the band in prices', async () => {
+    // The mark is 200 and the band ±5 %: buys up to 210, sells down to 190.
+    const buy = await refusedUnchanged(() => bob.api.placeOrder(bob.wallet, { symbol: AAPL, side: 'BUY', type: 'LIMIT', size: '1', price: '210.01' }), 51011);
+    expect(msgOf(buy)).toBe('price: 210.01 is above the price band: a BUY is accepted up to 210 (the band is 190 to 210, the mark 200 ± 5 %)');
+    const sell = await refusedUnchanged(() => bob.api.placeOrder(bob.wallet, { symbol: AAPL, side: 'SELL', type: 'LIMIT', size: '1', price: '189.99' }), 51011);
+    expect(msgOf(sell)).toBe('price: 189.99 is below the price band: a SELL is accepted down to 190 (the band is 190 to 210, the mark 200 ± 5 %)');
+    // A passive price far from the mark is not beyond the band: it rests, as the README says.
+    const passive = await bob.api.placeOrder<PlacedOrder>(bob.wallet, { symbol: AAPL, side: 'BUY', type: 'LIMIT', size: '1', price: '100' });
+    expect(passive.status).toBe('NEW');
+    await bob.api.delete(`orders/${passive.orderId}`);
   });
 
   it('a size off the lot or under the minimum: 51010', async () => {
@@ -159,7 +175,8 @@ describe.each(perpHarnessVariants())('perp trading refusals ($name)', (variant) 
   });
 
   it('an unknown symbol: 40002', async () => {
-    await refusedUnchanged(() => bob.api.post('orders/build', { symbol: 'DOGE-USD', side: 'BUY', type: 'LIMIT', size: '1', price: '1' }), 40002);
+    const r = await refusedUnchanged(() => bob.api.post('orders/build', { symbol: 'DOGE-USD', side: 'BUY', type: 'LIMIT', size: '1', price: '1' }), 40002);
+    expect(msgOf(r)).toBe('symbol: "DOGE-USD" is not listed');
     await refusedUnchanged(async () => bob.api.post('orders', await signed(bob.wallet, { account: bob.wallet.address, symbol: 'DOGE-USD' })), 40002);
     await refusedUnchanged(() => bob.api.get('depth', { symbol: 'DOGE-USD' }), 40002);
     await refusedUnchanged(() => bob.api.get('positions', { symbol: 'DOGE-USD' }), 40002);

@@ -181,9 +181,13 @@ describe.runIf(ENABLED)('singleton roles under leases, as real processes', () =>
       const { orderId } = await stock[n % 2].post<any>('/api/v1/orders/tx', { txHash: await sendTx(cd) });
       orderIds.push(orderId);
       // Perp: three IOC buys against the market maker's book, alternating instances.
+      const [inst] = await perp[0].get<any[]>('instruments', { symbol: 'AAPL-USD' });
       for (let i = 0; i < 3; i++) {
         const book = await until('a perp book', () => reads[i % 2].get<any>('depth', { symbol: 'AAPL-USD' }), (d) => d.asks.length > 0);
-        const placed = await perp[i % 2].placeOrder<any>(perpAccount, { symbol: 'AAPL-USD', side: 'BUY', type: 'LIMIT', size: '1', price: book.asks[0][0], timeInForce: 'IOC' });
+        // 1 % through the best ask read on the other instance's replica: the market maker may requote
+        // between that read and the order (a busy machine), and the buy must still meet the book.
+        const price = fractionOnTick(book.asks[0][0], inst.tickSize, 101n, 100n);
+        const placed = await perp[i % 2].placeOrder<any>(perpAccount, { symbol: 'AAPL-USD', side: 'BUY', type: 'LIMIT', size: '1', price, timeInForce: 'IOC' });
         expect(placed.status).toBe('FILLED');
         perpFilled += 1;
       }

@@ -126,7 +126,7 @@ describe('market data', () => {
 
   it('answers 404 for an unknown symbol and 400 naming the field for bad parameters', async () => {
     const unknown = await t.readOnly.request('GET', '/api/v1/prices/ZZZZ');
-    expect(unknown).toMatchObject({ httpStatus: 404, code: 404, errMsg: 'symbol: not found' });
+    expect(unknown).toMatchObject({ httpStatus: 404, code: 404, errMsg: 'symbol: "ZZZZ" is not listed' });
     const badInterval = await t.readOnly.request('GET', '/api/v1/prices/AAPL/history', { query: { interval: '2m' } });
     expect(badInterval.httpStatus).toBe(400);
     expect(badInterval.errMsg).toMatch(/^interval: must be one of/);
@@ -148,7 +148,8 @@ describe('market data', () => {
     expect(symbols.map((s) => s.symbol)).not.toContain('ETH');
     // Answered as any symbol that is not a deployed stock.
     for (const path of ['/api/v1/prices/BTC', '/api/v1/prices/btc', '/api/v1/prices/ETH', '/api/v1/prices/BTC/history', '/api/v1/underlying/ETH/price']) {
-      expect(await t.readOnly.request('GET', path), path).toMatchObject({ httpStatus: 404, code: 404, errMsg: 'symbol: not found' });
+      const symbol = path.split('/')[4];
+      expect(await t.readOnly.request('GET', path), path).toMatchObject({ httpStatus: 404, code: 404, errMsg: `symbol: "${symbol}" is not listed` });
     }
   });
 });

@@ -32,7 +32,7 @@ export interface RoleProcess {
 }
 
 export function startRoleProcess(roles: string, env: NodeJS.ProcessEnv, label = roles): Promise<RoleProcess> {
-  const child = spawn(process.execPath, ['bin/tokex.mjs', 'start', '--role', roles], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/tokex.mjs', 'start', '--role', roles], { env: { ...process.env, METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const handle: RoleProcess = {
     label,

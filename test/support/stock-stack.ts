@@ -41,6 +41,8 @@ export async function startTestStack(env: Record<string, string> = {}, opts: { r
     // Its own keys when the streams go through Redis, so stacks running side by side never meet.
     STREAM_PREFIX: `test-streams-${process.pid}-${Math.random().toString(36).slice(2, 10)}`,
     LOG_LEVEL: 'info',
+    // Many stacks share a test process and two run at once: a free port each, never 9464.
+    METRICS_PORT: '0',
     ...env,
   });
   const logs: string[] = [];

@@ -4,7 +4,8 @@
  *   StockApiError with the stock `code` and `uuid`);
  * - TokexValidationError: the SDK refused the call before sending it (`field: reason`, as the
  *   server would have said);
- * - TokexNetworkError: no answer (connection refused or reset, DNS, timeout).
+ * - TokexNetworkError: no answer (connection refused or reset, DNS, timeout);
+ * - TokexTimeoutError: a wait for an outcome (a settlement, a payment, a credit) ran out.
  * No message or property ever holds an API secret, a signature or a private key: messages are built
  * from the answer's code and text, the method and the path only.
  */
@@ -29,6 +30,20 @@ export interface TokexApiErrorFields {
   data?: unknown;
   /** `METHOD /path` of the call (no query, no headers). */
   endpoint?: string;
+}
+
+/**
+ * A wait ran out before its outcome was known (`pollUntil` and the flows on it, `waitForWithdrawal`,
+ * `depositCollateral`): the order, transfer or credit may still complete. `lastState` is what the
+ * last read said (`OPEN`, `processing`, `PENDING`, `not indexed yet`…).
+ */
+export class TokexTimeoutError extends TokexError {
+  override readonly name: string = 'TokexTimeoutError';
+  readonly lastState: string;
+  constructor(message: string, lastState: string) {
+    super(message);
+    this.lastState = lastState;
+  }
 }
 
 /** A refusal answered by either API. */

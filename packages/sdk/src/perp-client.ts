@@ -9,7 +9,7 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { canonicalQuery, randomId, signedUri, signPerpRequest, type Query } from './signing.ts';
 import type { TypedDataSigner } from './signer-types.ts';
-import { PerpApiError, TokexNetworkError, TokexValidationError } from './errors.ts';
+import { PerpApiError, TokexNetworkError, TokexTimeoutError, TokexValidationError } from './errors.ts';
 import { isAbort, isRetryableStatus, neverSent, parseRetryAfter, resolveRetry, retryDelayMs, sleep, type ResolvedRetry } from './retry-policy.ts';
 import { compareDecimal, isDecimalString, isMultipleOf } from './decimal-step.ts';
 import { paginate, type PaginateOptions } from './pagination.ts';
@@ -390,10 +390,10 @@ export class PerpClient {
     // The lot and tick checks are a convenience: when the instruments cannot be read, the server decides.
     const inst = await this.instrument(order.symbol).catch(() => undefined);
     if (!inst) return;
-    if (!isMultipleOf(order.size, inst.lotSize)) throw new TokexValidationError('size', `not a multiple of the lot size ${inst.lotSize}`);
+    if (!isMultipleOf(order.size, inst.lotSize)) throw new TokexValidationError('size', `${order.size} is not a multiple of the lot size ${inst.lotSize}`);
     if (compareDecimal(order.size, inst.minSize) < 0) throw new TokexValidationError('size', `below the minimum size ${inst.minSize}`);
     if (compareDecimal(order.size, inst.maxSize) > 0) throw new TokexValidationError('size', `above the maximum size ${inst.maxSize}`);
-    if (order.price !== undefined && !isMultipleOf(order.price, inst.tickSize)) throw new TokexValidationError('price', `not a multiple of the tick size ${inst.tickSize}`);
+    if (order.price !== undefined && !isMultipleOf(order.price, inst.tickSize)) throw new TokexValidationError('price', `${order.price} is off the tick: not a multiple of the tick size ${inst.tickSize}`);
   }
 
   /** `POST orders/build`: the EIP-712 order for the wallet to sign, checked first (`validateOrder`) unless turned off. */
@@ -503,7 +503,7 @@ export class PerpClient {
       const w = page.rows.find((r) => r.clientWithdrawalId === clientWithdrawalId);
       if (w && (w.status === 'COMPLETED' || w.status === 'FAILED')) return w;
       opts.onWait?.(w?.status ?? 'not listed yet');
-      if (Date.now() > until) throw new Error(`withdrawal ${clientWithdrawalId} is ${w?.status ?? 'not listed'} after the wait`);
+      if (Date.now() > until) throw new TokexTimeoutError(`withdrawal ${clientWithdrawalId} is ${w?.status ?? 'not listed'} after the wait`, w?.status ?? 'not listed yet');
       await sleep(opts.pollMs ?? 250);
     }
   }
@@ -724,7 +724,7 @@ export class PerpClient {
       if (row?.status === 'CREDITED') return deposit;
       // The engine will never credit it (docs/perp-api.md): waiting longer changes nothing.
       if (row?.status === 'REFUSED') throw new Error(`deposit ${deposit.txHash} refused by the venue${row.reason ? `: ${row.reason}` : ''}`);
-      if (Date.now() > until) throw new Error(`deposit ${deposit.txHash} not credited yet`);
+      if (Date.now() > until) throw new TokexTimeoutError(`deposit ${deposit.txHash} not credited yet`, row?.status ?? 'waiting for the indexer');
       opts.onWait?.(row?.status ?? 'waiting for the indexer');
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -287,6 +287,12 @@ export interface Ticker {
   nextFundingTime: number;
   openInterest: string;
   ts: number;
+  /** When the mark was last set (ms); null before the first. */
+  markTime?: number | null;
+  /** The time of the market-data quote the index came from (ms); null before the first. */
+  indexTime?: number | null;
+  /** No mark or index yet, or either older than the instrument allows (docs/perp-api.md "Market data"). */
+  stale?: boolean;
 }
 
 export interface Kline {

@@ -237,7 +237,7 @@ export class StockClient {
   }
 
   /** `GET underlying/{symbol}/price`: the underlying share's price. */
-  getUnderlyingPrice<T = { symbol: string; underlying: string; exchange: string; price: string; timestamp: number; marketStatus: 'open' | 'closed' }>(symbol: string): Promise<T> {
+  getUnderlyingPrice<T = { symbol: string; underlying: string; exchange: string; price: string; timestamp: number; marketStatus: 'open' | 'closed'; stale?: boolean }>(symbol: string): Promise<T> {
     return this.get<T>(`/api/v1/underlying/${seg(symbol)}/price`);
   }
 

@@ -7,7 +7,7 @@
  * "not yet", any other refusal as final.
  */
 import { erc20Abi, maxUint256, parseUnits } from 'viem';
-import { StockApiError } from './errors.ts';
+import { StockApiError, TokexTimeoutError } from './errors.ts';
 import { sleep } from './retry-policy.ts';
 import type { StockClient } from './stock-client.ts';
 import type { Calldata, OperationView, StockOrderInput, StockOrderView, TokenAmountInput } from './stock-types.ts';
@@ -65,7 +65,7 @@ export async function pollUntil<T>(read: () => Promise<T>, done: (value: T) => b
       state = 'not indexed yet';
     }
     opts.onWait?.(state);
-    if (Date.now() > until) throw new Error(`still waiting after ${opts.timeoutMs ?? 60_000} ms${last === undefined ? ' (not indexed yet)' : ''}`);
+    if (Date.now() > until) throw new TokexTimeoutError(`still waiting after ${opts.timeoutMs ?? 60_000} ms${last === undefined ? ' (not indexed yet)' : ''}`, state);
     await sleep(opts.intervalMs ?? 250);
   }
 }

@@ -131,7 +131,15 @@ export interface StockOrderView {
   fees: string;
   fills: Array<Record<string, unknown>>;
   openOrder?: { status: 'OPEN' | 'CANCELING'; filledQuantity: string; remainingQuantity?: string | null; [k: string]: unknown };
-  history?: { status: 'FILLED' | 'CANCELED' | 'EXPIRED' | 'REJECTED'; filledQuantity: string; averagePrice?: string | null; fees?: string; [k: string]: unknown };
+  history?: {
+    status: 'FILLED' | 'CANCELED' | 'EXPIRED' | 'REJECTED';
+    filledQuantity: string;
+    averagePrice?: string | null;
+    fees?: string;
+    /** Why the executor rejected or expired it (null for FILLED and CANCELED). */
+    reason?: string | null;
+    [k: string]: unknown;
+  };
 }
 
 export interface OperationView {
@@ -158,6 +166,8 @@ export interface StockQuote {
   timestamp: number;
   marketStatus: 'open' | 'closed';
   token: { address: string; decimals: number; totalSupply: string };
+  /** Older than the executor fills against (30 s by default): the market data stopped. */
+  stale?: boolean;
 }
 
 export interface StockSymbol {

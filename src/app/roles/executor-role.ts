@@ -38,5 +38,12 @@ export async function startExecutorRole(ctx: StackContext): Promise<() => Promis
     noQuoteTimeoutMs: s.noQuoteTimeoutMs,
   });
   await executor.start();
-  return () => executor.stop();
+  const untrack = ctx.status.track('executor', () => {
+    const p = executor.progress();
+    return { progressAt: p.tickedAt, detail: { queueDepth: p.queueDepth, oldestPendingAt: p.oldestPendingAt ?? null } };
+  });
+  return async () => {
+    untrack();
+    await executor.stop();
+  };
 }

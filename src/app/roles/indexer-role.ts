@@ -7,6 +7,8 @@ import { perpDeploymentOf } from '../../chain/deploy-perp-venue.ts';
 import { createPerpIndexer } from '../../perp/indexer/perp-indexer.ts';
 import { createStockIndexer } from '../../stock/indexer/stock-indexer.ts';
 import type { StackContext } from '../stack-context.ts';
+import type { FollowerProgress } from '../../indexer/chain-follower.ts';
+import type { RoleSample } from '../../observability/role-status.ts';
 import { startGuarded } from '../stop-list.ts';
 import { streamBrokerFor } from '../stream-wiring.ts';
 import { createStreamPublisher } from '../../streams/stream-publisher.ts';
@@ -14,6 +16,12 @@ import { createStockChainReader } from '../../stock/stock-chain-reader.ts';
 import { createStockDirectory } from '../../stock/stock-directory.ts';
 import { stockChannels } from '../../stock/streams/stock-stream-channels.ts';
 import { createStockStreamTask, type StockStreamTask } from '../../stock/streams/stock-stream-task.ts';
+
+/** Readiness figures of a follower: the chain head against the block indexed. */
+function followerSample(p: FollowerProgress): RoleSample {
+  const lag = p.head !== undefined && p.indexed !== undefined ? Math.max(0, p.head - p.indexed) : null;
+  return { progressAt: p.progressAt, detail: { head: p.head ?? null, indexed: p.indexed ?? null, lagBlocks: lag } };
+}
 
 export async function startIndexerRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config } = ctx;
@@ -43,6 +51,10 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
     : undefined;
   await indexer.start();
   await perp?.start();
+  const untrack = [
+    ctx.status.track('indexer', () => followerSample(indexer.progress())),
+    ...(perp ? [ctx.status.track('perp-indexer', () => followerSample(perp.progress()))] : []),
+  ];
   // The stock venue's streams have one publisher (one seq per stream), so it runs in the role that is
   // one per database: here, told by the indexer of every committed batch, with the quotes read
   // through ctx.quotes() (the simulator's in this process, else the quotes table). docs/stock-api.md.
@@ -62,6 +74,7 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
       chain,
       stocks: createStockDirectory(ctx.symbols, ctx.chain.deployment.contracts.stocks),
       calendar: ctx.calendar,
+      quoteMaxAgeMs: config.executor.quoteMaxAgeMs,
       keys: () => ctx.keys.list({ api: 'stock' }),
       logger: ctx.logger,
     });
@@ -78,10 +91,12 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
       ctx.stockStreams = undefined;
     });
   }).catch(async (err) => {
+    for (const u of untrack) u();
     await Promise.all([indexer.stop(), perp?.stop()]);
     throw err;
   });
   return async () => {
+    for (const u of untrack) u();
     await stopStreams();
     await Promise.all([indexer.stop(), perp?.stop()]);
   };

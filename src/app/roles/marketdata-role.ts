@@ -17,5 +17,13 @@ export async function startMarketDataRole(ctx: StackContext): Promise<() => Prom
   });
   await md.start();
   ctx.provideQuotes(md);
-  return () => md.stop();
+  // Progress is a tick whose quotes reached storage: other processes read them from there.
+  const untrack = ctx.status.track('marketdata', () => ({
+    progressAt: md.lastWrittenAt(),
+    subjects: Object.fromEntries(md.listQuotes().map((q) => [q.symbol, q.timestamp])),
+  }));
+  return async () => {
+    untrack();
+    await md.stop();
+  };
 }

@@ -24,6 +24,7 @@ import { createJournalReplica } from '../../perp/sequencer/journal-replica.ts';
 import { createVaultTransactionService } from '../../perp/vault-transaction-service.ts';
 import { createRedisGateway, perpStreams } from '../../perp/sequencer/redis-stream-transport.ts';
 import { registerLoopbackCors } from '../../http/cors-plugin.ts';
+import { API_DEPENDENCIES, createReadinessProbe } from '../../observability/readiness.ts';
 
 /**
  * The engine of another process: commands over Redis Streams (REDIS_URL, PERP_ENGINE_STREAM), and
@@ -84,6 +85,7 @@ export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise
       instruments: withFundingInterval(DEFAULT_INSTRUMENTS, config.perp.fundingIntervalMs),
       fundingIntervalMs: config.perp.fundingIntervalMs,
       lpLockupMs: config.perp.lpLockupMs,
+      readiness: createReadinessProbe({ db, roles: API_DEPENDENCIES.perp, staleMs: config.readinessStaleMs }),
     });
     // The WebSocket streams (docs/streams.md): this process's publisher, or the shared one over Redis.
     const broker = ctx.perpStreams ?? (config.redisUrl ? await streamBrokerFor(ctx, 'perp', stops) : undefined);

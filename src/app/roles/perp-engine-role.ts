@@ -170,6 +170,29 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
       stops.add(() => seed.stop());
     }
 
+    // Readiness (docs/operations.md): the engine progresses when its sequence moves (the mark task
+    // submits at least every 10 s per instrument); the projector when it has caught up or written.
+    let seen = { seq: -1, at: 0 };
+    stops.add(async () => untrackEngine());
+    const untrackEngine = ctx.status.track('perp-engine', () => {
+      const e = sequencer.engine;
+      if (e.lastSeq !== seen.seq) seen = { seq: e.lastSeq, at: Date.now() };
+      const subjects: Record<string, number> = {};
+      const index: Record<string, number> = {};
+      for (const spec of e.instrumentList()) {
+        const p = e.prices(spec.symbol);
+        if (!p) continue;
+        if (p.markTs > 0) subjects[spec.symbol] = p.markTs;
+        if (p.indexTs > 0) index[spec.symbol] = p.indexTs;
+      }
+      return { progressAt: seen.at, detail: { seq: e.lastSeq, indexAt: index }, subjects };
+    });
+    stops.add(async () => untrackProjector());
+    const untrackProjector = ctx.status.track('projector', () => {
+      const lag = Math.max(0, sequencer.engine.lastSeq - projector.projectedSeq);
+      return { progressAt: lag === 0 ? Date.now() : projector.writtenAt, detail: { projectedSeq: projector.projectedSeq, lag } };
+    });
+
     ctx.perpVenue = { gateway, engine, blockInfo: () => indexedBlockInfo(db), readable: () => sequencer.readBarrier() };
     stops.add(async () => {
       ctx.perpVenue = undefined;

@@ -25,5 +25,12 @@ export async function startRelayerRole(ctx: StackContext): Promise<() => Promise
   });
   await relayer.start();
   logger.info({ relayer: wallet.account.address }, 'One Click relayer started');
-  return () => relayer.stop();
+  const untrack = ctx.status.track('relayer', () => {
+    const p = relayer.progress();
+    return { progressAt: p.progressAt, detail: { queueDepth: p.queueDepth, inFlight: relayer.inFlight(), oldestPendingAt: p.oldestPendingAt ?? null } };
+  });
+  return async () => {
+    untrack();
+    await relayer.stop();
+  };
 }

@@ -14,6 +14,7 @@ import { attachStockStreams, STOCK_STREAM_GONE } from '../../stock/streams/stock
 import { apiTransportFor } from '../../http/tls-options.ts';
 import { startGuarded } from '../stop-list.ts';
 import { consoleRoutes } from '../../console/console-routes.ts';
+import { API_DEPENDENCIES, createReadinessProbe } from '../../observability/readiness.ts';
 
 export async function startStockApiRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config, logger, db } = ctx;
@@ -61,6 +62,7 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
         chain,
         calendar: ctx.calendar,
         corporateActions: (symbol) => corporate.list(symbol),
+        quoteMaxAgeMs: config.executor.quoteMaxAgeMs,
         oneClick: relayer
           ? { relayer, signals: ctx.relaySignals, waitMs: config.relay.waitMs, pollMs: config.relay.pollMs }
           : undefined,
@@ -70,6 +72,8 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
       logger,
       bodyLimitBytes: config.bodyLimitBytes,
       trustedProxies: config.trustedProxies,
+      // Without a relayer address One Click answers 503 by design: the relayer is then no dependency.
+      readiness: createReadinessProbe({ db, roles: API_DEPENDENCIES.stock.filter((r) => r !== 'relayer' || relayer !== undefined), staleMs: config.readinessStaleMs }),
     });
     // The WebSocket streams (docs/streams.md): this process's publisher, or the shared one over Redis.
     const broker = ctx.stockStreams ?? (config.redisUrl ? await streamBrokerFor(ctx, 'stock', stops) : undefined);

@@ -10,13 +10,17 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { PerpStreamClient, StockStreamClient } from '@tokex/sdk/stream-client';
 import { ApiError, perpClient, stockClient, type PerpRequest, type StockRequest } from './api-clients.ts';
 import { drawCandles, type Candle } from './kline-chart.ts';
+import { Freshness } from './freshness.ts';
 import { describeFeeds, FeedGroup, type Feed } from './live-feed.ts';
 
 interface ConsoleConfig {
   chainId: number;
-  stock: { baseUrl: string; wsUrl: string; product: string; symbols: string[] };
-  perp: { baseUrl: string; wsUrl: string; symbols: string[] } | null;
+  stock: { baseUrl: string; wsUrl: string; product: string; symbols: string[]; staleAfterMs?: number };
+  perp: { baseUrl: string; wsUrl: string; symbols: string[]; staleAfterMs?: number } | null;
 }
+
+/** When the configuration does not say: the stock API's default quote age. */
+const DEFAULT_STALE_AFTER_MS = 30_000;
 interface ConsoleDemo {
   wallet: { address: string; privateKey: `0x${string}` };
   stock: { apiKey: string; apiSecret: string; userAddress: string };
@@ -70,7 +74,7 @@ async function getEnvelope<T>(url: string): Promise<T | undefined> {
 
 // ---------------------------------------------------------------- stock markets and chart
 
-function marketsView(symbols: string[], onSelect: (s: string) => void) {
+function marketsView(symbols: string[], onSelect: (s: string) => void, freshness: Freshness) {
   const tbody = $('markets').querySelector('tbody')!;
   const cells = new Map<string, { button: HTMLButtonElement; last: HTMLElement; bid: HTMLElement; ask: HTMLElement; status: HTMLElement }>();
   for (const s of symbols) {
@@ -91,14 +95,31 @@ function marketsView(symbols: string[], onSelect: (s: string) => void) {
     tbody.append(row);
     cells.set(s, { button, last, bid, ask, status });
   }
+  const shown = new Map<string, Row>();
+  /** The status cell says `stale` beside the market status while the symbol's quote is stale. */
+  const renderStatus = (symbol: string) => {
+    const c = cells.get(symbol);
+    const q = shown.get(symbol);
+    if (!c || !q) return;
+    const stale = freshness.isStale(symbol);
+    const text = `${q.marketStatus ?? ''}${stale ? ' · stale' : ''}`;
+    if (c.status.textContent !== text) c.status.textContent = text;
+    c.button.closest('tr')!.classList.toggle('stale', stale);
+  };
   return {
     quote(q: Row | null) {
       const c = q && cells.get(q.symbol);
       if (!c) return;
+      shown.set(q.symbol, q);
+      freshness.note(q.symbol, Number(q.timestamp), q.stale === true);
       c.last.textContent = q.last ?? '—';
       c.bid.textContent = q.bid ?? '—';
       c.ask.textContent = q.ask ?? '—';
-      c.status.textContent = q.marketStatus ?? '';
+      renderStatus(q.symbol);
+    },
+    /** Ages move without any frame: re-judged every second. */
+    refresh() {
+      for (const symbol of shown.keys()) renderStatus(symbol);
     },
     select(s: string) {
       for (const [k, c] of cells) {
@@ -209,6 +230,39 @@ function tradesView() {
       trades = [t, ...trades.filter((x) => x.id !== t.id)].slice(0, 50);
       render();
     },
+  };
+}
+
+/** The chosen market's mark and index, `stale` while the index's own time stands still. */
+function perpPricesView(freshness: Freshness) {
+  const line = $('perp-prices');
+  let symbol = '';
+  let last: Row | null = null;
+  const name = (s: string) => `${s} index`;
+  const render = () => {
+    if (!last) {
+      line.textContent = '';
+      return;
+    }
+    const stale = freshness.isStale(name(symbol));
+    const text = `Mark ${last.markPrice ?? '—'} · index ${last.indexPrice ?? '—'}${stale ? ' · stale' : ''}`;
+    if (line.textContent !== text) line.textContent = text;
+    line.classList.toggle('stale', stale);
+  };
+  return {
+    reset(s: string) {
+      if (symbol) freshness.forget(name(symbol));
+      symbol = s;
+      last = null;
+      render();
+    },
+    ticker(t: Row | null) {
+      if (!t || t.symbol !== symbol) return;
+      last = t;
+      freshness.note(name(symbol), t.indexTime ?? null, t.stale === true);
+      render();
+    },
+    refresh: render,
   };
 }
 
@@ -330,10 +384,16 @@ async function start(): Promise<void> {
 
   const feedStatus = $('feed-status');
   const groups: FeedGroup[] = [];
+  const stockFresh = new Freshness(config.stock.staleAfterMs ?? DEFAULT_STALE_AFTER_MS);
+  const perpFresh = new Freshness(config.perp?.staleAfterMs ?? DEFAULT_STALE_AFTER_MS);
   const showFeeds = () => {
-    const text = describeFeeds(groups.flatMap((g) => g.feeds));
+    const stale = [...stockFresh.stale(), ...perpFresh.stale()].map((p) => p.name);
+    const text = describeFeeds(groups.flatMap((g) => g.feeds), stale, Math.min(stockFresh.staleAfterMs, perpFresh.staleAfterMs));
     if (feedStatus.textContent !== text) feedStatus.textContent = text;
   };
+  // A price turns stale with no frame at all: the status line and the markers are judged each second.
+  const refreshers: Array<() => void> = [showFeeds];
+  setInterval(() => refreshers.forEach((r) => r()), 1_000);
 
   const stockRest: StockRequest | undefined = demo ? stockClient({ baseUrl: config.stock.baseUrl, chainId: config.chainId, product: config.stock.product, creds: demo.stock }) : undefined;
   const stockStreams = new StockStreamClient(demo ? { url: config.stock.wsUrl, apiKey: demo.stock.apiKey, apiSecret: demo.stock.apiSecret } : { url: config.stock.wsUrl });
@@ -345,7 +405,8 @@ async function start(): Promise<void> {
   let selected = config.stock.symbols[0];
   let klineFeed: Feed | undefined;
   const chart = chartView();
-  const markets = marketsView(config.stock.symbols, (s) => void selectStock(s).catch(report));
+  const markets = marketsView(config.stock.symbols, (s) => void selectStock(s).catch(report), stockFresh);
+  refreshers.push(() => markets.refresh());
   const history = (rest: StockRequest, symbol: string, limit: number) =>
     rest<{ candles: Candle[] }>('GET', `/prices/${encodeURIComponent(symbol)}/history`, { interval: '1m', limit }).then((h) => h.candles);
   async function selectStock(symbol: string): Promise<void> {
@@ -394,10 +455,13 @@ async function start(): Promise<void> {
     perpRest ? { read: () => read(perpRest), apply, everyMs } : undefined;
   const book = bookView();
   const trades = tradesView();
+  const prices = perpPricesView(perpFresh);
+  refreshers.push(() => prices.refresh());
   let perpSymbol = '';
   let marketFeeds: Feed[] = [];
   const depth = (rest: PerpRequest, symbol: string) => rest<BookSide>('GET', 'depth', { symbol, limit: 20 });
   const tape = (rest: PerpRequest, symbol: string) => rest<{ rows: Row[] }>('GET', 'market-trades', { symbol, limit: 15 }).then((r) => r.rows);
+  const tickerOf = (rest: PerpRequest, symbol: string) => rest<Row[]>('GET', 'tickers', { symbol }).then((r) => r[0] ?? null);
   const marketSelect = $<HTMLSelectElement>('perp-market');
   for (const s of perpCfg.symbols) marketSelect.append(new Option(s, s));
   async function selectPerp(symbol: string): Promise<void> {
@@ -405,6 +469,7 @@ async function start(): Promise<void> {
     $('perp-symbol').textContent = symbol;
     await Promise.all(marketFeeds.map((f) => f.stop()));
     marketFeeds = [];
+    prices.reset(symbol);
     const [d, t] = perpRest ? await Promise.all([depth(perpRest, symbol), tape(perpRest, symbol)]) : [{ bids: [], asks: [] }, []];
     if (perpSymbol !== symbol) return;
     book.snapshot(d);
@@ -426,6 +491,14 @@ async function start(): Promise<void> {
         onSnapshot: (rows) => trades.snapshot(rows),
         onUpdate: (x) => trades.add(x),
         poll: perpPoll((rest) => tape(rest, symbol), current((rows: Row[]) => trades.snapshot(rows))),
+      }),
+      perpFeeds.start<Row | null>({
+        name: `ticker ${symbol}`,
+        channel: 'tickers',
+        symbol,
+        onSnapshot: current((x: Row | null) => prices.ticker(x)),
+        onUpdate: current((x: Row | null) => prices.ticker(x)),
+        poll: perpPoll((rest) => tickerOf(rest, symbol), current((x: Row | null) => prices.ticker(x)), PERP_PRIVATE_POLL_MS),
       }),
     ];
   }

@@ -162,18 +162,23 @@ class FeedImpl implements Feed {
   }
 }
 
-/** The one-line summary of every feed, for the page's status region. */
-export function describeFeeds(feeds: readonly Feed[]): string {
-  if (feeds.length === 0) return '';
+/**
+ * The one-line summary of every feed, for the page's status region. `stale` names the prices shown
+ * whose own time stopped moving (freshness.ts), `staleAfterMs` the age that makes them so: the line
+ * says stale first, whatever the sockets' state, since an open socket proves nothing about the prices.
+ */
+export function describeFeeds(feeds: readonly Feed[], stale: readonly string[] = [], staleAfterMs = 0): string {
+  if (feeds.length === 0 && stale.length === 0) return '';
   const polling = feeds.filter((f) => f.state === 'polling');
   const unavailable = feeds.filter((f) => f.state === 'unavailable');
-  const names = (fs: readonly Feed[]) => {
-    const shown = fs.slice(0, 4).map((f) => f.name);
-    return fs.length > shown.length ? `${shown.join(', ')} and ${fs.length - shown.length} more` : shown.join(', ');
+  const names = (ns: readonly string[]) => {
+    const shown = ns.slice(0, 4);
+    return ns.length > shown.length ? `${shown.join(', ')} and ${ns.length - shown.length} more` : shown.join(', ');
   };
   const parts: string[] = [];
-  if (polling.length > 0) parts.push(`streams unavailable, polling the REST APIs instead for ${names(polling)}`);
-  if (unavailable.length > 0) parts.push(`streams unavailable and no key to poll the REST APIs with, for ${names(unavailable)}`);
+  if (stale.length > 0) parts.push(`stale, no new price for ${names(stale)} in over ${Math.round(staleAfterMs / 1000)} s`);
+  if (polling.length > 0) parts.push(`streams unavailable, polling the REST APIs instead for ${names(polling.map((f) => f.name))}`);
+  if (unavailable.length > 0) parts.push(`streams unavailable and no key to poll the REST APIs with, for ${names(unavailable.map((f) => f.name))}`);
   const problem = feeds.find((f) => f.state !== 'live' && f.problem !== undefined)?.problem;
   if (parts.length > 0) return `Live data: ${parts.join('; ')}.${problem ? ` Last problem: ${problem}.` : ''}`;
   if (feeds.every((f) => f.state === 'live')) return 'Live data: streaming.';

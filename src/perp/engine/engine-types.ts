@@ -468,6 +468,16 @@ export interface Rejected {
   message: string;
   /** Always empty: a rejected command changes nothing. */
   events: [];
+  /** Facts the API needs to word the refusal for the client (the engine speaks ticks; the API, prices). */
+  detail?: RejectDetail;
+}
+
+/**
+ * What a refusal carries beyond its code, for the API to render. `priceBand`: a limit price beyond
+ * the band around the mark (PRICE_OUT_OF_RANGE), with the band's edges as they stood.
+ */
+export interface RejectDetail {
+  priceBand?: { side: Side; priceTicks: number; lowTicks: number; highTicks: number; markTicks: number; bandPpm: number };
 }
 
 export interface Accepted {

@@ -488,8 +488,13 @@ describe('validation', () => {
   it('refuses limit prices that cross beyond the band around the mark, and lets passive ones rest', () => {
     const s = setup([{ ...X, priceBandPpm: 100_000 }]);
     rich(s, A);
-    expect(s.order(A, 'BUY', 1, 111)).toMatchObject({ ok: false, code: 'PRICE_OUT_OF_RANGE' });
-    expect(s.order(A, 'SELL', 1, 89)).toMatchObject({ ok: false, code: 'PRICE_OUT_OF_RANGE' });
+    // The refusal carries the band as it stood, for the API to name its edges in prices.
+    expect(s.order(A, 'BUY', 1, 111)).toMatchObject({
+      ok: false, code: 'PRICE_OUT_OF_RANGE', detail: { priceBand: { side: 'BUY', priceTicks: 111, lowTicks: 90, highTicks: 110, markTicks: 100, bandPpm: 100_000 } },
+    });
+    expect(s.order(A, 'SELL', 1, 89)).toMatchObject({
+      ok: false, code: 'PRICE_OUT_OF_RANGE', detail: { priceBand: { side: 'SELL', priceTicks: 89, lowTicks: 90, highTicks: 110, markTicks: 100, bandPpm: 100_000 } },
+    });
     expect(s.order(A, 'BUY', 1, 110).ok).toBe(true);
     // Far from the mark on the passive side: it cannot trade beyond the band, so it may rest.
     expect(s.order(A, 'BUY', 1, 50).ok).toBe(true);

@@ -34,7 +34,7 @@ export const RESULT_CODES = {
   ORDER_NOT_OPEN: { code: 51007, http: 400, category: 'trading', meaning: 'the order is already filled, cancelled or expired' },
   LEVERAGE_EXCEEDED: { code: 51009, http: 400, category: 'trading', meaning: 'the leverage is above the instrument\'s maximum' },
   SIZE_OUT_OF_RANGE: { code: 51010, http: 400, category: 'trading', meaning: 'the size is below the minimum, above the maximum or off the step' },
-  PRICE_OUT_OF_RANGE: { code: 51011, http: 400, category: 'trading', meaning: 'the price is off the tick, or a limit price crosses beyond the band around the mark' },
+  PRICE_OUT_OF_RANGE: { code: 51011, http: 400, category: 'trading', meaning: 'the price is off the tick, outside the instrument\'s prices, or a limit price crosses beyond the band around the mark; `msg` says which, naming the tick or the band\'s bounds' },
   ORDER_EXPIRED: { code: 51012, http: 400, category: 'trading', meaning: 'the signed order\'s `expiry` has passed' },
   POSITION_NOT_OPEN: { code: 51016, http: 400, category: 'trading', meaning: 'there is no open position to close or adjust' },
   MARGIN_MODE_LOCKED: { code: 51017, http: 400, category: 'trading', meaning: 'the margin mode changes only while the position is flat and no order is open on the symbol' },

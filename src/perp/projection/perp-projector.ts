@@ -47,6 +47,8 @@ export interface PerpProjector {
   stop(): Promise<void>;
   /** The last event seq written. */
   readonly projectedSeq: number;
+  /** Wall-clock ms of the last successful write (for readiness); undefined before the first. */
+  readonly writtenAt: number | undefined;
   /** Resolves once every event up to `seq` is written (for a caller that must read its own write). */
   caughtUp(seq: number): Promise<void>;
 }
@@ -83,6 +85,7 @@ export function createPerpProjector(opts: PerpProjectorOptions): PerpProjector {
   const now = opts.now ?? (() => performance.now());
   let lastWriteAt = -Infinity;
   let projected = 0;
+  let writtenAt: number | undefined;
   let buffer: EngineEvent[] = [];
   let unsubscribe: (() => void) | undefined;
   let running = false;
@@ -123,6 +126,7 @@ export function createPerpProjector(opts: PerpProjectorOptions): PerpProjector {
     lastWriteAt = now();
     try {
       projected = await writeProjection(opts.db, events, opts.feeAccount, onUnknownReason);
+      writtenAt = Date.now();
       buffer = buffer.slice(events.length);
       waiters.reached(projected);
     } catch (err) {
@@ -150,6 +154,9 @@ export function createPerpProjector(opts: PerpProjectorOptions): PerpProjector {
   return {
     get projectedSeq() {
       return projected;
+    },
+    get writtenAt() {
+      return writtenAt;
     },
     async start() {
       projected = Number((await getMeta(opts.db, PROJECTION_CURSOR_KEY)) ?? '0');

@@ -4,7 +4,7 @@
  * the instrument's trades, and the funding rate history.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { NotFoundError } from '../../errors/app-error.ts';
+import { NotFoundError, notListed } from '../../errors/app-error.ts';
 import { listOf, pageOf, pageQueryProps } from '../../http/list-paging.ts';
 import { stepsToDecimal, type InstrumentSpec } from '../engine/instruments.ts';
 import { perpOk } from '../perp-envelope.ts';
@@ -94,7 +94,7 @@ export const marketRoutes: FastifyPluginAsync<{ instruments: readonly Instrument
     async (req) => {
       const { symbol } = req.query;
       const list = symbol === undefined ? instruments : instruments.filter((i) => i.symbol === symbol);
-      if (symbol !== undefined && list.length === 0) throw new NotFoundError('symbol');
+      if (symbol !== undefined && list.length === 0) throw new NotFoundError('symbol', { reason: notListed(symbol) });
       return perpOk(req.id, list.map(instrumentView));
     },
   );
@@ -143,7 +143,7 @@ export const marketRoutes: FastifyPluginAsync<{ instruments: readonly Instrument
             type: 'object',
             required: [
               'symbol', 'lastPrice', 'open24h', 'high24h', 'low24h', 'volume24h', 'turnover24h', 'trades24h', 'bestBid', 'bestAsk',
-              'markPrice', 'indexPrice', 'fundingRate', 'nextFundingTime', 'openInterest', 'ts',
+              'markPrice', 'indexPrice', 'fundingRate', 'nextFundingTime', 'openInterest', 'ts', 'markTime', 'indexTime', 'stale',
             ],
             properties: {
               symbol: { type: 'string' },
@@ -162,6 +162,12 @@ export const marketRoutes: FastifyPluginAsync<{ instruments: readonly Instrument
               nextFundingTime: millis,
               openInterest: { ...decimalOut, description: 'base units held long (= short)' },
               ts: millis,
+              markTime: { type: ['integer', 'null'], description: 'when the mark was last set (ms); null before the first' },
+              indexTime: { type: ['integer', 'null'], description: "the time of the index's market-data quote (ms); null before the first" },
+              stale: {
+                type: 'boolean',
+                description: "true when there is no mark or index yet, the index is older than the instrument's indexStaleMs (default 30 s: liquidation pauses) or the mark older than its markStaleMs (default 60 s: market orders are refused), as of `ts`",
+              },
             },
           },
         }),

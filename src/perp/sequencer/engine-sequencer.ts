@@ -25,6 +25,13 @@ import {
   type JournalWriterLock,
 } from '../store/engine-journal-store.ts';
 import { commandToText, resultFromSummary, resultSummaryToJson } from './engine-codec.ts';
+import { ENGINE_COMMAND_KINDS, metricsClock, recordJournalFailure, recordJournalFlush } from '../../observability/metrics-registry.ts';
+import type { CommandKind } from '../engine/engine-types.ts';
+
+// The metrics' label range is every command kind, and nothing else: the compiler keeps them equal.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const KINDS_ARE_LABELLED: Same<(typeof ENGINE_COMMAND_KINDS)[number], CommandKind> = true;
+void KINDS_ARE_LABELLED;
 import { JournalCorruptError, engineOfSnapshot, genesisEngine, loadFromJournal, replayJournal, sha256 } from './journal-replay.ts';
 
 export { JournalCorruptError } from './journal-replay.ts';
@@ -79,6 +86,8 @@ interface Pending {
   result: SequencedResult;
   resolve: (r: SequencedResult) => void;
   reject: (e: unknown) => void;
+  /** metricsClock() when applied (0 while metrics are off). */
+  appliedAt: number;
 }
 
 interface Subscriber {
@@ -448,7 +457,7 @@ export class EngineSequencer {
       lastEventSeq: this._engine.lastSeq,
       result: resultSummaryToJson(result),
     };
-    this.buffer.push({ row, result: { ...result, journalSeq: seq }, resolve, reject });
+    this.buffer.push({ row, result: { ...result, journalSeq: seq }, resolve, reject, appliedAt: metricsClock() });
     if (this.opts.snapshotEvery > 0 && this.snapshotDue === null && seq - this.lastSnapshotSeq >= this.opts.snapshotEvery) {
       // Taken between commands (snapshot() is a synchronous deep copy); written once seq is durable.
       this.snapshotDue = { lastSeq: seq, snap: this._engine.snapshot() };
@@ -475,6 +484,7 @@ export class EngineSequencer {
     const batch = this.buffer.length <= this.opts.maxBatch ? this.buffer : this.buffer.slice(0, this.opts.maxBatch);
     this.buffer = batch === this.buffer ? [] : this.buffer.slice(batch.length);
     let failed: unknown;
+    const flushStart = metricsClock();
     try {
       await appendJournal(
         this.db,
@@ -485,6 +495,7 @@ export class EngineSequencer {
     }
     if (failed === undefined) {
       this.durableSeq = batch[batch.length - 1].row.seq;
+      recordJournalFlush(flushStart, batch);
       // Reads first: their continuations run before the answers' callbacks can apply more.
       this.releaseBarriers(false);
       this.counters.batches++;
@@ -502,6 +513,7 @@ export class EngineSequencer {
     } else {
       this.logger.error({ err: failed, rows: batch.length }, 'perp journal: batch write failed; rebuilding from the journal');
       const error = unknownOutcome(failed);
+      recordJournalFailure(batch);
       for (const p of batch) p.reject(error);
       this.triggerRecovery(failed);
     }

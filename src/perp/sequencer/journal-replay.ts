@@ -12,7 +12,8 @@ import { PerpEngine, type PerpEngineOptions } from '../engine/perp-engine.ts';
 import { latestSnapshots, readJournalAfter, type JournalRow, type SnapshotRow } from '../store/engine-journal-store.ts';
 import { commandFromJson } from './engine-codec.ts';
 
-const REPLAY_PAGE = 5_000;
+/** Rows read and applied per slice of the replay (docs/performance.md "Start-up slices"). */
+const REPLAY_PAGE = 2_000;
 
 /** The journal was written by something that this engine does not reproduce. */
 export class JournalCorruptError extends AppError {
@@ -75,6 +76,9 @@ export async function replayJournal(db: Db, engine: PerpEngine, opts: ReplayOpti
     }
     if (rows.length < Math.min(REPLAY_PAGE, upTo - last + rows.length)) break;
     if (rows.length === 0) break;
+    // A turn of the event loop between pages: a long replay at start (or in a replica) must not
+    // starve the lease renewal and heartbeats of the process (issue 27).
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
   return last;
 }

@@ -23,7 +23,7 @@ import type { InstrumentSpec } from '../engine/instruments.ts';
 import type { PerpEngine } from '../engine/perp-engine.ts';
 import { accountOf, positionOf, positionsOf } from '../account-service.ts';
 import type { MarketService } from '../market-service.ts';
-import { fillBody, klineBody, openOrderBody, orderBody, priceOf, rateOf, sizeOf, tradeBody } from '../perp-views.ts';
+import { fillBody, klineBody, openOrderBody, orderBody, priceFreshness, priceOf, rateOf, sizeOf, tradeBody } from '../perp-views.ts';
 import { mergeCandle, projectEvents } from '../projection/event-projection.ts';
 import type { EngineGateway } from '../sequencer/engine-gateway.ts';
 import { listPerpCandles, type PerpCandleRecord } from '../store/perp-candle-store.ts';
@@ -70,6 +70,8 @@ export function createPerpStreamTask(opts: PerpStreamTaskOptions): PerpStreamTas
   const candles = new Map<string, PerpCandleRecord>();
   const movedTickers = new Set<string>();
   const movedMarks = new Set<string>();
+  /** Per symbol, the `stale` of the prices last published (refresh publishes a change of it). */
+  const staleShown = new Map<string, boolean>();
   let pending: EngineEvent[] = [];
   let scheduled = false;
   let lastSeq = 0;
@@ -86,7 +88,10 @@ export function createPerpStreamTask(opts: PerpStreamTaskOptions): PerpStreamTas
     const interval = opts.fundingIntervalMs ?? s.fundingIntervalMs;
     const t = now();
     const price = (ticks: number) => (ticks > 0 ? priceOf(s, ticks) : null);
-    return { symbol, markPrice: price(p.markPriceTicks), indexPrice: price(p.indexPriceTicks), fundingRate: rateOf(p.lastFundingRateE9), nextFundingTime: fundingTimeAt(t, interval) + interval, ts: t };
+    return {
+      symbol, markPrice: price(p.markPriceTicks), indexPrice: price(p.indexPriceTicks), fundingRate: rateOf(p.lastFundingRateE9), nextFundingTime: fundingTimeAt(t, interval) + interval, ts: t,
+      ...priceFreshness(s, p, t),
+    };
   }
 
   /** The engine's levels of a symbol as maps, top DEPTH_LEVELS a side. */
@@ -230,9 +235,21 @@ export function createPerpStreamTask(opts: PerpStreamTaskOptions): PerpStreamTas
     if (refreshing) return;
     refreshing = true;
     try {
+      const out: PublishedUpdate[] = [];
+      // Prices turn stale with no event at all (the index feed or the mark task stopped): a symbol
+      // whose staleness changed since its last ticker is published again, so a subscriber sees it.
+      const t = now();
+      for (const s of engine().instrumentList()) {
+        const p = engine().prices(s.symbol);
+        if (p === undefined) continue;
+        const stale = priceFreshness(s, p, t).stale;
+        if (staleShown.get(s.symbol) === stale) continue;
+        staleShown.set(s.symbol, stale);
+        movedTickers.add(s.symbol);
+        if (!movedMarks.has(s.symbol)) out.push({ channel: 'mark', subject: s.symbol, data: markBody(s.symbol) });
+      }
       const symbols = [...movedTickers];
       movedTickers.clear();
-      const out: PublishedUpdate[] = [];
       for (const symbol of symbols) {
         const [t] = await opts.market.tickers(symbol);
         if (t !== undefined) out.push({ channel: 'tickers', subject: symbol, data: t });
@@ -264,6 +281,7 @@ export function createPerpStreamTask(opts: PerpStreamTaskOptions): PerpStreamTas
     for (const s of e.instrumentList()) {
       out.push({ channel: 'depth', subject: s.symbol, data: bookSnapshot(s.symbol, t) });
       out.push({ channel: 'mark', subject: s.symbol, data: markBody(s.symbol) });
+      staleShown.set(s.symbol, priceFreshness(s, e.prices(s.symbol)!, t).stale);
       const recent = await listMarketTrades(opts.db, { symbol: s.symbol, offset: 0, limit: RECENT_ITEMS });
       out.push({ channel: 'trades', subject: s.symbol, data: recent.rows.map((t) => tradeBody(s, t)) });
       for (const interval of INTERVALS) {

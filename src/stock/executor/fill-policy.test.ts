@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createMarketCalendar } from '../../marketdata/market-calendar.ts';
 import {
   buyDebit,
+  closeReason,
   contractFill,
   decideFill,
   maxBuyQuantity,
@@ -213,6 +214,21 @@ describe('decideFill', () => {
     expect(d.reason).toBe('lock-exhausted');
     expect(d.fill!.quantity).toBeLessThan(10n * E18);
     expect(buyDebit(zero, d.fill!.quantity, 150n * E18, 1_000n)).toBeLessThanOrEqual(o.locked);
+  });
+
+  it('says why it rejects or expires an order, and nothing for any other decision', () => {
+    // A limit buy of the smallest unit locked 150 wei + 1 wei at 5 bps; the fee rose to 100 %.
+    const o = limitBuy(1n, 150n * E18, 5n);
+    const input: DecideInput = { order: o, quote: quote('149', '150'), fees: { marketFeeBps: 10, limitFeeBps: 10_000 }, now: TUE_10AM + 1_000, calendar: alwaysOpen };
+    const d = decideFill(input);
+    expect(d).toEqual({ close: OrderStatus.Rejected, reason: 'lock-exhausted' });
+    expect(closeReason(input, d, 'AAPL')).toBe(
+      'the 0.000000000000000151 mUSD locked no longer pays for the smallest unit of AAPL at 150 plus the current 10000 bps fee (the fee rose after the order was placed)',
+    );
+    const filled = { order: marketBuy(E18), quote: quote('149.99', '150.01'), fees: FEES, now: TUE_10AM + 1_000, calendar: alwaysOpen };
+    expect(closeReason(filled, decideFill(filled), 'AAPL')).toBeUndefined();
+    const canceling = { ...filled, order: limitBuy(E18, 100n * E18, 5n, { status: OrderStatus.Canceling }) };
+    expect(closeReason(canceling, decideFill(canceling), 'AAPL')).toBeUndefined();
   });
 
   it('fills a limit sell at the bid only when the bid is at or above the limit', () => {

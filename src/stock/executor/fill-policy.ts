@@ -6,6 +6,7 @@
  * order's running totals, so the quantity chosen for a buy is the largest whose charge the contract
  * will accept against what the order still has locked. See docs/executor.md.
  */
+import { formatDecimal } from '../../lib/decimal.ts';
 import type { MarketCalendar } from '../../marketdata/market-calendar.ts';
 import type { Quote } from '../../marketdata/market-types.ts';
 
@@ -296,4 +297,40 @@ export function decideFill(input: DecideInput): FillDecision {
   return quantity === remaining
     ? { fill: { quantity, price }, close: OrderStatus.Filled, reason: 'limit-sell' }
     : { fill: { quantity, price }, reason: 'limit-sell' };
+}
+
+// ----------------------------------------------------------------- why an order closed
+
+const seconds = (ms: number): string => `${ms / 1000} s`;
+const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');
+
+/**
+ * The sentence the API shows for an order the decision closes REJECTED or EXPIRED (undefined for
+ * any other decision): short, secret-free, naming the rule and its figures, e.g.
+ * `no fresh quote for AAPL within 60 s (a quote older than 30 s is not used)`. Pure, like the
+ * decision it explains; `symbol` is the stock's symbol (its address when unknown).
+ */
+export function closeReason(input: DecideInput, decision: FillDecision, symbol: string): string | undefined {
+  if (decision.close !== OrderStatus.Rejected && decision.close !== OrderStatus.Expired) return undefined;
+  const { order } = input;
+  const isLimit = order.orderType === OrderType.Limit;
+  const feeBps = BigInt(isLimit ? input.fees.limitFeeBps : input.fees.marketFeeBps);
+  const ask = usableQuote(input.quote, input.now, input.quoteMaxAgeMs)?.ask;
+  const money = (v: bigint) => formatDecimal(v, PRICE_DECIMALS);
+  switch (decision.reason) {
+    case 'no-quote':
+      return `no fresh quote for ${symbol} within ${seconds(input.noQuoteTimeoutMs ?? DEFAULT_NO_QUOTE_TIMEOUT_MS)} (a quote older than ${seconds(input.quoteMaxAgeMs ?? DEFAULT_QUOTE_MAX_AGE_MS)} is not used)`;
+    case 'notional-too-small':
+      return `notional too small: ${money(order.locked)} mUSD does not buy the smallest unit of ${symbol} at the ask ${ask === undefined ? '?' : money(ask)} plus the ${feeBps} bps fee`;
+    case 'lock-exhausted':
+      return `the ${money(order.locked)} mUSD locked no longer pays for the smallest unit of ${symbol} at ${ask === undefined ? '?' : money(ask)} plus the current ${feeBps} bps fee (the fee rose after the order was placed)`;
+    case 'deadline-passed':
+      return `expired: its deadline ${iso(order.deadline * 1000)} passed`;
+    case 'session-closed': {
+      const close = input.calendar.sessionClose(Number(order.createdAt) * 1000);
+      return `expired at the close of the trading day${close === null ? '' : ` (${iso(close)})`}: a DAY order lives until the session it was placed in ends`;
+    }
+    default:
+      return decision.close === OrderStatus.Rejected ? `rejected by the executor (${decision.reason})` : `expired (${decision.reason})`;
+  }
 }

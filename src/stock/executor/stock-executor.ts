@@ -21,9 +21,12 @@ import type { QuoteReader } from '../../marketdata/market-types.ts';
 import type { DbExecutor } from '../../storage/database.ts';
 import { createCashQueueSettler, DEFAULT_CASH_SETTLE_DELAY_MS, type CashQueueSettler } from './cash-queue-settler.ts';
 import type { ExecutorLogger } from './executor-logger.ts';
+import { recordCloseReasons, type OrderCloseReason } from '../store/order-reason-store.ts';
 import {
+  closeReason,
   decideFill,
   DEFAULT_NO_QUOTE_TIMEOUT_MS,
+  OrderStatus,
   DEFAULT_QUOTE_MAX_AGE_MS,
   Side,
   usableQuote,
@@ -97,6 +100,17 @@ export interface StockExecutor {
   start(): Promise<void>;
   stop(): Promise<void>;
   runOnce(): Promise<ExecutorTickResult>;
+  /** For readiness and metrics: when a tick last completed, and the orders open on chain after it. */
+  progress(): ExecutorProgress;
+}
+
+export interface ExecutorProgress {
+  /** Wall-clock ms of the last tick that completed. */
+  tickedAt?: number;
+  /** Orders open on chain (resting limit orders included) and queued cash operations waiting. */
+  queueDepth: number;
+  /** Wall-clock ms of the oldest open order's creation (chain time), or undefined with none. */
+  oldestPendingAt?: number;
 }
 
 export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
@@ -162,6 +176,45 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
   };
   const noQuoteSince = new Map<string, number>();
   let lastBlock = 0n;
+  /** Orders this process is closing REJECTED or EXPIRED, and why (written before the settlement is sent). */
+  const closing = new Map<bigint, { status: 'Rejected' | 'Expired'; reason: string; symbol: string }>();
+  /** The reason last written per order, so a settlement retried tick after tick writes it once. */
+  const recordedReasons = new Map<bigint, string>();
+
+  /**
+   * Writes why these orders are about to close, before the settlement that closes them is sent: the
+   * API and the `orders` stream show it once the indexer sees the close. A storage failure does not
+   * hold the settlement back (the chain is the record; only the sentence would be missing).
+   */
+  const recordReasons = async (items: readonly OrderSettlement[], at: number): Promise<void> => {
+    const rows: OrderCloseReason[] = [];
+    for (const it of items) {
+      const c = closing.get(it.orderId);
+      if (c === undefined || recordedReasons.get(it.orderId) === c.reason) continue;
+      rows.push({ orderId: it.orderId.toString(), status: c.status, reason: c.reason, decidedAt: at });
+    }
+    if (rows.length === 0) return;
+    try {
+      await recordCloseReasons(opts.db, rows);
+      for (const r of rows) recordedReasons.set(BigInt(r.orderId), r.reason);
+    } catch (err) {
+      log.warn({ err, orders: rows.length }, 'executor: could not record why orders close; settling them anyway');
+    }
+  };
+
+  /** Each order closed REJECTED or EXPIRED, in the log with its id and reason, once its close is mined. */
+  const reportClosed = (ids: readonly bigint[]): void => {
+    for (const id of ids) {
+      const c = closing.get(id);
+      closing.delete(id);
+      recordedReasons.delete(id);
+      if (c === undefined) continue;
+      const fields = { orderId: id.toString(), symbol: c.symbol, status: c.status.toUpperCase(), reason: c.reason };
+      // A rejection is an order the venue could not serve; an expiry is the DAY order's normal end.
+      if (c.status === 'Rejected') log.warn(fields, 'executor: order rejected');
+      else log.info(fields, 'executor: order expired');
+    }
+  };
 
   const decide = async (t: TrackedOrder, fees: FeeConfig, at: number): Promise<OrderSettlement | undefined> => {
     const { order } = t;
@@ -173,7 +226,7 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
     const filledValue =
       order.side === Side.Buy && order.filledQuantity > 0n ? await tracker.filledValue(t) : undefined;
     const maxFill = symbol === undefined ? opts.maxFill?.['*'] : (opts.maxFill?.[symbol] ?? opts.maxFill?.['*']);
-    const decision = decideFill({
+    const input = {
       order,
       quote,
       fees,
@@ -184,8 +237,12 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
       noQuoteTimeoutMs,
       noQuoteSince: noQuoteSince.get(key),
       filledValue,
-    });
+    };
+    const decision = decideFill(input);
     if (!decision.fill && decision.close === undefined) return undefined;
+    const why = closeReason(input, decision, symbol ?? order.stock);
+    if (why !== undefined) closing.set(t.id, { status: decision.close === OrderStatus.Rejected ? 'Rejected' : 'Expired', reason: why, symbol: symbol ?? order.stock });
+    else closing.delete(t.id);
     const stateKey = [
       order.status,
       order.filledQuantity,
@@ -262,6 +319,12 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
           throw toChainError(err);
         }
         const candidates: TrackedOrder[] = [];
+        // Orders no longer open (closed elsewhere, or a chain that went back) need no reason kept.
+        if (closing.size > 0) {
+          const open = new Set(refreshed.open.map((t) => t.id));
+          for (const id of closing.keys()) if (!open.has(id) && !batcher.isInFlight(id)) closing.delete(id);
+          for (const id of recordedReasons.keys()) if (!open.has(id) && !batcher.isInFlight(id)) recordedReasons.delete(id);
+        }
         for (const t of refreshed.open) {
           if (batcher.isInFlight(t.id)) continue;
           const settledAt = batcher.settledAtBlock(t.id);
@@ -275,8 +338,10 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
         const items = decided.filter((d): d is OrderSettlement => d !== undefined && !batcher.isDropped(d.orderId, d.stateKey));
         const t2 = performance.now();
         phases.decideMs = Math.round(t2 - t1);
+        await recordReasons(items, at);
         const outcome = await batcher.submit(items);
         phases.submitMs = Math.round(performance.now() - t2);
+        reportClosed(outcome.closedIds);
         await tracker.markClosed(outcome.closedIds);
         return { refreshed, outcome };
       })(),
@@ -300,8 +365,17 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
     }
     const retryable = outcome.retryableError ?? cashOutcome.retryableError;
     if (retryable) throw retryable;
+    let oldest: bigint | undefined;
+    for (const t of refreshed.open) if (oldest === undefined || t.order.createdAt < oldest) oldest = t.order.createdAt;
+    lastProgress = {
+      tickedAt: Date.now(),
+      queueDepth: result.open + cashOutcome.pending,
+      oldestPendingAt: oldest === undefined ? undefined : Number(oldest) * 1000,
+    };
     return result;
   };
+
+  let lastProgress: ExecutorProgress = { queueDepth: 0 };
 
   // Ticks never overlap: one asked for while another runs follows it.
   let chain: Promise<unknown> = Promise.resolve();
@@ -357,5 +431,6 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
       }
     },
     runOnce,
+    progress: () => lastProgress,
   };
 }

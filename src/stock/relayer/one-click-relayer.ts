@@ -62,6 +62,11 @@ export interface OneClickRelayer {
   stop(): Promise<void>;
   /** Requests being sent or followed now. */
   inFlight(): number;
+  /**
+   * For readiness and metrics: progress is a request ending, or a look at an empty queue (an idle
+   * relayer is not stale; one whose requests hang is). Queue depth counts in-flight and waiting requests.
+   */
+  progress(): { progressAt?: number; queueDepth: number; oldestPendingAt?: number };
 }
 
 /** Relayed kinds that place orders or move money: recorded for the calling key when mined. */
@@ -197,7 +202,21 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
   }
 
   /** Sends (or resumes) one request and records its end; leaves it journalled when stopped. */
+  /** For progress(): the last request that ended (or the last look at an empty queue), and the queue as last read. */
+  let progressAt: number | undefined;
+  let depth: { queueDepth: number; oldestPendingAt?: number } = { queueDepth: 0 };
+  const created = new Map<string, number>();
+  const oldestActive = (): number | undefined => {
+    let oldest: number | undefined;
+    for (const id of active.keys()) {
+      const c = created.get(id);
+      if (c !== undefined && (oldest === undefined || c < oldest)) oldest = c;
+    }
+    return oldest;
+  };
+
   function run(r: RelayRequest): void {
+    created.set(r.requestId, r.createdAt);
     // What has been journalled of this request: once anything has, every attempt resumes it (the
     // same nonce), never sends the call again under a new one.
     const versions: RelayVersion[] = [...r.versions];
@@ -222,6 +241,8 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
       .catch((err) => log.error({ requestId: r.requestId, code: (err as AppError).code }, 'relayer: could not record a request\'s end'))
       .finally(() => {
         active.delete(r.requestId);
+        created.delete(r.requestId);
+        progressAt = Date.now();
         opts.signals?.changed(r.requestId);
         // A slot is free: queued requests may go now.
         onSignal();
@@ -240,6 +261,12 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
     const room = maxInFlight - active.size;
     if (room <= 0) return;
     const queued = await listQueuedRelayRequests(db, room + active.size);
+    let oldest = oldestActive();
+    for (const r of queued) if (!active.has(r.requestId) && (oldest === undefined || r.createdAt < oldest)) oldest = r.createdAt;
+    const waiting = queued.filter((r) => !active.has(r.requestId)).length;
+    // Idle, or nothing stuck: progress now. Otherwise progress is the last request that ended.
+    if (active.size === 0 && waiting === 0) progressAt = Date.now();
+    depth = { queueDepth: active.size + waiting, oldestPendingAt: oldest };
     for (const r of queued) {
       if (active.size >= maxInFlight) break;
       if (!active.has(r.requestId)) run(r);
@@ -294,5 +321,6 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
       await Promise.allSettled([...active.values()]);
     },
     inFlight: () => active.size,
+    progress: () => ({ progressAt, ...depth, queueDepth: Math.max(depth.queueDepth, active.size) }),
   };
 }

@@ -1,10 +1,10 @@
 /** Market data (seed §4A, 6 endpoints): config, symbols, quotes, K-lines, underlying quotes, corporate actions. */
 import type { FastifyPluginAsync } from 'fastify';
-import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
+import { NotFoundError, notListed, ValidationError } from '../../errors/app-error.ts';
 import { INTERVALS, INTERVAL_MS, type Interval, type Quote } from '../../marketdata/market-types.ts';
 import { listCandles } from '../../storage/candle-store.ts';
 import type { MarketConfigView, StockApiDeps, StockListing } from '../stock-deps.ts';
-import { candleView, quoteView } from '../quote-view.ts';
+import { candleView, quoteStale, quoteView, STALE_QUOTE_MS } from '../quote-view.ts';
 import { dataRenderer, JSON_UTF8, stockOk, stockOkText } from '../stock-envelope.ts';
 import { address, decimalOut, listOf, millis, pageOf, pageQueryProps, responses, symbolParam } from '../stock-schemas.ts';
 
@@ -14,9 +14,14 @@ const tokenContext = {
   properties: { address, decimals: { type: 'integer' }, totalSupply: decimalOut },
 } as const;
 
+const staleProp = {
+  type: 'boolean',
+  description: 'true when the quote is older than the executor fills against (EXECUTOR_QUOTE_MAX_AGE_MS, default 30 s): the market data stopped, and a market order would wait, then be rejected',
+} as const;
+
 export const quoteData = {
   type: 'object',
-  required: ['symbol', 'bid', 'ask', 'last', 'timestamp', 'marketStatus', 'token'],
+  required: ['symbol', 'bid', 'ask', 'last', 'timestamp', 'marketStatus', 'token', 'stale'],
   properties: {
     symbol: { type: 'string' },
     bid: decimalOut,
@@ -25,6 +30,7 @@ export const quoteData = {
     timestamp: millis,
     marketStatus: { type: 'string', enum: ['open', 'closed'] },
     token: tokenContext,
+    stale: staleProp,
   },
 } as const;
 
@@ -109,7 +115,7 @@ const corporateRow = {
 
 export function listingOf(deps: StockApiDeps, symbol: string): StockListing {
   const listing = deps.stocks.bySymbol(symbol) ?? deps.stocks.bySymbol(symbol.toUpperCase());
-  if (!listing) throw new NotFoundError('symbol');
+  if (!listing) throw new NotFoundError('symbol', { reason: notListed(symbol) });
   return listing;
 }
 
@@ -119,14 +125,17 @@ export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
   // A quote is read far more often than it changes: its data is rendered once per (quote, chain
   // snapshot, market status) by the schema's own serializer, and each request only wraps it.
   const renderQuoteData = dataRenderer(quoteData);
-  const renderedQuotes = new WeakMap<Quote, { cfg: MarketConfigView; open: boolean; json: string }>();
+  const renderedQuotes = new WeakMap<Quote, { cfg: MarketConfigView; open: boolean; stale: boolean; json: string }>();
+  const maxAgeMs = deps.quoteMaxAgeMs ?? STALE_QUOTE_MS;
 
   function quoteJson(listing: StockListing, quote: Quote, cfg: MarketConfigView): string {
-    const open = deps.calendar.isOpen(now());
+    const t = now();
+    const open = deps.calendar.isOpen(t);
+    const stale = quoteStale(quote, t, maxAgeMs);
     const hit = renderedQuotes.get(quote);
-    if (hit !== undefined && hit.cfg === cfg && hit.open === open) return hit.json;
-    const json = renderQuoteData(quoteView(listing, quote, cfg, open));
-    renderedQuotes.set(quote, { cfg, open, json });
+    if (hit !== undefined && hit.cfg === cfg && hit.open === open && hit.stale === stale) return hit.json;
+    const json = renderQuoteData(quoteView(listing, quote, cfg, open, stale));
+    renderedQuotes.set(quote, { cfg, open, stale, json });
     return json;
   }
 
@@ -211,7 +220,7 @@ export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
         params: symbolParam,
         response: responses({
           type: 'object',
-          required: ['symbol', 'underlying', 'exchange', 'price', 'timestamp', 'marketStatus'],
+          required: ['symbol', 'underlying', 'exchange', 'price', 'timestamp', 'marketStatus', 'stale'],
           properties: {
             symbol: { type: 'string' },
             underlying: { type: 'string' },
@@ -219,6 +228,7 @@ export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
             price: decimalOut,
             timestamp: millis,
             marketStatus: { type: 'string', enum: ['open', 'closed'] },
+            stale: staleProp,
           },
         }),
       },
@@ -227,13 +237,15 @@ export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
       const listing = listingOf(deps, req.params.symbol);
       const quote = deps.quotes.getQuote(listing.symbol);
       if (!quote) throw new NotFoundError('quote');
+      const t = now();
       return stockOk(req.id, {
         symbol: listing.symbol,
         underlying: listing.underlying,
         exchange: listing.exchange,
         price: quote.last,
         timestamp: quote.timestamp,
-        marketStatus: deps.calendar.isOpen(now()) ? 'open' : 'closed',
+        marketStatus: deps.calendar.isOpen(t) ? 'open' : 'closed',
+        stale: quoteStale(quote, t, maxAgeMs),
       });
     },
   );

@@ -5,7 +5,7 @@
  */
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Address, Hex } from 'viem';
-import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
+import { NotFoundError, notListed, ValidationError } from '../../errors/app-error.ts';
 import { formatDecimal, parseDecimal, rescale } from '../../lib/decimal.ts';
 import { TX_HASH_PATTERN, UINT_PATTERN } from '../../http/schema-patterns.ts';
 import { isBoundWallet } from '../../auth/api-key-model.ts';
@@ -15,6 +15,7 @@ import { getTxRecord } from '../store/tx-record-store.ts';
 import { buyLock, lowerAddress, parseOrder, type OrderBody, type OrderIntent } from '../order-request.ts';
 import { MUSD_DECIMALS } from '../stock-units.ts';
 import { orderSchema, orderView } from '../order-view.ts';
+import { loadCloseReasons } from '../store/order-reason-store.ts';
 import { cancelCalldata, orderCalldata, orderWithDepositCalldata } from '../router-calldata.ts';
 import type { StockApiDeps } from '../stock-deps.ts';
 import { JSON_UTF8, stockOk, stockOkText } from '../stock-envelope.ts';
@@ -310,7 +311,7 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
       let stockAddress: string | undefined;
       if (req.query.symbol !== undefined) {
         const s = deps.stocks.bySymbol(req.query.symbol.toUpperCase());
-        if (!s) throw new ValidationError('symbol', 'unknown symbol');
+        if (!s) throw new ValidationError('symbol', notListed(req.query.symbol));
         stockAddress = s.address.toLowerCase();
       }
       let status: OrderStatus | undefined;
@@ -329,7 +330,8 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
         offset,
         limit,
       });
-      const rows = await Promise.all(page.rows.map(async (o) => orderView(o, await listOrderFills(deps.db, o.orderId), deps.stocks)));
+      const reasons = await loadCloseReasons(deps.db, page.rows);
+      const rows = await Promise.all(page.rows.map(async (o) => orderView(o, await listOrderFills(deps.db, o.orderId), deps.stocks, reasons.get(o.orderId) ?? null)));
       return stockOk(req.id, { total: page.total, rows });
     },
   );
@@ -351,7 +353,8 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
       const recordedByKey = all.length > 0 && (await getTxRecord(deps.db, txHash))?.apiKey === key.apiKey;
       const orders = recordedByKey ? all : all.filter((o) => isBoundWallet(key, o.userAddress));
       if (orders.length === 0) throw new NotFoundError('order');
-      return stockOk(req.id, await Promise.all(orders.map(async (o) => orderView(o, await listOrderFills(deps.db, o.orderId), deps.stocks))));
+      const reasons = await loadCloseReasons(deps.db, orders);
+      return stockOk(req.id, await Promise.all(orders.map(async (o) => orderView(o, await listOrderFills(deps.db, o.orderId), deps.stocks, reasons.get(o.orderId) ?? null))));
     },
   );
 
@@ -366,7 +369,8 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
     { schema: { tags: ['orders'], summary: 'Order detail, open or historical', params: orderIdParam, response: responses(orderSchema) } },
     async (req) => {
       const order = await readableOrder(req.params.orderId, req.apiKey!);
-      return stockOk(req.id, orderView(order, await listOrderFills(deps.db, order.orderId), deps.stocks));
+      const [fills, reasons] = await Promise.all([listOrderFills(deps.db, order.orderId), loadCloseReasons(deps.db, [order])]);
+      return stockOk(req.id, orderView(order, fills, deps.stocks, reasons.get(order.orderId) ?? null));
     },
   );
 

@@ -3,6 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Address } from 'viem';
 import { formatDecimal, mulDiv, parseDecimal } from '../../lib/decimal.ts';
 import type { AccountView, StockApiDeps } from '../stock-deps.ts';
+import { quoteStale, STALE_QUOTE_MS } from '../quote-view.ts';
 import { stockOk } from '../stock-envelope.ts';
 import { address, decimalOut, millis, responses, userParam } from '../stock-schemas.ts';
 import { MUSD_DECIMALS } from '../stock-units.ts';
@@ -41,6 +42,8 @@ const positionRow = {
     walletQuantity: decimalOut,
     lastPrice: decimalOut,
     marketValue: { ...decimalOut, description: 'quantity × lastPrice, USD' },
+    lastPriceTime: { type: ['integer', 'null'], description: 'the time of the quote lastPrice comes from (ms); null without a quote' },
+    lastPriceStale: { type: 'boolean', description: 'true when there is no quote or it is stale (as `GET prices/{symbol}` says)' },
   },
 } as const;
 
@@ -144,7 +147,8 @@ export const portfolioRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async
         const locked = b.lockedExchangeBalance;
         const qty = wallet + exchange + locked;
         if (qty === 0n) continue;
-        const last = deps.quotes.getQuote(s.symbol)?.last ?? '0';
+        const quote = deps.quotes.getQuote(s.symbol);
+        const last = quote?.last ?? '0';
         const lastScaled = parseDecimal(last, { field: 'last', decimals: MUSD_DECIMALS, positive: false });
         rows.push({
           symbol: s.symbol,
@@ -155,6 +159,8 @@ export const portfolioRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async
           walletQuantity: formatDecimal(wallet, STOCK_DECIMALS),
           lastPrice: last,
           marketValue: formatDecimal(mulDiv(qty, lastScaled, 10n ** BigInt(STOCK_DECIMALS)), MUSD_DECIMALS),
+          lastPriceTime: quote?.timestamp ?? null,
+          lastPriceStale: quote === undefined || quoteStale(quote, (deps.now ?? Date.now)(), deps.quoteMaxAgeMs ?? STALE_QUOTE_MS),
         });
       }
       return stockOk(req.id, rows);

@@ -35,7 +35,7 @@ import { balanceView } from '../balance-view.ts';
 import type { StockIndexChange } from '../indexer/stock-indexer.ts';
 import { cashOperationView, stockOperationView } from '../operation-views.ts';
 import { orderView } from '../order-view.ts';
-import { candleView, quoteView } from '../quote-view.ts';
+import { candleView, quoteStale, quoteView, STALE_QUOTE_MS } from '../quote-view.ts';
 import type { MarketConfigView, StockChainReader, StockDirectory, StockListing } from '../stock-deps.ts';
 import {
   listCashOperationsForApiKey,
@@ -48,6 +48,7 @@ import {
   type StockOperationRecord,
 } from '../store/stock-operation-store.ts';
 import { listFillsOfOrders, listLiveOrders, listOrdersForApiKey, listOrderWallets, loadOrderStates, type OrderRecord } from '../store/stock-order-store.ts';
+import { loadCloseReasons } from '../store/order-reason-store.ts';
 import { listTxRecorders } from '../store/tx-record-store.ts';
 import { keySubject, RECENT_OPERATIONS } from './stock-stream-channels.ts';
 
@@ -70,6 +71,8 @@ export interface StockStreamTaskOptions {
   quoteMs?: number;
   /** Default 1 000 ms. */
   candleMs?: number;
+  /** A quote older than this is published `stale: true` (the executor's quote max age). Default 30 000 ms. */
+  quoteMaxAgeMs?: number;
   /** How often the keys are listed (a new key, a key bound to a new wallet). Default 1 000 ms. */
   keysMs?: number;
   /** How often the transactions waiting for a recording are looked up. Default 250 ms. */
@@ -135,6 +138,7 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
   const now = opts.now ?? Date.now;
   const retryMs = opts.retryMs ?? 500;
   const recordWaitMs = opts.recordWaitMs ?? 60_000;
+  const quoteMaxAgeMs = opts.quoteMaxAgeMs ?? STALE_QUOTE_MS;
   const lastQuote = new Map<string, string>();
   const lastCandle = new Map<string, { openTime: number; json: string }>();
   /** `<subject> <o|c|s|b>:<id>` → the JSON last published (insertion order = age). */
@@ -207,7 +211,9 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
   let quoteCfg: MarketConfigView | undefined;
 
   function quoteUpdate(listing: StockListing, q: Quote, cfg: MarketConfigView, open: boolean): PublishedUpdate | undefined {
-    const view = quoteView(listing, q, cfg, open);
+    // Read every quoteMs even without a new quote: a quote that turns stale is published again,
+    // `stale: true`, so a subscriber learns that the feed stopped without a frame of its own.
+    const view = quoteView(listing, q, cfg, open, quoteStale(q, now(), quoteMaxAgeMs));
     // The market's status and the token's supply are part of the quote too.
     const json = JSON.stringify(view);
     if (lastQuote.get(listing.symbol) === json) return undefined;
@@ -277,8 +283,8 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
   }
 
   async function orderViews(orders: readonly OrderRecord[]) {
-    const fills = await listFillsOfOrders(db, orders.map((o) => o.orderId));
-    return orders.map((o) => orderView(o, fills.get(o.orderId) ?? [], stocks));
+    const [fills, reasons] = await Promise.all([listFillsOfOrders(db, orders.map((o) => o.orderId)), loadCloseReasons(db, orders)]);
+    return orders.map((o) => orderView(o, fills.get(o.orderId) ?? [], stocks, reasons.get(o.orderId) ?? null));
   }
 
   /** Views of operations, oldest change first (the order they changed in, as far as the rows tell). */

@@ -9,7 +9,7 @@ import type { MatchPlan } from '../matching/match-plan.ts';
 import { admits, postTradeFree } from '../risk/admission.ts';
 import { reservePerLot } from '../risk/margin.ts';
 import { imrFor } from '../risk/margin-rates.ts';
-import { limitOutsideBand, markStale, marketLimit } from '../risk/price-band.ts';
+import { bandEdges, limitOutsideBand, markStale, marketLimit } from '../risk/price-band.ts';
 import { EngineOrder } from '../state/entities.ts';
 import { reject, type EngineState } from '../state/engine-state.ts';
 import { accountOf, checkBase, isRejected, isSafeNonNegInt } from '../state/validate.ts';
@@ -68,7 +68,12 @@ export function placeOrderCommand(s: EngineState, plan: MatchPlan, cmd: PlaceOrd
   } else {
     if (typeof price !== 'number' || !Number.isSafeInteger(price)) return reject('INVALID', 'priceTicks: an integer number of ticks');
     if (price <= 0 || price > spec.maxPriceTicks) return reject('PRICE_OUT_OF_RANGE', `priceTicks: between 1 and ${spec.maxPriceTicks}`);
-    if (type === 'LIMIT' && limitOutsideBand(inst, side, price)) return reject('PRICE_OUT_OF_RANGE', `priceTicks: crosses beyond the ${spec.priceBandPpm} ppm band around the mark`);
+    if (type === 'LIMIT' && limitOutsideBand(inst, side, price)) {
+      const edges = bandEdges(inst)!;
+      return reject('PRICE_OUT_OF_RANGE', `priceTicks: ${price} crosses beyond the ${spec.priceBandPpm} ppm band [${edges.low}, ${edges.high}] around the mark ${inst.markTicks}`, {
+        priceBand: { side, priceTicks: price, lowTicks: edges.low, highTicks: edges.high, markTicks: inst.markTicks, bandPpm: spec.priceBandPpm },
+      });
+    }
     worst = price;
   }
   if (cmd.expiresAtMs !== undefined && cmd.expiresAtMs !== null) {

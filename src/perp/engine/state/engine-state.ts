@@ -6,7 +6,7 @@
  * The emit helpers and the bookkeeping every rule shares (creating accounts and positions, linking
  * an order into its account's list, taking an order off the book) are here; rules are not.
  */
-import type { BalanceReason, DoneReason, EngineEvent, OrderOutcome, Rejected } from '../engine-types.ts';
+import type { BalanceReason, DoneReason, EngineEvent, OrderOutcome, Rejected, RejectDetail } from '../engine-types.ts';
 import type { InstrumentSpec } from '../instruments.ts';
 import type { RejectCode } from '../result-codes.ts';
 import { Account, Instrument, Position, type EngineOrder } from './entities.ts';
@@ -44,8 +44,8 @@ export interface LpHolding {
 /** An event as a rule writes it: seq, ts and commandId are stamped by `emit`. */
 export type EventInput = EngineEvent extends infer E ? (E extends EngineEvent ? Omit<E, 'seq' | 'ts' | 'commandId'> : never) : never;
 
-export function reject(code: RejectCode, message: string): Rejected {
-  return { ok: false, code, message, events: [] };
+export function reject(code: RejectCode, message: string, detail?: RejectDetail): Rejected {
+  return detail === undefined ? { ok: false, code, message, events: [] } : { ok: false, code, message, events: [], detail };
 }
 
 export class EngineState {
