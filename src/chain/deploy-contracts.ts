@@ -26,7 +26,7 @@ import {
   stockRouterBytecode,
 } from './abi/generated/index.ts';
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
-import type { ContractAddresses, DeploymentRecord, VenueDeployment } from './deployment-file.ts';
+import type { ContractAddresses, Deployment, DeploymentContracts, DeploymentRecord, StockVenueDeployment, VenueDeployment } from './deployment-file.ts';
 
 /** What the chain needs to list a stock: its token's symbol and name (the caller's catalog has more). */
 export interface StockListing {
@@ -34,33 +34,8 @@ export interface StockListing {
   name: string;
 }
 
-// A type, not an interface: it must fit the record's generic address map.
-export type DeploymentContracts = {
-  stockRouter: Address;
-  oneClickRouter: Address;
-  cashier: Address;
-  cashToken: Address;
-  accountLens: Address;
-  /** Stock token per symbol (`AAPL` → 0x…). */
-  stocks: Record<string, Address>;
-};
-
-/** The stock venue's section of the deployment record. */
-export type StockVenueDeployment = VenueDeployment<DeploymentContracts>;
-
-/** The stock venue as the roles use it: its section with the chain id beside it. */
-export interface Deployment {
-  chainId: number;
-  /** Block of the last deployment transaction, decimal string. */
-  blockNumber: string;
-  /** Block of the first deployment transaction, decimal string (see VenueDeployment). */
-  firstBlockNumber?: string;
-  /** When the deployment finished, ms since the epoch. */
-  deployedAt: number;
-  /** Deployer, owner and operator. */
-  operator: Address;
-  contracts: DeploymentContracts;
-}
+// The stock venue's shapes live with the record they are read from and written to.
+export type { Deployment, DeploymentContracts, StockVenueDeployment } from './deployment-file.ts';
 
 /** Overrides of the demo configuration; amounts are bigint in the units named. */
 export interface DeployStackOptions {

@@ -13,11 +13,38 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isAddress, type Address } from 'viem';
 import { AppError } from '../errors/app-error.ts';
-import type { Deployment } from './deploy-contracts.ts';
 
 /** Contract addresses by name; a group (the stock tokens by symbol) nests one level or more. */
 export interface ContractAddresses {
   [name: string]: Address | ContractAddresses;
+}
+
+// A type, not an interface: it must fit the record's generic address map.
+export type DeploymentContracts = {
+  stockRouter: Address;
+  oneClickRouter: Address;
+  cashier: Address;
+  cashToken: Address;
+  accountLens: Address;
+  /** Stock token per symbol (`AAPL` → 0x…). */
+  stocks: Record<string, Address>;
+};
+
+/** The stock venue's section of the deployment record. */
+export type StockVenueDeployment = VenueDeployment<DeploymentContracts>;
+
+/** The stock venue as the roles use it: its section with the chain id beside it. */
+export interface Deployment {
+  chainId: number;
+  /** Block of the last deployment transaction, decimal string. */
+  blockNumber: string;
+  /** Block of the first deployment transaction, decimal string (see VenueDeployment). */
+  firstBlockNumber?: string;
+  /** When the deployment finished, ms since the epoch. */
+  deployedAt: number;
+  /** Deployer, owner and operator. */
+  operator: Address;
+  contracts: DeploymentContracts;
 }
 
 /** One venue's section: when and by whom its contracts were deployed, and where they are. */

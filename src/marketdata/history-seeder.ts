@@ -12,12 +12,11 @@ import type { DbExecutor } from '../storage/database.ts';
 import { latestCandle, listCandles, upsertCandles } from '../storage/candle-store.ts';
 import { getMeta, setMeta } from '../storage/meta-store.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { Candle } from './market-types.ts';
+import type { Candle, PricePin } from './market-types.ts';
 import { openFor, type SymbolSpec } from './symbol-catalog.ts';
 import { bucketStart, compareDecimal, rollupAll } from './candle-aggregator.ts';
 import { createGbmSource, type MarketDataSource, type PathEvent } from './gbm-source.ts';
 import type { MarketCalendar } from './market-calendar.ts';
-import type { PricePin } from './price-pins.ts';
 
 export const HISTORY_META_KEY = 'marketdata.history';
 export const DEFAULT_HISTORY_DAYS = 30;

@@ -28,3 +28,10 @@ export type Quote = QuoteRecord;
 export interface QuoteReader {
   getQuote(symbol: string): Quote | undefined;
 }
+
+/** A pin in force (price-pins.ts): the simulator quotes `price` (two decimals) for `symbol` since `setAt` (ms). */
+export interface PricePin {
+  symbol: string;
+  price: string;
+  setAt: number;
+}

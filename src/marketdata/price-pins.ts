@@ -18,18 +18,15 @@ import { getQuote } from '../storage/quote-store.ts';
 import { SIMULATED_SYMBOLS, type SymbolSpec } from './symbol-catalog.ts';
 import { HISTORY_META_KEY } from './history-seeder.ts';
 import { centsToString } from './gbm-source.ts';
+import type { PricePin } from './market-types.ts';
 
 export const PRICE_PIN_KEY_PREFIX = 'marketdata.pin.';
 
 /** The name the built-in simulator gives its history (`MarketDataSource.name` of gbm-source.ts). */
 const SIMULATOR_SOURCE = 'gbm';
 
-/** A pin in force: the simulator quotes `price` (two decimals) for `symbol` since `setAt` (ms). */
-export interface PricePin {
-  symbol: string;
-  price: string;
-  setAt: number;
-}
+// The shape lives with the market-data types, which the history seeder imports too.
+export type { PricePin } from './market-types.ts';
 
 /** The cap keeps a price in whole cents far inside the exact range of a JS number. */
 const MAX_PRICE_CENTS = 100_000_000_000_000n; // 1 000 000 000 000.00
