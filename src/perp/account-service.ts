@@ -8,7 +8,7 @@ import { NotFoundError, notListed } from '../errors/app-error.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
 import type { Db } from '../storage/database.ts';
 import type { InstrumentSpec } from './engine/instruments.ts';
-import { walletOf } from './order-service.ts';
+import { walletOf } from './venue-calls.ts';
 import type { PerpVenue } from './perp-venue.ts';
 import { accountBody, fillBody, openOrderBody, orderBody, positionBody, transactionBody, usd, type AccountBody, type PositionBody } from './perp-views.ts';
 import type { PerpEngine } from './engine/perp-engine.ts';

@@ -19,8 +19,8 @@ import { formatDecimal, parseDecimal } from '../lib/decimal.ts';
 import type { Db } from '../storage/database.ts';
 import type { AddLiquidityCommand, LiquidityAccepted, RemoveLiquidityCommand } from './engine/engine-types.ts';
 import { COLLATERAL_DECIMALS } from './engine/instruments.ts';
-import { commandIdFor, submitOnce, type SubmitOnceDeps } from './idempotency.ts';
-import { engineError, walletOf } from './order-service.ts';
+import { commandIdFor, submitOnce } from './idempotency.ts';
+import { engineError, readYourWrites, walletOf } from './venue-calls.ts';
 import type { PerpVenue } from './perp-venue.ts';
 import { usd } from './perp-views.ts';
 import { listInsuranceMoves, listLiquidityMoves, type InsuranceMoveRecord, type LiquidityMoveRecord } from './store/liquidity-store.ts';
@@ -161,12 +161,7 @@ export function createLiquidityService(opts: { db: Db; venue: PerpVenue; lockupM
   const now = opts.now ?? Date.now;
   const lockupMs = opts.lockupMs ?? DEFAULT_LP_LOCKUP_MS;
 
-  const submit: PerpVenue['gateway']['submit'] = async (cmd) => {
-    const r = await venue.gateway.submit(cmd);
-    await venue.caughtUp?.(r.journalSeq);
-    return r;
-  };
-  const once: SubmitOnceDeps = { db, submit, ...(venue.caughtUp ? { caughtUp: (seq: number | null) => venue.caughtUp!(seq) } : {}) };
+  const { submit, once } = readYourWrites(db, venue);
 
   const moved = (action: 'ADD' | 'REMOVE', r: LiquidityAccepted, appliedAt: number): LiquidityMoveBody => ({
     action,

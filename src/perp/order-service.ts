@@ -13,12 +13,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Address } from 'viem';
-import { AppError, ConflictError, ForbiddenError, NotFoundError, notListed, RejectedError, StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
+import { AppError, ConflictError, NotFoundError, notListed, RejectedError, StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
 import type { Db } from '../storage/database.ts';
 import type { TypedDataDomain } from '../chain/typed-data.ts';
 import { parseDecimal } from '../lib/decimal.ts';
-import { decimalToSteps, stepsToDecimal, COLLATERAL_DECIMALS, type InstrumentSpec } from './engine/instruments.ts';
+import { decimalToSteps, COLLATERAL_DECIMALS, type InstrumentSpec } from './engine/instruments.ts';
 import type {
   AdjustMarginCommand,
   CancelAllAfterCommand,
@@ -33,16 +33,14 @@ import type {
   OrderView,
   PlaceOrderAccepted,
   PlaceOrderCommand,
-  RejectDetail,
   SetLeverageCommand,
   Side,
   TimeInForce,
 } from './engine/engine-types.ts';
-import { commandIdFor, submitOnce, unknownOutcomeData, type SubmitOnceDeps } from './idempotency.ts';
+import { commandIdFor, submitOnce, unknownOutcomeData } from './idempotency.ts';
+import { engineError, readYourWrites, walletOf } from './venue-calls.ts';
 import { orderType, type OrderMessage } from './order-typed-data.ts';
-import { isRejectCode } from './engine/result-codes.ts';
 import { MAX_CANCEL_AFTER_MS, MIN_CANCEL_AFTER_MS } from './engine/perp-engine.ts';
-import { PERP_ERROR_CODES, type PerpRejection } from './perp-error-codes.ts';
 import { createOrderNonceClaimer } from './store/order-nonce-store.ts';
 import { assertSessionSigner } from './one-click-service.ts';
 import { getOrder, listTrades } from './store/perp-history-store.ts';
@@ -107,50 +105,6 @@ export interface OrderService {
   cancelAllAfter(caller: AuthKey, input: { timeoutMs: number }, idempotencyKey?: string): Promise<CancelAllAfterBody>;
 }
 
-/** The wallet a key trades for: keys a wallet created are bound to it. */
-export function walletOf(caller: AuthKey): string {
-  if (caller.userAddress === null) throw new ForbiddenError('this API key is bound to no wallet, so it cannot trade');
-  return caller.userAddress.toLowerCase();
-}
-
-/**
- * The API's error for an engine refusal, through the one result-code table: parameter and not-found
- * codes become their AppErrors, every trading code a RejectedError under its own name. The engine
- * speaks ticks, lots and micro-USD: the client gets the table's words, the log the engine's.
- * `unknownAccount` says what an account without a deposit means where it is not a refusal of its own.
- */
-export function engineError(r: { code: string; message: string; detail?: RejectDetail }, unknownAccount: PerpRejection = 'INSUFFICIENT_MARGIN', spec?: InstrumentSpec): AppError {
-  if (r.code === 'PRICE_OUT_OF_RANGE' && r.detail?.priceBand !== undefined && spec !== undefined) {
-    return new RejectedError('PRICE_OUT_OF_RANGE', priceBandMessage(spec, r.detail.priceBand), { detail: { engine: r.message } });
-  }
-  switch (r.code) {
-    case 'INVALID':
-      return new ValidationError('request', r.message);
-    case 'UNKNOWN_SYMBOL':
-      return new NotFoundError('symbol');
-    case 'ORDER_NOT_FOUND':
-      return new NotFoundError('order');
-  }
-  const rejection = r.code === 'UNKNOWN_ACCOUNT' ? unknownAccount : r.code;
-  if (isRejectCode(r.code) && Object.prototype.hasOwnProperty.call(PERP_ERROR_CODES, rejection)) {
-    return new RejectedError(rejection, PERP_ERROR_CODES[rejection as PerpRejection].meaning, { detail: { engine: r.message } });
-  }
-  return new AppError('INTERNAL', `perp engine: unexpected answer ${r.code}`, { detail: { engine: r.message } });
-}
-
-/**
- * Which edge of the band a limit price crossed, with the band in prices (docs/perp-risk.md "Price
- * bands"): `price: 211 is above the price band: a BUY is accepted up to 210 (the band is 190 to 210,
- * the mark 200 ± 5 %)`.
- */
-export function priceBandMessage(spec: InstrumentSpec, b: NonNullable<RejectDetail['priceBand']>): string {
-  const p = (ticks: number) => priceOf(spec, ticks);
-  const band = `the band is ${p(b.lowTicks)} to ${p(b.highTicks)}, the mark ${p(b.markTicks)} ± ${stepsToDecimal(b.bandPpm, '0.0001')} %`;
-  return b.side === 'BUY'
-    ? `price: ${p(b.priceTicks)} is above the price band: a BUY is accepted up to ${p(b.highTicks)} (${band})`
-    : `price: ${p(b.priceTicks)} is below the price band: a SELL is accepted down to ${p(b.lowTicks)} (${band})`;
-}
-
 /** An order id as the API shows it (a decimal string); anything else names no order. */
 function parseOrderId(raw: string): number {
   if (!/^[1-9][0-9]{0,15}$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new NotFoundError('order');
@@ -161,13 +115,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
   const { db, venue, domain } = opts;
   const now = opts.now ?? Date.now;
 
-  /** Submits, and answers once the engine state this service reads shows the command. */
-  const submit: PerpVenue['gateway']['submit'] = async (cmd) => {
-    const r = await venue.gateway.submit(cmd);
-    await venue.caughtUp?.(r.journalSeq);
-    return r;
-  };
-  const once: SubmitOnceDeps = { db, submit, ...(venue.caughtUp ? { caughtUp: (seq: number | null) => venue.caughtUp!(seq) } : {}) };
+  const { submit, once } = readYourWrites(db, venue);
   // Used nonces are written in group commits (one transaction for the orders of a turn), and rows
   // a day past their order's expiry are pruned, as the single claims did.
   const nonces = createOrderNonceClaimer(db, { retentionMs: 24 * 60 * 60_000, now });

@@ -26,7 +26,7 @@ import { toChainError, type ChainPublicClient } from '../chain/chain-client.ts';
 import { formatDecimal, parseDecimal } from '../lib/decimal.ts';
 import type { Db } from '../storage/database.ts';
 import { COLLATERAL_DECIMALS } from './engine/instruments.ts';
-import { walletOf } from './order-service.ts';
+import { walletOf } from './venue-calls.ts';
 import {
   getVaultTransaction,
   insertVaultTransaction,

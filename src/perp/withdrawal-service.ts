@@ -32,7 +32,7 @@ import { parseDecimal } from '../lib/decimal.ts';
 import type { Db } from '../storage/database.ts';
 import { COLLATERAL_DECIMALS } from './engine/instruments.ts';
 import type { RequestWithdrawalCommand, WithdrawalAccepted } from './engine/engine-types.ts';
-import { engineError, walletOf } from './order-service.ts';
+import { engineError, walletOf } from './venue-calls.ts';
 import type { PerpVenue } from './perp-venue.ts';
 import { usd } from './perp-views.ts';
 import type { SequencedResult } from './sequencer/engine-sequencer.ts';

@@ -7,7 +7,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AuthKey } from '../../auth/api-key-service.ts';
 import type { DbExecutor } from '../../storage/database.ts';
-import { walletOf } from '../order-service.ts';
+import { walletOf } from '../venue-calls.ts';
 import { perpOk } from '../perp-envelope.ts';
 import { millis, responses } from '../perp-schemas.ts';
 import { accountProof } from '../reserves/proof-service.ts';

@@ -14,7 +14,7 @@ import { attachStreamEndpoint, type StreamEndpoint, type StreamLimits } from '..
 import type { StreamHub } from '../../streams/stream-hub.ts';
 import { createPerpSignatureCheck } from '../perp-auth-hook.ts';
 import { PERP_ERROR_CODES, perpErrorOf } from '../perp-error-codes.ts';
-import { walletOf } from '../order-service.ts';
+import { walletOf } from '../venue-calls.ts';
 import { perpChannels } from './perp-stream-channels.ts';
 
 export const PERP_WS_PATH = '/v4/public/ws';
