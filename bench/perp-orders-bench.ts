@@ -318,7 +318,6 @@ export async function runPerpOrdersBench(
     // Pre-signed: each order's signature is the wallet's work, done before the clock starts.
     const warm = Math.min(200, Math.floor(orders / 10));
     const signed = await signOrders(wallets, orders + warm);
-    const pathOf = '/v4/public/trader/orders';
     let failures = 0;
     let latency = { p50: 0, p99: 0 };
     /**
@@ -339,23 +338,7 @@ export async function runPerpOrdersBench(
             connections: Math.max(1, Math.floor(connections / targets.length)),
             amount: Math.min(share, list.length - t * share),
             requests: [
-              {
-                setupRequest: (req: Record<string, unknown>) => {
-                  const o = list[next++];
-                  const key = ready.keys[o.wallet];
-                  const ts = String(Date.now());
-                  return {
-                    ...req, method: 'POST', path: pathOf, body: o.body,
-                    headers: {
-                      'content-type': 'application/json', 'X-Api-Key': key.apiKey, 'X-Api-Ts': ts, 'X-Chain-Id': String(CHAIN_ID),
-                      'X-Api-Sign': signPerp(key.apiSecret, { ts, method: 'POST', requestPath: pathOf, body: o.body }),
-                    },
-                  };
-                },
-                onResponse: (status: number, body: string) => {
-                  if (status !== 200 || (JSON.parse(body) as { code: number }).code !== 0) refused++;
-                },
-              },
+              signedOrderRequest(() => list[next++], ready.keys, () => refused++),
             ],
           }),
         ),
@@ -480,9 +463,33 @@ export async function runPerpOrdersBench(
   }
 }
 
+/**
+ * One autocannon request that takes the next order from `take` and HMAC-signs it as it leaves (the
+ * timestamp is checked against a window); `refused` hears every answer that is not code 0.
+ */
+function signedOrderRequest(take: () => SignedOrder, keys: Ready['keys'], refused: () => void) {
+  const pathOf = '/v4/public/trader/orders';
+  return {
+    setupRequest: (req: Record<string, unknown>) => {
+      const o = take();
+      const key = keys[o.wallet];
+      const ts = String(Date.now());
+      return {
+        ...req, method: 'POST', path: pathOf, body: o.body,
+        headers: {
+          'content-type': 'application/json', 'X-Api-Key': key.apiKey, 'X-Api-Ts': ts, 'X-Chain-Id': String(CHAIN_ID),
+          'X-Api-Sign': signPerp(key.apiSecret, { ts, method: 'POST', requestPath: pathOf, body: o.body }),
+        },
+      };
+    },
+    onResponse: (status: number, body: string) => {
+      if (status !== 200 || (JSON.parse(body) as { code: number }).code !== 0) refused();
+    },
+  };
+}
+
 /** Sends `list` to one server through autocannon, each request HMAC-signed as it leaves; answers the seconds and the refused. */
 async function sendOrders(list: SignedOrder[], url: string, keys: Ready['keys'], connections: number): Promise<{ seconds: number; refused: number }> {
-  const pathOf = '/v4/public/trader/orders';
   let next = 0;
   let refused = 0;
   const t0 = process.hrtime.bigint();
@@ -491,23 +498,7 @@ async function sendOrders(list: SignedOrder[], url: string, keys: Ready['keys'],
     connections,
     amount: list.length,
     requests: [
-      {
-        setupRequest: (req: Record<string, unknown>) => {
-          const o = list[next++];
-          const key = keys[o.wallet];
-          const ts = String(Date.now());
-          return {
-            ...req, method: 'POST', path: pathOf, body: o.body,
-            headers: {
-              'content-type': 'application/json', 'X-Api-Key': key.apiKey, 'X-Api-Ts': ts, 'X-Chain-Id': String(CHAIN_ID),
-              'X-Api-Sign': signPerp(key.apiSecret, { ts, method: 'POST', requestPath: pathOf, body: o.body }),
-            },
-          };
-        },
-        onResponse: (status: number, body: string) => {
-          if (status !== 200 || (JSON.parse(body) as { code: number }).code !== 0) refused++;
-        },
-      },
+      signedOrderRequest(() => list[next++], keys, () => refused++),
     ],
   });
   return { seconds: Number(process.hrtime.bigint() - t0) / 1e9, refused: refused + r.errors };
