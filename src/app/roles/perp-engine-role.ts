@@ -173,7 +173,6 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     // Readiness (docs/operations.md): the engine progresses when its sequence moves (the mark task
     // submits at least every 10 s per instrument); the projector when it has caught up or written.
     let seen = { seq: -1, at: 0 };
-    stops.add(async () => untrackEngine());
     const untrackEngine = ctx.status.track('perp-engine', () => {
       const e = sequencer.engine;
       if (e.lastSeq !== seen.seq) seen = { seq: e.lastSeq, at: Date.now() };
@@ -187,11 +186,12 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
       }
       return { progressAt: seen.at, detail: { seq: e.lastSeq, indexAt: index }, subjects };
     });
-    stops.add(async () => untrackProjector());
+    stops.add(async () => untrackEngine());
     const untrackProjector = ctx.status.track('projector', () => {
       const lag = Math.max(0, sequencer.engine.lastSeq - projector.projectedSeq);
       return { progressAt: lag === 0 ? Date.now() : projector.writtenAt, detail: { projectedSeq: projector.projectedSeq, lag } };
     });
+    stops.add(async () => untrackProjector());
 
     ctx.perpVenue = { gateway, engine, blockInfo: () => indexedBlockInfo(db), readable: () => sequencer.readBarrier() };
     stops.add(async () => {
