@@ -1,6 +1,10 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
+  // The wire contract from its sources, as tsconfig.json's `paths` give it to tsc, tsx and esbuild:
+  // a change there is seen without rebuilding the package.
+  resolve: { alias: { '@tokex/contract': fileURLToPath(new URL('./packages/contract/src/index.ts', import.meta.url)) } },
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 60_000,

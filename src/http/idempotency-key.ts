@@ -4,12 +4,10 @@
  * (same request) from a reuse of the key for another request.
  */
 import { createHash } from 'node:crypto';
+import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY } from '@tokex/contract';
 import { ValidationError } from '../errors/app-error.ts';
 
-/** The request header (HTTP header names are case-insensitive; Node hands them over lower-case). */
-export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
-export const MAX_IDEMPOTENCY_KEY = 64;
-const KEY = /^[!-~]{1,64}$/;
+const KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 /** Field name of a malformed key in a refusal (the name schema validation gives it too). */
 const FIELD = 'idempotency-key';
 
@@ -27,20 +25,7 @@ export function idempotencyKeyOf(headers: Record<string, string | string[] | und
   return raw;
 }
 
-/** Whether `key` is a well-formed key (for callers that take one from elsewhere than a header). */
-export function isIdempotencyKey(key: string): boolean {
-  return KEY.test(key);
-}
-
-/** The headers schema of a route taking the key; `description` says what a reuse answers in that API. */
-export function idempotencyHeadersSchema(description: string) {
-  return {
-    type: 'object',
-    properties: {
-      [FIELD]: { type: 'string', minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY, pattern: '^[!-~]+$', description },
-    },
-  } as const;
-}
+export { IDEMPOTENCY_HEADER, IdempotencyHeaders as idempotencyHeadersSchema, isIdempotencyKey, MAX_IDEMPOTENCY_KEY } from '@tokex/contract';
 
 /** JSON text with every object's keys sorted: equal for equal values, whatever order they were built in. */
 export function canonicalJson(value: unknown): string {

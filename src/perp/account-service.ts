@@ -4,13 +4,14 @@
  * fills and money movements from the projected history; deposits and withdrawals from the perp
  * indexer's rows of the MarginVault's logs. Every list answers `{total, rows}` newest first.
  */
+import type { AccountAsset, AccountDeposit, AccountSummary, Page, Position } from '@tokex/contract';
 import { NotFoundError, notListed } from '../errors/app-error.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
 import type { Db } from '../storage/database.ts';
 import type { InstrumentSpec } from './engine/instruments.ts';
 import { walletOf } from './venue-calls.ts';
 import type { PerpVenue } from './perp-venue.ts';
-import { accountBody, fillBody, openOrderBody, orderBody, positionBody, transactionBody, usd, type AccountBody, type PositionBody } from './perp-views.ts';
+import { accountBody, fillBody, openOrderBody, orderBody, positionBody, transactionBody, usd } from './perp-views.ts';
 import type { PerpEngine } from './engine/perp-engine.ts';
 import type { AccountView } from './engine/engine-types.ts';
 import { listCollateralEventsPage, type CollateralEventKind } from './store/collateral-event-store.ts';
@@ -24,26 +25,21 @@ export interface ListQuery {
   endTime?: number;
 }
 
-export interface List<T> {
-  total: number;
-  rows: T[];
-}
-
 /** `GET account` of a wallet, as the engine holds it now (the stream's `account` too). */
-export function accountOf(engine: PerpEngine, wallet: string): AccountBody & { pendingWithdrawals: string } {
+export function accountOf(engine: PerpEngine, wallet: string): AccountSummary {
   const margin = engine.marginSummary(wallet);
   // Reserved for withdrawals not paid yet: already out of `balance` and `withdrawable`.
   return { ...accountBody(wallet, engine.getAccount(wallet), margin), pendingWithdrawals: usd(margin?.pendingWithdrawals ?? 0n) };
 }
 
 /** The wallet's open positions as `GET positions` lists them (the stream's `positions` too). */
-export function positionsOf(engine: PerpEngine, wallet: string, account: AccountView | undefined = engine.getAccount(wallet)): PositionBody[] {
+export function positionsOf(engine: PerpEngine, wallet: string, account: AccountView | undefined = engine.getAccount(wallet)): Position[] {
   if (account === undefined) return [];
   return account.positions.filter((p) => p.sizeLots !== 0).map((p) => positionOf(engine, account, p.symbol)!);
 }
 
 /** One position of an account; size "0" when it is closed (the stream says so, the list leaves it out). */
-export function positionOf(engine: PerpEngine, account: AccountView, symbol: string): PositionBody | undefined {
+export function positionOf(engine: PerpEngine, account: AccountView, symbol: string): Position | undefined {
   const spec = engine.instrument(symbol);
   if (spec === undefined) return undefined;
   const prices = engine.prices(symbol)!;
@@ -66,14 +62,14 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
   const checkSymbol = (symbol?: string) => {
     if (symbol !== undefined) spec(symbol);
   };
-  const page = <T>(all: T[], q: ListQuery): List<T> => ({ total: all.length, rows: all.slice(q.offset, q.offset + q.limit) });
+  const page = <T>(all: T[], q: ListQuery): Page<T> => ({ total: all.length, rows: all.slice(q.offset, q.offset + q.limit) });
 
   return {
-    account(caller: AuthKey): AccountBody & { pendingWithdrawals: string } {
+    account(caller: AuthKey): AccountSummary {
       return accountOf(venue.engine(), walletOf(caller));
     },
 
-    assets(caller: AuthKey) {
+    assets(caller: AuthKey): AccountAsset[] {
       const a = this.account(caller);
       return [
         {
@@ -130,7 +126,7 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
       return { total: r.total, rows: r.rows.map(transactionBody) };
     },
 
-    async movements(caller: AuthKey, kind: CollateralEventKind, q: ListQuery) {
+    async movements(caller: AuthKey, kind: CollateralEventKind, q: ListQuery): Promise<Page<AccountDeposit>> {
       const wallet = walletOf(caller);
       const r = await listCollateralEventsPage(db, { ...q, account: wallet, kind });
       return {

@@ -13,6 +13,7 @@
  * Shares are shown with 6 decimals, as USDC: the first addition into an empty pool mints one
  * micro-share per micro-USD, so a share starts at 1 USD and follows pool equity ÷ shares after.
  */
+import type { InsuranceFund, InsuranceMove, LiquidityHistoryRow, LiquidityMove, LiquidityPosition, Page } from '@tokex/contract';
 import { RejectedError, ValidationError, type AppError } from '../errors/app-error.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
 import { formatDecimal, parseDecimal } from '../lib/decimal.ts';
@@ -32,64 +33,6 @@ export const DEFAULT_LP_LOCKUP_MS = 4 * 86_400_000;
 
 export const sharesOf = (microShares: bigint): string => formatDecimal(microShares, SHARE_DECIMALS);
 
-export interface LiquidityMoveBody {
-  action: 'ADD' | 'REMOVE';
-  /** USD moved into (ADD) or out of (REMOVE) the pool. */
-  amount: string;
-  /** Shares minted (ADD) or burned (REMOVE). */
-  shares: string;
-  /** Until when the holder's shares are locked (ms). */
-  lockedUntil: number;
-  /** When the move was applied (ms): the first request's time on a retry. */
-  ts: number;
-}
-
-export interface LiquidityPositionBody {
-  shares: string;
-  /** shares × pool equity ÷ total shares, rounded down (USD). */
-  value: string;
-  /** USD added minus USD removed. */
-  netDeposited: string;
-  /** value − netDeposited. */
-  pnl: string;
-  /** Until when the shares are locked (ms); null without shares. */
-  lockedUntil: number | null;
-  poolEquity: string;
-  totalShares: string;
-}
-
-export interface LiquidityHistoryRow {
-  id: string;
-  action: 'ADD' | 'REMOVE';
-  amount: string;
-  shares: string;
-  holderShares: string;
-  totalShares: string;
-  poolEquity: string;
-  lockedUntil: number;
-  ts: number;
-}
-
-export interface InsuranceMoveRow {
-  id: string;
-  reason: 'liquidationFee' | 'badDebt';
-  account: string;
-  /** Signed USD: positive into the fund. */
-  delta: string;
-  balance: string;
-  ts: number;
-}
-
-export interface InsuranceFundBody {
-  balance: string;
-  feesReceived: string;
-  badDebtPaid: string;
-  /** How many accounts have bad debt not yet resolved (withdrawals pause while any do). */
-  openBadDebt: number;
-  openBadDebtAccounts: string[];
-  movements: { total: number; rows: InsuranceMoveRow[] };
-}
-
 export interface LiquidityListQuery {
   offset: number;
   limit: number;
@@ -98,11 +41,11 @@ export interface LiquidityListQuery {
 }
 
 export interface LiquidityService {
-  add(caller: AuthKey, input: { amount: string }, idempotencyKey?: string): Promise<LiquidityMoveBody>;
-  remove(caller: AuthKey, input: { shares: string }, idempotencyKey?: string): Promise<LiquidityMoveBody>;
-  positions(caller: AuthKey): LiquidityPositionBody;
-  history(caller: AuthKey, q: LiquidityListQuery): Promise<{ total: number; rows: LiquidityHistoryRow[] }>;
-  insuranceFund(q: LiquidityListQuery): Promise<InsuranceFundBody>;
+  add(caller: AuthKey, input: { amount: string }, idempotencyKey?: string): Promise<LiquidityMove>;
+  remove(caller: AuthKey, input: { shares: string }, idempotencyKey?: string): Promise<LiquidityMove>;
+  positions(caller: AuthKey): LiquidityPosition;
+  history(caller: AuthKey, q: LiquidityListQuery): Promise<Page<LiquidityHistoryRow>>;
+  insuranceFund(q: LiquidityListQuery): Promise<InsuranceFund>;
 }
 
 export function liquidityHistoryRow(m: LiquidityMoveRecord): LiquidityHistoryRow {
@@ -112,7 +55,7 @@ export function liquidityHistoryRow(m: LiquidityMoveRecord): LiquidityHistoryRow
   };
 }
 
-export function insuranceMoveRow(m: InsuranceMoveRecord): InsuranceMoveRow {
+export function insuranceMoveRow(m: InsuranceMoveRecord): InsuranceMove {
   return { id: String(m.seq), reason: m.reason, account: m.account, delta: usd(m.delta), balance: usd(m.balance), ts: m.ts };
 }
 
@@ -163,7 +106,7 @@ export function createLiquidityService(opts: { db: Db; venue: PerpVenue; lockupM
 
   const { submit, once } = readYourWrites(db, venue);
 
-  const moved = (action: 'ADD' | 'REMOVE', r: LiquidityAccepted, appliedAt: number): LiquidityMoveBody => ({
+  const moved = (action: 'ADD' | 'REMOVE', r: LiquidityAccepted, appliedAt: number): LiquidityMove => ({
     action,
     amount: usd(BigInt(r.amount)),
     shares: sharesOf(BigInt(r.shares)),

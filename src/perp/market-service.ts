@@ -4,6 +4,7 @@
  * from their history. The funding rate a ticker shows is the last one applied; the next funding
  * time is the next multiple of the interval since the epoch (workers/funding-task.ts).
  */
+import type { Depth, FundingRate, Kline, MarketTrade, Page as ListPage, Ticker } from '@tokex/contract';
 import { NotFoundError, notListed } from '../errors/app-error.ts';
 import type { Db } from '../storage/database.ts';
 import type { CandleInterval } from '../storage/candle-store.ts';
@@ -26,7 +27,7 @@ export function createMarketService(opts: { db: Db; venue: PerpVenue; fundingInt
     return s;
   };
 
-  async function ticker(s: InstrumentSpec, t: number) {
+  async function ticker(s: InstrumentSpec, t: number): Promise<Ticker> {
     const engine = venue.engine();
     const prices = engine.prices(s.symbol)!;
     const bba = engine.bestBidAsk(s.symbol)!;
@@ -67,7 +68,7 @@ export function createMarketService(opts: { db: Db; venue: PerpVenue; fundingInt
   }
 
   return {
-    depth(symbol: string, limit: number) {
+    depth(symbol: string, limit: number): Depth {
       const s = spec(symbol);
       const engine = venue.engine();
       const d = engine.depth(s.symbol, limit)!;
@@ -75,20 +76,20 @@ export function createMarketService(opts: { db: Db; venue: PerpVenue; fundingInt
       return { symbol: s.symbol, bids: d.bids.map(level), asks: d.asks.map(level), seq: engine.lastSeq, ts: now() };
     },
 
-    async tickers(symbol?: string) {
+    async tickers(symbol?: string): Promise<Ticker[]> {
       const t = now();
       const list = symbol === undefined ? venue.engine().instrumentList() : [spec(symbol)];
       return Promise.all(list.map((s) => ticker(s, t)));
     },
 
-    async klines(q: { symbol: string; interval: CandleInterval; type: PerpCandleKind; startTime?: number; endTime?: number; limit: number }) {
+    async klines(q: { symbol: string; interval: CandleInterval; type: PerpCandleKind; startTime?: number; endTime?: number; limit: number }): Promise<Kline[]> {
       const s = spec(q.symbol);
       const rows = await listPerpCandles(db, { symbol: s.symbol, kind: q.type, interval: q.interval, startTime: q.startTime, endTime: q.endTime, limit: q.limit });
       return rows.map((c) => klineBody(s, c));
     },
 
     /** The instrument's trades, newest first; `side` is the taker's (as the `trades` stream gives them). */
-    async marketTrades(q: Page & TimeRange & { symbol: string }) {
+    async marketTrades(q: Page & TimeRange & { symbol: string }): Promise<ListPage<MarketTrade>> {
       const s = spec(q.symbol);
       const r = await listMarketTrades(db, { ...q, symbol: s.symbol });
       return {
@@ -97,7 +98,7 @@ export function createMarketService(opts: { db: Db; venue: PerpVenue; fundingInt
       };
     },
 
-    async fundingRates(q: { symbol: string; startTime?: number; endTime?: number; limit: number }) {
+    async fundingRates(q: { symbol: string; startTime?: number; endTime?: number; limit: number }): Promise<FundingRate[]> {
       const s = spec(q.symbol);
       return (await listFundingRates(db, { ...q, symbol: s.symbol })).map((r) => fundingRateBody(s, r));
     },

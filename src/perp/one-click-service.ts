@@ -16,6 +16,7 @@
  * signature at all (the API key with TRANSFER authorises them).
  */
 import { randomBytes } from 'node:crypto';
+import type { OneClickStatus } from '@tokex/contract';
 import { getAddress, zeroAddress, type Address } from 'viem';
 import { ConflictError, ForbiddenError, RejectedError, ValidationError } from '../errors/app-error.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
@@ -44,16 +45,6 @@ export interface EnableSessionMessage {
   /** Milliseconds since the epoch. */
   expiresAt: bigint;
   nonce: bigint;
-}
-
-/** What `GET one-click` answers. */
-export interface OneClickStatus {
-  /** True while the session may sign: enabled, not disabled, not expired. */
-  enabled: boolean;
-  /** The last session enabled (EIP-55), also once it has ended; null when none ever was. */
-  sessionAddress: string | null;
-  expiresAt: number | null;
-  enabledAt: number | null;
 }
 
 export interface OneClickService {

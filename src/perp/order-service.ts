@@ -12,6 +12,7 @@
  * a signed order's nonce once the order reached the engine (a signed order is processed once).
  */
 import { randomBytes } from 'node:crypto';
+import { DEFAULT_ORDER_TTL_MS, defaultTimeInForce, MAX_ORDER_TTL_MS, orderBasicIssue, orderExpiryIssue, type OrderInput } from '@tokex/contract';
 import type { Address } from 'viem';
 import { AppError, ConflictError, NotFoundError, notListed, RejectedError, StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
@@ -47,25 +48,7 @@ import { getOrder, listTrades } from './store/perp-history-store.ts';
 import type { PerpVenue } from './perp-venue.ts';
 import { averagePrice, fillBody, openOrderBody, orderBody, positionBody, priceOf, sizeOf, takerFill, usd, type FillBody, type OrderBody, type PositionBody } from './perp-views.ts';
 
-/** A built order may be signed and sent within this long by default. */
-export const DEFAULT_ORDER_TTL_MS = 10 * 60_000;
-/** The furthest ahead a signed order's expiry may be. */
-export const MAX_ORDER_TTL_MS = 30 * 24 * 60 * 60_000;
-export const MAX_CLIENT_ORDER_ID = 64;
-const CLIENT_ORDER_ID = /^[!-~]{1,64}$/;
-
-export interface BuildOrderInput {
-  symbol: string;
-  side: Side;
-  type: OrderType;
-  size: string;
-  price?: string;
-  timeInForce?: TimeInForce;
-  reduceOnly?: boolean;
-  clientOrderId?: string;
-  /** ms; default now + 10 minutes. */
-  expiry?: number;
-}
+export type BuildOrderInput = OrderInput;
 
 export interface SubmittedOrder extends OrderBody {
   /** The fills of this call (empty when the answer repeats an earlier one). */
@@ -129,11 +112,10 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
   /** The engine command of an order message, every field checked against the instrument. */
   const commandOf = (m: Pick<OrderMessage, 'symbol' | 'side' | 'orderType' | 'size' | 'price' | 'timeInForce' | 'reduceOnly' | 'clientOrderId'>, prefix: string) => {
     const s = spec(m.symbol);
-    if (m.side !== 'BUY' && m.side !== 'SELL') throw new ValidationError(`${prefix}side`, 'must be BUY or SELL');
-    if (m.orderType !== 'LIMIT' && m.orderType !== 'MARKET') throw new ValidationError(`${prefix}${prefix ? 'orderType' : 'type'}`, 'must be LIMIT or MARKET');
-    const tifs: readonly string[] = m.orderType === 'LIMIT' ? ['GTC', 'IOC', 'FOK', 'POST_ONLY'] : ['IOC', 'FOK'];
-    if (!tifs.includes(m.timeInForce)) throw new ValidationError(`${prefix}timeInForce`, `must be one of ${tifs.join(', ')} for a ${m.orderType} order`);
-    if (typeof m.size !== 'string' || !/^(0|[1-9]\d*)(\.\d+)?$/.test(m.size)) throw new ValidationError(`${prefix}size`, 'must be a decimal string like "0.5"');
+    // The stateless rules are the contract's (the clients refuse the same before sending); the
+    // signed message names the type `orderType`.
+    const issue = orderBasicIssue({ side: m.side, type: m.orderType, size: m.size, price: m.price, timeInForce: m.timeInForce, clientOrderId: m.clientOrderId });
+    if (issue) throw new ValidationError(`${prefix}${prefix && issue.field === 'type' ? 'orderType' : issue.field}`, issue.reason);
     const lots = decimalToSteps(m.size, s.lotSize);
     if (lots === null) throw new RejectedError('SIZE_OUT_OF_RANGE', `size: ${m.size} is not a multiple of the lot size ${s.lotSize}`);
     if (lots < s.minSizeLots || lots > s.maxSizeLots) {
@@ -141,22 +123,18 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
     }
     let priceTicks: number | undefined;
     if (m.price !== '') {
-      if (!/^(0|[1-9]\d*)(\.\d+)?$/.test(m.price)) throw new ValidationError(`${prefix}price`, 'must be a decimal string like "50000.5"');
       const ticks = decimalToSteps(m.price, s.tickSize);
       if (ticks === null) throw new RejectedError('PRICE_OUT_OF_RANGE', `price: ${m.price} is off the tick: not a multiple of the tick size ${s.tickSize}`);
       if (ticks <= 0 || ticks > s.maxPriceTicks) {
         throw new RejectedError('PRICE_OUT_OF_RANGE', `price: ${m.price} is outside ${s.symbol}'s prices ${priceOf(s, 1)} to ${priceOf(s, s.maxPriceTicks)}`);
       }
       priceTicks = ticks;
-    } else if (m.orderType === 'LIMIT') throw new ValidationError(`${prefix}price`, 'required for a LIMIT order');
-    if (m.clientOrderId !== '' && !CLIENT_ORDER_ID.test(m.clientOrderId)) {
-      throw new ValidationError(`${prefix}clientOrderId`, `must be 1 to ${MAX_CLIENT_ORDER_ID} visible ASCII characters`);
     }
     const cmd: Omit<PlaceOrderCommand, 'id' | 'ts' | 'account'> = {
       kind: 'placeOrder',
       symbol: s.symbol,
-      side: m.side,
-      type: m.orderType,
+      side: m.side as Side,
+      type: m.orderType as OrderType,
       sizeLots: lots,
       timeInForce: m.timeInForce as TimeInForce,
       reduceOnly: m.reduceOnly,
@@ -230,8 +208,8 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       const account = walletOf(caller);
       const t = now();
       const expiry = input.expiry ?? t + DEFAULT_ORDER_TTL_MS;
-      if (!Number.isSafeInteger(expiry) || expiry <= t) throw new ValidationError('expiry', 'must be a time in ms in the future');
-      if (expiry > t + MAX_ORDER_TTL_MS) throw new ValidationError('expiry', 'must be at most 30 days ahead');
+      const late = orderExpiryIssue(expiry, t);
+      if (late) throw new ValidationError(late.field, late.reason);
       const message = {
         account: account as Address,
         symbol: input.symbol,
@@ -239,7 +217,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
         orderType: input.type,
         size: input.size,
         price: input.price ?? '',
-        timeInForce: input.timeInForce ?? (input.type === 'MARKET' ? 'IOC' : 'GTC'),
+        timeInForce: input.timeInForce ?? defaultTimeInForce(input.type),
         reduceOnly: input.reduceOnly ?? false,
         clientOrderId: input.clientOrderId ?? '',
         // 63 random bits: fresh per build, and far below uint64's range.

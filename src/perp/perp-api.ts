@@ -1,28 +1,21 @@
 /**
- * The perpetual API as a Fastify application (contract.md §B): the shared HTTP machinery in the
- * perp envelope, OpenAPI 3.1 generated from the route schemas at /openapi.json with its reference page
- * at /docs, and the
- * /v4/public/trader scope with authentication, permission and rate limit (perp-auth-hook.ts), the
- * JSON decoder and one route module per group.
+ * The perpetual API as a Fastify application (contract.md §B), assembled as both venues are
+ * (src/http/venue-api.ts): the perp envelope, signing headers and document, and the
+ * /v4/public/trader scope with authentication, permission and rate limit (perp-auth-hook.ts) and
+ * one route module per group.
  */
-import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ApiKeyService } from '../auth/api-key-service.ts';
 import type { NonceStore } from '../auth/nonce-store.ts';
-import { NotFoundError } from '../errors/app-error.ts';
 import type { ApiTransport } from '../http/tls-options.ts';
-import { createHttpServer } from '../http/create-http-server.ts';
-import { registerReferencePage } from '../http/reference-page.ts';
-import { registerProbes } from '../http/probe-routes.ts';
 import type { ReadinessProbe } from '../observability/readiness.ts';
-import { PERP_ERROR_CODES } from './perp-error-codes.ts';
 import { registerRateLimit, type RateLimitSettings } from '../http/rate-limiter.ts';
-import { decodeJsonRequest } from '../http/request-decoder.ts';
+import { buildVenueApi } from '../http/venue-api.ts';
 import type { Db } from '../storage/database.ts';
 import { DEFAULT_INSTRUMENTS, instrumentSpec, type InstrumentConfig } from './engine/instruments.ts';
 import { createPerpAuthHook } from './perp-auth-hook.ts';
-import { perpEnvelope, perpOk } from './perp-envelope.ts';
+import { perpEnvelope, perpProbeEnvelope } from './perp-envelope.ts';
 import { createPerpKeyService } from './perp-key-service.ts';
 import { createAccountService } from './account-service.ts';
 import { createWithdrawalService } from './withdrawal-service.ts';
@@ -127,37 +120,6 @@ export interface PerpApiOptions {
 
 export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstance> {
   const now = opts.now ?? Date.now;
-  const app = createHttpServer({
-    logger: opts.logger,
-    envelope: perpEnvelope,
-    api: 'perp',
-    bodyLimitBytes: opts.bodyLimitBytes,
-    trustedProxies: opts.trustedProxies,
-    transport: opts.transport,
-  });
-
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Perpetual futures trading API',
-        version: PERP_API_VERSION,
-        description: PERP_API_DESCRIPTION,
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key' },
-          signature: { type: 'apiKey', in: 'header', name: 'X-Api-Sign' },
-          timestamp: { type: 'apiKey', in: 'header', name: 'X-Api-Ts' },
-          chainId: { type: 'apiKey', in: 'header', name: 'X-Chain-Id' },
-        },
-      },
-      security: [{ apiKey: [], signature: [], timestamp: [], chainId: [] }],
-    },
-  });
-
-  const rateLimit = await registerRateLimit(app, opts.rateLimit);
-  const auth = createPerpAuthHook({ keys: opts.keys, nonces: opts.nonces, rateLimit, chainId: opts.chainId, now });
   const keyService = createPerpKeyService({
     db: opts.db,
     keys: opts.keys,
@@ -174,25 +136,26 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
   const liquidity = venue ? createLiquidityService({ db: opts.db, venue, lockupMs: opts.lpLockupMs, now }) : undefined;
   const market = venue ? createMarketService({ db: opts.db, venue, fundingIntervalMs: opts.fundingIntervalMs, now }) : undefined;
 
-  await app.register(
-    async (api) => {
-      api.addHook('preValidation', auth);
-      // Body and query are read only once authentication has decided.
-      api.addHook('preValidation', decodeJsonRequest);
-      // Reads answer durable state only: nothing a failed journal write later removes.
-      const readable = venue?.readable;
-      if (readable) {
-        api.addHook('preHandler', async (request) => {
-          if (request.method === 'GET') await readable();
-        });
-      }
-      // The scope's hooks also run for its not-found handler: an unknown path authenticates first.
-      api.setNotFoundHandler(async () => {
-        throw new NotFoundError('route');
-      });
-      api.all('/', { schema: { hide: true } }, async () => {
-        throw new NotFoundError('route');
-      });
+  return buildVenueApi({
+    logger: opts.logger,
+    envelope: perpEnvelope,
+    api: 'perp',
+    bodyLimitBytes: opts.bodyLimitBytes,
+    trustedProxies: opts.trustedProxies,
+    transport: opts.transport,
+    info: { title: 'Perpetual futures trading API', version: PERP_API_VERSION, description: PERP_API_DESCRIPTION },
+    securityHeaders: { apiKey: 'X-Api-Key', signature: 'X-Api-Sign', timestamp: 'X-Api-Ts', chainId: 'X-Chain-Id' },
+    authenticate: async (app) => {
+      const rateLimit = await registerRateLimit(app, opts.rateLimit);
+      return createPerpAuthHook({ keys: opts.keys, nonces: opts.nonces, rateLimit, chainId: opts.chainId, now });
+    },
+    // Reads answer durable state only: nothing a failed journal write later removes.
+    beforeRead: venue?.readable,
+    scopePrefix: PERP_API_ROOT,
+    referenceTitle: 'Perpetual futures API reference',
+    probeEnvelope: perpProbeEnvelope,
+    readiness: opts.readiness,
+    routes: async (api) => {
       await api.register(marketRoutes, { instruments, now, market });
       await api.register(apiKeyRoutes, { service: keyService });
       await api.register(tradingRoutes, { orders });
@@ -203,20 +166,7 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
       await api.register(liquidityRoutes, { liquidity });
       await api.register(riskRoutes, { liquidity });
       await api.register(reservesRoutes, { db: opts.db });
-      for (const extra of opts.extraRoutes ?? []) await api.register(extra);
     },
-    { prefix: PERP_API_ROOT },
-  );
-
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  await registerReferencePage(app, { routePrefix: '/docs', title: 'Perpetual futures API reference' });
-  registerProbes(app, {
-    prefixes: [''],
-    readiness: opts.readiness,
-    envelope: {
-      ok: (requestId, data) => perpOk(requestId, data),
-      notReady: (requestId, msg, data) => ({ code: PERP_ERROR_CODES.NOT_READY.code, msg, data, requestId }),
-    },
+    extraRoutes: opts.extraRoutes,
   });
-  return app;
 }

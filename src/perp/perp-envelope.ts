@@ -4,8 +4,9 @@
  * with the HTTP status the table gives. Data that depend on chain state also carry `blockInfo`.
  */
 import type { AppError } from '../errors/app-error.ts';
-import { PERP_OK_CODE, perpErrorOf } from './perp-error-codes.ts';
+import { PERP_ERROR_CODES, PERP_OK_CODE, perpErrorOf } from './perp-error-codes.ts';
 import type { EnvelopeFormat } from '../http/envelope.ts';
+import type { ProbeEnvelope } from '../http/probe-routes.ts';
 
 export interface BlockInfo {
   number: string;
@@ -26,6 +27,12 @@ export function perpOk<T>(requestId: string, data: T, blockInfo?: BlockInfo): Pe
   if (blockInfo) body.blockInfo = blockInfo;
   return body;
 }
+
+/** `/healthz` and `/readyz` in this envelope; not ready is the documented NOT_READY code. */
+export const perpProbeEnvelope: ProbeEnvelope = {
+  ok: (requestId, data) => perpOk(requestId, data),
+  notReady: (requestId, msg, data) => ({ code: PERP_ERROR_CODES.NOT_READY.code, msg, data, requestId }),
+};
 
 /** Messages that must not carry the error's own text: the cause of a fault stays in the log. */
 const FIXED_MESSAGES: Partial<Record<AppError['code'], string>> = {

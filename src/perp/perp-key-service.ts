@@ -15,6 +15,7 @@
  * beyond its own) and deletes that wallet's keys; any other key is "not found".
  */
 import { randomBytes } from 'node:crypto';
+import type { ApiKeyInfo, CreatedApiKey } from '@tokex/contract';
 import type { Address } from 'viem';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { hasPermission, MAX_LABEL_LENGTH, validatePermissions, type ApiKeyPermission, type PerpPermission } from '../auth/api-key-model.ts';
@@ -56,27 +57,12 @@ export interface CreateApiKeyMessage {
   expiry: bigint;
 }
 
-export interface PerpKeyView {
-  apiKey: string;
-  label: string;
-  permissions: PerpPermission[];
-  createdAt: number;
-  updatedAt: number;
-}
-
-export interface CreatedPerpKey {
-  apiKey: string;
-  apiSecret: string;
-  label: string;
-  permissions: PerpPermission[];
-}
-
 export interface PerpKeyService {
   readonly domain: TypedDataDomain;
   prepare(input: { address: string; label?: string; permissions: string[] }): { typedData: CompleteTypedData<'CreateApiKey'> };
-  create(input: { message: unknown; signature: unknown }): Promise<CreatedPerpKey>;
-  list(caller: AuthKey): Promise<PerpKeyView[]>;
-  update(caller: AuthKey, apiKey: string, patch: { label?: string; permissions?: string[] }): Promise<PerpKeyView>;
+  create(input: { message: unknown; signature: unknown }): Promise<CreatedApiKey>;
+  list(caller: AuthKey): Promise<ApiKeyInfo[]>;
+  update(caller: AuthKey, apiKey: string, patch: { label?: string; permissions?: string[] }): Promise<ApiKeyInfo>;
   remove(caller: AuthKey, apiKey: string): Promise<void>;
 }
 
@@ -106,7 +92,7 @@ function permissionsFromText(text: string): PerpPermission[] {
   return list;
 }
 
-function viewOf(k: ApiKeyView): PerpKeyView {
+function viewOf(k: ApiKeyView): ApiKeyInfo {
   return { apiKey: k.apiKey, label: k.label, permissions: k.permissions as PerpPermission[], createdAt: k.createdAt, updatedAt: k.updatedAt };
 }
 

@@ -3,6 +3,7 @@
  * decimal strings of the instrument's steps, money as decimal USD strings (the collateral's 6
  * decimals), ids as decimal strings, times in ms. Pure functions, one per resource.
  */
+import type { AccountSummary, AccountTransaction, FundingRate, Kline, ListedOrder, MarketTrade, Order, Position, TimeInForce, Trade } from '@tokex/contract';
 import type { PerpCandleRecord } from './store/perp-candle-store.ts';
 import { formatDecimal } from '../lib/decimal.ts';
 import { COLLATERAL_DECIMALS, stepsToDecimal, type InstrumentSpec } from './engine/instruments.ts';
@@ -49,33 +50,15 @@ export function averagePrice(spec: InstrumentSpec, notionalMicros: bigint, lots:
   return formatDecimal(scaled, decimals);
 }
 
-export interface OrderBody {
-  orderId: string;
-  clientOrderId: string | null;
-  symbol: string;
-  side: string;
-  type: string;
-  timeInForce: string;
-  price: string | null;
-  size: string;
-  filledSize: string;
-  remainingSize: string;
-  avgPrice: string | null;
-  fee: string;
-  status: string;
-  reason: string | null;
-  reduceOnly: boolean;
-  createdAt: number;
-  updatedAt: number;
-}
-
-/** An order as `orders/open` and `orders/history` list it: marked when it is the engine's liquidation order. */
-export interface ListedOrderBody extends OrderBody {
-  liquidation: boolean;
-}
+// The shapes are the contract's (packages/contract). These names stay for order-service.ts, which
+// imports them: an order as `DELETE orders/{id}` answers it, a fill with its liquidation mark (the
+// schema of each route leaves out what it does not print), a position.
+export type OrderBody = Order;
+export type FillBody = Trade;
+export type PositionBody = Position;
 
 /** A resting order as the engine holds it (its fills' notional and fees come from the history). */
-export function openOrderBody(spec: InstrumentSpec, o: OrderView, history?: PerpOrderRecord): ListedOrderBody {
+export function openOrderBody(spec: InstrumentSpec, o: OrderView, history?: PerpOrderRecord): ListedOrder {
   return {
     orderId: String(o.orderId),
     clientOrderId: o.clientOrderId,
@@ -100,7 +83,7 @@ export function openOrderBody(spec: InstrumentSpec, o: OrderView, history?: Perp
 }
 
 /** An order as the history holds it. */
-export function orderBody(spec: InstrumentSpec, o: PerpOrderRecord): ListedOrderBody {
+export function orderBody(spec: InstrumentSpec, o: PerpOrderRecord): ListedOrder {
   const open = o.status === 'NEW' || o.status === 'PARTIALLY_FILLED';
   return {
     orderId: String(o.orderId),
@@ -108,7 +91,8 @@ export function orderBody(spec: InstrumentSpec, o: PerpOrderRecord): ListedOrder
     symbol: o.symbol,
     side: o.side,
     type: o.type,
-    timeInForce: o.timeInForce,
+    // The history holds what the engine accepted, a time in force of the enum.
+    timeInForce: o.timeInForce as TimeInForce,
     price: o.priceTicks === null ? null : priceOf(spec, o.priceTicks),
     size: sizeOf(spec, o.sizeLots),
     filledSize: sizeOf(spec, o.filledLots),
@@ -124,23 +108,8 @@ export function orderBody(spec: InstrumentSpec, o: PerpOrderRecord): ListedOrder
   };
 }
 
-export interface FillBody {
-  tradeId: string;
-  orderId: string;
-  symbol: string;
-  side: string;
-  role: 'MAKER' | 'TAKER';
-  price: string;
-  size: string;
-  notional: string;
-  fee: string;
-  realisedPnl: string;
-  ts: number;
-  /** The liquidated account's side of its liquidation order's fill. */
-  liquidation: boolean;
-}
-
-export function fillBody(spec: InstrumentSpec, t: PerpTradeRecord): FillBody {
+/** A fill of the account; the liquidated account's side of its liquidation order's fill is marked. */
+export function fillBody(spec: InstrumentSpec, t: PerpTradeRecord): Trade {
   return {
     tradeId: String(t.tradeId),
     orderId: String(t.orderId),
@@ -158,7 +127,7 @@ export function fillBody(spec: InstrumentSpec, t: PerpTradeRecord): FillBody {
 }
 
 /** The taker's side of a fill the engine just answered (a user's order: never a liquidation). */
-export function takerFill(spec: InstrumentSpec, e: TradeEvent): FillBody {
+export function takerFill(spec: InstrumentSpec, e: TradeEvent): Trade {
   return fillBody(spec, {
     tradeId: e.seq, role: 'TAKER', account: e.takerAccount, symbol: e.symbol, orderId: e.takerOrderId, side: e.takerSide,
     priceTicks: e.priceTicks, sizeLots: e.sizeLots, notional: e.notional, fee: e.takerFee, realisedPnl: e.takerRealisedPnl, ts: e.ts,
@@ -167,12 +136,12 @@ export function takerFill(spec: InstrumentSpec, e: TradeEvent): FillBody {
 }
 
 /** A trade of the public tape, as `GET market-trades` and the `trades` stream show it (the taker's side). */
-export function tradeBody(spec: InstrumentSpec, t: PerpTradeRecord) {
+export function tradeBody(spec: InstrumentSpec, t: PerpTradeRecord): MarketTrade {
   return { id: String(t.tradeId), symbol: t.symbol, price: priceOf(spec, t.priceTicks), size: sizeOf(spec, t.sizeLots), side: t.side, ts: t.ts, liquidation: t.liquidation };
 }
 
 /** A candle as `GET klines` and the `klines:<interval>` stream show it. */
-export function klineBody(spec: InstrumentSpec, c: PerpCandleRecord) {
+export function klineBody(spec: InstrumentSpec, c: PerpCandleRecord): Kline {
   return {
     openTime: c.openTime,
     open: priceOf(spec, c.openTicks),
@@ -185,28 +154,11 @@ export function klineBody(spec: InstrumentSpec, c: PerpCandleRecord) {
   };
 }
 
-export interface PositionBody {
-  symbol: string;
-  side: 'LONG' | 'SHORT' | 'FLAT';
-  size: string;
-  entryPrice: string | null;
-  markPrice: string | null;
-  notional: string;
-  unrealisedPnl: string;
-  realisedPnl: string;
-  funding: string;
-  margin: string;
-  maintenanceMargin: string;
-  leverage: number;
-  marginMode: string;
-  liquidationPrice: string | null;
-}
-
 /**
  * A position with its liquidation price: a cross position is backed by the collateral and the other
  * cross positions' uPnL − MM, an isolated one by its own margin (pricing/liquidation-price.ts).
  */
-export function positionBody(spec: InstrumentSpec, p: PositionView, account: AccountView, markTicks: number): PositionBody {
+export function positionBody(spec: InstrumentSpec, p: PositionView, account: AccountView, markTicks: number): Position {
   let backing: bigint;
   if (p.marginMode === 'isolated') backing = p.isolatedMargin;
   else {
@@ -237,28 +189,11 @@ export function positionBody(spec: InstrumentSpec, p: PositionView, account: Acc
   };
 }
 
-export interface AccountBody {
-  account: string;
-  asset: 'USDC';
-  balance: string;
-  equity: string;
-  unrealisedPnl: string;
-  freeCollateral: string;
-  withdrawable: string;
-  orderMargin: string;
-  positionMargin: string;
-  maintenanceMargin: string;
-  marginRatio: string | null;
-  liquidatable: boolean;
-  deposited: string;
-  withdrawn: string;
-  realisedPnl: string;
-  fees: string;
-  funding: string;
-}
-
-/** An account that never deposited reads as empty. */
-export function accountBody(address: string, a: AccountView | undefined, m: MarginSummary | undefined): AccountBody {
+/**
+ * `GET account` but for `pendingWithdrawals`, which the caller adds from the engine's reservations
+ * (account-service.ts accountOf). An account that never deposited reads as empty.
+ */
+export function accountBody(address: string, a: AccountView | undefined, m: MarginSummary | undefined): Omit<AccountSummary, 'pendingWithdrawals'> {
   const zero = '0';
   if (a === undefined || m === undefined) {
     return {
@@ -301,20 +236,10 @@ export function accountBody(address: string, a: AccountView | undefined, m: Marg
   };
 }
 
-export interface TransactionBody {
-  id: string;
-  type: string;
-  symbol: string | null;
-  amount: string;
-  asset: 'USDC';
-  ref: string | null;
-  ts: number;
-}
-
-export function transactionBody(t: PerpTransactionRecord): TransactionBody {
+export function transactionBody(t: PerpTransactionRecord): AccountTransaction {
   return { id: t.txId, type: t.type, symbol: t.symbol, amount: usd(t.amount), asset: 'USDC', ref: t.ref, ts: t.ts };
 }
 
-export function fundingRateBody(spec: InstrumentSpec, r: FundingRateRecord) {
+export function fundingRateBody(spec: InstrumentSpec, r: FundingRateRecord): FundingRate {
   return { symbol: r.symbol, fundingRate: rateOf(r.rateE9), fundingTime: r.fundingTime, markPrice: priceOf(spec, r.markPriceTicks) };
 }

@@ -7,6 +7,7 @@
  * receipt. A refused transaction is never broadcast. The API never holds a key: it only relays what
  * the wallet signed.
  */
+import type { PreparedVaultTransaction, VaultTransactionView } from '@tokex/contract';
 import {
   decodeFunctionData,
   encodeFunctionData,
@@ -36,35 +37,6 @@ import {
   type VaultTransactionStatus,
 } from './store/vault-transaction-store.ts';
 
-export interface PreparedVaultTransaction {
-  transaction: {
-    type: 'eip1559';
-    chainId: number;
-    from: Address;
-    to: Address;
-    data: Hex;
-    value: '0';
-    nonce: number;
-    gas: string;
-    maxFeePerGas: string;
-    maxPriorityFeePerGas: string;
-  };
-  kind: VaultTransactionKind;
-  amount: string;
-  /** The margin vault: the spender of an approve, the callee of a deposit. */
-  marginVault: Address;
-}
-
-export interface VaultTransactionView {
-  txHash: string;
-  kind: VaultTransactionKind;
-  account: string;
-  amount: string;
-  status: VaultTransactionStatus;
-  blockNumber: string | null;
-  submittedAt: number;
-}
-
 /** Head-room on the node's gas estimate. */
 const GAS_HEADROOM_PERCENT = 120n;
 /** A deposit's gas when it cannot be estimated yet (its approve is still pending): above what it uses. */
@@ -72,7 +44,8 @@ const DEPOSIT_GAS_BOUND = 150_000n;
 
 function view(t: VaultTransactionRecord): VaultTransactionView {
   return {
-    txHash: t.txHash,
+    // The hash this service computed and stored.
+    txHash: t.txHash as Hex,
     kind: t.kind,
     account: t.account,
     amount: formatDecimal(t.amount, COLLATERAL_DECIMALS),

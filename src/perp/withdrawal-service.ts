@@ -25,6 +25,7 @@
  * nothing): the task makes the row PENDING from the engine's reservation, and a retry of the request
  * answers it.
  */
+import { MAX_CLIENT_WITHDRAWAL_ID, type Page, type PerpWithdrawal, type RequestedWithdrawal } from '@tokex/contract';
 import { encodeAbiParameters, keccak256 } from 'viem';
 import { AppError, ValidationError } from '../errors/app-error.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
@@ -47,8 +48,8 @@ import {
   type WithdrawalStatus,
 } from './store/withdrawal-store.ts';
 
-export const MAX_CLIENT_WITHDRAWAL_ID = 64;
-const CLIENT_WITHDRAWAL_ID = /^[!-~]{1,64}$/;
+export { MAX_CLIENT_WITHDRAWAL_ID };
+const CLIENT_WITHDRAWAL_ID = new RegExp(`^[!-~]{1,${MAX_CLIENT_WITHDRAWAL_ID}}$`);
 /** The engine's per-command ceiling (10^30 micro-USD): beyond it nothing could be reserved anyway. */
 const MAX_AMOUNT = 10n ** 30n;
 /** Domain tag of the withdrawal id, so that no other hash of an address and a string collides with it. */
@@ -64,33 +65,20 @@ export function withdrawalIdOf(account: string, clientWithdrawalId: string): `0x
   );
 }
 
-export interface WithdrawalBody {
-  withdrawalId: string;
-  clientWithdrawalId: string | null;
-  /** The wallet paid: the account itself. */
-  address: string;
-  asset: 'USDC';
-  amount: string;
-  status: WithdrawalStatus;
-  /** The payment's transaction: the latest signed version while SENT, the mined one once COMPLETED. */
-  txHash: string | null;
-  blockNumber: string | null;
-  /** Why it FAILED (or what delayed it). */
-  reason: string | null;
-  createdAt: number;
-  updatedAt: number;
-}
+/** The store's text columns of ids, wallets and transactions: the 0x hex this service wrote there. */
+const hex = (text: string) => text as `0x${string}`;
 
-export function withdrawalBody(r: WithdrawalRecord): WithdrawalBody {
+/** A withdrawal as the API answers it. */
+export function withdrawalBody(r: WithdrawalRecord): PerpWithdrawal {
   return {
-    withdrawalId: r.withdrawalId,
+    withdrawalId: hex(r.withdrawalId),
     clientWithdrawalId: r.clientWithdrawalId,
-    address: r.account,
+    address: hex(r.account),
     asset: 'USDC',
     amount: usd(r.amount),
     // A REQUESTED note is never answered; were it read here, it is not reserved yet.
     status: r.status === 'REQUESTED' ? 'PENDING' : r.status,
-    txHash: r.txHash,
+    txHash: r.txHash === null ? null : hex(r.txHash),
     blockNumber: r.blockNumber === null ? null : String(r.blockNumber),
     reason: r.reason,
     createdAt: r.createdAt,
@@ -108,9 +96,9 @@ export interface WithdrawalListQuery {
 
 export interface WithdrawalService {
   /** Reserves and queues the payment of `amount` to the key's wallet; the same client id answers the original. */
-  request(caller: AuthKey, input: { amount: string; clientWithdrawalId: string }): Promise<WithdrawalBody & { duplicate: boolean }>;
+  request(caller: AuthKey, input: { amount: string; clientWithdrawalId: string }): Promise<RequestedWithdrawal>;
   /** The account's withdrawals, newest first. */
-  list(caller: AuthKey, q: WithdrawalListQuery): Promise<{ total: number; rows: WithdrawalBody[] }>;
+  list(caller: AuthKey, q: WithdrawalListQuery): Promise<Page<PerpWithdrawal>>;
 }
 
 function unknownOutcome(err: unknown): unknown {

@@ -1,8 +1,9 @@
 /**
  * A wallet's balances as the API shows them (`GET users/{id}/balance`, and the `balances` stream):
  * mUSD available and locked, every listed stock's wallet and exchange balances, every cash token's
- * wallet balance; with a spender, the allowances too.
+ * wallet balance; with a spender, the allowances too. The shape is the contract's StockBalance.
  */
+import type { StockBalance, StockCashTokenBalance, StockTokenBalance } from '@tokex/contract';
 import type { Address } from 'viem';
 import { formatDecimal } from '../lib/decimal.ts';
 import type { AccountView, MarketConfigView, StockDirectory } from './stock-deps.ts';
@@ -11,11 +12,11 @@ import { MUSD_DECIMALS } from './stock-units.ts';
 /** A balance the chain did not report (a token the lens was not asked about) is zero. */
 const amountOr0 = (v: bigint | undefined, decimals: number): string => formatDecimal(v ?? 0n, decimals);
 
-export function balanceView(user: Address, account: AccountView, cfg: MarketConfigView, stocks: StockDirectory, spender?: Address) {
+export function balanceView(user: Address, account: AccountView, cfg: MarketConfigView, stocks: StockDirectory, spender?: Address): StockBalance {
   const withAllowance = spender !== undefined;
   const held = new Map<string, AccountView['stocks'][number]>();
   for (const b of account.stocks) held.set(b.address.toLowerCase(), b);
-  const tokenBalances = stocks.list().map((s) => {
+  const tokenBalances = stocks.list().map((s): StockTokenBalance => {
     const b = held.get(s.address.toLowerCase());
     return {
       symbol: s.symbol,
@@ -27,7 +28,7 @@ export function balanceView(user: Address, account: AccountView, cfg: MarketConf
       ...(withAllowance ? { walletAllowance: amountOr0(b?.walletAllowance, s.decimals) } : {}),
     };
   });
-  const cashTokenBalances = cfg.cashierTokenConfig.map((t) => {
+  const cashTokenBalances = cfg.cashierTokenConfig.map((t): StockCashTokenBalance => {
     const b = account.cashTokens.find((x) => x.address.toLowerCase() === t.tokenAddress.toLowerCase());
     return {
       symbol: t.symbol,

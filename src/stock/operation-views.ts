@@ -1,13 +1,15 @@
 /**
  * Cash and stock operations as the API shows them, for the REST routes and the `operations` stream
- * alike (one rendering, so a streamed operation is the row `GET cash/deposits/{id}` answers).
+ * alike (one rendering, so a streamed operation is the row `GET cash/deposits/{id}` answers); their
+ * shapes are the contract's StockCashOperation and StockTransferOperation.
  */
+import type { StockCashOperation, StockTransferOperation } from '@tokex/contract';
 import { formatDecimal } from '../lib/decimal.ts';
 import type { StockListing } from './stock-deps.ts';
 import { MUSD_DECIMALS } from './stock-units.ts';
 import type { CashOperationRecord, StockOperationRecord } from './store/stock-operation-store.ts';
 
-export function cashOperationView(r: CashOperationRecord, token: { decimals: number; symbol: string } | undefined) {
+export function cashOperationView(r: CashOperationRecord, token: { decimals: number; symbol: string } | undefined): StockCashOperation {
   return {
     operationId: r.operationId,
     operationStatus: r.status,
@@ -29,7 +31,7 @@ export function cashOperationView(r: CashOperationRecord, token: { decimals: num
   };
 }
 
-export function stockOperationView(r: StockOperationRecord, stock: StockListing | undefined) {
+export function stockOperationView(r: StockOperationRecord, stock: StockListing | undefined): StockTransferOperation {
   return {
     operationId: r.operationId,
     operationStatus: r.status,

@@ -4,6 +4,7 @@
  * ValidationError naming the field. The on-chain revert rules are mirrored so that a request the API
  * accepts does not revert for a reason the API could have seen.
  */
+import { STOCK_MAX_DEADLINE_AHEAD_S, STOCK_ORDER_SIDES, STOCK_ORDER_TYPES, type StockOrderBody, type StockOrderType, type StockSide } from '@tokex/contract';
 import type { Address } from 'viem';
 import { notListed, ValidationError } from '../errors/app-error.ts';
 import { mulDiv, parseDecimal } from '../lib/decimal.ts';
@@ -11,25 +12,14 @@ import type { StockDirectory, StockListing } from './stock-deps.ts';
 import { MUSD_DECIMALS } from './stock-units.ts';
 
 export const PRICE_SCALE = 10n ** 18n;
-export const MAX_DEADLINE_AHEAD_S = 30 * 24 * 3600;
 /** The only time in force the contracts accept (uint8 0). */
 export const TIF_DAY = 0;
 
-export type Side = 'Buy' | 'Sell';
-export type OrderType = 'Market' | 'Limit';
+export type Side = StockSide;
+export type OrderType = StockOrderType;
 
-export interface OrderBody {
-  symbol?: string;
-  stockAddress?: string;
-  side?: string;
-  type?: string;
-  quantity?: string;
-  notional?: string;
-  price?: string;
-  timeInForce?: string;
-  deadline?: number;
-  userAddress?: string;
-}
+/** The order fields of every order body (the contract's StockOrderBody; the with-deposit and send bodies add to it). */
+export type OrderBody = StockOrderBody;
 
 export interface OrderIntent {
   stock: StockListing;
@@ -43,9 +33,6 @@ export interface OrderIntent {
   price: bigint;
   deadline: number;
 }
-
-const SIDES = ['Buy', 'Sell'] as const;
-const TYPES = ['Market', 'Limit'] as const;
 
 /** DAY in any case. */
 function isDay(tif: string): boolean {
@@ -79,14 +66,14 @@ export function checkDeadline(deadline: number | undefined, nowSeconds: number):
   if (deadline === undefined) throw new ValidationError('deadline', 'required (Unix seconds)');
   if (!Number.isInteger(deadline) || deadline <= 0) throw new ValidationError('deadline', 'must be Unix seconds');
   if (deadline <= nowSeconds) throw new ValidationError('deadline', 'expired: must be in the future');
-  if (deadline > nowSeconds + MAX_DEADLINE_AHEAD_S) throw new ValidationError('deadline', 'at most 30 days ahead');
+  if (deadline > nowSeconds + STOCK_MAX_DEADLINE_AHEAD_S) throw new ValidationError('deadline', 'at most 30 days ahead');
   return deadline;
 }
 
 export function parseOrder(body: OrderBody, stocks: StockDirectory, nowSeconds: number): OrderIntent {
   const stock = resolveStock(stocks, body);
-  const side = caseless('side', body.side, SIDES);
-  const type = caseless('type', body.type, TYPES);
+  const side = caseless('side', body.side, STOCK_ORDER_SIDES);
+  const type = caseless('type', body.type, STOCK_ORDER_TYPES);
   let quantity = 0n;
   let notional = 0n;
   let price = 0n;

@@ -1,7 +1,9 @@
 /**
  * Quotes and candles as the API shows them, for the REST routes and the streams alike: a quote
- * (`GET prices/{symbol}`, the `quotes` stream) with its token's on-chain context, and a candle.
+ * (`GET prices/{symbol}`, the `quotes` stream) with its token's on-chain context, and a candle; their
+ * shapes are the contract's StockQuote and StockCandle.
  */
+import type { StockCandle, StockQuote } from '@tokex/contract';
 import { INTERVAL_MS, type Quote } from '../marketdata/market-types.ts';
 import type { CandleRecord } from '../storage/candle-store.ts';
 import { DEFAULT_QUOTE_MAX_AGE_MS } from './executor/fill-policy.ts';
@@ -19,7 +21,7 @@ export function quoteStale(quote: Pick<Quote, 'timestamp'>, now: number, maxAgeM
   return !(now - quote.timestamp <= maxAgeMs);
 }
 
-export function quoteView(listing: StockListing, quote: Quote, cfg: MarketConfigView, open: boolean, stale: boolean) {
+export function quoteView(listing: StockListing, quote: Quote, cfg: MarketConfigView, open: boolean, stale: boolean): StockQuote {
   let totalSupply = '0';
   for (const s of cfg.stocks) {
     if (s.symbol === listing.symbol) {
@@ -40,6 +42,6 @@ export function quoteView(listing: StockListing, quote: Quote, cfg: MarketConfig
 }
 
 /** A candle as `GET prices/{symbol}/history` and the `klines:<interval>` stream show it. */
-export function candleView(c: CandleRecord) {
+export function candleView(c: CandleRecord): StockCandle {
   return { openTime: c.openTime, closeTime: c.openTime + INTERVAL_MS[c.interval] - 1, open: c.open, high: c.high, low: c.low, close: c.close, volume: c.volume };
 }

@@ -1,22 +1,18 @@
 /**
- * The tokenized-stock API as a Fastify application: generic HTTP machinery, OpenAPI generated
- * from the route schemas (/openapi.json, reference page at /docs), and the authenticated /api/v1 scope holding one route module per group.
+ * The tokenized-stock API as a Fastify application, assembled as both venues are
+ * (src/http/venue-api.ts): the stock envelope, signing headers and document, and the authenticated
+ * /api/v1 scope (behind the service prefix when there is one) holding one route module per group.
  */
-import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ApiKeyService } from '../auth/api-key-service.ts';
 import type { NonceStore } from '../auth/nonce-store.ts';
-import { NotFoundError } from '../errors/app-error.ts';
 import type { ApiTransport } from '../http/tls-options.ts';
-import { createHttpServer } from '../http/create-http-server.ts';
-import { registerReferencePage } from '../http/reference-page.ts';
-import { registerProbes } from '../http/probe-routes.ts';
+import { buildVenueApi } from '../http/venue-api.ts';
 import type { ReadinessProbe } from '../observability/readiness.ts';
-import { decodeJsonRequest } from '../http/request-decoder.ts';
 import { createStockAuthHook } from './stock-auth-hook.ts';
 import type { StockApiDeps } from './stock-deps.ts';
-import { stockEnvelope } from './stock-envelope.ts';
+import { stockEnvelope, stockProbeEnvelope } from './stock-envelope.ts';
 import { marketRoutes } from './routes/market-routes.ts';
 import { portfolioRoutes } from './routes/portfolio-routes.ts';
 import { ordersRoutes } from './routes/orders-routes.ts';
@@ -85,62 +81,30 @@ export const STOCK_API_DESCRIPTION = [
 
 export async function buildStockApi(opts: StockApiOptions): Promise<FastifyInstance> {
   const { deps } = opts;
-  const app = createHttpServer({
+  return buildVenueApi({
     logger: opts.logger,
     envelope: stockEnvelope,
     api: 'stock',
     bodyLimitBytes: opts.bodyLimitBytes,
     trustedProxies: opts.trustedProxies,
     transport: opts.transport,
-  });
-
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
-      info: {
-        title: 'Tokenized-stock trading API',
-        version: STOCK_API_VERSION,
-        description: STOCK_API_DESCRIPTION,
-      },
-      components: {
-        securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' },
-          signature: { type: 'apiKey', in: 'header', name: 'x-api-sign' },
-          timestamp: { type: 'apiKey', in: 'header', name: 'x-api-ts' },
-          nonce: { type: 'apiKey', in: 'header', name: 'x-api-nonce' },
-          chainId: { type: 'apiKey', in: 'header', name: 'x-api-chain-id' },
-          product: { type: 'apiKey', in: 'header', name: 'x-api-p' },
-        },
-      },
-      security: [{ apiKey: [], signature: [], timestamp: [], nonce: [], chainId: [], product: [] }],
+    info: { title: 'Tokenized-stock trading API', version: STOCK_API_VERSION, description: STOCK_API_DESCRIPTION },
+    securityHeaders: {
+      apiKey: 'x-api-key',
+      signature: 'x-api-sign',
+      timestamp: 'x-api-ts',
+      nonce: 'x-api-nonce',
+      chainId: 'x-api-chain-id',
+      product: 'x-api-p',
     },
-  });
-
-  const auth = createStockAuthHook({
-    keys: opts.keys,
-    nonces: opts.nonces,
-    chainId: deps.chainId,
-    product: deps.product,
-    prefix: deps.prefix,
-    now: deps.now,
-  });
-
-  await app.register(
-    async (api) => {
-      api.addHook('preValidation', auth);
-      // Body and query are read only once authentication has decided: before that, a request learns
-      // nothing but the opaque 401 (invalid JSON or a wrong content type included).
-      api.addHook('preValidation', decodeJsonRequest);
-      // The scope's hooks also run for its not-found handler: unknown /api/v1 routes authenticate
-      // first, so a caller without a valid signature cannot probe which routes exist.
-      api.setNotFoundHandler(async () => {
-        throw new NotFoundError('route');
-      });
-      // The scope's root (`/api/v1` and `/api/v1/`) is not covered by its not-found handler: answered
-      // here, after the same hooks, so that it too tells a stranger nothing but the opaque 401.
-      api.all('/', { schema: { hide: true } }, async () => {
-        throw new NotFoundError('route');
-      });
+    authenticate: () =>
+      createStockAuthHook({ keys: opts.keys, nonces: opts.nonces, chainId: deps.chainId, product: deps.product, prefix: deps.prefix, now: deps.now }),
+    scopePrefix: `${deps.prefix}/api/v1`,
+    servicePrefix: deps.prefix,
+    referenceTitle: 'Tokenized-stock API reference',
+    probeEnvelope: stockProbeEnvelope,
+    readiness: opts.readiness,
+    routes: async (api) => {
       const oneClick = createOneClickService(deps);
       await api.register(marketRoutes, { deps });
       await api.register(portfolioRoutes, { deps });
@@ -148,25 +112,7 @@ export async function buildStockApi(opts: StockApiOptions): Promise<FastifyInsta
       await api.register(cashRoutes, { deps, oneClick });
       await api.register(stockTransferRoutes, { deps, oneClick });
       await api.register(oneClickRoutes, { oneClick });
-      for (const extra of opts.extraRoutes ?? []) await api.register(extra);
     },
-    { prefix: `${deps.prefix}/api/v1` },
-  );
-
-  // The document at the root and, behind a service prefix, under it too.
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  if (deps.prefix !== '') app.get(`${deps.prefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
-  // The reference page; behind a service prefix, under it too.
-  const docsAt: Array<`/${string}`> = deps.prefix === '' ? ['/docs'] : ['/docs', `${deps.prefix}/docs` as `/${string}`];
-  for (const routePrefix of docsAt) await registerReferencePage(app, { routePrefix, title: 'Tokenized-stock API reference' });
-  // Probes at the root, where orchestrators look, and behind a service prefix too.
-  registerProbes(app, {
-    prefixes: deps.prefix === '' ? [''] : ['', deps.prefix],
-    readiness: opts.readiness,
-    envelope: {
-      ok: (uuid, data) => ({ code: 200, errMsg: '', uuid, data }),
-      notReady: (uuid, errMsg, data) => ({ code: 503, errMsg, uuid, data }),
-    },
+    extraRoutes: opts.extraRoutes,
   });
-  return app;
 }

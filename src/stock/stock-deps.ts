@@ -3,6 +3,7 @@
  * implementations (chain reader over viem, stores over SQLite/PostgreSQL, the market-data service);
  * route modules only see these interfaces.
  */
+import type { StockCashierBuffer, StockCashTokenConfig, StockCorporateAction, StockFeeConfig, StockOneClickStatus } from '@tokex/contract';
 import type { Address, Hex } from 'viem';
 import type { Db } from '../storage/database.ts';
 import type { CalldataJournal } from './calldata-journal.ts';
@@ -24,26 +25,13 @@ export interface StockDirectory {
   byAddress(address: string): StockListing | undefined;
 }
 
-export interface CashTokenConfigView {
-  tokenAddress: Address;
-  symbol: string;
-  decimals: number;
-  enabled: boolean;
-  minAmount: string;
-  withdrawBuffer: string;
-  cashierBalance: string;
-}
+/** A cash token's row of the market config, as `GET config` answers it. */
+export type CashTokenConfigView = StockCashTokenConfig;
 
 /** On-chain market configuration, amounts as decimal strings in their natural units. */
 export interface MarketConfigView {
-  cashierBuffer: {
-    creditBuffer: string;
-    totalQueuedDeposits: string;
-    totalQueuedWithdrawals: string;
-    feeBalance: string;
-    treasuryBalance: string;
-  };
-  exchangeFeeConfig: { marketFeeBps: number; limitFeeBps: number };
+  cashierBuffer: StockCashierBuffer;
+  exchangeFeeConfig: StockFeeConfig;
   cashierTokenConfig: CashTokenConfigView[];
   stocks: Array<{ symbol: string; address: Address; decimals: number; totalSupply: string }>;
   /** Block the snapshot was read at and when (ms). */
@@ -58,10 +46,7 @@ export interface AccountView {
   cashTokens: Array<{ address: Address; walletBalance: bigint; walletAllowance: bigint }>;
 }
 
-export interface OneClickView {
-  status: 'enabled' | 'disabled';
-  delegatee: Address;
-}
+export type OneClickView = StockOneClickStatus;
 
 /** A mined transaction as the tx-recording endpoints need it. */
 export interface MinedTransaction {
@@ -91,14 +76,7 @@ export interface StockChainReader {
   transaction(hash: Hex): Promise<MinedTransaction | undefined>;
 }
 
-export interface CorporateActionView {
-  symbol: string;
-  type: 'SPLIT' | 'DIVIDEND';
-  exDate: string;
-  ratio?: string;
-  amount?: string;
-  currency?: string;
-}
+export type CorporateActionView = StockCorporateAction;
 
 export interface StockContracts {
   stockRouter: Address;

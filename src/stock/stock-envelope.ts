@@ -3,6 +3,7 @@ import fastJson from 'fast-json-stringify';
 import type { AppError } from '../errors/app-error.ts';
 import { STOCK_ERROR_STATUS, STOCK_OK_CODE } from '../errors/error-codes.ts';
 import type { EnvelopeFormat } from '../http/envelope.ts';
+import type { ProbeEnvelope } from '../http/probe-routes.ts';
 
 export interface StockEnvelope<T> {
   code: number;
@@ -14,6 +15,12 @@ export interface StockEnvelope<T> {
 export function stockOk<T>(uuid: string, data: T): StockEnvelope<T> {
   return { code: STOCK_OK_CODE, errMsg: '', uuid, data };
 }
+
+/** `/healthz` and `/readyz` in this envelope; not ready answers code 503. */
+export const stockProbeEnvelope: ProbeEnvelope = {
+  ok: (uuid, data) => stockOk(uuid, data),
+  notReady: (uuid, errMsg, data) => ({ code: 503, errMsg, uuid, data }),
+};
 
 /** The content type a route sets when it answers with `stockOkText`. */
 export const JSON_UTF8 = 'application/json; charset=utf-8';

@@ -1,11 +1,11 @@
 /**
- * Generates the stock API's OpenAPI document from the route schemas without starting the stack:
- * the routes are registered with inert dependencies (never called) and Fastify's swagger plugin
- * renders what they declare. `npm run openapi` commits the result to openapi/stock-api.json.
+ * Generates the stock API's OpenAPI document from the route schemas without starting the stack
+ * (src/http/venue-api.ts renderOpenApi): any dependency a route would call throws. `npm run openapi`
+ * commits the result to openapi/stock-api.json.
  */
 import { createMemoryNonceStore } from '../auth/nonce-store.ts';
 import type { ApiKeyService } from '../auth/api-key-service.ts';
-import { createLogger } from '../lib/logger.ts';
+import { openApiBuildOptions, renderOpenApi } from '../http/venue-api.ts';
 import { buildStockApi } from './stock-api.ts';
 import type { StockApiDeps } from './stock-deps.ts';
 
@@ -17,16 +17,6 @@ export async function generateStockOpenApi(): Promise<unknown> {
     get: (target, prop) => (prop in target ? target[prop as keyof StockApiDeps] : unused),
   });
   const nonces = createMemoryNonceStore();
-  const app = await buildStockApi({
-    deps,
-    keys: {} as ApiKeyService,
-    nonces,
-    logger: createLogger({ level: 'silent' }),
-    bodyLimitBytes: 65_536,
-  });
-  await app.ready();
-  const doc = app.swagger();
-  await app.close();
-  await nonces.close();
-  return doc;
+  const app = await buildStockApi({ ...openApiBuildOptions(), deps, keys: {} as ApiKeyService, nonces });
+  return renderOpenApi(app, () => nonces.close());
 }

@@ -4,10 +4,8 @@ import { createPublicClient, createWalletClient, erc20Abi, formatUnits, http, pa
 import { privateKeyToAccount } from 'viem/accounts';
 import { cashierAbi, stockAbi } from '../../src/chain/abi/generated/index.ts';
 import type { StockClient } from '@tokex/sdk';
-import { quoteData } from '../../src/stock/routes/market-routes.ts';
-import { calldataSchema } from '../../src/stock/routes/orders-routes.ts';
+import { StockCalldataSchema, StockOk, StockQuoteSchema } from '@tokex/contract';
 import { dataRenderer } from '../../src/stock/stock-envelope.ts';
-import { okEnvelope } from '../../src/stock/stock-schemas.ts';
 import { getQuote } from '../../src/storage/quote-store.ts';
 import { countCandles } from '../../src/storage/candle-store.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
@@ -58,7 +56,7 @@ describe('market data', () => {
       expect(q.type).toBe('application/json; charset=utf-8');
       const parsed = JSON.parse(q.text);
       expect(parsed.data.symbol).toBe('MSFT');
-      expect(q.text).toBe(dataRenderer(okEnvelope(quoteData))(parsed));
+      expect(q.text).toBe(dataRenderer(StockOk(StockQuoteSchema))(parsed));
     }
     const created = await t.stack.keys.create({ permission: 'WRITABLE', ipWhitelist: ['127.0.0.1', '::1'], chainId: t.demo.chainId, product: 'STOCK', label: 'unbound' });
     const unbound = t.client(created.key.apiKey, created.apiSecret);
@@ -69,7 +67,7 @@ describe('market data', () => {
     const parsed = JSON.parse(c.text);
     expect(parsed.data).toMatchObject({ toAddress: t.demo.stock.contracts.stockRouter, value: '0' });
     expect(parsed.data.callData).toMatch(/^0x[0-9a-f]+$/);
-    expect(c.text).toBe(dataRenderer(okEnvelope(calldataSchema))(parsed));
+    expect(c.text).toBe(dataRenderer(StockOk(StockCalldataSchema))(parsed));
   });
 
   it('quotes a symbol with bid < ask and the token context from chain', async () => {

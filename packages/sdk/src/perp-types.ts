@@ -1,7 +1,21 @@
 /**
  * Types of the perpetual API as the SDK sends and receives them (openapi/perp-api.json): decimal
- * strings for amounts, prices and sizes, milliseconds for timestamps.
+ * strings for amounts, prices and sizes, milliseconds for timestamps. What crosses the wire is the
+ * contract's (@tokex/contract), derived from the schemas the server validates and answers with; the
+ * SDK's names for them are kept here as aliases. Only the client's own types are written here.
  */
+import type {
+  BlockInfo,
+  ListedOrder,
+  Order,
+  PerpWithdrawal as PerpWithdrawalRow,
+  RequestedWithdrawal,
+  SignedOrderBody,
+  SubmittedOrder,
+  TimeRangeQuery,
+  UnsignedTransaction,
+  VaultTransactionView,
+} from '@tokex/contract';
 import type { Query } from './signing.ts';
 import type { TypedDataSigner } from './signer-types.ts';
 import type { RetryOptions } from './retry-policy.ts';
@@ -51,7 +65,7 @@ export interface PerpResponse<T = unknown> {
   requestId: string;
   data?: T;
   /** On answers that depend on chain state: the last block the service has indexed. */
-  blockInfo?: { number: string; hash: string; timestamp: number };
+  blockInfo?: BlockInfo;
   /** The rate-limit headers of the answer, when it carried them. */
   rateLimit?: { limit: number; remaining: number; reset: number };
   retryAfter?: number;
@@ -80,122 +94,73 @@ export interface TransactionSigner {
   }): Promise<`0x${string}`>;
 }
 
-/** The unsigned transaction `approve/prepare` and `deposit/prepare` answer (integers as numbers or decimal strings). */
-export interface PreparedTransaction {
-  type: 'eip1559';
-  chainId: number | string;
-  from: `0x${string}`;
-  to: `0x${string}`;
-  data: `0x${string}`;
-  value: string;
-  nonce: number | string;
-  gas: number | string;
-  maxFeePerGas: string;
-  maxPriorityFeePerGas: string;
-}
+// ------------------------------------------------------------------ the wire's shapes, from the contract
 
-/** A vault transaction the API broadcast and follows. */
-export interface VaultTransaction {
-  txHash: `0x${string}`;
-  kind: 'approve' | 'deposit';
-  status: 'pending' | 'mined' | 'reverted';
-  blockNumber: string | number | null;
-}
+export type {
+  AccountAsset,
+  AccountDeposit,
+  AccountProof,
+  AccountSummary,
+  AccountTransaction,
+  ApiKeyInfo,
+  BatchCancelResult,
+  BuiltOrder,
+  CancelAllAfterStatus,
+  CreatedApiKey,
+  Depth,
+  FundingRate,
+  InsuranceFund,
+  Instrument,
+  Kline,
+  LiquidityHistoryRow,
+  LiquidityMove,
+  LiquidityPosition,
+  MarketTrade,
+  OneClickStatus,
+  OrderInput,
+  OrderSide,
+  OrderStatus,
+  Page,
+  PerpPermission,
+  Position,
+  PreparedVaultTransaction,
+  Ticker,
+  TimeInForce,
+  Trade,
+  TypedData,
+  VaultTransactionView,
+} from '@tokex/contract';
+export type { Fill as OrderFill, KlineInterval as KlineIntervalName } from '@tokex/contract';
 
-/** A withdrawal as `POST account/withdrawals` and `GET account/withdrawals` answer it. */
-export interface PerpWithdrawal {
-  /** The vault's bytes32 id: keccak256(abi.encode("tokex.perp.withdrawal", account, clientWithdrawalId)). */
-  withdrawalId: `0x${string}`;
-  clientWithdrawalId: string | null;
-  /** The wallet paid: the account itself. */
-  address: `0x${string}`;
-  asset: 'USDC';
-  amount: string;
-  status: 'PENDING' | 'SENT' | 'COMPLETED' | 'FAILED';
-  txHash: `0x${string}` | null;
-  blockNumber: string | null;
-  reason: string | null;
-  createdAt: number;
-  updatedAt: number;
-  /** `withdraw` only: true when the answer is a withdrawal requested before under this clientWithdrawalId. */
-  duplicate?: boolean;
-}
+/** The unsigned transaction `approve/prepare` and `deposit/prepare` answer. */
+export type PreparedTransaction = UnsignedTransaction;
 
-/** What `orders/build` takes (decimal strings; the key's wallet is the account). */
-export interface OrderInput {
-  symbol: string;
-  side: 'BUY' | 'SELL';
-  type: 'LIMIT' | 'MARKET';
-  size: string;
-  price?: string;
-  timeInForce?: 'GTC' | 'IOC' | 'FOK' | 'POST_ONLY';
-  reduceOnly?: boolean;
-  clientOrderId?: string;
-  expiry?: number;
-}
+/** A vault transaction the API broadcast and follows (what `vaultTransaction` and `depositCollateral` answer). */
+export type VaultTransaction = VaultTransactionView;
+
+/**
+ * A withdrawal as `POST account/withdrawals` and `GET account/withdrawals` answer it; `duplicate`
+ * only in the answer of `withdraw` (true when it is a withdrawal requested before under this
+ * clientWithdrawalId).
+ */
+export type PerpWithdrawal = PerpWithdrawalRow & Partial<Pick<RequestedWithdrawal, 'duplicate'>>;
+
+/** The answer of `POST orders`, `orders/fill` and `positions/close`. */
+export type PlacedOrder = SubmittedOrder;
+
+/** An order as `DELETE orders/{orderId}` answers it, or as the lists do (these add `liquidation`). */
+export type OrderView = Order & Partial<Pick<ListedOrder, 'liquidation'>>;
+
+/** What `POST orders`, `orders/fill` and `positions/close` take. */
+export type SignedMessage = SignedOrderBody;
+
+/** Paging and time filters every list endpoint takes. */
+export type PageQuery = TimeRangeQuery;
 
 export interface SignedOrder {
   message: Record<string, unknown>;
   signature: `0x${string}`;
   orderHash: string;
-}
-
-/** The answer of `POST orders` (docs/perp-api.md). */
-export interface PlacedOrder {
-  orderId: string;
-  clientOrderId: string | null;
-  symbol: string;
-  side: string;
-  type: string;
-  status: string;
-  size: string;
-  filledSize: string;
-  remainingSize: string;
-  avgPrice: string | null;
-  fee: string;
-  fills: Array<{ tradeId: string; price: string; size: string; fee: string; role: string }>;
-  duplicate: boolean;
-}
-
-export type PerpPermission = 'READ' | 'TRADE' | 'TRANSFER';
-
-/** The answer of `cancelAllAfter`. */
-export interface CancelAllAfterStatus {
-  armed: boolean;
-  /** When the open orders go (ms; at the first mark update from then); null when disarmed. */
-  deadline: number | null;
-  timeoutMs: number;
-}
-
-/** The answer of `addLiquidity` and `removeLiquidity`. */
-export interface LiquidityMove {
-  action: 'ADD' | 'REMOVE';
-  amount: string;
-  /** Shares minted or burned (6 decimals). */
-  shares: string;
-  lockedUntil: number;
-  ts: number;
-}
-
-/** The answer of `liquidityPositions`. */
-export interface LiquidityPosition {
-  shares: string;
-  value: string;
-  netDeposited: string;
-  pnl: string;
-  lockedUntil: number | null;
-  poolEquity: string;
-  totalShares: string;
-}
-
-/** What `GET one-click` (and enable, disable) answer. */
-export interface OneClickStatus {
-  /** True while the session signer may sign orders for the wallet. */
-  enabled: boolean;
-  /** The last session signer enabled, also after it ended; null when none ever was. */
-  sessionAddress: string | null;
-  expiresAt: number | null;
-  enabledAt: number | null;
 }
 
 /** The EIP-712 EnableSession typed data `one-click/prepare` answers. */
@@ -215,326 +180,4 @@ export interface EnableSessionTypedData {
 export interface SessionSigner extends TypedDataSigner {
   readonly privateKey: `0x${string}`;
   readonly expiresAt: number;
-}
-
-export interface CreatedApiKey {
-  apiKey: string;
-  apiSecret: string;
-  label: string;
-  permissions: PerpPermission[];
-}
-
-
-// ------------------------------------------------------------------ answers of the typed methods
-
-export type OrderSide = 'BUY' | 'SELL';
-export type OrderStatus = 'NEW' | 'PARTIALLY_FILLED' | 'FILLED' | 'CANCELED' | 'EXPIRED';
-export type TimeInForce = 'GTC' | 'IOC' | 'FOK' | 'POST_ONLY';
-export type KlineIntervalName = '1m' | '5m' | '15m' | '1h' | '4h' | '1d';
-
-export interface Page<T> {
-  total: number;
-  rows: T[];
-}
-
-/** Paging and time filters every list endpoint takes. */
-export type PageQuery = {
-  page?: number;
-  limit?: number;
-  startTime?: number;
-  endTime?: number;
-};
-
-export interface Instrument {
-  symbol: string;
-  base: string;
-  quote: string;
-  tickSize: string;
-  lotSize: string;
-  minSize: string;
-  maxSize: string;
-  maxLeverage: string;
-  initialMarginRatio: string;
-  maintenanceMarginRatio: string;
-  makerFeeRate: string;
-  takerFeeRate: string;
-  fundingInterval: number;
-}
-
-export interface Depth {
-  symbol: string;
-  /** `[price, size]` pairs, best first. */
-  bids: string[][];
-  asks: string[][];
-  seq: number;
-  ts: number;
-}
-
-export interface Ticker {
-  symbol: string;
-  lastPrice: string | null;
-  open24h: string | null;
-  high24h: string | null;
-  low24h: string | null;
-  volume24h: string;
-  turnover24h: string;
-  trades24h: number;
-  bestBid: string | null;
-  bestAsk: string | null;
-  markPrice: string | null;
-  indexPrice: string | null;
-  fundingRate: string;
-  nextFundingTime: number;
-  openInterest: string;
-  ts: number;
-  /** When the mark was last set (ms); null before the first. */
-  markTime?: number | null;
-  /** The time of the market-data quote the index came from (ms); null before the first. */
-  indexTime?: number | null;
-  /** No mark or index yet, or either older than the instrument allows (docs/perp-api.md "Market data"). */
-  stale?: boolean;
-}
-
-export interface Kline {
-  openTime: number;
-  open: string;
-  high: string;
-  low: string;
-  close: string;
-  volume: string;
-  turnover: string;
-  trades: number;
-}
-
-export interface MarketTrade {
-  id: string;
-  symbol: string;
-  price: string;
-  size: string;
-  side: OrderSide;
-  ts: number;
-  liquidation: boolean;
-}
-
-export interface FundingRate {
-  symbol: string;
-  fundingRate: string;
-  fundingTime: number;
-  markPrice: string;
-}
-
-export interface ApiKeyInfo {
-  apiKey: string;
-  label: string;
-  permissions: PerpPermission[];
-  createdAt: number;
-  updatedAt: number;
-}
-
-/** Complete EIP-712 typed data as a prepare/build call answers it. */
-export interface TypedData {
-  domain: { name?: string; version?: string; chainId: number; verifyingContract?: string };
-  types: Record<string, Array<{ name: string; type: string }>>;
-  primaryType: string;
-  message: Record<string, unknown>;
-}
-
-export interface BuiltOrder {
-  typedData: TypedData;
-  orderHash: string;
-}
-
-/** What `POST orders`, `orders/fill` and `positions/close` take. */
-export interface SignedMessage {
-  message: Record<string, unknown>;
-  signature: `0x${string}`;
-}
-
-export interface OrderFill {
-  tradeId: string;
-  orderId: string;
-  symbol: string;
-  side: OrderSide;
-  role: 'MAKER' | 'TAKER';
-  price: string;
-  size: string;
-  notional: string;
-  fee: string;
-  realisedPnl: string;
-  ts: number;
-}
-
-export interface OrderView {
-  orderId: string;
-  clientOrderId: string | null;
-  symbol: string;
-  side: OrderSide;
-  type: 'LIMIT' | 'MARKET';
-  timeInForce: TimeInForce;
-  price: string | null;
-  size: string;
-  filledSize: string;
-  remainingSize: string;
-  avgPrice: string | null;
-  fee: string;
-  status: OrderStatus;
-  reason: string | null;
-  reduceOnly: boolean;
-  createdAt: number;
-  updatedAt: number;
-  liquidation?: boolean;
-}
-
-export interface Position {
-  symbol: string;
-  side: 'LONG' | 'SHORT' | 'FLAT';
-  size: string;
-  entryPrice: string | null;
-  markPrice: string | null;
-  notional: string;
-  unrealisedPnl: string;
-  realisedPnl: string;
-  funding: string;
-  margin: string;
-  maintenanceMargin: string;
-  leverage: number;
-  marginMode: 'cross' | 'isolated';
-  liquidationPrice: string | null;
-}
-
-export interface BatchCancelResult {
-  canceled: string[];
-  failed: Array<{ orderId: string; code: string; msg: string }>;
-}
-
-/**
- * `GET account/proof`: the caller's leaf of the latest liabilities tree the ReserveRegistry holds
- * (docs/proof-of-reserves.md). Amounts are integer strings of collateral-token units (`decimals` 6).
- */
-export interface AccountProof {
-  /** The funding interval's start, ms since the Unix epoch: the registry's key. */
-  epoch: number;
-  account: string;
-  leafIndex: number;
-  salt: `0x${string}`;
-  /** Equity committed (0 when the account's equity is below zero). */
-  equity: string;
-  pendingWithdrawals: string;
-  /** equity + pendingWithdrawals. */
-  value: string;
-  /** keccak256(abi.encode(bytes32 salt, address account, uint256 equity, uint256 pendingWithdrawals)). */
-  leafHash: `0x${string}`;
-  /** Siblings from the leaf up; `side` is where the sibling sits. */
-  path: Array<{ hash: `0x${string}`; sum: string; side: 'left' | 'right' }>;
-  root: `0x${string}`;
-  total: string;
-  leafCount: number;
-  badDebt: string;
-  snapshotTs: number;
-  decimals: number;
-  chainId: number;
-  reserveRegistry: `0x${string}`;
-  vault: `0x${string}`;
-  collateralToken: `0x${string}`;
-  txHash: `0x${string}` | null;
-  vaultBalance: string | null;
-  solvent: boolean | null;
-}
-
-export interface AccountSummary {
-  account: string;
-  asset: 'USDC';
-  balance: string;
-  equity: string;
-  unrealisedPnl: string;
-  freeCollateral: string;
-  withdrawable: string;
-  pendingWithdrawals: string;
-  orderMargin: string;
-  positionMargin: string;
-  maintenanceMargin: string;
-  marginRatio: string | null;
-  liquidatable: boolean;
-  deposited: string;
-  withdrawn: string;
-  realisedPnl: string;
-  fees: string;
-  funding: string;
-}
-
-export interface AccountAsset {
-  asset: string;
-  balance: string;
-  equity: string;
-  available: string;
-  withdrawable: string;
-  pendingWithdrawals: string;
-  orderMargin: string;
-  positionMargin: string;
-}
-
-export interface AccountDeposit {
-  id: string;
-  asset: string;
-  amount: string;
-  txHash: string;
-  blockNumber: string;
-  withdrawalId?: string | null;
-  status: 'PENDING' | 'CREDITED' | 'REFUSED' | 'PAID';
-  reason?: string | null;
-  ts: number;
-}
-
-export interface AccountTransaction {
-  id: string;
-  type: string;
-  symbol: string | null;
-  amount: string;
-  asset: string;
-  ref: string | null;
-  ts: number;
-}
-
-export interface Trade extends OrderFill {
-  liquidation: boolean;
-}
-
-/** What `approve/prepare` and `deposit/prepare` answer. */
-export interface PreparedVaultTransaction {
-  transaction: PreparedTransaction;
-  kind: 'approve' | 'deposit';
-  amount: string;
-  marginVault: string;
-}
-
-/** A vault transaction as `approve/{txHash}` and `deposit/{txHash}` answer it. */
-export interface VaultTransactionView {
-  txHash: `0x${string}`;
-  kind: 'approve' | 'deposit';
-  account: string;
-  amount: string;
-  status: 'pending' | 'mined' | 'reverted';
-  blockNumber: string | null;
-  submittedAt: number;
-}
-
-export interface LiquidityHistoryRow {
-  id: string;
-  action: 'ADD' | 'REMOVE';
-  amount: string;
-  shares: string;
-  holderShares: string;
-  totalShares: string;
-  poolEquity: string;
-  lockedUntil: number;
-  ts: number;
-}
-
-export interface InsuranceFund {
-  balance: string;
-  feesReceived: string;
-  badDebtPaid: string;
-  openBadDebt: number;
-  openBadDebtAccounts: string[];
-  movements: Page<Record<string, unknown>>;
 }

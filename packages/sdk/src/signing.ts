@@ -9,30 +9,17 @@
  * here on viem's SHA-256 (no `node:` import, nothing beyond the package's declared dependencies).
  * The stream client signs its `auth` frame with WebCrypto instead (stream-sign.ts).
  */
+import {
+  perpSignMessage,
+  stockSignMessage,
+  type PerpSignInput as ContractPerpSignInput,
+  type StockSignInput as ContractStockSignInput,
+} from '@tokex/contract';
 import { sha256 } from 'viem';
 
-/** Query parameters; undefined values are left out. */
-export type Query = Record<string, string | number | boolean | undefined>;
-
-/** Query parameters sorted by name (stable for repeated names), encoded as URLSearchParams encodes them. */
-export function canonicalQuery(query: string | URLSearchParams | Query): string {
-  let params: URLSearchParams;
-  if (query instanceof URLSearchParams) params = query;
-  else if (typeof query === 'string') params = new URLSearchParams(query.startsWith('?') ? query.slice(1) : query);
-  else {
-    params = new URLSearchParams();
-    for (const [k, v] of Object.entries(query)) if (v !== undefined) params.append(k, String(v));
-  }
-  const entries = [...params.entries()];
-  // Array.prototype.sort is stable, so repeated names keep their order.
-  entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  return new URLSearchParams(entries).toString();
-}
-
-/** `path` plus `?query` when there is a query. */
-export function signedUri(path: string, query: string): string {
-  return query === '' ? path : `${path}?${query}`;
-}
+// What is signed (the canonical query, the stock five lines, the perp message) is the contract's,
+// the same functions the servers verify with.
+export { canonicalQuery, signedUri, type Query } from '@tokex/contract';
 
 const encoder = new TextEncoder();
 const BLOCK = 64;
@@ -77,44 +64,30 @@ export function bytesToBase64(bytes: Uint8Array): string {
   return out;
 }
 
-export interface StockSignInput {
-  method: string;
-  /** Already canonical: the path from /api/v1/ plus `?` and the sorted query. */
-  uri: string;
-  ts: string;
-  nonce: string;
+export interface StockSignInput extends ContractStockSignInput {
   /** The body exactly as sent, '' when there is none. */
   body: string;
 }
 
 /** The five-line stock payload (§A): METHOD, URI, TS, NONCE and BODY joined by "\n", no trailing newline. */
-export function stockPayload(input: StockSignInput): string {
-  return `${input.method.toUpperCase()}\n${input.uri}\n${input.ts}\n${input.nonce}\n${input.body}`;
-}
+export const stockPayload = (input: StockSignInput): string => stockSignMessage(input);
 
 /** `x-api-sign` of a stock request: lower-case hex. */
 export function signStockRequest(secret: string, input: StockSignInput): string {
-  return bytesToHex(hmacSha256(secret, stockPayload(input)));
+  return bytesToHex(hmacSha256(secret, stockSignMessage(input)));
 }
 
-export interface PerpSignInput {
-  /** `X-Api-Ts` as sent (milliseconds). */
-  ts: string;
-  method: string;
-  /** The path from `/v4/` plus `?` and the sorted query. */
-  requestPath: string;
+export interface PerpSignInput extends ContractPerpSignInput {
   /** The body exactly as sent, '' when there is none. */
   body: string;
 }
 
 /** The perp payload (§B): `ts + METHOD + request_path + body`. */
-export function perpPayload(input: PerpSignInput): string {
-  return input.ts + input.method.toUpperCase() + input.requestPath + input.body;
-}
+export const perpPayload = (input: PerpSignInput): string => perpSignMessage(input);
 
 /** `X-Api-Sign` of a perp request: padded standard Base64. */
 export function signPerpRequest(secret: string, input: PerpSignInput): string {
-  return bytesToBase64(hmacSha256(secret, perpPayload(input)));
+  return bytesToBase64(hmacSha256(secret, perpSignMessage(input)));
 }
 
 /** A random v4 UUID (nonces, idempotency keys) from WebCrypto, present in Node 20 and browsers. */

@@ -11,6 +11,9 @@ import { StockApiError, TokexTimeoutError } from './errors.ts';
 import { sleep } from './retry-policy.ts';
 import type { StockClient } from './stock-client.ts';
 import type { Calldata, OperationView, StockOrderInput, StockOrderView, TokenAmountInput } from './stock-types.ts';
+import type { OperationKind } from './stock/actions/operations/operation-path.ts';
+
+export type { OperationKind } from './stock/actions/operations/operation-path.ts';
 
 type Hex = `0x${string}`;
 
@@ -90,8 +93,6 @@ export async function ensureAllowance(wallet: CalldataSender, reader: ChainReade
   if (receipt.status !== 'success') throw new Error(`approve ${hash} reverted`);
   return hash;
 }
-
-export type OperationKind = 'cashDeposit' | 'cashWithdrawal' | 'stockDeposit' | 'stockWithdrawal';
 
 /** The four operation kinds and the client methods of each step. */
 const OPERATIONS = {

@@ -1,8 +1,60 @@
 /**
- * Types of the tokenized-stock API as the SDK sends and receives them (openapi/stock-api.json):
- * decimal strings for amounts, Unix seconds for `deadline`, milliseconds for response timestamps.
+ * Types of the tokenized-stock API as the SDK sends and receives them: every shape that crosses the
+ * wire is the contract's (@tokex/contract, the schemas openapi/stock-api.json prints), re-exported
+ * or aliased here under the names the SDK has always used; only the client's own options and
+ * envelope are written here. Decimal strings for amounts, Unix seconds for `deadline`,
+ * milliseconds for response timestamps.
  */
+import type {
+  Page,
+  StockCalldata,
+  StockCashOperation,
+  StockMoveBody,
+  StockOneClickChange,
+  StockOneClickPrepared,
+  StockOneClickStatus,
+  StockOperationListQuery,
+  StockOperationSend,
+  StockOrder,
+  StockOrderBody,
+  StockOrderSend,
+  StockOrderType,
+  StockOrderWithDepositBody,
+  StockRecordedOperationTx,
+  StockRecordedOrderTx,
+  StockRelay,
+  StockSide,
+  StockTransferOperation,
+} from '@tokex/contract';
 import type { RetryOptions } from './retry-policy.ts';
+
+export type {
+  StockBalance,
+  StockCandle,
+  StockCashOperation,
+  StockCashTokenBalance,
+  StockCashTokenConfig,
+  StockClosedOrderStatus,
+  StockConfig,
+  StockCorporateAction,
+  StockDelegateTypedData,
+  StockKlineInterval,
+  StockOpenOrderStatus,
+  StockOperationKind,
+  StockOperationStatus,
+  StockOrderFill,
+  StockOrderState,
+  StockOrderStatus,
+  StockPosition,
+  StockPriceHistory,
+  StockQuote,
+  StockSymbol,
+  StockTokenBalance,
+  StockTransferOperation,
+  StockUnderlyingPrice,
+  StockUserInfo,
+} from '@tokex/contract';
+export type { StockOrderType, StockSide } from '@tokex/contract';
 
 export interface StockClientOptions {
   /** Base URL including any service prefix, without /api/v1 (e.g. http://127.0.0.1:8080). */
@@ -28,172 +80,51 @@ export interface StockResponse<T = unknown> {
   data?: T;
 }
 
-export type StockPageQuery = {
-  page?: number;
-  limit?: number;
-  startTime?: number;
-  endTime?: number;
-};
+/** The query of the lists: page and limit, and the time range (ms) of those that take one. */
+export type StockPageQuery = Omit<StockOperationListQuery, 'status'>;
 
-export interface StockPage<T> {
-  total: number;
-  rows: T[];
-}
+export type StockPage<T> = Page<T>;
 
-export type StockSide = 'Buy' | 'Sell';
-export type StockOrderType = 'Market' | 'Limit';
+/** A side or order type as a client may spell it (the API takes any case). */
+type AnyCase<T extends string> = T | Uppercase<T> | Lowercase<T>;
 
-/** An order as `orders/calldata` and `orders/send` take it (side and type in any case). */
-export interface StockOrderInput {
-  symbol?: string;
-  stockAddress?: string;
-  side: StockSide | 'BUY' | 'SELL' | 'buy' | 'sell';
-  type: StockOrderType | 'MARKET' | 'LIMIT' | 'market' | 'limit';
-  /** Shares: a market sell or a limit order. */
-  quantity?: string;
-  /** mUSD to spend: a market buy. */
-  notional?: string;
-  /** Limit price. */
-  price?: string;
-  /** Limit orders: `DAY` (the only value accepted). */
-  timeInForce?: string;
+/**
+ * An order as `orders/calldata` and `orders/send` take it (the contract's StockOrderBody), with
+ * what the API requires of every order required here: side, type (in any case) and deadline.
+ */
+export type StockOrderInput = Omit<StockOrderBody, 'side' | 'type' | 'deadline'> & {
+  side: AnyCase<StockSide>;
+  type: AnyCase<StockOrderType>;
   /** Unix seconds, in the future and at most 30 days ahead. */
   deadline: number;
-  userAddress?: string;
-}
+};
 
-export interface StockOrderWithDepositInput extends StockOrderInput {
-  tokenAddress: string;
-  tokenAmount: string;
-}
+/** `orders/with-deposit/*`: the order plus, for a buy, the cash token and amount to deposit (defaults: the configured cash token, what the order locks). */
+export type StockOrderWithDepositInput = StockOrderInput & Pick<StockOrderWithDepositBody, 'tokenAddress' | 'tokenAmount'>;
 
-export interface TokenAmountInput {
-  userAddress?: string;
-  tokenAddress: string;
-  tokenAmount: string;
-}
+export type TokenAmountInput = StockMoveBody;
 
 /** What a calldata endpoint answers: the StockRouter call for the wallet to send. */
-export interface Calldata {
-  toAddress: `0x${string}`;
-  value: string;
-  callData: `0x${string}`;
-  /** The address to approve the token to, when the call draws on an allowance. */
-  spenderAddress?: `0x${string}`;
-}
+export type Calldata = StockCalldata;
 
-/** What a One Click send endpoint answers. */
-export interface RelayedSend {
-  requestId: string;
-  status: 'mined' | 'pending';
-  txHash: `0x${string}` | null;
-  blockNumber?: string | null;
-  gasUsed?: string | null;
-  orderId?: string | null;
-  orderIds?: string[];
-  operationId?: string | null;
-  operationIds?: string[];
-}
+/** What a One Click send endpoint answers: an order send's or an operation send's ids. */
+export type RelayedSend = StockRelay &
+  Partial<Pick<StockOrderSend, 'orderId' | 'orderIds'>> &
+  Partial<Pick<StockOperationSend, 'operationId' | 'operationIds'>>;
 
-export interface RecordedOrderTx {
-  txHash: string;
-  orderId?: string | null;
-  orderIds: string[];
-  indexed: boolean;
-}
+export type RecordedOrderTx = StockRecordedOrderTx;
 
-export interface RecordedOperationTx {
-  txHash: string;
-  operationId?: string | null;
-  operationStatus?: string | null;
-  operationIds: string[];
-  operations: Array<Record<string, unknown>>;
-  indexed: boolean;
-}
+export type RecordedOperationTx = StockRecordedOperationTx<OperationView>;
 
-export interface StockOrderView {
-  orderId: string;
-  symbol: string | null;
-  stockAddress: string;
-  userAddress: string;
-  side: StockSide;
-  type: StockOrderType;
-  state: 'open' | 'canceling' | 'history';
-  timeInForce?: 'DAY' | null;
-  deadline: number;
-  quantity?: string | null;
-  notional?: string | null;
-  price?: string | null;
-  txHash: string;
-  cancelTxHash?: string | null;
-  createdAt: number;
-  updatedAt: number;
-  fees: string;
-  fills: Array<Record<string, unknown>>;
-  openOrder?: { status: 'OPEN' | 'CANCELING'; filledQuantity: string; remainingQuantity?: string | null; [k: string]: unknown };
-  history?: {
-    status: 'FILLED' | 'CANCELED' | 'EXPIRED' | 'REJECTED';
-    filledQuantity: string;
-    averagePrice?: string | null;
-    fees?: string;
-    /** Why the executor rejected or expired it (null for FILLED and CANCELED). */
-    reason?: string | null;
-    [k: string]: unknown;
-  };
-}
+export type StockOrderView = StockOrder;
 
-export interface OperationView {
-  operationId: string;
-  operationStatus: 'processing' | 'completed' | 'failed';
-  kind: 'deposit' | 'withdrawal';
-  txHash: string;
-  userAddress: string;
-  tokenAddress: string;
-  tokenSymbol?: string | null;
-  symbol?: string | null;
-  tokenAmount: string;
-  mUsdAmount?: string;
-  createdAt: number;
-  updatedAt: number;
-  [k: string]: unknown;
-}
+/** A cash or a stock operation: the fields both have, and each kind's own as optional. */
+export type OperationView = Pick<StockCashOperation, keyof StockCashOperation & keyof StockTransferOperation> &
+  Partial<StockCashOperation> &
+  Partial<StockTransferOperation>;
 
-export interface StockQuote {
-  symbol: string;
-  bid: string;
-  ask: string;
-  last: string;
-  timestamp: number;
-  marketStatus: 'open' | 'closed';
-  token: { address: string; decimals: number; totalSupply: string };
-  /** Older than the executor fills against (30 s by default): the market data stopped. */
-  stale?: boolean;
-}
+export type OneClickState = StockOneClickStatus;
 
-export interface StockSymbol {
-  symbol: string;
-  name: string;
-  underlying: string;
-  exchange: string;
-  address: string;
-  decimals: number;
-  tradable: boolean;
-}
+export type OneClickEnabled = StockOneClickChange;
 
-export interface OneClickState {
-  status: 'enabled' | 'disabled';
-  delegatee: string;
-}
-
-export interface OneClickEnabled extends OneClickState {
-  txHash: string | null;
-  requestId?: string | null;
-}
-
-export interface OneClickPrepared {
-  delegatee: string;
-  nonce: string;
-  deadline: number;
-  signPayload: unknown;
-}
-
+export type OneClickPrepared = StockOneClickPrepared;

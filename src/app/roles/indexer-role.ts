@@ -25,7 +25,10 @@ function followerSample(p: FollowerProgress): RoleSample {
 
 export async function startIndexerRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config } = ctx;
-  /** The stock streams' feeder, told of each committed batch once it runs (its seed covers the ones before). */
+  /**
+   * The stock streams' feeder, handed each committed batch's rows (as the batch wrote them) once it
+   * runs; its seed, read from the store, covers the batches before.
+   */
   let streams: StockStreamTask | undefined;
   const indexer = createStockIndexer({
     db: ctx.db,
@@ -56,7 +59,7 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
     ...(perp ? [ctx.status.track('perp-indexer', () => followerSample(perp.progress()))] : []),
   ];
   // The stock venue's streams have one publisher (one seq per stream), so it runs in the role that is
-  // one per database: here, told by the indexer of every committed batch, with the quotes read
+  // one per database: here, handed by the indexer every committed batch's rows, with the quotes read
   // through ctx.quotes() (the simulator's in this process, else the quotes table). docs/stock-api.md.
   const { stop: stopStreams } = await startGuarded(ctx.logger, async (stops) => {
     let task: StockStreamTask | undefined;

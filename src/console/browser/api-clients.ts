@@ -2,8 +2,10 @@
 /**
  * Signed REST calls from the browser, with WebCrypto's HMAC-SHA256: the stock API's five-line
  * payload (hex) and the perpetual API's `ts + METHOD + path + body` (Base64), as docs/stock-api.md
- * and docs/perp-api.md define them. The secrets stay in this module's closures; nothing is logged.
+ * and docs/perp-api.md define them, the messages built by the contract's recipes. The secrets stay in
+ * this module's closures; nothing is logged.
  */
+import { PERP_HEADERS, PERP_OK_CODE, perpRequestPath, perpSignMessage, STOCK_HEADERS, STOCK_OK_CODE, stockSignedUri, stockSignMessage } from '@tokex/contract';
 
 const encoder = new TextEncoder();
 
@@ -19,15 +21,6 @@ function base64(bytes: ArrayBuffer): string {
   let s = '';
   for (const b of new Uint8Array(bytes)) s += String.fromCharCode(b);
   return btoa(s);
-}
-
-/** Query parameters sorted by name, as both APIs sign them. */
-export function canonicalQuery(query: Record<string, string | number | undefined> = {}): string {
-  const entries = Object.entries(query)
-    .filter((e): e is [string, string | number] => e[1] !== undefined)
-    .map(([k, v]) => [k, String(v)] as [string, string]);
-  entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  return new URLSearchParams(entries).toString();
 }
 
 export class ApiError extends Error {
@@ -47,25 +40,24 @@ export interface StockCredentials {
 export function stockClient(opts: { baseUrl: string; chainId: number; product: string; creds: StockCredentials }) {
   const key = hmacKey(opts.creds.apiSecret);
   return async function stockRequest<T>(method: string, path: string, query?: Record<string, string | number | undefined>, body?: unknown): Promise<T> {
-    const q = canonicalQuery(query);
-    const uri = `/api/v1${path}${q ? `?${q}` : ''}`;
+    const uri = stockSignedUri(`/api/v1${path}`, query);
     const text = body === undefined ? '' : JSON.stringify(body);
     const ts = String(Date.now());
     const nonce = crypto.randomUUID();
-    const payload = `${method.toUpperCase()}\n${uri}\n${ts}\n${nonce}\n${text}`;
+    const payload = stockSignMessage({ method, uri, ts, nonce, body: text });
     const sign = hex(await crypto.subtle.sign('HMAC', await key, encoder.encode(payload)));
     const headers: Record<string, string> = {
-      'x-api-key': opts.creds.apiKey,
-      'x-api-sign': sign,
-      'x-api-ts': ts,
-      'x-api-nonce': nonce,
-      'x-api-chain-id': String(opts.chainId),
-      'x-api-p': opts.product,
+      [STOCK_HEADERS.key]: opts.creds.apiKey,
+      [STOCK_HEADERS.sign]: sign,
+      [STOCK_HEADERS.ts]: ts,
+      [STOCK_HEADERS.nonce]: nonce,
+      [STOCK_HEADERS.chainId]: String(opts.chainId),
+      [STOCK_HEADERS.product]: opts.product,
     };
     if (text) headers['content-type'] = 'application/json';
     const res = await fetch(opts.baseUrl + uri, { method, headers, body: text || undefined });
     const json = (await res.json()) as { code: number; errMsg?: string; data: T };
-    if (json.code !== 200) throw new ApiError(json.code, `stock ${method} ${path}: ${json.errMsg ?? res.status}`);
+    if (json.code !== STOCK_OK_CODE) throw new ApiError(json.code, `stock ${method} ${path}: ${json.errMsg ?? res.status}`);
     return json.data;
   };
 }
@@ -75,17 +67,21 @@ export function perpClient(opts: { baseUrl: string; chainId: number; creds: Stoc
   // Two identical signed requests in one millisecond would be a replay (20007): never reuse a ts.
   let lastTs = 0;
   return async function perpRequest<T>(method: string, path: string, query?: Record<string, string | number | undefined>, body?: unknown): Promise<T> {
-    const q = canonicalQuery(query);
-    const requestPath = `/v4/public/trader/${path}${q ? `?${q}` : ''}`;
+    const requestPath = perpRequestPath(`/v4/public/trader/${path}`, query);
     const text = body === undefined ? '' : JSON.stringify(body);
     lastTs = Math.max(Date.now(), lastTs + 1);
     const ts = String(lastTs);
-    const sign = base64(await crypto.subtle.sign('HMAC', await key, encoder.encode(ts + method.toUpperCase() + requestPath + text)));
-    const headers: Record<string, string> = { 'X-Api-Key': opts.creds.apiKey, 'X-Api-Ts': ts, 'X-Api-Sign': sign, 'X-Chain-Id': String(opts.chainId) };
+    const sign = base64(await crypto.subtle.sign('HMAC', await key, encoder.encode(perpSignMessage({ ts, method, requestPath, body: text }))));
+    const headers: Record<string, string> = {
+      [PERP_HEADERS.key]: opts.creds.apiKey,
+      [PERP_HEADERS.ts]: ts,
+      [PERP_HEADERS.sign]: sign,
+      [PERP_HEADERS.chainId]: String(opts.chainId),
+    };
     if (text) headers['content-type'] = 'application/json';
     const res = await fetch(opts.baseUrl + requestPath, { method, headers, body: text || undefined });
     const json = (await res.json()) as { code: number; msg?: string; data: T };
-    if (json.code !== 0) throw new ApiError(json.code, `perp ${method} ${path}: ${json.code} ${json.msg ?? res.status}`);
+    if (json.code !== PERP_OK_CODE) throw new ApiError(json.code, `perp ${method} ${path}: ${json.code} ${json.msg ?? res.status}`);
     return json.data;
   };
 }

@@ -17,9 +17,10 @@
  *
  * Amounts are integer strings in collateral-token units (the USDC's 6 decimals); times are ms.
  */
-import type { Selectable } from 'kysely';
-import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
+import type { Selectable, SelectQueryBuilder } from 'kysely';
+import { kyselyOf, type DatabaseSchema, type DbExecutor } from '../../storage/database.ts';
 import { bulkInsert, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
+import { listPage, newestFirst } from '../../storage/list-query.ts';
 import type { PerpCollateralEventsTable } from '../../storage/schema.ts';
 
 /** Engine command ids of vault deposits: `dep:<eventId>` (the projection and the collateral task share it). */
@@ -132,16 +133,18 @@ export async function rollbackCollateralEventsAbove(db: DbExecutor, blockNumber:
   await k.updateTable('perp_collateral_events').set({ orphaned: 1 }).where('block_number', '>', blockNumber).where('applied', '=', APPLIED).execute();
 }
 
+/** The first `limit` rows of `where` in chain order (oldest first). */
+function inChainOrder(
+  db: DbExecutor,
+  where: (q: SelectQueryBuilder<DatabaseSchema, 'perp_collateral_events', {}>) => SelectQueryBuilder<DatabaseSchema, 'perp_collateral_events', {}>,
+  limit: number,
+): Promise<Selectable<PerpCollateralEventsTable>[]> {
+  return where(kyselyOf(db).selectFrom('perp_collateral_events')).selectAll().orderBy('block_number').orderBy('log_index').limit(Math.max(0, limit)).execute();
+}
+
 /** The movements the engine has not applied, oldest first (chain order); orphans and refused deposits excluded. */
 export async function listUnappliedCollateralEvents(db: DbExecutor, limit: number): Promise<CollateralEventRecord[]> {
-  const rows = await kyselyOf(db)
-    .selectFrom('perp_collateral_events')
-    .selectAll()
-    .where('applied', '=', PENDING)
-    .orderBy('block_number')
-    .orderBy('log_index')
-    .limit(Math.max(0, limit))
-    .execute();
+  const rows = await inChainOrder(db, (q) => q.where('applied', '=', PENDING), limit);
   return rows.map(toRecord);
 }
 
@@ -214,28 +217,12 @@ async function withStatus(db: DbExecutor, rows: Selectable<PerpCollateralEventsT
 
 /** Deposits the engine refused, oldest first: for the operator, who must settle them by hand. */
 export async function listRefusedCollateralEvents(db: DbExecutor, limit: number): Promise<CollateralMovement[]> {
-  const rows = await kyselyOf(db)
-    .selectFrom('perp_collateral_events')
-    .selectAll()
-    .where('applied', '=', REFUSED)
-    .where('orphaned', '=', 0)
-    .orderBy('block_number')
-    .orderBy('log_index')
-    .limit(Math.max(0, limit))
-    .execute();
-  return withStatus(db, rows);
+  return withStatus(db, await inChainOrder(db, (q) => q.where('applied', '=', REFUSED).where('orphaned', '=', 0), limit));
 }
 
 /** Applied movements a reorg removed from the chain, oldest first: the engine must reverse them. */
 export async function listOrphanedCollateralEvents(db: DbExecutor, limit: number): Promise<CollateralEventRecord[]> {
-  const rows = await kyselyOf(db)
-    .selectFrom('perp_collateral_events')
-    .selectAll()
-    .where('orphaned', '=', 1)
-    .orderBy('block_number')
-    .orderBy('log_index')
-    .limit(Math.max(0, limit))
-    .execute();
+  const rows = await inChainOrder(db, (q) => q.where('orphaned', '=', 1), limit);
   return rows.map(toRecord);
 }
 
@@ -263,19 +250,18 @@ export async function getCollateralEvent(db: DbExecutor, eventId: string): Promi
   return row ? toRecord(row) : undefined;
 }
 
+const CHAIN_ORDER_NEWEST_FIRST = { newestFirst: ['block_number', 'log_index'] } as const;
+
 /** An account's canonical movements (orphans excluded), newest first. */
 export async function listCollateralEvents(
   db: DbExecutor,
   opts: { account?: string; kind?: CollateralEventKind; limit?: number } = {},
 ): Promise<CollateralEventRecord[]> {
-  let q = kyselyOf(db).selectFrom('perp_collateral_events').selectAll().where('orphaned', '=', 0);
-  if (opts.account) q = q.where('account', '=', opts.account.toLowerCase());
-  if (opts.kind) q = q.where('kind', '=', opts.kind);
-  const rows = await q
-    .orderBy('block_number', 'desc')
-    .orderBy('log_index', 'desc')
-    .limit(Math.max(0, opts.limit ?? 500))
-    .execute();
+  const base = kyselyOf(db).selectFrom('perp_collateral_events').where('orphaned', '=', 0);
+  // An empty account or kind, like an absent one, filters nothing.
+  const filters = [['account', opts.account ? opts.account.toLowerCase() : undefined], ['kind', opts.kind || undefined]] as const;
+  const spec = { filters, ...CHAIN_ORDER_NEWEST_FIRST };
+  const rows = await newestFirst(base, spec).limit(Math.max(0, opts.limit ?? 500)).execute();
   return rows.map(toRecord);
 }
 
@@ -287,16 +273,11 @@ export async function listCollateralEventsPage(
   db: DbExecutor,
   q: { account: string; kind: CollateralEventKind; offset: number; limit: number; startTime?: number; endTime?: number },
 ): Promise<{ total: number; rows: CollateralMovement[] }> {
-  let base = kyselyOf(db)
+  const base = kyselyOf(db)
     .selectFrom('perp_collateral_events')
     .where('orphaned', '=', 0)
     .where('account', '=', q.account.toLowerCase())
     .where('kind', '=', q.kind);
-  if (q.startTime !== undefined) base = base.where('block_timestamp', '>=', q.startTime);
-  if (q.endTime !== undefined) base = base.where('block_timestamp', '<=', q.endTime);
-  const [count, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
-    base.selectAll().orderBy('block_number', 'desc').orderBy('log_index', 'desc').offset(q.offset).limit(q.limit).execute(),
-  ]);
-  return { total: Number(count.n), rows: await withStatus(db, rows) };
+  const page = await listPage(base, { time: 'block_timestamp', ...CHAIN_ORDER_NEWEST_FIRST }, q, (r) => r);
+  return { total: page.total, rows: await withStatus(db, page.rows) };
 }

@@ -9,10 +9,14 @@
 import type { Selectable } from 'kysely';
 import { bulkInsert, type BulkTable } from '../../storage/bulk-sql.ts';
 import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
+import { listPage } from '../../storage/list-query.ts';
 import type { PerpInsuranceMovesTable, PerpLiquidityMovesTable } from '../../storage/schema.ts';
 import type { Page, TimeRange } from './perp-history-store.ts';
 
 // ---------------------------------------------------------------------------- liquidity moves
+
+/** Both tables are keyed by the engine event seq: it breaks ties of time. */
+const BY_SEQ_NEWEST_FIRST = { time: 'ts', newestFirst: ['ts', 'seq'] } as const;
 
 export interface LiquidityMoveRecord {
   /** The engine event seq. */
@@ -66,14 +70,8 @@ export async function insertLiquidityMoves(db: DbExecutor, moves: readonly Liqui
 
 /** The account's additions and removals, newest first. */
 export async function listLiquidityMoves(db: DbExecutor, q: Page & TimeRange & { account: string }): Promise<{ total: number; rows: LiquidityMoveRecord[] }> {
-  let base = kyselyOf(db).selectFrom('perp_liquidity_moves').where('account', '=', q.account.toLowerCase());
-  if (q.startTime !== undefined) base = base.where('ts', '>=', q.startTime);
-  if (q.endTime !== undefined) base = base.where('ts', '<=', q.endTime);
-  const [count, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
-    base.selectAll().orderBy('ts', 'desc').orderBy('seq', 'desc').offset(q.offset).limit(q.limit).execute(),
-  ]);
-  return { total: Number(count.n), rows: rows.map(liquidityFromRow) };
+  const base = kyselyOf(db).selectFrom('perp_liquidity_moves').where('account', '=', q.account.toLowerCase());
+  return listPage(base, BY_SEQ_NEWEST_FIRST, q, liquidityFromRow);
 }
 
 // ---------------------------------------------------------------------------- insurance moves
@@ -112,12 +110,5 @@ export async function insertInsuranceMoves(db: DbExecutor, moves: readonly Insur
 
 /** The fund's movements, newest first. */
 export async function listInsuranceMoves(db: DbExecutor, q: Page & TimeRange): Promise<{ total: number; rows: InsuranceMoveRecord[] }> {
-  let base = kyselyOf(db).selectFrom('perp_insurance_moves');
-  if (q.startTime !== undefined) base = base.where('ts', '>=', q.startTime);
-  if (q.endTime !== undefined) base = base.where('ts', '<=', q.endTime);
-  const [count, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
-    base.selectAll().orderBy('ts', 'desc').orderBy('seq', 'desc').offset(q.offset).limit(q.limit).execute(),
-  ]);
-  return { total: Number(count.n), rows: rows.map(insuranceFromRow) };
+  return listPage(kyselyOf(db).selectFrom('perp_insurance_moves'), BY_SEQ_NEWEST_FIRST, q, insuranceFromRow);
 }

@@ -10,6 +10,7 @@
 import type { Selectable } from 'kysely';
 import { bulkInsert, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
 import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
+import { listPage, newestFirst, type TimeRange } from '../../storage/list-query.ts';
 import type { PerpFundingRatesTable, PerpOrdersTable, PerpTradesTable, PerpTransactionsTable } from '../../storage/schema.ts';
 
 export interface Page {
@@ -18,10 +19,7 @@ export interface Page {
   limit: number;
 }
 
-export interface TimeRange {
-  startTime?: number;
-  endTime?: number;
-}
+export type { TimeRange };
 
 // ------------------------------------------------------------------------------------- orders
 
@@ -117,16 +115,9 @@ export async function listOrders(
   db: DbExecutor,
   q: Page & TimeRange & { account: string; symbol?: string; statuses?: readonly PerpOrderStatus[] },
 ): Promise<{ total: number; rows: PerpOrderRecord[] }> {
-  let base = kyselyOf(db).selectFrom('perp_orders').where('account', '=', q.account.toLowerCase());
-  if (q.symbol !== undefined) base = base.where('symbol', '=', q.symbol);
-  if (q.statuses !== undefined) base = base.where('status', 'in', [...q.statuses]);
-  if (q.startTime !== undefined) base = base.where('created_at', '>=', q.startTime);
-  if (q.endTime !== undefined) base = base.where('created_at', '<=', q.endTime);
-  const [count, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
-    base.selectAll().orderBy('created_at', 'desc').orderBy('order_id', 'desc').offset(q.offset).limit(q.limit).execute(),
-  ]);
-  return { total: Number(count.n), rows: rows.map(orderFromRow) };
+  const base = kyselyOf(db).selectFrom('perp_orders').where('account', '=', q.account.toLowerCase());
+  const spec = { filters: [['symbol', q.symbol], ['status', q.statuses]], time: 'created_at', newestFirst: ['created_at', 'order_id'] } as const;
+  return listPage(base, spec, q, orderFromRow);
 }
 
 // ------------------------------------------------------------------------------------- trades
@@ -184,20 +175,14 @@ export async function insertTrades(db: DbExecutor, trades: readonly PerpTradeRec
   );
 }
 
+const TRADES_NEWEST_FIRST = { time: 'ts', newestFirst: ['ts', 'trade_id'] } as const;
+
 export async function listTrades(
   db: DbExecutor,
   q: Page & TimeRange & { account: string; symbol?: string; orderId?: number },
 ): Promise<{ total: number; rows: PerpTradeRecord[] }> {
-  let base = kyselyOf(db).selectFrom('perp_trades').where('account', '=', q.account.toLowerCase());
-  if (q.symbol !== undefined) base = base.where('symbol', '=', q.symbol);
-  if (q.orderId !== undefined) base = base.where('order_id', '=', q.orderId);
-  if (q.startTime !== undefined) base = base.where('ts', '>=', q.startTime);
-  if (q.endTime !== undefined) base = base.where('ts', '<=', q.endTime);
-  const [count, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
-    base.selectAll().orderBy('ts', 'desc').orderBy('trade_id', 'desc').offset(q.offset).limit(q.limit).execute(),
-  ]);
-  return { total: Number(count.n), rows: rows.map(tradeFromRow) };
+  const base = kyselyOf(db).selectFrom('perp_trades').where('account', '=', q.account.toLowerCase());
+  return listPage(base, { filters: [['symbol', q.symbol], ['order_id', q.orderId]], ...TRADES_NEWEST_FIRST }, q, tradeFromRow);
 }
 
 /**
@@ -205,14 +190,8 @@ export async function listTrades(
  * newest first (migration 0016 indexes it).
  */
 export async function listMarketTrades(db: DbExecutor, q: Page & TimeRange & { symbol: string }): Promise<{ total: number; rows: PerpTradeRecord[] }> {
-  let base = kyselyOf(db).selectFrom('perp_trades').where('symbol', '=', q.symbol).where('role', '=', 'TAKER');
-  if (q.startTime !== undefined) base = base.where('ts', '>=', q.startTime);
-  if (q.endTime !== undefined) base = base.where('ts', '<=', q.endTime);
-  const [count, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
-    base.selectAll().orderBy('ts', 'desc').orderBy('trade_id', 'desc').offset(q.offset).limit(q.limit).execute(),
-  ]);
-  return { total: Number(count.n), rows: rows.map(tradeFromRow) };
+  const base = kyselyOf(db).selectFrom('perp_trades').where('symbol', '=', q.symbol).where('role', '=', 'TAKER');
+  return listPage(base, TRADES_NEWEST_FIRST, q, tradeFromRow);
 }
 
 // ------------------------------------------------------------------------------- transactions
@@ -290,16 +269,9 @@ export async function listTransactions(
   db: DbExecutor,
   q: Page & TimeRange & { account: string; types?: readonly PerpTransactionType[]; symbol?: string },
 ): Promise<{ total: number; rows: PerpTransactionRecord[] }> {
-  let base = kyselyOf(db).selectFrom('perp_transactions').where('account', '=', q.account.toLowerCase());
-  if (q.types !== undefined) base = base.where('type', 'in', [...q.types]);
-  if (q.symbol !== undefined) base = base.where('symbol', '=', q.symbol);
-  if (q.startTime !== undefined) base = base.where('ts', '>=', q.startTime);
-  if (q.endTime !== undefined) base = base.where('ts', '<=', q.endTime);
-  const [count, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
-    base.selectAll().orderBy('ts', 'desc').orderBy('tx_id', 'desc').offset(q.offset).limit(q.limit).execute(),
-  ]);
-  return { total: Number(count.n), rows: rows.map(transactionFromRow) };
+  const base = kyselyOf(db).selectFrom('perp_transactions').where('account', '=', q.account.toLowerCase());
+  const spec = { filters: [['type', q.types], ['symbol', q.symbol]], time: 'ts', newestFirst: ['ts', 'tx_id'] } as const;
+  return listPage(base, spec, q, transactionFromRow);
 }
 
 // ------------------------------------------------------------------------------ funding rates
@@ -327,9 +299,7 @@ export async function insertFundingRates(db: DbExecutor, rates: readonly Funding
 
 /** Newest first; `limit` rows at most. */
 export async function listFundingRates(db: DbExecutor, q: TimeRange & { symbol: string; limit: number }): Promise<FundingRateRecord[]> {
-  let base = kyselyOf(db).selectFrom('perp_funding_rates').where('symbol', '=', q.symbol);
-  if (q.startTime !== undefined) base = base.where('funding_time', '>=', q.startTime);
-  if (q.endTime !== undefined) base = base.where('funding_time', '<=', q.endTime);
-  const rows = await base.selectAll().orderBy('funding_time', 'desc').limit(q.limit).execute();
+  const base = kyselyOf(db).selectFrom('perp_funding_rates').where('symbol', '=', q.symbol);
+  const rows = await newestFirst(base, { time: 'funding_time', newestFirst: ['funding_time'] }, q).limit(q.limit).execute();
   return rows.map(fundingFromRow);
 }

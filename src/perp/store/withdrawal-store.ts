@@ -18,6 +18,7 @@
  */
 import type { Selectable } from 'kysely';
 import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
+import { listPage } from '../../storage/list-query.ts';
 import type { PerpWithdrawalsTable } from '../../storage/schema.ts';
 
 export type WithdrawalRowStatus = 'REQUESTED' | 'PENDING' | 'SENT' | 'COMPLETED' | 'FAILED';
@@ -217,13 +218,6 @@ export async function listWithdrawalsPage(
   db: DbExecutor,
   q: { account: string; offset: number; limit: number; status?: WithdrawalStatus; startTime?: number; endTime?: number },
 ): Promise<{ total: number; rows: WithdrawalRecord[] }> {
-  let base = kyselyOf(db).selectFrom('perp_withdrawals').where('account', '=', q.account.toLowerCase()).where('status', '<>', 'REQUESTED');
-  if (q.status !== undefined) base = base.where('status', '=', q.status);
-  if (q.startTime !== undefined) base = base.where('created_at', '>=', q.startTime);
-  if (q.endTime !== undefined) base = base.where('created_at', '<=', q.endTime);
-  const [count, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
-    base.selectAll().orderBy('created_at', 'desc').orderBy('withdrawal_id', 'desc').offset(q.offset).limit(q.limit).execute(),
-  ]);
-  return { total: Number(count.n), rows: rows.map(fromRow) };
+  const base = kyselyOf(db).selectFrom('perp_withdrawals').where('account', '=', q.account.toLowerCase()).where('status', '<>', 'REQUESTED');
+  return listPage(base, { filters: [['status', q.status]], time: 'created_at', newestFirst: ['created_at', 'withdrawal_id'] }, q, fromRow);
 }

@@ -22,6 +22,11 @@ export function orderIdOf(ev: ChainEventRecord): string {
   return String(ev.args.orderId);
 }
 
+/** The final status an OrderClosed event closes its order with. */
+export function closedStatusOf(ev: ChainEventRecord): OrderStatus | undefined {
+  return ev.name === 'OrderClosed' ? STATUSES[ev.args.status as number] : undefined;
+}
+
 function timeInForceName(value: number): string {
   return value === 0 ? 'DAY' : `TIF_${value}`;
 }

@@ -19,22 +19,27 @@ import {
   loadCashOperationStates,
   upsertCashOperationStates,
   upsertStockOperationStates,
+  type CashOperationRecord,
   type CashOperationState,
   type OperationKind,
+  type StockOperationRecord,
   type StockOperationState,
 } from '../store/stock-operation-store.ts';
+import { loadCloseReasons } from '../store/order-reason-store.ts';
 import {
   deleteFillsOfOrders,
   deleteOrders,
   insertFills,
+  listFillsOfOrders,
   loadOrderStates,
   upsertOrderStates,
   type FillRecord,
+  type OrderRecord,
   type OrderState,
 } from '../store/stock-order-store.ts';
 import { applyCashEvent, cashEntityKey, CASH_CREATE_EVENTS, CASH_SETTLE_EVENTS, queueKey, reduceCashOperation, settleQueueOf } from './cash-handler.ts';
 import { operationIdOf } from '../operation-id.ts';
-import { applyOrderEvent, fillOf, ORDER_EVENT_NAMES, orderEntityKey, orderIdOf, reduceOrder } from './order-handler.ts';
+import { applyOrderEvent, closedStatusOf, fillOf, ORDER_EVENT_NAMES, orderEntityKey, orderIdOf, reduceOrder } from './order-handler.ts';
 import { applyStockEvent, collectPositionTouches, reduceStockOperation, stockEntityKey, STOCK_OPERATION_EVENTS, type PositionTouches } from './stock-handler.ts';
 
 export type ContractKind = 'router' | 'cashier' | 'stock' | 'oneClick';
@@ -85,16 +90,20 @@ class LruMap<K, V> {
  */
 export class ProjectionCache {
   readonly orders: LruMap<string, OrderState>;
+  /** All fills of the cached orders (kept when the batches collect stream updates). */
+  readonly fills: LruMap<string, readonly FillRecord[]>;
   readonly cash: LruMap<string, CashOperationState>;
   /** `kind:queueId` → operation id of a pending queued operation. */
   readonly queues: LruMap<string, string>;
   constructor(limit = 100_000) {
     this.orders = new LruMap(limit);
+    this.fills = new LruMap(limit);
     this.cash = new LruMap(limit);
     this.queues = new LruMap(limit);
   }
   clear(): void {
     this.orders.clear();
+    this.fills.clear();
     this.cash.clear();
     this.queues.clear();
   }
@@ -104,8 +113,15 @@ export class ProjectionCache {
    */
   remember(p: AppendProjection): void {
     for (const o of p.orders) {
-      if (o.status === 'Open' || o.status === 'Canceling') this.orders.set(o.orderId, o);
-      else this.orders.delete(o.orderId);
+      const fills = p.orderFills?.get(o.orderId);
+      if (o.status === 'Open' || o.status === 'Canceling') {
+        this.orders.set(o.orderId, o);
+        if (fills) this.fills.set(o.orderId, fills);
+        else this.fills.delete(o.orderId);
+      } else {
+        this.orders.delete(o.orderId);
+        this.fills.delete(o.orderId);
+      }
     }
     for (const c of p.cash) {
       if (c.status === 'processing' && c.queueId !== null) {
@@ -125,6 +141,26 @@ export interface AppendProjection {
   cash: CashOperationState[];
   stockOps: StockOperationState[];
   touches: PositionTouches;
+  /** When the batch collects stream updates: every fill of each order in `orders`, chain order. */
+  orderFills?: ReadonlyMap<string, readonly FillRecord[]>;
+}
+
+/**
+ * An order as a batch wrote it, with the rest of what its view (`GET orders/{orderId}`) shows: all
+ * its fills, and the executor's reason when the batch closed it REJECTED or EXPIRED.
+ */
+export interface OrderUpdate {
+  order: OrderRecord;
+  /** Chain order: the stored ones, then the batch's. */
+  fills: readonly FillRecord[];
+  reason: string | null;
+}
+
+/** The rows a batch wrote, as it wrote them: what the stock streams publish (each rendered by its REST view). */
+export interface StockIndexUpdates {
+  orders: OrderUpdate[];
+  cash: CashOperationRecord[];
+  stock: StockOperationRecord[];
 }
 
 /**
@@ -133,6 +169,11 @@ export interface AppendProjection {
  * rows of entities that began earlier; then the handlers registered per event fold each event
  * (`foldOrder`, `foldCash`, `foldStockOperation`, `touchPositions`). Entity states stay in memory
  * until `result()`. Reads the database but never writes.
+ *
+ * With `streams`, it also gathers what the stock streams show of the rows it writes and cannot fold
+ * from the batch's events alone, so that `updates()` renders without reading them back: the fills
+ * an order already had (from the cache, else read with its stored state) and the executor's
+ * reason for an order closed REJECTED or EXPIRED (written by the executor before it sent the close).
  */
 export class StockBatch {
   private readonly orders = new Map<string, OrderState>();
@@ -146,6 +187,10 @@ export class StockBatch {
   private readonly fills: FillRecord[] = [];
   private readonly touches: PositionTouches = new Map();
   private readonly orderStock = (id: string) => this.orders.get(id)?.stockAddress;
+  /** With `streams`: the stored fills of the orders that began before the batch. */
+  private readonly priorFills = new Map<string, readonly FillRecord[]>();
+  /** With `streams`: the executor's reasons of the orders the batch closes Rejected or Expired. */
+  private readonly reasons = new Map<string, string>();
 
   /**
    * @param beforeRead awaited before any database read: batches are written while the next one is
@@ -156,6 +201,7 @@ export class StockBatch {
     private readonly kinds: ReadonlyMap<string, ContractKind>,
     private readonly cache?: ProjectionCache,
     private readonly beforeRead: () => Promise<void> = async () => {},
+    private readonly opts: { streams?: boolean } = {},
   ) {}
 
   /** Assigns entity keys to a range's `events` (chain order, after every range before) and loads what they fold onto. */
@@ -187,10 +233,17 @@ export class StockBatch {
     if (unresolved.length > 0) await this.resolveSettlements(unresolved);
 
     // 2. Stored state of entities that began before this batch.
+    const streams = this.opts.streams === true;
     const orderIds: string[] = [];
+    const fillIds: string[] = [];
     const cashIds: string[] = [];
+    const closing: Array<{ orderId: string; status: string }> = [];
     for (const ev of events) {
       const key = ev.entityKey;
+      if (streams && key !== null && key.charCodeAt(0) === 111 /* o */) {
+        const status = closedStatusOf(ev);
+        if (status === 'Rejected' || status === 'Expired') closing.push({ orderId: key.slice(2), status });
+      }
       if (key === null || this.looked.has(key)) continue;
       this.looked.add(key);
       const id = key.slice(2);
@@ -198,15 +251,23 @@ export class StockBatch {
         const cached = cache?.orders.get(id);
         if (cached) this.orders.set(id, cached);
         else orderIds.push(id);
+        if (streams) {
+          const fills = cached ? cache?.fills.get(id) : undefined;
+          if (fills) this.priorFills.set(id, fills);
+          else fillIds.push(id);
+        }
       } else if (key.charCodeAt(0) === 99 /* c */ && CASH_SETTLE_EVENTS.has(ev.name)) {
         const cached = cache?.cash.get(id);
         if (cached) this.cash.set(id, cached);
         else cashIds.push(id);
       }
     }
-    if (orderIds.length > 0 || cashIds.length > 0) await this.beforeRead();
+    if (orderIds.length > 0 || fillIds.length > 0 || cashIds.length > 0) await this.beforeRead();
     if (orderIds.length > 0) for (const [id, o] of await loadOrderStates(this.db, orderIds)) this.orders.set(id, o);
+    if (fillIds.length > 0) for (const [id, f] of await listFillsOfOrders(this.db, fillIds)) this.priorFills.set(id, f);
     if (cashIds.length > 0) for (const [id, c] of await loadCashOperationStates(this.db, cashIds)) this.cash.set(id, c);
+    // Not a projection row: the executor's table, written before the close was sent, so no batch waits.
+    if (closing.length > 0) for (const [id, reason] of await loadCloseReasons(this.db, closing)) this.reasons.set(id, reason);
   }
 
   /** A StockRouter order event onto its order (and the positions it changes). */
@@ -279,12 +340,37 @@ export class StockBatch {
   }
 
   result(): AppendProjection {
+    const orders = [...this.touchedOrders].map((id) => this.orders.get(id) as OrderState);
     return {
-      orders: [...this.touchedOrders].map((id) => this.orders.get(id) as OrderState),
+      orders,
       fills: this.fills,
       cash: [...this.touchedCash].map((id) => this.cash.get(id) as CashOperationState),
       stockOps: [...this.stockOps.values()],
       touches: this.touches,
+      ...(this.opts.streams ? { orderFills: this.allFills() } : {}),
+    };
+  }
+
+  /** Every fill of each touched order: those it had before the batch, then the batch's. */
+  private allFills(): Map<string, readonly FillRecord[]> {
+    const out = new Map<string, FillRecord[]>();
+    for (const id of this.touchedOrders) out.set(id, [...(this.priorFills.get(id) ?? [])]);
+    for (const f of this.fills) out.get(f.orderId)?.push(f);
+    return out;
+  }
+
+  /** The stream updates of the rows `result()` writes (only for a batch made with `streams`). */
+  updates(): StockIndexUpdates {
+    if (!this.opts.streams) throw new Error('StockBatch: made without `streams`, it has no stream updates');
+    const p = this.result();
+    return {
+      orders: p.orders.map((order) => ({
+        order,
+        fills: p.orderFills?.get(order.orderId) ?? [],
+        reason: order.status === 'Rejected' || order.status === 'Expired' ? (this.reasons.get(order.orderId) ?? null) : null,
+      })),
+      cash: p.cash,
+      stock: p.stockOps,
     };
   }
 }

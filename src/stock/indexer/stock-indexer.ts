@@ -6,6 +6,10 @@
  * the projections (`StockBatch`, projector.ts); at the end of each batch the touched positions are
  * read from contract state and everything is written with the batch's events and checkpoint. On a
  * reorg the entities the orphaned events touched are re-folded from the events left.
+ *
+ * With `onCommitted` (the stock streams' feed), each batch also hands over, once committed, the
+ * rows it wrote as it wrote them (`StockIndexUpdates`), as dYdX's ender handlers return their
+ * WebSocket events with their writes: the streams publish them without reading them back.
  */
 import type { PublicClient } from 'viem';
 import { cashierAbi, oneClickRouterAbi, stockAbi, stockRouterAbi } from '../../chain/abi/generated/index.ts';
@@ -26,10 +30,11 @@ import { upsertPositions } from '../store/stock-position-store.ts';
 import { CASH_CREATE_EVENTS, CASH_SETTLE_EVENTS } from './cash-handler.ts';
 import { ORDER_EVENT_NAMES } from './order-handler.ts';
 import { readPositions, zeroPositions } from './position-reader.ts';
-import { contractKinds, ProjectionCache, reprojectEntities, StockBatch, touchesOf, type AppendProjection } from './projector.ts';
+import { contractKinds, ProjectionCache, reprojectEntities, StockBatch, touchesOf, type StockIndexUpdates } from './projector.ts';
 import { STOCK_OPERATION_EVENTS } from './stock-handler.ts';
 
 export type { BlockDelivery } from '../../indexer/chain-follower.ts';
+export type { OrderUpdate, StockIndexUpdates } from './projector.ts';
 
 export interface StockIndexerOptions {
   db: Db;
@@ -53,34 +58,33 @@ export interface StockIndexerOptions {
   commitEvents?: number;
   /** Called after each committed range (metrics, benchmarks). */
   onRange?: (range: { from: number; to: number; events: number }) => void;
-  /** Called after each committed batch and rollback with what it changed (the stock streams' feed). */
+  /**
+   * Called after each committed batch (with the rows it wrote) and rollback (the stock streams'
+   * feed). Given, the batches gather what the rows' views need (fills, close reasons).
+   */
   onCommitted?: (change: StockIndexChange) => void;
 }
 
 /**
- * What a committed batch changed: the ids of the orders and operations it wrote and the wallets
- * whose orders, operations or positions moved; or, after a reorg's rollback, `rolledBack` (the
- * rows the orphaned events wrote were re-derived or deleted: anything of theirs may have changed).
+ * What a committed batch changed: the orders and operations it wrote, as written, and the wallets
+ * whose orders, operations or positions moved; or, after a reorg's rollback, `rolledBack` and no
+ * updates (the rows the orphaned events wrote were re-derived or deleted: anything of theirs may
+ * have changed, which only a new snapshot can say).
  */
 export interface StockIndexChange {
-  orderIds: string[];
-  cashOperationIds: string[];
-  stockOperationIds: string[];
+  updates: StockIndexUpdates;
   /** Lower case. */
   wallets: string[];
   rolledBack?: boolean;
 }
 
-function changeOf(p: AppendProjection): StockIndexChange {
+function changeOf(batch: StockBatch): StockIndexChange {
+  const updates = batch.updates();
   const wallets = new Set<string>();
-  for (const r of [...p.orders, ...p.cash, ...p.stockOps]) wallets.add(r.userAddress.toLowerCase());
-  for (const user of p.touches.keys()) wallets.add(user.toLowerCase());
-  return {
-    orderIds: p.orders.map((o) => o.orderId),
-    cashOperationIds: p.cash.map((c) => c.operationId),
-    stockOperationIds: p.stockOps.map((s) => s.operationId),
-    wallets: [...wallets],
-  };
+  for (const u of updates.orders) wallets.add(u.order.userAddress.toLowerCase());
+  for (const r of [...updates.cash, ...updates.stock]) wallets.add(r.userAddress.toLowerCase());
+  for (const user of batch.positionTouches().keys()) wallets.add(user.toLowerCase());
+  return { updates, wallets: [...wallets] };
 }
 
 export type StockIndexer = ChainFollower;
@@ -104,7 +108,7 @@ export function defineStockIndexer(
       { name: 'OneClickRouter', abi: oneClickRouterAbi, addresses: [c.oneClickRouter] },
     ],
     hooks: {
-      createBatch: ({ db, settled }) => new StockBatch(db, kinds, cache, settled),
+      createBatch: ({ db, settled }) => new StockBatch(db, kinds, cache, settled, { streams: opts.onCommitted !== undefined }),
       prepare: (batch, events) => batch.prepare(events),
       async flush(batch, ctx) {
         const positions = await readPositions({ chain: ctx.chain, accountLens, confirmations: ctx.confirmations, log: opts.logger }, batch.positionTouches(), ctx.end, ctx.end.timestamp);
@@ -118,8 +122,8 @@ export function defineStockIndexer(
         });
       },
       submitted: (batch) => cache.remember(batch.result()),
-      committed: opts.onCommitted ? (batch) => opts.onCommitted!(changeOf(batch.result())) : undefined,
-      rolledBack: opts.onCommitted ? () => opts.onCommitted!({ orderIds: [], cashOperationIds: [], stockOperationIds: [], wallets: [], rolledBack: true }) : undefined,
+      committed: opts.onCommitted ? (batch) => opts.onCommitted!(changeOf(batch)) : undefined,
+      rolledBack: opts.onCommitted ? () => opts.onCommitted!({ updates: { orders: [], cash: [], stock: [] }, wallets: [], rolledBack: true }) : undefined,
       reset: () => cache.clear(),
       async rollback(ctx) {
         const keys = [...new Set(ctx.orphaned.map((e) => e.entityKey).filter((k): k is string => k !== null))];

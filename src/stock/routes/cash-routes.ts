@@ -1,5 +1,6 @@
 /** Cash (seed §4A, calldata/tx/list/detail of deposits and withdrawals of the cash token into mUSD). */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { STOCK_OPERATION_KINDS, StockCashOperationSchema } from '@tokex/contract';
 import { ValidationError } from '../../errors/app-error.ts';
 import { formatDecimal, parseDecimal, rescale } from '../../lib/decimal.ts';
 import {
@@ -13,37 +14,10 @@ import { MUSD_DECIMALS } from '../stock-units.ts';
 import { cashOperationView } from '../operation-views.ts';
 import { cashCalldata } from '../router-calldata.ts';
 import type { CashTokenConfigView, StockApiDeps } from '../stock-deps.ts';
-import { address, decimalOut, millis } from '../stock-schemas.ts';
 import { registerOperationRoutes, userFor, type MoveBody } from './operation-routes.ts';
 import type { OneClickService } from '../one-click/one-click-service.ts';
 
-const cashOpSchema = {
-  type: 'object',
-  required: ['operationId', 'operationStatus', 'kind', 'txHash', 'userAddress', 'tokenAddress', 'tokenAmount', 'mUsdAmount', 'instant', 'steps', 'createdAt', 'updatedAt'],
-  properties: {
-    operationId: { type: 'string' },
-    operationStatus: { type: 'string', enum: ['processing', 'completed', 'failed'] },
-    kind: { type: 'string', enum: ['deposit', 'withdrawal'] },
-    txHash: { type: 'string' },
-    userAddress: address,
-    tokenAddress: address,
-    tokenSymbol: { type: ['string', 'null'] },
-    tokenAmount: decimalOut,
-    mUsdAmount: decimalOut,
-    instant: { type: 'boolean', description: 'false when the cashier buffer queued it for the operator' },
-    queueId: { type: ['string', 'null'] },
-    settleTxHash: { type: ['string', 'null'] },
-    steps: {
-      type: 'array',
-      items: { type: 'object', required: ['step'], properties: { step: { type: 'string' }, txHash: { type: ['string', 'null'] }, timestamp: { type: ['integer', 'null'] } } },
-    },
-    createdAt: millis,
-    updatedAt: millis,
-    completedAt: { type: ['integer', 'null'] },
-  },
-} as const;
-
-export const cashRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: OneClickService }> = async (app, { deps, oneClick }) => {
+export const cashRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneClick: OneClickService }> = async (app, { deps, oneClick }) => {
   async function tokenOf(tokenAddress: string): Promise<CashTokenConfigView> {
     const cfg = await deps.chain.marketConfig();
     const token = cfg.cashierTokenConfig.find((t) => t.tokenAddress.toLowerCase() === tokenAddress.toLowerCase());
@@ -70,7 +44,7 @@ export const cashRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: OneC
   // The record's kind is the route's (each route lists only its own kind).
   const view = (_kind: 'deposit' | 'withdrawal') => (r: CashOperationRecord) => cashOperationView(r, tokens.get(r.tokenAddress.toLowerCase()));
 
-  for (const kind of ['deposit', 'withdrawal'] as const) {
+  for (const kind of STOCK_OPERATION_KINDS) {
     registerOperationRoutes(app, deps, oneClick, {
       group: 'cash',
       kind,
@@ -113,7 +87,7 @@ export const cashRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: OneC
       listByTx: async (txHash) => (await listCashOperationsByTx(deps.db, txHash)).filter((o) => o.kind === kind),
       list: (apiKey, q) => listCashOperationsForApiKey(deps.db, { apiKey, kind, ...q }),
       view: view(kind),
-      viewSchema: cashOpSchema,
+      viewSchema: StockCashOperationSchema,
     });
   }
 };

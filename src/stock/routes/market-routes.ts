@@ -1,117 +1,38 @@
-/** Market data (seed §4A, 6 endpoints): config, symbols, quotes, K-lines, underlying quotes, corporate actions. */
-import type { FastifyPluginAsync } from 'fastify';
+/**
+ * Market data (seed §4A, 6 endpoints): config, symbols, quotes, K-lines, underlying quotes,
+ * corporate actions. Every shape is the contract's (packages/contract); this module only routes.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import {
+  ListOf,
+  pageOf,
+  STOCK_DEFAULT_KLINE_INTERVAL,
+  STOCK_DEFAULT_KLINE_LIMIT,
+  StockConfigSchema,
+  StockCorporateActionQuerySchema,
+  StockCorporateActionSchema,
+  StockPriceHistoryQuerySchema,
+  StockPriceHistorySchema,
+  StockQuoteSchema,
+  stockResponses,
+  StockSymbolParams,
+  StockSymbolSchema,
+  StockUnderlyingPriceSchema,
+  Type,
+  type StockKlineInterval,
+  type StockUnderlyingPrice,
+} from '@tokex/contract';
 import { NotFoundError, notListed, ValidationError } from '../../errors/app-error.ts';
-import { INTERVALS, INTERVAL_MS, type Interval, type Quote } from '../../marketdata/market-types.ts';
+import type { Interval, Quote } from '../../marketdata/market-types.ts';
 import { listCandles } from '../../storage/candle-store.ts';
 import type { MarketConfigView, StockApiDeps, StockListing } from '../stock-deps.ts';
 import { candleView, quoteStale, quoteView, STALE_QUOTE_MS } from '../quote-view.ts';
-import { dataRenderer, JSON_UTF8, stockOk, stockOkText } from '../stock-envelope.ts';
-import { address, decimalOut, listOf, millis, pageOf, pageQueryProps, responses, symbolParam } from '../stock-schemas.ts';
+import { dataRenderer, JSON_UTF8, stockOkText } from '../stock-envelope.ts';
+import { okReply } from './stock-reply.ts';
 
-const tokenContext = {
-  type: 'object',
-  required: ['address', 'decimals', 'totalSupply'],
-  properties: { address, decimals: { type: 'integer' }, totalSupply: decimalOut },
-} as const;
-
-const staleProp = {
-  type: 'boolean',
-  description: 'true when the quote is older than the executor fills against (EXECUTOR_QUOTE_MAX_AGE_MS, default 30 s): the market data stopped, and a market order would wait, then be rejected',
-} as const;
-
-export const quoteData = {
-  type: 'object',
-  required: ['symbol', 'bid', 'ask', 'last', 'timestamp', 'marketStatus', 'token', 'stale'],
-  properties: {
-    symbol: { type: 'string' },
-    bid: decimalOut,
-    ask: decimalOut,
-    last: decimalOut,
-    timestamp: millis,
-    marketStatus: { type: 'string', enum: ['open', 'closed'] },
-    token: tokenContext,
-    stale: staleProp,
-  },
-} as const;
-
-const configData = {
-  type: 'object',
-  required: ['chainId', 'product', 'cashierBuffer', 'exchangeFeeConfig', 'cashierTokenConfig', 'blockNumber', 'updatedAt'],
-  properties: {
-    chainId: { type: 'integer' },
-    product: { type: 'string' },
-    cashierBuffer: {
-      type: 'object',
-      required: ['creditBuffer', 'totalQueuedDeposits', 'totalQueuedWithdrawals', 'feeBalance', 'treasuryBalance'],
-      properties: {
-        creditBuffer: { ...decimalOut, description: 'mUSD that can still be credited instantly' },
-        totalQueuedDeposits: { ...decimalOut, description: 'mUSD of deposits waiting for the operator' },
-        totalQueuedWithdrawals: { ...decimalOut, description: 'mUSD of withdrawals waiting for the operator' },
-        feeBalance: { ...decimalOut, description: 'fees collected, mUSD' },
-        treasuryBalance: { ...decimalOut, description: 'the platform account that is the counterparty of settlements, mUSD' },
-      },
-    },
-    exchangeFeeConfig: {
-      type: 'object',
-      required: ['marketFeeBps', 'limitFeeBps'],
-      properties: {
-        marketFeeBps: { type: 'integer', description: 'fee on market orders, basis points of the fill notional' },
-        limitFeeBps: { type: 'integer', description: 'fee on limit orders, basis points of the fill notional' },
-      },
-    },
-    cashierTokenConfig: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['tokenAddress', 'symbol', 'decimals', 'enabled', 'minAmount', 'withdrawBuffer', 'cashierBalance'],
-        properties: {
-          tokenAddress: address,
-          symbol: { type: 'string' },
-          decimals: { type: 'integer' },
-          enabled: { type: 'boolean' },
-          minAmount: decimalOut,
-          withdrawBuffer: { ...decimalOut, description: 'token amount that can still be withdrawn instantly' },
-          cashierBalance: decimalOut,
-        },
-      },
-    },
-    blockNumber: { type: 'string' },
-    updatedAt: millis,
-  },
-} as const;
-
-const symbolRow = {
-  type: 'object',
-  required: ['symbol', 'name', 'underlying', 'exchange', 'address', 'decimals', 'tradable'],
-  properties: {
-    symbol: { type: 'string' },
-    name: { type: 'string' },
-    underlying: { type: 'string' },
-    exchange: { type: 'string' },
-    address,
-    decimals: { type: 'integer' },
-    tradable: { type: 'boolean' },
-  },
-} as const;
-
-const candleRow = {
-  type: 'object',
-  required: ['openTime', 'closeTime', 'open', 'high', 'low', 'close', 'volume'],
-  properties: { openTime: millis, closeTime: millis, open: decimalOut, high: decimalOut, low: decimalOut, close: decimalOut, volume: decimalOut },
-} as const;
-
-const corporateRow = {
-  type: 'object',
-  required: ['symbol', 'type', 'exDate'],
-  properties: {
-    symbol: { type: 'string' },
-    type: { type: 'string', enum: ['SPLIT', 'DIVIDEND'] },
-    exDate: { type: 'string', description: 'YYYY-MM-DD' },
-    ratio: { type: 'string' },
-    amount: decimalOut,
-    currency: { type: 'string' },
-  },
-} as const;
+// The contract's intervals are the candle store's: a list that drifts from it fails to compile here.
+const sameIntervals: [StockKlineInterval, Interval] extends [Interval, StockKlineInterval] ? true : never = true;
+void sameIntervals;
 
 export function listingOf(deps: StockApiDeps, symbol: string): StockListing {
   const listing = deps.stocks.bySymbol(symbol) ?? deps.stocks.bySymbol(symbol.toUpperCase());
@@ -119,12 +40,12 @@ export function listingOf(deps: StockApiDeps, symbol: string): StockListing {
   return listing;
 }
 
-export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (app, { deps }) => {
+export const marketRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> = async (app, { deps }) => {
   const now = deps.now ?? Date.now;
 
   // A quote is read far more often than it changes: its data is rendered once per (quote, chain
   // snapshot, market status) by the schema's own serializer, and each request only wraps it.
-  const renderQuoteData = dataRenderer(quoteData);
+  const renderQuoteData = dataRenderer(StockQuoteSchema);
   const renderedQuotes = new WeakMap<Quote, { cfg: MarketConfigView; open: boolean; stale: boolean; json: string }>();
   const maxAgeMs = deps.quoteMaxAgeMs ?? STALE_QUOTE_MS;
 
@@ -139,9 +60,9 @@ export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     return json;
   }
 
-  app.get('/config', { schema: { tags: ['market data'], summary: 'On-chain market config (cached)', response: responses(configData) } }, async (req) => {
+  app.get('/config', { schema: { tags: ['market data'], summary: 'On-chain market config (cached)', response: stockResponses(StockConfigSchema) } }, async (req) => {
     const cfg = await deps.chain.marketConfig();
-    return stockOk(req.id, {
+    return okReply(req.id, {
       chainId: deps.chainId,
       product: deps.product,
       cashierBuffer: cfg.cashierBuffer,
@@ -152,13 +73,16 @@ export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     });
   });
 
-  app.get('/symbols', { schema: { tags: ['market data'], summary: 'Tradable stock tokens', response: responses({ type: 'array', items: symbolRow }) } }, async (req) => {
-    return stockOk(req.id, deps.stocks.list().map((s) => ({ ...s, tradable: true })));
+  app.get('/symbols', { schema: { tags: ['market data'], summary: 'Tradable stock tokens', response: stockResponses(Type.Array(StockSymbolSchema)) } }, async (req) => {
+    return okReply(req.id, deps.stocks.list().map((s) => ({ ...s, tradable: true })));
   });
 
-  app.get<{ Params: { symbol: string } }>(
+  // The reply is the envelope as text around the data its schema's own serializer rendered (above);
+  // the schema is named to the route so the params are still typed from it.
+  const quoteSchema = { tags: ['market data'], summary: 'Real-time quote with on-chain token context', params: StockSymbolParams, response: stockResponses(StockQuoteSchema) };
+  app.get<{ Reply: string }, unknown, typeof quoteSchema>(
     '/prices/:symbol',
-    { schema: { tags: ['market data'], summary: 'Real-time quote with on-chain token context', params: symbolParam, response: responses(quoteData) } },
+    { schema: quoteSchema },
     // Not async: with the chain snapshot cached (the normal case) the quote is answered without a
     // promise; only the first read after start waits for the chain.
     (req, reply) => {
@@ -173,37 +97,25 @@ export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     },
   );
 
-  app.get<{ Params: { symbol: string }; Querystring: { interval?: Interval; startTime?: number; endTime?: number; limit?: number } }>(
+  app.get(
     '/prices/:symbol/history',
     {
       schema: {
         tags: ['market data'],
         summary: 'K-line history',
-        params: symbolParam,
-        querystring: {
-          type: 'object',
-          properties: {
-            interval: { type: 'string', enum: [...INTERVALS], default: '1m' },
-            startTime: { ...millis, minimum: 0 },
-            endTime: { ...millis, minimum: 0 },
-            limit: { type: 'integer', minimum: 1, maximum: 1000, default: 500 },
-          },
-        },
-        response: responses({
-          type: 'object',
-          required: ['symbol', 'interval', 'candles'],
-          properties: { symbol: { type: 'string' }, interval: { type: 'string' }, candles: { type: 'array', items: candleRow } },
-        }),
+        params: StockSymbolParams,
+        querystring: StockPriceHistoryQuerySchema,
+        response: stockResponses(StockPriceHistorySchema),
       },
     },
     async (req) => {
       const listing = listingOf(deps, req.params.symbol);
-      const { interval = '1m', startTime, endTime, limit = 500 } = req.query;
+      const { interval = STOCK_DEFAULT_KLINE_INTERVAL, startTime, endTime, limit = STOCK_DEFAULT_KLINE_LIMIT } = req.query;
       if (startTime !== undefined && endTime !== undefined && startTime > endTime) {
         throw new ValidationError('startTime', 'must not be after endTime');
       }
       const candles = await listCandles(deps.db, { symbol: listing.symbol, interval, startTime, endTime, limit });
-      return stockOk(req.id, {
+      return okReply(req.id, {
         symbol: listing.symbol,
         interval,
         candles: candles.map(candleView),
@@ -211,26 +123,14 @@ export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     },
   );
 
-  app.get<{ Params: { symbol: string } }>(
+  app.get(
     '/underlying/:symbol/price',
     {
       schema: {
         tags: ['market data'],
         summary: 'Quote of the underlying instrument',
-        params: symbolParam,
-        response: responses({
-          type: 'object',
-          required: ['symbol', 'underlying', 'exchange', 'price', 'timestamp', 'marketStatus', 'stale'],
-          properties: {
-            symbol: { type: 'string' },
-            underlying: { type: 'string' },
-            exchange: { type: 'string' },
-            price: decimalOut,
-            timestamp: millis,
-            marketStatus: { type: 'string', enum: ['open', 'closed'] },
-            stale: staleProp,
-          },
-        }),
+        params: StockSymbolParams,
+        response: stockResponses(StockUnderlyingPriceSchema),
       },
     },
     async (req) => {
@@ -238,7 +138,7 @@ export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
       const quote = deps.quotes.getQuote(listing.symbol);
       if (!quote) throw new NotFoundError('quote');
       const t = now();
-      return stockOk(req.id, {
+      return okReply<StockUnderlyingPrice>(req.id, {
         symbol: listing.symbol,
         underlying: listing.underlying,
         exchange: listing.exchange,
@@ -250,20 +150,20 @@ export const marketRoutes: FastifyPluginAsync<{ deps: StockApiDeps }> = async (a
     },
   );
 
-  app.get<{ Querystring: { symbol?: string; page?: number; limit?: number } }>(
+  app.get(
     '/corporate-action',
     {
       schema: {
         tags: ['market data'],
         summary: 'Corporate actions (splits and dividends); may be empty',
-        querystring: { type: 'object', properties: { symbol: { type: 'string', maxLength: 16 }, ...pageQueryProps } },
-        response: responses(listOf(corporateRow)),
+        querystring: StockCorporateActionQuerySchema,
+        response: stockResponses(ListOf(StockCorporateActionSchema)),
       },
     },
     async (req) => {
       const { limit, offset } = pageOf(req.query);
       const rows = deps.corporateActions(req.query.symbol?.toUpperCase()).slice().sort((a, b) => (a.exDate < b.exDate ? 1 : a.exDate > b.exDate ? -1 : 0));
-      return stockOk(req.id, { total: rows.length, rows: rows.slice(offset, offset + limit) });
+      return okReply(req.id, { total: rows.length, rows: rows.slice(offset, offset + limit) });
     },
   );
 };

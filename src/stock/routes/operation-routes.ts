@@ -1,43 +1,61 @@
 /**
  * Cash and stock movements share one shape (seed §4A): for deposits and for withdrawals, a calldata
  * endpoint, its One Click `send` twin, a tx-recording endpoint, a list and a detail. This module registers that shape for one
- * group and kind; cash-routes and stock-transfer-routes supply what differs.
+ * group and kind; cash-routes and stock-transfer-routes supply what differs. Every shape is the
+ * contract's (packages/contract).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import {
+  ListOf,
+  pageOf,
+  StockMoveBodySchema,
+  StockMoveCalldataSchema,
+  StockMoveSendBodySchema,
+  StockOperationIdParams,
+  StockOperationListQuerySchema,
+  StockOperationSendSchema,
+  StockRecordedOperationTxSchema,
+  stockResponses,
+  StockSendHeaders,
+  StockTxBodySchema,
+  type StockMoveBody,
+  type StockOperationKind,
+  type StockOperationStatus,
+  type TSchema,
+} from '@tokex/contract';
 import type { Hex } from 'viem';
 import { NotFoundError, ValidationError } from '../../errors/app-error.ts';
-import { TX_HASH_PATTERN, VISIBLE_ASCII_PATTERN } from '../../http/schema-patterns.ts';
 import { isBoundWallet } from '../../auth/api-key-model.ts';
 import type { AuthKey } from '../../auth/api-key-service.ts';
 import { getTxRecord, type TxKind } from '../store/tx-record-store.ts';
 import type { StockApiDeps } from '../stock-deps.ts';
-import { stockOk } from '../stock-envelope.ts';
-import { address, decimal, listOf, millis, pageOf, pageQueryProps, responses } from '../stock-schemas.ts';
+import { okReply } from './stock-reply.ts';
 import { recordOwnedTransaction, rememberCalldata, waitForProjection } from '../tx-recorder.ts';
 import { lowerAddress } from '../order-request.ts';
 import { parseGasLimit, type OneClickService } from '../one-click/one-click-service.ts';
-import { gasLimitProp, operationSendSchema, operationSendView, sendHeaders, sendIdempotencyOf } from './one-click-routes.ts';
+import { operationSendView, sendIdempotencyOf } from './one-click-routes.ts';
 
-export interface MoveBody {
-  userAddress?: string;
-  tokenAddress: string;
-  tokenAmount: string;
-}
+/** What a calldata or send endpoint moves (the contract's StockMoveBody). */
+export type MoveBody = StockMoveBody;
+
+/** The Fastify instance a route module of this API registers on (the TypeBox type provider's). */
+export type StockRouteApp = Parameters<FastifyPluginAsyncTypebox>[0];
 
 export interface OperationListQuery {
   /** The key's bound wallet: its operations are listed too, whoever recorded them. */
   userAddress?: string;
-  status?: 'processing' | 'completed' | 'failed';
+  status?: StockOperationStatus;
   startTime?: number;
   endTime?: number;
   offset: number;
   limit: number;
 }
 
-export interface OperationSpec<R extends { operationId: string }> {
+/** `V` is an operation as the routes answer it: `view` renders a record as it, `viewSchema` prints and serialises it. */
+export interface OperationSpec<R extends { operationId: string }, V extends { operationStatus: StockOperationStatus }> {
   /** URL segment: `cash` or `stock`. */
   group: 'cash' | 'stock';
-  kind: 'deposit' | 'withdrawal';
+  kind: StockOperationKind;
   txKind: TxKind;
   tag: string;
   calldataSummary: string;
@@ -52,8 +70,8 @@ export interface OperationSpec<R extends { operationId: string }> {
   get(operationId: string): Promise<R | undefined>;
   listByTx(txHash: string): Promise<R[]>;
   list(apiKey: string, q: OperationListQuery): Promise<{ total: number; rows: R[] }>;
-  view(r: R): Record<string, unknown>;
-  viewSchema: Record<string, unknown>;
+  view(r: R): V;
+  viewSchema: TSchema & { static: V };
 }
 
 /** The wallet a withdrawal pre-check reads: the body's userAddress or the key's bound wallet. */
@@ -63,47 +81,22 @@ export function userFor(body: { userAddress?: string }, key: AuthKey): `0x${stri
   return lowerAddress(u);
 }
 
-export function registerOperationRoutes<R extends { operationId: string; txHash: string; userAddress: string }>(
-  app: FastifyInstance,
+export function registerOperationRoutes<R extends { operationId: string; txHash: string; userAddress: string }, V extends { operationStatus: StockOperationStatus }>(
+  app: StockRouteApp,
   deps: StockApiDeps,
   oneClick: OneClickService,
-  spec: OperationSpec<R>,
+  spec: OperationSpec<R, V>,
 ): void {
   const base = `/${spec.group}/${spec.kind === 'deposit' ? 'deposits' : 'withdrawals'}`;
   const tags = [spec.tag];
 
-  app.post<{ Body: MoveBody }>(
+  app.post(
     `${base}/calldata`,
-    {
-      schema: {
-        tags,
-        summary: spec.calldataSummary,
-        body: {
-          type: 'object',
-          required: ['tokenAddress', 'tokenAmount'],
-          additionalProperties: false,
-          properties: {
-            userAddress: { ...address, description: 'wallet for the pre-checks (default: the key\'s bound wallet)' },
-            tokenAddress: address,
-            tokenAmount: { ...decimal, description: 'token units, at most the token\'s decimals' },
-          },
-        },
-        response: responses({
-          type: 'object',
-          required: ['toAddress', 'value', 'callData'],
-          properties: {
-            toAddress: { ...address, description: 'the StockRouter' },
-            value: { type: 'string' },
-            callData: { type: 'string' },
-            spenderAddress: { ...address, description: 'approve the token to this address before a deposit (the StockRouter)' },
-          },
-        }),
-      },
-    },
+    { schema: { tags, summary: spec.calldataSummary, body: StockMoveBodySchema, response: stockResponses(StockMoveCalldataSchema) } },
     async (req) => {
       const callData = await spec.buildCalldata(req.body, req.apiKey!);
       rememberCalldata(deps, req.apiKey!, callData, spec.txKind);
-      return stockOk(req.id, {
+      return okReply(req.id, {
         toAddress: deps.contracts.stockRouter,
         value: '0',
         callData,
@@ -112,25 +105,15 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
     },
   );
 
-  app.post<{ Body: MoveBody & { gasLimit?: number | string } }>(
+  app.post(
     `${base}/send`,
     {
       schema: {
         tags: [...tags, 'one-click'],
         summary: `One Click ${spec.group} ${spec.kind} from the bound wallet, relayed through the One Click router and recorded for the key`,
-        body: {
-          type: 'object',
-          required: ['tokenAddress', 'tokenAmount'],
-          additionalProperties: false,
-          properties: {
-            userAddress: { ...address, description: 'optional; must be the key\'s bound wallet (a send acts only for it)' },
-            tokenAddress: address,
-            tokenAmount: { ...decimal, description: 'token units, at most the token\'s decimals' },
-            gasLimit: gasLimitProp,
-          },
-        },
-        headers: sendHeaders,
-        response: responses(operationSendSchema),
+        body: StockMoveSendBodySchema,
+        headers: StockSendHeaders,
+        response: stockResponses(StockOperationSendSchema),
       },
     },
     async (req) => {
@@ -138,35 +121,24 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
       const user = oneClick.sendingUser(key, req.body.userAddress);
       const idempotency = sendIdempotencyOf(req);
       const again = await oneClick.previousSend(key, idempotency);
-      if (again) return stockOk(req.id, operationSendView(again));
+      if (again) return okReply(req.id, operationSendView(again));
       const gasLimit = parseGasLimit(req.body.gasLimit);
       const body: MoveBody = { userAddress: user, tokenAddress: req.body.tokenAddress, tokenAmount: req.body.tokenAmount };
       const routerCalldata = await spec.buildCalldata(body, key);
       const checks = spec.checkSend ? [spec.checkSend(body, user)] : [];
       const out = await oneClick.relay(key, user, { kind: spec.txKind, routerCalldata, gasLimit, checks, idempotency });
-      return stockOk(req.id, operationSendView(out));
+      return okReply(req.id, operationSendView(out));
     },
   );
 
-  app.post<{ Body: { txHash: Hex } }>(
+  app.post(
     `${base}/tx`,
     {
       schema: {
         tags,
         summary: `Record a self-submitted ${spec.group} ${spec.kind} transaction to the calling key (idempotent)`,
-        body: { type: 'object', required: ['txHash'], additionalProperties: false, properties: { txHash: { type: 'string', pattern: TX_HASH_PATTERN } } },
-        response: responses({
-          type: 'object',
-          required: ['txHash', 'operationIds', 'operations', 'indexed'],
-          properties: {
-            txHash: { type: 'string' },
-            operationId: { type: ['string', 'null'] },
-            operationStatus: { type: ['string', 'null'] },
-            operationIds: { type: 'array', items: { type: 'string' } },
-            operations: { type: 'array', items: spec.viewSchema },
-            indexed: { type: 'boolean', description: 'false when the indexer had not reached the block yet; poll the detail' },
-          },
-        }),
+        body: StockTxBodySchema,
+        response: stockResponses(StockRecordedOperationTxSchema(spec.viewSchema)),
       },
     },
     async (req) => {
@@ -174,10 +146,10 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
       await recordOwnedTransaction(deps, req.apiKey!, txHash, spec.txKind);
       const ops = await waitForProjection(deps, () => spec.listByTx(txHash));
       const views = ops.map((o) => spec.view(o));
-      return stockOk(req.id, {
+      return okReply(req.id, {
         txHash,
         operationId: ops[0]?.operationId ?? null,
-        operationStatus: (views[0]?.operationStatus as string | undefined) ?? null,
+        operationStatus: views[0]?.operationStatus ?? null,
         operationIds: ops.map((o) => o.operationId),
         operations: views,
         indexed: ops.length > 0,
@@ -185,22 +157,14 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
     },
   );
 
-  app.get<{ Querystring: { status?: OperationListQuery['status']; startTime?: number; endTime?: number; page?: number; limit?: number } }>(
+  app.get(
     base,
     {
       schema: {
         tags,
         summary: `${spec.group} ${spec.kind}s mapped to the calling key, newest first`,
-        querystring: {
-          type: 'object',
-          properties: {
-            status: { type: 'string', enum: ['processing', 'completed', 'failed'] },
-            startTime: { ...millis, minimum: 0 },
-            endTime: { ...millis, minimum: 0 },
-            ...pageQueryProps,
-          },
-        },
-        response: responses(listOf(spec.viewSchema)),
+        querystring: StockOperationListQuerySchema,
+        response: stockResponses(ListOf(spec.viewSchema)),
       },
     },
     async (req) => {
@@ -214,18 +178,18 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
         offset,
         limit,
       });
-      return stockOk(req.id, { total: page.total, rows: page.rows.map((r) => spec.view(r)) });
+      return okReply(req.id, { total: page.total, rows: page.rows.map((r) => spec.view(r)) });
     },
   );
 
-  app.get<{ Params: { operationId: string } }>(
+  app.get(
     `${base}/:operationId`,
     {
       schema: {
         tags,
         summary: `${spec.group} ${spec.kind} detail and operationStatus`,
-        params: { type: 'object', required: ['operationId'], properties: { operationId: { type: 'string', minLength: 1, maxLength: 100, pattern: VISIBLE_ASCII_PATTERN } } },
-        response: responses(spec.viewSchema),
+        params: StockOperationIdParams,
+        response: stockResponses(spec.viewSchema),
       },
     },
     async (req) => {
@@ -235,7 +199,7 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
       // answered as not found, not as forbidden, so a key cannot probe which operation ids exist.
       const readable = op !== undefined && (isBoundWallet(key, op.userAddress) || (await getTxRecord(deps.db, op.txHash))?.apiKey === key.apiKey);
       if (!readable) throw new NotFoundError('operation');
-      return stockOk(req.id, spec.view(op));
+      return okReply(req.id, spec.view(op));
     },
   );
 }

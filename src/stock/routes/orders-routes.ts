@@ -1,78 +1,71 @@
 /**
  * Orders (seed §4A): calldata for market and limit orders and their with-deposit twins, their One
  * Click `send` variants (the same pre-checks, for the key's bound wallet, relayed), recording of
- * self-submitted order transactions, lookups, and cancel calldata or a relayed cancel.
+ * self-submitted order transactions, lookups, and cancel calldata or a relayed cancel. Every shape
+ * is the contract's (packages/contract); this module only routes.
  */
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import {
+  ListOf,
+  pageOf,
+  STOCK_ORDER_STATUSES,
+  StockCalldataSchema,
+  StockOrderBodySchema,
+  StockOrderIdParams,
+  StockOrderListQuerySchema,
+  StockOrderSchema,
+  StockOrderSendBodySchema,
+  StockOrderSendSchema,
+  StockOrderWithDepositBodySchema,
+  StockOrderWithDepositSendBodySchema,
+  StockRecordedOrderTxSchema,
+  stockResponses,
+  StockSendHeaders,
+  StockTxBodySchema,
+  StockTxHashParams,
+  Type,
+  type StockCancelSendBody,
+  type StockOrderStatus,
+  type StockOrderWithDepositBody,
+} from '@tokex/contract';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Address, Hex } from 'viem';
 import { NotFoundError, notListed, ValidationError } from '../../errors/app-error.ts';
 import { formatDecimal, parseDecimal, rescale } from '../../lib/decimal.ts';
-import { TX_HASH_PATTERN, UINT_PATTERN } from '../../http/schema-patterns.ts';
 import { isBoundWallet } from '../../auth/api-key-model.ts';
 import type { AuthKey } from '../../auth/api-key-service.ts';
 import { getOrder, getOrderOwner, listOrderFills, listOrdersByTx, listOrdersForApiKey, type OrderStatus } from '../store/stock-order-store.ts';
 import { getTxRecord } from '../store/tx-record-store.ts';
-import { buyLock, lowerAddress, parseOrder, type OrderBody, type OrderIntent } from '../order-request.ts';
+import { buyLock, lowerAddress, parseOrder, type OrderIntent } from '../order-request.ts';
 import { MUSD_DECIMALS } from '../stock-units.ts';
-import { orderSchema, orderView } from '../order-view.ts';
+import { orderView } from '../order-view.ts';
 import { loadCloseReasons } from '../store/order-reason-store.ts';
 import { cancelCalldata, orderCalldata, orderWithDepositCalldata } from '../router-calldata.ts';
 import type { StockApiDeps } from '../stock-deps.ts';
-import { JSON_UTF8, stockOk, stockOkText } from '../stock-envelope.ts';
-import { address, decimal, listOf, millis, pageOf, pageQueryProps, responses } from '../stock-schemas.ts';
+import { JSON_UTF8, stockOkText } from '../stock-envelope.ts';
+import { okReply } from './stock-reply.ts';
 import { recordOwnedTransaction, rememberCalldata, waitForProjection } from '../tx-recorder.ts';
 import { parseGasLimit, type OneClickService } from '../one-click/one-click-service.ts';
-import { gasLimitProp, orderSendSchema, orderSendView, sendHeaders, sendIdempotencyOf } from './one-click-routes.ts';
+import { orderSendView, sendIdempotencyOf } from './one-click-routes.ts';
 
-const orderBodyProps = {
-  symbol: { type: 'string', minLength: 1, maxLength: 16, description: 'stock symbol (or stockAddress)' },
-  stockAddress: address,
-  side: { type: 'string', description: 'Buy or Sell (case-insensitive)' },
-  type: { type: 'string', description: 'Market or Limit (case-insensitive)' },
-  quantity: { ...decimal, description: 'stock quantity: market sell and limit orders' },
-  notional: { ...decimal, description: 'mUSD to spend, fee included: market buy only' },
-  price: { ...decimal, description: 'limit price in USD per share: limit orders' },
-  timeInForce: { type: 'string', description: 'DAY (the only value accepted)' },
-  deadline: { type: 'integer', description: 'Unix seconds, in the future, at most 30 days ahead' },
-  userAddress: { ...address, description: 'wallet for the balance pre-checks (default: the key\'s bound wallet)' },
-} as const;
-
-export const calldataSchema = {
-  type: 'object',
-  required: ['toAddress', 'value', 'callData'],
-  properties: {
-    toAddress: { ...address, description: 'the StockRouter' },
-    value: { type: 'string' },
-    callData: { type: 'string' },
-    spenderAddress: { ...address, description: 'the address to approve token allowances to (the StockRouter)' },
-  },
-} as const;
-
-const txBody = {
-  type: 'object',
-  required: ['txHash'],
-  additionalProperties: false,
-  properties: { txHash: { type: 'string', pattern: TX_HASH_PATTERN } },
-} as const;
-
-const STATUSES: OrderStatus[] = ['Open', 'Canceling', 'Filled', 'Canceled', 'Expired', 'Rejected'];
+/** The store's spelling of each status `GET orders?status=` takes. */
+const STORE_STATUS: Record<StockOrderStatus, OrderStatus> = {
+  OPEN: 'Open',
+  CANCELING: 'Canceling',
+  FILLED: 'Filled',
+  CANCELED: 'Canceled',
+  EXPIRED: 'Expired',
+  REJECTED: 'Rejected',
+};
 
 function preCheckUser(req: { body: { userAddress?: string }; apiKey?: { userAddress: string | null } }): Address | undefined {
   const u = req.body.userAddress ?? req.apiKey?.userAddress ?? undefined;
   return u ? lowerAddress(u) : undefined;
 }
 
-type WithDepositBody = OrderBody & { tokenAddress?: string; tokenAmount?: string };
+type WithDepositBody = StockOrderWithDepositBody;
 
-const withDepositProps = {
-  ...orderBodyProps,
-  tokenAddress: { ...address, description: 'buy: the cash token to deposit (default the configured cash token)' },
-  tokenAmount: { ...decimal, description: 'buy: cash token amount to deposit (default: what the order locks)' },
-} as const;
-
-const sendUserProp = { ...address, description: 'optional; must be the key\'s bound wallet (a send acts only for it)' } as const;
-
-export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: OneClickService }> = async (app, { deps, oneClick }) => {
+export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneClick: OneClickService }> = async (app, { deps, oneClick }) => {
   const now = deps.now ?? Date.now;
   const nowSeconds = () => Math.floor(now() / 1000);
 
@@ -137,16 +130,17 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
     return stockOkText(req.id, orderDataHead + callData + '"}');
   }
 
-  app.post<{ Body: OrderBody }>(
+  // The reply is the envelope as text (orderAnswer); the schema is named to the route so the body
+  // is still typed from it.
+  const orderCalldataSchema = {
+    tags: ['orders'],
+    summary: 'Calldata for a market or limit order (StockRouter.placeMarketOrder / placeLimitOrder)',
+    body: StockOrderBodySchema,
+    response: stockResponses(StockCalldataSchema),
+  };
+  app.post<{ Reply: string }, unknown, typeof orderCalldataSchema>(
     '/orders/calldata',
-    {
-      schema: {
-        tags: ['orders'],
-        summary: 'Calldata for a market or limit order (StockRouter.placeMarketOrder / placeLimitOrder)',
-        body: { type: 'object', additionalProperties: false, properties: orderBodyProps },
-        response: responses(calldataSchema),
-      },
-    },
+    { schema: orderCalldataSchema },
     // Not async: without a balance pre-check (a key with no bound wallet) it answers synchronously.
     (req, reply) => {
       const intent = parseOrder(req.body, deps.stocks, nowSeconds());
@@ -198,83 +192,83 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
     return callData;
   }
 
-  app.post<{ Body: WithDepositBody }>(
+  app.post(
     '/orders/with-deposit/calldata',
     {
       schema: {
         tags: ['orders'],
         summary: 'Calldata for a deposit and an order in one transaction (depositAndMarketBuy, depositAndLimitBuy, depositStockAndMarketSell, depositStockAndLimitSell)',
-        body: { type: 'object', additionalProperties: false, properties: withDepositProps },
-        response: responses(calldataSchema),
+        body: StockOrderWithDepositBodySchema,
+        response: stockResponses(StockCalldataSchema),
       },
     },
     async (req) => {
       const intent = parseOrder(req.body, deps.stocks, nowSeconds());
       const callData = await withDepositCalldata(req.body, intent, preCheckUser(req));
       rememberCalldata(deps, req.apiKey!, callData, 'order');
-      return stockOk(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData, spenderAddress: deps.contracts.stockRouter });
+      return okReply(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData, spenderAddress: deps.contracts.stockRouter });
     },
   );
 
-  type SendBody<B> = B & { gasLimit?: number | string };
-  const sendSchema = (props: Record<string, unknown>, summary: string) => ({
-    tags: ['orders', 'one-click'],
-    summary,
-    body: { type: 'object', additionalProperties: false, properties: { ...props, userAddress: sendUserProp, gasLimit: gasLimitProp } },
-    headers: sendHeaders,
-    response: responses(orderSendSchema),
-  });
+  const sendTags = ['orders', 'one-click'];
 
-  app.post<{ Body: SendBody<OrderBody> }>(
+  app.post(
     '/orders/send',
-    { schema: sendSchema(orderBodyProps, 'One Click order for the bound wallet: the order calldata relayed through the One Click router, recorded for the key') },
+    {
+      schema: {
+        tags: sendTags,
+        summary: 'One Click order for the bound wallet: the order calldata relayed through the One Click router, recorded for the key',
+        body: StockOrderSendBodySchema,
+        headers: StockSendHeaders,
+        response: stockResponses(StockOrderSendSchema),
+      },
+    },
     async (req) => {
       const key = req.apiKey!;
       const user = oneClick.sendingUser(key, req.body.userAddress);
       const idempotency = sendIdempotencyOf(req);
       const again = await oneClick.previousSend(key, idempotency);
-      if (again) return stockOk(req.id, orderSendView(again));
+      if (again) return okReply(req.id, orderSendView(again));
       const gasLimit = parseGasLimit(req.body.gasLimit);
       const intent = parseOrder(req.body, deps.stocks, nowSeconds());
       const out = await oneClick.relay(key, user, { kind: 'order', routerCalldata: orderCalldata(intent), gasLimit, checks: [checkPlainOrder(intent, user)], idempotency });
-      return stockOk(req.id, orderSendView(out));
+      return okReply(req.id, orderSendView(out));
     },
   );
 
-  app.post<{ Body: SendBody<WithDepositBody> }>(
+  app.post(
     '/orders/with-deposit/send',
-    { schema: sendSchema(withDepositProps, 'One Click deposit and order in one transaction for the bound wallet, recorded for the key') },
+    {
+      schema: {
+        tags: sendTags,
+        summary: 'One Click deposit and order in one transaction for the bound wallet, recorded for the key',
+        body: StockOrderWithDepositSendBodySchema,
+        headers: StockSendHeaders,
+        response: stockResponses(StockOrderSendSchema),
+      },
+    },
     async (req) => {
       const key = req.apiKey!;
       const user = oneClick.sendingUser(key, req.body.userAddress);
       const idempotency = sendIdempotencyOf(req);
       const again = await oneClick.previousSend(key, idempotency);
-      if (again) return stockOk(req.id, orderSendView(again));
+      if (again) return okReply(req.id, orderSendView(again));
       const gasLimit = parseGasLimit(req.body.gasLimit);
       const intent = parseOrder(req.body, deps.stocks, nowSeconds());
       const [routerCalldata] = await Promise.all([withDepositCalldata(req.body, intent, user), oneClick.assertEnabled(user)]);
       const out = await oneClick.relay(key, user, { kind: 'order', routerCalldata, gasLimit, idempotency });
-      return stockOk(req.id, orderSendView(out));
+      return okReply(req.id, orderSendView(out));
     },
   );
 
-  app.post<{ Body: { txHash: Hex } }>(
+  app.post(
     '/orders/tx',
     {
       schema: {
         tags: ['orders'],
         summary: 'Record a self-submitted order transaction to the calling key; backfills the orderId',
-        body: txBody,
-        response: responses({
-          type: 'object',
-          required: ['txHash', 'orderIds', 'indexed'],
-          properties: {
-            txHash: { type: 'string' },
-            orderId: { type: ['string', 'null'] },
-            orderIds: { type: 'array', items: { type: 'string' } },
-            indexed: { type: 'boolean', description: 'false when the indexer had not reached the block yet; poll GET orders/tx/{txHash}' },
-          },
-        }),
+        body: StockTxBodySchema,
+        response: stockResponses(StockRecordedOrderTxSchema),
       },
     },
     async (req) => {
@@ -282,28 +276,18 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
       await recordOwnedTransaction(deps, req.apiKey!, txHash, 'order');
       const orders = await waitForProjection(deps, () => listOrdersByTx(deps.db, txHash));
       const orderIds = orders.map((o) => o.orderId);
-      return stockOk(req.id, { txHash, orderId: orderIds[0] ?? null, orderIds, indexed: orders.length > 0 });
+      return okReply(req.id, { txHash, orderId: orderIds[0] ?? null, orderIds, indexed: orders.length > 0 });
     },
   );
 
-  app.get<{ Querystring: { symbol?: string; status?: string; state?: 'open' | 'history'; startTime?: number; endTime?: number; page?: number; limit?: number } }>(
+  app.get(
     '/orders',
     {
       schema: {
         tags: ['orders'],
         summary: 'Orders mapped to the calling key, newest first',
-        querystring: {
-          type: 'object',
-          properties: {
-            symbol: { type: 'string', maxLength: 16 },
-            status: { type: 'string', description: 'OPEN, CANCELING, FILLED, CANCELED, EXPIRED or REJECTED' },
-            state: { type: 'string', enum: ['open', 'history'] },
-            startTime: { ...millis, minimum: 0 },
-            endTime: { ...millis, minimum: 0 },
-            ...pageQueryProps,
-          },
-        },
-        response: responses(listOf(orderSchema)),
+        querystring: StockOrderListQuerySchema,
+        response: stockResponses(ListOf(StockOrderSchema)),
       },
     },
     async (req) => {
@@ -316,8 +300,9 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
       }
       let status: OrderStatus | undefined;
       if (req.query.status !== undefined) {
-        status = STATUSES.find((s) => s.toLowerCase() === req.query.status!.toLowerCase());
-        if (!status) throw new ValidationError('status', `must be one of ${STATUSES.map((s) => s.toUpperCase()).join(', ')}`);
+        const asked = STOCK_ORDER_STATUSES.find((s) => s.toLowerCase() === req.query.status!.toLowerCase());
+        if (!asked) throw new ValidationError('status', `must be one of ${STOCK_ORDER_STATUSES.join(', ')}`);
+        status = STORE_STATUS[asked];
       }
       const page = await listOrdersForApiKey(deps.db, {
         apiKey: req.apiKey!.apiKey,
@@ -332,18 +317,18 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
       });
       const reasons = await loadCloseReasons(deps.db, page.rows);
       const rows = await Promise.all(page.rows.map(async (o) => orderView(o, await listOrderFills(deps.db, o.orderId), deps.stocks, reasons.get(o.orderId) ?? null)));
-      return stockOk(req.id, { total: page.total, rows });
+      return okReply(req.id, { total: page.total, rows });
     },
   );
 
-  app.get<{ Params: { txHash: string } }>(
+  app.get(
     '/orders/tx/:txHash',
     {
       schema: {
         tags: ['orders'],
         summary: 'Orders placed by a transaction',
-        params: { type: 'object', required: ['txHash'], properties: { txHash: { type: 'string', pattern: TX_HASH_PATTERN } } },
-        response: responses({ type: 'array', items: orderSchema }),
+        params: StockTxHashParams,
+        response: stockResponses(Type.Array(StockOrderSchema)),
       },
     },
     async (req) => {
@@ -354,51 +339,45 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
       const orders = recordedByKey ? all : all.filter((o) => isBoundWallet(key, o.userAddress));
       if (orders.length === 0) throw new NotFoundError('order');
       const reasons = await loadCloseReasons(deps.db, orders);
-      return stockOk(req.id, await Promise.all(orders.map(async (o) => orderView(o, await listOrderFills(deps.db, o.orderId), deps.stocks, reasons.get(o.orderId) ?? null))));
+      return okReply(req.id, await Promise.all(orders.map(async (o) => orderView(o, await listOrderFills(deps.db, o.orderId), deps.stocks, reasons.get(o.orderId) ?? null))));
     },
   );
 
-  const orderIdParam = {
-    type: 'object',
-    required: ['orderId'],
-    properties: { orderId: { type: 'string', pattern: UINT_PATTERN, description: 'decimal on-chain order id' } },
-  } as const;
-
-  app.get<{ Params: { orderId: string } }>(
+  app.get(
     '/orders/:orderId',
-    { schema: { tags: ['orders'], summary: 'Order detail, open or historical', params: orderIdParam, response: responses(orderSchema) } },
+    { schema: { tags: ['orders'], summary: 'Order detail, open or historical', params: StockOrderIdParams, response: stockResponses(StockOrderSchema) } },
     async (req) => {
       const order = await readableOrder(req.params.orderId, req.apiKey!);
       const [fills, reasons] = await Promise.all([listOrderFills(deps.db, order.orderId), loadCloseReasons(deps.db, [order])]);
-      return stockOk(req.id, orderView(order, fills, deps.stocks, reasons.get(order.orderId) ?? null));
+      return okReply(req.id, orderView(order, fills, deps.stocks, reasons.get(order.orderId) ?? null));
     },
   );
 
-  app.delete<{ Params: { orderId: string } }>(
+  app.delete(
     '/orders/:orderId/calldata',
     {
       schema: {
         tags: ['orders'],
         summary: 'Cancel calldata for an open limit order of the calling key (StockRouter.cancelLimitOrder)',
-        params: orderIdParam,
-        response: responses(calldataSchema),
+        params: StockOrderIdParams,
+        response: stockResponses(StockCalldataSchema),
       },
     },
     async (req) => {
       const order = await cancellableOrder(req.params.orderId, req.apiKey!);
-      return stockOk(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData: cancelCalldata(BigInt(order.orderId)) });
+      return okReply(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData: cancelCalldata(BigInt(order.orderId)) });
     },
   );
 
-  app.delete<{ Params: { orderId: string }; Body: { gasLimit?: number | string } | undefined }>(
+  app.delete(
     '/orders/:orderId/send',
     {
       schema: {
-        tags: ['orders', 'one-click'],
+        tags: sendTags,
         summary: 'One Click cancel of an open limit order of the calling key, relayed for the bound wallet',
-        params: orderIdParam,
-        headers: sendHeaders,
-        response: responses(orderSendSchema),
+        params: StockOrderIdParams,
+        headers: StockSendHeaders,
+        response: stockResponses(StockOrderSendSchema),
       },
     },
     async (req) => {
@@ -408,8 +387,9 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
       // cancelling) would refuse it.
       const idempotency = sendIdempotencyOf(req);
       const again = await oneClick.previousSend(key, idempotency);
-      if (again) return stockOk(req.id, orderSendView(again, req.params.orderId));
-      const body = req.body;
+      if (again) return okReply(req.id, orderSendView(again, req.params.orderId));
+      // The route declares no body (a DELETE's body is optional): it is checked here.
+      const body = req.body as StockCancelSendBody | undefined;
       if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body) || Object.keys(body).some((k) => k !== 'gasLimit'))) {
         throw new ValidationError('body', 'may only hold gasLimit');
       }
@@ -419,7 +399,7 @@ export const ordersRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: On
         throw new ValidationError('orderId', `placed by ${order.userAddress}, not the bound wallet: One Click cancels only the bound wallet's orders`);
       }
       const out = await oneClick.relay(key, user, { kind: 'cancel', routerCalldata: cancelCalldata(BigInt(order.orderId)), gasLimit, cancels: order.orderId, idempotency });
-      return stockOk(req.id, orderSendView(out, order.orderId));
+      return okReply(req.id, orderSendView(out, order.orderId));
     },
   );
 };

@@ -1,5 +1,6 @@
 /** Stock (seed §4A): moving stock tokens between the wallet and the exchange balance. */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { STOCK_OPERATION_KINDS, StockTransferOperationSchema } from '@tokex/contract';
 import { ValidationError } from '../../errors/app-error.ts';
 import { formatDecimal, parseDecimal } from '../../lib/decimal.ts';
 import {
@@ -10,30 +11,12 @@ import {
 } from '../store/stock-operation-store.ts';
 import { stockMoveCalldata } from '../router-calldata.ts';
 import type { StockApiDeps } from '../stock-deps.ts';
-import { address, decimalOut, millis } from '../stock-schemas.ts';
 import { registerOperationRoutes, userFor } from './operation-routes.ts';
 import { stockOperationView } from '../operation-views.ts';
 import type { OneClickService } from '../one-click/one-click-service.ts';
 
-const stockOpSchema = {
-  type: 'object',
-  required: ['operationId', 'operationStatus', 'kind', 'txHash', 'userAddress', 'tokenAddress', 'symbol', 'tokenAmount', 'createdAt', 'updatedAt'],
-  properties: {
-    operationId: { type: 'string', description: 'assigned by the indexer; stock events carry none' },
-    operationStatus: { type: 'string', enum: ['processing', 'completed', 'failed'] },
-    kind: { type: 'string', enum: ['deposit', 'withdrawal'] },
-    txHash: { type: 'string' },
-    userAddress: address,
-    tokenAddress: address,
-    symbol: { type: ['string', 'null'] },
-    tokenAmount: decimalOut,
-    createdAt: millis,
-    updatedAt: millis,
-  },
-} as const;
-
-export const stockTransferRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneClick: OneClickService }> = async (app, { deps, oneClick }) => {
-  for (const kind of ['deposit', 'withdrawal'] as const) {
+export const stockTransferRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneClick: OneClickService }> = async (app, { deps, oneClick }) => {
+  for (const kind of STOCK_OPERATION_KINDS) {
     registerOperationRoutes(app, deps, oneClick, {
       group: 'stock',
       kind,
@@ -78,7 +61,7 @@ export const stockTransferRoutes: FastifyPluginAsync<{ deps: StockApiDeps; oneCl
       listByTx: async (txHash) => (await listStockOperationsByTx(deps.db, txHash)).filter((o) => o.kind === kind),
       list: (apiKey, q) => listStockOperationsForApiKey(deps.db, { apiKey, kind, ...q }),
       view: (r: StockOperationRecord) => stockOperationView(r, deps.stocks.byAddress(r.stockAddress)),
-      viewSchema: stockOpSchema,
+      viewSchema: StockTransferOperationSchema,
     });
   }
 };

@@ -10,6 +10,8 @@
 import type { Selectable } from 'kysely';
 import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
 import { bulkInsert, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
+import { listPage } from '../../storage/list-query.ts';
+import { whereRecordedOrOwned } from './tx-record-store.ts';
 import type { CashOperationsTable, StockOperationsTable } from '../../storage/schema.ts';
 
 export type OperationKind = 'deposit' | 'withdrawal';
@@ -162,28 +164,10 @@ export async function listCashOperationsForApiKey(
   db: DbExecutor,
   q: CashOperationQuery,
 ): Promise<{ total: number; rows: CashOperationRecord[] }> {
-  const k = kyselyOf(db);
-  const recorded = k.selectFrom('stock_tx_records').select('tx_hash').where('api_key', '=', q.apiKey);
-  const wallet = q.userAddress?.toLowerCase();
-  let base = k
-    .selectFrom('stock_cash_operations as c')
-    .where((eb) => (wallet === undefined ? eb('c.tx_hash', 'in', recorded) : eb.or([eb('c.tx_hash', 'in', recorded), eb('c.user_address', '=', wallet)])))
-    .where('c.kind', '=', q.kind);
-  if (q.status !== undefined) base = base.where('c.status', '=', q.status);
-  if (q.startTime !== undefined) base = base.where('c.created_at', '>=', q.startTime);
-  if (q.endTime !== undefined) base = base.where('c.created_at', '<=', q.endTime);
-  const [count, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
-    base
-      .selectAll('c')
-      .orderBy('c.created_at', 'desc')
-      .orderBy('c.block_number', 'desc')
-      .orderBy('c.log_index', 'desc')
-      .offset(q.offset)
-      .limit(q.limit)
-      .execute(),
-  ]);
-  return { total: Number(count.n), rows: rows.map((r) => cashRecord(cashFromRow(r))) };
+  const from = kyselyOf(db).selectFrom('stock_cash_operations as c');
+  const base = whereRecordedOrOwned(from, { tx: 'c.tx_hash', user: 'c.user_address' }, q).where('c.kind', '=', q.kind);
+  const spec = { filters: [['c.status', q.status]], time: 'c.created_at', newestFirst: ['c.created_at', 'c.block_number', 'c.log_index'] } as const;
+  return listPage(base, spec, q, (r) => cashRecord(cashFromRow(r)));
 }
 
 // ----------------------------------------------------------------- stock reads
@@ -212,29 +196,14 @@ export async function listStockOperationsForApiKey(
   db: DbExecutor,
   q: StockOperationQuery,
 ): Promise<{ total: number; rows: StockOperationRecord[] }> {
-  const k = kyselyOf(db);
-  const recorded = k.selectFrom('stock_tx_records').select('tx_hash').where('api_key', '=', q.apiKey);
-  const wallet = q.userAddress?.toLowerCase();
-  let base = k
-    .selectFrom('stock_operations as s')
-    .where((eb) => (wallet === undefined ? eb('s.tx_hash', 'in', recorded) : eb.or([eb('s.tx_hash', 'in', recorded), eb('s.user_address', '=', wallet)])))
-    .where('s.kind', '=', q.kind);
-  if (q.stockAddress !== undefined) base = base.where('s.stock_address', '=', q.stockAddress.toLowerCase());
-  if (q.status !== undefined) base = base.where('s.status', '=', q.status);
-  if (q.startTime !== undefined) base = base.where('s.created_at', '>=', q.startTime);
-  if (q.endTime !== undefined) base = base.where('s.created_at', '<=', q.endTime);
-  const [count, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
-    base
-      .selectAll('s')
-      .orderBy('s.created_at', 'desc')
-      .orderBy('s.block_number', 'desc')
-      .orderBy('s.log_index', 'desc')
-      .offset(q.offset)
-      .limit(q.limit)
-      .execute(),
-  ]);
-  return { total: Number(count.n), rows: rows.map((r) => stockRecord(stockFromRow(r))) };
+  const from = kyselyOf(db).selectFrom('stock_operations as s');
+  const base = whereRecordedOrOwned(from, { tx: 's.tx_hash', user: 's.user_address' }, q).where('s.kind', '=', q.kind);
+  const spec = {
+    filters: [['s.stock_address', q.stockAddress?.toLowerCase()], ['s.status', q.status]],
+    time: 's.created_at',
+    newestFirst: ['s.created_at', 's.block_number', 's.log_index'],
+  } as const;
+  return listPage(base, spec, q, (r) => stockRecord(stockFromRow(r)));
 }
 
 // ------------------------------------------------------------- indexer writes

@@ -11,6 +11,8 @@
 import type { Selectable } from 'kysely';
 import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
 import { bulkInsertWith, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
+import { listPage } from '../../storage/list-query.ts';
+import { whereRecordedOrOwned } from './tx-record-store.ts';
 import type { OrderFillsTable, OrdersTable } from '../../storage/schema.ts';
 
 export type OrderSide = 'Buy' | 'Sell';
@@ -158,30 +160,17 @@ function compareIds(a: string, b: string): number {
  * that wallet; newest first.
  */
 export async function listOrdersForApiKey(db: DbExecutor, q: OrderListQuery): Promise<{ total: number; rows: OrderRecord[] }> {
-  const k = kyselyOf(db);
-  const recorded = k.selectFrom('stock_tx_records').select('tx_hash').where('api_key', '=', q.apiKey);
-  const wallet = q.userAddress?.toLowerCase();
-  let base = k
-    .selectFrom('stock_orders as o')
-    .where((eb) => (wallet === undefined ? eb('o.place_tx_hash', 'in', recorded) : eb.or([eb('o.place_tx_hash', 'in', recorded), eb('o.user_address', '=', wallet)])));
-  if (q.stockAddress !== undefined) base = base.where('o.stock_address', '=', q.stockAddress.toLowerCase());
-  if (q.state === 'open') base = base.where('o.status', 'in', OPEN_ORDER_STATUSES);
-  if (q.state === 'history') base = base.where('o.status', 'in', FINAL_ORDER_STATUSES);
-  if (q.status !== undefined) base = base.where('o.status', '=', q.status);
-  if (q.startTime !== undefined) base = base.where('o.created_at', '>=', q.startTime);
-  if (q.endTime !== undefined) base = base.where('o.created_at', '<=', q.endTime);
-  const [count, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
-    base
-      .selectAll('o')
-      .orderBy('o.created_at', 'desc')
-      .orderBy('o.block_number', 'desc')
-      .orderBy('o.place_log_index', 'desc')
-      .offset(q.offset)
-      .limit(q.limit)
-      .execute(),
-  ]);
-  return { total: Number(count.n), rows: rows.map(fromRow) };
+  const base = whereRecordedOrOwned(kyselyOf(db).selectFrom('stock_orders as o'), { tx: 'o.place_tx_hash', user: 'o.user_address' }, q);
+  const spec = {
+    filters: [
+      ['o.stock_address', q.stockAddress?.toLowerCase()],
+      ['o.status', q.state === 'open' ? OPEN_ORDER_STATUSES : q.state === 'history' ? FINAL_ORDER_STATUSES : undefined],
+      ['o.status', q.status],
+    ],
+    time: 'o.created_at',
+    newestFirst: ['o.created_at', 'o.block_number', 'o.place_log_index'],
+  } as const;
+  return listPage(base, spec, q, fromRow);
 }
 
 /** The API key that recorded the order's placement transaction, if any. */

@@ -5,7 +5,7 @@
  * Reorg handling never touches these tables: a recorded transaction that is re-mined, or dropped
  * and mined again later, keeps its owner.
  */
-import type { Selectable } from 'kysely';
+import type { Selectable, SelectQueryBuilder, StringReference } from 'kysely';
 import { bulkInsert, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
 import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
 import type { CalldataRequestsTable, TxRecordsTable } from '../../storage/schema.ts';
@@ -62,6 +62,26 @@ export async function recordTx(
 export async function getTxRecord(db: DbExecutor, txHash: string): Promise<TxRecord | undefined> {
   const row = await kyselyOf(db).selectFrom('stock_tx_records').selectAll().where('tx_hash', '=', txHash.toLowerCase()).executeTakeFirst();
   return row ? txFromRow(row) : undefined;
+}
+
+/**
+ * The key mapping of the stock lists: rows whose transaction (`columns.tx`) `apiKey` recorded,
+ * plus, with `userAddress`, every row of that wallet (`columns.user`): a key bound to a wallet
+ * reads all of it, whoever recorded it.
+ */
+export function whereRecordedOrOwned<DB, TB extends keyof DB, O>(
+  base: SelectQueryBuilder<DB, TB, O>,
+  columns: { tx: StringReference<DB, TB>; user: StringReference<DB, TB> },
+  who: { apiKey: string; userAddress?: string },
+): SelectQueryBuilder<DB, TB, O> {
+  // Untyped inside: the columns are checked against the caller's table by the signature.
+  const q = base as SelectQueryBuilder<any, any, O>;
+  const [tx, user] = [columns.tx as string, columns.user as string];
+  const wallet = who.userAddress?.toLowerCase();
+  return q.where((eb) => {
+    const recorded = eb(tx, 'in', eb.selectFrom('stock_tx_records').select('tx_hash').where('api_key', '=', who.apiKey));
+    return wallet === undefined ? recorded : eb.or([recorded, eb(user, '=', wallet)]);
+  }) as SelectQueryBuilder<DB, TB, O>;
 }
 
 /** The key that recorded each of these transactions (those recorded), by lower-case hash: the stock streams' owners. */

@@ -4,25 +4,27 @@
  * quotes and candles, every owner's open orders and last operations, and the balances of every
  * wallet the venue knows (orders, operations, or an API key bound to it), then:
  *
- * - private channels: the stock indexer tells it, after each committed batch, which orders and
- *   operations the batch wrote and which wallets it touched (`changed`, from
- *   `StockIndexerOptions.onCommitted`). It reads their current rows from the store and renders
- *   them with the REST views (an order as `GET orders/{orderId}`, an operation as its detail), then
- *   the touched wallets' balances from the chain (as `GET users/{id}/balance`). A reorg's rollback
+ * - private channels: the stock indexer hands it, after each committed batch, the orders and
+ *   operations the batch wrote, as it wrote them, and the wallets it touched (`changed`, from
+ *   `StockIndexerOptions.onCommitted`). It renders those rows with the REST views (an order as
+ *   `GET orders/{orderId}`, an operation as its detail), reading none of them back, then reads the
+ *   touched wallets' balances from the chain (as `GET users/{id}/balance`). A reorg's rollback
  *   starts a new epoch: rows may have changed or vanished, which an update cannot say.
  * - owners: an order or operation goes to its wallet's streams and, when an API key without a bound
  *   wallet recorded its transaction, to that key's (`key:<apiKey>`), as REST shows such a key what
  *   it recorded. A transaction is usually recorded around the time it is indexed, in either order:
- *   one not yet recorded is looked up again for `recordWaitMs`, and its rows are published to the
- *   key once it is.
+ *   one not yet recorded is looked up again for `recordWaitMs` (the recording table, which the
+ *   indexer does not write), and its rows as last published go to the key once it is.
  * - quotes: each symbol's quote as `GET prices/{symbol}`: every quote the simulator makes when it
  *   runs in this process (its `onQuote`), and a read every `quoteMs` for the rest (the quotes table
  *   read by another process's simulator, the market's status, the token's supply) when it changed.
  * - candles (every `candleMs`): each symbol's latest candle of every interval when it changed (and
  *   the previous one's last form when a new one began since the last read).
  *
- * Rows are read after the commit, so an update can show a later state than the batch it was
- * announced by; what was already published to a stream is not published again (the same JSON).
+ * Each update shows a row as a committed batch wrote it; rows waiting to be published keep only
+ * their latest state, and what was already published to a stream is not published again (the same
+ * JSON). A backlog beyond `BACKLOG` rows (a long catch-up) is dropped for a new epoch, whose
+ * snapshot reads the store once instead of holding every row in memory.
  */
 import type { Address } from 'viem';
 import type { Logger } from '../../lib/logger.ts';
@@ -32,7 +34,7 @@ import type { Db } from '../../storage/database.ts';
 import { listCandles, type CandleRecord } from '../../storage/candle-store.ts';
 import type { PublishedUpdate, StreamPublisher } from '../../streams/stream-publisher.ts';
 import { balanceView } from '../balance-view.ts';
-import type { StockIndexChange } from '../indexer/stock-indexer.ts';
+import type { OrderUpdate, StockIndexChange } from '../indexer/stock-indexer.ts';
 import { cashOperationView, stockOperationView } from '../operation-views.ts';
 import { orderView } from '../order-view.ts';
 import { candleView, quoteStale, quoteView, STALE_QUOTE_MS } from '../quote-view.ts';
@@ -42,12 +44,10 @@ import {
   listOperationWallets,
   listRecentOperationsOfWallet,
   listStockOperationsForApiKey,
-  loadCashOperationStates,
-  loadStockOperations,
   type CashOperationRecord,
   type StockOperationRecord,
 } from '../store/stock-operation-store.ts';
-import { listFillsOfOrders, listLiveOrders, listOrdersForApiKey, listOrderWallets, loadOrderStates, type OrderRecord } from '../store/stock-order-store.ts';
+import { listFillsOfOrders, listLiveOrders, listOrdersForApiKey, listOrderWallets, type OrderRecord } from '../store/stock-order-store.ts';
 import { loadCloseReasons } from '../store/order-reason-store.ts';
 import { listTxRecorders } from '../store/tx-record-store.ts';
 import { keySubject, RECENT_OPERATIONS } from './stock-stream-channels.ts';
@@ -77,7 +77,7 @@ export interface StockStreamTaskOptions {
   keysMs?: number;
   /** How often the transactions waiting for a recording are looked up. Default 250 ms. */
   recordingMs?: number;
-  /** Wait before a failed read of changed rows or balances is tried again. Default 500 ms. */
+  /** Wait before a failed round (recordings, market config, balances) is tried again. Default 500 ms. */
   retryMs?: number;
   logger?: Pick<Logger, 'warn' | 'error'>;
   now?: () => number;
@@ -88,7 +88,7 @@ export interface StockStreamTask {
   stop(): Promise<void>;
   /** Starts a new epoch from the current state (the broker lost a batch, a reorg). */
   resync(): Promise<void>;
-  /** The stock indexer's commit listener: what a committed batch changed. */
+  /** The stock indexer's commit listener: what a committed batch wrote. */
   changed(change: StockIndexChange): void;
 }
 
@@ -99,8 +99,13 @@ export interface StreamKey {
   active: boolean;
 }
 
-/** Ids read and published per round, so a long catch-up streams in bounded batches. */
+/** Rows published per round, so a long catch-up streams in bounded batches. */
 const ROUND = 500;
+/**
+ * Rows waiting to be published at most: past it they are dropped for a new epoch (a catch-up that
+ * commits faster than the rounds publish would otherwise hold every row it wrote in memory).
+ */
+const BACKLOG = 100_000;
 /** Published JSON remembered per stream and entity, to skip a repeated read. */
 const REMEMBERED = 100_000;
 /** Balance reads in flight at once (they share the RPC client's batches). */
@@ -108,30 +113,50 @@ const BALANCE_READS = 16;
 /** Transactions waited on for a recording at most (the oldest are forgotten first). */
 const UNRECORDED = 100_000;
 
-interface Ids {
-  orders: Set<string>;
-  cash: Set<string>;
-  stock: Set<string>;
+/** Rows by id, each in its latest state (a later batch's replaces it, in the same place). */
+interface Rows {
+  orders: Map<string, OrderUpdate>;
+  cash: Map<string, CashOperationRecord>;
+  stock: Map<string, StockOperationRecord>;
 }
 
-interface Pending extends Ids {
+interface Pending extends Rows {
   wallets: Set<string>;
 }
 
-const emptyPending = (): Pending => ({ orders: new Set(), cash: new Set(), stock: new Set(), wallets: new Set() });
+interface Changed {
+  orders?: Iterable<OrderUpdate>;
+  cash?: Iterable<CashOperationRecord>;
+  stock?: Iterable<StockOperationRecord>;
+  wallets?: Iterable<string>;
+}
 
-function take(from: Set<string>, n: number): string[] {
-  const out: string[] = [];
+const emptyPending = (): Pending => ({ orders: new Map(), cash: new Map(), stock: new Map(), wallets: new Set() });
+
+function take<T>(from: Set<T>, n: number): Set<T> {
+  const out = new Set<T>();
   for (const v of from) {
-    if (out.length >= n) break;
-    out.push(v);
+    if (out.size >= n) break;
+    out.add(v);
   }
   for (const v of out) from.delete(v);
   return out;
 }
 
+function takeRows<V>(from: Map<string, V>, n: number): Map<string, V> {
+  const out = new Map<string, V>();
+  for (const [k, v] of from) {
+    if (out.size >= n) break;
+    out.set(k, v);
+  }
+  for (const k of out.keys()) from.delete(k);
+  return out;
+}
 
-type OperationView = ReturnType<typeof cashOperationView> | ReturnType<typeof stockOperationView>;
+
+type OperationView =
+  | { kind: 'cash'; view: ReturnType<typeof cashOperationView>; record: CashOperationRecord }
+  | { kind: 'stock'; view: ReturnType<typeof stockOperationView>; record: StockOperationRecord };
 
 export function createStockStreamTask(opts: StockStreamTaskOptions): StockStreamTask {
   const { db, publisher, stocks } = opts;
@@ -146,8 +171,8 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
   /** Wallets whose balances were published this epoch. */
   const seen = new Set<string>();
   let pending = emptyPending();
-  /** Changed orders' and operations' transactions nobody had recorded yet: hash → ids, until when. */
-  const unrecorded = new Map<string, Ids & { until: number }>();
+  /** Changed orders' and operations' transactions nobody had recorded yet: hash → rows as last published, until when. */
+  const unrecorded = new Map<string, Rows & { until: number }>();
   /** The stock keys as last listed: the unbound ones (their own streams) and whether one may record. */
   let known = new Set<string>();
   let unbound = new Set<string>();
@@ -159,6 +184,10 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
   let busy = 0;
   let draining: Promise<void> | undefined;
   let resyncing: Promise<void> | undefined;
+  /** A new epoch was asked for after the seed of the one being started was begun: it starts again. */
+  let again = false;
+  /** The backlog was dropped: changes are ignored until the next epoch's seed, which reads them. */
+  let behind = false;
 
   const idle = async () => {
     while (busy > 0) await new Promise((r) => setTimeout(r, 10));
@@ -282,21 +311,29 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
     return tokens.get(address.toLowerCase());
   }
 
-  async function orderViews(orders: readonly OrderRecord[]) {
+  /** The seed's orders, with their fills and close reasons from the store (the snapshot). */
+  async function storedOrderViews(orders: readonly OrderRecord[]) {
     const [fills, reasons] = await Promise.all([listFillsOfOrders(db, orders.map((o) => o.orderId)), loadCloseReasons(db, orders)]);
     return orders.map((o) => orderView(o, fills.get(o.orderId) ?? [], stocks, reasons.get(o.orderId) ?? null));
   }
 
   /** Views of operations, oldest change first (the order they changed in, as far as the rows tell). */
-  async function operationViews(cash: readonly CashOperationRecord[], stock: readonly StockOperationRecord[]) {
-    const views: Array<{ kind: 'cash' | 'stock'; view: OperationView }> = [];
-    for (const r of cash) views.push({ kind: 'cash', view: cashOperationView(r, await tokenOf(r.tokenAddress)) });
-    for (const r of stock) views.push({ kind: 'stock', view: stockOperationView(r, stocks.byAddress(r.stockAddress)) });
+  async function operationViews(cash: Iterable<CashOperationRecord>, stock: Iterable<StockOperationRecord>) {
+    const views: OperationView[] = [];
+    for (const r of cash) views.push({ kind: 'cash', view: cashOperationView(r, await tokenOf(r.tokenAddress)), record: r });
+    for (const r of stock) views.push({ kind: 'stock', view: stockOperationView(r, stocks.byAddress(r.stockAddress)), record: r });
     views.sort((a, b) => a.view.updatedAt - b.view.updatedAt || a.view.createdAt - b.view.createdAt);
     return views;
   }
 
-  /** Balances of `wallets`; the ones the chain did not answer are returned to try again. */
+  /**
+   * Balances of `wallets`; the ones the chain did not answer are returned to try again. Read from
+   * the chain, not handed over by the indexer: the balance body holds mUSD (available, locked) and
+   * every cash token's wallet balance, which the indexer neither follows (no cash-token Transfer is
+   * indexed) nor can derive exactly from its events (a transfer tells a change, not the balance it
+   * changed); its stock positions alone are at the batch's block while the rest would be at the
+   * head, a state the chain never had.
+   */
   async function balanceUpdates(wallets: readonly string[], marks: Array<[string, string]>): Promise<{ out: PublishedUpdate[]; failed: string[] }> {
     const out: PublishedUpdate[] = [];
     const failed: string[] = [];
@@ -332,20 +369,21 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
   }
 
   /**
-   * Waits for a recording of `txHash` (its entity `id` of `kind`) while one may still come. Kept
-   * even while no key can record: a key made a moment ago may record it before the keys are listed again.
+   * Waits for a recording of `txHash` (the rows of it just published, kept to go to the recorder's
+   * stream) while one may still come. Kept even while no key can record: a key made a moment ago
+   * may record it before the keys are listed again.
    */
-  function awaitRecording(txHash: string, kind: keyof Ids, id: string): void {
+  function awaitRecording(txHash: string): Rows {
     const h = txHash.toLowerCase();
     let u = unrecorded.get(h);
     if (u === undefined) {
-      unrecorded.set(h, (u = { orders: new Set(), cash: new Set(), stock: new Set(), until: now() + recordWaitMs }));
+      unrecorded.set(h, (u = { orders: new Map(), cash: new Map(), stock: new Map(), until: now() + recordWaitMs }));
       if (unrecorded.size > UNRECORDED) unrecorded.delete(unrecorded.keys().next().value as string);
     }
-    u[kind].add(id);
+    return u;
   }
 
-  /** One round of changed rows: orders, then operations, to each owner; then the balances of their wallets. */
+  /** One round of the rows handed over: orders, then operations, to each owner; then the balances of their wallets. */
   async function privateRound(work: Pending): Promise<{ out: PublishedUpdate[]; marks: Array<[string, string]>; failed: string[] }> {
     const out: PublishedUpdate[] = [];
     const marks: Array<[string, string]> = [];
@@ -353,28 +391,31 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
     const emit = (channel: string, subject: string, entity: string, view: unknown) => {
       if (fresh(`${subject} ${entity}`, JSON.stringify(view), marks)) out.push({ channel, subject, data: view });
     };
-    const orders = await orderViews([...(await loadOrderStates(db, [...work.orders])).values()]);
-    const cash = [...(await loadCashOperationStates(db, [...work.cash])).values()];
-    const stock = [...(await loadStockOperations(db, [...work.stock])).values()];
-    const ops = await operationViews(cash, stock);
-    const { recorded, owner } = await recordersOf([...orders.map((v) => v.txHash), ...ops.map((o) => o.view.txHash)]);
+    const orders = [...work.orders.values()].map((u) => ({ u, view: orderView(u.order, [...u.fills], stocks, u.reason) }));
+    const ops = await operationViews(work.cash.values(), work.stock.values());
+    const { recorded, owner } = await recordersOf([...orders.map((o) => o.view.txHash), ...ops.map((o) => o.view.txHash)]);
 
-    for (const view of orders) {
+    for (const { u, view } of orders) {
       const user = view.userAddress.toLowerCase();
       wallets.add(user);
       emit('orders', user, `o:${view.orderId}`, view);
       const key = owner(view.txHash);
       if (key !== undefined) emit('orders', key, `o:${view.orderId}`, view);
-      else if (!recorded.has(view.txHash.toLowerCase())) awaitRecording(view.txHash, 'orders', view.orderId);
+      else if (!recorded.has(view.txHash.toLowerCase())) awaitRecording(view.txHash).orders.set(view.orderId, u);
     }
-    for (const { kind, view } of ops) {
+    for (const op of ops) {
+      const { view } = op;
       const user = view.userAddress.toLowerCase();
-      const entity = `${kind === 'cash' ? 'c' : 's'}:${view.operationId}`;
+      const entity = `${op.kind === 'cash' ? 'c' : 's'}:${view.operationId}`;
       wallets.add(user);
       emit('operations', user, entity, view);
       const key = owner(view.txHash);
       if (key !== undefined) emit('operations', key, entity, view);
-      else if (!recorded.has(view.txHash.toLowerCase())) awaitRecording(view.txHash, kind, view.operationId);
+      else if (!recorded.has(view.txHash.toLowerCase())) {
+        const waiting = awaitRecording(view.txHash);
+        if (op.kind === 'cash') waiting.cash.set(view.operationId, op.record);
+        else waiting.stock.set(view.operationId, op.record);
+      }
     }
     const b = await balanceUpdates([...wallets], marks);
     out.push(...b.out);
@@ -395,7 +436,7 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
     for (const [h, k] of recorded) {
       const u = unrecorded.get(h);
       unrecorded.delete(h);
-      if (u !== undefined && unbound.has(k)) merge(pending, { orderIds: u.orders, cashOperationIds: u.cash, stockOperationIds: u.stock });
+      if (u !== undefined && unbound.has(k)) merge(pending, { orders: u.orders.values(), cash: u.cash.values(), stock: u.stock.values() }, true);
     }
     kick();
     return [];
@@ -403,17 +444,24 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
 
   const hasPending = () => pending.orders.size + pending.cash.size + pending.stock.size + pending.wallets.size > 0;
 
-  function merge(into: Pending, c: { orderIds?: Iterable<string>; cashOperationIds?: Iterable<string>; stockOperationIds?: Iterable<string>; wallets?: Iterable<string> }): void {
-    for (const id of c.orderIds ?? []) into.orders.add(id);
-    for (const id of c.cashOperationIds ?? []) into.cash.add(id);
-    for (const id of c.stockOperationIds ?? []) into.stock.add(id);
+  /**
+   * Adds rows to `into`, a later state replacing an earlier one; `older`: rows already published
+   * once (put back, or going to a recorder), which never replace a state waiting that is newer.
+   */
+  function merge(into: Pending, c: Changed, older = false): void {
+    const put = <V>(rows: Map<string, V>, id: string, row: V) => {
+      if (!older || !rows.has(id)) rows.set(id, row);
+    };
+    for (const u of c.orders ?? []) put(into.orders, u.order.orderId, u);
+    for (const r of c.cash ?? []) put(into.cash, r.operationId, r);
+    for (const r of c.stock ?? []) put(into.stock, r.operationId, r);
     for (const w of c.wallets ?? []) into.wallets.add(w.toLowerCase());
   }
 
   /**
-   * Publishes the pending changes, one bounded round at a time, until none is left. A round whose
-   * rows could not be read is put back and tried again after `retryMs`; a resync that begins
-   * meanwhile drops the round (the new epoch's seed is read after it and holds it).
+   * Publishes the pending changes, one bounded round at a time, until none is left. A round that
+   * failed is put back and tried again after `retryMs`; a resync that begins meanwhile drops the
+   * round (the new epoch's seed is read after it and holds it).
    */
   function kick(): void {
     if (!started || stopped || draining || resyncing || !hasPending()) return;
@@ -422,10 +470,10 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
       try {
         while (!stopped && !resyncing && hasPending()) {
           const work: Pending = {
-            orders: new Set(take(pending.orders, ROUND)),
-            cash: new Set(take(pending.cash, ROUND)),
-            stock: new Set(take(pending.stock, ROUND)),
-            wallets: new Set(take(pending.wallets, ROUND)),
+            orders: takeRows(pending.orders, ROUND),
+            cash: takeRows(pending.cash, ROUND),
+            stock: takeRows(pending.stock, ROUND),
+            wallets: take(pending.wallets, ROUND),
           };
           try {
             const { out, marks, failed } = await privateRound(work);
@@ -439,8 +487,8 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
               await sleep(retryMs);
             }
           } catch (err) {
-            merge(pending, { orderIds: work.orders, cashOperationIds: work.cash, stockOperationIds: work.stock, wallets: work.wallets });
-            opts.logger?.warn({ err: (err as Error).message }, 'stock streams: changed rows not read; trying again');
+            merge(pending, { orders: work.orders.values(), cash: work.cash.values(), stock: work.stock.values(), wallets: work.wallets }, true);
+            opts.logger?.warn({ err: (err as Error).message }, 'stock streams: a round failed (recordings or market config not read); trying again');
             await sleep(retryMs);
           }
         }
@@ -457,7 +505,7 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
   /** An owner's open orders and last operations (newest first), remembered as published. */
   async function seedOwner(out: PublishedUpdate[], subject: string, orders: readonly OrderRecord[], cash: readonly CashOperationRecord[], stock: readonly StockOperationRecord[]) {
     if (orders.length > 0) {
-      const views = await orderViews(orders);
+      const views = await storedOrderViews(orders);
       for (const v of views) published.set(`${subject} o:${v.orderId}`, JSON.stringify(v));
       out.push({ channel: 'orders', subject, data: views });
     }
@@ -472,6 +520,8 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
   async function seed(): Promise<PublishedUpdate[]> {
     // Everything committed so far is in what is read below.
     pending = emptyPending();
+    behind = false;
+    again = false;
     unrecorded.clear();
     lastQuote.clear();
     lastCandle.clear();
@@ -535,12 +585,22 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
   };
 
   function resync(): Promise<void> {
-    resyncing ??= (async () => {
-      await idle();
+    if (resyncing) {
+      // Its seed may have been read before what asked for this one (a rollback, a dropped backlog);
+      // the seed clears the flag when it begins, so a request before that costs no second epoch.
+      again = true;
+      return resyncing;
+    }
+    resyncing = (async () => {
       try {
-        if (!stopped) await publisher.start(await seed());
-      } catch (err) {
-        opts.logger?.error({ err }, 'stock streams: a new epoch could not be started');
+        do {
+          await idle();
+          try {
+            if (!stopped) await publisher.start(await seed());
+          } catch (err) {
+            opts.logger?.error({ err }, 'stock streams: a new epoch could not be started');
+          }
+        } while (again && !stopped);
       } finally {
         resyncing = undefined;
       }
@@ -564,6 +624,8 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
       stopped = false;
       await publisher.start(await seed());
       started = true;
+      // The backlog was dropped while the first seed was read: what it dropped may be after the read.
+      if (behind) void resync();
       if (opts.quotes.onQuote) unsubscribe.push(opts.quotes.onQuote(onQuote));
       timers.push(setInterval(tick(quoteUpdates), opts.quoteMs ?? (opts.quotes.onQuote ? 1_000 : 250)));
       timers.push(setInterval(tick(candleUpdates), opts.candleMs ?? 1_000));
@@ -584,7 +646,16 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
         void resync();
         return;
       }
-      merge(pending, change);
+      if (behind) return;
+      const { orders, cash, stock } = change.updates;
+      merge(pending, { orders, cash, stock, wallets: change.wallets });
+      if (pending.orders.size + pending.cash.size + pending.stock.size > BACKLOG) {
+        opts.logger?.warn({ rows: BACKLOG }, 'stock streams: the indexer is further ahead than the rows waiting can hold; starting a new epoch');
+        pending = emptyPending();
+        behind = true;
+        if (started) void resync();
+        return;
+      }
       kick();
     },
     resync,

@@ -1,0 +1,28 @@
+import type { PerpTransport } from '../../perp-transport.ts';
+import type { OrderInput } from '../../../perp-types.ts';
+import { TokexValidationError } from '../../../errors.ts';
+import { compareDecimal, isDecimalString, isMultipleOf } from '../../../decimal-step.ts';
+import { getCachedInstrument } from '../market/get-cached-instrument.ts';
+
+export type ValidateOrderParameters = OrderInput;
+export type ValidateOrderReturnType = void;
+export type ValidateOrderErrorType = TokexValidationError;
+
+/**
+ * Refuses, before anything is sent, an order the venue would refuse for its shape: a LIMIT
+ * without price, a size or price that is not a positive decimal, off the lot or tick, or outside
+ * the instrument's size bounds. An unknown symbol is left to the server.
+ */
+export async function validateOrder(transport: PerpTransport, parameters: ValidateOrderParameters): Promise<ValidateOrderReturnType> {
+  const order = parameters;
+  if (order.type === 'LIMIT' && (order.price === undefined || order.price === '')) throw new TokexValidationError('price', 'required for a LIMIT order');
+  if (!isDecimalString(order.size) || compareDecimal(order.size, '0') <= 0) throw new TokexValidationError('size', 'a positive decimal string');
+  if (order.price !== undefined && (!isDecimalString(order.price) || compareDecimal(order.price, '0') <= 0)) throw new TokexValidationError('price', 'a positive decimal string');
+  // The lot and tick checks are a convenience: when the instruments cannot be read, the server decides.
+  const inst = await getCachedInstrument(transport, { symbol: order.symbol }).catch(() => undefined);
+  if (!inst) return;
+  if (!isMultipleOf(order.size, inst.lotSize)) throw new TokexValidationError('size', `${order.size} is not a multiple of the lot size ${inst.lotSize}`);
+  if (compareDecimal(order.size, inst.minSize) < 0) throw new TokexValidationError('size', `below the minimum size ${inst.minSize}`);
+  if (compareDecimal(order.size, inst.maxSize) > 0) throw new TokexValidationError('size', `above the maximum size ${inst.maxSize}`);
+  if (order.price !== undefined && !isMultipleOf(order.price, inst.tickSize)) throw new TokexValidationError('price', `${order.price} is off the tick: not a multiple of the tick size ${inst.tickSize}`);
+}
