@@ -6,6 +6,7 @@
  * `--private-key` or TOKEX_PRIVATE_KEY); human tables by default, `--json` for machines, a progress
  * line on stderr while a settlement or a confirmation is awaited.
  */
+import { ORDER_SIDES, TIME_IN_FORCES, type TimeInForce } from '@tokex/contract';
 import { randomUUID } from 'node:crypto';
 import { Command, Option } from 'commander';
 import type { PerpClient, StockClient, StockOrderInput, StockOrderView, StreamClient } from '@tokex/sdk';
@@ -251,12 +252,12 @@ function perpCommand(): Command {
       .argument('<size>')
       .description('a signed order (limit with --price, otherwise market)')
       .option('--price <p>')
-      .addOption(new Option('--tif <tif>').choices(['GTC', 'IOC', 'FOK', 'POST_ONLY']))
+      .addOption(new Option('--tif <tif>').choices(TIME_IN_FORCES))
       .option('--reduce-only')
       .option('--client-id <id>', 'clientOrderId: the same id again answers the first order (default: a new one)'),
-  ).action(async (side: string, symbol: string, size: string, o: Common & { price?: string; tif?: 'GTC' | 'IOC' | 'FOK' | 'POST_ONLY'; reduceOnly?: boolean; clientId?: string }) => {
+  ).action(async (side: string, symbol: string, size: string, o: Common & { price?: string; tif?: TimeInForce; reduceOnly?: boolean; clientId?: string }) => {
     const s = side.toUpperCase();
-    if (s !== 'BUY' && s !== 'SELL') throw new ValidationError('side', 'BUY or SELL');
+    if (s !== 'BUY' && s !== 'SELL') throw new ValidationError('side', `must be ${ORDER_SIDES.join(' or ')}, not ${JSON.stringify(side)}`);
     const r = await (await perpClient(o)).placeOrder<Record<string, unknown>>(await wallet(o), {
       symbol, side: s, type: o.price ? 'LIMIT' : 'MARKET', size, ...(o.price ? { price: o.price } : {}), ...(o.tif ? { timeInForce: o.tif } : {}),
       ...(o.reduceOnly ? { reduceOnly: true } : {}), clientOrderId: o.clientId ?? `cli-${randomUUID().slice(0, 8)}`,

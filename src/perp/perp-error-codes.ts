@@ -1,72 +1,20 @@
 /**
- * The perpetual API's error table (contract.md §B): the engine's result codes (one table, in
- * src/perp/engine/result-codes.ts) and the codes only the API answers (authentication, permission,
- * routes, signatures, server faults). Five-digit codes in ranges per category, as OKX numbers them:
- * 10xxx parameters, 20xxx authentication, 30xxx permission, 40xxx not found, 42900 rate limit, 50xxx
- * server, 51xxx and 52xxx trading rejections. HTTP statuses are only those the spec lists (400 401
- * 403 404 429 500). docs/perp-api.md prints this table row for row (a test keeps it in step).
- * Integrators program against the numbers: never renumber an entry, only add.
+ * How the perpetual API answers an error of the hierarchy: the row of its table (the contract's
+ * PERP_ERROR_CODES, contract.md §B; docs/perp-api.md prints it row for row, a test keeps it in
+ * step). The engine's refusals arrive by name (RejectedError's `rejection`) and are mapped here;
+ * the engine itself knows no number or HTTP status.
  */
+import { PERP_ERROR_CODES, PERP_OK_CODE, type PerpErrorEntry, type PerpErrorName, type PerpRejection } from '@tokex/contract';
 import type { AppError, AuthFailure, ErrorCode } from '../errors/app-error.ts';
-import type { CodeStatus } from '../errors/error-codes.ts';
-import { RESULT_CODES } from './engine/result-codes.ts';
+import type { RejectCode } from './engine/result-codes.ts';
 
-export const PERP_OK_CODE = 0;
+export { PERP_ERROR_CODES, PERP_OK_CODE, type PerpErrorName, type PerpRejection };
+export type PerpCodeEntry = PerpErrorEntry;
 
-export type PerpCategory = 'parameter' | 'authentication' | 'permission' | 'not found' | 'rate limit' | 'trading' | 'server';
-
-export interface PerpCodeEntry extends CodeStatus {
-  category: PerpCategory;
-  /** What it means, as the documentation prints it. */
-  meaning: string;
-}
-
-/** Codes the API answers that the engine never does. */
-const API_CODES = {
-  BODY_TOO_LARGE: { code: 10001, http: 400, category: 'parameter', meaning: 'the request body is larger than the limit' },
-  STATE_CONFLICT: { code: 10002, http: 400, category: 'parameter', meaning: 'the request conflicts with the current state of the resource' },
-  SNAPSHOT_REQUIRED: { code: 10003, http: 400, category: 'parameter', meaning: 'streams: `since` is no longer retained, or the stream restarted; subscribe without `since` for a fresh snapshot' },
-
-  MISSING_CREDENTIALS: { code: 20001, http: 401, category: 'authentication', meaning: 'an authentication header is missing, repeated or malformed' },
-  INVALID_API_KEY: { code: 20002, http: 401, category: 'authentication', meaning: 'the API key does not exist, was deleted, or belongs to another API' },
-  API_KEY_EXPIRED: { code: 20003, http: 401, category: 'authentication', meaning: 'the API key has expired' },
-  IP_NOT_ALLOWED: { code: 20004, http: 401, category: 'authentication', meaning: 'the request comes from an IP address the key does not whitelist' },
-  TIMESTAMP_OUT_OF_WINDOW: { code: 20005, http: 401, category: 'authentication', meaning: '`X-Api-Ts` is more than 45 s from the server clock' },
-  INVALID_SIGNATURE: { code: 20006, http: 401, category: 'authentication', meaning: '`X-Api-Sign` does not match the request' },
-  REPLAYED_REQUEST: { code: 20007, http: 401, category: 'authentication', meaning: 'the same signature was already used inside the window' },
-  CHAIN_MISMATCH: { code: 20008, http: 401, category: 'authentication', meaning: '`X-Chain-Id` is missing or not the chain of the service or the key' },
-
-  PERMISSION_DENIED: { code: 30001, http: 403, category: 'permission', meaning: 'the key lacks the permission the endpoint needs (READ, TRADE or TRANSFER)' },
-
-  NOT_FOUND: { code: 40000, http: 404, category: 'not found', meaning: 'the resource does not exist or is not the account\'s' },
-  ROUTE_NOT_FOUND: { code: 40001, http: 404, category: 'not found', meaning: 'no such endpoint' },
-  POSITION_NOT_FOUND: { code: 40004, http: 404, category: 'not found', meaning: 'no such position for this account' },
-  API_KEY_NOT_FOUND: { code: 40005, http: 404, category: 'not found', meaning: 'no such API key for this wallet' },
-
-  RATE_LIMITED: { code: 42900, http: 429, category: 'rate limit', meaning: 'too many requests for this key; retry after `Retry-After` seconds' },
-
-  INTERNAL: { code: 50000, http: 500, category: 'server', meaning: 'internal error; report the `requestId`' },
-  CHAIN_UNAVAILABLE: { code: 50001, http: 503, category: 'server', meaning: 'the chain RPC does not answer; retry with backoff' },
-  STORAGE_UNAVAILABLE: { code: 50002, http: 503, category: 'server', meaning: 'the database or shared store does not answer; retry with backoff' },
-  NOT_READY: { code: 50003, http: 503, category: 'server', meaning: '`GET /readyz` only: a role the API depends on has made no progress within its threshold (docs/operations.md)' },
-
-  DUPLICATE_CLIENT_ORDER_ID: { code: 51008, http: 400, category: 'trading', meaning: '`clientOrderId` was already used by this account' },
-  NONCE_USED: { code: 51013, http: 400, category: 'trading', meaning: 'the signed order\'s `nonce` was already used' },
-  BAD_ORDER_SIGNATURE: { code: 51014, http: 400, category: 'trading', meaning: 'the order\'s EIP-712 signature is not from the wallet or its enabled session signer' },
-  ONE_CLICK_NOT_ENABLED: { code: 51015, http: 400, category: 'trading', meaning: 'One-Click Trade is not enabled (or expired) for the session signer' },
-  CHAIN_REVERTED: { code: 52001, http: 400, category: 'trading', meaning: 'the chain reverted the transaction' },
-} as const satisfies Record<string, PerpCodeEntry>;
-
-type Table = typeof RESULT_CODES & typeof API_CODES;
-export type PerpErrorName = keyof Table;
-
-/** Every entry, in code order (the order the documentation prints). */
-export const PERP_ERROR_CODES: Readonly<Record<PerpErrorName, PerpCodeEntry>> = Object.fromEntries(
-  Object.entries({ ...RESULT_CODES, ...API_CODES } as Record<string, PerpCodeEntry>).sort((a, b) => a[1].code - b[1].code),
-) as Record<PerpErrorName, PerpCodeEntry>;
-
-/** A business refusal the API answers (a RejectedError's `rejection`): a trading entry of the table. */
-export type PerpRejection = { [K in PerpErrorName]: Table[K]['category'] extends 'trading' ? K : never }[PerpErrorName];
+// Every refusal the engine can answer has a row of the table: a name added to the engine without
+// one fails to compile here.
+const ENGINE_REFUSALS_HAVE_ROWS: Readonly<Record<RejectCode, PerpErrorEntry>> = PERP_ERROR_CODES;
+void ENGINE_REFUSALS_HAVE_ROWS;
 
 const AUTH_FAILURES: Readonly<Record<AuthFailure, PerpErrorName>> = {
   credentials: 'MISSING_CREDENTIALS',

@@ -143,6 +143,6 @@ describe('tokex trading commands', () => {
   it('refuses a bad side with a one-line error and exit code 1', async () => {
     const r = await tokex(['perp', 'order', 'hold', 'BTC-USD', '1']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error: side: BUY or SELL/);
+    expect(r.stderr).toMatch(/^error: side: must be BUY or SELL, not "hold"/);
   });
 });

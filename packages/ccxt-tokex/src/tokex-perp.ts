@@ -10,6 +10,7 @@
  * watchPositions on the private ones after a signed `auth` (docs/streams.md).
  */
 import { createHmac, randomUUID } from 'node:crypto';
+import { canonicalQuery, orderBasicIssue, PERP_HEADERS, perpSignMessage, TIME_IN_FORCE_BY_TYPE, timeInForceAllowed } from '@tokex/contract';
 import {
   Exchange,
   Precise,
@@ -325,11 +326,11 @@ export class TokexPerp extends Exchange {
       if (!this.apiKey || !this.secret) throw new AuthenticationError(`${this.id} requires "apiKey" and "secret" credentials`);
       const ts = String(this.nextTs());
       // request_path starts at /v4/, exactly as the URL sends it.
-      const payload = ts + method.toUpperCase() + requestPath + (body ?? '');
-      out['X-Api-Key'] = this.apiKey;
-      out['X-Api-Ts'] = ts;
-      out['X-Api-Sign'] = createHmac('sha256', String(this.secret)).update(payload, 'utf8').digest('base64');
-      out['X-Chain-Id'] = this.chainId();
+      const payload = perpSignMessage({ ts, method, requestPath, body: body ?? '' });
+      out[PERP_HEADERS.key] = this.apiKey;
+      out[PERP_HEADERS.ts] = ts;
+      out[PERP_HEADERS.sign] = createHmac('sha256', String(this.secret)).update(payload, 'utf8').digest('base64');
+      out[PERP_HEADERS.chainId] = this.chainId();
     }
     return { url, method, body, headers: out };
   }
@@ -1039,8 +1040,9 @@ export class TokexPerp extends Exchange {
       timeInForce = 'POST_ONLY';
     }
     if (timeInForce !== undefined) {
-      const allowed = isMarket ? ['IOC', 'FOK'] : ['GTC', 'IOC', 'FOK', 'POST_ONLY'];
-      if (!allowed.includes(timeInForce)) throw new InvalidOrder(`${this.id} createOrder() timeInForce ${timeInForce} is not allowed for a ${type} order`);
+      if (!timeInForceAllowed(orderType, timeInForce)) {
+        throw new InvalidOrder(`${this.id} createOrder() timeInForce ${timeInForce} is not allowed for a ${type} order (${TIME_IN_FORCE_BY_TYPE[orderType as 'LIMIT' | 'MARKET'].join(', ')})`);
+      }
       request['timeInForce'] = timeInForce;
     }
     if (this.safeBool(params, 'reduceOnly', false)) request['reduceOnly'] = true;
@@ -1049,6 +1051,9 @@ export class TokexPerp extends Exchange {
     const expiry = this.safeInteger(params, 'expiry');
     if (expiry !== undefined) request['expiry'] = expiry;
     const extra = this.omit(params, ['timeInForce', 'postOnly', 'reduceOnly', 'clientOrderId', 'clientOid', 'expiry', 'worstPrice']);
+    // The venue's stateless rules (the contract's), refused here exactly as the server would.
+    const issue = orderBasicIssue({ side: request['side'], type: request['type'], size: request['size'], price: request['price'], timeInForce: request['timeInForce'], clientOrderId: request['clientOrderId'] });
+    if (issue !== undefined) throw new InvalidOrder(`${this.id} createOrder() ${issue.field}: ${issue.reason}`);
     const wallet = this.wallet();
     const built = await this.call('POST', 'orders/build', this.extend(request, extra));
     const typedData = built.typedData;
@@ -1361,18 +1366,6 @@ class StreamCache<T> {
     this.fresh.clear();
     return out;
   }
-}
-
-/** Query parameters sorted by name (stable), encoded as URLSearchParams encodes them: what the signature covers. */
-function canonicalQuery(params: Dict): string {
-  const entries: Array<[string, string]> = [];
-  for (const [k, v] of Object.entries(params)) {
-    if (v === undefined || v === null) continue;
-    if (Array.isArray(v)) for (const item of v) entries.push([k, String(item)]);
-    else entries.push([k, String(v)]);
-  }
-  entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  return new URLSearchParams(entries).toString();
 }
 
 function intervalLabel(ms: number): string {

@@ -8,11 +8,12 @@ import type { InstrumentConfig } from './instruments.ts';
 import type { Side } from './book/order-book.ts';
 
 export type { Side } from './book/order-book.ts';
-export type OrderType = 'LIMIT' | 'MARKET';
-export type TimeInForce = 'GTC' | 'IOC' | 'FOK' | 'POST_ONLY';
-export type MarginMode = 'cross' | 'isolated';
+// The order vocabulary is the wire contract's (packages/contract, pure data): a value the API takes
+// is one the engine knows, by construction.
+import type { MarginMode, OrderType, TimeInForce } from '@tokex/contract';
+export type { MarginMode, OrderType, TimeInForce };
 
-/** Result codes: the keys of the one table in result-codes.ts (number, HTTP status, meaning). */
+/** Result codes: the names of result-codes.ts (the API maps them onto its numbers and statuses). */
 export type { RejectCode, ResultCode } from './result-codes.ts';
 import type { RejectCode } from './result-codes.ts';
 

@@ -13,6 +13,7 @@ import type { Db } from '../../storage/database.ts';
 import type { CommandResult, EngineCommand, EngineEvent, EngineSnapshot } from '../engine/engine-types.ts';
 import { DEFAULT_INSTRUMENTS, instrumentSpec, type InstrumentConfig } from '../engine/instruments.ts';
 import { PerpEngine, type PerpEngineOptions } from '../engine/perp-engine.ts';
+import { MAX_COMMAND_ID } from '../engine/state/validate.ts';
 import {
   acquireJournalWriterLock,
   appendJournal,
@@ -103,8 +104,6 @@ interface Waiting {
   resolve: (r: SequencedResult) => void;
   reject: (e: unknown) => void;
 }
-
-const MAX_COMMAND_ID = 128;
 
 const silentLogger: SequencerLogger = { warn() {}, error() {} };
 

@@ -14,6 +14,7 @@
  *   deep in the book is found by binary search. A `Map` from tick to level finds an existing level in
  *   O(1). Emptied level objects are pooled.
  */
+import type { TimeInForce } from '@tokex/contract';
 
 export type Side = 'BUY' | 'SELL';
 
@@ -106,7 +107,7 @@ export interface FillSink<T extends BookOrder> {
   onFill(maker: T, lots: number, priceTicks: number): void;
 }
 
-export type BookTimeInForce = 'GTC' | 'IOC' | 'FOK' | 'POST_ONLY';
+export type BookTimeInForce = TimeInForce;
 
 /** What `submitLimit` / `submitMarket` did with the incoming order. */
 export type SubmitOutcome =

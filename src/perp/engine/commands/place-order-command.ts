@@ -2,6 +2,7 @@
  * placeOrder: validate → plan → admit → execute (docs/perp-engine.md "Matching"). The plan changes
  * nothing, so every refusal (FOK short, no liquidity, admission) leaves the state as it was.
  */
+import { defaultTimeInForce, MAX_CLIENT_ORDER_ID, TIME_IN_FORCE_BY_TYPE, timeInForceAllowed } from '@tokex/contract';
 import { OrderBook } from '../book/order-book.ts';
 import type { OrderOutcome, PlaceOrderCommand, PlaceOrderResult, TradeEvent } from '../engine-types.ts';
 import { executeFill } from '../matching/fill.ts';
@@ -13,8 +14,6 @@ import { bandEdges, limitOutsideBand, markStale, marketLimit } from '../risk/pri
 import { EngineOrder } from '../state/entities.ts';
 import { reject, type EngineState } from '../state/engine-state.ts';
 import { accountOf, checkBase, isRejected, isSafeNonNegInt } from '../state/validate.ts';
-
-const MAX_CLIENT_ORDER_ID = 64;
 
 export function placeOrderCommand(s: EngineState, plan: MatchPlan, cmd: PlaceOrderCommand): PlaceOrderResult {
   const bad = checkBase(cmd);
@@ -46,14 +45,9 @@ export function placeOrderCommand(s: EngineState, plan: MatchPlan, cmd: PlaceOrd
   if (side !== 'BUY' && side !== 'SELL') return reject('INVALID', 'side: BUY or SELL');
   const type = cmd.type;
   if (type !== 'LIMIT' && type !== 'MARKET') return reject('INVALID', 'type: LIMIT or MARKET');
-  let tif = cmd.timeInForce;
-  if (type === 'MARKET') {
-    tif ??= 'IOC';
-    if (tif !== 'IOC' && tif !== 'FOK') return reject('INVALID', 'timeInForce: a MARKET order is IOC or FOK');
-  } else {
-    tif ??= 'GTC';
-    if (tif !== 'GTC' && tif !== 'IOC' && tif !== 'FOK' && tif !== 'POST_ONLY') return reject('INVALID', 'timeInForce: GTC, IOC, FOK or POST_ONLY');
-  }
+  // The journal's invariant: the API checked the same rule, but a command may come from elsewhere.
+  const tif = cmd.timeInForce ?? defaultTimeInForce(type);
+  if (!timeInForceAllowed(type, tif)) return reject('INVALID', `timeInForce: a ${type} order is ${TIME_IN_FORCE_BY_TYPE[type].join(', ')}`);
   const reduceOnly = cmd.reduceOnly ?? false;
   if (typeof reduceOnly !== 'boolean') return reject('INVALID', 'reduceOnly: a boolean');
   const size = cmd.sizeLots;

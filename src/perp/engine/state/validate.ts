@@ -8,7 +8,8 @@ import { reject, type EngineState } from './engine-state.ts';
 
 /** Largest deposit, withdrawal or margin move in one command (micro-USD). */
 export const MAX_AMOUNT = 10n ** 30n;
-const MAX_COMMAND_ID = 128;
+/** The longest command id (the sequencer refuses longer ones before they reach the journal). */
+export const MAX_COMMAND_ID = 128;
 const ADDRESS_RE = /^0x[0-9a-f]{40}$/;
 
 export function isSafeNonNegInt(v: unknown): v is number {

@@ -1,3 +1,4 @@
+import { orderBasicIssue } from '@tokex/contract';
 import type { PerpTransport } from '../../perp-transport.ts';
 import type { OrderInput } from '../../../perp-types.ts';
 import { TokexValidationError } from '../../../errors.ts';
@@ -9,13 +10,15 @@ export type ValidateOrderReturnType = void;
 export type ValidateOrderErrorType = TokexValidationError;
 
 /**
- * Refuses, before anything is sent, an order the venue would refuse for its shape: a LIMIT
- * without price, a size or price that is not a positive decimal, off the lot or tick, or outside
+ * Refuses, before anything is sent, an order the venue would refuse for its shape: the contract's
+ * stateless rules (side, type, time in force for the type, a LIMIT's price, clientOrderId), a size or price that is not a positive decimal, off the lot or tick, or outside
  * the instrument's size bounds. An unknown symbol is left to the server.
  */
 export async function validateOrder(transport: PerpTransport, parameters: ValidateOrderParameters): Promise<ValidateOrderReturnType> {
   const order = parameters;
-  if (order.type === 'LIMIT' && (order.price === undefined || order.price === '')) throw new TokexValidationError('price', 'required for a LIMIT order');
+  // The venue's stateless rules (the contract's ValidateBasic), with the server's field and reason.
+  const issue = orderBasicIssue(order);
+  if (issue) throw new TokexValidationError(issue.field, issue.reason);
   if (!isDecimalString(order.size) || compareDecimal(order.size, '0') <= 0) throw new TokexValidationError('size', 'a positive decimal string');
   if (order.price !== undefined && (!isDecimalString(order.price) || compareDecimal(order.price, '0') <= 0)) throw new TokexValidationError('price', 'a positive decimal string');
   // The lot and tick checks are a convenience: when the instruments cannot be read, the server decides.
