@@ -5,22 +5,17 @@
  * {@link delegateTypedData}; `1ct/enable` checks the signature with {@link verifyDelegation} before
  * the relayer submits `delegateBySig(user, delegatee, deadline, signature)`.
  */
+import { DELEGATE_FIELDS, ONE_CLICK_DOMAIN_NAME, ONE_CLICK_DOMAIN_VERSION } from '@tokex/contract';
 import type { Address, Hex } from 'viem';
 import { ValidationError } from '../errors/app-error.ts';
 import { assertNotExpired, defineTypedData, typedDataDomain, type CompleteTypedData, type TypedDataDomain } from './typed-data.ts';
 
-export const ONE_CLICK_DOMAIN_NAME = 'OneClickRouter';
-export const ONE_CLICK_DOMAIN_VERSION = '1';
+export { ONE_CLICK_DOMAIN_NAME, ONE_CLICK_DOMAIN_VERSION };
 
 export const delegateType = defineTypedData({
   primaryType: 'Delegate',
   types: {
-    Delegate: [
-      { name: 'user', type: 'address' },
-      { name: 'delegatee', type: 'address' },
-      { name: 'nonce', type: 'uint64' },
-      { name: 'deadline', type: 'uint32' },
-    ],
+    Delegate: DELEGATE_FIELDS,
   },
 });
 

@@ -15,6 +15,7 @@
  * (that needs the wallet's own signature), and withdrawals and liquidity calls take no order
  * signature at all (the API key with TRANSFER authorises them).
  */
+import { ENABLE_SESSION_FIELDS } from '@tokex/contract';
 import { randomBytes } from 'node:crypto';
 import type { OneClickStatus } from '@tokex/contract';
 import { getAddress, zeroAddress, type Address } from 'viem';
@@ -30,12 +31,7 @@ export const MAX_SESSION_TTL_MS = 30 * 24 * 60 * 60_000;
 export const enableSessionType = defineTypedData({
   primaryType: 'EnableSession',
   types: {
-    EnableSession: [
-      { name: 'account', type: 'address' },
-      { name: 'session', type: 'address' },
-      { name: 'expiresAt', type: 'uint64' },
-      { name: 'nonce', type: 'uint64' },
-    ],
+    EnableSession: ENABLE_SESSION_FIELDS,
   },
 });
 

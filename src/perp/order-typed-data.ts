@@ -7,25 +7,14 @@
  * may arrive; together they stop replays. `price` is empty for a market order without a worst
  * price, `clientOrderId` empty when the client gives none.
  */
+import { ORDER_FIELDS } from '@tokex/contract';
 import type { Address } from 'viem';
 import { defineTypedData } from '../chain/typed-data.ts';
 
 export const orderType = defineTypedData({
   primaryType: 'Order',
   types: {
-    Order: [
-      { name: 'account', type: 'address' },
-      { name: 'symbol', type: 'string' },
-      { name: 'side', type: 'string' },
-      { name: 'orderType', type: 'string' },
-      { name: 'size', type: 'string' },
-      { name: 'price', type: 'string' },
-      { name: 'timeInForce', type: 'string' },
-      { name: 'reduceOnly', type: 'bool' },
-      { name: 'clientOrderId', type: 'string' },
-      { name: 'nonce', type: 'uint64' },
-      { name: 'expiry', type: 'uint64' },
-    ],
+    Order: ORDER_FIELDS,
   },
 });
 

@@ -14,6 +14,7 @@
  * Managing keys needs a key of the same wallet: it lists, relabels, changes the permissions of (never
  * beyond its own) and deletes that wallet's keys; any other key is "not found".
  */
+import { CREATE_API_KEY_FIELDS, PERP_DOMAIN_NAME, PERP_DOMAIN_VERSION } from '@tokex/contract';
 import { randomBytes } from 'node:crypto';
 import type { ApiKeyInfo, CreatedApiKey } from '@tokex/contract';
 import type { Address } from 'viem';
@@ -24,8 +25,7 @@ import { defineTypedData, typedDataDomain, type CompleteTypedData, type TypedDat
 import type { Db } from '../storage/database.ts';
 import { claimKeyCreationNonce } from './store/api-key-nonce-store.ts';
 
-export const PERP_DOMAIN_NAME = 'TokexPerp';
-export const PERP_DOMAIN_VERSION = '1';
+export { PERP_DOMAIN_NAME, PERP_DOMAIN_VERSION };
 
 /** How long a prepared creation may be signed and submitted. */
 export const KEY_CREATION_TTL_MS = 5 * 60_000;
@@ -37,13 +37,7 @@ export const MAX_KEYS_PER_WALLET = 50;
 export const createApiKeyType = defineTypedData({
   primaryType: 'CreateApiKey',
   types: {
-    CreateApiKey: [
-      { name: 'wallet', type: 'address' },
-      { name: 'label', type: 'string' },
-      { name: 'permissions', type: 'string' },
-      { name: 'nonce', type: 'uint64' },
-      { name: 'expiry', type: 'uint64' },
-    ],
+    CreateApiKey: CREATE_API_KEY_FIELDS,
   },
 });
 
