@@ -12,7 +12,7 @@
  * a signed order's nonce once the order reached the engine (a signed order is processed once).
  */
 import { randomBytes } from 'node:crypto';
-import { DEFAULT_ORDER_TTL_MS, defaultTimeInForce, MAX_ORDER_TTL_MS, orderBasicIssue, orderExpiryIssue, type OrderInput } from '@tokex/contract';
+import { DEFAULT_ORDER_TTL_MS, defaultTimeInForce, MAX_ORDER_TTL_MS, orderBasicIssue, orderExpiryIssue, type CancelAllAfterStatus, type OrderInput, type SubmittedOrder } from '@tokex/contract';
 import type { Address } from 'viem';
 import { AppError, ConflictError, NotFoundError, notListed, RejectedError, StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
@@ -46,24 +46,9 @@ import { createOrderNonceClaimer } from './store/order-nonce-store.ts';
 import { assertSessionSigner } from './one-click-service.ts';
 import { getOrder, listTrades } from './store/perp-history-store.ts';
 import type { PerpVenue } from './perp-venue.ts';
-import { averagePrice, fillBody, openOrderBody, orderBody, positionBody, priceOf, sizeOf, takerFill, usd, type FillBody, type OrderBody, type PositionBody } from './perp-views.ts';
+import { averagePrice, fillBody, openOrderBody, orderBody, positionBody, priceOf, sizeOf, takerFill, usd, type OrderBody, type PositionBody } from './perp-views.ts';
 
 export type BuildOrderInput = OrderInput;
-
-export interface SubmittedOrder extends OrderBody {
-  /** The fills of this call (empty when the answer repeats an earlier one). */
-  fills: FillBody[];
-  /** True when this answers an order placed before (same clientOrderId, or the same signed order). */
-  duplicate: boolean;
-}
-
-/** The dead man's switch as a call left it. */
-export interface CancelAllAfterBody {
-  armed: boolean;
-  /** When the open orders are cancelled (ms; they go at the first mark update from then); null when disarmed. */
-  deadline: number | null;
-  timeoutMs: number;
-}
 
 /** What the submitting route asks of the order beyond being valid. */
 export type SubmitMode = 'order' | 'fill' | 'close';
@@ -85,7 +70,7 @@ export interface OrderService {
    * The dead man's switch (docs/perp-risk.md): every open order of the account is cancelled at the
    * first mark update `timeoutMs` from now unless armed again; 0 disarms.
    */
-  cancelAllAfter(caller: AuthKey, input: { timeoutMs: number }, idempotencyKey?: string): Promise<CancelAllAfterBody>;
+  cancelAllAfter(caller: AuthKey, input: { timeoutMs: number }, idempotencyKey?: string): Promise<CancelAllAfterStatus>;
 }
 
 /** An order id as the API shows it (a decimal string); anything else names no order. */
