@@ -87,8 +87,8 @@ describe.each(testDatabases)('stock streams publish what the indexer wrote ($nam
     return { messages, updates };
   }
 
-  /** Waits until `check` passes (the task publishes after its own chain reads). */
-  async function eventually(check: () => void, ms = 5_000): Promise<void> {
+  /** Waits until `check` passes (the task publishes after its own chain reads); as long as test/support/poll.ts waits, for a busy machine. */
+  async function eventually(check: () => void, ms = 20_000): Promise<void> {
     const until = Date.now() + ms;
     for (;;) {
       try {
