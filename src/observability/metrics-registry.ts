@@ -233,7 +233,7 @@ export function recordRateLimited(app: object, bucket: string): void {
  * time), since this layer does not import the domain above it.
  */
 export const ENGINE_COMMAND_KINDS = [
-  'deposit', 'withdraw', 'placeOrder', 'cancelOrder', 'cancelOrders', 'cancelAll', 'setLeverage', 'adjustMargin',
+  'deposit', 'withdraw', 'placeOrder', 'amendOrder', 'cancelOrder', 'cancelOrders', 'cancelAll', 'setLeverage', 'adjustMargin',
   'setMarkPrice', 'addInstrument', 'updateInstrument', 'requestWithdrawal', 'settleWithdrawal', 'addLiquidity',
   'removeLiquidity', 'cancelAllAfter', 'applyFunding',
 ] as const;

@@ -12,9 +12,12 @@
  * a signed order's nonce once the order reached the engine (a signed order is processed once).
  */
 import { randomBytes } from 'node:crypto';
-import { DEFAULT_ORDER_TTL_MS, defaultTimeInForce, MAX_ORDER_TTL_MS, orderBasicIssue, orderExpiryIssue, type CancelAllAfterStatus, type OrderInput, type SubmittedOrder } from '@tokex/contract';
+import {
+  DEFAULT_ORDER_TTL_MS, defaultTimeInForce, isTriggerType, MAX_BATCH_ORDERS, MAX_ORDER_TTL_MS, orderBasicIssue, orderExpiryIssue, type TriggerBy,
+  type AmendInput, type BatchOrderResult, type BatchOrdersResult, type CancelAllAfterStatus, type Order, type OrderInput, type SubmittedOrder,
+} from '@tokex/contract';
 import type { Address } from 'viem';
-import { AppError, ConflictError, NotFoundError, notListed, RejectedError, StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
+import { AppError, ConflictError, isAppError, NotFoundError, notListed, RejectedError, StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
 import type { Db } from '../storage/database.ts';
 import type { TypedDataDomain } from '../chain/typed-data.ts';
@@ -22,6 +25,8 @@ import { parseDecimal } from '../lib/decimal.ts';
 import { decimalToSteps, COLLATERAL_DECIMALS, type InstrumentSpec } from './engine/instruments.ts';
 import type {
   AdjustMarginCommand,
+  AmendAccepted,
+  AmendOrderCommand,
   CancelAllAfterCommand,
   CancelAllCommand,
   CancelOrderCommand,
@@ -40,13 +45,14 @@ import type {
 } from './engine/engine-types.ts';
 import { commandIdFor, submitOnce, unknownOutcomeData } from './idempotency.ts';
 import { engineError, readYourWrites, walletOf } from './venue-calls.ts';
-import { orderType, type OrderMessage } from './order-typed-data.ts';
+import { amendOrderType, orderType, triggerOrderType, type AmendMessage, type OrderMessage } from './order-typed-data.ts';
+import { perpEnvelope } from './perp-envelope.ts';
 import { MAX_CANCEL_AFTER_MS, MIN_CANCEL_AFTER_MS } from './engine/perp-engine.ts';
 import { createOrderNonceClaimer } from './store/order-nonce-store.ts';
 import { assertSessionSigner } from './one-click-service.ts';
-import { getOrder, listTrades } from './store/perp-history-store.ts';
+import { getOrder, getOrderByClientId, listTrades, type PerpOrderRecord } from './store/perp-history-store.ts';
 import type { PerpVenue } from './perp-venue.ts';
-import { averagePrice, fillBody, openOrderBody, orderBody, positionBody, priceOf, sizeOf, takerFill, usd, type OrderBody, type PositionBody } from './perp-views.ts';
+import { averagePrice, fillBody, openOrderBody, orderBody, positionBody, priceOf, sizeOf, takerFill, triggerFields, usd, type OrderBody, type PositionBody } from './perp-views.ts';
 
 export type BuildOrderInput = OrderInput;
 
@@ -54,8 +60,20 @@ export type BuildOrderInput = OrderInput;
 export type SubmitMode = 'order' | 'fill' | 'close';
 
 export interface OrderService {
-  build(caller: AuthKey, input: BuildOrderInput): { typedData: ReturnType<typeof orderType.build>; orderHash: string };
+  build(caller: AuthKey, input: BuildOrderInput): { typedData: ReturnType<typeof orderType.build> | ReturnType<typeof triggerOrderType.build>; orderHash: string };
   submit(caller: AuthKey, body: { message: unknown; signature: unknown }, mode?: SubmitMode): Promise<SubmittedOrder>;
+  /**
+   * 1 to MAX_BATCH_ORDERS signed orders applied back to back by the engine and journalled in one
+   * commit; each answered on its own, in input order ({code: 0, order} or {code, msg}).
+   */
+  submitBatch(caller: AuthKey, body: { orders: Array<{ message: unknown; signature: unknown }> }): Promise<BatchOrdersResult>;
+  /** The EIP-712 amendment of an open order for the wallet to sign. */
+  buildAmend(caller: AuthKey, input: AmendInput): { typedData: ReturnType<typeof amendOrderType.build>; amendHash: string };
+  /** Applies a signed amendment: the order as it stands after it, under the same orderId. */
+  amend(caller: AuthKey, body: { message: unknown; signature: unknown }): Promise<SubmittedOrder>;
+  /** One of the caller's orders in any state, by engine id or by clientOrderId. */
+  getOrder(caller: AuthKey, orderId: string): Promise<Order>;
+  getOrderByClientId(caller: AuthKey, clientOrderId: string): Promise<Order>;
   // The key-authorised calls take the request's Idempotency-Key (idempotency.ts): with one, a retry
   // is answered as the first request and applies nothing again; without one, each call is new.
   cancel(caller: AuthKey, orderId: string, idempotencyKey?: string): Promise<OrderBody>;
@@ -95,26 +113,38 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
   };
 
   /** The engine command of an order message, every field checked against the instrument. */
-  const commandOf = (m: Pick<OrderMessage, 'symbol' | 'side' | 'orderType' | 'size' | 'price' | 'timeInForce' | 'reduceOnly' | 'clientOrderId'>, prefix: string) => {
+  const ticksOf = (s: InstrumentSpec, field: string, value: string): number => {
+    const ticks = decimalToSteps(value, s.tickSize);
+    if (ticks === null) throw new RejectedError('PRICE_OUT_OF_RANGE', `${field}: ${value} is off the tick: not a multiple of the tick size ${s.tickSize}`);
+    if (ticks <= 0 || ticks > s.maxPriceTicks) {
+      throw new RejectedError('PRICE_OUT_OF_RANGE', `${field}: ${value} is outside ${s.symbol}'s prices ${priceOf(s, 1)} to ${priceOf(s, s.maxPriceTicks)}`);
+    }
+    return ticks;
+  };
+  const lotsOf = (s: InstrumentSpec, value: string): number => {
+    const lots = decimalToSteps(value, s.lotSize);
+    if (lots === null) throw new RejectedError('SIZE_OUT_OF_RANGE', `size: ${value} is not a multiple of the lot size ${s.lotSize}`);
+    if (lots < s.minSizeLots || lots > s.maxSizeLots) {
+      throw new RejectedError('SIZE_OUT_OF_RANGE', `size: ${value} is outside ${s.symbol}'s sizes ${sizeOf(s, s.minSizeLots)} to ${sizeOf(s, s.maxSizeLots)}`);
+    }
+    return lots;
+  };
+
+  const commandOf = (
+    m: Pick<OrderMessage, 'symbol' | 'side' | 'orderType' | 'size' | 'price' | 'timeInForce' | 'reduceOnly' | 'clientOrderId' | 'triggerPrice' | 'triggerBy' | 'closePosition'>,
+    prefix: string,
+  ) => {
     const s = spec(m.symbol);
     // The stateless rules are the contract's (the clients refuse the same before sending); the
     // signed message names the type `orderType`.
-    const issue = orderBasicIssue({ side: m.side, type: m.orderType, size: m.size, price: m.price, timeInForce: m.timeInForce, clientOrderId: m.clientOrderId });
+    const issue = orderBasicIssue({
+      side: m.side, type: m.orderType, size: m.size, price: m.price, timeInForce: m.timeInForce, clientOrderId: m.clientOrderId,
+      triggerPrice: m.triggerPrice, triggerBy: m.triggerBy, closePosition: m.closePosition,
+    });
     if (issue) throw new ValidationError(`${prefix}${prefix && issue.field === 'type' ? 'orderType' : issue.field}`, issue.reason);
-    const lots = decimalToSteps(m.size, s.lotSize);
-    if (lots === null) throw new RejectedError('SIZE_OUT_OF_RANGE', `size: ${m.size} is not a multiple of the lot size ${s.lotSize}`);
-    if (lots < s.minSizeLots || lots > s.maxSizeLots) {
-      throw new RejectedError('SIZE_OUT_OF_RANGE', `size: ${m.size} is outside ${s.symbol}'s sizes ${sizeOf(s, s.minSizeLots)} to ${sizeOf(s, s.maxSizeLots)}`);
-    }
-    let priceTicks: number | undefined;
-    if (m.price !== '') {
-      const ticks = decimalToSteps(m.price, s.tickSize);
-      if (ticks === null) throw new RejectedError('PRICE_OUT_OF_RANGE', `price: ${m.price} is off the tick: not a multiple of the tick size ${s.tickSize}`);
-      if (ticks <= 0 || ticks > s.maxPriceTicks) {
-        throw new RejectedError('PRICE_OUT_OF_RANGE', `price: ${m.price} is outside ${s.symbol}'s prices ${priceOf(s, 1)} to ${priceOf(s, s.maxPriceTicks)}`);
-      }
-      priceTicks = ticks;
-    }
+    const trigger = isTriggerType(m.orderType);
+    const lots = m.closePosition === true ? 0 : lotsOf(s, m.size);
+    const priceTicks = m.price !== '' ? ticksOf(s, 'price', m.price) : undefined;
     const cmd: Omit<PlaceOrderCommand, 'id' | 'ts' | 'account'> = {
       kind: 'placeOrder',
       symbol: s.symbol,
@@ -125,6 +155,13 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       reduceOnly: m.reduceOnly,
       ...(priceTicks !== undefined ? { priceTicks } : {}),
       ...(m.clientOrderId !== '' ? { clientOrderId: m.clientOrderId } : {}),
+      ...(trigger
+        ? {
+            triggerPriceTicks: ticksOf(s, 'triggerPrice', m.triggerPrice as string),
+            triggerBy: (m.triggerBy || 'MARK') as TriggerBy,
+            ...(m.closePosition === true ? { closePosition: true } : {}),
+          }
+        : {}),
     };
     return { spec: s, cmd };
   };
@@ -175,6 +212,12 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       status: o.status,
       reason: done?.reason ?? null,
       reduceOnly: accepted?.reduceOnly ?? cmd.reduceOnly ?? false,
+      ...triggerFields(s, {
+        triggerPriceTicks: cmd.triggerPriceTicks ?? null,
+        triggerBy: cmd.triggerPriceTicks !== undefined ? (cmd.triggerBy ?? 'MARK') : null,
+        closePosition: cmd.closePosition === true,
+        triggeredAt: null,
+      }),
       createdAt: ts,
       updatedAt: ts,
       fills: r.fills.map((e) => takerFill(s, e)),
@@ -188,6 +231,97 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
     return (await listTrades(db, { account: order.account, orderId, offset: 0, limit: 1_000 })).rows.reverse();
   }
 
+  interface PreparedOrder {
+    spec: InstrumentSpec;
+    cmd: Omit<PlaceOrderCommand, 'id' | 'ts' | 'account'>;
+    command: PlaceOrderCommand;
+  }
+
+  /**
+   * A signed order checked and ready for the engine: the message parsed as its type (an Order, or a
+   * TriggerOrder when it carries `triggerPrice`), its fields against the instrument, the signature
+   * (the key's wallet or its session signer), the expiry, and its nonce claimed once per account.
+   */
+  async function prepareOrder(caller: AuthKey, body: { message: unknown; signature: unknown }, mode: SubmitMode, at = ''): Promise<PreparedOrder> {
+    const account = walletOf(caller);
+    const raw = body?.message;
+    const trigger = raw !== null && typeof raw === 'object' && Object.hasOwn(raw, 'triggerPrice');
+    const kind = trigger ? triggerOrderType : orderType;
+    const m = parseIn(at, () => kind.parseMessage(raw)) as unknown as OrderMessage;
+    if (m.account.toLowerCase() !== account) throw new ValidationError(`${at}message.account`, 'must be the wallet of the API key');
+    const { spec: s, cmd } = parseIn(at, () => commandOf(m, 'message.'));
+    if (mode !== 'order' && trigger) throw new ValidationError(`${at}message.orderType`, 'must be LIMIT or MARKET here');
+    if (mode === 'fill' && (cmd.timeInForce !== 'IOC' && cmd.timeInForce !== 'FOK')) throw new ValidationError('message.timeInForce', 'must be IOC or FOK for a fill');
+    if (mode === 'fill' && cmd.priceTicks === undefined) throw new ValidationError('message.price', 'a fill needs a worst price');
+    if (mode === 'close') {
+      if (!m.reduceOnly) throw new ValidationError('message.reduceOnly', 'must be true to close a position');
+      const held = venue.engine().getAccount(account)?.positions.find((p) => p.symbol === s.symbol)?.sizeLots ?? 0;
+      if (held === 0) throw new RejectedError('POSITION_NOT_OPEN', `no open ${s.symbol} position to close`);
+    }
+    // Hashed once: the digest is both what the signature covers and the order's id.
+    const orderHash = kind.hash(domain, m as unknown as Record<string, unknown>);
+    const signer = await parseIn(at, () => kind.recoverSigner(domain, m as unknown as Record<string, unknown>, body.signature, orderHash));
+    if (signer.toLowerCase() !== account) await assertSessionSigner(db, { account, signer, orderExpiry: m.expiry, now: now() });
+    const t = now();
+    if (m.expiry < BigInt(t)) throw new RejectedError('ORDER_EXPIRED', 'the signed order has expired; build and sign a new one');
+    if (m.expiry > BigInt(t + MAX_ORDER_TTL_MS)) throw new ValidationError(`${at}message.expiry`, 'must be at most 30 days ahead');
+    const claim = await nonces.claim({ account, nonce: m.nonce.toString(), orderHash, expiry: Number(m.expiry), usedAt: t });
+    if (claim === 'used') throw new RejectedError('NONCE_USED', 'message.nonce: already used by another order of this account');
+    return { spec: s, cmd, command: { ...cmd, id: `ord:${orderHash}`, ts: t, account, expiresAtMs: Number(m.expiry) } };
+  }
+
+  /** Runs `f`, naming the batch position in a validation error's field (`orders[3].message.size`). */
+  function parseIn<T>(at: string, f: () => T): T {
+    if (at === '') return f();
+    try {
+      const v = f();
+      if (v instanceof Promise) return v.catch((err: unknown) => { throw prefixed(at, err); }) as T;
+      return v;
+    } catch (err) {
+      throw prefixed(at, err);
+    }
+  }
+
+  function prefixed(at: string, err: unknown): unknown {
+    const field = (err as { field?: unknown } | null)?.field;
+    if (err instanceof ValidationError && typeof field === 'string') return new ValidationError(`${at}${field}`, err.message.replace(/^[^:]*: /, ''));
+    return err;
+  }
+
+  /** One order's refusal in a batch: the code and words this order alone would have been answered. */
+  function batchRefusal(err: unknown): BatchOrderResult {
+    const e = isAppError(err) ? err : new AppError('INTERNAL', 'internal error', { cause: err });
+    const body = perpEnvelope.renderError(e, '').body as { code: number; msg: string };
+    return { code: body.code, msg: body.msg };
+  }
+
+  /** The engine command of an amendment, its fields checked against the order's instrument. */
+  function amendCommandOf(account: string, m: Pick<AmendMessage, 'orderId' | 'price' | 'size'>, prefix: string) {
+    const orderId = Number(m.orderId);
+    if (!Number.isSafeInteger(orderId) || orderId <= 0) throw new NotFoundError('order');
+    const live = venue.engine().getOrder(orderId);
+    if (!live || live.account !== account) throw new NotFoundError('order');
+    const s = spec(live.symbol);
+    if (m.price === '' && m.size === '') throw new ValidationError(`${prefix}price`, 'give a new price, a new size, or both');
+    const issue = (field: string, v: string) => {
+      if (v !== '' && !/^(0|[1-9][0-9]*)(\.[0-9]+)?$/.test(v)) throw new ValidationError(`${prefix}${field}`, 'must be a decimal string like "50000.5"');
+    };
+    issue('price', m.price);
+    issue('size', m.size);
+    const cmd: Omit<AmendOrderCommand, 'id' | 'ts' | 'account'> = {
+      kind: 'amendOrder',
+      orderId,
+      ...(m.price !== '' ? { priceTicks: ticksOf(s, 'price', m.price) } : {}),
+      ...(m.size !== '' ? { sizeLots: lotsOf(s, m.size) } : {}),
+    };
+    return { spec: s, cmd };
+  }
+
+  /** An open order of the account by clientOrderId before the history has it (placed a moment ago). */
+  function openByClientId(account: string, clientOrderId: string): OrderView | undefined {
+    return venue.engine().openOrders(account).find((o) => o.clientOrderId === clientOrderId);
+  }
+
   return {
     build(caller, input) {
       const account = walletOf(caller);
@@ -195,48 +329,136 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       const expiry = input.expiry ?? t + DEFAULT_ORDER_TTL_MS;
       const late = orderExpiryIssue(expiry, t);
       if (late) throw new ValidationError(late.field, late.reason);
-      const message = {
+      // The input's own fields first: a LIMIT order given a triggerPrice is refused, not signed without it.
+      const issue = orderBasicIssue(input);
+      if (issue) throw new ValidationError(issue.field, issue.reason);
+      const trigger = isTriggerType(input.type);
+      const base = {
         account: account as Address,
         symbol: input.symbol,
         side: input.side,
         orderType: input.type,
-        size: input.size,
+        size: input.size ?? '',
         price: input.price ?? '',
         timeInForce: input.timeInForce ?? defaultTimeInForce(input.type),
         reduceOnly: input.reduceOnly ?? false,
         clientOrderId: input.clientOrderId ?? '',
+      };
+      const tail = {
         // 63 random bits: fresh per build, and far below uint64's range.
         nonce: BigInt(`0x${randomBytes(8).toString('hex')}`) >> 1n,
         expiry: BigInt(expiry),
       };
+      const message = trigger
+        ? { ...base, triggerPrice: input.triggerPrice ?? '', triggerBy: input.triggerBy ?? 'MARK', closePosition: input.closePosition ?? false, ...tail }
+        : { ...base, ...tail };
       commandOf(message, '');
-      return { typedData: orderType.build(domain, message), orderHash: orderType.hash(domain, message) };
+      const kind = trigger ? triggerOrderType : orderType;
+      return { typedData: kind.build(domain, message), orderHash: kind.hash(domain, message) };
     },
 
     async submit(caller, body, mode = 'order') {
-      const account = walletOf(caller);
-      const m = orderType.parseMessage(body.message) as unknown as OrderMessage;
-      if (m.account.toLowerCase() !== account) throw new ValidationError('message.account', 'must be the wallet of the API key');
-      const { spec: s, cmd } = commandOf(m, 'message.');
-      if (mode === 'fill' && (cmd.timeInForce !== 'IOC' && cmd.timeInForce !== 'FOK')) throw new ValidationError('message.timeInForce', 'must be IOC or FOK for a fill');
-      if (mode === 'fill' && cmd.priceTicks === undefined) throw new ValidationError('message.price', 'a fill needs a worst price');
-      if (mode === 'close') {
-        if (!m.reduceOnly) throw new ValidationError('message.reduceOnly', 'must be true to close a position');
-        const held = venue.engine().getAccount(account)?.positions.find((p) => p.symbol === s.symbol)?.sizeLots ?? 0;
-        if (held === 0) throw new RejectedError('POSITION_NOT_OPEN', `no open ${s.symbol} position to close`);
+      const prepared = await prepareOrder(caller, body, mode);
+      const r = (await submit(prepared.command)) as CommandResult & { resubmitted?: true };
+      if (!r.ok) throw engineError(r, undefined, prepared.spec);
+      return answer(prepared.spec, r as PlaceOrderAccepted & { resubmitted?: true }, prepared.cmd);
+    },
+
+    async submitBatch(caller, body) {
+      const list = body.orders;
+      if (!Array.isArray(list) || list.length === 0 || list.length > MAX_BATCH_ORDERS) throw new ValidationError('orders', `must hold 1 to ${MAX_BATCH_ORDERS} signed orders`);
+      // Each order is checked on its own (signature, nonce, steps); the ones that pass go to the
+      // engine together, in input order, and are journalled in one commit.
+      const prepared = await Promise.allSettled(list.map((o, i) => prepareOrder(caller, o, 'order', `orders[${i}].`)));
+      const ready = prepared.flatMap((p) => (p.status === 'fulfilled' ? [p.value] : []));
+      const commands = ready.map((p) => p.command);
+      let results: Array<CommandResult & { resubmitted?: true; journalSeq: number | null }>;
+      if (commands.length === 0) results = [];
+      else if (venue.gateway.submitMany) {
+        results = await venue.gateway.submitMany(commands);
+        const last = results.reduce<number | null>((m, r) => (r.journalSeq !== null && (m === null || r.journalSeq > m) ? r.journalSeq : m), null);
+        await venue.caughtUp?.(last);
+      } else {
+        // A broker gateway: sent in order, one after the other (docs/perp-api.md "Batch orders").
+        results = [];
+        for (const c of commands) results.push(await submit(c));
       }
-      // Hashed once: the digest is both what the signature covers and the order's id.
-      const orderHash = orderType.hash(domain, m as unknown as Record<string, unknown>);
-      const signer = await orderType.recoverSigner(domain, m as unknown as Record<string, unknown>, body.signature, orderHash);
+      let next = 0;
+      const out: BatchOrderResult[] = [];
+      for (const p of prepared) {
+        if (p.status === 'rejected') {
+          out.push(batchRefusal(p.reason));
+          continue;
+        }
+        const r = results[next++];
+        try {
+          if (!r.ok) throw engineError(r, undefined, p.value.spec);
+          out.push({ code: 0, order: await answer(p.value.spec, r as PlaceOrderAccepted & { resubmitted?: true }, p.value.cmd) });
+        } catch (err) {
+          out.push(batchRefusal(err));
+        }
+      }
+      return { results: out };
+    },
+
+    buildAmend(caller, input) {
+      const account = walletOf(caller);
+      const t = now();
+      const expiry = input.expiry ?? t + DEFAULT_ORDER_TTL_MS;
+      const late = orderExpiryIssue(expiry, t);
+      if (late) throw new ValidationError(late.field, late.reason);
+      const message = {
+        account: account as Address,
+        orderId: BigInt(parseOrderId(input.orderId)),
+        price: input.price ?? '',
+        size: input.size ?? '',
+        nonce: BigInt(`0x${randomBytes(8).toString('hex')}`) >> 1n,
+        expiry: BigInt(expiry),
+      };
+      amendCommandOf(account, message, '');
+      return { typedData: amendOrderType.build(domain, message), amendHash: amendOrderType.hash(domain, message) };
+    },
+
+    async amend(caller, body) {
+      const account = walletOf(caller);
+      const m = amendOrderType.parseMessage(body.message) as unknown as AmendMessage;
+      if (m.account.toLowerCase() !== account) throw new ValidationError('message.account', 'must be the wallet of the API key');
+      const { spec: s, cmd } = amendCommandOf(account, m, 'message.');
+      const amendHash = amendOrderType.hash(domain, m as unknown as Record<string, unknown>);
+      const signer = await amendOrderType.recoverSigner(domain, m as unknown as Record<string, unknown>, body.signature, amendHash);
       if (signer.toLowerCase() !== account) await assertSessionSigner(db, { account, signer, orderExpiry: m.expiry, now: now() });
       const t = now();
-      if (m.expiry < BigInt(t)) throw new RejectedError('ORDER_EXPIRED', 'the signed order has expired; build and sign a new one');
+      if (m.expiry < BigInt(t)) throw new RejectedError('ORDER_EXPIRED', 'the signed amendment has expired; build and sign a new one');
       if (m.expiry > BigInt(t + MAX_ORDER_TTL_MS)) throw new ValidationError('message.expiry', 'must be at most 30 days ahead');
-      const claim = await nonces.claim({ account, nonce: m.nonce.toString(), orderHash, expiry: Number(m.expiry), usedAt: t });
+      // Amendments share the account's order nonces: a signed amendment is applied once.
+      const claim = await nonces.claim({ account, nonce: m.nonce.toString(), orderHash: amendHash, expiry: Number(m.expiry), usedAt: t });
       if (claim === 'used') throw new RejectedError('NONCE_USED', 'message.nonce: already used by another order of this account');
-      const r = (await submit({ ...cmd, id: `ord:${orderHash}`, ts: t, account, expiresAtMs: Number(m.expiry) })) as CommandResult & { resubmitted?: true };
+      const r = (await submit({ ...cmd, id: `amd:${amendHash}`, ts: t, account, expiresAtMs: Number(m.expiry) })) as CommandResult & { resubmitted?: true };
       if (!r.ok) throw engineError(r, undefined, s);
-      return answer(s, r as PlaceOrderAccepted & { resubmitted?: true }, cmd);
+      const a = r as AmendAccepted & { resubmitted?: true };
+      const current = await currentOrder(s, a.order.orderId);
+      const fills = (await listOrderFills(a.order.orderId)).filter((f) => (a.fills.length === 0 ? false : f.ts >= t)).map((f) => fillBody(s, f));
+      if (current) return { ...current, fills: a.fills.length > 0 ? a.fills.map((e) => takerFill(s, e)) : fills, duplicate: r.resubmitted === true };
+      throw new StorageUnavailableError({ data: unknownOutcomeData(false) });
+    },
+
+    async getOrder(caller, rawId) {
+      const account = walletOf(caller);
+      const orderId = parseOrderId(rawId);
+      const live = venue.engine().getOrder(orderId);
+      const history = await getOrder(db, orderId);
+      if (live && live.account === account) return openOrderBody(spec(live.symbol), live, history);
+      if (history && history.account === account) return orderBody(spec(history.symbol), history);
+      throw new NotFoundError('order');
+    },
+
+    async getOrderByClientId(caller, clientOrderId) {
+      const account = walletOf(caller);
+      const history = await getOrderByClientId(db, account, clientOrderId);
+      const live = history ? venue.engine().getOrder(history.orderId) : openByClientId(account, clientOrderId);
+      if (live && live.account === account) return openOrderBody(spec(live.symbol), live, history);
+      if (history) return orderBody(spec(history.symbol), history);
+      throw new NotFoundError('order');
     },
 
     async cancel(caller, rawId, idempotencyKey) {

@@ -7,7 +7,7 @@
  * may arrive; together they stop replays. `price` is empty for a market order without a worst
  * price, `clientOrderId` empty when the client gives none.
  */
-import { ORDER_FIELDS } from '@tokex/contract';
+import { AMEND_ORDER_FIELDS, ORDER_FIELDS, TRIGGER_ORDER_FIELDS } from '@tokex/contract';
 import type { Address } from 'viem';
 import { defineTypedData } from '../chain/typed-data.ts';
 
@@ -17,6 +17,31 @@ export const orderType = defineTypedData({
     Order: ORDER_FIELDS,
   },
 });
+
+/** A stop or take-profit order: an order's fields with its trigger (a separate type keeps plain orders' hashes). */
+export const triggerOrderType = defineTypedData({
+  primaryType: 'TriggerOrder',
+  types: {
+    TriggerOrder: TRIGGER_ORDER_FIELDS,
+  },
+});
+
+/** An amendment of an open order: its new price and/or total size (empty: unchanged). */
+export const amendOrderType = defineTypedData({
+  primaryType: 'AmendOrder',
+  types: {
+    AmendOrder: AMEND_ORDER_FIELDS,
+  },
+});
+
+export interface AmendMessage {
+  account: Address;
+  orderId: bigint;
+  price: string;
+  size: string;
+  nonce: bigint;
+  expiry: bigint;
+}
 
 /** An order message with its values typed for hashing (what `orderType.parseMessage` answers). */
 export interface OrderMessage {
@@ -32,4 +57,8 @@ export interface OrderMessage {
   nonce: bigint;
   /** Milliseconds since the epoch. */
   expiry: bigint;
+  /** TriggerOrder only (empty / false on a plain Order). */
+  triggerPrice?: string;
+  triggerBy?: string;
+  closePosition?: boolean;
 }

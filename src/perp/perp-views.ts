@@ -66,7 +66,8 @@ export function openOrderBody(spec: InstrumentSpec, o: OrderView, history?: Perp
     side: o.side,
     type: o.type,
     timeInForce: o.timeInForce,
-    price: priceOf(spec, o.priceTicks),
+    // A waiting market-type trigger without a worst price has none (the engine keeps 0).
+    price: o.priceTicks === 0 ? null : priceOf(spec, o.priceTicks),
     size: sizeOf(spec, o.sizeLots),
     filledSize: sizeOf(spec, o.filledLots),
     remainingSize: sizeOf(spec, o.remainingLots),
@@ -75,6 +76,8 @@ export function openOrderBody(spec: InstrumentSpec, o: OrderView, history?: Perp
     status: o.status,
     reason: null,
     reduceOnly: o.reduceOnly,
+    // Waiting: the engine's trigger; fired (now an ordinary resting order): the history's.
+    ...triggerFields(spec, o.trigger ? { triggerPriceTicks: o.trigger.priceTicks, triggerBy: o.trigger.by, closePosition: o.trigger.closePosition, triggeredAt: null } : history),
     createdAt: o.createdTs,
     updatedAt: history?.updatedAt ?? o.createdTs,
     // A liquidation order is an IOC and never rests; the history says so if one ever did.
@@ -82,9 +85,17 @@ export function openOrderBody(spec: InstrumentSpec, o: OrderView, history?: Perp
   };
 }
 
+type TriggerFacts = Pick<PerpOrderRecord, 'triggerPriceTicks' | 'triggerBy' | 'closePosition' | 'triggeredAt'>;
+
+/** The trigger fields of an order: null (and false) for a LIMIT or MARKET order. */
+export function triggerFields(spec: InstrumentSpec, t: TriggerFacts | undefined): Pick<Order, 'triggerPrice' | 'triggerBy' | 'triggeredAt' | 'closePosition'> {
+  if (t === undefined || t.triggerPriceTicks === null) return { triggerPrice: null, triggerBy: null, triggeredAt: null, closePosition: false };
+  return { triggerPrice: priceOf(spec, t.triggerPriceTicks), triggerBy: t.triggerBy, triggeredAt: t.triggeredAt, closePosition: t.closePosition };
+}
+
 /** An order as the history holds it. */
 export function orderBody(spec: InstrumentSpec, o: PerpOrderRecord): ListedOrder {
-  const open = o.status === 'NEW' || o.status === 'PARTIALLY_FILLED';
+  const open = o.status === 'UNTRIGGERED' || o.status === 'NEW' || o.status === 'PARTIALLY_FILLED';
   return {
     orderId: String(o.orderId),
     clientOrderId: o.clientOrderId,
@@ -102,6 +113,7 @@ export function orderBody(spec: InstrumentSpec, o: PerpOrderRecord): ListedOrder
     status: o.status,
     reason: o.reason,
     reduceOnly: o.reduceOnly,
+    ...triggerFields(spec, o),
     createdAt: o.createdAt,
     updatedAt: o.updatedAt,
     liquidation: o.liquidation,

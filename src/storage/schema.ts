@@ -349,6 +349,11 @@ export interface PerpOrdersTable {
   updated_at: number;
   /** 1 for the engine's liquidation order of the account (0015). */
   liquidation: number;
+  /** Trigger orders (0022): the trigger price, MARK or LAST, 1 for closePosition, when it fired. */
+  trigger_price_ticks: number | null;
+  trigger_by: string | null;
+  close_position: number;
+  triggered_at: number | null;
 }
 
 /** One side of a fill. */

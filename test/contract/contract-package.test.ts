@@ -11,6 +11,8 @@ import {
   canonicalQuery,
   defaultTimeInForce,
   orderBasicIssue,
+  requestWeight,
+  triggersOnRise,
   orderExpiryIssue,
   perpRequestPath,
   perpSignMessage,
@@ -63,7 +65,7 @@ describe('orderBasicIssue (ValidateBasic of an order)', () => {
     expect(orderBasicIssue(ok)).toBeUndefined();
     expect(orderBasicIssue({ ...ok, type: 'MARKET', price: undefined })).toBeUndefined();
     expect(orderBasicIssue({ ...ok, side: 'buy' })).toEqual({ field: 'side', reason: 'must be BUY or SELL' });
-    expect(orderBasicIssue({ ...ok, type: 'STOP' })).toEqual({ field: 'type', reason: 'must be LIMIT or MARKET' });
+    expect(orderBasicIssue({ ...ok, type: 'STOP' })).toEqual({ field: 'type', reason: 'must be one of LIMIT, MARKET, STOP_MARKET, STOP_LIMIT, TAKE_PROFIT_MARKET, TAKE_PROFIT_LIMIT' });
     expect(orderBasicIssue({ ...ok, type: 'MARKET', timeInForce: 'GTC' })).toEqual({ field: 'timeInForce', reason: 'must be one of IOC, FOK for a MARKET order' });
     expect(orderBasicIssue({ ...ok, size: '1e3' })).toEqual({ field: 'size', reason: 'must be a decimal string like "0.5"' });
     expect(orderBasicIssue({ ...ok, price: '' })).toEqual({ field: 'price', reason: 'required for a LIMIT order' });
@@ -71,6 +73,26 @@ describe('orderBasicIssue (ValidateBasic of an order)', () => {
     expect(orderBasicIssue({ ...ok, clientOrderId: 'a b' })).toEqual({ field: 'clientOrderId', reason: 'must be 1 to 64 visible ASCII characters' });
     expect(orderBasicIssue({ ...ok, clientOrderId: 'x'.repeat(65) })?.field).toBe('clientOrderId');
     expect(orderBasicIssue({ ...ok, clientOrderId: '' })).toBeUndefined();
+  });
+
+  it('checks trigger orders: triggerPrice required and only on them, closePosition without a size and only on them', () => {
+    const stop = { side: 'SELL', type: 'STOP_MARKET', size: '0.5', triggerPrice: '48000' };
+    expect(orderBasicIssue(stop)).toBeUndefined();
+    expect(orderBasicIssue({ ...stop, triggerBy: 'LAST' })).toBeUndefined();
+    expect(orderBasicIssue({ ...stop, triggerPrice: undefined })).toEqual({ field: 'triggerPrice', reason: 'required for a STOP_MARKET order' });
+    expect(orderBasicIssue({ ...stop, triggerPrice: '4.8e4' })).toEqual({ field: 'triggerPrice', reason: 'must be a decimal string like "50000.5"' });
+    expect(orderBasicIssue({ ...stop, triggerBy: 'INDEX' })).toEqual({ field: 'triggerBy', reason: 'must be MARK or LAST' });
+    expect(orderBasicIssue({ ...stop, type: 'STOP_LIMIT' })).toEqual({ field: 'price', reason: 'required for a STOP_LIMIT order' });
+    expect(orderBasicIssue({ ...stop, type: 'TAKE_PROFIT_MARKET', timeInForce: 'GTC' })?.field).toBe('timeInForce');
+    expect(orderBasicIssue({ ...stop, size: undefined, closePosition: true })).toBeUndefined();
+    expect(orderBasicIssue({ ...stop, closePosition: true })).toEqual({ field: 'size', reason: 'must be omitted with closePosition: the whole position is closed' });
+    expect(orderBasicIssue({ ...ok, triggerPrice: '1' })).toEqual({ field: 'triggerPrice', reason: 'only a trigger order (STOP_* or TAKE_PROFIT_*) has one, not a LIMIT order' });
+    expect(orderBasicIssue({ ...ok, closePosition: true })).toEqual({ field: 'closePosition', reason: 'only a trigger order (STOP_* or TAKE_PROFIT_*) closes the position' });
+    expect(triggersOnRise('STOP_MARKET', 'BUY')).toBe(true);
+    expect(triggersOnRise('STOP_LIMIT', 'SELL')).toBe(false);
+    expect(triggersOnRise('TAKE_PROFIT_MARKET', 'SELL')).toBe(true);
+    expect(triggersOnRise('TAKE_PROFIT_LIMIT', 'BUY')).toBe(false);
+    expect([1, 9, 10, 20, 100].map(requestWeight)).toEqual([1, 1, 2, 3, 11]);
   });
 
   it('bounds a signed order expiry to the future and 30 days ahead', () => {

@@ -7,7 +7,7 @@
  * the same events.
  */
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { EngineCommand, EngineEvent, EngineSnapshot } from '../../src/perp/engine/engine-types.ts';
 import { toJsonSafe } from '../../src/perp/engine/engine-types.ts';
 import type { InstrumentConfig } from '../../src/perp/engine/instruments.ts';
@@ -37,6 +37,9 @@ type Draft =
   | { k: 'cancelAll'; who: number; sym: number }
   | { k: 'leverage'; who: number; sym: number; lev: number; iso: boolean }
   | { k: 'margin'; who: number; sym: number; amount: number }
+  /** A stop or take-profit: off from the watched price (refused when already reached), limit off the trigger. */
+  | { k: 'trigger'; who: number; sym: number; buy: boolean; type: number; off: number; lim: number; size: number; last: boolean; ro: boolean; close: boolean }
+  | { k: 'amend'; who: number; pick: number; dPrice: number; dSize: number }
   | { k: 'mark'; sym: number; off: number }
   | { k: 'funding'; sym: number; rate: number };
 
@@ -47,7 +50,15 @@ const orderDraft = fc.record({
   off: fc.integer({ min: -4, max: 4 }), size: fc.integer({ min: 1, max: 12 }), tif: fc.integer({ min: 0, max: 7 }),
   ro: fc.integer({ min: 0, max: 4 }).map((n) => n === 0), cid: fc.integer({ min: -6, max: 5 }),
 });
+const triggerDraft = fc.record({
+  k: fc.constant('trigger' as const), who, sym, buy: fc.boolean(), type: fc.integer({ min: 0, max: 3 }), off: fc.integer({ min: 1, max: 40 }),
+  lim: fc.integer({ min: -3, max: 3 }), size: fc.integer({ min: 1, max: 12 }), last: fc.integer({ min: 0, max: 3 }).map((n) => n === 0),
+  ro: fc.integer({ min: 0, max: 2 }).map((n) => n === 0), close: fc.integer({ min: 0, max: 2 }).map((n) => n === 0),
+});
+const amendDraft = fc.record({ k: fc.constant('amend' as const), who, pick: fc.nat(), dPrice: fc.integer({ min: -3, max: 3 }), dSize: fc.integer({ min: -3, max: 3 }) });
 const coreDrafts = [
+  { weight: 8, arbitrary: triggerDraft },
+  { weight: 4, arbitrary: amendDraft },
   { weight: 1, arbitrary: fc.record({ k: fc.constant('deposit' as const), who, amount: fc.integer({ min: 1, max: 300_000_000 }) }) },
   { weight: 2, arbitrary: fc.record({ k: fc.constant('withdraw' as const), who, amount: fc.integer({ min: 1, max: 200_000_000 }) }) },
   { weight: 30, arbitrary: orderDraft },
@@ -110,6 +121,33 @@ function concretise(d: Draft, e: PerpEngine, n: number): EngineCommand {
       return { ...base, kind: 'setLeverage', account, symbol: SYMBOLS[d.sym], leverage: d.lev, marginMode: d.iso ? 'isolated' : 'cross' };
     case 'margin':
       return { ...base, kind: 'adjustMargin', account, symbol: SYMBOLS[d.sym], amount: BigInt(d.amount) };
+    case 'trigger': {
+      const symbol = SYMBOLS[d.sym];
+      const p = e.prices(symbol)!;
+      const watched = d.last && p.lastTradePriceTicks > 0 ? p.lastTradePriceTicks : p.markPriceTicks;
+      const type = (['STOP_MARKET', 'STOP_LIMIT', 'TAKE_PROFIT_MARKET', 'TAKE_PROFIT_LIMIT'] as const)[d.type];
+      const stop = type.startsWith('STOP');
+      const held = e.getAccount(account)?.positions.find((x) => x.symbol === symbol)?.sizeLots ?? 0;
+      const buy = (d.ro || d.close) && held !== 0 ? held < 0 : d.buy;
+      // Mostly on the side that has not fired yet; off 40 lands on the wrong side (refused).
+      const rises = stop === buy;
+      const trig = d.off === 40 ? watched : rises ? watched + d.off : watched - d.off;
+      const limit = type.endsWith('LIMIT') ? trig + d.lim : undefined;
+      return {
+        ...base, kind: 'placeOrder', account, symbol, side: buy ? 'BUY' : 'SELL', type, triggerPriceTicks: trig, triggerBy: d.last ? 'LAST' : 'MARK',
+        priceTicks: limit, sizeLots: d.close ? 0 : d.size, reduceOnly: d.ro, closePosition: d.close,
+      };
+    }
+    case 'amend': {
+      const open = e.openOrders(account);
+      const o = open.length > 0 ? open[d.pick % open.length] : undefined;
+      const orderId = o?.orderId ?? 1 + (d.pick % 60);
+      return {
+        ...base, kind: 'amendOrder', account, orderId,
+        ...(d.dPrice !== 0 && o ? { priceTicks: o.priceTicks + d.dPrice } : {}),
+        ...(d.dSize !== 0 || d.dPrice === 0 ? { sizeLots: Math.max(1, (o?.sizeLots ?? 3) + d.dSize) } : {}),
+      };
+    }
     case 'mark':
       return { ...base, kind: 'setMarkPrice', symbol: SYMBOLS[d.sym], markPriceTicks: MARK0 + d.off, indexPriceTicks: MARK0 + d.off };
     case 'funding':
@@ -177,6 +215,11 @@ interface OrderTrack {
   limit: number | null;
   resting: boolean;
   done: boolean;
+  /** A trigger order not fired yet (open, off the book). */
+  waiting: boolean;
+  trigger: { priceTicks: number; by: 'MARK' | 'LAST'; rise: boolean } | null;
+  fired: boolean;
+  reduceOnly: boolean;
 }
 
 function runStream(drafts: Draft[], opts: { allAccountsSolvent: boolean; snapshotAt: number }): void {
@@ -199,6 +242,8 @@ function runStream(drafts: Draft[], opts: { allAccountsSolvent: boolean; snapsho
     const cmd = concretise(d, e, i);
     const actor = 'account' in cmd ? cmd.account : null;
     const freeBefore = actor ? e.marginSummary(actor)?.freeCollateral : undefined;
+    const positionsBefore = new Map<string, number>();
+    for (const t of TRADERS) for (const p of e.getAccount(t)?.positions ?? []) positionsBefore.set(`${t} ${p.symbol}`, p.sizeLots);
     const r = e.apply(cmd);
     const after = e.snapshot();
     const stateAfter = JSON.stringify(after);
@@ -217,7 +262,16 @@ function runStream(drafts: Draft[], opts: { allAccountsSolvent: boolean; snapsho
       expect(ev.seq).toBe(++lastSeq);
       expect([ev.commandId, ev.ts]).toEqual([cmd.id, cmd.ts]);
     }
-    applyEvents(r.events, orders);
+    applyEvents(r.events, orders, cmd);
+    // A reduce-only or closePosition order never increases exposure: no account's position whose
+    // reduce-only order traded in this command grew or flipped.
+    for (const [account, symbol] of reducingTakers(r.events, orders)) {
+      const before = positionsBefore.get(`${account} ${symbol}`) ?? 0;
+      const now = e.getAccount(account)?.positions.find((p) => p.symbol === symbol)?.sizeLots ?? 0;
+      if (Math.abs(now) > Math.abs(before) || (now !== 0 && Math.sign(now) !== Math.sign(before))) {
+        expect.fail(`a reduce-only order took ${account} on ${symbol} from ${before} to ${now} in ${cmd.id}`);
+      }
+    }
 
     // Admission: the acting account's free collateral is ≥ 0 afterwards or did not fall.
     if (r.ok && actor && freeBefore !== undefined && ['placeOrder', 'withdraw', 'adjustMargin', 'setLeverage'].includes(cmd.kind)) {
@@ -244,7 +298,7 @@ function runStream(drafts: Draft[], opts: { allAccountsSolvent: boolean; snapsho
         orders.delete(id); // done orders need no further checks; a later trade against one fails below
         continue;
       }
-      if ((view !== undefined) !== t.resting) expect.fail(`order ${id}: resting ${t.resting}, open in the engine ${view !== undefined}`);
+      if ((view !== undefined) !== (t.resting || t.waiting)) expect.fail(`order ${id}: resting ${t.resting}, waiting ${t.waiting}, open in the engine ${view !== undefined}`);
       if (view && (view.filledLots !== t.filled || view.filledLots + view.remainingLots !== t.size)) {
         expect([view.filledLots, view.filledLots + view.remainingLots]).toEqual([t.filled, t.size]);
       }
@@ -261,13 +315,63 @@ function runStream(drafts: Draft[], opts: { allAccountsSolvent: boolean; snapsho
   }
 }
 
-function applyEvents(events: EngineEvent[], orders: Map<number, OrderTrack>): void {
+/** Accounts and symbols whose reduce-only orders took liquidity in these events (liquidation orders aside). */
+function reducingTakers(events: EngineEvent[], orders: Map<number, OrderTrack>): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
   for (const ev of events) {
+    if (ev.type !== 'trade') continue;
+    const t = orders.get(ev.takerOrderId);
+    if (t?.reduceOnly && t.trigger !== null) out.push([ev.takerAccount, ev.symbol]);
+  }
+  return out;
+}
+
+/** What the streams exercised (asserted after the runs: a generator that never fires a trigger proves nothing). */
+const seen = { triggered: 0, amended: 0, triggerFilled: 0, ocoCanceled: 0, amendRequeued: 0 };
+
+function applyEvents(events: EngineEvent[], orders: Map<number, OrderTrack>, cmd: EngineCommand): void {
+  for (const ev of events) {
+    if (ev.type === 'orderTriggered') seen.triggered++;
+    if (ev.type === 'orderAmended') (ev.keptPriority ? seen.amended++ : seen.amendRequeued++);
+    if (ev.type === 'orderDone' && ev.reason === 'POSITION_CLOSED') seen.ocoCanceled++;
+    if (ev.type === 'trade' && orders.get(ev.takerOrderId)?.fired) seen.triggerFilled++;
     switch (ev.type) {
-      case 'orderAccepted':
+      case 'orderAccepted': {
         expect(orders.has(ev.orderId)).toBe(false);
-        orders.set(ev.orderId, { size: ev.sizeLots, filled: 0, side: ev.side, limit: ev.priceTicks, resting: false, done: false });
+        const trigger =
+          ev.triggerPriceTicks !== undefined
+            ? { priceTicks: ev.triggerPriceTicks, by: ev.triggerBy ?? 'MARK', rise: ev.orderType.startsWith('STOP') === (ev.side === 'BUY') }
+            : null;
+        orders.set(ev.orderId, {
+          size: ev.sizeLots, filled: 0, side: ev.side, limit: ev.priceTicks, resting: false, done: false, waiting: trigger !== null, trigger, fired: false,
+          reduceOnly: ev.reduceOnly,
+        });
         break;
+      }
+      case 'orderTriggered': {
+        const t = orders.get(ev.orderId);
+        if (t === undefined || t.trigger === null) expect.fail(`orderTriggered ${ev.orderId}: not a trigger order`);
+        // Once, and only on a price that reaches it: the mark this very command set, or the last trade.
+        expect([t.waiting, t.fired]).toEqual([true, false]);
+        expect(ev.triggerBy).toBe(t.trigger.by);
+        expect(t.trigger.rise ? ev.firedAtTicks >= t.trigger.priceTicks : ev.firedAtTicks <= t.trigger.priceTicks).toBe(true);
+        if (ev.triggerBy === 'MARK') expect(cmd.kind === 'setMarkPrice' && cmd.markPriceTicks === ev.firedAtTicks).toBe(true);
+        t.waiting = false;
+        t.fired = true;
+        t.size = ev.sizeLots;
+        t.limit = ev.priceTicks;
+        break;
+      }
+      case 'orderAmended': {
+        const t = orders.get(ev.orderId);
+        if (t === undefined || !t.resting) expect.fail(`orderAmended ${ev.orderId}: not a resting order`);
+        expect(ev.remainingLots).toBe(ev.sizeLots - t.filled);
+        t.size = ev.sizeLots;
+        t.limit = ev.priceTicks;
+        // A re-queued order leaves the book and enters it again (orderResting, or done).
+        if (!ev.keptPriority) t.resting = false;
+        break;
+      }
       case 'orderResting': {
         const t = orders.get(ev.orderId);
         if (t === undefined) expect.fail(`orderResting ${ev.orderId}: never accepted`);
@@ -300,6 +404,7 @@ function applyEvents(events: EngineEvent[], orders: Map<number, OrderTrack>): vo
         expect(ev.filledLots + ev.remainingLots).toBe(t.size);
         if (ev.status === 'FILLED') expect(ev.remainingLots).toBe(0);
         t.done = true;
+        t.waiting = false;
         break;
       }
       default:
@@ -309,6 +414,10 @@ function applyEvents(events: EngineEvent[], orders: Map<number, OrderTrack>): vo
 }
 
 describe('perp engine invariants', () => {
+  afterAll(() => {
+    for (const [what, n] of Object.entries(seen)) if (n === 0) expect.fail(`the random streams never produced: ${what}`);
+  });
+
   it('hold over random streams with moving marks and funding', () => {
     fc.assert(
       fc.property(

@@ -108,7 +108,7 @@ describe.each(testDatabases)('perp projector ($name)', ({ open }) => {
     expect(await getOrder(db, 1)).toEqual({
       orderId: 1, account: A, symbol: AAPL, side: 'SELL', type: 'LIMIT', timeInForce: 'GTC', priceTicks: 20_050, sizeLots: 10, requestedSizeLots: 10,
       filledLots: 4, filledNotional: 8_020_000n, fee: 1_604n, status: 'PARTIALLY_FILLED', reason: null, reduceOnly: false, clientOrderId: null,
-      createdAt: H + 2_000, updatedAt: H + 10_000, liquidation: false,
+      createdAt: H + 2_000, updatedAt: H + 10_000, liquidation: false, triggerPriceTicks: null, triggerBy: null, closePosition: false, triggeredAt: null,
     });
     expect(await getOrder(db, 2)).toMatchObject({ account: B, side: 'BUY', filledLots: 4, filledNotional: 8_020_000n, fee: 4_010n, status: 'FILLED', reason: 'FILLED' });
     const tradeId = (await listTrades(db, { account: A, offset: 0, limit: 10 })).rows[0].tradeId;
@@ -295,7 +295,7 @@ describe.each(testDatabases)('perp projector: a liquidation in the history ($nam
     const liq = events.find((e) => e.type === 'liquidation')!;
     expect(liq).toMatchObject({ account: A, method: 'BOOK', orderId: 6, closedLots: 190, bankruptcyPriceTicks: 95, fee: 91_200_000n });
 
-    const base = { account: A, symbol: 'X-USD', side: 'SELL', type: 'LIMIT', filledLots: 0, filledNotional: 0n, fee: 0n, reduceOnly: true, clientOrderId: null, liquidation: false };
+    const base = { account: A, symbol: 'X-USD', side: 'SELL', type: 'LIMIT', filledLots: 0, filledNotional: 0n, fee: 0n, reduceOnly: true, clientOrderId: null, liquidation: false, triggerPriceTicks: null, triggerBy: null, closePosition: false, triggeredAt: null };
     expect((await listOrders(db, { account: A, offset: 0, limit: 10 })).rows).toEqual([
       // 190 × 96 = 18 240 USD; no taker fee on a liquidation order.
       { ...base, orderId: 6, timeInForce: 'IOC', priceTicks: 95, sizeLots: 190, requestedSizeLots: 190, filledLots: 190, filledNotional: 18_240n * USD, status: 'FILLED', reason: 'FILLED', createdAt: LIQ_AT, updatedAt: LIQ_AT, liquidation: true },
@@ -402,6 +402,7 @@ describe.each(perpHarnessVariants())('a liquidation over HTTP ($name)', (variant
     expect(liqOrder).toEqual({
       orderId: liqOrder.orderId, clientOrderId: null, symbol: AAPL, side: 'SELL', type: 'LIMIT', timeInForce: 'IOC', price: '94.79', size: '190', filledSize: '190',
       remainingSize: '0', avgPrice: '96', fee: '0', status: 'FILLED', reason: 'FILLED', reduceOnly: true, liquidation: true, createdAt: liqOrder.createdAt, updatedAt: liqOrder.createdAt,
+      triggerPrice: null, triggerBy: null, triggeredAt: null, closePosition: false,
     });
     expect(takeProfit).toMatchObject({ price: '150', status: 'CANCELED', reason: 'LIQUIDATION', liquidation: false });
     expect(buy).toMatchObject({ side: 'BUY', status: 'FILLED', fee: '9.5', liquidation: false });

@@ -10,8 +10,8 @@ import type { Side } from './book/order-book.ts';
 export type { Side } from './book/order-book.ts';
 // The order vocabulary is the wire contract's (packages/contract, pure data): a value the API takes
 // is one the engine knows, by construction.
-import type { MarginMode, OrderType, TimeInForce } from '@tokex/contract';
-export type { MarginMode, OrderType, TimeInForce };
+import type { MarginMode, OrderType, TimeInForce, TriggerBy } from '@tokex/contract';
+export type { MarginMode, OrderType, TimeInForce, TriggerBy };
 
 /** Result codes: the names of result-codes.ts (the API maps them onto its numbers and statuses). */
 export type { RejectCode, ResultCode } from './result-codes.ts';
@@ -55,6 +55,29 @@ export interface PlaceOrderCommand extends CommandBase {
   /** Idempotency key per account: a repeat answers the first order's result. */
   clientOrderId?: string;
   /** The signed order's expiry (ms); an order arriving after it is refused with ORDER_EXPIRED. */
+  expiresAtMs?: number;
+  /** STOP_* and TAKE_PROFIT_*: the price that fires the order (docs/perp-engine.md "Trigger orders"). */
+  triggerPriceTicks?: number;
+  /** The price the trigger watches; default MARK. */
+  triggerBy?: TriggerBy;
+  /** A trigger that closes the whole position when it fires (reduce-only; `sizeLots` is ignored, send 0). */
+  closePosition?: boolean;
+}
+
+/**
+ * A new price and/or total size for an open order under the same id (docs/perp-engine.md "Amend"):
+ * a smaller size at the same price keeps the order's place in the queue; anything else re-queues it
+ * (and a new price that crosses the book trades as a taker first, as a new order would).
+ */
+export interface AmendOrderCommand extends CommandBase {
+  kind: 'amendOrder';
+  account: string;
+  orderId: number;
+  /** The new limit price; omitted: unchanged. */
+  priceTicks?: number;
+  /** The new total size (filled lots included), above what has filled; omitted: unchanged. */
+  sizeLots?: number;
+  /** The signed amendment's expiry (ms). */
   expiresAtMs?: number;
 }
 
@@ -165,6 +188,7 @@ export type EngineCommand =
   | DepositCommand
   | WithdrawCommand
   | PlaceOrderCommand
+  | AmendOrderCommand
   | CancelOrderCommand
   | CancelOrdersCommand
   | CancelAllCommand
@@ -191,14 +215,18 @@ interface EventBase {
   commandId: string;
 }
 
-export type OrderStatus = 'NEW' | 'PARTIALLY_FILLED' | 'FILLED' | 'CANCELED' | 'EXPIRED';
+export type OrderStatus = 'UNTRIGGERED' | 'NEW' | 'PARTIALLY_FILLED' | 'FILLED' | 'CANCELED' | 'EXPIRED';
 /**
  * Why an order left the book (or never rested): FILLED; USER_CANCEL (cancelOrder, cancelOrders,
  * cancelAll); IOC_REMAINDER (IOC, FOK or MARKET left over); SELF_TRADE_PREVENTION (the taker met its
  * own resting order); REDUCE_ONLY (a resting reduce-only order that could no longer reduce);
- * LIQUIDATION (cancelled because its account is being liquidated); CANCEL_AFTER (the dead man's switch).
+ * LIQUIDATION (cancelled because its account is being liquidated); CANCEL_AFTER (the dead man's switch);
+ * POSITION_CLOSED (a closePosition trigger whose position reached zero); and for a trigger that fired
+ * but could not enter the book: INSUFFICIENT_MARGIN, PRICE_BAND, POST_ONLY_WOULD_CROSS.
  */
-export type DoneReason = 'FILLED' | 'USER_CANCEL' | 'IOC_REMAINDER' | 'SELF_TRADE_PREVENTION' | 'REDUCE_ONLY' | 'LIQUIDATION' | 'CANCEL_AFTER';
+export type DoneReason =
+  | 'FILLED' | 'USER_CANCEL' | 'IOC_REMAINDER' | 'SELF_TRADE_PREVENTION' | 'REDUCE_ONLY' | 'LIQUIDATION' | 'CANCEL_AFTER'
+  | 'POSITION_CLOSED' | 'INSUFFICIENT_MARGIN' | 'PRICE_BAND' | 'POST_ONLY_WOULD_CROSS';
 
 export interface OrderAcceptedEvent extends EventBase {
   type: 'orderAccepted';
@@ -218,6 +246,45 @@ export interface OrderAcceptedEvent extends EventBase {
   clientOrderId: string | null;
   /** Present (true) only on the engine's own liquidation orders. */
   liquidation?: true;
+  /** Present only on trigger orders (which then rest UNTRIGGERED until orderTriggered). */
+  triggerPriceTicks?: number;
+  triggerBy?: TriggerBy;
+  closePosition?: true;
+}
+
+/**
+ * A trigger order fired: from here it is the LIMIT or MARKET order it carries, with the size and
+ * price below, and its trades, orderResting and orderDone follow as for a new order.
+ */
+export interface OrderTriggeredEvent extends EventBase {
+  type: 'orderTriggered';
+  orderId: number;
+  account: string;
+  symbol: string;
+  triggerBy: TriggerBy;
+  triggerPriceTicks: number;
+  /** The watched price that fired it. */
+  firedAtTicks: number;
+  /** The size it enters with (a closePosition trigger: the position's size then; reduce-only: capped). */
+  sizeLots: number;
+  /** Its limit (or, for a market order, the worst price after the band clamp). */
+  priceTicks: number;
+}
+
+/** An open order amended in place or re-queued (docs/perp-engine.md "Amend"). */
+export interface OrderAmendedEvent extends EventBase {
+  type: 'orderAmended';
+  orderId: number;
+  account: string;
+  symbol: string;
+  side: Side;
+  priceTicks: number;
+  /** New total size (filled included). */
+  sizeLots: number;
+  /** Lots still open after the amendment (before any taker fill of a re-queued order). */
+  remainingLots: number;
+  /** True when the order kept its place in the queue (same price, smaller size). */
+  keptPriority: boolean;
 }
 
 export interface OrderRestingEvent extends EventBase {
@@ -448,6 +515,8 @@ export type EngineEvent =
   | BadDebtEvent
   | CancelAllAfterEvent
   | OrderAcceptedEvent
+  | OrderTriggeredEvent
+  | OrderAmendedEvent
   | OrderRestingEvent
   | TradeEvent
   | OrderDoneEvent
@@ -505,6 +574,12 @@ export interface PlaceOrderAccepted extends Accepted {
   duplicate: boolean;
 }
 
+export interface AmendAccepted extends Accepted {
+  order: OrderOutcome;
+  /** Taker fills of a re-queued order whose new price crossed the book. */
+  fills: TradeEvent[];
+}
+
 export interface CancelOutcome {
   orderId: number;
   code: 'OK' | 'ORDER_NOT_FOUND' | 'ORDER_NOT_OPEN' | 'INVALID';
@@ -533,9 +608,10 @@ export interface LiquidityAccepted extends Accepted {
 }
 
 export type PlaceOrderResult = PlaceOrderAccepted | Rejected;
+export type AmendOrderResult = AmendAccepted | Rejected;
 export type CancelOrdersResult = CancelOrdersAccepted | Rejected;
 export type CancelAllResult = CancelAllAccepted | Rejected;
-export type CommandResult = Accepted | PlaceOrderAccepted | CancelOrdersAccepted | CancelAllAccepted | WithdrawalAccepted | LiquidityAccepted | Rejected;
+export type CommandResult = Accepted | PlaceOrderAccepted | AmendAccepted | CancelOrdersAccepted | CancelAllAccepted | WithdrawalAccepted | LiquidityAccepted | Rejected;
 
 // ---------------------------------------------------------------------------------------------
 // Read models for the API.
@@ -553,9 +629,11 @@ export interface OrderView {
   remainingLots: number;
   reduceOnly: boolean;
   clientOrderId: string | null;
-  status: 'NEW' | 'PARTIALLY_FILLED';
+  status: 'UNTRIGGERED' | 'NEW' | 'PARTIALLY_FILLED';
   reserved: bigint;
   createdTs: number;
+  /** Trigger orders only (UNTRIGGERED: waiting; the order then rests or trades as its LIMIT or MARKET self). */
+  trigger?: { priceTicks: number; by: TriggerBy; closePosition: boolean };
 }
 
 export interface PositionView {
@@ -659,6 +737,8 @@ export interface OrderSnapshot {
   clientOrderId: string | null;
   reservePerLot: string;
   createdTs: number;
+  /** Present only on an UNTRIGGERED trigger order (it rests in the trigger index, not on the book). */
+  trigger?: { priceTicks: number; by: TriggerBy; closePosition: boolean };
 }
 
 export interface InstrumentStateSnapshot {

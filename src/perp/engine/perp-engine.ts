@@ -24,6 +24,8 @@ import type {
   Accepted,
   AccountView,
   AdjustMarginCommand,
+  AmendOrderCommand,
+  AmendOrderResult,
   ApplyFundingCommand,
   CancelAllCommand,
   CancelAllResult,
@@ -50,6 +52,8 @@ import { poolEquity, valueOf } from './pool/liquidity-pool.ts';
 import { indexFresh, rearmDirty, sweep } from './risk/liquidation.ts';
 import { initialMargin, maintenanceMargin, marginSummary, valuation } from './risk/margin.ts';
 import { restoreState, snapshotOf, stateHashOf } from './snapshot.ts';
+import { settleTriggers, triggersPending } from './triggers/fire-triggers.ts';
+import { amendOrderCommand } from './commands/amend-order-command.ts';
 import type { EngineOrder } from './state/entities.ts';
 import { DEFAULT_LEVERAGE, EngineState, FEE_ACCOUNT, reject } from './state/engine-state.ts';
 import { normaliseAccount, isSafePosInt } from './state/validate.ts';
@@ -75,6 +79,8 @@ function dispatch(s: EngineState, plan: MatchPlan, cmd: EngineCommand): CommandR
   switch (cmd.kind) {
     case 'placeOrder':
       return placeOrderCommand(s, plan, cmd);
+    case 'amendOrder':
+      return amendOrderCommand(s, plan, cmd);
     case 'cancelOrder':
       return cancelOrderCommand(s, cmd);
     case 'cancelOrders':
@@ -162,15 +168,28 @@ export class PerpEngine {
   /** Applies any command; dispatches on `kind`. Never throws for bad input. */
   apply(cmd: EngineCommand): CommandResult {
     if (cmd === null || typeof cmd !== 'object') return reject('INVALID', 'command: must be an object');
-    const r = dispatch(this.s, this.plan, cmd);
-    if (this.s.dirty.length !== 0) {
-      const below = rearmDirty(this.s);
-      // A trade can leave an account under maintenance (a resting order the mark has run past fills);
-      // it is liquidated in the same command, its events after the command's own.
-      if (below.length !== 0 && r.ok) {
-        this.s.events = r.events;
-        sweep(this.s, this.plan, new Set(below), cmd.ts);
-        this.s.end();
+    const s = this.s;
+    const r = dispatch(s, this.plan, cmd);
+    if (!r.ok) {
+      if (s.dirty.length !== 0) rearmDirty(s);
+      return r;
+    }
+    // What the command set off, its events after the command's own: trigger orders its trades reached
+    // and closePosition triggers of positions it closed, then liquidation of accounts a trade left
+    // under maintenance (a resting order the mark has run past fills), then the triggers that closed.
+    if (triggersPending(s)) {
+      s.events = r.events;
+      settleTriggers(s, this.plan, cmd.ts);
+      s.end();
+    }
+    if (s.dirty.length !== 0) {
+      const below = rearmDirty(s);
+      if (below.length !== 0) {
+        s.events = r.events;
+        sweep(s, this.plan, new Set(below), cmd.ts);
+        if (triggersPending(s)) settleTriggers(s, this.plan, cmd.ts);
+        s.end();
+        if (s.dirty.length !== 0) rearmDirty(s);
       }
     }
     return r;
@@ -184,6 +203,9 @@ export class PerpEngine {
   }
   placeOrder(cmd: PlaceOrderCommand): PlaceOrderResult {
     return this.apply({ ...cmd, kind: 'placeOrder' }) as PlaceOrderResult;
+  }
+  amendOrder(cmd: AmendOrderCommand): AmendOrderResult {
+    return this.apply({ ...cmd, kind: 'amendOrder' }) as AmendOrderResult;
   }
   cancelOrder(cmd: CancelOrderCommand): Accepted | Rejected {
     return this.apply({ ...cmd, kind: 'cancelOrder' }) as Accepted | Rejected;
@@ -264,9 +286,14 @@ export class PerpEngine {
     return this.s.instruments.get(symbol)?.book.depth(levels);
   }
 
-  /** A resting order (done orders live in the journal, not here). */
+  /** Untriggered trigger orders waiting on the instrument (a read for tests and the bench). */
+  waitingTriggers(symbol: string): number {
+    return this.s.instruments.get(symbol)?.triggers.size ?? 0;
+  }
+
+  /** An open order: resting, or an untriggered trigger order (done orders live in the journal, not here). */
   getOrder(orderId: number): OrderView | undefined {
-    const o = this.s.orders.get(orderId);
+    const o = this.s.openOrder(orderId);
     return o === undefined ? undefined : orderView(o);
   }
 
@@ -381,6 +408,8 @@ function orderView(o: EngineOrder): OrderView {
   return {
     orderId: o.id, account: o.account.address, symbol: o.position.inst.spec.symbol, side: o.side as Side, type: o.type, timeInForce: o.timeInForce,
     priceTicks: o.priceTicks, sizeLots: o.sizeLots, filledLots: o.filledLots, remainingLots: o.remainingLots, reduceOnly: o.reduceOnly,
-    clientOrderId: o.clientOrderId, status: o.filledLots > 0 ? 'PARTIALLY_FILLED' : 'NEW', reserved: o.reservePerLot * BigInt(o.remainingLots), createdTs: o.createdTs,
+    clientOrderId: o.clientOrderId, status: o.trigger !== null ? 'UNTRIGGERED' : o.filledLots > 0 ? 'PARTIALLY_FILLED' : 'NEW',
+    reserved: o.reservePerLot * BigInt(o.remainingLots), createdTs: o.createdTs,
+    ...(o.trigger !== null ? { trigger: { priceTicks: o.trigger.priceTicks, by: o.trigger.by, closePosition: o.trigger.closePosition } } : {}),
   };
 }

@@ -33,6 +33,9 @@ export const REJECT_CODES = [
   'ACCOUNT_RESERVED',
   'INSTRUMENT_EXISTS',
   'INSTRUMENT_IMMUTABLE',
+  'TRIGGER_WOULD_FIRE',
+  'NO_TRIGGER_PRICE',
+  'ORDER_NOT_AMENDABLE',
 ] as const;
 
 export type RejectCode = (typeof REJECT_CODES)[number];

@@ -12,6 +12,8 @@ import { instrumentSpec } from './instruments.ts';
 import { armAccount } from './risk/liquidation-index.ts';
 import { imrFor } from './risk/margin-rates.ts';
 import { EngineOrder } from './state/entities.ts';
+import { armTrigger } from './commands/place-order-command.ts';
+import { isTriggerType, triggersOnRise } from '@tokex/contract';
 import { EngineState } from './state/engine-state.ts';
 
 const byString = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
@@ -36,12 +38,14 @@ export function snapshotOf(s: EngineState): EngineSnapshot {
           marginMode: p.mode, leverage: p.leverage, realisedPnl: p.realisedPnl.toString(), funding: p.funding.toString(),
         })),
     }));
-  const orders: OrderSnapshot[] = [...s.orders.values()]
+  const orders: OrderSnapshot[] = [...s.orders.values(), ...s.triggers.values()]
     .sort((a, b) => a.id - b.id)
     .map((o) => ({
       orderId: o.id, account: o.account.address, symbol: o.position.inst.spec.symbol, side: o.side, type: o.type, timeInForce: o.timeInForce,
       priceTicks: o.priceTicks, sizeLots: o.sizeLots, filledLots: o.filledLots, remainingLots: o.remainingLots, reduceOnly: o.reduceOnly,
       clientOrderId: o.clientOrderId, reservePerLot: o.reservePerLot.toString(), createdTs: o.createdTs,
+      // Only on a waiting trigger order: a snapshot without triggers is what it was before they existed.
+      ...(o.trigger !== null ? { trigger: { priceTicks: o.trigger.priceTicks, by: o.trigger.by, closePosition: o.trigger.closePosition } } : {}),
     }));
   const clientOrders = [...s.clientOrders.values()]
     .map((r) => ({ account: r.account, clientOrderId: r.clientOrderId, orderId: r.orderId, status: r.status, sizeLots: r.sizeLots, filledLots: r.filledLots, remainingLots: r.remainingLots }))
@@ -119,6 +123,12 @@ export function restoreState(snap: EngineSnapshot): EngineState {
     const order = new EngineOrder(o.orderId, o.side, o.priceTicks, o.remainingLots, acct, pos, o.type, o.timeInForce, o.sizeLots, o.reduceOnly, o.clientOrderId, o.createdTs);
     order.filledLots = o.filledLots;
     order.reservePerLot = BigInt(o.reservePerLot);
+    if (o.trigger !== undefined) {
+      if (!isTriggerType(o.type)) throw new Error(`engine snapshot: order ${o.orderId} of type ${o.type} has a trigger`);
+      order.trigger = { priceTicks: o.trigger.priceTicks, by: o.trigger.by, rise: triggersOnRise(o.type, o.side), closePosition: o.trigger.closePosition, armed: true };
+      armTrigger(s, order);
+      continue;
+    }
     const best = inst.book.oppositeOf(o.side).best();
     if (best !== undefined && OrderBook.crosses(o.side, o.priceTicks, best.priceTicks)) throw new Error(`engine snapshot: order ${o.orderId} crosses the book`);
     inst.book.add(order);

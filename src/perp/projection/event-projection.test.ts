@@ -70,7 +70,7 @@ const seqOf = (id: string, type: EngineEvent['type'], account?: string): number 
 const order = (o: Partial<PerpOrderRecord> & Pick<PerpOrderRecord, 'orderId'>): PerpOrderRecord => ({
   account: A, symbol: AAPL, side: 'SELL', type: 'LIMIT', timeInForce: 'GTC', priceTicks: null, sizeLots: 0, requestedSizeLots: 0,
   filledLots: 0, filledNotional: 0n, fee: 0n, status: 'NEW', reason: null, reduceOnly: false, clientOrderId: null, createdAt: 0, updatedAt: 0,
-  liquidation: false, ...o,
+  liquidation: false, triggerPriceTicks: null, triggerBy: null, closePosition: false, triggeredAt: null, ...o,
 });
 
 const EXPECTED_ORDERS: PerpOrderRecord[] = [

@@ -5,7 +5,9 @@
  *
  * - orders: `orderAccepted` creates the row (marked when it is the engine's liquidation order); each
  *   `trade` adds to the maker's and the taker's filled size, notional and fee; `orderDone` sets the
- *   final status and reason (LIQUIDATION and CANCEL_AFTER included).
+ *   final status and reason (LIQUIDATION and CANCEL_AFTER included). A trigger order is created
+ *   UNTRIGGERED; `orderTriggered` makes it NEW with the size and price it entered with and stamps
+ *   triggeredAt; `orderAmended` sets the new price and size.
  * - trades: one row per side of each fill (the trade's event seq is its id); the taker side of a
  *   liquidation order's fill is marked. A backstop takeover or an ADL close moves a position at a
  *   price without an order: it is not a trade (nor on the tape or in candles), it shows in
@@ -86,7 +88,7 @@ export function referencedOrderIds(events: readonly EngineEvent[]): number[] {
     else if (e.type === 'trade') {
       if (!created.has(e.makerOrderId)) wanted.add(e.makerOrderId);
       if (!created.has(e.takerOrderId)) wanted.add(e.takerOrderId);
-    } else if (e.type === 'orderDone' && !created.has(e.orderId)) wanted.add(e.orderId);
+    } else if ((e.type === 'orderDone' || e.type === 'orderTriggered' || e.type === 'orderAmended') && !created.has(e.orderId)) wanted.add(e.orderId);
   }
   return [...wanted];
 }
@@ -167,15 +169,39 @@ export function projectEvents(
           filledLots: 0,
           filledNotional: 0n,
           fee: 0n,
-          status: 'NEW',
+          status: e.triggerPriceTicks !== undefined ? 'UNTRIGGERED' : 'NEW',
           reason: null,
           reduceOnly: e.reduceOnly,
           clientOrderId: e.clientOrderId,
           createdAt: e.ts,
           updatedAt: e.ts,
           liquidation: e.liquidation === true,
+          triggerPriceTicks: e.triggerPriceTicks ?? null,
+          triggerBy: e.triggerBy ?? null,
+          closePosition: e.closePosition === true,
+          triggeredAt: null,
         });
         break;
+      case 'orderTriggered': {
+        const o = order(e.orderId);
+        if (o !== undefined) {
+          o.status = 'NEW';
+          o.triggeredAt = e.ts;
+          o.sizeLots = e.sizeLots;
+          o.priceTicks = e.priceTicks;
+          o.updatedAt = e.ts;
+        }
+        break;
+      }
+      case 'orderAmended': {
+        const o = order(e.orderId);
+        if (o !== undefined) {
+          o.priceTicks = e.priceTicks;
+          o.sizeLots = e.sizeLots;
+          o.updatedAt = e.ts;
+        }
+        break;
+      }
       case 'trade': {
         const makerSide: 'BUY' | 'SELL' = e.takerSide === 'BUY' ? 'SELL' : 'BUY';
         const sides = [

@@ -8,6 +8,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   AdjustPositionBodySchema,
+  AmendInputSchema,
+  BatchOrdersBodySchema,
+  BatchOrdersResultSchema,
+  BuiltAmendSchema,
+  ClientOrderIdIn,
+  ListedOrderSchema,
   BatchCancelBodySchema,
   BatchCancelResultSchema,
   BuiltOrderSchema,
@@ -71,6 +77,71 @@ export const tradingRoutes: FastifyPluginAsyncTypebox<TradingRouteOptions> = asy
   submitRoute('/orders', 'order', 'Place a signed order (TRADE): the answer carries its status and fills so far');
   submitRoute('/orders/fill', 'fill', 'Take liquidity with a signed IOC or FOK order up to its worst price (TRADE); nothing rests');
   submitRoute('/positions/close', 'close', 'Close a position, whole or in part, with a signed reduce-only order (TRADE)');
+
+  app.post(
+    '/orders/batch',
+    {
+      schema: {
+        tags,
+        summary: 'Place 1 to 20 signed orders at once (TRADE): applied in order, journalled in one commit, each answered on its own; weighs 1 + ⌊n/10⌋ rate-limit units',
+        body: BatchOrdersBodySchema,
+        response: perpResponses(BatchOrdersResultSchema),
+      },
+    },
+    async (req) => perpOk(req.id, await orders().submitBatch(caller(req), req.body)),
+  );
+
+  app.post(
+    '/orders/amend/build',
+    {
+      schema: {
+        tags,
+        summary: 'The EIP-712 amendment (new price and/or total size) of an open order for the wallet to sign (TRADE); nothing changes yet',
+        body: AmendInputSchema,
+        response: perpResponses(BuiltAmendSchema),
+      },
+    },
+    async (req) => perpOk(req.id, orders().buildAmend(caller(req), req.body)),
+  );
+
+  app.post(
+    '/orders/amend',
+    {
+      schema: {
+        tags,
+        summary: 'Apply a signed amendment (TRADE): the order under the same id; a smaller size at the same price keeps its queue place, anything else re-queues it',
+        body: SignedOrderBodySchema,
+        response: perpResponses(SubmittedOrderSchema),
+      },
+    },
+    async (req) => perpOk(req.id, await orders().amend(caller(req), req.body)),
+  );
+
+  app.get(
+    '/orders/client/:clientOrderId',
+    {
+      schema: {
+        tags,
+        summary: "One of the account's orders in any state, by its clientOrderId (READ)",
+        params: Type.Object({ clientOrderId: ClientOrderIdIn }),
+        response: perpResponses(ListedOrderSchema),
+      },
+    },
+    async (req) => perpOk(req.id, await orders().getOrderByClientId(caller(req), req.params.clientOrderId)),
+  );
+
+  app.get(
+    '/orders/:orderId',
+    {
+      schema: {
+        tags,
+        summary: "One of the account's orders in any state, by id (READ)",
+        params: Type.Object({ orderId: OrderIdIn }),
+        response: perpResponses(ListedOrderSchema),
+      },
+    },
+    async (req) => perpOk(req.id, await orders().getOrder(caller(req), req.params.orderId)),
+  );
 
   app.delete(
     '/orders/:orderId',

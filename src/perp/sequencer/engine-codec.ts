@@ -26,6 +26,7 @@ const COMMAND_BIGINTS: { readonly [K in EngineCommand['kind']]: BigintFieldSet<C
   deposit: { amount: true },
   withdraw: { amount: true },
   placeOrder: {},
+  amendOrder: {},
   cancelOrder: {},
   cancelOrders: {},
   cancelAll: {},
@@ -44,6 +45,8 @@ const COMMAND_BIGINTS: { readonly [K in EngineCommand['kind']]: BigintFieldSet<C
 
 const EVENT_BIGINTS: { readonly [T in EngineEvent['type']]: BigintFieldSet<EventOf<T>> } = {
   orderAccepted: {},
+  orderTriggered: {},
+  orderAmended: {},
   orderResting: { reserved: true },
   trade: { notional: true, makerFee: true, takerFee: true, makerRealisedPnl: true, takerRealisedPnl: true },
   orderDone: {},

@@ -21,6 +21,11 @@ export interface EngineGateway {
   /** Answers once the command is durable in the journal (see EngineSequencer.submit). */
   submit(cmd: EngineCommand): Promise<SequencedResult>;
   /**
+   * The commands applied back to back and journalled in one commit (EngineSequencer.submitMany).
+   * A gateway without it (a broker) sends them one by one, in order.
+   */
+  submitMany?(cmds: readonly EngineCommand[]): Promise<SequencedResult[]>;
+  /**
    * Every durable event with seq ≥ fromSeq, in order without gaps, then live; call the result to
    * stop. `onError` hears a catch-up that failed (the subscription has then ended).
    */
@@ -115,11 +120,24 @@ export function createInProcessGateway(sequencer: EngineSequencer, opts: InProce
   if (!opts.serialize) {
     return {
       submit: (cmd) => sequencer.submit(cmd),
+      submitMany: (cmds) => sequencer.submitMany(cmds),
       subscribe: (fromSeq, listener, onError) => sequencer.subscribe(fromSeq, listener, onError),
     };
   }
   const wire = <T>(m: T): T => JSON.parse(JSON.stringify(m)) as T;
+  const reply = (id: string, outcome: { result: SequencedResult } | { error: unknown }) => fromReplyMessage(wire(toReplyMessage(id, outcome)));
   return {
+    async submitMany(cmds) {
+      const msgs = cmds.map((cmd) => wire(toCommandMessage(cmd)));
+      let results: SequencedResult[];
+      try {
+        results = await sequencer.submitMany(msgs.map(fromCommandMessage));
+      } catch (error) {
+        // The group shares one journal commit: a failure is every command's (the reply throws it).
+        return [reply(msgs[0].id, { error })];
+      }
+      return results.map((r, i) => reply(msgs[i].id, { result: r }));
+    },
     async submit(cmd) {
       const msg = wire(toCommandMessage(cmd));
       let reply: ReplyMessage;

@@ -89,6 +89,8 @@ interface Pending {
   reject: (e: unknown) => void;
   /** metricsClock() when applied (0 while metrics are off). */
   appliedAt: number;
+  /** The submitMany group it belongs to (0: none): a group is never split across journal batches. */
+  group: number;
 }
 
 interface Subscriber {
@@ -103,6 +105,7 @@ interface Waiting {
   cmd: EngineCommand;
   resolve: (r: SequencedResult) => void;
   reject: (e: unknown) => void;
+  group: number;
 }
 
 const silentLogger: SequencerLogger = { warn() {}, error() {} };
@@ -355,6 +358,26 @@ export class EngineSequencer {
    * sequencer stopped) and the command may be resubmitted with the same id.
    */
   submit(cmd: EngineCommand): Promise<SequencedResult> {
+    return this.submitIn(cmd, 0);
+  }
+
+  /**
+   * Applies the commands back to back, in order, and journals them in one commit (a batch of orders,
+   * docs/perp-api.md "Batch orders"): nothing else is applied between them and the journal batch
+   * that holds the first holds them all. Each keeps its own id, so each is idempotent on its own
+   * (a command journalled before is answered from the journal and not applied again).
+   */
+  submitMany(cmds: readonly EngineCommand[]): Promise<SequencedResult[]> {
+    const group = ++this.groups;
+    const answers = cmds.map((cmd) => this.submitIn(cmd, group));
+    // In lookup mode the group's ids are looked up together, so they are applied together.
+    if (this.lookupMode) this.runLookups();
+    return Promise.all(answers);
+  }
+
+  private groups = 0;
+
+  private submitIn(cmd: EngineCommand, group: number): Promise<SequencedResult> {
     if (this._state !== 'running') return Promise.reject(notRunning(this._state));
     const id = (cmd as { id?: unknown } | null)?.id;
     if (typeof id !== 'string' || id.length === 0 || id.length > MAX_COMMAND_ID) {
@@ -380,10 +403,10 @@ export class EngineSequencer {
     this.inflight.set(id, p);
     p.catch(() => this.inflight.get(id) === p && this.inflight.delete(id));
     if (this.lookupMode) {
-      this.lookupQueue.push({ cmd, resolve, reject });
-      this.runLookups();
+      this.lookupQueue.push({ cmd, resolve, reject, group });
+      if (group === 0) this.runLookups();
     } else {
-      this.applyNow(cmd, resolve, reject);
+      this.applyNow(cmd, resolve, reject, group);
     }
     return p;
   }
@@ -411,7 +434,7 @@ export class EngineSequencer {
               this.inflight.delete(w.cmd.id);
               w.resolve({ ...this.fromRow(row), resubmitted: true });
             } else {
-              this.applyNow(w.cmd, w.resolve, w.reject);
+              this.applyNow(w.cmd, w.resolve, w.reject, w.group);
             }
           }
         },
@@ -425,7 +448,7 @@ export class EngineSequencer {
       });
   }
 
-  private applyNow(cmd: EngineCommand, resolve: Pending['resolve'], reject: Pending['reject']): void {
+  private applyNow(cmd: EngineCommand, resolve: Pending['resolve'], reject: Pending['reject'], group: number): void {
     let command: string;
     try {
       // Before applying: a command that cannot be journalled must not change the engine.
@@ -456,7 +479,7 @@ export class EngineSequencer {
       lastEventSeq: this._engine.lastSeq,
       result: resultSummaryToJson(result),
     };
-    this.buffer.push({ row, result: { ...result, journalSeq: seq }, resolve, reject, appliedAt: metricsClock() });
+    this.buffer.push({ row, result: { ...result, journalSeq: seq }, resolve, reject, appliedAt: metricsClock(), group });
     if (this.opts.snapshotEvery > 0 && this.snapshotDue === null && seq - this.lastSnapshotSeq >= this.opts.snapshotEvery) {
       // Taken between commands (snapshot() is a synchronous deep copy); written once seq is durable.
       this.snapshotDue = { lastSeq: seq, snap: this._engine.snapshot() };
@@ -480,7 +503,10 @@ export class EngineSequencer {
     if (this.flushing) return;
     if (this.buffer.length === 0) return this.settleIdle();
     this.flushing = true;
-    const batch = this.buffer.length <= this.opts.maxBatch ? this.buffer : this.buffer.slice(0, this.opts.maxBatch);
+    let take = Math.min(this.buffer.length, this.opts.maxBatch);
+    // A submitMany group stays in one commit, even past maxBatch (a group is at most a batch of orders).
+    while (take < this.buffer.length && this.buffer[take - 1].group !== 0 && this.buffer[take].group === this.buffer[take - 1].group) take++;
+    const batch = take === this.buffer.length ? this.buffer : this.buffer.slice(0, take);
     this.buffer = batch === this.buffer ? [] : this.buffer.slice(batch.length);
     let failed: unknown;
     const flushStart = metricsClock();

@@ -7,10 +7,11 @@
  * Writes are idempotent (upserts and insert-or-ignore keyed by engine ids and event seqs), so a
  * batch replayed after a crash between its rows and its cursor changes nothing.
  */
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { bulkInsert, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
 import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
 import { listPage, newestFirst, type TimeRange } from '../../storage/list-query.ts';
+import type { OrderStatus, OrderType, TriggerBy } from '@tokex/contract';
 import type { PerpFundingRatesTable, PerpOrdersTable, PerpTradesTable, PerpTransactionsTable } from '../../storage/schema.ts';
 
 export interface Page {
@@ -23,7 +24,7 @@ export type { TimeRange };
 
 // ------------------------------------------------------------------------------------- orders
 
-export type PerpOrderStatus = 'NEW' | 'PARTIALLY_FILLED' | 'FILLED' | 'CANCELED' | 'EXPIRED';
+export type PerpOrderStatus = OrderStatus;
 export const FINAL_ORDER_STATUSES: readonly PerpOrderStatus[] = ['FILLED', 'CANCELED', 'EXPIRED'];
 
 export interface PerpOrderRecord {
@@ -31,7 +32,7 @@ export interface PerpOrderRecord {
   account: string;
   symbol: string;
   side: 'BUY' | 'SELL';
-  type: 'LIMIT' | 'MARKET';
+  type: OrderType;
   timeInForce: string;
   priceTicks: number | null;
   sizeLots: number;
@@ -48,17 +49,24 @@ export interface PerpOrderRecord {
   updatedAt: number;
   /** The engine's own order closing the account's position in a liquidation (an IOC, reduce-only). */
   liquidation: boolean;
+  /** Trigger orders: the trigger price, the price watched, closePosition, and when it fired (else null). */
+  triggerPriceTicks: number | null;
+  triggerBy: TriggerBy | null;
+  closePosition: boolean;
+  triggeredAt: number | null;
 }
 
 const ORDER_COLUMNS = [
   'order_id', 'account', 'symbol', 'side', 'type', 'time_in_force', 'price_ticks', 'size_lots', 'requested_size_lots', 'filled_lots',
   'filled_notional', 'fee', 'status', 'reason', 'reduce_only', 'client_order_id', 'created_at', 'updated_at', 'liquidation',
+  'trigger_price_ticks', 'trigger_by', 'close_position', 'triggered_at',
 ] as const;
 
 const ORDER_UPSERT: BulkTable = {
   table: 'perp_orders',
   columns: ORDER_COLUMNS,
-  onConflict: { columns: ['order_id'], update: ['filled_lots', 'filled_notional', 'fee', 'status', 'reason', 'updated_at'] },
+  // An amendment changes price and size; a trigger firing its size (closePosition) and triggered_at.
+  onConflict: { columns: ['order_id'], update: ['price_ticks', 'size_lots', 'filled_lots', 'filled_notional', 'fee', 'status', 'reason', 'updated_at', 'triggered_at'] },
 };
 
 function orderFromRow(r: Selectable<PerpOrdersTable>): PerpOrderRecord {
@@ -82,6 +90,10 @@ function orderFromRow(r: Selectable<PerpOrdersTable>): PerpOrderRecord {
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
     liquidation: Number(r.liquidation) === 1,
+    triggerPriceTicks: r.trigger_price_ticks === null ? null : Number(r.trigger_price_ticks),
+    triggerBy: r.trigger_by as TriggerBy | null,
+    closePosition: Number(r.close_position) === 1,
+    triggeredAt: r.triggered_at === null ? null : Number(r.triggered_at),
   };
 }
 
@@ -92,7 +104,7 @@ export async function upsertOrders(db: DbExecutor, orders: readonly PerpOrderRec
     orders.map((o) => [
       o.orderId, o.account, o.symbol, o.side, o.type, o.timeInForce, o.priceTicks, o.sizeLots, o.requestedSizeLots, o.filledLots,
       o.filledNotional.toString(), o.fee.toString(), o.status, o.reason, o.reduceOnly ? 1 : 0, o.clientOrderId, o.createdAt, o.updatedAt,
-      o.liquidation ? 1 : 0,
+      o.liquidation ? 1 : 0, o.triggerPriceTicks, o.triggerBy, o.closePosition ? 1 : 0, o.triggeredAt,
     ]),
   );
 }
@@ -104,6 +116,12 @@ export async function getOrdersByIds(db: DbExecutor, ids: readonly number[]): Pr
     for (const r of rows) out.push(orderFromRow(r));
   }
   return out;
+}
+
+/** The account's order with that clientOrderId (the engine keeps them unique per account). */
+export async function getOrderByClientId(db: DbExecutor, account: string, clientOrderId: string): Promise<PerpOrderRecord | undefined> {
+  const row = await kyselyOf(db).selectFrom('perp_orders').selectAll().where('account', '=', account).where('client_order_id', '=', clientOrderId).executeTakeFirst();
+  return row === undefined ? undefined : orderFromRow(row);
 }
 
 export async function getOrder(db: DbExecutor, orderId: number): Promise<PerpOrderRecord | undefined> {
@@ -272,6 +290,44 @@ export async function listTransactions(
   const base = kyselyOf(db).selectFrom('perp_transactions').where('account', '=', q.account.toLowerCase());
   const spec = { filters: [['type', q.types], ['symbol', q.symbol]], time: 'ts', newestFirst: ['ts', 'tx_id'] } as const;
   return listPage(base, spec, q, transactionFromRow);
+}
+
+/**
+ * The balance after each of `rows` (a page of listTransactions, newest first), by txId: the sum of
+ * the account's movements up to and including the row, in the list's order (ts, then tx_id, as the
+ * database compares them) whatever the page's filters, so that of two consecutive movements the
+ * later one's balance is the earlier one's plus its amount. For an account without isolated
+ * positions that is its `balance` after the movement (docs/perp-api.md: the movements add up to
+ * it); margin moved into an isolated position is not a movement, so it is still counted.
+ *
+ * Two reads: the sum of what is older than the page's oldest row (exact: integer arithmetic in
+ * the database, as text), and the rows the page spans. The sum reads the account's whole history
+ * (its index on account, ts).
+ */
+export async function transactionBalancesAfter(db: DbExecutor, account: string, rows: readonly PerpTransactionRecord[]): Promise<Map<string, bigint>> {
+  const out = new Map<string, bigint>();
+  if (rows.length === 0) return out;
+  const newest = rows[0];
+  const oldest = rows[rows.length - 1];
+  const k = kyselyOf(db);
+  const mine = k.selectFrom('perp_transactions').where('account', '=', account.toLowerCase());
+  const before = await mine
+    .select(sql<string | null>`cast(sum(cast(amount as bigint)) as text)`.as('total'))
+    .where((eb) => eb.or([eb('ts', '<', oldest.ts), eb.and([eb('ts', '=', oldest.ts), eb('tx_id', '<', oldest.txId)])]))
+    .executeTakeFirst();
+  const span = await mine
+    .select(['tx_id', 'amount'])
+    .where((eb) => eb.or([eb('ts', '>', oldest.ts), eb.and([eb('ts', '=', oldest.ts), eb('tx_id', '>=', oldest.txId)])]))
+    .where((eb) => eb.or([eb('ts', '<', newest.ts), eb.and([eb('ts', '=', newest.ts), eb('tx_id', '<=', newest.txId)])]))
+    .orderBy('ts')
+    .orderBy('tx_id')
+    .execute();
+  let balance = BigInt(before?.total ?? '0');
+  for (const r of span) {
+    balance += BigInt(r.amount);
+    out.set(r.tx_id, balance);
+  }
+  return out;
 }
 
 // ------------------------------------------------------------------------------ funding rates

@@ -382,5 +382,7 @@ function recordOf(o: ReturnType<PerpEngine['openOrders']>[number], h: PerpOrderR
     priceTicks: o.priceTicks, sizeLots: o.sizeLots, requestedSizeLots: o.sizeLots, filledLots: o.filledLots,
     filledNotional: h?.filledNotional ?? 0n, fee: h?.fee ?? 0n, status: o.status, reason: null, reduceOnly: o.reduceOnly,
     clientOrderId: o.clientOrderId, createdAt: o.createdTs, updatedAt: o.createdTs, liquidation: false,
+    triggerPriceTicks: o.trigger?.priceTicks ?? h?.triggerPriceTicks ?? null, triggerBy: o.trigger?.by ?? h?.triggerBy ?? null,
+    closePosition: o.trigger?.closePosition ?? h?.closePosition ?? false, triggeredAt: h?.triggeredAt ?? null,
   };
 }

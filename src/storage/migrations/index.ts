@@ -19,6 +19,7 @@ import * as m0018 from './0018-role-leases.ts';
 import * as m0019 from './0019-stock-relay-idempotency.ts';
 import * as m0020 from './0020-role-status.ts';
 import * as m0021 from './0021-stock-order-reasons.ts';
+import * as m0022 from './0022-perp-order-entry.ts';
 
 /**
  * Every migration, in order. To add one: create `NNNN-what.ts` exporting `up` (and `down`),
@@ -46,6 +47,7 @@ export const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Migrat
   ['0019-stock-relay-idempotency', m0019],
   ['0020-role-status', m0020],
   ['0021-stock-order-reasons', m0021],
+  ['0022-perp-order-entry', m0022],
 ];
 
 /** A static provider: no filesystem scanning, so it works the same from tsx, a bundle or tests. */

@@ -5,8 +5,39 @@
 export const ORDER_SIDES = ['BUY', 'SELL'] as const;
 export type OrderSide = (typeof ORDER_SIDES)[number];
 
-export const ORDER_TYPES = ['LIMIT', 'MARKET'] as const;
+export const ORDER_TYPES = ['LIMIT', 'MARKET', 'STOP_MARKET', 'STOP_LIMIT', 'TAKE_PROFIT_MARKET', 'TAKE_PROFIT_LIMIT'] as const;
 export type OrderType = (typeof ORDER_TYPES)[number];
+
+/**
+ * Trigger orders (docs/perp-api.md "Trigger orders"): they rest off the book until the trigger price
+ * is reached, then enter it as the MARKET or LIMIT order they carry. A stop fires when the price
+ * moves against the side (a BUY stop at or above its trigger, a SELL stop at or below); a take-profit
+ * when it moves with it (a BUY take-profit at or below, a SELL take-profit at or above), as Binance's.
+ */
+export const TRIGGER_ORDER_TYPES = ['STOP_MARKET', 'STOP_LIMIT', 'TAKE_PROFIT_MARKET', 'TAKE_PROFIT_LIMIT'] as const;
+export type TriggerOrderType = (typeof TRIGGER_ORDER_TYPES)[number];
+
+export function isTriggerType(type: string): type is TriggerOrderType {
+  return (TRIGGER_ORDER_TYPES as readonly string[]).includes(type);
+}
+
+/** The order a trigger order becomes when it fires. */
+export function triggeredType(type: OrderType): 'LIMIT' | 'MARKET' {
+  return type === 'LIMIT' || type === 'STOP_LIMIT' || type === 'TAKE_PROFIT_LIMIT' ? 'LIMIT' : 'MARKET';
+}
+
+/**
+ * Whether a trigger fires when the price rises to it (true) or falls to it (false): a BUY stop and a
+ * SELL take-profit rise, a SELL stop and a BUY take-profit fall.
+ */
+export function triggersOnRise(type: TriggerOrderType, side: OrderSide): boolean {
+  const stop = type === 'STOP_MARKET' || type === 'STOP_LIMIT';
+  return stop === (side === 'BUY');
+}
+
+/** The price a trigger watches: the mark (the default, as Hyperliquid's TP/SL) or the last trade. */
+export const TRIGGER_BY = ['MARK', 'LAST'] as const;
+export type TriggerBy = (typeof TRIGGER_BY)[number];
 
 export const TIME_IN_FORCES = ['GTC', 'IOC', 'FOK', 'POST_ONLY'] as const;
 export type TimeInForce = (typeof TIME_IN_FORCES)[number];
@@ -18,6 +49,10 @@ export type TimeInForce = (typeof TIME_IN_FORCES)[number];
 export const TIME_IN_FORCE_BY_TYPE: Readonly<Record<OrderType, readonly TimeInForce[]>> = {
   LIMIT: ['GTC', 'IOC', 'FOK', 'POST_ONLY'],
   MARKET: ['IOC', 'FOK'],
+  STOP_MARKET: ['IOC', 'FOK'],
+  STOP_LIMIT: ['GTC', 'IOC', 'FOK', 'POST_ONLY'],
+  TAKE_PROFIT_MARKET: ['IOC', 'FOK'],
+  TAKE_PROFIT_LIMIT: ['GTC', 'IOC', 'FOK', 'POST_ONLY'],
 };
 
 /** The time in force an order of `type` takes when none is given. */
@@ -31,11 +66,25 @@ export function timeInForceAllowed(type: string, tif: string): tif is TimeInForc
   return allowed !== undefined && allowed.includes(tif);
 }
 
-export const ORDER_STATUSES = ['NEW', 'PARTIALLY_FILLED', 'FILLED', 'CANCELED', 'EXPIRED'] as const;
+/** UNTRIGGERED: a trigger order waiting for its price; it then follows the ordinary statuses. */
+export const ORDER_STATUSES = ['UNTRIGGERED', 'NEW', 'PARTIALLY_FILLED', 'FILLED', 'CANCELED', 'EXPIRED'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
+/** The statuses of an order that can still trade or be cancelled. */
+export const OPEN_ORDER_STATUSES = ['UNTRIGGERED', 'NEW', 'PARTIALLY_FILLED'] as const;
 
-/** Why a done order ended. */
-export const ORDER_REASONS = ['FILLED', 'USER_CANCEL', 'IOC_REMAINDER', 'SELF_TRADE_PREVENTION', 'REDUCE_ONLY'] as const;
+/**
+ * Why a done order ended. FILLED; USER_CANCEL; IOC_REMAINDER (IOC, FOK or market left over);
+ * SELF_TRADE_PREVENTION; REDUCE_ONLY (could no longer reduce); LIQUIDATION (its account was being
+ * liquidated); CANCEL_AFTER (the dead man's switch); POSITION_CLOSED (a closePosition trigger whose
+ * position reached zero: the other half of a take-profit / stop-loss pair); and, for a trigger that
+ * fired but could not enter the book: INSUFFICIENT_MARGIN, PRICE_BAND (its limit price was outside
+ * the band when it fired), POST_ONLY_WOULD_CROSS.
+ */
+export const ORDER_REASONS = [
+  'FILLED', 'USER_CANCEL', 'IOC_REMAINDER', 'SELF_TRADE_PREVENTION', 'REDUCE_ONLY', 'LIQUIDATION', 'CANCEL_AFTER',
+  'POSITION_CLOSED', 'INSUFFICIENT_MARGIN', 'PRICE_BAND', 'POST_ONLY_WOULD_CROSS',
+] as const;
+export type OrderReason = (typeof ORDER_REASONS)[number];
 
 export const POSITION_SIDES = ['LONG', 'SHORT', 'FLAT'] as const;
 export type PositionSide = (typeof POSITION_SIDES)[number];
@@ -66,6 +115,18 @@ export const MAX_ORDER_ID_LENGTH = 20;
 
 /** Orders one batch cancel may name. */
 export const MAX_BATCH_CANCEL = 100;
+
+/** Signed orders one `POST orders/batch` (or one WebSocket `batch`) may carry. */
+export const MAX_BATCH_ORDERS = 20;
+
+/**
+ * Rate-limit units of a request that carries `items` orders or order ids (docs/perp-api.md "Rate
+ * limits"): 1 + ⌊items / 10⌋. A single order or cancel costs 1; a batch of 20 orders 3, not 20; a
+ * batch cancel of 100 ids 11. Batching is cheaper per order than single calls, never free.
+ */
+export function requestWeight(items: number): number {
+  return 1 + Math.floor(Math.max(0, items) / 10);
+}
 
 /** Candles of the instrument's trades, or of its mark or index price. */
 export const KLINE_TYPES = ['trade', 'mark', 'index'] as const;

@@ -53,6 +53,9 @@ const TABLE = {
   ACCOUNT_RESERVED: { code: 51026, http: 400, category: 'trading', meaning: 'the venue\'s own accounts (fees, insurance fund, pool) cannot do this' },
   INSTRUMENT_EXISTS: { code: 51027, http: 400, category: 'trading', meaning: 'the instrument is already listed' },
   INSTRUMENT_IMMUTABLE: { code: 51028, http: 400, category: 'trading', meaning: 'tick and lot size of a listed instrument cannot change' },
+  TRIGGER_WOULD_FIRE: { code: 51029, http: 400, category: 'trading', meaning: 'the trigger price is already reached by the price it watches; the order was not placed (send a MARKET or LIMIT order instead)' },
+  NO_TRIGGER_PRICE: { code: 51030, http: 400, category: 'trading', meaning: 'the price a trigger watches has not been set yet on this instrument (no mark, or no trade for LAST)' },
+  ORDER_NOT_AMENDABLE: { code: 51031, http: 400, category: 'trading', meaning: 'the order cannot be amended that way: `msg` says why (a trigger order not yet fired, a size not above what has filled, nothing changed)' },
 
   // ---------------------------------------------------------------- what only the API answers
   BODY_TOO_LARGE: { code: 10001, http: 400, category: 'parameter', meaning: 'the request body is larger than the limit' },

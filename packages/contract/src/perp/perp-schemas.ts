@@ -11,6 +11,7 @@ import { AnyObject, DecimalIn, DecimalOut, Millis, Nullable, SignedDecimalIn, St
 import {
   MARGIN_MODES,
   MAX_BATCH_CANCEL,
+  MAX_BATCH_ORDERS,
   MAX_CLIENT_ORDER_ID,
   MAX_ORDER_ID_LENGTH,
   ORDER_ID_PATTERN,
@@ -22,6 +23,7 @@ import {
   type PerpPermission,
   TIME_IN_FORCES,
   TRADE_ROLES,
+  TRIGGER_BY,
 } from './perp-enums.ts';
 
 // ------------------------------------------------------------------ envelope
@@ -112,8 +114,15 @@ export const OrderSchema = Type.Object({
   avgPrice: Nullable(Type.String(), { description: 'average fill price (tick decimals + 4, rounded down); null before a fill' }),
   fee: DecimalOut({ description: 'fees paid by this order so far (USD)' }),
   status: StringEnum(ORDER_STATUSES),
-  reason: Nullable(Type.String(), { description: 'why a done order ended: FILLED, USER_CANCEL, IOC_REMAINDER, SELF_TRADE_PREVENTION, REDUCE_ONLY' }),
+  reason: Nullable(Type.String(), {
+    description:
+      'why a done order ended: FILLED, USER_CANCEL, IOC_REMAINDER, SELF_TRADE_PREVENTION, REDUCE_ONLY, POSITION_CLOSED, INSUFFICIENT_MARGIN, PRICE_BAND, POST_ONLY_WOULD_CROSS',
+  }),
   reduceOnly: Type.Boolean(),
+  triggerPrice: Nullable(Type.String(), { description: 'a trigger order\'s trigger price; null for LIMIT and MARKET orders' }),
+  triggerBy: Nullable(StringEnum(TRIGGER_BY), { description: 'what a trigger order watches: MARK or LAST; null for LIMIT and MARKET orders' }),
+  triggeredAt: Nullable(Millis(), { description: 'when a trigger order fired; null before (status UNTRIGGERED) and for LIMIT and MARKET orders' }),
+  closePosition: Type.Boolean({ description: 'a trigger that closes the whole position when it fires (size 0 until then)' }),
   createdAt: Millis(),
   updatedAt: Millis(),
 });
@@ -181,10 +190,15 @@ export const OrderInputSchema = Type.Object(
     symbol: SymbolParam,
     side: StringEnum(ORDER_SIDES),
     type: StringEnum(ORDER_TYPES),
-    size: DecimalIn({ description: 'base units, a multiple of the lot size' }),
-    price: Type.Optional(DecimalIn({ description: 'LIMIT: the limit price (required); MARKET: optional worst price' })),
-    timeInForce: Type.Optional(StringEnum(TIME_IN_FORCES, { description: 'LIMIT default GTC; MARKET IOC (default) or FOK' })),
+    size: Type.Optional(DecimalIn({ description: 'base units, a multiple of the lot size; omitted only with closePosition' })),
+    price: Type.Optional(DecimalIn({ description: 'LIMIT, STOP_LIMIT, TAKE_PROFIT_LIMIT: the limit price (required); the *MARKET types: optional worst price' })),
+    timeInForce: Type.Optional(StringEnum(TIME_IN_FORCES, { description: 'the LIMIT types default GTC; the MARKET types IOC (default) or FOK' })),
     reduceOnly: Type.Optional(Type.Boolean()),
+    triggerPrice: Type.Optional(DecimalIn({ description: 'STOP_* and TAKE_PROFIT_*: the price that fires the order (required for them, refused for others)' })),
+    triggerBy: Type.Optional(StringEnum(TRIGGER_BY, { description: 'the price the trigger watches: MARK (default) or LAST' })),
+    closePosition: Type.Optional(
+      Type.Boolean({ description: 'STOP_* and TAKE_PROFIT_* only, size omitted: close the whole position when it fires; cancelled when the position reaches zero' }),
+    ),
     clientOrderId: Type.Optional(
       Type.String({ minLength: 1, maxLength: MAX_CLIENT_ORDER_ID, pattern: VISIBLE_ASCII_PATTERN, description: 'idempotency key per account' }),
     ),
@@ -212,6 +226,50 @@ export const SubmittedOrderSchema = Type.Object({
 });
 export type SubmittedOrder = Static<typeof SubmittedOrderSchema>;
 
+/** `POST orders/batch`: 1 to 20 signed orders, each as `POST orders` takes it. */
+export const BatchOrdersBodySchema = Type.Object(
+  { orders: Type.Array(SignedOrderBodySchema, { minItems: 1, maxItems: MAX_BATCH_ORDERS }) },
+  { additionalProperties: false },
+);
+export type BatchOrdersBody = Static<typeof BatchOrdersBodySchema>;
+
+/** One order's answer in a batch: `{code: 0, order}` placed, or `{code, msg}` refused (the code of the error table). */
+export const BatchOrderResultSchema = Type.Object({
+  code: Type.Integer({ description: '0 when placed, else the error code this order alone would have been answered with' }),
+  msg: Type.Optional(Type.String()),
+  order: Type.Optional(SubmittedOrderSchema),
+});
+export type BatchOrderResult = Static<typeof BatchOrderResultSchema>;
+
+export const BatchOrdersResultSchema = Type.Object({
+  results: Type.Array(BatchOrderResultSchema, { description: 'one answer per order, in input order' }),
+});
+export type BatchOrdersResult = Static<typeof BatchOrdersResultSchema>;
+
+/** `POST orders/amend/build`: the new price and/or size (the new total size, fills included) of an open order. */
+export const AmendInputSchema = Type.Object(
+  {
+    orderId: Type.String({ pattern: ORDER_ID_PATTERN, description: 'an open order of the account' }),
+    price: Type.Optional(DecimalIn({ description: 'the new limit price; omitted: unchanged' })),
+    size: Type.Optional(DecimalIn({ description: 'the new total size, more than what has filled; omitted: unchanged' })),
+    expiry: Type.Optional(Millis({ description: 'until when the signed amendment may arrive (default now + 10 minutes)' })),
+  },
+  { additionalProperties: false },
+);
+export type AmendInput = Static<typeof AmendInputSchema>;
+
+export const BuiltAmendSchema = Type.Object({
+  typedData: AnyObject({
+    description:
+      'complete EIP-712 typed data: domain TokexPerp / 1 / chain id / margin vault; primaryType AmendOrder(address account,uint64 orderId,string price,string size,uint64 nonce,uint64 expiry)',
+  }),
+  amendHash: Type.String({ description: 'the EIP-712 hash of the amendment' }),
+});
+export type BuiltAmend = { typedData: TypedData; amendHash: string };
+
+/** `GET orders/client/{clientOrderId}`. */
+export const ClientOrderIdIn = Type.String({ minLength: 1, maxLength: MAX_CLIENT_ORDER_ID, pattern: VISIBLE_ASCII_PATTERN });
+
 /** Complete EIP-712 typed data as the signing flows answer it (`description` names the primary type). */
 export function TypedDataSchema(description: string) {
   return Type.Object(
@@ -237,7 +295,7 @@ export const BuiltOrderSchema = Type.Object({
   typedData: AnyObject(
     {
       description:
-        'complete EIP-712 typed data: domain TokexPerp / 1 / chain id / margin vault; primaryType Order(address account,string symbol,string side,string orderType,string size,string price,string timeInForce,bool reduceOnly,string clientOrderId,uint64 nonce,uint64 expiry)',
+        'complete EIP-712 typed data: domain TokexPerp / 1 / chain id / margin vault; primaryType Order(address account,string symbol,string side,string orderType,string size,string price,string timeInForce,bool reduceOnly,string clientOrderId,uint64 nonce,uint64 expiry), or for STOP_* and TAKE_PROFIT_* TriggerOrder (the same fields with string triggerPrice,string triggerBy,bool closePosition before nonce)',
     },
   ),
   orderHash: Type.String({ description: 'the EIP-712 hash of the order' }),

@@ -28,6 +28,32 @@ export const ORDER_FIELDS = [
   { name: 'expiry', type: 'uint64' },
 ] as const satisfies TypedFields;
 
+/**
+ * A signed trigger order (STOP_* and TAKE_PROFIT_*): an order's fields and, before its nonce, the
+ * trigger price (decimal string), what it watches (MARK or LAST) and whether it closes the whole
+ * position (`size` is then empty). A separate primary type, so a plain order's hash is unchanged.
+ */
+export const TRIGGER_ORDER_FIELDS = [
+  ...ORDER_FIELDS.slice(0, 9),
+  { name: 'triggerPrice', type: 'string' },
+  { name: 'triggerBy', type: 'string' },
+  { name: 'closePosition', type: 'bool' },
+  ...ORDER_FIELDS.slice(9),
+] as const satisfies TypedFields;
+
+/**
+ * A signed amendment of an open order: its new `price` and/or `size` (decimal strings, empty when
+ * unchanged; `size` is the new total size, fills included), with its own nonce and expiry.
+ */
+export const AMEND_ORDER_FIELDS = [
+  { name: 'account', type: 'address' },
+  { name: 'orderId', type: 'uint64' },
+  { name: 'price', type: 'string' },
+  { name: 'size', type: 'string' },
+  { name: 'nonce', type: 'uint64' },
+  { name: 'expiry', type: 'uint64' },
+] as const satisfies TypedFields;
+
 /** An API key created by the wallet's signature; `permissions` comma-separated in the order READ, TRADE, TRANSFER. */
 export const CREATE_API_KEY_FIELDS = [
   { name: 'wallet', type: 'address' },
@@ -47,6 +73,8 @@ export const ENABLE_SESSION_FIELDS = [
 
 export const PERP_TYPED_DATA = {
   Order: ORDER_FIELDS,
+  TriggerOrder: TRIGGER_ORDER_FIELDS,
+  AmendOrder: AMEND_ORDER_FIELDS,
   CreateApiKey: CREATE_API_KEY_FIELDS,
   EnableSession: ENABLE_SESSION_FIELDS,
 } as const;

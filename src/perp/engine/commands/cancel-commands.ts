@@ -12,7 +12,7 @@ export const MAX_BATCH_CANCEL = 100;
 
 function cancelCheck(s: EngineState, acct: Account, orderId: unknown): CancelOutcome['code'] {
   if (!isSafePosInt(orderId)) return 'INVALID';
-  const order = s.orders.get(orderId);
+  const order = s.openOrder(orderId);
   if (order === undefined) return orderId < s.nextOrderId ? 'ORDER_NOT_OPEN' : 'ORDER_NOT_FOUND';
   return order.account === acct ? 'OK' : 'ORDER_NOT_FOUND';
 }
@@ -25,7 +25,7 @@ export function cancelOrderCommand(s: EngineState, cmd: CancelOrderCommand): Acc
   const code = cancelCheck(s, acct, cmd.orderId);
   if (code !== 'OK') return reject(code, code === 'ORDER_NOT_OPEN' ? 'orderId: the order is no longer open' : 'orderId: no such order for this account');
   s.begin(cmd);
-  s.finishOrder(s.orders.get(cmd.orderId) as EngineOrder, 'CANCELED', 'USER_CANCEL');
+  s.finishOrder(s.openOrder(cmd.orderId) as EngineOrder, 'CANCELED', 'USER_CANCEL');
   return { ok: true, code: 'OK', events: s.end() };
 }
 
@@ -41,7 +41,7 @@ export function cancelOrdersCommand(s: EngineState, cmd: CancelOrdersCommand): C
   const cancels: CancelOutcome[] = [];
   for (const id of ids) {
     const code = acct === null ? 'ORDER_NOT_FOUND' : cancelCheck(s, acct, id);
-    if (code === 'OK') s.finishOrder(s.orders.get(id) as EngineOrder, 'CANCELED', 'USER_CANCEL');
+    if (code === 'OK') s.finishOrder(s.openOrder(id) as EngineOrder, 'CANCELED', 'USER_CANCEL');
     cancels.push({ orderId: id, code });
   }
   return { ok: true, code: 'OK', events: s.end(), cancels };

@@ -11,6 +11,7 @@ import type { Account } from '../state/entities.ts';
 import { reject, type EngineState } from '../state/engine-state.ts';
 import { checkBase, instrumentOf, isRejected, isSafeNonNegInt, isSafePosInt } from '../state/validate.ts';
 import { fireCancelAfter } from './cancel-after-command.ts';
+import { fireTriggers } from '../triggers/fire-triggers.ts';
 
 /** Largest |rateE9| applyFunding accepts (10 % per interval). */
 export const MAX_FUNDING_RATE_E9 = 100_000_000n;
@@ -32,6 +33,8 @@ export function setMarkPriceCommand(s: EngineState, plan: MatchPlan, cmd: SetMar
   if (indexTs > inst.indexTs) inst.indexTs = indexTs;
   s.emit({ type: 'markPrice', symbol: inst.spec.symbol, markPriceTicks, indexPriceTicks });
   fireCancelAfter(s, cmd.ts);
+  // Stops before liquidation: a stop-loss that closes a position may spare its account the sweep.
+  if (inst.triggers.size > 0) fireTriggers(s, plan, inst, 'MARK', markPriceTicks, cmd.ts);
   const candidates = crossedBy(inst);
   for (const a of rearmDirty(s)) candidates.add(a);
   if (candidates.size > 0) sweep(s, plan, candidates, cmd.ts);

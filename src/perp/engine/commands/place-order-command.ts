@@ -1,19 +1,20 @@
 /**
  * placeOrder: validate → plan → admit → execute (docs/perp-engine.md "Matching"). The plan changes
- * nothing, so every refusal (FOK short, no liquidity, admission) leaves the state as it was.
+ * nothing, so every refusal (FOK short, no liquidity, admission) leaves the state as it was. A stop or
+ * take-profit order is validated the same way and then waits in its instrument's trigger book
+ * (docs/perp-engine.md "Trigger orders") until triggers/fire-triggers.ts enters it.
  */
-import { defaultTimeInForce, MAX_CLIENT_ORDER_ID, TIME_IN_FORCE_BY_TYPE, timeInForceAllowed } from '@tokex/contract';
-import { OrderBook } from '../book/order-book.ts';
-import type { OrderOutcome, PlaceOrderCommand, PlaceOrderResult, TradeEvent } from '../engine-types.ts';
-import { executeFill } from '../matching/fill.ts';
+import { defaultTimeInForce, isTriggerType, MAX_CLIENT_ORDER_ID, ORDER_TYPES, TIME_IN_FORCE_BY_TYPE, timeInForceAllowed, triggeredType, triggersOnRise, type TriggerOrderType } from '@tokex/contract';
+import type { OrderOutcome, PlaceOrderCommand, PlaceOrderResult, Rejected } from '../engine-types.ts';
 import type { MatchPlan } from '../matching/match-plan.ts';
-import { admits, postTradeFree } from '../risk/admission.ts';
-import { reservePerLot } from '../risk/margin.ts';
+import { executeEntry, isRefusal, planEntry } from '../matching/order-entry.ts';
+import { admits } from '../risk/admission.ts';
+import { freeCollateral, reservePerLot } from '../risk/margin.ts';
 import { imrFor } from '../risk/margin-rates.ts';
 import { bandEdges, limitOutsideBand, markStale, marketLimit } from '../risk/price-band.ts';
-import { EngineOrder } from '../state/entities.ts';
+import { EngineOrder, type Account, type Instrument, type Position } from '../state/entities.ts';
 import { reject, type EngineState } from '../state/engine-state.ts';
-import { accountOf, checkBase, isRejected, isSafeNonNegInt } from '../state/validate.ts';
+import { accountOf, checkBase, isRejected, isSafeNonNegInt, isSafePosInt } from '../state/validate.ts';
 
 export function placeOrderCommand(s: EngineState, plan: MatchPlan, cmd: PlaceOrderCommand): PlaceOrderResult {
   const bad = checkBase(cmd);
@@ -44,24 +45,32 @@ export function placeOrderCommand(s: EngineState, plan: MatchPlan, cmd: PlaceOrd
   const side = cmd.side;
   if (side !== 'BUY' && side !== 'SELL') return reject('INVALID', 'side: BUY or SELL');
   const type = cmd.type;
-  if (type !== 'LIMIT' && type !== 'MARKET') return reject('INVALID', 'type: LIMIT or MARKET');
+  if (!(ORDER_TYPES as readonly string[]).includes(type)) return reject('INVALID', `type: one of ${ORDER_TYPES.join(', ')}`);
   // The journal's invariant: the API checked the same rule, but a command may come from elsewhere.
   const tif = cmd.timeInForce ?? defaultTimeInForce(type);
   if (!timeInForceAllowed(type, tif)) return reject('INVALID', `timeInForce: a ${type} order is ${TIME_IN_FORCE_BY_TYPE[type].join(', ')}`);
   const reduceOnly = cmd.reduceOnly ?? false;
   if (typeof reduceOnly !== 'boolean') return reject('INVALID', 'reduceOnly: a boolean');
-  const size = cmd.sizeLots;
-  if (typeof size !== 'number' || !Number.isSafeInteger(size)) return reject('INVALID', 'sizeLots: an integer number of lots');
-  if (size < spec.minSizeLots || size > spec.maxSizeLots) {
-    return reject('SIZE_OUT_OF_RANGE', `sizeLots: between ${spec.minSizeLots} and ${spec.maxSizeLots} lots`);
+  const trigger = isTriggerType(type);
+  const closePosition = cmd.closePosition ?? false;
+  if (typeof closePosition !== 'boolean') return reject('INVALID', 'closePosition: a boolean');
+  if (closePosition && !trigger) return reject('INVALID', 'closePosition: only a trigger order closes the position');
+  const size = closePosition ? 0 : cmd.sizeLots;
+  if (!closePosition) {
+    if (typeof size !== 'number' || !Number.isSafeInteger(size)) return reject('INVALID', 'sizeLots: an integer number of lots');
+    if (size < spec.minSizeLots || size > spec.maxSizeLots) {
+      return reject('SIZE_OUT_OF_RANGE', `sizeLots: between ${spec.minSizeLots} and ${spec.maxSizeLots} lots`);
+    }
   }
   const price = cmd.priceTicks;
+  const limitType = triggeredType(type) === 'LIMIT';
   let worst: number | undefined;
   if (price === undefined || price === null) {
-    if (type === 'LIMIT') return reject('INVALID', 'priceTicks: required for a LIMIT order');
+    if (limitType) return reject('INVALID', `priceTicks: required for a ${type} order`);
   } else {
     if (typeof price !== 'number' || !Number.isSafeInteger(price)) return reject('INVALID', 'priceTicks: an integer number of ticks');
     if (price <= 0 || price > spec.maxPriceTicks) return reject('PRICE_OUT_OF_RANGE', `priceTicks: between 1 and ${spec.maxPriceTicks}`);
+    // A trigger's limit is checked against the band when it fires, around the mark of that moment.
     if (type === 'LIMIT' && limitOutsideBand(inst, side, price)) {
       const edges = bandEdges(inst)!;
       return reject('PRICE_OUT_OF_RANGE', `priceTicks: ${price} crosses beyond the ${spec.priceBandPpm} ppm band [${edges.low}, ${edges.high}] around the mark ${inst.markTicks}`, {
@@ -74,56 +83,28 @@ export function placeOrderCommand(s: EngineState, plan: MatchPlan, cmd: PlaceOrd
     if (!isSafeNonNegInt(cmd.expiresAtMs)) return reject('INVALID', 'expiresAtMs: milliseconds');
     if (cmd.ts > cmd.expiresAtMs) return reject('ORDER_EXPIRED', 'expiresAtMs: the order has expired');
   }
+  if (trigger) return placeTrigger(s, cmd, acct, inst, type as TriggerOrderType, size, worst, tif, reduceOnly, closePosition, cidKey);
+  if (cmd.triggerPriceTicks !== undefined && cmd.triggerPriceTicks !== null) return reject('INVALID', `triggerPriceTicks: not for a ${type} order`);
+
   let limit: number;
   if (type === 'MARKET') {
     if (markStale(inst, cmd.ts)) return reject('MARK_STALE', `the mark of ${spec.symbol} is older than ${spec.markStaleMs} ms`);
     limit = marketLimit(inst, side, worst);
   } else limit = worst as number;
 
-  const existing = acct.positions.get(spec.symbol);
-  const posSize = existing === undefined ? 0 : existing.sizeLots;
+  const existing = acct.positions.get(spec.symbol) ?? null;
   let lots = size;
   if (reduceOnly) {
     // Reduce-only: the position must be on the other side; the size is capped to it.
-    const reducible = side === 'BUY' ? -posSize : posSize;
+    const reducible = reducibleBy(existing, side);
     if (reducible <= 0) return reject('REDUCE_ONLY_WOULD_INCREASE', 'reduceOnly: no position on the other side to reduce');
     if (lots > reducible) lots = reducible;
   }
-  const book = inst.book;
-  if (tif === 'POST_ONLY') {
-    const best = book.oppositeOf(side).best();
-    if (best !== undefined && OrderBook.crosses(side, limit, best.priceTicks)) {
-      return reject('POST_ONLY_WOULD_CROSS', 'timeInForce: a POST_ONLY order would take liquidity');
-    }
-  }
+  const planned = planEntry(plan, { acct, inst, position: existing, side, limit, lots, tif, ioc: type === 'MARKET' || tif === 'IOC' || tif === 'FOK', reduceOnly });
+  if (isRefusal(planned)) return reject(planned.code, planned.message);
 
-  // Plan the match without changing anything.
-  const remainingAfter = plan.build(inst, acct, side, limit, lots);
-  const filled = lots - remainingAfter;
-  if (tif === 'FOK' && remainingAfter > 0) {
-    plan.reset();
-    return reject('FOK_NOT_FILLED', 'timeInForce: FOK could not be filled in full');
-  }
-  const ioc = type === 'MARKET' || tif === 'IOC' || tif === 'FOK';
-  if (ioc && filled === 0 && !plan.stp) {
-    plan.reset();
-    return reject('NO_LIQUIDITY', 'no resting liquidity within the price and the band');
-  }
-  const rests = remainingAfter > 0 && !ioc && !plan.stp;
-  const position = existing ?? null;
-  const imr = position === null ? imrFor(spec, inst.defaultLeverage) : position.imrPpm;
-  const perLot = rests ? reservePerLot(inst, side, limit, imr, reduceOnly) : 0n;
-  const newReserve = perLot * BigInt(remainingAfter);
-
-  const post = postTradeFree(plan, acct, inst, position, side, newReserve);
-  if (!admits(post, acct)) {
-    plan.reset();
-    return reject('INSUFFICIENT_MARGIN', `free collateral would be ${post}`);
-  }
-
-  // Execute.
   s.begin(cmd);
-  const pos = position ?? s.materialisePosition(acct, inst);
+  const pos = existing ?? s.materialisePosition(acct, inst);
   const orderId = s.nextOrderId++;
   const order = new EngineOrder(orderId, side, limit, lots, acct, pos, type, tif, lots, reduceOnly, cid ?? null, cmd.ts);
   s.events.push({
@@ -132,45 +113,93 @@ export function placeOrderCommand(s: EngineState, plan: MatchPlan, cmd: PlaceOrd
     priceTicks: price === undefined || price === null ? null : price,
     sizeLots: lots, requestedSizeLots: size, reduceOnly, clientOrderId: cid ?? null,
   });
-  const fills: TradeEvent[] = [];
-  const collateralBefore = acct.collateral;
-  const feeBefore = s.feeAccount.collateral;
-  const n = plan.n;
-  for (let i = 0; i < n; i++) {
-    const maker = plan.makers[i];
-    const q = plan.fillLots[i];
-    if (q > 0) fills.push(executeFill(s, inst, order, maker, q, inst.takerFee));
-    if (plan.cancel[i]) s.finishOrder(maker, 'EXPIRED', 'REDUCE_ONLY');
-  }
-  const stp = plan.stp;
-  plan.reset();
-  if (order.remainingLots !== remainingAfter) throw new Error('engine: execution diverged from the plan');
-
-  let status: OrderOutcome['status'];
-  if (remainingAfter === 0) {
-    status = 'FILLED';
-    s.emitDone(order, 'FILLED', 'FILLED', 0);
-  } else if (!rests) {
-    status = 'EXPIRED';
-    s.emitDone(order, 'EXPIRED', stp ? 'SELF_TRADE_PREVENTION' : 'IOC_REMAINDER', remainingAfter);
-  } else {
-    status = filled > 0 ? 'PARTIALLY_FILLED' : 'NEW';
-    order.reservePerLot = perLot;
-    acct.reserved += newReserve;
-    book.add(order);
-    s.linkOrder(order);
-    s.events.push({
-      seq: s.nextSeq++, ts: s.cmdTs, commandId: s.cmdId, type: 'orderResting',
-      orderId, account: acct.address, symbol: spec.symbol, side, priceTicks: limit, remainingLots: remainingAfter, reserved: newReserve,
-    });
-  }
-  if (filled > 0) {
-    s.emitPosition(pos);
-    s.emitBalance(acct, acct.collateral - collateralBefore, 'trade');
-    const fees = s.feeAccount.collateral - feeBefore;
-    if (fees !== 0n) s.emitBalance(s.feeAccount, fees, 'fee');
-  }
-  const outcome: OrderOutcome = { orderId, status, sizeLots: lots, filledLots: filled, remainingLots: rests ? remainingAfter : 0 };
+  const { status, fills } = executeEntry(s, plan, order, planned);
+  const outcome: OrderOutcome = { orderId, status, sizeLots: lots, filledLots: planned.filled, remainingLots: planned.rests ? planned.remainingAfter : 0 };
   if (cidKey !== null) s.clientOrders.set(cidKey, { ...outcome, account: acct.address, clientOrderId: cid as string });
   return { ok: true, code: 'OK', events: s.end(), order: outcome, fills, duplicate: false };
+}
+
+/** Lots a reduce-only order on `side` may trade: the position on the other side (0 when none). */
+export function reducibleBy(position: Position | null, side: 'BUY' | 'SELL'): number {
+  if (position === null) return 0;
+  return side === 'BUY' ? -position.sizeLots : position.sizeLots;
+}
+
+/**
+ * A stop or take-profit order waits off the book (docs/perp-engine.md "Trigger orders"). Refused when
+ * the price it watches has already reached its trigger (it would fire at once: send the order it
+ * carries instead), or when that price was never set. One that can open exposure reserves margin as
+ * a resting order at its limit price (at its trigger price for the market types); a reduce-only or
+ * closePosition one reserves nothing, as it can only shrink a position.
+ */
+function placeTrigger(
+  s: EngineState,
+  cmd: PlaceOrderCommand,
+  acct: Account,
+  inst: Instrument,
+  type: TriggerOrderType,
+  size: number,
+  worst: number | undefined,
+  tif: PlaceOrderCommand['timeInForce'] & string,
+  reduceOnly: boolean,
+  closePosition: boolean,
+  cidKey: string | null,
+): PlaceOrderResult | Rejected {
+  const spec = inst.spec;
+  const side = cmd.side;
+  const trig = cmd.triggerPriceTicks;
+  if (!isSafePosInt(trig) || trig > spec.maxPriceTicks) return reject('PRICE_OUT_OF_RANGE', `triggerPriceTicks: between 1 and ${spec.maxPriceTicks}`);
+  const by = cmd.triggerBy ?? 'MARK';
+  if (by !== 'MARK' && by !== 'LAST') return reject('INVALID', 'triggerBy: MARK or LAST');
+  const watched = by === 'MARK' ? inst.markTicks : inst.lastTradeTicks;
+  if (watched === 0) return reject('NO_TRIGGER_PRICE', `triggerBy: ${spec.symbol} has no ${by === 'MARK' ? 'mark' : 'last trade'} price yet`);
+  const rise = triggersOnRise(type, side);
+  if (rise ? watched >= trig : watched <= trig) {
+    return reject('TRIGGER_WOULD_FIRE', `triggerPriceTicks: ${trig} is already reached by the ${by === 'MARK' ? 'mark' : 'last trade'} price ${watched}`);
+  }
+  const existing = acct.positions.get(spec.symbol) ?? null;
+  let lots = size;
+  if (closePosition || reduceOnly) {
+    const reducible = reducibleBy(existing, side);
+    if (reducible <= 0) {
+      return existing === null || existing.sizeLots === 0
+        ? reject('POSITION_NOT_OPEN', `no open ${spec.symbol} position for a ${closePosition ? 'closePosition' : 'reduce-only'} trigger`)
+        : reject('REDUCE_ONLY_WOULD_INCREASE', `side: a ${side} trigger would not reduce the ${spec.symbol} position`);
+    }
+    if (closePosition) lots = 0;
+    else if (lots > reducible) lots = reducible;
+  }
+  let perLot = 0n;
+  if (!reduceOnly && !closePosition) {
+    const imr = existing === null ? imrFor(spec, inst.defaultLeverage) : existing.imrPpm;
+    perLot = reservePerLot(inst, side, worst ?? trig, imr, false);
+    const post = freeCollateral(acct) - perLot * BigInt(lots);
+    if (!admits(post, acct)) return reject('INSUFFICIENT_MARGIN', `free collateral would be ${post}`);
+  }
+
+  s.begin(cmd);
+  const pos = existing ?? s.materialisePosition(acct, inst);
+  const orderId = s.nextOrderId++;
+  const cid = cmd.clientOrderId ?? null;
+  const order = new EngineOrder(orderId, side, worst ?? 0, lots, acct, pos, type, tif, lots, reduceOnly || closePosition, cid, cmd.ts);
+  order.trigger = { priceTicks: trig, by, rise, closePosition, armed: true };
+  order.reservePerLot = perLot;
+  armTrigger(s, order);
+  s.emit({
+    type: 'orderAccepted', orderId, account: acct.address, symbol: spec.symbol, side, orderType: type, timeInForce: tif,
+    priceTicks: worst ?? null, sizeLots: lots, requestedSizeLots: size, reduceOnly: reduceOnly || closePosition, clientOrderId: cid,
+    triggerPriceTicks: trig, triggerBy: by, ...(closePosition ? { closePosition: true as const } : {}),
+  });
+  const outcome: OrderOutcome = { orderId, status: 'UNTRIGGERED', sizeLots: lots, filledLots: 0, remainingLots: lots };
+  if (cidKey !== null) s.clientOrders.set(cidKey, { ...outcome, account: acct.address, clientOrderId: cid as string });
+  return { ok: true, code: 'OK', events: s.end(), order: outcome, fills: [], duplicate: false };
+}
+
+/** Puts an armed trigger order in its instrument's trigger book and its account's open orders, with its reserve. */
+export function armTrigger(s: EngineState, order: EngineOrder): void {
+  s.triggers.set(order.id, order);
+  order.position.inst.triggers.add(order);
+  s.linkOrder(order);
+  order.account.reserved += order.reservePerLot * BigInt(order.remainingLots);
+  if (order.trigger!.closePosition) order.position.closeTriggers++;
 }

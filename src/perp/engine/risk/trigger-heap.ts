@@ -6,12 +6,13 @@
 import type { TriggerEntry } from '../state/entities.ts';
 
 /** `before(a, b)`: a belongs nearer the top. Longs: higher trigger first; shorts: lower first. */
-type Before = (a: TriggerEntry, b: TriggerEntry) => boolean;
+type Before<E = TriggerEntry> = (a: E, b: E) => boolean;
 
 export const longBefore: Before = (a, b) => a.trig > b.trig;
 export const shortBefore: Before = (a, b) => a.trig < b.trig;
 
-export function heapPush(h: TriggerEntry[], e: TriggerEntry, before: Before): void {
+/** Generic over the entry: the trigger orders' index (triggers/trigger-book.ts) uses the same heap. */
+export function heapPush<E>(h: E[], e: E, before: Before<E>): void {
   let i = h.length;
   h.push(e);
   while (i > 0) {
@@ -23,11 +24,11 @@ export function heapPush(h: TriggerEntry[], e: TriggerEntry, before: Before): vo
   h[i] = e;
 }
 
-export function heapPop(h: TriggerEntry[], before: Before): TriggerEntry | undefined {
+export function heapPop<E>(h: E[], before: Before<E>): E | undefined {
   const n = h.length;
   if (n === 0) return undefined;
   const top = h[0];
-  const last = h.pop() as TriggerEntry;
+  const last = h.pop() as E;
   if (n > 1) {
     let i = 0;
     const m = n - 1;

@@ -53,6 +53,10 @@ export class EngineState {
   readonly accounts = new Map<string, Account>();
   /** Every resting order of every instrument by id (shared with the books). */
   readonly orders = new Map<number, EngineOrder>();
+  /** Untriggered stop and take-profit orders by id (in their instruments' trigger books, not on the books). */
+  readonly triggers = new Map<number, EngineOrder>();
+  /** Positions of this command that reached zero with closePosition triggers waiting (cancelled at its end). */
+  readonly flattened: Position[] = [];
   readonly clientOrders = new Map<string, ClientOrderRecord>();
   /** Every withdrawal ever requested, by id: the exactly-once record of reserve → paid | failed. */
   readonly withdrawals = new Map<string, WithdrawalRecord>();
@@ -138,13 +142,30 @@ export class EngineState {
     o.position.openOrders--;
   }
 
-  /** Takes a resting order off the book with its reserve and reports it done. */
+  /** An open order by id: resting on a book, or an untriggered trigger order. */
+  openOrder(id: number): EngineOrder | undefined {
+    return this.orders.get(id) ?? this.triggers.get(id);
+  }
+
+  /** Takes an open order off its book (or out of its trigger book) with its reserve and reports it done. */
   finishOrder(o: EngineOrder, status: 'CANCELED' | 'EXPIRED', reason: DoneReason): void {
     const remaining = o.remainingLots;
-    o.position.inst.book.remove(o);
-    this.unlinkOrder(o);
-    o.account.reserved -= o.reservePerLot * BigInt(remaining);
+    this.release(o);
     this.emitDone(o, status, reason, remaining);
+  }
+
+  /** Takes an open order out of the book or the trigger book, its account's list and its reserve. */
+  release(o: EngineOrder): void {
+    const t = o.trigger;
+    if (t !== null && this.triggers.get(o.id) === o) {
+      if (t.armed) o.position.inst.triggers.remove(o);
+      this.triggers.delete(o.id);
+      if (t.closePosition) o.position.closeTriggers--;
+    } else {
+      o.position.inst.book.remove(o);
+    }
+    this.unlinkOrder(o);
+    o.account.reserved -= o.reservePerLot * BigInt(o.remainingLots);
   }
 
   /** Cancels the account's open orders (all, or on one symbol); answers their ids. */
@@ -189,6 +210,7 @@ export class EngineState {
   }
 
   emitPosition(p: Position): void {
+    if (p.sizeLots === 0 && p.closeTriggers > 0) this.flattened.push(p);
     this.events.push({
       seq: this.nextSeq++, ts: this.cmdTs, commandId: this.cmdId, type: 'positionChanged',
       account: (p.account as Account).address, symbol: p.inst.spec.symbol, sizeLots: p.sizeLots, entryNotional: p.entryNotional,

@@ -4,9 +4,10 @@
  * matching/, risk/, funding/, pool/ and commands/, never here.
  */
 import { BookOrder, OrderBook, type Side } from '../book/order-book.ts';
-import type { MarginMode, OrderType, TimeInForce } from '../engine-types.ts';
+import type { MarginMode, OrderType, TimeInForce, TriggerBy } from '../engine-types.ts';
 import type { InstrumentSpec } from '../instruments.ts';
 import { imrFor } from '../risk/margin-rates.ts';
+import { TriggerBook } from '../triggers/trigger-book.ts';
 
 export class Account {
   collateral = 0n;
@@ -61,8 +62,10 @@ export class Position {
   imrPpm: bigint;
   realisedPnl = 0n;
   funding = 0n;
-  /** Open orders of the account on this instrument. */
+  /** Open orders of the account on this instrument (untriggered trigger orders included). */
   openOrders = 0;
+  /** Untriggered closePosition triggers on this position: cancelled when it reaches zero. */
+  closeTriggers = 0;
   /** Liquidation trigger (risk/liquidation-index.ts): the version of its live heap entry. */
   trigVersion = 0;
   /** Whether a live heap entry exists, its trigger and its side (a flip needs the other heap). */
@@ -108,6 +111,8 @@ export class Instrument {
   /** Liquidation triggers: longs fire when mark ≤ trig (max-heap), shorts when mark ≥ trig (min-heap). */
   readonly longTriggers: TriggerEntry[] = [];
   readonly shortTriggers: TriggerEntry[] = [];
+  /** Untriggered stop and take-profit orders by trigger price (triggers/trigger-book.ts). */
+  readonly triggers = new TriggerBook();
   constructor(spec: InstrumentSpec, index: Map<number, EngineOrder>, defaultLeverage: number) {
     this.book = new OrderBook<EngineOrder>(index);
     this.spec = spec;
@@ -132,9 +137,22 @@ export class Instrument {
   }
 }
 
+/** What a trigger order waits for (docs/perp-engine.md "Trigger orders"). */
+export interface OrderTrigger {
+  priceTicks: number;
+  by: TriggerBy;
+  /** Fires when the watched price rises to priceTicks (else when it falls to it). */
+  rise: boolean;
+  closePosition: boolean;
+  /** In its instrument's trigger book, waiting; false once fired or cancelled (its heap entries are then stale). */
+  armed: boolean;
+}
+
 export class EngineOrder extends BookOrder {
   filledLots = 0;
   reservePerLot = 0n;
+  /** Stop and take-profit orders only; null for LIMIT and MARKET orders and once fired. */
+  trigger: OrderTrigger | null = null;
   accPrev: EngineOrder | null = null;
   accNext: EngineOrder | null = null;
   constructor(
@@ -146,7 +164,8 @@ export class EngineOrder extends BookOrder {
     readonly position: Position,
     readonly type: OrderType,
     readonly timeInForce: TimeInForce,
-    readonly sizeLots: number,
+    /** Total size; an amendment may lower it in place (amend-order-command.ts). */
+    public sizeLots: number,
     readonly reduceOnly: boolean,
     readonly clientOrderId: string | null,
     readonly createdTs: number,

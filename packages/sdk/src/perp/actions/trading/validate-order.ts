@@ -19,13 +19,23 @@ export async function validateOrder(transport: PerpTransport, parameters: Valida
   // The venue's stateless rules (the contract's ValidateBasic), with the server's field and reason.
   const issue = orderBasicIssue(order);
   if (issue) throw new TokexValidationError(issue.field, issue.reason);
-  if (!isDecimalString(order.size) || compareDecimal(order.size, '0') <= 0) throw new TokexValidationError('size', 'a positive decimal string');
-  if (order.price !== undefined && (!isDecimalString(order.price) || compareDecimal(order.price, '0') <= 0)) throw new TokexValidationError('price', 'a positive decimal string');
+  // A closePosition trigger has no size: it closes whatever is held when it fires.
+  const size = order.closePosition === true ? undefined : order.size;
+  if (order.closePosition !== true && (size === undefined || !isDecimalString(size) || compareDecimal(size, '0') <= 0)) throw new TokexValidationError('size', 'a positive decimal string');
+  for (const field of ['price', 'triggerPrice'] as const) {
+    const v = order[field];
+    if (v !== undefined && (!isDecimalString(v) || compareDecimal(v, '0') <= 0)) throw new TokexValidationError(field, 'a positive decimal string');
+  }
   // The lot and tick checks are a convenience: when the instruments cannot be read, the server decides.
   const inst = await getCachedInstrument(transport, { symbol: order.symbol }).catch(() => undefined);
   if (!inst) return;
-  if (!isMultipleOf(order.size, inst.lotSize)) throw new TokexValidationError('size', `${order.size} is not a multiple of the lot size ${inst.lotSize}`);
-  if (compareDecimal(order.size, inst.minSize) < 0) throw new TokexValidationError('size', `below the minimum size ${inst.minSize}`);
-  if (compareDecimal(order.size, inst.maxSize) > 0) throw new TokexValidationError('size', `above the maximum size ${inst.maxSize}`);
-  if (order.price !== undefined && !isMultipleOf(order.price, inst.tickSize)) throw new TokexValidationError('price', `${order.price} is off the tick: not a multiple of the tick size ${inst.tickSize}`);
+  if (size !== undefined) {
+    if (!isMultipleOf(size, inst.lotSize)) throw new TokexValidationError('size', `${size} is not a multiple of the lot size ${inst.lotSize}`);
+    if (compareDecimal(size, inst.minSize) < 0) throw new TokexValidationError('size', `below the minimum size ${inst.minSize}`);
+    if (compareDecimal(size, inst.maxSize) > 0) throw new TokexValidationError('size', `above the maximum size ${inst.maxSize}`);
+  }
+  for (const field of ['price', 'triggerPrice'] as const) {
+    const v = order[field];
+    if (v !== undefined && !isMultipleOf(v, inst.tickSize)) throw new TokexValidationError(field, `${v} is off the tick: not a multiple of the tick size ${inst.tickSize}`);
+  }
 }
