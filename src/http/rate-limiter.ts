@@ -10,6 +10,13 @@
  * layer refuses before that hook runs (a body over the limit, a URL that does not decode, malformed
  * HTTP, ...) is counted by createHttpServer against its client's address, through the checker an app
  * registered here ({@link rateLimitOf}): it names no key that anything has vouched for.
+ *
+ * A request may weigh more than one unit (the perp API's batches, docs/perp-api.md "Rate limits"):
+ * the checker then takes `weight` units from the bucket, one store increment each, all sent at once
+ * (with Redis, pipelined on the one connection: one round trip). The request passes when the last of
+ * its units still fits, so a request of weight w passes exactly when w units were left. The stores
+ * count only by one, and a weight is small (at most 11), so this keeps both stores as the plugin
+ * writes them rather than a counter of our own beside them.
  */
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -40,10 +47,14 @@ export interface RateLimitSettings {
 }
 
 /**
- * Counts one request of `bucket`. `request` is the request counted, when there is one (a connection
- * Node refuses before any request exists has none): the HTTP layer then knows it was counted.
+ * Counts one request of `bucket`, `weight` units (default 1, a positive integer). `request` is the
+ * request counted, when there is one (a connection Node refuses before any request exists, or a
+ * WebSocket message, has none): the HTTP layer then knows it was counted.
  */
-export type RateLimitCheck = (request: FastifyRequest | undefined, bucket: string) => Promise<RateLimitState>;
+export type RateLimitCheck = (request: FastifyRequest | undefined, bucket: string, weight?: number) => Promise<RateLimitState>;
+
+/** Units one request may take: a bound on the store calls a request makes, far above any documented weight. */
+export const MAX_REQUEST_WEIGHT = 100;
 
 /**
  * What the plugin's checker is given instead of the request: it reads only the bucket (through the
@@ -76,19 +87,25 @@ export async function registerRateLimit(app: FastifyInstance, settings: RateLimi
     keyGenerator: (carrier) => (carrier as unknown as Counted).bucket,
   });
   const check = app.createRateLimit();
-  const counter: RateLimitCheck = async (request, bucket) => {
+  const counter: RateLimitCheck = async (request, bucket, weight = 1) => {
+    if (!Number.isSafeInteger(weight) || weight < 1 || weight > MAX_REQUEST_WEIGHT) throw new Error(`rate limit: weight must be an integer from 1 to ${MAX_REQUEST_WEIGHT}`);
     // Marked before the store answers: a request whose count failed is not counted a second time.
     if (request) counted.add(request);
     const carrier: Counted = { bucket, routeOptions: NO_ROUTE };
-    let r: Awaited<ReturnType<typeof check>>;
+    let units: Array<Awaited<ReturnType<typeof check>>>;
     try {
-      r = await check(carrier as unknown as FastifyRequest);
+      units = await Promise.all(Array.from({ length: weight }, () => check(carrier as unknown as FastifyRequest)));
     } catch (cause) {
       throw new StorageUnavailableError({ cause });
     }
+    // The unit counted last (the fewest remaining): other requests' units may have come between ours.
+    let r = units[0];
+    for (const u of units) if (!u.isAllowed && !r.isAllowed && u.remaining <= r.remaining) r = u;
     if (r.isAllowed) return { limit: settings.limit, remaining: settings.limit, resetMs: 0, limited: false };
-    if (r.isExceeded) recordRateLimited(app, bucket);
-    return { limit: r.max, remaining: r.remaining, resetMs: r.ttl, limited: r.isExceeded };
+    // Past the limit when the last unit did not fit (the store's count passed the limit).
+    const limited = units.some((u) => !u.isAllowed && u.isExceeded);
+    if (limited) recordRateLimited(app, bucket);
+    return { limit: r.max, remaining: r.remaining, resetMs: r.ttl, limited };
   };
   checks.set(app, counter);
   return counter;

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
-  DEFAULT_ORDER_TTL_MS, defaultTimeInForce, isTriggerType, MAX_BATCH_ORDERS, MAX_ORDER_TTL_MS, orderBasicIssue, orderExpiryIssue, type TriggerBy,
+  DEFAULT_ORDER_TTL_MS, defaultTimeInForce, isTriggerType, MAX_BATCH_ORDERS, OPEN_ORDER_STATUSES, MAX_ORDER_TTL_MS, orderBasicIssue, orderExpiryIssue, type TriggerBy,
   type AmendInput, type BatchOrderResult, type BatchOrdersResult, type CancelAllAfterStatus, type Order, type OrderInput, type SubmittedOrder,
 } from '@tokex/contract';
 import type { Address } from 'viem';
@@ -480,7 +480,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
         // which owns the answer (no such order of this account, or not open).
         const history = await getOrder(db, orderId);
         if (history && history.account !== account) throw new NotFoundError('order');
-        if (history && history.status !== 'NEW' && history.status !== 'PARTIALLY_FILLED') throw new RejectedError('ORDER_NOT_OPEN', `order ${orderId} is ${history.status}`);
+        if (history && !(OPEN_ORDER_STATUSES as readonly string[]).includes(history.status)) throw new RejectedError('ORDER_NOT_OPEN', `order ${orderId} is ${history.status}`);
       });
       if (!r.ok) throw engineError(r);
       // The cancel's own time, the same on a retry (the journalled one).

@@ -20,7 +20,7 @@ import { createPerpKeyService } from './perp-key-service.ts';
 import { createAccountService } from './account-service.ts';
 import { createWithdrawalService } from './withdrawal-service.ts';
 import { createMarketService } from './market-service.ts';
-import { createOrderService } from './order-service.ts';
+import { createOrderService, type OrderService } from './order-service.ts';
 import { createOneClickService } from './one-click-service.ts';
 import { createLiquidityService } from './liquidity-service.ts';
 import type { PerpVenue } from './perp-venue.ts';
@@ -118,6 +118,16 @@ export interface PerpApiOptions {
   readiness?: ReadinessProbe;
 }
 
+const orderServices = new WeakMap<FastifyInstance, OrderService>();
+
+/**
+ * The order service behind `app`'s trading routes (undefined without an engine): the stream
+ * endpoint's order entry uses the same instance, with the app's rate-limit checker (rateLimitOf).
+ */
+export function perpOrderServiceOf(app: FastifyInstance): OrderService | undefined {
+  return orderServices.get(app);
+}
+
 export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstance> {
   const now = opts.now ?? Date.now;
   const keyService = createPerpKeyService({
@@ -136,7 +146,7 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
   const liquidity = venue ? createLiquidityService({ db: opts.db, venue, lockupMs: opts.lpLockupMs, now }) : undefined;
   const market = venue ? createMarketService({ db: opts.db, venue, fundingIntervalMs: opts.fundingIntervalMs, now }) : undefined;
 
-  return buildVenueApi({
+  const app = await buildVenueApi({
     logger: opts.logger,
     envelope: perpEnvelope,
     api: 'perp',
@@ -169,4 +179,6 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
     },
     extraRoutes: opts.extraRoutes,
   });
+  if (orders) orderServices.set(app, orders);
+  return app;
 }

@@ -10,12 +10,15 @@
  * chain (20008), the peer in its IP whitelist when it has one (20004), the signature (20006), not a
  * replay (20007), then the route's permission (403 30001).
  *
- * Rate limit: an authenticated request counts against its key; a public route's request, and a
- * request that failed authentication, against the client's address (so a stranger with bad
- * signatures can neither spend a key's budget nor probe without limit). Every answer of the scope
- * carries the X-RateLimit headers of the bucket it counted against.
+ * Rate limit: an authenticated request counts against its key, with its weight (a batch weighs more
+ * than one order, {@link perpRequestWeight}); a public route's request, and a request that failed
+ * authentication, one unit against the client's address (so a stranger with bad signatures can
+ * neither spend a key's budget nor probe without limit). Every answer of the scope carries the
+ * X-RateLimit headers of the bucket it counted against. The stream endpoint's order entry counts its
+ * messages against the same key buckets with the same weights (src/perp/streams/perp-stream-endpoint.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { MAX_BATCH_CANCEL, MAX_BATCH_ORDERS, requestWeight } from '@tokex/contract';
 import { ForbiddenError, UnauthorizedError, type AuthFailure } from '../errors/app-error.ts';
 import { hasPermission, type PerpPermission } from '../auth/api-key-model.ts';
 import type { ApiKeyService, AuthKey } from '../auth/api-key-service.ts';
@@ -43,6 +46,54 @@ export const PERP_TS_WINDOW_MS = 45_000;
 
 /** The path the perp signature covers starts here (contract.md §B). */
 const SIGNED_PATH_ROOT = '/v4/';
+/** The authenticated scope's root (PERP_API_ROOT): routes are named by the path after it. */
+const TRADER_ROOT = '/v4/public/trader/';
+
+/** How many of `list` a body carries, at most `max` (a longer list is refused by its schema anyway). */
+function itemsOf(body: unknown, list: string, max: number): number {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return 0;
+  const items = (body as Record<string, unknown>)[list];
+  return Array.isArray(items) ? Math.min(items.length, max) : 0;
+}
+
+/**
+ * The requests that weigh more than one unit (docs/perp-api.md "Rate limits"), by method and path
+ * after `/v4/public/trader/`: requestWeight(n) = 1 + ⌊n / 10⌋ of the orders or ids they carry.
+ */
+const WEIGHTED: Readonly<Record<string, (body: unknown) => number>> = {
+  'POST orders/batch': (body) => requestWeight(itemsOf(body, 'orders', MAX_BATCH_ORDERS)),
+  'POST orders/batch-cancel': (body) => requestWeight(itemsOf(body, 'orderIds', MAX_BATCH_CANCEL)),
+};
+
+/**
+ * Rate-limit units of a request (`route`: `"POST orders/batch"`, the method and the path after
+ * `/v4/public/trader/`) carrying `body` (the decoded JSON, before any validation): 1 for every
+ * request but the batches. A body too malformed to count in weighs 1 (its schema refuses it); a list
+ * longer than its schema allows weighs as the longest allowed. REST and the stream's order entry
+ * both weigh with it.
+ */
+export function perpRequestWeight(route: string, body: unknown): number {
+  const weigh = WEIGHTED[route];
+  return weigh === undefined ? 1 : weigh(body);
+}
+
+/** The weight of an authenticated request: its body read only for the routes that weigh more than one. */
+function weightOf(request: FastifyRequest): number {
+  const url = request.routeOptions.url;
+  if (url === undefined) return 1;
+  const at = url.indexOf(TRADER_ROOT);
+  const route = `${request.method} ${at === -1 ? url : url.slice(at + TRADER_ROOT.length)}`;
+  if (WEIGHTED[route] === undefined) return 1;
+  // The JSON decoder runs after this hook (venue-api.ts): the body is read here for its count only,
+  // and a body that is not JSON weighs 1 (the decoder refuses it next).
+  let body: unknown;
+  try {
+    body = JSON.parse(request.rawBody?.toString('utf8') ?? '');
+  } catch {
+    return 1;
+  }
+  return perpRequestWeight(route, body);
+}
 
 export interface PerpAuthOptions {
   keys: ApiKeyService;
@@ -66,6 +117,11 @@ function header(req: FastifyRequest, name: string): string | undefined {
 
 function deny(failure: AuthFailure, reason: string): UnauthorizedError {
   return new UnauthorizedError(reason, { failure });
+}
+
+/** The rate-limit bucket of an authenticated key: REST requests and stream order messages share it. */
+export function keyBucket(apiKey: string): string {
+  return `key:${apiKey}`;
 }
 
 /** The permission `request`'s route needs. */
@@ -96,12 +152,34 @@ export interface PerpSignedParts {
 }
 
 /**
+ * The key's own checks, without a signature: known, active, a perp key, not expired, of this chain,
+ * `peer` in its IP whitelist. Part of every signature check; the stream endpoint also runs it on
+ * each order message of an authenticated connection, so a key deleted, expired or narrowed since the
+ * connection's `auth` stops trading at once (within the key cache's lifetime), as it would over REST.
+ */
+export function createPerpKeyCheck(opts: Pick<PerpAuthOptions, 'keys' | 'chainId' | 'now'>) {
+  const now = opts.now ?? Date.now;
+  return async function checkKey(apiKey: string, peer: string | undefined): Promise<AuthKey> {
+    const t = now();
+    const cached = opts.keys.cachedForAuth(apiKey);
+    const key = cached ? cached.key : await opts.keys.lookupForAuth(apiKey);
+    if (!key || key.api !== 'perp' || !key.active) throw deny('key', key ? (key.api !== 'perp' ? 'not a perp key' : 'api key deleted') : 'unknown api key');
+    if (key.expiresAt !== null && key.expiresAt <= t) throw deny('expired', 'api key expired');
+    if (key.chainId !== opts.chainId) throw deny('scope', 'api key is for another chain');
+    // A perp key with no whitelist (every key a wallet creates) accepts any address; see docs.
+    if (key.ipWhitelist.length > 0 && !ipAllowed(peer, key.ipWhitelist)) throw deny('ip', `peer ${peer ?? '(gone)'} not in whitelist`);
+    return key;
+  };
+}
+
+/**
  * The checks after the headers' form and chain: the timestamp window, the key (known, active, a perp
  * key, not expired, this chain), the IP whitelist, the signature, then the replay claim. The HTTP
  * hook and the stream endpoint's `auth` share it, so both refuse the same things with the same codes.
  */
 export function createPerpSignatureCheck(opts: Pick<PerpAuthOptions, 'keys' | 'nonces' | 'chainId' | 'now'>) {
   const now = opts.now ?? Date.now;
+  const checkKey = createPerpKeyCheck(opts);
   return async function check(parts: PerpSignedParts): Promise<AuthKey> {
     const { apiKey, sign, ts } = parts;
     if (apiKey.length === 0 || apiKey.length > 128) throw deny('credentials', 'api key malformed');
@@ -111,14 +189,7 @@ export function createPerpSignatureCheck(opts: Pick<PerpAuthOptions, 'keys' | 'n
     const tsMs = Number(ts);
     if (Math.abs(t - tsMs) > PERP_TS_WINDOW_MS) throw deny('timestamp', 'timestamp outside the 45 s window');
 
-    const cached = opts.keys.cachedForAuth(apiKey);
-    const key = cached ? cached.key : await opts.keys.lookupForAuth(apiKey);
-    if (!key || key.api !== 'perp' || !key.active) throw deny('key', key ? (key.api !== 'perp' ? 'not a perp key' : 'api key deleted') : 'unknown api key');
-    if (key.expiresAt !== null && key.expiresAt <= t) throw deny('expired', 'api key expired');
-    if (key.chainId !== opts.chainId) throw deny('scope', 'api key is for another chain');
-    // A perp key with no whitelist (every key a wallet creates) accepts any address; see docs.
-    const peer = parts.peer;
-    if (key.ipWhitelist.length > 0 && !ipAllowed(peer, key.ipWhitelist)) throw deny('ip', `peer ${peer ?? '(gone)'} not in whitelist`);
+    const key = await checkKey(apiKey, parts.peer);
 
     if (!verifyPerp(key.hmacKey, { ts, method: parts.method, requestPath: parts.requestPath, body: parts.body }, sign)) {
       throw deny('signature', 'signature mismatch');
@@ -153,8 +224,8 @@ export function createPerpAuthHook(opts: PerpAuthOptions) {
     return checkSigned({ apiKey, sign, ts, method: request.method, requestPath: perpRequestPath(request.raw.url ?? '/'), body: request.rawBody, peer: request.ip as string | undefined });
   }
 
-  async function count(request: FastifyRequest, reply: FastifyReply, bucket: string): Promise<RateLimitState> {
-    const state = await opts.rateLimit(request, bucket);
+  async function count(request: FastifyRequest, reply: FastifyReply, bucket: string, weight = 1): Promise<RateLimitState> {
+    const state = await opts.rateLimit(request, bucket, weight);
     void reply.headers(rateLimitHeaders(state));
     return state;
   }
@@ -175,7 +246,7 @@ export function createPerpAuthHook(opts: PerpAuthOptions) {
       throw state.limited ? rateLimitedError(state) : err;
     }
     request.apiKey = key;
-    const state = await count(request, reply, `key:${key.apiKey}`);
+    const state = await count(request, reply, keyBucket(key.apiKey), weightOf(request));
     if (state.limited) throw rateLimitedError(state);
     const needed = requiredPermission(request);
     if (!hasPermission(key, needed)) throw new ForbiddenError(`${needed} permission required`);

@@ -3,6 +3,7 @@
  * decimal strings of the instrument's steps, money as decimal USD strings (the collateral's 6
  * decimals), ids as decimal strings, times in ms. Pure functions, one per resource.
  */
+import { OPEN_ORDER_STATUSES } from '@tokex/contract';
 import type { AccountSummary, AccountTransaction, FundingRate, Kline, ListedOrder, MarketTrade, Order, Position, TimeInForce, Trade } from '@tokex/contract';
 import type { PerpCandleRecord } from './store/perp-candle-store.ts';
 import { formatDecimal } from '../lib/decimal.ts';
@@ -95,7 +96,7 @@ export function triggerFields(spec: InstrumentSpec, t: TriggerFacts | undefined)
 
 /** An order as the history holds it. */
 export function orderBody(spec: InstrumentSpec, o: PerpOrderRecord): ListedOrder {
-  const open = o.status === 'UNTRIGGERED' || o.status === 'NEW' || o.status === 'PARTIALLY_FILLED';
+  const open = (OPEN_ORDER_STATUSES as readonly string[]).includes(o.status);
   return {
     orderId: String(o.orderId),
     clientOrderId: o.clientOrderId,

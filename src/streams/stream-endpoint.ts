@@ -7,6 +7,14 @@
  * 10 invalid frames, 4 KiB a frame, 4 MiB of unsent frames (a client that does not read), 100
  * connections per address. Past one: an error frame, then a close with 1008 and the reason. The
  * server pings every 20 s and closes a connection it has heard nothing from for 60 s.
+ *
+ * A venue may add ops of its own (`opts.ops`, the perp API's `order`): requests that wait on
+ * something slow (the engine). They keep their own lane per connection: handled one at a time in
+ * arrival order, each after every message received before it (so an `order` sent right after `auth`
+ * sees its outcome), while later subscribes and pings go on meanwhile. At most `opsQueued` wait per
+ * connection; past that the venue's refusal is answered at once. Once the connection has sent `auth`,
+ * a frame of such an op may be up to `opFrameBytes` (a batch of signed orders is larger than any
+ * subscribe); every other frame stays within `maxFrameBytes`.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -41,6 +49,10 @@ export interface StreamLimits {
   connectionsPerAddress: number;
   pingMs: number;
   idleMs: number;
+  /** Messages of the venue's own ops waiting or running per connection (see `ops`). */
+  opsQueued: number;
+  /** The largest frame of a venue op once the connection has sent `auth` (others: `maxFrameBytes`). */
+  opFrameBytes: number;
 }
 
 export const DEFAULT_STREAM_LIMITS: StreamLimits = {
@@ -53,6 +65,8 @@ export const DEFAULT_STREAM_LIMITS: StreamLimits = {
   connectionsPerAddress: 100,
   pingMs: 20_000,
   idleMs: 60_000,
+  opsQueued: 16,
+  opFrameBytes: 32_768,
 };
 
 /** A refusal of `auth`, in the venue's words (its code and a message that names no secret). */
@@ -61,22 +75,48 @@ export interface AuthRefusal {
   msg: string;
 }
 
-export interface StreamEndpointOptions {
+/** What a venue op is handed with its message. */
+export interface StreamOpContext<S> {
+  /** The message's `id` (checked: absent, or 1 to 64 characters). */
+  id: string | undefined;
+  /** What `authenticate` answered for this connection; undefined before a successful `auth`. */
+  session: S | undefined;
+  peer: string;
+}
+
+/** An op of the venue's own (`order` on the perp API): its answer is a frame of its choosing. */
+export interface StreamOp<S> {
+  /** The frame (JSON text, or an object to serialise) answering `msg`; a throw answers an error frame. */
+  handle(msg: Record<string, unknown>, ctx: StreamOpContext<S>): Promise<string | Record<string, unknown>>;
+  /** The frame answering a message of this op that the endpoint refuses itself (too many waiting). */
+  refused(id: string | undefined, code: number, msg: string): string | Record<string, unknown>;
+}
+
+export interface StreamEndpointOptions<S extends { account: string } = { account: string }> {
   /** Paths the endpoint answers (the service prefix included). */
   paths: readonly string[];
   hub: StreamHub;
   catalog: ChannelCatalog;
   isSymbol(symbol: string): boolean;
-  /** Checks an `auth` frame; resolves to the account whose private streams the connection may read. */
-  authenticate(frame: Record<string, unknown>, peer: string | undefined): Promise<{ account: string }>;
+  /**
+   * Checks an `auth` frame; resolves to the account whose private streams the connection may read,
+   * and whatever else the venue's ops need of the session (handed to them as `session`).
+   */
+  authenticate(frame: Record<string, unknown>, peer: string | undefined): Promise<S>;
   /** The venue's code and message for a failed `auth` (never a secret). */
   authRefusal(err: unknown): AuthRefusal;
   codes: StreamCodes;
   limits?: Partial<StreamLimits>;
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
+  /** The venue's own ops by name (not subscribe, unsubscribe, auth or ping). */
+  ops?: Readonly<Record<string, StreamOp<S>>>;
 }
 
 const ID_MAX = 64;
+
+function validId(id: unknown): boolean {
+  return typeof id === 'string' && id.length > 0 && id.length <= ID_MAX;
+}
 
 class FrameError extends Error {
   constructor(
@@ -93,10 +133,17 @@ export interface StreamEndpoint {
   close(): Promise<void>;
 }
 
-export function attachStreamEndpoint(app: FastifyInstance, opts: StreamEndpointOptions): StreamEndpoint {
+const BUILT_IN_OPS = ['subscribe', 'unsubscribe', 'auth', 'ping'];
+
+export function attachStreamEndpoint<S extends { account: string }>(app: FastifyInstance, opts: StreamEndpointOptions<S>): StreamEndpoint {
   const limits = { ...DEFAULT_STREAM_LIMITS, ...opts.limits };
   const { codes, hub, catalog, logger } = opts;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: limits.maxFrameBytes, perMessageDeflate: false });
+  const ops = new Map(Object.entries(opts.ops ?? {}));
+  for (const name of ops.keys()) if (BUILT_IN_OPS.includes(name)) throw new Error(`stream endpoint: op ${name} is built in`);
+  const opNames = [...BUILT_IN_OPS, ...ops.keys()].join(', ');
+  // Frames above maxFrameBytes are refused below unless they are an authenticated venue op.
+  const maxPayload = ops.size > 0 ? Math.max(limits.maxFrameBytes, limits.opFrameBytes) : limits.maxFrameBytes;
+  const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false });
   const perAddress = new Map<string, number>();
   const paths = new Set(opts.paths);
   // Each open connection's subscriptions, counted by channel at scrape time only.
@@ -146,6 +193,8 @@ export function attachStreamEndpoint(app: FastifyInstance, opts: StreamEndpointO
     const subs = new Map<string, { channel: string; subject: string }>();
     live.add(subs);
     let account: string | undefined;
+    let session: S | undefined;
+    let authSent = false;
     let authenticating = false;
     let closed = false;
     let invalid = 0;
@@ -153,6 +202,9 @@ export function attachStreamEndpoint(app: FastifyInstance, opts: StreamEndpointO
     let refilled = Date.now();
     let heard = Date.now();
     let queue: Promise<void> = Promise.resolve();
+    // The venue ops' lane (see the header): its own order, never holding up the queue above.
+    let opLane: Promise<void> = Promise.resolve();
+    let opsWaiting = 0;
 
     const send = (f: Buffer | string) => {
       if (closed) return recordDroppedFrame(api, 'closed');
@@ -220,6 +272,10 @@ export function attachStreamEndpoint(app: FastifyInstance, opts: StreamEndpointO
         return;
       }
       tokens -= 1;
+      // Only a venue op may be larger, once the connection has sent `auth` (it may still be
+      // running: the op waits for its outcome, and is refused by the venue if it failed).
+      const oversize = (Array.isArray(raw) ? raw.reduce((n, b) => n + b.length, 0) : raw.byteLength) > limits.maxFrameBytes;
+      if (oversize && (ops.size === 0 || !authSent)) return tooBig();
       let msg: Record<string, unknown>;
       try {
         if (isBinary) throw new FrameError(codes.invalid, 'binary frames are not accepted: send JSON text');
@@ -227,12 +283,45 @@ export function attachStreamEndpoint(app: FastifyInstance, opts: StreamEndpointO
         if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new FrameError(codes.invalid, 'a message is a JSON object');
         msg = parsed as Record<string, unknown>;
       } catch (err) {
+        if (oversize) return tooBig();
         refuse(undefined, err instanceof FrameError ? err : new FrameError(codes.invalid, 'a message is a JSON object'));
         return;
       }
+      const op = typeof msg.op === 'string' ? ops.get(msg.op) : undefined;
+      if (op !== undefined) return enqueueOp(op, msg);
+      if (oversize) return tooBig();
+      if (msg.op === 'auth') authSent = true;
       // One message at a time, in order: a subscribe sent right after `auth` sees its outcome.
       queue = queue.then(() => handle(msg)).catch((err) => refuse(typeof msg.id === 'string' ? msg.id : undefined, err));
     });
+
+    function tooBig(): void {
+      // As ws answers a frame above maxPayload.
+      if (closed) return;
+      ws.close(1009, 'message too big');
+      cleanup();
+    }
+
+    function enqueueOp(op: StreamOp<S>, msg: Record<string, unknown>): void {
+      const id = msg.id;
+      if (id !== undefined && !validId(id)) return refuse(undefined, new FrameError(codes.invalid, `id: a string of 1 to ${ID_MAX} characters`));
+      const opId = id as string | undefined;
+      const answer = (frame: string | Record<string, unknown>) => send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+      if (opsWaiting >= limits.opsQueued) {
+        answer(op.refused(opId, codes.rateLimited, `more than ${limits.opsQueued} ${String(msg.op)} messages waiting on this connection: wait for their results`));
+        return;
+      }
+      opsWaiting += 1;
+      // After every message received before this one (an `auth` included), and after the ops before it.
+      const before = Promise.all([opLane, queue]);
+      opLane = before
+        .then(() => op.handle(msg, { id: opId, session, peer }))
+        .then(answer, (err) => refuse(opId, err))
+        .catch((err) => logger.error({ err }, 'stream endpoint: an op answer failed'))
+        .finally(() => {
+          opsWaiting -= 1;
+        });
+    }
 
     function refuse(id: unknown, err: unknown): void {
       if (err instanceof FrameError) {
@@ -254,9 +343,7 @@ export function attachStreamEndpoint(app: FastifyInstance, opts: StreamEndpointO
 
     async function handle(msg: Record<string, unknown>): Promise<void> {
       const id = msg.id;
-      if (id !== undefined && (typeof id !== 'string' || id.length === 0 || id.length > ID_MAX)) {
-        throw new FrameError(codes.invalid, `id: a string of 1 to ${ID_MAX} characters`);
-      }
+      if (id !== undefined && !validId(id)) throw new FrameError(codes.invalid, `id: a string of 1 to ${ID_MAX} characters`);
       switch (msg.op) {
         case 'ping':
           send(JSON.stringify({ type: 'pong', ...(id !== undefined ? { id } : {}) }));
@@ -268,7 +355,7 @@ export function attachStreamEndpoint(app: FastifyInstance, opts: StreamEndpointO
         case 'unsubscribe':
           return unsubscribe(id as string | undefined, msg);
         default:
-          throw new FrameError(codes.invalid, 'op: must be one of subscribe, unsubscribe, auth, ping');
+          throw new FrameError(codes.invalid, `op: must be one of ${opNames}`);
       }
     }
 
@@ -278,6 +365,7 @@ export function attachStreamEndpoint(app: FastifyInstance, opts: StreamEndpointO
       try {
         const who = await opts.authenticate(msg, peer);
         account = who.account;
+        session = who;
         send(JSON.stringify({ type: 'authenticated', ...(id !== undefined ? { id } : {}), account }));
       } catch (err) {
         const r = opts.authRefusal(err);

@@ -8,8 +8,8 @@
 import { openRedis } from '../../storage/redis-client.ts';
 import { perpDeploymentOf } from '../../chain/deploy-perp-venue.ts';
 import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '../../auth/nonce-store.ts';
-import type { RateLimitSettings } from '../../http/rate-limiter.ts';
-import { buildPerpApi } from '../../perp/perp-api.ts';
+import { rateLimitOf, type RateLimitSettings } from '../../http/rate-limiter.ts';
+import { buildPerpApi, perpOrderServiceOf } from '../../perp/perp-api.ts';
 import { DEFAULT_INSTRUMENTS, withFundingInterval } from '../../perp/engine/instruments.ts';
 import type { StackContext } from '../stack-context.ts';
 import { streamBrokerFor } from '../stream-wiring.ts';
@@ -93,7 +93,18 @@ export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise
       const hub = createStreamHub({ broker, catalog: perpChannels(), goneCode: PERP_ERROR_CODES.SNAPSHOT_REQUIRED.code, logger });
       await hub.start();
       stops.add(() => hub.stop());
-      const endpoint = attachPerpStreams(app, { hub, keys: ctx.keys, nonces, chainId: config.chainId, isSymbol: (s) => venue.engine().instrument(s) !== undefined, logger, limits: { pingMs: config.streamPingMs, idleMs: config.streamIdleMs } });
+      const endpoint = attachPerpStreams(app, {
+        hub,
+        keys: ctx.keys,
+        nonces,
+        chainId: config.chainId,
+        isSymbol: (s) => venue.engine().instrument(s) !== undefined,
+        logger,
+        limits: { pingMs: config.streamPingMs, idleMs: config.streamIdleMs },
+        // Order entry over the stream: REST's order service and rate-limit counters (one budget per key).
+        orders: perpOrderServiceOf(app),
+        rateLimit: rateLimitOf(app),
+      });
       stops.add(() => endpoint.close());
     } else {
       logger.warn('perp-api: no stream publisher in this process and no REDIS_URL; /v4/public/ws is not served');

@@ -3,6 +3,7 @@
  * account. The data of each is the REST body of the same thing (`GET depth`, `GET tickers`,
  * `GET orders/history` rows, `GET positions` rows, `GET account`…), so a client parses one shape.
  */
+import { OPEN_ORDER_STATUSES } from '@tokex/contract';
 import { INTERVALS } from '../../marketdata/market-types.ts';
 import { channelCatalog, type ChannelCatalog, type ChannelSpec } from '../../streams/stream-channels.ts';
 import { accountBody } from '../perp-views.ts';
@@ -11,7 +12,8 @@ import { bookModel, keyedModel, latestModel, recentModel } from '../../streams/s
 /** Trades and fills a snapshot carries, newest first. */
 export const RECENT_ITEMS = 50;
 
-const OPEN = new Set(['NEW', 'PARTIALLY_FILLED']);
+/** Open orders stay in a snapshot: waiting triggers (UNTRIGGERED) as well as resting ones. */
+const OPEN: ReadonlySet<string> = new Set(OPEN_ORDER_STATUSES);
 
 export const PERP_CHANNELS: readonly ChannelSpec[] = [
   { name: 'depth', scope: 'public', model: bookModel() },

@@ -3,23 +3,55 @@
  * shared endpoint with this venue's channels, symbols, error codes and `auth`. `auth` is the REST
  * signature over `ts + "GET" + "/v4/public/ws"` with an empty body, checked by the same function as
  * every request (timestamp window, key, whitelist, signature, replay), and needs READ.
+ *
+ * Order entry (contract.md §B, "Order entry for trading firms"): after `auth`,
+ * `{"op":"order","id","action":"place"|"batch"|"cancel"|"amend","body"}` makes the REST call
+ * (`POST orders`, `POST orders/batch`, `DELETE orders/{orderId}`, `POST orders/amend`) and answers
+ * `{"type":"result","id","code","msg","data"}`: `data` is the text REST would send in its envelope's
+ * `data` (the route's own response schema serialises it), a refusal the code, message and data REST
+ * would answer (perpEnvelope.renderError). The same checks in the same order as REST: the key as it
+ * stands now (deleted, expired or narrowed since `auth` stops it), one count against the key's REST
+ * bucket with the REST call's weight (the API's own rate-limit checker, so REST and the stream spend
+ * one budget, across instances with Redis), TRADE, then the body against the route's schema with
+ * Fastify's own validator and wording. Orders are applied by the same order service, so signatures,
+ * order nonces and idempotency are REST's: a signed order sent here and over REST is one order.
  */
-import type { FastifyInstance } from 'fastify';
-import { isAppError, ForbiddenError, UnauthorizedError } from '../../errors/app-error.ts';
+import Fastify, { type FastifyInstance } from 'fastify';
+import fastJson from 'fast-json-stringify';
+import {
+  BatchOrdersBodySchema,
+  BatchOrdersResultSchema,
+  IDEMPOTENCY_KEY_PATTERN,
+  MAX_IDEMPOTENCY_KEY,
+  OrderIdIn,
+  OrderSchema,
+  SignedOrderBodySchema,
+  SubmittedOrderSchema,
+  Type,
+  type Static,
+  type TSchema,
+} from '@tokex/contract';
+import { AppError, isAppError, ForbiddenError, UnauthorizedError, ValidationError } from '../../errors/app-error.ts';
 import { hasPermission } from '../../auth/api-key-model.ts';
-import type { ApiKeyService } from '../../auth/api-key-service.ts';
+import type { ApiKeyService, AuthKey } from '../../auth/api-key-service.ts';
 import type { NonceStore } from '../../auth/nonce-store.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { attachStreamEndpoint, type StreamEndpoint, type StreamLimits } from '../../streams/stream-endpoint.ts';
+import { validationFromAjv } from '../../http/create-http-server.ts';
+import { rateLimitedError, type RateLimitCheck } from '../../http/rate-limiter.ts';
+import { attachStreamEndpoint, type StreamEndpoint, type StreamLimits, type StreamOp } from '../../streams/stream-endpoint.ts';
 import type { StreamHub } from '../../streams/stream-hub.ts';
-import { createPerpSignatureCheck } from '../perp-auth-hook.ts';
+import { createPerpKeyCheck, createPerpSignatureCheck, keyBucket, perpRequestWeight } from '../perp-auth-hook.ts';
+import { perpEnvelope } from '../perp-envelope.ts';
 import { PERP_ERROR_CODES, perpErrorOf } from '../perp-error-codes.ts';
+import type { OrderService } from '../order-service.ts';
 import { walletOf } from '../venue-calls.ts';
 import { perpChannels } from './perp-stream-channels.ts';
 
 export const PERP_WS_PATH = '/v4/public/ws';
 
 const code = (name: keyof typeof PERP_ERROR_CODES) => PERP_ERROR_CODES[name].code;
+/** A private channel or an order before `auth`. */
+const AUTH_REQUIRED = code('PERMISSION_DENIED');
 
 export interface PerpStreamEndpointOptions {
   hub: StreamHub;
@@ -30,13 +62,133 @@ export interface PerpStreamEndpointOptions {
   logger: Logger;
   limits?: Partial<StreamLimits>;
   now?: () => number;
+  /**
+   * Order entry (`op: "order"`): the API's order service (perpOrderServiceOf) and its rate-limit
+   * checker (rateLimitOf), the instances REST uses. Without both the op is not offered.
+   */
+  orders?: OrderService;
+  rateLimit?: RateLimitCheck;
+}
+
+/** A connection's session once `auth` succeeded: the key is looked up again for every order. */
+interface PerpSession {
+  account: string;
+  apiKey: string;
 }
 
 const EMPTY = new Uint8Array(0);
 
+/**
+ * `cancel`'s body: the order, and optionally the `Idempotency-Key` REST takes as a header (the same
+ * key makes a retry over either answer as the first call).
+ */
+export const StreamCancelBodySchema = Type.Object(
+  {
+    orderId: OrderIdIn,
+    idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY, pattern: IDEMPOTENCY_KEY_PATTERN })),
+  },
+  { additionalProperties: false },
+);
+
+/** The REST call each action makes: its route (for the weight), body schema and answer schema. */
+interface OrderAction {
+  route: string;
+  body: TSchema;
+  answer: TSchema;
+  /** Called with a body `body` has validated. */
+  run(orders: OrderService, key: AuthKey, body: unknown): Promise<unknown>;
+}
+
+function orderAction<B extends TSchema>(a: { route: string; body: B; answer: TSchema; run(orders: OrderService, key: AuthKey, body: Static<B>): Promise<unknown> }): OrderAction {
+  return a as OrderAction;
+}
+
+const ORDER_ACTIONS: Readonly<Record<string, OrderAction>> = {
+  place: orderAction({ route: 'POST orders', body: SignedOrderBodySchema, answer: SubmittedOrderSchema, run: (o, k, b) => o.submit(k, b, 'order') }),
+  batch: orderAction({ route: 'POST orders/batch', body: BatchOrdersBodySchema, answer: BatchOrdersResultSchema, run: (o, k, b) => o.submitBatch(k, b) }),
+  cancel: orderAction({ route: 'DELETE orders/{orderId}', body: StreamCancelBodySchema, answer: OrderSchema, run: (o, k, b) => o.cancel(k, b.orderId, b.idempotencyKey) }),
+  amend: orderAction({ route: 'POST orders/amend', body: SignedOrderBodySchema, answer: SubmittedOrderSchema, run: (o, k, b) => o.amend(k, b) }),
+};
+export const ORDER_ACTION_NAMES = Object.keys(ORDER_ACTIONS);
+
+/** Ajv's options as createHttpServer gives them to Fastify: no coercion, defaults, the first error, verbose. */
+const REQUEST_AJV_OPTIONS = { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false, verbose: true } as const;
+
+type Validate = ((data: unknown) => boolean) & { errors?: unknown[] | null };
+
+/**
+ * Each action's body validator, compiled by Fastify's own validator compiler (its Ajv, with the
+ * REST server's options), so a body is judged as the route judges it and refused in the same words
+ * (validationFromAjv). Fastify hands its compiler out once a server with a validated route is ready,
+ * hence the empty server.
+ */
+async function compileBodyValidators(): Promise<Map<string, Validate>> {
+  const f = Fastify({ ajv: { customOptions: REQUEST_AJV_OPTIONS } });
+  f.post('/', { schema: { body: Type.Object({}) } }, async () => null);
+  await f.ready();
+  const compile = f.validatorCompiler;
+  if (!compile) throw new Error('perp streams: no validator compiler');
+  const out = new Map<string, Validate>();
+  for (const [name, a] of Object.entries(ORDER_ACTIONS)) {
+    out.set(name, compile({ schema: a.body, method: 'POST', url: `/ws/${name}`, httpPart: 'body' }) as Validate);
+  }
+  await f.close();
+  return out;
+}
+
+/** A refusal as REST answers it: the table's code, REST's message and data (never a secret). */
+function refusalOf(err: AppError): { code: number; msg: string; data: Record<string, unknown> } {
+  const { code: c, msg, data } = perpEnvelope.renderError(err, '').body as { code: number; msg: string; data: Record<string, unknown> };
+  // REST says when to retry in a header; a frame has none.
+  const extra = err.code === 'RATE_LIMITED' ? { retryAfter: (err as AppError & { retryAfterSeconds?: number }).retryAfterSeconds ?? 60 } : {};
+  return { code: c, msg, data: { ...data, ...extra } };
+}
+
+function orderOp(opts: PerpStreamEndpointOptions & { orders: OrderService; rateLimit: RateLimitCheck }): StreamOp<PerpSession> {
+  const { orders, rateLimit, logger } = opts;
+  const checkKey = createPerpKeyCheck(opts);
+  const render = new Map(Object.entries(ORDER_ACTIONS).map(([name, a]) => [name, fastJson(a.answer as object as fastJson.Schema)]));
+  // Compiled once, in the background: the first order waits for it.
+  const validators = compileBodyValidators();
+  validators.catch((err) => logger.error({ err }, 'perp streams: body validators not compiled'));
+
+  const result = (id: string | undefined, c: number, msg: string, data: Record<string, unknown> = {}) => ({ type: 'result', ...(id !== undefined ? { id } : {}), code: c, msg, data });
+
+  return {
+    refused: (id, c, msg) => result(id, c, msg),
+    async handle(msg, { id, session, peer }) {
+      const action = typeof msg.action === 'string' && Object.hasOwn(ORDER_ACTIONS, msg.action) ? msg.action : undefined;
+      try {
+        if (session === undefined) return result(id, AUTH_REQUIRED, 'auth first: orders need an authenticated connection');
+        const key = await checkKey(session.apiKey, peer);
+        const body = msg.body;
+        // Every order message of an authenticated connection counts, as every authenticated request does.
+        const state = await rateLimit(undefined, keyBucket(key.apiKey), action ? perpRequestWeight(ORDER_ACTIONS[action].route, body) : 1);
+        if (state.limited) throw rateLimitedError(state);
+        // Without an id the result could not be matched to its order: nothing is done.
+        if (id === undefined) throw new ValidationError('id', 'required on an order: the result carries it');
+        if (!hasPermission(key, 'TRADE')) throw new ForbiddenError('TRADE permission required');
+        if (action === undefined) throw new ValidationError('action', `must be one of ${ORDER_ACTION_NAMES.join(', ')}`);
+        const validate = (await validators).get(action)!;
+        if (!validate(body)) throw validationFromAjv((validate.errors ?? []) as Parameters<typeof validationFromAjv>[0], 'body');
+        const data = await ORDER_ACTIONS[action].run(orders, key, body);
+        return `{"type":"result","id":${JSON.stringify(id)},"code":0,"msg":"ok","data":${render.get(action)!(data)}}`;
+      } catch (err) {
+        if (isAppError(err)) {
+          const r = refusalOf(err);
+          return result(id, r.code, r.msg, r.data);
+        }
+        logger.error({ err, action }, 'perp streams: order failed');
+        return result(id, code('INTERNAL'), 'Internal server error');
+      }
+    },
+  };
+}
+
 export function attachPerpStreams(app: FastifyInstance, opts: PerpStreamEndpointOptions): StreamEndpoint {
   const check = createPerpSignatureCheck(opts);
-  return attachStreamEndpoint(app, {
+  const { orders, rateLimit } = opts;
+  return attachStreamEndpoint<PerpSession>(app, {
     paths: [PERP_WS_PATH],
     hub: opts.hub,
     catalog: perpChannels(),
@@ -46,7 +198,7 @@ export function attachPerpStreams(app: FastifyInstance, opts: PerpStreamEndpoint
     codes: {
       invalid: code('INVALID'),
       unknownSymbol: code('UNKNOWN_SYMBOL'),
-      authRequired: code('PERMISSION_DENIED'),
+      authRequired: AUTH_REQUIRED,
       rateLimited: code('RATE_LIMITED'),
       gone: code('SNAPSHOT_REQUIRED'),
       unavailable: code('STORAGE_UNAVAILABLE'),
@@ -59,7 +211,7 @@ export function attachPerpStreams(app: FastifyInstance, opts: PerpStreamEndpoint
       }
       const key = await check({ apiKey, sign, ts, method: 'GET', requestPath: PERP_WS_PATH, body: EMPTY, peer });
       if (!hasPermission(key, 'READ')) throw new ForbiddenError('READ permission required');
-      return { account: walletOf(key) };
+      return { account: walletOf(key), apiKey: key.apiKey };
     },
     authRefusal(err) {
       if (!isAppError(err)) return { code: code('INTERNAL'), msg: 'internal error' };
@@ -67,5 +219,6 @@ export function attachPerpStreams(app: FastifyInstance, opts: PerpStreamEndpoint
       // The table's words, as REST answers: never the key, the signature or the reason's detail.
       return { code: entry.code, msg: entry.meaning };
     },
+    ...(orders && rateLimit ? { ops: { order: orderOp({ ...opts, orders, rateLimit }) } } : {}),
   });
 }

@@ -14,6 +14,7 @@
  * Each second, tickers of the symbols that moved, and the positions and balances of the holders
  * of a symbol whose mark moved (their unrealised PnL), are published too.
  */
+import { OPEN_ORDER_STATUSES } from '@tokex/contract';
 import type { Logger } from '../../lib/logger.ts';
 import type { Db } from '../../storage/database.ts';
 import { INTERVALS } from '../../marketdata/market-types.ts';
@@ -58,7 +59,8 @@ export interface PerpStreamTask {
 
 type Levels = { bids: Map<number, number>; asks: Map<number, number> };
 
-const OPEN = new Set(['NEW', 'PARTIALLY_FILLED']);
+/** Open orders stay in a snapshot: waiting triggers (UNTRIGGERED) as well as resting ones. */
+const OPEN: ReadonlySet<string> = new Set(OPEN_ORDER_STATUSES);
 
 
 export function createPerpStreamTask(opts: PerpStreamTaskOptions): PerpStreamTask {
