@@ -65,7 +65,7 @@ export const PERP_API_DESCRIPTION = [
   '`ts` is the `X-Api-Ts` value as sent, `METHOD` upper case, `request_path` the path from `/v4/` and, when there is a query, `?` and its ' +
     'parameters sorted by name (send the query in that order), `body` the raw body exactly as sent (JSON, UTF-8) or empty. ' +
     'An identical signature seen again inside the window is refused as a replay (`20007`). ' +
-    'Each API key may make 120 requests a minute by default (configurable; `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` on every answer; 429 and `Retry-After` past it).',
+    'Each API key may spend 120 rate-limit units a minute by default (configurable; `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` on every answer; 429 and `Retry-After` past it). A request weighs 1, a batch of n orders or order ids 1 + floor(n/10); WebSocket order frames count against the same budget.',
   '',
   'Worked example: secret `demo-secret`, `X-Api-Ts` `1700000000000`, `GET /v4/public/trader/market-trades?symbol=BTC-USD&limit=2`:',
   '',

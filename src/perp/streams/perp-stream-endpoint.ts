@@ -21,14 +21,14 @@ import fastJson from 'fast-json-stringify';
 import {
   BatchOrdersBodySchema,
   BatchOrdersResultSchema,
-  IDEMPOTENCY_KEY_PATTERN,
-  MAX_IDEMPOTENCY_KEY,
-  OrderIdIn,
   OrderSchema,
   SignedOrderBodySchema,
+  STREAM_ORDER_ACTIONS,
+  StreamCancelBodySchema,
   SubmittedOrderSchema,
   Type,
   type Static,
+  type StreamOrderAction,
   type TSchema,
 } from '@tokex/contract';
 import { AppError, isAppError, ForbiddenError, UnauthorizedError, ValidationError } from '../../errors/app-error.ts';
@@ -78,18 +78,6 @@ interface PerpSession {
 
 const EMPTY = new Uint8Array(0);
 
-/**
- * `cancel`'s body: the order, and optionally the `Idempotency-Key` REST takes as a header (the same
- * key makes a retry over either answer as the first call).
- */
-export const StreamCancelBodySchema = Type.Object(
-  {
-    orderId: OrderIdIn,
-    idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY, pattern: IDEMPOTENCY_KEY_PATTERN })),
-  },
-  { additionalProperties: false },
-);
-
 /** The REST call each action makes: its route (for the weight), body schema and answer schema. */
 interface OrderAction {
   route: string;
@@ -103,13 +91,13 @@ function orderAction<B extends TSchema>(a: { route: string; body: B; answer: TSc
   return a as OrderAction;
 }
 
-const ORDER_ACTIONS: Readonly<Record<string, OrderAction>> = {
+const ORDER_ACTIONS: Readonly<Record<StreamOrderAction, OrderAction>> = {
   place: orderAction({ route: 'POST orders', body: SignedOrderBodySchema, answer: SubmittedOrderSchema, run: (o, k, b) => o.submit(k, b, 'order') }),
   batch: orderAction({ route: 'POST orders/batch', body: BatchOrdersBodySchema, answer: BatchOrdersResultSchema, run: (o, k, b) => o.submitBatch(k, b) }),
   cancel: orderAction({ route: 'DELETE orders/{orderId}', body: StreamCancelBodySchema, answer: OrderSchema, run: (o, k, b) => o.cancel(k, b.orderId, b.idempotencyKey) }),
   amend: orderAction({ route: 'POST orders/amend', body: SignedOrderBodySchema, answer: SubmittedOrderSchema, run: (o, k, b) => o.amend(k, b) }),
 };
-export const ORDER_ACTION_NAMES = Object.keys(ORDER_ACTIONS);
+export const ORDER_ACTION_NAMES: readonly StreamOrderAction[] = STREAM_ORDER_ACTIONS;
 
 /** Ajv's options as createHttpServer gives them to Fastify: no coercion, defaults, the first error, verbose. */
 const REQUEST_AJV_OPTIONS = { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false, verbose: true } as const;
@@ -157,7 +145,7 @@ function orderOp(opts: PerpStreamEndpointOptions & { orders: OrderService; rateL
   return {
     refused: (id, c, msg) => result(id, c, msg),
     async handle(msg, { id, session, peer }) {
-      const action = typeof msg.action === 'string' && Object.hasOwn(ORDER_ACTIONS, msg.action) ? msg.action : undefined;
+      const action = typeof msg.action === 'string' && Object.hasOwn(ORDER_ACTIONS, msg.action) ? (msg.action as StreamOrderAction) : undefined;
       try {
         if (session === undefined) return result(id, AUTH_REQUIRED, 'auth first: orders need an authenticated connection');
         const key = await checkKey(session.apiKey, peer);

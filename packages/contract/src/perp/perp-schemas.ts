@@ -4,7 +4,7 @@
  * Amounts, prices and sizes are exact decimal strings, times milliseconds since the Unix epoch.
  */
 import type { SchemaOptions, TUnsafe } from '@sinclair/typebox';
-import { IdempotencyHeaders } from '../common/idempotency.ts';
+import { IDEMPOTENCY_KEY_PATTERN, IdempotencyHeaders, MAX_IDEMPOTENCY_KEY } from '../common/idempotency.ts';
 import { SIGNATURE_PATTERN, VISIBLE_ASCII_PATTERN } from '../common/patterns.ts';
 import { PageQueryProps } from '../common/paging.ts';
 import { AnyObject, DecimalIn, DecimalOut, Millis, Nullable, SignedDecimalIn, StringEnum, Type, type Static, type TSchema } from '../common/schema-kit.ts';
@@ -266,6 +266,44 @@ export const BuiltAmendSchema = Type.Object({
   amendHash: Type.String({ description: 'the EIP-712 hash of the amendment' }),
 });
 export type BuiltAmend = { typedData: TypedData; amendHash: string };
+
+/**
+ * Order entry over the private perp stream (contract.md §B, docs/streams.md): after `auth`,
+ * `{"op":"order","id","action","body"}` with `body` the REST call's JSON body, answered by
+ * `{"type":"result","id","code","msg","data"}` with `data` as REST answers it.
+ */
+export const STREAM_ORDER_ACTIONS = ['place', 'batch', 'cancel', 'amend'] as const;
+export type StreamOrderAction = (typeof STREAM_ORDER_ACTIONS)[number];
+
+/**
+ * `cancel`'s body: the order, and optionally the `Idempotency-Key` REST takes as a header (the same
+ * key makes a retry over either transport answer as the first call).
+ */
+export const StreamCancelBodySchema = Type.Object(
+  {
+    orderId: OrderIdIn,
+    idempotencyKey: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_IDEMPOTENCY_KEY, pattern: IDEMPOTENCY_KEY_PATTERN })),
+  },
+  { additionalProperties: false },
+);
+export type StreamCancelBody = Static<typeof StreamCancelBodySchema>;
+
+export const StreamOrderFrameSchema = Type.Object({
+  op: Type.Literal('order'),
+  id: Type.String({ minLength: 1 }),
+  action: StringEnum(STREAM_ORDER_ACTIONS),
+  body: AnyObject(),
+});
+export type StreamOrderFrame = Static<typeof StreamOrderFrameSchema>;
+
+/** The answer to an `order` frame: code 0 and `data` as REST answers, or the REST error's code and msg. */
+export interface StreamResultFrame<T = unknown> {
+  type: 'result';
+  id: string;
+  code: number;
+  msg: string;
+  data: T;
+}
 
 /** `GET orders/client/{clientOrderId}`. */
 export const ClientOrderIdIn = Type.String({ minLength: 1, maxLength: MAX_CLIENT_ORDER_ID, pattern: VISIBLE_ASCII_PATTERN });
