@@ -123,6 +123,26 @@ describe.each(testDatabases)('perp engine journal ($name)', ({ open }) => {
     await seq.stop();
   });
 
+  it('keeps a submitMany group in one journal commit, past maxBatch and behind a commit in flight', async () => {
+    const seq = new EngineSequencer({ db, snapshotEvery: 0, maxBatch: 3, now });
+    await seq.start();
+    const cmds = takeCommands(2, 'mg', 12);
+    const before = seq.stats;
+    // A single command first starts a commit; the group arrives while it is being written.
+    const single = seq.submit(cmds[0]);
+    const group = seq.submitMany(cmds.slice(1, 9));
+    const after = seq.submit(cmds[9]);
+    const answers = [await single, ...(await group), await after];
+    expect(answers.map((r) => r.journalSeq)).toEqual(cmds.slice(0, 10).map((_, i) => LISTED + i + 1));
+    const journal = await readJournalAfter(db, LISTED);
+    expect(journal.map((r) => r.commandId)).toEqual(cmds.slice(0, 10).map((c) => c.id));
+    const stats = seq.stats;
+    // The eight of the group went together though maxBatch is 3.
+    expect(stats.maxBatchRows).toBeGreaterThanOrEqual(8);
+    expect(stats.rows - before.rows).toBe(10);
+    await seq.stop();
+  });
+
   it('restarts from snapshot + journal to the live state, and a full replay agrees', async () => {
     const live = new EngineSequencer({ db, snapshotEvery: 300, keepSnapshots: 2, now });
     await live.start();

@@ -75,4 +75,32 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       admin.disconnect();
     }
   });
+
+  it('sends a group of commands (a batch of orders) contiguously: applied back to back and journalled in one commit', { timeout: 20_000 }, async () => {
+    const p = `t:${randomBytes(4).toString('hex')}`;
+    const names = { commands: `${p}:commands`, events: `${p}:events`, group: 'engine' };
+    const db = await openTestSqlite();
+    const admin = new Redis(url!);
+    const sequencer = new EngineSequencer({ db, now: () => LISTED_AT });
+    await sequencer.start();
+    const server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100 });
+    const gateway = createRedisGateway(new Redis(url!), { ...names, replyStream: `${p}:replies`, blockMs: 100 });
+    try {
+      const cmds = takeCommands(5, 'grp', 20);
+      const before = sequencer.stats.batches;
+      const answers = await gateway.submitMany!(cmds);
+      const direct = new PerpEngine({ instruments: [] });
+      for (const c of listings()) direct.apply(c);
+      expect(answers.map(({ journalSeq: _j, ...r }) => r)).toEqual(cmds.map((c) => direct.apply(c)));
+      expect(answers.map((a) => a.journalSeq)).toEqual(cmds.map((_, i) => LISTED + 1 + i));
+      expect(sequencer.stats.batches - before).toBe(1);
+    } finally {
+      await server.stop();
+      await gateway.close();
+      await sequencer.stop();
+      await db.close();
+      await admin.del(names.commands, names.events, `${p}:replies`);
+      admin.disconnect();
+    }
+  });
 });

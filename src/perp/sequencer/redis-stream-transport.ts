@@ -233,33 +233,56 @@ export function createRedisGateway(redis: Redis, opts: RedisGatewayOptions = {})
     }
   })();
 
+  /** The reply to `msg`, once it comes (or a retryable refusal after timeoutMs). */
+  const replyTo = (msg: CommandMessage): Promise<SequencedResult> => {
+    const answer = new Promise<SequencedResult>((resolve, reject) => {
+      const w = {
+        resolve: (r: SequencedResult) => {
+          clearTimeout(timer);
+          resolve(r);
+        },
+        reject: (e: unknown) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+      const timer = setTimeout(() => {
+        const list = waiting.get(msg.id) ?? [];
+        const i = list.indexOf(w);
+        if (i >= 0) list.splice(i, 1);
+        if (list.length === 0) waiting.delete(msg.id);
+        reject(new AppError('STORAGE_UNAVAILABLE', 'perp engine: no reply in time, resubmit with the same id', { retryable: true }));
+      }, timeoutMs);
+      const ws = waiting.get(msg.id) ?? [];
+      ws.push(w);
+      waiting.set(msg.id, ws);
+    });
+    return answer;
+  };
+
   return {
     async submit(cmd: EngineCommand) {
       const msg = toCommandMessage(cmd, replyStream);
-      const answer = new Promise<SequencedResult>((resolve, reject) => {
-        const w = {
-          resolve: (r: SequencedResult) => {
-            clearTimeout(timer);
-            resolve(r);
-          },
-          reject: (e: unknown) => {
-            clearTimeout(timer);
-            reject(e);
-          },
-        };
-        const timer = setTimeout(() => {
-          const list = waiting.get(msg.id) ?? [];
-          const i = list.indexOf(w);
-          if (i >= 0) list.splice(i, 1);
-          if (list.length === 0) waiting.delete(msg.id);
-          reject(new AppError('STORAGE_UNAVAILABLE', 'perp engine: no reply in time, resubmit with the same id', { retryable: true }));
-        }, timeoutMs);
-        const ws = waiting.get(msg.id) ?? [];
-        ws.push(w);
-        waiting.set(msg.id, ws);
-      });
+      const answer = replyTo(msg);
       await redis.xadd(commands, '*', 'm', JSON.stringify(msg));
       return answer;
+    },
+    // One MULTI: the commands are contiguous in the stream, so the engine reads and applies them
+    // back to back and journals them in one commit (unless its read of up to readCount entries ends
+    // inside the group).
+    async submitMany(cmds: readonly EngineCommand[]) {
+      const msgs = cmds.map((cmd) => toCommandMessage(cmd, replyStream));
+      const answers = msgs.map(replyTo);
+      const tx = redis.multi();
+      for (const msg of msgs) tx.xadd(commands, '*', 'm', JSON.stringify(msg));
+      try {
+        await tx.exec();
+      } catch (err) {
+        // Nothing was sent: the waits end with the write's error, not later with a timeout.
+        for (const a of answers) a.catch(() => undefined);
+        throw err;
+      }
+      return Promise.all(answers);
     },
     subscribe(fromSeq, listener, onError) {
       const reader = duplicateRedis(redis);
