@@ -169,10 +169,8 @@ function placeTrigger(
     if (closePosition) lots = 0;
     else if (lots > reducible) lots = reducible;
   }
-  let perLot = 0n;
-  if (!reduceOnly && !closePosition) {
-    const imr = existing === null ? imrFor(spec, inst.defaultLeverage) : existing.imrPpm;
-    perLot = reservePerLot(inst, side, worst ?? trig, imr, false);
+  const perLot = triggerReservePerLot(inst, side, worst ?? 0, trig, reduceOnly || closePosition, existing === null ? imrFor(spec, inst.defaultLeverage) : existing.imrPpm);
+  if (perLot > 0n) {
     const post = freeCollateral(acct) - perLot * BigInt(lots);
     if (!admits(post, acct)) return reject('INSUFFICIENT_MARGIN', `free collateral would be ${post}`);
   }
@@ -193,6 +191,14 @@ function placeTrigger(
   const outcome: OrderOutcome = { orderId, status: 'UNTRIGGERED', sizeLots: lots, filledLots: 0, remainingLots: lots };
   if (cidKey !== null) s.clientOrders.set(cidKey, { ...outcome, account: acct.address, clientOrderId: cid as string });
   return { ok: true, code: 'OK', events: s.end(), order: outcome, fills: [], duplicate: false };
+}
+
+/**
+ * The reserve per lot of a waiting trigger order: a resting order's at its limit price (at its
+ * trigger price for the market types, `limitTicks` 0), nothing for a reduce-only one.
+ */
+export function triggerReservePerLot(inst: Instrument, side: 'BUY' | 'SELL', limitTicks: number, triggerTicks: number, reduceOnly: boolean, imrPpm: bigint): bigint {
+  return reduceOnly ? 0n : reservePerLot(inst, side, limitTicks === 0 ? triggerTicks : limitTicks, imrPpm, false);
 }
 
 /** Puts an armed trigger order in its instrument's trigger book and its account's open orders, with its reserve. */

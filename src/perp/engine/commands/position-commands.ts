@@ -2,6 +2,7 @@
  * Position settings: leverage and margin mode (setLeverage), and isolated margin moves
  * (adjustMargin). Both check their margin rule before changing anything.
  */
+import { triggerReservePerLot } from './place-order-command.ts';
 import type { Accepted, AdjustMarginCommand, MarginMode, Rejected, SetLeverageCommand } from '../engine-types.ts';
 import { ceilDiv, PPM } from '../fixed-point.ts';
 import { abs, freeCollateral, reservePerLot, valuation, withdrawable } from '../risk/margin.ts';
@@ -46,7 +47,9 @@ export function setLeverageCommand(s: EngineState, cmd: SetLeverageCommand): Acc
     for (let o = acct.ordersHead; o !== null; o = o.accNext) {
       if (o.position !== existing) continue;
       saved.push([o, o.reservePerLot]);
-      const perLot = reservePerLot(inst, o.side, o.priceTicks, newImr, o.reduceOnly);
+      // A waiting trigger order reserves by its own rule (place-order-command.ts).
+      const perLot =
+        o.trigger !== null ? triggerReservePerLot(inst, o.side, o.priceTicks, o.trigger.priceTicks, o.reduceOnly, newImr) : reservePerLot(inst, o.side, o.priceTicks, newImr, o.reduceOnly);
       acct.reserved += (perLot - o.reservePerLot) * BigInt(o.remainingLots);
       o.reservePerLot = perLot;
     }
