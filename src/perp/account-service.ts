@@ -15,7 +15,7 @@ import { accountBody, fillBody, openOrderBody, orderBody, positionBody, transact
 import type { PerpEngine } from './engine/perp-engine.ts';
 import type { AccountView } from './engine/engine-types.ts';
 import { listCollateralEventsPage, type CollateralEventKind } from './store/collateral-event-store.ts';
-import { getOrdersByIds, listOrders, listTrades, listTransactions, type PerpOrderStatus, type PerpTransactionType } from './store/perp-history-store.ts';
+import { getOrdersByIds, listOrders, listTrades, listTransactions, transactionBalancesAfter, type PerpOrderStatus, type PerpTransactionType } from './store/perp-history-store.ts';
 
 export interface ListQuery {
   offset: number;
@@ -123,7 +123,8 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
       const wallet = walletOf(caller);
       checkSymbol(q.symbol);
       const r = await listTransactions(db, { ...q, account: wallet, types: q.type ? [q.type] : undefined });
-      return { total: r.total, rows: r.rows.map(transactionBody) };
+      const after = await transactionBalancesAfter(db, wallet, r.rows);
+      return { total: r.total, rows: r.rows.map((t) => ({ ...transactionBody(t), account: t.account, balanceAfter: usd(after.get(t.txId) ?? 0n) })) };
     },
 
     async movements(caller: AuthKey, kind: CollateralEventKind, q: ListQuery): Promise<Page<AccountDeposit>> {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import ccxt from 'ccxt';
 import TokexPerp from 'ccxt-tokex';
 import { signPerpRequest } from '@tokex/sdk';
+import { generatePrivateKey } from 'viem/accounts';
 
 const instrument = {
   symbol: 'BTC-USD', base: 'BTC', quote: 'USD', tickSize: '0.1', lotSize: '0.0001', minSize: '0.001', maxSize: '10000',
@@ -91,6 +92,80 @@ describe('ccxt-tokex without a venue', () => {
       funding: '0', margin: '610', maintenanceMargin: '305', leverage: 50, marginMode: 'isolated', liquidationPrice: '61500',
     });
     expect(position).toMatchObject({ symbol: 'BTC/USD:USD', side: 'short', contracts: 0.5, contractSize: 1, entryPrice: 60000, markPrice: 61000, notional: 30500, unrealizedPnl: -500, leverage: 50, marginMode: 'isolated', liquidationPrice: 61500, initialMargin: 610 });
+  });
+
+  it('positions: timestamp is when the answer arrived; margin percentages of the notional; marginRatio only for isolated', () => {
+    const ex = exchange();
+    const row = { symbol: 'BTC-USD', side: 'LONG', size: '0.5', entryPrice: '60000', markPrice: '61000', notional: '30500', unrealisedPnl: '500', realisedPnl: '0', funding: '0', margin: '610', maintenanceMargin: '305', leverage: 50, liquidationPrice: '59000' };
+    const before = Date.now();
+    const isolated = ex.parsePosition({ ...row, marginMode: 'isolated' });
+    const after = Date.now();
+    expect(isolated.timestamp).toBeGreaterThanOrEqual(before);
+    expect(isolated.timestamp).toBeLessThanOrEqual(after);
+    expect(isolated.datetime).toBe(new Date(isolated.timestamp!).toISOString());
+    // 610 / 30 500 = 0.02, 305 / 30 500 = 0.01, 305 / 610 = 0.5; percentage is CCXT's: 500 / 610 = 0.8196… cut to 4 places, × 100.
+    expect(isolated).toMatchObject({ initialMarginPercentage: 0.02, maintenanceMarginPercentage: 0.01, marginRatio: 0.5, percentage: 81.96, collateral: 610 });
+    const cross = ex.parsePosition({ ...row, marginMode: 'cross' });
+    expect(cross.marginRatio).toBeUndefined();
+    expect(cross.initialMarginPercentage).toBe(0.02);
+    // A row that carries its own time keeps it.
+    expect(ex.parsePosition({ ...row, marginMode: 'cross', ts: 1_700_000_000_000 }).datetime).toBe('2023-11-14T22:13:20.000Z');
+  });
+
+  it('ledger entries: account, before/after from balanceAfter (before ± amount = after), fee 0 USDC, CCXT types', () => {
+    const ex = exchange();
+    const row = (over: Record<string, unknown>) => ({ id: '12:FEE:T', type: 'FEE', symbol: 'BTC-USD', amount: '-0.030123', asset: 'USDC', ref: '7', ts: 1_700_000_000_000, account: '0xabc', balanceAfter: '9999.969877', ...over });
+    const fee = ex.parseLedgerEntry(row({}));
+    expect(fee).toEqual({
+      info: row({}), id: '12:FEE:T', timestamp: 1_700_000_000_000, datetime: '2023-11-14T22:13:20.000Z', direction: 'out', account: '0xabc',
+      referenceId: '7', referenceAccount: undefined, type: 'fee', currency: 'USDC', amount: 0.030123, before: 10000, after: 9999.969877, status: 'ok',
+      fee: { cost: 0, currency: 'USDC' },
+    });
+    const credit = ex.parseLedgerEntry(row({ id: '13:REALISED_PNL:T', type: 'REALISED_PNL', amount: '12.5', balanceAfter: '10012.469877' }));
+    expect([credit.direction, credit.before, credit.amount, credit.after]).toEqual(['in', 9999.969877, 12.5, 10012.469877]);
+    const types = ['DEPOSIT', 'WITHDRAWAL', 'WITHDRAWAL_RELEASE', 'FEE', 'REALISED_PNL', 'FUNDING', 'LIQUIDATION_FEE', 'LIQUIDATION', 'ADL', 'BAD_DEBT', 'LIQUIDITY_ADD', 'LIQUIDITY_REMOVE', 'OTHER'];
+    expect(types.map((type) => ex.parseLedgerEntry(row({ type })).type)).toEqual([
+      'transaction', 'transaction', 'transaction', 'fee', 'trade', 'fee', 'fee', 'trade', 'trade', 'transfer', 'transfer', 'transfer', 'other',
+    ]);
+    // A server without balanceAfter: no invented balances.
+    const bare = ex.parseLedgerEntry(row({ balanceAfter: undefined }));
+    expect([bare.before, bare.after]).toEqual([undefined, undefined]);
+  });
+
+  it('deposits and withdrawals: network from the chain id, fee 0 USDC, updated', () => {
+    const local = exchange();
+    const deposit = local.parseTransaction({ kind: 'deposit', id: '0xd1-3', asset: 'USDC', amount: '10000', txHash: '0xd1', blockNumber: '12', status: 'CREDITED', reason: null, ts: 1_700_000_000_000 });
+    expect(deposit).toMatchObject({ id: '0xd1-3', type: 'deposit', txid: '0xd1', amount: 10000, currency: 'USDC', status: 'ok', network: '31337', updated: 1_700_000_000_000, fee: { cost: 0, currency: 'USDC' } });
+    expect(deposit.info).toEqual({ id: '0xd1-3', asset: 'USDC', amount: '10000', txHash: '0xd1', blockNumber: '12', status: 'CREDITED', reason: null, ts: 1_700_000_000_000 });
+    const base = exchange({ options: { baseUrl: 'http://127.0.0.1:9', chainId: 8453 } });
+    const w = base.parseTransaction({ withdrawalId: '0x01', clientWithdrawalId: 'w-1', address: '0xabc', asset: 'USDC', amount: '1.5', status: 'SENT', txHash: '0x02', blockNumber: null, reason: null, createdAt: 1_700_000_000_000, updatedAt: 1_700_000_005_000 });
+    expect(w).toMatchObject({ id: '0x01', type: 'withdrawal', txid: '0x02', addressTo: '0xabc', amount: 1.5, status: 'pending', network: 'BASE', timestamp: 1_700_000_000_000, updated: 1_700_000_005_000, fee: { cost: 0, currency: 'USDC' } });
+  });
+
+  it('a currency code: USDC and USD list the collateral, another known code (BTC) an empty list without a request, an unknown one is ExchangeError', async () => {
+    const ex = exchange();
+    let requests = 0;
+    ex.fetch = (async () => {
+      requests++;
+      throw new Error('no venue here');
+    }) as typeof ex.fetch;
+    expect(Object.keys(ex.currencies).sort()).toEqual(['BTC', 'USD']);
+    expect(await ex.fetchLedger('BTC')).toEqual([]);
+    expect(await ex.fetchDeposits('BTC')).toEqual([]);
+    expect(await ex.fetchWithdrawals('BTC')).toEqual([]);
+    expect(await ex.fetchDepositsWithdrawals('BTC')).toEqual([]);
+    expect(requests).toBe(0);
+    const unknown = await ex.fetchLedger('XYZ').catch((e: unknown) => e);
+    expect(unknown).toBeInstanceOf(ccxt.ExchangeError);
+    expect(unknown).not.toBeInstanceOf(ccxt.BadRequest);
+    expect(String(unknown)).toContain('does not have currency code XYZ');
+    // USD is the collateral: it asks the venue.
+    await expect(ex.fetchLedger('USD')).rejects.toThrow('no venue here');
+    expect(requests).toBe(1);
+    // Withdrawing anything but the collateral is refused before any request.
+    await expect(ex.withdraw('BTC', 1, '0xabc')).rejects.toBeInstanceOf(ccxt.BadRequest);
+    expect(requests).toBe(1);
+    expect([ex.has.fetchCurrencies, ex.has.fetchDepositsWithdrawals]).toEqual([true, true]);
   });
 
   it('streams: depth snapshot and deltas, a skipped seq or a new epoch subscribes again, a refusal rejects', () => {
@@ -190,5 +265,101 @@ describe('ccxt-tokex without a venue', () => {
   it('markets: symbol, precision and limits from the instrument', () => {
     const m = exchange().market('BTC/USD:USD');
     expect(m).toMatchObject({ id: 'BTC-USD', settle: 'USD', swap: true, linear: true, contractSize: 1, precision: { amount: 0.0001, price: 0.1 }, limits: { amount: { min: 0.001, max: 10000 }, leverage: { min: 1, max: 50 } } });
+  });
+
+  /** An exchange with a wallet whose requests are captured and never sent. */
+  function capturing() {
+    const ex = exchange({ privateKey: generatePrivateKey(), enableRateLimit: false, options: { baseUrl: 'http://127.0.0.1:9', chainId: 31337 } });
+    const sent: Array<{ path: string; body: any }> = [];
+    ex.fetch = (async (url: string, _method: string, _headers: unknown, body: string) => {
+      sent.push({ path: new URL(url).pathname.replace('/v4/public/trader/', ''), body: body === undefined ? undefined : JSON.parse(body) });
+      throw new Error('captured');
+    }) as typeof ex.fetch;
+    const build = async (call: () => Promise<unknown>) => {
+      await expect(call()).rejects.toThrow('captured');
+      return sent.at(-1)!;
+    };
+    return { ex, sent, build };
+  }
+
+  it('trigger orders: what orders/build is asked, as Binance maps stopLossPrice, takeProfitPrice, triggerPrice', async () => {
+    const { ex, build } = capturing();
+    const body = async (...args: Parameters<typeof ex.createOrder>) => {
+      const r = await build(() => ex.createOrder(...args));
+      expect(r.path).toBe('orders/build');
+      return r.body;
+    };
+    expect(await body('BTC/USD:USD', 'market', 'sell', 0.01, undefined, { stopLossPrice: 59000, reduceOnly: true })).toEqual({ symbol: 'BTC-USD', side: 'SELL', type: 'STOP_MARKET', size: '0.01', triggerPrice: '59000', reduceOnly: true });
+    expect(await body('BTC/USD:USD', 'limit', 'sell', 0.01, 61000.5, { takeProfitPrice: 61000, triggerPriceType: 'last' })).toEqual({ symbol: 'BTC-USD', side: 'SELL', type: 'TAKE_PROFIT_LIMIT', size: '0.01', price: '61000.5', triggerPrice: '61000', triggerBy: 'LAST' });
+    expect((await body('BTC/USD:USD', 'market', 'buy', 0.01, undefined, { triggerPrice: 61000 })).type).toBe('STOP_MARKET');
+    // triggerDirection: the type that fires on that move (a BUY stop and a SELL take-profit on a rise).
+    expect((await body('BTC/USD:USD', 'market', 'buy', 0.01, undefined, { triggerPrice: 59000, triggerDirection: 'below' })).type).toBe('TAKE_PROFIT_MARKET');
+    expect((await body('BTC/USD:USD', 'market', 'buy', 0.01, undefined, { triggerPrice: 61000, triggerDirection: 'above' })).type).toBe('STOP_MARKET');
+    expect((await body('BTC/USD:USD', 'market', 'sell', 0.01, undefined, { triggerPrice: 61000, triggerDirection: 'above' })).type).toBe('TAKE_PROFIT_MARKET');
+    expect((await body('BTC/USD:USD', 'limit', 'sell', 0.01, 58000, { triggerPrice: 59000, triggerDirection: 'down', workingType: 'CONTRACT_PRICE' }))).toMatchObject({ type: 'STOP_LIMIT', triggerBy: 'LAST' });
+    expect(await body('BTC/USD:USD', 'market', 'sell', 0, undefined, { stopLossPrice: 59000, closePosition: true, triggerBy: 'mark' })).toEqual({ symbol: 'BTC-USD', side: 'SELL', type: 'STOP_MARKET', closePosition: true, triggerPrice: '59000', triggerBy: 'MARK' });
+    expect((await body('BTC/USD:USD', 'stop_limit' as any, 'buy', 0.01, 61000, { triggerPrice: 60500, clientOrderId: 'c-9' }))).toEqual({ symbol: 'BTC-USD', side: 'BUY', type: 'STOP_LIMIT', size: '0.01', price: '61000', triggerPrice: '60500', clientOrderId: 'c-9' });
+  });
+
+  it('trigger orders refused before any request: index price, two trigger kinds, closePosition without one, a type without its trigger, attached SL/TP, off the tick', async () => {
+    const { ex, sent } = capturing();
+    const refused = (cls: unknown, ...args: Parameters<typeof ex.createOrder>) => expect(ex.createOrder(...args)).rejects.toBeInstanceOf(cls);
+    await refused(ccxt.InvalidOrder, 'BTC/USD:USD', 'market', 'sell', 0.01, undefined, { stopLossPrice: 59000, triggerPriceType: 'index' });
+    await refused(ccxt.InvalidOrder, 'BTC/USD:USD', 'market', 'sell', 0.01, undefined, { stopLossPrice: 59000, takeProfitPrice: 61000 });
+    await refused(ccxt.InvalidOrder, 'BTC/USD:USD', 'market', 'sell', 0.01, undefined, { closePosition: true });
+    await refused(ccxt.ArgumentsRequired, 'BTC/USD:USD', 'stop_market' as any, 'sell', 0.01, undefined, {});
+    await refused(ccxt.InvalidOrder, 'BTC/USD:USD', 'stop_market' as any, 'sell', 0.01, undefined, { takeProfitPrice: 61000 });
+    await refused(ccxt.NotSupported, 'BTC/USD:USD', 'limit', 'buy', 0.01, 60000, { stopLoss: { triggerPrice: 59000 } });
+    await refused(ccxt.InvalidOrder, 'BTC/USD:USD', 'market', 'sell', 0.01, undefined, { stopLossPrice: 59000.05 });
+    await refused(ccxt.InvalidOrder, 'BTC/USD:USD', 'market', 'sell', 0.01, undefined, { triggerPrice: 59000, triggerDirection: 'sideways' });
+    await expect(ex.createOrders(Array.from({ length: 21 }, () => ({ symbol: 'BTC/USD:USD', type: 'limit' as const, side: 'buy' as const, amount: 0.01, price: 60000 })))).rejects.toBeInstanceOf(ccxt.BadRequest);
+    await expect(ex.cancelOrders(Array.from({ length: 101 }, (_, i) => String(i + 1)))).rejects.toBeInstanceOf(ccxt.BadRequest);
+    expect(sent).toEqual([]);
+  });
+
+  it('editOrder: orders/amend/build with the order id and the new total size and price, checked on the lot and tick first', async () => {
+    const { ex, sent, build } = capturing();
+    expect(await build(() => ex.editOrder('7', 'BTC/USD:USD', 'limit', 'buy', 0.02, 60000.5))).toEqual({ path: 'orders/amend/build', body: { orderId: '7', size: '0.02', price: '60000.5' } });
+    expect((await build(() => ex.editOrder('7', 'BTC/USD:USD', 'limit', 'buy', undefined, 59999.9))).body).toEqual({ orderId: '7', price: '59999.9' });
+    const before = sent.length;
+    await expect(ex.editOrder('7', 'BTC/USD:USD', 'limit', 'buy', 0.00015)).rejects.toBeInstanceOf(ccxt.InvalidOrder);
+    await expect(ex.editOrder('7', 'BTC/USD:USD', 'limit', 'buy', undefined, 60000.55)).rejects.toBeInstanceOf(ccxt.InvalidOrder);
+    await expect(ex.editOrder('7', 'BTC/USD:USD', 'limit', 'buy')).rejects.toBeInstanceOf(ccxt.ArgumentsRequired);
+    expect(sent.length).toBe(before);
+    // fetchOrder: by id, or by clientOrderId (escaped in the path the signature covers).
+    expect((await build(() => ex.fetchOrder('42'))).path).toBe('orders/42');
+    expect((await build(() => ex.fetchOrder('', undefined, { clientOrderId: 'a/b c' }))).path).toBe('orders/client/a%2Fb%20c');
+  });
+
+  it('order entry results on the stream: data resolves the call, a code rejects it with the REST mapping, the one-off subscription goes', () => {
+    const ex = exchange();
+    const resolved: Array<[unknown, string]> = [];
+    const rejected: Array<[unknown, string | undefined]> = [];
+    const client: any = {
+      subscriptions: { 'ccxt-5': { id: 'ccxt-5', messageHash: 'ccxt-5', action: 'place' }, 'ccxt-6': { id: 'ccxt-6' }, 'ccxt-7': { id: 'ccxt-7' } },
+      resolve: (r: unknown, h: string) => resolved.push([r, h]),
+      reject: (e: unknown, h?: string) => rejected.push([e, h]),
+    };
+    ex.handleMessage(client, { type: 'result', id: 'ccxt-5', code: 0, msg: 'ok', data: { orderId: '9' } });
+    expect(resolved).toEqual([[{ orderId: '9' }, 'ccxt-5']]);
+    expect(client.subscriptions['ccxt-5']).toBeUndefined();
+    ex.handleMessage(client, { type: 'result', id: 'ccxt-6', code: 51001, msg: 'insufficient margin', data: {} });
+    ex.handleMessage(client, { type: 'result', id: 'ccxt-7', code: 40000, msg: 'order not found', data: {} });
+    expect(rejected[0][0]).toBeInstanceOf(ccxt.InsufficientFunds);
+    expect(rejected[0][1]).toBe('ccxt-6');
+    expect(rejected[1][0]).toBeInstanceOf(ccxt.OrderNotFound);
+    expect(Object.keys(client.subscriptions)).toEqual([]);
+  });
+
+  it('parses trigger orders: UNTRIGGERED is open, triggerPrice; a protective one is its stop-loss or take-profit', () => {
+    const ex = exchange();
+    const base = { orderId: '8', symbol: 'BTC-USD', side: 'SELL', timeInForce: 'IOC', price: null, size: '0.01', filledSize: '0', remainingSize: '0.01', avgPrice: null, fee: '0', reason: null, triggerBy: 'MARK', triggeredAt: null, createdAt: 1, updatedAt: 1 };
+    const sl = ex.parseOrder({ ...base, type: 'STOP_MARKET', status: 'UNTRIGGERED', triggerPrice: '59000', reduceOnly: true, closePosition: false });
+    expect(sl).toMatchObject({ type: 'stop_market', status: 'open', triggerPrice: 59000, stopLossPrice: 59000, takeProfitPrice: undefined, reduceOnly: true });
+    const tp = ex.parseOrder({ ...base, type: 'TAKE_PROFIT_MARKET', status: 'UNTRIGGERED', triggerPrice: '61000', reduceOnly: false, closePosition: true, size: '0' });
+    expect(tp).toMatchObject({ status: 'open', triggerPrice: 61000, takeProfitPrice: 61000, stopLossPrice: undefined, reduceOnly: true });
+    // An entry stop (it opens a position) is a trigger order, neither stop-loss nor take-profit.
+    const entry = ex.parseOrder({ ...base, side: 'BUY', type: 'STOP_MARKET', status: 'FILLED', triggerPrice: '61000', reduceOnly: false, closePosition: false, triggeredAt: 5 });
+    expect(entry).toMatchObject({ status: 'closed', triggerPrice: 61000, stopLossPrice: undefined, takeProfitPrice: undefined });
   });
 });

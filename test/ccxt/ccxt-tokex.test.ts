@@ -14,6 +14,22 @@ import { until } from '../support/poll.ts';
 const BTC = 'BTC/USD:USD';
 const ETH = 'ETH/USD:USD';
 
+/** A signed USD decimal string as micro-USD, exactly. */
+function micro(value: string): bigint {
+  const negative = value.startsWith('-');
+  const [whole, fraction = ''] = value.replace('-', '').split('.');
+  const units = BigInt(whole) * 1_000_000n + BigInt(fraction.padEnd(6, '0').slice(0, 6));
+  return negative ? -units : units;
+}
+/** `x` down to the tick `tick`, as a number without float residue. */
+function onTick(x: number, tick: number): number {
+  const decimals = Math.max(0, -Math.floor(Math.log10(tick)));
+  return Number((Math.floor(Number((x / tick).toFixed(6))) * tick).toFixed(decimals));
+}
+
+/** A CCXT number (6 decimals at most here) as micro-USD. */
+const microOf = (n: number | undefined) => BigInt(Math.round((n as number) * 1e6));
+
 describe('ccxt-tokex against the stack', () => {
   let t: TestStack;
   let ex: TokexPerp;
@@ -54,10 +70,12 @@ describe('ccxt-tokex against the stack', () => {
   it('is a ccxt.Exchange with a truthful has', () => {
     expect(ex).toBeInstanceOf(ccxt.Exchange);
     expect(ex.id).toBe('tokex');
-    for (const m of ['fetchTime', 'fetchMarkets', 'fetchTicker', 'fetchTickers', 'fetchOrderBook', 'fetchOHLCV', 'fetchTrades', 'fetchFundingRate', 'fetchFundingRates', 'fetchFundingRateHistory', 'fetchBalance', 'createOrder', 'cancelOrder', 'cancelAllOrders', 'fetchOrder', 'fetchOpenOrders', 'fetchClosedOrders', 'fetchMyTrades', 'fetchPositions', 'setLeverage', 'setMarginMode', 'addMargin', 'reduceMargin', 'withdraw', 'fetchDeposits', 'fetchWithdrawals', 'fetchLedger']) {
+    for (const m of ['fetchTime', 'fetchMarkets', 'fetchCurrencies', 'fetchDepositsWithdrawals', 'fetchTicker', 'fetchTickers', 'fetchOrderBook', 'fetchOHLCV', 'fetchTrades', 'fetchFundingRate', 'fetchFundingRates', 'fetchFundingRateHistory', 'fetchBalance', 'createOrder', 'cancelOrder', 'cancelAllOrders', 'fetchOrder', 'fetchOpenOrders', 'fetchClosedOrders', 'fetchMyTrades', 'fetchPositions', 'setLeverage', 'setMarginMode', 'addMargin', 'reduceMargin', 'withdraw', 'fetchDeposits', 'fetchWithdrawals', 'fetchLedger']) {
       expect(ex.has[m], m).toBe(true);
     }
-    expect(ex.has['editOrder']).toBe(false);
+    for (const m of ['createOrders', 'editOrder', 'cancelOrders', 'fetchOrders', 'createStopLossOrder', 'createTakeProfitOrder', 'createTriggerOrder', 'createOrderWs', 'createOrdersWs', 'cancelOrderWs', 'editOrderWs']) {
+      expect(ex.has[m], m).toBe(true);
+    }
     expect(ex.has['spot']).toBe(false);
   });
 
@@ -83,6 +101,33 @@ describe('ccxt-tokex against the stack', () => {
       expect(m.maker).toBe(Number(i.makerFeeRate));
     }
     expect(ex.markets![BTC].id).toBe('BTC-USD');
+  });
+
+  it('currencies: USDC (the collateral, on the venue chain, no fee), USD and each base, read with the markets in one request', async () => {
+    const instruments = await api.get<any[]>('instruments');
+    const chain = String(t.demo.chainId);
+    const bases = [...new Set(instruments.map((i) => i.base))];
+    expect(Object.keys(ex.currencies).sort()).toEqual(['USDC', 'USD', ...bases].sort());
+    const micro = 0.000001;
+    const limits = { deposit: { min: micro, max: undefined }, withdraw: { min: micro, max: undefined } };
+    expect(ex.currencies.USDC).toMatchObject({ id: 'USDC', code: 'USDC', name: 'USD Coin', type: 'crypto', active: true, deposit: true, withdraw: true, fee: 0, precision: micro, limits });
+    expect(ex.currencies.USDC.networks).toEqual({ [chain]: { id: chain, network: chain, active: true, deposit: true, withdraw: true, fee: 0, precision: micro, limits, info: { chainId: chain } } });
+    expect(ex.currencies.USD).toMatchObject({ id: 'USD', code: 'USD', type: 'fiat', deposit: false, withdraw: false, precision: micro, networks: {} });
+    for (const i of instruments) {
+      expect(ex.currencies[i.base], i.base).toMatchObject({ id: i.base, code: i.base, type: 'other', deposit: false, withdraw: false, precision: Number(i.lotSize), networks: {} });
+    }
+    // loadMarkets asks for the instruments once: fetchMarkets takes what fetchCurrencies read.
+    const fresh = make();
+    const paths: string[] = [];
+    const original = fresh.fetch.bind(fresh);
+    fresh.fetch = (async (url: string, ...rest: any[]) => {
+      paths.push(new URL(url).pathname);
+      return (original as any)(url, ...rest);
+    }) as typeof fresh.fetch;
+    await fresh.loadMarkets();
+    expect(paths.filter((p) => p.endsWith('/instruments'))).toHaveLength(1);
+    expect(Object.keys(fresh.markets!).sort()).toEqual(Object.keys(ex.markets!).sort());
+    expect(fresh.currencies.USDC.networks[chain].id).toBe(chain);
   });
 
   it('fetchBalance equals GET account', async () => {
@@ -239,9 +284,19 @@ describe('ccxt-tokex against the stack', () => {
       expect(x.fee).toEqual({ cost: Number(r.fee), currency: 'USDC' });
     }
 
+    const asked = Date.now();
     const positions = await ex.fetchPositions([BTC]);
+    const answered = Date.now();
     const raw = (await api.get<any>('positions', { symbol: 'BTC-USD' })).rows[0];
     expect(positions).toHaveLength(1);
+    // The engine's state when the venue answered: the time of the answer.
+    expect(positions[0].timestamp).toBeGreaterThanOrEqual(asked);
+    expect(positions[0].timestamp).toBeLessThanOrEqual(answered);
+    expect(positions[0].datetime).toBe(new Date(positions[0].timestamp!).toISOString());
+    // Of the notional, at 8 places; a cross position has no margin ratio of its own (the account's).
+    expect(positions[0].initialMarginPercentage).toBe(Number(ccxt.Precise.stringDiv(raw.margin, raw.notional, 8)));
+    expect(positions[0].maintenanceMarginPercentage).toBe(Number(ccxt.Precise.stringDiv(raw.maintenanceMargin, raw.notional, 8)));
+    expect(positions[0].marginRatio).toBeUndefined();
     expect(positions[0]).toMatchObject({ symbol: BTC, side: 'long', contracts: 0.01, contractSize: 1, entryPrice: Number(raw.entryPrice), marginMode: 'cross', leverage: raw.leverage });
 
     // The public tape shows the same fills, with the taker's side.
@@ -405,6 +460,24 @@ describe('ccxt-tokex against the stack', () => {
     const rawDeposits = await api.get<any>('account/deposits');
     expect(deposits.map((d) => d.id).sort()).toEqual(rawDeposits.rows.map((r: any) => r.id).sort());
     expect(deposits.some((d) => d.amount === 10_000 && d.status === 'ok' && d.type === 'deposit')).toBe(true);
+    // The venue's chain (the local anvil's id as its code), no fee; a deposit's one time is its block's.
+    const chain = String(t.demo.chainId);
+    for (const d of deposits) {
+      expect(d).toMatchObject({ network: chain, fee: { cost: 0, currency: 'USDC' }, updated: d.timestamp, currency: 'USDC' });
+      expect(d.timestamp).toBe(d.info.ts);
+    }
+    for (const x of list) {
+      expect(x).toMatchObject({ network: chain, fee: { cost: 0, currency: 'USDC' }, updated: x.info.updatedAt, timestamp: x.info.createdAt });
+      expect(x.updated!).toBeGreaterThanOrEqual(x.timestamp!);
+    }
+    const both = await ex.fetchDepositsWithdrawals('USDC');
+    expect(both.map((x) => x.id).sort()).toEqual([...deposits, ...list].map((x) => x.id).sort());
+    expect(both.map((x) => x.timestamp)).toEqual([...both.map((x) => x.timestamp!)].sort((a, b) => a - b));
+    // Another code CCXT knows here (a market's base): nothing of it is ever held, so nothing moved.
+    expect(await ex.fetchLedger('BTC')).toEqual([]);
+    expect(await ex.fetchDeposits('ETH')).toEqual([]);
+    expect(await ex.fetchWithdrawals('BTC')).toEqual([]);
+    expect(await ex.fetchDepositsWithdrawals('ETH')).toEqual([]);
 
     const ledger = await ex.fetchLedger('USDC');
     expect(ledger.some((e) => e.info.type === 'DEPOSIT' && e.amount === 10_000 && e.direction === 'in')).toBe(true);
@@ -413,6 +486,155 @@ describe('ccxt-tokex against the stack', () => {
     expect(rawFees.length).toBeGreaterThan(0);
     for (const r of rawFees) {
       expect(ledger.find((e) => e.id === r.id)).toMatchObject({ type: 'fee', direction: 'out', amount: -Number(r.amount), currency: 'USDC', referenceId: r.ref, timestamp: r.ts });
+    }
+  });
+
+  it('ledger: account, fee and before/after on every entry, chained; the newest after is the balance with the isolated margins', async () => {
+    const wallet = creds.walletAddress.toLowerCase();
+    // The movements so far, once the projection has written them all: the sum of all of them is the
+    // balance plus the isolated margins (margin moved into a position is not a movement).
+    await until(
+      async () => {
+        const [account, positions, newest] = await Promise.all([api.get<any>('account'), api.get<any>('positions'), api.get<any>('account/transactions', { limit: 1 })]);
+        const isolated = positions.rows.filter((p: any) => p.marginMode === 'isolated').reduce((s: bigint, p: any) => s + micro(p.margin), 0n);
+        return { held: micro(account.balance) + isolated, after: micro(newest.rows[0].balanceAfter) };
+      },
+      (x) => x.held === x.after,
+      20_000,
+    );
+    // A fixed end, past what the projection has written: the lists below see the same movements.
+    const untilTs = Date.now();
+    await new Promise((r) => setTimeout(r, 300));
+    const ledger = await ex.fetchLedger('USDC', undefined, 100, { until: untilTs });
+    expect(ledger.length).toBeGreaterThan(5);
+    for (const e of ledger) {
+      expect(e.account, e.id).toBe(wallet);
+      expect(e.fee, e.id).toEqual({ cost: 0, currency: 'USDC' });
+      expect(microOf(e.after) - microOf(e.before), e.id).toBe((e.direction === 'in' ? 1n : -1n) * microOf(e.amount));
+      expect(microOf(e.after), e.id).toBe(micro(e.info.balanceAfter));
+      expect(['trade', 'transaction', 'margin', 'cashback', 'referral', 'transfer', 'fee']).toContain(e.type);
+    }
+    // Oldest first, each entry's before is the previous one's after.
+    for (let i = 1; i < ledger.length; i++) expect(ledger[i].before, ledger[i].id).toBe(ledger[i - 1].after);
+    expect(ledger.find((e) => e.info.type === 'DEPOSIT')).toMatchObject({ before: 0, amount: 10_000, after: 10_000, direction: 'in', type: 'transaction' });
+    // USD is the collateral too; the venue's rows chain the same way whatever the filter.
+    expect((await ex.fetchLedger('USD', undefined, 100, { until: untilTs })).map((e) => e.id)).toEqual(ledger.map((e) => e.id));
+    const raw = (await api.get<any>('account/transactions', { limit: 100, endTime: untilTs })).rows;
+    for (let i = 0; i < raw.length - 1; i++) expect(micro(raw[i].balanceAfter), raw[i].id).toBe(micro(raw[i + 1].balanceAfter) + micro(raw[i].amount));
+    const fees = (await api.get<any>('account/transactions', { type: 'FEE', limit: 100, endTime: untilTs })).rows;
+    expect(fees.length).toBeGreaterThan(0);
+    for (const f of fees) {
+      expect(f.account).toBe(wallet);
+      const same = raw.find((r: any) => r.id === f.id);
+      if (same !== undefined) expect(f.balanceAfter, f.id).toBe(same.balanceAfter);
+    }
+  });
+
+  it('trigger orders: stopLossPrice, takeProfitPrice, triggerPrice with a direction, closePosition, triggerPriceType; one already reached is refused', async () => {
+    const mark = (await until(() => ex.fetchTicker(BTC), (x) => x.markPrice !== undefined, 30_000)).markPrice!;
+    const tick = ex.market(BTC).precision.price as number;
+    const below = onTick(mark * 0.8, tick);
+    const above = onTick(mark * 1.2, tick);
+    expect((await ex.fetchPositions([BTC]))[0]).toMatchObject({ side: 'long' });
+
+    const sl = await ex.createOrder(BTC, 'market', 'sell', 0.001, undefined, { stopLossPrice: below, reduceOnly: true, clientOrderId: 'ccxt-sl-1' });
+    expect(sl).toMatchObject({ symbol: BTC, type: 'stop_market', side: 'sell', status: 'open', amount: 0.001, filled: 0, triggerPrice: below, stopLossPrice: below, reduceOnly: true, clientOrderId: 'ccxt-sl-1' });
+    expect(sl.takeProfitPrice).toBeUndefined();
+    expect(sl.info).toMatchObject({ type: 'STOP_MARKET', status: 'UNTRIGGERED', triggerPrice: String(below), triggerBy: 'MARK', triggeredAt: null, closePosition: false });
+    // GET orders/{id}: the same order in any state; the open list holds it too.
+    const fetched = await ex.fetchOrder(sl.id!, BTC);
+    expect(fetched).toMatchObject({ id: sl.id, status: 'open', type: 'stop_market', triggerPrice: below, stopLossPrice: below });
+    expect((await ex.fetchOpenOrders(BTC)).find((o) => o.id === sl.id)).toMatchObject({ status: 'open', triggerPrice: below });
+    expect((await ex.fetchOrder('', BTC, { clientOrderId: 'ccxt-sl-1' })).id).toBe(sl.id);
+
+    const tp = await ex.createOrder(BTC, 'limit', 'sell', 0.002, above, { takeProfitPrice: above, reduceOnly: true, triggerPriceType: 'last' });
+    expect(tp).toMatchObject({ type: 'take_profit_limit', price: above, amount: 0.002, triggerPrice: above, takeProfitPrice: above, status: 'open' });
+    expect(tp.info).toMatchObject({ type: 'TAKE_PROFIT_LIMIT', triggerBy: 'LAST', status: 'UNTRIGGERED' });
+
+    // triggerPrice alone: a stop (Binance's mapping); with triggerDirection the type that fires on that move.
+    const rising = await ex.createOrder(BTC, 'market', 'sell', 0.001, undefined, { triggerPrice: above, triggerDirection: 'above', reduceOnly: true, workingType: 'MARK_PRICE' });
+    expect(rising.info).toMatchObject({ type: 'TAKE_PROFIT_MARKET', triggerPrice: String(above), triggerBy: 'MARK' });
+    const close = await ex.createOrder(BTC, 'market', 'sell', 0, undefined, { stopLossPrice: below, closePosition: true });
+    expect(close).toMatchObject({ type: 'stop_market', reduceOnly: true, stopLossPrice: below, status: 'open' });
+    expect(close.info).toMatchObject({ closePosition: true, size: '0' });
+
+    // A BUY stop fires at or above its trigger: one under the mark is already reached.
+    await expect(ex.createOrder(BTC, 'market', 'buy', 0.001, undefined, { triggerPrice: below })).rejects.toBeInstanceOf(ccxt.OrderImmediatelyFillable);
+    // Refused before any request: the index price is not watched; a trigger off the tick; two kinds at once.
+    await expect(ex.createOrder(BTC, 'market', 'sell', 0.001, undefined, { stopLossPrice: below, triggerPriceType: 'index' })).rejects.toBeInstanceOf(ccxt.InvalidOrder);
+    await expect(ex.createOrder(BTC, 'market', 'sell', 0.001, undefined, { stopLossPrice: below + tick / 2 })).rejects.toBeInstanceOf(ccxt.InvalidOrder);
+    await expect(ex.createOrder(BTC, 'market', 'sell', 0.001, undefined, { stopLossPrice: below, takeProfitPrice: above })).rejects.toBeInstanceOf(ccxt.InvalidOrder);
+    await expect(ex.createOrder(BTC, 'market', 'sell', 0.001, undefined, { closePosition: true })).rejects.toBeInstanceOf(ccxt.InvalidOrder);
+
+    const canceled = await ex.cancelOrders([sl.id!, tp.id!, rising.id!, close.id!], BTC);
+    expect(canceled.map((o) => [o.id, o.status]).sort()).toEqual([sl.id, tp.id, rising.id, close.id].map((id) => [id, 'canceled']).sort());
+    const done = await until(() => ex.fetchOrder(sl.id!, BTC), (o) => o.status === 'canceled', 20_000);
+    expect(done).toMatchObject({ triggerPrice: below, filled: 0 });
+  });
+
+  it('createOrders (one batch, each answered), editOrder (same id), cancelOrders with an unknown id, fetchOrders', async () => {
+    const price = await restingBid(BTC);
+    const tick = ex.market(BTC).precision.price as number;
+    const placed = await ex.createOrders([
+      { symbol: BTC, type: 'limit', side: 'buy', amount: 0.001, price, params: { clientOrderId: 'ccxt-batch-1' } },
+      { symbol: ETH, type: 'limit', side: 'buy', amount: 0.01, price: await restingBid(ETH) },
+      // 100 BTC at 5× is far beyond the account's margin: refused on its own (51001).
+      { symbol: BTC, type: 'limit', side: 'buy', amount: 100, price, params: { clientOrderId: 'ccxt-batch-3' } },
+    ]);
+    expect(placed.map((o) => [o.symbol, o.status])).toEqual([[BTC, 'open'], [ETH, 'open'], [BTC, 'rejected']]);
+    expect(placed[0]).toMatchObject({ clientOrderId: 'ccxt-batch-1', amount: 0.001, price });
+    expect(placed[2]).toMatchObject({ clientOrderId: 'ccxt-batch-3', id: undefined });
+    expect(placed[2].info).toMatchObject({ code: 51001 });
+    // A batch over 20 or an order off the lot is refused before any request.
+    await expect(ex.createOrders(Array.from({ length: 21 }, () => ({ symbol: BTC, type: 'limit' as const, side: 'buy' as const, amount: 0.001, price })))).rejects.toBeInstanceOf(ccxt.BadRequest);
+    await expect(ex.createOrders([{ symbol: BTC, type: 'limit', side: 'buy', amount: 0.00015, price }])).rejects.toBeInstanceOf(ccxt.InvalidOrder);
+
+    const lower = onTick(price - 10 * tick, tick);
+    const edited = await ex.editOrder(placed[0].id!, BTC, 'limit', 'buy', 0.003, lower);
+    expect(edited).toMatchObject({ id: placed[0].id, status: 'open', amount: 0.003, price: lower, clientOrderId: 'ccxt-batch-1' });
+    expect(await ex.fetchOrder(placed[0].id!, BTC)).toMatchObject({ amount: 0.003, price: lower, status: 'open' });
+    const smaller = await ex.editOrder(placed[0].id!, BTC, 'limit', 'buy', 0.002);
+    expect(smaller).toMatchObject({ id: placed[0].id, amount: 0.002, price: lower });
+    await expect(ex.editOrder(placed[0].id!, BTC, 'limit', 'buy', undefined, lower + tick / 2)).rejects.toBeInstanceOf(ccxt.InvalidOrder);
+    await expect(ex.editOrder(placed[0].id!, BTC, 'limit', 'buy')).rejects.toBeInstanceOf(ccxt.ArgumentsRequired);
+    await expect(ex.editOrder('999999999', BTC, 'limit', 'buy', 0.002)).rejects.toBeInstanceOf(ccxt.OrderNotFound);
+    // fetchOrder of an order on another symbol than the one named: not found there.
+    await expect(ex.fetchOrder(placed[1].id!, BTC)).rejects.toBeInstanceOf(ccxt.OrderNotFound);
+
+    const canceled = await ex.cancelOrders([placed[0].id!, placed[1].id!, '999999999']);
+    expect(canceled.map((o) => [o.id, o.status])).toEqual([[placed[0].id, 'canceled'], [placed[1].id, 'canceled'], ['999999999', 'rejected']]);
+    expect(canceled[2].info).toMatchObject({ orderId: '999999999' });
+    const all = await until(() => ex.fetchOrders(BTC), (os) => os.some((o) => o.id === placed[0].id && o.status === 'canceled'), 20_000);
+    expect(all.every((o) => o.symbol === BTC)).toBe(true);
+    expect(all.find((o) => o.id === placed[0].id)).toMatchObject({ amount: 0.002, price: lower, status: 'canceled' });
+  });
+
+  it('order entry over the stream: createOrderWs, editOrderWs, cancelOrderWs, createOrdersWs; a refusal is the REST error', async () => {
+    const w = make();
+    try {
+      await w.loadMarkets();
+      const price = await restingBid(BTC);
+      const tick = w.market(BTC).precision.price as number;
+      const placed = await w.createOrderWs(BTC, 'limit', 'buy', 0.001, price, { clientOrderId: 'ccxt-ws-1' });
+      expect(placed).toMatchObject({ symbol: BTC, status: 'open', amount: 0.001, price, clientOrderId: 'ccxt-ws-1' });
+      // The REST view of the same order.
+      expect(await w.fetchOrder(placed.id!, BTC)).toMatchObject({ id: placed.id, status: 'open', amount: 0.001, price });
+      const lower = onTick(price - 5 * tick, tick);
+      const edited = await w.editOrderWs(placed.id!, BTC, 'limit', 'buy', 0.002, lower);
+      expect(edited).toMatchObject({ id: placed.id, amount: 0.002, price: lower, status: 'open' });
+      const canceled = await w.cancelOrderWs(placed.id!, BTC);
+      expect(canceled).toMatchObject({ id: placed.id, status: 'canceled' });
+      await expect(w.cancelOrderWs(placed.id!, BTC)).rejects.toBeInstanceOf(ccxt.OrderNotFound);
+      await expect(w.createOrderWs(BTC, 'limit', 'buy', 100, price)).rejects.toBeInstanceOf(ccxt.InsufficientFunds);
+      const batch = await w.createOrdersWs([
+        { symbol: BTC, type: 'limit', side: 'buy', amount: 0.001, price },
+        { symbol: BTC, type: 'limit', side: 'buy', amount: 100, price },
+      ]);
+      expect(batch.map((o) => o.status)).toEqual(['open', 'rejected']);
+      expect(batch[1].info).toMatchObject({ code: 51001 });
+      expect((await w.cancelOrderWs(batch[0].id!)).status).toBe('canceled');
+    } finally {
+      await w.close();
     }
   });
 });

@@ -10,7 +10,19 @@
  * watchPositions on the private ones after a signed `auth` (docs/streams.md).
  */
 import { createHmac, randomUUID } from 'node:crypto';
-import { canonicalQuery, orderBasicIssue, PERP_HEADERS, perpSignMessage, TIME_IN_FORCE_BY_TYPE, timeInForceAllowed } from '@tokex/contract';
+import {
+  canonicalQuery,
+  MAX_BATCH_CANCEL,
+  MAX_BATCH_ORDERS,
+  OPEN_ORDER_STATUSES,
+  orderBasicIssue,
+  PERP_HEADERS,
+  perpSignMessage,
+  requestWeight,
+  TIME_IN_FORCE_BY_TYPE,
+  timeInForceAllowed,
+  TRIGGER_ORDER_TYPES,
+} from '@tokex/contract';
 import {
   Exchange,
   Precise,
@@ -25,6 +37,7 @@ import {
   InvalidAddress,
   InvalidNonce,
   InvalidOrder,
+  NotSupported,
   OperationRejected,
   OrderImmediatelyFillable,
   OrderNotFillable,
@@ -34,6 +47,7 @@ import {
 } from 'ccxt';
 import type {
   Balances,
+  Currencies,
   Currency,
   Dict,
   FundingRate,
@@ -47,6 +61,7 @@ import type {
   OHLCV,
   Order,
   OrderBook,
+  OrderRequest,
   OrderSide,
   OrderType,
   Position,
@@ -100,16 +115,25 @@ export class TokexPerp extends Exchange {
         addMargin: true,
         cancelAllOrders: true,
         cancelOrder: true,
+        cancelOrders: true,
         createOrder: true,
+        createOrders: true,
         createMarketOrder: true,
         createLimitOrder: true,
         createPostOnlyOrder: true,
         createReduceOnlyOrder: true,
-        editOrder: false,
+        createTriggerOrder: true,
+        createStopOrder: true,
+        createStopLossOrder: true,
+        createTakeProfitOrder: true,
+        createStopMarketOrder: true,
+        createStopLimitOrder: true,
+        editOrder: true,
         fetchBalance: true,
         fetchClosedOrders: true,
-        fetchCurrencies: false,
+        fetchCurrencies: true,
         fetchDeposits: true,
+        fetchDepositsWithdrawals: true,
         fetchFundingRate: true,
         fetchFundingRateHistory: true,
         fetchFundingRates: true,
@@ -120,7 +144,7 @@ export class TokexPerp extends Exchange {
         fetchOpenOrders: true,
         fetchOrder: true,
         fetchOrderBook: true,
-        fetchOrders: false,
+        fetchOrders: true,
         fetchPosition: false,
         fetchPositions: true,
         fetchTicker: true,
@@ -144,6 +168,11 @@ export class TokexPerp extends Exchange {
         watchMyTrades: false,
         watchPositions: true,
         watchBalance: false,
+        // Order entry on the private stream after auth (docs/streams.md "Order entry").
+        createOrderWs: true,
+        createOrdersWs: true,
+        cancelOrderWs: true,
+        editOrderWs: true,
       },
       timeframes: { '1m': '1m', '5m': '5m', '15m': '15m', '1h': '1h', '4h': '4h', '1d': '1d' },
       urls: {
@@ -170,11 +199,17 @@ export class TokexPerp extends Exchange {
             'account/transactions': 1,
             'orders/open': 1,
             'orders/history': 1,
+            'orders/{orderId}': 1,
+            'orders/client/{clientOrderId}': 1,
             trades: 1,
           },
           post: {
             'orders/build': 1,
             orders: 1,
+            // 1 + ⌊n/10⌋ units on the venue (requestWeight); CCXT's throttle counts a call as one.
+            'orders/batch': 1,
+            'orders/amend/build': 1,
+            'orders/amend': 1,
             'orders/batch-cancel': 1,
             'positions/adjust': 1,
             'positions/margin': 1,
@@ -199,6 +234,19 @@ export class TokexPerp extends Exchange {
         defaultType: 'swap',
         // The collateral asset: the vault pays USDC 1:1 for the venue's USD.
         collateral: 'USDC',
+        // CCXT network codes of the chains the venue may run on (by chain id); another chain's code
+        // is its id (e.g. '31337', the local anvil).
+        networksById: {
+          '1': 'ETH',
+          '10': 'OP',
+          '56': 'BSC',
+          '137': 'MATIC',
+          '8453': 'BASE',
+          '42161': 'ARB',
+          '43114': 'AVAXC',
+          '11155111': 'SEPOLIA',
+          '84532': 'BASESEPOLIA',
+        },
         // The stream endpoint; derived from baseUrl when not given.
         wsUrl: undefined,
         // Trades kept per symbol for watchTrades; orders and positions for watchOrders/watchPositions.
@@ -263,6 +311,10 @@ export class TokexPerp extends Exchange {
           '51026': PermissionDenied,
           '51027': BadRequest,
           '51028': BadRequest,
+          // A trigger already reached (Binance's -2021 "would immediately trigger").
+          '51029': OrderImmediatelyFillable,
+          '51030': OperationRejected,
+          '51031': InvalidOrder,
           '52001': ExchangeError,
         },
         broad: {},
@@ -348,9 +400,10 @@ export class TokexPerp extends Exchange {
     throw new ExchangeError(feedback);
   }
 
-  private async call(method: 'GET' | 'POST' | 'DELETE', path: string, params: Dict = {}, api: 'public' | 'private' = 'private', headers: Dict | undefined = undefined): Promise<Json> {
+  /** `weight`: the request's rate-limit units on the venue (a batch of n: 1 + ⌊n/10⌋), for CCXT's throttle. */
+  private async call(method: 'GET' | 'POST' | 'DELETE', path: string, params: Dict = {}, api: 'public' | 'private' = 'private', headers: Dict | undefined = undefined, weight = 1): Promise<Json> {
     if (api === 'private') await this.ensureChainId();
-    const response = await this.request(path, api, method, params, headers);
+    const response = await this.request(path, api, method, params, headers, undefined, { cost: weight });
     return this.safeValue(response, 'data');
   }
 
@@ -380,8 +433,79 @@ export class TokexPerp extends Exchange {
   }
 
   override async fetchMarkets(params: Dict = {}): Promise<Market[]> {
-    const data = await this.call('GET', 'instruments', params);
+    // Inside loadMarkets, fetchCurrencies has just read the instruments: no second request.
+    const cached = this.options['cachedCurrencies'] !== undefined ? this.instrumentsRead : undefined;
+    this.instrumentsRead = undefined;
+    const data = cached ?? (await this.call('GET', 'instruments', params));
     return (data as Json[]).map((m) => this.parseMarket(m));
+  }
+
+  /** The instruments fetchCurrencies read, for the fetchMarkets of the same loadMarkets. */
+  private instrumentsRead: Json[] | undefined = undefined;
+
+  /** The CCXT network code of a chain id (`options.networksById`, else the id itself). */
+  private networkCode(chainId: string): string {
+    return this.safeString(this.safeDict(this.options, 'networksById', {}), chainId, chainId) as string;
+  }
+
+  /**
+   * The venue's currencies: USDC, the one collateral (deposited into and withdrawn from the
+   * MarginVault on the venue's chain, 6 decimals, no fee); USD, the unit of prices, PnL and fees
+   * (the venue's dollar, paid 1:1 in USDC: neither deposited nor withdrawn); and each market's base
+   * (the underlying of a perpetual: never held, so neither deposited nor withdrawn), its precision
+   * the lot size.
+   */
+  override async fetchCurrencies(params: Dict = {}): Promise<Currencies> {
+    const instruments = (await this.call('GET', 'instruments', params)) as Json[];
+    this.instrumentsRead = instruments;
+    const chainId = this.chainId();
+    const network = this.networkCode(chainId);
+    const micro = this.parseNumber('0.000001');
+    const collateral = this.collateralCode();
+    const limits = { deposit: { min: micro, max: undefined }, withdraw: { min: micro, max: undefined } };
+    const result: Dict = {};
+    result[collateral] = this.safeCurrencyStructure({
+      id: collateral,
+      code: collateral,
+      name: 'USD Coin',
+      type: 'crypto',
+      active: true,
+      deposit: true,
+      withdraw: true,
+      fee: this.parseNumber('0'),
+      precision: micro,
+      limits,
+      networks: {
+        [network]: { id: chainId, network, active: true, deposit: true, withdraw: true, fee: this.parseNumber('0'), precision: micro, limits, info: { chainId } },
+      },
+      info: { asset: collateral, chainId },
+    });
+    const quotes = new Set<string>();
+    const bases = new Map<string, Json[]>();
+    for (const m of instruments) {
+      const base = this.safeString(m, 'base') as string;
+      quotes.add(this.safeString(m, 'quote') as string);
+      bases.set(base, [...(bases.get(base) ?? []), m]);
+    }
+    for (const quote of quotes) {
+      const code = this.safeCurrencyCode(quote) as string;
+      if (code in result) continue;
+      result[code] = this.safeCurrencyStructure({
+        id: quote, code, name: code === 'USD' ? 'US dollar' : code, type: code === 'USD' ? 'fiat' : 'other',
+        active: true, deposit: false, withdraw: false, precision: micro, info: { asset: quote, settledIn: collateral },
+      });
+    }
+    for (const [base, markets] of bases) {
+      const code = this.safeCurrencyCode(base) as string;
+      if (code in result) continue;
+      const lots = markets.map((m) => this.safeString(m, 'lotSize') as string).filter((x) => x !== undefined);
+      const lot = lots.reduce((a, b) => (Precise.stringLt(b, a) ? b : a), lots[0]);
+      result[code] = this.safeCurrencyStructure({
+        id: base, code, name: code, type: 'other', active: true, deposit: false, withdraw: false,
+        precision: this.parseNumber(lot), info: { asset: base, markets: markets.map((m) => this.safeString(m, 'symbol')) },
+      });
+    }
+    return result as Currencies;
   }
 
   override parseMarket(m: Dict): Market {
@@ -667,6 +791,88 @@ export class TokexPerp extends Exchange {
     return client.futures['authenticated'] ?? client.future('authenticated');
   }
 
+  /**
+   * An `order` message on the private stream (after `auth`): `{op: 'order', id, action, body}`,
+   * answered by the `result` frame of the same id with what REST answers (docs/streams.md "Order
+   * entry"); a refusal rejects with the REST code's CCXT error.
+   */
+  private async orderOverStream(action: 'place' | 'batch' | 'cancel' | 'amend', body: Dict): Promise<Json> {
+    const url = this.wsUrl();
+    if (url.startsWith('ws://')) await this.loadHttpProxyAgent();
+    await this.authenticate(url);
+    // Each order message counts against the key's REST budget, with the REST call's weight.
+    const items = action === 'batch' ? (this.safeList(body, 'orders', []) as Json[]).length : 1;
+    if (this.enableRateLimit) await this.throttle(requestWeight(items));
+    this.wsRequestId += 1;
+    const id = `ccxt-${this.wsRequestId}`;
+    return this.watch(url, id, { op: 'order', id, action, body }, id, { id, messageHash: id, action });
+  }
+
+  /** createOrder over the stream: built and signed as createOrder does (`orders/build` is REST), placed by a `place` message. */
+  override async createOrderWs(symbol: string, type: OrderType, side: OrderSide, amount: number, price: Num = undefined, params: Dict = {}): Promise<Order> {
+    await this.loadMarkets();
+    const [request, extra, market] = this.orderRequest(symbol, type, side, amount, price, params, 'createOrderWs');
+    const signed = await this.buildAndSign(request, extra);
+    return this.parseOrder(await this.orderOverStream('place', signed), market);
+  }
+
+  /** createOrders over the stream: one `batch` message. */
+  override async createOrdersWs(orders: OrderRequest[], params: Dict = {}): Promise<Order[]> {
+    await this.loadMarkets();
+    if (!Array.isArray(orders) || orders.length === 0 || orders.length > MAX_BATCH_ORDERS) {
+      throw new BadRequest(`${this.id} createOrdersWs() takes 1 to ${MAX_BATCH_ORDERS} orders`);
+    }
+    const prepared = orders.map((o) => this.orderRequest(o.symbol, o.type, o.side, o.amount, o.price, this.extend(params, o.params ?? {}), 'createOrdersWs'));
+    const signed: Array<{ message: Dict; signature: string }> = [];
+    for (const [request, extra] of prepared) signed.push(await this.buildAndSign(request, extra));
+    const data = await this.orderOverStream('batch', { orders: signed });
+    return (this.safeList(data, 'results', []) as Json[]).map((r, i) => {
+      const market = prepared[i][2];
+      if (this.safeInteger(r, 'code') === 0) return this.parseOrder(this.safeDict(r, 'order') as Dict, market);
+      return this.safeOrder({ info: r, status: 'rejected', symbol: market!.symbol, clientOrderId: this.safeString(prepared[i][0], 'clientOrderId') }, market);
+    });
+  }
+
+  /** cancelOrder over the stream: a `cancel` message, its `idempotencyKey` REST's Idempotency-Key (`params.idempotencyKey` to retry one). */
+  override async cancelOrderWs(id: string, symbol: Str = undefined, params: Dict = {}): Promise<Order> {
+    await this.loadMarkets();
+    const key = this.safeString(params, 'idempotencyKey') ?? randomUUID();
+    const data = await this.orderOverStream('cancel', { orderId: String(id), idempotencyKey: key });
+    return this.parseOrder(data, symbol === undefined ? undefined : this.market(symbol));
+  }
+
+  /** editOrder over the stream: the amendment built (REST) and signed as editOrder does, applied by an `amend` message. */
+  override async editOrderWs(id: string, symbol: string, type: OrderType, side: OrderSide, amount: Num = undefined, price: Num = undefined, params: Dict = {}): Promise<Order> {
+    await this.loadMarkets();
+    const typedData = (await this.call('POST', 'orders/amend/build', this.amendRequest(id, symbol, amount, price, params))).typedData;
+    const data = await this.orderOverStream('amend', await this.signBuilt(typedData));
+    return this.parseOrder(data, symbol === undefined ? undefined : this.market(symbol));
+  }
+
+  /** The answer to an `order` message: its data, or the REST code's CCXT error; the one-off subscription is dropped. */
+  private handleOrderResult(client: any, message: Dict): void {
+    const id = this.safeString(message, 'id');
+    if (id === undefined) return;
+    const sub = client.subscriptions[id];
+    delete client.subscriptions[id];
+    const code = this.safeString(message, 'code', '') as string;
+    if (code === '0') {
+      client.resolve(message['data'], id);
+      return;
+    }
+    const feedback = `${this.id} ${code} ${this.safeString(message, 'msg', '')}`;
+    let error: Error;
+    try {
+      // A generic not-found of an order call is the order that is not there, as on REST.
+      if (code === '40000' && typeof sub === 'object' && sub !== null) throw new OrderNotFound(feedback);
+      this.throwExactlyMatchedException(this.exceptions['exact'], code, feedback);
+      error = new ExchangeError(feedback);
+    } catch (e) {
+      error = e as Error;
+    }
+    client.reject(error, id);
+  }
+
   /** A private stream of the key's wallet: auth, then one subscribe per connection. */
   private async subscribePrivate(channel: 'orders' | 'positions', messageHash: string): Promise<any> {
     const url = this.wsUrl();
@@ -699,6 +905,7 @@ export class TokexPerp extends Exchange {
   override handleMessage(client: any, message: any): void {
     const type = this.safeString(message, 'type');
     if (type === 'error') return this.handleStreamError(client, message);
+    if (type === 'result') return this.handleOrderResult(client, message);
     if (type === 'authenticated') {
       // Resolved and kept (client.resolve would drop it): later watches on this connection await
       // the same settled future instead of a new one no frame will ever resolve.
@@ -888,15 +1095,25 @@ export class TokexPerp extends Exchange {
     return this.filterByArrayPositions(positions, 'symbol', symbols, false);
   }
 
+  /**
+   * A position is the engine's live state when the venue answers (REST or stream): its values are
+   * those of that moment, so `timestamp` is when the answer arrived (the venue's row has no time of
+   * its own; a `ts` in the row would be taken).
+   */
   override parsePosition(p: Dict, market: Market = undefined): Position {
     const marketId = this.safeString(p, 'symbol');
     market = this.safeMarket(marketId, market);
+    const ts = this.safeInteger(p, 'ts') ?? this.milliseconds();
+    const notional = this.safeString(p, 'notional');
+    const margin = this.safeString(p, 'margin');
+    const maintenance = this.safeString(p, 'maintenanceMargin');
+    const ratio = (a: Str, b: Str) => (a === undefined || b === undefined || !Precise.stringGt(b, '0') ? undefined : this.parseNumber(Precise.stringDiv(a, b, 8)));
     return this.safePosition({
       info: p,
       id: undefined,
       symbol: market.symbol,
-      timestamp: undefined,
-      datetime: undefined,
+      timestamp: ts,
+      datetime: this.iso8601(ts),
       isolated: this.safeString(p, 'marginMode') === 'isolated',
       hedged: false,
       side: this.safeStringLower(p, 'side'),
@@ -909,13 +1126,16 @@ export class TokexPerp extends Exchange {
       collateral: this.safeNumber(p, 'margin'),
       initialMargin: this.safeNumber(p, 'margin'),
       maintenanceMargin: this.safeNumber(p, 'maintenanceMargin'),
-      initialMarginPercentage: undefined,
-      maintenanceMarginPercentage: undefined,
+      // Of the notional, as CCXT defines them.
+      initialMarginPercentage: ratio(margin, notional),
+      maintenanceMarginPercentage: ratio(maintenance, notional),
       unrealizedPnl: this.safeNumber(p, 'unrealisedPnl'),
       realizedPnl: this.safeNumber(p, 'realisedPnl'),
       liquidationPrice: this.safeNumber(p, 'liquidationPrice'),
       marginMode: this.safeString(p, 'marginMode'),
-      marginRatio: undefined,
+      // Maintenance margin / the collateral backing it: an isolated position's own margin; a cross
+      // position is backed by the whole account (GET account's marginRatio), so none here.
+      marginRatio: this.safeString(p, 'marginMode') === 'isolated' ? ratio(maintenance, margin) : undefined,
       percentage: undefined,
       lastUpdateTimestamp: undefined,
       lastPrice: undefined,
@@ -1004,44 +1224,100 @@ export class TokexPerp extends Exchange {
     return account;
   }
 
-  override async createOrder(symbol: string, type: OrderType, side: OrderSide, amount: number, price: Num = undefined, params: Dict = {}): Promise<Order> {
-    await this.loadMarkets();
+  /**
+   * The `orders/build` request of a CCXT createOrder call, checked here as the venue would check it
+   * (nothing is rounded): the lot, the size limits, the tick, the time in force, the contract's
+   * stateless rules. Trigger orders as Binance's class maps them: `params.stopLossPrice` makes a
+   * STOP_MARKET (type `market`) or STOP_LIMIT (type `limit`), `params.takeProfitPrice` a
+   * TAKE_PROFIT_MARKET / TAKE_PROFIT_LIMIT, `params.triggerPrice` (or `stopPrice`) alone a stop, or
+   * with `params.triggerDirection` (`above`/`up`, `below`/`down`) the type that fires on that move;
+   * the venue's own type names (`stop_market`, ...) with `triggerPrice` work too.
+   * `params.triggerBy` (`MARK`/`LAST`), CCXT's `triggerPriceType` (`mark`/`last`) or Binance's
+   * `workingType` (`MARK_PRICE`/`CONTRACT_PRICE`) pick the price watched; `params.closePosition`
+   * closes the whole position when it fires (the amount is then not sent).
+   */
+  private orderRequest(symbol: string, type: OrderType | string, side: OrderSide | string, amount: Num, price: Num, params: Dict, method = 'createOrder'): [Dict, Dict, Market] {
     const market = this.market(symbol);
-    const orderType = String(type).toUpperCase();
-    if (orderType !== 'LIMIT' && orderType !== 'MARKET') throw new InvalidOrder(`${this.id} createOrder() type must be limit or market`);
+    let orderType = String(type).toUpperCase();
     const orderSide = String(side).toUpperCase();
-    if (orderSide !== 'BUY' && orderSide !== 'SELL') throw new InvalidOrder(`${this.id} createOrder() side must be buy or sell`);
-    const size = this.numberToString(amount);
-    this.checkStep('amount', size, this.safeString(market.info, 'lotSize') as string);
-    const minSize = this.safeString(market.info, 'minSize');
-    const maxSize = this.safeString(market.info, 'maxSize');
-    if (minSize !== undefined && Precise.stringLt(size, minSize)) throw new InvalidOrder(`${this.id} createOrder() amount ${size} is below the minimum ${minSize} of ${market.symbol}`);
-    if (maxSize !== undefined && Precise.stringGt(size, maxSize)) throw new InvalidOrder(`${this.id} createOrder() amount ${size} is above the maximum ${maxSize} of ${market.symbol}`);
-    const request: Dict = { symbol: market.id, side: orderSide, type: orderType, size };
-    const isMarket = orderType === 'MARKET';
+    if (orderSide !== 'BUY' && orderSide !== 'SELL') throw new InvalidOrder(`${this.id} ${method}() side must be buy or sell`);
+    if (this.safeValue(params, 'stopLoss') !== undefined || this.safeValue(params, 'takeProfit') !== undefined) {
+      throw new NotSupported(`${this.id} ${method}() attaches no stop-loss or take-profit to an order: place them as their own trigger orders (stopLossPrice, takeProfitPrice)`);
+    }
+    const stopLossPrice = this.safeString(params, 'stopLossPrice');
+    const takeProfitPrice = this.safeString(params, 'takeProfitPrice');
+    const genericTrigger = this.safeString2(params, 'triggerPrice', 'stopPrice');
+    if ([stopLossPrice, takeProfitPrice, genericTrigger].filter((x) => x !== undefined).length > 1) {
+      throw new InvalidOrder(`${this.id} ${method}() takes one of triggerPrice, stopLossPrice and takeProfitPrice`);
+    }
+    const triggerPrice = stopLossPrice ?? takeProfitPrice ?? genericTrigger;
+    const isTriggerType = (TRIGGER_ORDER_TYPES as readonly string[]).includes(orderType);
+    if (triggerPrice !== undefined && !isTriggerType) {
+      if (orderType !== 'LIMIT' && orderType !== 'MARKET') throw new InvalidOrder(`${this.id} ${method}() type must be limit or market`);
+      let stop = takeProfitPrice === undefined;
+      const direction = this.safeStringLower(params, 'triggerDirection');
+      if (genericTrigger !== undefined && direction !== undefined) {
+        const rise = direction === 'above' || direction === 'up' || direction === 'ascending';
+        const fall = direction === 'below' || direction === 'down' || direction === 'descending';
+        if (!rise && !fall) throw new InvalidOrder(`${this.id} ${method}() triggerDirection must be above or below`);
+        // A BUY stop and a SELL take-profit fire on a rise.
+        stop = rise === (orderSide === 'BUY');
+      }
+      orderType = `${stop ? 'STOP' : 'TAKE_PROFIT'}_${orderType}`;
+    } else if (isTriggerType && (stopLossPrice !== undefined || takeProfitPrice !== undefined) && orderType.startsWith('STOP_') !== (stopLossPrice !== undefined)) {
+      throw new InvalidOrder(`${this.id} ${method}() a ${orderType} order takes ${orderType.startsWith('STOP_') ? 'stopLossPrice' : 'takeProfitPrice'} or triggerPrice`);
+    } else if (isTriggerType && triggerPrice === undefined) {
+      throw new ArgumentsRequired(`${this.id} ${method}() a ${orderType} order requires params.triggerPrice`);
+    } else if (!isTriggerType && orderType !== 'LIMIT' && orderType !== 'MARKET') {
+      throw new InvalidOrder(`${this.id} ${method}() type must be limit, market or one of ${TRIGGER_ORDER_TYPES.join(', ').toLowerCase()}`);
+    }
+    const trigger = triggerPrice !== undefined;
+    const closePosition = this.safeBool(params, 'closePosition', false) as boolean;
+    if (closePosition && !trigger) throw new InvalidOrder(`${this.id} ${method}() closePosition is for trigger orders (stopLossPrice, takeProfitPrice, triggerPrice)`);
+    const request: Dict = { symbol: market.id, side: orderSide, type: orderType };
+    if (!closePosition) {
+      const size = this.numberToString(amount) as string;
+      this.checkStep('amount', size, this.safeString(market.info, 'lotSize') as string, method);
+      const minSize = this.safeString(market.info, 'minSize');
+      const maxSize = this.safeString(market.info, 'maxSize');
+      if (minSize !== undefined && Precise.stringLt(size, minSize)) throw new InvalidOrder(`${this.id} ${method}() amount ${size} is below the minimum ${minSize} of ${market.symbol}`);
+      if (maxSize !== undefined && Precise.stringGt(size, maxSize)) throw new InvalidOrder(`${this.id} ${method}() amount ${size} is above the maximum ${maxSize} of ${market.symbol}`);
+      request['size'] = size;
+    } else {
+      request['closePosition'] = true;
+    }
+    const tick = this.safeString(market.info, 'tickSize') as string;
+    const isMarket = !orderType.endsWith('LIMIT');
     if (!isMarket) {
-      if (price === undefined || price === null) throw new ArgumentsRequired(`${this.id} createOrder() requires a price for a limit order`);
+      if (price === undefined || price === null) throw new ArgumentsRequired(`${this.id} ${method}() requires a price for a ${orderType.toLowerCase()} order`);
       const priceStr = this.numberToString(price);
-      this.checkStep('price', priceStr, this.safeString(market.info, 'tickSize') as string);
+      this.checkStep('price', priceStr, tick, method);
       request['price'] = priceStr;
     } else {
       // A market order takes price only as an explicit worst price (params.worstPrice).
       const worst = this.safeString(params, 'worstPrice');
       if (worst !== undefined) {
-        this.checkStep('worstPrice', worst, this.safeString(market.info, 'tickSize') as string);
+        this.checkStep('worstPrice', worst, tick, method);
         request['price'] = worst;
       }
+    }
+    if (trigger) {
+      const t = this.numberToString(triggerPrice);
+      this.checkStep('triggerPrice', t, tick, method);
+      request['triggerPrice'] = t;
+      const triggerBy = this.triggerBy(params, method);
+      if (triggerBy !== undefined) request['triggerBy'] = triggerBy;
     }
     let timeInForce = this.safeStringUpper(params, 'timeInForce');
     if (timeInForce === 'PO') timeInForce = 'POST_ONLY';
     const postOnly = this.safeBool(params, 'postOnly', false) || timeInForce === 'POST_ONLY';
     if (postOnly) {
-      if (isMarket) throw new InvalidOrder(`${this.id} createOrder() postOnly is for limit orders`);
+      if (isMarket) throw new InvalidOrder(`${this.id} ${method}() postOnly is for limit orders`);
       timeInForce = 'POST_ONLY';
     }
     if (timeInForce !== undefined) {
       if (!timeInForceAllowed(orderType, timeInForce)) {
-        throw new InvalidOrder(`${this.id} createOrder() timeInForce ${timeInForce} is not allowed for a ${type} order (${TIME_IN_FORCE_BY_TYPE[orderType as 'LIMIT' | 'MARKET'].join(', ')})`);
+        throw new InvalidOrder(`${this.id} ${method}() timeInForce ${timeInForce} is not allowed for a ${orderType} order (${TIME_IN_FORCE_BY_TYPE[orderType as keyof typeof TIME_IN_FORCE_BY_TYPE].join(', ')})`);
       }
       request['timeInForce'] = timeInForce;
     }
@@ -1050,32 +1326,119 @@ export class TokexPerp extends Exchange {
     if (clientOrderId !== undefined) request['clientOrderId'] = clientOrderId;
     const expiry = this.safeInteger(params, 'expiry');
     if (expiry !== undefined) request['expiry'] = expiry;
-    const extra = this.omit(params, ['timeInForce', 'postOnly', 'reduceOnly', 'clientOrderId', 'clientOid', 'expiry', 'worstPrice']);
+    const extra = this.omit(params, [
+      'timeInForce', 'postOnly', 'reduceOnly', 'clientOrderId', 'clientOid', 'expiry', 'worstPrice', 'stopLossPrice', 'takeProfitPrice', 'triggerPrice',
+      'stopPrice', 'triggerDirection', 'triggerBy', 'triggerPriceType', 'workingType', 'closePosition', 'idempotencyKey',
+    ]);
     // The venue's stateless rules (the contract's), refused here exactly as the server would.
-    const issue = orderBasicIssue({ side: request['side'], type: request['type'], size: request['size'], price: request['price'], timeInForce: request['timeInForce'], clientOrderId: request['clientOrderId'] });
-    if (issue !== undefined) throw new InvalidOrder(`${this.id} createOrder() ${issue.field}: ${issue.reason}`);
+    const issue = orderBasicIssue({
+      side: request['side'], type: request['type'], size: request['size'], price: request['price'], timeInForce: request['timeInForce'], clientOrderId: request['clientOrderId'],
+      triggerPrice: request['triggerPrice'], triggerBy: request['triggerBy'], closePosition: request['closePosition'],
+    });
+    if (issue !== undefined) throw new InvalidOrder(`${this.id} ${method}() ${issue.field}: ${issue.reason}`);
+    return [request, extra, market];
+  }
+
+  /** The price a trigger watches: `triggerBy` (MARK, LAST), CCXT's `triggerPriceType` or Binance's `workingType`. */
+  private triggerBy(params: Dict, method: string): string | undefined {
+    const raw = this.safeStringUpper(params, 'triggerBy') ?? this.safeStringUpper(params, 'triggerPriceType') ?? this.safeStringUpper(params, 'workingType');
+    if (raw === undefined) return undefined;
+    const by = this.safeString({ MARK: 'MARK', LAST: 'LAST', MARK_PRICE: 'MARK', CONTRACT_PRICE: 'LAST' } as Dict, raw);
+    if (by === undefined) throw new InvalidOrder(`${this.id} ${method}() a trigger watches the mark or the last price (triggerPriceType mark or last), not ${raw.toLowerCase()}`);
+    return by;
+  }
+
+  /** `orders/build` then the wallet's EIP-712 signature: the body `POST orders` takes. */
+  private async buildAndSign(request: Dict, extra: Dict): Promise<{ message: Dict; signature: string }> {
     const wallet = this.wallet();
     const built = await this.call('POST', 'orders/build', this.extend(request, extra));
-    const typedData = built.typedData;
+    return this.signBuilt(built.typedData, wallet);
+  }
+
+  /** Signs typed data the venue built (an order, a trigger order, an amendment) with the key's own wallet. */
+  private async signBuilt(typedData: Json, wallet = this.wallet()): Promise<{ message: Dict; signature: string }> {
     const domainChain = this.safeString(typedData.domain, 'chainId');
     if (domainChain !== undefined && this.safeString(this.options, 'chainId') === undefined) this.options['detectedChainId'] = domainChain;
     if (String(typedData.message.account).toLowerCase() !== wallet.address.toLowerCase()) {
       throw new AuthenticationError(`${this.id} the API key is bound to another wallet than privateKey`);
     }
     const signature = await wallet.signTypedData(typedData);
-    const placed = await this.call('POST', 'orders', { message: typedData.message, signature });
+    return { message: typedData.message, signature };
+  }
+
+  override async createOrder(symbol: string, type: OrderType, side: OrderSide, amount: number, price: Num = undefined, params: Dict = {}): Promise<Order> {
+    await this.loadMarkets();
+    const [request, extra, market] = this.orderRequest(symbol, type, side, amount, price, params);
+    const signed = await this.buildAndSign(request, extra);
+    const placed = await this.call('POST', 'orders', signed);
     return this.parseOrder(placed, market);
   }
 
+  /**
+   * Up to 20 orders in one `POST orders/batch`: each built and signed first (all checked here
+   * before the first request), then placed in order and journalled together. Each order is
+   * answered on its own: one the venue refused is `status: 'rejected'` with the venue's
+   * `{code, msg}` in `info`, the others are placed.
+   */
+  override async createOrders(orders: OrderRequest[], params: Dict = {}): Promise<Order[]> {
+    await this.loadMarkets();
+    if (!Array.isArray(orders) || orders.length === 0 || orders.length > MAX_BATCH_ORDERS) {
+      throw new BadRequest(`${this.id} createOrders() takes 1 to ${MAX_BATCH_ORDERS} orders`);
+    }
+    const prepared = orders.map((o) => this.orderRequest(o.symbol, o.type, o.side, o.amount, o.price, this.extend(params, o.params ?? {}), 'createOrders'));
+    const signed: Array<{ message: Dict; signature: string }> = [];
+    for (const [request, extra] of prepared) signed.push(await this.buildAndSign(request, extra));
+    const data = await this.call('POST', 'orders/batch', { orders: signed }, 'private', undefined, requestWeight(signed.length));
+    const results = this.safeList(data, 'results', []) as Json[];
+    return results.map((r, i) => {
+      const market = prepared[i][2];
+      if (this.safeInteger(r, 'code') === 0) return this.parseOrder(this.safeDict(r, 'order') as Dict, market);
+      return this.safeOrder({ info: r, status: 'rejected', symbol: market!.symbol, clientOrderId: this.safeString(prepared[i][0], 'clientOrderId') }, market);
+    });
+  }
+
+  /**
+   * Amends an open order (`orders/amend/build`, signed by the wallet, `orders/amend`): a new price
+   * and/or a new total `amount` (more than what has filled). The order keeps its id; a smaller size
+   * at the same price keeps its place in the queue, anything else queues it again. `type` and `side`
+   * cannot change (they are not sent); `symbol`, when given, checks the lot and tick first.
+   */
+  override async editOrder(id: string, symbol: string, type: OrderType, side: OrderSide, amount: Num = undefined, price: Num = undefined, params: Dict = {}): Promise<Order> {
+    await this.loadMarkets();
+    const typedData = (await this.call('POST', 'orders/amend/build', this.amendRequest(id, symbol, amount, price, params))).typedData;
+    const placed = await this.call('POST', 'orders/amend', await this.signBuilt(typedData));
+    return this.parseOrder(placed, symbol === undefined ? undefined : this.market(symbol));
+  }
+
+  private amendRequest(id: string, symbol: Str, amount: Num, price: Num, params: Dict): Dict {
+    const market = symbol === undefined || symbol === null ? undefined : this.market(symbol);
+    const request: Dict = { orderId: String(id) };
+    if (amount !== undefined && amount !== null) {
+      const size = this.numberToString(amount) as string;
+      this.checkStep('amount', size, market === undefined ? (undefined as unknown as string) : (this.safeString(market.info, 'lotSize') as string), 'editOrder');
+      request['size'] = size;
+    }
+    if (price !== undefined && price !== null) {
+      const p = this.numberToString(price);
+      this.checkStep('price', p, market === undefined ? (undefined as unknown as string) : (this.safeString(market.info, 'tickSize') as string), 'editOrder');
+      request['price'] = p;
+    }
+    if (request['size'] === undefined && request['price'] === undefined) throw new ArgumentsRequired(`${this.id} editOrder() requires a new amount or price`);
+    const expiry = this.safeInteger(params, 'expiry');
+    if (expiry !== undefined) request['expiry'] = expiry;
+    return request;
+  }
+
   /** Refuses a value off its step: the venue would refuse it (51010/51011), and rounding it here would change the order. */
-  private checkStep(field: string, value: string, step: string): void {
+  private checkStep(field: string, value: string, step: string, method = 'createOrder'): void {
     // NaN, Infinity or a word would reach Precise's BigInt as a SyntaxError: refuse it as CCXT would.
-    if (typeof value !== 'string' || !/^-?\d+(\.\d+)?$/.test(value)) throw new InvalidOrder(`${this.id} createOrder() ${field} ${value} is not a number`);
-    if (!Precise.stringGt(value, '0')) throw new InvalidOrder(`${this.id} createOrder() ${field} must be above zero`);
+    if (typeof value !== 'string' || !/^-?\d+(\.\d+)?$/.test(value)) throw new InvalidOrder(`${this.id} ${method}() ${field} ${value} is not a number`);
+    if (!Precise.stringGt(value, '0')) throw new InvalidOrder(`${this.id} ${method}() ${field} must be above zero`);
     if (step !== undefined && Precise.stringMod(value, step) !== '0') {
-      throw new InvalidOrder(`${this.id} createOrder() ${field} ${value} is not a multiple of ${step}`);
+      throw new InvalidOrder(`${this.id} ${method}() ${field} ${value} is not a multiple of ${step}`);
     }
   }
+
 
   override async cancelOrder(id: string, symbol: Str = undefined, params: Dict = {}): Promise<Order> {
     await this.loadMarkets();
@@ -1107,30 +1470,61 @@ export class TokexPerp extends Exchange {
     return this.batchCancel(request, params, market);
   }
 
-  private async batchCancel(request: Dict, params: Dict, market: Market): Promise<Order[]> {
+  private async batchCancel(request: Dict, params: Dict, market: Market, withFailures = false): Promise<Order[]> {
     const [headers, rest] = this.idempotent(params);
-    const data = await this.call('POST', 'orders/batch-cancel', this.extend(request, rest), 'private', headers);
-    return (this.safeList(data, 'canceled', []) as string[]).map((orderId) =>
+    const ids = this.safeList(request, 'orderIds');
+    const data = await this.call('POST', 'orders/batch-cancel', this.extend(request, rest), 'private', headers, requestWeight(ids === undefined ? 1 : ids.length));
+    const canceled = (this.safeList(data, 'canceled', []) as string[]).map((orderId) =>
       this.safeOrder({ info: { orderId }, id: orderId, status: 'canceled', symbol: market?.symbol }, market),
     );
+    if (!withFailures) return canceled;
+    // An id the venue could not cancel (not open, not the account's): CCXT's partial-failure shape.
+    const failed = (this.safeList(data, 'failed', []) as Json[]).map((f) =>
+      this.safeOrder({ info: f, id: this.safeString(f, 'orderId'), status: 'rejected', symbol: market?.symbol }, market),
+    );
+    return [...canceled, ...failed];
   }
 
+  /**
+   * `POST orders/batch-cancel` of up to 100 ids: the canceled ones `status: 'canceled'`, an id the
+   * venue could not cancel `status: 'rejected'` with its `{orderId, code, msg}` in `info`.
+   */
+  override async cancelOrders(ids: string[], symbol: Str = undefined, params: Dict = {}): Promise<Order[]> {
+    await this.loadMarkets();
+    if (!Array.isArray(ids) || ids.length === 0 || ids.length > MAX_BATCH_CANCEL) throw new BadRequest(`${this.id} cancelOrders() takes 1 to ${MAX_BATCH_CANCEL} ids`);
+    const market = symbol === undefined ? undefined : this.market(symbol);
+    return this.batchCancel({ orderIds: ids.map(String) }, params, market, true);
+  }
+
+  /**
+   * `GET orders/{orderId}`: the order in any state (a resting trigger, open, done); with
+   * `params.clientOrderId` (and any id) `GET orders/client/{clientOrderId}`.
+   */
   override async fetchOrder(id: string, symbol: Str = undefined, params: Dict = {}): Promise<Order> {
     await this.loadMarkets();
+    const market = symbol === undefined ? undefined : this.market(symbol);
+    const clientOrderId = this.safeString2(params, 'clientOrderId', 'clientOid');
+    const rest = this.omit(params, ['clientOrderId', 'clientOid']);
+    const data =
+      clientOrderId !== undefined
+        ? await this.call('GET', 'orders/client/{clientOrderId}', this.extend({ clientOrderId: encodeURIComponent(clientOrderId) }, rest))
+        : await this.call('GET', 'orders/{orderId}', this.extend({ orderId: String(id) }, rest));
+    const order = this.parseOrder(data, market);
+    if (market !== undefined && order.symbol !== market.symbol) throw new OrderNotFound(`${this.id} fetchOrder() order ${id} is not on ${market.symbol}`);
+    return order;
+  }
+
+  /** `GET orders/history`: every order of the account, open and done, as the history has it (one write behind the engine). */
+  override async fetchOrders(symbol: Str = undefined, since: Int = undefined, limit: Int = undefined, params: Dict = {}): Promise<Order[]> {
+    await this.loadMarkets();
     const request: Dict = {};
-    if (symbol !== undefined) request['symbol'] = this.marketId(symbol);
-    // The engine's books first (current at once), then the projected history, newest first.
-    for (const path of ['orders/open', 'orders/history']) {
-      for (let page = 1; page <= ORDER_SCAN_PAGES; page++) {
-        const data = await this.call('GET', path, this.extend({}, request, { page, limit: PAGE_MAX }, params));
-        const rows = this.safeList(data, 'rows', []) as Json[];
-        const found = rows.find((r) => this.safeString(r, 'orderId') === String(id));
-        if (found !== undefined) return this.parseOrder(found);
-        const total = this.safeInteger(data, 'total', 0) as number;
-        if (page * PAGE_MAX >= total || rows.length === 0) break;
-      }
+    let market: Market = undefined;
+    if (symbol !== undefined) {
+      market = this.market(symbol);
+      request['symbol'] = market.id;
     }
-    throw new OrderNotFound(`${this.id} fetchOrder() order ${id} not found`);
+    const data = await this.call('GET', 'orders/history', this.pageParams(request, since, limit, params));
+    return this.parseOrders(this.safeList(data, 'rows', []) as Json[], market, since, limit);
   }
 
   override async fetchOpenOrders(symbol: Str = undefined, since: Int = undefined, limit: Int = undefined, params: Dict = {}): Promise<Order[]> {
@@ -1154,10 +1548,7 @@ export class TokexPerp extends Exchange {
       request['symbol'] = market.id;
     }
     const data = await this.call('GET', 'orders/history', this.pageParams(request, since, undefined, params));
-    const done = (this.safeList(data, 'rows', []) as Json[]).filter((r) => {
-      const s = this.safeString(r, 'status');
-      return s !== 'NEW' && s !== 'PARTIALLY_FILLED';
-    });
+    const done = (this.safeList(data, 'rows', []) as Json[]).filter((r) => !(OPEN_ORDER_STATUSES as readonly string[]).includes(this.safeString(r, 'status') as string));
     return this.parseOrders(done, market, since, limit);
   }
 
@@ -1168,7 +1559,13 @@ export class TokexPerp extends Exchange {
     const tif = this.safeString(o, 'timeInForce');
     const fills = this.safeList(o, 'fills');
     const fee = this.safeString(o, 'fee');
-    const statuses: Dict = { NEW: 'open', PARTIALLY_FILLED: 'open', FILLED: 'closed', CANCELED: 'canceled', EXPIRED: 'expired' };
+    // A resting trigger (UNTRIGGERED) is open, as Binance's untriggered stops are.
+    const statuses: Dict = { UNTRIGGERED: 'open', NEW: 'open', PARTIALLY_FILLED: 'open', FILLED: 'closed', CANCELED: 'canceled', EXPIRED: 'expired' };
+    const venueType = this.safeString(o, 'type', '') as string;
+    const triggerPrice = this.safeString(o, 'triggerPrice');
+    const closePosition = this.safeBool(o, 'closePosition', false) as boolean;
+    // A trigger that only reduces (reduce-only, or closing the position) is its stop-loss or take-profit.
+    const protective = triggerPrice !== undefined && (closePosition || this.safeBool(o, 'reduceOnly') === true);
     return this.safeOrder(
       {
         info: o,
@@ -1182,10 +1579,12 @@ export class TokexPerp extends Exchange {
         type: this.safeStringLower(o, 'type'),
         timeInForce: tif === 'POST_ONLY' ? 'PO' : tif,
         postOnly: tif === undefined ? undefined : tif === 'POST_ONLY',
-        reduceOnly: this.safeBool(o, 'reduceOnly'),
+        reduceOnly: closePosition ? true : this.safeBool(o, 'reduceOnly'),
         side: this.safeStringLower(o, 'side'),
         price: this.safeString(o, 'price'),
-        triggerPrice: undefined,
+        triggerPrice,
+        stopLossPrice: protective && venueType.startsWith('STOP_') ? triggerPrice : undefined,
+        takeProfitPrice: protective && venueType.startsWith('TAKE_PROFIT_') ? triggerPrice : undefined,
         average: this.safeString(o, 'avgPrice'),
         amount: this.safeString(o, 'size'),
         filled: this.safeString(o, 'filledSize'),
@@ -1213,14 +1612,28 @@ export class TokexPerp extends Exchange {
 
   // ---------------------------------------------------------------- funding of the account
 
+  /** What a withdrawal may name: the collateral only (USDC, or USD, the venue's dollar paid 1:1 in it). */
   private checkCode(code: Str): void {
     if (code !== undefined && code !== null && !['USDC', 'USD'].includes(code.toUpperCase())) {
       throw new BadRequest(`${this.id} the only collateral is ${this.collateralCode()} (USD 1:1), not ${code}`);
     }
   }
 
+  /**
+   * Whether a list asked for `code` holds the account's money movements. The venue has one
+   * collateral: no code, `USDC` or `USD` mean it. Another code of `currencies` (a market's base such
+   * as `BTC`, which is never held here) has none: its list is empty. A code CCXT does not know is
+   * CCXT's own ExchangeError ("does not have currency code").
+   */
+  private listsCollateral(code: Str): boolean {
+    if (code === undefined || code === null || ['USDC', 'USD'].includes(code.toUpperCase())) return true;
+    this.currency(code);
+    return false;
+  }
+
   override async withdraw(code: string, amount: number, address: string, tag: Str = undefined, params: Dict = {}): Promise<Transaction> {
     this.checkCode(code);
+    await this.loadMarkets();
     const payee = this.walletAddress || (this.privateKey ? this.wallet().address : undefined);
     // The vault pays only the wallet the key is bound to; the request names no address.
     if (address !== undefined && address !== null && payee !== undefined && address.toLowerCase() !== payee.toLowerCase()) {
@@ -1236,19 +1649,34 @@ export class TokexPerp extends Exchange {
   }
 
   override async fetchWithdrawals(code: Str = undefined, since: Int = undefined, limit: Int = undefined, params: Dict = {}): Promise<Transaction[]> {
-    this.checkCode(code);
+    await this.loadMarkets();
+    if (!this.listsCollateral(code)) return [];
     const data = await this.call('GET', 'account/withdrawals', this.pageParams({}, since, limit, params));
     const rows = (this.safeList(data, 'rows', []) as Json[]).map((r) => this.parseTransaction(r));
     return this.filterBySinceLimit(this.sortBy(rows, 'timestamp'), since, limit) as Transaction[];
   }
 
   override async fetchDeposits(code: Str = undefined, since: Int = undefined, limit: Int = undefined, params: Dict = {}): Promise<Transaction[]> {
-    this.checkCode(code);
+    await this.loadMarkets();
+    if (!this.listsCollateral(code)) return [];
     const data = await this.call('GET', 'account/deposits', this.pageParams({}, since, limit, params));
     const rows = (this.safeList(data, 'rows', []) as Json[]).map((r) => this.parseTransaction(this.extend(r, { kind: 'deposit' })));
     return this.filterBySinceLimit(this.sortBy(rows, 'timestamp'), since, limit) as Transaction[];
   }
 
+  /** Deposits and withdrawals together, oldest first: `limit` of the newest of both. */
+  override async fetchDepositsWithdrawals(code: Str = undefined, since: Int = undefined, limit: Int = undefined, params: Dict = {}): Promise<Transaction[]> {
+    const [deposits, withdrawals] = await Promise.all([this.fetchDeposits(code, since, limit, params), this.fetchWithdrawals(code, since, limit, params)]);
+    const rows = this.sortBy(this.arrayConcat(deposits, withdrawals), 'timestamp');
+    return this.filterBySinceLimit(rows, since, limit, 'timestamp', true) as Transaction[];
+  }
+
+  /**
+   * A deposit (the vault's `Deposited` log, `updated` its block time: the venue keeps no other) or a
+   * withdrawal (`updated` its last status change; `txid` once the payment is broadcast). `network`
+   * is the venue's chain (`options.networksById`); the venue charges no fee on either (the operator
+   * pays the payment's gas), so `fee` is 0 USDC.
+   */
   override parseTransaction(t: Dict, currency: Currency = undefined): Transaction {
     const isWithdrawal = this.safeString(t, 'kind') !== 'deposit';
     const info = this.omit(t, 'kind');
@@ -1257,13 +1685,14 @@ export class TokexPerp extends Exchange {
       ? { PENDING: 'pending', SENT: 'pending', COMPLETED: 'ok', FAILED: 'failed' }
       : { PENDING: 'pending', CREDITED: 'ok', PAID: 'ok', REFUSED: 'failed' };
     const address = this.safeString(t, 'address');
+    const code = this.safeCurrencyCode(this.safeString(t, 'asset', this.collateralCode())) as string;
     return {
       info,
       id: isWithdrawal ? this.safeString(t, 'withdrawalId') : this.safeString(t, 'id'),
       txid: this.safeString(t, 'txHash'),
       timestamp: ts,
       datetime: this.iso8601(ts),
-      network: undefined,
+      network: this.networkCode(this.chainId()),
       address,
       addressTo: address,
       addressFrom: undefined,
@@ -1272,26 +1701,36 @@ export class TokexPerp extends Exchange {
       tagFrom: undefined,
       type: isWithdrawal ? 'withdrawal' : 'deposit',
       amount: this.safeNumber(t, 'amount'),
-      currency: this.safeCurrencyCode(this.safeString(t, 'asset', this.collateralCode())),
+      currency: code,
       status: this.safeString(statuses, this.safeString(t, 'status') as string, 'pending'),
-      updated: this.safeInteger(t, 'updatedAt'),
+      updated: isWithdrawal ? this.safeInteger(t, 'updatedAt') : ts,
       internal: false,
       comment: this.safeString(t, 'reason'),
-      fee: undefined,
+      fee: { cost: this.parseNumber('0'), currency: code, rate: undefined },
     } as Transaction;
   }
 
   override async fetchLedger(code: Str = undefined, since: Int = undefined, limit: Int = undefined, params: Dict = {}): Promise<LedgerEntry[]> {
-    this.checkCode(code);
     await this.loadMarkets();
+    if (!this.listsCollateral(code)) return [];
     const data = await this.call('GET', 'account/transactions', this.pageParams({}, since, limit, params));
-    const rows = (this.safeList(data, 'rows', []) as Json[]).map((r) => this.parseLedgerEntry(r));
+    // The venue lists newest first; reversed before the (stable) sort, movements of one millisecond
+    // stay in the venue's order, so each one's `before` is the previous one's `after`.
+    const rows = (this.safeList(data, 'rows', []) as Json[]).map((r) => this.parseLedgerEntry(r)).reverse();
     return this.filterBySinceLimit(this.sortBy(rows, 'timestamp'), since, limit) as LedgerEntry[];
   }
 
+  /**
+   * A row of `account/transactions`. `account` is the venue's account (the wallet); `after` is the
+   * row's `balanceAfter` (the sum of the account's movements up to this one: the balance after it,
+   * isolated margins included) and `before` = `after` − the signed amount, so `before + amount =
+   * after` for a credit and `before − amount = after` for a debit. Each movement is its own entry,
+   * fees too (type `fee`): no fee is charged on a movement itself, so `fee` is 0 USDC.
+   */
   override parseLedgerEntry(e: Dict, currency: Currency = undefined): LedgerEntry {
     const amount = this.safeString(e, 'amount', '0') as string;
     const ts = this.safeInteger(e, 'ts');
+    // CCXT's ledger types: trade, transaction, margin, cashback, referral, transfer, fee.
     const types: Dict = {
       DEPOSIT: 'transaction',
       WITHDRAWAL: 'transaction',
@@ -1302,13 +1741,14 @@ export class TokexPerp extends Exchange {
       LIQUIDATION_FEE: 'fee',
       LIQUIDATION: 'trade',
       ADL: 'trade',
-      BAD_DEBT: 'rebate',
+      // The insurance fund's money covering a negative balance.
+      BAD_DEBT: 'transfer',
       LIQUIDITY_ADD: 'transfer',
       LIQUIDITY_REMOVE: 'transfer',
     };
     const venueType = this.safeString(e, 'type') as string;
-    const marketId = this.safeString(e, 'symbol');
-    const code = this.safeCurrencyCode(this.safeString(e, 'asset', this.collateralCode()));
+    const code = this.safeCurrencyCode(this.safeString(e, 'asset', this.collateralCode())) as string;
+    const after = this.safeString(e, 'balanceAfter');
     return this.safeLedgerEntry(
       {
         info: e,
@@ -1316,16 +1756,17 @@ export class TokexPerp extends Exchange {
         timestamp: ts,
         datetime: this.iso8601(ts),
         direction: Precise.stringLt(amount, '0') ? 'out' : 'in',
-        account: undefined,
+        account: this.safeString(e, 'account'),
         referenceId: this.safeString(e, 'ref'),
         referenceAccount: undefined,
         type: this.safeString(types, venueType, 'other'),
         currency: code,
         amount: this.parseNumber(Precise.stringAbs(amount)),
-        before: undefined,
-        after: undefined,
+        // Both given: safeLedgerEntry would otherwise take the unsigned amount from `after`.
+        before: after === undefined ? undefined : Precise.stringSub(after, amount),
+        after,
         status: 'ok',
-        fee: undefined,
+        fee: { cost: '0', currency: code },
       },
       // safeLedgerEntry takes the code from this currency, not from the entry.
       this.safeCurrency(this.safeString(e, 'asset', this.collateralCode())),

@@ -124,6 +124,11 @@ export const AccountTransactionSchema = Type.Object({
   asset: Type.String(),
   ref: Nullable(Type.String(), { description: 'the order id (fees, PnL), the vault transaction (deposits) or the funding time' }),
   ts: Millis(),
+  account: Type.String({ description: 'the account (its wallet, lower case)' }),
+  balanceAfter: DecimalOut({
+    description:
+      "the sum of the account's movements up to and including this one, in the list's order (ts, then id) whatever the filters: the previous movement's balanceAfter + amount; the balance after it for an account without isolated positions (margin moved into an isolated position is not a movement)",
+  }),
 });
 export type AccountTransaction = Static<typeof AccountTransactionSchema>;
 
