@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { StockOrderView } from '@tokex/sdk';
-import { stockOrderFailure } from './trade-command.ts';
+import { perpOrderInput, stockOrderFailure } from './trade-command.ts';
 
 const order = (history?: { status: 'FILLED' | 'CANCELED' | 'EXPIRED' | 'REJECTED'; reason?: string | null }): StockOrderView =>
   ({ orderId: '12', state: history ? 'history' : 'open', ...(history ? { history: { filledQuantity: '0', ...history } } : { openOrder: { status: 'OPEN' } }) }) as unknown as StockOrderView;
@@ -19,5 +19,47 @@ describe('stockOrderFailure: when what a command waited for failed', () => {
     expect(stockOrderFailure(order({ status: 'CANCELED' }), 'canceled')).toBeUndefined();
     expect(stockOrderFailure(order({ status: 'CANCELED' }), 'done')).toBe('order 12 CANCELED before it filled');
     expect(stockOrderFailure(order(), 'done')).toBeUndefined();
+  });
+});
+
+describe('perpOrderInput: the order `tokex perp order` sends', () => {
+  const id = { clientId: 'c-1' };
+
+  it('LIMIT with --price, MARKET without; the side in any case', () => {
+    expect(perpOrderInput('buy', 'BTC-USD', '0.5', { ...id, price: '95000', tif: 'POST_ONLY' })).toEqual({
+      symbol: 'BTC-USD', side: 'BUY', type: 'LIMIT', size: '0.5', price: '95000', timeInForce: 'POST_ONLY', clientOrderId: 'c-1',
+    });
+    expect(perpOrderInput('Sell', 'BTC-USD', '0.5', { ...id, reduceOnly: true })).toEqual({ symbol: 'BTC-USD', side: 'SELL', type: 'MARKET', size: '0.5', reduceOnly: true, clientOrderId: 'c-1' });
+    expect(perpOrderInput('buy', 'BTC-USD', '1', {}).clientOrderId).toMatch(/^cli-[0-9a-f]{8}$/);
+  });
+
+  it('--stop and --take-profit make the trigger type of the kind --price chooses, watching what --trigger-by says', () => {
+    expect(perpOrderInput('sell', 'BTC-USD', '0.5', { ...id, stop: '90000' })).toEqual({ symbol: 'BTC-USD', side: 'SELL', type: 'STOP_MARKET', size: '0.5', triggerPrice: '90000', clientOrderId: 'c-1' });
+    expect(perpOrderInput('sell', 'BTC-USD', '0.5', { ...id, stop: '90000', price: '89900', triggerBy: 'LAST' })).toMatchObject({ type: 'STOP_LIMIT', price: '89900', triggerPrice: '90000', triggerBy: 'LAST' });
+    expect(perpOrderInput('sell', 'BTC-USD', '0.5', { ...id, takeProfit: '99000' })).toMatchObject({ type: 'TAKE_PROFIT_MARKET', triggerPrice: '99000' });
+    expect(perpOrderInput('sell', 'BTC-USD', '0.5', { ...id, takeProfit: '99000', price: '98900' })).toMatchObject({ type: 'TAKE_PROFIT_LIMIT', price: '98900' });
+  });
+
+  it('--close-position: a trigger without size', () => {
+    expect(perpOrderInput('sell', 'BTC-USD', undefined, { ...id, stop: '90000', closePosition: true })).toEqual({
+      symbol: 'BTC-USD', side: 'SELL', type: 'STOP_MARKET', triggerPrice: '90000', closePosition: true, clientOrderId: 'c-1',
+    });
+  });
+
+  it('refuses what cannot be meant, naming the option', () => {
+    const refusal = (f: () => unknown) => {
+      try {
+        f();
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'no refusal';
+    };
+    expect(refusal(() => perpOrderInput('hold', 'BTC-USD', '1', {}))).toBe('side: must be BUY or SELL, not "hold"');
+    expect(refusal(() => perpOrderInput('buy', 'BTC-USD', '1', { stop: '1', takeProfit: '2' }))).toBe('--stop: give --stop or --take-profit, not both');
+    expect(refusal(() => perpOrderInput('buy', 'BTC-USD', '1', { triggerBy: 'MARK' }))).toBe('--trigger-by: only with --stop or --take-profit');
+    expect(refusal(() => perpOrderInput('buy', 'BTC-USD', undefined, { closePosition: true }))).toMatch(/^--close-position: only with --stop or --take-profit/);
+    expect(refusal(() => perpOrderInput('sell', 'BTC-USD', '1', { stop: '1', closePosition: true }))).toBe('size: omit it with --close-position: the whole position is closed');
+    expect(refusal(() => perpOrderInput('sell', 'BTC-USD', undefined, { stop: '1' }))).toBe('size: required (or --close-position with --stop or --take-profit)');
   });
 });

@@ -6,7 +6,7 @@
  * `--private-key` or TOKEX_PRIVATE_KEY); human tables by default, `--json` for machines, a progress
  * line on stderr while a settlement or a confirmation is awaited.
  */
-import { ORDER_SIDES, TIME_IN_FORCES, type TimeInForce } from '@tokex/contract';
+import { ORDER_SIDES, TIME_IN_FORCES, TRIGGER_BY, type OrderInput, type TimeInForce, type TriggerBy } from '@tokex/contract';
 import { randomUUID } from 'node:crypto';
 import { Command, Option } from 'commander';
 import type { PerpClient, StockClient, StockOrderInput, StockOrderView, StreamClient } from '@tokex/sdk';
@@ -125,6 +125,50 @@ function orderFields(x: StockOrderView): string {
   });
 }
 
+/** The options of `tokex perp order`. */
+export interface PerpOrderOptions {
+  price?: string;
+  tif?: TimeInForce;
+  reduceOnly?: boolean;
+  clientId?: string;
+  stop?: string;
+  takeProfit?: string;
+  triggerBy?: TriggerBy;
+  closePosition?: boolean;
+}
+
+/**
+ * The order `tokex perp order <side> <symbol> [size]` builds: LIMIT with --price, else MARKET; with
+ * --stop or --take-profit the trigger type of the same kind (STOP_LIMIT with --price, STOP_MARKET
+ * without; TAKE_PROFIT_* likewise) at that trigger price; --close-position (a trigger only) closes
+ * the whole position when it fires, so no size. What only the API can judge is left to it.
+ */
+export function perpOrderInput(side: string, symbol: string, size: string | undefined, o: PerpOrderOptions): OrderInput {
+  const s = side.toUpperCase();
+  if (s !== 'BUY' && s !== 'SELL') throw new ValidationError('side', `must be ${ORDER_SIDES.join(' or ')}, not ${JSON.stringify(side)}`);
+  if (o.stop !== undefined && o.takeProfit !== undefined) throw new ValidationError('--stop', 'give --stop or --take-profit, not both');
+  const triggerPrice = o.stop ?? o.takeProfit;
+  if (triggerPrice === undefined) {
+    if (o.triggerBy !== undefined) throw new ValidationError('--trigger-by', 'only with --stop or --take-profit');
+    if (o.closePosition) throw new ValidationError('--close-position', 'only with --stop or --take-profit (to close at market now: the opposite side, the size and --reduce-only)');
+  }
+  if (o.closePosition && size !== undefined) throw new ValidationError('size', 'omit it with --close-position: the whole position is closed');
+  if (!o.closePosition && size === undefined) throw new ValidationError('size', 'required (or --close-position with --stop or --take-profit)');
+  const kind = o.price !== undefined ? 'LIMIT' : 'MARKET';
+  const type = o.stop !== undefined ? (`STOP_${kind}` as const) : o.takeProfit !== undefined ? (`TAKE_PROFIT_${kind}` as const) : kind;
+  return {
+    symbol, side: s, type,
+    ...(size !== undefined ? { size } : {}),
+    ...(o.price !== undefined ? { price: o.price } : {}),
+    ...(triggerPrice !== undefined ? { triggerPrice } : {}),
+    ...(o.triggerBy !== undefined ? { triggerBy: o.triggerBy } : {}),
+    ...(o.closePosition ? { closePosition: true } : {}),
+    ...(o.tif ? { timeInForce: o.tif } : {}),
+    ...(o.reduceOnly ? { reduceOnly: true } : {}),
+    clientOrderId: o.clientId ?? `cli-${randomUUID().slice(0, 8)}`,
+  };
+}
+
 function stockCommand(): Command {
   const stock = new Command('stock').description('the tokenized-stock API: quotes, balances, orders, cash');
   withCommon(stock.command('quote').argument('<symbols...>').description('current quotes')).action(async (symbols: string[], o: Common) => {
@@ -240,28 +284,28 @@ function perpCommand(): Command {
     const r = await (await perpClient(o)).get<{ rows: any[] }>('positions');
     print(o, r, () => table(r.rows, ['symbol', 'side', 'size', 'entryPrice', 'markPrice', 'unrealisedPnl', 'leverage', 'liquidationPrice']));
   });
-  withCommon(perp.command('orders').description('open orders')).action(async (o: Common) => {
+  withCommon(perp.command('orders').description('open orders (waiting stop and take-profit triggers are UNTRIGGERED)')).action(async (o: Common) => {
     const r = await (await perpClient(o)).get<{ rows: any[] }>('orders/open');
-    print(o, r, () => table(r.rows, ['orderId', 'symbol', 'side', 'type', 'price', 'size', 'filledSize', 'status']));
+    print(o, r, () => table(r.rows, ['orderId', 'symbol', 'side', 'type', 'price', 'triggerPrice', 'size', 'filledSize', 'status']));
   });
   withCommon(
     perp
       .command('order')
       .argument('<side>', 'BUY or SELL')
       .argument('<symbol>', 'e.g. BTC-USD')
-      .argument('<size>')
-      .description('a signed order (limit with --price, otherwise market)')
-      .option('--price <p>')
+      .argument('[size]', 'base units (omitted with --close-position)')
+      .description('a signed order: limit with --price, otherwise market; a stop or take-profit trigger with --stop or --take-profit')
+      .option('--price <p>', 'limit price (with --stop or --take-profit: the limit the trigger enters the book at)')
+      .option('--stop <triggerPrice>', 'a stop: STOP_MARKET, or STOP_LIMIT with --price; waits UNTRIGGERED until the price reaches it')
+      .option('--take-profit <triggerPrice>', 'a take-profit: TAKE_PROFIT_MARKET, or TAKE_PROFIT_LIMIT with --price')
+      .addOption(new Option('--trigger-by <price>', 'the price a trigger watches (default MARK)').choices(TRIGGER_BY))
+      .option('--close-position', 'a trigger that closes the whole position when it fires (no size)')
       .addOption(new Option('--tif <tif>').choices(TIME_IN_FORCES))
       .option('--reduce-only')
       .option('--client-id <id>', 'clientOrderId: the same id again answers the first order (default: a new one)'),
-  ).action(async (side: string, symbol: string, size: string, o: Common & { price?: string; tif?: TimeInForce; reduceOnly?: boolean; clientId?: string }) => {
-    const s = side.toUpperCase();
-    if (s !== 'BUY' && s !== 'SELL') throw new ValidationError('side', `must be ${ORDER_SIDES.join(' or ')}, not ${JSON.stringify(side)}`);
-    const r = await (await perpClient(o)).placeOrder<Record<string, unknown>>(await wallet(o), {
-      symbol, side: s, type: o.price ? 'LIMIT' : 'MARKET', size, ...(o.price ? { price: o.price } : {}), ...(o.tif ? { timeInForce: o.tif } : {}),
-      ...(o.reduceOnly ? { reduceOnly: true } : {}), clientOrderId: o.clientId ?? `cli-${randomUUID().slice(0, 8)}`,
-    });
+  ).action(async (side: string, symbol: string, size: string | undefined, o: Common & PerpOrderOptions) => {
+    const input = perpOrderInput(side, symbol, size, o);
+    const r = await (await perpClient(o)).placeOrder<Record<string, unknown>>(await wallet(o), input);
     print(o, r, () => fields(r));
     // The engine answers at once. An order that ended without a fill (cancelled by self-trade
     // prevention, an IOC remainder) did nothing: the reason, and a failure. A partial fill did trade.
@@ -271,6 +315,31 @@ function perpCommand(): Command {
   });
   withCommon(perp.command('cancel').argument('<orderId>').description('cancel an open order')).action(async (orderId: string, o: Common) => {
     const r = await (await perpClient(o)).delete<Record<string, unknown>>(`orders/${orderId}`);
+    print(o, r, () => fields(r));
+  });
+  withCommon(
+    perp
+      .command('amend')
+      .argument('<orderId>')
+      .description('a new price and/or size for an open order, signed by the wallet (same order id; a smaller size at the same price keeps its place)')
+      .option('--price <p>', 'the new limit price')
+      .option('--size <s>', 'the new total size, fills included'),
+  ).action(async (orderId: string, o: Common & { price?: string; size?: string }) => {
+    const r = await (await perpClient(o)).amendOrder<Record<string, unknown>>(await wallet(o), {
+      orderId, ...(o.price !== undefined ? { price: o.price } : {}), ...(o.size !== undefined ? { size: o.size } : {}),
+    });
+    print(o, r, () => fields(r));
+  });
+  withCommon(
+    perp
+      .command('order-status')
+      .argument('[orderId]')
+      .description('one order in any state (UNTRIGGERED, open or done), by id or by --client-id')
+      .option('--client-id <id>', 'the clientOrderId the order was placed with'),
+  ).action(async (orderId: string | undefined, o: Common & { clientId?: string }) => {
+    if ((orderId === undefined) === (o.clientId === undefined)) throw new ValidationError('orderId', 'give an order id or --client-id, one of them');
+    const c = await perpClient(o);
+    const r = orderId !== undefined ? await c.getOrder<Record<string, unknown>>(orderId) : await c.getOrderByClientId<Record<string, unknown>>(o.clientId!);
     print(o, r, () => fields(r));
   });
   withCommon(

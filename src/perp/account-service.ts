@@ -124,7 +124,7 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
       checkSymbol(q.symbol);
       const r = await listTransactions(db, { ...q, account: wallet, types: q.type ? [q.type] : undefined });
       const after = await transactionBalancesAfter(db, wallet, r.rows);
-      return { total: r.total, rows: r.rows.map((t) => ({ ...transactionBody(t), account: t.account, balanceAfter: usd(after.get(t.txId) ?? 0n) })) };
+      return { total: r.total, rows: r.rows.map((t) => transactionBody(t, after.get(t.txId) ?? 0n)) };
     },
 
     async movements(caller: AuthKey, kind: CollateralEventKind, q: ListQuery): Promise<Page<AccountDeposit>> {

@@ -584,7 +584,9 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       const o = await getOrder(db, orderId).catch((err: unknown) => {
         throw new StorageUnavailableError({ cause: err });
       });
-      if (o) return o;
+      // The row as the cancel left it: one the projector has not brought past the cancel yet (an
+      // amendment before it, say) would answer an older size.
+      if (o && !(OPEN_ORDER_STATUSES as readonly string[]).includes(o.status)) return o;
       if (waited >= 2_000) throw new AppError('STORAGE_UNAVAILABLE', 'perp history: the cancelled order is not readable yet, try again', { retryable: true });
       await new Promise((r) => setTimeout(r, 50));
     }

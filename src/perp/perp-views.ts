@@ -249,8 +249,9 @@ export function accountBody(address: string, a: AccountView | undefined, m: Marg
   };
 }
 
-export function transactionBody(t: PerpTransactionRecord): AccountTransaction {
-  return { id: t.txId, type: t.type, symbol: t.symbol, amount: usd(t.amount), asset: 'USDC', ref: t.ref, ts: t.ts };
+/** A movement with the account's running balance after it (perp-history-store.ts transactionBalancesAfter). */
+export function transactionBody(t: PerpTransactionRecord, balanceAfter: bigint): AccountTransaction {
+  return { id: t.txId, type: t.type, symbol: t.symbol, amount: usd(t.amount), asset: 'USDC', ref: t.ref, ts: t.ts, account: t.account, balanceAfter: usd(balanceAfter) };
 }
 
 export function fundingRateBody(spec: InstrumentSpec, r: FundingRateRecord): FundingRate {

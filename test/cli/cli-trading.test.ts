@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUnits } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
@@ -138,6 +139,52 @@ describe('tokex trading commands', () => {
     expect(lines[1].type).toBe('update');
     expect(lines[1].seq).toBe(lines[0].seq + 1);
     expect(lines[2].seq).toBe(lines[0].seq + 2);
+  });
+
+  it('perp: a stop waits UNTRIGGERED and is read by id and by client id, a resting limit is amended, a take-profit closes the position; refusals say why', async () => {
+    const json = async (args: string[]) => {
+      const r = await tokex([...args, '--json']);
+      expect(r.stderr, args.join(' ')).toBe('');
+      expect(r.code, args.join(' ')).toBe(0);
+      return JSON.parse(r.stdout);
+    };
+    const mark = Number(await until(async () => (await t.perpTrader!.get<Array<{ markPrice: string | null }>>('tickers', { symbol: 'BTC-USD' }))[0].markPrice, (m) => m !== null));
+    // On the 0.1 tick, as the API writes decimals.
+    const at = (f: number) => String(Math.floor(mark * f * 10) / 10);
+
+    // A sell stop well below the mark waits for it.
+    const stop = await json(['perp', 'order', 'sell', 'BTC-USD', '0.001', '--stop', at(0.9), '--client-id', 'cli-stop-1']);
+    expect(stop).toMatchObject({ type: 'STOP_MARKET', status: 'UNTRIGGERED', triggerPrice: at(0.9), triggerBy: 'MARK', triggeredAt: null, clientOrderId: 'cli-stop-1', size: '0.001' });
+    const listed = await tokex(['perp', 'orders']);
+    expect(listed.stdout.split('\n')[0]).toMatch(/^orderId\s+symbol\s+side\s+type\s+price\s+triggerPrice\s+size\s+filledSize\s+status$/);
+    expect(listed.stdout).toMatch(new RegExp(`^${stop.orderId}\\s+BTC-USD\\s+SELL\\s+STOP_MARKET\\s+-\\s+${at(0.9).replace('.', '\\.')}\\s+0\\.001\\s+0\\s+UNTRIGGERED$`, 'm'));
+    const byId = await json(['perp', 'order-status', stop.orderId]);
+    expect(byId).toMatchObject({ orderId: stop.orderId, status: 'UNTRIGGERED', triggerPrice: at(0.9) });
+    expect(await json(['perp', 'order-status', '--client-id', 'cli-stop-1'])).toEqual(byId);
+    const human = await tokex(['perp', 'order-status', stop.orderId]);
+    expect(human.stdout).toMatch(/^status\s+UNTRIGGERED$/m);
+    expect((await json(['perp', 'cancel', stop.orderId])).status).toBe('CANCELED');
+
+    // A resting buy: a smaller size keeps it, then a new price moves it, under the same id.
+    const limit = await json(['perp', 'order', 'buy', 'BTC-USD', '0.002', '--price', at(0.97)]);
+    expect(limit).toMatchObject({ status: 'NEW', size: '0.002', price: at(0.97) });
+    expect(await json(['perp', 'amend', limit.orderId, '--size', '0.001'])).toMatchObject({ orderId: limit.orderId, size: '0.001', remainingSize: '0.001', price: at(0.97), status: 'NEW' });
+    expect(await json(['perp', 'amend', limit.orderId, '--price', at(0.96)])).toMatchObject({ orderId: limit.orderId, size: '0.001', price: at(0.96), status: 'NEW' });
+    const nothing = await tokex(['perp', 'amend', limit.orderId]);
+    expect([nothing.code, nothing.stderr]).toEqual([1, 'error: price: give a new price, a new size, or both\n']);
+    await json(['perp', 'cancel', limit.orderId]);
+
+    // A position, and a take-profit that will close all of it, watching the last trade.
+    expect((await json(['perp', 'order', 'buy', 'BTC-USD', '0.001'])).status).toBe('FILLED');
+    const tp = await json(['perp', 'order', 'sell', 'BTC-USD', '--take-profit', at(1.2), '--trigger-by', 'LAST', '--close-position']);
+    expect(tp).toMatchObject({ type: 'TAKE_PROFIT_MARKET', status: 'UNTRIGGERED', triggerPrice: at(1.2), triggerBy: 'LAST', closePosition: true, reduceOnly: true, size: '0' });
+    await json(['perp', 'cancel', tp.orderId]);
+    await t.perpTrader!.closePosition(privateKeyToAccount(t.demo.wallets[0].privateKey), { symbol: 'BTC-USD' });
+
+    const both = await tokex(['perp', 'order', 'sell', 'BTC-USD', '0.001', '--stop', at(0.9), '--close-position']);
+    expect([both.code, both.stderr]).toEqual([1, 'error: size: omit it with --close-position: the whole position is closed\n']);
+    const which = await tokex(['perp', 'order-status']);
+    expect([which.code, which.stderr]).toEqual([1, 'error: orderId: give an order id or --client-id, one of them\n']);
   });
 
   it('refuses a bad side with a one-line error and exit code 1', async () => {

@@ -13,7 +13,8 @@ import { PerpClient } from '@tokex/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { fetchWithCa, makeCertificates } from '../support/test-certificates.ts';
-import { ARTIFACTS, expectLiveMarkets, placeAndCancel } from '../support/console-page.ts';
+import { ARTIFACTS, expectLiveMarkets } from '../support/console-page.ts';
+import { placeAndCancel } from './console-orders.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 

@@ -1,8 +1,9 @@
 /**
  * The web console in headless Chromium against the real embedded stack: live stock prices and a
- * K-line chart, the perp book, and a perpetual limit order placed and cancelled from the page
- * (checked through the perp REST API too), once over the live streams and once with every stream
- * refused (the page polls REST). Also the read-only view, the demo-credential rule over real sockets
+ * K-line chart, the perp book, and perpetual orders from the page (checked through the perp REST API
+ * too): a limit order placed and cancelled, a stop that waits UNTRIGGERED, an order amended, a
+ * take-profit that closes the position and goes with it; once over the live streams and once with
+ * every stream refused (the page polls REST). Also the read-only view, the demo-credential rule over real sockets
  * (a non-loopback peer is refused, whatever its headers say), and the perp API's CORS answer. Every
  * request the page makes goes to the stack's own two origins.
  */
@@ -17,7 +18,8 @@ import { createHttpServer } from '../../src/http/create-http-server.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { stockEnvelope } from '../../src/stock/stock-envelope.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
-import { ARTIFACTS, SLOW, expectLiveMarkets, placeAndCancel } from '../support/console-page.ts';
+import { ARTIFACTS, SLOW, expectLiveMarkets } from '../support/console-page.ts';
+import { placeAndAmend, placeAndCancel, placeClosingTakeProfit, placeStop } from './console-orders.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -67,7 +69,10 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
     return { context, page, pageErrors, origins };
   }
 
-  /** Another client of the same wallet trades: the tape and the Positions table follow, then the close. */
+  /**
+   * Another client of the same wallet trades: the tape and the Positions table follow; a take-profit
+   * closing the position is placed from the page; the close takes the position and the take-profit.
+   */
   async function tradeAndClose(page: Page, shot: string): Promise<void> {
     const trader = t.perpTrader!;
     const wallet = privateKeyToAccount(t.demo.wallets[0].privateKey);
@@ -80,9 +85,13 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
     const positions = page.getByRole('table', { name: 'Positions' });
     const long = positions.getByRole('row').filter({ hasText: 'BTC-USD' });
     await expect.poll(async () => (await long.getByRole('cell').allTextContents()).slice(0, 3), SLOW).toEqual(['BTC-USD', 'LONG', '0.001']);
+    const tp = await placeClosingTakeProfit(page, trader);
     await page.screenshot({ path: path.join(ARTIFACTS, `${shot}-position.png`), fullPage: true });
     await trader.closePosition(wallet, { symbol: 'BTC-USD' });
     await long.waitFor({ state: 'detached', ...SLOW });
+    // One-cancels-the-other: the closed position takes its closePosition trigger with it.
+    await page.getByRole('table', { name: 'Open orders' }).locator(`tr[data-order-id="${tp}"]`).waitFor({ state: 'detached', ...SLOW });
+    expect(await trader.getOrder(tp)).toMatchObject({ status: 'CANCELED', reason: 'POSITION_CLOSED' });
   }
 
   it('serves its config and, to a loopback peer of the embedded anvil, the demo credentials; hidden from OpenAPI; the perp API answers its preflight', async () => {
@@ -160,6 +169,8 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
       const balances = page.getByRole('table', { name: 'Balances' });
       await expect.poll(() => balances.getByRole('row').filter({ hasText: 'Perp margin' }).getByRole('cell').nth(2).textContent(), SLOW).toMatch(/^[1-9]/);
       await placeAndCancel(page, t.perpTrader!, 80n, 'streams');
+      await placeStop(page, t.perpTrader!, 'streams');
+      await placeAndAmend(page, t.perpTrader!, 'streams');
       await tradeAndClose(page, 'streams');
       expect(await page.locator('#feed-status').textContent()).toBe('Live data: streaming.');
       expect(await page.getByRole('alert').textContent()).toBe('');
@@ -235,6 +246,8 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
       await expect.poll(() => page.locator('#feed-status').textContent(), SLOW).toMatch(/^Live data: streams unavailable, polling the REST APIs instead for /);
       await expectLiveMarkets(page, 'polling');
       await placeAndCancel(page, t.perpTrader!, 79n, 'polling');
+      await placeStop(page, t.perpTrader!, 'polling');
+      await placeAndAmend(page, t.perpTrader!, 'polling');
       await tradeAndClose(page, 'polling');
       expect(await page.locator('#feed-status').textContent()).toMatch(/^Live data: streams unavailable, polling/);
       expect(await page.getByRole('alert').textContent()).toBe('');

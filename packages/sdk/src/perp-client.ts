@@ -12,7 +12,9 @@ import { createPerpTransport, type PerpTransport } from './perp/perp-transport.t
 import {
   addLiquidity,
   adjustMargin,
+  amendOrder,
   batchCancel,
+  buildAmend,
   buildOrder,
   cancelAllAfter,
   cancelOrder,
@@ -37,6 +39,8 @@ import {
   getMarketTrades,
   getOneClick,
   getOpenOrders,
+  getOrder,
+  getOrderByClientId,
   getPositions,
   getPublicInsuranceFund,
   getPublicServerTime,
@@ -51,6 +55,7 @@ import {
   listTransactions,
   listWithdrawals,
   newSessionSigner,
+  placeBatchOrders,
   placeOrder,
   prepareApiKey,
   prepareApprove,
@@ -58,10 +63,13 @@ import {
   prepareOneClick,
   removeLiquidity,
   setLeverage,
+  signAmend,
   signOrder,
   startOneClickSession,
+  submitAmend,
   submitApiKey,
   submitApprove,
+  submitBatchOrders,
   submitClosePosition,
   submitDeposit,
   submitOneClick,
@@ -79,8 +87,11 @@ import type {
   AccountProof,
   AccountSummary,
   AccountTransaction,
+  AmendInput,
   ApiKeyInfo,
   BatchCancelResult,
+  BatchOrdersResult,
+  BuiltAmend,
   BuiltOrder,
   CancelAllAfterStatus,
   CreatedApiKey,
@@ -97,6 +108,7 @@ import type {
   LiquidityPosition,
   MarketTrade,
   OneClickStatus,
+  OrderDetail,
   OrderInput,
   OrderStatus,
   OrderView,
@@ -111,6 +123,7 @@ import type {
   PreparedVaultTransaction,
   RequestOptions,
   SessionSigner,
+  SignedAmend,
   SignedMessage,
   SignedOrder,
   SignedPerpRequest,
@@ -291,6 +304,34 @@ export class PerpClient {
     return submitClosePosition<T>(this.#t, input);
   }
 
+  /**
+   * `POST orders/batch`: 1 to 20 signed orders placed in input order, journalled in one commit;
+   * `results` answers each in input order (`{code: 0, order}` or `{code, msg}`). Resent on failure.
+   */
+  submitBatchOrders<T = BatchOrdersResult>(orders: ReadonlyArray<SignedMessage>): Promise<T> {
+    return submitBatchOrders<T>(this.#t, { orders });
+  }
+
+  /** `POST orders/amend/build`: the EIP-712 amendment (new price and/or total size) of an open order for the wallet to sign. */
+  buildAmend(input: AmendInput): Promise<BuiltAmend> {
+    return buildAmend(this.#t, input);
+  }
+
+  /** `POST orders/amend`: applies a signed amendment; the order as it stands after it (same `orderId`). Resent on failure. */
+  submitAmend<T = PlacedOrder>(input: SignedMessage): Promise<T> {
+    return submitAmend<T>(this.#t, input);
+  }
+
+  /** `GET orders/{orderId}`: one of the account's orders in any state. */
+  getOrder<T = OrderDetail>(orderId: string): Promise<T> {
+    return getOrder<T>(this.#t, { orderId });
+  }
+
+  /** `GET orders/client/{clientOrderId}`: one of the account's orders in any state, by its clientOrderId. */
+  getOrderByClientId<T = OrderDetail>(clientOrderId: string): Promise<T> {
+    return getOrderByClientId<T>(this.#t, { clientOrderId });
+  }
+
   /** `DELETE orders/{orderId}`: the order, CANCELED. Idempotent (see IdempotentCallOptions). */
   cancelOrder<T = OrderView>(orderId: string, opts: IdempotentCallOptions = {}): Promise<T> {
     return cancelOrder<T>(this.#t, { ...opts, orderId });
@@ -442,6 +483,21 @@ export class PerpClient {
   /** Builds, signs and places an order: the answer carries its status and fills so far. */
   placeOrder<T = PlacedOrder>(account: TypedDataSigner, order: OrderInput): Promise<T> {
     return placeOrder<T>(this.#t, { account, order });
+  }
+
+  /** Builds and signs each order with `account`, then places them all in one `POST orders/batch` (1 to 20): one result per order, in input order. */
+  placeBatchOrders<T = BatchOrdersResult>(account: TypedDataSigner, orders: ReadonlyArray<OrderInput>): Promise<T> {
+    return placeBatchOrders<T>(this.#t, { account, orders });
+  }
+
+  /** `orders/amend/build`, then `account` signs the EIP-712 amendment: what `POST orders/amend` takes. */
+  signAmend(account: TypedDataSigner, input: AmendInput): Promise<SignedAmend> {
+    return signAmend(this.#t, { account, amend: input });
+  }
+
+  /** Changes an open order's price and/or total size under the same id: build, `account` signs, submit. */
+  amendOrder<T = PlacedOrder>(account: TypedDataSigner, input: AmendInput): Promise<T> {
+    return amendOrder<T>(this.#t, { ...input, account });
   }
 
   /** Closes `size` (default: all) of the position on `symbol` at market with a signed reduce-only order; `worstPrice` bounds the fills. */

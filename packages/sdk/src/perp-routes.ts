@@ -11,7 +11,11 @@ export interface RouteEntry<Name extends string = string> {
   path: string;
   name: Name;
   signed: boolean;
-  /** `always` (GETs), `key` (an Idempotency-Key, clientOrderId or clientWithdrawalId makes it safe), `never`. */
+  /**
+   * `always` (GETs, and the calls whose signed body is its own key: a batch of signed orders, a
+   * signed amendment), `key` (an Idempotency-Key, clientOrderId or clientWithdrawalId makes it
+   * safe), `never`.
+   */
   idempotent: 'always' | 'key' | 'never';
 }
 
@@ -41,6 +45,11 @@ export const PERP_ROUTES: ReadonlyArray<RouteEntry<PerpMethod>> = [
   R('POST', 'orders/build', 'buildOrder', 'never'),
   R('POST', 'orders', 'submitOrder', 'key'),
   R('POST', 'orders/fill', 'fillOrder', 'key'),
+  R('POST', 'orders/batch', 'submitBatchOrders', 'always'),
+  R('POST', 'orders/amend/build', 'buildAmend', 'never'),
+  R('POST', 'orders/amend', 'submitAmend', 'always'),
+  R('GET', 'orders/{orderId}', 'getOrder', 'always'),
+  R('GET', 'orders/client/{clientOrderId}', 'getOrderByClientId', 'always'),
   R('POST', 'positions/close', 'submitClosePosition', 'key'),
   R('DELETE', 'orders/{orderId}', 'cancelOrder', 'key'),
   R('POST', 'orders/batch-cancel', 'batchCancel', 'key'),

@@ -102,8 +102,12 @@ export type {
   AccountProof,
   AccountSummary,
   AccountTransaction,
+  AmendInput,
   ApiKeyInfo,
   BatchCancelResult,
+  BatchOrderResult,
+  BatchOrdersResult,
+  BuiltAmend,
   BuiltOrder,
   CancelAllAfterStatus,
   CreatedApiKey,
@@ -120,6 +124,7 @@ export type {
   OrderInput,
   OrderSide,
   OrderStatus,
+  OrderType,
   Page,
   PerpPermission,
   Position,
@@ -127,6 +132,8 @@ export type {
   Ticker,
   TimeInForce,
   Trade,
+  TriggerBy,
+  TriggerOrderType,
   TypedData,
   VaultTransactionView,
 } from '@tokex/contract';
@@ -162,6 +169,16 @@ export interface SignedOrder {
   signature: `0x${string}`;
   orderHash: string;
 }
+
+/** A signed amendment (`signAmend`): what `POST orders/amend` takes, with its EIP-712 hash. */
+export interface SignedAmend {
+  message: Record<string, unknown>;
+  signature: `0x${string}`;
+  amendHash: string;
+}
+
+/** An order as `GET orders/{orderId}` and `GET orders/client/{clientOrderId}` answer it (any state). */
+export type OrderDetail = ListedOrder;
 
 /** The EIP-712 EnableSession typed data `one-click/prepare` answers. */
 export interface EnableSessionTypedData {

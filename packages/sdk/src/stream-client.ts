@@ -15,7 +15,9 @@
  * Browser-safe: WebCrypto for the `auth` signature, the global WebSocket when there is one, else the
  * `ws` package loaded on demand. No `node:` import.
  */
-import { StreamClosedError, StreamError } from './stream-error.ts';
+import { StreamClosedError, StreamError, StreamOrderError, type StreamOrderAction } from './stream-error.ts';
+import type { StreamCancelBody } from '@tokex/contract';
+import type { BatchOrdersResult, OrderView, PlacedOrder, SignedMessage } from './perp-types.ts';
 import {
   createHmacSigner,
   PERP_STREAM_PATH,
@@ -26,7 +28,7 @@ import {
   type HmacSigner,
 } from './stream-sign.ts';
 
-export { StreamClosedError, StreamError, type StreamClientErrorCode } from './stream-error.ts';
+export { StreamClosedError, StreamError, StreamOrderError, type StreamClientErrorCode, type StreamOrderAction } from './stream-error.ts';
 export { PERP_STREAM_PATH, STOCK_STREAM_PATH, stockStreamPayload } from './stream-sign.ts';
 
 // ------------------------------------------------------------------ public types
@@ -91,6 +93,14 @@ export interface StreamClientOptions {
   logger?: StreamLogger;
   /** Source of randomness for the backoff jitter, in [0, 1) (default Math.random). */
   random?: () => number;
+  /** How long an order request (`placeOrder`, …) waits for its result, connecting included (default 10,000 ms). */
+  orderTimeoutMs?: number;
+}
+
+/** Options of one order request over the perpetual stream. */
+export interface StreamOrderOptions {
+  /** How long to wait for the result, connecting and `auth` included (default: the client's `orderTimeoutMs`). */
+  timeoutMs?: number;
 }
 
 /** Why a snapshot is delivered. Every snapshot but the first replaces what the handler built so far. */
@@ -228,10 +238,27 @@ const ANY_CODES: ApiCodes = {
   rateLimited: [...CODES.perp.rateLimited, ...CODES.stock.rateLimited],
 };
 
+/** An order request in flight: its result settles `done`. */
+interface PendingOrder {
+  id: string;
+  action: StreamOrderAction;
+  done: Deferred<unknown>;
+  /** Handed to the socket (the server may have it), as opposed to waiting in the outbox. */
+  sent: boolean;
+  timer: Timer | undefined;
+}
+
 type Request =
   | { kind: 'auth' }
   | { kind: 'subscribe'; sub: Subscription; since: number | undefined }
-  | { kind: 'unsubscribe'; done?: Deferred<void> };
+  | { kind: 'unsubscribe'; done?: Deferred<void> }
+  | { kind: 'order'; order: PendingOrder };
+
+/** A frame waiting for the rate limit, and what to do once it is handed to the socket. */
+interface Outgoing {
+  text: string;
+  onSent?: () => void;
+}
 
 const keyOf = (channel: string, symbol: string | undefined) => (symbol === undefined ? channel : `${channel} ${symbol}`);
 
@@ -314,6 +341,7 @@ export class StreamClient<PublicChannel extends string = string, PrivateChannel 
   readonly #log: StreamLogger;
   readonly #random: () => number;
   readonly #codes: ApiCodes;
+  readonly #orderTimeoutMs: number;
 
   #state: ConnectionState = 'idle';
   #socket: WebSocketLike | undefined;
@@ -327,7 +355,7 @@ export class StreamClient<PublicChannel extends string = string, PrivateChannel 
   #account: string | undefined;
   #connectWaiters: Deferred<void>[] = [];
   #listeners = new Map<keyof StreamClientEvents, Set<(...args: any[]) => void>>();
-  #outbox: string[] = [];
+  #outbox: Outgoing[] = [];
   #tokens = 0;
   #refilled = 0;
   #reconnectTimer: Timer | undefined;
@@ -364,6 +392,7 @@ export class StreamClient<PublicChannel extends string = string, PrivateChannel 
     this.#log = options.logger ?? (() => {});
     this.#random = options.random ?? Math.random;
     this.#codes = this.api === undefined ? ANY_CODES : CODES[this.api];
+    this.#orderTimeoutMs = options.orderTimeoutMs ?? 10_000;
   }
 
   /** The connection's state. */
@@ -438,6 +467,66 @@ export class StreamClient<PublicChannel extends string = string, PrivateChannel 
       }
     }
     return sub;
+  }
+
+  /**
+   * Order entry over the perpetual stream (docs/streams.md "Order entry"): sends
+   * `{"op":"order","id","action","body"}` once the connection is open and `auth` accepted (opening
+   * it if need be), and resolves with the `result` frame's `data` (what the REST call answers), matched
+   * by the request's id. Rejects with StreamOrderError: the API's code, message and data for a
+   * refusal; `TIMEOUT` when no result came within `timeoutMs` (connecting included); `CONNECTION`
+   * when the connection dropped before the result; the `auth` refusal's code when `auth` is refused.
+   * Its `sent` says whether the server may have the request. A request is never sent twice. Rejects
+   * with StreamClosedError after close(). The typed methods are PerpStreamClient's `placeOrder`,
+   * `placeBatch`, `cancelOrder` and `amendOrder`.
+   */
+  sendOrder<T = unknown>(action: StreamOrderAction, body: unknown, options: StreamOrderOptions = {}): Promise<T> {
+    if (this.api !== 'perp') return Promise.reject(new TypeError('sendOrder: order entry is a perpetual stream op'));
+    if (this.#state === 'closed') return Promise.reject(new StreamClosedError());
+    const id = this.#id('o');
+    if (this.#signer === undefined) {
+      return Promise.reject(new StreamOrderError('NO_CREDENTIALS', `${action}: orders need apiKey and apiSecret (TRADE permission)`, id, action, {}, false));
+    }
+    const timeoutMs = options.timeoutMs ?? this.#orderTimeoutMs;
+    const order: PendingOrder = { id, action, done: deferred<unknown>(), sent: false, timer: undefined };
+    order.timer = setTimeout(() => {
+      if (this.#requests.get(id)?.kind === 'order') this.#requests.delete(id);
+      const msg = order.sent
+        ? `${action} ${id}: no result within ${timeoutMs} ms; it was sent and may have been applied`
+        : `${action} ${id}: not sent, no authenticated connection within ${timeoutMs} ms`;
+      this.#log('warn', 'order timed out', { id, action, sent: order.sent });
+      order.done.reject(new StreamOrderError('TIMEOUT', msg, id, action, {}, order.sent ? 'unknown' : false));
+    }, timeoutMs);
+    const settled = (): void => clearTimeout(order.timer);
+    order.done.promise.then(settled, settled);
+    void this.#dispatchOrder(order, body);
+    return order.done.promise as Promise<T>;
+  }
+
+  /** Waits for an authenticated connection, then sends the order on it (once). */
+  async #dispatchOrder(order: PendingOrder, body: unknown): Promise<void> {
+    while (!order.done.settled) {
+      try {
+        await this.connect();
+      } catch (err) {
+        if (err instanceof StreamClosedError) order.done.reject(err);
+        else {
+          const e = err instanceof StreamError ? err : new StreamError('CONNECTION', errorText(err));
+          order.done.reject(new StreamOrderError(e.code, e.msg, order.id, order.action, {}, false));
+        }
+        return;
+      }
+      if (order.done.settled) return;
+      // connect() resolved a moment ago: the connection may have gone since (then the next connect()
+      // waits for a new one). A socket already closing takes the frame into its outbox, and its close
+      // fails the order as never sent.
+      if (this.#socket === undefined || this.#auth !== 'ok') continue;
+      this.#requests.set(order.id, { kind: 'order', order });
+      this.#send({ op: 'order', id: order.id, action: order.action, body }, () => {
+        order.sent = true;
+      });
+      return;
+    }
   }
 
   /** Stops everything: no reconnect afterwards; pending promises reject with StreamClosedError. */
@@ -614,6 +703,14 @@ export class StreamClient<PublicChannel extends string = string, PrivateChannel 
     for (const req of this.#requests.values()) {
       // The server forgets a closed connection's subscriptions: that unsubscribe is done.
       if (req.kind === 'unsubscribe') req.done?.resolve();
+      // An order the server may have received is carried out even so: only a lookup can tell.
+      if (req.kind === 'order') {
+        const { order } = req;
+        const msg = order.sent
+          ? `${order.action} ${order.id}: the connection dropped before the result; it may have been applied`
+          : `${order.action} ${order.id}: the connection dropped before it was sent`;
+        order.done.reject(new StreamOrderError('CONNECTION', msg, order.id, order.action, {}, order.sent ? 'unknown' : false));
+      }
     }
     this.#requests.clear();
     this.#auth = 'none';
@@ -645,8 +742,11 @@ export class StreamClient<PublicChannel extends string = string, PrivateChannel 
     const ws = this.#socket;
     clearTimeout(this.#reconnectTimer);
     this.#reconnectTimer = undefined;
-    // Rejected before the connection is dropped, which would resolve them.
-    for (const req of this.#requests.values()) if (req.kind === 'unsubscribe') req.done?.reject(err);
+    // Rejected before the connection is dropped, which would resolve them (or fail the orders as lost).
+    for (const req of this.#requests.values()) {
+      if (req.kind === 'unsubscribe') req.done?.reject(err);
+      if (req.kind === 'order') req.order.done.reject(err);
+    }
     this.#dropConnection();
     this.#setState('closed');
     for (const d of this.#connectWaiters.splice(0)) d.reject(err);
@@ -684,9 +784,9 @@ export class StreamClient<PublicChannel extends string = string, PrivateChannel 
     return `${prefix}${this.#nextId++}`;
   }
 
-  #send(msg: Record<string, unknown>): void {
+  #send(msg: Record<string, unknown>, onSent?: () => void): void {
     if (this.#socket === undefined) return;
-    this.#outbox.push(JSON.stringify(msg));
+    this.#outbox.push({ text: JSON.stringify(msg), onSent });
     if (msg.op !== 'ping') this.#log('debug', 'send', msg.op === 'auth' ? { op: 'auth', id: msg.id } : msg);
     this.#drain();
   }
@@ -701,8 +801,11 @@ export class StreamClient<PublicChannel extends string = string, PrivateChannel 
     this.#refilled = now;
     while (this.#outbox.length > 0 && this.#tokens >= 1) {
       this.#tokens -= 1;
+      const next = this.#outbox.shift()!;
       try {
-        ws.send(this.#outbox.shift()!);
+        // Marked first: a send that throws may still have written part of the frame.
+        next.onSent?.();
+        ws.send(next.text);
       } catch (err) {
         this.#log('warn', 'send failed', { error: errorText(err) });
         return;
@@ -832,6 +935,8 @@ export class StreamClient<PublicChannel extends string = string, PrivateChannel 
         return this.#onError(f);
       case 'authenticated':
         return this.#onAuthenticated(f);
+      case 'result':
+        return this.#onResult(f);
       case 'pong':
         return;
       default:
@@ -923,6 +1028,20 @@ export class StreamClient<PublicChannel extends string = string, PrivateChannel 
     this.#call(sub, 'onUpdate', f.data, seq);
   }
 
+  #onResult(f: Record<string, unknown>): void {
+    const req = this.#takeRequest(f);
+    if (req?.kind !== 'order') {
+      // Most likely the answer to an order that timed out here.
+      this.#log('debug', 'result frame of no pending order: ignored', { id: f.id, code: f.code });
+      return;
+    }
+    const { order } = req;
+    const code = typeof f.code === 'number' ? f.code : Number(f.code);
+    if (code === 0) return order.done.resolve(f.data);
+    const data = f.data !== null && typeof f.data === 'object' && !Array.isArray(f.data) ? (f.data as Record<string, unknown>) : {};
+    order.done.reject(new StreamOrderError(code, typeof f.msg === 'string' ? f.msg : 'refused', order.id, order.action, data, true));
+  }
+
   #onUnsubscribed(f: Record<string, unknown>): void {
     const req = this.#takeRequest(f);
     if (req?.kind === 'unsubscribe') req.done?.resolve();
@@ -937,6 +1056,8 @@ export class StreamClient<PublicChannel extends string = string, PrivateChannel 
     const id = typeof f.id === 'string' ? f.id : undefined;
     if (req !== undefined) {
       if (req.kind === 'auth') return this.#authFailed(new StreamError(code, msg, id));
+      // Refused by the endpoint itself (a bad frame, the connection's message rate): nothing was done.
+      if (req.kind === 'order') return req.order.done.reject(new StreamOrderError(code, msg, id, req.order.action, {}, true));
       if (req.kind === 'unsubscribe') {
         // "not subscribed": the server had already let the stream go; nothing is left to undo.
         this.#log('debug', 'unsubscribe refused', { code, msg });
@@ -980,10 +1101,42 @@ export class StreamClient<PublicChannel extends string = string, PrivateChannel 
   }
 }
 
-/** The perpetual API's streams: `ws://host:port/v4/public/ws`. */
+/** The two fields a signed body has on the wire (a SignedOrder's `orderHash` would make it invalid). */
+const signedBody = ({ message, signature }: SignedMessage): SignedMessage => ({ message, signature });
+
+/**
+ * The perpetual API's streams: `ws://host:port/v4/public/ws`. With a key of TRADE permission, also
+ * order entry on the same connection (docs/streams.md "Order entry"): each call is the REST call of
+ * the same name, answered over the socket (see `sendOrder` for the errors and `sent`).
+ */
 export class PerpStreamClient extends StreamClient<PerpPublicChannel, PerpPrivateChannel> {
   constructor(options: Omit<StreamClientOptions, 'api'>) {
     super({ ...options, api: 'perp' });
+  }
+
+  /** `place` (`POST orders`): a signed order (`PerpClient.signOrder`'s answer); the order with its status and fills. */
+  placeOrder<T = PlacedOrder>(order: SignedMessage, options?: StreamOrderOptions): Promise<T> {
+    return this.sendOrder<T>('place', signedBody(order), options);
+  }
+
+  /** `batch` (`POST orders/batch`): 1 to 20 signed orders; one result per order, in input order. */
+  placeBatch<T = BatchOrdersResult>(orders: ReadonlyArray<SignedMessage>, options?: StreamOrderOptions): Promise<T> {
+    return this.sendOrder<T>('batch', { orders: orders.map(signedBody) }, options);
+  }
+
+  /**
+   * `cancel` (`DELETE orders/{orderId}`): the order, CANCELED. `idempotencyKey` is REST's
+   * `Idempotency-Key`: the same key again (over either transport) answers the first cancel.
+   */
+  cancelOrder<T = OrderView>(orderId: string, options: StreamOrderOptions & Pick<StreamCancelBody, 'idempotencyKey'> = {}): Promise<T> {
+    const { idempotencyKey, ...rest } = options;
+    const body: StreamCancelBody = { orderId, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) };
+    return this.sendOrder<T>('cancel', body, rest);
+  }
+
+  /** `amend` (`POST orders/amend`): a signed amendment (`PerpClient.signAmend`'s answer); the order as it stands after it. */
+  amendOrder<T = PlacedOrder>(amend: SignedMessage, options?: StreamOrderOptions): Promise<T> {
+    return this.sendOrder<T>('amend', signedBody(amend), options);
   }
 }
 

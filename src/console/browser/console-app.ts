@@ -1,11 +1,12 @@
 /// <reference lib="dom" />
 /**
  * The console page's script (docs/console.md): REST for the first load, the two APIs' WebSocket
- * streams for everything live (REST polling stands in while a stream is unavailable), and a
- * perpetual limit order built by the API, signed here with the demo wallet's key (viem, EIP-712) and
- * sent back. Without demo credentials the page is read-only: the public streams only, since every
- * REST read of both APIs is signed.
+ * streams for everything live (REST polling stands in while a stream is unavailable), and perpetual
+ * orders (limit, market, stop and take-profit triggers) and amendments built by the API, signed here
+ * with the demo wallet's key (viem, EIP-712) and sent back. Without demo credentials the page is
+ * read-only: the public streams only, since every REST read of both APIs is signed.
  */
+import { isTriggerType, OPEN_ORDER_STATUSES, ORDER_TYPES, triggeredType, type OrderType } from '@tokex/contract';
 import { privateKeyToAccount } from 'viem/accounts';
 import { PerpStreamClient, StockStreamClient } from '@tokex/sdk/stream-client';
 import { ApiError, perpClient, stockClient, type PerpRequest, type StockRequest } from './api-clients.ts';
@@ -268,27 +269,52 @@ function perpPricesView(freshness: Freshness) {
 
 // ---------------------------------------------------------------- the demo wallet
 
-const OPEN = new Set(['NEW', 'PARTIALLY_FILLED']);
+/** Waiting triggers (UNTRIGGERED) as well as resting orders. */
+const OPEN: ReadonlySet<string> = new Set(OPEN_ORDER_STATUSES);
+/** The statuses an amendment applies to: a waiting trigger cannot be amended (its trigger was signed). */
+const AMENDABLE: ReadonlySet<string> = new Set(['NEW', 'PARTIALLY_FILLED']);
 
-function ordersView(onCancel: (orderId: string) => void) {
+/** An order in a sentence, for the status line: what it does, at what price, on what trigger. */
+function describeOrder(o: Row): string {
+  const what = o.closePosition === true ? `${o.side} ${o.symbol} closing the position` : `${o.side} ${o.size} ${o.symbol}`;
+  const type = String(o.type ?? 'LIMIT');
+  const at = o.price !== null && o.price !== undefined ? `at ${o.price}` : 'at market';
+  if (!isTriggerType(type)) return `${what} ${at}`;
+  return `${what}, ${type} ${at} when ${o.triggerBy} reaches ${o.triggerPrice}`;
+}
+
+const actionButton = (text: string, orderId: string, onClick: (b: HTMLButtonElement) => void) => {
+  const button = el('button', text) as HTMLButtonElement;
+  button.type = 'button';
+  button.setAttribute('aria-description', `${text} order ${orderId}`);
+  button.addEventListener('click', () => onClick(button));
+  return button;
+};
+
+function ordersView(onCancel: (orderId: string) => void, onAmend: (order: Row) => void) {
   const orders = new Map<string, Row>();
   const tbody = $('open-orders').querySelector('tbody')!;
   const render = () => {
     tbody.replaceChildren(
       ...[...orders.values()].map((o) => {
         const tr = document.createElement('tr');
-        tr.dataset.orderId = String(o.orderId);
-        tr.append(el('td', String(o.orderId)), el('td', o.symbol), el('td', o.side, String(o.side).toLowerCase()), el('td', o.price), el('td', o.size), el('td', o.filledSize ?? '0'), el('td', o.status));
-        const action = el('td');
-        const button = el('button', 'Cancel') as HTMLButtonElement;
-        button.type = 'button';
-        button.setAttribute('aria-description', `Cancel order ${o.orderId}`);
-        button.addEventListener('click', () => {
-          button.disabled = true;
-          onCancel(String(o.orderId));
-        });
-        action.append(button);
-        tr.append(action);
+        const id = String(o.orderId);
+        tr.dataset.orderId = id;
+        const trigger = o.triggerPrice ? `${o.triggerPrice} (${o.triggerBy})` : '';
+        const size = o.closePosition === true ? 'position' : o.size;
+        tr.append(
+          el('td', id), el('td', o.symbol), el('td', o.side, String(o.side).toLowerCase()), el('td', o.type ?? 'LIMIT'), el('td', o.price ?? ''), el('td', trigger),
+          el('td', size), el('td', o.filledSize ?? '0'), el('td', o.status),
+        );
+        const actions = el('td');
+        if (AMENDABLE.has(o.status)) actions.append(actionButton('Amend', id, () => onAmend(o)));
+        actions.append(
+          actionButton('Cancel', id, (b) => {
+            b.disabled = true;
+            onCancel(id);
+          }),
+        );
+        tr.append(actions);
         return tr;
       }),
     );
@@ -521,16 +547,75 @@ async function start(): Promise<void> {
   });
   if (!perpRest) return;
   const status = $('order-status');
-  const orders = ordersView((orderId) => {
-    status.textContent = `Canceling order ${orderId}…`;
-    perpRest<Row>('DELETE', `orders/${encodeURIComponent(orderId)}`)
-      .then((o) => {
-        orders.upsert(o);
-        status.textContent = `Order ${orderId} canceled.`;
+  const wallet = privateKeyToAccount(demo.wallet.privateKey);
+  /** The API builds the typed data, the demo wallet signs it here, the signed message goes back. */
+  const signAndSend = async (buildPath: string, sendPath: string, input: unknown): Promise<Row> => {
+    const built = await perpRest<{ typedData: any }>('POST', buildPath, undefined, input);
+    const signature = await wallet.signTypedData(built.typedData);
+    return perpRest<Row>('POST', sendPath, undefined, { message: built.typedData.message, signature });
+  };
+  /** A refusal is the user's to read in the status line; anything else is a fault of the page. */
+  const refused = (what: string, failed: string) => (e: unknown) => {
+    if (e instanceof ApiError) status.textContent = `${what} refused: ${e.message}`;
+    else {
+      status.textContent = failed;
+      report(e);
+    }
+  };
+  const amendForm = $<HTMLFormElement>('amend-form');
+  let amending: Row | undefined;
+  const orders = ordersView(
+    (orderId) => {
+      status.textContent = `Canceling order ${orderId}…`;
+      perpRest<Row>('DELETE', `orders/${encodeURIComponent(orderId)}`)
+        .then((o) => {
+          orders.upsert(o);
+          status.textContent = `Order ${orderId} canceled.`;
+        })
+        .catch((e) => {
+          status.textContent = `Cancel of order ${orderId} failed.`;
+          report(e);
+        });
+    },
+    (o) => {
+      amending = o;
+      $('amend-order').textContent = String(o.orderId);
+      $<HTMLInputElement>('a-price').value = o.price ?? '';
+      $<HTMLInputElement>('a-size').value = o.size;
+      amendForm.hidden = false;
+      $<HTMLInputElement>('a-price').focus();
+    },
+  );
+  $('amend-close').addEventListener('click', () => {
+    amendForm.hidden = true;
+    amending = undefined;
+  });
+  amendForm.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    const o = amending;
+    if (!o) return;
+    const data = new FormData(amendForm);
+    const price = String(data.get('price')).trim();
+    const size = String(data.get('size')).trim();
+    // Only what changed: the amendment signs "" for what stays.
+    const input = { orderId: String(o.orderId), ...(price !== (o.price ?? '') ? { price } : {}), ...(size !== o.size ? { size } : {}) };
+    if (!('price' in input) && !('size' in input)) {
+      status.textContent = `Order ${o.orderId}: nothing to change.`;
+      return;
+    }
+    const button = amendForm.querySelector<HTMLButtonElement>('button[type=submit]')!;
+    button.disabled = true;
+    status.textContent = `Amending order ${o.orderId}…`;
+    signAndSend('orders/amend/build', 'orders/amend', input)
+      .then((amended) => {
+        orders.upsert(amended);
+        amendForm.hidden = true;
+        amending = undefined;
+        status.textContent = `Order ${amended.orderId} amended, ${amended.status}: ${describeOrder(amended)}.`;
       })
-      .catch((e) => {
-        status.textContent = `Cancel of order ${orderId} failed.`;
-        report(e);
+      .catch(refused('Amendment', `Order ${o.orderId} not amended.`))
+      .finally(() => {
+        button.disabled = false;
       });
   });
   const positions = positionsView();
@@ -563,32 +648,53 @@ async function start(): Promise<void> {
     poll: perpPoll(openPositions, (rows) => positions.snapshot(rows), PERP_PRIVATE_POLL_MS),
   });
 
-  const wallet = privateKeyToAccount(demo.wallet.privateKey);
   const symbolField = $<HTMLSelectElement>('f-symbol');
   for (const s of perpCfg.symbols) symbolField.append(new Option(s, s));
+  const typeField = $<HTMLSelectElement>('f-type');
+  for (const t of ORDER_TYPES) typeField.append(new Option(t, t));
+  const closeField = $<HTMLInputElement>('f-close');
+  /** Shows the fields the chosen type takes, and requires those it needs. */
+  const showFields = () => {
+    const type = typeField.value as OrderType;
+    const trigger = isTriggerType(type);
+    const limit = triggeredType(type) === 'LIMIT';
+    if (!trigger) closeField.checked = false;
+    const close = closeField.checked;
+    const show = (id: string, input: string, on: boolean) => {
+      $(id).hidden = !on;
+      $<HTMLInputElement>(input).required = on;
+    };
+    show('f-price-field', 'f-price', limit);
+    show('f-trigger-fields', 'f-trigger', trigger);
+    show('f-size-field', 'f-size', !close);
+  };
+  typeField.addEventListener('change', showFields);
+  closeField.addEventListener('change', showFields);
+  showFields();
   const form = $<HTMLFormElement>('order-form');
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const data = new FormData(form);
-    const order = { symbol: String(data.get('symbol')), side: String(data.get('side')), type: 'LIMIT', size: String(data.get('size')).trim(), price: String(data.get('price')).trim(), timeInForce: 'GTC' };
+    const type = String(data.get('type')) as OrderType;
+    const trigger = isTriggerType(type);
+    const close = trigger && closeField.checked;
+    const text = (name: string) => String(data.get(name) ?? '').trim();
+    // The time in force is the type's default (GTC for the LIMIT types, IOC for the MARKET ones).
+    const order = {
+      symbol: text('symbol'), side: text('side'), type,
+      ...(close ? { closePosition: true } : { size: text('size') }),
+      ...(triggeredType(type) === 'LIMIT' ? { price: text('price') } : {}),
+      ...(trigger ? { triggerPrice: text('triggerPrice'), triggerBy: text('triggerBy') } : {}),
+    };
     const button = form.querySelector('button')!;
     button.disabled = true;
     status.textContent = 'Placing order…';
-    (async () => {
-      const built = await perpRest<{ typedData: any; orderHash: string }>('POST', 'orders/build', undefined, order);
-      const signature = await wallet.signTypedData(built.typedData);
-      const placed = await perpRest<Row>('POST', 'orders', undefined, { message: built.typedData.message, signature });
-      orders.upsert(placed);
-      status.textContent = `Order ${placed.orderId} ${placed.status}: ${placed.side} ${placed.size} ${placed.symbol} at ${placed.price}.`;
-    })()
-      .catch((e) => {
-        // A refusal is the user's to read in the status line; anything else is a fault of the page.
-        if (e instanceof ApiError) status.textContent = `Order refused: ${e.message}`;
-        else {
-          status.textContent = 'Order not placed.';
-          report(e);
-        }
+    signAndSend('orders/build', 'orders', order)
+      .then((placed) => {
+        orders.upsert(placed);
+        status.textContent = `Order ${placed.orderId} ${placed.status}: ${describeOrder(placed)}.`;
       })
+      .catch(refused('Order', 'Order not placed.'))
       .finally(() => {
         button.disabled = false;
       });

@@ -31,15 +31,23 @@ export * from './api-keys/update-api-key.ts';
 
 // trading
 export * from './trading/adjust-margin.ts';
+export * from './trading/amend-order.ts';
 export * from './trading/batch-cancel.ts';
+export * from './trading/build-amend.ts';
 export * from './trading/build-order.ts';
 export * from './trading/cancel-all-after.ts';
 export * from './trading/cancel-order.ts';
 export * from './trading/close-position.ts';
 export * from './trading/fill-order.ts';
+export * from './trading/get-order.ts';
+export * from './trading/get-order-by-client-id.ts';
+export * from './trading/place-batch-orders.ts';
 export * from './trading/place-order.ts';
 export * from './trading/set-leverage.ts';
+export * from './trading/sign-amend.ts';
 export * from './trading/sign-order.ts';
+export * from './trading/submit-amend.ts';
+export * from './trading/submit-batch-orders.ts';
 export * from './trading/submit-close-position.ts';
 export * from './trading/submit-order.ts';
 export * from './trading/validate-order.ts';
