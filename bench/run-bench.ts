@@ -12,10 +12,14 @@
  * book against nodejs-order-book on the same streams (steady and deep books) and the full engine,
  * then the sequencer's group-committed journal against single-row commits of the same database, then
  * signed orders end to end over HTTP against native signer recovery alone (libsecp256k1, with viem's
- * JS recovery beside it; BENCH_ONLY=perp-orders runs that alone), then the same orders' server CPU with
+ * JS recovery beside it), the same against a bare Fastify route, and (issue 29) the same orders in
+ * batches of 20 over HTTP and as place frames over the WebSocket against the same recovery
+ * (BENCH_ONLY=perp-orders runs that alone), then the same orders' server CPU with
  * the Prometheus metrics on and off (BENCH_ONLY=metrics runs that alone), then liquidation's cost
  * against the open positions and the engine's throughput with the liquidity pool quoting
- * (bench/perp-risk-bench.ts; BENCH_ONLY=perp-risk runs that alone). Last, stream fan-out to 1,000
+ * (bench/perp-risk-bench.ts; BENCH_ONLY=perp-risk runs that alone), then a mark update against
+ * 10,000 to 1,000,000 resting trigger orders crossing 1 % of them (bench/perp-trigger-bench.ts;
+ * BENCH_ONLY=perp-triggers runs that alone). Last, stream fan-out to 1,000
  * WebSocket subscribers beside a bare ws broadcast (bench/stream-fanout-bench.ts; BENCH_ONLY=streams).
  * Then start-up: `tokex --help` and `tokex start` to its banner on an existing data directory, the
  * compiled build against the sources through tsx (bench/startup-bench.ts; BENCH_ONLY=startup), and
@@ -37,6 +41,7 @@ import { runPerpEngineBench } from './perp-engine-bench.ts';
 import { runPerpJournalBench } from './perp-journal-bench.ts';
 import { runMetricsCostBench, runPerpOrdersBench } from './perp-orders-bench.ts';
 import { runPerpRiskBench } from './perp-risk-bench.ts';
+import { runPerpTriggerBench } from './perp-trigger-bench.ts';
 import { runStartupBench } from './startup-bench.ts';
 import { runStartupSlicesBench } from './startup-slices-bench.ts';
 import { runStreamFanoutBench } from './stream-fanout-bench.ts';
@@ -427,6 +432,11 @@ if (!only || only === 'perp' || only === 'perp-risk') {
   console.log('\nliquidation against the open positions, and the engine with the liquidity pool quoting, in process, one core (bench/perp-risk-bench.ts):');
   const r = await runPerpRiskBench({ print: (l) => console.error(l) });
   console.log(r.table);
+}
+if (!only || only === 'perp' || only === 'perp-triggers') {
+  console.log('\ntrigger orders: a mark update against resting stops and take-profits crossing 1 % of them, in process, one core (bench/perp-trigger-bench.ts):');
+  const t = await runPerpTriggerBench({ print: (l) => console.error(l) });
+  console.log(t.table);
 }
 if (!only || only === 'streams') {
   console.log('\nstream fan-out: 1,000 subscribers of one book while orders move it, against a bare ws broadcast of the same frames (bench/stream-fanout-bench.ts):');

@@ -56,21 +56,30 @@ import { averagePrice, fillBody, openOrderBody, orderBody, positionBody, priceOf
 
 export type BuildOrderInput = OrderInput;
 
+/**
+ * `onSubmitted`: called once the command is handed to the engine (which applies commands in the
+ * order it receives them), before its durable answer: the stream's order lane starts the
+ * connection's next order then (src/streams/stream-endpoint.ts). Not called when refused before.
+ */
+export interface SubmitHooks {
+  onSubmitted?: () => void;
+}
+
 /** What the submitting route asks of the order beyond being valid. */
 export type SubmitMode = 'order' | 'fill' | 'close';
 
 export interface OrderService {
   build(caller: AuthKey, input: BuildOrderInput): { typedData: ReturnType<typeof orderType.build> | ReturnType<typeof triggerOrderType.build>; orderHash: string };
-  submit(caller: AuthKey, body: { message: unknown; signature: unknown }, mode?: SubmitMode): Promise<SubmittedOrder>;
+  submit(caller: AuthKey, body: { message: unknown; signature: unknown }, mode?: SubmitMode, hooks?: SubmitHooks): Promise<SubmittedOrder>;
   /**
    * 1 to MAX_BATCH_ORDERS signed orders applied back to back by the engine and journalled in one
    * commit; each answered on its own, in input order ({code: 0, order} or {code, msg}).
    */
-  submitBatch(caller: AuthKey, body: { orders: Array<{ message: unknown; signature: unknown }> }): Promise<BatchOrdersResult>;
+  submitBatch(caller: AuthKey, body: { orders: Array<{ message: unknown; signature: unknown }> }, hooks?: SubmitHooks): Promise<BatchOrdersResult>;
   /** The EIP-712 amendment of an open order for the wallet to sign. */
   buildAmend(caller: AuthKey, input: AmendInput): { typedData: ReturnType<typeof amendOrderType.build>; amendHash: string };
   /** Applies a signed amendment: the order as it stands after it, under the same orderId. */
-  amend(caller: AuthKey, body: { message: unknown; signature: unknown }): Promise<SubmittedOrder>;
+  amend(caller: AuthKey, body: { message: unknown; signature: unknown }, hooks?: SubmitHooks): Promise<SubmittedOrder>;
   /** One of the caller's orders in any state, by engine id or by clientOrderId. */
   getOrder(caller: AuthKey, orderId: string): Promise<Order>;
   getOrderByClientId(caller: AuthKey, clientOrderId: string): Promise<Order>;
@@ -357,14 +366,16 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       return { typedData: kind.build(domain, message), orderHash: kind.hash(domain, message) };
     },
 
-    async submit(caller, body, mode = 'order') {
+    async submit(caller, body, mode = 'order', hooks) {
       const prepared = await prepareOrder(caller, body, mode);
-      const r = (await submit(prepared.command)) as CommandResult & { resubmitted?: true };
+      const pending = submit(prepared.command);
+      hooks?.onSubmitted?.();
+      const r = (await pending) as CommandResult & { resubmitted?: true };
       if (!r.ok) throw engineError(r, undefined, prepared.spec);
       return answer(prepared.spec, r as PlaceOrderAccepted & { resubmitted?: true }, prepared.cmd);
     },
 
-    async submitBatch(caller, body) {
+    async submitBatch(caller, body, hooks) {
       const list = body.orders;
       if (!Array.isArray(list) || list.length === 0 || list.length > MAX_BATCH_ORDERS) throw new ValidationError('orders', `must hold 1 to ${MAX_BATCH_ORDERS} signed orders`);
       // Each order is checked on its own (signature, nonce, steps); the ones that pass go to the
@@ -375,7 +386,9 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       let results: Array<CommandResult & { resubmitted?: true; journalSeq: number | null }>;
       if (commands.length === 0) results = [];
       else if (venue.gateway.submitMany) {
-        results = await venue.gateway.submitMany(commands);
+        const pending = venue.gateway.submitMany(commands);
+        hooks?.onSubmitted?.();
+        results = await pending;
         const last = results.reduce<number | null>((m, r) => (r.journalSeq !== null && (m === null || r.journalSeq > m) ? r.journalSeq : m), null);
         await venue.caughtUp?.(last);
       } else {
@@ -419,7 +432,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       return { typedData: amendOrderType.build(domain, message), amendHash: amendOrderType.hash(domain, message) };
     },
 
-    async amend(caller, body) {
+    async amend(caller, body, hooks) {
       const account = walletOf(caller);
       const m = amendOrderType.parseMessage(body.message) as unknown as AmendMessage;
       if (m.account.toLowerCase() !== account) throw new ValidationError('message.account', 'must be the wallet of the API key');
@@ -433,7 +446,9 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       // Amendments share the account's order nonces: a signed amendment is applied once.
       const claim = await nonces.claim({ account, nonce: m.nonce.toString(), orderHash: amendHash, expiry: Number(m.expiry), usedAt: t });
       if (claim === 'used') throw new RejectedError('NONCE_USED', 'message.nonce: already used by another order of this account');
-      const r = (await submit({ ...cmd, id: `amd:${amendHash}`, ts: t, account, expiresAtMs: Number(m.expiry) })) as CommandResult & { resubmitted?: true };
+      const pending = submit({ ...cmd, id: `amd:${amendHash}`, ts: t, account, expiresAtMs: Number(m.expiry) });
+      hooks?.onSubmitted?.();
+      const r = (await pending) as CommandResult & { resubmitted?: true };
       if (!r.ok) throw engineError(r, undefined, s);
       const a = r as AmendAccepted & { resubmitted?: true };
       const current = await currentOrder(s, a.order.orderId);

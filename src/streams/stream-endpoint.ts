@@ -9,9 +9,11 @@
  * server pings every 20 s and closes a connection it has heard nothing from for 60 s.
  *
  * A venue may add ops of its own (`opts.ops`, the perp API's `order`): requests that wait on
- * something slow (the engine). They keep their own lane per connection: handled one at a time in
- * arrival order, each after every message received before it (so an `order` sent right after `auth`
- * sees its outcome), while later subscribes and pings go on meanwhile. At most `opsQueued` wait per
+ * something slow (the engine). They keep their own lane per connection, in arrival order: each starts
+ * after every message received before it (so an `order` sent right after `auth` sees its outcome) and
+ * once the op before it is ordered (its command handed to the engine, `ctx.ordered()`) or done, so
+ * orders pipeline on a connection but are applied in the order sent; answers leave in that order too.
+ * Later subscribes and pings go on meanwhile. At most `opsQueued` wait per
  * connection; past that the venue's refusal is answered at once. Once the connection has sent `auth`,
  * a frame of such an op may be up to `opFrameBytes` (a batch of signed orders is larger than any
  * subscribe); every other frame stays within `maxFrameBytes`.
@@ -82,6 +84,12 @@ export interface StreamOpContext<S> {
   /** What `authenticate` answered for this connection; undefined before a successful `auth`. */
   session: S | undefined;
   peer: string;
+  /**
+   * The op calls this once its effect is ordered (a command handed to the engine, which applies
+   * commands in the order it receives them): the connection's next op may start then, before this
+   * one's answer, which still leaves in order. An op that never calls it holds the lane until done.
+   */
+  ordered(): void;
 }
 
 /** An op of the venue's own (`order` on the perp API): its answer is a frame of its choosing. */
@@ -204,6 +212,7 @@ export function attachStreamEndpoint<S extends { account: string }>(app: Fastify
     let queue: Promise<void> = Promise.resolve();
     // The venue ops' lane (see the header): its own order, never holding up the queue above.
     let opLane: Promise<void> = Promise.resolve();
+    let answered: Promise<void> = Promise.resolve();
     let opsWaiting = 0;
 
     const send = (f: Buffer | string) => {
@@ -312,10 +321,22 @@ export function attachStreamEndpoint<S extends { account: string }>(app: Fastify
         return;
       }
       opsWaiting += 1;
-      // After every message received before this one (an `auth` included), and after the ops before it.
+      // After every message received before this one (an `auth` included), and after the ops before
+      // it are ordered: a trading firm pipelines orders on one connection, each applied in the order
+      // sent, while the earlier ones still wait for their commit.
       const before = Promise.all([opLane, queue]);
-      opLane = before
-        .then(() => op.handle(msg, { id: opId, session, peer }))
+      let ordered!: () => void;
+      const isOrdered = new Promise<void>((resolve) => (ordered = resolve));
+      const run = before.then(() => op.handle(msg, { id: opId, session, peer, ordered }));
+      const ended = run.then(
+        () => undefined,
+        () => undefined,
+      );
+      opLane = Promise.race([isOrdered, ended]);
+      // Answers leave in the order the messages came.
+      const earlier = answered;
+      answered = earlier
+        .then(() => run)
         .then(answer, (err) => refuse(opId, err))
         .catch((err) => logger.error({ err }, 'stream endpoint: an op answer failed'))
         .finally(() => {

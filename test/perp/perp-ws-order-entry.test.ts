@@ -158,6 +158,34 @@ describe.each(perpHarnessVariants())('perp order entry over the stream ($name)',
     await s.next((f) => f.type === 'pong' && f.id === 'after');
   });
 
+  it('pipelines a connection\'s orders: each applied in the order sent, refusals among them answered in place, a cancel after them sees them', async () => {
+    const s = await ws.open();
+    s.send(authFrame(bob));
+    await s.next((f) => f.type === 'authenticated');
+    const good = await Promise.all(['130', '131', '132'].map((p) => sign(bob, { price: p })));
+    const forged = { ...(await sign(bob, { price: '133' })), signature: (await sign(alice, { price: '133' })).signature };
+    s.send({ op: 'order', id: 'p0', action: 'place', body: good[0] });
+    s.send({ op: 'order', id: 'p1', action: 'place', body: forged });
+    s.send({ op: 'order', id: 'p2', action: 'place', body: good[1] });
+    s.send({ op: 'order', id: 'p3', action: 'place', body: { message: 1 } });
+    s.send({ op: 'order', id: 'p4', action: 'place', body: good[2] });
+    const results = await Promise.all(['p0', 'p1', 'p2', 'p3', 'p4'].map((id) => s.next((f) => f.type === 'result' && f.id === id)));
+    expect(results.map((r) => r.code)).toEqual([0, 51014, 0, 10000, 0]);
+    const placed = [results[0], results[2], results[4]].map((r) => ok(r));
+    expect(placed.map((o) => o.price)).toEqual(['130', '131', '132']);
+    const ids = placed.map((o) => Number(o.orderId));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(s.frames.filter((f) => f.type === 'result').map((f) => f.id)).toEqual(['p0', 'p1', 'p2', 'p3', 'p4']);
+    // Sent right behind a place: the cancel finds the order it names.
+    const more = await sign(bob, { price: '129' });
+    s.send({ op: 'order', id: 'p5', action: 'place', body: more });
+    const five = ok(await s.next((f) => f.type === 'result' && f.id === 'p5'));
+    s.send({ op: 'order', id: 'c5', action: 'cancel', body: { orderId: five.orderId } });
+    expect(ok(await s.next((f) => f.type === 'result' && f.id === 'c5'))).toMatchObject({ orderId: five.orderId, status: 'CANCELED' });
+    for (const o of placed) s.send({ op: 'order', id: `x${o.orderId}`, action: 'cancel', body: { orderId: o.orderId } });
+    for (const o of placed) expect(ok(await s.next((f) => f.type === 'result' && f.id === `x${o.orderId}`))).toMatchObject({ status: 'CANCELED' });
+  });
+
   it('refuses with REST codes and words: before auth, a READ-only key, a deleted key, garbage bodies', async () => {
     const anon = await ws.open();
     expect(await sendOrder(anon, 'place', await sign(bob), 'early')).toEqual({

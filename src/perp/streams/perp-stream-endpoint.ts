@@ -83,19 +83,25 @@ interface OrderAction {
   route: string;
   body: TSchema;
   answer: TSchema;
-  /** Called with a body `body` has validated. */
-  run(orders: OrderService, key: AuthKey, body: unknown): Promise<unknown>;
+  /** Called with a body `body` has validated; `ordered` once its command is handed to the engine. */
+  run(orders: OrderService, key: AuthKey, body: unknown, ordered: () => void): Promise<unknown>;
 }
 
-function orderAction<B extends TSchema>(a: { route: string; body: B; answer: TSchema; run(orders: OrderService, key: AuthKey, body: Static<B>): Promise<unknown> }): OrderAction {
+function orderAction<B extends TSchema>(a: {
+  route: string;
+  body: B;
+  answer: TSchema;
+  run(orders: OrderService, key: AuthKey, body: Static<B>, ordered: () => void): Promise<unknown>;
+}): OrderAction {
   return a as OrderAction;
 }
 
 const ORDER_ACTIONS: Readonly<Record<StreamOrderAction, OrderAction>> = {
-  place: orderAction({ route: 'POST orders', body: SignedOrderBodySchema, answer: SubmittedOrderSchema, run: (o, k, b) => o.submit(k, b, 'order') }),
-  batch: orderAction({ route: 'POST orders/batch', body: BatchOrdersBodySchema, answer: BatchOrdersResultSchema, run: (o, k, b) => o.submitBatch(k, b) }),
+  place: orderAction({ route: 'POST orders', body: SignedOrderBodySchema, answer: SubmittedOrderSchema, run: (o, k, b, ordered) => o.submit(k, b, 'order', { onSubmitted: ordered }) }),
+  batch: orderAction({ route: 'POST orders/batch', body: BatchOrdersBodySchema, answer: BatchOrdersResultSchema, run: (o, k, b, ordered) => o.submitBatch(k, b, { onSubmitted: ordered }) }),
+  // A cancel holds the lane until it is answered: what follows it sees the order gone.
   cancel: orderAction({ route: 'DELETE orders/{orderId}', body: StreamCancelBodySchema, answer: OrderSchema, run: (o, k, b) => o.cancel(k, b.orderId, b.idempotencyKey) }),
-  amend: orderAction({ route: 'POST orders/amend', body: SignedOrderBodySchema, answer: SubmittedOrderSchema, run: (o, k, b) => o.amend(k, b) }),
+  amend: orderAction({ route: 'POST orders/amend', body: SignedOrderBodySchema, answer: SubmittedOrderSchema, run: (o, k, b, ordered) => o.amend(k, b, { onSubmitted: ordered }) }),
 };
 export const ORDER_ACTION_NAMES: readonly StreamOrderAction[] = STREAM_ORDER_ACTIONS;
 
@@ -144,7 +150,7 @@ function orderOp(opts: PerpStreamEndpointOptions & { orders: OrderService; rateL
 
   return {
     refused: (id, c, msg) => result(id, c, msg),
-    async handle(msg, { id, session, peer }) {
+    async handle(msg, { id, session, peer, ordered }) {
       const action = typeof msg.action === 'string' && Object.hasOwn(ORDER_ACTIONS, msg.action) ? (msg.action as StreamOrderAction) : undefined;
       try {
         if (session === undefined) return result(id, AUTH_REQUIRED, 'auth first: orders need an authenticated connection');
@@ -159,7 +165,7 @@ function orderOp(opts: PerpStreamEndpointOptions & { orders: OrderService; rateL
         if (action === undefined) throw new ValidationError('action', `must be one of ${ORDER_ACTION_NAMES.join(', ')}`);
         const validate = (await validators).get(action)!;
         if (!validate(body)) throw validationFromAjv((validate.errors ?? []) as Parameters<typeof validationFromAjv>[0], 'body');
-        const data = await ORDER_ACTIONS[action].run(orders, key, body);
+        const data = await ORDER_ACTIONS[action].run(orders, key, body, ordered);
         return `{"type":"result","id":${JSON.stringify(id)},"code":0,"msg":"ok","data":${render.get(action)!(data)}}`;
       } catch (err) {
         if (isAppError(err)) {
