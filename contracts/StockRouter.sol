@@ -25,7 +25,6 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
     uint256 private constant PRICE_SCALE = 1e18;
     uint256 private constant BPS = 10_000;
     uint16 private constant MAX_FEE_BPS = 1_000;
-    uint256 private constant MAX_DEADLINE_AHEAD = 30 days;
     uint8 private constant TIME_IN_FORCE_DAY = 0;
 
     // ----------------------------------------------------------------- State
@@ -272,8 +271,9 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
     }
 
     function _checkDeadline(uint32 deadline) private view {
+        // Only the past is refused: how far ahead a wallet lets its order be mined is its own call,
+        // up to what the uint32 holds (Anchored's documented deadlines are years ahead).
         if (block.timestamp > deadline) revert DeadlineExpired(deadline);
-        if (deadline > block.timestamp + MAX_DEADLINE_AHEAD) revert DeadlineTooFar(deadline);
     }
 
     function _requireListed(address stock) private view {

@@ -18,8 +18,6 @@ interface IStockRouterErrors {
     error InvalidTimeInForce(uint8 timeInForce);
     /// @notice `block.timestamp` is past the order's deadline.
     error DeadlineExpired(uint32 deadline);
-    /// @notice The deadline is more than 30 days ahead.
-    error DeadlineTooFar(uint32 deadline);
     error NotOrderOwner(uint256 orderId);
     error NotLimitOrder(uint256 orderId);
     /// @notice The order is not open (or, for a cancel, already canceling).
