@@ -36,4 +36,4 @@ const filled = await selfSubmitOrder(
 console.log(`order ${filled.orderId}: ${filled.history?.status} ${filled.history?.filledQuantity} AAPL at ${filled.history?.averagePrice}, fees ${filled.history?.fees}`);
 
 const balance = await api.getBalance(demo.wallets[0].address);
-console.log(`mUSD available ${balance.mUsdBalance.available}, AAPL exchange balance ${balance.tokenBalances.find((b: any) => b.symbol === 'AAPL').exchangeBalance}`);
+console.log(`mUSD available ${balance.mUsdBalance}, AAPL exchange balance ${balance.tokenBalances.find((b: any) => b.symbol === 'AAPL').exchangeBalance}`);

@@ -181,7 +181,8 @@ function stockCommand(): Command {
     const c = await stockClient(o);
     const user = o.user ?? readDemo().stock.keys.writable.userAddress;
     const b = await c.get<any>(`/api/v1/users/${user}/balance`);
-    print(o, b, () => `mUSD available ${b.mUsdBalance.available}, locked ${b.mUsdBalance.locked}\n\n${table(b.tokenBalances, ['symbol', 'walletBalance', 'exchangeBalance', 'lockedExchangeBalance'])}`);
+    // tokenBalances lists the stocks, then the cash tokens (isStock false, nothing at the exchange).
+    print(o, b, () => `mUSD available ${b.mUsdDetail.available}, locked ${b.mUsdDetail.locked}\n\n${table(b.tokenBalances, ['symbol', 'walletBalance', 'exchangeBalance', 'lockedExchangeBalance'])}`);
   });
   withCommon(stock.command('orders').description('orders of the key').addOption(new Option('--state <state>').choices(['open', 'history']))).action(async (o: Common & { state?: string }) => {
     const r = await (await stockClient(o)).get<{ total: number; rows: any[] }>('/api/v1/orders', o.state ? { state: o.state } : {});

@@ -1,5 +1,5 @@
 /**
- * Each API answers in its own envelope (the stock API `{code, errMsg, uuid, data}`, the perp API
+ * Each API answers in its own envelope (the stock API `{code, errMsg, uuid, data, t}`, the perp API
  * `{code, msg, data, requestId}`); the shared HTTP machinery only needs to know how to render an
  * error in it.
  */

@@ -10,7 +10,13 @@
  *   a method that has none;
  * - turns the integer parameters of the route's querystring schema from text into numbers, exactly:
  *   decimal digits and nothing else (no exponent, no fraction), since Ajv does not coerce. Anything
- *   else stays text and the schema answers `page: must be integer`.
+ *   else stays text and the schema answers `page: must be integer`;
+ * - hands on a JSON number given for a decimal field of the body as the number's own text, never
+ *   through a float (`decimalNumberTexts`). A decimal field is a top-level property of the route's
+ *   body schema that takes a string or a number (`anyOf` with a `string` and a `number` branch: the
+ *   stock API's amounts, which Anchored types "string / number"). The text then meets the same
+ *   rules as a decimal string (its schema pattern, then parseDecimal), so `1e3` and `-5` are refused
+ *   naming the field. No perpetual-API schema has such a field: its bodies decode as before.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationError } from '../errors/app-error.ts';
@@ -65,6 +71,11 @@ function hasProtoKey(value: unknown): boolean {
 
 /** Parses `bytes` as UTF-8 JSON; throws a ValidationError naming the body otherwise. */
 export function parseJsonBytes(bytes: Uint8Array): unknown {
+  return parseJsonText(bytes).value;
+}
+
+/** parseJsonBytes, also answering the decoded text (what decimalNumberTexts reads). */
+function parseJsonText(bytes: Uint8Array): { text: string; value: unknown } {
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -78,7 +89,124 @@ export function parseJsonBytes(bytes: Uint8Array): unknown {
     throw new ValidationError('body', 'is not valid JSON', { cause });
   }
   if (PROTO_KEY.test(text) && hasProtoKey(value)) throw new ValidationError('body', 'must not contain a __proto__ key');
-  return value;
+  return { text, value };
+}
+
+const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
+// JSON's number grammar, anchored at the scan position.
+const NUMBER_TOKEN = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+
+function skipWs(text: string, i: number): number {
+  while (i < text.length && WS.has(text.charCodeAt(i))) i++;
+  return i;
+}
+
+/** Index just past the string token that opens at `i` (a `"`). */
+function skipString(text: string, i: number): number {
+  for (i++; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c /* backslash: skip the escaped character */) i++;
+    else if (c === 0x22 /* " */) return i + 1;
+  }
+  return i;
+}
+
+/** Index just past the value that starts at `i`. */
+function skipValue(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c === 0x22) return skipString(text, i);
+  if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+    let depth = 0;
+    for (; i < text.length; i++) {
+      const d = text.charCodeAt(i);
+      if (d === 0x22) i = skipString(text, i) - 1;
+      else if (d === 0x7b || d === 0x5b) depth++;
+      else if (d === 0x7d || d === 0x5d) {
+        depth--;
+        if (depth === 0) return i + 1;
+      }
+    }
+    return i;
+  }
+  // A number or a literal (true, false, null): up to the next delimiter.
+  while (i < text.length) {
+    const d = text.charCodeAt(i);
+    if (d === 0x2c /* , */ || d === 0x7d || d === 0x5d || WS.has(d)) break;
+    i++;
+  }
+  return i;
+}
+
+/**
+ * The source text of every JSON number that is the value of a top-level member named in `keys`,
+ * by key, in a text JSON.parse accepted (so the scan trusts its grammar). A repeated key's last
+ * member wins, as JSON.parse takes it. Nested values are skipped: the stock bodies' amounts are
+ * all top-level. This is the one place a JSON number's text is read; what the text means as an
+ * amount is parseDecimal's to say (src/lib/decimal.ts), as for a decimal string.
+ */
+export function decimalNumberTexts(text: string, keys: ReadonlySet<string>): Map<string, string> {
+  const out = new Map<string, string>();
+  let i = skipWs(text, 0);
+  if (text.charCodeAt(i) !== 0x7b) return out;
+  i = skipWs(text, i + 1);
+  if (text.charCodeAt(i) === 0x7d) return out;
+  for (;;) {
+    const keyEnd = skipString(text, i);
+    const rawKey = text.slice(i, keyEnd);
+    const key = rawKey.includes('\\') ? (JSON.parse(rawKey) as string) : rawKey.slice(1, -1);
+    i = skipWs(text, keyEnd);
+    i = skipWs(text, i + 1); // past ':'
+    const c = text.charCodeAt(i);
+    let end: number;
+    if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
+      NUMBER_TOKEN.lastIndex = i;
+      NUMBER_TOKEN.test(text);
+      end = NUMBER_TOKEN.lastIndex;
+      if (keys.has(key)) out.set(key, text.slice(i, end));
+    } else {
+      end = skipValue(text, i);
+      out.delete(key);
+    }
+    i = skipWs(text, end);
+    if (text.charCodeAt(i) !== 0x2c) return out;
+    i = skipWs(text, i + 1);
+  }
+}
+
+interface BodySchema {
+  properties?: Record<string, { anyOf?: Array<{ type?: unknown }> } | undefined>;
+}
+
+/** The decimal fields of each body schema (see the module comment), found once per schema object. */
+const decimalFields = new WeakMap<object, ReadonlySet<string>>();
+
+export function decimalFieldsOf(schema: BodySchema): ReadonlySet<string> {
+  let names = decimalFields.get(schema);
+  if (names === undefined) {
+    const found = new Set<string>();
+    for (const [name, prop] of Object.entries(schema.properties ?? {})) {
+      const types = (prop?.anyOf ?? []).map((branch) => branch?.type);
+      if (types.includes('string') && types.includes('number')) found.add(name);
+    }
+    names = found;
+    decimalFields.set(schema, names);
+  }
+  return names;
+}
+
+/** The body with each JSON number of a decimal field replaced by its text (see the module comment). */
+function withDecimalTexts(request: FastifyRequest, text: string, value: unknown): unknown {
+  const schema = request.routeOptions.schema?.body as BodySchema | undefined;
+  if (schema === undefined || schema === null || typeof schema !== 'object') return value;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const fields = decimalFieldsOf(schema);
+  if (fields.size === 0) return value;
+  const body = value as Record<string, unknown>;
+  let numbers = false;
+  for (const name of fields) if (typeof body[name] === 'number') numbers = true;
+  if (!numbers) return value;
+  for (const [name, digits] of decimalNumberTexts(text, fields)) if (typeof body[name] === 'number') body[name] = digits;
+  return body;
 }
 
 function decodeBody(request: FastifyRequest): void {
@@ -91,7 +219,8 @@ function decodeBody(request: FastifyRequest): void {
   if (bytes === undefined || bytes === null || bytes.length === 0) return;
   const type = request.bodyContentType;
   if (type === null || !isJsonUtf8(type)) throw new ValidationError('content-type', 'must be application/json (charset utf-8)');
-  request.body = parseJsonBytes(bytes);
+  const { text, value } = parseJsonText(bytes);
+  request.body = withDecimalTexts(request, text, value);
 }
 
 interface QuerySchema {

@@ -241,6 +241,11 @@ export interface ChainFollower {
   /** Resolves once block `n` is indexed (driving `syncOnce` itself when the loop is not running). */
   waitForBlock(n: bigint, timeoutMs?: number): Promise<void>;
   /**
+   * Looks at the chain now instead of at the next poll (a transaction this process is waiting on was
+   * just mined); a nudge during a sync makes the loop sync once more straight after it.
+   */
+  nudge(): void;
+  /**
    * Reconciles one block pushed from outside (e.g. a newHeads subscription) against the
    * checkpoint: its parent is the checkpoint → appended; already indexed → duplicate; ahead →
    * the missing blocks are fetched first (gap); on another branch → reorg.
@@ -763,7 +768,12 @@ export function createChainFollower<B>(def: IndexerDefinition<B>, opts: ChainFol
 
   // -------------------------------------------------------------------- loop
 
+  let nudged = false;
   async function pause(ms: number): Promise<void> {
+    if (nudged) {
+      nudged = false;
+      return;
+    }
     wake = new AbortController();
     await sleep(ms, wake.signal);
     wake = undefined;
@@ -805,6 +815,11 @@ export function createChainFollower<B>(def: IndexerDefinition<B>, opts: ChainFol
       await settle().catch(() => undefined);
     },
     progress: () => ({ progressAt, head: lastHead, indexed: current?.number }),
+    nudge() {
+      if (!running) return;
+      if (wake !== undefined) wake.abort();
+      else nudged = true;
+    },
     async syncOnce() {
       const cp = await exclusive(sync);
       return { head: BigInt(cp.number) };

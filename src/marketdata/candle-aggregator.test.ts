@@ -79,6 +79,14 @@ describe('mergeCandles and foldTick', () => {
     expect(mergeCandles(a, b)).toEqual({ ...a, high: '10.60', close: '10.10', volume: '105' });
   });
 
+  it('sums decimal volumes exactly (a volume adjusted for a reverse split has decimals)', () => {
+    const vol = (x: string, y: string) => mergeCandles(m(0, '1', '1', '1', '1', x), m(1, '1', '1', '1', '1', y)).volume;
+    expect(vol('0.1', '0.2')).toBe('0.3');
+    expect(vol('2.33333333', '1')).toBe('3.33333333');
+    expect(vol('0.5', '0.5')).toBe('1');
+    expect(vol('9007199254740993', '0.00000001')).toBe('9007199254740993.00000001');
+  });
+
   it('folds ticks into the bucket, starting a new candle in a new bucket', () => {
     let c = foldTick(undefined, { symbol: 'AAPL', time: T0 + 1_000, price: '10.00', volume: '3' }, '5m');
     c = foldTick(c, { symbol: 'AAPL', time: T0 + 61_000, price: '10.40', volume: '2' }, '5m');

@@ -2,8 +2,9 @@
  * Rolls 1m candles up into the higher intervals and keeps the live candle of every interval.
  * Buckets are UTC-aligned: an interval's bucket of time t opens at floor(t / length) * length,
  * which every interval up to 1d divides evenly. Prices stay the strings they came in as (the
- * maximum of two prices is one of them), so a roll-up never rounds; volumes are summed as bigint.
+ * maximum of two prices is one of them), so a roll-up never rounds; volumes are summed exactly.
  */
+import { formatDecimal } from '../lib/decimal.ts';
 import { INTERVAL_MS, INTERVALS, type Candle, type Interval } from './market-types.ts';
 
 /** Every interval above 1m, the ones a roll-up produces. */
@@ -49,8 +50,18 @@ function minDecimal(a: string, b: string): string {
 }
 
 function addVolume(a: string, b: string): string {
+  // Stored volumes are whole shares; a volume adjusted for a reverse split may have decimals.
+  if (a.includes('.') || b.includes('.')) return addDecimals(a, b);
   const sum = Number(a) + Number(b);
   return Number.isSafeInteger(sum) ? String(sum) : (BigInt(a) + BigInt(b)).toString();
+}
+
+/** The exact sum of two non-negative decimal strings, in its shortest form. */
+function addDecimals(a: string, b: string): string {
+  const fractionOf = (x: string): string => (x.includes('.') ? x.slice(x.indexOf('.') + 1) : '');
+  const places = Math.max(fractionOf(a).length, fractionOf(b).length);
+  const units = (x: string): bigint => BigInt(x.split('.')[0] + fractionOf(x).padEnd(places, '0'));
+  return formatDecimal(units(a) + units(b), places);
 }
 
 /** `later` appended to `earlier`: open of the first, close of the second, extremes of both, summed volume. */

@@ -4,12 +4,34 @@
  * shapes are the contract's StockCashOperation and StockTransferOperation.
  */
 import type { StockCashOperation, StockTransferOperation } from '@tokex/contract';
+import type { Address } from 'viem';
 import { formatDecimal } from '../lib/decimal.ts';
+import { exactNumber } from './exact-number.ts';
 import type { StockListing } from './stock-deps.ts';
 import { MUSD_DECIMALS } from './stock-units.ts';
 import type { CashOperationRecord, StockOperationRecord } from './store/stock-operation-store.ts';
 
+/**
+ * Besides tokex's flat fields, Anchored's detail shape (anchored-reference.md §4.4): `mapping` (the
+ * transaction linked to the operation, which the indexer did once the operation exists, so
+ * `mappingStatus` is `Indexed`), and the operation nested as `depositOperation` or
+ * `withdrawalOperation` (the other null), its amounts exact numbers. The Cashier charges no fee.
+ */
 export function cashOperationView(r: CashOperationRecord, token: { decimals: number; symbol: string } | undefined): StockCashOperation {
+  // An unknown token (delisted since) is shown in its raw units rather than guessed.
+  const tokenAmount = formatDecimal(BigInt(r.tokenAmount), token?.decimals ?? 0);
+  const mUsdAmount = formatDecimal(BigInt(r.musdAmount), MUSD_DECIMALS);
+  const move = {
+    operationId: r.operationId,
+    userAddress: r.userAddress as Address,
+    tokenAddress: r.tokenAddress as Address,
+    status: r.status,
+    isInstant: r.instant,
+    amount: exactNumber(tokenAmount),
+    feeAmount: exactNumber('0'),
+    createTxHash: r.txHash,
+    settleTxHash: r.settleTxHash,
+  };
   return {
     operationId: r.operationId,
     operationStatus: r.status,
@@ -18,9 +40,8 @@ export function cashOperationView(r: CashOperationRecord, token: { decimals: num
     userAddress: r.userAddress,
     tokenAddress: r.tokenAddress,
     tokenSymbol: token?.symbol ?? null,
-    // An unknown token (delisted since) is shown in its raw units rather than guessed.
-    tokenAmount: formatDecimal(BigInt(r.tokenAmount), token?.decimals ?? 0),
-    mUsdAmount: formatDecimal(BigInt(r.musdAmount), MUSD_DECIMALS),
+    tokenAmount,
+    mUsdAmount,
     instant: r.instant,
     queueId: r.queueId,
     settleTxHash: r.settleTxHash,
@@ -28,6 +49,10 @@ export function cashOperationView(r: CashOperationRecord, token: { decimals: num
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
     completedAt: r.completedAt,
+    mappingStatus: 'Indexed',
+    mapping: { txHash: r.txHash, operationType: r.kind === 'deposit' ? 'deposit' : 'withdraw', operationId: r.operationId, status: 'Indexed' },
+    depositOperation: r.kind === 'deposit' ? { ...move, creditAmount: exactNumber(mUsdAmount) } : null,
+    withdrawalOperation: r.kind === 'withdrawal' ? { ...move, debitAmount: exactNumber(mUsdAmount) } : null,
   };
 }
 

@@ -4,10 +4,18 @@
  * ValidationError naming the field. The on-chain revert rules are mirrored so that a request the API
  * accepts does not revert for a reason the API could have seen.
  */
-import { STOCK_MAX_DEADLINE_AHEAD_S, STOCK_ORDER_SIDES, STOCK_ORDER_TYPES, type StockOrderBody, type StockOrderType, type StockSide } from '@tokex/contract';
+import {
+  STOCK_MAX_RAW_AMOUNT,
+  STOCK_MAX_UNIX_SECONDS,
+  STOCK_ORDER_SIDES,
+  STOCK_ORDER_TYPES,
+  type StockOrderBody,
+  type StockOrderType,
+  type StockSide,
+} from '@tokex/contract';
 import type { Address } from 'viem';
 import { notListed, ValidationError } from '../errors/app-error.ts';
-import { mulDiv, parseDecimal } from '../lib/decimal.ts';
+import { formatDecimal, mulDiv, parseDecimal } from '../lib/decimal.ts';
 import type { StockDirectory, StockListing } from './stock-deps.ts';
 import { MUSD_DECIMALS } from './stock-units.ts';
 
@@ -48,8 +56,22 @@ function caseless<T extends string>(field: string, value: string | undefined, al
   throw new ValidationError(field, `must be one of ${allowed.join(', ')}`);
 }
 
+/**
+ * An amount of a stock request body in the token's smallest units: a decimal string, or a JSON
+ * number the request decoder handed on as its own digits (src/http/request-decoder.ts), both read
+ * by parseDecimal (no sign or exponent, at most `decimals` places, not zero), and at most
+ * 2^96 - 1 units, the contracts' amount width.
+ */
+export function parseStockAmount(value: unknown, field: string, decimals: number): bigint {
+  const units = parseDecimal(value, { field, decimals, max: 1n << 256n });
+  if (units > STOCK_MAX_RAW_AMOUNT) {
+    throw new ValidationError(field, `too large: at most ${formatDecimal(STOCK_MAX_RAW_AMOUNT, decimals)} (2^96 - 1 units, the contracts' amount width)`);
+  }
+  return units;
+}
+
 function amount(body: OrderBody, field: 'quantity' | 'notional' | 'price', decimals: number): bigint {
-  return parseDecimal(body[field], { field, decimals });
+  return parseStockAmount(body[field], field, decimals);
 }
 
 export function resolveStock(stocks: StockDirectory, body: { symbol?: string; stockAddress?: string }): StockListing {
@@ -62,11 +84,16 @@ export function resolveStock(stocks: StockDirectory, body: { symbol?: string; st
   return (bySymbol ?? byAddress)!;
 }
 
+/**
+ * A `deadline` (Unix seconds): in the future and at most 4294967295, the `uint32` the contracts
+ * take (as Anchored documents). No nearer cap: the deadline bounds when the transaction may still
+ * place the order, which is the wallet's business (docs/stock-api.md, "Requests").
+ */
 export function checkDeadline(deadline: number | undefined, nowSeconds: number): number {
   if (deadline === undefined) throw new ValidationError('deadline', 'required (Unix seconds)');
   if (!Number.isInteger(deadline) || deadline <= 0) throw new ValidationError('deadline', 'must be Unix seconds');
+  if (deadline > STOCK_MAX_UNIX_SECONDS) throw new ValidationError('deadline', `must be at most ${STOCK_MAX_UNIX_SECONDS} (Unix seconds, uint32)`);
   if (deadline <= nowSeconds) throw new ValidationError('deadline', 'expired: must be in the future');
-  if (deadline > nowSeconds + STOCK_MAX_DEADLINE_AHEAD_S) throw new ValidationError('deadline', 'at most 30 days ahead');
   return deadline;
 }
 

@@ -1,5 +1,5 @@
 /** The API's view of an indexed order (contract.md §A Values: state, openOrder, history); its shape is the contract's StockOrder. */
-import type { StockClosedOrderStatus, StockOrder, StockOrderFill, StockOrderState } from '@tokex/contract';
+import type { StockAnchoredOrderStatus, StockClosedOrderStatus, StockOrder, StockOrderFill, StockOrderState } from '@tokex/contract';
 import { formatDecimal, mulDiv } from '../lib/decimal.ts';
 import type { FillRecord, OrderRecord } from './store/stock-order-store.ts';
 import type { StockDirectory } from './stock-deps.ts';
@@ -9,6 +9,29 @@ const fmt = (v: string | bigint) => formatDecimal(BigInt(v), D);
 
 export function orderState(status: OrderRecord['status']): StockOrderState {
   return status === 'Open' ? 'open' : status === 'Canceling' ? 'canceling' : 'history';
+}
+
+/**
+ * An order's `status` in Anchored's vocabulary (anchored-reference.md §5.3; docs/stock-api.md prints
+ * this mapping). An order is shown once indexed, so never `Init` or `Pending` (a recorded
+ * transaction the indexer has not reached is `mappingStatus: Pending` in the `orders/tx` answer),
+ * and never `Failed` (a reverted transaction places no order, and `…/tx` refuses it). A canceling
+ * order is still live on chain until the executor closes it: New or Partial filled like an open one.
+ */
+export function anchoredOrderStatus(status: OrderRecord['status'], filledQuantity: bigint): StockAnchoredOrderStatus {
+  switch (status) {
+    case 'Open':
+    case 'Canceling':
+      return filledQuantity > 0n ? 'Partial filled' : 'New';
+    case 'Filled':
+      return 'Filled';
+    case 'Canceled':
+      return 'Canceled';
+    case 'Expired':
+      return 'Expired';
+    case 'Rejected':
+      return 'Rejected';
+  }
 }
 
 function averagePrice(filledNotional: bigint, filledQuantity: bigint): string | null {
@@ -38,6 +61,7 @@ export function orderView(o: OrderRecord, fills: FillRecord[], stocks: StockDire
     side: o.side,
     type: o.orderType,
     state,
+    status: anchoredOrderStatus(o.status, filledQuantity),
     timeInForce: o.orderType === 'Limit' ? 'DAY' : null,
     deadline: o.deadline,
     quantity: isMarketBuy ? null : fmt(o.quantity),

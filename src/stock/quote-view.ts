@@ -21,23 +21,67 @@ export function quoteStale(quote: Pick<Quote, 'timestamp'>, now: number, maxAgeM
   return !(now - quote.timestamp <= maxAgeMs);
 }
 
+/** The token's row of the chain snapshot, if the snapshot has it. */
+export function chainToken(cfg: MarketConfigView | undefined, listing: StockListing): MarketConfigView['stocks'][number] | undefined {
+  if (cfg === undefined) return undefined;
+  const address = listing.address.toLowerCase();
+  for (const s of cfg.stocks) if (s.address.toLowerCase() === address) return s;
+  return undefined;
+}
+
+/**
+ * The token as Anchored names its parts: its ERC-20 `symbol()` and `decimals()` as the chain
+ * snapshot read them (the listing's ticker and 18 until there is one), and its `name()`, which the
+ * deploy sets to the listing's name (src/chain/deploy-contracts.ts) and the snapshot does not read.
+ */
+export function tokenNames(listing: StockListing, cfg: MarketConfigView | undefined) {
+  const onChain = chainToken(cfg, listing);
+  return {
+    contractAddress: listing.address,
+    contractSymbol: onChain?.symbol ?? listing.symbol,
+    contractName: listing.name,
+    onChainDecimals: onChain?.decimals ?? listing.decimals,
+  };
+}
+
+function onChainView(listing: StockListing, cfg: MarketConfigView, totalSupply: string): StockQuote['onChain'] {
+  const t = tokenNames(listing, cfg);
+  return {
+    contractAddress: t.contractAddress,
+    contractSymbol: t.contractSymbol,
+    contractName: t.contractName,
+    decimals: listing.decimals,
+    onChainDecimals: t.onChainDecimals,
+    totalSupply,
+    tradable: true,
+  };
+}
+
 export function quoteView(listing: StockListing, quote: Quote, cfg: MarketConfigView, open: boolean, stale: boolean): StockQuote {
-  let totalSupply = '0';
-  for (const s of cfg.stocks) {
-    if (s.symbol === listing.symbol) {
-      totalSupply = s.totalSupply;
-      break;
-    }
-  }
+  const totalSupply = chainToken(cfg, listing)?.totalSupply ?? '0';
+  const marketStatus = open ? ('open' as const) : ('closed' as const);
   return {
     symbol: listing.symbol,
     bid: quote.bid,
     ask: quote.ask,
     last: quote.last,
     timestamp: quote.timestamp,
-    marketStatus: open ? ('open' as const) : ('closed' as const),
+    marketStatus,
     token: { address: listing.address, decimals: listing.decimals, totalSupply },
     stale,
+    basicInfo: {
+      symbol: listing.symbol,
+      name: listing.name,
+      underlying: listing.underlying,
+      exchange: listing.exchange,
+      bid: quote.bid,
+      ask: quote.ask,
+      last: quote.last,
+      timestamp: quote.timestamp,
+      marketStatus,
+      stale,
+    },
+    onChain: onChainView(listing, cfg, totalSupply),
   };
 }
 

@@ -16,6 +16,12 @@ export interface RelaySignals {
    * `ms`. Subscribe before reading the request, so that a change in between is not missed.
    */
   nextChange(requestId: string, ms: number): { wait: Promise<void>; cancel(): void };
+  /**
+   * A relayed transaction was mined: the indexer of this process may look at the chain now rather
+   * than at its next poll, since a send's answer waits for its block to be projected.
+   */
+  mined(): void;
+  onMined(listener: () => void): () => void;
 }
 
 export function createRelaySignals(): RelaySignals {
@@ -29,6 +35,11 @@ export function createRelaySignals(): RelaySignals {
       return () => void events.off('queued', listener);
     },
     changed: (requestId) => void events.emit(`changed:${requestId}`),
+    mined: () => void events.emit('mined'),
+    onMined(listener) {
+      events.on('mined', listener);
+      return () => void events.off('mined', listener);
+    },
     nextChange(requestId, ms) {
       const name = `changed:${requestId}`;
       let done!: () => void;

@@ -4,6 +4,7 @@
  * static words only, so selectors are computed once (src/chain/static-call-encoder.ts, kept as
  * hand-made code for what it buys on the calldata figure: docs/performance.md).
  */
+import type { StockRouterMethod } from '@tokex/contract';
 import type { Address, Hex } from 'viem';
 import { stockRouterAbi } from '../chain/abi/generated/index.ts';
 import { staticCallEncoder } from '../chain/static-call-encoder.ts';
@@ -28,6 +29,26 @@ const encode = {
   depositStock: staticCallEncoder(stockRouterAbi, 'depositStock'),
   withdrawStock: staticCallEncoder(stockRouterAbi, 'withdrawStock'),
 };
+
+/** The StockRouter function each builder below calls: a calldata answer's `method`. */
+export function orderMethod(intent: Pick<OrderIntent, 'type'>): StockRouterMethod {
+  return intent.type === 'Market' ? 'placeMarketOrder' : 'placeLimitOrder';
+}
+
+export function orderWithDepositMethod(intent: Pick<OrderIntent, 'type' | 'side'>): StockRouterMethod {
+  if (intent.side === 'Buy') return intent.type === 'Market' ? 'depositAndMarketBuy' : 'depositAndLimitBuy';
+  return intent.type === 'Market' ? 'depositStockAndMarketSell' : 'depositStockAndLimitSell';
+}
+
+export const CANCEL_METHOD: StockRouterMethod = 'cancelLimitOrder';
+
+export function cashMethod(kind: 'deposit' | 'withdrawal'): StockRouterMethod {
+  return kind === 'deposit' ? 'deposit' : 'withdraw';
+}
+
+export function stockMoveMethod(kind: 'deposit' | 'withdrawal'): StockRouterMethod {
+  return kind === 'deposit' ? 'depositStock' : 'withdrawStock';
+}
 
 export function orderCalldata(intent: OrderIntent): Hex {
   const stock = intent.stock.address;

@@ -58,7 +58,8 @@ export const STOCK_API_DESCRIPTION = [
   '4. the `x-api-nonce` value as sent',
   '5. the raw body exactly as sent (JSON, UTF-8), or the empty string',
   '',
-  'Every authentication failure answers HTTP 400 `{"code":401,"errMsg":"Unauthorized","uuid":"…"}`; the server logs the cause under that uuid.',
+  'Every authentication failure answers HTTP 400 `{"code":401,"errMsg":"Unauthorized","uuid":"…","t":…}`; the server logs the cause under that uuid. ' +
+    'Every answer ends with `t`, the server clock in ms.',
   '',
   'Worked example: secret `demo-secret`, `x-api-ts` `1700000000000`, `x-api-nonce` `5f0c3a1e-1b2d-4c3e-9f00-0123456789ab`, ' +
     '`GET /api/v1/orders?page=1&limit=2` (no body):',

@@ -3,7 +3,7 @@
  * implementations (chain reader over viem, stores over SQLite/PostgreSQL, the market-data service);
  * route modules only see these interfaces.
  */
-import type { StockCashierBuffer, StockCashTokenConfig, StockCorporateAction, StockFeeConfig, StockOneClickStatus } from '@tokex/contract';
+import type { StockCashierBuffer, StockCashTokenConfig, StockCorporateAction, StockFeeConfig, StockOneClickStatusValue } from '@tokex/contract';
 import type { Address, Hex } from 'viem';
 import type { Db } from '../storage/database.ts';
 import type { CalldataJournal } from './calldata-journal.ts';
@@ -46,7 +46,11 @@ export interface AccountView {
   cashTokens: Array<{ address: Address; walletBalance: bigint; walletAllowance: bigint }>;
 }
 
-export type OneClickView = StockOneClickStatus;
+/** A wallet's delegation on the One Click router, in tokex's words (the routes answer it through oneClickStatusView). */
+export interface OneClickView {
+  status: StockOneClickStatusValue;
+  delegatee: Address;
+}
 
 /** A mined transaction as the tx-recording endpoints need it. */
 export interface MinedTransaction {

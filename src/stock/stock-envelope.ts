@@ -1,4 +1,7 @@
-/** The stock API's envelope (contract.md §A): `{code, errMsg, uuid, data}`. */
+/**
+ * The stock API's envelope (contract.md §A): `{code, errMsg, uuid, data, t}`, `t` the server's
+ * clock when it answered, in ms (anchored-reference.md §1 shows it on every answer).
+ */
 import fastJson from 'fast-json-stringify';
 import type { AppError } from '../errors/app-error.ts';
 import { STOCK_ERROR_STATUS, STOCK_OK_CODE } from '../errors/error-codes.ts';
@@ -10,16 +13,20 @@ export interface StockEnvelope<T> {
   errMsg: string;
   uuid: string;
   data?: T;
+  t: number;
 }
 
+/** `t`: the wall clock, never a test's shifted one, so that a client can measure its skew from it. */
+const serverTime = () => Date.now();
+
 export function stockOk<T>(uuid: string, data: T): StockEnvelope<T> {
-  return { code: STOCK_OK_CODE, errMsg: '', uuid, data };
+  return { code: STOCK_OK_CODE, errMsg: '', uuid, data, t: serverTime() };
 }
 
 /** `/healthz` and `/readyz` in this envelope; not ready answers code 503. */
 export const stockProbeEnvelope: ProbeEnvelope = {
   ok: (uuid, data) => stockOk(uuid, data),
-  notReady: (uuid, errMsg, data) => ({ code: 503, errMsg, uuid, data }),
+  notReady: (uuid, errMsg, data) => ({ code: 503, errMsg, uuid, data, t: serverTime() }),
 };
 
 /** The content type a route sets when it answers with `stockOkText`. */
@@ -33,7 +40,7 @@ export const JSON_UTF8 = 'application/json; charset=utf-8';
  * it in a test. `uuid` is the request id, which this API generates itself (a UUID), never a header.
  */
 export function stockOkText(uuid: string, dataJson: string): string {
-  return '{"code":200,"errMsg":"","uuid":"' + uuid + '","data":' + dataJson + '}';
+  return '{"code":200,"errMsg":"","uuid":"' + uuid + '","data":' + dataJson + ',"t":' + serverTime() + '}';
 }
 
 export const stockEnvelope: EnvelopeFormat = {
@@ -43,7 +50,7 @@ export const stockEnvelope: EnvelopeFormat = {
     const headers = err.code === 'RATE_LIMITED' ? { 'retry-after': String((err as AppError & { retryAfterSeconds?: number }).retryAfterSeconds ?? 60) } : undefined;
     // Facts such as a reverted transaction's hash ride along; never on the opaque 401 or a fault.
     const data = err.data !== undefined && s.code !== 401 && s.code !== 500 ? { data: err.data } : {};
-    return { statusCode: s.http, body: { code: s.code, errMsg, uuid: requestId, ...data }, headers };
+    return { statusCode: s.http, body: { code: s.code, errMsg, uuid: requestId, ...data, t: serverTime() }, headers };
   },
 };
 

@@ -43,7 +43,19 @@ describe('tokex trading commands', () => {
     expect(human.stdout).toMatch(/\nAAPL\s+\d/);
     const json = await tokex(['stock', 'quote', 'AAPL', '--json']);
     const [q] = JSON.parse(json.stdout);
-    expect(q).toMatchObject({ symbol: 'AAPL', marketStatus: 'open' });
+    expect(q).toMatchObject({ symbol: 'AAPL', marketStatus: 'open', basicInfo: { symbol: 'AAPL', last: q.last }, onChain: { contractAddress: t.demo.stock.contracts.stocks.AAPL } });
+  });
+
+  it('stock balance: mUSD from mUsdDetail and every token, the cash token too; the REST body with --json', async () => {
+    const user = t.demo.stock.keys.writable.userAddress;
+    const rest = await t.writable.getBalance(user);
+    const human = await tokex(['stock', 'balance']);
+    expect(human.code).toBe(0);
+    expect(human.stdout.split('\n')[0]).toBe(`mUSD available ${rest.mUsdDetail.available}, locked ${rest.mUsdDetail.locked}`);
+    expect(human.stdout).toMatch(/\nAAPL\s+\d/);
+    expect(human.stdout).toMatch(/\nUSDC\s+\d+(\.\d+)?\s+0\s+0$/m);
+    const json = JSON.parse((await tokex(['stock', 'balance', '--json'])).stdout);
+    expect(json).toMatchObject({ musdBalance: rest.musdBalance, mUsdBalance: rest.mUsdBalance, mUsdDetail: rest.mUsdDetail });
   });
 
   it('perp: a signed limit order placed, listed and cancelled, the account read', async () => {
@@ -74,9 +86,9 @@ describe('tokex trading commands', () => {
       expect(r.code, args.join(' ')).toBe(0);
       return JSON.parse(r.stdout);
     };
-    const musd = async () => wei((await t.writable.get<any>(`/api/v1/users/${user}/balance`)).mUsdBalance.available);
+    const musd = async () => wei((await t.writable.get<any>(`/api/v1/users/${user}/balance`)).mUsdDetail.available);
 
-    expect(await json(['stock', 'oneclick'])).toMatchObject({ status: 'enabled', delegatee: expect.stringMatching(/^0x/) });
+    expect(await json(['stock', 'oneclick'])).toMatchObject({ status: 'enable', delegationStatus: 'enabled', delegatee: expect.stringMatching(/^0x/) });
 
     const before = await musd();
     const deposit = await json(['stock', 'deposit', '500']);

@@ -137,7 +137,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
     // The stack's own app, with the peer a non-loopback address.
     const injected = await t.stack.stockApi!.inject({ method: 'GET', url: '/console/demo', remoteAddress: '192.0.2.7', headers: { 'x-forwarded-for': '127.0.0.1' } });
     expect(injected.statusCode).toBe(404);
-    expect(injected.json()).toEqual({ code: 404, errMsg: 'route: not found', uuid: expect.any(String) });
+    expect(injected.json()).toEqual({ code: 404, errMsg: 'route: not found', uuid: expect.any(String), t: expect.any(Number) });
     expect(injected.body).not.toContain(t.demo.perp!.keys.trader.apiSecret);
 
     // And over a real socket from this machine's non-loopback address, behind a "trusted" proxy
@@ -150,7 +150,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
     try {
       const real = await fetch(`${address}/console/demo`, { headers: { 'x-forwarded-for': '127.0.0.1' } });
       expect(real.status).toBe(404);
-      expect(await real.json()).toEqual({ code: 404, errMsg: 'route: not found', uuid: expect.any(String) });
+      expect(await real.json()).toEqual({ code: 404, errMsg: 'route: not found', uuid: expect.any(String), t: expect.any(Number) });
       // The same routes do answer a loopback peer: only the peer made the difference.
       const control = await app.inject({ method: 'GET', url: '/console/demo', remoteAddress: '127.0.0.1' });
       expect(control.json().data.perp).toEqual(t.demo.perp!.keys.trader);
@@ -168,6 +168,13 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
       // The demo deposit is credited before the engine admits an order.
       const balances = page.getByRole('table', { name: 'Balances' });
       await expect.poll(() => balances.getByRole('row').filter({ hasText: 'Perp margin' }).getByRole('cell').nth(2).textContent(), SLOW).toMatch(/^[1-9]/);
+      // The stock wallet's mUSD from tokex's mUsdDetail, and USDC once: tokenBalances also lists the cash
+      // tokens (isStock false), which the page shows from cashTokenBalances only.
+      const stockBalance = await t.writable.getBalance(t.demo.wallets[0].address);
+      await expect
+        .poll(() => balances.getByRole('row').filter({ hasText: 'mUSD' }).getByRole('cell').allTextContents(), SLOW)
+        .toEqual(['Stock exchange', 'mUSD', stockBalance.mUsdDetail.total, stockBalance.mUsdDetail.available]);
+      expect(await balances.getByRole('row').filter({ hasText: 'USDC' }).filter({ hasText: 'Stock wallet' }).count()).toBe(1);
       await placeAndCancel(page, t.perpTrader!, 80n, 'streams');
       await placeStop(page, t.perpTrader!, 'streams');
       await placeAndAmend(page, t.perpTrader!, 'streams');

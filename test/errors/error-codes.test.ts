@@ -119,7 +119,7 @@ describe('stock envelope codes', () => {
       const r = stockEnvelope.renderError(e, ID);
       return [r.statusCode, (r.body as { code: number }).code, (r.body as { errMsg: string }).errMsg];
     };
-    expect(stockOk(ID, 1)).toEqual({ code: 200, errMsg: '', uuid: ID, data: 1 });
+    expect(stockOk(ID, 1)).toEqual({ code: 200, errMsg: '', uuid: ID, data: 1, t: expect.any(Number) });
     expect(render(new ValidationError('notional', 'required for a market buy'))).toEqual([400, 400, 'notional: required for a market buy']);
     expect(render(new UnauthorizedError('signature mismatch', { failure: 'signature' }))).toEqual([400, 401, 'Unauthorized']);
     expect(render(new ForbiddenError('READ_ONLY key'))).toEqual([400, 401, 'Unauthorized']);

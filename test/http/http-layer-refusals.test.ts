@@ -233,7 +233,8 @@ describe('stock API: credential headers sent twice', () => {
     ];
     for (const [name, header, edit] of cases) {
       const r = await withLines(baseUrl, 'GET', '/api/v1/symbols', edit(lines()));
-      expect({ name, status: r.status, body: { ...r.json, uuid: undefined } }).toEqual({ name, status: 400, body: { code: 401, errMsg: 'Unauthorized', uuid: undefined } });
+      expect({ name, status: r.status, body: { ...r.json, uuid: undefined, t: undefined } }).toEqual({ name, status: 400, body: { code: 401, errMsg: 'Unauthorized', uuid: undefined, t: undefined } });
+      expect(typeof r.json?.t).toBe('number');
       expect(r.json?.uuid).toMatch(UUID_V4);
       const line = logs.find((l) => l.uuid === r.json?.uuid && l.msg === 'authentication failed');
       expect({ name, reason: line?.reason }).toEqual({ name, reason: `${header} repeated` });

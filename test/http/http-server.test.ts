@@ -122,7 +122,8 @@ function signedPost(path: string, body: Uint8Array | string, headers: Record<str
 
 function expectEnvelope(r: RawAnswer, status: number, code: number, errMsg: string) {
   expect({ status: r.status, code: r.json?.code, errMsg: r.json?.errMsg }).toEqual({ status, code, errMsg });
-  expect(Object.keys(r.json!).sort()).toEqual(['code', 'errMsg', 'uuid']);
+  expect(Object.keys(r.json!).sort()).toEqual(['code', 'errMsg', 't', 'uuid']);
+  expect(typeof r.json!.t).toBe('number');
   expect(r.json!.uuid).toMatch(UUID_V4);
   expect(r.headers['content-type']).toMatch(/^application\/json/);
 }

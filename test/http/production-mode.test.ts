@@ -127,7 +127,7 @@ describe('production behind a trusted proxy', () => {
     for (const headers of [{ 'x-forwarded-proto': 'http' }, {}] as Array<Record<string, string>>) {
       const stock = await request(stockPort, '/api/v1/prices/AAPL', headers);
       expect(stock.status).toBe(400);
-      expect(stock.body).toEqual({ code: 400, errMsg: 'https required', uuid: expect.any(String) });
+      expect(stock.body).toEqual({ code: 400, errMsg: 'https required', uuid: expect.any(String), t: expect.any(Number) });
       expect(stock.headers['strict-transport-security']).toBeUndefined();
       const perp = await request(perpPort, '/v4/public/trader/time', headers);
       expect(perp.status).toBe(400);

@@ -171,7 +171,7 @@ describe('chain faults: a JSON-RPC proxy injecting faults in front of anvil', ()
     // Cash on the exchange for the market orders of the load phase.
     await Promise.all(users.map((u) => u.client.post('/api/v1/cash/deposits/send', { tokenAddress: cashToken, tokenAmount: '5000' })));
     for (const u of users) {
-      await until('the setup deposit credited', () => u.client.get<any>(`/api/v1/users/${u.address}/balance`), (b) => b.mUsdBalance.available === '5000', 30_000);
+      await until('the setup deposit credited', () => u.client.get<any>(`/api/v1/users/${u.address}/balance`), (b) => b.mUsdDetail.available === '5000', 30_000);
     }
     await until('the demo perp balance', () => t.perpTrader!.get<Record<string, string>>('account'), (a) => Number(a.balance) > 0, 30_000);
     for (const u of users) usdcStart.set(u.address.toLowerCase(), await direct.readContract({ address: cashToken, abi: erc20Abi, functionName: 'balanceOf', args: [u.address] }));

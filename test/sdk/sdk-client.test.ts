@@ -225,7 +225,19 @@ describe('clock', () => {
     expect(Math.abs(Number(seen[1].headers['x-api-ts']) - (Date.now() + 60_000))).toBeLessThan(500);
   });
 
-  it('stock: syncTime reads the Date header, even of a refused request', async () => {
+  it('stock: syncTime reads the envelope\'s t (ms) before the Date header, even of a refused request', async () => {
+    handler = (_s, res) => {
+      // The header says two minutes behind, t says 61.234 s ahead: t wins, to the millisecond.
+      res.writeHead(400, { 'content-type': 'application/json', date: new Date(Date.now() - 120_000).toUTCString() });
+      res.end(JSON.stringify({ code: 401, errMsg: 'Unauthorized', uuid: 'u', t: Date.now() + 61_234 }));
+    };
+    const c = stock();
+    const offset = await c.syncTime();
+    expect(Math.abs(offset - 61_234)).toBeLessThan(200);
+    expect(c.clockOffsetMs).toBe(offset);
+  });
+
+  it('stock: syncTime reads the Date header of a server without t, even of a refused request', async () => {
     handler = (_s, res) => {
       res.writeHead(400, { 'content-type': 'application/json', date: new Date(Date.now() - 120_000).toUTCString() });
       res.end(JSON.stringify({ code: 401, errMsg: 'Unauthorized', uuid: 'u' }));
@@ -237,6 +249,23 @@ describe('clock', () => {
     handler = (_s, res) => perpAnswer(res, 200, { code: 200, errMsg: '', uuid: 'u', data: {} });
     await c.getConfig();
     expect(Math.abs(Number(seen[1].headers['x-api-ts']) - (Date.now() - 120_000))).toBeLessThan(1_600);
+  });
+});
+
+describe('price history', () => {
+  it('sends interval 1m and endTime now (Unix seconds) when a call leaves them out, and what it is given otherwise', async () => {
+    handler = (_s, res) => perpAnswer(res, 200, { code: 200, errMsg: '', uuid: 'u', data: { symbol: 'AAPL', interval: '1m', adjustment: 'all', candles: [] }, t: Date.now() });
+    const c = stock();
+    const before = Math.floor(Date.now() / 1000);
+    await c.getPriceHistory('AAPL', { limit: 48 });
+    const after = Math.floor(Date.now() / 1000);
+    const q = new URL(seen[0].url, 'http://x').searchParams;
+    expect(q.get('interval')).toBe('1m');
+    expect(q.get('limit')).toBe('48');
+    expect(Number(q.get('endTime'))).toBeGreaterThanOrEqual(before);
+    expect(Number(q.get('endTime'))).toBeLessThanOrEqual(after);
+    await c.getPriceHistory('AAPL', { interval: '1h', startTime: 1_700_000_000, endTime: 1_700_086_400, adjustment: 'raw' });
+    expect(Object.fromEntries(new URL(seen[1].url, 'http://x').searchParams)).toEqual({ interval: '1h', startTime: '1700000000', endTime: '1700086400', adjustment: 'raw' });
   });
 });
 

@@ -84,7 +84,7 @@ describe.each(stackEngines('ari'))('answered ids are readable at once ($name)', 
     await alice.client.enableOneClick(alice.account);
     const deposit = await alice.client.post<any>('/api/v1/cash/deposits/send', { tokenAddress: t.demo.stock.contracts.cashToken, tokenAmount: '100' });
     expect(deposit.status).toBe('mined');
-    await until(() => alice.client.get<any>(`/api/v1/users/${alice.address}/balance`), (b) => b.mUsdBalance.available === '100');
+    await until(() => alice.client.get<any>(`/api/v1/users/${alice.address}/balance`), (b) => b.mUsdDetail.available === '100');
   }, 120_000);
   afterAll(async () => {
     await indexer?.stop();
@@ -172,7 +172,7 @@ describe.each(stackEngines('ari'))('answered ids are readable at once ($name)', 
     expect((await pub.waitForTransactionReceipt({ hash })).status).toBe('success');
 
     const unindexed = await alice.client.post<any>('/api/v1/orders/tx', { txHash: hash });
-    expect(unindexed).toEqual({ txHash: hash, orderId: null, orderIds: [], indexed: false });
+    expect(unindexed).toEqual({ txHash: hash, orderId: null, orderIds: [], indexed: false, mappingStatus: 'Pending' });
 
     const record = watched(alice.client.post<any>('/api/v1/orders/tx', { txHash: hash }));
     await new Promise((r) => setTimeout(r, 200));

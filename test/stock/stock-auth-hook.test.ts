@@ -88,7 +88,7 @@ describe('routes that opt out of authentication', () => {
     for (const path of ['/api/v1/private', '/api/v1/explicit', '/api/v1/nowhere']) {
       const r = await unsigned(path);
       expect(r.status, path).toBe(400);
-      expect(Object.keys(r.body).sort(), path).toEqual(['code', 'errMsg', 'uuid']);
+      expect(Object.keys(r.body).sort(), path).toEqual(['code', 'errMsg', 't', 'uuid']);
       expect(r.body, path).toMatchObject({ code: 401, errMsg: 'Unauthorized' });
     }
   });

@@ -24,7 +24,7 @@ async function send(req: SignedRequest): Promise<{ status: number; body: Record<
 
 function expectOpaque401(r: { status: number; body: Record<string, unknown> }) {
   expect(r.status).toBe(400);
-  expect(Object.keys(r.body).sort()).toEqual(['code', 'errMsg', 'uuid']);
+  expect(Object.keys(r.body).sort()).toEqual(['code', 'errMsg', 't', 'uuid']);
   expect(r.body.code).toBe(401);
   expect(r.body.errMsg).toBe('Unauthorized');
   expect(r.body.uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);

@@ -85,7 +85,7 @@ describe('restart', () => {
     const pub = createPublicClient({ chain, transport: http(before.rpcUrl) });
     const hash = await wallet.writeContract({ address: before.stock.contracts.cashToken, abi: cashTokenAbi, functionName: 'approve', args: [before.stock.contracts.stockRouter, parseUnits('123.45', 6)] });
     await pub.waitForTransactionReceipt({ hash });
-    const history = await t.readOnly.get<any>('/api/v1/prices/SPY/history', { interval: '1h', limit: 1000 });
+    const history = await t.readOnly.get<any>('/api/v1/prices/SPY/history', { interval: '1h', endTime: Math.floor(Date.now() / 1000), limit: 1000 });
 
     await t.stop();
     t = await startTestStack({}, { dataDir: t.dataDir });
@@ -110,7 +110,7 @@ describe('restart', () => {
     ]);
     const b = await t.readOnly.get<any>(`/api/v1/users/${w.address}/balance`, { spenderAddress: before.stock.contracts.stockRouter });
     expect(b.cashTokenBalances[0].walletAllowance).toBe('123.45');
-    const again = await t.readOnly.get<any>('/api/v1/prices/SPY/history', { interval: '1h', limit: 1000 });
+    const again = await t.readOnly.get<any>('/api/v1/prices/SPY/history', { interval: '1h', endTime: Math.floor(Date.now() / 1000), limit: 1000 });
     // Same candles for the hours both runs cover: history is kept, not regenerated.
     const firstBefore = history.candles[0];
     expect(again.candles.find((c: any) => c.openTime === firstBefore.openTime)).toEqual(firstBefore);

@@ -40,6 +40,8 @@ interface Schema {
   maximum?: number;
   properties?: Record<string, Schema>;
   required?: string[];
+  /** A stock amount: a decimal string or a JSON number. */
+  anyOf?: Schema[];
 }
 
 interface Operation {
@@ -116,7 +118,9 @@ const hugeNumbers = ['9007199254740993', '1e3', '1e18', '1e308', '1e400', '-0', 
 
 function validValue(schema: Schema): fc.Arbitrary<unknown> {
   if (schema.enum) return fc.constantFrom(...schema.enum);
+  if (schema.anyOf) return fc.oneof(...schema.anyOf.map(validValue));
   const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  if (type === 'number') return fc.oneof(fc.integer({ min: 0, max: 1_000_000 }), fc.double({ min: 0, max: 1e6, noNaN: true }));
   if (type === 'integer') {
     // deadline (Unix seconds) is the only integer in bodies; the rest are query integers.
     return fc.oneof(fc.integer({ min: schema.minimum ?? 0, max: Math.min(schema.maximum ?? 1000, 1000) }), fc.constant(Math.floor(Date.now() / 1000) + 3600));
@@ -322,13 +326,14 @@ function check(r: FuzzRequest, target: string, a: RawAnswer, tally: Tally): void
   expect(typeof body.errMsg, where).toBe('string');
   expect(body.uuid, where).toMatch(UUID_V4);
   const keys = Object.keys(body).sort();
-  expect(keys, where).toEqual(body.code === 200 ? ['code', 'data', 'errMsg', 'uuid'] : ['code', 'errMsg', 'uuid']);
+  expect(keys, where).toEqual(body.code === 200 ? ['code', 'data', 'errMsg', 't', 'uuid'] : ['code', 'errMsg', 't', 'uuid']);
+  expect(Number.isSafeInteger(body.t), where).toBe(true);
   if (a.status === 200) expect(body, where).toMatchObject({ code: 200, errMsg: '' });
   else expect(body.code === a.status || (a.status === 400 && body.code === 401), where).toBe(true);
 
   if (body.code === 401) {
-    // Every authentication failure is the same bytes but for the uuid.
-    const shape = `${a.status} ${a.headers['content-type']} ${a.text.replace(body.uuid as string, '')}`;
+    // Every authentication failure is the same bytes but for the uuid and the server's clock.
+    const shape = `${a.status} ${a.headers['content-type']} ${a.text.replace(body.uuid as string, '').replace(`"t":${body.t}`, '"t":')}`;
     tally.authFailure ??= shape;
     expect(shape, where).toBe(tally.authFailure);
   }

@@ -34,7 +34,8 @@ describe('market data', () => {
     const cfg = await t.readOnly.get<any>('/api/v1/config');
     expect(cfg.chainId).toBe(t.demo.chainId);
     expect(cfg.product).toBe('STOCK');
-    expect(cfg.exchangeFeeConfig).toEqual({ marketFeeBps: 10, limitFeeBps: 5 });
+    expect(cfg.productType).toBe('STOCK');
+    expect(cfg.exchangeFeeConfig).toEqual({ marketFeeBps: 10, limitFeeBps: 5, chainId: t.demo.chainId, productType: 'STOCK' });
     const client = createPublicClient({ transport: http(t.demo.rpcUrl) });
     const creditBuffer = await client.readContract({ address: t.demo.stock.contracts.cashier, abi: cashierAbi, functionName: 'creditBuffer' });
     expect(cfg.cashierBuffer.creditBuffer).toBe(formatUnits(creditBuffer, 18));
@@ -87,8 +88,10 @@ describe('market data', () => {
   });
 
   it('serves K-lines for every interval with the query parameters', async () => {
-    for (const interval of ['1m', '5m', '15m', '1h', '4h', '1d']) {
-      const h = await t.readOnly.get<any>('/api/v1/prices/TSLA/history', { interval, limit: 3 });
+    // Times in Unix seconds (as Anchored documents them); endTime and interval are required.
+    const nowS = () => Math.floor(Date.now() / 1000);
+    for (const interval of ['1m', '3m', '5m', '15m', '1h', '4h', '1d', '1w']) {
+      const h = await t.readOnly.get<any>('/api/v1/prices/TSLA/history', { interval, endTime: nowS(), limit: 3 });
       expect(h.interval).toBe(interval);
       expect(h.candles.length).toBeGreaterThan(0);
       expect(h.candles.length).toBeLessThanOrEqual(3);
@@ -97,9 +100,9 @@ describe('market data', () => {
         expect(Number(c.high)).toBeGreaterThanOrEqual(Math.max(Number(c.open), Number(c.close)));
       }
     }
-    const all = await t.readOnly.get<any>('/api/v1/prices/TSLA/history', { interval: '1h', limit: 1000 });
-    const start = all.candles[2].openTime;
-    const end = all.candles[5].openTime;
+    const all = await t.readOnly.get<any>('/api/v1/prices/TSLA/history', { interval: '1h', endTime: nowS(), limit: 1000 });
+    const start = all.candles[2].openTime / 1000;
+    const end = all.candles[5].openTime / 1000;
     const ranged = await t.readOnly.get<any>('/api/v1/prices/TSLA/history', { interval: '1h', startTime: start, endTime: end });
     expect(ranged.candles.map((c: any) => c.openTime)).toEqual(all.candles.slice(2, 6).map((c: any) => c.openTime));
   });
@@ -109,7 +112,7 @@ describe('market data', () => {
     await new Promise((r) => setTimeout(r, 700));
     const after = await t.readOnly.get<any>('/api/v1/prices/NVDA');
     expect(after.timestamp).toBeGreaterThan(before.timestamp);
-    const h = await t.readOnly.get<any>('/api/v1/prices/NVDA/history', { interval: '1m', limit: 1 });
+    const h = await t.readOnly.get<any>('/api/v1/prices/NVDA/history', { interval: '1m', endTime: Math.floor(Date.now() / 1000), limit: 1 });
     expect(Date.now() - h.candles[0].openTime).toBeLessThan(120_000);
   });
 
@@ -125,12 +128,12 @@ describe('market data', () => {
   it('answers 404 for an unknown symbol and 400 naming the field for bad parameters', async () => {
     const unknown = await t.readOnly.request('GET', '/api/v1/prices/ZZZZ');
     expect(unknown).toMatchObject({ httpStatus: 404, code: 404, errMsg: 'symbol: "ZZZZ" is not listed' });
-    const badInterval = await t.readOnly.request('GET', '/api/v1/prices/AAPL/history', { query: { interval: '2m' } });
+    const badInterval = await t.readOnly.request('GET', '/api/v1/prices/AAPL/history', { query: { interval: '2m', endTime: 1_800_000_000 } });
     expect(badInterval.httpStatus).toBe(400);
     expect(badInterval.errMsg).toMatch(/^interval: must be one of/);
-    const badLimit = await t.readOnly.request('GET', '/api/v1/prices/AAPL/history', { query: { limit: 0 } });
+    const badLimit = await t.readOnly.request('GET', '/api/v1/prices/AAPL/history', { query: { interval: '1m', endTime: 1_800_000_000, limit: 0 } });
     expect(badLimit.errMsg).toMatch(/^limit: /);
-    const badRange = await t.readOnly.request('GET', '/api/v1/prices/AAPL/history', { query: { startTime: 2000, endTime: 1000 } });
+    const badRange = await t.readOnly.request('GET', '/api/v1/prices/AAPL/history', { query: { interval: '1m', startTime: 2000, endTime: 1000 } });
     expect(badRange.errMsg).toBe('startTime: must not be after endTime');
   });
 
@@ -147,7 +150,8 @@ describe('market data', () => {
     // Answered as any symbol that is not a deployed stock.
     for (const path of ['/api/v1/prices/BTC', '/api/v1/prices/btc', '/api/v1/prices/ETH', '/api/v1/prices/BTC/history', '/api/v1/underlying/ETH/price']) {
       const symbol = path.split('/')[4];
-      expect(await t.readOnly.request('GET', path), path).toMatchObject({ httpStatus: 404, code: 404, errMsg: `symbol: "${symbol}" is not listed` });
+      const query = path.endsWith('/history') ? { interval: '1m', endTime: Math.floor(Date.now() / 1000) } : undefined;
+      expect(await t.readOnly.request('GET', path, { query }), path).toMatchObject({ httpStatus: 404, code: 404, errMsg: `symbol: "${symbol}" is not listed` });
     }
   });
 });
@@ -155,7 +159,7 @@ describe('market data', () => {
 describe('portfolio', () => {
   const user = () => t.demo.wallets[0].address;
 
-  it('reports balances read from chain state, with allowance only when a spender is given', async () => {
+  it('reports balances read from chain state, with allowances 0 unless a spender is given', async () => {
     const b = await t.readOnly.get<any>(`/api/v1/users/${user()}/balance`);
     expect(b.userId).toBe(user().toLowerCase());
     const client = createPublicClient({ transport: http(t.demo.rpcUrl) });
@@ -164,10 +168,14 @@ describe('portfolio', () => {
     const row = b.tokenBalances.find((r: any) => r.symbol === 'AAPL');
     expect(row.walletBalance).toBe(formatUnits(wallet, 18));
     expect(row.exchangeBalance).toBe('0');
-    expect(row).not.toHaveProperty('walletAllowance');
+    // Toward Anchored's default spender, the zero address.
+    expect(row.walletAllowance).toBe('0');
+    expect(b.spenderAddress).toBe('0x0000000000000000000000000000000000000000');
     const free = await client.readContract({ address: t.demo.stock.contracts.cashier, abi: cashierAbi, functionName: 'balanceOf', args: [user()] });
-    expect(b.mUsdBalance.available).toBe(formatUnits(free, 18));
-    expect(b.mUsdBalance.total).toBe(b.mUsdBalance.available);
+    expect(b.mUsdDetail.available).toBe(formatUnits(free, 18));
+    expect(b.musdBalance).toBe(formatUnits(free, 18));
+    expect(b.mUsdBalance).toBe(formatUnits(free, 18));
+    expect(b.mUsdDetail.total).toBe(b.mUsdDetail.available);
     const usdc = b.cashTokenBalances.find((r: any) => r.symbol === 'USDC');
     expect(usdc.walletBalance).toBe('100000');
   });

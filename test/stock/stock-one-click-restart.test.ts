@@ -95,7 +95,7 @@ describe.each(stackEngines('ocr'))('One Click relayer restart ($name)', (engine)
     // Nothing else was sent: no second copy of a deposit under another nonce.
     expect(await pub.getTransactionCount({ address: RELAYER })).toBe(nonce0 + 20);
     expect(await statuses()).toEqual(users.map(() => 'mined'));
-    const balances = await Promise.all(users.map((u) => until(() => u.client.get<any>(`/api/v1/users/${u.address}/balance`), (b) => b.mUsdBalance.available !== '0')));
-    expect(balances.map((b) => b.mUsdBalance.available)).toEqual(users.map(() => '25'));
+    const balances = await Promise.all(users.map((u) => until(() => u.client.get<any>(`/api/v1/users/${u.address}/balance`), (b) => b.mUsdDetail.available !== '0')));
+    expect(balances.map((b) => b.mUsdDetail.available)).toEqual(users.map(() => '25'));
   }, 120_000);
 });

@@ -42,7 +42,7 @@ describe.each(stackEngines('ocsig'))('One Click signature forms ($name)', (engin
     return { deadline, signature: await u.account.signTypedData(signPayload) };
   };
   const enabledOnChain = async (u: OneClickUser, r: { status: string; txHash: string | null }) => {
-    expect(r.status).toBe('enabled');
+    expect(r).toMatchObject({ status: 'enable', delegationStatus: 'enabled' });
     expect((await pub.getTransactionReceipt({ hash: r.txHash as Hex })).status).toBe('success');
     expect(await delegateOf(u.address)).toBe(RELAYER);
   };
@@ -66,7 +66,7 @@ describe.each(stackEngines('ocsig'))('One Click signature forms ($name)', (engin
     expect([err.httpStatus, err.code]).toEqual([400, 400]);
     expect(err.message).toContain('signature: has a high s value (above secp256k1n/2), which Ethereum refuses (EIP-2)');
     expect(await relayerNonce()).toBe(before);
-    expect(await alice.client.get('/api/v1/1ct/status')).toEqual({ status: 'disabled', delegatee: RELAYER });
+    expect(await alice.client.get('/api/v1/1ct/status')).toEqual({ status: 'disabled', delegationStatus: 'disabled', delegatee: RELAYER });
     await enabledOnChain(alice, await alice.client.post<any>('/api/v1/1ct/enable', { signature, deadline }));
   });
 
@@ -80,7 +80,7 @@ describe.each(stackEngines('ocsig'))('One Click signature forms ($name)', (engin
     const tx = await pub.getTransaction({ hash: r.txHash as Hex });
     // The calldata carries the 65-byte signature (v 27/28), not the compact one.
     expect(tx.input.toLowerCase()).toContain(signature.slice(2).toLowerCase());
-    expect(await bob.client.get('/api/v1/1ct/status')).toEqual({ status: 'enabled', delegatee: RELAYER });
+    expect(await bob.client.get('/api/v1/1ct/status')).toEqual({ status: 'enable', delegationStatus: 'enabled', delegatee: RELAYER });
   });
 
   it('enables from a 65-byte signature written with v 0/1', async () => {

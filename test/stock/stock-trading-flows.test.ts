@@ -91,7 +91,7 @@ describe('cash', () => {
     expect(op).toMatchObject({ kind: 'deposit', tokenAmount: '2500.5', mUsdAmount: '2500.5', instant: true, txHash });
     expect(await other.request('GET', `/api/v1/cash/deposits/${rec.operationId}`)).toMatchObject({ httpStatus: 404, code: 404 });
     const after = await balance(t.writable, user0());
-    expect(wei(after.mUsdBalance.available) - wei(before.mUsdBalance.available)).toBe(wei('2500.5'));
+    expect(wei(after.mUsdDetail.available) - wei(before.mUsdDetail.available)).toBe(wei('2500.5'));
     const list = await t.writable.get<any>('/api/v1/cash/deposits');
     expect(list.rows.map((r: any) => r.operationId)).toContain(rec.operationId);
     // Another key cannot claim this transaction.
@@ -124,7 +124,7 @@ describe('cash', () => {
     expect(rec2.operations[0].instant).toBe(false);
     // mUSD is deducted first.
     const mid = await balance(t.writable, user0());
-    expect(wei(before.mUsdBalance.available) - wei(mid.mUsdBalance.available)).toBe(wei('50'));
+    expect(wei(before.mUsdDetail.available) - wei(mid.mUsdDetail.available)).toBe(wei('50'));
     const done = await until(() => t.writable.get<any>(`/api/v1/cash/withdrawals/${rec2.operationId}`), (o) => o.operationStatus === 'completed');
     expect(done.settleTxHash).toMatch(/^0x[0-9a-f]{64}$/);
     expect(done.steps.length).toBeGreaterThanOrEqual(2);
@@ -199,8 +199,8 @@ describe('orders', () => {
     expect(wei(fill.fee)).toBe(mulDiv(cost, 10n, 10_000n, 'ceil'));
     expect(cost + wei(fill.fee)).toBeLessThanOrEqual(wei('500'));
     expect(o.history.averagePrice).toBe(fill.price);
-    const after = await until(() => balance(t.writable, user0()), (b) => b.mUsdBalance.locked === '0');
-    expect(wei(before.mUsdBalance.available) - wei(after.mUsdBalance.available)).toBe(cost + wei(fill.fee));
+    const after = await until(() => balance(t.writable, user0()), (b) => b.mUsdDetail.locked === '0');
+    expect(wei(before.mUsdDetail.available) - wei(after.mUsdDetail.available)).toBe(cost + wei(fill.fee));
     const aapl = (b: any) => wei(b.tokenBalances.find((r: any) => r.symbol === 'AAPL').exchangeBalance);
     expect(aapl(after) - aapl(before)).toBe(wei(fill.quantity));
     const byTx = await t.writable.get<any[]>(`/api/v1/orders/tx/${txHash}`);

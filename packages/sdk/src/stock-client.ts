@@ -72,8 +72,11 @@ import type {
   StockPage,
   StockPageQuery,
   StockQuote,
+  StockBalance,
+  StockPriceHistory,
   StockResponse,
   StockSymbol,
+  StockUserInfo,
   TokenAmountInput,
 } from './stock-types.ts';
 
@@ -155,8 +158,8 @@ export class StockClient {
     return getPrice(this.#t, { symbol });
   }
 
-  /** `GET prices/{symbol}/history`: candles. */
-  getPriceHistory<T = { symbol: string; interval: string; candles: Array<Record<string, unknown>> }>(symbol: string, query: { interval?: string; startTime?: number; endTime?: number; limit?: number } = {}): Promise<T> {
+  /** `GET prices/{symbol}/history`: candles; times in Unix seconds, `interval` 1m and `endTime` now unless given. */
+  getPriceHistory<T = StockPriceHistory>(symbol: string, query: { interval?: string; startTime?: number; endTime?: number; limit?: number; adjustment?: string } = {}): Promise<T> {
     return getPriceHistory<T>(this.#t, { ...query, symbol });
   }
 
@@ -171,12 +174,12 @@ export class StockClient {
   }
 
   /** `GET users/{userId}`: One Click state and whether the wallet is bound to this key. */
-  getUser<T = { userId: string; address: string; oneClick: OneClickState; boundToKey: boolean; timestamp: number }>(userId: string): Promise<T> {
+  getUser<T = StockUserInfo>(userId: string): Promise<T> {
     return getUser<T>(this.#t, { userId });
   }
 
-  /** `GET users/{userId}/balance` (`spenderAddress`: also the allowances to it). */
-  getBalance<T = Record<string, any>>(userId: string, query: { spenderAddress?: string } = {}): Promise<T> {
+  /** `GET users/{userId}/balance` (`spenderAddress`: the allowances to it; default the zero address, every allowance 0). */
+  getBalance<T = StockBalance>(userId: string, query: { spenderAddress?: string } = {}): Promise<T> {
     return getBalance<T>(this.#t, { ...query, userId });
   }
 

@@ -29,7 +29,19 @@ import type {
 import type { RetryOptions } from './retry-policy.ts';
 
 export type {
+  StockAnchoredOneClickStatus,
+  StockAnchoredOrderStatus,
   StockBalance,
+  StockCashDepositOperation,
+  StockCashMapping,
+  StockCashWithdrawalOperation,
+  StockExchangeFeeConfig,
+  StockMappingStatus,
+  StockMusdDetail,
+  StockOneClickStatusValue,
+  StockQuoteBasicInfo,
+  StockQuoteOnChain,
+  StockRouterMethod,
   StockCandle,
   StockCashOperation,
   StockCashTokenBalance,
@@ -78,6 +90,8 @@ export interface StockResponse<T = unknown> {
   errMsg: string;
   uuid: string;
   data?: T;
+  /** The server's clock when it answered, ms (every answer of a current server; `syncTime` reads it). */
+  t?: number;
 }
 
 /** The query of the lists: page and limit, and the time range (ms) of those that take one. */

@@ -54,6 +54,9 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
     : undefined;
   await indexer.start();
   await perp?.start();
+  // A One Click send answers once its block is projected: a relayer of this process says when it is
+  // mined, and the indexer looks at once instead of at its next poll (elsewhere it polls).
+  const unnudge = ctx.relaySignals.onMined(() => indexer.nudge());
   const untrack = [
     ctx.status.track('indexer', () => followerSample(indexer.progress())),
     ...(perp ? [ctx.status.track('perp-indexer', () => followerSample(perp.progress()))] : []),
@@ -80,6 +83,7 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
       quoteMaxAgeMs: config.executor.quoteMaxAgeMs,
       keys: () => ctx.keys.list({ api: 'stock' }),
       logger: ctx.logger,
+      venue: { chainId: config.chainId, product: config.stockProduct },
     });
     // Before the seed is read: a batch committed during the read is published after it.
     streams = task;
@@ -95,11 +99,13 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
     });
   }).catch(async (err) => {
     for (const u of untrack) u();
+    unnudge();
     await Promise.all([indexer.stop(), perp?.stop()]);
     throw err;
   });
   return async () => {
     for (const u of untrack) u();
+    unnudge();
     await stopStreams();
     await Promise.all([indexer.stop(), perp?.stop()]);
   };

@@ -369,8 +369,10 @@ function balancesView() {
   const render = () => {
     const rows: Array<[string, string, string, string]> = [];
     for (const c of (stock?.cashTokenBalances ?? []) as Row[]) rows.push(['Stock wallet', c.symbol, c.walletBalance, '']);
-    if (stock?.mUsdBalance) rows.push(['Stock exchange', 'mUSD', stock.mUsdBalance.total, stock.mUsdBalance.available]);
-    for (const t of (stock?.tokenBalances ?? []) as Row[]) {
+    // tokex's mUSD figures are `mUsdDetail`; `mUsdBalance` is Anchored's string (the available amount).
+    if (stock?.mUsdDetail) rows.push(['Stock exchange', 'mUSD', stock.mUsdDetail.total, stock.mUsdDetail.available]);
+    // The cash tokens are listed too (isStock false), as Anchored lists them: shown above from cashTokenBalances.
+    for (const t of ((stock?.tokenBalances ?? []) as Row[]).filter((r) => r.isStock !== false)) {
       if (!isZero(t.walletBalance)) rows.push(['Stock wallet', t.symbol, t.walletBalance, '']);
       if (!isZero(t.exchangeBalance) || !isZero(t.lockedExchangeBalance)) rows.push(['Stock exchange', t.symbol, t.exchangeBalance, t.exchangeBalance]);
     }
@@ -434,7 +436,8 @@ async function start(): Promise<void> {
   const markets = marketsView(config.stock.symbols, (s) => void selectStock(s).catch(report), stockFresh);
   refreshers.push(() => markets.refresh());
   const history = (rest: StockRequest, symbol: string, limit: number) =>
-    rest<{ candles: Candle[] }>('GET', `/prices/${encodeURIComponent(symbol)}/history`, { interval: '1m', limit }).then((h) => h.candles);
+    // `endTime` (Unix seconds) and `interval` are required, as Anchored documents them.
+    rest<{ candles: Candle[] }>('GET', `/prices/${encodeURIComponent(symbol)}/history`, { interval: '1m', endTime: Math.floor(Date.now() / 1000), limit }).then((h) => h.candles);
   async function selectStock(symbol: string): Promise<void> {
     selected = symbol;
     markets.select(symbol);

@@ -155,6 +155,8 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
       log.warn({ requestId: r.requestId, kind: r.kind, txHash: receipt.transactionHash, error }, 'relayer: transaction reverted');
       return;
     }
+    // The send's answer waits for the indexer to project this block: let it look now.
+    opts.signals?.mined();
     const result = resultOfReceipt(receipt, deployment);
     const recordAs = RECORDED_KIND[r.kind];
     await withTransaction(db, async (tx) => {

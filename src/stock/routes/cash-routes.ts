@@ -9,7 +9,7 @@ import {
   listCashOperationsForApiKey,
   type CashOperationRecord,
 } from '../store/stock-operation-store.ts';
-import { lowerAddress } from '../order-request.ts';
+import { lowerAddress, parseStockAmount } from '../order-request.ts';
 import { MUSD_DECIMALS } from '../stock-units.ts';
 import { cashOperationView } from '../operation-views.ts';
 import { cashCalldata } from '../router-calldata.ts';
@@ -27,7 +27,7 @@ export const cashRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneClic
 
   async function amountOf(body: MoveBody): Promise<{ token: CashTokenConfigView; amount: bigint }> {
     const token = await tokenOf(body.tokenAddress);
-    const amount = parseDecimal(body.tokenAmount, { field: 'tokenAmount', decimals: token.decimals });
+    const amount = parseStockAmount(body.tokenAmount, 'tokenAmount', token.decimals);
     const min = parseDecimal(token.minAmount, { field: 'minAmount', decimals: token.decimals, positive: false });
     if (amount < min) throw new ValidationError('tokenAmount', `below the minimum of ${token.minAmount} ${token.symbol}`);
     return { token, amount };

@@ -6,13 +6,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   ListOf,
   pageOf,
-  STOCK_DEFAULT_KLINE_INTERVAL,
   STOCK_DEFAULT_KLINE_LIMIT,
+  STOCK_DEFAULT_PRICE_ADJUSTMENT,
+  STOCK_MAX_UNIX_SECONDS,
   StockConfigSchema,
   StockCorporateActionQuerySchema,
   StockCorporateActionSchema,
   StockPriceHistoryQuerySchema,
   StockPriceHistorySchema,
+  StockPriceParams,
   StockQuoteSchema,
   stockResponses,
   StockSymbolParams,
@@ -20,24 +22,62 @@ import {
   StockUnderlyingPriceSchema,
   Type,
   type StockKlineInterval,
+  type StockPriceAdjustment,
   type StockUnderlyingPrice,
 } from '@tokex/contract';
 import { NotFoundError, notListed, ValidationError } from '../../errors/app-error.ts';
-import type { Interval, Quote } from '../../marketdata/market-types.ts';
-import { listCandles } from '../../storage/candle-store.ts';
+import type { Quote } from '../../marketdata/market-types.ts';
+import { readPriceHistory, type HistoryInterval, type PriceAdjustment } from '../../marketdata/price-history.ts';
 import type { MarketConfigView, StockApiDeps, StockListing } from '../stock-deps.ts';
-import { candleView, quoteStale, quoteView, STALE_QUOTE_MS } from '../quote-view.ts';
+import { quoteStale, quoteView, STALE_QUOTE_MS } from '../quote-view.ts';
 import { dataRenderer, JSON_UTF8, stockOkText } from '../stock-envelope.ts';
-import { okReply } from './stock-reply.ts';
+import { createMarketStats } from '../market-stats.ts';
+import { symbolView, tradesOvernight } from '../symbol-view.ts';
+import { okExactReply, okReply } from './stock-reply.ts';
 
-// The contract's intervals are the candle store's: a list that drifts from it fails to compile here.
-const sameIntervals: [StockKlineInterval, Interval] extends [Interval, StockKlineInterval] ? true : never = true;
+// The contract's intervals and adjustments are the history's: a list that drifts fails to compile here.
+const sameIntervals: [StockKlineInterval, HistoryInterval] extends [HistoryInterval, StockKlineInterval] ? true : never = true;
+const sameAdjustments: [StockPriceAdjustment, PriceAdjustment] extends [PriceAdjustment, StockPriceAdjustment] ? true : never = true;
 void sameIntervals;
+void sameAdjustments;
+
+/**
+ * A history time (Unix seconds, as Anchored documents) in ms. Above 4294967295 (the year 2106) it is
+ * refused as what it almost surely is, milliseconds, rather than answering an empty window.
+ */
+export function historySecondsToMs(field: 'startTime' | 'endTime', seconds: number): number {
+  if (seconds > STOCK_MAX_UNIX_SECONDS) {
+    throw new ValidationError(field, `must be Unix seconds, at most ${STOCK_MAX_UNIX_SECONDS}: ${seconds} looks like milliseconds`);
+  }
+  return seconds * 1000;
+}
 
 export function listingOf(deps: StockApiDeps, symbol: string): StockListing {
   const listing = deps.stocks.bySymbol(symbol) ?? deps.stocks.bySymbol(symbol.toUpperCase());
   if (!listing) throw new NotFoundError('symbol', { reason: notListed(symbol) });
   return listing;
+}
+
+const TOKEN_ADDRESS = /^0X[0-9A-F]{40}$/;
+
+/**
+ * What `GET prices/{symbol}` names (anchored-reference.md §4.1): a stock symbol, the token's symbol
+ * (the same ticker for every tokex token) or the token's address, upper-cased first as Anchored's
+ * server does. An address no listed token has is 404 saying so.
+ */
+export function listingByKey(deps: StockApiDeps, key: string): StockListing {
+  const upper = key.toUpperCase();
+  if (TOKEN_ADDRESS.test(upper)) {
+    const listing = deps.stocks.byAddress(upper.toLowerCase());
+    if (!listing) throw new NotFoundError('symbol', { reason: `no listed token has the address ${key.toLowerCase()} on chain ${deps.chainId}` });
+    return listing;
+  }
+  const bySymbol = deps.stocks.bySymbol(upper);
+  if (bySymbol) return bySymbol;
+  // A token symbol other than the ticker (tokex's deploy gives them the same one; a chain of another deploy may not).
+  const token = deps.chain.cachedMarketConfig()?.stocks.find((s) => s.symbol.toUpperCase() === upper);
+  const byToken = token && deps.stocks.byAddress(token.address);
+  return byToken ?? listingOf(deps, key);
 }
 
 export const marketRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> = async (app, { deps }) => {
@@ -65,28 +105,45 @@ export const marketRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> = a
     return okReply(req.id, {
       chainId: deps.chainId,
       product: deps.product,
+      productType: deps.product,
       cashierBuffer: cfg.cashierBuffer,
-      exchangeFeeConfig: cfg.exchangeFeeConfig,
+      exchangeFeeConfig: { ...cfg.exchangeFeeConfig, chainId: deps.chainId, productType: deps.product },
       cashierTokenConfig: cfg.cashierTokenConfig,
       blockNumber: cfg.blockNumber,
       updatedAt: cfg.updatedAt,
     });
   });
 
-  app.get('/symbols', { schema: { tags: ['market data'], summary: 'Tradable stock tokens', response: stockResponses(Type.Array(StockSymbolSchema)) } }, async (req) => {
-    return okReply(req.id, deps.stocks.list().map((s) => ({ ...s, tradable: true })));
-  });
+  const dayStats = createMarketStats({ db: deps.db, quotes: deps.quotes, now });
+  const overnight = tradesOvernight(deps.calendar.kind);
+
+  app.get(
+    '/symbols',
+    { schema: { tags: ['market data'], summary: 'Tradable stock tokens, with their 24-hour figures', response: stockResponses(Type.Array(StockSymbolSchema)) } },
+    async (req, reply) => {
+      const listings = deps.stocks.list();
+      const figures = await dayStats.of(listings.map((s) => s.symbol));
+      // The chain's decimals when its snapshot is there; the listing's otherwise (the same 18).
+      const cfg = deps.chain.cachedMarketConfig();
+      return okExactReply(reply, req.id, listings.map((s) => symbolView(s, cfg, figures.get(s.symbol)!, overnight)));
+    },
+  );
 
   // The reply is the envelope as text around the data its schema's own serializer rendered (above);
   // the schema is named to the route so the params are still typed from it.
-  const quoteSchema = { tags: ['market data'], summary: 'Real-time quote with on-chain token context', params: StockSymbolParams, response: stockResponses(StockQuoteSchema) };
+  const quoteSchema = {
+    tags: ['market data'],
+    summary: 'Real-time quote with on-chain token context, by stock symbol, token symbol or token address',
+    params: StockPriceParams,
+    response: stockResponses(StockQuoteSchema),
+  };
   app.get<{ Reply: string }, unknown, typeof quoteSchema>(
     '/prices/:symbol',
     { schema: quoteSchema },
     // Not async: with the chain snapshot cached (the normal case) the quote is answered without a
     // promise; only the first read after start waits for the chain.
     (req, reply) => {
-      const listing = listingOf(deps, req.params.symbol);
+      const listing = listingByKey(deps, req.params.symbol);
       const quote = deps.quotes.getQuote(listing.symbol);
       if (!quote) throw new NotFoundError('quote');
       const cfg = deps.chain.cachedMarketConfig();
@@ -110,16 +167,20 @@ export const marketRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> = a
     },
     async (req) => {
       const listing = listingOf(deps, req.params.symbol);
-      const { interval = STOCK_DEFAULT_KLINE_INTERVAL, startTime, endTime, limit = STOCK_DEFAULT_KLINE_LIMIT } = req.query;
-      if (startTime !== undefined && endTime !== undefined && startTime > endTime) {
-        throw new ValidationError('startTime', 'must not be after endTime');
-      }
-      const candles = await listCandles(deps.db, { symbol: listing.symbol, interval, startTime, endTime, limit });
-      return okReply(req.id, {
+      const { interval, limit = STOCK_DEFAULT_KLINE_LIMIT, adjustment = STOCK_DEFAULT_PRICE_ADJUSTMENT } = req.query;
+      const endTime = historySecondsToMs('endTime', req.query.endTime);
+      const startTime = req.query.startTime === undefined ? undefined : historySecondsToMs('startTime', req.query.startTime);
+      if (startTime !== undefined && startTime > endTime) throw new ValidationError('startTime', 'must not be after endTime');
+      const candles = await readPriceHistory(deps.db, deps.corporateActions(listing.symbol), {
         symbol: listing.symbol,
         interval,
-        candles: candles.map(candleView),
+        startTime,
+        endTime,
+        limit,
+        adjustment,
+        now: now(),
       });
+      return okReply(req.id, { symbol: listing.symbol, interval, adjustment, candles });
     },
   );
 

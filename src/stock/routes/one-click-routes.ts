@@ -19,6 +19,7 @@ import {
 import type { FastifyRequest } from 'fastify';
 import { idempotencyKeyOf, requestFingerprint } from '../../http/idempotency-key.ts';
 import type { OneClickService, RelayOutcome, SendIdempotency } from '../one-click/one-click-service.ts';
+import { oneClickStatusView } from '../one-click/one-click-view.ts';
 import { okReply } from './stock-reply.ts';
 
 /** A send's key and its request's fingerprint (method, path and body), or undefined without a key. */
@@ -46,7 +47,7 @@ export const oneClickRoutes: FastifyPluginAsyncTypebox<{ oneClick: OneClickServi
   app.get(
     '/1ct/status',
     { schema: { tags, summary: "One Click delegation of the key's bound wallet, read from the One Click router", response: stockResponses(StockOneClickStatusSchema) } },
-    async (req) => okReply(req.id, await oneClick.status(req.apiKey!)),
+    async (req) => okReply(req.id, oneClickStatusView(await oneClick.status(req.apiKey!))),
   );
 
   app.post(
@@ -72,7 +73,10 @@ export const oneClickRoutes: FastifyPluginAsyncTypebox<{ oneClick: OneClickServi
         response: stockResponses(StockOneClickChangeSchema),
       },
     },
-    async (req) => okReply(req.id, await oneClick.enable(req.apiKey!, req.body)),
+    async (req) => {
+      const r = await oneClick.enable(req.apiKey!, req.body);
+      return okReply(req.id, { ...oneClickStatusView(r), txHash: r.txHash, requestId: r.requestId });
+    },
   );
 
   app.post(
@@ -84,6 +88,9 @@ export const oneClickRoutes: FastifyPluginAsyncTypebox<{ oneClick: OneClickServi
         response: stockResponses(StockOneClickChangeSchema),
       },
     },
-    async (req) => okReply(req.id, await oneClick.disable(req.apiKey!)),
+    async (req) => {
+      const r = await oneClick.disable(req.apiKey!);
+      return okReply(req.id, { ...oneClickStatusView(r), txHash: r.txHash, requestId: r.requestId });
+    },
   );
 };

@@ -29,7 +29,8 @@ import { isBoundWallet } from '../../auth/api-key-model.ts';
 import type { AuthKey } from '../../auth/api-key-service.ts';
 import { getTxRecord, type TxKind } from '../store/tx-record-store.ts';
 import type { StockApiDeps } from '../stock-deps.ts';
-import { okReply } from './stock-reply.ts';
+import { okExactReply, okReply } from './stock-reply.ts';
+import { cashMethod, stockMoveMethod } from '../router-calldata.ts';
 import { recordOwnedTransaction, rememberCalldata, waitForProjection } from '../tx-recorder.ts';
 import { lowerAddress } from '../order-request.ts';
 import { parseGasLimit, type OneClickService } from '../one-click/one-click-service.ts';
@@ -100,6 +101,9 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
         toAddress: deps.contracts.stockRouter,
         value: '0',
         callData,
+        method: spec.group === 'cash' ? cashMethod(spec.kind) : stockMoveMethod(spec.kind),
+        chainId: deps.chainId,
+        productType: deps.product,
         ...(spec.kind === 'deposit' ? { spenderAddress: deps.contracts.stockRouter } : {}),
       });
     },
@@ -141,18 +145,21 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
         response: stockResponses(StockRecordedOperationTxSchema(spec.viewSchema)),
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const txHash = req.body.txHash.toLowerCase() as Hex;
       await recordOwnedTransaction(deps, req.apiKey!, txHash, spec.txKind);
       const ops = await waitForProjection(deps, () => spec.listByTx(txHash));
       const views = ops.map((o) => spec.view(o));
-      return okReply(req.id, {
+      const indexed = ops.length > 0;
+      // Exact: a cash operation's nested amounts are exact numbers.
+      return okExactReply(reply, req.id, {
         txHash,
         operationId: ops[0]?.operationId ?? null,
         operationStatus: views[0]?.operationStatus ?? null,
         operationIds: ops.map((o) => o.operationId),
         operations: views,
-        indexed: ops.length > 0,
+        indexed,
+        mappingStatus: indexed ? ('Indexed' as const) : ('Pending' as const),
       });
     },
   );
@@ -167,7 +174,7 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
         response: stockResponses(ListOf(spec.viewSchema)),
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const { offset, limit } = pageOf(req.query);
       const key = req.apiKey!;
       const page = await spec.list(key.apiKey, {
@@ -178,7 +185,7 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
         offset,
         limit,
       });
-      return okReply(req.id, { total: page.total, rows: page.rows.map((r) => spec.view(r)) });
+      return okExactReply(reply, req.id, { total: page.total, rows: page.rows.map((r) => spec.view(r)) });
     },
   );
 
@@ -192,14 +199,14 @@ export function registerOperationRoutes<R extends { operationId: string; txHash:
         response: stockResponses(spec.viewSchema),
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const key = req.apiKey!;
       const op = await spec.get(req.params.operationId.toLowerCase());
       // Scoped like the list (recorded by the key, or of its bound wallet): any other operation is
       // answered as not found, not as forbidden, so a key cannot probe which operation ids exist.
       const readable = op !== undefined && (isBoundWallet(key, op.userAddress) || (await getTxRecord(deps.db, op.txHash))?.apiKey === key.apiKey);
       if (!readable) throw new NotFoundError('operation');
-      return okReply(req.id, spec.view(op));
+      return okExactReply(reply, req.id, spec.view(op));
     },
   );
 }

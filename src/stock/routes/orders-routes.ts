@@ -36,11 +36,11 @@ import { isBoundWallet } from '../../auth/api-key-model.ts';
 import type { AuthKey } from '../../auth/api-key-service.ts';
 import { getOrder, getOrderOwner, listOrderFills, listOrdersByTx, listOrdersForApiKey, type OrderStatus } from '../store/stock-order-store.ts';
 import { getTxRecord } from '../store/tx-record-store.ts';
-import { buyLock, lowerAddress, parseOrder, type OrderIntent } from '../order-request.ts';
+import { buyLock, lowerAddress, parseOrder, parseStockAmount, type OrderIntent } from '../order-request.ts';
 import { MUSD_DECIMALS } from '../stock-units.ts';
 import { orderView } from '../order-view.ts';
 import { loadCloseReasons } from '../store/order-reason-store.ts';
-import { cancelCalldata, orderCalldata, orderWithDepositCalldata } from '../router-calldata.ts';
+import { CANCEL_METHOD, cancelCalldata, orderCalldata, orderMethod, orderWithDepositCalldata, orderWithDepositMethod } from '../router-calldata.ts';
 import type { StockApiDeps } from '../stock-deps.ts';
 import { JSON_UTF8, stockOkText } from '../stock-envelope.ts';
 import { okReply } from './stock-reply.ts';
@@ -118,16 +118,22 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneCl
     }
   }
 
+  /** What every calldata answer says beside the call (anchored-reference.md §4.3). */
+  const callContext = { chainId: deps.chainId, productType: deps.product };
+
   // Order calldata is the busiest write-side answer. Its data is written as text: the router's
   // address and the hex calldata need no escaping, and the test of this route checks the text
   // against what the response schema's serializer makes of it.
   const orderDataHead = `{"toAddress":${JSON.stringify(deps.contracts.stockRouter)},"value":"0","callData":"`;
+  const orderDataTail = (type: OrderIntent['type']) =>
+    `","method":${JSON.stringify(orderMethod({ type }))},"chainId":${deps.chainId},"productType":${JSON.stringify(deps.product)}}`;
+  const orderDataTails = { Market: orderDataTail('Market'), Limit: orderDataTail('Limit') };
 
   function orderAnswer(req: FastifyRequest, reply: FastifyReply, intent: OrderIntent): string {
     const callData = orderCalldata(intent);
     rememberCalldata(deps, req.apiKey!, callData, 'order');
     void reply.type(JSON_UTF8);
-    return stockOkText(req.id, orderDataHead + callData + '"}');
+    return stockOkText(req.id, orderDataHead + callData + orderDataTails[intent.type]);
   }
 
   // The reply is the envelope as text (orderAnswer); the schema is named to the route so the body
@@ -160,7 +166,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneCl
       const lock = buyLock(intent, cfg.exchangeFeeConfig.limitFeeBps);
       const tokenAmount =
         body.tokenAmount !== undefined
-          ? parseDecimal(body.tokenAmount, { field: 'tokenAmount', decimals: token.decimals })
+          ? parseStockAmount(body.tokenAmount, 'tokenAmount', token.decimals)
           : rescale(lock, MUSD_DECIMALS, token.decimals, 'ceil');
       const musd = rescale(tokenAmount, token.decimals, MUSD_DECIMALS);
       const creditBuffer = parseDecimal(cfg.cashierBuffer.creditBuffer, { field: 'creditBuffer', decimals: MUSD_DECIMALS, positive: false, max: 2n ** 256n });
@@ -206,7 +212,14 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneCl
       const intent = parseOrder(req.body, deps.stocks, nowSeconds());
       const callData = await withDepositCalldata(req.body, intent, preCheckUser(req));
       rememberCalldata(deps, req.apiKey!, callData, 'order');
-      return okReply(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData, spenderAddress: deps.contracts.stockRouter });
+      return okReply(req.id, {
+        toAddress: deps.contracts.stockRouter,
+        value: '0',
+        callData,
+        method: orderWithDepositMethod(intent),
+        ...callContext,
+        spenderAddress: deps.contracts.stockRouter,
+      });
     },
   );
 
@@ -276,7 +289,8 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneCl
       await recordOwnedTransaction(deps, req.apiKey!, txHash, 'order');
       const orders = await waitForProjection(deps, () => listOrdersByTx(deps.db, txHash));
       const orderIds = orders.map((o) => o.orderId);
-      return okReply(req.id, { txHash, orderId: orderIds[0] ?? null, orderIds, indexed: orders.length > 0 });
+      const indexed = orders.length > 0;
+      return okReply(req.id, { txHash, orderId: orderIds[0] ?? null, orderIds, indexed, mappingStatus: indexed ? ('Indexed' as const) : ('Pending' as const) });
     },
   );
 
@@ -365,7 +379,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneCl
     },
     async (req) => {
       const order = await cancellableOrder(req.params.orderId, req.apiKey!);
-      return okReply(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData: cancelCalldata(BigInt(order.orderId)) });
+      return okReply(req.id, { toAddress: deps.contracts.stockRouter, value: '0', callData: cancelCalldata(BigInt(order.orderId)), method: CANCEL_METHOD, ...callContext });
     },
   );
 

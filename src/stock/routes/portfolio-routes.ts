@@ -17,8 +17,9 @@ import type { Address } from 'viem';
 import { formatDecimal, mulDiv, parseDecimal } from '../../lib/decimal.ts';
 import type { StockApiDeps } from '../stock-deps.ts';
 import { balanceView } from '../balance-view.ts';
+import { oneClickStatusView } from '../one-click/one-click-view.ts';
 import { quoteStale, STALE_QUOTE_MS } from '../quote-view.ts';
-import { okReply } from './stock-reply.ts';
+import { okExactReply, okReply } from './stock-reply.ts';
 import { MUSD_DECIMALS } from '../stock-units.ts';
 
 const STOCK_DECIMALS = 18;
@@ -32,8 +33,9 @@ export const portfolioRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> 
       const oneClick = await deps.chain.oneClick(user);
       return okReply(req.id, {
         userId: user,
+        userAddress: user,
         address: user,
-        oneClick,
+        oneClick: oneClickStatusView(oneClick),
         boundToKey: req.apiKey?.userAddress === user,
         timestamp: (deps.now ?? Date.now)(),
       });
@@ -51,11 +53,12 @@ export const portfolioRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> 
         response: stockResponses(StockBalanceSchema),
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const user = req.params.userId.toLowerCase() as Address;
       const spender = req.query.spenderAddress?.toLowerCase() as Address | undefined;
       const [account, cfg] = await Promise.all([deps.chain.account(user, spender), deps.chain.marketConfig()]);
-      return okReply(req.id, balanceView(user, account, cfg, deps.stocks, spender));
+      const venue = { chainId: deps.chainId, product: deps.product };
+      return okExactReply(reply, req.id, balanceView(user, account, cfg, deps.stocks, venue, { spender, quotes: deps.quotes }));
     },
   );
 

@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { STOCK_OPERATION_KINDS, StockTransferOperationSchema } from '@tokex/contract';
 import { ValidationError } from '../../errors/app-error.ts';
-import { formatDecimal, parseDecimal } from '../../lib/decimal.ts';
+import { formatDecimal } from '../../lib/decimal.ts';
 import {
   getStockOperation,
   listStockOperationsByTx,
@@ -10,6 +10,7 @@ import {
   type StockOperationRecord,
 } from '../store/stock-operation-store.ts';
 import { stockMoveCalldata } from '../router-calldata.ts';
+import { parseStockAmount } from '../order-request.ts';
 import type { StockApiDeps } from '../stock-deps.ts';
 import { registerOperationRoutes, userFor } from './operation-routes.ts';
 import { stockOperationView } from '../operation-views.ts';
@@ -29,7 +30,7 @@ export const stockTransferRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps
       async buildCalldata(body, key) {
         const stock = deps.stocks.byAddress(body.tokenAddress);
         if (!stock) throw new ValidationError('tokenAddress', 'not a listed stock token');
-        const amount = parseDecimal(body.tokenAmount, { field: 'tokenAmount', decimals: stock.decimals });
+        const amount = parseStockAmount(body.tokenAmount, 'tokenAmount', stock.decimals);
         if (kind === 'withdrawal') {
           const account = await deps.chain.account(userFor(body, key));
           const available = account.stocks.find((s) => s.address.toLowerCase() === stock.address.toLowerCase())?.exchangeBalance ?? 0n;
@@ -43,7 +44,7 @@ export const stockTransferRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps
         kind === 'deposit'
           ? async (body, user) => {
               const stock = deps.stocks.byAddress(body.tokenAddress)!;
-              const amount = parseDecimal(body.tokenAmount, { field: 'tokenAmount', decimals: stock.decimals });
+              const amount = parseStockAmount(body.tokenAmount, 'tokenAmount', stock.decimals);
               const account = await deps.chain.account(user, deps.contracts.stockRouter);
               const b = account.stocks.find((s) => s.address.toLowerCase() === stock.address.toLowerCase());
               if ((b?.walletAllowance ?? 0n) < amount) {

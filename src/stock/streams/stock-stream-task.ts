@@ -33,7 +33,7 @@ import type { MarketCalendar } from '../../marketdata/market-calendar.ts';
 import type { Db } from '../../storage/database.ts';
 import { listCandles, type CandleRecord } from '../../storage/candle-store.ts';
 import type { PublishedUpdate, StreamPublisher } from '../../streams/stream-publisher.ts';
-import { balanceView } from '../balance-view.ts';
+import { balanceView, type BalanceVenue } from '../balance-view.ts';
 import type { OrderUpdate, StockIndexChange } from '../indexer/stock-indexer.ts';
 import { cashOperationView, stockOperationView } from '../operation-views.ts';
 import { orderView } from '../order-view.ts';
@@ -60,6 +60,11 @@ export interface StockStreamTaskOptions {
   chain: Pick<StockChainReader, 'account' | 'marketConfig'>;
   stocks: StockDirectory;
   calendar: MarketCalendar;
+  /**
+   * The chain id and product the `balances` bodies name (`chainId`, `productType`, as
+   * `GET users/{id}/balance` answers them); without it they leave both out.
+   */
+  venue?: BalanceVenue;
   /**
    * The venue's stock API keys: a bound wallet's balances are streamed from the start, even before
    * its first order; a key bound to none has the streams of what it recorded.
@@ -347,7 +352,9 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
           failed.push(user);
           return;
         }
-        const view = balanceView(user as Address, r.value, cfg, stocks);
+        // No prices: a balance is published when the wallet changes, not when a quote does (the
+        // `quotes` stream carries those), so its `price`s are null (docs/stock-api.md).
+        const view = balanceView(user as Address, r.value, cfg, stocks, opts.venue);
         seen.add(user);
         if (fresh(`${user} b`, JSON.stringify(view), marks)) out.push({ channel: 'balances', subject: user, data: view });
       });

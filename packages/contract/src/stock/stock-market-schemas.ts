@@ -6,14 +6,16 @@ import { PageQueryProps } from '../common/paging.ts';
 import { DecimalOut, Millis, StringEnum, Type, type Static } from '../common/schema-kit.ts';
 import {
   STOCK_CORPORATE_ACTION_TYPES,
-  STOCK_DEFAULT_KLINE_INTERVAL,
   STOCK_DEFAULT_KLINE_LIMIT,
+  STOCK_DEFAULT_PRICE_ADJUSTMENT,
   STOCK_KLINE_INTERVALS,
   STOCK_MARKET_STATUSES,
   STOCK_MAX_KLINE_LIMIT,
+  STOCK_MAX_UNIX_SECONDS,
+  STOCK_PRICE_ADJUSTMENTS,
   STOCK_SYMBOL_MAX_LENGTH,
 } from './stock-enums.ts';
-import { StockAddressOut, StockTimeRangeProps } from './stock-schemas.ts';
+import { StockAddressOut, StockDecimalNumberOut, StockNullableDecimalNumberOut } from './stock-schemas.ts';
 
 const StaleFlag = () =>
   Type.Boolean({
@@ -49,12 +51,21 @@ export const StockFeeConfigSchema = Type.Object({
 });
 export type StockFeeConfig = Static<typeof StockFeeConfigSchema>;
 
+/** `exchangeFeeConfig` of `GET config`: the fees, and the chain and product they are of (anchored-reference.md §4.1). */
+export const StockExchangeFeeConfigSchema = Type.Object({
+  ...StockFeeConfigSchema.properties,
+  chainId: Type.Integer({ description: 'the chain the fees are of (CHAIN_ID)' }),
+  productType: Type.String({ description: 'the product the fees are of (STOCK_PRODUCT, what x-api-p carries)' }),
+});
+export type StockExchangeFeeConfig = Static<typeof StockExchangeFeeConfigSchema>;
+
 /** `GET config`: the on-chain market configuration, as cached (`blockNumber` and `updatedAt` say when). */
 export const StockConfigSchema = Type.Object({
   chainId: Type.Integer(),
   product: Type.String(),
+  productType: Type.String({ description: 'the same as product, under the name Anchored gives it elsewhere' }),
   cashierBuffer: StockCashierBufferSchema,
-  exchangeFeeConfig: StockFeeConfigSchema,
+  exchangeFeeConfig: StockExchangeFeeConfigSchema,
   cashierTokenConfig: Type.Array(StockCashTokenConfigSchema),
   blockNumber: Type.String(),
   updatedAt: Millis(),
@@ -63,6 +74,11 @@ export type StockConfig = Static<typeof StockConfigSchema>;
 
 // ------------------------------------------------------------------ symbols, quotes, candles
 
+/**
+ * A row of `GET symbols`: tokex's fields (`symbol` to `tradable`) and Anchored's (anchored-reference.md
+ * §4.1). The 24-hour figures come from the 1-minute candles of the 24 hours before
+ * `lastUpdateTimestamp` (docs/stock-api.md, "Answers").
+ */
 export const StockSymbolSchema = Type.Object({
   symbol: Type.String(),
   name: Type.String(),
@@ -71,10 +87,54 @@ export const StockSymbolSchema = Type.Object({
   address: StockAddressOut(),
   decimals: Type.Integer(),
   tradable: Type.Boolean(),
+  contractAddress: StockAddressOut({ description: 'the token contract (the same as address)' }),
+  contractSymbol: Type.String({ description: "the token's ERC-20 symbol()" }),
+  contractName: Type.String({ description: "the token's ERC-20 name()" }),
+  onChainDecimals: Type.Integer({ description: "the token's ERC-20 decimals()" }),
+  fractionable: Type.Boolean({ description: 'fractions of a share trade (every token has 18 decimals)' }),
+  overnightTradable: Type.Boolean({ description: 'orders fill outside regular US hours (MARKET_CALENDAR always-open or 24x5)' }),
+  fractionalEhEnabled: Type.Boolean({ description: 'fractions trade outside regular hours too (as overnightTradable)' }),
+  price: StockNullableDecimalNumberOut({ description: 'the last price (the quote\'s last), USD; null without a quote' }),
+  change24H: StockNullableDecimalNumberOut({ description: 'price minus the open of the first 1-minute candle of the 24 hours; null without a candle in them' }),
+  change24HPercent: StockNullableDecimalNumberOut({ description: 'change24H as a percentage of that open, 2 decimals (half away from zero)' }),
+  volume24H: StockDecimalNumberOut({ description: 'shares traded in the 24 hours: the sum of their 1-minute candles\' volumes' }),
+  logoUrl: Type.String({ description: 'empty: tokex has no logos' }),
+  pdfUrl: Type.String({ description: 'empty: tokex has no prospectus documents' }),
+  lastUpdateTimestamp: Type.Integer({ description: 'when the 24-hour figures were computed (they are cached a few seconds), Unix seconds' }),
 });
 export type StockSymbol = Static<typeof StockSymbolSchema>;
 
-/** `GET prices/{symbol}` and the `quotes` stream: a quote with its token's on-chain context. */
+/** `basicInfo` of `GET prices/{symbol}`: the underlying's quote, the same on every chain. */
+export const StockQuoteBasicInfoSchema = Type.Object({
+  symbol: Type.String(),
+  name: Type.String(),
+  underlying: Type.String(),
+  exchange: Type.String(),
+  bid: DecimalOut(),
+  ask: DecimalOut(),
+  last: DecimalOut(),
+  timestamp: Millis(),
+  marketStatus: StringEnum(STOCK_MARKET_STATUSES),
+  stale: StaleFlag(),
+});
+export type StockQuoteBasicInfo = Static<typeof StockQuoteBasicInfoSchema>;
+
+/** `onChain` of `GET prices/{symbol}`: the token of this chain and product (never null: a listed symbol has one). */
+export const StockQuoteOnChainSchema = Type.Object({
+  contractAddress: StockAddressOut(),
+  contractSymbol: Type.String(),
+  contractName: Type.String(),
+  decimals: Type.Integer(),
+  onChainDecimals: Type.Integer(),
+  totalSupply: DecimalOut(),
+  tradable: Type.Boolean(),
+});
+export type StockQuoteOnChain = Static<typeof StockQuoteOnChainSchema>;
+
+/**
+ * `GET prices/{symbol}` and the `quotes` stream: a quote with its token's on-chain context, as
+ * tokex's fields at the top and as Anchored's `{basicInfo, onChain}` (anchored-reference.md §4.1).
+ */
 export const StockQuoteSchema = Type.Object({
   symbol: Type.String(),
   bid: DecimalOut(),
@@ -84,6 +144,8 @@ export const StockQuoteSchema = Type.Object({
   marketStatus: StringEnum(STOCK_MARKET_STATUSES),
   token: Type.Object({ address: StockAddressOut(), decimals: Type.Integer(), totalSupply: DecimalOut() }),
   stale: StaleFlag(),
+  basicInfo: StockQuoteBasicInfoSchema,
+  onChain: StockQuoteOnChainSchema,
 });
 export type StockQuote = Static<typeof StockQuoteSchema>;
 
@@ -98,17 +160,36 @@ export const StockCandleSchema = Type.Object({
 });
 export type StockCandle = Static<typeof StockCandleSchema>;
 
+/**
+ * `GET prices/{symbol}/history` as Anchored documents it (anchored-reference.md §4.1): times in Unix
+ * seconds, `endTime` and `interval` required. A time above 4294967295 is refused as milliseconds.
+ */
 export const StockPriceHistoryQuerySchema = Type.Object({
-  interval: Type.Optional(StringEnum(STOCK_KLINE_INTERVALS, { default: STOCK_DEFAULT_KLINE_INTERVAL })),
-  ...StockTimeRangeProps,
+  interval: StringEnum(STOCK_KLINE_INTERVALS, { description: '3m and 1w are rolled up from the 1m and 1d candles' }),
+  startTime: Type.Optional(
+    Type.Integer({ minimum: 0, description: `Unix seconds: the first \`limit\` candles opening at or after it (at most ${STOCK_MAX_UNIX_SECONDS})` }),
+  ),
+  endTime: Type.Integer({
+    minimum: 0,
+    description: `Unix seconds: candles opening at or before it; without startTime the latest \`limit\` of them (at most ${STOCK_MAX_UNIX_SECONDS}: a larger value is taken for milliseconds and refused)`,
+  }),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: STOCK_MAX_KLINE_LIMIT, default: STOCK_DEFAULT_KLINE_LIMIT })),
+  adjustment: Type.Optional(
+    StringEnum(STOCK_PRICE_ADJUSTMENTS, {
+      default: STOCK_DEFAULT_PRICE_ADJUSTMENT,
+      description: 'prices before each ex-date of the corporate-action table back-adjusted: split, dividend, all (both) or raw (spin-off: raw, the table has no spin-offs)',
+    }),
+  ),
 });
 export type StockPriceHistoryQuery = Static<typeof StockPriceHistoryQuerySchema>;
 
 export const StockPriceHistorySchema = Type.Object({
   symbol: Type.String(),
   interval: Type.String(),
-  candles: Type.Array(StockCandleSchema),
+  adjustment: StringEnum(STOCK_PRICE_ADJUSTMENTS, { description: 'the adjustment applied' }),
+  candles: Type.Array(StockCandleSchema, {
+    description: 'ascending by openTime; adjusted prices and volumes are rounded half up to 8 decimals (docs/stock-api.md)',
+  }),
 });
 export type StockPriceHistory = Static<typeof StockPriceHistorySchema>;
 

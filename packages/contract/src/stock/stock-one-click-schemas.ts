@@ -7,7 +7,7 @@ import { IdempotencyHeaders } from '../common/idempotency.ts';
 import { SIGNATURE_PATTERN } from '../common/patterns.ts';
 import type { TypedFields } from '../common/typed-data-fields.ts';
 import { AddressIn, AnyObject, Nullable, StringEnum, Type, type Static } from '../common/schema-kit.ts';
-import { STOCK_ONE_CLICK_STATUSES, STOCK_RELAY_STATUSES } from './stock-enums.ts';
+import { STOCK_ANCHORED_ONE_CLICK_STATUSES, STOCK_ONE_CLICK_STATUSES, STOCK_RELAY_STATUSES } from './stock-enums.ts';
 import { StockAddressOut, StockDeadlineIn } from './stock-schemas.ts';
 
 // ------------------------------------------------------------------ sends
@@ -55,9 +55,13 @@ export type StockOperationSend = Static<typeof StockOperationSendSchema>;
 
 // ------------------------------------------------------------------ delegation
 
-/** `GET 1ct/status`. */
+/**
+ * `GET 1ct/status`: `status` in Anchored's values (anchored-reference.md §4.6: every send needs
+ * `enable`), `delegationStatus` in tokex's (what `status` answered before issue 30).
+ */
 export const StockOneClickStatusSchema = Type.Object({
-  status: StringEnum(STOCK_ONE_CLICK_STATUSES),
+  status: StringEnum(STOCK_ANCHORED_ONE_CLICK_STATUSES, { description: 'enable or disabled, as Anchored answers it' }),
+  delegationStatus: StringEnum(STOCK_ONE_CLICK_STATUSES, { description: 'enabled or disabled: the same state in tokex\'s words' }),
   delegatee: StockAddressOut({ description: 'the relayer the bound wallet delegates to' }),
 });
 export type StockOneClickStatus = Static<typeof StockOneClickStatusSchema>;

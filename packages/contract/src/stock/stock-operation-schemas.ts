@@ -5,12 +5,13 @@
  */
 import { PageQueryProps } from '../common/paging.ts';
 import { VISIBLE_ASCII_PATTERN } from '../common/patterns.ts';
-import { AddressIn, DecimalIn, Nullable, StringEnum, Type, type Static, type TSchema } from '../common/schema-kit.ts';
-import { STOCK_OPERATION_ID_MAX_LENGTH, STOCK_OPERATION_STATUSES } from './stock-enums.ts';
+import { AddressIn, Nullable, StringEnum, Type, type Static, type TSchema } from '../common/schema-kit.ts';
+import { STOCK_MAPPING_STATUSES, STOCK_OPERATION_ID_MAX_LENGTH, STOCK_OPERATION_STATUSES } from './stock-enums.ts';
 import { StockGasLimitIn, StockSendUserIn } from './stock-one-click-schemas.ts';
-import { StockAddressOut, StockTimeRangeProps } from './stock-schemas.ts';
+import { StockCalldataContextProps } from './stock-order-schemas.ts';
+import { StockAddressOut, StockAmountIn, StockTimeRangeProps } from './stock-schemas.ts';
 
-const TokenAmountIn = () => DecimalIn({ description: "token units, at most the token's decimals" });
+const TokenAmountIn = () => StockAmountIn({ description: "token units, at most the token's decimals" });
 
 /** `{cash|stock}/{deposits|withdrawals}/calldata`: what to move. */
 export const StockMoveBodySchema = Type.Object(
@@ -35,6 +36,7 @@ export const StockMoveCalldataSchema = Type.Object({
   toAddress: StockAddressOut({ description: 'the StockRouter' }),
   value: Type.String(),
   callData: Type.String(),
+  ...StockCalldataContextProps,
   spenderAddress: Type.Optional(StockAddressOut({ description: 'approve the token to this address before a deposit (the StockRouter)' })),
 });
 export type StockMoveCalldata = Static<typeof StockMoveCalldataSchema>;
@@ -48,6 +50,7 @@ export function StockRecordedOperationTxSchema<S extends TSchema>(operation: S) 
     operationIds: Type.Array(Type.String()),
     operations: Type.Array(operation),
     indexed: Type.Boolean({ description: 'false when the indexer had not reached the block yet; poll the detail' }),
+    mappingStatus: StringEnum(STOCK_MAPPING_STATUSES, { description: 'Pending while indexed is false, Indexed once it is true' }),
   });
 }
 export type StockRecordedOperationTx<Op> = Omit<Static<ReturnType<typeof StockRecordedOperationTxSchema<TSchema>>>, 'operations'> & { operations: Op[] };

@@ -4,8 +4,11 @@
  * and an order as the API shows it (also the `orders` stream).
  */
 import { PageQueryProps } from '../common/paging.ts';
-import { AddressIn, DecimalIn, DecimalOut, Millis, Nullable, StringEnum, Type, type Static } from '../common/schema-kit.ts';
+import { AddressIn, DecimalOut, Millis, Nullable, StringEnum, Type, type Static } from '../common/schema-kit.ts';
 import {
+  STOCK_ANCHORED_ORDER_STATUSES,
+  STOCK_MAPPING_STATUSES,
+  STOCK_ROUTER_METHODS,
   STOCK_CLOSED_ORDER_STATUSES,
   STOCK_OPEN_ORDER_STATUSES,
   STOCK_ORDER_LIST_STATES,
@@ -17,7 +20,7 @@ import {
   STOCK_TIME_IN_FORCES,
 } from './stock-enums.ts';
 import { StockGasLimitIn, StockSendUserIn } from './stock-one-click-schemas.ts';
-import { NullableStringEnum, StockAddressOut, StockDeadlineIn, StockTimeRangeProps } from './stock-schemas.ts';
+import { NullableStringEnum, StockAddressOut, StockAmountIn, StockDeadlineIn, StockTimeRangeProps } from './stock-schemas.ts';
 
 // ------------------------------------------------------------------ requests
 
@@ -31,9 +34,9 @@ export const StockOrderBodyProps = {
   stockAddress: Type.Optional(AddressIn()),
   side: Type.Optional(Type.String({ description: 'Buy or Sell (case-insensitive)' })),
   type: Type.Optional(Type.String({ description: 'Market or Limit (case-insensitive)' })),
-  quantity: Type.Optional(DecimalIn({ description: 'stock quantity: market sell and limit orders' })),
-  notional: Type.Optional(DecimalIn({ description: 'mUSD to spend, fee included: market buy only' })),
-  price: Type.Optional(DecimalIn({ description: 'limit price in USD per share: limit orders' })),
+  quantity: Type.Optional(StockAmountIn({ description: 'stock quantity: market sell and limit orders' })),
+  notional: Type.Optional(StockAmountIn({ description: 'mUSD to spend, fee included: market buy only' })),
+  price: Type.Optional(StockAmountIn({ description: 'limit price in USD per share: limit orders' })),
   timeInForce: Type.Optional(Type.String({ description: 'DAY (the only value accepted)' })),
   deadline: Type.Optional(StockDeadlineIn()),
   userAddress: Type.Optional(AddressIn({ description: "wallet for the balance pre-checks (default: the key's bound wallet)" })),
@@ -45,7 +48,7 @@ export type StockOrderBody = Static<typeof StockOrderBodySchema>;
 export const StockOrderWithDepositBodyProps = {
   ...StockOrderBodyProps,
   tokenAddress: Type.Optional(AddressIn({ description: 'buy: the cash token to deposit (default the configured cash token)' })),
-  tokenAmount: Type.Optional(DecimalIn({ description: 'buy: cash token amount to deposit (default: what the order locks)' })),
+  tokenAmount: Type.Optional(StockAmountIn({ description: 'buy: cash token amount to deposit (default: what the order locks)' })),
 };
 export const StockOrderWithDepositBodySchema = Type.Object(StockOrderWithDepositBodyProps, { additionalProperties: false });
 export type StockOrderWithDepositBody = Static<typeof StockOrderWithDepositBodySchema>;
@@ -80,11 +83,22 @@ export type StockOrderListQuery = Static<typeof StockOrderListQuerySchema>;
 
 // ------------------------------------------------------------------ answers
 
+/**
+ * What every calldata answer carries beside the call itself: the router function, and the chain and
+ * product the call is for (anchored-reference.md §4.3, as Anchored answers them).
+ */
+export const StockCalldataContextProps = {
+  method: StringEnum(STOCK_ROUTER_METHODS, { description: 'the StockRouter function callData calls' }),
+  chainId: Type.Integer({ description: 'the chain to send it on (CHAIN_ID)' }),
+  productType: Type.String({ description: 'the product (STOCK_PRODUCT, what x-api-p carries)' }),
+};
+
 /** The StockRouter call placing or cancelling an order, for the wallet to send. */
 export const StockCalldataSchema = Type.Object({
   toAddress: StockAddressOut({ description: 'the StockRouter' }),
   value: Type.String(),
   callData: Type.String(),
+  ...StockCalldataContextProps,
   spenderAddress: Type.Optional(StockAddressOut({ description: 'the address to approve token allowances to (the StockRouter)' })),
 });
 export type StockCalldata = Static<typeof StockCalldataSchema>;
@@ -95,6 +109,7 @@ export const StockRecordedOrderTxSchema = Type.Object({
   orderId: Type.Optional(Nullable(Type.String())),
   orderIds: Type.Array(Type.String()),
   indexed: Type.Boolean({ description: 'false when the indexer had not reached the block yet; poll GET orders/tx/{txHash}' }),
+  mappingStatus: StringEnum(STOCK_MAPPING_STATUSES, { description: 'Pending while indexed is false, Indexed once it is true' }),
 });
 export type StockRecordedOrderTx = Static<typeof StockRecordedOrderTxSchema>;
 
@@ -145,6 +160,9 @@ export const StockOrderSchema = Type.Object({
   side: StringEnum(STOCK_ORDER_SIDES),
   type: StringEnum(STOCK_ORDER_TYPES),
   state: StringEnum(STOCK_ORDER_STATES),
+  status: StringEnum(STOCK_ANCHORED_ORDER_STATUSES, {
+    description: "the order's status in Anchored's words: New, Partial filled, Filled, Canceled, Expired or Rejected (docs/stock-api.md maps state to it)",
+  }),
   timeInForce: Type.Optional(NullableStringEnum(STOCK_TIME_IN_FORCES)),
   deadline: Type.Integer({ description: 'Unix seconds' }),
   quantity: Type.Optional(NullableDecimal()),

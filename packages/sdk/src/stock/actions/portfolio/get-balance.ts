@@ -1,7 +1,9 @@
+import type { StockBalance } from '@tokex/contract';
 import { seg, type StockTransport, type StockRequestErrorType } from '../../stock-transport.ts';
 
 export type GetBalanceParameters = { userId: string; spenderAddress?: string };
-export type GetBalanceReturnType = Record<string, any>;
+/** `musdBalance`/`mUsdBalance` (strings), `mUsdDetail` (tokex's available, locked, total), `tokenBalances` (stocks and cash tokens), ... */
+export type GetBalanceReturnType = StockBalance;
 export type GetBalanceErrorType = StockRequestErrorType;
 
 /** `GET users/{userId}/balance` (`spenderAddress`: also the allowances to it). */

@@ -1,8 +1,9 @@
 import { seg, type StockTransport, type StockRequestErrorType } from '../../stock-transport.ts';
-import type { OneClickState } from '../../../stock-types.ts';
+import type { StockUserInfo } from '@tokex/contract';
 
 export type GetUserParameters = { userId: string };
-export type GetUserReturnType = { userId: string; address: string; oneClick: OneClickState; boundToKey: boolean; timestamp: number };
+/** `userId`, `userAddress` (Anchored's), `address`, `oneClick` (`status` enable|disabled, `delegationStatus`, `delegatee`), `boundToKey`, `timestamp`. */
+export type GetUserReturnType = StockUserInfo;
 export type GetUserErrorType = StockRequestErrorType;
 
 /** `GET users/{userId}`: One Click state and whether the wallet is bound to this key. */
