@@ -10,6 +10,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { UnauthorizedError } from '../errors/app-error.ts';
 import { hasPermission } from '../auth/api-key-model.ts';
 import type { ApiKeyService, AuthKey } from '../auth/api-key-service.ts';
+import { unencodedCanonicalQuery } from '@tokex/contract';
 import { canonicalQuery, signedUri, verifyStock } from '../auth/hmac.ts';
 import { ipAllowed } from '../auth/ip-match.ts';
 import { repeatedHeader } from '../auth/repeated-header.ts';
@@ -74,6 +75,8 @@ export interface StockSignedParts {
   method: string;
   /** The signed URI (`/api/v1/...` with the canonical query). */
   uri: string;
+  /** The same URI with the query unencoded, as Anchored's Node.js helper signs it, when that differs. */
+  unencodedUri?: string;
   body: Uint8Array;
   /** The socket peer, read when the key is checked: undefined once the client has gone. */
   readonly peer: string | undefined;
@@ -105,7 +108,10 @@ export function createStockSignatureCheck(opts: Omit<StockAuthOptions, 'prefix'>
     if (!ipAllowed(p.peer, key.ipWhitelist)) throw deny(p.peer === undefined ? 'peer address unknown (disconnected)' : `peer ${p.peer} not in whitelist`);
     if (p.write && !hasPermission(key, 'WRITABLE')) throw deny('READ_ONLY key on a write method');
     // Constant-time over the 32 digest bytes; the signature is hex of either case, anything else never matches.
-    if (!verifyStock(key.hmacKey, { method: p.method, uri: p.uri, ts: p.ts, nonce: p.nonce, body: p.body }, p.sign)) {
+    const signed = (uri: string) => verifyStock(key.hmacKey, { method: p.method, uri, ts: p.ts, nonce: p.nonce, body: p.body }, p.sign);
+    // Either recipe of the query (docs/stock-api.md "Signing"): encoded as URLSearchParams does, or
+    // unencoded as Anchored's Node.js helper does; they differ only for values with other characters.
+    if (!signed(p.uri) && (p.unencodedUri === undefined || !signed(p.unencodedUri))) {
       throw deny('signature mismatch or malformed');
     }
     const ttl = Math.max(TS_WINDOW_MS, tsMs + TS_WINDOW_MS - t) + 1_000;
@@ -151,6 +157,7 @@ class RequestParts implements StockSignedParts {
     readonly ts: string,
     readonly nonce: string,
     readonly uri: string,
+    readonly unencodedUri?: string,
   ) {
     this.method = request.method;
     this.body = request.rawBody;
@@ -188,8 +195,11 @@ export function createStockAuthHook(opts: StockAuthOptions) {
     const q = rawUrl.indexOf('?');
     let path = q === -1 ? rawUrl : rawUrl.slice(0, q);
     if (opts.prefix && path.startsWith(opts.prefix)) path = path.slice(opts.prefix.length);
-    const uri = signedUri(path, q === -1 ? '' : canonicalQuery(rawUrl.slice(q + 1)));
-    return new RequestParts(request, apiKey, sign, ts, nonce, uri);
+    if (q === -1) return new RequestParts(request, apiKey, sign, ts, nonce, path);
+    const query = rawUrl.slice(q + 1);
+    const encoded = canonicalQuery(query);
+    const unencoded = unencodedCanonicalQuery(query);
+    return new RequestParts(request, apiKey, sign, ts, nonce, signedUri(path, encoded), unencoded === encoded ? undefined : signedUri(path, unencoded));
   }
 
   /** The slow path: key not cached, or a nonce store that answers asynchronously (Redis). */

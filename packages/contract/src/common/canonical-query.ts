@@ -25,6 +25,19 @@ export function canonicalQuery(query: string | URLSearchParams | Query): string 
   return new URLSearchParams(entries).toString();
 }
 
+/**
+ * The query as Anchored's Node.js helper signs it (anchored-reference.md §2.2, source A10): the same
+ * sorted parameters, `key=value` joined with `&`, **without** percent-encoding. For values of
+ * letters, digits and `-_.*` it is canonicalQuery's text; for others (`:`, `,`, a space, `/`…) a
+ * server accepts a signature over either form, so a client written from either recipe works.
+ */
+export function unencodedCanonicalQuery(query: string): string {
+  const params = new URLSearchParams(query.startsWith('?') ? query.slice(1) : query);
+  const entries = [...params.entries()];
+  entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+  return entries.map(([k, v]) => `${k}=${v}`).join('&');
+}
+
 /** `path` plus `?query` when there is a query. */
 export function signedUri(path: string, query: string): string {
   return query === '' ? path : `${path}?${query}`;
