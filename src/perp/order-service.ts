@@ -100,6 +100,8 @@ export interface OrderService {
   cancelAllAfter(caller: AuthKey, input: { timeoutMs: number }, idempotencyKey?: string): Promise<CancelAllAfterStatus>;
 }
 
+const isOpenStatus = (status: string): boolean => (OPEN_ORDER_STATUSES as readonly string[]).includes(status);
+
 /** An order id as the API shows it (a decimal string); anything else names no order. */
 function parseOrderId(raw: string): number {
   if (!/^[1-9][0-9]{0,15}$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new NotFoundError('order');
@@ -461,18 +463,23 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       const account = walletOf(caller);
       const orderId = parseOrderId(rawId);
       const live = venue.engine().getOrder(orderId);
-      const history = await getOrder(db, orderId);
+      let history = await getOrder(db, orderId);
       if (live && live.account === account) return openOrderBody(spec(live.symbol), live, history);
+      // Done in the engine but not yet (or not finally) in the history: the projector is a moment
+      // behind. An order just answered FILLED is read as FILLED, not as missing or still NEW.
+      if (!live && orderId <= venue.engine().lastOrderId && (history === undefined || isOpenStatus(history.status))) history = await settledHistory(orderId, history);
       if (history && history.account === account) return orderBody(spec(history.symbol), history);
       throw new NotFoundError('order');
     },
 
     async getOrderByClientId(caller, clientOrderId) {
       const account = walletOf(caller);
-      const history = await getOrderByClientId(db, account, clientOrderId);
-      const live = history ? venue.engine().getOrder(history.orderId) : openByClientId(account, clientOrderId);
+      let history = await getOrderByClientId(db, account, clientOrderId);
+      const id = history?.orderId ?? venue.engine().orderIdOfClient(account, clientOrderId);
+      const live = id === undefined ? undefined : venue.engine().getOrder(id);
       if (live && live.account === account) return openOrderBody(spec(live.symbol), live, history);
-      if (history) return orderBody(spec(history.symbol), history);
+      if (!live && id !== undefined && (history === undefined || isOpenStatus(history.status))) history = await settledHistory(id, history);
+      if (history && history.account === account) return orderBody(spec(history.symbol), history);
       throw new NotFoundError('order');
     },
 
@@ -593,6 +600,20 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
    * An order a journalled cancel finished, as the history holds it. The projector writes about one
    * batch behind the engine, so a retry arriving at once may wait for it a moment.
    */
+  /**
+   * The history row of an order the engine no longer holds open, once the projector has written its
+   * end (at most about 2 s: then whatever the history holds, which a client may read again).
+   */
+  async function settledHistory(orderId: number, seen: PerpOrderRecord | undefined): Promise<PerpOrderRecord | undefined> {
+    let last = seen;
+    for (let waited = 0; waited < 2_000; waited += 25) {
+      await new Promise((r) => setTimeout(r, 25));
+      last = await getOrder(db, orderId);
+      if (last && !isOpenStatus(last.status)) return last;
+    }
+    return last;
+  }
+
   async function projectedOrder(orderId: number) {
     for (let waited = 0; ; waited += 50) {
       // This retry changed nothing (the first request did): a failed read is a plain 50002.

@@ -152,6 +152,17 @@ describe.each(perpHarnessVariants())('perp order entry over HTTP ($name)', (vari
     expect(await alice.api.get<any>(`orders/${o.orderId}`)).toMatchObject({ status: 'FILLED', price: '216', size: '3' });
   });
 
+  it('reads an order by id or clientOrderId right after it filled: FILLED at once, not missing while the history catches up', async () => {
+    await maker.api.placeOrder(maker.wallet, { symbol: AAPL, side: 'SELL', type: 'LIMIT', size: '1', price: '212' });
+    const taken = await alice.api.placeOrder(alice.wallet, { symbol: AAPL, side: 'BUY', type: 'MARKET', size: '1', clientOrderId: 'read-now' });
+    expect(taken.status).toBe('FILLED');
+    // No wait for the projector: the read waits for it itself.
+    expect(await alice.api.get<any>(`orders/${taken.orderId}`)).toMatchObject({ orderId: taken.orderId, status: 'FILLED', filledSize: '1', avgPrice: '212' });
+    expect(await alice.api.get<any>('orders/client/read-now')).toMatchObject({ orderId: taken.orderId, status: 'FILLED' });
+    // Another account's, just done: still not found.
+    expect(await refused(maker.api.get(`orders/${taken.orderId}`))).toMatchObject({ code: 40003 });
+  });
+
   it('reads an order by id or clientOrderId in any state, only the caller\u2019s', async () => {
     const o = await alice.api.placeOrder(alice.wallet, { symbol: AAPL, side: 'SELL', type: 'LIMIT', size: '1', price: '260', clientOrderId: 'read-1' });
     expect(await alice.api.get<any>(`orders/${o.orderId}`)).toMatchObject({ orderId: o.orderId, status: 'NEW', clientOrderId: 'read-1' });

@@ -236,6 +236,16 @@ export class PerpEngine {
     return this.s.nextSeq - 1;
   }
 
+  /** The highest order id issued so far (0 before any order). */
+  get lastOrderId(): number {
+    return this.s.nextOrderId - 1;
+  }
+
+  /** The id of the account's order with that clientOrderId, in any state (the engine keeps them all). */
+  orderIdOfClient(account: string, clientOrderId: string): number | undefined {
+    return this.s.clientOrders.get(account.toLowerCase() + '\n' + clientOrderId)?.orderId;
+  }
+
   get feeAccountAddress(): string {
     return this.s.feeAccount.address;
   }
