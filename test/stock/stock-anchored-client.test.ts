@@ -299,9 +299,8 @@ describe('One Click', () => {
     const deadline = Math.floor(Date.now() / 1000) + 600;
     const prepared = await post('/api/v1/1ct/prepare', { deadline });
     expect(prepared).toMatchObject({ delegatee: status.delegatee, deadline });
-    // Anchored types the nonce as a number (A25, A26); tokex answers it as a decimal string (a
-    // uint64: exact whatever its size), a known difference (docs/stock-api.md "Answers").
-    expect(prepared.nonce).toBe('0');
+    // A number, as Anchored documents it (A25, A26).
+    expect(prepared.nonce).toBe(0);
     const { signPayload } = prepared;
     expect(signPayload.primaryType).toBe('Delegate');
     expect(signPayload.domain).toMatchObject({ name: 'OneClickRouter', version: '1', chainId: CHAIN_ID });

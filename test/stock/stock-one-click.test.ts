@@ -72,7 +72,7 @@ describe.each(stackEngines('oc'))('One Click ($name)', (engine) => {
       const p = await alice.client.post<any>('/api/v1/1ct/prepare', { deadline });
       expect(p).toEqual({
         delegatee: RELAYER,
-        nonce: '0',
+        nonce: 0,
         deadline,
         signPayload: {
           domain: { name: 'OneClickRouter', version: '1', chainId: t.demo.chainId, verifyingContract: getAddress(c.oneClickRouter) },

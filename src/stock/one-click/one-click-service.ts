@@ -9,6 +9,7 @@
  * queued when one fails. What passes is queued in the relay journal for the relayer
  * (src/stock/relayer/), and the call waits for the receipt (bounded by `waitMs`).
  */
+import { exactNumber } from '../exact-number.ts';
 import { randomUUID } from 'node:crypto';
 import { encodeFunctionData, formatEther, type Address, type Hex } from 'viem';
 import { oneClickRouterAbi } from '../../chain/abi/generated/index.ts';
@@ -90,7 +91,7 @@ export function parseGasLimit(raw: unknown): bigint | undefined {
 
 export interface OneClickService {
   status(key: AuthKey): Promise<OneClickStatus>;
-  prepare(key: AuthKey, deadline: number | undefined): Promise<{ delegatee: Address; nonce: string; deadline: number; signPayload: CompleteTypedData<'Delegate'> }>;
+  prepare(key: AuthKey, deadline: number | undefined): Promise<{ delegatee: Address; nonce: number; deadline: number; signPayload: CompleteTypedData<'Delegate'> }>;
   enable(key: AuthKey, body: { signature?: unknown; deadline?: number }): Promise<OneClickStatus & { txHash: Hex | null; requestId: string }>;
   disable(key: AuthKey): Promise<OneClickStatus & { txHash: Hex | null; requestId: string | null }>;
   /**
@@ -275,7 +276,8 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
       const deadline = checkDeadline(rawDeadline, nowSeconds());
       const nonce = await deps.chain.oneClickNonce(user);
       const signPayload = delegateType.build(domain(), { user, delegatee: relayer, nonce, deadline });
-      return { delegatee: relayer, nonce: nonce.toString(), deadline, signPayload };
+      // A number as Anchored documents it, printed from its digits (a uint64 may pass 2^53).
+      return { delegatee: relayer, nonce: exactNumber(nonce.toString()), deadline, signPayload };
     },
 
     async enable(key, body) {

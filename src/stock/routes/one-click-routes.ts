@@ -20,7 +20,7 @@ import type { FastifyRequest } from 'fastify';
 import { idempotencyKeyOf, requestFingerprint } from '../../http/idempotency-key.ts';
 import type { OneClickService, RelayOutcome, SendIdempotency } from '../one-click/one-click-service.ts';
 import { oneClickStatusView } from '../one-click/one-click-view.ts';
-import { okReply } from './stock-reply.ts';
+import { okExactReply, okReply } from './stock-reply.ts';
 
 /** A send's key and its request's fingerprint (method, path and body), or undefined without a key. */
 export function sendIdempotencyOf(req: FastifyRequest): SendIdempotency | undefined {
@@ -60,7 +60,7 @@ export const oneClickRoutes: FastifyPluginAsyncTypebox<{ oneClick: OneClickServi
         response: stockResponses(StockOneClickPreparedSchema),
       },
     },
-    async (req) => okReply(req.id, await oneClick.prepare(req.apiKey!, req.body.deadline)),
+    async (req, reply) => okExactReply(reply, req.id, await oneClick.prepare(req.apiKey!, req.body.deadline)),
   );
 
   app.post(
