@@ -107,12 +107,12 @@ export function createStockSignatureCheck(opts: Omit<StockAuthOptions, 'prefix'>
     if (key.chainId !== opts.chainId || key.product !== opts.product) throw deny('api key scope mismatch');
     if (!ipAllowed(p.peer, key.ipWhitelist)) throw deny(p.peer === undefined ? 'peer address unknown (disconnected)' : `peer ${p.peer} not in whitelist`);
     if (p.write && !hasPermission(key, 'WRITABLE')) throw deny('READ_ONLY key on a write method');
-    // Constant-time over the 32 digest bytes; the signature is hex of either case, anything else never matches.
-    const signed = (uri: string) => verifyStock(key.hmacKey, { method: p.method, uri, ts: p.ts, nonce: p.nonce, body: p.body }, p.sign);
     // Either recipe of the query (docs/stock-api.md "Signing"): encoded as URLSearchParams does, or
-    // unencoded as Anchored's Node.js helper does; they differ only for values with other characters.
-    if (!signed(p.uri) && (p.unencodedUri === undefined || !signed(p.unencodedUri))) {
-      throw deny('signature mismatch or malformed');
+    // unencoded as Anchored's Node.js helper does; they differ only for values with other characters,
+    // and the second is looked at only when the first does not match.
+    if (!signedOver(key, p, p.uri)) {
+      const unencoded = p.unencodedUri;
+      if (unencoded === undefined || !signedOver(key, p, unencoded)) throw deny('signature mismatch or malformed');
     }
     const ttl = Math.max(TS_WINDOW_MS, tsMs + TS_WINDOW_MS - t) + 1_000;
     return opts.nonces.claim(key.apiKey, p.nonce, ttl, tsMs);
@@ -139,6 +139,16 @@ export function createStockSignatureCheck(opts: Omit<StockAuthOptions, 'prefix'>
   };
 }
 
+/**
+ * Whether the request's signature is the HMAC over `uri`: constant-time over the 32 digest bytes; the
+ * signature is hex of either case, anything else never matches. A function of the module rather
+ * than a closure in verify(): under tsx each closure created costs a defineProperty (keepNames),
+ * which took about 3 µs of a signed request in the server's profile (docs/performance.md, issue 30).
+ */
+function signedOver(key: AuthKey, p: StockSignedParts, uri: string): boolean {
+  return verifyStock(key.hmacKey, { method: p.method, uri, ts: p.ts, nonce: p.nonce, body: p.body }, p.sign);
+}
+
 async function claimedKey(claimed: boolean | Promise<boolean>, key: AuthKey): Promise<AuthKey> {
   if (!(await claimed)) throw deny('nonce reused');
   return key;
@@ -157,11 +167,19 @@ class RequestParts implements StockSignedParts {
     readonly ts: string,
     readonly nonce: string,
     readonly uri: string,
-    readonly unencodedUri?: string,
+    /** The path and the raw query, when there is one: the unencoded URI is made from them if asked. */
+    private readonly path?: string,
+    private readonly query?: string,
   ) {
     this.method = request.method;
     this.body = request.rawBody;
     this.write = this.method !== 'GET' && this.method !== 'HEAD';
+  }
+  /** Only asked when the signature does not match `uri`: most requests never build it. */
+  get unencodedUri(): string | undefined {
+    if (this.query === undefined) return undefined;
+    const unencoded = signedUri(this.path!, unencodedCanonicalQuery(this.query));
+    return unencoded === this.uri ? undefined : unencoded;
   }
   /** request.ip is undefined once the client has gone (a disconnect during an uncached lookup). */
   get peer(): string | undefined {
@@ -197,9 +215,7 @@ export function createStockAuthHook(opts: StockAuthOptions) {
     if (opts.prefix && path.startsWith(opts.prefix)) path = path.slice(opts.prefix.length);
     if (q === -1) return new RequestParts(request, apiKey, sign, ts, nonce, path);
     const query = rawUrl.slice(q + 1);
-    const encoded = canonicalQuery(query);
-    const unencoded = unencodedCanonicalQuery(query);
-    return new RequestParts(request, apiKey, sign, ts, nonce, signedUri(path, encoded), unencoded === encoded ? undefined : signedUri(path, unencoded));
+    return new RequestParts(request, apiKey, sign, ts, nonce, signedUri(path, canonicalQuery(query)), path, query);
   }
 
   /** The slow path: key not cached, or a nonce store that answers asynchronously (Redis). */
