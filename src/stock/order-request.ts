@@ -62,8 +62,11 @@ function caseless<T extends string>(field: string, value: string | undefined, al
  * by parseDecimal (no sign or exponent, at most `decimals` places, not zero), and at most
  * 2^96 - 1 units, the contracts' amount width.
  */
+/** parseDecimal's own ceiling: far above the contracts' width, which the check below words. */
+const PARSE_CEILING = 1n << 256n;
+
 export function parseStockAmount(value: unknown, field: string, decimals: number): bigint {
-  const units = parseDecimal(value, { field, decimals, max: 1n << 256n });
+  const units = parseDecimal(value, { field, decimals, max: PARSE_CEILING });
   if (units > STOCK_MAX_RAW_AMOUNT) {
     throw new ValidationError(field, `too large: at most ${formatDecimal(STOCK_MAX_RAW_AMOUNT, decimals)} (2^96 - 1 units, the contracts' amount width)`);
   }
