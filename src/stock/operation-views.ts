@@ -56,7 +56,19 @@ export function cashOperationView(r: CashOperationRecord, token: { decimals: num
   };
 }
 
+/** A stock transfer: tokex's flat fields and, as for cash (above), Anchored's nested detail shape. */
 export function stockOperationView(r: StockOperationRecord, stock: StockListing | undefined): StockTransferOperation {
+  const tokenAmount = formatDecimal(BigInt(r.amount), stock?.decimals ?? 18);
+  const move = {
+    operationId: r.operationId,
+    userAddress: r.userAddress as Address,
+    tokenAddress: r.stockAddress as Address,
+    status: r.status,
+    isInstant: true,
+    amount: exactNumber(tokenAmount),
+    feeAmount: exactNumber('0'),
+    createTxHash: r.txHash,
+  };
   return {
     operationId: r.operationId,
     operationStatus: r.status,
@@ -65,8 +77,12 @@ export function stockOperationView(r: StockOperationRecord, stock: StockListing 
     userAddress: r.userAddress,
     tokenAddress: r.stockAddress,
     symbol: stock?.symbol ?? null,
-    tokenAmount: formatDecimal(BigInt(r.amount), stock?.decimals ?? 18),
+    tokenAmount,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
+    mappingStatus: 'Indexed',
+    mapping: { txHash: r.txHash, operationType: r.kind === 'deposit' ? 'deposit' : 'withdraw', operationId: r.operationId, status: 'Indexed' },
+    depositOperation: r.kind === 'deposit' ? move : null,
+    withdrawalOperation: r.kind === 'withdrawal' ? move : null,
   };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { usableQuote } from './executor/fill-policy.ts';
-import { quoteStale, STALE_QUOTE_MS } from './quote-view.ts';
+import { barView, quoteStale, STALE_QUOTE_MS } from './quote-view.ts';
+import { renderExactJson } from './exact-number.ts';
 
 describe('quoteStale', () => {
   it('is stale exactly when the executor would no longer fill against the quote', () => {
@@ -13,5 +14,19 @@ describe('quoteStale', () => {
     }
     expect(quoteStale(q, q.timestamp + 2_001, 2_000)).toBe(true);
     expect(quoteStale({ timestamp: Number.NaN }, 0)).toBe(true);
+  });
+});
+
+describe('barView', () => {
+  it("prints Anchored's numbers with the decimal's own digits on REST, the nearest double in a stream, and the strings in exact", () => {
+    const bar = barView({ openTime: 0, closeTime: 59_999, open: '120.00', high: '9007199254740993.5', low: '0.00000001', close: '120.40', volume: '50000' });
+    expect(renderExactJson(bar)).toBe(
+      '{"openTime":0,"closeTime":59999,"open":120.00,"high":9007199254740993.5,"low":0.00000001,"close":120.40,"volume":50000,' +
+        '"exact":{"open":"120.00","high":"9007199254740993.5","low":"0.00000001","close":"120.40","volume":"50000"}}',
+    );
+    expect(JSON.stringify(bar)).toBe(
+      '{"openTime":0,"closeTime":59999,"open":120,"high":9007199254740994,"low":1e-8,"close":120.4,"volume":50000,' +
+        '"exact":{"open":"120.00","high":"9007199254740993.5","low":"0.00000001","close":"120.40","volume":"50000"}}',
+    );
   });
 });

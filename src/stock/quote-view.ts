@@ -6,6 +6,8 @@
 import type { StockCandle, StockQuote } from '@tokex/contract';
 import { INTERVAL_MS, type Quote } from '../marketdata/market-types.ts';
 import type { CandleRecord } from '../storage/candle-store.ts';
+import type { HistoryBar } from '../marketdata/price-history.ts';
+import { exactNumber } from './exact-number.ts';
 import { DEFAULT_QUOTE_MAX_AGE_MS } from './executor/fill-policy.ts';
 import type { MarketConfigView, StockListing } from './stock-deps.ts';
 
@@ -85,7 +87,24 @@ export function quoteView(listing: StockListing, quote: Quote, cfg: MarketConfig
   };
 }
 
-/** A candle as `GET prices/{symbol}/history` and the `klines:<interval>` stream show it. */
+/** A stored candle as the `klines:<interval>` stream shows it. */
 export function candleView(c: CandleRecord): StockCandle {
-  return { openTime: c.openTime, closeTime: c.openTime + INTERVAL_MS[c.interval] - 1, open: c.open, high: c.high, low: c.low, close: c.close, volume: c.volume };
+  return barView({ ...c, closeTime: c.openTime + INTERVAL_MS[c.interval] - 1 });
+}
+
+/**
+ * A bar as `GET prices/{symbol}/history` shows it: Anchored's numbers (exact digits on REST, the
+ * nearest double in the streams, which print through JSON.stringify) and the exact strings in `exact`.
+ */
+export function barView(b: Pick<HistoryBar, 'openTime' | 'closeTime' | 'open' | 'high' | 'low' | 'close' | 'volume'>): StockCandle {
+  return {
+    openTime: b.openTime,
+    closeTime: b.closeTime,
+    open: exactNumber(b.open),
+    high: exactNumber(b.high),
+    low: exactNumber(b.low),
+    close: exactNumber(b.close),
+    volume: exactNumber(b.volume),
+    exact: { open: b.open, high: b.high, low: b.low, close: b.close, volume: b.volume },
+  };
 }

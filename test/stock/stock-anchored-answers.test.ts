@@ -29,7 +29,7 @@ import {
 } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import Fastify from 'fastify';
-import { StockBalanceSchema, StockCashOperationSchema, StockOrderSchema, StockQuoteSchema, StockSymbolSchema, Type, type StockRouterMethod, type TSchema } from '@tokex/contract';
+import { StockBalanceSchema, StockCashOperationSchema, StockOrderSchema, StockQuoteSchema, StockSymbolSchema, StockTransferOperationSchema, Type, type StockRouterMethod, type TSchema } from '@tokex/contract';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { upsertCandles, type CandleRecord } from '../../src/storage/candle-store.ts';
 import { upsertQuotes } from '../../src/storage/quote-store.ts';
@@ -401,6 +401,35 @@ describe('One Click, orders and cash operations', () => {
       settleTxHash: null,
       debitAmount: 100,
     });
+  });
+
+  it('a stock deposit\'s and withdrawal\'s details nest their operation as a cash operation\'s do', async () => {
+    const c = contracts();
+    const aapl = c.stocks.AAPL;
+    const depTx = await send(await t.writable.post<any>('/api/v1/stock/deposits/calldata', { tokenAddress: aapl, tokenAmount: '2.5' }));
+    const dep = await t.writable.post<any>('/api/v1/stock/deposits/tx', { txHash: depTx });
+    const d = await until(() => t.writable.get<any>(`/api/v1/stock/deposits/${dep.operationId}`), (o) => o.operationStatus === 'completed');
+    expectSchema(StockTransferOperationSchema, d);
+    expect(d).toMatchObject({ tokenAmount: '2.5', txHash: depTx, mappingStatus: 'Indexed', withdrawalOperation: null });
+    expect(d.mapping).toEqual({ txHash: depTx, operationType: 'deposit', operationId: dep.operationId, status: 'Indexed' });
+    expect(d.depositOperation).toEqual({
+      operationId: dep.operationId,
+      userAddress: user(),
+      tokenAddress: aapl.toLowerCase(),
+      status: 'completed',
+      isInstant: true,
+      amount: 2.5,
+      feeAmount: 0,
+      createTxHash: depTx,
+    });
+    expect((await raw('GET', `/api/v1/stock/deposits/${dep.operationId}`)).text).toContain('"isInstant":true,"amount":2.5,"feeAmount":0,');
+    const wTx = await send(await t.writable.post<any>('/api/v1/stock/withdrawals/calldata', { tokenAddress: aapl, tokenAmount: '0.000000000000000001' }));
+    const wd = await t.writable.post<any>('/api/v1/stock/withdrawals/tx', { txHash: wTx });
+    const w = await until(() => t.writable.get<any>(`/api/v1/stock/withdrawals/${wd.operationId}`), (o) => o.operationStatus === 'completed');
+    expect(w).toMatchObject({ depositOperation: null, mapping: { txHash: wTx, operationType: 'withdraw', operationId: wd.operationId, status: 'Indexed' } });
+    expect(w.withdrawalOperation).toMatchObject({ operationId: wd.operationId, isInstant: true, amount: 1e-18, createTxHash: wTx });
+    // The digits on the wire, not the double's 1e-18.
+    expect((await raw('GET', `/api/v1/stock/withdrawals/${wd.operationId}`)).text).toContain('"amount":0.000000000000000001,');
   });
 
   it('orders carry Anchored\'s status beside state: New while resting, Canceled, Filled', async () => {

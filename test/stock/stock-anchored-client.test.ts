@@ -188,11 +188,10 @@ describe('market data', () => {
     // Where the bars sit in `data` is not documented (cut): an array, or the list inside it.
     const bars: any[] = Array.isArray(data) ? data : data.candles;
     expect(bars).toHaveLength(5);
-    // The last five of the six candles, oldest first. Anchored types `open` and `high` as numbers;
-    // tokex answers the exact decimal strings here (a known difference, docs/stock-api.md "Answers":
-    // bars are read by number-parsing clients either way; to become exact JSON numbers).
-    expect(bars.map((b) => [typeof b.open, typeof b.high])).toEqual(Array(5).fill(['string', 'string']));
-    expect(bars.map((b) => [Number(b.open), Number(b.high)])).toEqual([
+    // The last five of the six candles, oldest first, `open` and `high` numbers as Anchored types them.
+    expect(bars.map((b) => [typeof b.open, typeof b.high])).toEqual(Array(5).fill(['number', 'number']));
+    expect(a.text).toContain('"open":225.00,"high":225.50,');
+    expect(bars.map((b) => [b.open, b.high])).toEqual([
       [221, 221.5],
       [222, 222.5],
       [223, 223.5],

@@ -198,7 +198,7 @@ describe('K-line history', () => {
   });
 
   const window = { interval: '1d', startTime: s('2024-06-01T00:00:00Z'), endTime: s('2024-06-30T00:00:00Z') };
-  const closes = (r: any) => r.data.candles.map((c: any) => c.close);
+  const closes = (r: any) => r.data.candles.map((c: any) => c.exact.close);
   const cliff = (r: any) => Number(r.data.candles[5].open) / Number(r.data.candles[4].close);
 
   it('across the configured 10:1 split: raw shows the cliff, split and all (the default) do not', async () => {
@@ -211,17 +211,23 @@ describe('K-line history', () => {
       const r = await history('NVDA', adjustment ? { ...window, adjustment } : window);
       expect(r.data.adjustment).toBe(adjustment ?? 'all');
       expect(closes(r)).toEqual(['120.00', '120.10', '120.20', '120.30', '120.40', '120.50', '120.60', '120.70', '120.80', '120.90']);
-      expect(r.data.candles.slice(0, 5).map((c: any) => c.volume)).toEqual(['10000', '10000', '10000', '10000', '10000']);
+      expect(r.data.candles.slice(0, 5).map((c: any) => c.exact.volume)).toEqual(['10000', '10000', '10000', '10000', '10000']);
       expect(cliff(r)).toBeGreaterThan(0.99);
     }
     // The table has no dividend or spin-off for NVDA: raw bars.
     for (const adjustment of ['dividend', 'spin-off']) expect(closes(await history('NVDA', { ...window, adjustment }))).toEqual(closes(raw));
     // Weeks, rolled up from the adjusted days.
     const weeks = await history('NVDA', { ...window, interval: '1w', adjustment: 'split' });
-    expect(weeks.data.candles.map((c: any) => [c.openTime, c.open, c.close, c.volume])).toEqual([
+    expect(weeks.data.candles.map((c: any) => [c.openTime, c.exact.open, c.exact.close, c.exact.volume])).toEqual([
       [s('2024-06-03T00:00:00Z') * 1000, '120.00', '120.40', '50000'],
       [s('2024-06-10T00:00:00Z') * 1000, '120.50', '120.90', '50000'],
     ]);
+    // Anchored's numbers at the top level (their digits on the wire: stock-anchored-client.test.ts).
+    expect(weeks.data.candles.map((c: any) => [c.open, c.high, c.low, c.close, c.volume])).toEqual([
+      [120, 120.4, 120, 120.4, 50000],
+      [120.5, 120.9, 120.5, 120.9, 50000],
+    ]);
+
   });
 
   it('reads startTime and endTime as Unix seconds, bars answered with ms openTime and closeTime', async () => {

@@ -6,7 +6,7 @@
  * with the demo wallet's key (viem, EIP-712) and sent back. Without demo credentials the page is
  * read-only: the public streams only, since every REST read of both APIs is signed.
  */
-import { isTriggerType, OPEN_ORDER_STATUSES, ORDER_TYPES, triggeredType, type OrderType } from '@tokex/contract';
+import { isTriggerType, OPEN_ORDER_STATUSES, ORDER_TYPES, triggeredType, type OrderType, type StockCandle } from '@tokex/contract';
 import { privateKeyToAccount } from 'viem/accounts';
 import { PerpStreamClient, StockStreamClient } from '@tokex/sdk/stream-client';
 import { ApiError, perpClient, stockClient, type PerpRequest, type StockRequest } from './api-clients.ts';
@@ -433,11 +433,13 @@ async function start(): Promise<void> {
   let selected = config.stock.symbols[0];
   let klineFeed: Feed | undefined;
   const chart = chartView();
+  // The exact strings: the bar's top-level figures are JSON numbers (Anchored's type), which print `229.8` for 229.80.
+  const stockBar = (c: StockCandle): Candle => ({ openTime: c.openTime, ...c.exact });
   const markets = marketsView(config.stock.symbols, (s) => void selectStock(s).catch(report), stockFresh);
   refreshers.push(() => markets.refresh());
   const history = (rest: StockRequest, symbol: string, limit: number) =>
     // `endTime` (Unix seconds) and `interval` are required, as Anchored documents them.
-    rest<{ candles: Candle[] }>('GET', `/prices/${encodeURIComponent(symbol)}/history`, { interval: '1m', endTime: Math.floor(Date.now() / 1000), limit }).then((h) => h.candles);
+    rest<{ candles: StockCandle[] }>('GET', `/prices/${encodeURIComponent(symbol)}/history`, { interval: '1m', endTime: Math.floor(Date.now() / 1000), limit }).then((h) => h.candles.map(stockBar));
   async function selectStock(symbol: string): Promise<void> {
     selected = symbol;
     markets.select(symbol);
@@ -447,12 +449,12 @@ async function start(): Promise<void> {
     const initial = stockRest ? await history(stockRest, symbol, 80) : [];
     if (selected !== symbol) return;
     chart.reset(symbol, initial);
-    klineFeed = stockFeeds.start<Candle | null>({
+    klineFeed = stockFeeds.start<StockCandle | null>({
       name: `candles ${symbol}`,
       channel: 'klines:1m',
       symbol,
-      onSnapshot: (c) => chart.upsert(c),
-      onUpdate: (c) => chart.upsert(c),
+      onSnapshot: (c) => chart.upsert(c && stockBar(c)),
+      onUpdate: (c) => chart.upsert(c && stockBar(c)),
       poll: stockPoll((rest) => history(rest, symbol, 2), (cs) => selected === symbol && chart.merge(cs)),
     });
   }

@@ -29,7 +29,7 @@ import { NotFoundError, notListed, ValidationError } from '../../errors/app-erro
 import type { Quote } from '../../marketdata/market-types.ts';
 import { readPriceHistory, type HistoryInterval, type PriceAdjustment } from '../../marketdata/price-history.ts';
 import type { MarketConfigView, StockApiDeps, StockListing } from '../stock-deps.ts';
-import { quoteStale, quoteView, STALE_QUOTE_MS } from '../quote-view.ts';
+import { barView, quoteStale, quoteView, STALE_QUOTE_MS } from '../quote-view.ts';
 import { dataRenderer, JSON_UTF8, stockOkText } from '../stock-envelope.ts';
 import { createMarketStats } from '../market-stats.ts';
 import { symbolView, tradesOvernight } from '../symbol-view.ts';
@@ -165,7 +165,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> = a
         response: stockResponses(StockPriceHistorySchema),
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const listing = listingOf(deps, req.params.symbol);
       const { interval, limit = STOCK_DEFAULT_KLINE_LIMIT, adjustment = STOCK_DEFAULT_PRICE_ADJUSTMENT } = req.query;
       const endTime = historySecondsToMs('endTime', req.query.endTime);
@@ -180,7 +180,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> = a
         adjustment,
         now: now(),
       });
-      return okReply(req.id, { symbol: listing.symbol, interval, adjustment, candles });
+      return okExactReply(reply, req.id, { symbol: listing.symbol, interval, adjustment, candles: candles.map(barView) });
     },
   );
 

@@ -149,14 +149,31 @@ export const StockQuoteSchema = Type.Object({
 });
 export type StockQuote = Static<typeof StockQuoteSchema>;
 
-export const StockCandleSchema = Type.Object({
-  openTime: Millis(),
-  closeTime: Millis(),
+/** A candle's figures as exact decimal strings: what tokex answered at the candle's top level before it took Anchored's numbers. */
+export const StockCandleExactSchema = Type.Object({
   open: DecimalOut(),
   high: DecimalOut(),
   low: DecimalOut(),
   close: DecimalOut(),
   volume: DecimalOut(),
+});
+export type StockCandleExact = Static<typeof StockCandleExactSchema>;
+
+/**
+ * A K-line bar. Anchored documents `open` and `high` as numbers (anchored-reference.md §4.1, the rest
+ * of its table is cut), so all five figures are JSON numbers printed from the exact decimal's digits
+ * on REST; `exact` holds the same figures as decimal strings, which a client parsing JSON into
+ * doubles reads without loss (docs/stock-api.md, "Price history").
+ */
+export const StockCandleSchema = Type.Object({
+  openTime: Millis(),
+  closeTime: Millis(),
+  open: StockDecimalNumberOut(),
+  high: StockDecimalNumberOut(),
+  low: StockDecimalNumberOut(),
+  close: StockDecimalNumberOut(),
+  volume: StockDecimalNumberOut({ description: 'shares traded: exact decimal printed as a JSON number' }),
+  exact: StockCandleExactSchema,
 });
 export type StockCandle = Static<typeof StockCandleSchema>;
 
