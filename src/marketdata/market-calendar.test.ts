@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   createMarketCalendar,
+  MARKET_CALENDAR_KINDS,
   newYorkOffsetMs,
+  NYSE_CALENDAR_YEARS,
   NYSE_EARLY_CLOSES,
   NYSE_HOLIDAYS,
 } from './market-calendar.ts';
@@ -28,6 +30,7 @@ describe('always-open', () => {
     expect(cal.kind).toBe('always-open');
     for (const t of ['2025-03-08T12:00', '2025-12-25T15:00', '2026-01-01T00:00']) expect(cal.isOpen(utc(t))).toBe(true);
     expect(cal.sessionClose(utc('2025-03-08T12:00'))).toBeNull();
+    expect(cal.session(utc('2025-03-08T12:00'))).toBe('regular');
   });
 });
 
@@ -44,6 +47,11 @@ describe('24x5', () => {
     expect(cal.isOpen(utc('2025-01-18T00:59:59'))).toBe(true);
     expect(cal.isOpen(utc('2025-01-18T01:00:00'))).toBe(false);
     expect(cal.isOpen(utc('2025-01-18T18:00'))).toBe(false); // Saturday
+  });
+
+  it("names an open instant's session 'regular'", () => {
+    expect(cal.session(utc('2025-01-13T01:00'))).toBe('regular');
+    expect(cal.session(utc('2025-01-13T00:59:59'))).toBe('closed');
   });
 
   it('shifts by an hour in summer (EDT = UTC-4)', () => {
@@ -117,7 +125,11 @@ describe('nyse', () => {
     }
     // The day after a holiday trades normally.
     expect(cal.isOpen(utc('2025-07-07T15:00'))).toBe(true);
-    expect(NYSE_HOLIDAYS.size).toBe(31);
+    expect(NYSE_HOLIDAYS.size).toBe(40);
+    const perYear = (y: number) => [...NYSE_HOLIDAYS].filter((d) => d.startsWith(`${y}-`)).length;
+    // 2028 has nine: New Year's Day falls on a Saturday and is not observed on Friday 2027-12-31.
+    expect([2025, 2026, 2027, 2028].map(perYear)).toEqual([11, 10, 10, 9]);
+    expect(NYSE_CALENDAR_YEARS).toEqual({ first: 2025, last: 2028 });
     for (const day of NYSE_HOLIDAYS) {
       const wd = new Date(`${day}T12:00Z`).getUTCDay();
       expect(wd >= 1 && wd <= 5, `${day} is a weekday`).toBe(true);
@@ -135,6 +147,24 @@ describe('nyse', () => {
     for (const day of NYSE_EARLY_CLOSES) expect(NYSE_HOLIDAYS.has(day)).toBe(false);
   });
 
+  it('follows the 2028 calendar', () => {
+    expect(cal.isOpen(utc('2027-12-31T15:00'))).toBe(true); // New Year 2028 (a Saturday) not observed
+    for (const day of ['2028-01-17', '2028-02-21', '2028-04-14', '2028-05-29', '2028-06-19', '2028-07-04', '2028-09-04', '2028-11-23', '2028-12-25']) {
+      expect(cal.isOpen(utc(`${day}T15:00`)), day).toBe(false);
+    }
+    // Early closes: Monday 3 July (EDT, 13:00 = 17:00 UTC), Friday 24 November (EST, 18:00 UTC)
+    expect(cal.sessionClose(utc('2028-07-03T14:00'))).toBe(utc('2028-07-03T17:00'));
+    expect(cal.sessionClose(utc('2028-11-24T15:00'))).toBe(utc('2028-11-24T18:00'));
+    // Christmas Eve 2028 is a Sunday: Friday 22 December is a full day
+    expect(cal.sessionClose(utc('2028-12-22T15:00'))).toBe(utc('2028-12-22T21:00'));
+  });
+
+  it("names its hours 'regular' and the rest 'closed'", () => {
+    expect(cal.session(utc('2025-03-07T14:30'))).toBe('regular');
+    expect(cal.session(utc('2025-03-07T14:29:59'))).toBe('closed');
+    expect(cal.session(utc('2025-03-07T21:00'))).toBe('closed');
+  });
+
   it('answers the close of the current session, or of the next one when closed', () => {
     // During a winter session: 16:00 EST = 21:00 UTC
     expect(cal.sessionClose(utc('2025-03-07T15:00'))).toBe(utc('2025-03-07T21:00'));
@@ -150,6 +180,43 @@ describe('nyse', () => {
     // Christmas 2027 observed on Friday 24 December: Thursday 23rd → Monday 27th
     expect(cal.sessionClose(utc('2027-12-23T22:00'))).toBe(utc('2027-12-27T21:00'));
   });
+});
+
+describe('us-sessions', () => {
+  const cal = createMarketCalendar('us-sessions');
+
+  it('is open in all four sessions and names them', () => {
+    expect(cal.kind).toBe('us-sessions');
+    // Wednesday 2026-01-14 (EST): overnight from Tuesday 20:00, pre-market 04:00, regular 09:30, after-hours 16:00-20:00
+    const cases: [string, boolean, string][] = [
+      ['2026-01-14T00:59', true, 'after-hours'],
+      ['2026-01-14T01:00', true, 'overnight'],
+      ['2026-01-14T09:00', true, 'pre-market'],
+      ['2026-01-14T14:30', true, 'regular'],
+      ['2026-01-14T21:00', true, 'after-hours'],
+      ['2026-01-17T01:00', false, 'closed'], // Friday 20:00
+      ['2026-11-26T15:00', false, 'closed'], // Thanksgiving
+    ];
+    for (const [t, open, session] of cases) {
+      expect(cal.isOpen(utc(t)), t).toBe(open);
+      expect(cal.session(utc(t)), t).toBe(session);
+    }
+  });
+
+  it("closes a session at the end of the trading day's after-hours", () => {
+    // Tuesday 22:00 EST belongs to Wednesday, which ends 20:00 EST = Thursday 01:00 UTC
+    expect(cal.sessionClose(utc('2026-01-14T03:00'))).toBe(utc('2026-01-15T01:00'));
+    expect(cal.sessionClose(utc('2026-01-14T15:00'))).toBe(utc('2026-01-15T01:00'));
+    // Saturday: Monday's day, ending Monday 20:00
+    expect(cal.sessionClose(utc('2026-01-10T17:00'))).toBe(utc('2026-01-13T01:00'));
+    // Early close on the Friday after Thanksgiving: after-hours ends 17:00 EST
+    expect(cal.sessionClose(utc('2026-11-26T15:00'))).toBe(utc('2026-11-27T22:00'));
+  });
+});
+
+it('creates every listed kind', () => {
+  expect(MARKET_CALENDAR_KINDS).toEqual(['always-open', '24x5', 'nyse', 'us-sessions']);
+  for (const kind of MARKET_CALENDAR_KINDS) expect(createMarketCalendar(kind).kind).toBe(kind);
 });
 
 it('rejects an unknown calendar kind', () => {
