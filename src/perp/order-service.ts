@@ -57,11 +57,14 @@ import { averagePrice, fillBody, openOrderBody, orderBody, positionBody, priceOf
 export type BuildOrderInput = OrderInput;
 
 /**
- * `onSubmitted`: called once the command is handed to the engine (which applies commands in the
- * order it receives them), before its durable answer: the stream's order lane starts the
- * connection's next order then (src/streams/stream-endpoint.ts). Not called when refused before.
+ * `turn`: awaited once the order is checked and its nonce claimed, before it is handed to the engine:
+ * the stream's order lane checks a connection's orders together and hands them over in the order
+ * sent (src/streams/stream-endpoint.ts). `onSubmitted`: called once the command is handed to the
+ * engine (which applies commands in the order it receives them), before its durable answer: the
+ * connection's next order takes its turn then. Not called when refused before.
  */
 export interface SubmitHooks {
+  turn?: Promise<void>;
   onSubmitted?: () => void;
 }
 
@@ -370,6 +373,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
 
     async submit(caller, body, mode = 'order', hooks) {
       const prepared = await prepareOrder(caller, body, mode);
+      if (hooks?.turn) await hooks.turn;
       const pending = submit(prepared.command);
       hooks?.onSubmitted?.();
       const r = (await pending) as CommandResult & { resubmitted?: true };
@@ -385,6 +389,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       const prepared = await Promise.allSettled(list.map((o, i) => prepareOrder(caller, o, 'order', `orders[${i}].`)));
       const ready = prepared.flatMap((p) => (p.status === 'fulfilled' ? [p.value] : []));
       const commands = ready.map((p) => p.command);
+      if (hooks?.turn) await hooks.turn;
       let results: Array<CommandResult & { resubmitted?: true; journalSeq: number | null }>;
       if (commands.length === 0) results = [];
       else if (venue.gateway.submitMany) {
@@ -448,6 +453,9 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       // Amendments share the account's order nonces: a signed amendment is applied once.
       const claim = await nonces.claim({ account, nonce: m.nonce.toString(), orderHash: amendHash, expiry: Number(m.expiry), usedAt: t });
       if (claim === 'used') throw new RejectedError('NONCE_USED', 'message.nonce: already used by another order of this account');
+      // The order was read before the turn (its owner and instrument, which never change); whether
+      // it is still open when the amendment applies is the engine's check.
+      if (hooks?.turn) await hooks.turn;
       const pending = submit({ ...cmd, id: `amd:${amendHash}`, ts: t, account, expiresAtMs: Number(m.expiry) });
       hooks?.onSubmitted?.();
       const r = (await pending) as CommandResult & { resubmitted?: true };

@@ -10,9 +10,11 @@
  *
  * A venue may add ops of its own (`opts.ops`, the perp API's `order`): requests that wait on
  * something slow (the engine). They keep their own lane per connection, in arrival order: each starts
- * after every message received before it (so an `order` sent right after `auth` sees its outcome) and
- * once the op before it is ordered (its command handed to the engine, `ctx.ordered()`) or done, so
- * orders pipeline on a connection but are applied in the order sent; answers leave in that order too.
+ * after every message received before it (so an `order` sent right after `auth` sees its outcome), and
+ * may do its own checks (a signature, a nonce) at once, while earlier ops still run; its effect waits
+ * for `ctx.turn`, which resolves once every op before it is ordered (its command handed to the engine,
+ * `ctx.ordered()`) or done. So orders pipeline on a connection, their checks in parallel, but are
+ * applied in the order sent; answers leave in that order too.
  * Later subscribes and pings go on meanwhile. At most `opsQueued` wait per
  * connection; past that the venue's refusal is answered at once. Once the connection has sent `auth`,
  * a frame of such an op may be up to `opFrameBytes` (a batch of signed orders is larger than any
@@ -85,9 +87,15 @@ export interface StreamOpContext<S> {
   session: S | undefined;
   peer: string;
   /**
+   * Resolves once every earlier op of the connection is ordered or done: the op awaits it before its
+   * effect (handing its command to the engine), and may check its message before.
+   */
+  turn: Promise<void>;
+  /**
    * The op calls this once its effect is ordered (a command handed to the engine, which applies
-   * commands in the order it receives them): the connection's next op may start then, before this
-   * one's answer, which still leaves in order. An op that never calls it holds the lane until done.
+   * commands in the order it receives them): the connection's next op may take its turn then,
+   * before this one's answer, which still leaves in order. An op that never calls it holds the lane
+   * until done.
    */
   ordered(): void;
 }
@@ -321,18 +329,20 @@ export function attachStreamEndpoint<S extends { account: string }>(app: Fastify
         return;
       }
       opsWaiting += 1;
-      // After every message received before this one (an `auth` included), and after the ops before
-      // it are ordered: a trading firm pipelines orders on one connection, each applied in the order
-      // sent, while the earlier ones still wait for their commit.
-      const before = Promise.all([opLane, queue]);
+      // After every message received before this one (an `auth` included); its turn comes once the
+      // ops before it are ordered: a trading firm pipelines orders on one connection, their checks
+      // (signature recovery, nonce claims) running together, each applied in the order sent.
+      const turn = opLane;
       let ordered!: () => void;
       const isOrdered = new Promise<void>((resolve) => (ordered = resolve));
-      const run = before.then(() => op.handle(msg, { id: opId, session, peer, ordered }));
+      const run = queue.then(() => op.handle(msg, { id: opId, session, peer, turn, ordered }));
       const ended = run.then(
         () => undefined,
         () => undefined,
       );
-      opLane = Promise.race([isOrdered, ended]);
+      // Never before this op's own turn: an op that fails its checks early must not let a later one
+      // overtake the ops before it.
+      opLane = turn.then(() => Promise.race([isOrdered, ended]));
       // Answers leave in the order the messages came.
       const earlier = answered;
       answered = earlier

@@ -13,6 +13,7 @@ import { attachStreamEndpoint, type StreamEndpoint, type StreamOp } from '../../
 import { createMemoryStreamBroker } from '../../src/streams/stream-broker.ts';
 import { createStreamHub, type StreamHub } from '../../src/streams/stream-hub.ts';
 import { openSocket, type TestSocket } from '../support/ws-client.ts';
+import { until } from '../support/poll.ts';
 
 const CODES = { invalid: 1, unknownSymbol: 2, authRequired: 3, rateLimited: 4, gone: 5, unavailable: 6 };
 const QUEUED = 3;
@@ -27,7 +28,9 @@ function gatedOp() {
   let open!: () => void;
   let gate = new Promise<void>((resolve) => (open = resolve));
   const op: StreamOp<Session> = {
-    async handle(msg, { id, session }) {
+    async handle(msg, { id, session, turn }) {
+      // Nothing checked before its turn: the op holds the lane until done, one at a time.
+      await turn;
       started.push({ n: msg.n, account: session?.account });
       if (msg.fail === true) throw new Error('op failed');
       await gate;
@@ -122,6 +125,48 @@ describe('stream endpoint: venue ops', () => {
       ['s2', '0xabc'],
     ]);
     expect(slow.started.map((x) => x.n)).toEqual([0, 1, 2]);
+  });
+
+  it('ops check at once, in parallel, but apply in arrival order: one failing its checks lets no later one overtake', async () => {
+    const log: string[] = [];
+    const gates = new Map<number, () => void>();
+    const op: StreamOp<Session> = {
+      async handle(msg, { id, turn, ordered }) {
+        const n = Number(msg.n);
+        log.push(`check ${n}`);
+        // Each op's checks wait for the test, so it decides the order they finish in.
+        await new Promise<void>((resolve) => gates.set(n, resolve));
+        if (msg.fail === true) throw new Error('bad signature');
+        await turn;
+        log.push(`apply ${n}`);
+        ordered();
+        return { type: 'result', id, n };
+      },
+      refused: (id, code, msg) => ({ type: 'result', id, code, msg }),
+    };
+    const s = await open(await serve({ ordered: op }));
+    s.send({ op: 'ordered', id: 'o1', n: 1 });
+    s.send({ op: 'ordered', id: 'o2', n: 2, fail: true });
+    s.send({ op: 'ordered', id: 'o3', n: 3 });
+    s.send({ op: 'ping', id: 'p' });
+    await s.next((f) => f.type === 'pong' && f.id === 'p');
+    await until(async () => gates.size, (n) => n === 3);
+    // All three checking before any applied.
+    expect(log).toEqual(['check 1', 'check 2', 'check 3']);
+    // The third's and the second's checks end first: neither may apply before the first.
+    gates.get(3)!();
+    gates.get(2)!();
+    s.send({ op: 'ping', id: 'p2' });
+    await s.next((f) => f.type === 'pong' && f.id === 'p2');
+    expect(log).toEqual(['check 1', 'check 2', 'check 3']);
+    gates.get(1)!();
+    await s.next((f) => f.type === 'result' && f.id === 'o3');
+    expect(log).toEqual(['check 1', 'check 2', 'check 3', 'apply 1', 'apply 3']);
+    expect(s.frames.filter((f) => f.type === 'result' || f.type === 'error').map((f) => [f.type, f.id])).toEqual([
+      ['result', 'o1'],
+      ['error', 'o2'],
+      ['result', 'o3'],
+    ]);
   });
 
   it('a failing op answers an error frame with its id; a bad id is refused before the op runs', async () => {

@@ -78,30 +78,41 @@ interface PerpSession {
 
 const EMPTY = new Uint8Array(0);
 
+/** A connection's order lane as an action sees it (StreamOpContext's `turn` and `ordered`). */
+type OrderLane = { turn: Promise<void>; ordered: () => void };
+
 /** The REST call each action makes: its route (for the weight), body schema and answer schema. */
 interface OrderAction {
   route: string;
   body: TSchema;
   answer: TSchema;
-  /** Called with a body `body` has validated; `ordered` once its command is handed to the engine. */
-  run(orders: OrderService, key: AuthKey, body: unknown, ordered: () => void): Promise<unknown>;
+  /** Called with a body `body` has validated; awaits `lane.turn` before its effect, calls `lane.ordered` once its command is handed to the engine. */
+  run(orders: OrderService, key: AuthKey, body: unknown, lane: OrderLane): Promise<unknown>;
 }
 
 function orderAction<B extends TSchema>(a: {
   route: string;
   body: B;
   answer: TSchema;
-  run(orders: OrderService, key: AuthKey, body: Static<B>, ordered: () => void): Promise<unknown>;
+  run(orders: OrderService, key: AuthKey, body: Static<B>, lane: OrderLane): Promise<unknown>;
 }): OrderAction {
   return a as OrderAction;
 }
 
 const ORDER_ACTIONS: Readonly<Record<StreamOrderAction, OrderAction>> = {
-  place: orderAction({ route: 'POST orders', body: SignedOrderBodySchema, answer: SubmittedOrderSchema, run: (o, k, b, ordered) => o.submit(k, b, 'order', { onSubmitted: ordered }) }),
-  batch: orderAction({ route: 'POST orders/batch', body: BatchOrdersBodySchema, answer: BatchOrdersResultSchema, run: (o, k, b, ordered) => o.submitBatch(k, b, { onSubmitted: ordered }) }),
-  // A cancel holds the lane until it is answered: what follows it sees the order gone.
-  cancel: orderAction({ route: 'DELETE orders/{orderId}', body: StreamCancelBodySchema, answer: OrderSchema, run: (o, k, b) => o.cancel(k, b.orderId, b.idempotencyKey) }),
-  amend: orderAction({ route: 'POST orders/amend', body: SignedOrderBodySchema, answer: SubmittedOrderSchema, run: (o, k, b, ordered) => o.amend(k, b, { onSubmitted: ordered }) }),
+  place: orderAction({ route: 'POST orders', body: SignedOrderBodySchema, answer: SubmittedOrderSchema, run: (o, k, b, lane) => o.submit(k, b, 'order', { turn: lane.turn, onSubmitted: lane.ordered }) }),
+  batch: orderAction({ route: 'POST orders/batch', body: BatchOrdersBodySchema, answer: BatchOrdersResultSchema, run: (o, k, b, lane) => o.submitBatch(k, b, { turn: lane.turn, onSubmitted: lane.ordered }) }),
+  // A cancel waits for its turn and holds the lane until it is answered: what follows it sees the order gone.
+  cancel: orderAction({
+    route: 'DELETE orders/{orderId}',
+    body: StreamCancelBodySchema,
+    answer: OrderSchema,
+    run: async (o, k, b, lane) => {
+      await lane.turn;
+      return o.cancel(k, b.orderId, b.idempotencyKey);
+    },
+  }),
+  amend: orderAction({ route: 'POST orders/amend', body: SignedOrderBodySchema, answer: SubmittedOrderSchema, run: (o, k, b, lane) => o.amend(k, b, { turn: lane.turn, onSubmitted: lane.ordered }) }),
 };
 export const ORDER_ACTION_NAMES: readonly StreamOrderAction[] = STREAM_ORDER_ACTIONS;
 
@@ -150,7 +161,7 @@ function orderOp(opts: PerpStreamEndpointOptions & { orders: OrderService; rateL
 
   return {
     refused: (id, c, msg) => result(id, c, msg),
-    async handle(msg, { id, session, peer, ordered }) {
+    async handle(msg, { id, session, peer, turn, ordered }) {
       const action = typeof msg.action === 'string' && Object.hasOwn(ORDER_ACTIONS, msg.action) ? (msg.action as StreamOrderAction) : undefined;
       try {
         if (session === undefined) return result(id, AUTH_REQUIRED, 'auth first: orders need an authenticated connection');
@@ -165,7 +176,7 @@ function orderOp(opts: PerpStreamEndpointOptions & { orders: OrderService; rateL
         if (action === undefined) throw new ValidationError('action', `must be one of ${ORDER_ACTION_NAMES.join(', ')}`);
         const validate = (await validators).get(action)!;
         if (!validate(body)) throw validationFromAjv((validate.errors ?? []) as Parameters<typeof validationFromAjv>[0], 'body');
-        const data = await ORDER_ACTIONS[action].run(orders, key, body, ordered);
+        const data = await ORDER_ACTIONS[action].run(orders, key, body, { turn, ordered });
         return `{"type":"result","id":${JSON.stringify(id)},"code":0,"msg":"ok","data":${render.get(action)!(data)}}`;
       } catch (err) {
         if (isAppError(err)) {
