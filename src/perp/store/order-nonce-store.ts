@@ -32,7 +32,8 @@ interface Waiting {
 
 /**
  * Group commit of order nonces. A durable insert per order cost a commit (an fsync with SQLite's
- * `synchronous = FULL`) on the request path, blocking the event loop about 3 ms an order on disk.
+ * `synchronous = FULL`) on the request path, blocking the event loop about 3 ms an order on disk;
+ * the batches commit without an fsync of their own (below, in `write`).
  * Here the claims that arrive while a batch is being written wait for the next one, and each batch
  * is one transaction: an insert of every new (account, nonce) that skips the taken ones and returns
  * what it inserted, then one read of the order hashes of the rest. No claim is answered before its
@@ -58,6 +59,10 @@ export function createOrderNonceClaimer(db: DbExecutor, opts: { retentionMs: num
     for (const { rec } of batch) if (!first.has(keyOf(rec))) first.set(keyOf(rec), rec);
     const t = now();
     const prune = t - lastPrune >= pruneEveryMs;
+    // Not durable (no fsync of its own): a claim only matters once its order is answered, and an
+    // order is answered after its journal row's durable commit, which syncs the database's log up to
+    // itself, this earlier claim included (transaction.ts). A machine crash can lose the claims of
+    // orders nobody was answered, whose commands the journal lost with them. Half the commits' cost.
     return withTransaction(db, async (tx) => {
       const k = kyselyOf(tx);
       if (prune) await k.deleteFrom('perp_order_nonces').where('expiry', '<', t - opts.retentionMs).execute();
@@ -85,7 +90,7 @@ export function createOrderNonceClaimer(db: DbExecutor, opts: { retentionMs: num
         if (won.has(key) && first.get(key) === rec) return 'claimed';
         return hashes.get(key) === rec.orderHash.toLowerCase() ? 'same-order' : 'used';
       });
-    });
+    }, { durable: false });
   }
 
   async function drain(): Promise<void> {
