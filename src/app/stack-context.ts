@@ -9,9 +9,8 @@ import type { Logger } from '../lib/logger.ts';
 import type { ApiKeyService } from '../auth/api-key-service.ts';
 import type { Db } from '../storage/database.ts';
 import { createQuoteCache } from '../marketdata/quote-cache.ts';
-import type { MarketCalendar } from '../marketdata/market-calendar.ts';
 import type { QuoteReader } from '../marketdata/market-types.ts';
-import type { SymbolSpec } from '../marketdata/symbol-catalog.ts';
+import type { SymbolSpec, VenueCalendar } from '../marketdata/symbol-catalog.ts';
 import type { PerpVenue } from '../perp/perp-venue.ts';
 import type { StreamBroker } from '../streams/stream-broker.ts';
 import { createRelaySignals, type RelaySignals } from '../stock/relay-signals.ts';
@@ -32,7 +31,12 @@ export interface StackContext {
   chain: ChainWiring;
   db: Db;
   keys: ApiKeyService;
-  calendar: MarketCalendar;
+  /**
+   * `MARKET_CALENDAR` with the listing's session flags, on the calendar's clock (the wall clock,
+   * or `MARKET_CLOCK_START`'s): every role asks it when the market trades.
+   */
+  calendar: VenueCalendar;
+  /** The listed stocks, with their session flags (`STOCK_SESSION_FLAGS` applied). */
   symbols: readonly SymbolSpec[];
   /**
    * The live quotes: the simulator's when the marketdata role runs in this process (it starts

@@ -13,7 +13,7 @@ import type { ApiKeyService } from '../auth/api-key-service.ts';
 import { DEMO_TAKER_ACCOUNT, DEMO_WALLETS, MARKET_MAKER_ACCOUNT } from '../chain/anvil-accounts.ts';
 import { stockVenueDeployer, type Deployment } from '../chain/deploy-contracts.ts';
 import { DEMO_PERP_DEPOSIT, DEMO_TAKER_DEPOSIT, MARKET_MAKER_DEPOSIT, MARKET_MAKER_GAS, perpVenueDeployer } from '../chain/deploy-perp-venue.ts';
-import { DEMO_SYMBOLS } from '../marketdata/symbol-catalog.ts';
+import { createVenueCalendar, DEMO_SYMBOLS, withSessionFlags, type VenueCalendar } from '../marketdata/symbol-catalog.ts';
 import { createMarketCalendar } from '../marketdata/market-calendar.ts';
 import type { Db } from '../storage/database.ts';
 import { startChain } from './chain-wiring.ts';
@@ -65,6 +65,8 @@ export interface StackHandle {
   perpBaseUrl?: string;
   demo?: DemoFile;
   demoFile?: string;
+  /** The market calendar every role here reads (its clock: the wall clock or `MARKET_CLOCK_START`'s). */
+  calendar: VenueCalendar;
   /** `GET /metrics` of this process (METRICS_HOST/METRICS_PORT); undefined with METRICS_PORT=off. */
   metricsUrl?: string;
   /**
@@ -74,6 +76,29 @@ export interface StackHandle {
    */
   reloadTls(): TlsReloadResult[];
   stop(): Promise<void>;
+}
+
+/**
+ * The calendar every role of this process reads, and the listing with the operator's session flags.
+ * A `STOCK_SESSION_FLAGS` naming an unlisted symbol stops the start; under a calendar other than
+ * us-sessions the flags are ignored (with a warning), as `GET symbols` keeps those calendars' meaning.
+ */
+function venueCalendar(config: AppConfig, logger: Logger) {
+  let symbols;
+  try {
+    symbols = withSessionFlags(DEMO_SYMBOLS, config.stockSessionFlags);
+  } catch (err) {
+    throw new AppError('VALIDATION', (err as Error).message);
+  }
+  if (Object.keys(config.stockSessionFlags).length > 0 && config.marketCalendar !== 'us-sessions') {
+    logger.warn({ calendar: config.marketCalendar }, 'STOCK_SESSION_FLAGS applies only with MARKET_CALENDAR=us-sessions; ignored');
+  }
+  // The calendar's clock is set once: from then on it runs at wall speed.
+  const clockOffsetMs = config.marketClockStart === undefined ? 0 : config.marketClockStart - Date.now();
+  if (clockOffsetMs !== 0) {
+    logger.warn({ marketClockStart: new Date(config.marketClockStart!).toISOString(), clockOffsetMs }, 'MARKET_CLOCK_START: the market calendar runs on a shifted clock');
+  }
+  return { calendar: createVenueCalendar(createMarketCalendar(config.marketCalendar), { symbols, clockOffsetMs }), symbols };
 }
 
 /**
@@ -88,6 +113,7 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
   // A bad certificate file, or plain HTTP where production mode forbids it, stops the start before
   // anything runs (each API role checks again as it starts).
   for (const [name] of roles) if (name === 'stock-api' || name === 'perp-api') apiTransportFor(config, name === 'stock-api' ? 'stock API' : 'perp API');
+  const { calendar, symbols } = venueCalendar(config, logger);
   fs.mkdirSync(config.dataDir, { recursive: true });
   const stops = createStopList(logger);
   try {
@@ -127,10 +153,7 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
     stops.add(() => db.close());
     const keys = openKeyService(config, db, logger);
     const status = createRoleStatusRegistry(newHolderId());
-    const ctx = createStackContext(
-      { config, logger, chain, db, keys, calendar: createMarketCalendar(config.marketCalendar), symbols: DEMO_SYMBOLS, status },
-      stops,
-    );
+    const ctx = createStackContext({ config, logger, chain, db, keys, calendar, symbols, status }, stops);
     // Before the roles, so it stops after them and its last write records their released leases.
     const publisher = startStatusPublisher({ db, registry: status, intervalMs: config.statusPublishMs, logger });
     stops.add(() => publisher.stop());
@@ -144,7 +167,7 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
       const apis = [['stock API', ctx.endpoints.stock?.app], ['perp API', ctx.endpoints.perp?.app]] as const;
       return apis.flatMap(([what, app]) => (app ? [reloadServerTls(app.server as unknown as HttpsServer, tls, logger, what)] : []));
     };
-    const handle: StackHandle = { config, rpcUrl: chain.rpcUrl, deployment: chain.deployment, db, keys, metricsUrl: metrics.url, reloadTls, stop: () => stops.stopAll() };
+    const handle: StackHandle = { config, rpcUrl: chain.rpcUrl, deployment: chain.deployment, db, keys, calendar, metricsUrl: metrics.url, reloadTls, stop: () => stops.stopAll() };
     const perpApi = ctx.endpoints.perp;
     if (perpApi) {
       handle.perpApi = perpApi.app;

@@ -45,7 +45,8 @@ describe('app config', () => {
     // Demo mode defaults to on for the embedded anvil only.
     expect(loadConfig({}).demoMode).toBe(true);
     expect(loadConfig({ RPC_URL: 'http://127.0.0.1:8545' }).demoMode).toBe(false);
-    expect(() => loadConfig({ MARKET_CALENDAR: 'lse' })).toThrow('MARKET_CALENDAR: one of always-open, 24x5, nyse');
+    expect(() => loadConfig({ MARKET_CALENDAR: 'lse' })).toThrow('MARKET_CALENDAR: one of always-open, 24x5, nyse, us-sessions');
+    expect(loadConfig({ MARKET_CALENDAR: 'us-sessions' }).marketCalendar).toBe('us-sessions');
     expect(() => loadConfig({ STOCK_API_PORT: '-1' })).toThrow(/STOCK_API_PORT/);
     expect(() => loadConfig({ DEMO_MODE: 'maybe' })).toThrow(/DEMO_MODE/);
     expect(() => loadConfig({ STOCK_API_PREFIX: 'stock' })).toThrow('STOCK_API_PREFIX: must start with /');
@@ -100,5 +101,39 @@ describe('app config', () => {
     expect(() => loadConfig({ TLS_CERT_FILE: '/c.pem' })).toThrow('TLS_KEY_FILE: required with TLS_CERT_FILE');
     expect(() => loadConfig({ TLS_KEY_FILE: '/k.pem' })).toThrow('TLS_CERT_FILE: required with TLS_KEY_FILE');
     expect(() => loadConfig({ TLS_CA_FILE: '/ca.pem' })).toThrow('TLS_CA_FILE: needs TLS_CERT_FILE and TLS_KEY_FILE');
+  });
+
+  it('reads STOCK_SESSION_FLAGS per symbol, by the short names or the fields of GET symbols, and refuses what it cannot read', () => {
+    expect(loadConfig({}).stockSessionFlags).toEqual({});
+    expect(loadConfig({ STOCK_SESSION_FLAGS: ' tsla:overnight=false, fractionalEh=FALSE ; SPY:fractionable=false;NVDA:overnightTradable=true,fractionalEhEnabled=false;' }).stockSessionFlags).toEqual({
+      TSLA: { overnightTradable: false, fractionalEhEnabled: false },
+      SPY: { fractionable: false },
+      NVDA: { overnightTradable: true, fractionalEhEnabled: false },
+    });
+    const hint = ' (e.g. TSLA:overnight=false,fractionalEh=false;SPY:fractionable=false)';
+    expect(() => loadConfig({ STOCK_SESSION_FLAGS: 'TSLA' })).toThrow(`STOCK_SESSION_FLAGS: "TSLA" must be SYMBOL:flag=true|false${hint}`);
+    expect(() => loadConfig({ STOCK_SESSION_FLAGS: 'TSLA:' })).toThrow(`STOCK_SESSION_FLAGS: TSLA names no flag${hint}`);
+    expect(() => loadConfig({ STOCK_SESSION_FLAGS: 'TSLA:weekend=true' })).toThrow(
+      `STOCK_SESSION_FLAGS: "weekend=true": the flags are overnight, fractionable and fractionalEh, each =true or =false${hint}`,
+    );
+    expect(() => loadConfig({ STOCK_SESSION_FLAGS: 'TSLA:overnight=no' })).toThrow(`STOCK_SESSION_FLAGS: TSLA overnight: must be true or false${hint}`);
+    expect(() => loadConfig({ STOCK_SESSION_FLAGS: 'TSLA:overnight=false,overnightTradable=true' })).toThrow(`STOCK_SESSION_FLAGS: TSLA overnightTradable is given twice${hint}`);
+    expect(() => loadConfig({ STOCK_SESSION_FLAGS: 'TSLA:overnight=false;tsla:fractionable=false' })).toThrow(`STOCK_SESSION_FLAGS: TSLA is given twice${hint}`);
+    expect(() => loadConfig({ STOCK_SESSION_FLAGS: 'T SLA:overnight=false' })).toThrow(`STOCK_SESSION_FLAGS: "T SLA" is not a symbol${hint}`);
+  });
+
+  it('reads MARKET_CLOCK_START as an instant with its offset or Unix ms, never in production', () => {
+    expect(loadConfig({}).marketClockStart).toBeUndefined();
+    expect(loadConfig({ MARKET_CLOCK_START: '2026-03-10T08:00:00-04:00' }).marketClockStart).toBe(Date.UTC(2026, 2, 10, 12));
+    expect(loadConfig({ MARKET_CLOCK_START: '2026-03-10T12:00:00Z' }).marketClockStart).toBe(Date.UTC(2026, 2, 10, 12));
+    expect(loadConfig({ MARKET_CLOCK_START: String(Date.UTC(2026, 2, 10, 12)) }).marketClockStart).toBe(Date.UTC(2026, 2, 10, 12));
+    const rule = 'MARKET_CLOCK_START: must be an ISO 8601 instant with its offset (2026-03-10T08:00:00-04:00) or Unix ms';
+    // Without an offset the instant would depend on the machine's time zone.
+    expect(() => loadConfig({ MARKET_CLOCK_START: '2026-03-10T08:00:00' })).toThrow(rule);
+    expect(() => loadConfig({ MARKET_CLOCK_START: 'tomorrow' })).toThrow(rule);
+    expect(() => loadConfig({ MARKET_CLOCK_START: '2026-02-30T08:00:00Z' })).toThrow(rule);
+    expect(() => loadConfig({ MARKET_CLOCK_START: '2026-03-10T12:00:00Z', TOKEX_ENV: 'production' })).toThrow(
+      'MARKET_CLOCK_START: not with TOKEX_ENV=production (it moves the trading calendar away from the real time)',
+    );
   });
 });

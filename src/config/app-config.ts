@@ -12,7 +12,7 @@ import { loadExecutorSettings, type ExecutorSettings } from './executor-settings
 export type Role = 'all' | 'stock-api' | 'perp-api' | 'indexer' | 'executor' | 'relayer' | 'perp-engine' | 'marketdata';
 export const ROLES: readonly Role[] = ['all', 'stock-api', 'perp-api', 'indexer', 'executor', 'relayer', 'perp-engine', 'marketdata'];
 
-export const CALENDAR_KINDS = ['always-open', '24x5', 'nyse'] as const;
+export const CALENDAR_KINDS = ['always-open', '24x5', 'nyse', 'us-sessions'] as const;
 export type CalendarKind = (typeof CALENDAR_KINDS)[number];
 
 /**
@@ -100,6 +100,19 @@ export interface AppConfig {
    */
   masterKeyPrevious: string[];
   marketCalendar: CalendarKind;
+  /**
+   * `STOCK_SESSION_FLAGS`: per symbol, the session flags that differ from the default (all `true`)
+   * under `MARKET_CALENDAR=us-sessions`, e.g. `TSLA:overnight=false,fractionalEh=false;SPY:fractionable=false`
+   * (docs/stock-api.md, "Trading sessions"). The other calendars ignore it.
+   */
+  stockSessionFlags: Record<string, SessionFlagOverrides>;
+  /**
+   * `MARKET_CLOCK_START` (an ISO 8601 instant with its offset, or Unix ms): the market calendar's
+   * clock reads this instant when the process starts and runs on at wall speed from it, so a demo
+   * or a test sees the pre-market or a holiday now. Quotes, orders and chain times stay on the wall
+   * clock. Refused with `TOKEX_ENV=production`.
+   */
+  marketClockStart?: number;
   marketDataSeed: number;
   marketDataTickMs: number;
   historyDays: number;
@@ -189,6 +202,72 @@ export interface AppConfig {
   };
 }
 
+/** The flags `STOCK_SESSION_FLAGS` sets for one symbol (the names of `GET symbols`). */
+export interface SessionFlagOverrides {
+  overnightTradable?: boolean;
+  fractionable?: boolean;
+  fractionalEhEnabled?: boolean;
+}
+
+/** Each flag's names in `STOCK_SESSION_FLAGS`: the short one and Anchored's field, any case. */
+const SESSION_FLAG_NAMES: Record<string, keyof SessionFlagOverrides> = {
+  overnight: 'overnightTradable',
+  overnighttradable: 'overnightTradable',
+  fractionable: 'fractionable',
+  fractionaleh: 'fractionalEhEnabled',
+  fractionalehenabled: 'fractionalEhEnabled',
+};
+
+/**
+ * `SYMBOL:flag=true|false[,flag=…][;SYMBOL:…]`, symbols upper-cased. Which symbols are listed is
+ * the stack's to check (src/app/stack.ts), so a typo there is refused at start as well.
+ */
+export function parseSessionFlags(raw: string | undefined, name = 'STOCK_SESSION_FLAGS'): Record<string, SessionFlagOverrides> {
+  const out: Record<string, SessionFlagOverrides> = {};
+  if (raw === undefined) return out;
+  const bad = (why: string) => new AppError('VALIDATION', `${name}: ${why} (e.g. TSLA:overnight=false,fractionalEh=false;SPY:fractionable=false)`);
+  for (const entry of raw.split(';').map((e) => e.trim()).filter((e) => e !== '')) {
+    const colon = entry.indexOf(':');
+    if (colon < 0) throw bad(`${JSON.stringify(entry)} must be SYMBOL:flag=true|false`);
+    const symbol = entry.slice(0, colon).trim().toUpperCase();
+    if (!/^[A-Z0-9.\-]{1,20}$/.test(symbol)) throw bad(`${JSON.stringify(entry.slice(0, colon).trim())} is not a symbol`);
+    if (out[symbol] !== undefined) throw bad(`${symbol} is given twice`);
+    const flags: SessionFlagOverrides = {};
+    const pairs = entry.slice(colon + 1).split(',').map((p) => p.trim());
+    if (pairs.every((p) => p === '')) throw bad(`${symbol} names no flag`);
+    for (const pair of pairs) {
+      const m = /^([A-Za-z]+)\s*=\s*(\w+)$/.exec(pair);
+      const flag = m ? SESSION_FLAG_NAMES[m[1].toLowerCase()] : undefined;
+      if (!m || flag === undefined) throw bad(`${JSON.stringify(pair)}: the flags are overnight, fractionable and fractionalEh, each =true or =false`);
+      const value = m[2].toLowerCase();
+      if (value !== 'true' && value !== 'false') throw bad(`${symbol} ${m[1]}: must be true or false`);
+      if (flags[flag] !== undefined) throw bad(`${symbol} ${m[1]} is given twice`);
+      flags[flag] = value === 'true';
+    }
+    out[symbol] = flags;
+  }
+  return out;
+}
+
+/** `YYYY-MM-DDTHH:MM[:SS[.fff]]` with `Z` or `±HH:MM`, every field in range (Date.parse rolls 02-30 over to March). */
+function isoInstantMs(raw: string): number {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/i.exec(raw);
+  if (!m) return Number.NaN;
+  const [y, mo, d, h, mi, sec] = m.slice(1, 7).map((v) => Number(v ?? 0));
+  const day = new Date(Date.UTC(y, mo - 1, d));
+  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== mo - 1 || day.getUTCDate() !== d || h > 23 || mi > 59 || sec > 59) return Number.NaN;
+  return Date.parse(raw);
+}
+
+/** An instant as ISO 8601 with an explicit offset (or Z), or as Unix ms. */
+function envInstant(env: Env, name: string): number | undefined {
+  const raw = envString(env, name)?.trim();
+  if (raw === undefined) return undefined;
+  const ms = /^\d+$/.test(raw) ? Number(raw) : isoInstantMs(raw);
+  if (!Number.isSafeInteger(ms)) throw new AppError('VALIDATION', `${name}: must be an ISO 8601 instant with its offset (2026-03-10T08:00:00-04:00) or Unix ms`);
+  return ms;
+}
+
 const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/;
 
 function privateKey(env: Env, name: string): Hex | undefined {
@@ -247,10 +326,15 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const prefix = (envString(env, 'STOCK_API_PREFIX') ?? '').replace(/\/+$/, '');
   if (prefix !== '' && !prefix.startsWith('/')) throw new AppError('VALIDATION', 'STOCK_API_PREFIX: must start with /');
   const rpcUrl = envString(env, 'RPC_URL');
+  const production = envChoice(env, 'TOKEX_ENV', TOKEX_ENVS, 'development') === 'production';
+  const marketClockStart = envInstant(env, 'MARKET_CLOCK_START');
+  if (marketClockStart !== undefined && production) {
+    throw new AppError('VALIDATION', 'MARKET_CLOCK_START: not with TOKEX_ENV=production (it moves the trading calendar away from the real time)');
+  }
   return {
     dataDir: path.resolve(envString(env, 'DATA_DIR') ?? './data'),
     host: envString(env, 'HOST') ?? '127.0.0.1',
-    production: envChoice(env, 'TOKEX_ENV', TOKEX_ENVS, 'development') === 'production',
+    production,
     tls: tlsFiles(env),
     stockApiPort: envInt(env, 'STOCK_API_PORT', 8080),
     perpApiPort: envInt(env, 'PERP_API_PORT', 8090),
@@ -283,6 +367,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     masterKey: envString(env, 'MASTER_KEY'),
     masterKeyPrevious: masterKeyList(env, 'MASTER_KEY_PREVIOUS'),
     marketCalendar: envChoice(env, 'MARKET_CALENDAR', CALENDAR_KINDS, 'always-open'),
+    stockSessionFlags: parseSessionFlags(envString(env, 'STOCK_SESSION_FLAGS')),
+    ...(marketClockStart === undefined ? {} : { marketClockStart }),
     marketDataSeed: envInt(env, 'MARKETDATA_SEED', 42),
     marketDataTickMs: envInt(env, 'MARKETDATA_TICK_MS', 1000),
     historyDays: envInt(env, 'HISTORY_DAYS', 30),

@@ -16,6 +16,9 @@ import {
 import type { Address } from 'viem';
 import { notListed, ValidationError } from '../errors/app-error.ts';
 import { formatDecimal, mulDiv, parseDecimal } from '../lib/decimal.ts';
+import type { MarketCalendar } from '../marketdata/market-calendar.ts';
+import { symbolFlagsOf, usSessionRulesOf, type SessionAware } from '../marketdata/symbol-catalog.ts';
+import type { UsEquitySession } from '../marketdata/us-equity-sessions.ts';
 import type { StockDirectory, StockListing } from './stock-deps.ts';
 import { MUSD_DECIMALS } from './stock-units.ts';
 
@@ -131,6 +134,41 @@ export function parseOrder(body: OrderBody, stocks: StockDirectory, nowSeconds: 
     price = amount(body, 'price', MUSD_DECIMALS);
   }
   return { stock, side, type, quantity, notional, price, deadline: checkDeadline(body.deadline, nowSeconds) };
+}
+
+const REGULAR_ONLY: ReadonlySet<UsEquitySession> = new Set<UsEquitySession>(['regular']);
+const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');
+
+/**
+ * The session rules of order entry under `MARKET_CALENDAR=us-sessions` (docs/stock-api.md,
+ * "Trading sessions"); the other calendars accept every order as they always did:
+ * - a market order only while the regular session is on (`type: market orders are accepted only
+ *   in regular hours …; the market is in pre-market until 2026-03-10T13:30Z …`);
+ * - a limit order at any time: it rests until a session its symbol trades in;
+ * - for a symbol that does not trade fractions (`fractionable: false`), whole shares only
+ *   (`quantity: TSLA trades whole shares only …`); a market buy, given by notional, buys whole shares.
+ */
+export function checkOrderSession(
+  intent: Pick<OrderIntent, 'stock' | 'type' | 'quantity'>,
+  calendar: SessionAware & Pick<MarketCalendar, 'session'>,
+  nowMs: number,
+): void {
+  const rules = usSessionRulesOf(calendar);
+  if (rules === undefined) return;
+  const flags = symbolFlagsOf(calendar, intent.stock.symbol);
+  if (!flags.fractionable && intent.quantity % 10n ** BigInt(intent.stock.decimals) !== 0n) {
+    throw new ValidationError('quantity', `${intent.stock.symbol} trades whole shares only (fractionable: false): ${formatDecimal(intent.quantity, intent.stock.decimals)} has a fraction`);
+  }
+  if (intent.type !== 'Market') return;
+  const now = rules.bounds(nowMs);
+  if (now.session === 'regular') return;
+  const regularOpens = rules.nextStart(nowMs, REGULAR_ONLY);
+  const where = now.session === 'closed' ? 'closed' : `in ${now.session}`;
+  const next = regularOpens === now.end ? '' : `; regular hours open next at ${iso(regularOpens)}`;
+  throw new ValidationError(
+    'type',
+    `market orders are accepted only in regular hours (09:30–16:00 New York, 13:00 on early-close days); the market is ${where} until ${iso(now.end)}${next}. A limit order is accepted at any time`,
+  );
 }
 
 /** mUSD a buy locks, computed exactly as StockRouter does (cost and fee rounded up). */

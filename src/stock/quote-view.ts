@@ -3,7 +3,7 @@
  * (`GET prices/{symbol}`, the `quotes` stream) with its token's on-chain context, and a candle; their
  * shapes are the contract's StockQuote and StockCandle.
  */
-import type { StockCandle, StockQuote } from '@tokex/contract';
+import type { StockCandle, StockMarketSession, StockQuote } from '@tokex/contract';
 import { INTERVAL_MS, type Quote } from '../marketdata/market-types.ts';
 import type { CandleRecord } from '../storage/candle-store.ts';
 import type { HistoryBar } from '../marketdata/price-history.ts';
@@ -59,9 +59,25 @@ function onChainView(listing: StockListing, cfg: MarketConfigView, totalSupply: 
   };
 }
 
-export function quoteView(listing: StockListing, quote: Quote, cfg: MarketConfigView, open: boolean, stale: boolean): StockQuote {
+/**
+ * The market's state when a quote is answered: the `session` on (`calendar.session(now)`: one of
+ * the four under us-sessions, else `regular` or `closed`) and `marketStatus`, `open` in every
+ * session but `closed` (every calendar is open exactly when its session is not `closed`).
+ */
+export interface MarketState {
+  open: boolean;
+  session: StockMarketSession;
+}
+
+export function marketStateAt(calendar: { session(ms: number): StockMarketSession }, ms: number): MarketState {
+  const session = calendar.session(ms);
+  return { open: session !== 'closed', session };
+}
+
+export function quoteView(listing: StockListing, quote: Quote, cfg: MarketConfigView, market: MarketState, stale: boolean): StockQuote {
   const totalSupply = chainToken(cfg, listing)?.totalSupply ?? '0';
-  const marketStatus = open ? ('open' as const) : ('closed' as const);
+  const marketStatus = market.open ? ('open' as const) : ('closed' as const);
+  const session = market.session;
   return {
     symbol: listing.symbol,
     bid: quote.bid,
@@ -69,6 +85,7 @@ export function quoteView(listing: StockListing, quote: Quote, cfg: MarketConfig
     last: quote.last,
     timestamp: quote.timestamp,
     marketStatus,
+    session,
     token: { address: listing.address, decimals: listing.decimals, totalSupply },
     stale,
     basicInfo: {
@@ -81,6 +98,7 @@ export function quoteView(listing: StockListing, quote: Quote, cfg: MarketConfig
       last: quote.last,
       timestamp: quote.timestamp,
       marketStatus,
+      session,
       stale,
     },
     onChain: onChainView(listing, cfg, totalSupply),

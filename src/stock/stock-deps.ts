@@ -8,6 +8,8 @@ import type { Address, Hex } from 'viem';
 import type { Db } from '../storage/database.ts';
 import type { CalldataJournal } from './calldata-journal.ts';
 import type { QuoteReader } from '../marketdata/market-types.ts';
+import type { MarketCalendar } from '../marketdata/market-calendar.ts';
+import type { SessionAware } from '../marketdata/symbol-catalog.ts';
 import type { RelaySignals } from './relay-signals.ts';
 
 export interface StockListing {
@@ -114,7 +116,11 @@ export interface StockApiDeps {
   stocks: StockDirectory;
   quotes: QuoteReader;
   chain: StockChainReader;
-  calendar: { kind: string; isOpen(ms: number): boolean };
+  /**
+   * The market calendar (the stack's venue calendar: its session flags per symbol and, under
+   * us-sessions, the session rules, on the calendar's clock).
+   */
+  calendar: Pick<MarketCalendar, 'kind' | 'isOpen' | 'session'> & SessionAware;
   corporateActions(symbol?: string): CorporateActionView[];
   /** Absent when no relayer is configured: the One Click endpoints then answer 503. */
   oneClick?: OneClickDeps;

@@ -5,18 +5,16 @@
 import type { StockSymbol } from '@tokex/contract';
 import { exactNumber, exactNumberOrNull } from './exact-number.ts';
 import type { DayStats } from './market-stats.ts';
+import type { SymbolSessionFlags } from '../marketdata/symbol-catalog.ts';
 import { tokenNames } from './quote-view.ts';
 import type { MarketConfigView, StockListing } from './stock-deps.ts';
 
 /**
- * Whether orders fill outside regular US hours: the executor fills whenever the calendar says the
- * market is open, which for `always-open` and `24x5` includes the night; `nyse` is regular hours only.
+ * `flags`: the symbol's session flags as the calendar gives them (`symbolFlagsOf`): per symbol
+ * under us-sessions, else the calendar's meaning for every symbol (`calendarSessionFlags`:
+ * overnight and fractions by night unless `nyse`).
  */
-export function tradesOvernight(calendarKind: string): boolean {
-  return calendarKind !== 'nyse';
-}
-
-export function symbolView(listing: StockListing, cfg: MarketConfigView | undefined, day: DayStats, overnight: boolean): StockSymbol {
+export function symbolView(listing: StockListing, cfg: MarketConfigView | undefined, day: DayStats, flags: SymbolSessionFlags): StockSymbol {
   const t = tokenNames(listing, cfg);
   return {
     symbol: listing.symbol,
@@ -30,10 +28,10 @@ export function symbolView(listing: StockListing, cfg: MarketConfigView | undefi
     contractSymbol: t.contractSymbol,
     contractName: t.contractName,
     onChainDecimals: t.onChainDecimals,
-    // Every token has 18 decimals and orders take any quantity the decimals allow, day or night.
-    fractionable: listing.decimals > 0,
-    overnightTradable: overnight,
-    fractionalEhEnabled: overnight && listing.decimals > 0,
+    // Every token has 18 decimals: a symbol trades fractions unless its flags say not.
+    fractionable: flags.fractionable && listing.decimals > 0,
+    overnightTradable: flags.overnightTradable,
+    fractionalEhEnabled: flags.fractionalEhEnabled && flags.fractionable && listing.decimals > 0,
     price: exactNumberOrNull(day.price),
     change24H: exactNumberOrNull(day.change24H),
     change24HPercent: exactNumberOrNull(day.change24HPercent),

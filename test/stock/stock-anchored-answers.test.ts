@@ -235,6 +235,7 @@ describe('prices/{symbol}', () => {
       last: '229.80',
       timestamp: q.timestamp,
       marketStatus: 'open',
+      session: 'regular',
       stale: false,
     });
     expect(q.onChain).toEqual({

@@ -17,6 +17,7 @@ import {
   type FillTotals,
   UINT128_MAX,
 } from './fill-policy.ts';
+import type { SymbolSessionFlags } from '../../marketdata/symbol-catalog.ts';
 
 const E18 = 10n ** 18n;
 const alwaysOpen = createMarketCalendar('always-open');
@@ -366,3 +367,125 @@ function fmt(price: bigint): string {
   const frac = price % E18;
   return frac === 0n ? whole.toString() : `${whole}.${frac.toString().padStart(18, '0').replace(/0+$/, '')}`;
 }
+
+describe('decideFill under us-sessions (docs/executor.md, "Sessions")', () => {
+  const us = createMarketCalendar('us-sessions');
+  // Week of Thanksgiving 2026 (EST, UTC-5): Tuesday 11-24 and Wednesday 11-25 are full days,
+  // Thursday 11-26 a holiday, Friday 11-27 an early close (regular to 13:00, after-hours to 17:00).
+  const at = (day: number, hour: number, minute = 0) => Date.UTC(2026, 10, day, hour + 5, minute); // New York wall time → UTC
+  const created = (ms: number) => ({ createdAt: BigInt(Math.floor(ms / 1000)), deadline: Math.floor(ms / 1000) + 30 * 86_400 });
+  const ALL: SymbolSessionFlags = { overnightTradable: true, fractionable: true, fractionalEhEnabled: true };
+  const usDecide = (o: ChainOrder, now: number, over: Partial<DecideInput> = {}) =>
+    decideFill({ order: o, quote: quote('149.99', '150.01', now), fees: FEES, now, calendar: us, sessionFlags: ALL, ...over });
+  const input = (o: ChainOrder, now: number, over: Partial<DecideInput> = {}): DecideInput => ({
+    order: o,
+    quote: quote('149.99', '150.01', now),
+    fees: FEES,
+    now,
+    calendar: us,
+    sessionFlags: ALL,
+    ...over,
+  });
+
+  it('fills a market order in the regular session and rejects one found outside it, with the reason', () => {
+    const regular = at(24, 10);
+    expect(usDecide(marketBuy(1_000n * E18, created(regular)), regular + 1_000)).toMatchObject({ close: OrderStatus.Filled, reason: 'market-buy' });
+    // Self-submitted in the pre-market (the API refuses it): rejected, never filled at the pre-market quote.
+    const pre = at(24, 8);
+    const o = marketSell(E18, created(pre));
+    const i = input(o, pre + 1_000);
+    const d = decideFill(i);
+    expect(d).toEqual({ close: OrderStatus.Rejected, reason: 'market-outside-regular' });
+    expect(closeReason(i, d, 'AAPL')).toBe(
+      'market orders execute only in the regular session (09:30–16:00 New York, 13:00 on early-close days): the market was in pre-market at 2026-11-24T13:00:01Z, when the executor reached the order (a limit order rests until its sessions)',
+    );
+    // On a Saturday too, rather than waiting for Monday.
+    const saturday = at(28, 12);
+    expect(usDecide(marketBuy(E18, created(saturday)), saturday + 1_000)).toEqual({ close: OrderStatus.Rejected, reason: 'market-outside-regular' });
+  });
+
+  it("expires a market order at its trading day's regular close", () => {
+    const o = marketBuy(1_000n * E18, created(at(24, 15, 59)));
+    const close = at(24, 16);
+    expect(usDecide(o, close - 1, { quote: undefined })).toEqual({ reason: 'awaiting-quote' });
+    const i = input(o, close, { quote: undefined });
+    expect(decideFill(i)).toEqual({ close: OrderStatus.Expired, reason: 'session-closed' });
+    expect(closeReason(i, decideFill(i), 'AAPL')).toBe(
+      "expired at its trading day's regular close (2026-11-24T21:00:00Z): a market order executes only in regular hours, so its DAY ends there",
+    );
+  });
+
+  it('fills a limit order in every session its symbol trades in, and waits through the others', () => {
+    const limit = limitBuy(E18, 151n * E18, 5n, created(at(23, 21))); // Monday 21:00: Tuesday's overnight
+    for (const [name, now] of [['overnight', at(24, 2)], ['pre-market', at(24, 5)], ['regular', at(24, 12)], ['after-hours', at(24, 19, 59)]] as const) {
+      expect(usDecide(limit, now), name).toMatchObject({ close: OrderStatus.Filled, reason: 'limit-buy' });
+    }
+    const noOvernight = { ...ALL, overnightTradable: false };
+    expect(usDecide(limit, at(24, 2), { sessionFlags: noOvernight })).toEqual({ reason: 'session-not-allowed' });
+    expect(usDecide(limit, at(24, 4), { sessionFlags: noOvernight })).toMatchObject({ close: OrderStatus.Filled });
+    // Closed: the weekend.
+    const weekend = limitBuy(E18, 151n * E18, 5n, created(at(28, 12)));
+    expect(usDecide(weekend, at(28, 12, 1))).toEqual({ reason: 'market-closed' });
+  });
+
+  it('expires a DAY limit order when its trading day\'s after-hours close, 17:00 on an early-close day', () => {
+    const tuesday = limitBuy(E18, 100n * E18, 5n, created(at(24, 21))); // Tuesday 21:00: Wednesday's overnight
+    expect(usDecide(tuesday, at(25, 19, 59))).toEqual({ reason: 'limit-not-reached' });
+    const i = input(tuesday, at(25, 20));
+    expect(decideFill(i)).toEqual({ close: OrderStatus.Expired, reason: 'session-closed' });
+    expect(closeReason(i, decideFill(i), 'AAPL')).toBe(
+      "expired at the end of its trading day (2026-11-26T01:00:00Z): a DAY order lives until its trading day's after-hours session closes",
+    );
+    // Placed on Thanksgiving: Friday's order, which waits, fills in Friday's short after-hours and ends at 17:00.
+    const holiday = limitBuy(E18, 151n * E18, 5n, created(at(26, 12)));
+    expect(usDecide(holiday, at(26, 12, 1))).toEqual({ reason: 'market-closed' });
+    expect(usDecide(holiday, at(27, 16, 30))).toMatchObject({ close: OrderStatus.Filled });
+    expect(usDecide(holiday, at(27, 17))).toEqual({ close: OrderStatus.Expired, reason: 'session-closed' });
+  });
+
+  it('keeps a fractional order to regular hours when the symbol has no fractions in extended hours', () => {
+    const noFractionsEh = { ...ALL, fractionalEhEnabled: false };
+    const half = (E18 * 3n) / 2n;
+    // Placed in the after-hours: its DAY is the next trading day's regular session.
+    const o = limitBuy(half, 151n * E18, 5n, created(at(24, 17)));
+    expect(usDecide(o, at(24, 17, 1), { sessionFlags: noFractionsEh })).toEqual({ reason: 'session-not-allowed' });
+    expect(usDecide(o, at(25, 8), { sessionFlags: noFractionsEh })).toEqual({ reason: 'session-not-allowed' });
+    expect(usDecide(o, at(25, 9, 30), { sessionFlags: noFractionsEh })).toMatchObject({ fill: { quantity: half }, close: OrderStatus.Filled });
+    const i = input(o, at(25, 16), { sessionFlags: noFractionsEh });
+    expect(decideFill(i)).toEqual({ close: OrderStatus.Expired, reason: 'session-closed' });
+    expect(closeReason(i, decideFill(i), 'TSLA')).toBe(
+      "expired at its trading day's regular close (2026-11-25T21:00:00Z): a fractional order of TSLA executes only in regular hours (fractionalEhEnabled: false), so its DAY ends there",
+    );
+    // A whole-share order of the same symbol trades in every session.
+    expect(usDecide(limitBuy(2n * E18, 151n * E18, 5n, created(at(24, 17))), at(24, 17, 1), { sessionFlags: noFractionsEh })).toMatchObject({ close: OrderStatus.Filled });
+  });
+
+  it('trades whole shares only for a symbol that is not fractionable', () => {
+    const whole = { overnightTradable: true, fractionable: false, fractionalEhEnabled: false };
+    const now = at(24, 10);
+    const fraction = input(limitSell((E18 * 5n) / 2n, 100n * E18, created(now - 1_000)), now, { sessionFlags: whole });
+    expect(decideFill(fraction)).toEqual({ close: OrderStatus.Rejected, reason: 'not-fractionable' });
+    expect(closeReason(fraction, decideFill(fraction), 'TSLA')).toBe('TSLA trades whole shares only (fractionable: false): the quantity 2.5 has a fraction');
+    // A market buy of 1000 mUSD at 150.01 + 10 bps buys 6 whole shares; the rest of the lock is released.
+    expect(usDecide(marketBuy(1_000n * E18, created(now - 1_000)), now, { sessionFlags: whole })).toEqual({
+      fill: { quantity: 6n * E18, price: toPrice18('150.01') },
+      close: OrderStatus.Filled,
+      reason: 'market-buy',
+    });
+    const small = input(marketBuy(100n * E18, created(now - 1_000)), now, { sessionFlags: whole });
+    expect(decideFill(small)).toEqual({ close: OrderStatus.Rejected, reason: 'notional-too-small' });
+    expect(closeReason(small, decideFill(small), 'TSLA')).toBe(
+      'notional too small: 100 mUSD does not buy one whole share of TSLA (fractionable: false) at the ask 150.01 plus the 10 bps fee',
+    );
+    // A liquidity cap is rounded to whole shares, one at least.
+    expect(usDecide(marketSell(5n * E18, created(now - 1_000)), now, { sessionFlags: whole, maxFillQuantity: E18 / 2n })).toMatchObject({ fill: { quantity: E18 } });
+    expect(usDecide(marketSell(5n * E18, created(now - 1_000)), now, { sessionFlags: whole, maxFillQuantity: (E18 * 5n) / 2n })).toMatchObject({ fill: { quantity: 2n * E18 } });
+  });
+
+  it('leaves the other calendars as they were: a pre-market market order fills under always-open and 24x5', () => {
+    const pre = at(24, 8);
+    expect(usDecide(marketBuy(1_000n * E18, created(pre)), pre + 1_000, { calendar: alwaysOpen })).toMatchObject({ close: OrderStatus.Filled });
+    expect(usDecide(marketBuy(1_000n * E18, created(pre)), pre + 1_000, { calendar: createMarketCalendar('24x5') })).toMatchObject({ close: OrderStatus.Filled });
+    expect(usDecide(marketBuy(1_000n * E18, created(pre)), pre + 1_000, { calendar: nyse })).toEqual({ reason: 'market-closed' });
+  });
+});

@@ -9,6 +9,8 @@
 import { formatDecimal } from '../../lib/decimal.ts';
 import type { MarketCalendar } from '../../marketdata/market-calendar.ts';
 import type { Quote } from '../../marketdata/market-types.ts';
+import { DEFAULT_SESSION_FLAGS, usSessionRulesOf, type SessionAware, type SymbolSessionFlags, type UsSessionRules } from '../../marketdata/symbol-catalog.ts';
+import { orderAllowed, type UsEquitySession } from '../../marketdata/us-equity-sessions.ts';
 
 export const PRICE_SCALE = 10n ** 18n;
 export const BPS = 10_000n;
@@ -74,7 +76,11 @@ export type DecisionReason =
   | 'limit-not-reached'
   | 'limit-buy'
   | 'limit-sell'
-  | 'lock-exhausted';
+  | 'lock-exhausted'
+  // us-sessions only:
+  | 'market-outside-regular'
+  | 'not-fractionable'
+  | 'session-not-allowed';
 
 export interface FillDecision {
   fill?: { quantity: bigint; price: bigint };
@@ -90,7 +96,13 @@ export interface DecideInput {
   fees: FeeConfig;
   /** ms since the epoch. */
   now: number;
-  calendar: Pick<MarketCalendar, 'isOpen' | 'sessionClose'>;
+  /**
+   * The trading calendar. A `us-sessions` calendar (its `kind`) brings the four-session rules (the
+   * venue calendar's `usSessions`, on its clock; the wall clock's for a bare calendar).
+   */
+  calendar: ExecutorCalendar;
+  /** Under us-sessions: the session flags of the order's symbol. Default: all true. */
+  sessionFlags?: SymbolSessionFlags;
   /** Largest quantity (stock units) one fill may take, e.g. a liquidity limit. Unset: no limit. */
   maxFillQuantity?: bigint;
   /** A quote older than this is not used. Default 30 s. */
@@ -109,6 +121,9 @@ export interface DecideInput {
    */
   filledValue?: bigint;
 }
+
+/** What the executor asks of the calendar. */
+export type ExecutorCalendar = Pick<MarketCalendar, 'isOpen' | 'sessionClose'> & SessionAware;
 
 export const DEFAULT_QUOTE_MAX_AGE_MS = 30_000;
 export const DEFAULT_NO_QUOTE_TIMEOUT_MS = 60_000;
@@ -215,6 +230,48 @@ export function usableQuote(
 
 // ----------------------------------------------------------------- the decision
 
+/** One whole share of a stock token (every Stock token has 18 decimals). */
+const SHARE = 10n ** 18n;
+const wholeShares = (q: bigint): bigint => q - (q % SHARE);
+
+/** The us-sessions facts of one order: the rules on the calendar's clock, its symbol's flags, and what they imply. */
+interface SessionContext {
+  rules: UsSessionRules;
+  flags: SymbolSessionFlags;
+  isMarket: boolean;
+  /** The order's quantity has a fraction of a share (a market buy, given by notional, has none). */
+  fractional: boolean;
+  /** It can execute only in the regular session, so its DAY ends at the regular close. */
+  regularOnly: boolean;
+}
+
+function sessionContext(input: Pick<DecideInput, 'calendar' | 'sessionFlags' | 'order'>): SessionContext | undefined {
+  const rules = usSessionRulesOf(input.calendar);
+  if (rules === undefined) return undefined;
+  const flags = input.sessionFlags ?? DEFAULT_SESSION_FLAGS;
+  const isMarket = input.order.orderType === OrderType.Market;
+  const fractional = input.order.quantity % SHARE !== 0n;
+  return { rules, flags, isMarket, fractional, regularOnly: isMarket || (fractional && !flags.fractionalEhEnabled) };
+}
+
+/**
+ * The us-sessions rules before any quote is looked at (docs/executor.md, "Sessions"): a fraction
+ * of a share of a symbol that trades none is rejected; a DAY order expires at `dayOrderExpiry` of
+ * its creation (its trading day's after-hours close, or its regular close when it can execute only
+ * in regular hours); a market order found outside the regular session is rejected, never filled
+ * there; a limit order waits for a session its symbol allows (`orderAllowed`).
+ */
+function sessionGate(c: SessionContext, createdAtMs: number, now: number): FillDecision | undefined {
+  if (c.fractional && !c.flags.fractionable) return { close: OrderStatus.Rejected, reason: 'not-fractionable' };
+  if (c.rules.dayOrderExpiry(createdAtMs, { regularOnly: c.regularOnly }) <= now) return { close: OrderStatus.Expired, reason: 'session-closed' };
+  const session: UsEquitySession = c.rules.session(now);
+  if (c.isMarket) return session === 'regular' ? undefined : { close: OrderStatus.Rejected, reason: 'market-outside-regular' };
+  if (!orderAllowed({ session, type: 'LIMIT', fractional: c.fractional, flags: c.flags }).ok) {
+    return { reason: session === 'closed' ? 'market-closed' : 'session-not-allowed' };
+  }
+  return undefined;
+}
+
 const isLive = (status: number): boolean => status === OrderStatus.Open || status === OrderStatus.Canceling;
 const min = (a: bigint, b: bigint): bigint => (a < b ? a : b);
 
@@ -225,10 +282,16 @@ export function decideFill(input: DecideInput): FillDecision {
 
   const createdAtMs = Number(order.createdAt) * 1000;
   if (now > order.deadline * 1000) return { close: OrderStatus.Expired, reason: 'deadline-passed' };
-  const sessionClose = calendar.sessionClose(createdAtMs);
-  if (sessionClose !== null && sessionClose <= now) return { close: OrderStatus.Expired, reason: 'session-closed' };
-  // Closed hours (a DAY order placed overnight lives until the next session's close): wait.
-  if (!calendar.isOpen(now)) return { reason: 'market-closed' };
+  const sessions = sessionContext(input);
+  if (sessions !== undefined) {
+    const gate = sessionGate(sessions, createdAtMs, now);
+    if (gate !== undefined) return gate;
+  } else {
+    const sessionClose = calendar.sessionClose(createdAtMs);
+    if (sessionClose !== null && sessionClose <= now) return { close: OrderStatus.Expired, reason: 'session-closed' };
+    // Closed hours (a DAY order placed overnight lives until the next session's close): wait.
+    if (!calendar.isOpen(now)) return { reason: 'market-closed' };
+  }
 
   const prices = usableQuote(input.quote, now, input.quoteMaxAgeMs);
   if (!prices) {
@@ -239,7 +302,12 @@ export function decideFill(input: DecideInput): FillDecision {
     return { reason: 'awaiting-quote' };
   }
 
-  const cap = input.maxFillQuantity !== undefined && input.maxFillQuantity > 0n ? input.maxFillQuantity : UINT128_MAX;
+  // A symbol that does not trade fractions (us-sessions, fractionable: false) fills whole shares;
+  // a liquidity cap below one share still lets one through.
+  const wholeOnly = sessions !== undefined && !sessions.flags.fractionable;
+  const round = wholeOnly ? wholeShares : (q: bigint) => q;
+  let cap = input.maxFillQuantity !== undefined && input.maxFillQuantity > 0n ? input.maxFillQuantity : UINT128_MAX;
+  if (wholeOnly && cap !== UINT128_MAX) cap = cap < SHARE ? SHARE : wholeShares(cap);
   const isBuy = order.side === Side.Buy;
   const isLimit = order.orderType === OrderType.Limit;
   const feeBps = BigInt(isLimit ? input.fees.limitFeeBps : input.fees.marketFeeBps);
@@ -251,7 +319,7 @@ export function decideFill(input: DecideInput): FillDecision {
 
   if (!isLimit && isBuy) {
     const price = prices.ask;
-    const affordable = maxBuyQuantity(order.locked, price, feeBps, totals);
+    const affordable = round(maxBuyQuantity(order.locked, price, feeBps, totals));
     if (affordable === 0n) {
       // Nothing more fits: an untouched order could never buy a unit; a filled one is done.
       return order.filledQuantity === 0n
@@ -280,7 +348,7 @@ export function decideFill(input: DecideInput): FillDecision {
     if (price > order.price) return { reason: 'limit-not-reached' };
     // The lock covers the whole order at its limit and today's fee; only a fee rise since the
     // order was placed can make it fall short, and then what fits is filled and the rest released.
-    const fits = maxBuyQuantity(order.locked, price, feeBps, totals, remaining);
+    const fits = round(maxBuyQuantity(order.locked, price, feeBps, totals, remaining));
     if (fits === 0n) {
       return order.filledQuantity === 0n
         ? { close: OrderStatus.Rejected, reason: 'lock-exhausted' }
@@ -317,16 +385,31 @@ export function closeReason(input: DecideInput, decision: FillDecision, symbol: 
   const feeBps = BigInt(isLimit ? input.fees.limitFeeBps : input.fees.marketFeeBps);
   const ask = usableQuote(input.quote, input.now, input.quoteMaxAgeMs)?.ask;
   const money = (v: bigint) => formatDecimal(v, PRICE_DECIMALS);
+  const sessions = sessionContext(input);
   switch (decision.reason) {
+    case 'market-outside-regular': {
+      const session = sessions?.rules.session(input.now) ?? 'closed';
+      return `market orders execute only in the regular session (09:30–16:00 New York, 13:00 on early-close days): the market was ${session === 'closed' ? 'closed' : `in ${session}`} at ${iso(input.now)}, when the executor reached the order (a limit order rests until its sessions)`;
+    }
+    case 'not-fractionable':
+      return `${symbol} trades whole shares only (fractionable: false): the quantity ${formatDecimal(order.quantity, PRICE_DECIMALS)} has a fraction`;
     case 'no-quote':
       return `no fresh quote for ${symbol} within ${seconds(input.noQuoteTimeoutMs ?? DEFAULT_NO_QUOTE_TIMEOUT_MS)} (a quote older than ${seconds(input.quoteMaxAgeMs ?? DEFAULT_QUOTE_MAX_AGE_MS)} is not used)`;
-    case 'notional-too-small':
-      return `notional too small: ${money(order.locked)} mUSD does not buy the smallest unit of ${symbol} at the ask ${ask === undefined ? '?' : money(ask)} plus the ${feeBps} bps fee`;
+    case 'notional-too-small': {
+      const unit = sessions !== undefined && !sessions.flags.fractionable ? `one whole share of ${symbol} (fractionable: false)` : `the smallest unit of ${symbol}`;
+      return `notional too small: ${money(order.locked)} mUSD does not buy ${unit} at the ask ${ask === undefined ? '?' : money(ask)} plus the ${feeBps} bps fee`;
+    }
     case 'lock-exhausted':
       return `the ${money(order.locked)} mUSD locked no longer pays for the smallest unit of ${symbol} at ${ask === undefined ? '?' : money(ask)} plus the current ${feeBps} bps fee (the fee rose after the order was placed)`;
     case 'deadline-passed':
       return `expired: its deadline ${iso(order.deadline * 1000)} passed`;
     case 'session-closed': {
+      if (sessions !== undefined) {
+        const expiry = iso(sessions.rules.dayOrderExpiry(Number(order.createdAt) * 1000, { regularOnly: sessions.regularOnly }));
+        if (!sessions.regularOnly) return `expired at the end of its trading day (${expiry}): a DAY order lives until its trading day's after-hours session closes`;
+        const why = sessions.isMarket ? 'a market order executes only in regular hours' : `a fractional order of ${symbol} executes only in regular hours (fractionalEhEnabled: false)`;
+        return `expired at its trading day's regular close (${expiry}): ${why}, so its DAY ends there`;
+      }
       const close = input.calendar.sessionClose(Number(order.createdAt) * 1000);
       return `expired at the close of the trading day${close === null ? '' : ` (${iso(close)})`}: a DAY order lives until the session it was placed in ends`;
     }

@@ -16,7 +16,7 @@ import { senderFor, type TxSender } from '../../chain/tx-sender.ts';
 import type { Deployment } from '../../chain/deploy-contracts.ts';
 import { AppError } from '../../errors/app-error.ts';
 import { sleep } from '../../lib/async.ts';
-import type { MarketCalendar } from '../../marketdata/market-calendar.ts';
+import { symbolFlagsOf } from '../../marketdata/symbol-catalog.ts';
 import type { QuoteReader } from '../../marketdata/market-types.ts';
 import type { DbExecutor } from '../../storage/database.ts';
 import { createCashQueueSettler, DEFAULT_CASH_SETTLE_DELAY_MS, type CashQueueSettler } from './cash-queue-settler.ts';
@@ -30,6 +30,7 @@ import {
   DEFAULT_QUOTE_MAX_AGE_MS,
   Side,
   usableQuote,
+  type ExecutorCalendar,
   type FeeConfig,
 } from './fill-policy.ts';
 import { createOrderTracker, type OrderTracker, type TrackedOrder } from './order-tracker.ts';
@@ -47,7 +48,11 @@ export interface StockExecutorOptions {
   walletClient?: ChainWalletClient;
   deployment: Deployment;
   quotes: QuoteReader;
-  calendar: Pick<MarketCalendar, 'isOpen' | 'sessionClose'>;
+  /**
+   * The trading calendar: the stack's venue calendar, whose session flags per symbol and session
+   * rules (us-sessions) the fill rules follow; any MarketCalendar otherwise.
+   */
+  calendar: ExecutorCalendar;
   logger: ExecutorLogger;
   /** Pause between ticks. Default 1000. */
   tickMs?: number;
@@ -232,6 +237,8 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
       fees,
       now: at,
       calendar: opts.calendar,
+      // An unknown stock (listed after this process started) trades as the calendar's default.
+      sessionFlags: symbolFlagsOf(opts.calendar, symbol ?? ''),
       maxFillQuantity: maxFill,
       quoteMaxAgeMs,
       noQuoteTimeoutMs,

@@ -29,10 +29,11 @@ import { NotFoundError, notListed, ValidationError } from '../../errors/app-erro
 import type { Quote } from '../../marketdata/market-types.ts';
 import { readPriceHistory, type HistoryInterval, type PriceAdjustment } from '../../marketdata/price-history.ts';
 import type { MarketConfigView, StockApiDeps, StockListing } from '../stock-deps.ts';
-import { barView, quoteStale, quoteView, STALE_QUOTE_MS } from '../quote-view.ts';
+import { barView, marketStateAt, quoteStale, quoteView, STALE_QUOTE_MS } from '../quote-view.ts';
 import { dataRenderer, JSON_UTF8, stockOkText } from '../stock-envelope.ts';
 import { createMarketStats } from '../market-stats.ts';
-import { symbolView, tradesOvernight } from '../symbol-view.ts';
+import { symbolView } from '../symbol-view.ts';
+import { symbolFlagsOf } from '../../marketdata/symbol-catalog.ts';
 import { okExactReply, okReply } from './stock-reply.ts';
 
 // The contract's intervals and adjustments are the history's: a list that drifts fails to compile here.
@@ -86,17 +87,17 @@ export const marketRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> = a
   // A quote is read far more often than it changes: its data is rendered once per (quote, chain
   // snapshot, market status) by the schema's own serializer, and each request only wraps it.
   const renderQuoteData = dataRenderer(StockQuoteSchema);
-  const renderedQuotes = new WeakMap<Quote, { cfg: MarketConfigView; open: boolean; stale: boolean; json: string }>();
+  const renderedQuotes = new WeakMap<Quote, { cfg: MarketConfigView; open: boolean; session: string; stale: boolean; json: string }>();
   const maxAgeMs = deps.quoteMaxAgeMs ?? STALE_QUOTE_MS;
 
   function quoteJson(listing: StockListing, quote: Quote, cfg: MarketConfigView): string {
     const t = now();
-    const open = deps.calendar.isOpen(t);
+    const market = marketStateAt(deps.calendar, t);
     const stale = quoteStale(quote, t, maxAgeMs);
     const hit = renderedQuotes.get(quote);
-    if (hit !== undefined && hit.cfg === cfg && hit.open === open && hit.stale === stale) return hit.json;
-    const json = renderQuoteData(quoteView(listing, quote, cfg, open, stale));
-    renderedQuotes.set(quote, { cfg, open, stale, json });
+    if (hit !== undefined && hit.cfg === cfg && hit.open === market.open && hit.session === market.session && hit.stale === stale) return hit.json;
+    const json = renderQuoteData(quoteView(listing, quote, cfg, market, stale));
+    renderedQuotes.set(quote, { cfg, open: market.open, session: market.session, stale, json });
     return json;
   }
 
@@ -115,7 +116,6 @@ export const marketRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> = a
   });
 
   const dayStats = createMarketStats({ db: deps.db, quotes: deps.quotes, now });
-  const overnight = tradesOvernight(deps.calendar.kind);
 
   app.get(
     '/symbols',
@@ -125,7 +125,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> = a
       const figures = await dayStats.of(listings.map((s) => s.symbol));
       // The chain's decimals when its snapshot is there; the listing's otherwise (the same 18).
       const cfg = deps.chain.cachedMarketConfig();
-      return okExactReply(reply, req.id, listings.map((s) => symbolView(s, cfg, figures.get(s.symbol)!, overnight)));
+      return okExactReply(reply, req.id, listings.map((s) => symbolView(s, cfg, figures.get(s.symbol)!, symbolFlagsOf(deps.calendar, s.symbol))));
     },
   );
 

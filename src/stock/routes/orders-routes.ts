@@ -36,7 +36,7 @@ import { isBoundWallet } from '../../auth/api-key-model.ts';
 import type { AuthKey } from '../../auth/api-key-service.ts';
 import { getOrder, getOrderOwner, listOrderFills, listOrdersByTx, listOrdersForApiKey, type OrderStatus } from '../store/stock-order-store.ts';
 import { getTxRecord } from '../store/tx-record-store.ts';
-import { buyLock, lowerAddress, parseOrder, parseStockAmount, type OrderIntent } from '../order-request.ts';
+import { buyLock, checkOrderSession, lowerAddress, parseOrder, parseStockAmount, type OrderBody, type OrderIntent } from '../order-request.ts';
 import { MUSD_DECIMALS } from '../stock-units.ts';
 import { orderView } from '../order-view.ts';
 import { loadCloseReasons } from '../store/order-reason-store.ts';
@@ -67,7 +67,13 @@ type WithDepositBody = StockOrderWithDepositBody;
 
 export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneClick: OneClickService }> = async (app, { deps, oneClick }) => {
   const now = deps.now ?? Date.now;
-  const nowSeconds = () => Math.floor(now() / 1000);
+  /** The order a body asks for, accepted now: valid, and placeable in the session on (us-sessions). */
+  const orderOf = (body: OrderBody): OrderIntent => {
+    const t = now();
+    const intent = parseOrder(body, deps.stocks, Math.floor(t / 1000));
+    checkOrderSession(intent, deps.calendar, t);
+    return intent;
+  };
 
   /**
    * Read access: the order if `key` recorded its placement or the order is of the key's bound
@@ -149,7 +155,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneCl
     { schema: orderCalldataSchema },
     // Not async: without a balance pre-check (a key with no bound wallet) it answers synchronously.
     (req, reply) => {
-      const intent = parseOrder(req.body, deps.stocks, nowSeconds());
+      const intent = orderOf(req.body);
       const user = preCheckUser(req);
       return user ? checkPlainOrder(intent, user).then(() => orderAnswer(req, reply, intent)) : orderAnswer(req, reply, intent);
     },
@@ -209,7 +215,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneCl
       },
     },
     async (req) => {
-      const intent = parseOrder(req.body, deps.stocks, nowSeconds());
+      const intent = orderOf(req.body);
       const callData = await withDepositCalldata(req.body, intent, preCheckUser(req));
       rememberCalldata(deps, req.apiKey!, callData, 'order');
       return okReply(req.id, {
@@ -243,7 +249,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneCl
       const again = await oneClick.previousSend(key, idempotency);
       if (again) return okReply(req.id, orderSendView(again));
       const gasLimit = parseGasLimit(req.body.gasLimit);
-      const intent = parseOrder(req.body, deps.stocks, nowSeconds());
+      const intent = orderOf(req.body);
       const out = await oneClick.relay(key, user, { kind: 'order', routerCalldata: orderCalldata(intent), gasLimit, checks: [checkPlainOrder(intent, user)], idempotency });
       return okReply(req.id, orderSendView(out));
     },
@@ -267,7 +273,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneCl
       const again = await oneClick.previousSend(key, idempotency);
       if (again) return okReply(req.id, orderSendView(again));
       const gasLimit = parseGasLimit(req.body.gasLimit);
-      const intent = parseOrder(req.body, deps.stocks, nowSeconds());
+      const intent = orderOf(req.body);
       const [routerCalldata] = await Promise.all([withDepositCalldata(req.body, intent, user), oneClick.assertEnabled(user)]);
       const out = await oneClick.relay(key, user, { kind: 'order', routerCalldata, gasLimit, idempotency });
       return okReply(req.id, orderSendView(out));

@@ -37,7 +37,7 @@ import { balanceView, type BalanceVenue } from '../balance-view.ts';
 import type { OrderUpdate, StockIndexChange } from '../indexer/stock-indexer.ts';
 import { cashOperationView, stockOperationView } from '../operation-views.ts';
 import { orderView } from '../order-view.ts';
-import { candleView, quoteStale, quoteView, STALE_QUOTE_MS } from '../quote-view.ts';
+import { candleView, marketStateAt, quoteStale, quoteView, STALE_QUOTE_MS, type MarketState } from '../quote-view.ts';
 import type { MarketConfigView, StockChainReader, StockDirectory, StockListing } from '../stock-deps.ts';
 import {
   listCashOperationsForApiKey,
@@ -244,11 +244,11 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
   /** The chain config the last read gave: a quote from `onQuote` is rendered with it, synchronously. */
   let quoteCfg: MarketConfigView | undefined;
 
-  function quoteUpdate(listing: StockListing, q: Quote, cfg: MarketConfigView, open: boolean): PublishedUpdate | undefined {
+  function quoteUpdate(listing: StockListing, q: Quote, cfg: MarketConfigView, market: MarketState): PublishedUpdate | undefined {
     // Read every quoteMs even without a new quote: a quote that turns stale is published again,
     // `stale: true`, so a subscriber learns that the feed stopped without a frame of its own.
-    const view = quoteView(listing, q, cfg, open, quoteStale(q, now(), quoteMaxAgeMs));
-    // The market's status and the token's supply are part of the quote too.
+    const view = quoteView(listing, q, cfg, market, quoteStale(q, now(), quoteMaxAgeMs));
+    // The market's status and session and the token's supply are part of the quote too.
     const json = JSON.stringify(view);
     if (lastQuote.get(listing.symbol) === json) return undefined;
     lastQuote.set(listing.symbol, json);
@@ -258,10 +258,10 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
   async function quoteUpdates(): Promise<PublishedUpdate[]> {
     const out: PublishedUpdate[] = [];
     const cfg = (quoteCfg = await opts.chain.marketConfig());
-    const open = opts.calendar.isOpen(now());
+    const market = marketStateAt(opts.calendar, now());
     for (const listing of stocks.list()) {
       const q = opts.quotes.getQuote(listing.symbol);
-      const u = q === undefined ? undefined : quoteUpdate(listing, q, cfg, open);
+      const u = q === undefined ? undefined : quoteUpdate(listing, q, cfg, market);
       if (u !== undefined) out.push(u);
     }
     return out;
@@ -271,7 +271,7 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
   function onQuote(q: Quote): void {
     if (!started || stopped || resyncing || quoteCfg === undefined) return;
     const listing = stocks.bySymbol(q.symbol);
-    const u = listing === undefined ? undefined : quoteUpdate(listing, q, quoteCfg, opts.calendar.isOpen(now()));
+    const u = listing === undefined ? undefined : quoteUpdate(listing, q, quoteCfg, marketStateAt(opts.calendar, now()));
     if (u !== undefined) publisher.publish([u]);
   }
 

@@ -43,6 +43,14 @@ export type StockOperationKind = (typeof STOCK_OPERATION_KINDS)[number];
 export const STOCK_MARKET_STATUSES = ['open', 'closed'] as const;
 export type StockMarketStatus = (typeof STOCK_MARKET_STATUSES)[number];
 
+/**
+ * The US trading session running when a quote was answered (`session` of `GET prices/{symbol}` and
+ * the `quotes` stream): the four sessions of `MARKET_CALENDAR=us-sessions`, or `closed`; the other
+ * calendars answer only `regular` or `closed` (docs/stock-api.md, "Trading sessions").
+ */
+export const STOCK_MARKET_SESSIONS = ['overnight', 'pre-market', 'regular', 'after-hours', 'closed'] as const;
+export type StockMarketSession = (typeof STOCK_MARKET_SESSIONS)[number];
+
 /** tokex's One Click state, answered as `delegationStatus` (docs/stock-api.md, "Answers"). */
 export const STOCK_ONE_CLICK_STATUSES = ['enabled', 'disabled'] as const;
 export type StockOneClickStatusValue = (typeof STOCK_ONE_CLICK_STATUSES)[number];

@@ -9,6 +9,7 @@ import {
   STOCK_DEFAULT_KLINE_LIMIT,
   STOCK_DEFAULT_PRICE_ADJUSTMENT,
   STOCK_KLINE_INTERVALS,
+  STOCK_MARKET_SESSIONS,
   STOCK_MARKET_STATUSES,
   STOCK_MAX_KLINE_LIMIT,
   STOCK_MAX_UNIX_SECONDS,
@@ -91,9 +92,9 @@ export const StockSymbolSchema = Type.Object({
   contractSymbol: Type.String({ description: "the token's ERC-20 symbol()" }),
   contractName: Type.String({ description: "the token's ERC-20 name()" }),
   onChainDecimals: Type.Integer({ description: "the token's ERC-20 decimals()" }),
-  fractionable: Type.Boolean({ description: 'fractions of a share trade (every token has 18 decimals)' }),
-  overnightTradable: Type.Boolean({ description: 'orders fill outside regular US hours (MARKET_CALENDAR always-open or 24x5)' }),
-  fractionalEhEnabled: Type.Boolean({ description: 'fractions trade outside regular hours too (as overnightTradable)' }),
+  fractionable: Type.Boolean({ description: 'fractions of a share trade (us-sessions: per symbol, STOCK_SESSION_FLAGS; otherwise true: every token has 18 decimals)' }),
+  overnightTradable: Type.Boolean({ description: 'orders fill in the overnight session (us-sessions: per symbol, STOCK_SESSION_FLAGS; other calendars: true unless nyse)' }),
+  fractionalEhEnabled: Type.Boolean({ description: 'fractional quantities fill in the extended sessions (overnight, pre-market, after-hours) too' }),
   price: StockNullableDecimalNumberOut({ description: 'the last price (the quote\'s last), USD; null without a quote' }),
   change24H: StockNullableDecimalNumberOut({ description: 'price minus the open of the first 1-minute candle of the 24 hours; null without a candle in them' }),
   change24HPercent: StockNullableDecimalNumberOut({ description: 'change24H as a percentage of that open, 2 decimals (half away from zero)' }),
@@ -103,6 +104,12 @@ export const StockSymbolSchema = Type.Object({
   lastUpdateTimestamp: Type.Integer({ description: 'when the 24-hour figures were computed (they are cached a few seconds), Unix seconds' }),
 });
 export type StockSymbol = Static<typeof StockSymbolSchema>;
+
+/** The trading session on when the quote was answered (docs/stock-api.md, "Trading sessions"). */
+const MarketSession = () =>
+  StringEnum(STOCK_MARKET_SESSIONS, {
+    description: 'the US session on now: overnight, pre-market, regular or after-hours under MARKET_CALENDAR=us-sessions; regular or closed under the other calendars',
+  });
 
 /** `basicInfo` of `GET prices/{symbol}`: the underlying's quote, the same on every chain. */
 export const StockQuoteBasicInfoSchema = Type.Object({
@@ -115,6 +122,7 @@ export const StockQuoteBasicInfoSchema = Type.Object({
   last: DecimalOut(),
   timestamp: Millis(),
   marketStatus: StringEnum(STOCK_MARKET_STATUSES),
+  session: MarketSession(),
   stale: StaleFlag(),
 });
 export type StockQuoteBasicInfo = Static<typeof StockQuoteBasicInfoSchema>;
@@ -142,6 +150,7 @@ export const StockQuoteSchema = Type.Object({
   last: DecimalOut(),
   timestamp: Millis(),
   marketStatus: StringEnum(STOCK_MARKET_STATUSES),
+  session: MarketSession(),
   token: Type.Object({ address: StockAddressOut(), decimals: Type.Integer(), totalSupply: DecimalOut() }),
   stale: StaleFlag(),
   basicInfo: StockQuoteBasicInfoSchema,
