@@ -113,12 +113,16 @@ export interface AlpacaStreamSourceOptions {
   logger?: MarketDataLogger;
 }
 
+interface StreamPosition {
+  ns: bigint | undefined;
+  key: string;
+}
+
 interface SymbolState {
   venue: string;
-  quoteNs: bigint | undefined;
-  quoteKey: string;
-  tradeNs: bigint | undefined;
-  tradeKey: string;
+  /** The last quote and the last trade taken: their time (ns) and what identifies them. */
+  quote: StreamPosition;
+  trade: StreamPosition;
   last: bigint | undefined;
 }
 
@@ -163,7 +167,7 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
     const provider = opts.providerSymbols?.[venue] ?? venue;
     if (!SYMBOL_RE.test(provider)) throw new ValidationError('symbols', `${JSON.stringify(provider)} is not a ticker`);
     if (bySymbol.has(provider)) throw new ValidationError('symbols', `${provider} is listed twice`);
-    bySymbol.set(provider, { venue, quoteNs: undefined, quoteKey: '', tradeNs: undefined, tradeKey: '', last: undefined });
+    bySymbol.set(provider, { venue, quote: { ns: undefined, key: '' }, trade: { ns: undefined, key: '' }, last: undefined });
   }
   if (bySymbol.size === 0) throw new ValidationError('symbols', 'at least one symbol is required');
   const providerSymbols = [...bySymbol.keys()];
@@ -335,18 +339,7 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
       return;
     }
     const key = `${bid}|${ask}|${numText(el.bs)}|${numText(el.as)}|${numText(el.bx)}|${numText(el.ax)}`;
-    if (st.quoteNs !== undefined) {
-      if (ns < st.quoteNs) {
-        counters.outOfOrder++;
-        return;
-      }
-      if (ns === st.quoteNs && key === st.quoteKey) {
-        counters.duplicate++;
-        return;
-      }
-    }
-    st.quoteNs = ns;
-    st.quoteKey = key;
+    if (!takeInOrder(st.quote, ns, key)) return;
     counters.accepted++;
     emit({
       source: name,
@@ -358,6 +351,23 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
       sourceTime: Number(ns / 1_000_000n),
       receivedAt,
     });
+  };
+
+  /** An older message than the last taken, or that one again: counted and dropped; else taken as the new position. */
+  const takeInOrder = (pos: StreamPosition, ns: bigint, key: string): boolean => {
+    if (pos.ns !== undefined) {
+      if (ns < pos.ns) {
+        counters.outOfOrder++;
+        return false;
+      }
+      if (ns === pos.ns && key === pos.key) {
+        counters.duplicate++;
+        return false;
+      }
+    }
+    pos.ns = ns;
+    pos.key = key;
+    return true;
   };
 
   const handleTrade = (el: JsonObject, raw: () => string): void => {
@@ -376,18 +386,7 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
       return;
     }
     const key = `${numText(el.i)}|${numText(el.x)}|${p}|${numText(el.s)}`;
-    if (st.tradeNs !== undefined) {
-      if (ns < st.tradeNs) {
-        counters.outOfOrder++;
-        return;
-      }
-      if (ns === st.tradeNs && key === st.tradeKey) {
-        counters.duplicate++;
-        return;
-      }
-    }
-    st.tradeNs = ns;
-    st.tradeKey = key;
+    if (!takeInOrder(st.trade, ns, key)) return;
     st.last = p;
     counters.accepted++;
   };
