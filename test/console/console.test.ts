@@ -195,6 +195,8 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
     /** While set, every AAPL quote frame carries this one quote: the stream delivers, the price does not move. */
     let frozen: unknown;
     let freeze = false;
+    /** While set, every MSFT quote frame says this session (as the us-sessions calendar would). */
+    let session: string | undefined;
     const { context, page, pageErrors } = await openConsole(async (ctx) => {
       // A short age, so that the test need not wait 30 s: the page takes it from its configuration.
       await ctx.route('**/console/config', async (route) => {
@@ -211,6 +213,9 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
           if (f.channel === 'quotes' && f.symbol === 'AAPL' && f.data) {
             if (!freeze) frozen = f.data;
             else if (frozen !== undefined) return ws.send(JSON.stringify({ ...f, data: frozen }));
+          }
+          if (f.channel === 'quotes' && f.symbol === 'MSFT' && f.data && session !== undefined) {
+            return ws.send(JSON.stringify({ ...f, data: { ...(f.data as object), session } }));
           }
           ws.send(m);
         });
@@ -230,6 +235,11 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
       freeze = false;
       await expect.poll(status, SLOW).toBe('Live data: streaming.');
       expect(await marketStatus('AAPL')).toBe('open');
+      // An extended session is named beside the market status; regular hours say nothing more.
+      session = 'pre-market';
+      await expect.poll(() => marketStatus('MSFT'), SLOW).toBe('open · pre-market');
+      session = 'regular';
+      await expect.poll(() => marketStatus('MSFT'), SLOW).toBe('open');
       // The perp market's mark and index, fresh.
       await expect.poll(() => page.locator('#perp-prices').textContent(), SLOW).toMatch(/^Mark \d+(\.\d+)? · index \d+(\.\d+)?$/);
       expect(pageErrors).toEqual([]);

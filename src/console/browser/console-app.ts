@@ -97,13 +97,17 @@ function marketsView(symbols: string[], onSelect: (s: string) => void, freshness
     cells.set(s, { button, last, bid, ask, status });
   }
   const shown = new Map<string, Row>();
-  /** The status cell says `stale` beside the market status while the symbol's quote is stale. */
+  /**
+   * The status cell: the market status, the extended session when one is on (`open · pre-market`;
+   * regular hours say nothing more), and `stale` while the symbol's quote is stale.
+   */
   const renderStatus = (symbol: string) => {
     const c = cells.get(symbol);
     const q = shown.get(symbol);
     if (!c || !q) return;
     const stale = freshness.isStale(symbol);
-    const text = `${q.marketStatus ?? ''}${stale ? ' · stale' : ''}`;
+    const extended = typeof q.session === 'string' && q.session !== 'regular' && q.session !== 'closed' ? ` · ${q.session}` : '';
+    const text = `${q.marketStatus ?? ''}${extended}${stale ? ' · stale' : ''}`;
     if (c.status.textContent !== text) c.status.textContent = text;
     c.button.closest('tr')!.classList.toggle('stale', stale);
   };
