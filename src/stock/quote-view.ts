@@ -105,13 +105,8 @@ export function quoteView(listing: StockListing, quote: Quote, cfg: MarketConfig
   };
 }
 
-/** A stored candle as the `klines:<interval>` stream shows it. */
-export function candleView(c: CandleRecord): StockCandle {
-  return barView({ ...c, closeTime: c.openTime + INTERVAL_MS[c.interval] - 1 });
-}
-
 /**
- * A bar as `GET prices/{symbol}/history` shows it: Anchored's numbers (exact digits on REST, the
+ * A bar as `GET prices/{symbol}/history` and the `klines:<interval>` stream show it: Anchored's numbers (exact digits on REST, the
  * nearest double in the streams, which print through JSON.stringify) and the exact strings in `exact`.
  */
 export function barView(b: Pick<HistoryBar, 'openTime' | 'closeTime' | 'open' | 'high' | 'low' | 'close' | 'volume'>): StockCandle {

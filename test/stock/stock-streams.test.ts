@@ -149,6 +149,23 @@ describe.each(stackEngines('stock_streams'))('stock streams ($name)', (engine) =
     expect(JSON.stringify(u.data)).not.toBe(JSON.stringify(snap.data));
   });
 
+  it('klines:3m and klines:1w: the current bar as the history rolls it up', async () => {
+    const s = await open();
+    for (const interval of ['3m', '1w'] as const) {
+      s.send({ op: 'subscribe', id: interval, channel: `klines:${interval}`, symbol: 'AAPL' });
+      const snap = await s.next((f) => f.type === 'subscribed' && f.id === interval);
+      const rest = await t.readOnly.get<{ candles: Array<Record<string, any>> }>('/api/v1/prices/AAPL/history', { interval, endTime: Math.floor(Date.now() / 1000), limit: 1, adjustment: 'raw' });
+      const bar = rest.candles[0];
+      const length = interval === '3m' ? 180_000 : 7 * 86_400_000;
+      expect(snap.data.closeTime - snap.data.openTime, interval).toBe(length - 1);
+      // The same bar (or the next, when one began between the two reads): same open time, same open.
+      expect(bar.openTime - snap.data.openTime === 0 || bar.openTime - snap.data.openTime === length, interval).toBe(true);
+      if (bar.openTime === snap.data.openTime) expect(snap.data.exact.open, interval).toBe(bar.exact.open);
+      if (interval === '1w') expect(new Date(snap.data.openTime).getUTCDay()).toBe(1);
+      else expect(snap.data.openTime % 180_000).toBe(0);
+    }
+  });
+
   it('a key bound to no wallet streams the orders and operations it recorded, as REST lists them for it', async () => {
     const { key, apiSecret } = await t.stack.keys.create({ permission: 'WRITABLE', ipWhitelist: ['127.0.0.1', '::1'], chainId: t.demo.chainId, product: 'STOCK' });
     const recorder = t.client(key.apiKey, apiSecret);

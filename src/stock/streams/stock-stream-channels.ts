@@ -4,7 +4,7 @@
  * REST body of the same thing (`GET prices/{symbol}`, the history's candles, `GET orders/{id}`,
  * the operation detail, `GET users/{id}/balance`).
  */
-import { INTERVALS } from '../../marketdata/market-types.ts';
+import { STOCK_KLINE_INTERVALS } from '@tokex/contract';
 import { channelCatalog, type ChannelCatalog, type ChannelSpec } from '../../streams/stream-channels.ts';
 import { keyedModel, latestModel, recentModel } from '../../streams/stream-model.ts';
 
@@ -18,7 +18,8 @@ export const keySubject = (apiKey: string): string => `key:${apiKey}`;
 
 export const STOCK_CHANNELS: readonly ChannelSpec[] = [
   { name: 'quotes', scope: 'public', model: latestModel() },
-  ...INTERVALS.map((i): ChannelSpec => ({ name: `klines:${i}`, scope: 'public', model: latestModel() })),
+  // Every interval the history answers, 3m and 1w rolled up as it rolls them.
+  ...STOCK_KLINE_INTERVALS.map((i): ChannelSpec => ({ name: `klines:${i}`, scope: 'public', model: latestModel() })),
   // An order leaves the snapshot once settled (state `history`).
   { name: 'orders', scope: 'private', model: keyedModel((o: { orderId: string }) => o.orderId, (o: { state: string }) => o.state === 'history') },
   { name: 'operations', scope: 'private', model: recentModel(RECENT_OPERATIONS) },

@@ -26,18 +26,19 @@
  * JSON). A backlog beyond `BACKLOG` rows (a long catch-up) is dropped for a new epoch, whose
  * snapshot reads the store once instead of holding every row in memory.
  */
+import { STOCK_KLINE_INTERVALS, type StockKlineInterval } from '@tokex/contract';
 import type { Address } from 'viem';
 import type { Logger } from '../../lib/logger.ts';
-import { INTERVALS, INTERVAL_MS, type Quote, type QuoteReader } from '../../marketdata/market-types.ts';
+import type { Quote, QuoteReader } from '../../marketdata/market-types.ts';
+import { readPriceHistory, type HistoryBar } from '../../marketdata/price-history.ts';
 import type { MarketCalendar } from '../../marketdata/market-calendar.ts';
 import type { Db } from '../../storage/database.ts';
-import { listCandles, type CandleRecord } from '../../storage/candle-store.ts';
 import type { PublishedUpdate, StreamPublisher } from '../../streams/stream-publisher.ts';
 import { balanceView, type BalanceVenue } from '../balance-view.ts';
 import type { OrderUpdate, StockIndexChange } from '../indexer/stock-indexer.ts';
 import { cashOperationView, stockOperationView } from '../operation-views.ts';
 import { orderView } from '../order-view.ts';
-import { candleView, marketStateAt, quoteStale, quoteView, STALE_QUOTE_MS, type MarketState } from '../quote-view.ts';
+import { barView, marketStateAt, quoteStale, quoteView, STALE_QUOTE_MS, type MarketState } from '../quote-view.ts';
 import type { MarketConfigView, StockChainReader, StockDirectory, StockListing } from '../stock-deps.ts';
 import {
   listCashOperationsForApiKey,
@@ -277,11 +278,13 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
 
   async function candleUpdates(): Promise<PublishedUpdate[]> {
     // Every read first: a failed one changes nothing, and the next tick reads them all again.
-    const reads: Array<{ symbol: string; interval: (typeof INTERVALS)[number]; rows: CandleRecord[] }> = [];
+    const reads: Array<{ symbol: string; interval: StockKlineInterval; rows: HistoryBar[] }> = [];
     for (const listing of stocks.list()) {
-      for (const interval of INTERVALS) {
-        // Ascending: the one before the latest, then the latest.
-        reads.push({ symbol: listing.symbol, interval, rows: await listCandles(db, { symbol: listing.symbol, interval, limit: 2 }) });
+      for (const interval of STOCK_KLINE_INTERVALS) {
+        // Ascending: the one before the latest, then the latest; as the history answers them (its
+        // 3m and 1w bars rolled up), raw: no ex-date falls inside the latest bars.
+        const rows = await readPriceHistory(db, [], { symbol: listing.symbol, interval, endTime: Number.MAX_SAFE_INTEGER, limit: 2, adjustment: 'raw', now: now() });
+        reads.push({ symbol: listing.symbol, interval, rows });
       }
     }
     const out: PublishedUpdate[] = [];
@@ -292,7 +295,7 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
       // After the first read, the candle last published too: its last form when a new one began since.
       const candidates = last === undefined ? rows.slice(-1) : rows.filter((c) => c.openTime >= last.openTime);
       for (const c of candidates) {
-        const view = candleView(c);
+        const view = barView(c);
         const json = JSON.stringify(view);
         const prev = lastCandle.get(key);
         if (prev !== undefined && prev.openTime === c.openTime && prev.json === json) continue;
