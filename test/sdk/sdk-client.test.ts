@@ -135,14 +135,18 @@ describe('retries', () => {
     expect(seen[1].headers['idempotency-key']).toBe(seen[0].headers['idempotency-key']);
   });
 
-  it('resends a signed order only when it names a clientOrderId', async () => {
+  it('resends a signed order as it is, with or without a clientOrderId: the same signed order is the same order', async () => {
     handler = (_s, res) => perpAnswer(res, 503, { code: 50002, msg: 'busy', requestId: 'r' });
-    await expect(perp().submitOrder({ message: { clientOrderId: '' }, signature: '0x01' })).rejects.toBeInstanceOf(PerpApiError);
-    expect(seen).toHaveLength(1);
+    for (const message of [{ clientOrderId: '' }, { clientOrderId: 'mine-1' }]) {
+      seen = [];
+      await expect(perp({ retry: { retries: 2, baseDelayMs: 1 } }).submitOrder({ message, signature: '0x01' })).rejects.toBeInstanceOf(PerpApiError);
+      expect(seen).toHaveLength(3);
+      expect(new Set(seen.map((s) => s.body)).size).toBe(1);
+    }
+    // Retrying off: one attempt.
     seen = [];
-    await expect(perp({ retry: { retries: 2, baseDelayMs: 1 } }).submitOrder({ message: { clientOrderId: 'mine-1' }, signature: '0x01' })).rejects.toBeInstanceOf(PerpApiError);
-    expect(seen).toHaveLength(3);
-    expect(new Set(seen.map((s) => s.body)).size).toBe(1);
+    await expect(perp({ retry: false }).submitOrder({ message: { clientOrderId: '' }, signature: '0x01' })).rejects.toBeInstanceOf(PerpApiError);
+    expect(seen).toHaveLength(1);
   });
 
   it('retries after a dropped connection for a GET, not for a plain POST', async () => {

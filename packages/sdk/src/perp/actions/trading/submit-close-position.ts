@@ -1,6 +1,5 @@
 import type { PerpTransport, PerpRequestErrorType } from '../../perp-transport.ts';
 import type { PlacedOrder, SignedMessage } from '../../../perp-types.ts';
-import { hasClientOrderId } from './client-order-id.ts';
 
 export type SubmitClosePositionParameters = SignedMessage;
 export type SubmitClosePositionReturnType = PlacedOrder;
@@ -8,5 +7,5 @@ export type SubmitClosePositionErrorType = PerpRequestErrorType;
 
 /** `POST positions/close`: a signed reduce-only order (see `closePosition` for the whole flow). */
 export function submitClosePosition<T = SubmitClosePositionReturnType>(transport: PerpTransport, parameters: SubmitClosePositionParameters): Promise<T> {
-  return transport.send('POST', 'positions/close', { body: parameters, idempotent: hasClientOrderId(parameters.message) });
+  return transport.send('POST', 'positions/close', { body: parameters, idempotent: true });
 }
