@@ -4,7 +4,7 @@ import * as contract from '@tokex/contract';
 import { StockMoveBodySchema, StockOrderBodySchema, StockOrderWithDepositSendBodySchema } from '@tokex/contract';
 import { ValidationError } from '../errors/app-error.ts';
 import { parseDecimal } from '../lib/decimal.ts';
-import { decimalFieldsOf, decimalNumberTexts } from './request-decoder.ts';
+import { decimalFieldsOf, decimalNumberTexts, decodeJsonRequest, peekJsonBody } from './request-decoder.ts';
 
 const KEYS = new Set(['notional', 'tokenAmount', 'quantity', 'price']);
 
@@ -100,5 +100,32 @@ describe('a JSON number text read as an amount (parseDecimal, as a decimal strin
     expect(reason('1e3', 18)).toBe('notional: must be a non-negative decimal string like "12.5"');
     expect(reason('-5', 18)).toBe('notional: must be a non-negative decimal string like "12.5"');
     expect(reason('1.1234567', 6)).toBe('notional: at most 6 decimal places');
+  });
+});
+
+describe('peekJsonBody', () => {
+  const request = (body: string) =>
+    ({ method: 'POST', rawBody: Buffer.from(body), bodyContentType: 'application/json', routeOptions: { schema: {} }, query: {} }) as unknown as Parameters<typeof decodeJsonRequest>[0];
+  const decode = (r: Parameters<typeof decodeJsonRequest>[0]) =>
+    new Promise<Error | undefined>((resolve) => decodeJsonRequest(r, {} as never, (err) => resolve(err)));
+
+  it('parses a body once: the decoder hands the route the value an earlier hook peeked at', async () => {
+    const r = request('{"orders":[{"message":{},"signature":"0x"}]}');
+    const peeked = peekJsonBody(r);
+    expect(peeked).toEqual({ orders: [{ message: {}, signature: '0x' }] });
+    expect(await decode(r)).toBeUndefined();
+    expect((r as unknown as { body: unknown }).body).toBe(peeked);
+  });
+
+  it('answers undefined for what the decoder refuses, which it still refuses with its reason', async () => {
+    for (const [body, reason] of [
+      ['{"a":', 'body: is not valid JSON'],
+      ['{"__proto__":{}}', 'body: must not contain a __proto__ key'],
+    ]) {
+      const r = request(body);
+      expect(peekJsonBody(r)).toBeUndefined();
+      expect((await decode(r))?.message).toBe(reason);
+    }
+    expect(peekJsonBody(request(''))).toBeUndefined();
   });
 });

@@ -77,7 +77,32 @@ export function parseJsonBytes(bytes: Uint8Array): unknown {
 }
 
 /** parseJsonBytes, also answering the decoded text (what decimalNumberTexts reads). */
+/**
+ * Bodies parsed before the decoder ran (an auth hook that weighs a batch by its length), by their
+ * bytes: the decoder then takes that parse instead of parsing the same bytes again.
+ */
+const parsedEarly = new WeakMap<Uint8Array, { text: string; value: unknown }>();
+
+/**
+ * The request's JSON body for a hook that runs before the decoder (`undefined` when there is none
+ * or it is not valid JSON: the decoder refuses it next, with its reason). The value is the one the
+ * decoder hands the route: read it, never change it.
+ */
+export function peekJsonBody(request: FastifyRequest): unknown {
+  const bytes = request.rawBody;
+  if (bytes === undefined || bytes === null || bytes.length === 0) return undefined;
+  try {
+    const parsed = parseJsonText(bytes);
+    parsedEarly.set(bytes, parsed);
+    return parsed.value;
+  } catch {
+    return undefined;
+  }
+}
+
 function parseJsonText(bytes: Uint8Array): { text: string; value: unknown } {
+  const early = parsedEarly.get(bytes);
+  if (early !== undefined) return early;
   let text: string;
   try {
     text = utf8.decode(bytes);

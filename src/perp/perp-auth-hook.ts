@@ -28,6 +28,7 @@ import { repeatedHeader } from '../auth/repeated-header.ts';
 import type { NonceStore } from '../auth/nonce-store.ts';
 import { authRequired } from '../auth/route-auth.ts';
 import { addressBucket, rateLimitedError, rateLimitHeaders, type RateLimitCheck, type RateLimitState } from '../http/rate-limiter.ts';
+import { peekJsonBody } from '../http/request-decoder.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -84,15 +85,10 @@ function weightOf(request: FastifyRequest): number {
   const at = url.indexOf(TRADER_ROOT);
   const route = `${request.method} ${at === -1 ? url : url.slice(at + TRADER_ROOT.length)}`;
   if (WEIGHTED[route] === undefined) return 1;
-  // The JSON decoder runs after this hook (venue-api.ts): the body is read here for its count only,
-  // and a body that is not JSON weighs 1 (the decoder refuses it next).
-  let body: unknown;
-  try {
-    body = JSON.parse(request.rawBody?.toString('utf8') ?? '');
-  } catch {
-    return 1;
-  }
-  return perpRequestWeight(route, body);
+  // The JSON decoder runs after this hook (venue-api.ts) and takes this parse rather than parsing
+  // the body again; a body that is not JSON weighs 1 (the decoder refuses it next).
+  const body = peekJsonBody(request);
+  return body === undefined ? 1 : perpRequestWeight(route, body);
 }
 
 export interface PerpAuthOptions {
