@@ -11,6 +11,7 @@ import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 import {IStockRouter} from "./interfaces/IStockRouter.sol";
 import {ICashier} from "./interfaces/ICashier.sol";
 import {IStock} from "./interfaces/IStock.sol";
+import {AggregatorV3Interface} from "./interfaces/IPriceFeed.sol";
 
 /// @title StockRouter
 /// @notice Entry point for every user action and the order book of record; see {IStockRouter}.
@@ -26,6 +27,8 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
     uint256 private constant BPS = 10_000;
     uint16 private constant MAX_FEE_BPS = 1_000;
     uint8 private constant TIME_IN_FORCE_DAY = 0;
+    uint16 private constant MAX_ORACLE_TOLERANCE_BPS = 5_000;
+    uint8 private constant PRICE_DECIMALS = 18;
 
     // ----------------------------------------------------------------- State
 
@@ -41,6 +44,8 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
     mapping(address stock => bool) private _listed;
     address[] private _listedStocks;
     mapping(address account => bool) private _operators;
+    /// @dev Unset (feed zero) for a stock whose fills are not checked against an oracle.
+    mapping(address stock => PriceFeedConfig) private _priceFeeds;
 
     modifier onlyOperator() {
         if (!_operators[msg.sender]) revert NotOperator(msg.sender);
@@ -79,6 +84,24 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
         if (operator == address(0)) revert ZeroAddress();
         _operators[operator] = enabled;
         emit OperatorSet(operator, enabled);
+    }
+
+    /// @inheritdoc IStockRouter
+    function setPriceFeed(address stock, address feed, uint16 toleranceBps, uint32 maxAge) external onlyOwner {
+        _requireListed(stock);
+        if (feed == address(0)) {
+            delete _priceFeeds[stock];
+            emit PriceFeedSet(stock, address(0), 0, 0, 0);
+            return;
+        }
+        if (toleranceBps == 0 || toleranceBps > MAX_ORACLE_TOLERANCE_BPS) revert InvalidOracleTolerance(toleranceBps);
+        if (maxAge == 0) revert InvalidOracleMaxAge(maxAge);
+        // Read once here rather than on every fill; a feed whose decimals change is set again.
+        uint8 feedDecimals = AggregatorV3Interface(feed).decimals();
+        if (feedDecimals > PRICE_DECIMALS) revert InvalidFeedDecimals(feedDecimals);
+        _priceFeeds[stock] =
+            PriceFeedConfig({feed: feed, decimals: feedDecimals, toleranceBps: toleranceBps, maxAge: maxAge});
+        emit PriceFeedSet(stock, feed, feedDecimals, toleranceBps, maxAge);
     }
 
     // ------------------------------------------------------------------ User
@@ -242,6 +265,24 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
         return address(_cashier);
     }
 
+    /// @inheritdoc IStockRouter
+    function priceFeedOf(address stock) external view returns (PriceFeedConfig memory) {
+        return _priceFeeds[stock];
+    }
+
+    /// @inheritdoc IStockRouter
+    function oracleReading(address stock)
+        external
+        view
+        returns (PriceFeedConfig memory config, uint80 roundId, int256 answer, uint256 updatedAt, uint256 blockTimestamp)
+    {
+        config = _priceFeeds[stock];
+        blockTimestamp = block.timestamp;
+        if (config.feed != address(0)) {
+            (roundId, answer,, updatedAt,) = AggregatorV3Interface(config.feed).latestRoundData();
+        }
+    }
+
     // ------------------------------------------------------ Internal: orders
 
     /// @dev Validation runs before any deposit so that a combined call reports the order's problem
@@ -349,6 +390,7 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
         uint256 orderId = fill.orderId;
         Order storage order = _orders[orderId];
         _checkFill(order, fill);
+        _checkOracle(order.stock, orderId, fill.price);
         (uint256 notional, uint256 fee) = _recordFill(order, fill, fees);
         address user = order.user;
         if (order.side == Side.Buy) {
@@ -380,6 +422,22 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
         if ((isLimit || !isBuy) && uint256(order.filledQuantity) + fill.quantity > order.quantity) {
             revert FillExceedsOrder(orderId);
         }
+    }
+
+    /// @dev A stock with a feed fills only within `toleranceBps` of the feed's latest answer, and
+    /// only while that answer is at most `maxAge` seconds old (docs/contracts.md, "Oracle check").
+    function _checkOracle(address stock, uint256 orderId, uint256 price) private view {
+        PriceFeedConfig memory config = _priceFeeds[stock];
+        if (config.feed == address(0)) return;
+        (, int256 answer,, uint256 updatedAt,) = AggregatorV3Interface(config.feed).latestRoundData();
+        if (answer <= 0 || answer > int256(uint256(type(uint128).max))) revert OracleAnswerInvalid(orderId, answer);
+        // An answer stamped after the block (a foreign feed's clock) counts as fresh.
+        if (updatedAt < block.timestamp && block.timestamp - updatedAt > config.maxAge) {
+            revert OraclePriceStale(orderId, updatedAt, config.maxAge);
+        }
+        uint256 oraclePrice = uint256(answer) * 10 ** (PRICE_DECIMALS - config.decimals);
+        uint256 deviation = price > oraclePrice ? price - oraclePrice : oraclePrice - price;
+        if (deviation * BPS > oraclePrice * config.toleranceBps) revert OraclePriceDeviation(orderId, price, answer);
     }
 
     /// @dev Updates the order's filled totals and returns this fill's notional and fee. Buyers pay

@@ -34,6 +34,20 @@ interface IStockRouterErrors {
     error DepositNotInstant();
     /// @notice Fee rates are capped at 1,000 bps (10%).
     error InvalidFeeBps(uint16 feeBps);
+    /// @notice The fill's `price` (mUSD per 1e18 units) strays from the stock's oracle `answer`
+    /// (in the feed's decimals) by more than the stock's tolerance.
+    error OraclePriceDeviation(uint256 orderId, uint256 price, int256 answer);
+    /// @notice The stock's oracle answer was written at `updatedAt`, more than `maxAge` seconds
+    /// before the block.
+    error OraclePriceStale(uint256 orderId, uint256 updatedAt, uint256 maxAge);
+    /// @notice The stock's oracle answered zero, a negative value or one above 128 bits.
+    error OracleAnswerInvalid(uint256 orderId, int256 answer);
+    /// @notice An oracle tolerance must be 1 to 5,000 bps.
+    error InvalidOracleTolerance(uint16 toleranceBps);
+    /// @notice An oracle's maximum age must be at least one second.
+    error InvalidOracleMaxAge(uint32 maxAge);
+    /// @notice A feed with more than 18 decimals cannot be compared with 18-decimal prices.
+    error InvalidFeedDecimals(uint8 decimals);
 }
 
 /// @title IStockRouter
@@ -112,6 +126,16 @@ interface IStockRouter is
         uint16 limitFeeBps;
     }
 
+    /// @notice The oracle a stock's fills are checked against (feed zero: none). A fill's price
+    /// must be within `toleranceBps` of the feed's latest answer, and that answer at most `maxAge`
+    /// seconds old. `decimals` is the feed's, read when it was set.
+    struct PriceFeedConfig {
+        address feed;
+        uint8 decimals;
+        uint16 toleranceBps;
+        uint32 maxAge;
+    }
+
     // ---------------------------------------------------------------- Events
 
     event OrderPlaced(
@@ -137,6 +161,8 @@ interface IStockRouter is
     event StockListed(address indexed stock);
     event FeeConfigSet(uint16 marketFeeBps, uint16 limitFeeBps);
     event OperatorSet(address indexed operator, bool enabled);
+    /// @notice The stock's oracle changed (feed zero: removed, fills unchecked).
+    event PriceFeedSet(address indexed stock, address indexed feed, uint8 decimals, uint16 toleranceBps, uint32 maxAge);
 
     // ------------------------------------------------------------------ User
 
@@ -205,7 +231,10 @@ interface IStockRouter is
 
     // -------------------------------------------------------------- Operator
 
-    /// @notice Applies `fills` in order, then `closes`. Reverts as a whole if any item is invalid.
+    /// @notice Applies `fills` in order, then `closes`. Reverts as a whole if any item is invalid,
+    /// including a fill of a stock with an oracle whose price strays from the oracle's answer by
+    /// more than the tolerance (`OraclePriceDeviation`) or whose answer is too old
+    /// (`OraclePriceStale`) or not positive (`OracleAnswerInvalid`).
     function settleOrders(Fill[] calldata fills, Close[] calldata closes) external;
 
     // ----------------------------------------------------------------- Admin
@@ -213,6 +242,10 @@ interface IStockRouter is
     function listStock(address stock) external;
     function setFeeConfig(FeeConfig calldata config) external;
     function setOperator(address operator, bool enabled) external;
+    /// @notice Checks the fills of listed `stock` against `feed` (any AggregatorV3Interface with at
+    /// most 18 decimals) with `toleranceBps` (1 to 5,000) and `maxAge` (seconds, at least 1); feed
+    /// zero removes the check (tolerance and age ignored).
+    function setPriceFeed(address stock, address feed, uint16 toleranceBps, uint32 maxAge) external;
 
     // ----------------------------------------------------------------- Views
 
@@ -224,4 +257,11 @@ interface IStockRouter is
     function listedStocks() external view returns (address[] memory);
     function isOperator(address account) external view returns (bool);
     function cashier() external view returns (address);
+    function priceFeedOf(address stock) external view returns (PriceFeedConfig memory);
+    /// @notice The stock's oracle configuration, its feed's latest round as a fill would read it
+    /// now (zeros without a feed) and the block's timestamp, in one call for the executor.
+    function oracleReading(address stock)
+        external
+        view
+        returns (PriceFeedConfig memory config, uint80 roundId, int256 answer, uint256 updatedAt, uint256 blockTimestamp);
 }

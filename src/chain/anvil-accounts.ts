@@ -5,9 +5,10 @@ import type { Address, Hex } from 'viem';
  * they hold value only on local chains and must never be used anywhere else.
  *
  * Decision: accounts 0..3 are the demo user wallets (funded by the deployment), account 9 is the
- * embedded stack's deployer, owner and treasury; 8, 7 and 6 are the sending roles' own keys
- * (executor, One Click relayer, perpetual operator: src/chain/operator-roles.ts). 4 and 5 stay
- * unused so tests and tools can take them freely.
+ * embedded stack's deployer, owner and treasury; 8, 7, 6 and 5 are the sending roles' own keys
+ * (executor, One Click relayer, perpetual operator, oracle publisher: src/chain/operator-roles.ts).
+ * 4 stays unused so tests and tools can take it freely (tests on a chain of their own may still
+ * use 5).
  */
 export const ANVIL_MNEMONIC = 'test test test test test test test test test test test junk';
 
@@ -61,5 +62,8 @@ export const OPERATOR_ACCOUNT: DevAccount = ANVIL_ACCOUNTS[9];
 
 /** The embedded stack's executor: anvil account 8, made an operator at deployment. */
 export const EXECUTOR_ACCOUNT: DevAccount = ANVIL_ACCOUNTS[8];
+
+/** The embedded stack's oracle publisher: anvil account 5, made a publisher of the PriceFeedHub. */
+export const ORACLE_PUBLISHER_ACCOUNT: DevAccount = ANVIL_ACCOUNTS[5];
 
 export const ANVIL_CHAIN_ID = 31337;

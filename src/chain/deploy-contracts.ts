@@ -1,6 +1,7 @@
 import {
   encodeDeployData,
   encodeFunctionData,
+  getAddress,
   getContractAddress,
   parseUnits,
   type Abi,
@@ -20,6 +21,10 @@ import {
   cashTokenBytecode,
   oneClickRouterAbi,
   oneClickRouterBytecode,
+  priceFeedAbi,
+  priceFeedBytecode,
+  priceFeedHubAbi,
+  priceFeedHubBytecode,
   stockAbi,
   stockBytecode,
   stockRouterAbi,
@@ -27,6 +32,7 @@ import {
 } from './abi/generated/index.ts';
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
 import type { ContractAddresses, Deployment, DeploymentContracts, DeploymentRecord, StockVenueDeployment, VenueDeployment } from './deployment-file.ts';
+import { queueDividendDistributor } from './deploy-dividend-distributor.ts';
 
 /** What the chain needs to list a stock: its token's symbol and name (the caller's catalog has more). */
 export interface StockListing {
@@ -249,6 +255,9 @@ export async function deployStack(params: {
       }
     }
 
+    // Dividends (docs/corporate-actions.md): paid by the operators, so each is one of the distributor's.
+    const dividendDistributor = await queueDividendDistributor(tx, { operators: [me, ...(o.operators ?? [])], cashToken, demo: demoWallets.length > 0 });
+
     const last = await tx.finish();
     return {
       chainId: tx.chain,
@@ -256,7 +265,7 @@ export async function deployStack(params: {
       firstBlockNumber: tx.firstBlock!.toString(),
       deployedAt: Date.now(),
       operator: me,
-      contracts: { stockRouter, oneClickRouter, cashier, cashToken, accountLens, stocks },
+      contracts: { stockRouter, oneClickRouter, cashier, cashToken, accountLens, stocks, dividendDistributor },
     };
   } catch (err) {
     throw toChainError(err);
@@ -267,8 +276,8 @@ export async function deployStack(params: {
 export async function isDeploymentLive(publicClient: ChainPublicClient, deployment: Deployment): Promise<boolean> {
   const chainId = await publicClient.getChainId();
   if (chainId !== deployment.chainId) return false;
-  const { stocks, ...core } = deployment.contracts;
-  const addresses = [...Object.values(core), ...Object.values(stocks)];
+  // Groups (the stocks, the price feeds) nest one level: every address counts.
+  const addresses = addressesOf(deployment.contracts);
   const codes = await Promise.all(addresses.map((address) => publicClient.getCode({ address })));
   return codes.every((code) => code !== undefined && code !== '0x');
 }
@@ -413,6 +422,146 @@ export async function grantStockOperators(params: {
     }
     await tx.finish();
     return missing;
+  } catch (err) {
+    throw toChainError(err);
+  }
+}
+
+// ----------------------------------------------------------------- the on-chain oracle
+
+/** What the venue's oracle should look like (docs/contracts.md, "PriceFeedHub and PriceFeed"). */
+export interface PriceFeedSetup {
+  /** Every symbol that gets a feed: the listed stocks and others published too (the perp indices' BTC, ETH). */
+  symbols: readonly string[];
+  /** The listed stocks by symbol: the StockRouter checks their fills against their feeds. */
+  stocks: Readonly<Record<string, Address>>;
+  /** Accounts allowed to publish. */
+  publishers: readonly Address[];
+  /** The StockRouter's tolerance (1..5000 bps); 0 removes the stocks' feeds from the router (fills unchecked). */
+  toleranceBps: number;
+  /** The StockRouter's maximum answer age, seconds. */
+  maxAgeSeconds: number;
+}
+
+export interface PriceFeedsResult {
+  /** Undefined only when `create` was false and there is none. */
+  hub?: Address;
+  /** Feed per symbol (only the symbols that have one). */
+  feeds: Record<string, Address>;
+  /** What was done now, for the log: `hub`, `feed AAPL`, `publisher 0x…`, `router AAPL`. */
+  changes: string[];
+  /** What should be done but was not, for want of the owner's wallet. */
+  missing: string[];
+}
+
+/** A venue feed's description: `AAPL / USD`. */
+const feedDescriptionOf = (symbol: string): string => `${symbol} / USD`;
+const symbolOfFeedDescription = (d: string): string | undefined => /^([A-Z0-9.\-]{1,20}) \/ USD$/.exec(d)?.[1];
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000' as Address;
+/** The decimals of the venue's feeds. */
+const VENUE_FEED_DECIMALS = 8;
+
+/**
+ * Makes the oracle what `setup` says, reading the chain as the truth: the hub is `hub` (the
+ * record's) when it has code, else the one the StockRouter's feeds name, else a new one; a
+ * symbol without a feed on the hub gets one (deployed and listed); each publisher is granted; each
+ * listed stock's router check is set to its feed with the tolerance and age (or removed with
+ * tolerance 0) where it differs — except a stock the owner pointed at a feed of another hub
+ * (a Chainlink feed), which is left as it is. Transactions go out with `walletClient`, which must own the hub
+ * and the StockRouter; without it nothing is sent and `missing` says what is left. With `create`
+ * false nothing is deployed (turning the check off needs no hub). Answers undefined when there is
+ * no hub and no wallet to deploy one.
+ */
+export async function ensurePriceFeeds(params: {
+  publicClient: ChainPublicClient;
+  walletClient?: ChainWalletClient;
+  stockRouter: Address;
+  /** The hub the deployment record names, if any. */
+  hub?: Address;
+  setup: PriceFeedSetup;
+  /** Deploy the hub and the missing feeds. Default true. */
+  create?: boolean;
+}): Promise<PriceFeedsResult | undefined> {
+  const create = params.create ?? true;
+  const { publicClient, walletClient, stockRouter, setup } = params;
+  const hasCode = async (address: Address) => {
+    const code = await publicClient.getCode({ address });
+    return code !== undefined && code !== '0x';
+  };
+  try {
+    const configs = new Map<string, { feed: Address; decimals: number; toleranceBps: number; maxAge: number }>();
+    for (const [symbol, stock] of Object.entries(setup.stocks)) {
+      configs.set(symbol, await publicClient.readContract({ address: stockRouter, abi: stockRouterAbi, functionName: 'priceFeedOf', args: [stock] }));
+    }
+    let hub: Address | undefined = params.hub !== undefined && (await hasCode(params.hub)) ? params.hub : undefined;
+    for (const c of configs.values()) {
+      if (hub !== undefined) break;
+      if (c.feed === ZERO_ADDRESS || !(await hasCode(c.feed))) continue;
+      const named = await publicClient.readContract({ address: c.feed, abi: priceFeedAbi, functionName: 'hub' }).catch(() => undefined);
+      if (named !== undefined && (await hasCode(named))) hub = named;
+    }
+    const changes: string[] = [];
+    const missing: string[] = [];
+    const tx = walletClient ? await TxBatch.open(publicClient, walletClient) : undefined;
+    if (hub === undefined && create) {
+      if (!tx) return undefined;
+      hub = await tx.deploy('PriceFeedHub', priceFeedHubAbi, priceFeedHubBytecode, [tx.from]);
+      changes.push('hub');
+    }
+    const feeds: Record<string, Address> = {};
+    const isNewHub = changes.includes('hub');
+    if (hub !== undefined) {
+      const at = hub;
+      if (!isNewHub) {
+        const listed = await publicClient.readContract({ address: at, abi: priceFeedHubAbi, functionName: 'feeds' });
+        for (const feed of listed) {
+          const symbol = symbolOfFeedDescription(await publicClient.readContract({ address: feed, abi: priceFeedAbi, functionName: 'description' }));
+          if (symbol !== undefined && feeds[symbol] === undefined) feeds[symbol] = feed;
+        }
+      }
+      for (const symbol of new Set(create ? setup.symbols : [])) {
+        if (feeds[symbol] !== undefined) continue;
+        if (!tx) {
+          missing.push(`feed ${symbol}`);
+          continue;
+        }
+        const feed = await tx.deploy(`PriceFeed ${symbol}`, priceFeedAbi, priceFeedBytecode, [at, feedDescriptionOf(symbol)]);
+        await tx.call(`listFeed ${symbol}`, at, priceFeedHubAbi, 'listFeed', [feed]);
+        feeds[symbol] = feed;
+        changes.push(`feed ${symbol}`);
+      }
+      for (const publisher of new Set(setup.publishers.map((a) => getAddress(a)))) {
+        const granted = !isNewHub && (await publicClient.readContract({ address: at, abi: priceFeedHubAbi, functionName: 'isPublisher', args: [publisher] }));
+        if (granted) continue;
+        if (!tx) {
+          missing.push(`publisher ${publisher}`);
+          continue;
+        }
+        await tx.call('setPublisher', at, priceFeedHubAbi, 'setPublisher', [publisher, true]);
+        changes.push(`publisher ${publisher}`);
+      }
+    }
+    const venueFeeds = new Set(Object.values(feeds).map((f) => f.toLowerCase()));
+    for (const [symbol, stock] of Object.entries(setup.stocks)) {
+      const current = configs.get(symbol)!;
+      // A feed the owner set by hand (a Chainlink feed, say) stays as the owner set it.
+      if (current.feed !== ZERO_ADDRESS && !venueFeeds.has(current.feed.toLowerCase())) continue;
+      const feed = setup.toleranceBps > 0 ? feeds[symbol] : undefined;
+      const want = feed === undefined
+        ? { feed: ZERO_ADDRESS, toleranceBps: 0, maxAge: 0 }
+        : { feed, toleranceBps: setup.toleranceBps, maxAge: setup.maxAgeSeconds };
+      const same = current.feed.toLowerCase() === want.feed.toLowerCase() &&
+        (want.feed === ZERO_ADDRESS || (current.toleranceBps === want.toleranceBps && current.maxAge === want.maxAge && current.decimals === VENUE_FEED_DECIMALS));
+      if (same) continue;
+      if (!tx) {
+        missing.push(`router ${symbol}`);
+        continue;
+      }
+      await tx.call(`setPriceFeed ${symbol}`, stockRouter, stockRouterAbi, 'setPriceFeed', [stock, want.feed, want.toleranceBps, want.maxAge]);
+      changes.push(`router ${symbol}`);
+    }
+    if (tx && changes.length > 0) await tx.finish();
+    return { hub, feeds, changes, missing };
   } catch (err) {
     throw toChainError(err);
   }

@@ -28,6 +28,11 @@ export type DeploymentContracts = {
   accountLens: Address;
   /** Stock token per symbol (`AAPL` → 0x…). */
   stocks: Record<string, Address>;
+  /**
+   * Pays cash dividends to holders of record (docs/corporate-actions.md). Absent from records
+   * written before it existed: dividends then fail, naming it, until the venue is redeployed.
+   */
+  dividendDistributor?: Address;
 };
 
 /** The stock venue's section of the deployment record. */

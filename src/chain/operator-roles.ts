@@ -9,17 +9,20 @@
  * | `executor`      | `EXECUTOR_PRIVATE_KEY`      | 8                      | operator on the StockRouter and the Cashier |
  * | `relayer`       | `RELAYER_PRIVATE_KEY`       | 7                      | none: it is the `delegatee` users sign for |
  * | `perp-operator` | `PERP_OPERATOR_PRIVATE_KEY` | 6                      | operator on the perpetual venue's contracts |
+ * | `oracle-publisher` | `ORACLE_PUBLISHER_PRIVATE_KEY` | 5               | publisher on the PriceFeedHub             |
  *
  * Account 9 stays the embedded stack's deployer, owner and treasury (`OPERATOR_ACCOUNT`,
- * `OPERATOR_PRIVATE_KEY` elsewhere); accounts 0..3 are the demo wallets; 4 and 5 stay free.
+ * `OPERATOR_PRIVATE_KEY` elsewhere); accounts 0..3 are the demo wallets; 4 stays free. The oracle
+ * publisher's key is not the executor's: the executor's fills are checked against what the
+ * publisher writes, so a leaked executor key alone cannot move that bound.
  */
 import { getAddress, type Address, type Hex } from 'viem';
 import { privateKeyToAddress } from 'viem/accounts';
 import { AppError } from '../errors/app-error.ts';
-import { ANVIL_ACCOUNTS, DEMO_WALLETS, EXECUTOR_ACCOUNT, type DevAccount } from './anvil-accounts.ts';
+import { ANVIL_ACCOUNTS, DEMO_WALLETS, EXECUTOR_ACCOUNT, ORACLE_PUBLISHER_ACCOUNT, type DevAccount } from './anvil-accounts.ts';
 
-export type SenderRole = 'executor' | 'relayer' | 'perp-operator';
-export const SENDER_ROLES: readonly SenderRole[] = ['executor', 'relayer', 'perp-operator'];
+export type SenderRole = 'executor' | 'relayer' | 'perp-operator' | 'oracle-publisher';
+export const SENDER_ROLES: readonly SenderRole[] = ['executor', 'relayer', 'perp-operator', 'oracle-publisher'];
 
 export interface SenderRoleSpec {
   /** The role's own key. */
@@ -29,7 +32,7 @@ export interface SenderRoleSpec {
   /** The well-known anvil account the embedded stack gives the role. */
   devAccount: DevAccount;
   /** What the contracts must grant the address. */
-  contractRights: 'stock-operator' | 'none' | 'perp-operator';
+  contractRights: 'stock-operator' | 'none' | 'perp-operator' | 'oracle-publisher';
 }
 
 export const SENDER_ROLE_SPECS: Readonly<Record<SenderRole, SenderRoleSpec>> = {
@@ -40,6 +43,12 @@ export const SENDER_ROLE_SPECS: Readonly<Record<SenderRole, SenderRoleSpec>> = {
     addressEnv: 'PERP_OPERATOR_ADDRESS',
     devAccount: ANVIL_ACCOUNTS[6],
     contractRights: 'perp-operator',
+  },
+  'oracle-publisher': {
+    keyEnv: 'ORACLE_PUBLISHER_PRIVATE_KEY',
+    addressEnv: 'ORACLE_PUBLISHER_ADDRESS',
+    devAccount: ORACLE_PUBLISHER_ACCOUNT,
+    contractRights: 'oracle-publisher',
   },
 };
 

@@ -27,6 +27,11 @@ export const COMMANDS: readonly TopCommand[] = [
   { name: 'status', summary: 'the roles of the running stack: state, last progress, age and lease holder', load: async () => (await import('./status-command.ts')).statusCommand() },
   { name: 'keys', summary: 'manage API keys of the stock and perp APIs', load: async () => (await import('./keys-command.ts')).keysCommand() },
   { name: 'marketdata', summary: 'market-data maintenance', load: async () => (await import('./marketdata-command.ts')).marketDataCommand() },
+  {
+    name: 'corporate-actions',
+    summary: 'schedule and list splits and dividends (dividends are paid on chain at their ex-date)',
+    load: async () => (await import('./corporate-actions-command.ts')).corporateActionsCommand(),
+  },
   { name: 'stock', summary: 'the tokenized-stock API: quotes, balances, orders, cash', load: () => tradeCommand('stock') },
   { name: 'perp', summary: 'the perpetual API: account, positions, signed orders, collateral', load: () => tradeCommand('perp') },
   { name: 'stream', summary: 'a stream live in the terminal (Ctrl-C to stop)', load: () => tradeCommand('stream') },

@@ -136,4 +136,53 @@ describe('app config', () => {
       'MARKET_CLOCK_START: not with TOKEX_ENV=production (it moves the trading calendar away from the real time)',
     );
   });
+
+  it('reads QUOTE_SOURCE: the simulator by default; alpaca with its keys (the secret never serialised), feed, URL, symbol map and guard limits', () => {
+    expect(loadConfig({}).quoteSource).toEqual({ kind: 'simulator', staleAfterMs: 30_000, maxDivergenceBps: 50, recoverAfterMs: 0, symbolMap: {} });
+    // The stale limit follows the executor's quote max age unless set.
+    expect(loadConfig({ EXECUTOR_QUOTE_MAX_AGE_MS: '5000' }).quoteSource.staleAfterMs).toBe(5_000);
+    const secret = 'sk-live-0123456789abcdef';
+    const c = loadConfig({
+      QUOTE_SOURCE: 'alpaca',
+      ALPACA_KEY_ID: 'PK123',
+      ALPACA_SECRET_KEY: secret,
+      ALPACA_FEED: 'sip',
+      ALPACA_STREAM_URL: 'ws://127.0.0.1:9999/v2/sip',
+      QUOTE_STALE_AFTER_MS: '4000',
+      QUOTE_MAX_DIVERGENCE_BPS: '25',
+      QUOTE_RECOVER_AFTER_MS: '2000',
+      QUOTE_SYMBOL_MAP: ' brkb=BRK.B , GOOGL=googl',
+    }).quoteSource;
+    expect(c).toMatchObject({ kind: 'alpaca', staleAfterMs: 4_000, maxDivergenceBps: 25, recoverAfterMs: 2_000, symbolMap: { BRKB: 'BRK.B', GOOGL: 'GOOGL' } });
+    expect(c.alpaca).toEqual({ keyId: 'PK123', feed: 'sip', streamUrl: 'ws://127.0.0.1:9999/v2/sip' });
+    expect(c.alpaca!.secretKey).toBe(secret);
+    const serialised = JSON.stringify(loadConfig({ QUOTE_SOURCE: 'alpaca', ALPACA_KEY_ID: 'PK123', ALPACA_SECRET_KEY: secret }), (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
+    expect(serialised).toContain('"keyId":"PK123"');
+    expect(serialised).not.toContain(secret);
+    expect(loadConfig({ QUOTE_SOURCE: 'alpaca', ALPACA_KEY_ID: 'PK123', ALPACA_SECRET_KEY: secret }).quoteSource.alpaca).toEqual({ keyId: 'PK123', feed: 'iex' });
+
+    expect(() => loadConfig({ QUOTE_SOURCE: 'alpaca' })).toThrow('ALPACA_KEY_ID: required with QUOTE_SOURCE=alpaca (the API key id of the market-data account)');
+    expect(() => loadConfig({ QUOTE_SOURCE: 'alpaca', ALPACA_KEY_ID: 'PK123' })).toThrow('ALPACA_SECRET_KEY: required with QUOTE_SOURCE=alpaca (the API secret key of the market-data account)');
+    expect(() => loadConfig({ QUOTE_SOURCE: 'polygon' })).toThrow('QUOTE_SOURCE: one of simulator, alpaca');
+    const alpaca = { QUOTE_SOURCE: 'alpaca', ALPACA_KEY_ID: 'PK123', ALPACA_SECRET_KEY: secret };
+    expect(() => loadConfig({ ...alpaca, ALPACA_FEED: 'nasdaq' })).toThrow('ALPACA_FEED: one of iex, sip, delayed_sip, test');
+    expect(() => loadConfig({ ...alpaca, ALPACA_STREAM_URL: 'https://stream.data.alpaca.markets/v2/iex' })).toThrow('ALPACA_STREAM_URL: must be a ws:// or wss:// URL');
+    expect(() => loadConfig({ QUOTE_STALE_AFTER_MS: '0' })).toThrow('QUOTE_STALE_AFTER_MS: must be an integer of at least 1');
+    expect(() => loadConfig({ QUOTE_MAX_DIVERGENCE_BPS: '-5' })).toThrow(/QUOTE_MAX_DIVERGENCE_BPS/);
+    const hint = ' (e.g. BRKB=BRK.B,GOOGL=GOOGL)';
+    expect(() => loadConfig({ QUOTE_SYMBOL_MAP: 'BRKB' })).toThrow(`QUOTE_SYMBOL_MAP: "BRKB" must be VENUE=PROVIDER${hint}`);
+    expect(() => loadConfig({ QUOTE_SYMBOL_MAP: 'BRKB=BRK.B,brkb=BRK-B' })).toThrow(`QUOTE_SYMBOL_MAP: BRKB is given twice${hint}`);
+    expect(() => loadConfig({ QUOTE_SYMBOL_MAP: 'BRKB=1BRK' })).toThrow(`QUOTE_SYMBOL_MAP: "1BRK" is not a ticker${hint}`);
+    // No error names the secret's value.
+    for (const env of [{ ...alpaca, ALPACA_FEED: 'x' }, { ...alpaca, ALPACA_STREAM_URL: secret }]) {
+      let message = '';
+      try {
+        loadConfig(env);
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).not.toBe('');
+      expect(message).not.toContain(secret);
+    }
+  });
 });

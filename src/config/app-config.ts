@@ -8,6 +8,7 @@ import { AppError } from '../errors/app-error.ts';
 import { parseMasterKey } from './master-key.ts';
 import { envBool, envChoice, envInt, envList, envString, type Env } from './env.ts';
 import { loadExecutorSettings, type ExecutorSettings } from './executor-settings.ts';
+import { loadQuoteSourceSettings, type QuoteSourceSettings } from './quote-source-settings.ts';
 
 export type Role = 'all' | 'stock-api' | 'perp-api' | 'indexer' | 'executor' | 'relayer' | 'perp-engine' | 'marketdata';
 export const ROLES: readonly Role[] = ['all', 'stock-api', 'perp-api', 'indexer', 'executor', 'relayer', 'perp-engine', 'marketdata'];
@@ -19,7 +20,7 @@ export type CalendarKind = (typeof CALENDAR_KINDS)[number];
  * The on-chain senders that get a key of their own, so that two processes never share a nonce
  * sequence (the chain layer's `SenderRole`; src/chain/operator-roles.ts decides which key applies).
  */
-export type SenderRoleName = 'executor' | 'relayer' | 'perp-operator';
+export type SenderRoleName = 'executor' | 'relayer' | 'perp-operator' | 'oracle-publisher';
 
 export const TOKEX_ENVS = ['development', 'production'] as const;
 
@@ -66,10 +67,14 @@ export interface AppConfig {
   operatorPrivateKey?: Hex;
   /**
    * Each sending role's own key: `EXECUTOR_PRIVATE_KEY`, `RELAYER_PRIVATE_KEY`,
-   * `PERP_OPERATOR_PRIVATE_KEY`. A role running in a process of its own needs its own.
+   * `PERP_OPERATOR_PRIVATE_KEY`, `ORACLE_PUBLISHER_PRIVATE_KEY`. A role running in a process of its
+   * own needs its own.
    */
   roleKeys: Partial<Record<SenderRoleName, Hex>>;
-  /** `EXECUTOR_ADDRESS`, `RELAYER_ADDRESS`, `PERP_OPERATOR_ADDRESS`: a role's address where its key is not held. */
+  /**
+   * `EXECUTOR_ADDRESS`, `RELAYER_ADDRESS`, `PERP_OPERATOR_ADDRESS`, `ORACLE_PUBLISHER_ADDRESS`: a
+   * role's address where its key is not held.
+   */
   roleAddresses: Partial<Record<SenderRoleName, Address>>;
   /** Deployment record for an existing chain; default DATA_DIR/deployments/<chainId>.json. */
   deploymentFile?: string;
@@ -117,6 +122,14 @@ export interface AppConfig {
   marketDataTickMs: number;
   historyDays: number;
   corporateActionsFile?: string;
+  /**
+   * `DIVIDEND_WITHHOLDING_BPS`: the share of a cash dividend withheld from its holders, in basis
+   * points (0–10000; default 3000, the US 30% rate on dividends paid to foreign persons without a
+   * treaty). docs/corporate-actions.md has the arithmetic.
+   */
+  dividendWithholdingBps: number;
+  /** `CORPORATE_ACTIONS_TICK_MS`: how often the executor looks for a due corporate action. Default 5000. */
+  corporateActionsTickMs: number;
   /** How long a cached on-chain config (buffers, fees, token supply) may be served. */
   chainConfigRefreshMs: number;
   /** How long an API key lookup is cached per instance; bounds how late a revocation takes effect. */
@@ -170,6 +183,26 @@ export interface AppConfig {
     recentResults: number;
   };
   executor: ExecutorSettings;
+  /**
+   * The on-chain oracle (docs/market-data.md, "On-chain oracle"): the publisher beside the executor
+   * writes the quotes to the price feeds on a heartbeat or a deviation, and the StockRouter refuses
+   * a fill further than the tolerance from its stock's feed or on an answer older than `maxAgeMs`.
+   */
+  oracle: {
+    /** `ORACLE_TOLERANCE_BPS` (default 100, at most 5 000): 0 turns the check off (the router's feeds removed, nothing published). */
+    toleranceBps: number;
+    /** `ORACLE_HEARTBEAT_MS` (default 60 000): a feed gets a round at least this often. */
+    heartbeatMs: number;
+    /** `ORACLE_DEVIATION_BPS` (default 25): a move this large from the last answer publishes at once. */
+    deviationBps: number;
+    /** `ORACLE_MAX_AGE_MS` (default 3 × the heartbeat): the router's maximum answer age, whole seconds on chain. */
+    maxAgeMs: number;
+  };
+  /**
+   * `QUOTE_SOURCE` (`simulator` or `alpaca`) with `ALPACA_*` and the `QUOTE_*` guard settings: where
+   * the stock quotes come from and when a symbol halts (docs/market-data.md).
+   */
+  quoteSource: QuoteSourceSettings;
   /**
    * `LEASE_TTL_MS`: how long a singleton role's lease outlives its holder's last renewal before a
    * waiting copy takes over (default 10 000; docs/deployment.md "Leases").
@@ -295,6 +328,22 @@ function defined<T>(entries: Record<string, T | undefined>): Record<string, T> {
   return Object.fromEntries(Object.entries(entries).filter(([, v]) => v !== undefined)) as Record<string, T>;
 }
 
+/** `ORACLE_*`: the maximum age defaults to three heartbeats and must exceed one (a push per heartbeat keeps it fresh). */
+function oracleSettings(env: Env): AppConfig['oracle'] {
+  const toleranceBps = envIntAtMost(env, 'ORACLE_TOLERANCE_BPS', 100, 5_000);
+  const heartbeatMs = envInt(env, 'ORACLE_HEARTBEAT_MS', 60_000, 1_000);
+  const deviationBps = envIntAtMost(env, 'ORACLE_DEVIATION_BPS', 25, 5_000);
+  if (deviationBps < 1) throw new AppError('VALIDATION', 'ORACLE_DEVIATION_BPS: must be at least 1');
+  const maxAgeMs = envInt(env, 'ORACLE_MAX_AGE_MS', 3 * heartbeatMs, 1_000);
+  // The router keeps it in whole seconds, in 32 bits; a week is already far beyond any use.
+  if (maxAgeMs > 7 * 86_400_000) throw new AppError('VALIDATION', 'ORACLE_MAX_AGE_MS: must be at most 604800000 (a week)');
+  if (maxAgeMs <= heartbeatMs) throw new AppError('VALIDATION', 'ORACLE_MAX_AGE_MS: must be longer than ORACLE_HEARTBEAT_MS');
+  if (toleranceBps > 0 && deviationBps >= toleranceBps) {
+    throw new AppError('VALIDATION', 'ORACLE_DEVIATION_BPS: must be below ORACLE_TOLERANCE_BPS (a move the publisher has not pushed yet would already be refused)');
+  }
+  return { toleranceBps, heartbeatMs, deviationBps, maxAgeMs };
+}
+
 /** A list of master keys, each checked now so a typo fails at start; errors never show a value. */
 function masterKeyList(env: Env, name: string): string[] {
   const list = envList(env, name);
@@ -350,11 +399,13 @@ export function loadConfig(env: Env = process.env): AppConfig {
       executor: privateKey(env, 'EXECUTOR_PRIVATE_KEY'),
       relayer: privateKey(env, 'RELAYER_PRIVATE_KEY'),
       'perp-operator': privateKey(env, 'PERP_OPERATOR_PRIVATE_KEY'),
+      'oracle-publisher': privateKey(env, 'ORACLE_PUBLISHER_PRIVATE_KEY'),
     }),
     roleAddresses: defined({
       executor: address(env, 'EXECUTOR_ADDRESS'),
       relayer: address(env, 'RELAYER_ADDRESS'),
       'perp-operator': address(env, 'PERP_OPERATOR_ADDRESS'),
+      'oracle-publisher': address(env, 'ORACLE_PUBLISHER_ADDRESS'),
     }),
     deploymentFile: envString(env, 'DEPLOYMENT_FILE'),
     databaseUrl: envString(env, 'DATABASE_URL'),
@@ -373,6 +424,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     marketDataTickMs: envInt(env, 'MARKETDATA_TICK_MS', 1000),
     historyDays: envInt(env, 'HISTORY_DAYS', 30),
     corporateActionsFile: envString(env, 'CORPORATE_ACTIONS_FILE'),
+    dividendWithholdingBps: envIntAtMost(env, 'DIVIDEND_WITHHOLDING_BPS', 3_000, 10_000),
+    corporateActionsTickMs: envInt(env, 'CORPORATE_ACTIONS_TICK_MS', 5_000, 10),
     chainConfigRefreshMs: envInt(env, 'CHAIN_CONFIG_REFRESH_MS', 15_000),
     apiKeyCacheTtlMs: envInt(env, 'API_KEY_CACHE_TTL_MS', 2_000),
     trustedProxies: envList(env, 'TRUSTED_PROXIES'),
@@ -397,6 +450,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       recentResults: envInt(env, 'PERP_RECENT_RESULTS', 100_000, 1_000),
     },
     executor: loadExecutorSettings(env),
+    oracle: oracleSettings(env),
+    quoteSource: loadQuoteSourceSettings(env, { staleAfterMs: loadExecutorSettings(env).quoteMaxAgeMs }),
     leaseTtlMs: envInt(env, 'LEASE_TTL_MS', 10_000, 500),
     readinessStaleMs: envInt(env, 'READINESS_STALE_MS', 15_000, 100),
     statusPublishMs: envInt(env, 'STATUS_PUBLISH_MS', 2_000, 10),

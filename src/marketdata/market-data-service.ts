@@ -45,17 +45,24 @@ export interface MarketDataServiceOptions {
   autoTick?: boolean;
 }
 
-export interface MarketDataService extends QuoteReader {
+/**
+ * What the marketdata role runs and the roles of its process read: the simulator, the live quote
+ * service (live-quote-service.ts), or both side by side (`combineQuoteFeeds`).
+ */
+export interface QuoteFeed extends QuoteReader {
   start(): Promise<void>;
   stop(): Promise<void>;
   getQuote(symbol: string): Quote | undefined;
   listQuotes(): Quote[];
   /** Called with every new quote; returns the unsubscribe function. */
   onQuote(listener: QuoteListener): () => void;
-  /** Runs one tick at `now()` (after start). Resolves when its write has finished or failed. */
-  tick(): Promise<void>;
   /** The time of the last tick whose quotes reached storage (what other processes read); undefined before the first. */
   lastWrittenAt(): number | undefined;
+}
+
+export interface MarketDataService extends QuoteFeed {
+  /** Runs one tick at `now()` (after start). Resolves when its write has finished or failed. */
+  tick(): Promise<void>;
 }
 
 const MINUTE = 60_000;

@@ -639,3 +639,95 @@ gauge('tokex_perp_open_interest_usd', 'Open interest of each perpetual instrumen
     }
   }
 });
+
+// ---------------------------------------------------------------------------------------------
+// Live quote sources (docs/market-data.md): read at scrape time from the marketdata role's live
+// quote service, when QUOTE_SOURCE names a provider. Label values: source names and symbols,
+// checked against the subject pattern, and the fixed sets below.
+
+/** A quote source's connection states (src/marketdata/sources/quote-source.ts `SourceState`). */
+export const QUOTE_SOURCE_STATES = ['idle', 'connecting', 'subscribing', 'live', 'reconnecting', 'failed', 'stopped'] as const;
+/** The guard's verdicts per symbol (src/marketdata/sources/quote-guard.ts `SymbolLiveness`). */
+export const QUOTE_SYMBOL_STATUSES = ['live', 'stale', 'diverged', 'no-data'] as const;
+
+/** A source's message counts, each message once by what became of it. */
+export interface QuoteMessageCounts {
+  accepted: number;
+  duplicate: number;
+  outOfOrder: number;
+  malformed: number;
+  rejectedValue: number;
+  ignored: number;
+}
+
+/** What the quote gauges read of a live quote service (the shape only: this layer imports no domain). */
+export interface QuoteFeedMetrics {
+  sources(): ReadonlyArray<{ name: string; state: string; counters: QuoteMessageCounts }>;
+  symbols(): ReadonlyArray<{ symbol: string; status: string }>;
+}
+
+const quoteFeeds = new Set<QuoteFeedMetrics>();
+
+/** Registers a live quote service for the gauges; the answer removes it (call it when the service stops). */
+export function trackQuoteFeed(feed: QuoteFeedMetrics): () => void {
+  quoteFeeds.add(feed);
+  return () => void quoteFeeds.delete(feed);
+}
+
+function eachQuoteFeed(read: (feed: QuoteFeedMetrics) => void): void {
+  for (const f of quoteFeeds) {
+    try {
+      read(f);
+    } catch {
+      // A feed that fails to answer reports nothing this scrape.
+    }
+  }
+}
+
+gauge('tokex_quote_source_state', 'Each live quote source\'s connection state: 1 for the current one (idle, connecting, subscribing, live, reconnecting, failed, stopped), 0 for the others.', ['source', 'state'], (set) => {
+  eachQuoteFeed((f) => {
+    for (const s of f.sources()) {
+      if (!SUBJECT.test(s.name)) continue;
+      for (const state of QUOTE_SOURCE_STATES) set({ source: s.name, state }, state === s.state ? 1 : 0);
+    }
+  });
+});
+
+gauge('tokex_quote_symbol_status', 'Each live-quoted symbol\'s status by the quote guard: 1 for the current one (live: tradable; stale, diverged, no-data: halted), 0 for the others.', ['symbol', 'status'], (set) => {
+  eachQuoteFeed((f) => {
+    let n = 0;
+    for (const s of f.symbols()) {
+      if (!SUBJECT.test(s.symbol) || n++ >= MAX_SUBJECTS) continue;
+      for (const status of QUOTE_SYMBOL_STATUSES) set({ symbol: s.symbol, status }, status === s.status ? 1 : 0);
+    }
+  });
+});
+
+/** The outcome label of each count. */
+const QUOTE_OUTCOMES: ReadonlyArray<readonly [keyof QuoteMessageCounts, string]> = [
+  ['accepted', 'accepted'],
+  ['duplicate', 'duplicate'],
+  ['outOfOrder', 'out_of_order'],
+  ['malformed', 'malformed'],
+  ['rejectedValue', 'rejected_value'],
+  ['ignored', 'ignored'],
+];
+
+new Counter<'source' | 'outcome'>({
+  name: 'tokex_quote_source_messages_total',
+  help: 'Data messages (quotes and trades) a live quote source received, each counted once by what became of it: accepted, or dropped as duplicate, out_of_order, malformed, rejected_value (zero, crossed, absurd) or ignored (not asked for, not used).',
+  labelNames: ['source', 'outcome'],
+  registers: [metricsRegistry],
+  collect() {
+    this.reset();
+    eachQuoteFeed((f) => {
+      for (const s of f.sources()) {
+        if (!SUBJECT.test(s.name)) continue;
+        for (const [key, outcome] of QUOTE_OUTCOMES) {
+          const v = s.counters[key];
+          if (finite(v) && v >= 0) this.inc({ source: s.name, outcome }, v);
+        }
+      }
+    });
+  },
+});

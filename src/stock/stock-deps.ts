@@ -121,7 +121,11 @@ export interface StockApiDeps {
    * us-sessions, the session rules, on the calendar's clock).
    */
   calendar: Pick<MarketCalendar, 'kind' | 'isOpen' | 'session'> & SessionAware;
-  corporateActions(symbol?: string): CorporateActionView[];
+  /**
+   * The corporate-action table (file and run-time actions, with their states); with `userAddress`,
+   * each dividend carries that wallet's DIVIDEND operations (docs/corporate-actions.md).
+   */
+  corporateActions(symbol?: string, opts?: { userAddress?: string }): CorporateActionView[] | Promise<CorporateActionView[]>;
   /** Absent when no relayer is configured: the One Click endpoints then answer 503. */
   oneClick?: OneClickDeps;
   /** A quote older than this is answered `stale: true` (the executor's quote max age). Default 30 000. */

@@ -24,7 +24,7 @@ const K = (i: number) => ANVIL_ACCOUNTS[i];
 describe('role keys', () => {
   it('the embedded stack gives each role its own dev account: none a demo wallet, none the deployer', () => {
     const addresses = SENDER_ROLES.map((r) => senderKey(r, embedded).address);
-    expect(addresses).toEqual([K(8).address, K(7).address, K(6).address]);
+    expect(addresses).toEqual([K(8).address, K(7).address, K(6).address, K(5).address]);
     expect(new Set([...addresses, OPERATOR_ACCOUNT.address, ...DEMO_WALLETS.map((w) => w.address)]).size).toBe(addresses.length + 1 + DEMO_WALLETS.length);
     expect(senderKey('executor', embedded).source).toBe('dev-account');
   });

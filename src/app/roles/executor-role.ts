@@ -5,7 +5,9 @@
 import { AppError } from '../../errors/app-error.ts';
 import { grantStockOperators } from '../../chain/deploy-contracts.ts';
 import { createStockExecutor } from '../../stock/executor/stock-executor.ts';
+import { startDividendTask } from '../dividend-wiring.ts';
 import type { StackContext } from '../stack-context.ts';
+import { startOracle } from '../oracle-wiring.ts';
 
 export async function startExecutorRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config, chain } = ctx;
@@ -18,6 +20,8 @@ export async function startExecutorRole(ctx: StackContext): Promise<() => Promis
     const granted = await grantStockOperators({ publicClient: chain.publicClient, walletClient: owner, deployment: chain.deployment, accounts: [walletClient.account.address] });
     if (granted.length > 0) ctx.logger.info({ operators: granted }, 'executor made an operator of the stock venue');
   }
+  // The on-chain oracle the fills are checked against, published with a key of its own (oracle-wiring.ts).
+  const oracle = await startOracle(ctx);
   const s = config.executor;
   const executor = createStockExecutor({
     db: ctx.db,
@@ -38,12 +42,17 @@ export async function startExecutorRole(ctx: StackContext): Promise<() => Promis
     noQuoteTimeoutMs: s.noQuoteTimeoutMs,
   });
   await executor.start();
+  // Cash dividends are paid by the executor's key too (docs/corporate-actions.md).
+  const stopDividends = await startDividendTask(ctx, walletClient);
   const untrack = ctx.status.track('executor', () => {
     const p = executor.progress();
-    return { progressAt: p.tickedAt, detail: { queueDepth: p.queueDepth, oldestPendingAt: p.oldestPendingAt ?? null } };
+    const o = oracle.progress();
+    return { progressAt: p.tickedAt, detail: { queueDepth: p.queueDepth, oldestPendingAt: p.oldestPendingAt ?? null, ...(o ? { oraclePublishedAt: o.publishedAt ?? null, oracleFailures: o.failures } : {}) } };
   });
   return async () => {
     untrack();
+    await stopDividends();
     await executor.stop();
+    await oracle.stop();
   };
 }

@@ -39,6 +39,7 @@ import { perpChannels } from '../../perp/streams/perp-stream-channels.ts';
 import { createPerpStreamTask, type PerpStreamTask } from '../../perp/streams/perp-stream-task.ts';
 import { createMarketService } from '../../perp/market-service.ts';
 import { startGuarded } from '../stop-list.ts';
+import { startIndexOracle } from '../oracle-wiring.ts';
 
 export async function startPerpEngineRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config, logger, db } = ctx;
@@ -146,7 +147,11 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
       return q ? midTicks(q.bid, q.ask, tickSize) : undefined;
     };
     const indexTime = (symbol: string) => quotes.getQuote(indexSymbolOf(symbol))?.timestamp;
-    const mark = createMarkPriceTask({ gateway, engine, index, indexTime, intervalMs: config.perp.markIntervalMs, logger });
+    // The index is checked against the on-chain price feeds the executor's fills are (docs/market-data.md,
+    // "On-chain oracle"): read only, no key; an index too far from its feed is withheld.
+    const indexOracle = await startIndexOracle(ctx);
+    stops.add(() => indexOracle.stop());
+    const mark = createMarkPriceTask({ gateway, engine, index, indexTime, intervalMs: config.perp.markIntervalMs, logger, oracle: indexOracle.oracle });
     mark.start();
     stops.add(() => mark.stop());
     const funding = createFundingTask({ gateway, engine, index, sampleMs: config.perp.fundingSampleMs, intervalMs: config.perp.fundingIntervalMs, logger });

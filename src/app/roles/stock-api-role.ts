@@ -2,6 +2,7 @@
 import { openRedis } from '../../storage/redis-client.ts';
 import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '../../auth/nonce-store.ts';
 import { loadCorporateActions } from '../../marketdata/corporate-actions.ts';
+import { createCorporateActionRegistry, venueStartDateOf } from '../../stock/corporate-actions/corporate-action-registry.ts';
 import { buildStockApi } from '../../stock/stock-api.ts';
 import { createStockChainReader } from '../../stock/stock-chain-reader.ts';
 import { createStockDirectory } from '../../stock/stock-directory.ts';
@@ -39,7 +40,15 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
     const chain = createStockChainReader({ publicClient: readClient, deployment, refreshMs: config.chainConfigRefreshMs, logger });
     stops.add(async () => chain.stop());
     await chain.start();
-    const corporate = await loadCorporateActions(config.corporateActionsFile);
+    // The file's actions and the run-time ones (the database), with their states: docs/corporate-actions.md.
+    const corporate = createCorporateActionRegistry({
+      db,
+      fileActions: (await loadCorporateActions(config.corporateActionsFile)).list(),
+      symbols: ctx.symbols.map((s) => s.symbol),
+      stocks: deployment.contracts.stocks,
+      cashToken: deployment.contracts.cashToken,
+      venueStartDate: venueStartDateOf(deployment.deployedAt),
+    });
     const calldataJournal = createCalldataJournal({ db, logger });
     stops.add(() => calldataJournal.close());
     const app = await buildStockApi({
@@ -61,7 +70,7 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
         quotes: await ctx.quotes(),
         chain,
         calendar: ctx.calendar,
-        corporateActions: (symbol) => corporate.list(symbol),
+        corporateActions: (symbol, opts) => corporate.list(symbol, opts),
         quoteMaxAgeMs: config.executor.quoteMaxAgeMs,
         oneClick: relayer
           ? { relayer, signals: ctx.relaySignals, waitMs: config.relay.waitMs, pollMs: config.relay.pollMs }

@@ -40,6 +40,7 @@ import {
   type SourceHealth,
   type SourceState,
   type SourceTick,
+  type SourceTrade,
 } from './quote-source.ts';
 
 export type AlpacaFeed = 'iex' | 'sip' | 'delayed_sip' | 'test';
@@ -193,6 +194,7 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
   let malformedLogged = false;
   const counters = emptyCounters();
   const tickListeners = new Set<(tick: SourceTick) => void>();
+  const tradeListeners = new Set<(trade: SourceTrade) => void>();
   const stateListeners = new Set<(health: SourceHealth) => void>();
   let settleStart: (() => void) | undefined;
   let startPromise: Promise<void> | undefined;
@@ -370,7 +372,7 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
     return true;
   };
 
-  const handleTrade = (el: JsonObject, raw: () => string): void => {
+  const handleTrade = (el: JsonObject, receivedAt: number, raw: () => string): void => {
     const symbol = el.S;
     const ns = parseRfc3339Nanos(el.t);
     if (typeof symbol !== 'string' || ns === undefined) return malformed(raw());
@@ -389,6 +391,23 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
     if (!takeInOrder(st.trade, ns, key)) return;
     st.last = p;
     counters.accepted++;
+    if (tradeListeners.size === 0) return;
+    const size = numText(el.s);
+    const trade: SourceTrade = {
+      source: name,
+      symbol: st.venue,
+      price: formatPrice(p),
+      size: /^(0|[1-9]\d{0,17})$/.test(size) ? size : '0',
+      sourceTime: Number(ns / 1_000_000n),
+      receivedAt,
+    };
+    for (const listener of tradeListeners) {
+      try {
+        listener(trade);
+      } catch (err) {
+        log?.error({ err, source: name }, 'quote source: trade listener threw');
+      }
+    }
   };
 
   const handleSubscription = (el: JsonObject, raw: () => string): void => {
@@ -433,7 +452,7 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
       case 'q':
         return handleQuote(el, receivedAt, raw);
       case 't':
-        return handleTrade(el, raw);
+        return handleTrade(el, receivedAt, raw);
       case 'success':
         if (el.msg === 'connected') {
           if (phase === 'greeting') {
@@ -560,6 +579,12 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
       tickListeners.add(listener);
       return () => {
         tickListeners.delete(listener);
+      };
+    },
+    onTrade(listener) {
+      tradeListeners.add(listener);
+      return () => {
+        tradeListeners.delete(listener);
       };
     },
     onStateChange(listener) {

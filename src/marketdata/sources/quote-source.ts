@@ -29,6 +29,24 @@ export interface SourceTick {
   receivedAt: number;
 }
 
+/**
+ * One trade print of a symbol from one source (sources that subscribe to trades). It is not a
+ * quote: the guard never sees it. The live service takes its size into the candle volume, and its
+ * price is what the symbol's next tick carries as `last`.
+ */
+export interface SourceTrade {
+  source: string;
+  /** The venue's symbol. */
+  symbol: string;
+  /** Decimal string, 2 to 8 places, like a tick's prices. */
+  price: string;
+  /** Shares, a non-negative integer string ("100"); "0" when the provider's size was not one. */
+  size: string;
+  /** The provider's timestamp of the trade, ms since the epoch (nanoseconds cut). */
+  sourceTime: number;
+  receivedAt: number;
+}
+
 /** What happened to the messages a source or the guard was handed. Monotonic counts. */
 export interface SourceCounters {
   /** Data messages (quotes and trades) taken. */
@@ -109,6 +127,8 @@ export interface QuoteSource {
   stop(): Promise<void>;
   /** Called with every accepted tick; returns the unsubscribe function. */
   onTick(listener: (tick: SourceTick) => void): () => void;
+  /** Called with every trade taken (in order, not a duplicate), where the source has trades; returns the unsubscribe function. */
+  onTrade?(listener: (trade: SourceTrade) => void): () => void;
   /** Called on every change of state (not on ticks); returns the unsubscribe function. */
   onStateChange(listener: (health: SourceHealth) => void): () => void;
   health(): SourceHealth;

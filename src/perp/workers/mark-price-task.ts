@@ -6,15 +6,59 @@
  *
  * The basis EMA lives here, in memory: after a restart it starts again from its first sample, which
  * the band around the index keeps harmless.
+ *
+ * With an `oracle` (docs/market-data.md, "On-chain oracle"), an instrument whose index symbol has a
+ * venue price feed is checked against the chain before its index is used: an index further than
+ * the tolerance from the feed's answer (the StockRouter's comparison, in the same integers), or
+ * one whose quote was observed more than the maximum age after the feed's last observation (the
+ * chain stopped following the index), is withheld — no `setMarkPrice` for that instrument — so
+ * its index ages in the engine and liquidation pauses there as for a frozen quote
+ * (docs/perp-risk.md), until the two agree again. Age is counted from the quote, not the block:
+ * a stock perpetual trades on through a closed market on its last index, whose quote and feed
+ * are then equally old.
  */
 import { periodic, type PeriodicTask } from '../../lib/async.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { PerpEngine } from '../engine/perp-engine.ts';
 import { EMPTY_BASIS, markPrice, type BasisEma } from '../pricing/mark-price.ts';
 import type { EngineGateway } from '../sequencer/engine-gateway.ts';
+import { oracleVerdict, type FeedAnswer, type OracleVerdict } from '../../marketdata/oracle-publisher.ts';
+import { indexSymbolOf } from '../pricing/index-price.ts';
 
 /** The index of a perp symbol in ticks of the instrument, or undefined when no quote is known. */
 export type IndexSource = (symbol: string, tickSize: string) => bigint | undefined;
+
+/** What the mark task needs to check an index against the chain. */
+export interface IndexOracle {
+  /** The latest answer of the feed of a market-data symbol (`AAPL`, `BTC`), undefined when it has none. */
+  answer(symbol: string): FeedAnswer | undefined;
+  toleranceBps: number;
+  maxAgeS: number;
+}
+
+/** ticks × tickSize as an integer at `decimals` (the tick size has at most that many), or undefined. */
+function ticksAt(ticks: bigint, tickSize: string, decimals: number): bigint | undefined {
+  const m = /^(\d+)(?:\.(\d+))?$/.exec(tickSize);
+  if (!m || (m[2] ?? '').length > decimals) return undefined;
+  const fraction = m[2] ?? '';
+  return ticks * BigInt(m[1] + fraction) * 10n ** BigInt(decimals - fraction.length);
+}
+
+/**
+ * The verdict on an index of `indexTicks` ticks of `tickSize`, from a quote observed at
+ * `indexTimeMs`, against the symbol's feed: `ok` when the symbol has no feed (nothing to check).
+ */
+export function indexOracleVerdict(oracle: IndexOracle, perpSymbol: string, indexTicks: bigint, tickSize: string, indexTimeMs: number): OracleVerdict {
+  const reading = oracle.answer(indexSymbolOf(perpSymbol));
+  if (reading === undefined) return 'ok';
+  // At 18 decimals, as the router compares fills: tick sizes have far fewer.
+  const index = ticksAt(indexTicks, tickSize, 18);
+  if (index === undefined) return 'invalid';
+  const verdict = oracleVerdict(reading, index, 18, oracle.toleranceBps, Number.MAX_SAFE_INTEGER);
+  if (verdict !== 'ok') return verdict;
+  const observedAt = reading.observedAt ?? reading.updatedAt;
+  return Math.floor(indexTimeMs / 1000) - observedAt > oracle.maxAgeS ? 'stale' : 'ok';
+}
 
 export interface MarkPriceTaskOptions {
   gateway: Pick<EngineGateway, 'submit'>;
@@ -30,6 +74,8 @@ export interface MarkPriceTaskOptions {
   intervalMs?: number;
   /** Default 10 000 ms. */
   heartbeatMs?: number;
+  /** The on-chain check of the index; unset: the index is used as market data gives it. */
+  oracle?: IndexOracle;
   now?: () => number;
   logger?: Pick<Logger, 'warn'>;
 }
@@ -39,6 +85,8 @@ export function createMarkPriceTask(opts: MarkPriceTaskOptions): PeriodicTask {
   const heartbeat = opts.heartbeatMs ?? 10_000;
   const basis = new Map<string, BasisEma>();
   const sentAt = new Map<string, number>();
+  /** Instruments whose index the oracle currently refuses, with why (logged on each change). */
+  const withheld = new Map<string, OracleVerdict>();
 
   const runOnce = async (): Promise<void> => {
     const engine = opts.engine();
@@ -46,6 +94,15 @@ export function createMarkPriceTask(opts: MarkPriceTaskOptions): PeriodicTask {
     for (const spec of engine.instrumentList()) {
       const index = opts.index(spec.symbol, spec.tickSize);
       if (index === undefined) continue;
+      if (opts.oracle) {
+        const verdict = indexOracleVerdict(opts.oracle, spec.symbol, index, spec.tickSize, opts.indexTime?.(spec.symbol) ?? now());
+        if (verdict !== 'ok') {
+          if (withheld.get(spec.symbol) !== verdict) opts.logger?.warn({ symbol: spec.symbol, verdict }, 'perp mark price: the index disagrees with the on-chain oracle; withheld');
+          withheld.set(spec.symbol, verdict);
+          continue;
+        }
+        if (withheld.delete(spec.symbol)) opts.logger?.warn({ symbol: spec.symbol }, 'perp mark price: the index agrees with the on-chain oracle again');
+      }
       const t = now();
       const prices = engine.prices(spec.symbol)!;
       const bba = engine.bestBidAsk(spec.symbol)!;

@@ -489,3 +489,38 @@ describe('decideFill under us-sessions (docs/executor.md, "Sessions")', () => {
     expect(usDecide(marketBuy(1_000n * E18, created(pre)), pre + 1_000, { calendar: nyse })).toEqual({ reason: 'market-closed' });
   });
 });
+
+describe('the oracle check', () => {
+  // Feed answer 150.00000000, written 10 s before the chain read; tolerance 1%, max age 180 s.
+  const chainTime = Math.floor(TUE_10AM / 1000);
+  const oracle = (answer: bigint, updatedAt = chainTime - 10) => ({ reading: { answer, decimals: 8, updatedAt, chainTime }, toleranceBps: 100, maxAgeS: 180 });
+
+  it('lets a fill within the tolerance through unchanged', () => {
+    const plain = decide(marketBuy(1_000n * E18));
+    expect(decide(marketBuy(1_000n * E18), { oracle: oracle(15_000_000_000n) })).toEqual(plain);
+  });
+
+  it('holds a fill the feed refuses — too far, too old, no answer — and rejects it after the no-quote timeout', () => {
+    const o = marketBuy(1_000n * E18);
+    expect(decide(o, { oracle: oracle(14_800_000_000n) })).toEqual({ reason: 'oracle-deviation' }); // ask 150.01 is 1.36% above 148
+    expect(decide(o, { oracle: oracle(15_000_000_000n, chainTime - 170) })).toEqual({ reason: 'oracle-stale' }); // 170 s + 15 s margin > 180 s
+    expect(decide(o, { oracle: { toleranceBps: 0, maxAgeS: 0 } })).toEqual({ reason: 'oracle-invalid' });
+    expect(decide(o, { oracle: oracle(0n) })).toEqual({ reason: 'oracle-invalid' });
+    // Blocked since the order's creation: rejected once the timeout has passed.
+    const blocked = { oracle: oracle(14_800_000_000n), oracleBlockedSince: TUE_10AM, noQuoteTimeoutMs: 60_000 };
+    expect(decide(o, { ...blocked, now: TUE_10AM + 59_999, quote: quote('149.99', '150.01', TUE_10AM + 59_999) })).toEqual({ reason: 'oracle-deviation' });
+    const rejected = decide(o, { ...blocked, now: TUE_10AM + 60_000, quote: quote('149.99', '150.01', TUE_10AM + 60_000) });
+    expect(rejected).toEqual({ close: OrderStatus.Rejected, reason: 'oracle-deviation' });
+    const input: DecideInput = { order: o, quote: quote('149.99', '150.01', TUE_10AM + 60_000), fees: FEES, now: TUE_10AM + 60_000, calendar: alwaysOpen, ...blocked };
+    expect(closeReason(input, rejected, 'AAPL')).toBe("the price 150.01 for AAPL strayed from its on-chain oracle's 148 by more than 100 bps for 60 s");
+  });
+
+  it('checks the sell side at the bid, and leaves closes alone', () => {
+    const sell = marketSell(2n * E18);
+    // bid 149.99 vs 151.5: 0.997% below — inside; vs 151.6: 1.06% — outside.
+    expect(decide(sell, { oracle: oracle(15_150_000_000n) }).fill?.price).toBe(14_999n * 10n ** 16n);
+    expect(decide(sell, { oracle: oracle(15_160_000_000n) })).toEqual({ reason: 'oracle-deviation' });
+    const canceling = limitSell(E18, 150n * E18, { status: OrderStatus.Canceling });
+    expect(decide(canceling, { oracle: oracle(1n) })).toEqual({ close: OrderStatus.Canceled, reason: 'cancel-requested' });
+  });
+});

@@ -5,12 +5,17 @@
  * The fill arithmetic is the StockRouter's own (`_recordFill`): cost and fee are rounded on the
  * order's running totals, so the quantity chosen for a buy is the largest whose charge the contract
  * will accept against what the order still has locked. See docs/executor.md.
+ *
+ * A stock whose StockRouter check names an oracle feed is filled only at a price the contract will
+ * accept against the feed (docs/market-data.md, "On-chain oracle"): a fill the feed refuses waits
+ * for a fresh quote and a fresh answer, and is rejected after the no-quote timeout.
  */
 import { formatDecimal } from '../../lib/decimal.ts';
 import type { MarketCalendar } from '../../marketdata/market-calendar.ts';
 import type { Quote } from '../../marketdata/market-types.ts';
 import { DEFAULT_SESSION_FLAGS, usSessionRulesOf, type SessionAware, type SymbolSessionFlags, type UsSessionRules } from '../../marketdata/symbol-catalog.ts';
 import { orderAllowed, type UsEquitySession } from '../../marketdata/us-equity-sessions.ts';
+import { oracleVerdict, type FeedAnswer, type OracleVerdict } from '../../marketdata/oracle-publisher.ts';
 
 export const PRICE_SCALE = 10n ** 18n;
 export const BPS = 10_000n;
@@ -77,6 +82,10 @@ export type DecisionReason =
   | 'limit-buy'
   | 'limit-sell'
   | 'lock-exhausted'
+  // the stock's on-chain oracle refuses the fill's price:
+  | 'oracle-stale'
+  | 'oracle-deviation'
+  | 'oracle-invalid'
   // us-sessions only:
   | 'market-outside-regular'
   | 'not-fractionable'
@@ -120,6 +129,26 @@ export interface DecideInput {
    * assumes the largest value consistent with `filledNotional`, which never over-spends the lock.
    */
   filledValue?: bigint;
+  /** The stock's oracle check as the StockRouter will apply it; undefined: the stock has none. */
+  oracle?: OracleCheck;
+  /**
+   * Since when the stock's fills have been refused by its oracle (ms), as observed by the caller;
+   * counted like `noQuoteSince`. Default: now.
+   */
+  oracleBlockedSince?: number;
+}
+
+/** A stock's oracle check: the router's configuration and the feed's latest round. */
+export interface OracleCheck {
+  /** The feed's latest round and the chain's time at the read; undefined when it could not be read. */
+  reading?: FeedAnswer;
+  toleranceBps: number;
+  maxAgeS: number;
+  /**
+   * Seconds the settlement's block may come after the read: an answer that will be stale by then
+   * is treated as stale now. Default {@link DEFAULT_ORACLE_AGE_MARGIN_S}.
+   */
+  ageMarginS?: number;
 }
 
 /** What the executor asks of the calendar. */
@@ -127,6 +156,14 @@ export type ExecutorCalendar = Pick<MarketCalendar, 'isOpen' | 'sessionClose'> &
 
 export const DEFAULT_QUOTE_MAX_AGE_MS = 30_000;
 export const DEFAULT_NO_QUOTE_TIMEOUT_MS = 60_000;
+/** An oracle answer within this many seconds of its maximum age is not relied on. */
+export const DEFAULT_ORACLE_AGE_MARGIN_S = 15;
+
+/** The StockRouter's verdict on a fill at `price` (18 decimals) against the stock's oracle. */
+export function fillOracleVerdict(check: OracleCheck, price: bigint): OracleVerdict {
+  if (check.reading === undefined) return 'invalid';
+  return oracleVerdict(check.reading, price, PRICE_DECIMALS, check.toleranceBps, check.maxAgeS, check.ageMarginS ?? DEFAULT_ORACLE_AGE_MARGIN_S);
+}
 
 // ----------------------------------------------------------------- contract arithmetic
 
@@ -275,7 +312,23 @@ function sessionGate(c: SessionContext, createdAtMs: number, now: number): FillD
 const isLive = (status: number): boolean => status === OrderStatus.Open || status === OrderStatus.Canceling;
 const min = (a: bigint, b: bigint): bigint => (a < b ? a : b);
 
+/**
+ * The decision for one order. A fill that the stock's oracle would refuse is not made: the order
+ * waits (`oracle-*`) for a fresh quote and answer, and is rejected once its stock's fills have been
+ * refused for `noQuoteTimeoutMs` — the no-quote rule, as a refused price is no usable price.
+ */
 export function decideFill(input: DecideInput): FillDecision {
+  const decision = decideOnQuote(input);
+  if (!decision.fill || input.oracle === undefined) return decision;
+  const verdict = fillOracleVerdict(input.oracle, decision.fill.price);
+  if (verdict === 'ok') return decision;
+  const reason: DecisionReason = `oracle-${verdict}`;
+  const since = Math.max(Number(input.order.createdAt) * 1000, input.oracleBlockedSince ?? input.now);
+  if (input.now - since >= (input.noQuoteTimeoutMs ?? DEFAULT_NO_QUOTE_TIMEOUT_MS)) return { close: OrderStatus.Rejected, reason };
+  return { reason };
+}
+
+function decideOnQuote(input: DecideInput): FillDecision {
   const { order, now, calendar } = input;
   if (!isLive(order.status)) return { reason: 'not-open' };
   if (order.status === OrderStatus.Canceling) return { close: OrderStatus.Canceled, reason: 'cancel-requested' };
@@ -401,6 +454,19 @@ export function closeReason(input: DecideInput, decision: FillDecision, symbol: 
     }
     case 'lock-exhausted':
       return `the ${money(order.locked)} mUSD locked no longer pays for the smallest unit of ${symbol} at ${ask === undefined ? '?' : money(ask)} plus the current ${feeBps} bps fee (the fee rose after the order was placed)`;
+    case 'oracle-stale':
+    case 'oracle-deviation':
+    case 'oracle-invalid': {
+      const wait = seconds(input.noQuoteTimeoutMs ?? DEFAULT_NO_QUOTE_TIMEOUT_MS);
+      const price = decideOnQuote(input).fill?.price;
+      const reading = input.oracle?.reading;
+      if (decision.reason === 'oracle-deviation' && reading !== undefined && price !== undefined) {
+        const answer = formatDecimal(reading.answer, reading.decimals);
+        return `the price ${money(price)} for ${symbol} strayed from its on-chain oracle's ${answer} by more than ${input.oracle!.toleranceBps} bps for ${wait}`;
+      }
+      if (decision.reason === 'oracle-stale') return `the on-chain oracle of ${symbol} was older than ${input.oracle!.maxAgeS} s for ${wait}, so no fill could be checked against it`;
+      return `the on-chain oracle of ${symbol} gave no valid price for ${wait}`;
+    }
     case 'deadline-passed':
       return `expired: its deadline ${iso(order.deadline * 1000)} passed`;
     case 'session-closed': {

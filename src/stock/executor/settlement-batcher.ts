@@ -15,6 +15,11 @@
  *   error names is taken out directly, otherwise reverting halves are searched down to single
  *   orders. Those are dropped (logged) until their on-chain state or the decision changes, or until
  *   `poisonRetryMs` passes; the rest settle as one batch.
+ * - A fill the StockRouter's oracle check refused (`OraclePriceDeviation`, `OraclePriceStale`,
+ *   `OracleAnswerInvalid`: the feed moved or aged between the executor's read and the block) is
+ *   dropped the same way but only until the decision's price changes or `oracleRetryMs` passes: the
+ *   next tick decides it again from a fresh quote and a fresh read of the feed. A reverted
+ *   transaction changed nothing, so the order is settled at most once.
  * - RPC trouble (`ChainUnavailableError`) is retryable: the batch's orders are released unsent and
  *   the outcome carries the error so the caller backs off.
  */
@@ -48,6 +53,8 @@ export interface BatchOutcome {
   transactions: number;
   /** Orders dropped because their settlement reverts on its own. */
   dropped: number;
+  /** Of those, fills the oracle check refused: decided again from a fresh price. */
+  repriced: number;
   /** Orders released unsent because of a retryable error. */
   deferred: number;
   /** The first retryable error met (the caller backs off), if any. */
@@ -77,6 +84,8 @@ export interface SettlementBatcherOptions {
   maxInFlight?: number;
   /** How long a dropped order stays dropped when nothing changes. Default 60 s. */
   poisonRetryMs?: number;
+  /** How long a fill the oracle check refused stays dropped at an unchanged price. Default 5 s. */
+  oracleRetryMs?: number;
   /** Gas limit = estimate × (1 + this / 100). Default 20. */
   gasMarginPercent?: number;
   now?: () => number;
@@ -88,8 +97,11 @@ export interface SettlementBatcher {
   submit(items: readonly OrderSettlement[]): Promise<BatchOutcome>;
   /** The order is in a batch that has not resolved yet. */
   isInFlight(orderId: bigint): boolean;
-  /** The order was dropped for exactly this decision and its retry time has not come. */
-  isDropped(orderId: bigint, stateKey: string): boolean;
+  /**
+   * The order was dropped for exactly this decision and its retry time has not come. `price`: the
+   * decision's fill price (a fill the oracle refused is retried as soon as it differs).
+   */
+  isDropped(orderId: bigint, stateKey: string, price?: bigint): boolean;
   /** Block of the order's last mined settlement by this batcher, if remembered. */
   settledAtBlock(orderId: bigint): bigint | undefined;
   /** Forget settled blocks the chain reads have caught up with (reads at `block` or later). */
@@ -101,14 +113,16 @@ export interface SettlementBatcher {
   gasPerOrder(): bigint;
 }
 
+/** The StockRouter's oracle check refused the fill's price (the feed moved or aged meanwhile). */
+export const ORACLE_ERRORS: ReadonlySet<string> = new Set(['OraclePriceDeviation', 'OraclePriceStale', 'OracleAnswerInvalid']);
 /** Errors whose first argument is the order at fault. */
-const ORDER_ERRORS = new Set(['OrderNotOpen', 'PriceOutsideLimit', 'FillExceedsOrder', 'LockInsufficient']);
+const ORDER_ERRORS = new Set(['OrderNotOpen', 'PriceOutsideLimit', 'FillExceedsOrder', 'LockInsufficient', ...ORACLE_ERRORS]);
 
 const DEFAULT_GAS_PER_ORDER = 150_000n;
 const BASE_GAS = 60_000n;
 
 type Settled = { items: OrderSettlement[]; block: bigint };
-type Out = { mined: Settled[]; dropped: number };
+type Out = { mined: Settled[]; dropped: number; repriced: number };
 
 export function createSettlementBatcher(opts: SettlementBatcherOptions): SettlementBatcher {
   const batchSize = opts.batchSize ?? 200;
@@ -117,12 +131,14 @@ export function createSettlementBatcher(opts: SettlementBatcherOptions): Settlem
   const simulateFirst = opts.simulateFirst ?? false;
   const maxInFlight = opts.maxInFlight ?? 4;
   const poisonRetryMs = opts.poisonRetryMs ?? 60_000;
+  const oracleRetryMs = opts.oracleRetryMs ?? 5_000;
   const margin = BigInt(100 + (opts.gasMarginPercent ?? 20));
   const now = opts.now ?? Date.now;
   const log = opts.logger;
 
   const inFlight = new Set<bigint>();
-  const dropped = new Map<bigint, { stateKey: string; until: number }>();
+  /** `price`: set for a fill the oracle refused, which is retried once its price changes. */
+  const dropped = new Map<bigint, { stateKey: string; until: number; price?: bigint }>();
   const settledBlocks = new Map<bigint, bigint>();
   let gasPerOrder = DEFAULT_GAS_PER_ORDER;
 
@@ -179,7 +195,21 @@ export function createSettlementBatcher(opts: SettlementBatcherOptions): Settlem
     learnPerOrder((((gasUsed * 5n) / 4n - BASE_GAS > 0n ? (gasUsed * 5n) / 4n - BASE_GAS : gasUsed)) / BigInt(count));
   };
 
-  const drop = (item: OrderSettlement, err: AppError): void => {
+  /** Drops the order; answers whether it was for the oracle check (re-priced on the next tick). */
+  const drop = (item: OrderSettlement, err: AppError): boolean => {
+    if (err instanceof ChainRevertError && err.errorName !== undefined && ORACLE_ERRORS.has(err.errorName) && item.fill) {
+      dropped.set(item.orderId, { stateKey: item.stateKey, until: now() + oracleRetryMs, price: item.fill.price });
+      log?.warn(
+        {
+          orderId: item.orderId.toString(),
+          fill: { quantity: item.fill.quantity.toString(), price: item.fill.price.toString() },
+          error: err.errorName,
+          errorArgs: err.detail?.errorArgs,
+        },
+        'executor: the on-chain oracle refused this fill; deciding it again from a fresh quote and feed',
+      );
+      return true;
+    }
     dropped.set(item.orderId, { stateKey: item.stateKey, until: now() + poisonRetryMs });
     log?.warn(
       {
@@ -191,6 +221,7 @@ export function createSettlementBatcher(opts: SettlementBatcherOptions): Settlem
       },
       'executor: settlement of this order reverts; dropped until its state changes',
     );
+    return false;
   };
 
   /**
@@ -236,8 +267,10 @@ export function createSettlementBatcher(opts: SettlementBatcherOptions): Settlem
       'executor: settlement batch reverted on chain; re-checking it',
     );
     if (simulate && items.length === 1 && (!outOfGas || attempt >= 2)) {
-      // Passed its own simulation and still reverted: the state moved under it. Next tick decides again.
-      drop(items[0], new AppError('INTERNAL', 'executor: settlement reverted on chain', { detail: { txHash: receipt.transactionHash, outOfGas } }));
+      // Passed its own simulation and still reverted: the state moved under it (an oracle answer
+      // written in between, say). Simulated again for the reason; the next tick decides again.
+      const why = outOfGas ? undefined : await simulateRevert(items).catch(() => undefined);
+      if (drop(items[0], why ?? new AppError('INTERNAL', 'executor: settlement reverted on chain', { detail: { txHash: receipt.transactionHash, outOfGas } }))) out.repriced++;
       out.dropped++;
       return;
     }
@@ -296,7 +329,7 @@ export function createSettlementBatcher(opts: SettlementBatcherOptions): Settlem
       await split(items, out, true);
       return;
     }
-    for (const [item, e] of found) drop(item, e);
+    for (const [item, e] of found) if (drop(item, e)) out.repriced++;
     out.dropped += found.size;
     // Simulated again before it goes out: the rest may still hold another bad order.
     await settle(
@@ -307,7 +340,7 @@ export function createSettlementBatcher(opts: SettlementBatcherOptions): Settlem
   };
 
   const submit = async (all: readonly OrderSettlement[]): Promise<BatchOutcome> => {
-    const outcome: BatchOutcome = { settled: 0, closed: 0, filled: 0, transactions: 0, dropped: 0, deferred: 0, settledIds: [], closedIds: [] };
+    const outcome: BatchOutcome = { settled: 0, closed: 0, filled: 0, transactions: 0, dropped: 0, repriced: 0, deferred: 0, settledIds: [], closedIds: [] };
     const items: OrderSettlement[] = [];
     const seen = new Set<bigint>();
     for (const it of all) {
@@ -337,7 +370,7 @@ export function createSettlementBatcher(opts: SettlementBatcherOptions): Settlem
 
     const worker = async (): Promise<void> => {
       for (let batch = take(); batch; batch = take()) {
-        const out: Out = { mined: [], dropped: 0 };
+        const out: Out = { mined: [], dropped: 0, repriced: 0 };
         try {
           if (outcome.retryableError) {
             // The RPC is failing: do not hammer it; the next tick takes these again.
@@ -372,6 +405,7 @@ export function createSettlementBatcher(opts: SettlementBatcherOptions): Settlem
             }
           }
           outcome.dropped += out.dropped;
+          outcome.repriced += out.repriced;
           for (const it of batch) inFlight.delete(it.orderId);
         }
       }
@@ -383,10 +417,10 @@ export function createSettlementBatcher(opts: SettlementBatcherOptions): Settlem
   return {
     submit,
     isInFlight: (id) => inFlight.has(id),
-    isDropped(id, stateKey) {
+    isDropped(id, stateKey, price) {
       const d = dropped.get(id);
       if (!d) return false;
-      if (d.stateKey !== stateKey || now() >= d.until) {
+      if (d.stateKey !== stateKey || now() >= d.until || (d.price !== undefined && d.price !== price)) {
         dropped.delete(id);
         return false;
       }

@@ -1,7 +1,8 @@
 /**
  * The stock domain's executor: every tick it reads the open orders from the chain
  * ({@link createOrderTracker}), decides each against the market-data quote and the trading
- * calendar ({@link decideFill}), settles the decisions in batched `settleOrders` transactions
+ * calendar ({@link decideFill}) — and, for a stock the StockRouter checks against an oracle feed,
+ * against the feed's latest answer read in the same tick —, settles the decisions in batched `settleOrders` transactions
  * ({@link createSettlementBatcher}) and settles due queued cash operations
  * ({@link createCashQueueSettler}). It depends on chain state and quotes only — never on the
  * indexer's projections — so it runs alone (`--role executor`) or inside the embedded stack.
@@ -14,7 +15,7 @@ import { cashierAbi, stockAbi, stockRouterAbi } from '../../chain/abi/generated/
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from '../../chain/chain-client.ts';
 import { senderFor, type TxSender } from '../../chain/tx-sender.ts';
 import type { Deployment } from '../../chain/deploy-contracts.ts';
-import { AppError } from '../../errors/app-error.ts';
+import { AppError, ChainRevertError } from '../../errors/app-error.ts';
 import { sleep } from '../../lib/async.ts';
 import { symbolFlagsOf } from '../../marketdata/symbol-catalog.ts';
 import type { QuoteReader } from '../../marketdata/market-types.ts';
@@ -30,8 +31,10 @@ import {
   DEFAULT_QUOTE_MAX_AGE_MS,
   Side,
   usableQuote,
+  type DecideInput,
   type ExecutorCalendar,
   type FeeConfig,
+  type OracleCheck,
 } from './fill-policy.ts';
 import { createOrderTracker, type OrderTracker, type TrackedOrder } from './order-tracker.ts';
 import { createSettlementBatcher, type OrderSettlement, type SettlementBatcher } from './settlement-batcher.ts';
@@ -74,6 +77,10 @@ export interface StockExecutorOptions {
   noQuoteTimeoutMs?: number;
   /** How long an order whose settlement reverts stays dropped if nothing changes. Default 60 s. */
   poisonRetryMs?: number;
+  /** How long a fill the on-chain oracle refused stays dropped at an unchanged price. Default 5 s. */
+  oracleRetryMs?: number;
+  /** Seconds before an oracle answer's maximum age at which it is no longer relied on. Default 15. */
+  oracleAgeMarginS?: number;
   /** Longest pause between failing ticks. Default 10 s. */
   maxBackoffMs?: number;
   /** After this long, `stop()` abandons transactions it is still following. Default 30 s. */
@@ -93,6 +100,8 @@ export interface ExecutorTickResult {
   transactions: number;
   /** Orders dropped because their settlement reverts. */
   dropped: number;
+  /** Of those, fills the on-chain oracle refused: decided again from a fresh quote and feed. */
+  repriced: number;
   /** Orders open (or canceling) on chain after the scan. */
   open: number;
   /** Orders read from the chain this tick (new ids from the low-water mark up, and the open ones). */
@@ -150,6 +159,7 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
     maxInFlight: opts.maxInFlightBatches,
     simulateFirst: opts.simulateFirst,
     poisonRetryMs: opts.poisonRetryMs,
+    oracleRetryMs: opts.oracleRetryMs,
     now,
     signal: abort.signal,
   });
@@ -180,6 +190,37 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
     }
   };
   const noQuoteSince = new Map<string, number>();
+  /** Per symbol, since when its oracle has refused the fills decided (ms). */
+  const oracleBlockedSince = new Map<string, number>();
+
+  /** The stock's oracle check as the router applies it at `blockNumber`; undefined: it has none. */
+  const readOracle = async (stock: string, blockNumber: bigint): Promise<OracleCheck | undefined> => {
+    let config;
+    let answer: bigint;
+    let updatedAt: bigint;
+    let blockTimestamp: bigint;
+    try {
+      [config, , answer, updatedAt, blockTimestamp] = await publicClient.readContract({
+        address: contracts.stockRouter,
+        abi: stockRouterAbi,
+        functionName: 'oracleReading',
+        args: [getAddress(stock) as Address],
+        blockNumber,
+      });
+    } catch (err) {
+      const mapped = toChainError(err);
+      // The feed itself reverts: the router's fill would too. No usable answer.
+      if (mapped instanceof ChainRevertError) return { toleranceBps: 0, maxAgeS: 0 };
+      throw mapped;
+    }
+    if (BigInt(config.feed) === 0n) return undefined;
+    return {
+      reading: { answer, decimals: config.decimals, updatedAt: Number(updatedAt), chainTime: Number(blockTimestamp) },
+      toleranceBps: config.toleranceBps,
+      maxAgeS: config.maxAge,
+      ageMarginS: opts.oracleAgeMarginS,
+    };
+  };
   let lastBlock = 0n;
   /** Orders this process is closing REJECTED or EXPIRED, and why (written before the settlement is sent). */
   const closing = new Map<bigint, { status: 'Rejected' | 'Expired'; reason: string; symbol: string }>();
@@ -221,7 +262,12 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
     }
   };
 
-  const decide = async (t: TrackedOrder, fees: FeeConfig, at: number): Promise<OrderSettlement | undefined> => {
+  const decide = async (
+    t: TrackedOrder,
+    fees: FeeConfig,
+    at: number,
+    oracleOf: (stock: string) => Promise<OracleCheck | undefined>,
+  ): Promise<OrderSettlement | undefined> => {
     const { order } = t;
     const symbol = await symbolOf(order.stock);
     const quote = symbol === undefined ? undefined : opts.quotes.getQuote(symbol);
@@ -231,7 +277,7 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
     const filledValue =
       order.side === Side.Buy && order.filledQuantity > 0n ? await tracker.filledValue(t) : undefined;
     const maxFill = symbol === undefined ? opts.maxFill?.['*'] : (opts.maxFill?.[symbol] ?? opts.maxFill?.['*']);
-    const input = {
+    let input: DecideInput = {
       order,
       quote,
       fees,
@@ -245,7 +291,23 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
       noQuoteSince: noQuoteSince.get(key),
       filledValue,
     };
-    const decision = decideFill(input);
+    let decision = decideFill(input);
+    if (decision.fill) {
+      // Read only for a fill: the feed bounds prices, not waits or closes.
+      const oracle = await oracleOf(order.stock);
+      if (oracle !== undefined) {
+        input = { ...input, oracle, oracleBlockedSince: oracleBlockedSince.get(key) };
+        decision = decideFill(input);
+        if (decision.reason.startsWith('oracle-')) {
+          if (!oracleBlockedSince.has(key)) {
+            oracleBlockedSince.set(key, at);
+            log.warn({ symbol: key, reason: decision.reason, orderId: t.id.toString() }, 'executor: the on-chain oracle refuses fills of this stock; waiting for a fresh quote and feed');
+          }
+        } else if (decision.fill && oracleBlockedSince.delete(key)) {
+          log.info({ symbol: key }, 'executor: the on-chain oracle accepts fills of this stock again');
+        }
+      }
+    }
     if (!decision.fill && decision.close === undefined) return undefined;
     const why = closeReason(input, decision, symbol ?? order.stock);
     if (why !== undefined) closing.set(t.id, { status: decision.close === OrderStatus.Rejected ? 'Rejected' : 'Expired', reason: why, symbol: symbol ?? order.stock });
@@ -303,7 +365,7 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
     const phases = { scanMs: 0, decideMs: 0, submitMs: 0 };
     const at = now();
     if (!(await preflight())) {
-      return { settled: 0, closed: 0, filled: 0, transactions: 0, dropped: 0, open: tracker.openCount(), scanned: 0, cashDeposits: 0, cashWithdrawals: 0 };
+      return { settled: 0, closed: 0, filled: 0, transactions: 0, dropped: 0, repriced: 0, open: tracker.openCount(), scanned: 0, cashDeposits: 0, cashWithdrawals: 0 };
     }
     const [scan, cashOutcome] = await Promise.all([
       (async () => {
@@ -341,8 +403,16 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
           candidates.push(t);
         }
         const t1 = performance.now();
-        const decided = await Promise.all(candidates.map((t) => decide(t, fees, at)));
-        const items = decided.filter((d): d is OrderSettlement => d !== undefined && !batcher.isDropped(d.orderId, d.stateKey));
+        // One read of each stock's oracle per tick, at the block the orders were read at.
+        const oracles = new Map<string, Promise<OracleCheck | undefined>>();
+        const oracleOf = (stock: string): Promise<OracleCheck | undefined> => {
+          const k = stock.toLowerCase();
+          let p = oracles.get(k);
+          if (!p) oracles.set(k, (p = readOracle(stock, refreshed.blockNumber)));
+          return p;
+        };
+        const decided = await Promise.all(candidates.map((t) => decide(t, fees, at, oracleOf)));
+        const items = decided.filter((d): d is OrderSettlement => d !== undefined && !batcher.isDropped(d.orderId, d.stateKey, d.fill?.price));
         const t2 = performance.now();
         phases.decideMs = Math.round(t2 - t1);
         await recordReasons(items, at);
@@ -361,6 +431,7 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
       filled: outcome.filled,
       transactions: outcome.transactions,
       dropped: outcome.dropped,
+      repriced: outcome.repriced,
       open: Math.max(0, refreshed.open.length - outcome.closed),
       scanned: refreshed.read,
       cashDeposits: cashOutcome.deposits,

@@ -171,7 +171,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> = a
       const endTime = historySecondsToMs('endTime', req.query.endTime);
       const startTime = req.query.startTime === undefined ? undefined : historySecondsToMs('startTime', req.query.startTime);
       if (startTime !== undefined && startTime > endTime) throw new ValidationError('startTime', 'must not be after endTime');
-      const candles = await readPriceHistory(deps.db, deps.corporateActions(listing.symbol), {
+      const candles = await readPriceHistory(deps.db, await deps.corporateActions(listing.symbol), {
         symbol: listing.symbol,
         interval,
         startTime,
@@ -216,14 +216,17 @@ export const marketRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> = a
     {
       schema: {
         tags: ['market data'],
-        summary: 'Corporate actions (splits and dividends); may be empty',
+        summary: 'Corporate actions (splits and dividends) with their state; a dividend carries the asked wallet\'s DIVIDEND operations; may be empty',
         querystring: StockCorporateActionQuerySchema,
         response: stockResponses(ListOf(StockCorporateActionSchema)),
       },
     },
     async (req) => {
       const { limit, offset } = pageOf(req.query);
-      const rows = deps.corporateActions(req.query.symbol?.toUpperCase()).slice().sort((a, b) => (a.exDate < b.exDate ? 1 : a.exDate > b.exDate ? -1 : 0));
+      // A dividend's rows carry the DIVIDEND operations of the asked wallet, by default the key's own.
+      const userAddress = (req.query.userAddress ?? req.apiKey?.userAddress ?? undefined)?.toLowerCase();
+      const listed = await deps.corporateActions(req.query.symbol?.toUpperCase(), userAddress ? { userAddress } : undefined);
+      const rows = listed.slice().sort((a, b) => (a.exDate < b.exDate ? 1 : a.exDate > b.exDate ? -1 : 0));
       return okReply(req.id, { total: rows.length, rows: rows.slice(offset, offset + limit) });
     },
   );

@@ -101,6 +101,17 @@ export const STOCK_CORPORATE_ACTION_TYPES = ['SPLIT', 'DIVIDEND'] as const;
 export type StockCorporateActionType = (typeof STOCK_CORPORATE_ACTION_TYPES)[number];
 
 /**
+ * A corporate action's state on the venue (docs/corporate-actions.md): `scheduled` until its
+ * ex-date, then `applied` (with the transaction) or `failed` (with the reason).
+ */
+export const STOCK_CORPORATE_ACTION_STATUSES = ['scheduled', 'applied', 'failed'] as const;
+export type StockCorporateActionStatus = (typeof STOCK_CORPORATE_ACTION_STATUSES)[number];
+
+/** A holder's DIVIDEND operation: `processing` while its leaf waits to be paid, then `completed`. */
+export const STOCK_DIVIDEND_STATUSES = ['processing', 'completed'] as const;
+export type StockDividendStatus = (typeof STOCK_DIVIDEND_STATUSES)[number];
+
+/**
  * Candle intervals of `GET prices/{symbol}/history`: Anchored's (anchored-reference.md §4.1) and
  * tokex's `4h`. `3m` and `1w` are rolled up from the stored `1m` and `1d` candles when asked.
  */

@@ -3,9 +3,11 @@
  * A quote and a candle are also what the `quotes` and `klines:<interval>` streams push.
  */
 import { PageQueryProps } from '../common/paging.ts';
-import { DecimalOut, Millis, StringEnum, Type, type Static } from '../common/schema-kit.ts';
+import { AddressIn, DecimalOut, Millis, Nullable, StringEnum, Type, type Static } from '../common/schema-kit.ts';
 import {
+  STOCK_CORPORATE_ACTION_STATUSES,
   STOCK_CORPORATE_ACTION_TYPES,
+  STOCK_DIVIDEND_STATUSES,
   STOCK_DEFAULT_KLINE_LIMIT,
   STOCK_DEFAULT_PRICE_ADJUSTMENT,
   STOCK_KLINE_INTERVALS,
@@ -232,6 +234,43 @@ export type StockUnderlyingPrice = Static<typeof StockUnderlyingPriceSchema>;
 
 // ------------------------------------------------------------------ corporate actions
 
+/** What an applied dividend paid, all amounts exact (docs/corporate-actions.md, "Amounts"). */
+export const StockDividendTotalsSchema = Type.Object({
+  recordBlock: Type.Integer({ description: 'block whose balances made the holders of record' }),
+  withholdingBps: Type.Integer({ description: 'withholding in basis points (DIVIDEND_WITHHOLDING_BPS when applied)' }),
+  sharesOfRecord: DecimalOut({ description: 'wallet plus exchange balances of every holder at the record block' }),
+  grossAmount: DecimalOut({ description: 'amount per share × shares of record, in the cash token, rounded down' }),
+  withholdingAmount: DecimalOut({ description: 'grossAmount − netAmount' }),
+  netAmount: DecimalOut({ description: 'paid to the holders together, exactly (the sum of their DIVIDEND operations)' }),
+  holders: Type.Integer(),
+  cashToken: StockAddressOut(),
+  distributor: StockAddressOut(),
+  distributionId: Nullable(Type.String()),
+  merkleRoot: Type.String(),
+});
+export type StockDividendTotals = Static<typeof StockDividendTotalsSchema>;
+
+/** A holder's DIVIDEND operation: its share of an applied dividend, paid in the cash token. */
+export const StockDividendOperationSchema = Type.Object({
+  operationId: Type.String(),
+  operationType: Type.Literal('DIVIDEND'),
+  operationStatus: StringEnum(STOCK_DIVIDEND_STATUSES),
+  userAddress: StockAddressOut(),
+  symbol: Type.String(),
+  stockAddress: StockAddressOut(),
+  shares: DecimalOut({ description: 'shares of record (wallet plus exchange balance at the record block)' }),
+  amount: DecimalOut({ description: 'cash token paid, net of withholding' }),
+  tokenAddress: StockAddressOut({ description: 'the cash token' }),
+  txHash: Nullable(Type.String(), { description: 'the transaction that paid it (the operator\'s push or the holder\'s own claim)' }),
+  distributor: StockAddressOut(),
+  distributionId: Nullable(Type.String()),
+  proof: Type.Array(Type.String(), { description: "the leaf's Merkle proof, for DividendDistributor.claim" }),
+  createdAt: Millis(),
+  updatedAt: Millis(),
+  paidAt: Nullable(Millis()),
+});
+export type StockDividendOperation = Static<typeof StockDividendOperationSchema>;
+
 export const StockCorporateActionSchema = Type.Object({
   symbol: Type.String(),
   type: StringEnum(STOCK_CORPORATE_ACTION_TYPES),
@@ -239,11 +278,18 @@ export const StockCorporateActionSchema = Type.Object({
   ratio: Type.Optional(Type.String()),
   amount: Type.Optional(DecimalOut()),
   currency: Type.Optional(Type.String()),
+  recordDate: Type.Optional(Type.String({ description: 'YYYY-MM-DD; absent: the ex-date' })),
+  status: Type.Optional(StringEnum(STOCK_CORPORATE_ACTION_STATUSES)),
+  txHash: Type.Optional(Nullable(Type.String(), { description: 'the transaction that applied it; null before, and for an action that predates the venue' })),
+  reason: Type.Optional(Nullable(Type.String(), { description: 'why it failed' })),
+  dividend: Type.Optional(Nullable(StockDividendTotalsSchema)),
+  operations: Type.Optional(Type.Array(StockDividendOperationSchema, { description: "the DIVIDEND operations of the asked wallet (userAddress, default the key's bound wallet)" })),
 });
 export type StockCorporateAction = Static<typeof StockCorporateActionSchema>;
 
 export const StockCorporateActionQuerySchema = Type.Object({
   symbol: Type.Optional(Type.String({ maxLength: STOCK_SYMBOL_MAX_LENGTH })),
+  userAddress: Type.Optional(AddressIn({ description: "wallet whose DIVIDEND operations the rows carry (default: the key's bound wallet)" })),
   ...PageQueryProps,
 });
 export type StockCorporateActionQuery = Static<typeof StockCorporateActionQuerySchema>;

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
+import {Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
+import {IPriceFeedHub} from "./interfaces/IPriceFeedHub.sol";
+import {IPriceFeed} from "./interfaces/IPriceFeed.sol";
+
+/// @title PriceFeedHub
+/// @notice The rounds of every venue price feed, written by the publisher; see {IPriceFeedHub}.
+/// @dev One contract holds the rounds so that one transaction publishes every asset that is due
+/// (a Chainlink aggregator per asset would need a transaction, or a multicall, per asset); each
+/// asset keeps a {PriceFeed} of its own, so a consumer points at one AggregatorV3 address per
+/// asset as it would with Chainlink.
+contract PriceFeedHub is IPriceFeedHub, Ownable2Step {
+    /// @dev A round in one storage slot: the answer is checked to fit 128 bits on the way in.
+    struct Round {
+        int128 answer;
+        uint64 startedAt;
+        uint64 updatedAt;
+    }
+
+    struct FeedState {
+        bool listed;
+        uint80 latestRound;
+    }
+
+    /// @inheritdoc IPriceFeedHub
+    uint64 public constant MAX_CLOCK_SKEW = 300;
+
+    mapping(address account => bool) private _publishers;
+    mapping(address feed => FeedState) private _feeds;
+    mapping(address feed => mapping(uint80 roundId => Round)) private _rounds;
+    address[] private _feedList;
+
+    modifier onlyPublisher() {
+        if (!_publishers[msg.sender]) revert NotPublisher(msg.sender);
+        _;
+    }
+
+    constructor(address initialOwner) Ownable(initialOwner) {}
+
+    // ----------------------------------------------------------------- Admin
+
+    /// @inheritdoc IPriceFeedHub
+    function setPublisher(address publisher, bool enabled) external onlyOwner {
+        if (publisher == address(0)) revert ZeroAddress();
+        _publishers[publisher] = enabled;
+        emit PublisherSet(publisher, enabled);
+    }
+
+    /// @inheritdoc IPriceFeedHub
+    function listFeed(address feed) external onlyOwner {
+        if (feed == address(0)) revert ZeroAddress();
+        if (_feeds[feed].listed) revert FeedAlreadyListed(feed);
+        address hub = IPriceFeed(feed).hub();
+        if (hub != address(this)) revert FeedHubMismatch(feed, hub);
+        _feeds[feed].listed = true;
+        _feedList.push(feed);
+        emit FeedListed(feed, IPriceFeed(feed).description());
+    }
+
+    // ------------------------------------------------------------- Publisher
+
+    /// @inheritdoc IPriceFeedHub
+    function publish(Update[] calldata updates) external onlyPublisher {
+        for (uint256 i; i < updates.length; ++i) {
+            Update calldata u = updates[i];
+            address feed = u.feed;
+            FeedState storage state = _feeds[feed];
+            if (!state.listed) revert FeedNotListed(feed);
+            int256 answer = u.answer;
+            if (answer <= 0 || answer > type(int128).max) revert InvalidAnswer(feed, answer);
+            uint64 observedAt = u.observedAt;
+            if (observedAt == 0 || observedAt > block.timestamp + MAX_CLOCK_SKEW) {
+                revert InvalidObservationTime(feed, observedAt, block.timestamp);
+            }
+            uint80 latest = state.latestRound;
+            if (latest != 0) {
+                uint64 previous = _rounds[feed][latest].startedAt;
+                if (observedAt < previous) revert ObservationOutOfOrder(feed, observedAt, previous);
+            }
+            uint80 roundId = latest + 1;
+            state.latestRound = roundId;
+            _rounds[feed][roundId] =
+                Round({answer: int128(answer), startedAt: observedAt, updatedAt: uint64(block.timestamp)});
+            emit PricePublished(feed, roundId, answer, observedAt, block.timestamp);
+        }
+    }
+
+    // ----------------------------------------------------------------- Views
+
+    /// @inheritdoc IPriceFeedHub
+    function isPublisher(address account) external view returns (bool) {
+        return _publishers[account];
+    }
+
+    /// @inheritdoc IPriceFeedHub
+    function isListed(address feed) external view returns (bool) {
+        return _feeds[feed].listed;
+    }
+
+    /// @inheritdoc IPriceFeedHub
+    function feeds() external view returns (address[] memory) {
+        return _feedList;
+    }
+
+    /// @inheritdoc IPriceFeedHub
+    function latestRoundOf(address feed)
+        external
+        view
+        returns (uint80 roundId, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)
+    {
+        roundId = _feeds[feed].latestRound;
+        if (roundId == 0) return (0, 0, 0, 0, 0);
+        Round memory r = _rounds[feed][roundId];
+        return (roundId, r.answer, r.startedAt, r.updatedAt, roundId);
+    }
+
+    /// @inheritdoc IPriceFeedHub
+    function roundOf(address feed, uint80 roundId)
+        external
+        view
+        returns (uint80 roundIdOut, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)
+    {
+        if (roundId == 0 || roundId > _feeds[feed].latestRound) revert RoundNotFound(feed, roundId);
+        Round memory r = _rounds[feed][roundId];
+        return (roundId, r.answer, r.startedAt, r.updatedAt, roundId);
+    }
+
+    /// @inheritdoc IPriceFeedHub
+    function latestRoundsOf(address[] calldata feedList) external view returns (RoundData[] memory rounds) {
+        rounds = new RoundData[](feedList.length);
+        for (uint256 i; i < feedList.length; ++i) {
+            uint80 roundId = _feeds[feedList[i]].latestRound;
+            if (roundId == 0) continue;
+            Round memory r = _rounds[feedList[i]][roundId];
+            rounds[i] = RoundData({roundId: roundId, answer: r.answer, startedAt: r.startedAt, updatedAt: r.updatedAt});
+        }
+    }
+}

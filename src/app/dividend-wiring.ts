@@ -1,0 +1,50 @@
+/**
+ * The dividend scheduler as the executor role runs it (docs/corporate-actions.md, "Who pays"): the
+ * executor already sends the stock venue's settlements with its own key and is an operator of the
+ * venue, so it pays the dividends too, through the same sender (one nonce sequence). Its clock is
+ * the market calendar's (`MARKET_CLOCK_START` moves both), so a demo can reach an ex-date at once.
+ */
+import type { StackContext } from './stack-context.ts';
+import { dividendDistributorAbi } from '../chain/abi/generated/index.ts';
+import type { ChainWalletClient } from '../chain/chain-client.ts';
+import { TxBatch } from '../chain/deploy-contracts.ts';
+import { senderFor } from '../chain/tx-sender.ts';
+import { loadCorporateActions } from '../marketdata/corporate-actions.ts';
+import { createDividendScheduler } from '../stock/corporate-actions/dividend-scheduler.ts';
+
+export async function startDividendTask(ctx: StackContext, walletClient: ChainWalletClient): Promise<() => Promise<void>> {
+  const { config, chain, logger } = ctx;
+  const distributor = chain.deployment.contracts.dividendDistributor;
+  const payer = walletClient.account.address;
+  // A payer given its own key after the deployment is made an operator of the distributor by its owner.
+  const owner = chain.walletFor('deployer');
+  if (distributor && owner && owner.account.address !== payer) {
+    try {
+      const isOperator = await chain.publicClient.readContract({ address: distributor, abi: dividendDistributorAbi, functionName: 'isOperator', args: [payer] });
+      if (!isOperator) {
+        const tx = await TxBatch.open(chain.publicClient, owner);
+        await tx.call('distributor.setOperator', distributor, dividendDistributorAbi, 'setOperator', [payer, true]);
+        await tx.finish();
+        logger.info({ operator: payer }, 'executor made an operator of the dividend distributor');
+      }
+    } catch (err) {
+      // Not fatal to the executor: a dividend then fails naming NotOperator, and a restart grants again.
+      logger.warn({ err: (err as Error).message }, 'could not make the executor an operator of the dividend distributor');
+    }
+  }
+  const file = await loadCorporateActions(config.corporateActionsFile);
+  const scheduler = createDividendScheduler({
+    db: ctx.db,
+    publicClient: chain.publicClient,
+    sender: senderFor({ publicClient: chain.publicClient, account: walletClient.account, logger }),
+    deployment: chain.deployment,
+    withholdingBps: config.dividendWithholdingBps,
+    fileActions: file.list(),
+    now: () => Date.now() + ctx.calendar.clockOffsetMs,
+    tickMs: config.corporateActionsTickMs,
+    confirmations: config.indexer.confirmations,
+    logger,
+  });
+  scheduler.start();
+  return () => scheduler.stop();
+}

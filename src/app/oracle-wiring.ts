@@ -1,0 +1,159 @@
+/**
+ * The on-chain oracle beside the executor (docs/market-data.md, "On-chain oracle"): at start the
+ * deployer's key makes the PriceFeedHub, a feed per listed stock and per perp index symbol, the
+ * publisher's grant and the StockRouter's checks what ORACLE_* says (`ensurePriceFeeds`); then the
+ * publisher writes the quotes this process reads — the ones the executor fills at — with its own
+ * key (ORACLE_PUBLISHER_PRIVATE_KEY; the embedded anvil's account 5; OPERATOR_PRIVATE_KEY in a
+ * process running every role).
+ *
+ * Without a publisher key here the oracle is left as it is and nothing is published: a stock whose
+ * router check is already set then stops filling once its answer is older than the maximum age,
+ * which the log says at start. `ORACLE_TOLERANCE_BPS=0` removes the venue feeds' checks instead.
+ */
+import { ensurePriceFeeds, type PriceFeedsResult } from '../chain/deploy-contracts.ts';
+import { readDeploymentRecord, writeDeploymentRecord } from '../chain/deployment-file.ts';
+import type { ChainWalletClient } from '../chain/chain-client.ts';
+import { senderFor } from '../chain/tx-sender.ts';
+import { PERP_INDEX_SYMBOLS } from '../marketdata/symbol-catalog.ts';
+import {
+  createOracleFeedReader,
+  createOraclePublisher,
+  type OracleFeedReader,
+  type OraclePublisher,
+  type OraclePublisherProgress,
+} from '../marketdata/oracle-publisher.ts';
+import type { IndexOracle } from '../perp/workers/mark-price-task.ts';
+import { deploymentPath } from './chain-wiring.ts';
+import type { StackContext } from './stack-context.ts';
+import type { Address } from 'viem';
+
+export interface OracleWiring {
+  /** The publisher's figures, undefined when it does not run here. */
+  progress(): OraclePublisherProgress | undefined;
+  stop(): Promise<void>;
+}
+
+/** Writes the hub and feeds into the stock venue's section of the record file (re-read first: another process may have written it). */
+async function recordFeeds(ctx: StackContext, hub: Address, feeds: Record<string, Address>): Promise<void> {
+  const file = deploymentPath(ctx.config);
+  const read = await readDeploymentRecord(file);
+  const records = [ctx.chain.record, ...(read && read.record.chainId === ctx.chain.chainId ? [read.record] : [])];
+  for (const record of records) {
+    const stock = record.venues.stock;
+    if (stock) stock.contracts = { ...stock.contracts, priceFeedHub: hub, priceFeeds: feeds };
+  }
+  await writeDeploymentRecord(file, records[records.length - 1]);
+}
+
+export async function startOracle(ctx: StackContext): Promise<OracleWiring> {
+  const { config, chain, logger } = ctx;
+  const settings = config.oracle;
+  const idle: OracleWiring = { progress: () => undefined, stop: async () => {} };
+  let publisherWallet: ChainWalletClient | undefined;
+  try {
+    publisherWallet = settings.toleranceBps > 0 ? chain.walletFor('oracle-publisher') : undefined;
+  } catch (err) {
+    logger.warn({ err: (err as Error).message }, 'oracle: no publisher key in this process; the price feeds are not published here and no stock check is added');
+    return idle;
+  }
+  const stocks = chain.deployment.contracts.stocks;
+  const symbols = [...Object.keys(stocks), ...PERP_INDEX_SYMBOLS.map((p) => p.symbol).filter((s) => stocks[s] === undefined)];
+  const recorded = (chain.record.venues.stock?.contracts as { priceFeedHub?: Address } | undefined)?.priceFeedHub;
+  let result: PriceFeedsResult | undefined;
+  try {
+    result = await ensurePriceFeeds({
+      publicClient: chain.publicClient,
+      walletClient: chain.walletFor('deployer'),
+      stockRouter: chain.deployment.contracts.stockRouter,
+      hub: recorded,
+      create: publisherWallet !== undefined,
+      setup: {
+        symbols,
+        stocks,
+        publishers: publisherWallet ? [publisherWallet.account.address] : [],
+        toleranceBps: settings.toleranceBps,
+        maxAgeSeconds: Math.ceil(settings.maxAgeMs / 1000),
+      },
+    });
+  } catch (err) {
+    logger.warn({ err }, 'oracle: the price feeds could not be set up; nothing is published');
+    return idle;
+  }
+  if (result?.missing.length) logger.warn({ missing: result.missing }, 'oracle: the oracle differs from ORACLE_* and this process has no deployer key to change it');
+  if (result?.hub !== undefined && result.changes.length > 0) {
+    logger.info({ hub: result.hub, changes: result.changes }, 'oracle: price feeds set up');
+    await recordFeeds(ctx, result.hub, result.feeds).catch((err: unknown) => logger.warn({ err }, 'oracle: the deployment record could not be updated'));
+  }
+  if (!publisherWallet || !result?.hub) {
+    if (settings.toleranceBps === 0) logger.info('oracle: ORACLE_TOLERANCE_BPS=0: fills are not checked against the price feeds');
+    else logger.warn('oracle: no price feed hub and no deployer key to deploy one; nothing is published');
+    return idle;
+  }
+  const publisher: OraclePublisher = createOraclePublisher({
+    publicClient: chain.publicClient,
+    sender: senderFor({ publicClient: chain.publicClient, account: publisherWallet.account, logger }),
+    hub: result.hub,
+    feeds: Object.entries(result.feeds).filter(([s]) => symbols.includes(s)).map(([symbol, feed]) => ({ symbol, feed })),
+    quotes: await ctx.quotes(),
+    heartbeatMs: settings.heartbeatMs,
+    deviationBps: settings.deviationBps,
+    quoteMaxAgeMs: config.executor.quoteMaxAgeMs,
+    logger,
+  });
+  // A first round before the executor's first tick, so fills are not held back waiting for it.
+  await publisher.runOnce().catch((err: unknown) => logger.warn({ err }, 'oracle publisher: the first publish failed; retrying'));
+  publisher.start();
+  logger.info({ hub: result.hub, feeds: Object.keys(result.feeds).length, publisher: publisherWallet.account.address, toleranceBps: settings.toleranceBps, heartbeatMs: settings.heartbeatMs, deviationBps: settings.deviationBps }, 'oracle: publishing');
+  return { progress: () => publisher.progress(), stop: () => publisher.stop() };
+}
+
+/** How often a process that found no feeds at start looks for them again. */
+const DISCOVER_EVERY_MS = 30_000;
+
+/**
+ * The perp mark task's check of the index against the feeds (`createMarkPriceTask({ oracle })`):
+ * the venue's feeds found from the StockRouter (read-only; whichever process publishes), re-read
+ * every second. Until feeds are found (another process sets them up) `answer` knows none and the
+ * index goes unchecked; they are looked for again every 30 s. Undefined `oracle` with
+ * `ORACLE_TOLERANCE_BPS=0`.
+ */
+export async function startIndexOracle(ctx: StackContext): Promise<{ oracle?: IndexOracle; stop(): Promise<void> }> {
+  const { config, chain, logger } = ctx;
+  const settings = config.oracle;
+  if (settings.toleranceBps === 0) return { stop: async () => {} };
+  let reader: OracleFeedReader | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const discover = async (): Promise<void> => {
+    const recorded = (chain.record.venues.stock?.contracts as { priceFeedHub?: Address } | undefined)?.priceFeedHub;
+    try {
+      const found = await ensurePriceFeeds({
+        publicClient: chain.publicClient,
+        stockRouter: chain.deployment.contracts.stockRouter,
+        hub: recorded,
+        create: false,
+        setup: { symbols: [], stocks: chain.deployment.contracts.stocks, publishers: [], toleranceBps: settings.toleranceBps, maxAgeSeconds: Math.ceil(settings.maxAgeMs / 1000) },
+      });
+      if (!stopped && found?.hub !== undefined && Object.keys(found.feeds).length > 0) {
+        const r = createOracleFeedReader({ publicClient: chain.publicClient, hub: found.hub, feeds: Object.entries(found.feeds).map(([symbol, feed]) => ({ symbol, feed })), logger });
+        await r.refresh().catch(() => undefined);
+        r.start();
+        reader = r;
+        logger.info({ hub: found.hub, feeds: Object.keys(found.feeds) }, 'oracle: the perpetual index is checked against the price feeds');
+        return;
+      }
+    } catch (err) {
+      logger.warn({ err }, 'oracle: the price feeds could not be read; the perpetual index is not checked for now');
+    }
+    if (!stopped) timer = setTimeout(() => void discover(), DISCOVER_EVERY_MS);
+  };
+  await discover();
+  return {
+    oracle: { answer: (symbol) => reader?.answer(symbol), toleranceBps: settings.toleranceBps, maxAgeS: Math.ceil(settings.maxAgeMs / 1000) },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await reader?.stop();
+    },
+  };
+}

@@ -1,0 +1,35 @@
+/**
+ * The dividend distributor's part of the stock venue's deployment (deploy-contracts.ts calls it
+ * inside its batch; docs/corporate-actions.md): the DividendDistributor, owned by the deployer, with every operator
+ * of the venue made one of the distributor's (the executor pays dividends with its own key), and,
+ * in a demo deployment, a cash reserve minted to each extra operator so that it can fund them.
+ */
+import { parseUnits, type Address } from 'viem';
+import { cashTokenAbi, dividendDistributorAbi, dividendDistributorBytecode } from './abi/generated/index.ts';
+import type { TxBatch } from './deploy-contracts.ts';
+
+/** USDC minted to each extra operator of a demo deployment, to fund dividends with. */
+export const DEMO_DIVIDEND_RESERVE = parseUnits('1000000', 6);
+
+export async function queueDividendDistributor(
+  tx: TxBatch,
+  params: {
+    /** Every operator of the venue, the deployer first. */
+    operators: readonly Address[];
+    cashToken: Address;
+    /** A demo deployment: mint {@link DEMO_DIVIDEND_RESERVE} to each operator but the deployer. */
+    demo: boolean;
+  },
+): Promise<Address> {
+  const distributor = await tx.deploy('DividendDistributor', dividendDistributorAbi, dividendDistributorBytecode, [tx.from]);
+  const seen = new Set<string>();
+  for (const operator of params.operators) {
+    if (seen.has(operator.toLowerCase())) continue;
+    seen.add(operator.toLowerCase());
+    await tx.call('distributor.setOperator', distributor, dividendDistributorAbi, 'setOperator', [operator, true]);
+    if (params.demo && operator.toLowerCase() !== tx.from.toLowerCase()) {
+      await tx.call('mint dividend reserve', params.cashToken, cashTokenAbi, 'mint', [operator, DEMO_DIVIDEND_RESERVE]);
+    }
+  }
+  return distributor;
+}
