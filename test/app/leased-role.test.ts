@@ -13,7 +13,10 @@ import type { Db } from '../../src/storage/database.ts';
 import { openTestSqlite } from '../support/test-databases.ts';
 import { createRoleStatusRegistry } from '../../src/observability/role-status.ts';
 
-const TTL = 500;
+// No hand-over below waits for a silence (each is a release, a changed row or the holder's own
+// ended tenure), so a long TTL costs little; it keeps a holder from losing its lease to a stall
+// of a busy machine (TTL/2: 1 s), which would add a stop and a start to the logs checked below.
+const TTL = 2_000;
 const quiet = { info() {}, warn() {}, error() {} };
 let db: Db | undefined;
 afterEach(async () => {
@@ -22,10 +25,10 @@ afterEach(async () => {
 });
 
 async function until(what: string, done: () => boolean | Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 20 * TTL;
+  const deadline = Date.now() + 30_000;
   while (!(await done())) {
     if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, TTL / 10));
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 

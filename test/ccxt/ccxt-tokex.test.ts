@@ -10,6 +10,7 @@ import { PerpClient } from '@tokex/sdk';
 import { privateKeyToAccount } from 'viem/accounts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { until } from '../support/poll.ts';
+import { listRoleStatus } from '../../src/storage/role-status-store.ts';
 
 const BTC = 'BTC/USD:USD';
 const ETH = 'ETH/USD:USD';
@@ -502,9 +503,15 @@ describe('ccxt-tokex against the stack', () => {
       (x) => x.held === x.after,
       20_000,
     );
-    // A fixed end, past what the projection has written: the lists below see the same movements.
+    // A fixed end, and the lists below read once the projection has written every movement up to
+    // it: the projector's published status says it had caught up (lag 0) at a look made 500 ms
+    // past that end (the margin covers a command stamped before it and applied a moment after).
     const untilTs = Date.now();
-    await new Promise((r) => setTimeout(r, 300));
+    await until(
+      () => listRoleStatus(t.stack.db),
+      (rows) => rows.some((r) => r.role === 'projector' && r.publishedAt > untilTs + 500 && (r.detail as { lag?: number }).lag === 0),
+      30_000,
+    );
     const ledger = await ex.fetchLedger('USDC', undefined, 100, { until: untilTs });
     expect(ledger.length).toBeGreaterThan(5);
     for (const e of ledger) {

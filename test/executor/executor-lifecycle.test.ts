@@ -156,8 +156,12 @@ describe('start and stop', () => {
       await f.publicClient.getTransactionCount({ address: operator, blockTag: 'latest' }),
     );
     const block = await f.publicClient.getBlockNumber({ cacheTime: 0 });
+    const nonce = await f.publicClient.getTransactionCount({ address: operator, blockTag: 'pending' });
+    // A fixed wait on purpose: it shows nothing is sent after stop() (nothing to poll for); forty
+    // tick periods (tickMs 5), the sender's nonce and the chain's head both checked after it.
     await new Promise((r) => setTimeout(r, 200));
     expect(await f.publicClient.getBlockNumber({ cacheTime: 0 })).toBe(block);
+    expect(await f.publicClient.getTransactionCount({ address: operator, blockTag: 'pending' })).toBe(nonce);
     expect(running.log.messages('executor: tick').length).toBeGreaterThan(0);
 
     // A later executor finishes whatever was left; every order is filled exactly once.

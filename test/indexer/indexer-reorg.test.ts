@@ -25,6 +25,7 @@ import { getCashOperation, listCashOperationsByTx, listStockOperationsByTx } fro
 import { getOrder, listOrderFills } from '../../src/stock/store/stock-order-store.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import { testDatabases, uniqueSchemaName, useFreshDatabase } from '../support/test-databases.ts';
+import { until } from '../support/poll.ts';
 import { approveStock, approveUsdc, confirm, contracts, DAY, deadlineIn, depositUsdc, musd, OrderStatus, price, shares, Side, usdc } from '../chain/chain-test-helpers.ts';
 import { cashierAdmin, expectEventsMatchChain, mineBlocks, newIndexer, routerCall, settle } from './indexer-test-helpers.ts';
 
@@ -383,6 +384,7 @@ describe('indexer resilience', () => {
           res.writeHead(answer.status, { 'content-type': 'application/json' });
           res.end(Buffer.from(await answer.arrayBuffer()));
         };
+        // The node's latency under test, not a wait of the test: each eth_getLogs answers 300 ms after the one before.
         const slow = text.includes('"eth_getLogs"');
         if (slow) getLogs++;
         const done = slow ? (queue = queue.then(() => new Promise((r) => setTimeout(r, 300))).then(forward)) : forward();
@@ -452,7 +454,9 @@ describe('indexer resilience', () => {
       const { publicClient } = createChainClients({ rpcUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, chainId: ANVIL_CHAIN_ID, timeoutMs: 1_000 });
       const behindProxy = createStockIndexer({ db, publicClient, deployment: f.deployment, pollMs: 10, logger });
       await behindProxy.start();
-      await new Promise((r) => setTimeout(r, 300));
+      // Until the loop has failed twice (retried once after its backoff), not for a fixed time.
+      const failures = () => lines.map((l) => JSON.parse(l) as { msg: string; failures?: number }).filter((l) => l.msg.includes('sync failed'));
+      await until(async () => failures(), (f) => f.some((l) => (l.failures ?? 0) >= 2), 20_000);
       expect(await behindProxy.checkpoint()).toBeUndefined();
       await expect(behindProxy.waitForBlock(1n, 100)).rejects.toThrow(/not indexed/);
       up = true;

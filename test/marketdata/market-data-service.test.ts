@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { testDatabases } from '../support/test-databases.ts';
+import { until } from '../support/poll.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { countCandles, listCandles } from '../../src/storage/candle-store.ts';
 import { getQuote, listQuotes } from '../../src/storage/quote-store.ts';
@@ -237,7 +238,8 @@ describe.each(testDatabases)('market-data service ($name)', ({ open }) => {
     service.onQuote((q) => seen.push(q));
     await service.start();
     const t0 = service.getQuote('AAPL')!.timestamp;
-    await new Promise((r) => setTimeout(r, 400));
+    // Four ticks of the timer (two symbols each), however long a busy machine takes for them.
+    await until(async () => seen.length, (n) => n >= 2 * 4, 20_000);
     await service.stop();
     expect(seen.length).toBeGreaterThanOrEqual(2 * 4);
     const last = service.getQuote('AAPL')!;
@@ -245,7 +247,10 @@ describe.each(testDatabases)('market-data service ($name)', ({ open }) => {
     // Everything the last tick computed is in storage once stop() resolved.
     expect((await listQuotes(db)).find((q) => q.symbol === 'AAPL')).toEqual(last);
     const count = seen.length;
-    await new Promise((r) => setTimeout(r, 120));
+    // A fixed wait on purpose: it proves no tick follows the stop, so there is nothing to poll for.
+    // Seven tick periods; a tick would be both told and stored, and both are checked.
+    await new Promise((r) => setTimeout(r, 7 * 40));
     expect(seen.length).toBe(count);
+    expect((await listQuotes(db)).find((q) => q.symbol === 'AAPL')).toEqual(last);
   });
 });

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { testDatabases } from '../support/test-databases.ts';
+import { until } from '../support/poll.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { upsertQuotes } from '../../src/storage/quote-store.ts';
 import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
@@ -40,10 +41,7 @@ describe.each(testDatabases)('quote cache ($name)', ({ open }) => {
     clock.t += 1_000;
     await service.tick();
     const wanted = service.getQuote('TSLA')!;
-    const deadline = Date.now() + 2_000;
-    while (cache.getQuote('TSLA')?.timestamp !== wanted.timestamp && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await until(async () => cache.getQuote('TSLA')?.timestamp, (ts) => ts === wanted.timestamp, 20_000);
     expect(cache.getQuote('TSLA')).toEqual(wanted);
     await service.stop();
   });
@@ -61,13 +59,17 @@ describe.each(testDatabases)('quote cache ($name)', ({ open }) => {
     // A read failure: the table is renamed away for a moment.
     await sql.raw('alter table quotes rename to quotes_away').execute(db.kysely);
     await expect(cache.refresh()).rejects.toThrow();
-    await new Promise((r) => setTimeout(r, 80));
+    // The timer's first failed refresh says so, once.
+    const errors = () => logger.lines.filter((l) => l.level === 'error').length;
+    await until(async () => errors(), (n) => n >= 1, 20_000);
+    // A fixed wait on purpose: five more refresh periods, to show the failures that follow add no
+    // second error line (nothing to poll for) while the last quotes are still served.
+    await new Promise((r) => setTimeout(r, 5 * 20));
     expect(cache.getQuote('AAPL')).toMatchObject({ last: '229.87' });
-    expect(logger.lines.filter((l) => l.level === 'error').length).toBe(1);
+    expect(errors()).toBe(1);
     await sql.raw('alter table quotes_away rename to quotes').execute(db.kysely);
     await upsertQuotes(db, [{ symbol: 'AAPL', bid: '230.00', ask: '230.10', last: '230.05', timestamp: 2 }]);
-    const deadline = Date.now() + 2_000;
-    while (cache.getQuote('AAPL')?.timestamp !== 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await until(async () => cache.getQuote('AAPL')?.timestamp, (ts) => ts === 2, 20_000);
     expect(cache.getQuote('AAPL')).toEqual({ symbol: 'AAPL', bid: '230.00', ask: '230.10', last: '230.05', timestamp: 2 });
   });
 });

@@ -9,6 +9,7 @@ import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
 import { DEFAULT_INSTRUMENTS } from '../../src/perp/engine/instruments.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { openSocket } from '../support/ws-client.ts';
+import { until } from '../support/poll.ts';
 
 interface Sample {
   name: string;
@@ -52,9 +53,6 @@ const find = (samples: Sample[], name: string, labels: Record<string, string> = 
   samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
 const sum = (samples: Sample[], name: string, labels: Record<string, string> = {}) => find(samples, name, labels).reduce((n, s) => n + s.value, 0);
 
-/** One rendering answers scrapes for a second (metrics-server.ts): a fresh one needs the wait. */
-const settle = () => new Promise((r) => setTimeout(r, 1_100));
-
 describe('Prometheus metrics of the stack', () => {
   let t: TestStack;
   let url: string;
@@ -64,6 +62,11 @@ describe('Prometheus metrics of the stack', () => {
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     return parseMetrics(await res.text());
   };
+  /**
+   * Scrapes until `ok` holds of the samples: one rendering answers scrapes for a second
+   * (metrics-server.ts), and what a test did shows in a later one, however busy the machine.
+   */
+  const scrapeUntil = (ok: (samples: Sample[]) => boolean) => until(async () => (await scrape()).samples, ok, 30_000);
 
   beforeAll(async () => {
     // A low perp limit so that a few dozen public requests meet it (the last test).
@@ -99,10 +102,19 @@ describe('Prometheus metrics of the stack', () => {
     // Paths no route has, and a route with an id in its path: neither reaches a label as sent.
     await (await fetch(`${t.stack.stockBaseUrl}/no-such-path-7f3a9c`)).text();
     await expect(t.readOnly.getOrder('0x' + 'ab'.repeat(32))).rejects.toThrow();
-    await settle();
-    const after = (await scrape()).samples;
-
     // Exactly getPrice's route: other stacks of this test process have counted other price routes.
+    const priceLabels = { api: 'stock', route: '/api/v1/prices/:symbol', method: 'GET', status: '200' };
+    const moved = (name: string, s: Sample[]) => sum(s, name, priceLabels) - sum(before, name, priceLabels);
+    // A rendering made after all of the above: every count below has moved in it.
+    const after = await scrapeUntil(
+      (s) =>
+        moved('tokex_http_requests_total', s) >= 5 &&
+        moved('tokex_http_request_duration_seconds_count', s) >= 5 &&
+        find(s, 'tokex_http_requests_total', { api: 'stock', route: 'unmatched', method: 'GET', status: '404' }).length > 0 &&
+        sum(s, 'tokex_auth_refusals_total', { api: 'stock', transport: 'http', cause: 'signature' }) >= 1 &&
+        sum(s, 'tokex_auth_refusals_total', { api: 'perp', transport: 'http', cause: 'key' }) >= 1,
+    );
+
     const priceRoute = find(after, 'tokex_http_requests_total', { api: 'stock', method: 'GET', status: '200' }).find((s) => s.labels.route === '/api/v1/prices/:symbol');
     expect(priceRoute, 'a series for the price route').toBeDefined();
     const labels = priceRoute!.labels;
@@ -162,9 +174,18 @@ describe('Prometheus metrics of the stack', () => {
     try {
       ws.send({ op: 'subscribe', id: 'q', channel: 'quotes', symbol: 'AAPL' });
       await ws.next((f) => f.type === 'subscribed');
-      // The market maker trades, the mark task marks: engine commands and journal flushes go on.
-      await settle();
-      const later = (await scrape()).samples;
+      // The market maker trades, the mark task marks: engine commands and journal flushes go on,
+      // shown by a later rendering (the counts below, looked for until they have moved).
+      const commands = (s: Sample[]) => sum(s, 'tokex_engine_commands_total', { outcome: 'accepted' });
+      const flushes = (s: Sample[]) => sum(s, 'tokex_engine_journal_flush_duration_seconds_count');
+      const later = await scrapeUntil(
+        (s) =>
+          (find(s, 'tokex_stream_connections', { api: 'stock' })[0]?.value ?? 0) >= 1 &&
+          (find(s, 'tokex_stream_subscriptions', { api: 'stock', channel: 'quotes' })[0]?.value ?? 0) >= 1 &&
+          commands(s) > commands(samples) &&
+          flushes(s) > flushes(samples) &&
+          sum(s, 'process_cpu_user_seconds_total') > sum(samples, 'process_cpu_user_seconds_total'),
+      );
       expect(find(later, 'tokex_stream_connections', { api: 'stock' })[0]?.value).toBeGreaterThanOrEqual(1);
       // The refusal and drop counters exist from the start (0 until something happens), per API.
       for (const api of ['stock', 'perp']) {
@@ -173,7 +194,6 @@ describe('Prometheus metrics of the stack', () => {
         expect(find(later, 'tokex_rate_limit_refusals_total', { api, bucket: 'key' })).toHaveLength(1);
       }
       expect(find(later, 'tokex_stream_subscriptions', { api: 'stock', channel: 'quotes' })[0]?.value).toBeGreaterThanOrEqual(1);
-      const commands = (s: Sample[]) => sum(s, 'tokex_engine_commands_total', { outcome: 'accepted' });
       expect(commands(later)).toBeGreaterThan(commands(samples));
       expect(sum(later, 'tokex_engine_commands_total', { kind: 'setMarkPrice', outcome: 'accepted' })).toBeGreaterThan(0);
       expect(sum(later, 'tokex_engine_command_duration_seconds_count', { kind: 'placeOrder' })).toBeGreaterThan(0);
@@ -197,14 +217,14 @@ describe('Prometheus metrics of the stack', () => {
         await res.text();
       }
     };
-    const answers: number[] = [];
+    // How many scrapes had been sent when each API answer came back.
+    const answeredAt: number[] = [];
     let hammering = true;
     const api = (async () => {
       while (hammering) {
-        const t0 = performance.now();
         const quote = await t.readOnly.getPrice('AAPL');
         expect(quote.symbol).toBe('AAPL');
-        answers.push(performance.now() - t0);
+        answeredAt.push(scrapes);
       }
     })();
     await Promise.all(Array.from({ length: 20 }, hammer));
@@ -212,10 +232,12 @@ describe('Prometheus metrics of the stack', () => {
     await api;
     expect(failed).toBe(0);
     expect(scrapes).toBe(1_000);
-    expect(answers.length).toBeGreaterThan(5);
-    answers.sort((a, b) => a - b);
-    // Generous for two shared cores: the point is that the API kept answering, not a latency target.
-    expect(answers[Math.floor(answers.length / 2)]).toBeLessThan(500);
+    // The API kept answering in the middle of the scrapes, not only once they were over: answers
+    // came back all through them (no latency figure: the machine's load is not the stack's).
+    const during = answeredAt.filter((n) => n < 1_000);
+    expect(during.length).toBeGreaterThan(5);
+    expect(during.filter((n) => n < 500).length).toBeGreaterThan(0);
+    expect(during.filter((n) => n >= 500).length).toBeGreaterThan(0);
   });
 
   it('counts rate-limit refusals, and no label is an API key, an address or an order id', async () => {
@@ -226,9 +248,9 @@ describe('Prometheus metrics of the stack', () => {
       await res.text();
     }
     expect(statuses).toContain(429);
-    await settle();
-    const { samples } = await scrape();
-    expect(sum(samples, 'tokex_rate_limit_refusals_total', { api: 'perp', bucket: 'address' })).toBeGreaterThanOrEqual(statuses.filter((s) => s === 429).length);
+    const refused = statuses.filter((s) => s === 429).length;
+    const samples = await scrapeUntil((s) => sum(s, 'tokex_rate_limit_refusals_total', { api: 'perp', bucket: 'address' }) >= refused);
+    expect(sum(samples, 'tokex_rate_limit_refusals_total', { api: 'perp', bucket: 'address' })).toBeGreaterThanOrEqual(refused);
 
     const secrets = [t.demo.stock.keys.readOnly.apiKey, t.demo.stock.keys.writable.apiKey, t.demo.perp!.keys.trader.apiKey, 'f'.repeat(32)];
     const values = new Set(samples.flatMap((s) => Object.values(s.labels)));

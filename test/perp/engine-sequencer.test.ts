@@ -19,6 +19,7 @@ import type { Db } from '../../src/storage/database.ts';
 import type { EngineCommand, EngineEvent } from '../../src/perp/engine/engine-types.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 import { STREAM_ACCOUNTS, takeCommands } from '../support/perp-command-stream.ts';
+import { until } from '../support/poll.ts';
 
 /**
  * On its first start the sequencer lists the configured instruments (DEFAULT_INSTRUMENTS), one
@@ -152,8 +153,9 @@ describe.each(testDatabases)('perp engine journal ($name)', ({ open }) => {
     const hash = live.engine.stateHash();
     const lastEvent = live.engine.lastSeq;
     expect(live.nextSeq).toBe(LISTED + 1_501);
-    // No stop(): as after a crash, only the periodic snapshots exist.
-    await new Promise((r) => setTimeout(r, 50));
+    // No stop(): as after a crash, only the periodic snapshots exist; abandoned once the two
+    // newest are written (the one at 1 500 may still be on its way, as the checks below allow).
+    await until(() => latestSnapshots(db, 10), (s) => s.length === 2 && s[0].lastSeq >= 1_200, 20_000);
     await live.abandon();
     const snaps = await latestSnapshots(db, 10);
     expect(snaps.length).toBe(2);
@@ -228,7 +230,7 @@ describe.each(testDatabases)('perp engine journal ($name)', ({ open }) => {
     const outcomes = await Promise.allSettled(cmds.slice(40).map((c) => seq.submit(c)));
     expect(outcomes.every((o) => o.status === 'rejected')).toBe(true);
     expect((outcomes[0] as PromiseRejectedResult).reason).toMatchObject({ code: 'STORAGE_UNAVAILABLE', data: { outcome: 'unknown' } });
-    for (let i = 0; i < 50 && seq.state !== 'running'; i++) await new Promise((r) => setTimeout(r, 10));
+    await until(async () => seq.state, (s) => s === 'running', 20_000);
     expect(seq.state).toBe('running');
     expect(seq.stats.recoveries).toBe(1);
     // Rebuilt to the journal: the failed commands left no trace, and they can be resubmitted.
@@ -378,7 +380,7 @@ describe.each(testDatabases)('perp event catch-up ($name)', ({ open }) => {
       seq.subscribe(from, (e) => got.push(e), (e) => errors.push(e));
       // More commands while the catch-up runs.
       await Promise.all(cmds.slice(300).map((c) => seq.submit(c)));
-      for (let i = 0; i < 100 && got.length < all.length - from + 1; i++) await new Promise((r) => setTimeout(r, 10));
+      await until(async () => got.length + errors.length, (n) => n >= all.length - from + 1 || errors.length > 0, 20_000);
       expect(errors).toEqual([]);
       expect(got).toEqual(all.slice(from - 1));
       // The other half of the stream for the next round: same commands, answered from memory.

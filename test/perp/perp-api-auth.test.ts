@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signPerp } from '../../src/auth/hmac.ts';
 import { PerpClient, type PerpResponse } from '@tokex/sdk';
 import { HARNESS_CHAIN_ID, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { until } from '../support/poll.ts';
 
 interface Raw {
   status: number;
@@ -134,8 +135,11 @@ describe.each(perpHarnessVariants())('perp API authentication ($name)', (variant
     expectError(await doomed.client.request('GET', 'instruments'), 401, 20002);
     const stock = await h.keys.create({ api: 'stock', permission: 'WRITABLE', ipWhitelist: ['127.0.0.1'], chainId: HARNESS_CHAIN_ID, product: 'STOCK' });
     expectError(await h.client(stock.key.apiKey, stock.apiSecret).request('GET', 'instruments'), 401, 20002);
-    const soon = await h.key({ expiresAt: Date.now() + 300 });
-    await new Promise((r) => setTimeout(r, 350));
+    // Far enough ahead that a busy machine still creates it in the future (creation refuses a past
+    // expiry); then time must pass for it to expire: until the clock the server reads is past it.
+    const expiresAt = Date.now() + 1_500;
+    const soon = await h.key({ expiresAt });
+    await until(async () => Date.now(), (now) => now > expiresAt + 1, 20_000);
     expectError(await soon.client.request('GET', 'instruments'), 401, 20003);
     const fenced = await h.key({ ipWhitelist: ['10.1.2.3'] });
     expectError(await fenced.client.request('GET', 'instruments'), 401, 20004);

@@ -26,6 +26,7 @@ import { PerpClient, type PerpResponse } from '@tokex/sdk';
 import { refused } from '../support/perp-refusal.ts';
 import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 import { testDatabases } from '../support/test-databases.ts';
+import { until } from '../support/poll.ts';
 
 const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
@@ -101,7 +102,7 @@ describe.each(perpHarnessVariants())('perp idempotency over HTTP ($name)', (vari
     ]);
   };
   const recovered = async () => {
-    for (let i = 0; i < 200 && h.venue!.sequencer.state !== 'running'; i++) await new Promise((r) => setTimeout(r, 10));
+    await until(async () => h.venue!.sequencer.state, (s) => s === 'running', 20_000);
     expect(h.venue!.sequencer.state).toBe('running');
   };
 
@@ -374,7 +375,7 @@ describe.skipIf(!process.env.REDIS_URL)('perp idempotency with the engine apart 
       const lostKey = newKey('apart-lost');
       const lost = await alice.request('POST', 'positions/margin', { body: { symbol: AAPL, amount: '3' }, idempotencyKey: lostKey });
       expect(lost).toMatchObject({ httpStatus: 503, code: 50002, data: { outcome: 'unknown' } });
-      for (let i = 0; i < 200 && sequencer.state !== 'running'; i++) await new Promise((r) => setTimeout(r, 10));
+      await until(async () => sequencer.state, (s) => s === 'running', 20_000);
       const retried = await alice.request('POST', 'positions/margin', { body: { symbol: AAPL, amount: '3' }, idempotencyKey: lostKey });
       expect(retried.code).toBe(0);
       expect(margin()).toBe(settled + 3n * USD);

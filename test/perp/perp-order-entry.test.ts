@@ -10,6 +10,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import type { PerpClient } from '@tokex/sdk';
 import { refused } from '../support/perp-refusal.ts';
 import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { until } from '../support/poll.ts';
 
 const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
@@ -139,9 +140,12 @@ describe.each(perpHarnessVariants())('perp order entry over HTTP ($name)', (vari
     expect(await refused(maker.api.post('orders/amend/build', { orderId: o.orderId, size: '4' }))).toMatchObject({ code: 40003 });
     // The band is 5 % around the mark 210: a sell below 199.5 is outside it.
     expect(await refused(alice.api.post('orders/amend', await sign(alice, { orderId: o.orderId, price: '150' })))).toMatchObject({ code: 51011 });
-    const built = await alice.api.post<{ typedData: any }>('orders/amend/build', { orderId: o.orderId, size: '4', expiry: Date.now() + 1_500 });
+    const expiry = Date.now() + 1_500;
+    const built = await alice.api.post<{ typedData: any }>('orders/amend/build', { orderId: o.orderId, size: '4', expiry });
     const stale = { message: built.typedData.message, signature: await alice.wallet.signTypedData(built.typedData) };
-    await new Promise((r) => setTimeout(r, 1_600));
+    // Time must pass for the signature to go stale (sending it sooner would amend the order): until
+    // the clock the server reads is past its expiry, not a guessed margin.
+    await until(async () => Date.now(), (now) => now > expiry + 1, 20_000);
     expect(await refused(alice.api.post('orders/amend', stale))).toMatchObject({ code: 51012 });
     expect(hash()).toBe(before);
 

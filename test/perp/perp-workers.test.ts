@@ -31,6 +31,7 @@ import { createMarketMakerTask } from '../../src/perp/workers/market-maker-task.
 import { createMarkPriceTask, type IndexSource } from '../../src/perp/workers/mark-price-task.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
+import { until } from '../support/poll.ts';
 
 const USD = 1_000_000n;
 const BTC = 'BTC-USD';
@@ -349,7 +350,7 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       expect(await listRefusedCollateralEvents(db, 10)).toEqual([]);
       expect(logs).toEqual([]);
 
-      for (let i = 0; i < 200 && sequencer.state !== 'running'; i++) await new Promise((r) => setTimeout(r, 10));
+      await until(async () => sequencer.state, (s) => s === 'running', 20_000);
       clock = H + 2_000;
       expect(await task.runOnce()).toBe(2);
       expect(sequencer.engine.getAccount(A)!.collateral).toBe(30n * USD);

@@ -9,6 +9,7 @@ import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
 import { createRedisGateway, serveEngineOverRedis } from '../../src/perp/sequencer/redis-stream-transport.ts';
 import { openTestSqlite } from '../support/test-databases.ts';
 import { STREAM_ACCOUNTS, takeCommands } from '../support/perp-command-stream.ts';
+import { until } from '../support/poll.ts';
 
 const url = process.env.REDIS_URL;
 
@@ -22,7 +23,7 @@ const listings = (): EngineCommand[] =>
   DEFAULT_INSTRUMENTS.map((config, i) => ({ kind: 'addInstrument', id: `instrument:add:${config.symbol}:${i + 1}`, ts: LISTED_AT, config }));
 
 describe.skipIf(!url)('perp engine over Redis Streams', () => {
-  it('carries commands, replies and events between processes-to-be, and redelivers unacknowledged commands', { timeout: 20_000 }, async () => {
+  it('carries commands, replies and events between processes-to-be, and redelivers unacknowledged commands', { timeout: 60_000 }, async () => {
     const p = `t:${randomBytes(4).toString('hex')}`;
     const names = { commands: `${p}:commands`, events: `${p}:events`, group: 'engine' };
     const db = await openTestSqlite();
@@ -44,7 +45,7 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       expect(answers.map(({ journalSeq: _j, ...r }) => r)).toEqual(expected);
       // From seq 1: the listings' events, then the commands'.
       const events = [...listed, ...expected].flatMap((r) => r.events);
-      for (let i = 0; i < 100 && seen.length < events.length; i++) await new Promise((r) => setTimeout(r, 20));
+      await until(async () => seen.length, (n) => n >= events.length, 10_000);
       expect(seen).toEqual(events);
       off();
 
@@ -56,7 +57,7 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       await server.stop();
       const cmd = { kind: 'deposit' as const, id: 'after-crash', ts: 1, account: STREAM_ACCOUNTS[2], amount: 9n };
       const answer = gateway.submit(cmd);
-      for (let i = 0; i < 50 && (await admin.xlen(names.commands)) < 152; i++) await new Promise((r) => setTimeout(r, 10));
+      await until(() => admin.xlen(names.commands), (n) => n >= 152, 10_000);
       const read = (await admin.xreadgroup('GROUP', 'engine', 'engine-1', 'COUNT', 10, 'STREAMS', names.commands, '>')) as Array<[string, unknown[]]>;
       expect(read[0][1]).toHaveLength(1);
       server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100 });
@@ -64,7 +65,7 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       expect(toCommandMessage(cmd).id).toBe('after-crash');
       // Acknowledged right after the reply is written.
       const pendingCount = async () => Number(((await admin.xpending(names.commands, 'engine')) as unknown[])[0]);
-      for (let i = 0; i < 50 && (await pendingCount()) > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      await until(pendingCount, (n) => n === 0, 10_000);
       expect(await pendingCount()).toBe(0);
     } finally {
       await server.stop();

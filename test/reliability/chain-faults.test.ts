@@ -218,6 +218,7 @@ describe('chain faults: a JSON-RPC proxy injecting faults in front of anvil', ()
             } catch (err) {
               count(`withdrawal refused: ${(err as Error).message.slice(0, 80)}`);
               if (attempt >= 20) throw err;
+              // A client's pause between retries (the load's pacing), not a wait for a state.
               await new Promise((r) => setTimeout(r, 200));
             }
           }
@@ -243,6 +244,7 @@ describe('chain faults: a JSON-RPC proxy injecting faults in front of anvil', ()
             break;
           }
           if (attempt >= 30) throw new Error(`${kind} ${idempotencyKey}: still refused after 30 attempts`);
+          // A client's pause between retries, as above.
           await new Promise((r) => setTimeout(r, 200));
         }
       });
@@ -435,14 +437,17 @@ describe('the shared sender under single chain faults', () => {
       faults: { rate: 0, kinds: [kind], methods: ['eth_getTransactionReceipt'] },
     });
     p.setRate(1);
-    const restore = setTimeout(() => p.setRate(0), 1_000);
+    // The outage lasts until the sender has met it at two receipt reads (not a fixed second, which
+    // a busy machine could let pass before the first read): it must wait it out, not fail the send.
+    const restore = until(`two ${kind} answers`, async () => p.stats().faults[kind], (n) => n >= 2, 30_000).finally(() => p.setRate(0));
+    restore.catch(() => undefined);
     try {
       const receipt = await sender.send({ to: TO, data: '0x', gas: 21_000n });
       expect(receipt.status).toBe('success');
     } finally {
-      clearTimeout(restore);
+      p.setRate(0);
     }
-    expect(p.stats().faults[kind]).toBeGreaterThan(0);
+    expect(p.stats().faults[kind]).toBeGreaterThanOrEqual(2);
     expect(await nodeClient.getTransactionCount({ address: KEY.address, blockTag: 'latest' })).toBe(1);
   });
 
@@ -454,8 +459,10 @@ describe('the shared sender under single chain faults', () => {
     const receipt = await sender.send({ to: TO, data: '0x', gas: 21_000n });
     expect(receipt.status).toBe('success');
     expect(p.stats().faults['already-known']).toBe(1);
-    // Give a second transaction, if one was sent, the time to be mined.
-    await new Promise((r) => setTimeout(r, 2_500));
+    // That nothing more lands has no condition to wait for: time must pass, counted in blocks, not
+    // ms. Two mined past the receipt's (block time 1 s) give a second transaction, had one been
+    // sent, the time to be mined, however slow the machine.
+    await until('two blocks past the receipt', () => nodeClient.getBlockNumber({ cacheTime: 0 }), (n) => n >= receipt.blockNumber + 2n, 30_000);
     const latest = await nodeClient.getTransactionCount({ address: KEY.address, blockTag: 'latest' });
     const pending = await nodeClient.getTransactionCount({ address: KEY.address, blockTag: 'pending' });
     expect({ latest, pending }).toEqual({ latest: 1, pending: 1 });
@@ -469,7 +476,8 @@ describe('the shared sender under single chain faults', () => {
     const receipt = await sender.send({ to: TO, data: '0x', gas: 21_000n });
     expect(receipt.status).toBe('success');
     expect(p.stats().faults['drop-after-forward']).toBe(1);
-    await new Promise((r) => setTimeout(r, 2_500));
+    // As above: two blocks past the receipt's, for a second transaction to show if one was sent.
+    await until('two blocks past the receipt', () => nodeClient.getBlockNumber({ cacheTime: 0 }), (n) => n >= receipt.blockNumber + 2n, 30_000);
     const latest = await nodeClient.getTransactionCount({ address: KEY.address, blockTag: 'latest' });
     const pending = await nodeClient.getTransactionCount({ address: KEY.address, blockTag: 'pending' });
     expect({ latest, pending }).toEqual({ latest: 1, pending: 1 });

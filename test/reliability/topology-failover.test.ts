@@ -26,7 +26,11 @@ import { fractionOnTick } from '../support/perp-prices.ts';
 const ENABLED = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
 const SINGLETONS = ['marketdata', 'indexer', 'executor', 'relayer', 'perp-engine'] as const;
 const WORKER_ROLES = SINGLETONS.join(',');
-const LEASE_TTL_MS = 2_000;
+// The default TTL. A take-over after a SIGKILL does not wait for it (a holder process gone on this
+// host is taken at the stand-by's next look, every TTL/5), but a holder stalled for TTL/2 loses its
+// lease: at 2 s, a worker stalled for 1 s on a loaded machine could lose its leases before the kill,
+// and the checks of who holds what before and after each kill would fail for the machine's sake.
+const LEASE_TTL_MS = 10_000;
 
 let anvil: AnvilHandle;
 let dataDir: string;

@@ -95,7 +95,8 @@ describe.each(stackEngines('ari'))('answered ids are readable at once ($name)', 
   it('orders/send answers its orderId only once the order is readable; a GET and a One Click cancel right after it succeed', async () => {
     await indexer.stop();
     const send = await minedWhileHeld('order', () => alice.client.post<any>('/api/v1/orders/send', limitBuy()));
-    // Mined, and the indexer held back: the answer waits for the order to be readable.
+    // Mined, and the indexer held back: the answer waits for the order to be readable. A fixed wait
+    // on purpose: it shows the answer does not come (nothing to poll for), well inside INDEX_WAIT_MS.
     await new Promise((r) => setTimeout(r, 300));
     if (send.settled()) {
       // Answered ahead of the indexer: the probe's symptom, a read and a cancel of the answered id at once.
@@ -133,6 +134,7 @@ describe.each(stackEngines('ari'))('answered ids are readable at once ($name)', 
     const send = await minedWhileHeld('cash-deposit', () =>
       alice.client.post<any>('/api/v1/cash/deposits/send', { tokenAddress: t.demo.stock.contracts.cashToken, tokenAmount: '7' }),
     );
+    // A fixed wait on purpose, as above: the answer must not come while the indexer is held back.
     await new Promise((r) => setTimeout(r, 300));
     expect(send.settled()).toBe(false);
     await indexer.syncOnce();
@@ -175,6 +177,7 @@ describe.each(stackEngines('ari'))('answered ids are readable at once ($name)', 
     expect(unindexed).toEqual({ txHash: hash, orderId: null, orderIds: [], indexed: false, mappingStatus: 'Pending' });
 
     const record = watched(alice.client.post<any>('/api/v1/orders/tx', { txHash: hash }));
+    // A fixed wait on purpose, as above: no answer while the order is not readable.
     await new Promise((r) => setTimeout(r, 200));
     expect(record.settled()).toBe(false);
     await indexer.syncOnce();

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -108,13 +108,18 @@ describe('a client that disconnects during an uncached key lookup', () => {
     let open!: () => void;
     gate = new Promise<void>((r) => (open = r));
     const started = new Promise<void>((r) => (lookupStarted = r));
-    const req = httpRequest(signed.url, { method: 'GET', headers: signed.headers });
+    // The server's end of this request's connection, to know when it has seen the client go.
+    const serverSide = new Promise<Socket>((r) => app.server.once('connection', r));
+    const req = httpRequest(signed.url, { method: 'GET', headers: signed.headers, agent: false });
     req.on('error', () => undefined);
     req.end();
+    const socket = await serverSide;
     await started;
-    // The socket closes while the hook waits for the key (request.ip used to be undefined from here).
+    // The socket closes while the hook waits for the key (request.ip used to be undefined from here):
+    // the gate opens once the server has closed its end, not after a guessed time.
+    const closed = new Promise<void>((r) => (socket.closed ? r() : socket.once('close', () => r())));
     req.destroy();
-    await new Promise((r) => setTimeout(r, 50));
+    await closed;
     open();
     gate = undefined;
     lookupStarted = undefined;
