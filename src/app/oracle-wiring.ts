@@ -147,7 +147,9 @@ export async function startIndexOracle(ctx: StackContext): Promise<{ oracle?: In
     }
     if (!stopped) timer = setTimeout(() => void discover(), DISCOVER_EVERY_MS);
   };
-  await discover();
+  // In the background: the role starts (and reports) whatever the chain answers; the index is
+  // unchecked until the feeds are found.
+  void discover();
   return {
     oracle: { answer: (symbol) => reader?.answer(symbol), toleranceBps: settings.toleranceBps, maxAgeS: Math.ceil(settings.maxAgeMs / 1000) },
     async stop() {

@@ -28,6 +28,8 @@ const APP_TABLES = [
   'candles',
   'chain_blocks',
   'chain_events',
+  'corporate_actions',
+  'dividend_payouts',
   'indexer_checkpoints',
   'leases',
   'meta',

@@ -158,6 +158,15 @@ function orderOp(opts: PerpStreamEndpointOptions & { orders: OrderService; rateL
   validators.catch((err) => logger.error({ err }, 'perp streams: body validators not compiled'));
 
   const result = (id: string | undefined, c: number, msg: string, data: Record<string, unknown> = {}) => ({ type: 'result', ...(id !== undefined ? { id } : {}), code: c, msg, data });
+  // Each connection's key checks and rate-limit counts, one after the other in arrival order (the
+  // rest of an order's checks run together with the next ones'): past the budget it is always the
+  // later orders that are refused, never an earlier one while a later one passes.
+  const admissions = new WeakMap<PerpSession, Promise<unknown>>();
+  const admitInOrder = <T>(session: PerpSession, admit: () => Promise<T>): Promise<T> => {
+    const next = (admissions.get(session) ?? Promise.resolve()).then(admit);
+    admissions.set(session, next.catch(() => undefined));
+    return next;
+  };
 
   return {
     refused: (id, c, msg) => result(id, c, msg),
@@ -165,11 +174,14 @@ function orderOp(opts: PerpStreamEndpointOptions & { orders: OrderService; rateL
       const action = typeof msg.action === 'string' && Object.hasOwn(ORDER_ACTIONS, msg.action) ? (msg.action as StreamOrderAction) : undefined;
       try {
         if (session === undefined) return result(id, AUTH_REQUIRED, 'auth first: orders need an authenticated connection');
-        const key = await checkKey(session.apiKey, peer);
         const body = msg.body;
-        // Every order message of an authenticated connection counts, as every authenticated request does.
-        const state = await rateLimit(undefined, keyBucket(key.apiKey), action ? perpRequestWeight(ORDER_ACTIONS[action].route, body) : 1);
-        if (state.limited) throw rateLimitedError(state);
+        const key = await admitInOrder(session, async () => {
+          const k = await checkKey(session.apiKey, peer);
+          // Every order message of an authenticated connection counts, as every authenticated request does.
+          const state = await rateLimit(undefined, keyBucket(k.apiKey), action ? perpRequestWeight(ORDER_ACTIONS[action].route, body) : 1);
+          if (state.limited) throw rateLimitedError(state);
+          return k;
+        });
         // Without an id the result could not be matched to its order: nothing is done.
         if (id === undefined) throw new ValidationError('id', 'required on an order: the result carries it');
         if (!hasPermission(key, 'TRADE')) throw new ForbiddenError('TRADE permission required');

@@ -21,6 +21,8 @@ describe('indexOracleVerdict', () => {
     // No feed for the base: nothing to check.
     expect(indexOracleVerdict(o, 'TSLA-USD', 1n, '0.01', T)).toBe('ok');
     expect(indexOracleVerdict(oracle({ AAPL: { ...aapl, answer: 0n } }), 'AAPL-USD', 20_000n, '0.01', T)).toBe('invalid');
+    // A feed set up but never published (no round: zero answer, zero time) checks nothing either.
+    expect(indexOracleVerdict(oracle({ AAPL: { ...aapl, answer: 0n, updatedAt: 0, observedAt: 0 } }), 'AAPL-USD', 1n, '0.01', T)).toBe('ok');
   });
 
   it('counts age from the index quote: a quote the feed has not followed for the maximum age is stale, a closed market is not', () => {

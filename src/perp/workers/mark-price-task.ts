@@ -46,11 +46,14 @@ function ticksAt(ticks: bigint, tickSize: string, decimals: number): bigint | un
 
 /**
  * The verdict on an index of `indexTicks` ticks of `tickSize`, from a quote observed at
- * `indexTimeMs`, against the symbol's feed: `ok` when the symbol has no feed (nothing to check).
+ * `indexTimeMs`, against the symbol's feed: `ok` when the symbol has no feed or its feed no round yet
+ * (nothing to check).
  */
 export function indexOracleVerdict(oracle: IndexOracle, perpSymbol: string, indexTicks: bigint, tickSize: string, indexTimeMs: number): OracleVerdict {
   const reading = oracle.answer(indexSymbolOf(perpSymbol));
-  if (reading === undefined) return 'ok';
+  // A feed with no round yet (its publisher has had no fresh quote to publish since it was set up)
+  // says nothing about the index: unchecked, as without a feed. The staleness rule still applies.
+  if (reading === undefined || reading.updatedAt === 0) return 'ok';
   // At 18 decimals, as the router compares fills: tick sizes have far fewer.
   const index = ticksAt(indexTicks, tickSize, 18);
   if (index === undefined) return 'invalid';
