@@ -7,6 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { until } from '../support/poll.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Address } from 'viem';
 import { cashTokenAbi, priceFeedAbi, priceFeedHubAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
@@ -75,6 +76,8 @@ describe('the oracle in the stack', () => {
     } as unknown as StackContext);
     try {
       expect(indexOracle.oracle?.toleranceBps).toBe(100);
+      // The feeds are found in the background (the role's start does not wait for the chain).
+      await until(async () => indexOracle.oracle?.answer('AAPL'), (a) => a !== undefined, 30_000);
       expect(indexOracle.oracle?.answer('AAPL')?.answer).toBeGreaterThan(0n);
       expect(indexOracle.oracle?.answer('ETH')?.answer).toBeGreaterThan(0n);
       expect(indexOracle.oracle?.answer('DOGE')).toBeUndefined();

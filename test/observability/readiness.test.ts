@@ -5,6 +5,7 @@
  * (no holder ids, keys or addresses), and 1,000 hammering requests that cost the database one read a
  * second and leave the API's other answers alone.
  */
+import { until } from '../support/poll.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judgeReadiness, createReadinessProbe } from '../../src/observability/readiness.ts';
 import { createRoleStatusRegistry } from '../../src/observability/role-status.ts';
@@ -100,7 +101,8 @@ describe('/readyz on a running stack', () => {
     expect(text).not.toMatch(/0x[0-9a-fA-F]{40}/);
     expect(text).not.toContain(t.demo.stock.keys.readOnly.apiKey);
     expect(text).not.toMatch(/:\d+:[0-9a-f]{8}/); // holder ids (host:pid:random)
-    const perp = await (await fetch(`${t.perpBaseUrl}/readyz`)).json();
+    // The perp roles report on their own schedule (they may start after the stock side is ready).
+    const perp = await until(async () => (await fetch(`${t.perpBaseUrl}/readyz`)).json(), (b: any) => b.code === 0, 60_000);
     expect(perp).toMatchObject({ code: 0, msg: 'ok', data: { status: 'ready' } });
     const health = await (await fetch(`${base}/healthz`)).json();
     expect(health).toMatchObject({ code: 200, data: { status: 'ok' } });

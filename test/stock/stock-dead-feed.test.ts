@@ -159,7 +159,11 @@ describe('a rejected order says why', () => {
     const frame = await s.next((f) => f.type === 'update' && f.channel === 'orders' && f.data.orderId === order.orderId && f.data.state === 'history');
     expect(frame.data.history).toMatchObject({ status: 'REJECTED', reason });
 
-    const logged = t.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'executor: order rejected' && l.orderId === order.orderId);
+    // The log line reaches the captured output on its own schedule (pino writes asynchronously).
+    const logged = await until(
+      async () => t.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'executor: order rejected' && l.orderId === order.orderId),
+      (lines) => lines.length > 0,
+    );
     expect(logged).toEqual([expect.objectContaining({ level: 40, symbol: 'AAPL', status: 'REJECTED', reason })]);
 
     // Human output names the reason too.
