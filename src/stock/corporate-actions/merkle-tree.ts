@@ -1,18 +1,17 @@
 /**
- * The Merkle tree of a dividend distribution, in the form OpenZeppelin's `MerkleProof` verifies and
- * `contracts/DividendDistributor.sol` checks:
+ * The Merkle tree of a dividend distribution: OpenZeppelin's standard tree
+ * (`@openzeppelin/merkle-tree`), whose proofs `MerkleProof.verify` checks in
+ * `contracts/DividendDistributor.sol`:
  *
- * - a leaf is `keccak256(bytes.concat(keccak256(abi.encode(address account, uint256 amount))))`,
- *   OpenZeppelin's standard leaf (the double hash keeps a 64-byte leaf preimage from ever being an
- *   inner node's);
+ * - a leaf is `keccak256(bytes.concat(keccak256(abi.encode(address account, uint256 amount))))`
+ *   (the double hash keeps a 64-byte leaf preimage from ever being an inner node's);
  * - an inner node is `keccak256` of its two children sorted ascending (`Hashes.commutativeKeccak256`),
- *   so a proof is a plain list of siblings, without left/right flags;
- * - leaves are sorted by hash and paired layer by layer; a layer's odd last node moves up unpaired
- *   (it contributes no sibling to the proofs below it).
+ *   so a proof is a plain list of siblings.
  *
- * The layout differs from `@openzeppelin/merkle-tree`'s (a complete tree in an array) but every
- * proof verifies with the same `MerkleProof.verify`, which is all the contract needs.
+ * `leafHash`, `hashPair` and `processProof` restate the contract's side, for the tests and for a
+ * holder checking its own proof.
  */
+import { StandardMerkleTree } from '@openzeppelin/merkle-tree';
 import { concatHex, encodeAbiParameters, keccak256, type Address, type Hex } from 'viem';
 
 export interface MerkleLeafInput {
@@ -29,6 +28,7 @@ export interface MerkleTree {
 }
 
 const ZERO_ROOT = `0x${'0'.repeat(64)}` as Hex;
+const LEAF_ENCODING = ['address', 'uint256'];
 
 export function leafHash(account: Address, amount: bigint): Hex {
   return keccak256(keccak256(encodeAbiParameters([{ type: 'address' }, { type: 'uint256' }], [account, amount])));
@@ -46,38 +46,26 @@ export function processProof(leaf: Hex, proof: readonly Hex[]): Hex {
 
 /** Builds the tree of `leaves` (accounts must be distinct; an empty list has the all-zero root). */
 export function buildMerkleTree(leaves: readonly MerkleLeafInput[]): MerkleTree {
-  const byAccount = new Map<string, Hex>();
-  for (const l of leaves) {
+  const index = new Map<string, number>();
+  for (const [i, l] of leaves.entries()) {
     const key = l.account.toLowerCase();
-    if (byAccount.has(key)) throw new Error(`merkle tree: account ${key} appears twice`);
+    if (index.has(key)) throw new Error(`merkle tree: account ${key} appears twice`);
     if (l.amount < 0n) throw new Error('merkle tree: negative amount');
-    byAccount.set(key, leafHash(l.account, l.amount));
+    index.set(key, i);
   }
-  const first = [...byAccount.values()].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0));
-  const layers: Hex[][] = [first];
-  while (layers[layers.length - 1].length > 1) {
-    const below = layers[layers.length - 1];
-    const above: Hex[] = [];
-    for (let i = 0; i < below.length; i += 2) above.push(i + 1 < below.length ? hashPair(below[i], below[i + 1]) : below[i]);
-    layers.push(above);
+  if (leaves.length === 0) {
+    return { root: ZERO_ROOT, leaves: new Map(), proofOf: (account) => { throw new Error(`merkle tree: no leaf for ${account}`); } };
   }
-  const root = first.length === 0 ? ZERO_ROOT : layers[layers.length - 1][0];
-  const positions = new Map<Hex, number>(first.map((h, i) => [h, i]));
+  // Amounts as decimal strings: the library encodes them with abi.encode, exactly, whatever their size.
+  const tree = StandardMerkleTree.of(leaves.map((l) => [l.account, l.amount.toString()]), LEAF_ENCODING);
+  const hashes = new Map<string, Hex>(leaves.map((l) => [l.account.toLowerCase(), tree.leafHash([l.account, l.amount.toString()]) as Hex]));
   return {
-    root,
-    leaves: byAccount,
+    root: tree.root as Hex,
+    leaves: hashes,
     proofOf(account) {
-      const leaf = byAccount.get(account.toLowerCase());
-      if (leaf === undefined) throw new Error(`merkle tree: no leaf for ${account}`);
-      let index = positions.get(leaf) as number;
-      const proof: Hex[] = [];
-      for (let level = 0; level < layers.length - 1; level++) {
-        const layer = layers[level];
-        const sibling = index ^ 1;
-        if (sibling < layer.length) proof.push(layer[sibling]);
-        index >>= 1;
-      }
-      return proof;
+      const i = index.get(account.toLowerCase());
+      if (i === undefined) throw new Error(`merkle tree: no leaf for ${account}`);
+      return tree.getProof(i) as Hex[];
     },
   };
 }
