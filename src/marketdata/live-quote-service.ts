@@ -23,10 +23,10 @@
  *   progress (a trade that arrives after a quote of the next minute) adds its volume only.
  *   After a restart the candle of the current minute and the day's finished minutes are read back.
  */
-import { withTransaction } from '../storage/transaction.ts';
 import type { DbExecutor } from '../storage/database.ts';
-import { latestCandle, listCandles, upsertCandles } from '../storage/candle-store.ts';
-import { listQuotes as readStoredQuotes, upsertQuotes } from '../storage/quote-store.ts';
+import { latestCandle, listCandles } from '../storage/candle-store.ts';
+import { listQuotes as readStoredQuotes } from '../storage/quote-store.ts';
+import { createPendingMarketWrites, notifyQuoteListeners } from './pending-market-writes.ts';
 import { bucketStart, createLiveCandleBook, foldTick, mergeCandles, type LiveCandleBook } from './candle-aggregator.ts';
 import type { Candle, Quote } from './market-types.ts';
 import type { MarketCalendar } from './market-calendar.ts';
@@ -98,7 +98,6 @@ interface LiveSymbol {
   status: SymbolLiveness;
 }
 
-const candleKey = (c: Candle): string => `${c.symbol}\u0000${c.interval}\u0000${c.openTime}`;
 
 /**
  * Whether ticks are expected for `spec` at `ms`: always for an always-open symbol; else when the
@@ -134,18 +133,16 @@ export function createLiveQuoteService(opts: LiveQuoteServiceOptions): LiveQuote
 
   const states = new Map<string, LiveSymbol>();
   const listeners = new Set<QuoteListener>();
-  const pendingCandles = new Map<string, Candle>();
-  const pendingQuotes = new Map<string, Quote>();
+  const pending = createPendingMarketWrites(opts.db, log, 'live quotes', 'write failed; retrying next flush');
   const unsubscribe: Array<() => void> = [];
   let writtenAt: number | undefined;
-  let failing = false;
   let running = false;
   let started: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> | undefined;
 
   const pushCandles = (candles: readonly Candle[]): void => {
-    for (const c of candles) pendingCandles.set(candleKey(c), c);
+    for (const c of candles) pending.candle(c);
   };
 
   /** One price point (and traded volume) of a symbol at `at` into its candles. */
@@ -211,37 +208,11 @@ export function createLiveQuoteService(opts: LiveQuoteServiceOptions): LiveQuote
       }
       st.dirty = false;
       st.published = q;
-      pendingQuotes.set(q.symbol, q);
+      pending.quote(q);
       fresh.push(q);
     }
-    const candles = [...pendingCandles.values()];
-    const quoteRows = [...pendingQuotes.values()];
-    try {
-      if (candles.length > 0 || quoteRows.length > 0) {
-        await withTransaction(opts.db, async (tx) => {
-          await upsertCandles(tx, candles);
-          await upsertQuotes(tx, quoteRows);
-        });
-      }
-      // Only what this write carried: a point that came meanwhile replaced its entry and stays.
-      for (const c of candles) if (pendingCandles.get(candleKey(c)) === c) pendingCandles.delete(candleKey(c));
-      for (const q of quoteRows) if (pendingQuotes.get(q.symbol) === q) pendingQuotes.delete(q.symbol);
-      if (failing) log?.info({ candles: candles.length }, 'live quotes: storage writes resumed');
-      failing = false;
-      writtenAt = t;
-    } catch (err) {
-      if (!failing) log?.error({ err, pendingCandles: pendingCandles.size }, 'live quotes: write failed; retrying next flush');
-      failing = true;
-    }
-    for (const q of fresh) {
-      for (const listener of listeners) {
-        try {
-          listener(q);
-        } catch (err) {
-          log?.error({ err }, 'live quotes: quote listener threw');
-        }
-      }
-    }
+    if (await pending.write()) writtenAt = t;
+    notifyQuoteListeners(listeners, fresh, 'live quotes', log);
   };
 
   const flush = (): Promise<void> => {
@@ -289,8 +260,7 @@ export function createLiveQuoteService(opts: LiveQuoteServiceOptions): LiveQuote
     const t = now();
     const stored = new Map((await readStoredQuotes(opts.db)).map((q) => [q.symbol, q]));
     states.clear();
-    pendingCandles.clear();
-    pendingQuotes.clear();
+    pending.clear();
     for (const spec of opts.symbols) states.set(spec.symbol, await restore(spec, t, stored));
     const pins = await readPricePins(opts.db, opts.symbols.map((s) => s.symbol));
     if (pins.size > 0) log?.warn({ symbols: [...pins.keys()] }, 'live quotes: price pins have no effect on symbols quoted by a live source');

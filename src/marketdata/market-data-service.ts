@@ -11,10 +11,8 @@
  * process): a pinned symbol is quoted at its pin from that tick on, and its path walks on from
  * the pin once released.
  */
-import { withTransaction } from '../storage/transaction.ts';
 import type { DbExecutor } from '../storage/database.ts';
-import { upsertCandles } from '../storage/candle-store.ts';
-import { upsertQuotes } from '../storage/quote-store.ts';
+import { createPendingMarketWrites, notifyQuoteListeners } from './pending-market-writes.ts';
 import type { Candle, Quote, QuoteReader } from './market-types.ts';
 import { openFor, type SymbolSpec } from './symbol-catalog.ts';
 import { createLiveCandleBook, type LiveCandleBook } from './candle-aggregator.ts';
@@ -84,7 +82,6 @@ interface SymbolState {
   lastTime: number;
 }
 
-const candleKey = (c: Candle): string => `${c.symbol}\u0000${c.interval}\u0000${c.openTime}`;
 
 export function createMarketDataService(opts: MarketDataServiceOptions): MarketDataService {
   const tickMs = opts.tickMs ?? 1000;
@@ -99,9 +96,7 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
   const quotes = new Map<string, Quote>();
   const listeners = new Set<QuoteListener>();
   const states: SymbolState[] = [];
-  const pendingCandles = new Map<string, Candle>();
-  const pendingQuotes = new Map<string, Quote>();
-  let failing = false;
+  const pending = createPendingMarketWrites(opts.db, log, 'marketdata', 'tick write failed; retrying next tick');
   let writtenAt: number | undefined;
   let pins = new Map<string, PricePin>();
   let pinsFailing = false;
@@ -120,7 +115,7 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
     while (st.minute < minute) {
       if (isOpen(st.minute)) {
         const full = source.minuteCandle(st.spec, st.minute, st.prevClose, st.events);
-        for (const c of st.book.completeMinute(full)) pendingCandles.set(candleKey(c), c);
+        for (const c of st.book.completeMinute(full)) pending.candle(c);
         st.prevClose = full.close;
       }
       st.minute += MINUTE;
@@ -141,7 +136,7 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
     st.lastTime = Math.max(st.lastTime, time);
     if (st.minute === minute && isOpen(minute)) {
       const t = source.tick(st.spec, time, st.prevClose, st.events);
-      for (const c of st.book.updateMinute(t.candle)) pendingCandles.set(candleKey(c), c);
+      for (const c of st.book.updateMinute(t.candle)) pending.candle(c);
       return t.quote;
     }
     // Closed (or a clock that stepped back): the price stands at the pin or the last close.
@@ -168,36 +163,11 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
     for (const st of states) {
       const q = advance(st, time, tickPins.get(st.spec.symbol));
       quotes.set(q.symbol, q);
-      pendingQuotes.set(q.symbol, q);
+      pending.quote(q);
       fresh.push(q);
     }
-    const candles = [...pendingCandles.values()];
-    const quoteRows = [...pendingQuotes.values()];
-    try {
-      await withTransaction(opts.db, async (tx) => {
-        await upsertCandles(tx, candles);
-        await upsertQuotes(tx, quoteRows);
-      });
-      // Only what this write carried: nothing else touches the maps while it is in flight.
-      for (const c of candles) if (pendingCandles.get(candleKey(c)) === c) pendingCandles.delete(candleKey(c));
-      for (const q of quoteRows) if (pendingQuotes.get(q.symbol) === q) pendingQuotes.delete(q.symbol);
-      if (failing) log?.info({ candles: candles.length }, 'marketdata: storage writes resumed');
-      failing = false;
-      writtenAt = time;
-    } catch (err) {
-      // Log once per outage, not once per second.
-      if (!failing) log?.error({ err, pendingCandles: pendingCandles.size }, 'marketdata: tick write failed; retrying next tick');
-      failing = true;
-    }
-    for (const q of fresh) {
-      for (const listener of listeners) {
-        try {
-          listener(q);
-        } catch (err) {
-          log?.error({ err }, 'marketdata: quote listener threw');
-        }
-      }
-    }
+    if (await pending.write()) writtenAt = time;
+    notifyQuoteListeners(listeners, fresh, 'marketdata', log);
   };
 
   const tick = (): Promise<void> => {
@@ -243,8 +213,7 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
     states.length = 0;
     // Left over from a failed write before a stop: the backfill above has regenerated those
     // minutes from storage, and a stale partial candle must not overwrite its finished form.
-    pendingCandles.clear();
-    pendingQuotes.clear();
+    pending.clear();
     for (const spec of symbols) {
       const h = history.symbols.get(spec.symbol)!;
       states.push({
