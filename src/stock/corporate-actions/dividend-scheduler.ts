@@ -31,6 +31,7 @@ import { toChainError, type ChainPublicClient } from '../../chain/chain-client.t
 import type { Deployment } from '../../chain/deploy-contracts.ts';
 import type { TxSender } from '../../chain/tx-sender.ts';
 import { AppError, ChainRevertError, isAppError } from '../../errors/app-error.ts';
+import { periodic } from '../../lib/async.ts';
 import { formatDecimal } from '../../lib/decimal.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { newYorkDate, newYorkDayStart, type CorporateAction } from '../../marketdata/corporate-actions.ts';
@@ -132,9 +133,6 @@ export function createDividendScheduler(opts: DividendSchedulerOptions): Dividen
   const venueStartDate = newYorkDate(opts.deployment.deployedAt);
   const firstBlock = BigInt(opts.deployment.firstBlockNumber ?? opts.deployment.blockNumber);
   let fileTakenUp = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running = false;
-  let current: Promise<unknown> | undefined;
   const abort = new AbortController();
 
   /** The file's dividends due on or after the deployment, stored once so they get a state. */
@@ -380,27 +378,14 @@ export function createDividendScheduler(opts: DividendSchedulerOptions): Dividen
     return result;
   };
 
-  const loop = () => {
-    if (!running) return;
-    current = runOnce()
-      .catch((err: unknown) => log?.error({ err: toChainError(err).message }, 'dividend: run failed'))
-      .finally(() => {
-        current = undefined;
-        if (running) timer = setTimeout(loop, opts.tickMs ?? 5_000);
-      });
-  };
+  const task = periodic(opts.tickMs ?? 5_000, async () => void (await runOnce()), (err: unknown) => log?.error({ err: toChainError(err).message }, 'dividend: run failed'));
 
   return {
-    start() {
-      if (running) return;
-      running = true;
-      loop();
-    },
+    start: () => task.start(),
     async stop() {
-      running = false;
-      if (timer) clearTimeout(timer);
+      // A send waiting out a chain outage gives up at once, then the run in progress is awaited.
       abort.abort();
-      await current;
+      await task.stop();
     },
     runOnce,
   };
