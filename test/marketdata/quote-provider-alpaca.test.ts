@@ -6,120 +6,13 @@
  * with gaps, duplicates, out-of-order and malformed ones. Waits on events, never on sleeps.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebSocketServer, type WebSocket } from 'ws';
 import { createAlpacaStreamSource, type AlpacaStreamSourceOptions } from '../../src/marketdata/sources/alpaca-stream-source.ts';
 import { createQuoteGuard } from '../../src/marketdata/sources/quote-guard.ts';
 import type { QuoteSource, SourceHealth, SourceTick } from '../../src/marketdata/sources/quote-source.ts';
 
-const KEY = 'PKTEST0000000000000001';
-const SECRET = 'sEcReT-9c1f0d7e4b2a-do-not-log';
+import { FAKE_ALPACA_KEY as KEY, FAKE_ALPACA_SECRET as SECRET, frame, iso, quote, startFakeAlpaca, trade, type FakeAlpaca, type FakeAlpacaOptions as FakeOptions } from '../support/alpaca-fake-server.ts';
+
 const T0 = Date.UTC(2026, 8, 15, 14, 30, 0);
-/** RFC 3339 with nanoseconds: `ms` plus `nanos` (0 to 999 999) below the millisecond. */
-const iso = (ms: number, nanos = 0): string => new Date(ms).toISOString().replace('Z', '') + String(nanos).padStart(6, '0') + 'Z';
-
-// Recorded shapes (the docs' examples, with our symbols and times).
-const quote = (symbol: string, bp: string, ap: string, ms: number, nanos = 0): string =>
-  `{"T":"q","S":"${symbol}","bx":"V","bp":${bp},"bs":1,"ax":"V","ap":${ap},"as":4,"t":"${iso(ms, nanos)}","c":["R"],"z":"C"}`;
-const trade = (symbol: string, p: string, ms: number, id = 96921): string =>
-  `{"T":"t","i":${id},"S":"${symbol}","x":"V","p":${p},"s":100,"t":"${iso(ms)}","c":["@"],"z":"C"}`;
-const frame = (...messages: string[]): string => `[${messages.join(',')}]`;
-
-type AuthAnswer = 'ok' | { code: number; msg: string };
-
-interface FakeConnection {
-  index: number;
-  socket: WebSocket;
-  /** Client messages, parsed. */
-  received: Record<string, unknown>[];
-  /** Resolves once the subscription has been confirmed to the client. */
-  subscribed: Promise<void>;
-  /** Resolves when the socket has closed (either side). */
-  closed: Promise<void>;
-  send(text: string | Buffer): void;
-}
-
-interface FakeAlpaca {
-  url: string;
-  connections: FakeConnection[];
-  nextConnection(): Promise<FakeConnection>;
-  close(): Promise<void>;
-}
-
-interface FakeOptions {
-  /** Per connection (0-based): answer to a correct auth. Default ok. */
-  authAnswer?: (index: number) => AuthAnswer;
-  /** Per connection: send the `connected` greeting. Default true. */
-  greet?: (index: number) => boolean;
-  /** Per connection: answer pings. Default true. */
-  pong?: (index: number) => boolean;
-}
-
-async function startFakeAlpaca(opts: FakeOptions = {}): Promise<FakeAlpaca> {
-  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, autoPong: false });
-  await new Promise<void>((resolve) => wss.once('listening', resolve));
-  const connections: FakeConnection[] = [];
-  const waiting: ((c: FakeConnection) => void)[] = [];
-  wss.on('connection', (socket) => {
-    const index = connections.length;
-    const received: Record<string, unknown>[] = [];
-    let authed = false;
-    const subs = { trades: new Set<string>(), quotes: new Set<string>(), bars: new Set<string>() };
-    let markSubscribed!: () => void;
-    const conn: FakeConnection = {
-      index,
-      socket,
-      received,
-      subscribed: new Promise((resolve) => (markSubscribed = resolve)),
-      closed: new Promise((resolve) => socket.once('close', () => resolve())),
-      send: (text) => socket.send(text, { binary: Buffer.isBuffer(text) }),
-    };
-    connections.push(conn);
-    const reply = (messages: object[]): void => socket.send(JSON.stringify(messages));
-    const error = (code: number, msg: string): void => reply([{ T: 'error', code, msg }]);
-    if (opts.pong?.(index) ?? true) socket.on('ping', (data) => socket.pong(data));
-    socket.on('message', (data) => {
-      let msg: Record<string, unknown>;
-      try {
-        msg = JSON.parse(String(data)) as Record<string, unknown>;
-      } catch {
-        return error(400, 'invalid syntax');
-      }
-      received.push(msg);
-      if (msg.action === 'auth') {
-        if (authed) return error(403, 'already authenticated');
-        if (msg.key !== KEY || msg.secret !== SECRET) return error(402, 'auth failed');
-        const answer = opts.authAnswer?.(index) ?? 'ok';
-        if (answer !== 'ok') return error(answer.code, answer.msg);
-        authed = true;
-        return reply([{ T: 'success', msg: 'authenticated' }]);
-      }
-      if (msg.action === 'subscribe') {
-        if (!authed) return error(401, 'not authenticated');
-        const channels = (['trades', 'quotes', 'bars'] as const).filter((c) => msg[c] !== undefined);
-        // Observed: an empty list, no channel at all or a non-list is 400 invalid syntax.
-        const bad = channels.length === 0 || channels.some((c) => !Array.isArray(msg[c]) || (msg[c] as unknown[]).length === 0);
-        if (bad) return error(400, 'invalid syntax');
-        for (const c of channels) for (const s of msg[c] as string[]) subs[c].add(s);
-        reply([{ T: 'subscription', trades: [...subs.trades], quotes: [...subs.quotes], bars: [...subs.bars] }]);
-        return markSubscribed();
-      }
-      error(400, 'invalid syntax');
-    });
-    if (opts.greet?.(index) ?? true) reply([{ T: 'success', msg: 'connected' }]);
-    waiting.splice(0).forEach((resolve) => resolve(conn));
-  });
-  const port = (wss.address() as { port: number }).port;
-  return {
-    url: `ws://127.0.0.1:${port}/v2/iex`,
-    connections,
-    nextConnection: () => new Promise((resolve) => waiting.push(resolve)),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const c of wss.clients) c.terminate();
-        wss.close(() => resolve());
-      }),
-  };
-}
 
 /** Collects a source's ticks and lets a test wait for the n-th one. */
 function tickLog(source: QuoteSource) {
