@@ -95,3 +95,27 @@ describe('a dividend through the CLI, the executor and the API', () => {
     expect(both.stderr).toBe('error: dividend: give exactly one of --dividend <amount> and --split <A:B>\n');
   }, 60_000);
 });
+
+describe('README example', () => {
+  it('runs examples/dividend.ts: schedules a dividend for today with the CLI, sees it paid on chain, and the wallet\'s USDC grows by its operation', async () => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'examples/dividend.ts'], { env: { ...process.env, DATA_DIR: t.dataDir } });
+    const today = newYorkDate(Date.now());
+    const [, symbol] = /^holder 0x[0-9a-f]{40}: ([A-Z]+) on (\d{4}-\d{2}-\d{2})$/m.exec(stdout) ?? [];
+    // AAPL has today's action from the first test: the example takes another stock the wallet holds.
+    expect(symbol).toMatch(/^[A-Z]+$/);
+    expect(symbol).not.toBe('AAPL');
+    expect(stdout).toContain(`scheduled ${symbol}-${today}: 0.25 USD a share, scheduled`);
+    const [, gross, withheld, net] = /^applied in 0x[0-9a-f]{64}: \d+ holders of [\d.]+ shares at block \d+; gross ([\d.]+), withheld ([\d.]+) \(15 %\), paid ([\d.]+)$/m.exec(stdout) ?? [];
+    expect(parseDecimalUnits(gross) - parseDecimalUnits(withheld)).toBe(parseDecimalUnits(net));
+    const [, shares, amount] = /^operation \S+: completed, ([\d.]+) shares → ([\d.]+) USDC in 0x[0-9a-f]{64}$/m.exec(stdout) ?? [];
+    expect(Number(shares)).toBeGreaterThan(0);
+    // The wallet received exactly its operation's amount.
+    expect(stdout).toContain(`wallet USDC +${amount}\n`);
+  }, 120_000);
+});
+
+/** A decimal string in the cash token's 6-decimal units, exactly. */
+function parseDecimalUnits(v: string): bigint {
+  const [i, f = ''] = v.split('.');
+  return BigInt(i) * 1_000_000n + BigInt((f + '000000').slice(0, 6));
+}
