@@ -5,6 +5,7 @@
  * DIVIDEND operation with amount and transaction. Bad input is refused by the CLI naming the field.
  */
 import { execFile } from 'node:child_process';
+import { createHmac, randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, http, type Address } from 'viem';
@@ -12,6 +13,7 @@ import { cashTokenAbi } from '../../src/chain/abi/generated/index.ts';
 import { newYorkDate } from '../../src/marketdata/corporate-actions.ts';
 import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import { openSocket } from '../support/ws-client.ts';
 
 const run = promisify(execFile);
 let t: TestStack;
@@ -98,6 +100,16 @@ describe('a dividend through the CLI, the executor and the API', () => {
 
 describe('README example', () => {
   it('runs examples/dividend.ts: schedules a dividend for today with the CLI, sees it paid on chain, and the wallet\'s USDC grows by its operation', async () => {
+    // The holder's `operations` stream carries the DIVIDEND operation once paid.
+    const key = t.demo.stock.keys.writable;
+    const socket = await openSocket(t.demo.stock.wsUrl);
+    const ts = Date.now();
+    const nonce = randomUUID();
+    socket.send({ op: 'auth', id: 'auth', apiKey: key.apiKey, ts, nonce, sign: createHmac('sha256', key.apiSecret).update(['GET', '/api/v1/ws', String(ts), nonce, ''].join('\n')).digest('hex') });
+    await socket.next((f) => f.type === 'authenticated');
+    socket.send({ op: 'subscribe', id: 'ops', channel: 'operations' });
+    await socket.next((f) => f.type === 'subscribed' && f.id === 'ops');
+
     const { stdout } = await run(process.execPath, ['--import', 'tsx', 'examples/dividend.ts'], { env: { ...process.env, DATA_DIR: t.dataDir } });
     const today = newYorkDate(Date.now());
     const [, symbol] = /^holder 0x[0-9a-f]{40}: ([A-Z]+) on (\d{4}-\d{2}-\d{2})$/m.exec(stdout) ?? [];
@@ -111,6 +123,10 @@ describe('README example', () => {
     expect(Number(shares)).toBeGreaterThan(0);
     // The wallet received exactly its operation's amount.
     expect(stdout).toContain(`wallet USDC +${amount}\n`);
+    const [, operationId] = /^operation (\S+): completed/m.exec(stdout) ?? [];
+    const frame = await socket.next((f) => f.type === 'update' && f.channel === 'operations' && f.data.operationId === operationId, { timeoutMs: 20_000 });
+    expect(frame.data).toMatchObject({ operationType: 'DIVIDEND', operationStatus: 'completed', symbol, shares, amount });
+    socket.close();
   }, 120_000);
 });
 

@@ -84,6 +84,8 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
       keys: () => ctx.keys.list({ api: 'stock' }),
       logger: ctx.logger,
       venue: { chainId: config.chainId, product: config.stockProduct },
+      // The demo cash token (USDC, 6 decimals) pays the dividends (docs/corporate-actions.md).
+      dividends: { cashToken: ctx.chain.deployment.contracts.cashToken, cashDecimals: 6 },
     });
     // Before the seed is read: a batch committed during the read is published after it.
     streams = task;

@@ -351,6 +351,36 @@ export async function listPayoutsOfAction(db: DbExecutor, actionId: string): Pro
   return rows.map(payoutFromRow);
 }
 
+/**
+ * Payouts paid after `(afterMs, afterId)` in (updated_at, operation_id) order, at most `limit`, each
+ * with its action: what the `operations` stream publishes as they are paid.
+ */
+export async function listPayoutsPaidAfter(
+  db: DbExecutor,
+  after: { updatedAt: number; operationId: string },
+  limit: number,
+): Promise<Array<{ payout: DividendPayoutRecord; action: CorporateActionRecord }>> {
+  const rows = await k(db)
+    .selectFrom('dividend_payouts')
+    .selectAll()
+    .where('status', '=', 'paid')
+    .where((eb) => eb.or([eb('updated_at', '>', after.updatedAt), eb.and([eb('updated_at', '=', after.updatedAt), eb('operation_id', '>', after.operationId)])]))
+    .orderBy('updated_at')
+    .orderBy('operation_id')
+    .limit(limit)
+    .execute();
+  const payouts = rows.map(payoutFromRow);
+  const actions = new Map<string, CorporateActionRecord>();
+  for (const id of new Set(payouts.map((p) => p.actionId))) {
+    const a = await getCorporateAction(db, id);
+    if (a !== undefined) actions.set(id, a);
+  }
+  return payouts.flatMap((payout) => {
+    const action = actions.get(payout.actionId);
+    return action === undefined ? [] : [{ payout, action }];
+  });
+}
+
 /** `account`'s payouts, newest first (of `actionIds` when given). */
 export async function listPayoutsOfUser(db: DbExecutor, account: string, actionIds?: readonly string[]): Promise<DividendPayoutRecord[]> {
   let q = k(db).selectFrom('dividend_payouts').selectAll().where('user_address', '=', account.toLowerCase());

@@ -52,6 +52,8 @@ import { listFillsOfOrders, listLiveOrders, listOrdersForApiKey, listOrderWallet
 import { loadCloseReasons } from '../store/order-reason-store.ts';
 import { listTxRecorders } from '../store/tx-record-store.ts';
 import { keySubject, RECENT_OPERATIONS } from './stock-stream-channels.ts';
+import { dividendOperationView } from '../corporate-actions/corporate-action-registry.ts';
+import { listPayoutsPaidAfter } from '../corporate-actions/corporate-action-store.ts';
 
 export interface StockStreamTaskOptions {
   db: Db;
@@ -85,6 +87,11 @@ export interface StockStreamTaskOptions {
   recordingMs?: number;
   /** Wait before a failed round (recordings, market config, balances) is tried again. Default 500 ms. */
   retryMs?: number;
+  /**
+   * Cash dividends (docs/corporate-actions.md): each payout once paid is an `operations` update of
+   * its holder (a DIVIDEND operation) and refreshes the holder's balance. Unset: none published.
+   */
+  dividends?: { cashToken: string; cashDecimals: number; pollMs?: number };
   logger?: Pick<Logger, 'warn' | 'error'>;
   now?: () => number;
 }
@@ -620,6 +627,29 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
   }
 
   /** A new key, or a key bound to a new wallet: its wallet's balances follow (null in a snapshot before). */
+  /** Payouts paid since the task started: from then on, not the ones before (they are in `GET corporate-action`). */
+  let dividendCursor = { updatedAt: now(), operationId: '' };
+  async function dividendUpdates(): Promise<PublishedUpdate[]> {
+    const d = opts.dividends;
+    if (d === undefined) return [];
+    const paid = await listPayoutsPaidAfter(db, dividendCursor, ROUND);
+    if (paid.length === 0) return [];
+    const out: PublishedUpdate[] = [];
+    const marks: Array<[string, string]> = [];
+    for (const { payout, action } of paid) {
+      const view = dividendOperationView(payout, action, d.cashToken, d.cashDecimals);
+      const user = payout.userAddress.toLowerCase();
+      if (fresh(`${user} d:${view.operationId}`, JSON.stringify(view), marks)) out.push({ channel: 'operations', subject: user, data: view });
+      // The cash reached the wallet: its balance goes round too.
+      merge(pending, { wallets: [user] });
+    }
+    const last = paid[paid.length - 1].payout;
+    dividendCursor = { updatedAt: last.updatedAt, operationId: last.operationId };
+    remember(marks);
+    kick();
+    return out;
+  }
+
   async function keysUpdates(): Promise<PublishedUpdate[]> {
     const wallets = (await listKeys()).filter((w) => !seen.has(w) && !pending.wallets.has(w));
     if (wallets.length > 0) {
@@ -641,6 +671,7 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
       timers.push(setInterval(tick(candleUpdates), opts.candleMs ?? 1_000));
       timers.push(setInterval(tick(keysUpdates), opts.keysMs ?? 1_000));
       timers.push(setInterval(tick(recordings), opts.recordingMs ?? 250));
+      if (opts.dividends) timers.push(setInterval(tick(dividendUpdates), opts.dividends.pollMs ?? 1_000));
       for (const t of timers) t.unref();
       kick();
     },
