@@ -110,7 +110,10 @@ describe('README example', () => {
     socket.send({ op: 'subscribe', id: 'ops', channel: 'operations' });
     await socket.next((f) => f.type === 'subscribed' && f.id === 'ops');
 
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'examples/dividend.ts'], { env: { ...process.env, DATA_DIR: t.dataDir } });
+    // The stack under test keeps its data in DATA_DIR's SQLite: the example's CLI must too, whatever
+    // database the suite's environment names.
+    const { DATABASE_URL: _d, DATABASE_SCHEMA: _s, REDIS_URL: _r, ...env } = process.env;
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'examples/dividend.ts'], { env: { ...env, DATA_DIR: t.dataDir } });
     const today = newYorkDate(Date.now());
     const [, symbol] = /^holder 0x[0-9a-f]{40}: ([A-Z]+) on (\d{4}-\d{2}-\d{2})$/m.exec(stdout) ?? [];
     // AAPL has today's action from the first test: the example takes another stock the wallet holds.
