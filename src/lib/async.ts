@@ -100,3 +100,59 @@ export function createPositionWaiters(): PositionWaiters {
     },
   };
 }
+
+export interface SerialRuns {
+  /** Starts a run after any in progress or queued (a failed run does not stop the next); resolves with it. */
+  run(): Promise<void>;
+  /** Runs on every whole multiple of `everyMs` (a slow run delays the next instead of shifting them all) until `cancel`. */
+  every(everyMs: number): void;
+  /** No more timed runs; a run in progress goes on (`settled` waits for it). */
+  cancel(): void;
+  /** Resolves once no run is in progress or queued. */
+  settled(): Promise<void>;
+}
+
+/** Runs of `body` one after another, on demand or on a clock-aligned timer (`onError` gets a timed run's failure). */
+export function serialRuns(body: () => Promise<void>, onError: (err: unknown) => void): SerialRuns {
+  let inFlight: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let timed = false;
+  const run = (): Promise<void> => {
+    const r = (inFlight ?? Promise.resolve()).then(body);
+    const settled = r.catch(() => undefined);
+    inFlight = settled;
+    void settled.then(() => {
+      if (inFlight === settled) inFlight = undefined;
+    });
+    return r;
+  };
+  const schedule = (everyMs: number): void => {
+    if (!timed) return;
+    const delay = everyMs - (Date.now() % everyMs) || everyMs;
+    timer = setTimeout(() => {
+      timer = undefined;
+      run()
+        .catch(onError)
+        .finally(() => schedule(everyMs));
+    }, delay);
+  };
+  return {
+    run,
+    every(everyMs) {
+      timed = true;
+      schedule(everyMs);
+    },
+    cancel() {
+      timed = false;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+    },
+    async settled() {
+      while (inFlight !== undefined) {
+        const current = inFlight;
+        await current;
+        if (inFlight === current) inFlight = undefined;
+      }
+    },
+  };
+}

@@ -27,6 +27,7 @@ import type { DbExecutor } from '../storage/database.ts';
 import { latestCandle, listCandles } from '../storage/candle-store.ts';
 import { listQuotes as readStoredQuotes } from '../storage/quote-store.ts';
 import { createPendingMarketWrites, notifyQuoteListeners } from './pending-market-writes.ts';
+import { serialRuns } from '../lib/async.ts';
 import { bucketStart, createLiveCandleBook, foldTick, mergeCandles, type LiveCandleBook } from './candle-aggregator.ts';
 import type { Candle, Quote } from './market-types.ts';
 import type { MarketCalendar } from './market-calendar.ts';
@@ -138,8 +139,8 @@ export function createLiveQuoteService(opts: LiveQuoteServiceOptions): LiveQuote
   let writtenAt: number | undefined;
   let running = false;
   let started: Promise<void> | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let inFlight: Promise<void> | undefined;
+  // Flushes never overlap: one asked for while another runs follows it.
+  const runs = serialRuns(() => runFlush(), (err: unknown) => log?.error({ err }, 'live quotes: flush failed'));
 
   const pushCandles = (candles: readonly Candle[]): void => {
     for (const c of candles) pending.candle(c);
@@ -217,25 +218,7 @@ export function createLiveQuoteService(opts: LiveQuoteServiceOptions): LiveQuote
 
   const flush = (): Promise<void> => {
     if (states.size === 0) return Promise.reject(new Error('live quotes: flush before start'));
-    // Flushes never overlap: one asked for while another runs follows it.
-    const run = (inFlight ?? Promise.resolve()).then(runFlush);
-    const settled = run.catch(() => undefined);
-    inFlight = settled;
-    void settled.then(() => {
-      if (inFlight === settled) inFlight = undefined;
-    });
-    return run;
-  };
-
-  const schedule = (): void => {
-    if (!running) return;
-    const delay = flushMs - (Date.now() % flushMs) || flushMs;
-    timer = setTimeout(() => {
-      timer = undefined;
-      flush()
-        .catch((err: unknown) => log?.error({ err }, 'live quotes: flush failed'))
-        .finally(schedule);
-    }, delay);
+    return runs.run();
   };
 
   /** The day's finished minutes and the minute in progress, as stored: the candles go on from them. */
@@ -272,28 +255,22 @@ export function createLiveQuoteService(opts: LiveQuoteServiceOptions): LiveQuote
     // Each resolves once its first attempt has settled (subscribed, refused or retrying).
     await Promise.all(sources.map((s) => s.start()));
     await flush();
-    if (opts.autoFlush ?? true) schedule();
+    if (running && (opts.autoFlush ?? true)) runs.every(flushMs);
     log?.info({ sources: sources.map((s) => s.name), symbols: opts.symbols.map((s) => s.symbol), staleAfterMs: opts.staleAfterMs }, 'live quotes: running');
   };
 
   const stop = async (): Promise<void> => {
     running = false;
-    if (timer !== undefined) clearTimeout(timer);
-    timer = undefined;
+    runs.cancel();
     // The sources first: a start still waiting on its first connection settles at once.
     await Promise.all(sources.map((s) => s.stop()));
     await started?.catch(() => undefined);
     running = false;
-    if (timer !== undefined) clearTimeout(timer);
-    timer = undefined;
+    runs.cancel();
     for (const off of unsubscribe.splice(0)) off();
     // What the last second brought still reaches storage.
     if (states.size > 0 && started !== undefined) await flush().catch((err: unknown) => log?.error({ err }, 'live quotes: last flush failed'));
-    while (inFlight !== undefined) {
-      const current = inFlight;
-      await current;
-      if (inFlight === current) inFlight = undefined;
-    }
+    await runs.settled();
     started = undefined;
   };
 

@@ -13,6 +13,7 @@
  */
 import type { DbExecutor } from '../storage/database.ts';
 import { createPendingMarketWrites, notifyQuoteListeners } from './pending-market-writes.ts';
+import { serialRuns } from '../lib/async.ts';
 import type { Candle, Quote, QuoteReader } from './market-types.ts';
 import { openFor, type SymbolSpec } from './symbol-catalog.ts';
 import { createLiveCandleBook, type LiveCandleBook } from './candle-aggregator.ts';
@@ -104,8 +105,8 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
 
   let started: Promise<void> | undefined;
   let running = false;
-  let timer: NodeJS.Timeout | undefined;
-  let inFlight: Promise<void> | undefined;
+  // Ticks never overlap: a tick asked for while one runs follows it.
+  const runs = serialRuns(() => runTick(), (err: unknown) => log?.error({ err }, 'marketdata: tick failed'));
 
   const advance = (st: SymbolState, time: number, pin: PricePin | undefined): Quote => {
     const isOpen = st.isOpen;
@@ -172,26 +173,7 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
 
   const tick = (): Promise<void> => {
     if (states.length === 0 && symbols.length > 0) return Promise.reject(new Error('marketdata: tick before start'));
-    // Ticks never overlap: a tick asked for while one runs follows it.
-    const run = (inFlight ?? Promise.resolve()).then(runTick);
-    const settled = run.catch(() => undefined);
-    inFlight = settled;
-    void settled.then(() => {
-      if (inFlight === settled) inFlight = undefined;
-    });
-    return run;
-  };
-
-  const schedule = (): void => {
-    if (!running) return;
-    // On whole multiples of tickMs: a slow tick delays the next one instead of shifting them all.
-    const delay = tickMs - (Date.now() % tickMs) || tickMs;
-    timer = setTimeout(() => {
-      timer = undefined;
-      tick()
-        .catch((err: unknown) => log?.error({ err }, 'marketdata: tick failed'))
-        .finally(schedule);
-    }, delay);
+    return runs.run();
   };
 
   const start = async (): Promise<void> => {
@@ -229,7 +211,8 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
     }
     running = true;
     await tick();
-    if (opts.autoTick ?? true) schedule();
+    // On whole multiples of tickMs: a slow tick delays the next one instead of shifting them all.
+    if (running && (opts.autoTick ?? true)) runs.every(tickMs);
     log?.info({ symbols: symbols.map((s) => s.symbol), tickMs }, 'marketdata: simulator running');
   };
 
@@ -243,17 +226,11 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
     },
     async stop() {
       running = false;
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
+      runs.cancel();
       await started?.catch(() => undefined);
       running = false;
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-      while (inFlight !== undefined) {
-        const current = inFlight;
-        await current;
-        if (inFlight === current) inFlight = undefined;
-      }
+      runs.cancel();
+      await runs.settled();
       started = undefined;
     },
     getQuote: (symbol) => quotes.get(symbol),
