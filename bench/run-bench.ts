@@ -26,17 +26,17 @@
  * the history seed and journal replay's longest hold of the event loop (bench/startup-slices-bench.ts;
  * BENCH_ONLY=startup-slices).
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import autocannon from 'autocannon';
 import { encodeFunctionData } from 'viem';
 import { stockRouterAbi } from '../src/chain/abi/generated/index.ts';
 import { staticCallEncoder } from '../src/chain/static-call-encoder.ts';
 import { StockClient } from '@tokex/sdk';
-import type { DemoFile } from '../src/app/demo-file.ts';
 import { runExecutorBench } from './executor-bench.ts';
 import { runIndexerBench } from './indexer-bench.ts';
-import { measureAnvilCeiling, measureOneClickSends, type BenchUser } from './one-click-bench.ts';
+import { measureAnvilCeiling, measureOneClickSends } from './one-click-bench.ts';
+import { median, startBenchServer, stopServers, type Server, type ServerMode } from './bench-children.ts';
 import { runPerpEngineBench } from './perp-engine-bench.ts';
 import { runPerpJournalBench } from './perp-journal-bench.ts';
 import { runMetricsCostBench, runPerpOrdersBench } from './perp-orders-bench.ts';
@@ -52,30 +52,7 @@ const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 
-interface Server {
-  child: ChildProcess;
-  url: string;
-  demo?: DemoFile;
-  users?: BenchUser[];
-  unbound?: { apiKey: string; apiSecret: string };
-  dataDir?: string;
-  rpcUrl?: string;
-}
-
-function startServer(mode: 'bare' | 'stack' | 'api' | 'oneclick', env: Record<string, string> = {}): Promise<Server> {
-  const child = fork(new URL('./bench-server.ts', import.meta.url).pathname, [mode], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...env },
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
-    child.on('message', (m: any) => {
-      if (m?.ready) resolve({ child, url: m.url, demo: m.demo, users: m.users, unbound: m.unbound, dataDir: m.dataDir, rpcUrl: m.rpcUrl });
-    });
-  });
-}
+const startServer = (mode: ServerMode, env: Record<string, string> = {}) => startBenchServer(mode, env);
 
 /**
  * BENCH_CPU_PROF=1: a V8 CPU profile of the server over one target's measured rounds, written to
@@ -195,27 +172,11 @@ function signed(
   };
 }
 
-/** Asks each server process to stop (SIGKILL after 20 s) and waits for it to exit. */
-function stopServers(servers: Server[]): Promise<unknown> {
-  return Promise.all(
-    servers.map((s) => {
-      s.child.removeAllListeners('exit');
-      const exited = new Promise((resolve) => s.child.once('exit', resolve));
-      s.child.send('stop');
-      const timer = setTimeout(() => s.child.kill('SIGKILL'), 20_000);
-      return exited.finally(() => clearTimeout(timer));
-    }),
-  );
-}
 
 const only = process.env.BENCH_ONLY;
 /** Server processes per side: the bare route's and the measured API's. */
 const PROCESSES = Math.max(1, Number(process.env.BENCH_PROCESSES ?? 3));
 
-const median = (xs: number[]) => {
-  const v = [...xs].sort((a, b) => a - b);
-  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-};
 
 /** Rounds of one process: its typical CPU per request is their median. */
 interface ProcessRounds {

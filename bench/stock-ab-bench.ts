@@ -15,12 +15,12 @@
  * bench-profiles/ab/<A|B>-<target>.p<i>.<round>.cpuprofile with its request count beside it, for
  * bench/profile-diff.ts.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { StockClient } from '@tokex/sdk';
-import type { DemoFile } from '../src/app/demo-file.ts';
+import { median, startBenchServer, stopServers, type Server } from './bench-children.ts';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
@@ -31,31 +31,8 @@ const treeA = process.env.BENCH_AB_A;
 const treeB = path.resolve(new URL('..', import.meta.url).pathname);
 if (!treeA) throw new Error('BENCH_AB_A=<the other tree> is required');
 
-interface Server {
-  child: ChildProcess;
-  url: string;
-  demo?: DemoFile;
-  unbound?: { apiKey: string; apiSecret: string };
-  dataDir?: string;
-  rpcUrl?: string;
-}
-
-/** A bench-server.ts of `tree`, run from that tree so that its tsconfig paths resolve there. */
-function startServer(tree: string, mode: 'bare' | 'stack' | 'api', env: Record<string, string> = {}): Promise<Server> {
-  const child = fork(path.join(tree, 'bench/bench-server.ts'), [mode], {
-    cwd: tree,
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...env },
-  });
-  return new Promise((resolve, reject) => {
-    child.once('error', reject);
-    child.once('exit', (code) => reject(new Error(`${mode} server of ${tree} exited with ${code}`)));
-    child.on('message', (m: any) => {
-      if (m?.ready) resolve({ child, url: m.url, demo: m.demo, unbound: m.unbound, dataDir: m.dataDir, rpcUrl: m.rpcUrl });
-    });
-  });
-}
+/** A bench-server.ts of `tree`, run from that tree. */
+const startServer = (tree: string, mode: 'bare' | 'stack' | 'api', env: Record<string, string> = {}) => startBenchServer(mode, env, tree);
 
 function ask<T>(child: ChildProcess, msg: unknown, match: (m: any) => T | undefined): Promise<T> {
   return new Promise((resolve) => {
@@ -109,21 +86,8 @@ function signed(key: { apiKey: string; apiSecret: string; chainId: number }, met
   };
 }
 
-const median = (xs: number[]) => {
-  const v = [...xs].sort((a, b) => a - b);
-  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
-};
 
-const stop = (servers: Server[]) =>
-  Promise.all(
-    servers.map((s) => {
-      s.child.removeAllListeners('exit');
-      const exited = new Promise((resolve) => s.child.once('exit', resolve));
-      s.child.send('stop');
-      const timer = setTimeout(() => s.child.kill('SIGKILL'), 20_000);
-      return exited.finally(() => clearTimeout(timer));
-    }),
-  );
+const stop = stopServers;
 
 if (PROFILE) fs.mkdirSync(PROFILE_DIR, { recursive: true });
 const bares: Server[] = [];

@@ -1,0 +1,59 @@
+/**
+ * The benchmark server processes (bench-server.ts) as the benches start and stop them: forked with
+ * tsx, ready when they say so over IPC, stopped by message (SIGKILL after 20 s).
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import type { DemoFile } from '../src/app/demo-file.ts';
+import type { BenchUser } from './one-click-bench.ts';
+
+export interface Server {
+  child: ChildProcess;
+  url: string;
+  demo?: DemoFile;
+  users?: BenchUser[];
+  unbound?: { apiKey: string; apiSecret: string };
+  dataDir?: string;
+  rpcUrl?: string;
+}
+
+export type ServerMode = 'bare' | 'stack' | 'api' | 'oneclick';
+
+/**
+ * A bench-server.ts in `mode`; with `tree`, that checkout's own, run from its directory so that its
+ * tsconfig paths resolve there (bench/stock-ab-bench.ts compares two trees).
+ */
+export function startBenchServer(mode: ServerMode, env: Record<string, string> = {}, tree?: string): Promise<Server> {
+  const script = tree === undefined ? new URL('./bench-server.ts', import.meta.url).pathname : path.join(tree, 'bench/bench-server.ts');
+  const child = fork(script, [mode], {
+    ...(tree === undefined ? {} : { cwd: tree }),
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...env },
+  });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`${mode} server${tree === undefined ? '' : ` of ${tree}`} exited with ${code}`)));
+    child.on('message', (m: any) => {
+      if (m?.ready) resolve({ child, url: m.url, demo: m.demo, users: m.users, unbound: m.unbound, dataDir: m.dataDir, rpcUrl: m.rpcUrl });
+    });
+  });
+}
+
+/** Asks each server process to stop (SIGKILL after 20 s) and waits for it to exit. */
+export function stopServers(servers: Server[]): Promise<unknown> {
+  return Promise.all(
+    servers.map((s) => {
+      s.child.removeAllListeners('exit');
+      const exited = new Promise((resolve) => s.child.once('exit', resolve));
+      s.child.send('stop');
+      const timer = setTimeout(() => s.child.kill('SIGKILL'), 20_000);
+      return exited.finally(() => clearTimeout(timer));
+    }),
+  );
+}
+
+export const median = (xs: number[]): number => {
+  const v = [...xs].sort((a, b) => a - b);
+  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+};
