@@ -6,12 +6,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { testDatabases } from '../support/test-databases.ts';
-import { FAKE_ALPACA_KEY, FAKE_ALPACA_SECRET, frame, quote, startFakeAlpaca, trade, type FakeAlpaca } from '../support/alpaca-fake-server.ts';
+import { FAKE_ALPACA_KEY, FAKE_ALPACA_SECRET, frame, quote, startFakeAlpaca, tickLog, trade, type FakeAlpaca } from '../support/alpaca-fake-server.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { getQuote } from '../../src/storage/quote-store.ts';
 import { listCandles } from '../../src/storage/candle-store.ts';
 import { createAlpacaStreamSource } from '../../src/marketdata/sources/alpaca-stream-source.ts';
-import type { QuoteSource, SourceTick } from '../../src/marketdata/sources/quote-source.ts';
 import { createLiveQuoteService, liveQuoteDetail, liveQuoteMetrics, type LiveQuoteServiceOptions } from '../../src/marketdata/live-quote-service.ts';
 import { createMarketCalendar } from '../../src/marketdata/market-calendar.ts';
 import { createVenueCalendar, DEMO_SYMBOLS, withSessionFlags } from '../../src/marketdata/symbol-catalog.ts';
@@ -25,22 +24,6 @@ const T0 = Date.UTC(2026, 8, 15, 14, 30, 10);
 const AAPL = DEMO_SYMBOLS.find((s) => s.symbol === 'AAPL')!;
 const MSFT = DEMO_SYMBOLS.find((s) => s.symbol === 'MSFT')!;
 
-/** Collects a source's ticks (registered after the service's own listener, so the service has them first). */
-function tickLog(source: QuoteSource) {
-  const ticks: SourceTick[] = [];
-  const waiters: { n: number; resolve: () => void }[] = [];
-  source.onTick((t) => {
-    ticks.push(t);
-    for (const w of waiters.filter((x) => ticks.length >= x.n)) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve();
-    }
-  });
-  return {
-    ticks,
-    count: (n: number): Promise<void> => (ticks.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
-  };
-}
 
 describe.each(testDatabases)('live quote service ($name)', { timeout: 20_000 }, ({ open }) => {
   const cleanups: Array<() => Promise<void>> = [];

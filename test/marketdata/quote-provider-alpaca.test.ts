@@ -8,29 +8,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAlpacaStreamSource, type AlpacaStreamSourceOptions } from '../../src/marketdata/sources/alpaca-stream-source.ts';
 import { createQuoteGuard } from '../../src/marketdata/sources/quote-guard.ts';
-import type { QuoteSource, SourceHealth, SourceTick } from '../../src/marketdata/sources/quote-source.ts';
+import type { QuoteSource, SourceHealth } from '../../src/marketdata/sources/quote-source.ts';
 
-import { FAKE_ALPACA_KEY as KEY, FAKE_ALPACA_SECRET as SECRET, frame, iso, quote, startFakeAlpaca, trade, type FakeAlpaca, type FakeAlpacaOptions as FakeOptions } from '../support/alpaca-fake-server.ts';
+import { FAKE_ALPACA_KEY as KEY, FAKE_ALPACA_SECRET as SECRET, frame, iso, quote, startFakeAlpaca, tickLog, trade, type FakeAlpaca, type FakeAlpacaOptions as FakeOptions } from '../support/alpaca-fake-server.ts';
 
 const T0 = Date.UTC(2026, 8, 15, 14, 30, 0);
 
-/** Collects a source's ticks and lets a test wait for the n-th one. */
-function tickLog(source: QuoteSource) {
-  const ticks: SourceTick[] = [];
-  const waiters: { n: number; resolve: () => void }[] = [];
-  source.onTick((t) => {
-    ticks.push(t);
-    for (const w of waiters.filter((x) => ticks.length >= x.n)) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve();
-    }
-  });
-  return {
-    ticks,
-    /** Resolves once `n` ticks have arrived in all. */
-    count: (n: number): Promise<void> => (ticks.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
-  };
-}
 
 /** Resolves with the first health snapshot (now or on a later state change) that satisfies `test`. */
 function until(source: QuoteSource, test: (h: SourceHealth) => boolean): Promise<SourceHealth> {

@@ -9,7 +9,7 @@ import type { Hex } from 'viem';
 import { ValidationError } from '../../errors/app-error.ts';
 import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
 import { isUniqueViolation } from '../../storage/storage-errors.ts';
-import type { CorporateActionType } from '../../marketdata/corporate-actions.ts';
+import type { CorporateAction, CorporateActionType } from '../../marketdata/corporate-actions.ts';
 
 export type CorporateActionStatus = 'scheduled' | 'applied' | 'failed';
 export type CorporateActionSource = 'cli' | 'file';
@@ -177,14 +177,7 @@ function payoutFromRow(r: Selectable<DividendPayoutsTable>): DividendPayoutRecor
   };
 }
 
-export interface NewCorporateAction {
-  symbol: string;
-  type: CorporateActionType;
-  exDate: string;
-  recordDate?: string;
-  ratio?: string;
-  amount?: string;
-  currency?: string;
+export interface NewCorporateAction extends CorporateAction {
   source: CorporateActionSource;
   stockAddress?: string;
 }
