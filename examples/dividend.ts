@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createPublicClient, erc20Abi, formatUnits, http, type Address } from 'viem';
+import { createPublicClient, erc20Abi, formatUnits, http, parseUnits, type Address } from 'viem';
 import { StockClient } from '@tokex/sdk';
 
 const dataDir = process.env.DATA_DIR ?? 'data';
@@ -32,7 +32,7 @@ const actionToday = async (symbol: string) => (await api.getCorporateActions<Act
 
 // 1. A stock the wallet holds, with no action today.
 const balance = await api.getBalance(wallet);
-const held = (balance.tokenBalances as Array<Record<string, any>>).filter((t) => t.isStock && Number(t.walletBalance) + Number(t.exchangeBalance) > 0);
+const held = (balance.tokenBalances as Array<Record<string, any>>).filter((t) => t.isStock && parseUnits(t.walletBalance, t.decimals) + parseUnits(t.exchangeBalance, t.decimals) > 0n);
 let symbol = process.argv[2]?.toUpperCase();
 if (symbol === undefined) {
   for (const t of held) if ((await actionToday(t.stockSymbol)) === undefined) { symbol = t.stockSymbol; break; }
