@@ -4,23 +4,39 @@ pragma solidity ^0.8.24;
 import {ERC20} from "@openzeppelin/contracts/token/ERC20/ERC20.sol";
 import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
 import {Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
+import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 import {IStock} from "./interfaces/IStock.sol";
 
 /// @title Stock
-/// @notice One tokenized stock: ERC-20 wallet balances plus exchange balances held by this contract.
-/// @dev Exchange balances are backed 1:1 by this contract's own ERC-20 balance. Plain transfers to
-/// the contract are refused so that the backing stays exact.
+/// @notice One tokenized stock: ERC-20 wallet balances plus exchange balances held by this contract,
+/// all stored in base units and shown in shares through the split multiplier (see {IStock}).
+/// @dev Exchange balances are backed 1:1 (in base units) by this contract's own ERC-20 balance. Plain
+/// transfers to the contract are refused so that the backing stays exact. OpenZeppelin's balance
+/// storage is bypassed: `_update` is overridden to move base units, so every ERC-20 path (transfer,
+/// transferFrom, mint, burn) goes through the conversion in one place.
+
 contract Stock is IStock, ERC20, Ownable2Step {
+    uint256 private constant ONE = 1e18;
+    /// @dev Bounds keep `base × multiplier` and its inverse meaningful: a cumulative ratio of 1e12
+    /// either way is far beyond any real split history.
+    uint256 private constant MIN_MULTIPLIER = 1e6;
+    uint256 private constant MAX_MULTIPLIER = 1e30;
+
     // ----------------------------------------------------------------- State
 
     /// @inheritdoc IStock
     address public router;
 
     /// @inheritdoc IStock
-    mapping(address user => uint256) public stockBalance;
+    uint256 public multiplier = ONE;
 
     /// @inheritdoc IStock
-    mapping(address user => uint256) public lockedStockBalance;
+    mapping(bytes32 ref => bool) public splitApplied;
+
+    mapping(address account => uint256) private _baseBalances;
+    uint256 private _baseSupply;
+    mapping(address user => uint256) private _freeBase;
+    mapping(address user => uint256) private _lockedBase;
 
     modifier onlyRouter() {
         if (msg.sender != router) revert NotRouter(msg.sender);
@@ -46,6 +62,53 @@ contract Stock is IStock, ERC20, Ownable2Step {
         _mint(to, amount);
     }
 
+    /// @inheritdoc IStock
+    function split(uint256 numerator, uint256 denominator, bytes32 ref) external onlyOwner {
+        if (numerator == 0 || denominator == 0 || numerator == denominator) {
+            revert InvalidSplitRatio(numerator, denominator);
+        }
+        if (splitApplied[ref]) revert SplitAlreadyApplied(ref);
+        uint256 old = multiplier;
+        // Rounded down: shown balances can only shrink by the rounding, never grow.
+        uint256 next = Math.mulDiv(old, numerator, denominator);
+        if (next < MIN_MULTIPLIER || next > MAX_MULTIPLIER) revert MultiplierOutOfRange(next);
+        splitApplied[ref] = true;
+        multiplier = next;
+        emit MultiplierChanged(ref, old, next, numerator, denominator);
+    }
+
+    // ----------------------------------------------------------------- Views
+
+    /// @notice Shares of `account`'s wallet.
+    function balanceOf(address account) public view override returns (uint256) {
+        return _shares(_baseBalances[account]);
+    }
+
+    /// @notice Shares in existence, wallets and exchange balances together.
+    function totalSupply() public view override returns (uint256) {
+        return _shares(_baseSupply);
+    }
+
+    /// @notice Free exchange balance of `user`, in shares (shown by the API as exchangeBalance).
+    function stockBalance(address user) external view returns (uint256) {
+        return _shares(_freeBase[user]);
+    }
+
+    /// @notice Exchange balance of `user` locked by open sell orders, in shares.
+    function lockedStockBalance(address user) external view returns (uint256) {
+        return _shares(_lockedBase[user]);
+    }
+
+    /// @inheritdoc IStock
+    function sharesToBase(uint256 shares, bool roundUp) external view returns (uint256) {
+        return _base(shares, roundUp);
+    }
+
+    /// @inheritdoc IStock
+    function baseToShares(uint256 base) external view returns (uint256) {
+        return _shares(base);
+    }
+
     // -------------------------------------------------------------- Exchange
 
     /// @inheritdoc IStock
@@ -53,41 +116,45 @@ contract Stock is IStock, ERC20, Ownable2Step {
         if (amount == 0) revert ZeroAmount();
         // The user approves the router, not this contract: one spender for cash and stock deposits.
         _spendAllowance(user, msg.sender, amount);
-        _transfer(user, address(this), amount);
-        stockBalance[user] += amount;
+        uint256 base = _base(amount, true);
+        _moveBase(user, address(this), base, amount);
+        _freeBase[user] += base;
         emit StockDeposited(user, amount);
     }
 
     /// @inheritdoc IStock
     function withdrawFromExchange(address user, uint256 amount) external onlyRouter {
         if (amount == 0) revert ZeroAmount();
-        _debitFree(user, amount);
-        _transfer(address(this), user, amount);
+        uint256 base = _base(amount, true);
+        _debitFree(user, base);
+        _moveBase(address(this), user, base, amount);
         emit StockWithdrawn(user, amount);
     }
 
     /// @inheritdoc IStock
-    function lock(address user, uint256 amount) external onlyRouter {
-        _debitFree(user, amount);
-        lockedStockBalance[user] += amount;
+    function lock(address user, uint256 amount) external onlyRouter returns (uint256 baseLocked) {
+        baseLocked = _base(amount, true);
+        _debitFree(user, baseLocked);
+        _lockedBase[user] += baseLocked;
     }
 
     /// @inheritdoc IStock
-    function unlock(address user, uint256 amount) external onlyRouter {
-        _debitLocked(user, amount);
-        stockBalance[user] += amount;
+    function unlock(address user, uint256 baseAmount) external onlyRouter {
+        _debitLocked(user, baseAmount);
+        _freeBase[user] += baseAmount;
     }
 
     /// @inheritdoc IStock
     function mintToExchange(address user, uint256 amount) external onlyRouter {
-        _mint(address(this), amount);
-        stockBalance[user] += amount;
+        uint256 base = _base(amount, false);
+        _moveBase(address(0), address(this), base, amount);
+        _freeBase[user] += base;
     }
 
     /// @inheritdoc IStock
-    function burnLocked(address user, uint256 amount) external onlyRouter {
-        _debitLocked(user, amount);
-        _burn(address(this), amount);
+    function burnLocked(address user, uint256 baseAmount) external onlyRouter {
+        _debitLocked(user, baseAmount);
+        _moveBase(address(this), address(0), baseAmount, _shares(baseAmount));
     }
 
     // ---------------------------------------------------------------- ERC-20
@@ -102,21 +169,56 @@ contract Stock is IStock, ERC20, Ownable2Step {
         return super.transferFrom(from, to, value);
     }
 
+    /// @dev Every ERC-20 movement in shares: a sender (or a burn) gives the shares rounded up to
+    /// base units, a mint credits them rounded down.
+    function _update(address from, address to, uint256 value) internal override {
+        _moveBase(from, to, _base(value, from != address(0)), value);
+    }
+
     // -------------------------------------------------------------- Internal
 
-    function _debitFree(address user, uint256 amount) private {
-        uint256 available = stockBalance[user];
-        if (available < amount) revert InsufficientStockBalance(available, amount);
+    function _shares(uint256 base) private view returns (uint256) {
+        return Math.mulDiv(base, multiplier, ONE);
+    }
+
+    function _base(uint256 shares, bool roundUp) private view returns (uint256) {
+        return Math.mulDiv(shares, ONE, multiplier, roundUp ? Math.Rounding.Ceil : Math.Rounding.Floor);
+    }
+
+    /// @dev The Transfer event carries `shown`, the shares the caller asked to move.
+    function _moveBase(address from, address to, uint256 base, uint256 shown) private {
+        if (from == address(0)) {
+            _baseSupply += base;
+        } else {
+            uint256 fromBase = _baseBalances[from];
+            if (fromBase < base) revert ERC20InsufficientBalance(from, _shares(fromBase), shown);
+            unchecked {
+                _baseBalances[from] = fromBase - base;
+            }
+        }
+        if (to == address(0)) {
+            unchecked {
+                _baseSupply -= base;
+            }
+        } else {
+            _baseBalances[to] += base;
+        }
+        emit Transfer(from, to, shown);
+    }
+
+    function _debitFree(address user, uint256 base) private {
+        uint256 available = _freeBase[user];
+        if (available < base) revert InsufficientStockBalance(_shares(available), _shares(base));
         unchecked {
-            stockBalance[user] = available - amount;
+            _freeBase[user] = available - base;
         }
     }
 
-    function _debitLocked(address user, uint256 amount) private {
-        uint256 available = lockedStockBalance[user];
-        if (available < amount) revert InsufficientStockBalance(available, amount);
+    function _debitLocked(address user, uint256 base) private {
+        uint256 available = _lockedBase[user];
+        if (available < base) revert InsufficientStockBalance(available, base);
         unchecked {
-            lockedStockBalance[user] = available - amount;
+            _lockedBase[user] = available - base;
         }
     }
 }

@@ -231,8 +231,14 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
     // ----------------------------------------------------------------- Views
 
     /// @inheritdoc IStockRouter
-    function getOrder(uint256 orderId) external view returns (Order memory) {
-        return _orders[orderId];
+    function getOrder(uint256 orderId) external view returns (Order memory order) {
+        order = _orders[orderId];
+        if (order.status == OrderStatus.None) return order;
+        uint256 current = IStock(order.stock).multiplier();
+        if (order.multiplier != current) {
+            (order.quantity, order.filledQuantity, order.price) = _rescaled(order, current);
+            order.multiplier = uint128(current);
+        }
     }
 
     /// @inheritdoc IStockRouter
@@ -332,8 +338,7 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
             _cashier.lock(user, notional);
         } else {
             notional = 0;
-            locked = quantity;
-            IStock(stock).lock(user, quantity);
+            locked = IStock(stock).lock(user, quantity);
         }
         return _record(user, stock, side, OrderType.Market, quantity, notional, 0, deadline, locked);
     }
@@ -350,8 +355,7 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
             _cashier.lock(user, locked);
         } else {
             notional = Math.mulDiv(quantity, price, PRICE_SCALE);
-            locked = quantity;
-            IStock(stock).lock(user, quantity);
+            locked = IStock(stock).lock(user, quantity);
         }
         return _record(user, stock, side, OrderType.Limit, quantity, notional, price, deadline, locked);
     }
@@ -381,16 +385,38 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
         order.notional = _u128(notional);
         order.price = _u128(price);
         order.locked = _u128(locked);
+        uint256 multiplier = IStock(stock).multiplier();
+        order.multiplier = uint128(multiplier);
         emit OrderPlaced(
-            orderId, user, stock, side, orderType, quantity, notional, price, TIME_IN_FORCE_DAY, deadline, locked
+            orderId,
+            user,
+            stock,
+            side,
+            orderType,
+            quantity,
+            notional,
+            price,
+            TIME_IN_FORCE_DAY,
+            deadline,
+            locked,
+            multiplier
         );
     }
 
     function _fill(Fill calldata fill, FeeConfig memory fees) private {
         uint256 orderId = fill.orderId;
         Order storage order = _orders[orderId];
+        if (order.status == OrderStatus.None) revert OrderNotOpen(orderId);
+        IStock stock = IStock(order.stock);
+        uint256 multiplier = stock.multiplier();
+        // A split since the order's placement (or last fill): its shares are restated once, here,
+        // so that the fill below is checked and booked in the stock's current shares.
+        if (order.multiplier != multiplier) {
+            (order.quantity, order.filledQuantity, order.price) = _rescaled(order, multiplier);
+            order.multiplier = uint128(multiplier);
+        }
         _checkFill(order, fill);
-        _checkOracle(order.stock, orderId, fill.price);
+        _checkOracle(address(stock), orderId, fill.price);
         (uint256 notional, uint256 fee) = _recordFill(order, fill, fees);
         address user = order.user;
         if (order.side == Side.Buy) {
@@ -398,14 +424,34 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
             if (debit > order.locked) revert LockInsufficient(orderId);
             order.locked -= uint128(debit);
             _cashier.settleBuy(user, notional, fee);
-            IStock(order.stock).mintToExchange(user, fill.quantity);
+            stock.mintToExchange(user, fill.quantity);
         } else {
-            // A sell locks its whole quantity, so FillExceedsOrder already bounds this.
-            order.locked -= fill.quantity;
-            IStock(order.stock).burnLocked(user, fill.quantity);
+            // The seller gives the shares sold rounded up to base units, never more than the order
+            // locked: FillExceedsOrder bounds the shares, the cap absorbs the rounding of partial fills.
+            uint256 base = stock.sharesToBase(fill.quantity, true);
+            uint256 lockedBase = order.locked;
+            if (base > lockedBase) base = lockedBase;
+            order.locked = uint128(lockedBase - base);
+            stock.burnLocked(user, base);
             _cashier.settleSell(user, notional, fee);
         }
-        emit OrderFilled(orderId, user, fill.quantity, fill.price, notional, fee);
+        emit OrderFilled(orderId, user, fill.quantity, fill.price, notional, fee, order.locked, multiplier);
+    }
+
+    /// @dev An order's shares restated in `current` multiplier units: quantities scale with the
+    /// split, a limit price inversely, rounded in the user's favour (a buy's limit down, a sell's up)
+    /// so that a buy never owes more than it locked and a sell never receives less than it asked.
+    function _rescaled(Order memory order, uint256 current)
+        private
+        pure
+        returns (uint128 quantity, uint128 filledQuantity, uint128 price)
+    {
+        uint256 old = order.multiplier;
+        quantity = _u128(Math.mulDiv(order.quantity, current, old));
+        filledQuantity = _u128(Math.mulDiv(order.filledQuantity, current, old));
+        price = _u128(
+            Math.mulDiv(order.price, old, current, order.side == Side.Buy ? Math.Rounding.Floor : Math.Rounding.Ceil)
+        );
     }
 
     function _checkFill(Order storage order, Fill calldata fill) private view {

@@ -87,9 +87,14 @@ interface IStockRouter is
     }
 
     /// @notice An order of record. Amounts: quantity in stock units (18 decimals), price in mUSD per
-    /// 1e18 stock units, notional/fees/filledNotional in mUSD; `locked` is mUSD for a buy and stock
-    /// units for a sell. A market buy records quantity 0, a market sell notional 0, market orders
-    /// price 0.
+    /// 1e18 stock units, notional/fees/filledNotional in mUSD; `locked` is mUSD for a buy and the
+    /// stock's base units for a sell (see {IStock}: base units never change with a split). A market
+    /// buy records quantity 0, a market sell notional 0, market orders price 0.
+    ///
+    /// `quantity`, `price` and `filledQuantity` are in the shares of the stock's `multiplier` as of
+    /// the order's last fill or placement; `getOrder` and every fill convert them to the stock's
+    /// current multiplier first (quantities × new/old, a limit price × old/new rounded in the
+    /// user's favour: down for a buy, up for a sell), so that callers only ever see current shares.
     struct Order {
         address user;
         address stock;
@@ -106,6 +111,7 @@ interface IStockRouter is
         uint128 filledNotional;
         uint128 fees;
         uint128 locked;
+        uint128 multiplier;
     }
 
     /// @notice One execution of `quantity` stock units at `price` (mUSD per 1e18 units).
@@ -149,13 +155,22 @@ interface IStockRouter is
         uint256 price,
         uint8 timeInForce,
         uint32 deadline,
-        uint256 locked
+        uint256 locked,
+        uint256 multiplier
     );
     event OrderCancelRequested(uint256 indexed orderId, address indexed user);
     /// @notice `notional` is this fill's cost (buy) or proceeds (sell) in mUSD; `fee` is charged on top
-    /// of a buy's cost and out of a sell's proceeds.
+    /// of a buy's cost and out of a sell's proceeds. `quantity` and `price` are in the shares of the
+    /// stock's `multiplier` at the fill; `locked` is what the order still has locked afterwards.
     event OrderFilled(
-        uint256 indexed orderId, address indexed user, uint256 quantity, uint256 price, uint256 notional, uint256 fee
+        uint256 indexed orderId,
+        address indexed user,
+        uint256 quantity,
+        uint256 price,
+        uint256 notional,
+        uint256 fee,
+        uint256 locked,
+        uint256 multiplier
     );
     event OrderClosed(uint256 indexed orderId, address indexed user, OrderStatus status, uint256 released);
     event StockListed(address indexed stock);
