@@ -1,4 +1,5 @@
 /** The API's view of an indexed order (contract.md §A Values: state, openOrder, history); its shape is the contract's StockOrder. */
+import { baseToShares } from './corporate-actions/split-math.ts';
 import type { StockAnchoredOrderStatus, StockClosedOrderStatus, StockOrder, StockOrderFill, StockOrderState } from '@tokex/contract';
 import { formatDecimal, mulDiv } from '../lib/decimal.ts';
 import type { FillRecord, OrderRecord } from './store/stock-order-store.ts';
@@ -93,7 +94,8 @@ export function orderView(o: OrderRecord, fills: FillRecord[], stocks: StockDire
             status: o.status === 'Open' ? 'OPEN' : 'CANCELING',
             filledQuantity: fmt(filledQuantity),
             remainingQuantity: isMarketBuy ? null : fmt(BigInt(o.quantity) - filledQuantity),
-            lockedAmount: fmt(o.locked),
+            // A sell locks base units of the stock: shown in the shares of the order's multiplier.
+            lockedAmount: fmt(o.side === 'Sell' ? baseToShares(BigInt(o.locked), BigInt(o.multiplier)) : o.locked),
           },
         }),
   };

@@ -119,6 +119,8 @@ export interface OrdersTable {
   closed_at: number | null;
   block_number: number;
   place_log_index: number;
+  /** The stock's share multiplier (1e18 = no split yet) the order's shares are stated in (0024). */
+  multiplier: string;
 }
 
 /** Why the executor closed a stock order REJECTED or EXPIRED (0021; src/stock/store/order-reason-store.ts). */

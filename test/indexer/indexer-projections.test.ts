@@ -3,7 +3,7 @@
  * DATABASE_URL) PostgreSQL: every event type projected with exact values.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { decodeEventLog, type Address, type Hex } from 'viem';
+import { decodeEventLog, keccak256, stringToHex, type Address, type Hex } from 'viem';
 import { accountLensAbi, cashierAbi, oneClickRouterAbi, stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { decodeEvent } from '../../src/indexer/event-decoder.ts';
 import { indexedAddresses, operationIdFromReceipt, operationIdOf } from '../../src/stock/operation-id.ts';
@@ -15,7 +15,7 @@ import { getPosition, listPositions } from '../../src/stock/store/stock-position
 import { withTransaction } from '../../src/storage/transaction.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
-import { approveStock, approveUsdc, contracts, DAY, deadlineIn, depositUsdc, musd, OrderStatus, price, shares, Side, usdc } from '../chain/chain-test-helpers.ts';
+import { approveStock, approveUsdc, confirm, contracts, DAY, deadlineIn, depositUsdc, musd, OrderStatus, price, shares, Side, usdc } from '../chain/chain-test-helpers.ts';
 import { blockTimeMs, cashierAdmin, expectEventsMatchChain, newIndexer, routerCall, settle } from './indexer-test-helpers.ts';
 
 let f: ChainFixture;
@@ -76,6 +76,7 @@ describe.each(testDatabases)('indexer projections ($name)', ({ open }) => {
       updatedAt: placedAt,
       closedAt: null,
       blockNumber: Number(placed.receipt.blockNumber),
+      multiplier: (10n ** 18n).toString(),
     });
     expect((await listOrdersByTx(db, placed.receipt.transactionHash)).map((o) => o.orderId)).toEqual([orderId]);
 
@@ -360,6 +361,47 @@ describe.each(testDatabases)('indexer projections ($name)', ({ open }) => {
     expect(deposit.operationId).toBe(operationIdFromReceipt(combo.receipt, depositLog.logIndex, f.deployment));
     expect(deposit).toMatchObject({ kind: 'deposit', instant: true, status: 'completed', tokenAmount: usdc('3000').toString() });
     expect(await listOrdersByTx(db, tx)).toMatchObject([{ orderId: combo.result.toString(), side: 'Buy', notional: musd('500').toString(), placeTxHash: tx }]);
+  });
+
+  test('a split restates the open orders of its stock, re-reads every holder, and a later fill folds in the new shares', async () => {
+    const indexer = newIndexer(f, db);
+    await depositUsdc(f, alice, usdc('10000'));
+    await approveStock(f, bob, AAPL, shares('20'));
+    await routerCall(f, bob, 'depositStock', [AAPL, shares('20')]);
+    const sell = await routerCall<bigint>(f, bob, 'placeLimitOrder', [AAPL, Side.Sell, shares('8'), price('251'), DAY, deadline]);
+    const buy = await routerCall<bigint>(f, alice, 'placeLimitOrder', [AAPL, Side.Buy, shares('2'), price('200.01'), DAY, deadline]);
+    const tsla = await routerCall<bigint>(f, alice, 'placeLimitOrder', [TSLA, Side.Buy, shares('1'), price('300'), DAY, deadline]);
+    await settle(f, [{ orderId: sell.result, quantity: shares('3'), price: price('251') }], []);
+    await indexer.syncOnce();
+    const split = await confirm(f, f.operator.writeContract({ address: AAPL, abi: stockAbi, functionName: 'split', args: [10n, 1n, keccak256(stringToHex('AAPL-split'))] }));
+    await indexer.syncOnce();
+    const m10 = (10n * 10n ** 18n).toString();
+    expect(await getOrder(db, sell.result.toString())).toMatchObject({
+      quantity: shares('80').toString(),
+      filledQuantity: shares('30').toString(),
+      price: price('25.1').toString(),
+      // Base units of the stock: unchanged by the split.
+      locked: shares('5').toString(),
+      multiplier: m10,
+      updatedAt: await blockTimeMs(f, split.blockNumber),
+    });
+    // 200.01 / 10 = 20.001 exactly.
+    expect(await getOrder(db, buy.result.toString())).toMatchObject({ quantity: shares('20').toString(), price: price('20.001').toString(), multiplier: m10 });
+    expect(await getOrder(db, tsla.result.toString())).toMatchObject({ quantity: shares('1').toString(), multiplier: (10n ** 18n).toString() });
+    // Alice never touched her wallet's AAPL: the split alone re-read it.
+    expect(await getPosition(db, alice.address, AAPL)).toMatchObject({ walletBalance: shares('1000').toString(), blockNumber: Number(split.blockNumber) });
+    expect(await getPosition(db, bob.address, AAPL)).toMatchObject({ walletBalance: shares('800').toString(), exchangeBalance: shares('120').toString(), lockedBalance: shares('50').toString() });
+
+    await settle(f, [{ orderId: sell.result, quantity: shares('25'), price: price('25.1') }], []);
+    await indexer.syncOnce();
+    expect(await getOrder(db, sell.result.toString())).toMatchObject({ filledQuantity: shares('55').toString(), locked: shares('2.5').toString(), multiplier: m10 });
+    const view = await f.publicClient.readContract({ address: contracts(f).stockRouter, abi: stockRouterAbi, functionName: 'getOrder', args: [sell.result] });
+    expect([view.quantity, view.filledQuantity, view.price, view.locked]).toEqual([shares('80'), shares('55'), price('25.1'), shares('2.5')]);
+    // The fills stay as they happened: the first in the shares before the split.
+    expect((await listOrderFills(db, sell.result.toString())).map((x) => [x.quantity, x.price])).toEqual([
+      [shares('3').toString(), price('251').toString()],
+      [shares('25').toString(), price('25.1').toString()],
+    ]);
   });
 
   test('stored events are exactly the chain logs, decode as viem does, and re-projection equals the appended projections', async () => {

@@ -25,6 +25,7 @@
  *
  * The clock is injectable (`now`): tests and demos move to the ex-date without waiting for it.
  */
+import { listHoldersOfStock } from '../store/stock-position-store.ts';
 import { encodeFunctionData, keccak256, parseEventLogs, stringToHex, type Address, type Hex, type TransactionReceipt } from 'viem';
 import { cashTokenAbi, dividendDistributorAbi, stockAbi } from '../../chain/abi/generated/index.ts';
 import { toChainError, type ChainPublicClient } from '../../chain/chain-client.ts';
@@ -35,7 +36,7 @@ import { periodic } from '../../lib/async.ts';
 import { formatDecimal } from '../../lib/decimal.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { newYorkDate, newYorkDayStart, type CorporateAction } from '../../marketdata/corporate-actions.ts';
-import { kyselyOf, type Db } from '../../storage/database.ts';
+import type { Db } from '../../storage/database.ts';
 import { isUniqueViolation } from '../../storage/storage-errors.ts';
 import {
   actionIdOf,
@@ -172,8 +173,8 @@ export function createDividendScheduler(opts: DividendSchedulerOptions): Dividen
 
   /** Every address the indexer has seen hold `stock` (wallet or exchange), lower case. */
   const knownHolders = async (stock: Address): Promise<string[]> => {
-    const rows = await kyselyOf(db).selectFrom('stock_positions').select('user_address').where('stock_address', '=', stock.toLowerCase()).execute();
-    return [...new Set(rows.map((r) => r.user_address.toLowerCase()))].filter((u) => u !== stock.toLowerCase());
+    const users = await listHoldersOfStock(db, stock);
+    return [...new Set(users.map((u) => u.toLowerCase()))].filter((u) => u !== stock.toLowerCase());
   };
 
   const holdingsAt = async (stock: Address, blockNumber: bigint): Promise<Holding[]> => {

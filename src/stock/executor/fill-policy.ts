@@ -60,6 +60,8 @@ export interface ChainOrder {
   filledNotional: bigint;
   fees: bigint;
   locked: bigint;
+  /** The stock's share multiplier the shares above are in (the router answers the current one). */
+  multiplier: bigint;
 }
 
 export interface FeeConfig {

@@ -184,8 +184,10 @@ export function createOrderTracker(opts: OrderTrackerOptions): OrderTracker {
       let value = 0n;
       let quantity = 0n;
       for (const l of logs) {
+        // quantity × price is the same value in any multiplier; the quantity is restated in the
+        // order's current one (a split since the fill), as the router restated the order.
         value += l.args.quantity! * l.args.price!;
-        quantity += l.args.quantity!;
+        quantity += (l.args.quantity! * t.order.multiplier) / l.args.multiplier!;
       }
       // Events and the order read must describe the same fills.
       if (quantity !== t.order.filledQuantity) return undefined;

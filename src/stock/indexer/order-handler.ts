@@ -5,6 +5,7 @@
  */
 import type { ChainEventRecord } from '../../storage/chain-block-store.ts';
 import type { FillRecord, OrderSide, OrderState, OrderStatus, OrderType } from '../store/stock-order-store.ts';
+import { ONE_MULTIPLIER, restateShares } from '../corporate-actions/split-math.ts';
 
 export const ORDER_EVENT_NAMES: ReadonlySet<string> = new Set(['OrderPlaced', 'OrderCancelRequested', 'OrderFilled', 'OrderClosed']);
 
@@ -66,23 +67,26 @@ export function applyOrderEvent(state: OrderState | undefined, ev: ChainEventRec
         closedAt: null,
         blockNumber: ev.blockNumber,
         placeLogIndex: ev.logIndex,
+        multiplier: a.multiplier === undefined ? ONE_MULTIPLIER.toString() : String(a.multiplier),
       };
     case 'OrderCancelRequested':
       if (!state) return state;
       return { ...state, status: 'Canceling', cancelTxHash: ev.txHash, updatedAt: ev.timestamp };
     case 'OrderFilled': {
       if (!state) return state;
+      // The fill is stated in the stock's multiplier at the fill: a split since the order's last
+      // event restates the order first, as the router did.
+      const current = a.multiplier === undefined ? state : restateShares(state, big(a.multiplier));
       const quantity = big(a.quantity);
       const notional = big(a.notional);
       const fee = big(a.fee);
-      // What the router takes out of the lock: cost + fee for a buy, the stock sold for a sell.
-      const released = state.side === 'Buy' ? notional + fee : quantity;
       return {
-        ...state,
-        filledQuantity: (big(state.filledQuantity) + quantity).toString(),
-        filledNotional: (big(state.filledNotional) + notional).toString(),
-        fees: (big(state.fees) + fee).toString(),
-        locked: (big(state.locked) - released).toString(),
+        ...current,
+        filledQuantity: (big(current.filledQuantity) + quantity).toString(),
+        filledNotional: (big(current.filledNotional) + notional).toString(),
+        fees: (big(current.fees) + fee).toString(),
+        // The router reports what the order still has locked (a sell's in base units).
+        locked: String(a.locked),
         updatedAt: ev.timestamp,
       };
     }

@@ -31,6 +31,7 @@ import {
   deleteOrders,
   insertFills,
   listFillsOfOrders,
+  loadOpenOrderStatesOfStock,
   loadOrderStates,
   upsertOrderStates,
   type FillRecord,
@@ -40,6 +41,8 @@ import {
 import { applyCashEvent, cashEntityKey, CASH_CREATE_EVENTS, CASH_SETTLE_EVENTS, queueKey, reduceCashOperation, settleQueueOf } from './cash-handler.ts';
 import { operationIdOf } from '../operation-id.ts';
 import { applyOrderEvent, closedStatusOf, fillOf, ORDER_EVENT_NAMES, orderEntityKey, orderIdOf, reduceOrder } from './order-handler.ts';
+import { listHoldersOfStock } from '../store/stock-position-store.ts';
+import { restateShares } from '../corporate-actions/split-math.ts';
 import { applyStockEvent, collectPositionTouches, reduceStockOperation, stockEntityKey, STOCK_OPERATION_EVENTS, type PositionTouches } from './stock-handler.ts';
 
 export type ContractKind = 'router' | 'cashier' | 'stock' | 'oneClick';
@@ -191,6 +194,8 @@ export class StockBatch {
   private readonly priorFills = new Map<string, readonly FillRecord[]>();
   /** With `streams`: the executor's reasons of the orders the batch closes Rejected or Expired. */
   private readonly reasons = new Map<string, string>();
+  /** Per stock that splits in the batch: every address the indexer has seen hold it. */
+  private readonly splitHolders = new Map<string, readonly string[]>();
 
   /**
    * @param beforeRead awaited before any database read: batches are written while the next one is
@@ -231,6 +236,7 @@ export class StockBatch {
       }
     }
     if (unresolved.length > 0) await this.resolveSettlements(unresolved);
+    await this.prepareSplits(events);
 
     // 2. Stored state of entities that began before this batch.
     const streams = this.opts.streams === true;
@@ -283,6 +289,50 @@ export class StockBatch {
       }
     }
     this.touchPositions(ev);
+  }
+
+  /**
+   * A split of a Stock (`MultiplierChanged`): every open order of the stock is restated in the new
+   * multiplier, as the router's `getOrder` now shows it, and every holder's balances are re-read.
+   * The event belongs to no entity: a reorg that drops it leaves the restated orders as they are
+   * until their next event (which carries the multiplier in force) or a re-projection.
+   */
+  applySplit(ev: ChainEventRecord): void {
+    if (ev.name !== 'MultiplierChanged') return;
+    const multiplier = BigInt(ev.args.newMultiplier as string);
+    for (const [id, o] of this.orders) {
+      if (o.stockAddress.toLowerCase() !== ev.address || (o.status !== 'Open' && o.status !== 'Canceling')) continue;
+      const restated = restateShares(o, multiplier);
+      if (restated === o) continue;
+      this.orders.set(id, { ...restated, updatedAt: ev.timestamp });
+      this.touchedOrders.add(id);
+    }
+    for (const user of this.splitHolders.get(ev.address) ?? []) {
+      let stocks = this.touches.get(user);
+      if (!stocks) this.touches.set(user, (stocks = new Set()));
+      stocks.add(ev.address);
+    }
+  }
+
+  /** Loads what a range's splits restate: the stocks' open orders and their holders. */
+  private async prepareSplits(events: readonly ChainEventRecord[]): Promise<void> {
+    const stocks = new Set<string>();
+    for (const ev of events) if (ev.name === 'MultiplierChanged' && this.kinds.get(ev.address) === 'stock') stocks.add(ev.address);
+    if (stocks.size === 0) return;
+    await this.beforeRead();
+    for (const stock of stocks) {
+      for (const [id, stored] of await loadOpenOrderStatesOfStock(this.db, stock)) {
+        // The batch's own state of an order (earlier ranges) is newer than the stored row.
+        if (this.orders.has(id)) continue;
+        this.orders.set(id, this.cache?.orders.get(id) ?? stored);
+        this.looked.add(orderEntityKey(id));
+        if (this.opts.streams && !this.priorFills.has(id)) {
+          const fills = this.cache?.fills.get(id) ?? (await listFillsOfOrders(this.db, [id])).get(id) ?? [];
+          this.priorFills.set(id, fills);
+        }
+      }
+      this.splitHolders.set(stock, await listHoldersOfStock(this.db, stock));
+    }
   }
 
   /** A Cashier event onto its cash operation (a settlement of an operation never seen has no key). */

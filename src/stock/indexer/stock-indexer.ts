@@ -149,6 +149,8 @@ export function defineStockIndexer(
   for (const event of STOCK_OPERATION_EVENTS) indexer.on(`Stock:${event}`, stockOperation);
   // Wallet transfers, mint and burn included, change positions without an operation.
   indexer.on('Stock:Transfer', (ev, { batch }) => batch.touchPositions(ev));
+  // A split restates the stock's open orders and re-reads every holder's balances.
+  indexer.on('Stock:MultiplierChanged', (ev, { batch }) => batch.applySplit(ev));
   // OneClickRouter events are recorded (chain_events) and fold into nothing of their own.
   return indexer;
 }

@@ -5,7 +5,9 @@
  * transaction nobody recorded is still here, and belongs to a key as soon as the key records it.
  *
  * Amounts are integer strings in the smallest unit (quantity: stock units, 18 decimals; price,
- * notional, fees: mUSD, 18 decimals; locked: mUSD for a buy, stock units for a sell). Times are ms
+ * notional, fees: mUSD, 18 decimals; locked: mUSD for a buy, the stock's base units for a sell).
+ * `multiplier` is the stock's share multiplier the order's quantity, price and filled quantity are
+ * stated in (1e18 before any split: base units and shares are then equal). Times are ms
  * from block timestamps; `deadline` is unix seconds.
  */
 import type { Selectable } from 'kysely';
@@ -49,6 +51,8 @@ export interface OrderRecord {
   closedAt: number | null;
   /** Block of the placement. */
   blockNumber: number;
+  /** The stock's share multiplier the shares above are stated in (decimal string, 1e18 = no split). */
+  multiplier: string;
 }
 
 export interface FillRecord {
@@ -107,6 +111,7 @@ function fromRow(r: Selectable<OrdersTable>): OrderRecord {
     updatedAt: Number(r.updated_at),
     closedAt: r.closed_at === null ? null : Number(r.closed_at),
     blockNumber: Number(r.block_number),
+    multiplier: r.multiplier,
   };
 }
 
@@ -210,6 +215,7 @@ const ORDER_COLUMNS = [
   'closed_at',
   'block_number',
   'place_log_index',
+  'multiplier',
 ] as const;
 
 const ORDER_UPSERT: BulkTable = {
@@ -227,7 +233,8 @@ const ORDER_APPEND_UPSERT: BulkTable = {
   columns: ORDER_COLUMNS,
   onConflict: {
     columns: ['order_id'],
-    update: ['status', 'locked', 'filled_quantity', 'filled_notional', 'fees', 'cancel_tx_hash', 'close_tx_hash', 'updated_at', 'closed_at'],
+    // quantity, price and multiplier change when a split restates an open order.
+    update: ['status', 'locked', 'filled_quantity', 'filled_notional', 'fees', 'cancel_tx_hash', 'close_tx_hash', 'updated_at', 'closed_at', 'quantity', 'price', 'multiplier'],
   },
 };
 
@@ -268,6 +275,7 @@ export async function upsertOrderStates(db: DbExecutor, orders: readonly OrderSt
     p[k + 20] = o.closedAt;
     p[k + 21] = o.blockNumber;
     p[k + 22] = o.placeLogIndex;
+    p[k + 23] = o.multiplier;
   });
 }
 
@@ -284,6 +292,17 @@ export async function insertFills(db: DbExecutor, fills: readonly FillRecord[]):
     p[k + 7] = f.fee;
     p[k + 8] = f.timestamp;
   });
+}
+
+/** The stored fold state of the open orders (Open or Canceling) of `stockAddress`. */
+export async function loadOpenOrderStatesOfStock(db: DbExecutor, stockAddress: string): Promise<Map<string, OrderState>> {
+  const rows = await kyselyOf(db)
+    .selectFrom('stock_orders')
+    .selectAll()
+    .where('stock_address', '=', stockAddress.toLowerCase())
+    .where('status', 'in', OPEN_ORDER_STATUSES)
+    .execute();
+  return new Map(rows.map((r) => [r.order_id, stateFromRow(r)]));
 }
 
 /** The stored fold state of these orders (those that exist). */

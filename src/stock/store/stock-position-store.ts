@@ -89,3 +89,9 @@ export async function upsertPositions(db: DbExecutor, positions: readonly Positi
     ]),
   );
 }
+
+/** Every address the indexer has seen hold `stockAddress` (a row per (user, stock) ever touched). */
+export async function listHoldersOfStock(db: DbExecutor, stockAddress: string): Promise<string[]> {
+  const rows = await kyselyOf(db).selectFrom('stock_positions').select('user_address').where('stock_address', '=', stockAddress.toLowerCase()).execute();
+  return rows.map((r) => r.user_address);
+}
