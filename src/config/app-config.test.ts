@@ -138,7 +138,7 @@ describe('app config', () => {
   });
 
   it('reads QUOTE_SOURCE: the simulator by default; alpaca with its keys (the secret never serialised), feed, URL, symbol map and guard limits', () => {
-    expect(loadConfig({}).quoteSource).toEqual({ kind: 'simulator', staleAfterMs: 30_000, maxDivergenceBps: 50, recoverAfterMs: 0, symbolMap: {} });
+    expect(loadConfig({}).quoteSource).toEqual({ kind: 'simulator', checks: [], requireAllSources: true, staleAfterMs: 30_000, maxDivergenceBps: 50, recoverAfterMs: 0, symbolMap: {} });
     // The stale limit follows the executor's quote max age unless set.
     expect(loadConfig({ EXECUTOR_QUOTE_MAX_AGE_MS: '5000' }).quoteSource.staleAfterMs).toBe(5_000);
     const secret = 'sk-live-0123456789abcdef';
@@ -183,6 +183,52 @@ describe('app config', () => {
       }
       expect(message).not.toBe('');
       expect(message).not.toContain(secret);
+    }
+  });
+
+  it('reads a check source after the primary (QUOTE_SOURCE=alpaca,pyth) with its key (never serialised), URL, feed ids and confidence limit', () => {
+    const secret = 'sk-live-0123456789abcdef';
+    const pythKey = 'pyth-key-fedcba9876543210';
+    const aapl = '49f6b65cb1de6b10eaf75e7c03ca029c306d0357e91b5311b175084a5ad55688';
+    const base = { QUOTE_SOURCE: 'alpaca, pyth', ALPACA_KEY_ID: 'PK123', ALPACA_SECRET_KEY: secret, PYTH_API_KEY: pythKey };
+    const c = loadConfig({ ...base, PYTH_HERMES_URL: 'http://127.0.0.1:9998/hermes', PYTH_FEED_IDS: ` aapl=0x${aapl.toUpperCase()} `, PYTH_MAX_CONF_BPS: '40', QUOTE_REQUIRE_ALL_SOURCES: 'false' }).quoteSource;
+    expect(c).toMatchObject({ kind: 'alpaca', checks: ['pyth'], requireAllSources: false });
+    expect(c.pyth).toEqual({ hermesUrl: 'http://127.0.0.1:9998/hermes', feedIds: { AAPL: aapl }, maxConfBps: 40 });
+    expect(c.pyth!.apiKey).toBe(pythKey);
+    expect(loadConfig(base).quoteSource.pyth).toEqual({ feedIds: {}, maxConfBps: 100 });
+    const serialised = JSON.stringify(loadConfig(base), (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
+    expect(serialised).toContain('"checks":["pyth"]');
+    expect(serialised).not.toContain(pythKey);
+    expect(serialised).not.toContain(secret);
+    expect(loadConfig({ QUOTE_SOURCE: 'alpaca', ALPACA_KEY_ID: 'PK123', ALPACA_SECRET_KEY: secret }).quoteSource).toMatchObject({ checks: [], requireAllSources: true });
+    expect(loadConfig({ QUOTE_SOURCE: 'alpaca', ALPACA_KEY_ID: 'PK123', ALPACA_SECRET_KEY: secret }).quoteSource.pyth).toBeUndefined();
+
+    expect(() => loadConfig({ ...base, PYTH_API_KEY: ' ' })).toThrow('PYTH_API_KEY: required with pyth in QUOTE_SOURCE');
+    expect(() => loadConfig({ ...base, QUOTE_SOURCE: 'pyth' })).toThrow('QUOTE_SOURCE: pyth checks a primary source and cannot be one: name the primary first (alpaca,pyth)');
+    expect(() => loadConfig({ ...base, QUOTE_SOURCE: 'pyth,alpaca' })).toThrow('QUOTE_SOURCE: pyth checks a primary source');
+    expect(() => loadConfig({ ...base, QUOTE_SOURCE: 'alpaca,alpaca' })).toThrow('QUOTE_SOURCE: a source is named twice');
+    expect(() => loadConfig({ ...base, QUOTE_SOURCE: 'alpaca,simulator' })).toThrow('QUOTE_SOURCE: simulator can only be the first (primary) source');
+    expect(() => loadConfig({ ...base, QUOTE_SOURCE: 'simulator,pyth' })).toThrow('QUOTE_SOURCE: the simulator takes no check source');
+    expect(() => loadConfig({ ...base, QUOTE_SOURCE: 'alpaca,' })).toThrow('QUOTE_SOURCE: one of simulator, alpaca');
+    expect(() => loadConfig({ ...base, PYTH_HERMES_URL: 'wss://hermes' })).toThrow('PYTH_HERMES_URL: must be an http:// or https:// URL');
+    expect(() => loadConfig({ ...base, PYTH_MAX_CONF_BPS: '10000' })).toThrow('PYTH_MAX_CONF_BPS: must be below 10000');
+    expect(() => loadConfig({ ...base, QUOTE_REQUIRE_ALL_SOURCES: 'maybe' })).toThrow('QUOTE_REQUIRE_ALL_SOURCES: must be true or false');
+    const hint = ` (e.g. AAPL=0x${aapl})`;
+    expect(() => loadConfig({ ...base, PYTH_FEED_IDS: 'AAPL' })).toThrow(`PYTH_FEED_IDS: entry 1 must be VENUE=FEEDID${hint}`);
+    expect(() => loadConfig({ ...base, PYTH_FEED_IDS: `AAPL=${aapl},1X=${aapl}` })).toThrow(`PYTH_FEED_IDS: entry 2 does not start with a symbol${hint}`);
+    expect(() => loadConfig({ ...base, PYTH_FEED_IDS: 'AAPL=Equity.US.AAPL/USD' })).toThrow(`PYTH_FEED_IDS: the feed id of AAPL must be 64 hex digits${hint}`);
+    expect(() => loadConfig({ ...base, PYTH_FEED_IDS: 'AAPL=0x1234' })).toThrow(`PYTH_FEED_IDS: the feed id of AAPL must be 64 hex digits${hint}`);
+    expect(() => loadConfig({ ...base, PYTH_FEED_IDS: `AAPL=${aapl},aapl=${aapl}` })).toThrow(`PYTH_FEED_IDS: AAPL is given twice${hint}`);
+    // No error names the key's value.
+    for (const env of [{ ...base, PYTH_HERMES_URL: pythKey }, { ...base, PYTH_FEED_IDS: pythKey }, { ...base, PYTH_MAX_CONF_BPS: pythKey }]) {
+      let message = '';
+      try {
+        loadConfig(env);
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).not.toBe('');
+      expect(message).not.toContain(pythKey);
     }
   });
 });

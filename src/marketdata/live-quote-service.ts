@@ -35,7 +35,7 @@ import type { MarketDataLogger } from './history-seeder.ts';
 import type { QuoteFeed, QuoteListener } from './market-data-service.ts';
 import { readPricePins } from './price-pins.ts';
 import { openFor, symbolFlagsOf, type SessionAware, type SymbolSpec } from './symbol-catalog.ts';
-import { createQuoteGuard, type QuoteGuard, type SymbolLiveness, type SymbolStatus } from './sources/quote-guard.ts';
+import { createQuoteGuard, type HaltReason, type QuoteGuard, type SymbolLiveness, type SymbolStatus } from './sources/quote-guard.ts';
 import { emptyCounters, type QuoteSource, type SourceCounters, type SourceHealth, type SourceTick, type SourceTrade } from './sources/quote-source.ts';
 
 export const DEFAULT_FLUSH_MS = 1_000;
@@ -56,6 +56,8 @@ export interface LiveQuoteServiceOptions {
   maxDivergenceBps?: number;
   /** `QUOTE_RECOVER_AFTER_MS`, default 0. */
   recoverAfterMs?: number;
+  /** `QUOTE_REQUIRE_ALL_SOURCES`, default true: a stale or silent check source halts the symbol too. */
+  requireAllSources?: boolean;
   /** Default: always open. */
   calendar?: LiveQuoteCalendar;
   /** Default 1 000 ms. */
@@ -129,6 +131,7 @@ export function createLiveQuoteService(opts: LiveQuoteServiceOptions): LiveQuote
     staleAfterMs: opts.staleAfterMs,
     maxDivergenceBps: opts.maxDivergenceBps ?? 50,
     recoverAfterMs: opts.recoverAfterMs ?? 0,
+    requireAllSources: opts.requireAllSources ?? true,
     sessionOpen: (symbol, ms) => sessionOpen.get(symbol)?.(ms) ?? true,
   });
 
@@ -325,19 +328,30 @@ export function createLiveQuoteService(opts: LiveQuoteServiceOptions): LiveQuote
 /**
  * What readiness shows of a live service (the marketdata role's `detail`): the primary source's
  * state and last error, how many symbols are tradable, and each halted one with the guard's reasons.
+ * With check sources, their states (`quoteCheckSources`: `pyth-hermes=live`) and last errors too,
+ * and each reason names the source it concerns when it is not the primary.
  * Names, states and counts only: never a credential.
  */
 export function liveQuoteDetail(live: Pick<LiveQuoteService, 'sourceHealth' | 'statuses'>): Record<string, string | number | null> {
-  const h = live.sourceHealth()[0];
+  const [h, ...checks] = live.sourceHealth();
   const statuses = live.statuses();
   const halted = statuses.filter((s) => !s.tradable);
+  const reason = (r: HaltReason): string => (checks.length === 0 || r.source === h.name ? r.detail : `${r.source}: ${r.detail}`);
   return {
     quoteSource: h.name,
     quoteSourceState: h.state,
     quoteSourceError: h.lastError?.message ?? null,
+    ...(checks.length === 0
+      ? {}
+      : {
+          quoteCheckSources: checks.map((c) => `${c.name}=${c.state}`).join(','),
+          quoteCheckSourceErrors: checks.some((c) => c.lastError !== undefined)
+            ? checks.filter((c) => c.lastError !== undefined).map((c) => `${c.name}: ${c.lastError!.message}`).join(' | ')
+            : null,
+        }),
     quotesLive: statuses.length - halted.length,
     quotesHalted: halted.map((s) => `${s.symbol}=${s.status}`).join(','),
-    haltReasons: halted.map((s) => `${s.symbol}: ${s.reasons.map((r) => r.detail).join('; ')}`).join(' | '),
+    haltReasons: halted.map((s) => `${s.symbol}: ${s.reasons.map(reason).join('; ')}`).join(' | '),
   };
 }
 

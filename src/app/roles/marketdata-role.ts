@@ -7,11 +7,15 @@
  *   (live-quote-service.ts); the crypto indices (`alwaysOpen`: BTC, ETH) stay on the simulator,
  *   which runs beside it for them only. The two are one feed to the rest of the process
  *   (`combineQuoteFeeds`). docs/market-data.md.
+ * - `QUOTE_SOURCE=alpaca,pyth`: as `alpaca`, with Pyth's Hermes stream checking every stock's
+ *   price; a symbol whose two prices diverge beyond `QUOTE_MAX_DIVERGENCE_BPS` halts.
  */
 import { AppError } from '../../errors/app-error.ts';
 import { createMarketDataService, type QuoteFeed } from '../../marketdata/market-data-service.ts';
 import { combineQuoteFeeds, createLiveQuoteService, liveQuoteDetail, liveQuoteMetrics, type LiveQuoteService } from '../../marketdata/live-quote-service.ts';
 import { createAlpacaStreamSource } from '../../marketdata/sources/alpaca-stream-source.ts';
+import { createPythHermesSource, PYTH_DEMO_FEED_IDS } from '../../marketdata/sources/pyth-hermes-source.ts';
+import type { QuoteSource } from '../../marketdata/sources/quote-source.ts';
 import { PERP_INDEX_SYMBOLS, type SymbolSpec } from '../../marketdata/symbol-catalog.ts';
 import type { RoleSample } from '../../observability/role-status.ts';
 import { trackQuoteFeed } from '../../observability/metrics-registry.ts';
@@ -34,18 +38,22 @@ export async function startMarketDataRole(ctx: StackContext): Promise<() => Prom
 
   let feed: QuoteFeed;
   let live: LiveQuoteService | undefined;
+  let sources: QuoteSource[] = [];
   if (config.quoteSource.kind === 'simulator') {
     feed = simulator(all);
   } else {
     const stocks = all.filter((s) => !s.alwaysOpen);
     const simulated = all.filter((s) => s.alwaysOpen);
+    // Primary first: its prices are traded on; the check sources only judge them.
+    sources = [alpacaSource(ctx, stocks), ...config.quoteSource.checks.map(() => pythSource(ctx, stocks))];
     live = createLiveQuoteService({
       db: ctx.db,
       symbols: stocks,
-      sources: [alpacaSource(ctx, stocks)],
+      sources,
       staleAfterMs: config.quoteSource.staleAfterMs,
       maxDivergenceBps: config.quoteSource.maxDivergenceBps,
       recoverAfterMs: config.quoteSource.recoverAfterMs,
+      requireAllSources: config.quoteSource.requireAllSources,
       calendar: ctx.calendar,
       logger: ctx.logger,
     });
@@ -62,11 +70,18 @@ export async function startMarketDataRole(ctx: StackContext): Promise<() => Prom
   }
 
   await feed.start();
-  const health = live?.sourceHealth()[0];
-  if (health?.state === 'failed') {
+  const failed = sources.findIndex((s) => s.health().state === 'failed');
+  if (failed !== -1) {
+    const health = sources[failed].health();
     await feed.stop();
-    // Refused credentials or a plan without the feed: a retry cannot help, so the start stops here.
-    throw new AppError('VALIDATION', `QUOTE_SOURCE=alpaca: the stream refused us (${health.lastError?.message ?? 'failed'}); check ALPACA_KEY_ID, ALPACA_SECRET_KEY and ALPACA_FEED`);
+    // Refused credentials, a plan without the feed or unknown feed ids: a retry cannot help, so the start stops here.
+    const why = health.lastError?.message ?? 'failed';
+    throw new AppError(
+      'VALIDATION',
+      failed === 0
+        ? `QUOTE_SOURCE=alpaca: the stream refused us (${why}); check ALPACA_KEY_ID, ALPACA_SECRET_KEY and ALPACA_FEED`
+        : `QUOTE_SOURCE=${['alpaca', ...config.quoteSource.checks].join(',')}: Pyth's Hermes refused us (${why}); check PYTH_API_KEY, PYTH_FEED_IDS and PYTH_HERMES_URL`,
+    );
   }
   ctx.provideQuotes(feed);
   // Progress is a write that reached storage (other processes read the quotes from there); the live
@@ -105,6 +120,34 @@ function alpacaSource(ctx: StackContext, stocks: readonly SymbolSpec[]) {
     ...(alpaca.streamUrl === undefined ? {} : { url: alpaca.streamUrl }),
     symbols: stocks.map((s) => s.symbol),
     providerSymbols,
+    logger: ctx.logger,
+  });
+}
+
+/** Pyth's Hermes stream checking `stocks`: each by its `PYTH_FEED_IDS` id, else the built-in id of its underlying. */
+function pythSource(ctx: StackContext, stocks: readonly SymbolSpec[]): QuoteSource {
+  const pyth = ctx.config.quoteSource.pyth!;
+  for (const symbol of Object.keys(pyth.feedIds)) {
+    if (!stocks.some((s) => s.symbol === symbol)) {
+      throw new AppError('VALIDATION', `PYTH_FEED_IDS: ${symbol} is not a listed stock (listed: ${stocks.map((s) => s.symbol).join(', ')})`);
+    }
+  }
+  const feedIds: Record<string, string> = {};
+  const missing: string[] = [];
+  for (const s of stocks) {
+    const id = pyth.feedIds[s.symbol] ?? PYTH_DEMO_FEED_IDS[s.underlying] ?? PYTH_DEMO_FEED_IDS[s.symbol];
+    if (id === undefined) missing.push(s.symbol);
+    else feedIds[s.symbol] = id;
+  }
+  if (missing.length > 0) {
+    throw new AppError('VALIDATION', `PYTH_FEED_IDS: no Pyth feed id for ${missing.join(', ')} (give each as SYMBOL=<64 hex digits>, the Equity.US.<TICKER>/USD id from Pyth's price-feed ids page)`);
+  }
+  return createPythHermesSource({
+    apiKey: pyth.apiKey,
+    ...(pyth.hermesUrl === undefined ? {} : { url: pyth.hermesUrl }),
+    symbols: stocks.map((s) => s.symbol),
+    feedIds,
+    maxConfBps: pyth.maxConfBps,
     logger: ctx.logger,
   });
 }
