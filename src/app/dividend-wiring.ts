@@ -1,5 +1,5 @@
 /**
- * The dividend scheduler as the executor role runs it (docs/corporate-actions.md, "Who pays"): the
+ * The corporate-action scheduler (dividends, and splits through the Stock owner's key) as the executor role runs it (docs/corporate-actions.md, "Who pays"): the
  * executor already sends the stock venue's settlements with its own key and is an operator of the
  * venue, so it pays the dividends too, through the same sender (one nonce sequence). Its clock is
  * the market calendar's (`MARKET_CLOCK_START` moves both), so a demo can reach an ex-date at once.
@@ -11,6 +11,7 @@ import { TxBatch } from '../chain/deploy-contracts.ts';
 import { senderFor } from '../chain/tx-sender.ts';
 import { loadCorporateActions } from '../marketdata/corporate-actions.ts';
 import { createDividendScheduler } from '../stock/corporate-actions/dividend-scheduler.ts';
+import { createSplitApplier } from '../stock/corporate-actions/split-applier.ts';
 
 export async function startDividendTask(ctx: StackContext, walletClient: ChainWalletClient): Promise<() => Promise<void>> {
   const { config, chain, logger } = ctx;
@@ -33,14 +34,29 @@ export async function startDividendTask(ctx: StackContext, walletClient: ChainWa
     }
   }
   const file = await loadCorporateActions(config.corporateActionsFile);
+  const now = () => Date.now() + ctx.calendar.clockOffsetMs;
+  const paySender = senderFor({ publicClient: chain.publicClient, account: walletClient.account, logger });
+  // Splits are the Stock tokens' owner's to apply; the payer's sender when it is the same account (one nonce sequence).
+  const ownerSender = owner === undefined ? undefined : owner.account.address === payer ? paySender : senderFor({ publicClient: chain.publicClient, account: owner.account, logger });
+  const splits = createSplitApplier({
+    db: ctx.db,
+    publicClient: chain.publicClient,
+    sender: ownerSender,
+    stocks: chain.deployment.contracts.stocks,
+    fromBlock: BigInt(chain.deployment.firstBlockNumber ?? chain.deployment.blockNumber),
+    now,
+    clockOffsetMs: ctx.calendar.clockOffsetMs,
+    logger,
+  });
   const scheduler = createDividendScheduler({
     db: ctx.db,
     publicClient: chain.publicClient,
-    sender: senderFor({ publicClient: chain.publicClient, account: walletClient.account, logger }),
+    sender: paySender,
+    splits,
     deployment: chain.deployment,
     withholdingBps: config.dividendWithholdingBps,
     fileActions: file.list(),
-    now: () => Date.now() + ctx.calendar.clockOffsetMs,
+    now,
     tickMs: config.corporateActionsTickMs,
     confirmations: config.indexer.confirmations,
     logger,

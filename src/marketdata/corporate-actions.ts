@@ -44,7 +44,7 @@ export const DEFAULT_CORPORATE_ACTIONS_PATH = fileURLToPath(new URL('../../confi
 const KEYS = new Set(['symbol', 'type', 'exDate', 'recordDate', 'ratio', 'amount', 'currency']);
 const SYMBOL_RE = /^[A-Z0-9][A-Z0-9._-]{0,31}$/;
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
-const RATIO_RE = /^([1-9]\d{0,5}):([1-9]\d{0,5})$/;
+export const SPLIT_RATIO_RE = /^([1-9]\d{0,5}):([1-9]\d{0,5})$/;
 const AMOUNT_RE = /^(0|[1-9]\d*)(\.\d{1,8})?$/;
 const CURRENCY_RE = /^[A-Z]{3}$/;
 
@@ -89,8 +89,8 @@ export function parseCorporateAction(raw: unknown, at: (field: string) => string
   }
   const dates = recordDate === undefined ? { exDate } : { exDate, recordDate: recordDate as string };
   if (type === 'SPLIT') {
-    if (typeof ratio !== 'string' || !RATIO_RE.test(ratio)) throw new ValidationError(at('ratio'), 'required for a SPLIT, like "10:1"');
-    const [, to, from] = RATIO_RE.exec(ratio) as RegExpExecArray;
+    if (typeof ratio !== 'string' || !SPLIT_RATIO_RE.test(ratio)) throw new ValidationError(at('ratio'), 'required for a SPLIT, like "10:1"');
+    const [, to, from] = SPLIT_RATIO_RE.exec(ratio) as RegExpExecArray;
     if (to === from) throw new ValidationError(at('ratio'), 'must change the share count');
     if (amount !== undefined) throw new ValidationError(at('amount'), 'only for a DIVIDEND');
     if (currency !== undefined) throw new ValidationError(at('currency'), 'only for a DIVIDEND');

@@ -6,6 +6,7 @@
  * candle depends only on (seed, symbol, minute, previous close), the backfill is the history the
  * process would have written had it kept running.
  */
+import { BASE_MULTIPLIER, multiplierAfter, splitPrice, splitsThrough, type PriceSplit } from './price-splits.ts';
 import { performance } from 'node:perf_hooks';
 import { withTransaction } from '../storage/transaction.ts';
 import type { DbExecutor } from '../storage/database.ts';
@@ -45,6 +46,12 @@ export interface SeedHistoryOptions {
   logger?: MarketDataLogger;
   /** Pins in force (price-pins.ts), by symbol: the minutes from a pin's `setAt` on stand at its price. */
   pins?: ReadonlyMap<string, PricePin>;
+  /**
+   * The listed stocks' splits (price-splits.ts): a backfilled path crossing a split's minute goes on
+   * from its price divided by the ratio, as the live simulator's does. A split at or before the
+   * last stored minute is already in the stored prices.
+   */
+  splits?: readonly PriceSplit[];
 }
 
 /** The path events of the minute opening at `minute` under `pin`: none before the pin was set. */
@@ -64,6 +71,9 @@ export interface SymbolHistoryState {
   pin: string | undefined;
   /** The path events of `minute` so far. */
   events: PathEvent[];
+  /** The share multiplier the prices are in at `minute`, and the splits (ids) that made it. */
+  multiplier: bigint;
+  splitsApplied: string[];
 }
 
 export interface SeedHistoryResult {
@@ -168,6 +178,13 @@ export async function seedHistory(opts: SeedHistoryOptions): Promise<SeedHistory
       from = freshStart;
     }
 
+    const symbolSplits = splitsThrough(opts.splits ?? [], spec.symbol, currentMinute);
+    const storedThrough = latest?.openTime ?? Number.NEGATIVE_INFINITY;
+    /** `prevClose` as the minute `m` starts: divided by a split taking effect then. */
+    const crossSplits = (m: number): void => {
+      for (const split of symbolSplits) if (split.at === m && m > storedThrough) prevClose = splitPrice(prevClose, split);
+    };
+
     // The roll-up of `from`'s UTC day also needs that day's stored minutes before `from`.
     const firstDay = bucketStart(Math.min(from, currentMinute), '1d');
     const before = from > firstDay
@@ -183,12 +200,14 @@ export async function seedHistory(opts: SeedHistoryOptions): Promise<SeedHistory
       const generated: Candle[] = [];
       const end = Math.min(day + DAY, currentMinute);
       for (let m = Math.max(from, day); m < end; m += MINUTE) {
+        crossSplits(m);
         if (!isOpen(m)) continue;
         const c = source.minuteCandle(spec, m, prevClose, pinEventsFor(pin, m));
         generated.push(c);
         prevClose = c.close;
       }
       if (day === todayStart) {
+        if (from <= currentMinute) crossSplits(currentMinute);
         minutePrevClose = prevClose;
         completedToday = (day === firstDay ? before.concat(generated) : generated).filter((c) => c.openTime >= todayStart && c.openTime < currentMinute);
         if (from <= currentMinute && isOpen(currentMinute)) generated.push(source.tick(spec, now, prevClose, events).candle);
@@ -216,6 +235,8 @@ export async function seedHistory(opts: SeedHistoryOptions): Promise<SeedHistory
       completedToday,
       pin: events.length > 0 ? pin!.price : undefined,
       events,
+      multiplier: symbolSplits.reduce(multiplierAfter, BASE_MULTIPLIER),
+      splitsApplied: symbolSplits.map((x) => x.id),
     });
   }
 

@@ -23,6 +23,7 @@
  *   progress (a trade that arrives after a quote of the next minute) adds its volume only.
  *   After a restart the candle of the current minute and the day's finished minutes are read back.
  */
+import { BASE_MULTIPLIER, multiplierThrough, type PriceSplit } from './price-splits.ts';
 import type { DbExecutor } from '../storage/database.ts';
 import { latestCandle, listCandles } from '../storage/candle-store.ts';
 import { listQuotes as readStoredQuotes } from '../storage/quote-store.ts';
@@ -46,6 +47,12 @@ export type LiveQuoteCalendar = Pick<MarketCalendar, 'isOpen'> & Partial<Pick<Ma
 
 export interface LiveQuoteServiceOptions {
   db: DbExecutor;
+  /**
+   * The listed stocks' splits (price-splits.ts), read at most once a second: a quote stamped at or
+   * after a split's moment is in post-split shares (the provider's prices are, from the ex-date on)
+   * and carries the multiplier it is in. A failed read keeps the last list.
+   */
+  readSplits?: () => Promise<readonly PriceSplit[]>;
   /** The symbols the sources quote (the listed stocks). */
   symbols: readonly SymbolSpec[];
   /** Primary first: its quotes are the ones written and traded on; the others only check it. */
@@ -185,7 +192,24 @@ export function createLiveQuoteService(opts: LiveQuoteServiceOptions): LiveQuote
     addPoint(st, Math.min(trade.sourceTime, trade.receivedAt), trade.price, trade.size);
   };
 
-  const quoteOf = (tick: SourceTick, timestamp: number): Quote => ({ symbol: tick.symbol, bid: tick.bid, ask: tick.ask, last: tick.last, timestamp });
+  let splits: readonly PriceSplit[] = [];
+  let splitsReadAt = Number.NEGATIVE_INFINITY;
+  const pollSplits = async (t: number): Promise<void> => {
+    if (!opts.readSplits || t - splitsReadAt < 1_000) return;
+    splitsReadAt = t;
+    try {
+      splits = await opts.readSplits();
+    } catch (err) {
+      log?.warn({ err }, 'live quotes: reading the splits failed; keeping the last ones known');
+    }
+  };
+
+  const quoteOf = (tick: SourceTick, timestamp: number): Quote => {
+    const q: Quote = { symbol: tick.symbol, bid: tick.bid, ask: tick.ask, last: tick.last, timestamp };
+    const multiplier = multiplierThrough(splits, tick.symbol, timestamp);
+    if (multiplier !== BASE_MULTIPLIER) q.multiplier = multiplier.toString();
+    return q;
+  };
 
   /** Logs each change of a symbol's verdict: a halt at warn with its reasons, the end of one at info. */
   const noteStatus = (st: LiveSymbol, s: SymbolStatus): void => {
@@ -198,6 +222,7 @@ export function createLiveQuoteService(opts: LiveQuoteServiceOptions): LiveQuote
 
   const runFlush = async (): Promise<void> => {
     const t = now();
+    await pollSplits(t);
     const fresh: Quote[] = [];
     for (const s of guard.statuses(t)) {
       const st = states.get(s.symbol)!;

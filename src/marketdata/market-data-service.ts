@@ -21,6 +21,7 @@ import { createGbmSource, type MarketDataSource, type PathEvent } from './gbm-so
 import type { MarketCalendar } from './market-calendar.ts';
 import { DEFAULT_HISTORY_DAYS, DEFAULT_MARKETDATA_SEED, seedHistory, type MarketDataLogger } from './history-seeder.ts';
 import { readPricePins, type PricePin } from './price-pins.ts';
+import { BASE_MULTIPLIER, multiplierAfter, splitPrice, type PriceSplit } from './price-splits.ts';
 
 export type QuoteListener = (quote: Quote) => void;
 
@@ -42,6 +43,12 @@ export interface MarketDataServiceOptions {
   now?: () => number;
   /** Schedule ticks on a timer after start. Default true; false leaves ticking to `tick()` (tests). */
   autoTick?: boolean;
+  /**
+   * The splits of the listed stocks (price-splits.ts), read at start and before every tick: at a
+   * split's minute the symbol's path goes on from its price divided by the ratio, and its quotes
+   * carry the multiplier they are stated in. A failed read keeps the last list.
+   */
+  readSplits?: () => Promise<readonly PriceSplit[]>;
 }
 
 /**
@@ -81,6 +88,9 @@ interface SymbolState {
   events: PathEvent[];
   /** Time of the last tick (pin changes never reach back before it). */
   lastTime: number;
+  /** The share multiplier the prices are in, and the splits already in them. */
+  multiplier: bigint;
+  splitsApplied: Set<string>;
 }
 
 
@@ -101,6 +111,8 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
   let writtenAt: number | undefined;
   let pins = new Map<string, PricePin>();
   let pinsFailing = false;
+  let splits: readonly PriceSplit[] = [];
+  let splitsFailing = false;
   const symbolNames = symbols.map((s) => s.symbol);
 
   let started: Promise<void> | undefined;
@@ -108,7 +120,27 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
   // Ticks never overlap: a tick asked for while one runs follows it.
   const runs = serialRuns(() => runTick(), (err: unknown) => log?.error({ err }, 'marketdata: tick failed'));
 
-  const advance = (st: SymbolState, time: number, pin: PricePin | undefined): Quote => {
+  /**
+   * Splits of the symbol due by the start of `st.minute` and not yet in its prices: the path goes on
+   * from the price divided by the ratio. One read late (added after its minute began) applies at
+   * the next minute's start, never inside a minute already under way.
+   */
+  const applySplits = (st: SymbolState): void => {
+    for (const split of splits) {
+      if (split.symbol !== st.spec.symbol || split.at > st.minute || st.splitsApplied.has(split.id)) continue;
+      st.splitsApplied.add(split.id);
+      // A pin is the operator's price and stands as set (docs/corporate-actions.md, "Splits").
+      st.prevClose = splitPrice(st.prevClose, split);
+      st.multiplier = multiplierAfter(st.multiplier, split);
+      log?.info({ symbol: st.spec.symbol, split: split.id, ratio: `${split.numerator}:${split.denominator}`, price: st.prevClose }, 'marketdata: split applied to the price path');
+    }
+  };
+
+  const stamped = (st: SymbolState, q: Quote): Quote => (st.multiplier === BASE_MULTIPLIER ? q : { ...q, multiplier: st.multiplier.toString() });
+
+  const advance = (st: SymbolState, time: number, pin: PricePin | undefined): Quote => stamped(st, advancePath(st, time, pin));
+
+  const advancePath = (st: SymbolState, time: number, pin: PricePin | undefined): Quote => {
     const isOpen = st.isOpen;
     const minute = Math.floor(time / MINUTE) * MINUTE;
     // Finish every minute the clock has passed (normally one; more after a stalled event loop),
@@ -120,6 +152,7 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
         st.prevClose = full.close;
       }
       st.minute += MINUTE;
+      applySplits(st);
       st.events = st.pin === undefined ? [] : [{ time: st.minute, price: st.pin }];
     }
     const price = pin?.price;
@@ -157,8 +190,22 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
     return pins;
   };
 
+  /** The splits at this tick; on a failed read the last ones known. */
+  const pollSplits = async (): Promise<void> => {
+    if (!opts.readSplits) return;
+    try {
+      splits = await opts.readSplits();
+      if (splitsFailing) log?.info({}, 'marketdata: splits readable again');
+      splitsFailing = false;
+    } catch (err) {
+      if (!splitsFailing) log?.error({ err }, 'marketdata: reading the splits failed; keeping the last ones known');
+      splitsFailing = true;
+    }
+  };
+
   const runTick = async (): Promise<void> => {
     const tickPins = await pollPins();
+    await pollSplits();
     const time = now();
     const fresh: Quote[] = [];
     for (const st of states) {
@@ -181,9 +228,11 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
     // The backfill honours pins in force; the first tick reads them again.
     const startPins = await readPricePins(opts.db, symbolNames);
     pins = startPins;
+    if (opts.readSplits) splits = await opts.readSplits();
     const history = await seedHistory({
       db: opts.db,
       pins: startPins,
+      splits,
       symbols,
       source,
       seed,
@@ -207,6 +256,8 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
         pin: h.pin,
         events: h.events,
         lastTime: startTime,
+        multiplier: h.multiplier,
+        splitsApplied: new Set(h.splitsApplied),
       });
     }
     running = true;

@@ -3,7 +3,7 @@ import { kyselyOf, type DbExecutor } from './database.ts';
 import type { QuotesTable } from './schema.ts';
 import { withTransaction } from './transaction.ts';
 
-// 5 columns per row; 1000 rows stays far under both engines' bound-parameter limits.
+// 6 columns per row; 1000 rows stays far under both engines' bound-parameter limits.
 const CHUNK_ROWS = 1_000;
 
 /** A symbol's latest stored quote: prices are decimal strings, timestamp is ms since the epoch. */
@@ -13,10 +13,17 @@ export interface QuoteRecord {
   ask: string;
   last: string;
   timestamp: number;
+  /**
+   * The stock's share multiplier the prices are stated in (decimal string, src/marketdata/price-splits.ts);
+   * absent for a stock that never split (1e18).
+   */
+  multiplier?: string;
 }
 
 function fromRow(row: Selectable<QuotesTable>): QuoteRecord {
-  return { symbol: row.symbol, bid: row.bid, ask: row.ask, last: row.last, timestamp: Number(row.timestamp) };
+  const q: QuoteRecord = { symbol: row.symbol, bid: row.bid, ask: row.ask, last: row.last, timestamp: Number(row.timestamp) };
+  if (row.multiplier !== null) q.multiplier = row.multiplier;
+  return q;
 }
 
 /** Inserts or replaces each symbol's quote (last write wins; a later entry for a symbol beats an earlier one). */
@@ -32,6 +39,7 @@ export async function upsertQuotes(db: DbExecutor, quotes: readonly QuoteRecord[
         ask: q.ask,
         last: q.last,
         timestamp: q.timestamp,
+        multiplier: q.multiplier ?? null,
       }));
       await tx
         .insertInto('quotes')
@@ -42,6 +50,7 @@ export async function upsertQuotes(db: DbExecutor, quotes: readonly QuoteRecord[
             ask: eb.ref('excluded.ask'),
             last: eb.ref('excluded.last'),
             timestamp: eb.ref('excluded.timestamp'),
+            multiplier: eb.ref('excluded.multiplier'),
           })),
         )
         .execute();

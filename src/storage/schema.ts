@@ -49,6 +49,8 @@ export interface QuotesTable {
   ask: string;
   last: string;
   timestamp: number;
+  /** The stock's share multiplier the prices are in; null: never split (0025). */
+  multiplier: string | null;
 }
 
 export interface MetaTable {

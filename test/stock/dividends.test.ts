@@ -261,7 +261,9 @@ describe.each(testDatabases)('cash dividends on anvil ($name)', ({ open }) => {
     expect(await refused({ symbol: 'AAPL', type: 'DIVIDEND', exDate, amount: '0.5' })).toBe(`exDate: AAPL already has a corporate action on ${exDate}`);
     // The file's SPY action takes the date too.
     expect(await refused({ symbol: 'SPY', type: 'DIVIDEND', exDate, amount: '0.5' })).toBe(`exDate: SPY already has a corporate action on ${exDate}`);
-    expect(await refused({ symbol: 'AAPL', type: 'SPLIT', exDate: newYorkDate(clock + 9 * DAY), ratio: '2:1' })).toMatch(/^type: only dividends can be scheduled/);
+    // A split of zero, or one that leaves the share count as it is.
+    expect(await refused({ symbol: 'AAPL', type: 'SPLIT', exDate: newYorkDate(clock + 9 * DAY), ratio: '0:1' })).toBe('ratio: required for a SPLIT, like "10:1"');
+    expect(await refused({ symbol: 'AAPL', type: 'SPLIT', exDate: newYorkDate(clock + 9 * DAY), ratio: '2:2' })).toBe('ratio: must change the share count');
     expect(await refused({ symbol: 'AAPL', type: 'DIVIDEND', exDate: newYorkDate(clock + 9 * DAY), amount: '0' })).toMatch(/^amount: /);
     // Nothing was stored by the refusals: the day's actions are the ones added above.
     expect((await registry.list()).filter((r) => r.exDate === exDate).map((r) => r.symbol).sort()).toEqual(['AAPL', 'MSFT', 'NVDA', 'SPY', 'TSLA']);

@@ -12,6 +12,9 @@
  */
 import { AppError } from '../../errors/app-error.ts';
 import { createMarketDataService, type QuoteFeed } from '../../marketdata/market-data-service.ts';
+import { loadCorporateActions, newYorkDate } from '../../marketdata/corporate-actions.ts';
+import { ceilToMinute, priceSplitsOf } from '../../marketdata/price-splits.ts';
+import { listCorporateActions } from '../../stock/corporate-actions/corporate-action-store.ts';
 import { combineQuoteFeeds, createLiveQuoteService, liveQuoteDetail, liveQuoteMetrics, type LiveQuoteService } from '../../marketdata/live-quote-service.ts';
 import { createAlpacaStreamSource } from '../../marketdata/sources/alpaca-stream-source.ts';
 import { createPythHermesSource, PYTH_DEMO_FEED_IDS } from '../../marketdata/sources/pyth-hermes-source.ts';
@@ -25,6 +28,13 @@ export async function startMarketDataRole(ctx: StackContext): Promise<() => Prom
   const { config } = ctx;
   // The stocks, and the crypto indices of the perpetual venue (simulated only, 24/7).
   const all = [...ctx.symbols, ...PERP_INDEX_SYMBOLS.filter((p) => !ctx.symbols.some((s) => s.symbol === p.symbol))];
+  // Splits move the simulator's prices at their minute (wall clock: the simulator's), and stamp the
+  // quotes with the multiplier they are in (docs/corporate-actions.md, "Splits").
+  const fileActions = (await loadCorporateActions(config.corporateActionsFile)).list();
+  const venueStartDate = newYorkDate(ctx.chain.deployment.deployedAt);
+  const offset = ctx.calendar.clockOffsetMs;
+  const readSplits = async () =>
+    priceSplitsOf(fileActions, await listCorporateActions(ctx.db), venueStartDate, offset).map((s) => ({ ...s, at: ceilToMinute(s.at - offset) }));
   const simulator = (symbols: readonly SymbolSpec[]) =>
     createMarketDataService({
       db: ctx.db,
@@ -34,6 +44,7 @@ export async function startMarketDataRole(ctx: StackContext): Promise<() => Prom
       tickMs: config.marketDataTickMs,
       historyDays: config.historyDays,
       logger: ctx.logger,
+      readSplits,
     });
 
   let feed: QuoteFeed;
@@ -54,6 +65,8 @@ export async function startMarketDataRole(ctx: StackContext): Promise<() => Prom
       maxDivergenceBps: config.quoteSource.maxDivergenceBps,
       recoverAfterMs: config.quoteSource.recoverAfterMs,
       requireAllSources: config.quoteSource.requireAllSources,
+      // The live service's clock is the wall clock: the splits' moments are moved onto it.
+      readSplits,
       calendar: ctx.calendar,
       logger: ctx.logger,
     });

@@ -3,7 +3,8 @@
  * that feed it: the sequencer around the pure engine, journalled in the database; the projector of
  * its events into the history tables; the collateral task crediting the MarginVault's indexed
  * deposits; the mark-price and funding tasks fed by market data (stock quotes for the stock
- * perpetuals, the simulator's BTC and ETH); the liquidity pool's quoter; and, in demo mode, the
+ * perpetuals, the simulator's BTC and ETH), with the stock perpetuals' closed-market flag and the
+ * split task that applies stock splits to them at the ex-date; the liquidity pool's quoter; and, in demo mode, the
  * market maker and a demo taker whose small market orders give a new install trades. One per
  * database.
  *
@@ -40,6 +41,10 @@ import { createPerpStreamTask, type PerpStreamTask } from '../../perp/streams/pe
 import { createMarketService } from '../../perp/market-service.ts';
 import { startGuarded } from '../stop-list.ts';
 import { startIndexOracle } from '../oracle-wiring.ts';
+import { loadCorporateActions, newYorkDate } from '../../marketdata/corporate-actions.ts';
+import { quoteSessionOpen } from '../../marketdata/live-quote-service.ts';
+import { createSplitTask } from '../../perp/workers/split-task.ts';
+import { listCorporateActions } from '../../stock/corporate-actions/corporate-action-store.ts';
 
 export async function startPerpEngineRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config, logger, db } = ctx;
@@ -142,16 +147,34 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     }
 
     const quotes = await ctx.quotes();
+    const indexTime = (symbol: string) => quotes.getQuote(indexSymbolOf(symbol))?.timestamp;
+    // Stock splits (docs/perp-risk.md "Stock splits"): applied to the stock perpetuals at the ex-date
+    // moment on the market calendar's clock; until then, and for a quote from before it, the index
+    // of that instrument is withheld (no mark, no funding sample), so post-split prices never meet
+    // pre-split positions. One round first, so the table's splits are known before any mark.
+    const stockVenueStart = ctx.chain.deployment.deployedAt;
+    const perpVenueStart = perpDeploymentOf(ctx.chain.record)!.deployedAt;
+    const splits = createSplitTask({
+      listStored: () => listCorporateActions(db), gateway, engine, fileActions: (await loadCorporateActions(config.corporateActionsFile)).list(),
+      venueStartDate: newYorkDate(Math.max(stockVenueStart, perpVenueStart)), clockOffsetMs: ctx.calendar.clockOffsetMs, logger,
+    });
+    await splits.runOnce().catch((err) => logger.warn({ err }, 'perp splits: first round failed'));
+    splits.start();
+    stops.add(() => splits.stop());
     const index: IndexSource = (symbol, tickSize) => {
       const q = quotes.getQuote(indexSymbolOf(symbol));
+      if (splits.indexPaused(symbol, q)) return undefined;
       return q ? midTicks(q.bid, q.ask, tickSize) : undefined;
     };
-    const indexTime = (symbol: string) => quotes.getQuote(indexSymbolOf(symbol))?.timestamp;
+    // A stock perpetual trades 24/7; while its stock's market is closed (the calendar the stock
+    // side and its quotes follow) its band is wider (docs/perp-risk.md "Closed-market band").
+    const sessionOpen = new Map(ctx.symbols.map((spec) => [spec.symbol, quoteSessionOpen(ctx.calendar, spec)]));
+    const marketOpen = (symbol: string) => sessionOpen.get(indexSymbolOf(symbol))?.(Date.now() + ctx.calendar.clockOffsetMs) ?? true;
     // The index is checked against the on-chain price feeds the executor's fills are (docs/market-data.md,
     // "On-chain oracle"): read only, no key; an index too far from its feed is withheld.
     const indexOracle = await startIndexOracle(ctx);
     stops.add(() => indexOracle.stop());
-    const mark = createMarkPriceTask({ gateway, engine, index, indexTime, intervalMs: config.perp.markIntervalMs, logger, oracle: indexOracle.oracle });
+    const mark = createMarkPriceTask({ gateway, engine, index, indexTime, marketOpen, intervalMs: config.perp.markIntervalMs, logger, oracle: indexOracle.oracle });
     mark.start();
     stops.add(() => mark.stop());
     const funding = createFundingTask({ gateway, engine, index, sampleMs: config.perp.fundingSampleMs, intervalMs: config.perp.fundingIntervalMs, logger });

@@ -125,6 +125,29 @@ export interface SetMarkPriceCommand extends CommandBase {
   indexPriceTicks: number;
   /** When the index was observed (ms); default `ts`. Liquidation pauses on an index older than indexStaleMs. */
   indexTs?: number;
+  /**
+   * Whether the underlying's market is open (default true). `false` while a stock perpetual trades
+   * on a closed market's last index: its price band widens (risk/price-band.ts, docs/perp-risk.md).
+   * The caller reads the market calendar; the engine keeps no clock.
+   */
+  marketOpen?: boolean;
+}
+
+/**
+ * A stock split applied to the stock perpetual on it (docs/perp-risk.md "Stock splits"): `ratioTo`
+ * new shares for every `ratioFrom` old ones. Positions, open orders, trigger orders, mark, index and
+ * last trade are rescaled in this one command; a repeat of the action id on the instrument is a
+ * no-op (answered `duplicate: true`).
+ */
+export interface ApplySplitCommand extends CommandBase {
+  kind: 'applySplit';
+  symbol: string;
+  /** The corporate action's id (`AAPL-2026-11-26`): the idempotency key, kept in the engine's state. */
+  actionId: string;
+  /** New shares, a positive integer ≤ 1 000 000 (`10` of 10:1). */
+  ratioTo: number;
+  /** Old shares, a positive integer ≤ 1 000 000, not equal to ratioTo. */
+  ratioFrom: number;
 }
 
 /** Lists an instrument (journalled, so a replay reproduces the settings the venue traded under). */
@@ -202,7 +225,8 @@ export type EngineCommand =
   | SettleWithdrawalCommand
   | AddLiquidityCommand
   | RemoveLiquidityCommand
-  | CancelAllAfterCommand;
+  | CancelAllAfterCommand
+  | ApplySplitCommand;
 
 export type CommandKind = EngineCommand['kind'];
 
@@ -226,7 +250,9 @@ export type OrderStatus = 'UNTRIGGERED' | 'NEW' | 'PARTIALLY_FILLED' | 'FILLED' 
  */
 export type DoneReason =
   | 'FILLED' | 'USER_CANCEL' | 'IOC_REMAINDER' | 'SELF_TRADE_PREVENTION' | 'REDUCE_ONLY' | 'LIQUIDATION' | 'CANCEL_AFTER'
-  | 'POSITION_CLOSED' | 'INSUFFICIENT_MARGIN' | 'PRICE_BAND' | 'POST_ONLY_WOULD_CROSS';
+  | 'POSITION_CLOSED' | 'INSUFFICIENT_MARGIN' | 'PRICE_BAND' | 'POST_ONLY_WOULD_CROSS'
+  /** A stock split left the order's remainder under one whole lot, or its price beyond the instrument's range. */
+  | 'SPLIT';
 
 export interface OrderAcceptedEvent extends EventBase {
   type: 'orderAccepted';
@@ -285,6 +311,8 @@ export interface OrderAmendedEvent extends EventBase {
   remainingLots: number;
   /** True when the order kept its place in the queue (same price, smaller size). */
   keptPriority: boolean;
+  /** A trigger order's new trigger price (only from a split, which rescales waiting trigger orders). */
+  triggerPriceTicks?: number;
 }
 
 export interface OrderRestingEvent extends EventBase {
@@ -360,7 +388,9 @@ export type BalanceReason =
   | 'badDebt'
   /** A position taken over by the pool, or closed against another by auto-deleveraging. */
   | 'liquidation'
-  | 'adl';
+  | 'adl'
+  /** A stock split's remainder below whole lots, closed against the pool at the mark (cash in lieu). */
+  | 'split';
 
 export interface BalanceChangedEvent extends EventBase {
   type: 'balanceChanged';
@@ -400,6 +430,27 @@ export interface MarkPriceEvent extends EventBase {
   symbol: string;
   markPriceTicks: number;
   indexPriceTicks: number;
+  /** Present (false) only while the underlying's market is closed (the wider band is in force). */
+  marketOpen?: false;
+}
+
+/** A stock split applied to an instrument (its positions, orders and prices follow as their own events). */
+export interface SplitEvent extends EventBase {
+  type: 'split';
+  symbol: string;
+  actionId: string;
+  ratioTo: number;
+  ratioFrom: number;
+  /** Mark, index and last trade after the split. */
+  markPriceTicks: number;
+  indexPriceTicks: number;
+  lastTradePriceTicks: number;
+  /** Positions rescaled, and those of them whose remainder below whole lots was closed against the pool. */
+  positions: number;
+  remainders: number;
+  /** Open orders rescaled, and cancelled (reason SPLIT). */
+  ordersAdjusted: number;
+  ordersCanceled: number;
 }
 
 export interface LeverageChangedEvent extends EventBase {
@@ -525,6 +576,7 @@ export type EngineEvent =
   | FundingPaymentEvent
   | FundingAppliedEvent
   | MarkPriceEvent
+  | SplitEvent
   | LeverageChangedEvent;
 
 export type EventType = EngineEvent['type'];
@@ -607,11 +659,16 @@ export interface LiquidityAccepted extends Accepted {
   lockedUntil: number;
 }
 
+export interface SplitAccepted extends Accepted {
+  /** True when the action id was applied to the instrument before: nothing happened now. */
+  duplicate: boolean;
+}
+
 export type PlaceOrderResult = PlaceOrderAccepted | Rejected;
 export type AmendOrderResult = AmendAccepted | Rejected;
 export type CancelOrdersResult = CancelOrdersAccepted | Rejected;
 export type CancelAllResult = CancelAllAccepted | Rejected;
-export type CommandResult = Accepted | PlaceOrderAccepted | AmendAccepted | CancelOrdersAccepted | CancelAllAccepted | WithdrawalAccepted | LiquidityAccepted | Rejected;
+export type CommandResult = Accepted | PlaceOrderAccepted | AmendAccepted | CancelOrdersAccepted | CancelAllAccepted | WithdrawalAccepted | LiquidityAccepted | SplitAccepted | Rejected;
 
 // ---------------------------------------------------------------------------------------------
 // Read models for the API.
@@ -750,6 +807,10 @@ export interface InstrumentStateSnapshot {
   lastTradePriceTicks: number;
   lastFundingTs: number;
   lastFundingRateE9: string;
+  /** Present (true) only while the underlying's market is closed: a snapshot without it is one from before the rule. */
+  marketClosed?: true;
+  /** Present only once a split was applied: the action ids, sorted. */
+  splits?: string[];
 }
 
 export interface ClientOrderSnapshot extends OrderOutcome {

@@ -19,6 +19,7 @@ import { addInstrumentCommand, updateInstrumentCommand } from './commands/instru
 import { addLiquidityCommand, removeLiquidityCommand } from './commands/liquidity-commands.ts';
 import { applyFundingCommand, setMarkPriceCommand } from './commands/market-commands.ts';
 import { placeOrderCommand } from './commands/place-order-command.ts';
+import { applySplitCommand } from './commands/split-command.ts';
 import { adjustMarginCommand, setLeverageCommand } from './commands/position-commands.ts';
 import type {
   Accepted,
@@ -27,6 +28,7 @@ import type {
   AmendOrderCommand,
   AmendOrderResult,
   ApplyFundingCommand,
+  ApplySplitCommand,
   CancelAllCommand,
   CancelAllResult,
   CancelOrderCommand,
@@ -44,6 +46,7 @@ import type {
   Rejected,
   SetLeverageCommand,
   SetMarkPriceCommand,
+  SplitAccepted,
   WithdrawCommand,
 } from './engine-types.ts';
 import { DEFAULT_INSTRUMENTS, instrumentSpec, type InstrumentConfig, type InstrumentSpec } from './instruments.ts';
@@ -62,6 +65,8 @@ export { DEFAULT_LEVERAGE, FEE_ACCOUNT, INSURANCE_ACCOUNT, POOL_ACCOUNT } from '
 export { MAX_BATCH_CANCEL } from './commands/cancel-commands.ts';
 export { MAX_FUNDING_RATE_E9 } from './commands/market-commands.ts';
 export { MIN_CANCEL_AFTER_MS, MAX_CANCEL_AFTER_MS } from './commands/cancel-after-command.ts';
+export { MAX_SPLIT_RATIO } from './commands/split-command.ts';
+export { CLOSED_MARKET_BAND_FACTOR, effectiveBandPpm } from './risk/price-band.ts';
 export { MAX_AMOUNT } from './state/validate.ts';
 export { PARTIAL_COOLDOWN_MS, PARTIAL_NOTIONAL, PARTIAL_STEP_PPM } from './risk/liquidation.ts';
 
@@ -113,6 +118,8 @@ function dispatch(s: EngineState, plan: MatchPlan, cmd: EngineCommand): CommandR
       return removeLiquidityCommand(s, cmd);
     case 'cancelAllAfter':
       return cancelAllAfterCommand(s, cmd);
+    case 'applySplit':
+      return applySplitCommand(s, cmd);
     default: {
       const unknown: never = cmd;
       return reject('INVALID', `kind: unknown command ${JSON.stringify((unknown as { kind?: unknown }).kind)}`);
@@ -228,6 +235,9 @@ export class PerpEngine {
   applyFunding(cmd: ApplyFundingCommand): Accepted | Rejected {
     return this.apply({ ...cmd, kind: 'applyFunding' }) as Accepted | Rejected;
   }
+  applySplit(cmd: ApplySplitCommand): SplitAccepted | Rejected {
+    return this.apply({ ...cmd, kind: 'applySplit' }) as SplitAccepted | Rejected;
+  }
 
   // ===========================================================================================
   // Reads (for the API and the workers).
@@ -268,6 +278,17 @@ export class PerpEngine {
       markPriceTicks: inst.markTicks, indexPriceTicks: inst.indexTicks, markTs: inst.markTs, indexTs: inst.indexTs,
       lastTradePriceTicks: inst.lastTradeTicks, lastFundingTs: inst.lastFundingTs, lastFundingRateE9: inst.lastFundingRateE9,
     };
+  }
+
+  /** Whether the split with this corporate action id was applied to the instrument. */
+  splitApplied(symbol: string, actionId: string): boolean {
+    return this.s.instruments.get(symbol)?.splits.has(actionId) ?? false;
+  }
+
+  /** Whether the last mark command said the underlying's market was open (the narrower band is in force). */
+  marketOpen(symbol: string): boolean | undefined {
+    const inst = this.s.instruments.get(symbol);
+    return inst === undefined ? undefined : !inst.marketClosed;
   }
 
   /** Whether liquidation may act on the instrument at `ts` (a mark, and an index no older than indexStaleMs). */

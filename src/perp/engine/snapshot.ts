@@ -22,6 +22,9 @@ export function snapshotOf(s: EngineState): EngineSnapshot {
   const instruments = [...s.instruments.values()].map((i) => ({
     config: configOf(i.spec), markPriceTicks: i.markTicks, indexPriceTicks: i.indexTicks, markTs: i.markTs, indexTs: i.indexTs,
     lastTradePriceTicks: i.lastTradeTicks, lastFundingTs: i.lastFundingTs, lastFundingRateE9: i.lastFundingRateE9.toString(),
+    // Only when set: a snapshot of an engine that never saw a closed market or a split is what it was before these existed.
+    ...(i.marketClosed ? { marketClosed: true as const } : {}),
+    ...(i.splits.size > 0 ? { splits: [...i.splits].sort(byString) } : {}),
   }));
   const accounts: AccountSnapshot[] = [...s.accounts.values()]
     .sort((a, b) => byString(a.address, b.address))
@@ -81,6 +84,8 @@ export function restoreState(snap: EngineSnapshot): EngineState {
     inst.lastTradeTicks = i.lastTradePriceTicks;
     inst.lastFundingTs = i.lastFundingTs;
     inst.lastFundingRateE9 = BigInt(i.lastFundingRateE9);
+    inst.marketClosed = i.marketClosed === true;
+    for (const id of i.splits ?? []) inst.splits.add(id);
   }
   for (const a of snap.accounts) {
     const acct = s.accounts.get(a.account) ?? s.createAccount(a.account);

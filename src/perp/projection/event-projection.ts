@@ -61,6 +61,8 @@ export const BALANCE_REASONS: Readonly<Record<BalanceReason, PerpTransactionType
   badDebt: 'BAD_DEBT',
   liquidation: 'LIQUIDATION',
   adl: 'ADL',
+  // A split's remainder closed against the pool at the mark: realised PnL of the account's position.
+  split: 'REALISED_PNL',
 };
 
 export interface ProjectedBatch {
@@ -198,6 +200,8 @@ export function projectEvents(
         if (o !== undefined) {
           o.priceTicks = e.priceTicks;
           o.sizeLots = e.sizeLots;
+          // A split rescales a waiting trigger order's trigger too.
+          if (e.triggerPriceTicks !== undefined) o.triggerPriceTicks = e.triggerPriceTicks;
           o.updatedAt = e.ts;
         }
         break;

@@ -41,6 +41,7 @@ const COMMAND_BIGINTS: { readonly [K in EngineCommand['kind']]: BigintFieldSet<C
   addLiquidity: { amount: true },
   removeLiquidity: { shares: true },
   cancelAllAfter: {},
+  applySplit: {},
 };
 
 const EVENT_BIGINTS: { readonly [T in EngineEvent['type']]: BigintFieldSet<EventOf<T>> } = {
@@ -55,6 +56,7 @@ const EVENT_BIGINTS: { readonly [T in EngineEvent['type']]: BigintFieldSet<Event
   fundingPayment: { rateE9: true, amount: true },
   fundingApplied: { rateE9: true, paid: true, received: true, remainder: true },
   markPrice: {},
+  split: {},
   leverageChanged: {},
   instrumentConfigured: {},
   withdrawal: { amount: true },

@@ -177,6 +177,8 @@ export function createPerpStreamTask(opts: PerpStreamTaskOptions): PerpStreamTas
           movedMarks.add(ev.symbol);
           break;
         case 'instrumentConfigured':
+        case 'split':
+          // A split reprices the whole book at once.
           bookSymbols.add(ev.symbol);
           break;
         default:

@@ -24,6 +24,10 @@ import { EMPTY_BASIS, markPrice, type BasisEma } from '../pricing/mark-price.ts'
 import type { EngineGateway } from '../sequencer/engine-gateway.ts';
 import { oracleVerdict, type FeedAnswer, type OracleVerdict } from '../../marketdata/oracle-publisher.ts';
 import { indexSymbolOf } from '../pricing/index-price.ts';
+import { effectiveBandPpm } from '../engine/risk/price-band.ts';
+
+/** The mark's band around the index with the market open (pricing/mark-price.ts's default, ±5 %). */
+export const MARK_INDEX_BAND_PPM = 50_000;
 
 /** The index of a perp symbol in ticks of the instrument, or undefined when no quote is known. */
 export type IndexSource = (symbol: string, tickSize: string) => bigint | undefined;
@@ -79,6 +83,12 @@ export interface MarkPriceTaskOptions {
   heartbeatMs?: number;
   /** The on-chain check of the index; unset: the index is used as market data gives it. */
   oracle?: IndexOracle;
+  /**
+   * Whether the market of the instrument's underlying is open now (the market calendar's answer for
+   * a stock, always for crypto); unset: always open. Closed, the command carries `marketOpen: false`
+   * and the mark's clamp around the index widens with the engine's band (risk/price-band.ts).
+   */
+  marketOpen?: (symbol: string) => boolean;
   now?: () => number;
   logger?: Pick<Logger, 'warn'>;
 }
@@ -96,7 +106,12 @@ export function createMarkPriceTask(opts: MarkPriceTaskOptions): PeriodicTask {
     const submits: Array<Promise<unknown>> = [];
     for (const spec of engine.instrumentList()) {
       const index = opts.index(spec.symbol, spec.tickSize);
-      if (index === undefined) continue;
+      if (index === undefined) {
+        // No index (no quote, or withheld while a split is due): the basis EMA starts again from the
+        // next sample, so a basis in pre-split ticks never meets a post-split index.
+        basis.delete(spec.symbol);
+        continue;
+      }
       if (opts.oracle) {
         const verdict = indexOracleVerdict(opts.oracle, spec.symbol, index, spec.tickSize, opts.indexTime?.(spec.symbol) ?? now());
         if (verdict !== 'ok') {
@@ -107,6 +122,7 @@ export function createMarkPriceTask(opts: MarkPriceTaskOptions): PeriodicTask {
         if (withheld.delete(spec.symbol)) opts.logger?.warn({ symbol: spec.symbol }, 'perp mark price: the index agrees with the on-chain oracle again');
       }
       const t = now();
+      const open = opts.marketOpen?.(spec.symbol) ?? true;
       const prices = engine.prices(spec.symbol)!;
       const bba = engine.bestBidAsk(spec.symbol)!;
       const result = markPrice(basis.get(spec.symbol) ?? EMPTY_BASIS, {
@@ -115,12 +131,12 @@ export function createMarkPriceTask(opts: MarkPriceTaskOptions): PeriodicTask {
         bestAskTicks: bba.askTicks === undefined ? undefined : BigInt(bba.askTicks),
         lastTradeTicks: prices.lastTradePriceTicks > 0 ? BigInt(prices.lastTradePriceTicks) : undefined,
         ts: t,
-      });
+      }, { bandPpm: BigInt(effectiveBandPpm(MARK_INDEX_BAND_PPM, open)) });
       basis.set(spec.symbol, result.basis);
       const cap = BigInt(spec.maxPriceTicks);
       const mark = Number(result.markTicks > cap ? cap : result.markTicks);
       const idx = Number(index > cap ? cap : index);
-      const moved = mark !== prices.markPriceTicks || idx !== prices.indexPriceTicks;
+      const moved = mark !== prices.markPriceTicks || idx !== prices.indexPriceTicks || open !== engine.marketOpen(spec.symbol);
       if (!moved && t - (sentAt.get(spec.symbol) ?? 0) < heartbeat) continue;
       sentAt.set(spec.symbol, t);
       submits.push(
@@ -128,6 +144,7 @@ export function createMarkPriceTask(opts: MarkPriceTaskOptions): PeriodicTask {
           kind: 'setMarkPrice', id: `mark:${spec.symbol}:${t}`, ts: t, symbol: spec.symbol, markPriceTicks: mark, indexPriceTicks: idx,
           // Never after the command's own time: a quote stamped by a clock slightly ahead counts as now.
           indexTs: Math.min(t, opts.indexTime?.(spec.symbol) ?? t),
+          ...(open ? {} : { marketOpen: false }),
         }),
       );
     }

@@ -6,7 +6,6 @@
  */
 import type { StockCorporateAction, StockDividendOperation, StockDividendTotals } from '@tokex/contract';
 import type { Address, Hex } from 'viem';
-import { ValidationError } from '../../errors/app-error.ts';
 import { formatDecimal } from '../../lib/decimal.ts';
 import {
   mergeCorporateActions,
@@ -58,10 +57,7 @@ export interface AddCorporateActionInput {
 export interface CorporateActionRegistry {
   /** Newest ex-date first; with `userAddress`, each dividend carries that wallet's DIVIDEND operations. */
   list(symbol?: string, opts?: { userAddress?: string }): Promise<StockCorporateAction[]>;
-  /**
-   * Schedules an action after {@link validateNewCorporateAction}'s checks. Only dividends are
-   * applied on chain in this version: a split is refused naming `type`.
-   */
+  /** Schedules an action after {@link validateNewCorporateAction}'s checks. */
   add(input: AddCorporateActionInput): Promise<CorporateActionRecord>;
 }
 
@@ -149,7 +145,6 @@ export function createCorporateActionRegistry(opts: CorporateActionRegistryOptio
       for (const k of Object.keys(raw)) if (raw[k] === undefined) delete raw[k];
       const existing = [...opts.fileActions, ...(await listCorporateActions(db, typeof input.symbol === 'string' ? input.symbol : undefined))];
       const action = validateNewCorporateAction(raw, { isListed: (s) => listed.has(s), now: now(), existing });
-      if (action.type !== 'DIVIDEND') throw new ValidationError('type', 'only dividends can be scheduled in this version: splits are not applied on chain yet');
       return insertCorporateAction(
         db,
         { ...action, source: 'cli', stockAddress: opts.stocks?.[action.symbol] },

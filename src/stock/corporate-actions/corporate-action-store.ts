@@ -241,6 +241,15 @@ export async function listCorporateActions(db: DbExecutor, symbol?: string): Pro
   return rows.map(actionFromRow);
 }
 
+/**
+ * Stored actions whose `updated_at` is after `afterMs`, in (updated_at, action_id) order: what the
+ * `corporateActions` stream polls for (every change of state, totals or transaction sets it).
+ */
+export async function listActionsUpdatedAfter(db: DbExecutor, afterMs: number): Promise<CorporateActionRecord[]> {
+  const rows = await k(db).selectFrom('corporate_actions').selectAll().where('updated_at', '>', afterMs).orderBy('updated_at').orderBy('action_id').execute();
+  return rows.map(actionFromRow);
+}
+
 /** Scheduled actions whose ex-date is `onOrBefore` or earlier, oldest first. */
 export async function listDueActions(db: DbExecutor, onOrBefore: string): Promise<CorporateActionRecord[]> {
   const rows = await k(db)
@@ -317,6 +326,15 @@ export async function recordDistribution(db: DbExecutor, actionId: string, distr
     .execute();
 }
 
+/** A split applied on chain by transaction `txHash`. */
+export async function markSplitApplied(db: DbExecutor, actionId: string, txHash: string, now: number): Promise<void> {
+  await k(db)
+    .updateTable('corporate_actions')
+    .set({ status: 'applied', reason: null, tx_hash: txHash.toLowerCase(), applied_at: now, updated_at: now })
+    .where('action_id', '=', actionId)
+    .execute();
+}
+
 export async function markActionApplied(db: DbExecutor, actionId: string, now: number): Promise<void> {
   await k(db).updateTable('corporate_actions').set({ status: 'applied', reason: null, applied_at: now, updated_at: now }).where('action_id', '=', actionId).execute();
 }
@@ -374,6 +392,22 @@ export async function listPayoutsPaidAfter(
   });
 }
 
+/**
+ * The last payout paid in (updated_at, operation_id) order, as {@link listPayoutsPaidAfter}'s cursor
+ * (the `operations` streams' seed holds every payout paid up to it); undefined when none is.
+ */
+export async function lastPaidPayout(db: DbExecutor): Promise<{ updatedAt: number; operationId: string } | undefined> {
+  const row = await k(db)
+    .selectFrom('dividend_payouts')
+    .select(['updated_at', 'operation_id'])
+    .where('status', '=', 'paid')
+    .orderBy('updated_at', 'desc')
+    .orderBy('operation_id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row ? { updatedAt: Number(row.updated_at), operationId: row.operation_id } : undefined;
+}
+
 /** `account`'s payouts, newest first (of `actionIds` when given). */
 export async function listPayoutsOfUser(db: DbExecutor, account: string, actionIds?: readonly string[]): Promise<DividendPayoutRecord[]> {
   let q = k(db).selectFrom('dividend_payouts').selectAll().where('user_address', '=', account.toLowerCase());
@@ -383,6 +417,12 @@ export async function listPayoutsOfUser(db: DbExecutor, account: string, actionI
   }
   const rows = await q.orderBy('created_at', 'desc').orderBy('action_id', 'desc').execute();
   return rows.map(payoutFromRow);
+}
+
+/** Every wallet with a payout (lower case): the `operations` streams' seed reads their DIVIDEND operations. */
+export async function listPayoutWallets(db: DbExecutor): Promise<string[]> {
+  const rows = await k(db).selectFrom('dividend_payouts').select('user_address').distinct().execute();
+  return rows.map((r) => r.user_address.toLowerCase());
 }
 
 export async function markPayoutsPaid(

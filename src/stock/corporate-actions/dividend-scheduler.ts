@@ -1,7 +1,8 @@
 /**
- * Applies the scheduled cash dividends at their ex-date (docs/corporate-actions.md). Runs in the
- * executor role, sending with the executor's key through the process's sender for that key (one
- * nonce sequence with the order settlement).
+ * Applies the scheduled corporate actions at their ex-date (docs/corporate-actions.md): the cash
+ * dividends, below, and the splits, through the split applier (split-applier.ts: one owner
+ * transaction on the Stock token). Runs in the executor role, sending with the executor's key
+ * through the process's sender for that key (one nonce sequence with the order settlement).
  *
  * Each due dividend goes through three steps, each recorded before the next, so that a restart
  * resumes where the last one stopped and nothing is paid twice:
@@ -53,6 +54,7 @@ import {
   type DividendPayoutRecord,
 } from './corporate-action-store.ts';
 import { computeDividend, parseAmountPerShare, type Holding } from './dividend-amounts.ts';
+import type { SplitApplier } from './split-applier.ts';
 import { buildMerkleTree } from './merkle-tree.ts';
 
 export type DividendLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
@@ -79,6 +81,8 @@ export interface DividendSchedulerOptions {
   /** Decimals of the cash token. Default 6. */
   cashDecimals?: number;
   logger?: DividendLogger;
+  /** Applies the due splits (none given: a due split fails naming it). */
+  splits?: SplitApplier;
 }
 
 export interface DividendRunResult {
@@ -139,7 +143,7 @@ export function createDividendScheduler(opts: DividendSchedulerOptions): Dividen
   /** The file's dividends due on or after the deployment, stored once so they get a state. */
   const takeUpFileActions = async () => {
     for (const a of opts.fileActions ?? []) {
-      if (a.type !== 'DIVIDEND' || a.exDate < venueStartDate) continue;
+      if (a.exDate < venueStartDate) continue;
       if (await getCorporateAction(db, actionIdOf(a.symbol, a.exDate))) continue;
       try {
         await insertCorporateAction(db, { ...a, source: 'file', stockAddress: contracts.stocks[a.symbol] }, now());
@@ -351,6 +355,11 @@ export function createDividendScheduler(opts: DividendSchedulerOptions): Dividen
     return 'applied';
   };
 
+  const applySplit = async (a: CorporateActionRecord): Promise<'applied' | 'waiting'> => {
+    if (!opts.splits) throw new AppError('VALIDATION', 'splits are not applied by this process (no split applier)');
+    return opts.splits.apply(a);
+  };
+
   const runOnce = async (): Promise<DividendRunResult> => {
     const result: DividendRunResult = { applied: [], failed: [], waiting: [] };
     if (!fileTakenUp) {
@@ -358,10 +367,10 @@ export function createDividendScheduler(opts: DividendSchedulerOptions): Dividen
       fileTakenUp = true;
     }
     const t = now();
-    const due = (await listDueActions(db, newYorkDate(t))).filter((a) => a.type === 'DIVIDEND');
+    const due = await listDueActions(db, newYorkDate(t));
     for (const a of due) {
       try {
-        const state = await apply(a.actionId);
+        const state = a.type === 'SPLIT' ? await applySplit(a) : await apply(a.actionId);
         result[state === 'applied' ? 'applied' : 'waiting'].push(a.actionId);
       } catch (err) {
         const e = toChainError(err);

@@ -10,6 +10,7 @@
  * A tick that fails (RPC down, storage down) is logged and the loop backs off exponentially up to
  * `maxBackoffMs`; `stop()` waits for the tick in progress and the transactions it sent.
  */
+import { BASE_MULTIPLIER } from '../../marketdata/price-splits.ts';
 import { getAddress, type Address } from 'viem';
 import { cashierAbi, stockAbi, stockRouterAbi } from '../../chain/abi/generated/index.ts';
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from '../../chain/chain-client.ts';
@@ -262,6 +263,9 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
     }
   };
 
+  /** Symbols whose quotes and chain disagree on a split (logged once per episode). */
+  const splitWaits = new Set<string>();
+
   const decide = async (
     t: TrackedOrder,
     fees: FeeConfig,
@@ -270,8 +274,21 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
   ): Promise<OrderSettlement | undefined> => {
     const { order } = t;
     const symbol = await symbolOf(order.stock);
-    const quote = symbol === undefined ? undefined : opts.quotes.getQuote(symbol);
+    let quote = symbol === undefined ? undefined : opts.quotes.getQuote(symbol);
     const key = symbol ?? order.stock.toLowerCase();
+    // A split between the quote and the chain (docs/corporate-actions.md, "Splits"): the quote's
+    // shares are not the order's, so nothing fills until both speak of the same share; a cancel
+    // requested meanwhile still closes.
+    if (quote !== undefined && quoteMultiplierOf(quote) !== order.multiplier) {
+      if (!splitWaits.has(key)) {
+        splitWaits.add(key);
+        log.warn({ symbol: key, quoteMultiplier: quoteMultiplierOf(quote).toString(), chainMultiplier: order.multiplier.toString() }, 'executor: the quotes and the chain are on different sides of a split; fills wait');
+      }
+      if (order.status !== OrderStatus.Canceling) return undefined;
+      quote = undefined;
+    } else if (quote !== undefined && splitWaits.delete(key)) {
+      log.info({ symbol: key }, 'executor: the quotes and the chain agree on the split again');
+    }
     if (usableQuote(quote, at, quoteMaxAgeMs)) noQuoteSince.delete(key);
     else if (!noQuoteSince.has(key)) noQuoteSince.set(key, at);
     const filledValue =
@@ -511,4 +528,9 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
     runOnce,
     progress: () => lastProgress,
   };
+}
+
+/** The share multiplier a quote is stated in (none: never split). */
+function quoteMultiplierOf(quote: { multiplier?: string }): bigint {
+  return quote.multiplier === undefined ? BASE_MULTIPLIER : BigInt(quote.multiplier);
 }

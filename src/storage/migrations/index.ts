@@ -22,6 +22,7 @@ import * as m0021 from './0021-stock-order-reasons.ts';
 import * as m0022 from './0022-perp-order-entry.ts';
 import * as m0023 from './0023-corporate-actions.ts';
 import * as m0024 from './0024-stock-order-multiplier.ts';
+import * as m0025 from './0025-quote-multiplier.ts';
 
 /**
  * Every migration, in order. To add one: create `NNNN-what.ts` exporting `up` (and `down`),
@@ -52,6 +53,7 @@ export const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Migrat
   ['0022-perp-order-entry', m0022],
   ['0023-corporate-actions', m0023],
   ['0024-stock-order-multiplier', m0024],
+  ['0025-quote-multiplier', m0025],
 ];
 
 /** A static provider: no filesystem scanning, so it works the same from tsx, a bundle or tests. */

@@ -11,7 +11,7 @@ import { OrderBook } from '../book/order-book.ts';
 import type { AmendOrderCommand, AmendOrderResult, OrderOutcome } from '../engine-types.ts';
 import type { MatchPlan } from '../matching/match-plan.ts';
 import { executeEntry, isRefusal, planEntry } from '../matching/order-entry.ts';
-import { bandEdges, limitOutsideBand } from '../risk/price-band.ts';
+import { bandEdges, bandPpmOf, limitOutsideBand } from '../risk/price-band.ts';
 import { EngineOrder } from '../state/entities.ts';
 import { reject, type EngineState } from '../state/engine-state.ts';
 import { accountOf, checkBase, isRejected, isSafeNonNegInt, isSafePosInt } from '../state/validate.ts';
@@ -50,8 +50,8 @@ export function amendOrderCommand(s: EngineState, plan: MatchPlan, cmd: AmendOrd
   const side = o.side;
   if (price !== o.priceTicks && limitOutsideBand(inst, side, price)) {
     const edges = bandEdges(inst)!;
-    return reject('PRICE_OUT_OF_RANGE', `priceTicks: ${price} crosses beyond the ${spec.priceBandPpm} ppm band [${edges.low}, ${edges.high}] around the mark ${inst.markTicks}`, {
-      priceBand: { side, priceTicks: price, lowTicks: edges.low, highTicks: edges.high, markTicks: inst.markTicks, bandPpm: spec.priceBandPpm },
+    return reject('PRICE_OUT_OF_RANGE', `priceTicks: ${price} crosses beyond the ${bandPpmOf(inst)} ppm band [${edges.low}, ${edges.high}] around the mark ${inst.markTicks}`, {
+      priceBand: { side, priceTicks: price, lowTicks: edges.low, highTicks: edges.high, markTicks: inst.markTicks, bandPpm: bandPpmOf(inst) },
     });
   }
   const remaining = size - o.filledLots;

@@ -26,12 +26,14 @@ export function setMarkPriceCommand(s: EngineState, plan: MatchPlan, cmd: SetMar
   if (!isSafePosInt(indexPriceTicks) || indexPriceTicks > inst.spec.maxPriceTicks) return reject('PRICE_OUT_OF_RANGE', 'indexPriceTicks: 1..maxPriceTicks');
   const indexTs = cmd.indexTs ?? cmd.ts;
   if (!isSafeNonNegInt(indexTs) || indexTs > cmd.ts) return reject('INVALID', 'indexTs: milliseconds, not after ts');
+  if (cmd.marketOpen !== undefined && typeof cmd.marketOpen !== 'boolean') return reject('INVALID', 'marketOpen: a boolean');
   s.begin(cmd);
+  inst.marketClosed = cmd.marketOpen === false;
   inst.markTicks = markPriceTicks;
   inst.indexTicks = indexPriceTicks;
   inst.markTs = cmd.ts;
   if (indexTs > inst.indexTs) inst.indexTs = indexTs;
-  s.emit({ type: 'markPrice', symbol: inst.spec.symbol, markPriceTicks, indexPriceTicks });
+  s.emit({ type: 'markPrice', symbol: inst.spec.symbol, markPriceTicks, indexPriceTicks, ...(inst.marketClosed ? { marketOpen: false as const } : {}) });
   fireCancelAfter(s, cmd.ts);
   // Stops before liquidation: a stop-loss that closes a position may spare its account the sweep.
   if (inst.triggers.size > 0) fireTriggers(s, plan, inst, 'MARK', markPriceTicks, cmd.ts);

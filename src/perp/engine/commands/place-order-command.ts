@@ -11,7 +11,7 @@ import { executeEntry, isRefusal, planEntry } from '../matching/order-entry.ts';
 import { admits } from '../risk/admission.ts';
 import { freeCollateral, reservePerLot } from '../risk/margin.ts';
 import { imrFor } from '../risk/margin-rates.ts';
-import { bandEdges, limitOutsideBand, markStale, marketLimit } from '../risk/price-band.ts';
+import { bandEdges, bandPpmOf, limitOutsideBand, markStale, marketLimit } from '../risk/price-band.ts';
 import { EngineOrder, type Account, type Instrument, type Position } from '../state/entities.ts';
 import { reject, type EngineState } from '../state/engine-state.ts';
 import { accountOf, checkBase, isRejected, isSafeNonNegInt, isSafePosInt } from '../state/validate.ts';
@@ -73,8 +73,8 @@ export function placeOrderCommand(s: EngineState, plan: MatchPlan, cmd: PlaceOrd
     // A trigger's limit is checked against the band when it fires, around the mark of that moment.
     if (type === 'LIMIT' && limitOutsideBand(inst, side, price)) {
       const edges = bandEdges(inst)!;
-      return reject('PRICE_OUT_OF_RANGE', `priceTicks: ${price} crosses beyond the ${spec.priceBandPpm} ppm band [${edges.low}, ${edges.high}] around the mark ${inst.markTicks}`, {
-        priceBand: { side, priceTicks: price, lowTicks: edges.low, highTicks: edges.high, markTicks: inst.markTicks, bandPpm: spec.priceBandPpm },
+      return reject('PRICE_OUT_OF_RANGE', `priceTicks: ${price} crosses beyond the ${bandPpmOf(inst)} ppm band [${edges.low}, ${edges.high}] around the mark ${inst.markTicks}`, {
+        priceBand: { side, priceTicks: price, lowTicks: edges.low, highTicks: edges.high, markTicks: inst.markTicks, bandPpm: bandPpmOf(inst) },
       });
     }
     worst = price;

@@ -72,8 +72,8 @@ export function bankruptcyTicks(p: Position, equity: bigint): number {
   return Number(b < 1n ? 1n : b > max ? max : b);
 }
 
-/** Moves `lots` of `from` to `to` at `priceTicks`, no fee: the pool's takeover, or one ADL match. */
-function transfer(s: EngineState, from: Position, to: Position, lots: number, priceTicks: number, reason: 'liquidation' | 'adl'): bigint {
+/** Moves `lots` of `from` to `to` at `priceTicks`, no fee: the pool's takeover, one ADL match, or a split's remainder. */
+export function transfer(s: EngineState, from: Position, to: Position, lots: number, priceTicks: number, reason: 'liquidation' | 'adl' | 'split'): bigint {
   const inst = from.inst;
   const notional = BigInt(lots) * BigInt(priceTicks) * inst.unit;
   const a = from.account as Account;

@@ -5,14 +5,43 @@
  * band needs a mark: before the first one there is none (set a mark before opening trading), and a
  * market order on a mark older than `markStaleMs` waits for a fresh one (MARK_STALE), which after a
  * restart keeps orders from sweeping the recovered book before the price feed has spoken again.
+ *
+ * While the underlying's market is closed (a stock perpetual overnight, at the weekend, on a
+ * holiday: the mark command says so with `marketOpen: false`), the perpetual trades on against a
+ * frozen index and the band is CLOSED_MARKET_BAND_FACTOR times wider (docs/perp-risk.md
+ * "Closed-market band"). This is the only place that rule lives: the limit check, the market
+ * order clamp and the mark's clamp around the index (pricing/mark-price.ts, through
+ * the mark task) all take their width from `effectiveBandPpm`.
  */
 import { MARKET_BUY_LIMIT, MARKET_SELL_LIMIT, type Side } from '../book/order-book.ts';
 import { PPM } from '../fixed-point.ts';
 import type { Instrument } from '../state/entities.ts';
 
+/**
+ * How much wider every band is while the underlying's market is closed: ×2, so ±5 % becomes ±10 %.
+ * A frozen index cannot follow news that breaks while the exchange is shut, so the perpetual itself
+ * has to find the price, and ±5 % would pin it to the last close. Ten per cent covers almost every
+ * overnight or weekend gap of a large US stock (earnings moves beyond it happen, and then the band
+ * moves with the mark, which follows the book within the widened clamp), while still keeping a
+ * single market order from walking a thin overnight book far. Venues that list equity perpetuals
+ * widen (or drop) their limits outside regular hours for the same reason.
+ */
+export const CLOSED_MARKET_BAND_FACTOR = 2;
+
+/** The band width in ppm with the market open or closed (capped below 100 %, so that the low edge stays a price). */
+export function effectiveBandPpm(bandPpm: number, marketOpen: boolean): number {
+  if (marketOpen || bandPpm === 0) return bandPpm;
+  return Math.min(bandPpm * CLOSED_MARKET_BAND_FACTOR, 900_000);
+}
+
+/** The width of the instrument's band now, in ppm (0: no band). */
+export function bandPpmOf(inst: Instrument): number {
+  return effectiveBandPpm(inst.spec.priceBandPpm, !inst.marketClosed);
+}
+
 /** The band's edges in ticks around the mark: [lowest sell, highest buy]; null without a band. */
 export function bandEdges(inst: Instrument): { low: number; high: number } | null {
-  const band = inst.spec.priceBandPpm;
+  const band = bandPpmOf(inst);
   if (band === 0 || inst.markTicks === 0) return null;
   const m = BigInt(inst.markTicks);
   const width = (m * BigInt(band)) / PPM;

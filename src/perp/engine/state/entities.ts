@@ -99,6 +99,10 @@ export class Instrument {
   lastTradeTicks = 0;
   lastFundingTs = 0;
   lastFundingRateE9 = 0n;
+  /** The underlying's market was closed at the last mark command (`marketOpen: false`): the band is wider (risk/price-band.ts). */
+  marketClosed = false;
+  /** Corporate action ids of the splits applied to this instrument (commands/split-command.ts): a repeat is a no-op. */
+  readonly splits = new Set<string>();
   readonly positions = new Set<Position>();
   spec: InstrumentSpec;
   unit: bigint;
