@@ -1,9 +1,9 @@
 /**
  * `tokex corporate-actions add|list|retry` (contract.md §0, docs/corporate-actions.md): schedules a
- * cash dividend in the database the running stack uses (DATA_DIR / DATABASE_URL), lists every action
- * (the configuration file's and the added ones) with its state, and puts a failed one back on the
- * schedule. The executor applies a dividend at its ex-date; one added on its ex-date takes effect at
- * once. Refusals name the field: an unlisted symbol, an ex-date in the past (New York's date), a
+ * cash dividend or a split in the database the running stack uses (DATA_DIR / DATABASE_URL), lists
+ * every action (the configuration file's and the added ones) with its state, and puts a failed one
+ * back on the schedule. The executor applies it at its ex-date; a dividend added on its ex-date takes
+ * effect at once, a split at the first minute at least 5 s later. Refusals name the field: an unlisted symbol, an ex-date in the past (New York's date), a
  * second action on a symbol's ex-date.
  */
 import { Command } from 'commander';
@@ -16,6 +16,7 @@ import { readDeploymentRecord } from '../chain/deployment-file.ts';
 import { ValidationError } from '../errors/app-error.ts';
 import { loadCorporateActions } from '../marketdata/corporate-actions.ts';
 import { DEMO_SYMBOLS } from '../marketdata/symbol-catalog.ts';
+import { splitEffectiveAt } from '../marketdata/price-splits.ts';
 import type { Db } from '../storage/database.ts';
 import { createCorporateActionRegistry, venueStartDateOf, type AddCorporateActionInput, type CorporateActionRegistry } from '../stock/corporate-actions/corporate-action-registry.ts';
 import { rescheduleFailedAction, type CorporateActionRecord } from '../stock/corporate-actions/corporate-action-store.ts';
@@ -61,7 +62,9 @@ export async function openRegistry(config: AppConfig, db: Db, now?: () => number
 }
 
 function addedView(r: CorporateActionRecord) {
-  return { actionId: r.actionId, symbol: r.symbol, type: r.type, exDate: r.exDate, recordDate: r.recordDate ?? r.exDate, amount: r.amount, currency: r.currency, status: r.status };
+  const base = { actionId: r.actionId, symbol: r.symbol, type: r.type, exDate: r.exDate, recordDate: r.recordDate ?? r.exDate };
+  if (r.type === 'SPLIT') return { ...base, ratio: r.ratio, effectiveAt: new Date(splitEffectiveAt(r.exDate, r.createdAt)).toISOString(), status: r.status };
+  return { ...base, amount: r.amount, currency: r.currency, status: r.status };
 }
 
 function listRow(a: StockCorporateAction) {
@@ -95,14 +98,15 @@ export function corporateActionsCommand(): Command {
     .description('schedule a cash dividend: paid in the cash token to the holders of record at its ex-date (today: at once)')
     .requiredOption('--symbol <symbol>', 'listed stock symbol, e.g. AAPL')
     .option('--dividend <amount>', 'cash per share, a decimal with at most 8 places, e.g. 0.26')
-    .option('--split <ratio>', 'new:old shares, e.g. 10:1 (not applied on chain in this version)')
+    .option('--split <ratio>', 'new:old shares, e.g. 10:1 (the Stock token\'s multiplier on chain, at 00:00 New York on the ex-date or just after it is added)')
     .requiredOption('--ex-date <date>', 'YYYY-MM-DD (New York); today or later')
     .option('--record-date <date>', 'YYYY-MM-DD, not before the ex-date (default: the ex-date)')
     .option('--currency <code>', 'ISO 4217 code of the amount (default USD)')
     .option('--json', 'machine-readable output')
     .action(async (o) => {
       const added = await withDb(async (config, db) => (await openRegistry(config, db)).add(addInputOf(o)));
-      print(o, addedView(added), () => `scheduled ${added.actionId}: ${added.amount} ${added.currency} per share, ex-date ${added.exDate}\n${fields(addedView(added))}`);
+      const what = added.type === 'SPLIT' ? `a ${added.ratio} split` : `${added.amount} ${added.currency} per share`;
+      print(o, addedView(added), () => `scheduled ${added.actionId}: ${what}, ex-date ${added.exDate}\n${fields(addedView(added))}`);
     });
   cmd
     .command('list')
