@@ -16,11 +16,12 @@ import {IStock} from "./interfaces/IStock.sol";
 /// transferFrom, mint, burn) goes through the conversion in one place.
 
 contract Stock is IStock, ERC20, Ownable2Step {
-    uint256 private constant ONE = 1e18;
+    uint256 private constant ONE = 1e36;
     /// @dev Bounds keep `base × multiplier` and its inverse meaningful: a cumulative ratio of 1e12
-    /// either way is far beyond any real split history.
-    uint256 private constant MIN_MULTIPLIER = 1e6;
-    uint256 private constant MAX_MULTIPLIER = 1e30;
+    /// either way is far beyond any real split history. The 36 decimals make a ratio that does not
+    /// divide (1:3, 2:3) cost at most one unit of a balance, where 18 would cost a unit per 1e18.
+    uint256 private constant MIN_MULTIPLIER = 1e24;
+    uint256 private constant MAX_MULTIPLIER = 1e48;
 
     // ----------------------------------------------------------------- State
 

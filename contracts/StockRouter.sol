@@ -237,7 +237,7 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
         uint256 current = IStock(order.stock).multiplier();
         if (order.multiplier != current) {
             (order.quantity, order.filledQuantity, order.price) = _rescaled(order, current);
-            order.multiplier = uint128(current);
+            order.multiplier = current;
         }
     }
 
@@ -386,7 +386,7 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
         order.price = _u128(price);
         order.locked = _u128(locked);
         uint256 multiplier = IStock(stock).multiplier();
-        order.multiplier = uint128(multiplier);
+        order.multiplier = multiplier;
         emit OrderPlaced(
             orderId,
             user,
@@ -413,7 +413,7 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
         // so that the fill below is checked and booked in the stock's current shares.
         if (order.multiplier != multiplier) {
             (order.quantity, order.filledQuantity, order.price) = _rescaled(order, multiplier);
-            order.multiplier = uint128(multiplier);
+            order.multiplier = multiplier;
         }
         _checkFill(order, fill);
         _checkOracle(address(stock), orderId, fill.price);

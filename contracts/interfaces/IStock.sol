@@ -27,7 +27,7 @@ interface IStockErrors {
 ///
 /// Splits use a share multiplier, as xStocks' and Ondo's tokens do: every balance is stored in
 /// **base units**, which a split never touches, and shown in **shares** (1e-18 share each):
-/// `shares = floor(base × multiplier / 1e18)`. A split `numerator:denominator` (10:1 for a ten-for-one
+/// `shares = floor(base × multiplier / 1e36)`. A split `numerator:denominator` (10:1 for a ten-for-one
 /// split) multiplies `multiplier` by the ratio in one transaction, whatever the number of holders.
 /// An amount given in shares converts to base units rounded against the caller: what a sender gives
 /// is rounded up, what a mint credits is rounded down, so no call creates value (docs/corporate-actions.md).
@@ -43,12 +43,12 @@ interface IStock is IStockErrors, ICommonErrors {
     event RouterSet(address indexed router);
 
     /// @notice A split `numerator:denominator` took the multiplier from `oldMultiplier` to
-    /// `newMultiplier` (both scaled by 1e18). `ref` names the corporate action it applies.
+    /// `newMultiplier` (both scaled by 1e36). `ref` names the corporate action it applies.
     event MultiplierChanged(
         bytes32 indexed ref, uint256 oldMultiplier, uint256 newMultiplier, uint256 numerator, uint256 denominator
     );
 
-    /// @notice Shares per base unit, scaled by 1e18 (1e18 until the first split).
+    /// @notice Shares per base unit, scaled by 1e36 (1e36 until the first split).
     function multiplier() external view returns (uint256);
 
     /// @notice Whether the split `ref` has been applied.

@@ -111,7 +111,7 @@ interface IStockRouter is
         uint128 filledNotional;
         uint128 fees;
         uint128 locked;
-        uint128 multiplier;
+        uint256 multiplier;
     }
 
     /// @notice One execution of `quantity` stock units at `price` (mUSD per 1e18 units).

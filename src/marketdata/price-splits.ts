@@ -4,13 +4,13 @@
  * carry the Stock token's multiplier they are stated in (`Quote.multiplier`), so that whoever
  * fills on them (the stock executor, the perpetual index) can check the chain and the quote speak
  * of the same share. The multiplier follows the Stock contract's rule to the unit: it starts at
- * 1e18 and each split `numerator:denominator` makes it `floor(m × numerator / denominator)`.
+ * 1e36 and each split `numerator:denominator` makes it `floor(m × numerator / denominator)`.
  */
 
 import { newYorkDayStart, SPLIT_RATIO_RE, type CorporateAction } from './corporate-actions.ts';
 
 /** The multiplier of a stock that never split. */
-export const BASE_MULTIPLIER = 10n ** 18n;
+export const BASE_MULTIPLIER = 10n ** 36n;
 
 const MINUTE = 60_000;
 

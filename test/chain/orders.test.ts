@@ -90,7 +90,7 @@ describe('placing orders locks the right amounts', () => {
       timeInForce: DAY,
       deadline,
       locked: musd('1000'),
-      multiplier: 10n ** 18n,
+      multiplier: 10n ** 36n,
     });
     expect(await mUsdOf(f, alice.address)).toEqual({ free: musd('9000'), locked: musd('1000') });
     const order = await getOrder(1n);

@@ -31,7 +31,7 @@ let bob: ChainUser;
 let aapl: Address;
 let router: Address;
 let deadline: number;
-const ONE = 10n ** 18n;
+const ONE = 10n ** 36n;
 const ref = (id: string): Hex => keccak256(stringToHex(`tokex:split:${id}`));
 
 beforeAll(async () => {

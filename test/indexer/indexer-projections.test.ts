@@ -76,7 +76,7 @@ describe.each(testDatabases)('indexer projections ($name)', ({ open }) => {
       updatedAt: placedAt,
       closedAt: null,
       blockNumber: Number(placed.receipt.blockNumber),
-      multiplier: (10n ** 18n).toString(),
+      multiplier: (10n ** 36n).toString(),
     });
     expect((await listOrdersByTx(db, placed.receipt.transactionHash)).map((o) => o.orderId)).toEqual([orderId]);
 
@@ -375,7 +375,7 @@ describe.each(testDatabases)('indexer projections ($name)', ({ open }) => {
     await indexer.syncOnce();
     const split = await confirm(f, f.operator.writeContract({ address: AAPL, abi: stockAbi, functionName: 'split', args: [10n, 1n, keccak256(stringToHex('AAPL-split'))] }));
     await indexer.syncOnce();
-    const m10 = (10n * 10n ** 18n).toString();
+    const m10 = (10n * 10n ** 36n).toString();
     expect(await getOrder(db, sell.result.toString())).toMatchObject({
       quantity: shares('80').toString(),
       filledQuantity: shares('30').toString(),
@@ -387,7 +387,7 @@ describe.each(testDatabases)('indexer projections ($name)', ({ open }) => {
     });
     // 200.01 / 10 = 20.001 exactly.
     expect(await getOrder(db, buy.result.toString())).toMatchObject({ quantity: shares('20').toString(), price: price('20.001').toString(), multiplier: m10 });
-    expect(await getOrder(db, tsla.result.toString())).toMatchObject({ quantity: shares('1').toString(), multiplier: (10n ** 18n).toString() });
+    expect(await getOrder(db, tsla.result.toString())).toMatchObject({ quantity: shares('1').toString(), multiplier: (10n ** 36n).toString() });
     // Alice never touched her wallet's AAPL: the split alone re-read it.
     expect(await getPosition(db, alice.address, AAPL)).toMatchObject({ walletBalance: shares('1000').toString(), blockNumber: Number(split.blockNumber) });
     expect(await getPosition(db, bob.address, AAPL)).toMatchObject({ walletBalance: shares('800').toString(), exchangeBalance: shares('120').toString(), lockedBalance: shares('50').toString() });

@@ -78,14 +78,14 @@ describe.each(testDatabases)('the simulator across a split ($name)', ({ open }) 
     clock.t = SPLIT_AT;
     await live.tick();
     const after = live.getQuote('AAPL')!;
-    expect(after.multiplier).toBe((10n * 10n ** 18n).toString());
+    expect(after.multiplier).toBe((10n * 10n ** 36n).toString());
     expect(live.getQuote('MSFT')!.multiplier).toBeUndefined();
     // The split minute opens at the previous minute's close divided by ten.
     const [prevMinute] = await listCandles(db, { symbol: 'AAPL', interval: '1m', startTime: SPLIT_AT - MINUTE, endTime: SPLIT_AT - MINUTE, limit: 1 });
     const [splitMinute] = await listCandles(db, { symbol: 'AAPL', interval: '1m', startTime: SPLIT_AT, endTime: SPLIT_AT, limit: 1 });
     expect(splitMinute.open).toBe(splitPrice(prevMinute.close, split));
     expect(Number(after.last)).toBeLessThan(Number(before.last) / 5);
-    expect(await getQuote(db, 'AAPL')).toMatchObject({ multiplier: (10n * 10n ** 18n).toString(), last: after.last });
+    expect(await getQuote(db, 'AAPL')).toMatchObject({ multiplier: (10n * 10n ** 36n).toString(), last: after.last });
 
     // A restart three minutes later backfills the same prices the live path would have made.
     clock.t = SPLIT_AT + 3 * MINUTE + 2_000;
@@ -124,6 +124,6 @@ describe.each(testDatabases)('the simulator across a split ($name)', ({ open }) 
     expect(live.getQuote('AAPL')!.multiplier).toBeUndefined();
     clock.t = SPLIT_AT + MINUTE;
     await live.tick();
-    expect(live.getQuote('AAPL')!.multiplier).toBe((10n * 10n ** 18n).toString());
+    expect(live.getQuote('AAPL')!.multiplier).toBe((10n * 10n ** 36n).toString());
   });
 });

@@ -10,7 +10,7 @@ import { openDatabase, type Db } from '../../src/storage/database.ts';
 
 const EX = '2030-01-02';
 /** The multiplier after one split of `ratio`:1. */
-const m = (ratio: bigint): string => (ratio * 10n ** 18n).toString();
+const m = (ratio: bigint): string => (ratio * 10n ** 36n).toString();
 const EFFECTIVE = newYorkDayStart(EX);
 const TRADER = `0x${'1'.repeat(40)}`;
 const MAKER = `0x${'2'.repeat(40)}`;

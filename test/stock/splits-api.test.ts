@@ -49,7 +49,7 @@ describe('a split through the CLI, the scheduler, the quotes and the API', () =>
     expect(row.txHash).toMatch(/^0x[0-9a-f]{64}$/);
     const chain = createPublicClient({ transport: http(t.demo.rpcUrl) });
     const msft = t.demo.stock.contracts.stocks.MSFT as Address;
-    expect(await chain.readContract({ address: msft, abi: stockAbi, functionName: 'multiplier' })).toBe(2n * 10n ** 18n);
+    expect(await chain.readContract({ address: msft, abi: stockAbi, functionName: 'multiplier' })).toBe(2n * 10n ** 36n);
     expect(await chain.readContract({ address: msft, abi: stockAbi, functionName: 'totalSupply' })).toBe(BigInt(Math.round(Number(supplyAfter))) * 10n ** 18n);
     // The API's order view reads the restated order, and the quote is in the new shares.
     const order = await t.writable.get<any>(`/api/v1/orders/${orderId}`);

@@ -220,7 +220,7 @@ describe.each(testDatabases)('the projection a send waits for ($name)', ({ open 
     closedAt: null,
     blockNumber: 5,
     placeLogIndex: 0,
-    multiplier: (10n ** 18n).toString(),
+    multiplier: (10n ** 36n).toString(),
   });
 
   it('holds only when every order and operation the receipt named is projected from that transaction', async () => {

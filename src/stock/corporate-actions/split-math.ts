@@ -4,8 +4,7 @@
  * that the indexer's rows and the chain's `getOrder` agree after a split.
  */
 
-/** The multiplier of a stock that never split (shares and base units are equal). */
-export const ONE_MULTIPLIER = 10n ** 18n;
+import { BASE_MULTIPLIER } from '../../marketdata/price-splits.ts';
 
 export interface SharesStatement {
   side: 'Buy' | 'Sell';
@@ -37,12 +36,5 @@ export function restateShares<T extends SharesStatement>(order: T, multiplier: b
 
 /** Shares shown for `base` base units at `multiplier` (rounded down, as `Stock.baseToShares`). */
 export function baseToShares(base: bigint, multiplier: bigint): bigint {
-  return (base * multiplier) / ONE_MULTIPLIER;
-}
-
-/** A split ratio `"to:from"` as integers. */
-export function parseSplitRatio(ratio: string): { numerator: bigint; denominator: bigint } {
-  const m = /^(\d+):(\d+)$/.exec(ratio);
-  if (!m) throw new Error(`split ratio "${ratio}" is not "to:from"`);
-  return { numerator: BigInt(m[1]), denominator: BigInt(m[2]) };
+  return (base * multiplier) / BASE_MULTIPLIER;
 }

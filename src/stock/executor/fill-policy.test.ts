@@ -44,7 +44,7 @@ function order(over: Partial<ChainOrder> = {}): ChainOrder {
     filledNotional: 0n,
     fees: 0n,
     locked: 0n,
-    multiplier: 10n ** 18n,
+    multiplier: 10n ** 36n,
     ...over,
   };
 }

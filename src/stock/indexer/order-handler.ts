@@ -5,7 +5,8 @@
  */
 import type { ChainEventRecord } from '../../storage/chain-block-store.ts';
 import type { FillRecord, OrderSide, OrderState, OrderStatus, OrderType } from '../store/stock-order-store.ts';
-import { ONE_MULTIPLIER, restateShares } from '../corporate-actions/split-math.ts';
+import { restateShares } from '../corporate-actions/split-math.ts';
+import { BASE_MULTIPLIER } from '../../marketdata/price-splits.ts';
 
 export const ORDER_EVENT_NAMES: ReadonlySet<string> = new Set(['OrderPlaced', 'OrderCancelRequested', 'OrderFilled', 'OrderClosed']);
 
@@ -67,7 +68,7 @@ export function applyOrderEvent(state: OrderState | undefined, ev: ChainEventRec
         closedAt: null,
         blockNumber: ev.blockNumber,
         placeLogIndex: ev.logIndex,
-        multiplier: a.multiplier === undefined ? ONE_MULTIPLIER.toString() : String(a.multiplier),
+        multiplier: a.multiplier === undefined ? BASE_MULTIPLIER.toString() : String(a.multiplier),
       };
     case 'OrderCancelRequested':
       if (!state) return state;

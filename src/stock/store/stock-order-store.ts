@@ -7,7 +7,7 @@
  * Amounts are integer strings in the smallest unit (quantity: stock units, 18 decimals; price,
  * notional, fees: mUSD, 18 decimals; locked: mUSD for a buy, the stock's base units for a sell).
  * `multiplier` is the stock's share multiplier the order's quantity, price and filled quantity are
- * stated in (1e18 before any split: base units and shares are then equal). Times are ms
+ * stated in (1e36 before any split: base units and shares are then equal). Times are ms
  * from block timestamps; `deadline` is unix seconds.
  */
 import type { Selectable } from 'kysely';
@@ -51,7 +51,7 @@ export interface OrderRecord {
   closedAt: number | null;
   /** Block of the placement. */
   blockNumber: number;
-  /** The stock's share multiplier the shares above are stated in (decimal string, 1e18 = no split). */
+  /** The stock's share multiplier the shares above are stated in (decimal string, 1e36 = no split). */
   multiplier: string;
 }
 
