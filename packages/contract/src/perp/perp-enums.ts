@@ -78,11 +78,12 @@ export const OPEN_ORDER_STATUSES = ['UNTRIGGERED', 'NEW', 'PARTIALLY_FILLED'] as
  * liquidated); CANCEL_AFTER (the dead man's switch); POSITION_CLOSED (a closePosition trigger whose
  * position reached zero: the other half of a take-profit / stop-loss pair); and, for a trigger that
  * fired but could not enter the book: INSUFFICIENT_MARGIN, PRICE_BAND (its limit price was outside
- * the band when it fired), POST_ONLY_WOULD_CROSS.
+ * the band when it fired), POST_ONLY_WOULD_CROSS; SPLIT (a stock split left the order under one lot
+ * or its price outside the instrument's range: docs/perp-risk.md, "Stock splits").
  */
 export const ORDER_REASONS = [
   'FILLED', 'USER_CANCEL', 'IOC_REMAINDER', 'SELF_TRADE_PREVENTION', 'REDUCE_ONLY', 'LIQUIDATION', 'CANCEL_AFTER',
-  'POSITION_CLOSED', 'INSUFFICIENT_MARGIN', 'PRICE_BAND', 'POST_ONLY_WOULD_CROSS',
+  'POSITION_CLOSED', 'INSUFFICIENT_MARGIN', 'PRICE_BAND', 'POST_ONLY_WOULD_CROSS', 'SPLIT',
 ] as const;
 export type OrderReason = (typeof ORDER_REASONS)[number];
 
