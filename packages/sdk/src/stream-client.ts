@@ -38,7 +38,7 @@ export type StreamApi = 'perp' | 'stock';
 export type KlineInterval = '1m' | '5m' | '15m' | '1h' | '4h' | '1d';
 export type PerpPublicChannel = 'depth' | 'trades' | 'tickers' | 'mark' | `klines:${KlineInterval}`;
 export type PerpPrivateChannel = 'orders' | 'fills' | 'positions' | 'account';
-export type StockPublicChannel = 'quotes' | `klines:${string}`;
+export type StockPublicChannel = 'quotes' | `klines:${string}` | 'corporateActions';
 export type StockPrivateChannel = 'orders' | 'operations' | 'balances';
 
 /** The part of the WebSocket API the client uses: the browser's, Node 22's global, and `ws`'s all fit. */

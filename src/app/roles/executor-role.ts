@@ -5,7 +5,7 @@
 import { AppError } from '../../errors/app-error.ts';
 import { grantStockOperators } from '../../chain/deploy-contracts.ts';
 import { createStockExecutor } from '../../stock/executor/stock-executor.ts';
-import { startDividendTask } from '../dividend-wiring.ts';
+import { startDividendTask } from '../corporate-action-wiring.ts';
 import type { StackContext } from '../stack-context.ts';
 import { startOracle } from '../oracle-wiring.ts';
 

@@ -16,6 +16,7 @@ import { createStockChainReader } from '../../stock/stock-chain-reader.ts';
 import { createStockDirectory } from '../../stock/stock-directory.ts';
 import { stockChannels } from '../../stock/streams/stock-stream-channels.ts';
 import { createStockStreamTask, type StockStreamTask } from '../../stock/streams/stock-stream-task.ts';
+import { corporateActionRegistryOf } from '../corporate-action-wiring.ts';
 
 /** Readiness figures of a follower: the chain head against the block indexed. */
 function followerSample(p: FollowerProgress): RoleSample {
@@ -73,6 +74,8 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
     const chain = createStockChainReader({ publicClient: ctx.chain.readClient, deployment: ctx.chain.deployment, refreshMs: config.chainConfigRefreshMs, logger: ctx.logger });
     await chain.start();
     stops.add(async () => chain.stop());
+    // The `corporateActions` channel's rows: the registry the stock API's route answers with (stock-api-role.ts).
+    const corporate = await corporateActionRegistryOf(ctx);
     task = createStockStreamTask({
       db: ctx.db,
       publisher: createStreamPublisher({ broker, catalog: stockChannels(), logger: ctx.logger }),
@@ -86,6 +89,7 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
       venue: { chainId: config.chainId, product: config.stockProduct },
       // The demo cash token (USDC, 6 decimals) pays the dividends (docs/corporate-actions.md).
       dividends: { cashToken: ctx.chain.deployment.contracts.cashToken, cashDecimals: 6 },
+      corporateActions: { list: (symbol) => corporate.list(symbol) },
     });
     // Before the seed is read: a batch committed during the read is published after it.
     streams = task;

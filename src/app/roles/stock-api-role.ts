@@ -1,8 +1,7 @@
 /** Role `stock-api`: the signed tokenized-stock HTTP API; stateless, so many may run at once. */
 import { openRedis } from '../../storage/redis-client.ts';
 import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '../../auth/nonce-store.ts';
-import { loadCorporateActions } from '../../marketdata/corporate-actions.ts';
-import { createCorporateActionRegistry, venueStartDateOf } from '../../stock/corporate-actions/corporate-action-registry.ts';
+import { corporateActionRegistryOf } from '../corporate-action-wiring.ts';
 import { buildStockApi } from '../../stock/stock-api.ts';
 import { createStockChainReader } from '../../stock/stock-chain-reader.ts';
 import { createStockDirectory } from '../../stock/stock-directory.ts';
@@ -41,14 +40,7 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
     stops.add(async () => chain.stop());
     await chain.start();
     // The file's actions and the run-time ones (the database), with their states: docs/corporate-actions.md.
-    const corporate = createCorporateActionRegistry({
-      db,
-      fileActions: (await loadCorporateActions(config.corporateActionsFile)).list(),
-      symbols: ctx.symbols.map((s) => s.symbol),
-      stocks: deployment.contracts.stocks,
-      cashToken: deployment.contracts.cashToken,
-      venueStartDate: venueStartDateOf(deployment.deployedAt),
-    });
+    const corporate = await corporateActionRegistryOf(ctx);
     const calldataJournal = createCalldataJournal({ db, logger });
     stops.add(() => calldataJournal.close());
     const app = await buildStockApi({

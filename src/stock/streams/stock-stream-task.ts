@@ -20,13 +20,16 @@
  *   read by another process's simulator, the market's status, the token's supply) when it changed.
  * - candles (every `candleMs`): each symbol's latest candle of every interval when it changed (and
  *   the previous one's last form when a new one began since the last read).
+ * - corporate actions (`corporateActions`, every `pollMs`): a symbol's `GET corporate-action` row
+ *   whenever its stored action changed (`updated_at`); dividends (`dividends`): each payout once
+ *   paid as its holder's DIVIDEND operation, and every payout among the seed's operations.
  *
  * Each update shows a row as a committed batch wrote it; rows waiting to be published keep only
  * their latest state, and what was already published to a stream is not published again (the same
  * JSON). A backlog beyond `BACKLOG` rows (a long catch-up) is dropped for a new epoch, whose
  * snapshot reads the store once instead of holding every row in memory.
  */
-import { STOCK_KLINE_INTERVALS, type StockKlineInterval } from '@tokex/contract';
+import { STOCK_KLINE_INTERVALS, type StockCorporateAction, type StockDividendOperation, type StockKlineInterval } from '@tokex/contract';
 import type { Address } from 'viem';
 import type { Logger } from '../../lib/logger.ts';
 import type { Quote, QuoteReader } from '../../marketdata/market-types.ts';
@@ -51,9 +54,17 @@ import {
 import { listFillsOfOrders, listLiveOrders, listOrdersForApiKey, listOrderWallets, type OrderRecord } from '../store/stock-order-store.ts';
 import { loadCloseReasons } from '../store/order-reason-store.ts';
 import { listTxRecorders } from '../store/tx-record-store.ts';
-import { keySubject, RECENT_OPERATIONS } from './stock-stream-channels.ts';
+import { CORPORATE_ACTIONS_CHANNEL, keySubject, RECENT_OPERATIONS } from './stock-stream-channels.ts';
 import { dividendOperationView } from '../corporate-actions/corporate-action-registry.ts';
-import { listPayoutsPaidAfter } from '../corporate-actions/corporate-action-store.ts';
+import {
+  listActionsUpdatedAfter,
+  lastPaidPayout,
+  listCorporateActions,
+  listPayoutsOfUser,
+  listPayoutsPaidAfter,
+  listPayoutWallets,
+  type CorporateActionRecord,
+} from '../corporate-actions/corporate-action-store.ts';
 
 export interface StockStreamTaskOptions {
   db: Db;
@@ -92,6 +103,14 @@ export interface StockStreamTaskOptions {
    * its holder (a DIVIDEND operation) and refreshes the holder's balance. Unset: none published.
    */
   dividends?: { cashToken: string; cashDecimals: number; pollMs?: number };
+  /**
+   * The `corporateActions` channel (docs/corporate-actions.md, "Streams"): each symbol's
+   * `GET corporate-action` rows (`list`, the route's registry, so the file's actions are there too),
+   * and each row again when a stored action changed (its `updated_at`, polled every `pollMs`,
+   * default 1 000 ms; the whole table every `sweepMs`, default 10 000 ms, for a writer whose clock
+   * is behind the others'). Unset: the channel stays empty.
+   */
+  corporateActions?: { list(symbol: string): Promise<StockCorporateAction[]>; pollMs?: number; sweepMs?: number };
   logger?: Pick<Logger, 'warn' | 'error'>;
   now?: () => number;
 }
@@ -519,19 +538,54 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
 
   // -------------------------------------------------------------------- seed
 
-  /** An owner's open orders and last operations (newest first), remembered as published. */
-  async function seedOwner(out: PublishedUpdate[], subject: string, orders: readonly OrderRecord[], cash: readonly CashOperationRecord[], stock: readonly StockOperationRecord[]) {
+  /**
+   * An owner's open orders and last operations (newest first), remembered as published; a wallet's
+   * DIVIDEND operations (`dividends`) among them in the same order, as `dividendUpdates` keys them.
+   */
+  async function seedOwner(
+    out: PublishedUpdate[],
+    subject: string,
+    orders: readonly OrderRecord[],
+    cash: readonly CashOperationRecord[],
+    stock: readonly StockOperationRecord[],
+    dividends: readonly StockDividendOperation[] = [],
+  ) {
     if (orders.length > 0) {
       const views = await storedOrderViews(orders);
       for (const v of views) published.set(`${subject} o:${v.orderId}`, JSON.stringify(v));
       out.push({ channel: 'orders', subject, data: views });
     }
-    if (cash.length + stock.length > 0) {
-      const views = (await operationViews(cash, stock)).slice(-RECENT_OPERATIONS);
-      for (const v of views) published.set(`${subject} ${v.kind === 'cash' ? 'c' : 's'}:${v.view.operationId}`, JSON.stringify(v.view));
+    if (cash.length + stock.length + dividends.length > 0) {
+      const views: Array<{ entity: string; view: { operationId: string; createdAt: number; updatedAt: number } }> = [
+        ...(await operationViews(cash, stock)).map((v) => ({ entity: `${v.kind === 'cash' ? 'c' : 's'}:${v.view.operationId}`, view: v.view })),
+        ...dividends.map((view) => ({ entity: `d:${view.operationId}`, view })),
+      ];
+      views.sort((a, b) => a.view.updatedAt - b.view.updatedAt || a.view.createdAt - b.view.createdAt);
+      const recent = views.slice(-RECENT_OPERATIONS);
+      for (const v of recent) published.set(`${subject} ${v.entity}`, JSON.stringify(v.view));
       // The recent model's snapshot: newest first.
-      out.push({ channel: 'operations', subject, data: views.map((v) => v.view).reverse() });
+      out.push({ channel: 'operations', subject, data: recent.map((v) => v.view).reverse() });
     }
+  }
+
+  /** Each wallet's DIVIDEND operations (all its payouts, as `GET corporate-action` shows them to it). */
+  async function dividendViewsOf(wallets: Iterable<string>): Promise<Map<string, StockDividendOperation[]>> {
+    const out = new Map<string, StockDividendOperation[]>();
+    const d = opts.dividends;
+    if (d === undefined) return out;
+    let actions: Map<string, CorporateActionRecord> | undefined;
+    for (const user of wallets) {
+      const payouts = await listPayoutsOfUser(db, user);
+      if (payouts.length === 0) continue;
+      actions ??= new Map((await listCorporateActions(db)).map((a) => [a.actionId, a]));
+      const views: StockDividendOperation[] = [];
+      for (const p of payouts) {
+        const a = actions.get(p.actionId);
+        if (a !== undefined) views.push(dividendOperationView(p, a, d.cashToken, d.cashDecimals));
+      }
+      out.set(user, views);
+    }
+    return out;
   }
 
   async function seed(): Promise<PublishedUpdate[]> {
@@ -544,7 +598,7 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
     lastCandle.clear();
     published.clear();
     seen.clear();
-    const out: PublishedUpdate[] = [...(await quoteUpdates()), ...(await candleUpdates())];
+    const out: PublishedUpdate[] = [...(await quoteUpdates()), ...(await candleUpdates()), ...(await corporateActionSeed())];
     const keyWallets = await listKeys();
 
     const live = new Map<string, OrderRecord[]>();
@@ -555,9 +609,15 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
       else live.set(user, [o]);
     }
     const operationWallets = new Set(await listOperationWallets(db));
-    for (const user of new Set([...live.keys(), ...operationWallets])) {
+    if (opts.dividends !== undefined) {
+      // Before the payouts are read: one paid in between is polled again, and found published.
+      dividendCursor = (await lastPaidPayout(db)) ?? { updatedAt: 0, operationId: '' };
+    }
+    const payoutWallets = opts.dividends !== undefined ? await listPayoutWallets(db) : [];
+    const dividends = await dividendViewsOf(payoutWallets);
+    for (const user of new Set([...live.keys(), ...operationWallets, ...dividends.keys()])) {
       const recent = operationWallets.has(user) ? await listRecentOperationsOfWallet(db, user, RECENT_OPERATIONS) : { cash: [], stock: [] };
-      await seedOwner(out, user, live.get(user) ?? [], recent.cash, recent.stock);
+      await seedOwner(out, user, live.get(user) ?? [], recent.cash, recent.stock, dividends.get(user));
     }
     // Keys bound to no wallet: what they recorded, as REST lists it for them.
     for (const apiKey of unbound) {
@@ -568,7 +628,7 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
       await seedOwner(out, keySubject(apiKey), orders.rows, cash, stock);
     }
 
-    const wallets = new Set([...(await listOrderWallets(db)), ...operationWallets, ...keyWallets]);
+    const wallets = new Set([...(await listOrderWallets(db)), ...operationWallets, ...payoutWallets, ...keyWallets]);
     const marks: Array<[string, string]> = [];
     const b = await balanceUpdates([...wallets], marks);
     // The seed is published whole or not at all (a failed start seeds again from scratch).
@@ -627,7 +687,11 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
   }
 
   /** A new key, or a key bound to a new wallet: its wallet's balances follow (null in a snapshot before). */
-  /** Payouts paid since the task started: from then on, not the ones before (they are in `GET corporate-action`). */
+  /**
+   * The last payout paid that the seed read (each epoch's seed holds the ones before among its
+   * wallets' operations); a cursor read from the table, not a clock, as the scheduler's clock may
+   * be shifted (MARKET_CLOCK_START).
+   */
   let dividendCursor = { updatedAt: now(), operationId: '' };
   async function dividendUpdates(): Promise<PublishedUpdate[]> {
     const d = opts.dividends;
@@ -647,6 +711,69 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
     dividendCursor = { updatedAt: last.updatedAt, operationId: last.operationId };
     remember(marks);
     kick();
+    return out;
+  }
+
+  /** Stored actions as last seen (each record's JSON) by id, the highest `updated_at` among them, and when the whole table was last read. */
+  let actionsSeen = new Map<string, string>();
+  let actionCursor = 0;
+  let actionSweep = 0;
+  const caEntity = (symbol: string, exDate: string) => `${symbol} ca:${exDate}`;
+
+  function sawActions(actions: readonly CorporateActionRecord[]): void {
+    for (const a of actions) {
+      actionsSeen.set(a.actionId, JSON.stringify(a));
+      if (a.updatedAt > actionCursor) actionCursor = a.updatedAt;
+    }
+  }
+
+  /** Every listed symbol's `GET corporate-action` rows (the channel's snapshots), remembered as published. */
+  async function corporateActionSeed(): Promise<PublishedUpdate[]> {
+    const ca = opts.corporateActions;
+    if (ca === undefined) return [];
+    // The table before the rows: a change committed in between is polled again, and found published.
+    const stored = await listActionsUpdatedAfter(db, Number.MIN_SAFE_INTEGER);
+    const out: PublishedUpdate[] = [];
+    for (const listing of stocks.list()) {
+      const rows = await ca.list(listing.symbol);
+      for (const r of rows) published.set(caEntity(listing.symbol, r.exDate), JSON.stringify(r));
+      out.push({ channel: CORPORATE_ACTIONS_CHANNEL, subject: listing.symbol, data: rows });
+    }
+    actionsSeen = new Map();
+    actionCursor = 0;
+    actionSweep = now();
+    sawActions(stored);
+    return out;
+  }
+
+  /**
+   * The rows of the symbols whose stored actions changed since the last poll (a new action, a new
+   * state, totals or transaction), each row published when its body changed. The cursor is the
+   * highest `updated_at` seen, read from one millisecond back (a row written in that millisecond and
+   * committed after the read); the whole table is read every `sweepMs`, for a writer whose clock is
+   * behind (the scheduler runs on the market calendar's clock, MARKET_CLOCK_START; the CLI on the
+   * wall clock).
+   */
+  async function corporateActionUpdates(): Promise<PublishedUpdate[]> {
+    const ca = opts.corporateActions;
+    if (ca === undefined) return [];
+    const t = now();
+    const sweep = t - actionSweep >= (ca.sweepMs ?? 10_000);
+    const read = await listActionsUpdatedAfter(db, sweep ? Number.MIN_SAFE_INTEGER : actionCursor - 1);
+    const changed = read.filter((a) => actionsSeen.get(a.actionId) !== JSON.stringify(a));
+    const out: PublishedUpdate[] = [];
+    const marks: Array<[string, string]> = [];
+    for (const symbol of new Set(changed.map((a) => a.symbol))) {
+      // An action on a symbol no longer listed has no stream.
+      if (stocks.bySymbol(symbol) === undefined) continue;
+      for (const r of await ca.list(symbol)) {
+        if (fresh(caEntity(symbol, r.exDate), JSON.stringify(r), marks)) out.push({ channel: CORPORATE_ACTIONS_CHANNEL, subject: symbol, data: r });
+      }
+    }
+    // Only once every row was rendered: a failed round reads the same actions again.
+    sawActions(changed);
+    if (sweep) actionSweep = t;
+    remember(marks);
     return out;
   }
 
@@ -672,6 +799,7 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
       timers.push(setInterval(tick(keysUpdates), opts.keysMs ?? 1_000));
       timers.push(setInterval(tick(recordings), opts.recordingMs ?? 250));
       if (opts.dividends) timers.push(setInterval(tick(dividendUpdates), opts.dividends.pollMs ?? 1_000));
+      if (opts.corporateActions) timers.push(setInterval(tick(corporateActionUpdates), opts.corporateActions.pollMs ?? 1_000));
       for (const t of timers) t.unref();
       kick();
     },

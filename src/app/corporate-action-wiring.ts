@@ -11,6 +11,7 @@ import { TxBatch } from '../chain/deploy-contracts.ts';
 import { senderFor } from '../chain/tx-sender.ts';
 import { loadCorporateActions } from '../marketdata/corporate-actions.ts';
 import { createDividendScheduler } from '../stock/corporate-actions/dividend-scheduler.ts';
+import { createCorporateActionRegistry, venueStartDateOf, type CorporateActionRegistry } from '../stock/corporate-actions/corporate-action-registry.ts';
 import { createSplitApplier } from '../stock/corporate-actions/split-applier.ts';
 
 export async function startDividendTask(ctx: StackContext, walletClient: ChainWalletClient): Promise<() => Promise<void>> {
@@ -63,4 +64,20 @@ export async function startDividendTask(ctx: StackContext, walletClient: ChainWa
   });
   scheduler.start();
   return () => scheduler.stop();
+}
+
+/**
+ * The venue's corporate actions with their states, as the stock API's route and the
+ * `corporateActions` stream both answer them: the file's and the database's (docs/corporate-actions.md).
+ */
+export async function corporateActionRegistryOf(ctx: StackContext): Promise<CorporateActionRegistry> {
+  const deployment = ctx.chain.deployment;
+  return createCorporateActionRegistry({
+    db: ctx.db,
+    fileActions: (await loadCorporateActions(ctx.config.corporateActionsFile)).list(),
+    symbols: ctx.symbols.map((s) => s.symbol),
+    stocks: deployment.contracts.stocks,
+    cashToken: deployment.contracts.cashToken,
+    venueStartDate: venueStartDateOf(deployment.deployedAt),
+  });
 }
