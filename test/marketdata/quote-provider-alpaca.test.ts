@@ -5,47 +5,24 @@
  * confirmations with the whole current set, and data frames of the documented shape, replayed
  * with gaps, duplicates, out-of-order and malformed ones. Waits on events, never on sleeps.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createAlpacaStreamSource, type AlpacaStreamSourceOptions } from '../../src/marketdata/sources/alpaca-stream-source.ts';
 import { createQuoteGuard } from '../../src/marketdata/sources/quote-guard.ts';
-import type { QuoteSource, SourceHealth } from '../../src/marketdata/sources/quote-source.ts';
+import type { SourceHealth } from '../../src/marketdata/sources/quote-source.ts';
+import { leaks, sourceTestKit, tickLog, untilHealth } from '../support/quote-source-harness.ts';
 
-import { FAKE_ALPACA_KEY as KEY, FAKE_ALPACA_SECRET as SECRET, frame, iso, quote, startFakeAlpaca, tickLog, trade, type FakeAlpaca, type FakeAlpacaOptions as FakeOptions } from '../support/alpaca-fake-server.ts';
+import { FAKE_ALPACA_KEY as KEY, FAKE_ALPACA_SECRET as SECRET, frame, iso, quote, startFakeAlpaca, trade, type FakeAlpaca, type FakeAlpacaOptions as FakeOptions } from '../support/alpaca-fake-server.ts';
 
 const T0 = Date.UTC(2026, 8, 15, 14, 30, 0);
 
 
-/** Resolves with the first health snapshot (now or on a later state change) that satisfies `test`. */
-function until(source: QuoteSource, test: (h: SourceHealth) => boolean): Promise<SourceHealth> {
-  const h = source.health();
-  if (test(h)) return Promise.resolve(h);
-  return new Promise((resolve) => {
-    const off = source.onStateChange((snapshot) => {
-      if (!test(snapshot)) return;
-      off();
-      resolve(snapshot);
-    });
-  });
-}
-
-const logLines: unknown[] = [];
-const logger = {
-  info: (...args: unknown[]) => void logLines.push(['info', ...args]),
-  warn: (...args: unknown[]) => void logLines.push(['warn', ...args]),
-  error: (...args: unknown[]) => void logLines.push(['error', ...args]),
-} as unknown as NonNullable<AlpacaStreamSourceOptions['logger']>;
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-  logLines.length = 0;
-});
+const { logLines, logger, defer } = sourceTestKit();
 
 let clock = T0;
 async function setup(fakeOpts: FakeOptions = {}, over: Partial<AlpacaStreamSourceOptions> = {}) {
   clock = T0;
   const server = await startFakeAlpaca(fakeOpts);
-  cleanups.push(server.close);
+  defer(server.close);
   const source = createAlpacaStreamSource({
     keyId: KEY,
     secretKey: SECRET,
@@ -58,13 +35,12 @@ async function setup(fakeOpts: FakeOptions = {}, over: Partial<AlpacaStreamSourc
     logger,
     ...over,
   });
-  cleanups.push(() => source.stop());
+  defer(() => source.stop());
   const log = tickLog(source);
   return { server, source, log };
 }
 
-const secretLeaks = (...things: unknown[]): boolean =>
-  JSON.stringify(things, (_k, v: unknown) => (v instanceof Error ? `${v.message} ${v.stack}` : typeof v === 'bigint' ? String(v) : v)).includes(SECRET);
+const secretLeaks = (...things: unknown[]): boolean => leaks(SECRET, ...things);
 
 describe('Alpaca stream source against a local stream', { timeout: 10_000 }, () => {
   it('authenticates, subscribes and turns quotes and trades into exact ticks', async () => {
@@ -163,13 +139,13 @@ describe('Alpaca stream source against a local stream', { timeout: 10_000 }, () 
     server.connections[0].send(frame(quote('AAPL', '229.80', '229.84', T0 + 5)));
     await log.count(1);
 
-    const reconnecting = until(source, (h) => h.state === 'reconnecting');
+    const reconnecting = untilHealth(source, (h) => h.state === 'reconnecting');
     const second = server.nextConnection();
     server.connections[0].socket.terminate();
     expect(await reconnecting).toMatchObject({ retryAttempt: 1, nextRetryAt: T0 + 20, lastError: { code: 'closed', message: 'connection closed (1006)' } });
     const conn = await second;
     await conn.subscribed;
-    const live = await until(source, (h) => h.state === 'live');
+    const live = await untilHealth(source, (h) => h.state === 'live');
     expect(live).toMatchObject({ connects: 2, retryAttempt: 0, nextRetryAt: undefined });
     expect(conn.received).toEqual([
       { action: 'auth', key: KEY, secret: SECRET },
@@ -187,7 +163,7 @@ describe('Alpaca stream source against a local stream', { timeout: 10_000 }, () 
     const retries: SourceHealth[] = [];
     source.onStateChange((h) => void (h.state === 'reconnecting' && retries.push(h)));
     await source.start(); // settles on the first refusal; retries go on
-    await until(source, (h) => h.state === 'live');
+    await untilHealth(source, (h) => h.state === 'live');
     expect(retries.map((h) => [h.retryAttempt, h.nextRetryAt! - T0, h.lastError])).toEqual([
       [1, 20, { code: 406, message: '406 connection limit exceeded', at: T0 }],
       [2, 40, { code: 406, message: '406 connection limit exceeded', at: T0 }],
@@ -220,7 +196,7 @@ describe('Alpaca stream source against a local stream', { timeout: 10_000 }, () 
     const { server, source } = await setup({ greet: (i) => i > 0 }, { handshakeTimeoutMs: 300 });
     await source.start();
     expect(source.health()).toMatchObject({ state: 'reconnecting', lastError: { code: 'handshake-timeout', message: 'not subscribed within 300 ms of connecting' } });
-    await until(source, (h) => h.state === 'live');
+    await untilHealth(source, (h) => h.state === 'live');
     expect(server.connections[0].received).toEqual([]); // no auth before the greeting
     expect(source.health().connects).toBe(2);
   });
@@ -228,9 +204,9 @@ describe('Alpaca stream source against a local stream', { timeout: 10_000 }, () 
   it('drops a connection whose pings go unanswered', async () => {
     const { server, source } = await setup({ pong: (i) => i > 0 }, { pingIntervalMs: 30, pongTimeoutMs: 60 });
     await source.start();
-    const reconnecting = until(source, (h) => h.state === 'reconnecting');
+    const reconnecting = untilHealth(source, (h) => h.state === 'reconnecting');
     expect((await reconnecting).lastError).toMatchObject({ code: 'ping-timeout', message: 'no pong within 60 ms' });
-    await until(source, (h) => h.state === 'live' && h.connects === 2);
+    await untilHealth(source, (h) => h.state === 'live' && h.connects === 2);
     await server.connections[0].closed;
   });
 

@@ -5,47 +5,23 @@
  * events, replayed with gaps, duplicates, out-of-order, malformed, zero, negative and
  * too-uncertain prices. Waits on events; the idle-timeout cases run on short real timers.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPythHermesSource, type PythHermesSourceOptions } from '../../src/marketdata/sources/pyth-hermes-source.ts';
 import { createQuoteGuard } from '../../src/marketdata/sources/quote-guard.ts';
-import type { QuoteSource, SourceHealth } from '../../src/marketdata/sources/quote-source.ts';
-import { tickLog } from '../support/alpaca-fake-server.ts';
+import type { SourceHealth } from '../../src/marketdata/sources/quote-source.ts';
+import { leaks, sourceTestKit, tickLog, untilHealth } from '../support/quote-source-harness.ts';
 import { FAKE_PYTH_KEY as KEY, FEED, startFakeHermes, updateJson, type FakeHermesOptions, type FeedPrice } from '../support/pyth-hermes-fake-server.ts';
 
 const T0 = Date.UTC(2026, 8, 15, 14, 30, 0);
 const S = T0 / 1000;
 
-/** Resolves with the first health snapshot (now or on a later state change) that satisfies `test`. */
-function until(source: QuoteSource, test: (h: SourceHealth) => boolean): Promise<SourceHealth> {
-  const h = source.health();
-  if (test(h)) return Promise.resolve(h);
-  return new Promise((resolve) => {
-    const off = source.onStateChange((snapshot) => {
-      if (!test(snapshot)) return;
-      off();
-      resolve(snapshot);
-    });
-  });
-}
-
-const logLines: unknown[] = [];
-const logger = {
-  info: (...args: unknown[]) => void logLines.push(['info', ...args]),
-  warn: (...args: unknown[]) => void logLines.push(['warn', ...args]),
-  error: (...args: unknown[]) => void logLines.push(['error', ...args]),
-} as unknown as NonNullable<PythHermesSourceOptions['logger']>;
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-  logLines.length = 0;
-});
+const { logLines, logger, defer } = sourceTestKit();
 
 let clock = T0;
 async function setup(fakeOpts: FakeHermesOptions = {}, over: Partial<PythHermesSourceOptions> = {}) {
   clock = T0;
   const server = await startFakeHermes(fakeOpts);
-  cleanups.push(server.close);
+  defer(server.close);
   const source = createPythHermesSource({
     apiKey: KEY,
     url: server.url,
@@ -59,7 +35,7 @@ async function setup(fakeOpts: FakeHermesOptions = {}, over: Partial<PythHermesS
     logger,
     ...over,
   });
-  cleanups.push(() => source.stop());
+  defer(() => source.stop());
   const log = tickLog(source);
   return { server, source, log };
 }
@@ -67,8 +43,7 @@ async function setup(fakeOpts: FakeHermesOptions = {}, over: Partial<PythHermesS
 const aapl = (price: string, publishTime: number, over: Partial<FeedPrice> = {}): FeedPrice => ({ id: FEED.AAPL, price, conf: '1150', expo: -5, publishTime, ...over });
 const msft = (price: string, publishTime: number, over: Partial<FeedPrice> = {}): FeedPrice => ({ id: FEED.MSFT, price, conf: '21000', expo: -5, publishTime, ...over });
 
-const keyLeaks = (...things: unknown[]): boolean =>
-  JSON.stringify(things, (_k, v: unknown) => (v instanceof Error ? `${v.message} ${v.stack}` : typeof v === 'bigint' ? String(v) : v)).includes(KEY);
+const keyLeaks = (...things: unknown[]): boolean => leaks(KEY, ...things);
 
 describe('Pyth Hermes source against a local Hermes', { timeout: 10_000 }, () => {
   it('authenticates with the bearer key, asks for the mapped feeds and turns updates into exact ticks', async () => {
@@ -183,7 +158,7 @@ describe('Pyth Hermes source against a local Hermes', { timeout: 10_000 }, () =>
     first.update(aapl('22980000', S + 5));
     await log.count(1);
     first.end(); // Hermes closes every stream after 24 hours
-    const live = await until(source, (h) => h.state === 'live' && h.connects === 4);
+    const live = await untilHealth(source, (h) => h.state === 'live' && h.connects === 4);
     expect(retries.map((h) => [h.retryAttempt, h.nextRetryAt! - T0, h.lastError?.message])).toEqual([
       [1, 20, 'the server ended the stream'],
       [2, 40, '503 Service Unavailable'],
@@ -214,10 +189,10 @@ describe('Pyth Hermes source against a local Hermes', { timeout: 10_000 }, () =>
     }
     expect(source.health()).toMatchObject({ state: 'live', connects: 1 });
     const next = server.nextConnection();
-    const dropped = await until(source, (h) => h.state === 'reconnecting');
+    const dropped = await untilHealth(source, (h) => h.state === 'reconnecting');
     expect(dropped.lastError).toMatchObject({ code: 'idle-timeout', message: 'nothing read for 400 ms (not even a keep-alive)' });
     await next;
-    await until(source, (h) => h.state === 'live' && h.connects === 2);
+    await untilHealth(source, (h) => h.state === 'live' && h.connects === 2);
     await conn.closed; // the silent one was closed by the client
   });
 

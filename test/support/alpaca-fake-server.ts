@@ -5,7 +5,6 @@
  * confirmations carrying the whole current set, and data frames of the documented shape, which a
  * test writes with `quote`, `trade` and `frame`. Tests wait on its promises, never on sleeps.
  */
-import type { QuoteSource, SourceTick } from '../../src/marketdata/sources/quote-source.ts';
 import { WebSocketServer, type WebSocket } from 'ws';
 
 export const FAKE_ALPACA_KEY = 'PKTEST0000000000000001';
@@ -136,20 +135,5 @@ export async function startFakeAlpaca(opts: FakeAlpacaOptions = {}): Promise<Fak
   };
 }
 
-/** Collects a source's ticks and lets a test wait for the n-th one (registered after any earlier listener). */
-export function tickLog(source: QuoteSource) {
-  const ticks: SourceTick[] = [];
-  const waiters: { n: number; resolve: () => void }[] = [];
-  source.onTick((t) => {
-    ticks.push(t);
-    for (const w of waiters.filter((x) => ticks.length >= x.n)) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve();
-    }
-  });
-  return {
-    ticks,
-    /** Resolves once `n` ticks have arrived in all. */
-    count: (n: number): Promise<void> => (ticks.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
-  };
-}
+// Not Alpaca's alone; kept importable from here for the tests that take it with the server.
+export { tickLog } from './quote-source-harness.ts';

@@ -26,22 +26,17 @@
  */
 import { WebSocket, type RawData } from 'ws';
 import { ValidationError } from '../../errors/app-error.ts';
-import type { MarketDataLogger } from '../history-seeder.ts';
 import { JsonNumber, jsonNumberToScaled, parseJsonLossless, type JsonObject, type JsonValue } from './lossless-json.ts';
 import {
   PRICE_DECIMALS,
-  emptyCounters,
   formatPrice,
   midOf,
   parsePrice,
   parseRfc3339Nanos,
   type QuoteSource,
-  type SourceError,
-  type SourceHealth,
-  type SourceState,
-  type SourceTick,
   type SourceTrade,
 } from './quote-source.ts';
+import { createSourceLifecycle, type ReconnectingSourceOptions } from './source-lifecycle.ts';
 
 export type AlpacaFeed = 'iex' | 'sip' | 'delayed_sip' | 'test';
 export const ALPACA_FEEDS: readonly AlpacaFeed[] = ['iex', 'sip', 'delayed_sip', 'test'];
@@ -72,7 +67,7 @@ const TERMINAL_CODES = new Set([402, 408, 409]);
 /** About a request of ours, not the connection: recorded, the socket kept. */
 const REQUEST_CODES = new Set([400, 403, 405]);
 
-export interface AlpacaStreamSourceOptions {
+export interface AlpacaStreamSourceOptions extends ReconnectingSourceOptions {
   /** API key id (`ALPACA_KEY_ID`). */
   keyId: string;
   /** API secret (`ALPACA_SECRET_KEY`): sent in the auth message only. */
@@ -93,12 +88,6 @@ export interface AlpacaStreamSourceOptions {
   maxSpreadBps?: number;
   /** Prices above this (decimal string) are refused as absurd. Default "1000000". */
   maxPrice?: string;
-  /** First reconnect delay. Default 1000 ms; doubles per attempt up to maxBackoffMs. */
-  initialBackoffMs?: number;
-  /** Default 60 000 ms. */
-  maxBackoffMs?: number;
-  /** Each delay is scaled by a random factor in [1 − jitter, 1 + jitter]. Default 0.2. */
-  backoffJitter?: number;
   /** Connect + authenticate + subscription confirmation must finish within this. Default 15 000 ms. */
   handshakeTimeoutMs?: number;
   /** WebSocket ping period; 0 disables. Default 10 000 ms. */
@@ -107,11 +96,6 @@ export interface AlpacaStreamSourceOptions {
   pongTimeoutMs?: number;
   /** permessage-deflate (RFC 7692, which the stream supports). Default true. */
   compression?: boolean;
-  /** Clock for receivedAt and health times. Default Date.now. */
-  now?: () => number;
-  /** Default Math.random (backoff jitter). */
-  random?: () => number;
-  logger?: MarketDataLogger;
 }
 
 interface StreamPosition {
@@ -176,64 +160,15 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
   /** Server text may echo what it was sent; never let the secret through to a log or health(). */
   const redact = (text: string): string => text.split(secret).join('[redacted]').slice(0, 300);
 
-  let state: SourceState = 'idle';
   /** Where the current connection is in the handshake. */
   let phase: 'greeting' | 'auth' | 'subscribe' | 'live' = 'greeting';
   let ws: WebSocket | undefined;
   let generation = 0;
   let handshakeTimer: NodeJS.Timeout | undefined;
-  let retryTimer: NodeJS.Timeout | undefined;
   let pingTimer: NodeJS.Timeout | undefined;
   let pongTimer: NodeJS.Timeout | undefined;
-  let connects = 0;
-  let retryAttempt = 0;
-  let nextRetryAt: number | undefined;
-  let lastMessageAt: number | undefined;
-  let lastError: SourceError | undefined;
   let unconfirmed: string[] = [];
-  let malformedLogged = false;
-  const counters = emptyCounters();
-  const tickListeners = new Set<(tick: SourceTick) => void>();
   const tradeListeners = new Set<(trade: SourceTrade) => void>();
-  const stateListeners = new Set<(health: SourceHealth) => void>();
-  let settleStart: (() => void) | undefined;
-  let startPromise: Promise<void> | undefined;
-
-  const health = (): SourceHealth => ({
-    name,
-    state,
-    ready: state === 'live',
-    connects,
-    retryAttempt,
-    nextRetryAt,
-    lastMessageAt,
-    lastError: lastError === undefined ? undefined : { ...lastError },
-    unconfirmedSymbols: [...unconfirmed],
-    counters: { ...counters },
-  });
-
-  const setState = (next: SourceState): void => {
-    if (state === next) return;
-    state = next;
-    const snapshot = health();
-    for (const listener of stateListeners) {
-      try {
-        listener(snapshot);
-      } catch (err) {
-        log?.error({ err, source: name }, 'quote source: state listener threw');
-      }
-    }
-  };
-
-  const setError = (code: number | string, message: string): void => {
-    lastError = { code, message: redact(message), at: now() };
-  };
-
-  const settleFirst = (): void => {
-    const settle = settleStart;
-    settleStart = undefined;
-    settle?.();
-  };
 
   const clearConnectionTimers = (): void => {
     for (const t of [handshakeTimer, pingTimer, pongTimer]) if (t !== undefined) clearTimeout(t);
@@ -250,68 +185,27 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
     return sock;
   };
 
-  const backoffDelay = (attempt: number): number => {
-    const base = Math.min(maxBackoffMs, initialBackoffMs * 2 ** Math.min(attempt, 30));
-    const jittered = base * (1 - jitter + 2 * jitter * random());
-    return Math.max(1, Math.round(Math.min(jittered, maxBackoffMs)));
-  };
-
-  const scheduleRetry = (): void => {
-    const delay = backoffDelay(retryAttempt);
-    retryAttempt++;
-    nextRetryAt = now() + delay;
-    setState('reconnecting');
-    log?.warn({ source: name, delayMs: delay, attempt: retryAttempt, error: lastError }, 'quote source: reconnecting');
-    retryTimer = setTimeout(() => {
-      retryTimer = undefined;
-      nextRetryAt = undefined;
-      if (state === 'reconnecting') connect();
-    }, delay);
-  };
-
-  /** The connection is lost or must be dropped: retry with backoff. */
-  const lose = (code: number | string, message: string): void => {
-    if (state === 'stopped' || state === 'failed') return;
-    setError(code, message);
-    detach()?.terminate();
-    scheduleRetry();
-    settleFirst();
-  };
-
-  /** A retry cannot help: stop for good. */
-  const fail = (code: number | string, message: string): void => {
-    if (state === 'stopped' || state === 'failed') return;
-    setError(code, message);
-    detach()?.terminate();
-    log?.error({ source: name, error: lastError }, 'quote source: stopped for good; fix the credentials or the plan, then restart');
-    setState('failed');
-    settleFirst();
-  };
+  const lifecycle = createSourceLifecycle({
+    name,
+    redact,
+    initialBackoffMs,
+    maxBackoffMs,
+    backoffJitter: jitter,
+    now,
+    random,
+    logger: log,
+    connect: () => connect(),
+    drop: () => detach()?.terminate(),
+    failedMessage: 'quote source: stopped for good; fix the credentials or the plan, then restart',
+    unconfirmedSymbols: () => [...unconfirmed],
+  });
+  const { counters, setState, setError, malformed, lose } = lifecycle;
 
   const send = (sock: WebSocket, payload: Record<string, unknown>): void => {
     const gen = generation;
     sock.send(JSON.stringify(payload), (err) => {
       if (err && gen === generation) lose('socket', `send failed: ${err.message}`);
     });
-  };
-
-  const malformed = (sample: string): void => {
-    counters.malformed++;
-    if (!malformedLogged) {
-      // Once per connection: a provider sending garbage would otherwise flood the log.
-      malformedLogged = true;
-      log?.warn({ source: name, sample: redact(sample).slice(0, 200) }, 'quote source: malformed message skipped');
-    }
-  };
-
-  const emit = (tick: SourceTick): void => {
-    for (const listener of tickListeners) {
-      try {
-        listener(tick);
-      } catch (err) {
-        log?.error({ err, source: name }, 'quote source: tick listener threw');
-      }
-    }
   };
 
   /** A positive price within bounds, or the counter it belongs to. */
@@ -343,7 +237,7 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
     const key = `${bid}|${ask}|${numText(el.bs)}|${numText(el.as)}|${numText(el.bx)}|${numText(el.ax)}`;
     if (!takeInOrder(st.quote, ns, key)) return;
     counters.accepted++;
-    emit({
+    lifecycle.emit({
       source: name,
       symbol: st.venue,
       bid: formatPrice(bid),
@@ -424,10 +318,7 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
       phase = 'live';
       if (handshakeTimer !== undefined) clearTimeout(handshakeTimer);
       handshakeTimer = undefined;
-      retryAttempt = 0;
-      log?.info({ source: name, symbols: providerSymbols.length, connects }, 'quote source: live');
-      setState('live');
-      settleFirst();
+      lifecycle.live({ symbols: providerSymbols.length });
     }
   };
 
@@ -435,12 +326,12 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
     const code = el.code instanceof JsonNumber ? el.code.toNumber() : 'unknown';
     const text = typeof el.msg === 'string' ? el.msg : typeof code === 'number' ? (ALPACA_ERRORS[code] ?? 'error') : 'error';
     const message = `${code} ${text}`;
-    if (typeof code === 'number' && TERMINAL_CODES.has(code)) return fail(code, message);
+    if (typeof code === 'number' && TERMINAL_CODES.has(code)) return lifecycle.fail(code, message);
     if (typeof code === 'number' && REQUEST_CODES.has(code)) {
       // The socket stays usable; a refused subscription (405) leaves the symbols without data,
       // which the guard turns into no-data / stale.
       setError(code, message);
-      log?.error({ source: name, error: lastError }, 'quote source: request refused by the provider');
+      log?.error({ source: name, error: lifecycle.lastError }, 'quote source: request refused by the provider');
       return;
     }
     lose(code, message);
@@ -482,7 +373,7 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
 
   const handleFrame = (data: RawData, isBinary: boolean, sock: WebSocket, gen: number): void => {
     const receivedAt = now();
-    lastMessageAt = receivedAt;
+    lifecycle.heard(receivedAt);
     const buf = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
     const text = buf.toString('utf8');
     // Clear text JSON is what was asked for (no msgpack header); anything else is not ours to read.
@@ -505,10 +396,7 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
   const connect = (): void => {
     const gen = ++generation;
     phase = 'greeting';
-    malformedLogged = false;
-    connects++;
-    setState('connecting');
-    log?.info({ source: name, url, attempt: retryAttempt }, 'quote source: connecting');
+    lifecycle.connecting({ url });
     const sock = new WebSocket(url, { perMessageDeflate: opts.compression ?? true, handshakeTimeout: handshakeTimeoutMs, maxPayload: 64 * 1024 * 1024 });
     ws = sock;
     handshakeTimer = setTimeout(() => {
@@ -539,31 +427,18 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
     });
     sock.on('close', (code) => {
       if (gen !== generation) return;
-      const error = lastError?.code === 'socket' && lastError.at >= now() - 1000 ? lastError.message : undefined;
+      const last = lifecycle.lastError;
+      const error = last?.code === 'socket' && last.at >= now() - 1000 ? last.message : undefined;
       lose('closed', error === undefined ? `connection closed (${code})` : `connection closed (${code}): ${error}`);
     });
   };
 
   return {
     name,
-    start() {
-      // Again after stop() or a terminal failure (fixed credentials): a fresh first attempt.
-      if (state !== 'idle' && state !== 'stopped' && state !== 'failed') return startPromise ?? Promise.resolve();
-      lastError = undefined;
-      retryAttempt = 0;
-      startPromise = new Promise<void>((resolve) => {
-        settleStart = resolve;
-      });
-      connect();
-      return startPromise;
-    },
+    start: lifecycle.start,
     async stop() {
-      if (retryTimer !== undefined) clearTimeout(retryTimer);
-      retryTimer = undefined;
-      nextRetryAt = undefined;
       const sock = detach();
-      if (state !== 'idle') setState('stopped');
-      settleFirst();
+      lifecycle.stop();
       if (sock === undefined || sock.readyState === WebSocket.CLOSED) return;
       await new Promise<void>((resolve) => {
         // The stream does not answer a close frame (observed: 1006): do not wait ws's 30 s for it.
@@ -575,24 +450,14 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
         sock.close(1000);
       });
     },
-    onTick(listener) {
-      tickListeners.add(listener);
-      return () => {
-        tickListeners.delete(listener);
-      };
-    },
+    onTick: lifecycle.onTick,
     onTrade(listener) {
       tradeListeners.add(listener);
       return () => {
         tradeListeners.delete(listener);
       };
     },
-    onStateChange(listener) {
-      stateListeners.add(listener);
-      return () => {
-        stateListeners.delete(listener);
-      };
-    },
-    health,
+    onStateChange: lifecycle.onStateChange,
+    health: lifecycle.health,
   };
 }

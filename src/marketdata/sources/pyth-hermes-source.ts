@@ -31,19 +31,9 @@
  * The key is sent in the Authorization header only: never logged, never in an error or health().
  */
 import { ValidationError } from '../../errors/app-error.ts';
-import type { MarketDataLogger } from '../history-seeder.ts';
 import { JsonNumber, parseJsonLossless, type JsonObject, type JsonValue } from './lossless-json.ts';
-import {
-  PRICE_DECIMALS,
-  emptyCounters,
-  formatPrice,
-  parsePrice,
-  type QuoteSource,
-  type SourceError,
-  type SourceHealth,
-  type SourceState,
-  type SourceTick,
-} from './quote-source.ts';
+import { PRICE_DECIMALS, formatPrice, parsePrice, type QuoteSource } from './quote-source.ts';
+import { createSourceLifecycle, type ReconnectingSourceOptions } from './source-lifecycle.ts';
 
 /** The upgraded Hermes endpoint that Pyth's upgrade guide configures with an API key. */
 export const PYTH_HERMES_URL = 'https://pyth.dourolabs.app/hermes';
@@ -79,7 +69,7 @@ export function pythStreamUrl(base: string, feedIds: readonly string[]): string 
 /** HTTP statuses a retry cannot cure: the same request would be refused again. */
 const TERMINAL_STATUSES = new Set([400, 401, 403, 404]);
 
-export interface PythHermesSourceOptions {
+export interface PythHermesSourceOptions extends ReconnectingSourceOptions {
   /** `PYTH_API_KEY`: sent as `Authorization: Bearer …` only. */
   apiKey: string;
   /** Hermes base URL (`PYTH_HERMES_URL`). Default `PYTH_HERMES_URL`; tests point it at a local server. */
@@ -94,23 +84,12 @@ export interface PythHermesSourceOptions {
   maxConfBps?: number;
   /** Prices above this (decimal string) are refused as absurd. Default "1000000". */
   maxPrice?: string;
-  /** First reconnect delay. Default 1000 ms; doubles per attempt up to maxBackoffMs. */
-  initialBackoffMs?: number;
-  /** Default 60 000 ms. */
-  maxBackoffMs?: number;
-  /** Each delay is scaled by a random factor in [1 − jitter, 1 + jitter]. Default 0.2. */
-  backoffJitter?: number;
   /** After a 429, wait at least this (Hermes' public limit holds for 60 s). Default 60 000 ms. */
   rateLimitDelayMs?: number;
   /** The response headers must arrive within this. Default 15 000 ms. */
   connectTimeoutMs?: number;
   /** Nothing read (not even Hermes' 15 s keep-alive) for this long drops the connection. Default 45 000 ms. */
   idleTimeoutMs?: number;
-  /** Clock for receivedAt and health times. Default Date.now. */
-  now?: () => number;
-  /** Default Math.random (backoff jitter). */
-  random?: () => number;
-  logger?: MarketDataLogger;
 }
 
 interface FeedState {
@@ -184,60 +163,11 @@ export function createPythHermesSource(opts: PythHermesSourceOptions): QuoteSour
   /** Server text may echo a header; never let the key through to a log or health(). */
   const redact = (text: string): string => text.split(apiKey).join('[redacted]').replace(/\s+/g, ' ').trim().slice(0, 300);
 
-  let state: SourceState = 'idle';
   let abort: AbortController | undefined;
   let generation = 0;
   let connectTimer: NodeJS.Timeout | undefined;
   let idleTimer: NodeJS.Timeout | undefined;
-  let retryTimer: NodeJS.Timeout | undefined;
-  let connects = 0;
-  let retryAttempt = 0;
-  let nextRetryAt: number | undefined;
-  let lastMessageAt: number | undefined;
-  let lastError: SourceError | undefined;
-  let malformedLogged = false;
   let reading: Promise<void> | undefined;
-  const counters = emptyCounters();
-  const tickListeners = new Set<(tick: SourceTick) => void>();
-  const stateListeners = new Set<(health: SourceHealth) => void>();
-  let settleStart: (() => void) | undefined;
-  let startPromise: Promise<void> | undefined;
-
-  const health = (): SourceHealth => ({
-    name,
-    state,
-    ready: state === 'live',
-    connects,
-    retryAttempt,
-    nextRetryAt,
-    lastMessageAt,
-    lastError: lastError === undefined ? undefined : { ...lastError },
-    unconfirmedSymbols: [],
-    counters: { ...counters },
-  });
-
-  const setState = (next: SourceState): void => {
-    if (state === next) return;
-    state = next;
-    const snapshot = health();
-    for (const listener of stateListeners) {
-      try {
-        listener(snapshot);
-      } catch (err) {
-        log?.error({ err, source: name }, 'quote source: state listener threw');
-      }
-    }
-  };
-
-  const setError = (code: number | string, message: string): void => {
-    lastError = { code, message: redact(message), at: now() };
-  };
-
-  const settleFirst = (): void => {
-    const settle = settleStart;
-    settleStart = undefined;
-    settle?.();
-  };
 
   /** Forgets the current connection (its late events are ignored) and cancels it. */
   const detach = (): void => {
@@ -249,62 +179,20 @@ export function createPythHermesSource(opts: PythHermesSourceOptions): QuoteSour
     a?.abort();
   };
 
-  const backoffDelay = (attempt: number): number => {
-    const b = Math.min(maxBackoffMs, initialBackoffMs * 2 ** Math.min(attempt, 30));
-    const jittered = b * (1 - jitter + 2 * jitter * random());
-    return Math.max(1, Math.round(Math.min(jittered, maxBackoffMs)));
-  };
-
-  const scheduleRetry = (atLeastMs = 0): void => {
-    const delay = Math.max(backoffDelay(retryAttempt), atLeastMs);
-    retryAttempt++;
-    nextRetryAt = now() + delay;
-    setState('reconnecting');
-    log?.warn({ source: name, delayMs: delay, attempt: retryAttempt, error: lastError }, 'quote source: reconnecting');
-    retryTimer = setTimeout(() => {
-      retryTimer = undefined;
-      nextRetryAt = undefined;
-      if (state === 'reconnecting') connect();
-    }, delay);
-  };
-
-  /** The connection is lost or must be dropped: retry with backoff. */
-  const lose = (code: number | string, message: string, atLeastMs = 0): void => {
-    if (state === 'stopped' || state === 'failed') return;
-    setError(code, message);
-    detach();
-    scheduleRetry(atLeastMs);
-    settleFirst();
-  };
-
-  /** A retry cannot help: stop for good. */
-  const fail = (code: number | string, message: string): void => {
-    if (state === 'stopped' || state === 'failed') return;
-    setError(code, message);
-    detach();
-    log?.error({ source: name, error: lastError }, 'quote source: stopped for good; fix the key, the feed ids or the URL, then restart');
-    setState('failed');
-    settleFirst();
-  };
-
-  const malformed = (sample: string): void => {
-    counters.malformed++;
-    if (!malformedLogged) {
-      // Once per connection: a provider sending garbage would otherwise flood the log.
-      malformedLogged = true;
-      log?.warn({ source: name, sample: redact(sample).slice(0, 200) }, 'quote source: malformed message skipped');
-    }
-  };
-
-  const emit = (tick: SourceTick): void => {
-    for (const listener of tickListeners) {
-      try {
-        listener(tick);
-      } catch (err) {
-        log?.error({ err, source: name }, 'quote source: tick listener threw');
-      }
-    }
-  };
+  const lifecycle = createSourceLifecycle({
+    name,
+    redact,
+    initialBackoffMs,
+    maxBackoffMs,
+    backoffJitter: jitter,
+    now,
+    random,
+    logger: log,
+    connect: () => connect(),
+    drop: detach,
+    failedMessage: 'quote source: stopped for good; fix the key, the feed ids or the URL, then restart',
+  });
+  const { counters, malformed, lose } = lifecycle;
 
   /** One element of `parsed`: a feed's price, checked and, when usable and new, emitted. */
   const handleFeed = (el: JsonValue, receivedAt: number, raw: () => string): void => {
@@ -363,14 +251,14 @@ export function createPythHermesSource(opts: PythHermesSourceOptions): QuoteSour
     st.key = key;
     counters.accepted++;
     const text = formatPrice(price);
-    emit({ source: name, symbol: st.venue, bid: text, ask: text, last: text, lastIsTrade: false, sourceTime: publishTime * 1000, receivedAt });
+    lifecycle.emit({ source: name, symbol: st.venue, bid: text, ask: text, last: text, lastIsTrade: false, sourceTime: publishTime * 1000, receivedAt });
   };
 
   const handleEvent = (type: string, data: string, receivedAt: number): void => {
     if (type === 'error') {
       // Hermes' own trouble (a lagging broadcast): recorded, the stream goes on.
-      setError('hermes-error', data);
-      log?.warn({ source: name, error: lastError }, 'quote source: the provider reported an error');
+      lifecycle.setError('hermes-error', data);
+      log?.warn({ source: name, error: lifecycle.lastError }, 'quote source: the provider reported an error');
       return;
     }
     if (type !== 'message') {
@@ -426,7 +314,7 @@ export function createPythHermesSource(opts: PythHermesSourceOptions): QuoteSour
       for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
         if (gen !== generation) return;
         const receivedAt = now();
-        lastMessageAt = receivedAt;
+        lifecycle.heard(receivedAt);
         armIdle();
         buffer += decoder.decode(chunk, { stream: true });
         let start = 0;
@@ -454,10 +342,7 @@ export function createPythHermesSource(opts: PythHermesSourceOptions): QuoteSour
 
   const connect = (): void => {
     const gen = ++generation;
-    malformedLogged = false;
-    connects++;
-    setState('connecting');
-    log?.info({ source: name, url: base, feeds: byFeed.size, attempt: retryAttempt }, 'quote source: connecting');
+    lifecycle.connecting({ url: base, feeds: byFeed.size });
     const controller = new AbortController();
     abort = controller;
     connectTimer = setTimeout(() => {
@@ -487,9 +372,9 @@ export function createPythHermesSource(opts: PythHermesSourceOptions): QuoteSour
         if (gen !== generation) return;
         const message = `${res.status} ${text.trim() === '' ? res.statusText : text}`;
         if (res.status >= 300 && res.status < 400) {
-          return fail(res.status, `redirected to ${res.headers.get('location') ?? '?'} (not followed: set PYTH_HERMES_URL to the new address)`);
+          return lifecycle.fail(res.status, `redirected to ${res.headers.get('location') ?? '?'} (not followed: set PYTH_HERMES_URL to the new address)`);
         }
-        if (TERMINAL_STATUSES.has(res.status)) return fail(res.status, message);
+        if (TERMINAL_STATUSES.has(res.status)) return lifecycle.fail(res.status, message);
         return lose(res.status, message, res.status === 429 ? rateLimitDelayMs : 0);
       }
       const type = res.headers.get('content-type') ?? '';
@@ -498,10 +383,7 @@ export function createPythHermesSource(opts: PythHermesSourceOptions): QuoteSour
         if (gen === generation) lose('not-sse', `expected text/event-stream, got ${type === '' ? 'no content type' : type}`);
         return;
       }
-      retryAttempt = 0;
-      log?.info({ source: name, feeds: byFeed.size, connects }, 'quote source: live');
-      setState('live');
-      settleFirst();
+      lifecycle.live({ feeds: byFeed.size });
       await readStream(res.body, gen);
     };
     reading = run().catch((err: unknown) => {
@@ -512,39 +394,15 @@ export function createPythHermesSource(opts: PythHermesSourceOptions): QuoteSour
 
   return {
     name,
-    start() {
-      // Again after stop() or a terminal failure (a fixed key): a fresh first attempt.
-      if (state !== 'idle' && state !== 'stopped' && state !== 'failed') return startPromise ?? Promise.resolve();
-      lastError = undefined;
-      retryAttempt = 0;
-      startPromise = new Promise<void>((resolve) => {
-        settleStart = resolve;
-      });
-      connect();
-      return startPromise;
-    },
+    start: lifecycle.start,
     async stop() {
-      if (retryTimer !== undefined) clearTimeout(retryTimer);
-      retryTimer = undefined;
-      nextRetryAt = undefined;
       detach();
-      if (state !== 'idle') setState('stopped');
-      settleFirst();
+      lifecycle.stop();
       // The aborted request settles at once; waiting for it leaves no socket behind.
       await reading?.catch(() => undefined);
     },
-    onTick(listener) {
-      tickListeners.add(listener);
-      return () => {
-        tickListeners.delete(listener);
-      };
-    },
-    onStateChange(listener) {
-      stateListeners.add(listener);
-      return () => {
-        stateListeners.delete(listener);
-      };
-    },
-    health,
+    onTick: lifecycle.onTick,
+    onStateChange: lifecycle.onStateChange,
+    health: lifecycle.health,
   };
 }
