@@ -365,7 +365,7 @@ export function createDividendScheduler(opts: DividendSchedulerOptions): Dividen
 
   const applySplit = async (a: CorporateActionRecord): Promise<'applied' | 'waiting'> => {
     if (!opts.splits) throw new AppError('VALIDATION', 'splits are not applied by this process (no split applier)');
-    return opts.splits.apply(a);
+    return opts.splits.apply(a, abort.signal);
   };
 
   const runOnce = async (): Promise<DividendRunResult> => {

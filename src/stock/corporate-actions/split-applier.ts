@@ -35,13 +35,15 @@ export interface SplitApplierOptions {
   now: () => number;
   /** The market calendar's clock minus the wall clock the rows' `createdAt` is on. Default 0. */
   clockOffsetMs?: number;
-  abort?: AbortSignal;
   logger?: Pick<Logger, 'info' | 'warn' | 'error'>;
 }
 
 export interface SplitApplier {
-  /** `waiting` before the split's moment; `applied` once the chain has it (recorded with its transaction). */
-  apply(a: CorporateActionRecord): Promise<'applied' | 'waiting'>;
+  /**
+   * `waiting` before the split's moment; `applied` once the chain has it (recorded with its
+   * transaction). `signal` gives up a send waiting out a chain outage (the scheduler's stop).
+   */
+  apply(a: CorporateActionRecord, signal?: AbortSignal): Promise<'applied' | 'waiting'>;
 }
 
 export function createSplitApplier(opts: SplitApplierOptions): SplitApplier {
@@ -57,7 +59,7 @@ export function createSplitApplier(opts: SplitApplierOptions): SplitApplier {
   };
 
   return {
-    async apply(a) {
+    async apply(a, signal) {
       if (opts.now() < splitEffectiveAt(a.exDate, a.createdAt + offset)) return 'waiting';
       const stock = opts.stocks[a.symbol];
       if (!stock) throw new ValidationError('symbol', `${a.symbol} has no token on this chain`);
@@ -75,7 +77,7 @@ export function createSplitApplier(opts: SplitApplierOptions): SplitApplier {
       } catch (err) {
         throw toChainError(err);
       }
-      const receipt = await sender.send({ to: stock, data: encodeFunctionData({ abi: stockAbi, functionName: 'split', args }), gas: 150_000n }, opts.abort);
+      const receipt = await sender.send({ to: stock, data: encodeFunctionData({ abi: stockAbi, functionName: 'split', args }), gas: 150_000n }, signal);
       if (receipt.status !== 'success') throw new ChainRevertError(undefined, { detail: { txHash: receipt.transactionHash } });
       const [ev] = parseEventLogs({ abi: stockAbi, eventName: 'MultiplierChanged', logs: receipt.logs });
       await markSplitApplied(db, a.actionId, receipt.transactionHash, opts.now());
