@@ -28,6 +28,12 @@ export interface CorporateAction {
   recordDate?: string;
   /** SPLIT only: new shares to old shares, `"10:1"`. */
   ratio?: string;
+  /**
+   * SPLIT applied by this venue (stored): when the prices and balances move to the new shares (ms,
+   * price-splits.ts `splitEffectiveAt`); the price history adjusts the bars before it. Absent: the
+   * ex-date's start, as for the file's past splits.
+   */
+  effectiveAt?: number;
   /** DIVIDEND only: cash per share, a decimal string. */
   amount?: string;
   /** DIVIDEND only: ISO 4217 code, default USD. */

@@ -175,7 +175,7 @@ export async function adjustmentSteps(
   const kinds = adjustmentKinds(adjustment);
   const steps: AdjustmentStep[] = [];
   for (const action of actions) {
-    const boundary = exDateBoundary(action.exDate);
+    const boundary = action.effectiveAt ?? exDateBoundary(action.exDate);
     if (boundary > now || boundary <= firstOpenTime) continue;
     if (action.type === 'SPLIT' && kinds.splits && action.ratio !== undefined) {
       steps.push({ boundary, ...splitFactors(action.ratio) });

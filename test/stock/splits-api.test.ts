@@ -54,5 +54,18 @@ describe('a split through the CLI, the scheduler, the quotes and the API', () =>
     // The API's order view reads the restated order, and the quote is in the new shares.
     const order = await t.writable.get<any>(`/api/v1/orders/${orderId}`);
     expect(order).toMatchObject({ quantity: '2', state: 'open' });
+
+    // The history back-adjusts the minutes before the split's moment (the row says when), and only those.
+    expect(row.effectiveAt % 60_000).toBe(0);
+    const history = async (adjustment: string) =>
+      (await t.readOnly.get<any>('/api/v1/prices/MSFT/history', { interval: '1m', adjustment, limit: 10, endTime: Math.floor(Date.now() / 1000) })).candles as Array<{ openTime: number; exact: { close: string } }>;
+    const [raw, adjusted] = [await history('raw'), await history('split')];
+    const byTime = new Map(raw.map((c) => [c.openTime, c.exact.close]));
+    const before = adjusted.filter((c) => c.openTime < row.effectiveAt && byTime.has(c.openTime));
+    const after = adjusted.filter((c) => c.openTime >= row.effectiveAt && byTime.has(c.openTime));
+    expect(before.length).toBeGreaterThan(0);
+    expect(after.length).toBeGreaterThan(0);
+    for (const c of before) expect(Number(c.exact.close)).toBeCloseTo(Number(byTime.get(c.openTime)) / 2, 6);
+    for (const c of after) expect(c.exact.close).toBe(byTime.get(c.openTime));
   }, 300_000);
 });

@@ -4,6 +4,7 @@
  * scheduler), each with its state, and for a dividend its totals and the asked holder's DIVIDEND
  * operations (docs/corporate-actions.md).
  */
+import { splitEffectiveAt } from '../../marketdata/price-splits.ts';
 import type { StockCorporateAction, StockDividendOperation, StockDividendTotals } from '@tokex/contract';
 import type { Address, Hex } from 'viem';
 import { formatDecimal } from '../../lib/decimal.ts';
@@ -131,6 +132,7 @@ export function createCorporateActionRegistry(opts: CorporateActionRegistryOptio
         const row: StockCorporateAction = { ...action, status, txHash };
         if (r) {
           row.reason = r.reason;
+          if (r.type === 'SPLIT') row.effectiveAt = splitEffectiveAt(r.exDate, r.createdAt);
           if (r.type === 'DIVIDEND') row.dividend = totalsOf(r, cashToken, cashDecimals);
         }
         if (user !== undefined && m.type === 'DIVIDEND') {

@@ -276,6 +276,9 @@ export const StockCorporateActionSchema = Type.Object({
   type: StringEnum(STOCK_CORPORATE_ACTION_TYPES),
   exDate: Type.String({ description: 'YYYY-MM-DD' }),
   ratio: Type.Optional(Type.String()),
+  effectiveAt: Type.Optional(
+    Type.Integer({ description: 'a split this venue applies: when its quotes, balances and orders move to the new shares (ms): 00:00 New York on the ex-date, or 5 s after one added on its ex-date, at the next minute' }),
+  ),
   amount: Type.Optional(DecimalOut()),
   currency: Type.Optional(Type.String()),
   recordDate: Type.Optional(Type.String({ description: 'YYYY-MM-DD; absent: the ex-date' })),
