@@ -18,7 +18,7 @@ import { createDividendScheduler } from '../../src/stock/corporate-actions/divid
 import { createSplitApplier, splitRefOf } from '../../src/stock/corporate-actions/split-applier.ts';
 import { getOrder } from '../../src/stock/store/stock-order-store.ts';
 import { getPosition } from '../../src/stock/store/stock-position-store.ts';
-import { createStockIndexer, type StockIndexer } from '../../src/stock/indexer/stock-indexer.ts';
+import { createStockIndexer, type StockIndexChange, type StockIndexer } from '../../src/stock/indexer/stock-indexer.ts';
 import { startChainFixture, type ChainFixture } from '../support/chain-fixture.ts';
 import { testDatabases } from '../support/test-databases.ts';
 
@@ -31,6 +31,8 @@ describe.each(testDatabases)('splits on anvil ($name)', ({ open }) => {
   let db: Db;
   let indexer: StockIndexer;
   let registry: CorporateActionRegistry;
+  /** What the indexer hands the streams after each batch. */
+  const changes: StockIndexChange[] = [];
   let clock = Date.now();
   const exDate = newYorkDate(Date.now() + 2 * DAY);
   const fileActions = [{ symbol: 'SPY', type: 'SPLIT' as const, exDate, ratio: '3:1' }];
@@ -56,7 +58,7 @@ describe.each(testDatabases)('splits on anvil ($name)', ({ open }) => {
   beforeAll(async () => {
     f = await startChainFixture();
     db = await open();
-    indexer = createStockIndexer({ db, publicClient: f.publicClient, deployment: f.deployment });
+    indexer = createStockIndexer({ db, publicClient: f.publicClient, deployment: f.deployment, onCommitted: (c) => changes.push(c) });
     registry = createCorporateActionRegistry({
       db,
       fileActions,
@@ -105,8 +107,14 @@ describe.each(testDatabases)('splits on anvil ($name)', ({ open }) => {
     expect(receipt.status).toBe('success');
     expect((await registry.list('AAPL'))[0]).toMatchObject({ exDate, type: 'SPLIT', status: 'applied', txHash: row.txHash });
 
+    changes.length = 0;
     await indexer.syncOnce();
     expect(await getOrder(db, orderId)).toMatchObject({ quantity: (24n * E18).toString(), price: (75n * E18).toString(), multiplier: (4n * M).toString(), status: 'Open' });
+    // The streams get the restated order and every holder's wallet (its balances re-read).
+    const streamed = changes.flatMap((ch) => ch.updates.orders).find((u) => u.order.orderId === orderId);
+    expect(streamed?.order).toMatchObject({ quantity: (24n * E18).toString(), price: (75n * E18).toString() });
+    const wallets = new Set(changes.flatMap((ch) => ch.wallets));
+    for (const u of f.users.slice(0, 3)) expect(wallets.has(u.address.toLowerCase())).toBe(true);
     expect(await getPosition(db, u1.address, aapl)).toMatchObject({ exchangeBalance: (16n * E18).toString(), lockedBalance: (24n * E18).toString() });
 
     // Later runs: nothing more.
