@@ -136,4 +136,15 @@ describe('the perp split task (real SQLite)', () => {
     expect(task.indexPaused('NVDA-USD', {})).toBe(false);
     expect(task.indexPaused('NVDA-USD', { multiplier: m(2n) })).toBe(true);
   });
+  it('a split after the stock venue started but before this venue did is in the quotes and in the engine’s prices already', async () => {
+    await insertCorporateAction(db, { symbol: 'AAPL', type: 'SPLIT', exDate: EX, ratio: '2:1', source: 'cli' }, 0);
+    const engine = venue();
+    const gw = gatewayOf(engine);
+    // The stock venue started before the split, the perpetual venue after it.
+    const task = createSplitTask({ listStored: () => listCorporateActions(db), gateway: gw, engine: () => engine, venueStartDate: '2030-01-03', quotesStartDate: '2029-12-01', now: () => EFFECTIVE + 86_400_000 });
+    await task.runOnce();
+    expect(gw.submitted).toEqual([]);
+    expect(task.indexPaused('AAPL-USD', { multiplier: m(2n) })).toBe(false);
+    expect(task.indexPaused('AAPL-USD', {})).toBe(true);
+  });
 });

@@ -156,7 +156,7 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     const perpVenueStart = perpDeploymentOf(ctx.chain.record)!.deployedAt;
     const splits = createSplitTask({
       listStored: () => listCorporateActions(db), gateway, engine, fileActions: (await loadCorporateActions(config.corporateActionsFile)).list(),
-      venueStartDate: newYorkDate(Math.max(stockVenueStart, perpVenueStart)), clockOffsetMs: ctx.calendar.clockOffsetMs, logger,
+      venueStartDate: newYorkDate(Math.max(stockVenueStart, perpVenueStart)), quotesStartDate: newYorkDate(stockVenueStart), clockOffsetMs: ctx.calendar.clockOffsetMs, logger,
     });
     await splits.runOnce().catch((err) => logger.warn({ err }, 'perp splits: first round failed'));
     splits.start();

@@ -72,6 +72,12 @@ export interface SplitTaskOptions {
   fileActions?: readonly CorporateAction[];
   /** `YYYY-MM-DD` in New York: splits with an earlier ex-date predate the venue and are never applied. */
   venueStartDate: string;
+  /**
+   * `YYYY-MM-DD` in New York from which the quotes carry splits in their multiplier (the stock
+   * venue's start). A split between it and `venueStartDate` is in the quotes and, predating this
+   * venue, in its prices already. Default `venueStartDate`.
+   */
+  quotesStartDate?: string;
   /** The market calendar's clock minus the wall clock (MARKET_CLOCK_START), ms. Default 0. */
   clockOffsetMs?: number;
   /** The wall clock (command times, quote times). Default Date.now. */
@@ -117,7 +123,10 @@ export function createSplitTask(opts: SplitTaskOptions): SplitTask {
   const marketNow = () => wall() + offset;
   const fileActions = (opts.fileActions ?? []).filter((a) => a.type === 'SPLIT');
   // Known before the first read of the table: the file's, so the pause holds from the first round.
+  const quotesStart = opts.quotesStartDate ?? opts.venueStartDate;
   let splits = splitsToApply(fileActions, [], opts.venueStartDate, offset);
+  /** What the quotes' multiplier is made of: every split from the quotes' start, failed ones included. */
+  let quoteSplits = priceSplitsOf(fileActions, [], quotesStart, offset);
   let readFailing = false;
 
   const perpsOf = (engine: PerpEngine, stock: string): string[] =>
@@ -125,7 +134,9 @@ export function createSplitTask(opts: SplitTaskOptions): SplitTask {
 
   const runOnce = async (): Promise<void> => {
     try {
-      splits = splitsToApply(fileActions, await opts.listStored(), opts.venueStartDate, offset);
+      const stored = await opts.listStored();
+      splits = splitsToApply(fileActions, stored, opts.venueStartDate, offset);
+      quoteSplits = priceSplitsOf(fileActions, stored, quotesStart, offset);
       if (readFailing) opts.logger?.info('perp splits: the corporate-action table is readable again');
       readFailing = false;
     } catch (err) {
@@ -157,11 +168,16 @@ export function createSplitTask(opts: SplitTaskOptions): SplitTask {
       const stock = indexSymbolOf(perpSymbol);
       const now = marketNow();
       const engine = opts.engine();
-      let multiplier = BASE_MULTIPLIER;
       for (const split of splits) {
-        if (split.symbol !== stock || split.effectiveAt > now) continue;
-        if (!engine.splitApplied(perpSymbol, split.actionId)) return true;
-        multiplier = multiplierAfter(multiplier, { numerator: BigInt(split.ratioTo), denominator: BigInt(split.ratioFrom) });
+        if (split.symbol === stock && split.effectiveAt <= now && !engine.splitApplied(perpSymbol, split.actionId)) return true;
+      }
+      // The multiplier the engine's prices are in: the splits it applied, and those before this
+      // venue started (its prices always were post-split). A failed one it never applied, so a quote
+      // that moved to it is in other shares.
+      let multiplier = BASE_MULTIPLIER;
+      for (const split of quoteSplits) {
+        if (split.symbol !== stock || split.at > now) continue;
+        if (split.exDate < opts.venueStartDate || engine.splitApplied(perpSymbol, split.id)) multiplier = multiplierAfter(multiplier, split);
       }
       return quote !== undefined && (quote.multiplier === undefined ? BASE_MULTIPLIER : BigInt(quote.multiplier)) !== multiplier;
     },
