@@ -136,6 +136,7 @@ describe('the perp split task (real SQLite)', () => {
     expect(task.indexPaused('NVDA-USD', {})).toBe(false);
     expect(task.indexPaused('NVDA-USD', { multiplier: m(2n) })).toBe(true);
   });
+
   it('a split after the stock venue started but before this venue did is in the quotes and in the engine’s prices already', async () => {
     await insertCorporateAction(db, { symbol: 'AAPL', type: 'SPLIT', exDate: EX, ratio: '2:1', source: 'cli' }, 0);
     const engine = venue();
