@@ -197,7 +197,7 @@ describe('tokex trading commands', () => {
     expect([both.code, both.stderr]).toEqual([1, 'error: size: omit it with --close-position: the whole position is closed\n']);
     const which = await tokex(['perp', 'order-status']);
     expect([which.code, which.stderr]).toEqual([1, 'error: orderId: give an order id or --client-id, one of them\n']);
-  });
+  }, 120_000);
 
   it('refuses a bad side with a one-line error and exit code 1', async () => {
     const r = await tokex(['perp', 'order', 'hold', 'BTC-USD', '1']);
