@@ -4,6 +4,7 @@ import {
   ContractFunctionRevertedError,
   parseUnits,
   type Address,
+  type ContractFunctionName,
   type Hash,
   type TransactionReceipt,
 } from 'viem';
@@ -151,4 +152,42 @@ export async function expectStockBacking(f: ChainFixture, stock: Address, accoun
   const held = await f.publicClient.readContract({ address: stock, abi: stockAbi, functionName: 'balanceOf', args: [stock] });
   const balances = await Promise.all(accounts.map((a) => stockOf(f, stock, a)));
   expect(held).toBe(balances.reduce((s, b) => s + b.exchange + b.locked, 0n));
+}
+
+export type RouterFn = ContractFunctionName<typeof stockRouterAbi, 'nonpayable'>;
+
+/** Calls a router function as `user`; returns the receipt and the function's return value (from a simulation). */
+export async function routerCall<T = unknown>(
+  f: ChainFixture,
+  user: ChainUser,
+  functionName: RouterFn,
+  args: readonly unknown[],
+): Promise<{ receipt: TransactionReceipt; result: T }> {
+  const sim = await f.publicClient.simulateContract({
+    account: user.wallet.account,
+    address: contracts(f).stockRouter,
+    abi: stockRouterAbi,
+    functionName,
+    args,
+  } as never);
+  const receipt = await confirm(f, user.wallet.writeContract((sim as { request: unknown }).request as never));
+  return { receipt, result: (sim as { result: T }).result };
+}
+
+export interface Fill {
+  orderId: bigint;
+  quantity: bigint;
+  price: bigint;
+}
+
+export interface Close {
+  orderId: bigint;
+  status: number;
+}
+
+export function settle(f: ChainFixture, fills: Fill[], closes: Close[]): Promise<TransactionReceipt> {
+  return confirm(
+    f,
+    f.operator.writeContract({ address: contracts(f).stockRouter, abi: stockRouterAbi, functionName: 'settleOrders', args: [fills, closes] }),
+  );
 }

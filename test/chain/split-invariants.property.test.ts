@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keccak256, stringToHex, type Address, type Hex } from 'viem';
 import { stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import { approveStock, confirm, depositUsdc, mUsdOf, OrderStatus, price, shares, Side, stockOf, usdc } from './chain-test-helpers.ts';
+import { approveStock, confirm, depositUsdc, mUsdOf, OrderStatus, price, routerCall, settle, shares, Side, stockOf, usdc } from './chain-test-helpers.ts';
 
 const ONE = 10n ** 36n;
 let f: ChainFixture;
@@ -37,11 +37,7 @@ afterAll(async () => {
 const send = (user: ChainUser, address: Address, abi: readonly unknown[], functionName: string, args: readonly unknown[]) =>
   confirm(f, user.wallet.writeContract({ address, abi, functionName, args } as never));
 
-async function place(user: ChainUser, args: readonly unknown[]): Promise<bigint> {
-  const sim = await f.publicClient.simulateContract({ account: user.wallet.account, address: router, abi: stockRouterAbi, functionName: 'placeLimitOrder', args } as never);
-  await confirm(f, user.wallet.writeContract(sim.request as never));
-  return sim.result as unknown as bigint;
-}
+const place = async (user: ChainUser, args: readonly unknown[]): Promise<bigint> => (await routerCall<bigint>(f, user, 'placeLimitOrder', args)).result;
 
 const read = (functionName: string, args: readonly unknown[] = []) =>
   f.publicClient.readContract({ address: aapl, abi: stockAbi, functionName, args } as never) as Promise<bigint>;
@@ -111,9 +107,9 @@ describe('a split conserves every holding on chain', () => {
             expect(o.quantity).toBe((sellQty * m) / ONE);
             expect(o.price).toBe((limit * ONE + m - 1n) / m);
             if (o.quantity > 0n) {
-              await confirm(f, f.operator.writeContract({ address: router, abi: stockRouterAbi, functionName: 'settleOrders', args: [[{ orderId: sell, quantity: o.quantity, price: o.price }], [{ orderId: sell, status: OrderStatus.Filled }]] }));
+              await settle(f, [{ orderId: sell, quantity: o.quantity, price: o.price }], [{ orderId: sell, status: OrderStatus.Filled }]);
             } else {
-              await confirm(f, f.operator.writeContract({ address: router, abi: stockRouterAbi, functionName: 'settleOrders', args: [[], [{ orderId: sell, status: OrderStatus.Canceled }]] }));
+              await settle(f, [], [{ orderId: sell, status: OrderStatus.Canceled }]);
             }
             expect((await stockOf(f, aapl, bob.address)).locked).toBe(0n);
           }
@@ -121,7 +117,7 @@ describe('a split conserves every holding on chain', () => {
           const b = await f.publicClient.readContract({ address: router, abi: stockRouterAbi, functionName: 'getOrder', args: [buy] });
           expect(b.locked).toBe(buyLock);
           expect(b.price).toBe((price('150.01') * ONE) / m);
-          await confirm(f, f.operator.writeContract({ address: router, abi: stockRouterAbi, functionName: 'settleOrders', args: [[{ orderId: buy, quantity: b.quantity, price: b.price }], [{ orderId: buy, status: OrderStatus.Filled }]] }));
+          await settle(f, [{ orderId: buy, quantity: b.quantity, price: b.price }], [{ orderId: buy, status: OrderStatus.Filled }]);
           expect((await mUsdOf(f, carol.address)).locked).toBe(0n);
         },
       ),

@@ -16,6 +16,10 @@ import {
   expectRevert,
   expectStockBacking,
   mUsdOf,
+  routerCall,
+  settle as settleOrders,
+  type Close,
+  type Fill,
   musd,
   OrderStatus,
   price,
@@ -55,15 +59,9 @@ async function split(numerator: bigint, denominator: bigint, id: string) {
   return confirm(f, f.operator.writeContract({ address: aapl, abi: stockAbi, functionName: 'split', args: [numerator, denominator, ref(id)] }));
 }
 
-async function place(user: ChainUser, functionName: 'placeLimitOrder' | 'placeMarketOrder', args: readonly unknown[]): Promise<bigint> {
-  const sim = await f.publicClient.simulateContract({ account: user.wallet.account, address: router, abi: stockRouterAbi, functionName, args } as never);
-  await confirm(f, user.wallet.writeContract(sim.request as never));
-  return sim.result as unknown as bigint;
-}
-
-async function settle(fills: { orderId: bigint; quantity: bigint; price: bigint }[], closes: { orderId: bigint; status: number }[] = []) {
-  return confirm(f, f.operator.writeContract({ address: router, abi: stockRouterAbi, functionName: 'settleOrders', args: [fills, closes] }));
-}
+const place = async (user: ChainUser, functionName: 'placeLimitOrder' | 'placeMarketOrder', args: readonly unknown[]): Promise<bigint> =>
+  (await routerCall<bigint>(f, user, functionName, args)).result;
+const settle = (fills: Fill[], closes: Close[] = []) => settleOrders(f, fills, closes);
 
 const getOrder = (id: bigint) => f.publicClient.readContract({ address: router, abi: stockRouterAbi, functionName: 'getOrder', args: [id] });
 

@@ -1,52 +1,16 @@
-import { type Address, type ContractFunctionName, type Hex, type TransactionReceipt } from 'viem';
+import { type Address, type Hex, type TransactionReceipt } from 'viem';
 import { expect } from 'vitest';
-import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
+import { cashierAbi } from '../../src/chain/abi/generated/index.ts';
 import { createStockIndexer, type StockIndexer, type StockIndexerOptions } from '../../src/stock/indexer/stock-indexer.ts';
 import { indexedAddresses } from '../../src/stock/operation-id.ts';
 import type { Db } from '../../src/storage/database.ts';
-import type { ChainFixture, ChainUser } from '../support/chain-fixture.ts';
+import type { ChainFixture } from '../support/chain-fixture.ts';
 import { confirm, contracts } from '../chain/chain-test-helpers.ts';
 
-export type RouterFn = ContractFunctionName<typeof stockRouterAbi, 'nonpayable'>;
+export { routerCall, settle, type Close, type Fill, type RouterFn } from '../chain/chain-test-helpers.ts';
 
 export function newIndexer(f: ChainFixture, db: Db, opts: Partial<StockIndexerOptions> = {}): StockIndexer {
   return createStockIndexer({ db, publicClient: f.publicClient, deployment: f.deployment, pollMs: 20, ...opts });
-}
-
-/** Calls a router function as `user`; returns the receipt and the function's return value (from a simulation). */
-export async function routerCall<T = unknown>(
-  f: ChainFixture,
-  user: ChainUser,
-  functionName: RouterFn,
-  args: readonly unknown[],
-): Promise<{ receipt: TransactionReceipt; result: T }> {
-  const sim = await f.publicClient.simulateContract({
-    account: user.wallet.account,
-    address: contracts(f).stockRouter,
-    abi: stockRouterAbi,
-    functionName,
-    args,
-  } as never);
-  const receipt = await confirm(f, user.wallet.writeContract((sim as { request: unknown }).request as never));
-  return { receipt, result: (sim as { result: T }).result };
-}
-
-export interface Fill {
-  orderId: bigint;
-  quantity: bigint;
-  price: bigint;
-}
-
-export interface Close {
-  orderId: bigint;
-  status: number;
-}
-
-export function settle(f: ChainFixture, fills: Fill[], closes: Close[]): Promise<TransactionReceipt> {
-  return confirm(
-    f,
-    f.operator.writeContract({ address: contracts(f).stockRouter, abi: stockRouterAbi, functionName: 'settleOrders', args: [fills, closes] }),
-  );
 }
 
 export function cashierAdmin(
