@@ -25,6 +25,7 @@ import {
 import { createDividendScheduler, distributionRefOf, type DividendScheduler } from '../../src/stock/corporate-actions/dividend-scheduler.ts';
 import { createStockIndexer, type StockIndexer } from '../../src/stock/indexer/stock-indexer.ts';
 import { startChainFixture, type ChainFixture } from '../support/chain-fixture.ts';
+import { confirm as confirmTx } from '../chain/chain-test-helpers.ts';
 import { testDatabases } from '../support/test-databases.ts';
 
 const E18 = 10n ** 18n;
@@ -45,11 +46,7 @@ describe.each(testDatabases)('cash dividends on anvil ($name)', ({ open }) => {
   const fileActions = [{ symbol: 'SPY', type: 'DIVIDEND' as const, exDate, amount: '1.5', currency: 'USD' }];
   const c = () => f.deployment.contracts;
   const usdc = (who: Address) => f.publicClient.readContract({ address: c().cashToken, abi: cashTokenAbi, functionName: 'balanceOf', args: [who] });
-  const confirm = async (hash: Promise<Hex>) => {
-    const r = await f.publicClient.waitForTransactionReceipt({ hash: await hash });
-    expect(r.status).toBe('success');
-    return r;
-  };
+  const confirm = (hash: Promise<Hex>) => confirmTx(f, hash);
   const makeScheduler = (over: Partial<Parameters<typeof createDividendScheduler>[0]> = {}) =>
     createDividendScheduler({
       db,

@@ -20,6 +20,7 @@ import { getOrder } from '../../src/stock/store/stock-order-store.ts';
 import { getPosition } from '../../src/stock/store/stock-position-store.ts';
 import { createStockIndexer, type StockIndexChange, type StockIndexer } from '../../src/stock/indexer/stock-indexer.ts';
 import { startChainFixture, type ChainFixture } from '../support/chain-fixture.ts';
+import { confirm as confirmTx } from '../chain/chain-test-helpers.ts';
 import { testDatabases } from '../support/test-databases.ts';
 
 const E18 = 10n ** 18n;
@@ -37,11 +38,7 @@ describe.each(testDatabases)('splits on anvil ($name)', ({ open }) => {
   const exDate = newYorkDate(Date.now() + 2 * DAY);
   const fileActions = [{ symbol: 'SPY', type: 'SPLIT' as const, exDate, ratio: '3:1' }];
   const c = () => f.deployment.contracts;
-  const confirm = async (hash: Promise<Hex>) => {
-    const r = await f.publicClient.waitForTransactionReceipt({ hash: await hash });
-    expect(r.status).toBe('success');
-    return r;
-  };
+  const confirm = (hash: Promise<Hex>) => confirmTx(f, hash);
   const scheduler = (sender = senderFor({ publicClient: f.publicClient, account: f.operator.account })) =>
     createDividendScheduler({
       db,
