@@ -179,18 +179,20 @@ describe('Pyth Hermes source against a local Hermes', { timeout: 10_000 }, () =>
   });
 
   it('keeps a quiet stream that sends keep-alives, and drops one that sends nothing at all', async () => {
-    const { server, source } = await setup({}, { idleTimeoutMs: 400 });
+    // The idle limit is 15 times the keep-alive pace: a busy machine's stalled event loop does not
+    // fake a silence.
+    const { server, source } = await setup({}, { idleTimeoutMs: 1_500 });
     await source.start();
     const conn = server.connections[0];
-    // 500 ms of keep-alives every 50 ms: never 400 ms of silence.
-    for (let i = 0; i < 10; i++) {
+    // 2 s of keep-alives every 100 ms: never 1.5 s of silence.
+    for (let i = 0; i < 20; i++) {
       conn.keepAlive();
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 100));
     }
     expect(source.health()).toMatchObject({ state: 'live', connects: 1 });
     const next = server.nextConnection();
     const dropped = await untilHealth(source, (h) => h.state === 'reconnecting');
-    expect(dropped.lastError).toMatchObject({ code: 'idle-timeout', message: 'nothing read for 400 ms (not even a keep-alive)' });
+    expect(dropped.lastError).toMatchObject({ code: 'idle-timeout', message: 'nothing read for 1500 ms (not even a keep-alive)' });
     await next;
     await untilHealth(source, (h) => h.state === 'live' && h.connects === 2);
     await conn.closed; // the silent one was closed by the client
