@@ -3,14 +3,15 @@ pragma solidity ^0.8.24;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
-import {Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
+import {OwnableUpgradeable} from "@openzeppelin/contracts-upgradeable/access/OwnableUpgradeable.sol";
+import {Ownable2StepUpgradeable} from "@openzeppelin/contracts-upgradeable/access/Ownable2StepUpgradeable.sol";
+import {VenueUpgradeable} from "./VenueUpgradeable.sol";
 import {ICashier} from "./interfaces/ICashier.sol";
 
 /// @title Cashier
 /// @notice Holds the cash tokens and users' mUSD balances; see {ICashier} for the buffers and the
 /// invariant.
-contract Cashier is ICashier, Ownable2Step {
+contract Cashier is ICashier, VenueUpgradeable, Ownable2StepUpgradeable {
     using SafeERC20 for IERC20;
 
     // ----------------------------------------------------------------- Types
@@ -42,15 +43,21 @@ contract Cashier is ICashier, Ownable2Step {
     /// @inheritdoc ICashier
     uint256 public totalQueuedWithdrawals;
     /// @inheritdoc ICashier
-    uint256 public nextDepositQueueId = 1;
+    uint256 public nextDepositQueueId;
     /// @inheritdoc ICashier
-    uint256 public nextWithdrawalQueueId = 1;
+    uint256 public nextWithdrawalQueueId;
 
     mapping(address token => TokenConfig) private _tokenConfigs;
     mapping(address token => bool) private _known;
     address[] private _supportedTokens;
     mapping(uint256 queueId => QueuedOp) private _queuedDeposits;
     mapping(uint256 queueId => QueuedOp) private _queuedWithdrawals;
+    /// @dev What the migration credited (balances, fees, queued operations), in mUSD: the cash held
+    /// must cover it before the migration window can close.
+    uint256 private _migratedOwed;
+    /// @dev Accounts (and, at address(0), the fee balance) already migrated: a migration rerun after a
+    /// crash between a send and its record credits nobody twice.
+    mapping(address account => bool) private _migrated;
 
     modifier onlyRouter() {
         if (msg.sender != router) revert NotRouter(msg.sender);
@@ -62,7 +69,13 @@ contract Cashier is ICashier, Ownable2Step {
         _;
     }
 
-    constructor(address initialOwner) Ownable(initialOwner) {
+    /// @notice Sets up the proxy: `initialOwner` owns the configuration and is the initial treasury;
+    /// `upgrader_` is the upgrade authority (docs/upgrades.md).
+    function initialize(address initialOwner, address upgrader_, bool migrating_) external initializer {
+        __VenueUpgradeable_init(upgrader_, migrating_);
+        __Ownable_init(initialOwner);
+        nextDepositQueueId = 1;
+        nextWithdrawalQueueId = 1;
         treasury = initialOwner;
         emit TreasurySet(initialOwner);
     }
@@ -293,5 +306,65 @@ contract Cashier is ICashier, Ownable2Step {
     function _u128(uint256 amount) private pure returns (uint128) {
         if (amount > type(uint128).max) revert AmountTooLarge(amount);
         return uint128(amount);
+    }
+
+    // ---------------------------------------------------------- Migration
+
+    /// @inheritdoc ICashier
+    function migrateBalances(address[] calldata users, uint256[] calldata musdAmounts) external onlyMigrator {
+        if (users.length != musdAmounts.length) revert LengthMismatch();
+        uint256 total;
+        for (uint256 i; i < users.length; ++i) {
+            address user = users[i];
+            if (user == address(0)) revert ZeroAddress();
+            if (_migrated[user]) continue;
+            _migrated[user] = true;
+            balanceOf[user] += musdAmounts[i];
+            total += musdAmounts[i];
+            emit BalanceMigrated(user, musdAmounts[i]);
+        }
+        _migratedOwed += total;
+    }
+
+    /// @inheritdoc ICashier
+    function migrateFees(uint256 musdAmount) external onlyMigrator {
+        if (_migrated[address(0)]) return;
+        _migrated[address(0)] = true;
+        feeBalance += musdAmount;
+        _migratedOwed += musdAmount;
+    }
+
+    /// @inheritdoc ICashier
+    function migrateQueuedOp(
+        bool deposit,
+        uint256 queueId,
+        address user,
+        address token,
+        uint128 tokenAmount,
+        uint128 musdAmount
+    ) external onlyMigrator {
+        if (queueId == 0) revert ZeroAmount();
+        mapping(uint256 => QueuedOp) storage ops = deposit ? _queuedDeposits : _queuedWithdrawals;
+        if (ops[queueId].status != 0) return; // carried over already
+        ops[queueId] = QueuedOp(user, token, tokenAmount, musdAmount, STATUS_PENDING);
+        if (deposit) {
+            totalQueuedDeposits += musdAmount;
+            if (nextDepositQueueId <= queueId) nextDepositQueueId = queueId + 1;
+        } else {
+            totalQueuedWithdrawals += musdAmount;
+            if (nextWithdrawalQueueId <= queueId) nextWithdrawalQueueId = queueId + 1;
+        }
+        _migratedOwed += musdAmount;
+        emit QueuedOpMigrated(queueId, deposit, user, token, tokenAmount, musdAmount);
+    }
+
+    /// @dev The window closes only when the cash moved in covers everything credited.
+    function _beforeMigrationFinished() internal view override {
+        uint256 held;
+        for (uint256 i; i < _supportedTokens.length; ++i) {
+            address token = _supportedTokens[i];
+            held += _toMusd(token, IERC20(token).balanceOf(address(this)));
+        }
+        if (held < _migratedOwed) revert MigrationUnderfunded(held, _migratedOwed);
     }
 }

@@ -3,8 +3,9 @@ pragma solidity ^0.8.24;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
-import {Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
+import {OwnableUpgradeable} from "@openzeppelin/contracts-upgradeable/access/OwnableUpgradeable.sol";
+import {Ownable2StepUpgradeable} from "@openzeppelin/contracts-upgradeable/access/Ownable2StepUpgradeable.sol";
+import {VenueUpgradeable} from "./VenueUpgradeable.sol";
 import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProof.sol";
 import {IDividendDistributor} from "./interfaces/IDividendDistributor.sol";
 
@@ -13,7 +14,7 @@ import {IDividendDistributor} from "./interfaces/IDividendDistributor.sol";
 /// @dev Invariant per distribution: `paid <= total`, and the contract holds, in each token, at least
 /// the sum of `total - paid` over that token's distributions (each is funded with its exact total
 /// before any of it can be paid).
-contract DividendDistributor is IDividendDistributor, Ownable2Step {
+contract DividendDistributor is IDividendDistributor, VenueUpgradeable, Ownable2StepUpgradeable {
     using SafeERC20 for IERC20;
 
     // ----------------------------------------------------------------- State
@@ -35,7 +36,12 @@ contract DividendDistributor is IDividendDistributor, Ownable2Step {
         _;
     }
 
-    constructor(address initialOwner) Ownable(initialOwner) {}
+    /// @notice Sets up the proxy: the owner of the configuration and the upgrade authority
+    /// (docs/upgrades.md).
+    function initialize(address initialOwner, address upgrader_) external initializer {
+        __VenueUpgradeable_init(upgrader_, false);
+        __Ownable_init(initialOwner);
+    }
 
     // ----------------------------------------------------------------- Admin
 

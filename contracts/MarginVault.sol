@@ -3,19 +3,23 @@ pragma solidity ^0.8.24;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
-import {Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
-import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol";
+import {OwnableUpgradeable} from "@openzeppelin/contracts-upgradeable/access/OwnableUpgradeable.sol";
+import {Ownable2StepUpgradeable} from "@openzeppelin/contracts-upgradeable/access/Ownable2StepUpgradeable.sol";
+import {VenueUpgradeable} from "./VenueUpgradeable.sol";
+import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {IMarginVault} from "./interfaces/IMarginVault.sol";
 
 /// @title MarginVault
 /// @notice The perpetual venue's collateral vault; see {IMarginVault}.
-contract MarginVault is IMarginVault, Ownable2Step, ReentrancyGuard {
+contract MarginVault is IMarginVault, VenueUpgradeable, Ownable2StepUpgradeable, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
     // ----------------------------------------------------------------- State
 
     /// @inheritdoc IMarginVault
+    /// @dev Fixed per venue, so an immutable of the implementation rather than a storage read on every
+    /// deposit; an upgrade constructs the new implementation with the proxy's `collateralToken()`.
+    /// @custom:oz-upgrades-unsafe-allow state-variable-immutable
     address public immutable collateralToken;
     /// @inheritdoc IMarginVault
     mapping(address account => bool) public isOperator;
@@ -29,15 +33,25 @@ contract MarginVault is IMarginVault, Ownable2Step, ReentrancyGuard {
     uint256 public totalDeposited;
     /// @inheritdoc IMarginVault
     uint256 public totalWithdrawn;
+    /// @dev Accounts already migrated: a rerun after a crash counts nobody twice.
+    mapping(address account => bool) private _migrated;
 
     modifier onlyOperator() {
         if (!isOperator[msg.sender]) revert NotOperator(msg.sender);
         _;
     }
 
-    constructor(address collateralToken_, address initialOwner) Ownable(initialOwner) {
+    /// @custom:oz-upgrades-unsafe-allow constructor
+    constructor(address collateralToken_) {
         if (collateralToken_ == address(0)) revert ZeroAddress();
         collateralToken = collateralToken_;
+    }
+
+    /// @notice Sets up the proxy: the owner of the configuration and the upgrade authority
+    /// (docs/upgrades.md); `migrating_` opens the migration window (false for a new venue).
+    function initialize(address initialOwner, address upgrader_, bool migrating_) external initializer {
+        __VenueUpgradeable_init(upgrader_, migrating_);
+        __Ownable_init(initialOwner);
     }
 
     // ----------------------------------------------------------------- Admin
@@ -52,7 +66,7 @@ contract MarginVault is IMarginVault, Ownable2Step, ReentrancyGuard {
     // ------------------------------------------------------------------ User
 
     /// @inheritdoc IMarginVault
-    function deposit(uint256 amount) external nonReentrant {
+    function deposit(uint256 amount) external onlyViaProxy nonReentrant {
         if (amount == 0) revert ZeroAmount();
         IERC20 token = IERC20(collateralToken);
         // Checked here so that a wallet sees the vault's own error, not the token's.
@@ -80,5 +94,31 @@ contract MarginVault is IMarginVault, Ownable2Step, ReentrancyGuard {
         totalWithdrawn += amount;
         token.safeTransfer(account, amount);
         emit Withdrawn(account, amount, withdrawalId);
+    }
+
+    // ---------------------------------------------------------- Migration
+
+    /// @inheritdoc IMarginVault
+    function migrateAccounts(address[] calldata accounts, uint256[] calldata deposited, uint256[] calldata withdrawn)
+        external
+        onlyMigrator
+    {
+        if (accounts.length != deposited.length || accounts.length != withdrawn.length) revert LengthMismatch();
+        for (uint256 i; i < accounts.length; ++i) {
+            if (_migrated[accounts[i]]) continue;
+            _migrated[accounts[i]] = true;
+            depositedOf[accounts[i]] += deposited[i];
+            withdrawnOf[accounts[i]] += withdrawn[i];
+            totalDeposited += deposited[i];
+            totalWithdrawn += withdrawn[i];
+            emit AccountMigrated(accounts[i], deposited[i], withdrawn[i]);
+        }
+    }
+
+    /// @inheritdoc IMarginVault
+    function migrateWithdrawalsPaid(bytes32[] calldata withdrawalIds) external onlyMigrator {
+        for (uint256 i; i < withdrawalIds.length; ++i) {
+            withdrawalPaid[withdrawalIds[i]] = true;
+        }
     }
 }

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
-import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
-import {Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
-import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
+import {OwnableUpgradeable} from "@openzeppelin/contracts-upgradeable/access/OwnableUpgradeable.sol";
+import {Ownable2StepUpgradeable} from "@openzeppelin/contracts-upgradeable/access/Ownable2StepUpgradeable.sol";
+import {EIP712Upgradeable} from "@openzeppelin/contracts-upgradeable/utils/cryptography/EIP712Upgradeable.sol";
+import {VenueUpgradeable} from "./VenueUpgradeable.sol";
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import {IOneClickRouter} from "./interfaces/IOneClickRouter.sol";
 
 /// @title OneClickRouter
 /// @notice EIP-712 delegation and ERC-2771 forwarding to the StockRouter; see {IOneClickRouter}.
-contract OneClickRouter is IOneClickRouter, EIP712, Ownable2Step {
+contract OneClickRouter is IOneClickRouter, VenueUpgradeable, EIP712Upgradeable, Ownable2StepUpgradeable {
     // ----------------------------------------------------------------- Types
 
     /// @inheritdoc IOneClickRouter
@@ -25,7 +26,13 @@ contract OneClickRouter is IOneClickRouter, EIP712, Ownable2Step {
     /// @inheritdoc IOneClickRouter
     mapping(address user => uint64) public nonces;
 
-    constructor(address initialOwner) EIP712("OneClickRouter", "1") Ownable(initialOwner) {}
+    /// @notice Sets up the proxy: the EIP-712 domain (`OneClickRouter` / `1`, verifying contract the
+    /// proxy), the owner and the upgrade authority (docs/upgrades.md).
+    function initialize(address initialOwner, address upgrader_, bool migrating_) external initializer {
+        __VenueUpgradeable_init(upgrader_, migrating_);
+        __EIP712_init("OneClickRouter", "1");
+        __Ownable_init(initialOwner);
+    }
 
     // ----------------------------------------------------------------- Admin
 
@@ -40,7 +47,10 @@ contract OneClickRouter is IOneClickRouter, EIP712, Ownable2Step {
     // ------------------------------------------------------------------ User
 
     /// @inheritdoc IOneClickRouter
-    function delegateBySig(address user, address delegatee, uint32 deadline, bytes calldata signature) external {
+    function delegateBySig(address user, address delegatee, uint32 deadline, bytes calldata signature)
+        external
+        onlyViaProxy
+    {
         if (block.timestamp > deadline) revert SignatureExpired(deadline);
         if (delegatee == address(0)) revert ZeroAddress();
         uint64 nonce = nonces[user];
@@ -70,7 +80,7 @@ contract OneClickRouter is IOneClickRouter, EIP712, Ownable2Step {
     }
 
     /// @inheritdoc IOneClickRouter
-    function execute(address user, bytes calldata data) external returns (bytes memory result) {
+    function execute(address user, bytes calldata data) external onlyViaProxy returns (bytes memory result) {
         if (delegateOf[user] != msg.sender) revert NotDelegatee(user, msg.sender);
         address target = stockRouter;
         if (target == address(0)) revert StockRouterNotSet();
@@ -104,5 +114,20 @@ contract OneClickRouter is IOneClickRouter, EIP712, Ownable2Step {
 
     function _digest(address user, address delegatee, uint64 nonce, uint32 deadline) private view returns (bytes32) {
         return _hashTypedDataV4(keccak256(abi.encode(DELEGATE_TYPEHASH, user, delegatee, nonce, deadline)));
+    }
+
+    // ---------------------------------------------------------- Migration
+
+    /// @inheritdoc IOneClickRouter
+    function migrateDelegations(address[] calldata users, address[] calldata delegatees, uint64[] calldata nonces_)
+        external
+        onlyMigrator
+    {
+        if (users.length != delegatees.length || users.length != nonces_.length) revert LengthMismatch();
+        for (uint256 i; i < users.length; ++i) {
+            delegateOf[users[i]] = delegatees[i];
+            nonces[users[i]] = nonces_[i];
+            emit DelegationMigrated(users[i], delegatees[i], nonces_[i]);
+        }
     }
 }

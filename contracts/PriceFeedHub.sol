@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
-import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
-import {Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
+import {OwnableUpgradeable} from "@openzeppelin/contracts-upgradeable/access/OwnableUpgradeable.sol";
+import {Ownable2StepUpgradeable} from "@openzeppelin/contracts-upgradeable/access/Ownable2StepUpgradeable.sol";
+import {VenueUpgradeable} from "./VenueUpgradeable.sol";
 import {IPriceFeedHub} from "./interfaces/IPriceFeedHub.sol";
 import {IPriceFeed} from "./interfaces/IPriceFeed.sol";
 
@@ -12,7 +13,7 @@ import {IPriceFeed} from "./interfaces/IPriceFeed.sol";
 /// (a Chainlink aggregator per asset would need a transaction, or a multicall, per asset); each
 /// asset keeps a {PriceFeed} of its own, so a consumer points at one AggregatorV3 address per
 /// asset as it would with Chainlink.
-contract PriceFeedHub is IPriceFeedHub, Ownable2Step {
+contract PriceFeedHub is IPriceFeedHub, VenueUpgradeable, Ownable2StepUpgradeable {
     /// @dev A round in one storage slot: the answer is checked to fit 128 bits on the way in.
     struct Round {
         int128 answer;
@@ -38,7 +39,12 @@ contract PriceFeedHub is IPriceFeedHub, Ownable2Step {
         _;
     }
 
-    constructor(address initialOwner) Ownable(initialOwner) {}
+    /// @notice Sets up the proxy: the owner of the configuration and the upgrade authority
+    /// (docs/upgrades.md).
+    function initialize(address initialOwner, address upgrader_) external initializer {
+        __VenueUpgradeable_init(upgrader_, false);
+        __Ownable_init(initialOwner);
+    }
 
     // ----------------------------------------------------------------- Admin
 

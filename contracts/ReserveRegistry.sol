@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
-import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
-import {Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
+import {OwnableUpgradeable} from "@openzeppelin/contracts-upgradeable/access/OwnableUpgradeable.sol";
+import {Ownable2StepUpgradeable} from "@openzeppelin/contracts-upgradeable/access/Ownable2StepUpgradeable.sol";
+import {VenueUpgradeable} from "./VenueUpgradeable.sol";
 import {IReserveRegistry} from "./interfaces/IReserveRegistry.sol";
 
 /// @title ReserveRegistry
 /// @notice The perpetual venue's published liabilities roots; see {IReserveRegistry}.
-contract ReserveRegistry is IReserveRegistry, Ownable2Step {
+contract ReserveRegistry is IReserveRegistry, VenueUpgradeable, Ownable2StepUpgradeable {
     // ----------------------------------------------------------------- State
 
     /// @inheritdoc IReserveRegistry
@@ -22,7 +23,12 @@ contract ReserveRegistry is IReserveRegistry, Ownable2Step {
         _;
     }
 
-    constructor(address initialOwner) Ownable(initialOwner) {}
+    /// @notice Sets up the proxy: the owner of the configuration and the upgrade authority
+    /// (docs/upgrades.md).
+    function initialize(address initialOwner, address upgrader_) external initializer {
+        __VenueUpgradeable_init(upgrader_, false);
+        __Ownable_init(initialOwner);
+    }
 
     // ----------------------------------------------------------------- Admin
 

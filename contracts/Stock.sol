@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.24;
 
-import {ERC20} from "@openzeppelin/contracts/token/ERC20/ERC20.sol";
-import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
-import {Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
+import {ERC20Upgradeable} from "@openzeppelin/contracts-upgradeable/token/ERC20/ERC20Upgradeable.sol";
+import {OwnableUpgradeable} from "@openzeppelin/contracts-upgradeable/access/OwnableUpgradeable.sol";
+import {Ownable2StepUpgradeable} from "@openzeppelin/contracts-upgradeable/access/Ownable2StepUpgradeable.sol";
+import {VenueUpgradeable} from "./VenueUpgradeable.sol";
 import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 import {IStock} from "./interfaces/IStock.sol";
 
@@ -15,7 +16,7 @@ import {IStock} from "./interfaces/IStock.sol";
 /// storage is bypassed: `_update` is overridden to move base units, so every ERC-20 path (transfer,
 /// transferFrom, mint, burn) goes through the conversion in one place.
 
-contract Stock is IStock, ERC20, Ownable2Step {
+contract Stock is IStock, VenueUpgradeable, ERC20Upgradeable, Ownable2StepUpgradeable {
     uint256 private constant ONE = 1e36;
     /// @dev Bounds keep `base × multiplier` and its inverse meaningful: a cumulative ratio of 1e12
     /// either way is far beyond any real split history. The 36 decimals make a ratio that does not
@@ -29,7 +30,7 @@ contract Stock is IStock, ERC20, Ownable2Step {
     address public router;
 
     /// @inheritdoc IStock
-    uint256 public multiplier = ONE;
+    uint256 public multiplier;
 
     /// @inheritdoc IStock
     mapping(bytes32 ref => bool) public splitApplied;
@@ -38,16 +39,32 @@ contract Stock is IStock, ERC20, Ownable2Step {
     uint256 private _baseSupply;
     mapping(address user => uint256) private _freeBase;
     mapping(address user => uint256) private _lockedBase;
+    /// @dev Holders already migrated: a rerun after a crash mints nobody's balance twice.
+    mapping(address user => bool) private _migrated;
 
     modifier onlyRouter() {
         if (msg.sender != router) revert NotRouter(msg.sender);
         _;
     }
 
-    constructor(string memory name_, string memory symbol_, address initialOwner)
-        ERC20(name_, symbol_)
-        Ownable(initialOwner)
-    {}
+    /// @notice Sets up the proxy of one stock: its ERC-20 name and symbol, the owner of its
+    /// configuration and the upgrade authority (docs/upgrades.md). Every Stock proxy of a venue shares
+    /// one implementation.
+    function initialize(
+        string calldata name_,
+        string calldata symbol_,
+        address initialOwner,
+        address upgrader_,
+        bool migrating_
+    )
+        external
+        initializer
+    {
+        __VenueUpgradeable_init(upgrader_, migrating_);
+        __ERC20_init(name_, symbol_);
+        __Ownable_init(initialOwner);
+        multiplier = ONE;
+    }
 
     // ----------------------------------------------------------------- Admin
 
@@ -220,6 +237,41 @@ contract Stock is IStock, ERC20, Ownable2Step {
         if (available < base) revert InsufficientStockBalance(available, base);
         unchecked {
             _lockedBase[user] = available - base;
+        }
+    }
+
+    // ---------------------------------------------------------- Migration
+
+    /// @inheritdoc IStock
+    function migrateMultiplier(uint256 multiplier_, bytes32[] calldata appliedRefs) external onlyMigrator {
+        if (_baseSupply != 0) revert MultiplierOutOfRange(multiplier_);
+        if (multiplier_ < MIN_MULTIPLIER || multiplier_ > MAX_MULTIPLIER) revert MultiplierOutOfRange(multiplier_);
+        uint256 old = multiplier;
+        multiplier = multiplier_;
+        for (uint256 i; i < appliedRefs.length; ++i) {
+            splitApplied[appliedRefs[i]] = true;
+        }
+        if (old != multiplier_) emit MultiplierChanged(bytes32(0), old, multiplier_, multiplier_, old);
+    }
+
+    /// @inheritdoc IStock
+    function migrateHolders(address[] calldata users, uint256[] calldata walletBase, uint256[] calldata exchangeBase)
+        external
+        onlyMigrator
+    {
+        if (users.length != walletBase.length || users.length != exchangeBase.length) revert LengthMismatch();
+        for (uint256 i; i < users.length; ++i) {
+            address user = users[i];
+            if (user == address(0)) revert ZeroAddress();
+            if (_migrated[user]) continue;
+            _migrated[user] = true;
+            if (walletBase[i] != 0) _moveBase(address(0), user, walletBase[i], _shares(walletBase[i]));
+            if (exchangeBase[i] != 0) {
+                uint256 shares = _shares(exchangeBase[i]);
+                _moveBase(address(0), address(this), exchangeBase[i], shares);
+                _freeBase[user] += exchangeBase[i];
+                emit ExchangeBalanceMigrated(user, shares);
+            }
         }
     }
 }

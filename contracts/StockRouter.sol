@@ -3,10 +3,11 @@ pragma solidity ^0.8.24;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
-import {Ownable2Step} from "@openzeppelin/contracts/access/Ownable2Step.sol";
-import {Context} from "@openzeppelin/contracts/utils/Context.sol";
-import {ERC2771Context} from "@openzeppelin/contracts/metatx/ERC2771Context.sol";
+import {OwnableUpgradeable} from "@openzeppelin/contracts-upgradeable/access/OwnableUpgradeable.sol";
+import {Ownable2StepUpgradeable} from "@openzeppelin/contracts-upgradeable/access/Ownable2StepUpgradeable.sol";
+import {ContextUpgradeable} from "@openzeppelin/contracts-upgradeable/utils/ContextUpgradeable.sol";
+import {ERC2771ContextUpgradeable} from "@openzeppelin/contracts-upgradeable/metatx/ERC2771ContextUpgradeable.sol";
+import {VenueUpgradeable} from "./VenueUpgradeable.sol";
 import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 import {IStockRouter} from "./interfaces/IStockRouter.sol";
 import {ICashier} from "./interfaces/ICashier.sol";
@@ -18,7 +19,7 @@ import {AggregatorV3Interface} from "./interfaces/IPriceFeed.sol";
 /// @dev User functions take the sender from `_msgSender()` so that they work both directly and
 /// through the OneClickRouter (the immutable ERC-2771 trusted forwarder). Admin and operator
 /// functions check `msg.sender` instead: a One Click delegation never grants them.
-contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
+contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeable, Ownable2StepUpgradeable {
     using SafeERC20 for IERC20;
 
     // ----------------------------------------------------------------- Types
@@ -32,9 +33,13 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
 
     // ----------------------------------------------------------------- State
 
+    /// @dev Fixed per venue: an immutable of the implementation rather than a storage read on every
+    /// call; an upgrade constructs the new implementation with the proxy's `cashier()` and
+    /// `trustedForwarder()` (docs/upgrades.md).
+    /// @custom:oz-upgrades-unsafe-allow state-variable-immutable
     ICashier private immutable _cashier;
 
-    uint256 private _nextOrderId = 1;
+    uint256 private _nextOrderId;
     FeeConfig private _feeConfig;
     mapping(uint256 orderId => Order) private _orders;
     /// @dev Exact sum of quantity * price over an order's fills (scale 1e36). Cost and fee are
@@ -52,12 +57,20 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
         _;
     }
 
-    constructor(address cashier_, address oneClickRouter, address initialOwner)
-        ERC2771Context(oneClickRouter)
-        Ownable(initialOwner)
-    {
+    /// @custom:oz-upgrades-unsafe-allow constructor
+    constructor(address cashier_, address oneClickRouter) ERC2771ContextUpgradeable(oneClickRouter) {
         if (cashier_ == address(0) || oneClickRouter == address(0)) revert ZeroAddress();
         _cashier = ICashier(cashier_);
+    }
+
+    /// @notice Sets up the proxy: the owner of the configuration and the upgrade authority
+    /// (docs/upgrades.md). Order ids start at `firstOrderId` (1 for a new venue; a venue migrated
+    /// from an earlier deployment continues its numbering).
+    function initialize(address initialOwner, address upgrader_, uint256 firstOrderId) external initializer {
+        __VenueUpgradeable_init(upgrader_, false);
+        if (firstOrderId == 0) revert ZeroAmount();
+        __Ownable_init(initialOwner);
+        _nextOrderId = firstOrderId;
     }
 
     // ----------------------------------------------------------------- Admin
@@ -107,7 +120,7 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
     // ------------------------------------------------------------------ User
 
     /// @inheritdoc IStockRouter
-    function deposit(address token, uint256 amount) external returns (bool instant, uint256 queueId) {
+    function deposit(address token, uint256 amount) external onlyViaProxy returns (bool instant, uint256 queueId) {
         return _deposit(_msgSender(), token, amount);
     }
 
@@ -117,7 +130,7 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
     }
 
     /// @inheritdoc IStockRouter
-    function depositStock(address stock, uint256 amount) external {
+    function depositStock(address stock, uint256 amount) external onlyViaProxy {
         _requireListed(stock);
         IStock(stock).depositToExchange(_msgSender(), amount);
     }
@@ -166,6 +179,7 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
     /// @inheritdoc IStockRouter
     function depositAndMarketBuy(address token, uint256 tokenAmount, address stock, uint256 notional, uint32 deadline)
         external
+        onlyViaProxy
         returns (uint256 orderId)
     {
         _checkMarket(stock, Side.Buy, 0, notional, deadline);
@@ -183,7 +197,7 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
         uint256 price,
         uint8 timeInForce,
         uint32 deadline
-    ) external returns (uint256 orderId) {
+    ) external onlyViaProxy returns (uint256 orderId) {
         _checkLimit(stock, quantity, price, timeInForce, deadline);
         address user = _msgSender();
         _depositInstant(user, token, tokenAmount);
@@ -193,6 +207,7 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
     /// @inheritdoc IStockRouter
     function depositStockAndMarketSell(address stock, uint256 quantity, uint32 deadline)
         external
+        onlyViaProxy
         returns (uint256 orderId)
     {
         _checkMarket(stock, Side.Sell, quantity, 0, deadline);
@@ -208,7 +223,7 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
         uint256 price,
         uint8 timeInForce,
         uint32 deadline
-    ) external returns (uint256 orderId) {
+    ) external onlyViaProxy returns (uint256 orderId) {
         _checkLimit(stock, quantity, price, timeInForce, deadline);
         address user = _msgSender();
         IStock(stock).depositToExchange(user, quantity);
@@ -552,15 +567,20 @@ contract StockRouter is IStockRouter, ERC2771Context, Ownable2Step {
         if (owner() != msg.sender) revert OwnableUnauthorizedAccount(msg.sender);
     }
 
-    function _msgSender() internal view override(Context, ERC2771Context) returns (address) {
-        return ERC2771Context._msgSender();
+    function _msgSender() internal view override(ContextUpgradeable, ERC2771ContextUpgradeable) returns (address) {
+        return ERC2771ContextUpgradeable._msgSender();
     }
 
-    function _msgData() internal view override(Context, ERC2771Context) returns (bytes calldata) {
-        return ERC2771Context._msgData();
+    function _msgData() internal view override(ContextUpgradeable, ERC2771ContextUpgradeable) returns (bytes calldata) {
+        return ERC2771ContextUpgradeable._msgData();
     }
 
-    function _contextSuffixLength() internal view override(Context, ERC2771Context) returns (uint256) {
-        return ERC2771Context._contextSuffixLength();
+    function _contextSuffixLength()
+        internal
+        view
+        override(ContextUpgradeable, ERC2771ContextUpgradeable)
+        returns (uint256)
+    {
+        return ERC2771ContextUpgradeable._contextSuffixLength();
     }
 }

@@ -6,6 +6,10 @@ import {ICommonErrors} from "./ICommonErrors.sol";
 /// @title ICashierErrors
 /// @notice Errors of the Cashier that can surface through the StockRouter.
 interface ICashierErrors {
+    /// @notice Cash the migrated balances and queued operations are owed exceeds the cash held
+    /// (`finishMigration`, docs/upgrades.md).
+    error MigrationUnderfunded(uint256 heldMusd, uint256 owedMusd);
+
     /// @notice The user's free (or locked, for unlock and settlement) mUSD balance is too low.
     error InsufficientBalance(uint256 available, uint256 required);
 
@@ -157,4 +161,34 @@ interface ICashier is ICashierErrors, ICommonErrors {
     function nextWithdrawalQueueId() external view returns (uint256);
     /// @notice `tokenAmount` of `token` in mUSD, rounded down.
     function toMusd(address token, uint256 tokenAmount) external view returns (uint256);
+
+    // ---------------------------------------------------------- Migration
+    // Only the upgrader, only while the migration window is open (IVenueUpgradeable.migrating):
+    // the state of a deployment from before the proxies, imported once (docs/upgrades.md).
+
+    /// @notice `user`'s free balance of the earlier deployment was credited.
+    event BalanceMigrated(address indexed user, uint256 musdAmount);
+
+    /// @notice A pending queued operation of the earlier deployment was carried over under its id.
+    event QueuedOpMigrated(
+        uint256 indexed queueId, bool deposit, address indexed user, address indexed token, uint256 tokenAmount, uint256 musdAmount
+    );
+
+    /// @notice Credits each user's free balance (mUSD), once per user (a repeated user is skipped, so
+    /// a rerun after a crash credits nobody twice). Migration only.
+    function migrateBalances(address[] calldata users, uint256[] calldata musdAmounts) external;
+
+    /// @notice Adds the earlier deployment's collected fees, once. Migration only.
+    function migrateFees(uint256 musdAmount) external;
+
+    /// @notice Carries a pending queued deposit (`deposit`) or withdrawal over under its own id, so that
+    /// records keyed by it stay right; later ids follow it; an id already taken is skipped. Migration only.
+    function migrateQueuedOp(
+        bool deposit,
+        uint256 queueId,
+        address user,
+        address token,
+        uint128 tokenAmount,
+        uint128 musdAmount
+    ) external;
 }

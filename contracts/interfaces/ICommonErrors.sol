@@ -19,4 +19,7 @@ interface ICommonErrors {
 
     /// @notice `amount` does not fit the 128-bit field it is recorded in.
     error AmountTooLarge(uint256 amount);
+
+    /// @notice A batch's arrays differ in length.
+    error LengthMismatch();
 }

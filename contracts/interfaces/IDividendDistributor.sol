@@ -18,9 +18,6 @@ interface IDividendDistributorErrors {
     /// @notice The proof does not lead from the leaf (`account`, `amount`) to the distribution's root.
     error InvalidProof(uint256 distributionId, address account, uint256 amount);
 
-    /// @notice A batch's arrays differ in length.
-    error LengthMismatch();
-
     /// @notice A payment would take the distribution past the total it was funded with.
     error OverFunded(uint256 distributionId, uint256 total, uint256 wouldPay);
 }

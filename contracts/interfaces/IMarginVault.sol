@@ -59,4 +59,16 @@ interface IMarginVault is ICommonErrors {
     function totalDeposited() external view returns (uint256);
     /// @notice Collateral-token units paid by every withdrawal, in total.
     function totalWithdrawn() external view returns (uint256);
+
+    /// @notice An account's totals of the earlier vault were carried over.
+    event AccountMigrated(address indexed account, uint256 deposited, uint256 withdrawn);
+
+    /// @notice Carries each account's deposited and withdrawn totals over, once per account. Only the upgrader, only while
+    /// the migration window is open; the collateral itself is moved in by the earlier vault's operator.
+    function migrateAccounts(address[] calldata accounts, uint256[] calldata deposited, uint256[] calldata withdrawn)
+        external;
+
+    /// @notice Marks the earlier vault's paid withdrawal ids paid here too, so none is paid twice.
+    /// Only the upgrader, only while the migration window is open.
+    function migrateWithdrawalsPaid(bytes32[] calldata withdrawalIds) external;
 }

@@ -51,4 +51,12 @@ interface IOneClickRouter is ICommonErrors {
         external
         view
         returns (bytes32);
+
+    /// @notice `user`'s delegation of the earlier deployment was carried over.
+    event DelegationMigrated(address indexed user, address indexed delegatee, uint64 nonce);
+
+    /// @notice Carries delegations over with their signature nonces (a zero delegatee carries only the
+    /// nonce). Only the upgrader, only while the migration window is open.
+    function migrateDelegations(address[] calldata users, address[] calldata delegatees, uint64[] calldata nonces_)
+        external;
 }

@@ -101,4 +101,19 @@ interface IStock is IStockErrors, ICommonErrors {
     /// @notice Burns `baseAmount` base units of `user`'s locked exchange balance (sell settlement).
     /// Router only.
     function burnLocked(address user, uint256 baseAmount) external;
+
+    // ---------------------------------------------------------- Migration
+    // Only the upgrader, only while the migration window is open (IVenueUpgradeable.migrating).
+
+    /// @notice `user`'s exchange balance of the earlier deployment was credited (shares).
+    event ExchangeBalanceMigrated(address indexed user, uint256 amount);
+
+    /// @notice Takes the earlier token's split multiplier and the refs of the splits it applied, so a
+    /// split is never applied twice. Migration only, before any balance is imported.
+    function migrateMultiplier(uint256 multiplier_, bytes32[] calldata appliedRefs) external;
+
+    /// @notice Mints each holder's wallet balance and credits its free exchange balance, both in base
+    /// units (exact whatever the multiplier), once per holder (a repeated holder is skipped). Migration only.
+    function migrateHolders(address[] calldata users, uint256[] calldata walletBase, uint256[] calldata exchangeBase)
+        external;
 }

@@ -14,6 +14,9 @@ import { assertDistinctRoleKeys, senderAddress, senderKey, type SenderKeyOptions
 import { createChainClients, createChainWallet, type ChainPublicClient, type ChainWalletClient } from '../chain/chain-client.ts';
 import { ensureVenues, stockDeploymentOf, type Deployment, type VenueDeployer } from '../chain/deploy-contracts.ts';
 import { readDeploymentRecord, writeDeploymentRecord, type DeploymentRecord } from '../chain/deployment-file.ts';
+import { applyUpgrade, assertNotNewer, describePlan, planUpgrade } from '../chain/venue-upgrade.ts';
+import { checkUpgradeLayout, recordDeployedLayouts } from '../chain/upgrade-layout-check.ts';
+import { APP_VERSION } from '../config/build-info.ts';
 import type { StopList } from './stop-list.ts';
 
 /** Who signs: the deployer (owner of the contracts) or one of the sending roles. */
@@ -101,15 +104,26 @@ export async function startChain(params: {
 
   const file = deploymentPath(config);
   const read = await readDeploymentRecord(file);
+  let existing = read?.record;
+  if (existing && existing.chainId === config.chainId) {
+    const upgraderWallet = config.upgraderPrivateKey ? createChainWallet(config.upgraderPrivateKey, { chain, rpcUrl }) : deployerWallet;
+    // Only a process that runs every role changes contracts at start: separate role processes would race.
+    existing = await upgradeInPlace({ record: existing, file, embedded, autoUpgrade: (embedded || config.autoUpgrade) && params.allInOneProcess, publicClient, upgraderWallet, logger });
+  }
   const { record, deployed } = await ensureVenues({
     publicClient,
     walletClient: deployerWallet,
-    record: read?.record,
+    record: existing,
     venues: params.venues({ addressOf }),
     onDeploy: (venue, reason) => logger.info({ venue, reason, file }, 'deploying venue'),
   });
   if (deployed.length > 0 || read?.format === 'flat') {
     await writeDeploymentRecord(file, record);
+  }
+  try {
+    recordDeployedLayouts(record, file);
+  } catch (err) {
+    logger.warn({ err }, 'the storage layouts of the deployed contracts could not be noted; a later upgrade will find them in the release files');
   }
   if (deployed.length > 0) logger.info({ file, venues: deployed }, 'contracts deployed');
   else logger.info({ file }, 'reusing deployed contracts');
@@ -117,4 +131,49 @@ export async function startChain(params: {
   const deployment = stockDeploymentOf(record);
   if (!deployment) throw new AppError('INTERNAL', 'the deployment record has no stock venue');
   return { rpcUrl, chainId: record.chainId, chain, publicClient, readClient, record, deployment, walletFor, addressOf };
+}
+
+/**
+ * The start's upgrade check (docs/upgrades.md): a record written by a later release refuses the
+ * start, naming both versions; contracts behind proxies whose code this build changed are upgraded
+ * in place on the embedded chain (or with AUTO_UPGRADE=on), and otherwise the start refuses before
+ * anything is written, naming the plan and the command that carries it out. A venue deployed before
+ * the proxies (0.1.0) runs as it is until `tokex upgrade --apply` migrates it.
+ */
+async function upgradeInPlace(params: {
+  record: DeploymentRecord;
+  file: string;
+  embedded: boolean;
+  /** Upgrade or migrate here (the embedded chain or AUTO_UPGRADE=on, in a process running every role). */
+  autoUpgrade: boolean;
+  publicClient: ChainPublicClient;
+  upgraderWallet: ChainWalletClient | undefined;
+  logger: Logger;
+}): Promise<DeploymentRecord> {
+  const { record, file, logger } = params;
+  const plan = planUpgrade(record);
+  assertNotNewer(plan);
+  const legacy = plan.venues.filter((v) => v.state === 'legacy').map((v) => v.venue);
+  if (legacy.length > 0) {
+    if (!params.autoUpgrade || !params.upgraderWallet) {
+      throw new AppError('INTERNAL', `the ${legacy.join(' and ')} venue(s) on chain ${plan.chainId} were deployed before 0.2.0, without proxies, and this is tokex ${APP_VERSION}: their state must move to new upgradeable contracts first; run \`tokex upgrade\` to see the plan and \`tokex upgrade --apply\` to carry it out (or set AUTO_UPGRADE=on). Nothing was changed.`);
+    }
+    logger.warn({ venues: legacy, file }, `contracts deployed before 0.2.0 (no proxies): they move to upgradeable contracts now (tokex ${APP_VERSION}); the journal is beside the record`);
+  }
+  if (!plan.venues.some((v) => v.state === 'upgrade')) return record;
+  const lines = describePlan(plan).filter((l) => !l.includes(': current') && !l.includes('before 0.2.0'));
+  if (!params.autoUpgrade || !params.upgraderWallet) {
+    throw new AppError('INTERNAL', `the contracts on chain ${plan.chainId} run an earlier release's code and this is tokex ${APP_VERSION}:\n${lines.join('\n')}\nrun \`tokex upgrade\` to see the plan and \`tokex upgrade --apply\` to carry it out (or set AUTO_UPGRADE=on)`);
+  }
+  logger.info({ file, plan: lines }, `upgrading the contracts in place to tokex ${APP_VERSION}`);
+  const { done } = await applyUpgrade({
+    publicClient: params.publicClient,
+    upgraderWallet: params.upgraderWallet,
+    record,
+    save: (r) => writeDeploymentRecord(file, r),
+    checkLayout: (step) => checkUpgradeLayout(step, file),
+    onStep: (line) => logger.info({ step: line }, 'upgrade step done'),
+  });
+  logger.info({ steps: done.length, release: APP_VERSION }, 'contracts upgraded in place');
+  return record;
 }

@@ -11,7 +11,7 @@
  * which the log says at start. `ORACLE_TOLERANCE_BPS=0` removes the venue feeds' checks instead.
  */
 import { ensurePriceFeeds, type PriceFeedsResult } from '../chain/deploy-contracts.ts';
-import { readDeploymentRecord, writeDeploymentRecord } from '../chain/deployment-file.ts';
+import { readDeploymentRecord, writeDeploymentRecord, type DeployedCode } from '../chain/deployment-file.ts';
 import type { ChainWalletClient } from '../chain/chain-client.ts';
 import { senderFor } from '../chain/tx-sender.ts';
 import { PERP_INDEX_SYMBOLS } from '../marketdata/symbol-catalog.ts';
@@ -34,13 +34,16 @@ export interface OracleWiring {
 }
 
 /** Writes the hub and feeds into the stock venue's section of the record file (re-read first: another process may have written it). */
-async function recordFeeds(ctx: StackContext, hub: Address, feeds: Record<string, Address>): Promise<void> {
+async function recordFeeds(ctx: StackContext, hub: Address, feeds: Record<string, Address>, code: Record<string, DeployedCode>): Promise<void> {
   const file = deploymentPath(ctx.config);
   const read = await readDeploymentRecord(file);
   const records = [ctx.chain.record, ...(read && read.record.chainId === ctx.chain.chainId ? [read.record] : [])];
   for (const record of records) {
     const stock = record.venues.stock;
-    if (stock) stock.contracts = { ...stock.contracts, priceFeedHub: hub, priceFeeds: feeds };
+    if (stock) {
+      stock.contracts = { ...stock.contracts, priceFeedHub: hub, priceFeeds: feeds };
+      if (Object.keys(code).length > 0) stock.code = { ...stock.code, ...code };
+    }
   }
   await writeDeploymentRecord(file, records[records.length - 1]);
 }
@@ -82,7 +85,7 @@ export async function startOracle(ctx: StackContext): Promise<OracleWiring> {
   if (result?.missing.length) logger.warn({ missing: result.missing }, 'oracle: the oracle differs from ORACLE_* and this process has no deployer key to change it');
   if (result?.hub !== undefined && result.changes.length > 0) {
     logger.info({ hub: result.hub, changes: result.changes }, 'oracle: price feeds set up');
-    await recordFeeds(ctx, result.hub, result.feeds).catch((err: unknown) => logger.warn({ err }, 'oracle: the deployment record could not be updated'));
+    await recordFeeds(ctx, result.hub, result.feeds, result.code).catch((err: unknown) => logger.warn({ err }, 'oracle: the deployment record could not be updated'));
   }
   if (!publisherWallet || !result?.hub) {
     if (settings.toleranceBps === 0) logger.info('oracle: ORACLE_TOLERANCE_BPS=0: fills are not checked against the price feeds');

@@ -2,11 +2,16 @@
 import { loadConfig, type Role } from '../config/app-config.ts';
 import { createLogger, flushLogger } from '../lib/logger.ts';
 import { startStack } from './stack.ts';
+import { bannerTitle } from './start-banner.ts';
+import { checkAppDatabase } from './storage-wiring.ts';
 import { isLoopbackHost } from '../http/tls-options.ts';
 
 export async function runStack(roles: Role | readonly Role[]): Promise<void> {
   const role = typeof roles === 'string' ? roles : roles.join(',');
   const config = loadConfig();
+  // A database written by a newer release is refused before anything starts (the chain included):
+  // this release cannot read it, and must write nothing into it (docs/upgrades.md).
+  await checkAppDatabase(config);
   const logger = createLogger({ level: config.logLevel });
 
   // The handlers go in before anything starts: a SIGTERM that arrives while the stack starts (a
@@ -52,7 +57,7 @@ export async function runStack(roles: Role | readonly Role[]): Promise<void> {
     return;
   }
 
-  const lines = [`tokex ${role} running`];
+  const lines = [bannerTitle(role)];
   if (stack.stockBaseUrl) {
     lines.push(`  stock API  ${stack.stockBaseUrl}/api/v1   (reference: ${stack.stockBaseUrl}/docs)`);
     lines.push(`  streams    ${stack.stockBaseUrl.replace(/^http/, 'ws')}/api/v1/ws`);

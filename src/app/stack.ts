@@ -11,12 +11,14 @@ import type { Logger } from '../lib/logger.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { ApiKeyService } from '../auth/api-key-service.ts';
 import { DEMO_TAKER_ACCOUNT, DEMO_WALLETS, MARKET_MAKER_ACCOUNT } from '../chain/anvil-accounts.ts';
-import { stockVenueDeployer, type Deployment } from '../chain/deploy-contracts.ts';
+import { stockDeploymentOf, stockVenueDeployer, type Deployment } from '../chain/deploy-contracts.ts';
+import { APP_VERSION } from '../config/build-info.ts';
+import { migrateLegacyDeployment } from './legacy-venue-migration.ts';
 import { DEMO_PERP_DEPOSIT, DEMO_TAKER_DEPOSIT, MARKET_MAKER_DEPOSIT, MARKET_MAKER_GAS, perpVenueDeployer } from '../chain/deploy-perp-venue.ts';
 import { createVenueCalendar, DEMO_SYMBOLS, withSessionFlags, type VenueCalendar } from '../marketdata/symbol-catalog.ts';
 import { createMarketCalendar } from '../marketdata/market-calendar.ts';
 import type { Db } from '../storage/database.ts';
-import { startChain } from './chain-wiring.ts';
+import { deploymentPath, startChain } from './chain-wiring.ts';
 import { demoFilePath, writeDemoFile, type DemoFile } from './demo-file.ts';
 import { createStackContext, type StartRole } from './stack-context.ts';
 import { createStopList } from './stop-list.ts';
@@ -151,6 +153,22 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
     });
     const db = await openAppDatabase(config);
     stops.add(() => db.close());
+    // A venue deployed before the proxies moves to upgradeable contracts before any role reads it
+    // (startChain refused already where that is not to happen at start).
+    // Only in a process running every role: startChain refused elsewhere, so no legacy venue is left here otherwise.
+    const migrated = !asked.includes('all') ? undefined : await migrateLegacyDeployment({
+      db,
+      publicClient: chain.publicClient,
+      ownerWallet: chain.walletFor('deployer')!,
+      record: chain.record,
+      file: deploymentPath(config),
+      logger,
+    });
+    if (migrated) {
+      chain.record = migrated.record;
+      chain.deployment = stockDeploymentOf(migrated.record)!;
+      logger.info({ release: APP_VERSION, reconciliation: migrated.journal.reconciliation }, 'venues migrated to upgradeable contracts');
+    }
     const keys = openKeyService(config, db, logger);
     const status = createRoleStatusRegistry(newHolderId());
     const ctx = createStackContext({ config, logger, chain, db, keys, calendar, symbols, status }, stops);

@@ -4,14 +4,32 @@ import type { AppConfig } from '../config/app-config.ts';
 import { createApiKeyService, type ApiKeyService, type KeyServiceLog } from '../auth/api-key-service.ts';
 import { openMasterSecretBox, type SecretBox } from '../auth/secret-box.ts';
 import { createLogger } from '../lib/logger.ts';
-import { openDatabase, type Db } from '../storage/database.ts';
+import { StorageUnavailableError } from '../errors/app-error.ts';
+import { checkDatabaseReadable, openDatabase, type Db } from '../storage/database.ts';
 
 export function sqlitePathOf(config: AppConfig): string {
   return path.join(config.dataDir, 'tokex.sqlite');
 }
 
+function databaseOptions(config: AppConfig) {
+  return { url: config.databaseUrl, schema: config.databaseUrl ? config.databaseSchema : undefined, sqlitePath: sqlitePathOf(config) };
+}
+
 export async function openAppDatabase(config: AppConfig): Promise<Db> {
-  return openDatabase({ url: config.databaseUrl, schema: config.databaseUrl ? config.databaseSchema : undefined, sqlitePath: sqlitePathOf(config) });
+  return openDatabase(databaseOptions(config));
+}
+
+/**
+ * Refuses (NewerDatabaseError) a database a newer release wrote, before a start touches anything
+ * (docs/upgrades.md); openAppDatabase checks again before it migrates. A database that does not
+ * answer is left to openAppDatabase, which reports it as it always has.
+ */
+export async function checkAppDatabase(config: AppConfig): Promise<void> {
+  try {
+    await checkDatabaseReadable(databaseOptions(config));
+  } catch (err) {
+    if (!(err instanceof StorageUnavailableError)) throw err;
+  }
 }
 
 /**

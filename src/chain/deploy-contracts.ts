@@ -13,25 +13,22 @@ import {
 } from 'viem';
 import { AppError } from '../errors/app-error.ts';
 import {
-  accountLensAbi,
-  accountLensBytecode,
   cashierAbi,
-  cashierBytecode,
   cashTokenAbi,
   cashTokenBytecode,
   oneClickRouterAbi,
-  oneClickRouterBytecode,
   priceFeedAbi,
   priceFeedBytecode,
   priceFeedHubAbi,
-  priceFeedHubBytecode,
   stockAbi,
-  stockBytecode,
   stockRouterAbi,
-  stockRouterBytecode,
+  venueProxyAbi,
+  venueProxyBytecode,
 } from './abi/generated/index.ts';
+import { APP_VERSION } from '../config/build-info.ts';
+import { deployedCodeOf, VENUE_CONTRACTS, type VenueContractName } from './venue-code.ts';
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
-import type { ContractAddresses, Deployment, DeploymentContracts, DeploymentRecord, StockVenueDeployment, VenueDeployment } from './deployment-file.ts';
+import type { ContractAddresses, DeployedCode, Deployment, DeploymentContracts, DeploymentRecord, StockVenueDeployment, VenueDeployment } from './deployment-file.ts';
 import { queueDividendDistributor } from './deploy-dividend-distributor.ts';
 
 /** What the chain needs to list a stock: its token's symbol and name (the caller's catalog has more). */
@@ -63,6 +60,17 @@ export interface DeployStackOptions {
   walletStock?: bigint;
   marketFeeBps?: number;
   limitFeeBps?: number;
+  /** The upgrade authority of every proxy (docs/upgrades.md). Default: the deployer. */
+  upgrader?: Address;
+  /** The StockRouter's first order id. Default 1; a migrated venue continues its predecessor's numbering. */
+  firstOrderId?: bigint;
+  /** An existing cash token (a migrated venue keeps its predecessor's). Default: a demo CashToken is deployed. */
+  cashToken?: Address;
+  /**
+   * Opens the migration window of the Cashier, the Stocks and the OneClickRouter: they take over a
+   * deployment from before the proxies (docs/upgrades.md). Default false.
+   */
+  migrating?: boolean;
 }
 
 export const DEMO_DEFAULTS = {
@@ -96,6 +104,10 @@ interface FeeFields {
  */
 export class TxBatch {
   private readonly sent: Array<{ label: string; hash: Hash; contract?: Address }> = [];
+  /** Implementations deployed in this batch by contract and constructor arguments: proxies of one kind share one. */
+  private readonly implementations = new Map<string, Address>();
+  /** What each address deployed in this batch runs, for the record's `code` section. */
+  readonly code = new Map<Address, DeployedCode>();
   /** The earliest block among the receipts, once `finish` has answered. */
   firstBlock: bigint | undefined;
 
@@ -139,8 +151,59 @@ export class TxBatch {
     return contract;
   }
 
-  async call(label: string, to: Address, abi: Abi, functionName: string, args: readonly unknown[]): Promise<void> {
-    await this.send(label, to, encodeFunctionData({ abi, functionName, args }), CALL_GAS);
+  /**
+   * Deploys `contract`'s implementation (once per constructor arguments in this batch) and a
+   * VenueProxy in front of it that runs `initialize(...initArgs)` in its constructor, so the proxy
+   * is never seen uninitialized. Answers the proxy's address.
+   */
+  async deployProxy(label: string, contract: VenueContractName, ctorArgs: readonly unknown[], initArgs: readonly unknown[]): Promise<Address> {
+    const code = VENUE_CONTRACTS[contract];
+    const implementation = await this.deployImplementation(contract, ctorArgs);
+    const init = encodeFunctionData({ abi: code.abi as Abi, functionName: 'initialize', args: initArgs });
+    const proxy = await this.deploy(label, venueProxyAbi, venueProxyBytecode, [implementation, init]);
+    this.code.set(proxy, deployedCodeOf(contract, implementation));
+    return proxy;
+  }
+
+  /** Deploys a contract without a proxy (a stateless one) and notes its code for the record. */
+  async deployPlain(label: string, contract: VenueContractName, args: readonly unknown[]): Promise<Address> {
+    const code = VENUE_CONTRACTS[contract];
+    const address = await this.deploy(label, code.abi, code.bytecode, args);
+    this.code.set(address, deployedCodeOf(contract));
+    return address;
+  }
+
+  /** `contract`'s implementation for `ctorArgs`, deployed now unless this batch already did. */
+  async deployImplementation(contract: VenueContractName, ctorArgs: readonly unknown[]): Promise<Address> {
+    const key = `${contract}:${JSON.stringify(ctorArgs, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`;
+    const known = this.implementations.get(key);
+    if (known) return known;
+    const code = VENUE_CONTRACTS[contract];
+    const implementation = await this.deploy(`${contract} implementation`, code.abi, code.bytecode, ctorArgs);
+    this.implementations.set(key, implementation);
+    return implementation;
+  }
+
+  /** The record's `code` section for the named addresses of `contracts` (nested groups as dotted paths). */
+  codeOf(contracts: ContractAddresses): Record<string, DeployedCode> {
+    const out: Record<string, DeployedCode> = {};
+    const walk = (group: ContractAddresses, prefix: string) => {
+      for (const [name, value] of Object.entries(group)) {
+        if (typeof value === 'string') {
+          const code = this.code.get(value);
+          if (code) out[`${prefix}${name}`] = code;
+        } else {
+          walk(value, `${prefix}${name}.`);
+        }
+      }
+    };
+    walk(contracts, '');
+    return out;
+  }
+
+  /** `gas`: the limit when the call may need more than a set-up call's (an estimate, with head-room). */
+  async call(label: string, to: Address, abi: Abi, functionName: string, args: readonly unknown[], gas = CALL_GAS): Promise<void> {
+    await this.send(label, to, encodeFunctionData({ abi, functionName, args }), gas);
   }
 
   /** Sends `value` wei of the native coin to `to` (gas for a demo wallet anvil did not fund). */
@@ -207,14 +270,18 @@ export async function deployStack(params: {
     const tx = await TxBatch.open(publicClient, walletClient);
     const me = tx.from;
 
-    const cashToken = await tx.deploy('CashToken', cashTokenAbi, cashTokenBytecode, [me]);
-    const oneClickRouter = await tx.deploy('OneClickRouter', oneClickRouterAbi, oneClickRouterBytecode, [me]);
-    const cashier = await tx.deploy('Cashier', cashierAbi, cashierBytecode, [me]);
-    const stockRouter = await tx.deploy('StockRouter', stockRouterAbi, stockRouterBytecode, [cashier, oneClickRouter, me]);
-    const accountLens = await tx.deploy('AccountLens', accountLensAbi, accountLensBytecode, [cashier, stockRouter]);
+    const upgrader = o.upgrader ?? me;
+    const migrating = o.migrating ?? false;
+
+    // The demo's cash token is not the venue's (on a real chain it is USDC): no proxy.
+    const cashToken = o.cashToken ?? (await tx.deploy('CashToken', cashTokenAbi, cashTokenBytecode, [me]));
+    const oneClickRouter = await tx.deployProxy('OneClickRouter', 'OneClickRouter', [], [me, upgrader, migrating]);
+    const cashier = await tx.deployProxy('Cashier', 'Cashier', [], [me, upgrader, migrating]);
+    const stockRouter = await tx.deployProxy('StockRouter', 'StockRouter', [cashier, oneClickRouter], [me, upgrader, o.firstOrderId ?? 1n]);
+    const accountLens = await tx.deployPlain('AccountLens', 'AccountLens', [cashier, stockRouter]);
     const stocks: Record<string, Address> = {};
     for (const s of symbols) {
-      stocks[s.symbol] = await tx.deploy(`Stock ${s.symbol}`, stockAbi, stockBytecode, [s.name, s.symbol, me]);
+      stocks[s.symbol] = await tx.deployProxy(`Stock ${s.symbol}`, 'Stock', [], [s.name, s.symbol, me, upgrader, migrating]);
     }
 
     await tx.call('setStockRouter', oneClickRouter, oneClickRouterAbi, 'setStockRouter', [stockRouter]);
@@ -256,16 +323,19 @@ export async function deployStack(params: {
     }
 
     // Dividends (docs/corporate-actions.md): paid by the operators, so each is one of the distributor's.
-    const dividendDistributor = await queueDividendDistributor(tx, { operators: [me, ...(o.operators ?? [])], cashToken, demo: demoWallets.length > 0 });
+    const dividendDistributor = await queueDividendDistributor(tx, { operators: [me, ...(o.operators ?? [])], cashToken, demo: demoWallets.length > 0, upgrader });
 
     const last = await tx.finish();
+    const contracts = { stockRouter, oneClickRouter, cashier, cashToken, accountLens, stocks, dividendDistributor };
     return {
       chainId: tx.chain,
+      release: APP_VERSION,
       blockNumber: last.blockNumber.toString(),
       firstBlockNumber: tx.firstBlock!.toString(),
       deployedAt: Date.now(),
       operator: me,
-      contracts: { stockRouter, oneClickRouter, cashier, cashToken, accountLens, stocks, dividendDistributor },
+      contracts,
+      code: tx.codeOf(contracts),
     };
   } catch (err) {
     throw toChainError(err);
@@ -452,6 +522,8 @@ export interface PriceFeedsResult {
   changes: string[];
   /** What should be done but was not, for want of the owner's wallet. */
   missing: string[];
+  /** The record's `code` entries of what was deployed now (`priceFeedHub` when the hub is new). */
+  code: Record<string, DeployedCode>;
 }
 
 /** A venue feed's description: `AAPL / USD`. */
@@ -478,6 +550,8 @@ export async function ensurePriceFeeds(params: {
   stockRouter: Address;
   /** The hub the deployment record names, if any. */
   hub?: Address;
+  /** A new hub's upgrade authority. Default: the wallet's account. */
+  upgrader?: Address;
   setup: PriceFeedSetup;
   /** Deploy the hub and the missing feeds. Default true. */
   create?: boolean;
@@ -505,7 +579,7 @@ export async function ensurePriceFeeds(params: {
     const tx = walletClient ? await TxBatch.open(publicClient, walletClient) : undefined;
     if (hub === undefined && create) {
       if (!tx) return undefined;
-      hub = await tx.deploy('PriceFeedHub', priceFeedHubAbi, priceFeedHubBytecode, [tx.from]);
+      hub = await tx.deployProxy('PriceFeedHub', 'PriceFeedHub', [], [tx.from, params.upgrader ?? tx.from]);
       changes.push('hub');
     }
     const feeds: Record<string, Address> = {};
@@ -561,7 +635,7 @@ export async function ensurePriceFeeds(params: {
       changes.push(`router ${symbol}`);
     }
     if (tx && changes.length > 0) await tx.finish();
-    return { hub, feeds, changes, missing };
+    return { hub, feeds, changes, missing, code: tx && hub !== undefined ? tx.codeOf({ priceFeedHub: hub }) : {} };
   } catch (err) {
     throw toChainError(err);
   }

@@ -5,7 +5,7 @@
  * in a demo deployment, a cash reserve minted to each extra operator so that it can fund them.
  */
 import { parseUnits, type Address } from 'viem';
-import { cashTokenAbi, dividendDistributorAbi, dividendDistributorBytecode } from './abi/generated/index.ts';
+import { cashTokenAbi, dividendDistributorAbi } from './abi/generated/index.ts';
 import type { TxBatch } from './deploy-contracts.ts';
 
 /** USDC minted to each extra operator of a demo deployment, to fund dividends with. */
@@ -19,9 +19,11 @@ export async function queueDividendDistributor(
     cashToken: Address;
     /** A demo deployment: mint {@link DEMO_DIVIDEND_RESERVE} to each operator but the deployer. */
     demo: boolean;
+    /** The proxy's upgrade authority. Default: the deployer. */
+    upgrader?: Address;
   },
 ): Promise<Address> {
-  const distributor = await tx.deploy('DividendDistributor', dividendDistributorAbi, dividendDistributorBytecode, [tx.from]);
+  const distributor = await tx.deployProxy('DividendDistributor', 'DividendDistributor', [], [tx.from, params.upgrader ?? tx.from]);
   const seen = new Set<string>();
   for (const operator of params.operators) {
     if (seen.has(operator.toLowerCase())) continue;

@@ -9,7 +9,8 @@
 import { getAddress, parseUnits, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { AppError } from '../errors/app-error.ts';
-import { cashTokenAbi, marginVaultAbi, marginVaultBytecode, reserveRegistryAbi, reserveRegistryBytecode } from './abi/generated/index.ts';
+import { cashTokenAbi, marginVaultAbi, reserveRegistryAbi } from './abi/generated/index.ts';
+import { APP_VERSION } from '../config/build-info.ts';
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
 import { stockDeploymentOf, TxBatch, type VenueDeployer } from './deploy-contracts.ts';
 import type { DeploymentRecord, VenueDeployment } from './deployment-file.ts';
@@ -63,6 +64,10 @@ export interface PerpVenueParams {
   collateralToken?: Address;
   /** Deposits demo wallets make right after the deployment (demo mode). */
   demoDeposits?: readonly DemoCollateralDeposit[];
+  /** The upgrade authority of the venue's proxies (docs/upgrades.md). Default: the deployer. */
+  upgrader?: Address;
+  /** Opens the vault's migration window (it takes over a vault from before the proxies). Default false. */
+  migrating?: boolean;
 }
 
 /** The stock venue's section name: the collateral comes from there. */
@@ -86,8 +91,9 @@ export function perpVenueDeployer(params: PerpVenueParams): VenueDeployer {
       try {
         const tx = await TxBatch.open(publicClient, walletClient);
         const me = tx.from;
-        const marginVault = await tx.deploy('MarginVault', marginVaultAbi, marginVaultBytecode, [collateralToken, me]);
-        const reserveRegistry = await tx.deploy('ReserveRegistry', reserveRegistryAbi, reserveRegistryBytecode, [me]);
+        const upgrader = params.upgrader ?? me;
+        const marginVault = await tx.deployProxy('MarginVault', 'MarginVault', [collateralToken], [me, upgrader, params.migrating ?? false]);
+        const reserveRegistry = await tx.deployProxy('ReserveRegistry', 'ReserveRegistry', [], [me, upgrader]);
         const operators = [...new Set(params.operators.map((a) => getAddress(a)))];
         for (const operator of operators) {
           await tx.call('vault.setOperator', marginVault, marginVaultAbi, 'setOperator', [operator, true]);
@@ -111,12 +117,15 @@ export function perpVenueDeployer(params: PerpVenueParams): VenueDeployer {
           await user.call('vault.deposit', marginVault, marginVaultAbi, 'deposit', [d.amount]);
           await user.finish();
         }
+        const contracts = { marginVault, collateralToken, reserveRegistry };
         const section: PerpVenueDeployment = {
+          release: APP_VERSION,
+          code: tx.codeOf(contracts),
           blockNumber: deployedIn.blockNumber.toString(),
           firstBlockNumber: tx.firstBlock!.toString(),
           deployedAt: Date.now(),
           operator: me,
-          contracts: { marginVault, collateralToken, reserveRegistry },
+          contracts,
         };
         return section;
       } catch (err) {
@@ -183,10 +192,11 @@ export async function ensureReserveRegistry(params: {
     const missing: Address[] = [];
     if (reserveRegistry === undefined) {
       const tx = await TxBatch.open(publicClient, walletClient);
-      reserveRegistry = await tx.deploy('ReserveRegistry', reserveRegistryAbi, reserveRegistryBytecode, [tx.from]);
+      reserveRegistry = await tx.deployProxy('ReserveRegistry', 'ReserveRegistry', [], [tx.from, tx.from]);
       for (const operator of operators) await tx.call('registry.setOperator', reserveRegistry, reserveRegistryAbi, 'setOperator', [operator, true]);
       await tx.finish();
       section.contracts = { ...section.contracts, reserveRegistry };
+      section.code = { ...section.code, ...tx.codeOf({ reserveRegistry }) };
       return { reserveRegistry, deployed: true, granted: operators };
     }
     for (const operator of operators) {

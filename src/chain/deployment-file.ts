@@ -11,7 +11,7 @@
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { isAddress, type Address } from 'viem';
+import { isAddress, isHex, type Address, type Hex } from 'viem';
 import { AppError } from '../errors/app-error.ts';
 
 /** Contract addresses by name; a group (the stock tokens by symbol) nests one level or more. */
@@ -50,10 +50,59 @@ export interface Deployment {
   /** Deployer, owner and operator. */
   operator: Address;
   contracts: DeploymentContracts;
+  /** See VenueDeployment. */
+  release?: string;
+  /** See VenueDeployment. */
+  code?: Record<string, DeployedCode>;
+  /** See VenueDeployment. */
+  retired?: RetiredContracts[];
+}
+
+/**
+ * What is deployed at one of a venue's addresses (docs/upgrades.md): the contract, and for a contract
+ * behind a proxy the implementation the proxy delegates to. `codeHash` is keccak256 of the
+ * contract's compiled runtime code (immutables as zeros, no metadata hash), which a start compares
+ * with its own build to know whether the chain runs this release's code.
+ */
+export interface DeployedCode {
+  contract: string;
+  /** The implementation behind the proxy at this address; absent for a contract without a proxy. */
+  implementation?: Address;
+  codeHash: Hex;
+  /**
+   * An upgrade under way: the new implementation, deployed, that the proxy is being moved to. A run
+   * of the upgrade stopped before it recorded the end finds it here and finishes with it.
+   */
+  next?: Address;
+}
+
+/** A venue's earlier contracts, retired by a migration. */
+export interface RetiredContracts {
+  /** The release that deployed them. */
+  release: string;
+  /** When the migration retired them, ms since the epoch. */
+  retiredAt: number;
+  contracts: ContractAddresses;
 }
 
 /** One venue's section: when and by whom its contracts were deployed, and where they are. */
 export interface VenueDeployment<C extends object = ContractAddresses> {
+  /**
+   * The release (package version) that deployed the venue or last upgraded it. Absent in sections
+   * written before 0.2.0, whose contracts have no proxies (docs/upgrades.md, "Migrating").
+   */
+  release?: string;
+  /**
+   * By contract path in `contracts` (`stockRouter`, `stocks.AAPL`): what is deployed there. Absent
+   * before 0.2.0; a contract without an entry (the demo cash token) is not the venue's to upgrade.
+   */
+  code?: Record<string, DeployedCode>;
+  /**
+   * Contracts this venue ran on before a migration moved it (docs/upgrades.md, "Deployments from
+   * before the proxies"): kept so that history recorded at those addresses still reads, and so that
+   * the indexers still see a late deposit into a retired vault.
+   */
+  retired?: RetiredContracts[];
   /** Block of the venue's last deployment transaction, decimal string. */
   blockNumber: string;
   /**
@@ -120,13 +169,39 @@ function checkVenue(file: string, field: string, name: string, v: unknown): Venu
     for (const key of PERP_CONTRACTS) checkAddresses(file, `${field}.contracts.${key}`, v.contracts[key]);
   }
   checkAddresses(file, `${field}.contracts`, v.contracts);
+  if (v.release !== undefined && (typeof v.release !== 'string' || !RELEASE.test(v.release))) {
+    throw invalid(file, `${field}.release is not a version`);
+  }
+  if (v.code !== undefined) checkCode(file, `${field}.code`, v.code);
+  if (v.retired !== undefined) {
+    if (!Array.isArray(v.retired)) throw invalid(file, `${field}.retired is not a list`);
+    v.retired.forEach((r: unknown, i: number) => {
+      if (!isObject(r) || typeof r.release !== 'string' || typeof r.retiredAt !== 'number') throw invalid(file, `${field}.retired[${i}]: release or retiredAt missing`);
+      checkAddresses(file, `${field}.retired[${i}].contracts`, r.contracts);
+    });
+  }
   return {
+    ...(v.release !== undefined ? { release: v.release as string } : {}),
+    ...(v.code !== undefined ? { code: v.code as Record<string, DeployedCode> } : {}),
+    ...(v.retired !== undefined ? { retired: v.retired as RetiredContracts[] } : {}),
     blockNumber: v.blockNumber,
     ...(v.firstBlockNumber !== undefined ? { firstBlockNumber: v.firstBlockNumber as string } : {}),
     deployedAt: v.deployedAt,
     operator: v.operator as Address,
     contracts: v.contracts as ContractAddresses,
   };
+}
+
+const RELEASE = /^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/;
+
+function checkCode(file: string, field: string, code: unknown): void {
+  if (!isObject(code)) throw invalid(file, `${field} is not an object`);
+  for (const [name, entry] of Object.entries(code)) {
+    if (!isObject(entry) || typeof entry.contract !== 'string' || entry.contract === '') throw invalid(file, `${field}.${name}.contract missing`);
+    if (typeof entry.codeHash !== 'string' || !isHex(entry.codeHash) || entry.codeHash.length !== 66) throw invalid(file, `${field}.${name}.codeHash is not a hash`);
+    if (entry.implementation !== undefined) checkAddresses(file, `${field}.${name}.implementation`, entry.implementation);
+    if (entry.next !== undefined) checkAddresses(file, `${field}.${name}.next`, entry.next);
+  }
 }
 
 /** Parses a record's JSON text, either shape; throws naming the first malformed field. */

@@ -32,6 +32,11 @@ export const COMMANDS: readonly TopCommand[] = [
     summary: 'schedule and list splits and dividends (dividends are paid on chain at their ex-date)',
     load: async () => (await import('./corporate-actions-command.ts')).corporateActionsCommand(),
   },
+  {
+    name: 'upgrade',
+    summary: 'what this release needs to upgrade the contracts and the database in place (a dry run), or --apply it',
+    load: async () => (await import('./upgrade-command.ts')).upgradeCommand(),
+  },
   { name: 'stock', summary: 'the tokenized-stock API: quotes, balances, orders, cash', load: () => tradeCommand('stock') },
   { name: 'perp', summary: 'the perpetual API: account, positions, signed orders, collateral', load: () => tradeCommand('perp') },
   { name: 'stream', summary: 'a stream live in the terminal (Ctrl-C to stop)', load: () => tradeCommand('stream') },

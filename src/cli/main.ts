@@ -5,11 +5,15 @@
  * others are listed by name and summary.
  */
 import { Command } from 'commander';
+import { APP_VERSION } from '../config/build-info.ts';
 import { AppError } from '../errors/app-error.ts';
 import { COMMANDS, requestedCommand } from './command-table.ts';
 
 async function main(): Promise<void> {
-  const program = new Command('tokex').description('tokenized-stock and perpetual trading backend');
+  const program = new Command('tokex')
+    .description('tokenized-stock and perpetual trading backend')
+    // The release (package.json's version), as /healthz, the metrics and the banner carry it.
+    .version(APP_VERSION, '-V, --version', 'print the release of this tokex');
   const wanted = requestedCommand(process.argv.slice(2));
   for (const c of COMMANDS) program.addCommand(c.name === wanted ? await c.load() : new Command(c.name).description(c.summary));
   await program.parseAsync(process.argv);

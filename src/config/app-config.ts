@@ -61,10 +61,20 @@ export interface AppConfig {
   /** `RPC_BATCH`: the APIs' concurrent chain reads travel as one JSON-RPC batch (default true). */
   rpcBatch: boolean;
   /**
+   * `AUTO_UPGRADE`: a start that finds the contracts behind their proxies on an earlier release's
+   * code upgrades them itself. Default: on for the embedded anvil, off for RPC_URL (docs/upgrades.md).
+   */
+  autoUpgrade: boolean;
+  /**
    * `OPERATOR_PRIVATE_KEY`: deployer and owner of the contracts, and the key of every sending role
    * in a process that runs them all. Private keys are never logged or put in an error message.
    */
   operatorPrivateKey?: Hex;
+  /**
+   * `UPGRADER_PRIVATE_KEY`: the upgrade authority's key for `tokex upgrade --apply` (docs/upgrades.md).
+   * Absent: OPERATOR_PRIVATE_KEY (on a new deployment the deployer holds the authority).
+   */
+  upgraderPrivateKey?: Hex;
   /**
    * Each sending role's own key: `EXECUTOR_PRIVATE_KEY`, `RELAYER_PRIVATE_KEY`,
    * `PERP_OPERATOR_PRIVATE_KEY`, `ORACLE_PUBLISHER_PRIVATE_KEY`. A role running in a process of its
@@ -394,7 +404,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     rpcUrl,
     anvilPort: envString(env, 'ANVIL_PORT') === undefined ? undefined : envInt(env, 'ANVIL_PORT', 0),
     rpcBatch: envBool(env, 'RPC_BATCH', true),
+    autoUpgrade: envBool(env, 'AUTO_UPGRADE', false),
     operatorPrivateKey: privateKey(env, 'OPERATOR_PRIVATE_KEY'),
+    upgraderPrivateKey: privateKey(env, 'UPGRADER_PRIVATE_KEY'),
     roleKeys: defined({
       executor: privateKey(env, 'EXECUTOR_PRIVATE_KEY'),
       relayer: privateKey(env, 'RELAYER_PRIVATE_KEY'),

@@ -1,11 +1,13 @@
 /**
  * `GET /healthz` and `GET /readyz` (contract.md §0 "operations", docs/operations.md): liveness
- * answers 200 whenever the process answers; readiness 200 while every role the API depends on has
- * made progress within the threshold, else 503 naming each stale role and its age. Both without
- * authentication, rate limit or secrets: a role's figures are counts, sequence numbers and block
- * numbers, never keys, addresses or holder ids. Each API renders them in its own envelope.
+ * answers 200 whenever the process answers, with the release it runs; readiness 200 while every
+ * role the API depends on has made progress within the threshold, else 503 naming each stale role
+ * and its age. Both without authentication, rate limit or secrets: a role's figures are counts,
+ * sequence numbers and block numbers, never keys, addresses or holder ids. Each API renders them in
+ * its own envelope.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { APP_VERSION } from '../config/build-info.ts';
 import type { ReadinessProbe, ReadinessReport } from '../observability/readiness.ts';
 
 export interface ProbeEnvelope {
@@ -14,6 +16,9 @@ export interface ProbeEnvelope {
   /** The body of the 503 answer: `message` names the stale roles. */
   notReady(requestId: string, message: string, data: unknown): unknown;
 }
+
+/** The liveness answer: the process answers, and which release it is (docs/upgrades.md). */
+const HEALTHY = Object.freeze({ status: 'ok', version: APP_VERSION });
 
 /** What the probes show of a report: no holder ids (host and pid), only the roles' own figures. */
 export function publicReport(r: ReadinessReport): Record<string, unknown> {
@@ -37,7 +42,7 @@ export function registerProbes(app: FastifyInstance, opts: { prefixes: readonly 
   for (const prefix of opts.prefixes) {
     app.get(`${prefix}/healthz`, { schema: { hide: true } }, async (req, reply) => {
       noStore(reply);
-      return envelope.ok(req.id, { status: 'ok' });
+      return envelope.ok(req.id, HEALTHY);
     });
     app.get(`${prefix}/readyz`, { schema: { hide: true } }, async (req, reply) => {
       noStore(reply);

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { APP_VERSION } from '../config/build-info.ts';
 import { ForbiddenError, UnauthorizedError } from '../errors/app-error.ts';
 import { authCauseOf, metricsActive, metricsRegistry, recordAuthRefusal, recordHttpRequest, recordJournalFlush } from './metrics-registry.ts';
 import { startMetricsServer } from './metrics-server.ts';
@@ -35,6 +37,18 @@ describe('authentication refusal causes', () => {
     expect(authCauseOf(new UnauthorizedError('signature already used', { failure: 'replay' }))).toBe('replay');
     expect(authCauseOf(new ForbiddenError('TRADE permission required'))).toBe('permission');
     expect(authCauseOf(new Error('storage down'))).toBeUndefined();
+  });
+});
+
+describe('tokex_build_info', () => {
+  it("is 1 with the release (package.json's version) and the Node.js version as labels", async () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(APP_VERSION).toBe(pkg.version);
+    const m = (await metricsRegistry.getMetricsAsJSON()).find((x) => x.name === 'tokex_build_info');
+    expect(m?.type).toBe('gauge');
+    expect(m?.values).toEqual([{ labels: { version: pkg.version, node: process.version }, value: 1 }]);
+    const text = await metricsRegistry.metrics();
+    expect(text).toContain(`\ntokex_build_info{version="${pkg.version}",node="${process.version}"} 1\n`);
   });
 });
 

@@ -20,6 +20,7 @@ import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FastifyInstance } from 'fastify';
+import { APP_VERSION } from '../config/build-info.ts';
 import { UnauthorizedError, ForbiddenError, type AuthFailure } from '../errors/app-error.ts';
 import { LEASE_STATES, type RoleSnapshot, type RoleStatusRegistry } from './role-status.ts';
 
@@ -71,6 +72,17 @@ export function acquireMetrics(): () => void {
 export function metricsActive(): boolean {
   return holders > 0;
 }
+
+// ---------------------------------------------------------------------------------------------
+// The build: which release each process runs, Prometheus' `_info` convention (a constant 1 whose
+// labels are the facts), so that a query can join it to any other series by instance.
+
+new Gauge<'version' | 'node'>({
+  name: 'tokex_build_info',
+  help: 'Always 1: the tokex release this process runs (version, package.json\'s) and its Node.js version (node).',
+  labelNames: ['version', 'node'],
+  registers: [metricsRegistry],
+}).set({ version: APP_VERSION, node: process.version }, 1);
 
 // ---------------------------------------------------------------------------------------------
 // Buckets, in seconds.

@@ -86,7 +86,7 @@ export function orderView(o: OrderRecord, fills: FillRecord[], stocks: StockDire
             fills: fillRows,
             settledAt: o.closedAt,
             settleTxHash: o.closeTxHash,
-            reason: o.status === 'Rejected' || o.status === 'Expired' ? reason : null,
+            reason: o.status === 'Rejected' || o.status === 'Expired' || o.status === 'Canceled' ? reason : null,
           },
         }
       : {

@@ -1,12 +1,14 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
+import { APP_VERSION } from '../config/build-info.ts';
 import { StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
 import { CurrentSchemaIntrospector } from './current-schema-introspector.ts';
+import { assertDatabaseReadable, readDatabaseVersion, recordAppRelease } from './database-version.ts';
 import { ErrorMappingDialect } from './error-mapping-dialect.ts';
-import { migrationProvider } from './migrations/index.ts';
+import { MIGRATIONS, migrationProviderOf, type MigrationList } from './migrations/index.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { toStorageError } from './storage-errors.ts';
 
@@ -38,7 +40,10 @@ export interface OpenDatabaseOptions {
   sqlitePath?: string;
   /** PostgreSQL schema to use instead of the default search_path; created if missing. */
   schema?: string;
-  /** Run pending migrations on open. Default true. */
+  /**
+   * Check that no newer release wrote the database, run pending migrations (all or none) and record
+   * this release in `app_releases`, on open. Default true. False opens the database as it is.
+   */
   migrate?: boolean;
   /** PostgreSQL pool size. Default 10. */
   poolSize?: number;
@@ -59,7 +64,15 @@ export async function openDatabase(opts: OpenDatabaseOptions = {}): Promise<Db> 
     // Open lazily connects; a probe turns "unreachable" into an error here rather than on first use.
     await sql`select 1`.execute(db.kysely);
     if (db.dialect === 'postgres' && opts.schema) await ensureSchema(db.kysely, opts.schema);
-    if (opts.migrate ?? true) await migrateToLatest(db, opts.schema);
+    if (opts.migrate ?? true) {
+      // Before anything is written: a newer release's database is refused as it is.
+      const facts = await assertDatabaseReadable(db, { schema: opts.schema });
+      // A database that needs nothing is not written at all (no migration transaction, whose
+      // BEGIN IMMEDIATE would wait on a running stack's writers for every CLI command's open).
+      const applied = new Set(facts.appliedMigrations);
+      if (!MIGRATIONS.every(([name]) => applied.has(name))) await migrateToLatest(db, opts.schema);
+      if (!facts.releases?.some((r) => r.version === APP_VERSION)) await recordAppRelease(db);
+    }
     return db;
   } catch (err) {
     await db.close().catch(() => undefined);
@@ -89,7 +102,8 @@ function openSqlite(path: string, opts: OpenDatabaseOptions): Db {
     throw new StorageUnavailableError({ cause: err, detail: { sqlitePath: path } });
   }
   const kysely = new Kysely<DatabaseSchema>({
-    dialect: new ErrorMappingDialect(new SqliteDialect({ database: raw }), { immediateTransactions: true }),
+    // SQLite's schema changes are transactional (Kysely's adapter says not): migrations all or nothing.
+    dialect: new ErrorMappingDialect(new SqliteDialect({ database: raw }), { immediateTransactions: true, transactionalDdl: true }),
   });
   return { kysely, dialect: 'sqlite', close: onceClose(() => kysely.destroy()) };
 }
@@ -143,22 +157,64 @@ async function ensureSchema(kysely: Kysely<DatabaseSchema>, schema: string): Pro
   }
 }
 
-/** Applies every pending migration; throws the first failure. */
-export async function migrateToLatest(db: Db, schema?: string): Promise<void> {
+/**
+ * Applies every pending migration of `migrations` (default: all of this build's) in one transaction,
+ * on SQLite as on PostgreSQL: either all of them are applied or none is, and a failure leaves the
+ * database as it was. Throws naming the migration that failed; NewerDatabaseError when the database
+ * holds a migration `migrations` does not know (a newer release migrated it meanwhile).
+ */
+export async function migrateToLatest(db: Db, schema?: string, migrations: MigrationList = MIGRATIONS): Promise<void> {
   const migrationTableSchema =
     db.dialect === 'postgres' ? (schema ?? (await currentSchema(db.kysely))) : undefined;
   const migrator = new Migrator({
     db: db.kysely,
-    provider: migrationProvider,
+    provider: migrationProviderOf(migrations),
     // Explicit on PostgreSQL: Kysely otherwise looks for its bookkeeping table in *any* schema and
     // would take another schema's (a test's) table for ours.
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
   const { error, results } = await migrator.migrateToLatest();
-  if (error !== undefined) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
-    if (error instanceof StorageUnavailableError) throw error;
-    throw new Error(`storage: migration ${failed ?? '(setup)'} failed`, { cause: error });
+  if (error === undefined) return;
+  if (error instanceof StorageUnavailableError) throw error;
+  // Kysely refuses applied migrations it does not know ("corrupted migrations"): say whose they are.
+  await assertDatabaseReadable(db, { schema: migrationTableSchema, migrations });
+  const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+  const reason = error instanceof Error ? error.message : String(error);
+  if (failed === undefined) throw new Error(`storage: migrations could not run: ${reason}`, { cause: error });
+  throw new Error(`storage: migration ${failed} failed: ${reason}; no migration of this start was kept, the database is as it was`, { cause: error });
+}
+
+/**
+ * The check of {@link assertDatabaseReadable} on the database `opts` names, opened for it and closed
+ * again, so that `tokex start` refuses a newer release's database before it starts anything else. A
+ * SQLite file that does not exist yet passes (and is not created).
+ */
+export async function checkDatabaseReadable(opts: OpenDatabaseOptions = {}): Promise<void> {
+  const path = opts.sqlitePath ?? DEFAULT_SQLITE_PATH;
+  if (!opts.url && (path === ':memory:' || path === '' || !existsSync(path))) return;
+  const db = await openDatabase({ ...opts, migrate: false });
+  try {
+    await assertDatabaseReadable(db, { schema: opts.schema });
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * The migrations of this build that the database `opts` names has not applied, in the order a start
+ * would apply them (all of them for a SQLite file that does not exist yet, which is not created).
+ * Reads only; throws NewerDatabaseError for a database a newer release wrote. `tokex upgrade` shows it.
+ */
+export async function pendingMigrations(opts: OpenDatabaseOptions = {}, migrations: MigrationList = MIGRATIONS): Promise<string[]> {
+  const path = opts.sqlitePath ?? DEFAULT_SQLITE_PATH;
+  if (!opts.url && (path === ':memory:' || path === '' || !existsSync(path))) return migrations.map(([name]) => name);
+  const db = await openDatabase({ ...opts, migrate: false });
+  try {
+    await assertDatabaseReadable(db, { schema: opts.schema, migrations });
+    const applied = new Set((await readDatabaseVersion(db, { schema: opts.schema })).appliedMigrations);
+    return migrations.map(([name]) => name).filter((name) => !applied.has(name));
+  } finally {
+    await db.close();
   }
 }
 

@@ -20,19 +20,27 @@ import { toStorageError } from './storage-errors.ts';
  * On SQLite it also starts transactions with BEGIN IMMEDIATE: a deferred transaction that reads and
  * then writes can fail with SQLITE_BUSY at once when another process wrote in between (the busy
  * timeout does not apply to that upgrade), whereas IMMEDIATE takes the write lock up front and waits.
+ *
+ * And with `transactionalDdl` it tells Kysely that schema changes are transactional, which SQLite's
+ * are although Kysely's SqliteAdapter says otherwise: its Migrator then runs the pending migrations
+ * of a start in one transaction (BEGIN IMMEDIATE, so a second process migrating the same file waits
+ * and then finds nothing pending), and a migration that fails leaves the database as it was instead
+ * of half migrated. Only the Migrator reads the flag.
  */
 export class ErrorMappingDialect implements Dialect {
   readonly #inner: Dialect;
   readonly #immediateTransactions: boolean;
+  readonly #transactionalDdl: boolean;
 
   readonly #introspector: ((db: Kysely<any>) => DatabaseIntrospector) | undefined;
 
   constructor(
     inner: Dialect,
-    options: { immediateTransactions?: boolean; introspector?: (db: Kysely<any>) => DatabaseIntrospector } = {},
+    options: { immediateTransactions?: boolean; transactionalDdl?: boolean; introspector?: (db: Kysely<any>) => DatabaseIntrospector } = {},
   ) {
     this.#inner = inner;
     this.#immediateTransactions = options.immediateTransactions ?? false;
+    this.#transactionalDdl = options.transactionalDdl ?? false;
     this.#introspector = options.introspector;
   }
 
@@ -43,7 +51,11 @@ export class ErrorMappingDialect implements Dialect {
     return this.#inner.createQueryCompiler();
   }
   createAdapter(): DialectAdapter {
-    return this.#inner.createAdapter();
+    const adapter = this.#inner.createAdapter();
+    if (!this.#transactionalDdl || adapter.supportsTransactionalDdl) return adapter;
+    // The same adapter in every other respect, `instanceof` included (migrations tell the engines
+    // apart by their adapter's class).
+    return Object.create(adapter, { supportsTransactionalDdl: { value: true } }) as DialectAdapter;
   }
   createIntrospector(db: Kysely<any>): DatabaseIntrospector {
     return this.#introspector ? this.#introspector(db) : this.#inner.createIntrospector(db);

@@ -58,6 +58,14 @@ export interface MetaTable {
   value: string;
 }
 
+/** Each tokex release that has started on this database (0026; src/storage/database-version.ts). */
+export interface AppReleasesTable {
+  /** package.json's semantic version, `0.2.0`. */
+  version: string;
+  /** When that release first opened this database, ms since the epoch. */
+  first_started_at: number;
+}
+
 // ------------------------------------------------------- chain indexers (0002, 0003, 0005)
 
 /** Rows of `chain_blocks` and `chain_events` belong to one indexer (its checkpoint's name). */
@@ -288,6 +296,7 @@ export interface DatabaseSchema {
   candles: CandlesTable;
   quotes: QuotesTable;
   meta: MetaTable;
+  app_releases: AppReleasesTable;
   chain_blocks: ChainBlocksTable;
   chain_events: ChainEventsTable;
   indexer_checkpoints: IndexerCheckpointsTable;

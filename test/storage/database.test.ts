@@ -25,6 +25,7 @@ afterAll(() => {
 /** Every table the migrations create; a new migration's tables are added here on purpose. */
 const APP_TABLES = [
   'api_keys',
+  'app_releases',
   'candles',
   'chain_blocks',
   'chain_events',

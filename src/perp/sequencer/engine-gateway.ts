@@ -4,6 +4,7 @@
  * types below are plain JSON so that a broker (Redis Streams, NATS JetStream) can carry them when
  * the API and the engine run as separate processes (docs/perp-sequencer.md, "Messages").
  */
+import { APP_VERSION } from '../../config/build-info.ts';
 import { AppError } from '../../errors/app-error.ts';
 import type { EngineCommand, EngineEvent } from '../engine/engine-types.ts';
 import {
@@ -33,8 +34,27 @@ export interface EngineGateway {
 }
 
 /** API → engine. `id` is the command's id: a broker redelivery is answered from the journal. */
+/**
+ * The version of the messages between perp APIs and the engine (docs/upgrades.md, "Scale-out"). A
+ * release that changes what a command, reply or event carries in a way the previous one cannot read
+ * raises it; a process refuses a message of a higher version rather than misread it, so a new perp
+ * API never has an old engine execute half a command (or the reverse) during a rolling upgrade. A
+ * message without `v` is version 1 (releases before 0.2.0).
+ */
+export const ENGINE_PROTOCOL = 1;
+
+/** Refuses a message written by a newer protocol than this process speaks. */
+function assertReadable(kind: string, v: number | undefined): void {
+  const version = v ?? 1;
+  if (version > ENGINE_PROTOCOL) {
+    throw new AppError('CONFLICT', `perp engine: ${kind === 'event' ? 'an' : 'a'} ${kind} of protocol ${version} (a newer release) reached a process that speaks protocol ${ENGINE_PROTOCOL} (tokex ${APP_VERSION}); upgrade this process`, { retryable: false });
+  }
+}
+
 export interface CommandMessage {
   type: 'command';
+  /** Protocol version (ENGINE_PROTOCOL); absent = 1. */
+  v?: number;
   id: string;
   /** The command, bigints as decimal strings. */
   command: Json;
@@ -45,6 +65,8 @@ export interface CommandMessage {
 /** Engine → API, one per command message. */
 export interface ReplyMessage {
   type: 'reply';
+  /** Protocol version (ENGINE_PROTOCOL); absent = 1. */
+  v?: number;
   id: string;
   /** The result (events included), bigints as decimal strings; absent when `error` is set. */
   result?: Json;
@@ -57,6 +79,8 @@ export interface ReplyMessage {
 /** Engine → subscribers, in seq order without gaps. */
 export interface EventMessage {
   type: 'event';
+  /** Protocol version (ENGINE_PROTOCOL); absent = 1. */
+  v?: number;
   seq: number;
   event: Json;
 }
@@ -64,10 +88,11 @@ export interface EventMessage {
 export type EngineMessage = CommandMessage | ReplyMessage | EventMessage;
 
 export function toCommandMessage(cmd: EngineCommand, replyTo?: string): CommandMessage {
-  return { type: 'command', id: cmd.id, command: commandToJson(cmd), ...(replyTo !== undefined ? { replyTo } : {}) };
+  return { type: 'command', v: ENGINE_PROTOCOL, id: cmd.id, command: commandToJson(cmd), ...(replyTo !== undefined ? { replyTo } : {}) };
 }
 
 export function fromCommandMessage(msg: CommandMessage): EngineCommand {
+  assertReadable('command', msg.v);
   const cmd = commandFromJson(msg.command);
   if (cmd !== null && typeof cmd === 'object' && cmd.id !== msg.id) return { ...cmd, id: msg.id };
   return cmd;
@@ -76,18 +101,19 @@ export function fromCommandMessage(msg: CommandMessage): EngineCommand {
 export function toReplyMessage(id: string, outcome: { result: SequencedResult } | { error: unknown }): ReplyMessage {
   if ('result' in outcome) {
     const { journalSeq, resubmitted, ...result } = outcome.result;
-    return { type: 'reply', id, result: resultToJson(result), journalSeq, ...(resubmitted ? { resubmitted: true } : {}) };
+    return { type: 'reply', v: ENGINE_PROTOCOL, id, result: resultToJson(result), journalSeq, ...(resubmitted ? { resubmitted: true } : {}) };
   }
   const e = outcome.error;
   const error =
     e instanceof AppError
       ? { code: e.code, message: e.message, retryable: e.retryable }
       : { code: 'INTERNAL', message: 'perp engine: internal error', retryable: false };
-  return { type: 'reply', id, error };
+  return { type: 'reply', v: ENGINE_PROTOCOL, id, error };
 }
 
 /** The reply as the API uses it: the result, or the error thrown as an AppError. */
 export function fromReplyMessage(msg: ReplyMessage): SequencedResult {
+  assertReadable('reply', msg.v);
   if (msg.error !== undefined || msg.result === undefined) {
     const e = msg.error ?? { code: 'INTERNAL', message: 'perp engine: empty reply', retryable: false };
     throw new AppError(e.code as AppError['code'], e.message, { retryable: e.retryable });
@@ -100,10 +126,11 @@ export function fromReplyMessage(msg: ReplyMessage): SequencedResult {
 }
 
 export function toEventMessage(event: EngineEvent): EventMessage {
-  return { type: 'event', seq: event.seq, event: eventToJson(event) };
+  return { type: 'event', v: ENGINE_PROTOCOL, seq: event.seq, event: eventToJson(event) };
 }
 
 export function fromEventMessage(msg: EventMessage): EngineEvent {
+  assertReadable('event', msg.v);
   return eventFromJson(msg.event);
 }
 

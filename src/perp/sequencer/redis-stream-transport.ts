@@ -129,8 +129,9 @@ export async function serveEngineOverRedis(
       return writer.xack(commands, group, entryId).then(() => undefined);
     }
     const m = msg;
-    const p = sequencer
-      .submit(fromCommandMessage(m))
+    // A command this engine cannot read (a newer API's) is answered with the refusal, not executed.
+    const p = Promise.resolve()
+      .then(() => sequencer.submit(fromCommandMessage(m)))
       .then(
         (result) => toReplyMessage(m.id, { result }),
         (error) => toReplyMessage(m.id, { error }),

@@ -342,7 +342,9 @@ export function createDividendScheduler(opts: DividendSchedulerOptions): Dividen
     let a = (await getCorporateAction(db, actionId)) as CorporateActionRecord;
     const stock = contracts.stocks[a.symbol];
     if (!stock) throw new AppError('VALIDATION', `${a.symbol} has no token on this chain`);
-    const distributor = contracts.dividendDistributor;
+    // An action already recorded keeps the distributor it was recorded for: a dividend under way when
+    // the venue migrated to new contracts is funded and paid from the distributor that holds it.
+    const distributor = (a.distributor as Address | null) ?? contracts.dividendDistributor;
     if (!distributor) throw new AppError('VALIDATION', 'the deployment record has no dividendDistributor (deployed before dividends existed): redeploy the stock venue');
     if (a.recordBlock === null) {
       await record(a, stock, distributor);

@@ -417,7 +417,7 @@ export class StockBatch {
       orders: p.orders.map((order) => ({
         order,
         fills: p.orderFills?.get(order.orderId) ?? [],
-        reason: order.status === 'Rejected' || order.status === 'Expired' ? (this.reasons.get(order.orderId) ?? null) : null,
+        reason: order.status === 'Rejected' || order.status === 'Expired' || order.status === 'Canceled' ? (this.reasons.get(order.orderId) ?? null) : null,
       })),
       cash: p.cash,
       stock: p.stockOps,

@@ -10,7 +10,8 @@ import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
 export interface OrderCloseReason {
   /** Decimal string of the on-chain order id. */
   orderId: string;
-  status: 'Rejected' | 'Expired';
+  /** `Canceled` only for the orders a migration closed (reason `MIGRATED: …`). */
+  status: 'Rejected' | 'Expired' | 'Canceled';
   reason: string;
   /** ms. */
   decidedAt: number;
@@ -40,7 +41,7 @@ export async function recordCloseReasons(db: DbExecutor, reasons: readonly Order
  */
 export async function loadCloseReasons(db: DbExecutor, orders: ReadonlyArray<{ orderId: string; status: string }>): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  const wanted = new Map(orders.filter((o) => o.status === 'Rejected' || o.status === 'Expired').map((o) => [o.orderId, o.status]));
+  const wanted = new Map(orders.filter((o) => o.status === 'Rejected' || o.status === 'Expired' || o.status === 'Canceled').map((o) => [o.orderId, o.status]));
   for (const ids of chunked([...wanted.keys()])) {
     const rows = await kyselyOf(db).selectFrom('stock_order_reasons').select(['order_id', 'status', 'reason']).where('order_id', 'in', ids).execute();
     for (const r of rows) if (wanted.get(r.order_id) === r.status) out.set(r.order_id, r.reason);

@@ -23,13 +23,23 @@ import * as m0022 from './0022-perp-order-entry.ts';
 import * as m0023 from './0023-corporate-actions.ts';
 import * as m0024 from './0024-stock-order-multiplier.ts';
 import * as m0025 from './0025-quote-multiplier.ts';
+import * as m0026 from './0026-app-releases.ts';
+
+/** Migrations by name, in the order they run (names sort lexically). */
+export type MigrationList = ReadonlyArray<readonly [name: string, migration: Migration]>;
 
 /**
  * Every migration, in order. To add one: create `NNNN-what.ts` exporting `up` (and `down`),
  * import it here and append it. Names sort lexically, so keep the four-digit prefix; never rename
  * or edit a migration that has shipped, add a new one instead.
+ *
+ * The pending migrations of a start run in one transaction on both engines (database.ts,
+ * error-mapping-dialect.ts): all of them apply, or none. So a migration must not commit itself or
+ * do what SQLite refuses inside a transaction (VACUUM; `PRAGMA foreign_keys` is ignored there).
+ * A database that holds a migration this list does not know was written by a newer release and is
+ * refused (database-version.ts).
  */
-export const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Migration]> = [
+export const MIGRATIONS: MigrationList = [
   ['0001-initial', m0001],
   ['0002-stock-indexer', m0002],
   ['0003-events-by-position', m0003],
@@ -54,11 +64,17 @@ export const MIGRATIONS: ReadonlyArray<readonly [name: string, migration: Migrat
   ['0023-corporate-actions', m0023],
   ['0024-stock-order-multiplier', m0024],
   ['0025-quote-multiplier', m0025],
+  ['0026-app-releases', m0026],
 ];
 
-/** A static provider: no filesystem scanning, so it works the same from tsx, a bundle or tests. */
-export const migrationProvider: MigrationProvider = {
-  async getMigrations() {
-    return Object.fromEntries(MIGRATIONS);
-  },
-};
+/** A static provider of `list`: no filesystem scanning, so it works the same from tsx, a bundle or tests. */
+export function migrationProviderOf(list: MigrationList): MigrationProvider {
+  return {
+    async getMigrations() {
+      return Object.fromEntries(list);
+    },
+  };
+}
+
+/** The provider of every migration. */
+export const migrationProvider: MigrationProvider = migrationProviderOf(MIGRATIONS);

@@ -145,7 +145,7 @@ export const StockOrderHistorySchema = Type.Object({
   reason: Type.Optional(
     Nullable(Type.String(), {
       description:
-        'why the executor rejected or expired the order, e.g. `no fresh quote for AAPL within 60 s (a quote older than 30 s is not used)`; null for FILLED and CANCELED (docs/stock-api.md)',
+        'why the executor rejected or expired the order, e.g. `no fresh quote for AAPL within 60 s (a quote older than 30 s is not used)`, or why the venue cancelled it (`MIGRATED: …`, an order open when the venue moved to new contracts, its lock returned); null for FILLED and for CANCELED by its owner (docs/stock-api.md)',
     }),
   ),
 });

@@ -1,0 +1,91 @@
+/**
+ * The migration of venues deployed before the proxies, wired to the database (docs/upgrades.md):
+ * the chain steps (src/chain/legacy-migration.ts) with the indexers brought up to the old
+ * contracts' last events before they are frozen, the orders the migration closed marked MIGRATED,
+ * and every row that names an old stock token restated onto its successor, before the deployment
+ * record switches to the new contracts. `npm start` runs it on the embedded chain (or with
+ * AUTO_UPGRADE=on); `tokex upgrade --apply` runs it anywhere.
+ */
+import type { Address } from 'viem';
+import type { Logger } from '../lib/logger.ts';
+import { APP_VERSION } from '../config/build-info.ts';
+import type { ChainPublicClient, ChainWalletClient } from '../chain/chain-client.ts';
+import { stockDeploymentOf } from '../chain/deploy-contracts.ts';
+import { perpDeploymentOf } from '../chain/deploy-perp-venue.ts';
+import { writeDeploymentRecord, type DeploymentRecord } from '../chain/deployment-file.ts';
+import { legacyVenues, migrateLegacyVenues, migrationJournalPath, type MigrationJournal } from '../chain/legacy-migration.ts';
+import { recordDeployedLayouts } from '../chain/upgrade-layout-check.ts';
+import type { Db } from '../storage/database.ts';
+import { setMeta } from '../storage/meta-store.ts';
+import { createStockIndexer } from '../stock/indexer/stock-indexer.ts';
+import { recordCloseReasons } from '../stock/store/order-reason-store.ts';
+import { restateStockAddresses } from '../stock/store/venue-move-store.ts';
+import { createPerpIndexer } from '../perp/indexer/perp-indexer.ts';
+
+/** The reason an order open at the migration shows (`history.reason`). */
+export const MIGRATED_REASON = `MIGRATED: the venue moved to upgradeable contracts (tokex ${APP_VERSION}); the order was cancelled and its lock returned`;
+
+export interface LegacyMigrationResult {
+  record: DeploymentRecord;
+  journal: MigrationJournal;
+}
+
+/**
+ * Migrates every legacy venue of `record` and writes the new record to `file`. Resumable and
+ * idempotent (the journal beside the record says where a stopped run was); a record without legacy
+ * venues is answered as it is.
+ */
+export async function migrateLegacyDeployment(params: {
+  db: Db;
+  publicClient: ChainPublicClient;
+  ownerWallet: ChainWalletClient;
+  record: DeploymentRecord;
+  file: string;
+  logger: Logger;
+  onStep?(line: string): void;
+}): Promise<LegacyMigrationResult | undefined> {
+  const { db, publicClient, record, file, logger } = params;
+  const venues = legacyVenues(record);
+  if (venues.length === 0) return undefined;
+  const say = (line: string) => {
+    logger.info({ step: line }, 'migration step done');
+    params.onStep?.(line);
+  };
+  const oldStock = stockDeploymentOf(record);
+  const oldPerp = perpDeploymentOf(record);
+  const client = publicClient as unknown as Parameters<typeof createStockIndexer>[0]['publicClient'];
+  const result = await migrateLegacyVenues({
+    publicClient,
+    ownerWallet: params.ownerWallet,
+    record,
+    journalFile: migrationJournalPath(file),
+    onStep: say,
+    async afterOrdersClosed(closed) {
+      if (!oldStock || !venues.includes('stock')) return;
+      // Written before the indexer folds the closes, so the orders read MIGRATED from the first look.
+      if (closed.length > 0) await recordCloseReasons(db, closed.map((orderId) => ({ orderId, status: 'Canceled' as const, reason: MIGRATED_REASON, decidedAt: Date.now() })));
+      const indexer = createStockIndexer({ db, publicClient: client, deployment: oldStock, logger });
+      const head = await publicClient.getBlockNumber();
+      await indexer.waitForBlock(head, 120_000);
+      say(`stock: the database has the old contracts' events up to block ${head} (${closed.length} order(s) marked MIGRATED)`);
+    },
+    async beforeVaultMoved() {
+      if (!oldPerp || !venues.includes('perp')) return;
+      const indexer = createPerpIndexer({ db, publicClient: client, deployment: oldPerp, logger });
+      const head = await publicClient.getBlockNumber();
+      await indexer.waitForBlock(head, 120_000);
+      say(`perp: the database has the old vault's events up to block ${head}`);
+    },
+  });
+  const counts = await restateStockAddresses(db, result.moved as Record<string, Address>);
+  say(`database: stock rows restated onto the new tokens (${Object.entries(counts).map(([t, n]) => `${t} ${n}`).join(', ')})`);
+  await setMeta(db, `migration:${result.journal.startedAt}`, JSON.stringify({ from: result.journal.fromRelease, to: result.journal.toRelease, finishedAt: result.journal.finishedAt, reconciliation: result.journal.reconciliation }));
+  await writeDeploymentRecord(file, result.record);
+  try {
+    recordDeployedLayouts(result.record, file);
+  } catch (err) {
+    logger.warn({ err }, 'the storage layouts of the new contracts could not be noted');
+  }
+  say(`record: ${file} names the new contracts (release ${APP_VERSION}); the old ones are listed under retired`);
+  return { record: result.record, journal: result.journal };
+}
