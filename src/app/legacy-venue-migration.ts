@@ -21,6 +21,7 @@ import { createStockIndexer } from '../stock/indexer/stock-indexer.ts';
 import { recordCloseReasons } from '../stock/store/order-reason-store.ts';
 import { restateStockAddresses } from '../stock/store/venue-move-store.ts';
 import { createPerpIndexer } from '../perp/indexer/perp-indexer.ts';
+import { clearWithdrawalTxs, listOpenWithdrawals } from '../perp/store/withdrawal-store.ts';
 
 /** The reason an order open at the migration shows (`history.reason`). */
 export const MIGRATED_REASON = `MIGRATED: the venue moved to upgradeable contracts (tokex ${APP_VERSION}); the order was cancelled and its lock returned`;
@@ -68,6 +69,17 @@ export async function migrateLegacyDeployment(params: {
       const head = await publicClient.getBlockNumber();
       await indexer.waitForBlock(head, 120_000);
       say(`stock: the database has the old contracts' events up to block ${head} (${closed.length} order(s) marked MIGRATED)`);
+    },
+    async afterVaultMoved() {
+      // A payment signed for the old vault and not landed: the old vault now holds nothing, so it
+      // cannot pay; the row is PENDING again and the withdrawal task signs it for the new vault.
+      for (const w of await listOpenWithdrawals(db, 10_000)) {
+        if (w.status !== 'SENT' || w.outcome !== null) continue;
+        const landed = await Promise.all(w.txVersions.map((v) => publicClient.getTransactionReceipt({ hash: v.hash as `0x${string}` }).then((r) => r.status === 'success', () => false)));
+        if (landed.some(Boolean)) continue; // paid by the old vault: the task records it
+        await clearWithdrawalTxs(db, w.withdrawalId, 'the venue moved to a new vault (tokex upgrade): the payment is signed again for it', Date.now());
+        say(`perp: withdrawal ${w.withdrawalId} will be paid by the new vault`);
+      }
     },
     async beforeVaultMoved() {
       if (!oldPerp || !venues.includes('perp')) return;

@@ -169,6 +169,12 @@ export interface MigrateParams {
   afterOrdersClosed?(closed: readonly string[]): Promise<void>;
   /** Called once the old vault is no longer paid into, before its collateral moves (the perp indexer catches up). */
   beforeVaultMoved?(): Promise<void>;
+  /**
+   * Called once the old vault's collateral is in the new vault, before the paid withdrawal ids are
+   * imported: a payment signed for the old vault that has not landed can no longer pay anything
+   * there, and the caller has it signed again for the new vault.
+   */
+  afterVaultMoved?(): Promise<void>;
   onStep?(line: string): void;
 }
 
@@ -289,8 +295,10 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
   const owner = ctx.ownerWallet.account.address;
   const firstBlock = BigInt((ctx.record.venues.stock.firstBlockNumber ?? ctx.record.venues.stock.blockNumber));
 
-  // 1. close every open order (its lock returns to the free balance).
-  if (j.closedOrders === undefined) {
+  // 1. close every open order (its lock returns to the free balance). Looked at again on every run
+  // until the old venue is frozen on chain: an embedded chain killed hard may have lost the closes.
+  const frozenOnChain = (await client.readContract({ address: old.cashier, abi: cashierAbi, functionName: 'router' })).toLowerCase() === owner.toLowerCase();
+  if (!frozenOnChain) {
     const next = await client.readContract({ address: old.stockRouter, abi: stockRouterAbi, functionName: 'nextOrderId' });
     const ids = Array.from({ length: Number(next - 1n) }, (_, i) => BigInt(i + 1));
     const orders = await mapChunked(ids, async (id) => ({ id, order: await client.readContract({ address: old.stockRouter, abi: legacyRouterAbi, functionName: 'getOrder', args: [id] }) }));
@@ -303,22 +311,25 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
         await send(ctx, 'old router.settleOrders (closes)', old.stockRouter, stockRouterAbi, 'settleOrders', [[], closes]);
       }
     }
-    j.closedOrders = open.map(s);
+    j.closedOrders = [...new Set([...(j.closedOrders ?? []), ...open.map(s)])];
     save();
     say(`stock: ${open.length} open order(s) closed Canceled on the old router, their locks returned`);
   }
-  await ctx.afterOrdersClosed?.(j.closedOrders);
+  await ctx.afterOrdersClosed?.(j.closedOrders ?? []);
 
-  // 2. freeze: nothing but the owner can move a balance of the old contracts any more.
-  if (!j.frozen) {
+  // 2. freeze: nothing but the owner can move a balance of the old contracts any more (each router
+  // read again: the chain is the truth, not the journal).
+  {
     const targets: Array<[string, Address, Abi]> = [['old cashier', old.cashier, cashierAbi], ...Object.entries(old.stocks).map(([sym, a]): [string, Address, Abi] => [`old ${sym}`, a, stockAbi])];
     for (const [label, address, abi] of targets) {
       const router = (await client.readContract({ address, abi, functionName: 'router' })) as Address;
       if (router.toLowerCase() !== owner.toLowerCase()) await send(ctx, `${label}.setRouter(owner)`, address, abi, 'setRouter', [owner]);
     }
-    j.frozen = true;
-    save();
-    say('stock: the old Cashier and Stocks are frozen (their router is the owner)');
+    if (!j.frozen) {
+      j.frozen = true;
+      save();
+      say('stock: the old Cashier and Stocks are frozen (their router is the owner)');
+    }
   }
 
   // 3. snapshot at one block.
@@ -332,7 +343,6 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
   // 4. drain the old Cashier's cash tokens to the owner (as its router).
   j.drained ??= {};
   for (const t of snap.tokens) {
-    if (j.drained[t.token] !== undefined) continue;
     const held = await client.readContract({ address: t.token, abi: cashTokenAbi, functionName: 'balanceOf', args: [old.cashier] });
     if (held > 0n) {
       // A credit the buffer covers, then a withdrawal the token's buffer covers: the owner takes the tokens out.
@@ -348,13 +358,16 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
     }
     // What was held at the snapshot (frozen since): a run that died after the withdrawal finds
     // nothing left to take, but the amount owed to the new Cashier is still all of it.
-    j.drained[t.token] = t.held;
-    save();
-    say(`stock: ${t.held} units of ${t.token} taken out of the old Cashier`);
+    if (j.drained[t.token] === undefined) {
+      j.drained[t.token] = t.held;
+      save();
+      say(`stock: ${t.held} units of ${t.token} taken out of the old Cashier`);
+    }
   }
 
-  // 5. the new venue, its migration window open.
-  if (!j.deployed) {
+  // 5. the new venue, its migration window open (deployed again if the chain lost it).
+  const deployedCode = j.deployed ? await client.getCode({ address: j.deployed.contracts.stockRouter }) : undefined;
+  if (!j.deployed || deployedCode === undefined || deployedCode === '0x') {
     const symbols = snap.stocks.map((x) => ({ symbol: x.symbol, name: x.name }));
     const usdc = snap.tokens[0];
     const deployment = await deployStack({
@@ -385,7 +398,20 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
     say(`stock: the new venue is deployed behind proxies (StockRouter ${section.contracts.stockRouter}); order ids continue at ${snap.nextOrderId}`);
   }
   const next = j.deployed;
-  const imported = (j.imported ??= {});
+  // While a window is open on chain every run sends its imports again: the contracts skip what they
+  // hold already, and a chain that lost blocks gets them back. A closed window imports nothing.
+  const windowOpen = (address: Address, abi: Abi) => client.readContract({ address, abi, functionName: 'migrating' }) as Promise<boolean>;
+  const cashierOpen = await windowOpen(next.contracts.cashier, cashierAbi);
+  const oneClickOpen = await windowOpen(next.contracts.oneClickRouter, oneClickRouterAbi);
+  const imported: NonNullable<NonNullable<MigrationJournal['stock']>['imported']> = {
+    cash: !cashierOpen,
+    fees: !cashierOpen,
+    queued: !cashierOpen,
+    delegations: !oneClickOpen,
+    stocks: [],
+  };
+  for (const x of snap.stocks) if (!(await windowOpen(next.contracts.stocks[x.symbol], stockAbi))) imported.stocks!.push(x.symbol);
+  j.imported = imported;
 
   // 6. import.
   if (!imported.cash) {
@@ -410,9 +436,8 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
     imported.queued = true;
     save();
   }
-  imported.stocks ??= [];
   for (const x of snap.stocks) {
-    if (imported.stocks.includes(x.symbol)) continue;
+    if (imported.stocks!.includes(x.symbol)) continue;
     const token = next.contracts.stocks[x.symbol];
     if (b(x.multiplier) !== ONE || x.refs.length > 0) {
       const current = await client.readContract({ address: token, abi: stockAbi, functionName: 'multiplier' });
@@ -426,7 +451,7 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
       const part = holders.slice(i, i + CHUNK);
       await send(ctx, `${x.symbol}.migrateHolders`, token, stockAbi, 'migrateHolders', [part.map((h) => h.user), part.map((h) => b(h.walletBase)), part.map((h) => b(h.freeBase) + b(h.lockedBase))]);
     }
-    imported.stocks.push(x.symbol);
+    imported.stocks!.push(x.symbol);
     save();
   }
   if (!imported.delegations) {
@@ -439,21 +464,23 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
     say('stock: balances, fees, queued operations, holdings and delegations imported');
   }
 
-  // 7. fund the new Cashier with what was drained.
-  if (!j.funded) {
+  // 7. fund the new Cashier with what was drained (its balance read again on every run).
+  {
     for (const t of snap.tokens) {
       const amount = b(j.drained![t.token] ?? '0');
       if (amount === 0n) continue;
       const has = await client.readContract({ address: t.token, abi: cashTokenAbi, functionName: 'balanceOf', args: [next.contracts.cashier] });
       if (has < amount) await send(ctx, 'fund the new Cashier', t.token, cashTokenAbi, 'transfer', [next.contracts.cashier, amount - has]);
     }
-    j.funded = true;
-    save();
-    say('stock: the new Cashier holds the cash');
+    if (!j.funded) {
+      j.funded = true;
+      save();
+      say('stock: the new Cashier holds the cash');
+    }
   }
 
   // 8. close the migration windows for good.
-  if (!j.finished) {
+  {
     const windows: Array<[string, Address, Abi]> = [['cashier', next.contracts.cashier, cashierAbi], ['oneClickRouter', next.contracts.oneClickRouter, oneClickRouterAbi], ...Object.entries(next.contracts.stocks).map(([sym, a]): [string, Address, Abi] => [sym, a, stockAbi])];
     for (const [label, address, abi] of windows) {
       const open = (await client.readContract({ address, abi, functionName: 'migrating' })) as boolean;
@@ -461,9 +488,11 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
         await send(ctx, `${label}.finishMigration`, address, abi, 'finishMigration', []);
       }
     }
-    j.finished = true;
-    save();
-    say('stock: migration windows closed');
+    if (!j.finished) {
+      j.finished = true;
+      save();
+      say('stock: migration windows closed');
+    }
   }
   return next;
 }
@@ -603,7 +632,9 @@ async function migratePerpVenue(ctx: StepContext & { collateralFallback?: Addres
   }
   const snap = j.snapshot;
 
-  if (!j.deployed) {
+  const vaultCode = j.deployed ? await client.getCode({ address: j.deployed.contracts.marginVault as Address }) : undefined;
+  if (!j.deployed || vaultCode === undefined || vaultCode === '0x') {
+    j.imported = false;
     const operators: Address[] = [];
     for (const account of snap.accounts.map((a) => a.account).concat([owner])) {
       const isOp = await client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'isOperator', args: [account] });
@@ -628,7 +659,7 @@ async function migratePerpVenue(ctx: StepContext & { collateralFallback?: Addres
   const next = j.deployed;
   const newVault = next.contracts.marginVault as Address;
 
-  if (!j.moved) {
+  {
     const held = await client.readContract({ address: token, abi: cashTokenAbi, functionName: 'balanceOf', args: [oldVault] });
     if (held > 0n) {
       const isOp = await client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'isOperator', args: [owner] });
@@ -636,26 +667,44 @@ async function migratePerpVenue(ctx: StepContext & { collateralFallback?: Addres
       const paid = await client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'withdrawalPaid', args: [VAULT_MIGRATION_WITHDRAWAL_ID] });
       if (!paid) await send(ctx, 'old vault pays the new vault', oldVault, marginVaultAbi, 'withdraw', [newVault, held, VAULT_MIGRATION_WITHDRAWAL_ID]);
     }
-    j.moved = true;
-    save();
-    say(`perp: the old vault's collateral is in the new vault`);
+    if (!j.moved) {
+      j.moved = true;
+      save();
+      say(`perp: the old vault's collateral is in the new vault`);
+    }
   }
-  if (!j.imported) {
-    for (let i = 0; i < snap.accounts.length; i += CHUNK) {
-      const part = snap.accounts.slice(i, i + CHUNK);
+  await ctx.afterVaultMoved?.();
+  if (await client.readContract({ address: newVault, abi: marginVaultAbi, functionName: 'migrating' })) {
+    // Totals as the old vault holds them now: a payment that landed after the snapshot (signed for
+    // the old vault before the stop) counts, and so does its id below.
+    const accounts = await mapChunked(snap.accounts, async (a) => {
+      const [deposited, withdrawn] = await Promise.all([
+        client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'depositedOf', args: [a.account] }),
+        client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'withdrawnOf', args: [a.account] }),
+      ]);
+      return { account: a.account, deposited: s(deposited), withdrawn: s(withdrawn) };
+    });
+    for (let i = 0; i < accounts.length; i += CHUNK) {
+      const part = accounts.slice(i, i + CHUNK);
       await send(ctx, 'vault.migrateAccounts', newVault, marginVaultAbi, 'migrateAccounts', [part.map((a) => a.account), part.map((a) => b(a.deposited)), part.map((a) => b(a.withdrawn))]);
     }
-    for (let i = 0; i < snap.paid.length; i += CHUNK) {
-      await send(ctx, 'vault.migrateWithdrawalsPaid', newVault, marginVaultAbi, 'migrateWithdrawalsPaid', [snap.paid.slice(i, i + CHUNK)]);
+    // Every id the old vault paid, read after the move: the old vault can pay nothing more, so no
+    // id paid there can be paid again here.
+    const paidLogs = await client.getLogs({ address: oldVault, event: marginVaultAbi.find((e) => e.type === 'event' && e.name === 'Withdrawn') as never, fromBlock: firstBlock });
+    const paid = [...new Set(paidLogs.map((l) => (l as unknown as { args: { withdrawalId: Hex } }).args.withdrawalId))].filter((id) => id !== VAULT_MIGRATION_WITHDRAWAL_ID);
+    for (let i = 0; i < paid.length; i += CHUNK) {
+      await send(ctx, 'vault.migrateWithdrawalsPaid', newVault, marginVaultAbi, 'migrateWithdrawalsPaid', [paid.slice(i, i + CHUNK)]);
     }
     j.imported = true;
     save();
   }
-  if (!j.finished) {
+  {
     const open = await client.readContract({ address: newVault, abi: marginVaultAbi, functionName: 'migrating' });
     if (open) await send(ctx, 'vault.finishMigration', newVault, marginVaultAbi, 'finishMigration', []);
-    j.finished = true;
-    save();
+    if (!j.finished) {
+      j.finished = true;
+      save();
+    }
   }
   return next;
 }
