@@ -6,19 +6,20 @@
  *   npx tsx bench/executor-bench.ts [orders] [batchSize]     (or BENCH_ORDERS / EXECUTOR_BATCH_SIZE;
  *                                                            EXECUTOR_SIMULATE_FIRST=1 to simulate every batch)
  *
- * `runExecutorBench()` is exported for the main bench.
+ * `runExecutorBench()` is exported for the main bench; `prepareExecutorVenue()` (a funded venue with
+ * its executor, orders placed and settled in rounds) for bench/upgrade-bench.ts, which settles two
+ * deployments side by side on one chain.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { encodeFunctionData, keccak256, parseUnits, type Address, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { encodeFunctionData, parseUnits, type Address, type Hex } from 'viem';
 import { accountLensAbi, cashTokenAbi, stockAbi, stockRouterAbi } from '../src/chain/abi/generated/index.ts';
-import { ANVIL_ACCOUNTS, ANVIL_CHAIN_ID, OPERATOR_ACCOUNT, type DevAccount } from '../src/chain/anvil-accounts.ts';
+import { ANVIL_ACCOUNTS, ANVIL_CHAIN_ID, OPERATOR_ACCOUNT } from '../src/chain/anvil-accounts.ts';
 import { startAnvil } from '../src/chain/anvil-process.ts';
-import { createChainClients, type ChainPublicClient } from '../src/chain/chain-client.ts';
-import { deployStack } from '../src/chain/deploy-contracts.ts';
+import { createChainClients, type ChainPublicClient, type ChainWalletClient } from '../src/chain/chain-client.ts';
+import { deployStack, type Deployment, type StockListing } from '../src/chain/deploy-contracts.ts';
 import { createStockExecutor } from '../src/stock/executor/stock-executor.ts';
 import { OrderStatus, type ChainOrder } from '../src/stock/executor/fill-policy.ts';
 import { createLogger } from '../src/lib/logger.ts';
@@ -26,6 +27,7 @@ import { createMarketCalendar } from '../src/marketdata/market-calendar.ts';
 import type { Quote, QuoteReader } from '../src/marketdata/market-types.ts';
 import { DEMO_SYMBOLS } from '../src/marketdata/symbol-catalog.ts';
 import { openDatabase } from '../src/storage/database.ts';
+import { sendAll, Signer } from './bench-chain.ts';
 
 export interface ExecutorBenchOptions {
   /** Orders to place and settle. Default 5000. */
@@ -38,6 +40,14 @@ export interface ExecutorBenchOptions {
   simulateFirst?: boolean;
   /** Progress lines. Default console.log. */
   print?: (line: string) => void;
+  /**
+   * Deploys the venue the orders go to. Default: this release's deployStack (behind proxies); an
+   * earlier release's deployment (test/support/legacy-venue.ts) fits too. Each demo wallet must
+   * get cash and every stock in its wallet, as deployStack's defaults give it.
+   */
+  deploy?: (params: { publicClient: ChainPublicClient; walletClient: ChainWalletClient; symbols: readonly StockListing[]; demoWallets: Address[] }) => Promise<Deployment>;
+  /** Names the deployment in the progress lines. */
+  label?: string;
 }
 
 export interface ExecutorBenchResult {
@@ -69,73 +79,178 @@ const fixedQuotes: QuoteReader = {
   },
 };
 
-/** Signs transactions for one account locally, with its own nonce counter. */
-class Signer {
-  private nonce = 0;
-  private readonly account;
-  constructor(
-    private readonly publicClient: ChainPublicClient,
-    private readonly dev: DevAccount,
-    private readonly fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
-  ) {
-    this.account = privateKeyToAccount(dev.privateKey);
-  }
+type DeployVenue = NonNullable<ExecutorBenchOptions['deploy']>;
 
-  async init(): Promise<this> {
-    this.nonce = await this.publicClient.getTransactionCount({ address: this.dev.address, blockTag: 'pending' });
-    return this;
-  }
+/** The users' signers, shared by every venue on the chain (one nonce counter per account). */
+export async function openSigners(publicClient: ChainPublicClient, users: number): Promise<Signer[]> {
+  const fees = await publicClient.estimateFeesPerGas();
+  return Promise.all(
+    ANVIL_ACCOUNTS.slice(0, Math.min(users, 9)).map((a) =>
+      // A generous fee cap: thousands of placements in full blocks push the base fee up fast.
+      new Signer(publicClient, a, { maxFeePerGas: fees.maxFeePerGas! * 500n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas! }, ANVIL_CHAIN_ID).init(),
+    ),
+  );
+}
 
-  sign(to: Address, data: Hex, gas = 350_000n): Promise<Hex> {
-    return this.account.signTransaction({
-      chainId: ANVIL_CHAIN_ID,
-      type: 'eip1559',
-      nonce: this.nonce++,
-      to,
-      data,
-      gas,
-      maxFeePerGas: this.fees.maxFeePerGas,
-      maxPriorityFeePerGas: this.fees.maxPriorityFeePerGas,
-    });
-  }
+export interface SettleRound {
+  /** Orders closed by this settlement. */
+  orders: number;
+  settleMs: number;
+  transactions: number;
+  ticks: number;
+  /** Gas of every block mined while settling (only settlements are mined then). */
+  gasUsed: bigint;
 }
 
 /**
- * Sends signed transactions as JSON-RPC batches (one HTTP request per `size`) with automine off,
- * then mines full blocks until the pool is empty and turns automine back on: one transaction per
- * block would make anvil mine thousands of blocks. Throws if any was refused or reverted.
+ * A venue on a chain with its users funded and an executor of its own: orders are placed in as many
+ * rounds as the caller wants and each round settled and timed alone. runExecutorBench uses one
+ * venue and one round; bench/upgrade-bench.ts two venues on one chain, rounds alternating.
  */
-async function sendAll(rpcUrl: string, publicClient: ChainPublicClient, raws: Hex[], size = 500): Promise<void> {
-  const rpc = async (body: unknown): Promise<unknown> => {
-    const res = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    return res.json();
-  };
-  await rpc({ jsonrpc: '2.0', id: 1, method: 'evm_setAutomine', params: [false] });
-  try {
-    for (let i = 0; i < raws.length; i += size) {
-      const body = raws.slice(i, i + size).map((raw, j) => ({ jsonrpc: '2.0', id: j, method: 'eth_sendRawTransaction', params: [raw] }));
-      const answers = (await rpc(body)) as Array<{ error?: { message: string } }>;
-      const failed = answers.find((a) => a.error);
-      if (failed) throw new Error(`executor bench: transaction refused: ${failed.error!.message}`);
+export interface ExecutorVenue {
+  deployment: Deployment;
+  /** Orders placed so far. */
+  readonly placed: number;
+  /** Signs and sends `count` more orders (the same mix, continued), mined before it answers. */
+  place(count: number): Promise<{ placeMs: number }>;
+  /** Runs the executor until every order placed so far is closed. */
+  settle(): Promise<SettleRound>;
+  /** Every placed order's status on chain, counted by name. */
+  statuses(): Promise<Record<string, number>>;
+  close(): Promise<void>;
+}
+
+export async function prepareExecutorVenue(params: {
+  rpcUrl: string;
+  publicClient: ChainPublicClient;
+  walletClient: ChainWalletClient;
+  signers: Signer[];
+  deploy?: DeployVenue;
+  batchSize: number;
+  simulateFirst?: boolean;
+  sqlitePath: string;
+}): Promise<ExecutorVenue> {
+  const { rpcUrl, publicClient, signers } = params;
+  const deployment = await (params.deploy ?? deployStack)({
+    publicClient,
+    walletClient: params.walletClient,
+    symbols: DEMO_SYMBOLS,
+    demoWallets: signers.map((s) => s.address),
+  });
+  const c = deployment.contracts;
+  const symbols = Object.keys(c.stocks);
+
+  // Funding: 50,000 USDC into the exchange (instant, inside the credit buffer) and 50 shares of every stock.
+  const cash = parseUnits('50000', 6);
+  const funding: Hex[] = [];
+  for (const s of signers) {
+    funding.push(await s.sign(c.cashToken, encodeFunctionData({ abi: cashTokenAbi, functionName: 'approve', args: [c.stockRouter, cash] })));
+    funding.push(await s.sign(c.stockRouter, encodeFunctionData({ abi: stockRouterAbi, functionName: 'deposit', args: [c.cashToken, cash] })));
+    for (const sym of symbols) {
+      const stock = c.stocks[sym];
+      const amount = parseUnits('50', 18);
+      funding.push(await s.sign(stock, encodeFunctionData({ abi: stockAbi, functionName: 'approve', args: [c.stockRouter, amount] })));
+      funding.push(await s.sign(c.stockRouter, encodeFunctionData({ abi: stockRouterAbi, functionName: 'depositStock', args: [stock, amount] })));
     }
-    for (let blocks = 0; ; blocks++) {
-      const status = (await rpc({ jsonrpc: '2.0', id: 1, method: 'txpool_status', params: [] })) as { result: { pending: string; queued: string } };
-      if (Number(status.result.pending) + Number(status.result.queued) === 0) break;
-      if (blocks > raws.length) throw new Error('executor bench: transactions stay in the pool');
-      await rpc({ jsonrpc: '2.0', id: 1, method: 'evm_mine', params: [] });
-    }
-  } finally {
-    await rpc({ jsonrpc: '2.0', id: 1, method: 'evm_setAutomine', params: [true] });
   }
-  const receipts = await Promise.all(raws.map((raw) => publicClient.getTransactionReceipt({ hash: keccak256(raw) })));
-  if (receipts.some((r) => r.status !== 'success')) throw new Error('executor bench: a transaction reverted');
+  await sendAll(rpcUrl, publicClient, funding, 500, 'executor bench');
+
+  const db = await openDatabase({ sqlitePath: params.sqlitePath });
+  const executor = createStockExecutor({
+    db,
+    publicClient,
+    walletClient: params.walletClient,
+    deployment,
+    quotes: fixedQuotes,
+    calendar: createMarketCalendar('always-open'),
+    logger: createLogger({ level: process.env.LOG_LEVEL ?? 'warn' }),
+    batchSize: params.batchSize,
+    simulateFirst: params.simulateFirst,
+  });
+  let placed = 0;
+  let closed = 0;
+  return {
+    deployment,
+    get placed() {
+      return placed;
+    },
+    async place(count) {
+      // Orders, round robin over the users: market buys, market sells, and limit buys and sells
+      // whose limits the quotes cross.
+      const block = await publicClient.getBlock();
+      const deadline = Number(block.timestamp) + 3_600;
+      const started = performance.now();
+      const orders: Hex[] = [];
+      for (let n = placed; n < placed + count; n++) {
+        const sym = symbols[n % symbols.length];
+        const stock = c.stocks[sym];
+        const kind = Math.floor(n / signers.length) % 10;
+        let data: Hex;
+        if (kind < 4) {
+          data = encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeMarketOrder', args: [stock, 0, 0n, parseUnits('20', 18), deadline] });
+        } else if (kind < 7) {
+          data = encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeMarketOrder', args: [stock, 1, parseUnits('0.05', 18), 0n, deadline] });
+        } else if (kind < 9) {
+          const limit = parseUnits(BASE[sym].ask, 18) + parseUnits('1', 18);
+          data = encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeLimitOrder', args: [stock, 0, parseUnits('0.1', 18), limit, 0, deadline] });
+        } else {
+          const limit = parseUnits(BASE[sym].bid, 18) - parseUnits('1', 18);
+          data = encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeLimitOrder', args: [stock, 1, parseUnits('0.05', 18), limit, 0, deadline] });
+        }
+        orders.push(await signers[n % signers.length].sign(c.stockRouter, data));
+      }
+      await sendAll(rpcUrl, publicClient, orders, 500, 'executor bench');
+      placed += count;
+      const next = await publicClient.readContract({ address: c.stockRouter, abi: stockRouterAbi, functionName: 'nextOrderId' });
+      if (next - 1n !== BigInt(placed)) throw new Error(`executor bench: ${placed} placed but nextOrderId is ${next}`);
+      return { placeMs: performance.now() - started };
+    },
+    async settle() {
+      const before = await publicClient.getBlockNumber();
+      const started = performance.now();
+      const closedBefore = closed;
+      let transactions = 0;
+      let ticks = 0;
+      while (closed < placed) {
+        const r = await executor.runOnce();
+        ticks++;
+        closed += r.closed;
+        transactions += r.transactions;
+        if (r.settled === 0 && r.open === 0) break;
+        if (ticks > 1_000) throw new Error('executor bench: not settled after 1000 ticks');
+      }
+      const settleMs = performance.now() - started;
+      let gasUsed = 0n;
+      const latest = await publicClient.getBlockNumber();
+      for (let b = before + 1n; b <= latest; b++) gasUsed += (await publicClient.getBlock({ blockNumber: b })).gasUsed;
+      return { orders: closed - closedBefore, settleMs, transactions, ticks, gasUsed };
+    },
+    async statuses() {
+      const statuses: Record<string, number> = {};
+      const ids = Array.from({ length: placed }, (_, i) => BigInt(i + 1));
+      // 500 ids a call, as the executor reads them: an eth_call's memory grows with the square of the
+      // orders it returns (1,000 cost 17 M gas once getOrder also reads the stock's split multiplier).
+      for (let i = 0; i < ids.length; i += 500) {
+        const orders = (await publicClient.readContract({ address: c.accountLens, abi: accountLensAbi, functionName: 'getOrders', args: [ids.slice(i, i + 500)] })) as readonly ChainOrder[];
+        for (const o of orders) {
+          const name = Object.entries(OrderStatus).find(([, v]) => v === o.status)![0];
+          statuses[name] = (statuses[name] ?? 0) + 1;
+        }
+      }
+      return statuses;
+    },
+    async close() {
+      await executor.stop();
+      await db.close();
+    },
+  };
 }
 
 export async function runExecutorBench(opts: ExecutorBenchOptions = {}): Promise<ExecutorBenchResult> {
   const total = opts.orders ?? 5_000;
-  const userCount = Math.min(opts.users ?? 8, 9);
   const batchSize = opts.batchSize ?? 200;
   const print = opts.print ?? ((line: string) => console.log(line));
+  const name = opts.label ? `executor bench (${opts.label})` : 'executor bench';
   const anvil = await startAnvil({ chainId: ANVIL_CHAIN_ID });
   const dir = mkdtempSync(join(tmpdir(), 'tokex-exec-bench-'));
   try {
@@ -146,116 +261,31 @@ export async function runExecutorBench(opts: ExecutorBenchOptions = {}): Promise
       pollingIntervalMs: 20,
       timeoutMs: 30_000,
     });
-    const accounts = ANVIL_ACCOUNTS.slice(0, userCount);
-    const deployment = await deployStack({
+    const signers = await openSigners(publicClient, opts.users ?? 8);
+    const venue = await prepareExecutorVenue({
+      rpcUrl: anvil.rpcUrl,
       publicClient,
       walletClient: walletClient!,
-      symbols: DEMO_SYMBOLS,
-      demoWallets: accounts.map((a) => a.address),
-    });
-    const c = deployment.contracts;
-    const symbols = Object.keys(c.stocks);
-    const fees = await publicClient.estimateFeesPerGas();
-    const signers = await Promise.all(
-      accounts.map((a) =>
-        // A generous fee cap: thousands of placements in full blocks push the base fee up fast.
-        new Signer(publicClient, a, { maxFeePerGas: fees.maxFeePerGas! * 500n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas! }).init(),
-      ),
-    );
-
-    // Funding: 50,000 USDC into the exchange (instant, inside the credit buffer) and 50 shares of every stock.
-    const cash = parseUnits('50000', 6);
-    const funding: Hex[] = [];
-    for (const s of signers) {
-      funding.push(await s.sign(c.cashToken, encodeFunctionData({ abi: cashTokenAbi, functionName: 'approve', args: [c.stockRouter, cash] })));
-      funding.push(await s.sign(c.stockRouter, encodeFunctionData({ abi: stockRouterAbi, functionName: 'deposit', args: [c.cashToken, cash] })));
-      for (const sym of symbols) {
-        const stock = c.stocks[sym];
-        const amount = parseUnits('50', 18);
-        funding.push(await s.sign(stock, encodeFunctionData({ abi: stockAbi, functionName: 'approve', args: [c.stockRouter, amount] })));
-        funding.push(await s.sign(c.stockRouter, encodeFunctionData({ abi: stockRouterAbi, functionName: 'depositStock', args: [stock, amount] })));
-      }
-    }
-    await sendAll(anvil.rpcUrl, publicClient, funding);
-
-    // Orders, round robin over the users: market buys, market sells, and limit buys and sells
-    // whose limits the quotes cross.
-    const block = await publicClient.getBlock();
-    const deadline = Number(block.timestamp) + 3_600;
-    const placeStarted = performance.now();
-    const orders: Hex[] = [];
-    for (let n = 0; n < total; n++) {
-      const sym = symbols[n % symbols.length];
-      const stock = c.stocks[sym];
-      const kind = Math.floor(n / signers.length) % 10;
-      let data: Hex;
-      if (kind < 4) {
-        data = encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeMarketOrder', args: [stock, 0, 0n, parseUnits('20', 18), deadline] });
-      } else if (kind < 7) {
-        data = encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeMarketOrder', args: [stock, 1, parseUnits('0.05', 18), 0n, deadline] });
-      } else if (kind < 9) {
-        const limit = parseUnits(BASE[sym].ask, 18) + parseUnits('1', 18);
-        data = encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeLimitOrder', args: [stock, 0, parseUnits('0.1', 18), limit, 0, deadline] });
-      } else {
-        const limit = parseUnits(BASE[sym].bid, 18) - parseUnits('1', 18);
-        data = encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeLimitOrder', args: [stock, 1, parseUnits('0.05', 18), limit, 0, deadline] });
-      }
-      orders.push(await signers[n % signers.length].sign(c.stockRouter, data));
-    }
-    await sendAll(anvil.rpcUrl, publicClient, orders);
-    const placed = total;
-    const placeMs = performance.now() - placeStarted;
-    const next = await publicClient.readContract({ address: c.stockRouter, abi: stockRouterAbi, functionName: 'nextOrderId' });
-    if (next - 1n !== BigInt(placed)) throw new Error(`executor bench: ${placed} placed but nextOrderId is ${next}`);
-    print(`executor bench: ${placed} orders placed by ${signers.length} users in ${(placeMs / 1000).toFixed(1)} s (${Math.round(placed / (placeMs / 1000))} tx/s, signing included)`);
-    const lastPlacementBlock = await publicClient.getBlockNumber();
-
-    // Settlement, timed.
-    const db = await openDatabase({ sqlitePath: join(dir, 'bench.sqlite') });
-    const executor = createStockExecutor({
-      db,
-      publicClient,
-      walletClient: walletClient!,
-      deployment,
-      quotes: fixedQuotes,
-      calendar: createMarketCalendar('always-open'),
-      logger: createLogger({ level: process.env.LOG_LEVEL ?? 'warn' }),
+      signers,
+      deploy: opts.deploy,
       batchSize,
       simulateFirst: opts.simulateFirst,
+      sqlitePath: join(dir, 'bench.sqlite'),
     });
-    const started = performance.now();
-    let settled = 0;
-    let transactions = 0;
-    let ticks = 0;
-    let closed = 0;
-    while (closed < placed) {
-      const r = await executor.runOnce();
-      ticks++;
-      settled += r.settled;
-      closed += r.closed;
-      transactions += r.transactions;
-      if (r.settled === 0 && r.open === 0) break;
-      if (ticks > 1_000) throw new Error('executor bench: not settled after 1000 ticks');
-    }
-    const settleMs = performance.now() - started;
-    await executor.stop();
+    const { placeMs } = await venue.place(total);
+    print(`${name}: ${total} orders placed by ${signers.length} users in ${(placeMs / 1000).toFixed(1)} s (${Math.round(total / (placeMs / 1000))} tx/s, signing included)`);
 
-    // Check the outcome on chain.
-    const statuses: Record<string, number> = {};
-    const ids = Array.from({ length: placed }, (_, i) => BigInt(i + 1));
-    // 500 ids a call, as the executor reads them: an eth_call's memory grows with the square of the
-    // orders it returns (1,000 cost 17 M gas once getOrder also reads the stock's split multiplier).
-    for (let i = 0; i < ids.length; i += 500) {
-      const orders = (await publicClient.readContract({ address: c.accountLens, abi: accountLensAbi, functionName: 'getOrders', args: [ids.slice(i, i + 500)] })) as readonly ChainOrder[];
-      for (const o of orders) {
-        const name = Object.entries(OrderStatus).find(([, v]) => v === o.status)![0];
-        statuses[name] = (statuses[name] ?? 0) + 1;
-      }
+    // Settlement, timed.
+    let round: SettleRound;
+    let statuses: Record<string, number>;
+    try {
+      round = await venue.settle();
+      // Check the outcome on chain.
+      statuses = await venue.statuses();
+    } finally {
+      await venue.close();
     }
-    let gasUsed = 0n;
-    const latest = await publicClient.getBlockNumber();
-    for (let b = lastPlacementBlock + 1n; b <= latest; b++) gasUsed += (await publicClient.getBlock({ blockNumber: b })).gasUsed;
-    await db.close();
+    const { orders: closed, settleMs, transactions, ticks, gasUsed } = round;
 
     const result: ExecutorBenchResult = {
       orders: closed,
@@ -270,11 +300,11 @@ export async function runExecutorBench(opts: ExecutorBenchOptions = {}): Promise
       statuses,
     };
     print(
-      `executor bench: settled ${result.orders} orders in ${(settleMs / 1000).toFixed(2)} s = ${result.ordersPerSecond} orders/s ` +
+      `${name}: settled ${result.orders} orders in ${(settleMs / 1000).toFixed(2)} s = ${result.ordersPerSecond} orders/s ` +
         `(batch size ${batchSize}, ${transactions} settleOrders transactions, ${ticks} ticks, ~${result.gasPerOrder} gas/order` +
         `${opts.simulateFirst ? ', every batch simulated first' : ''})`,
     );
-    print(`executor bench: final statuses ${JSON.stringify(statuses)}`);
+    print(`${name}: final statuses ${JSON.stringify(statuses)}`);
     return result;
   } finally {
     await anvil.stop();

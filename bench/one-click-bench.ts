@@ -17,6 +17,7 @@ import { OPERATOR_ACCOUNT } from '../src/chain/anvil-accounts.ts';
 import type { DemoFile } from '../src/app/demo-file.ts';
 import type { StackHandle } from '../src/app/stack.ts';
 import { StockClient } from '@tokex/sdk';
+import { startBenchServer, stopServers } from './bench-children.ts';
 
 export interface BenchUser {
   apiKey: string;
@@ -61,6 +62,55 @@ export interface OneClickBenchResult {
   ceilingPerSecond: number;
   ratio: number;
   failures: number;
+  /** Whether the stack's StockRouter is an ERC-1967 proxy (it has an implementation). */
+  proxied: boolean;
+  /** The lines the run printed, in order. */
+  lines: string[];
+}
+
+/** ERC-1967's implementation slot: keccak256('eip1967.proxy.implementation') - 1. */
+export const IMPLEMENTATION_SLOT = '0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc';
+
+/**
+ * The whole One Click figure (`BENCH_ONLY=oneclick`): the stack in a child process (bench-server.ts
+ * `oneclick`), a warm-up, then anvil's ceiling in two halves around the measured sends. Prints its
+ * lines as it goes and answers them with the figures.
+ */
+export async function runOneClickBench(opts: { users?: number; perUser?: number; print?: (line: string) => void } = {}): Promise<OneClickBenchResult> {
+  const users = opts.users ?? 16;
+  const perUser = opts.perUser ?? 40;
+  const lines: string[] = [];
+  const print = (line: string) => {
+    lines.push(line);
+    (opts.print ?? console.log)(line);
+  };
+  const server = await startBenchServer('oneclick', { BENCH_ONE_CLICK_USERS: String(users) });
+  let sends: Awaited<ReturnType<typeof measureOneClickSends>>;
+  let ceiling: { sends: number; seconds: number };
+  let proxied: boolean;
+  try {
+    const demo = server.demo!;
+    const pub = createPublicClient({ transport: http(demo.rpcUrl) });
+    const slot = await pub.getStorageAt({ address: demo.stock.contracts.stockRouter, slot: IMPLEMENTATION_SLOT });
+    proxied = slot !== undefined && BigInt(slot) !== 0n;
+    // One short round first: connections, JIT and caches warm, as for the HTTP targets.
+    await measureOneClickSends({ baseUrl: server.url, chainId: demo.chainId, product: demo.stock.product, users: server.users!, perUser: 3 });
+    // The ceiling in two halves, before and after: the book of open orders the stack watches grows
+    // through the run, and both figures then see it at the same sizes on average.
+    const before = await measureAnvilCeiling(demo, (users * perUser) / 2, users);
+    sends = await measureOneClickSends({ baseUrl: server.url, chainId: demo.chainId, product: demo.stock.product, users: server.users!, perUser });
+    const after = await measureAnvilCeiling(demo, (users * perUser) / 2, users);
+    ceiling = { sends: before.sends + after.sends, seconds: before.seconds + after.seconds };
+  } finally {
+    await stopServers([server]);
+  }
+  const ours = sends.sends / sends.seconds;
+  const max = ceiling.sends / ceiling.seconds;
+  const ratio = ours / max;
+  print(`one click: ${sends.sends} order sends by ${users} users in ${sends.seconds.toFixed(2)} s = ${ours.toFixed(1)}/s (${sends.failures} failed)${proxied ? '' : ' (the StockRouter is not behind a proxy)'}`);
+  print(`anvil ceiling: ${ceiling.sends} pre-signed limit orders from one wallet, ${users} in flight, in ${ceiling.seconds.toFixed(2)} s = ${max.toFixed(1)}/s`);
+  print(`target: One Click sends ÷ anvil pre-signed ceiling ≥ 0.5 → ${ratio.toFixed(3)} ${ratio >= 0.5 && sends.failures === 0 ? 'met' : 'NOT met'}`);
+  return { sends: sends.sends, users, sendsPerSecond: ours, ceilingPerSecond: max, ratio, failures: sends.failures, proxied, lines };
 }
 
 /** Order sends from `users` clients in parallel, `perUser` each. */

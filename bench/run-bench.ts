@@ -7,8 +7,11 @@
  * Then, each on a fresh anvil: the indexer's catch-up over BENCH_INDEXER_EVENTS router events
  * (default 50 000) next to the raw eth_getLogs + JSON parse ceiling of the same ranges, and the
  * executor's settlement throughput over BENCH_ORDERS orders (default 5 000); then One Click order
- * sends end to end beside anvil's pre-signed ceiling (bench/one-click-bench.ts). BENCH_ONLY=http,
- * indexer, executor, oneclick or perp runs one part. The perpetual part: the matching engine's
+ * sends end to end beside anvil's pre-signed ceiling (bench/one-click-bench.ts), then (issue 38) the
+ * executor's settlement with the proxies ÷ the same contracts without them, the One Click figure on
+ * the proxied contracts and the migration of a venue from before the proxies per 1,000 holders and
+ * open orders (bench/upgrade-bench.ts; BENCH_ONLY=upgrade). BENCH_ONLY=http, indexer, executor,
+ * oneclick, upgrade or perp runs one part. The perpetual part: the matching engine's
  * book against nodejs-order-book on the same streams (steady and deep books) and the full engine,
  * then the sequencer's group-committed journal against single-row commits of the same database, then
  * signed orders end to end over HTTP against native signer recovery alone (libsecp256k1, with viem's
@@ -35,7 +38,7 @@ import { staticCallEncoder } from '../src/chain/static-call-encoder.ts';
 import { StockClient } from '@tokex/sdk';
 import { runExecutorBench } from './executor-bench.ts';
 import { runIndexerBench } from './indexer-bench.ts';
-import { measureAnvilCeiling, measureOneClickSends } from './one-click-bench.ts';
+import { runOneClickBench, type OneClickBenchResult } from './one-click-bench.ts';
 import { median, startBenchServer, stopServers, type Server, type ServerMode } from './bench-children.ts';
 import { runPerpEngineBench } from './perp-engine-bench.ts';
 import { runPerpJournalBench } from './perp-journal-bench.ts';
@@ -45,6 +48,7 @@ import { runPerpTriggerBench } from './perp-trigger-bench.ts';
 import { runStartupBench } from './startup-bench.ts';
 import { runStartupSlicesBench } from './startup-slices-bench.ts';
 import { runStreamFanoutBench } from './stream-fanout-bench.ts';
+import { runUpgradeBench } from './upgrade-bench.ts';
 
 /** Seconds per measured round. */
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
@@ -339,32 +343,23 @@ if (!only || only === 'executor') {
   const ok = r.statuses.Filled === r.orders;
   console.log(`target: orders settled per second ≥ 1000 → ${r.ordersPerSecond} ${r.ordersPerSecond >= 1000 && ok ? 'met' : 'NOT met'}${ok ? '' : ' (not every order filled)'}`);
 }
+/** The One Click figure of this run, for the upgrade section's summary. */
+let oneClick: OneClickBenchResult | undefined;
 if (!only || only === 'oneclick') {
   console.log('\nOne Click order sends (stack in a child process) and anvil\'s ceiling for the same orders pre-signed (same chain):');
-  const users = Number(process.env.BENCH_ONE_CLICK_USERS ?? 16);
-  const perUser = Number(process.env.BENCH_ONE_CLICK_SENDS ?? 40);
-  const server = await startServer('oneclick', { BENCH_ONE_CLICK_USERS: String(users) });
-  let sends: Awaited<ReturnType<typeof measureOneClickSends>>;
-  let ceiling: Awaited<ReturnType<typeof measureAnvilCeiling>>;
-  try {
-    const demo = server.demo!;
-    // One short round first: connections, JIT and caches warm, as for the HTTP targets.
-    await measureOneClickSends({ baseUrl: server.url, chainId: demo.chainId, product: demo.stock.product, users: server.users!, perUser: 3 });
-    // The ceiling in two halves, before and after: the book of open orders the stack watches grows
-    // through the run, and both figures then see it at the same sizes on average.
-    const before = await measureAnvilCeiling(demo, (users * perUser) / 2, users);
-    sends = await measureOneClickSends({ baseUrl: server.url, chainId: demo.chainId, product: demo.stock.product, users: server.users!, perUser });
-    const after = await measureAnvilCeiling(demo, (users * perUser) / 2, users);
-    ceiling = { sends: before.sends + after.sends, seconds: before.seconds + after.seconds };
-  } finally {
-    await stopServers([server]);
-  }
-  const ours = sends.sends / sends.seconds;
-  const max = ceiling.sends / ceiling.seconds;
-  console.log(`one click: ${sends.sends} order sends by ${users} users in ${sends.seconds.toFixed(2)} s = ${ours.toFixed(1)}/s (${sends.failures} failed)`);
-  console.log(`anvil ceiling: ${ceiling.sends} pre-signed limit orders from one wallet, ${users} in flight, in ${ceiling.seconds.toFixed(2)} s = ${max.toFixed(1)}/s`);
-  const ratio = ours / max;
-  console.log(`target: One Click sends ÷ anvil pre-signed ceiling ≥ 0.5 → ${ratio.toFixed(3)} ${ratio >= 0.5 && sends.failures === 0 ? 'met' : 'NOT met'}`);
+  oneClick = await runOneClickBench({ users: Number(process.env.BENCH_ONE_CLICK_USERS ?? 16), perUser: Number(process.env.BENCH_ONE_CLICK_SENDS ?? 40) });
+}
+if (!only || only === 'upgrade') {
+  console.log('\nupgrades and proxies: executor settlement with proxies ÷ the same code without them (6a0f45b), One Click on the proxied contracts, and the migration of a venue from before the proxies per 1,000 holders and open orders (bench/upgrade-bench.ts):');
+  const num = (v: string | undefined) => (v ? Number(v) : undefined);
+  const u = await runUpgradeBench({
+    oneClick,
+    orders: num(process.env.BENCH_UPGRADE_ORDERS),
+    rounds: num(process.env.BENCH_UPGRADE_ROUNDS),
+    holders: num(process.env.BENCH_UPGRADE_HOLDERS),
+    openOrders: num(process.env.BENCH_UPGRADE_OPEN_ORDERS),
+  });
+  console.log(u.table);
 }
 if (!only || only === 'perp') {
   console.log('\nperpetual engine, in process, one core (bench/perp-engine-bench.ts):');
