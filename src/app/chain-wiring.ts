@@ -39,6 +39,8 @@ export interface ChainWiring {
   walletFor(signer: Signer): ChainWalletClient | undefined;
   /** The address `signer` sends from, without building a wallet. */
   addressOf(signer: Signer): Address | undefined;
+  /** The embedded anvil's state written to its file now (kill -9 safe); undefined with RPC_URL. */
+  flushState?: () => Promise<void>;
 }
 
 export function deploymentPath(config: AppConfig): string {
@@ -63,6 +65,7 @@ export async function startChain(params: {
   const { config, logger, stops } = params;
   let rpcUrl: string;
   let embedded = false;
+  let flushState: (() => Promise<void>) | undefined;
   if (config.rpcUrl) {
     rpcUrl = config.rpcUrl;
   } else {
@@ -76,6 +79,7 @@ export async function startChain(params: {
     stops.add(() => anvil.stop());
     rpcUrl = anvil.rpcUrl;
     embedded = true;
+    flushState = () => anvil.flushState();
     logger.info({ rpcUrl }, 'anvil started');
   }
 
@@ -108,7 +112,7 @@ export async function startChain(params: {
   if (existing && existing.chainId === config.chainId) {
     const upgraderWallet = config.upgraderPrivateKey ? createChainWallet(config.upgraderPrivateKey, { chain, rpcUrl }) : deployerWallet;
     // Only a process that runs every role changes contracts at start: separate role processes would race.
-    existing = await upgradeInPlace({ record: existing, file, embedded, autoUpgrade: (embedded || config.autoUpgrade) && params.allInOneProcess, publicClient, upgraderWallet, logger });
+    existing = await upgradeInPlace({ record: existing, file, embedded, autoUpgrade: (embedded || config.autoUpgrade) && params.allInOneProcess, publicClient, upgraderWallet, logger, flushState });
   }
   const { record, deployed } = await ensureVenues({
     publicClient,
@@ -130,7 +134,7 @@ export async function startChain(params: {
 
   const deployment = stockDeploymentOf(record);
   if (!deployment) throw new AppError('INTERNAL', 'the deployment record has no stock venue');
-  return { rpcUrl, chainId: record.chainId, chain, publicClient, readClient, record, deployment, walletFor, addressOf };
+  return { rpcUrl, chainId: record.chainId, chain, publicClient, readClient, record, deployment, walletFor, addressOf, flushState };
 }
 
 /**
@@ -149,6 +153,7 @@ async function upgradeInPlace(params: {
   publicClient: ChainPublicClient;
   upgraderWallet: ChainWalletClient | undefined;
   logger: Logger;
+  flushState?: () => Promise<void>;
 }): Promise<DeploymentRecord> {
   const { record, file, logger } = params;
   const plan = planUpgrade(record);
@@ -170,7 +175,10 @@ async function upgradeInPlace(params: {
     publicClient: params.publicClient,
     upgraderWallet: params.upgraderWallet,
     record,
-    save: (r) => writeDeploymentRecord(file, r),
+    save: async (r) => {
+      await params.flushState?.();
+      await writeDeploymentRecord(file, r);
+    },
     checkLayout: (step) => checkUpgradeLayout(step, file),
     onStep: (line) => logger.info({ step: line }, 'upgrade step done'),
   });

@@ -44,6 +44,8 @@ export async function migrateLegacyDeployment(params: {
   file: string;
   logger: Logger;
   onStep?(line: string): void;
+  /** The embedded anvil's `flushState`: the chain is made durable before each step is recorded. */
+  durable?(): Promise<void>;
 }): Promise<LegacyMigrationResult | undefined> {
   const { db, publicClient, record, file, logger } = params;
   const venues = legacyVenues(record);
@@ -61,6 +63,7 @@ export async function migrateLegacyDeployment(params: {
     record,
     journalFile: migrationJournalPath(file),
     onStep: say,
+    durable: params.durable,
     async afterOrdersClosed(closed) {
       if (!oldStock || !venues.includes('stock')) return;
       // Written before the indexer folds the closes, so the orders read MIGRATED from the first look.
@@ -92,6 +95,7 @@ export async function migrateLegacyDeployment(params: {
   const counts = await restateStockAddresses(db, result.moved as Record<string, Address>);
   say(`database: stock rows restated onto the new tokens (${Object.entries(counts).map(([t, n]) => `${t} ${n}`).join(', ')})`);
   await setMeta(db, `migration:${result.journal.startedAt}`, JSON.stringify({ from: result.journal.fromRelease, to: result.journal.toRelease, finishedAt: result.journal.finishedAt, reconciliation: result.journal.reconciliation }));
+  await params.durable?.();
   await writeDeploymentRecord(file, result.record);
   try {
     recordDeployedLayouts(result.record, file);

@@ -163,6 +163,7 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
       record: chain.record,
       file: deploymentPath(config),
       logger,
+      durable: chain.flushState,
     });
     if (migrated) {
       chain.record = migrated.record;

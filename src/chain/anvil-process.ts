@@ -1,3 +1,5 @@
+import { gunzipSync } from 'node:zlib';
+import { rename, writeFile } from 'node:fs/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -28,6 +30,13 @@ export interface AnvilHandle {
   pid: number;
   /** SIGTERM (anvil then dumps its state file) and wait for the exit; SIGKILL after 10 s. Idempotent. */
   stop(): Promise<void>;
+  /**
+   * Writes the chain's state to the state file now (anvil_dumpState, written atomically), so that
+   * what was mined so far survives a kill -9 of this process; a no-op without a state file. A step
+   * that records its progress elsewhere (a migration's journal) calls it first, so the record never
+   * runs ahead of the chain.
+   */
+  flushState(): Promise<void>;
 }
 
 const require = createRequire(import.meta.url);
@@ -217,7 +226,18 @@ async function attempt(binary: string, port: number, opts: Required<Pick<StartAn
         if (!stopping) opts.logger?.error({ pid, port, code: exitCode }, 'anvil exited unexpectedly');
       });
       opts.logger?.info({ pid, port, rpcUrl, stateFile: opts.stateFile }, 'anvil started');
-      return { handle: { rpcUrl, port, pid, stop } };
+      const flushState = async (): Promise<void> => {
+        if (!opts.stateFile) return;
+        const res = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_dumpState', params: [] }) });
+        const body = (await res.json()) as { result?: string };
+        if (typeof body.result !== 'string') throw new AppError('INTERNAL', 'anvil: anvil_dumpState gave no state');
+        // The same JSON anvil writes itself on exit and every --state-interval, gzipped and hex-encoded.
+        const json = gunzipSync(Buffer.from(body.result.slice(2), 'hex'));
+        const tmp = `${opts.stateFile}.${process.pid}.tmp`;
+        await writeFile(tmp, json);
+        await rename(tmp, opts.stateFile);
+      };
+      return { handle: { rpcUrl, port, pid, stop, flushState } };
     }
     await sleep(50);
   }

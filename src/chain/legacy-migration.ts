@@ -35,7 +35,9 @@ import {
   keccak256,
   maxUint128,
   parseAbi,
+  toEventSelector,
   type Abi,
+  type AbiEvent,
   type Address,
   type Hex,
 } from 'viem';
@@ -176,6 +178,8 @@ export interface MigrateParams {
    */
   afterVaultMoved?(): Promise<void>;
   onStep?(line: string): void;
+  /** Makes what was mined so far durable before a step is recorded (the embedded anvil's `flushState`). */
+  durable?(): Promise<void>;
 }
 
 export interface MigrateResult {
@@ -200,13 +204,17 @@ export async function migrateLegacyVenues(params: MigrateParams): Promise<Migrat
   if (!journal || journal.chainId !== record.chainId) {
     journal = { chainId: record.chainId, fromRelease: '0.1.0', toRelease: APP_VERSION, startedAt: Date.now() };
   }
-  const save = () => writeJournal(journalFile, journal!);
+  // The chain first (an embedded chain's state file), then the journal: the record never runs ahead.
+  const save = async () => {
+    await params.durable?.();
+    writeJournal(journalFile, journal!);
+  };
   const moved: Record<string, Address> = {};
   try {
     if (legacy.includes('stock')) {
       const section = record.venues.stock as unknown as Omit<Deployment, 'chainId'>;
       journal.stock ??= { old: section.contracts };
-      save();
+      await save();
       const next = await migrateStockVenue({ ...params, journal, save, say });
       addMoves(moved, journal.stock.old as unknown as ContractAddresses, next.contracts as unknown as ContractAddresses);
       record.venues.stock = { ...(next as unknown as VenueDeployment), retired: [...(section as VenueDeployment).retired ?? [], { release: '0.1.0', retiredAt: journal.startedAt, contracts: journal.stock.old as unknown as ContractAddresses }] };
@@ -214,7 +222,7 @@ export async function migrateLegacyVenues(params: MigrateParams): Promise<Migrat
     if (legacy.includes('perp')) {
       const section = record.venues.perp;
       journal.perp ??= { old: section.contracts };
-      save();
+      await save();
       const stockSection = record.venues.stock as unknown as Omit<Deployment, 'chainId'> | undefined;
       const next = await migratePerpVenue({ ...params, journal, save, say, collateralFallback: stockSection?.contracts.cashToken });
       addMoves(moved, journal.perp.old, next.contracts);
@@ -223,13 +231,13 @@ export async function migrateLegacyVenues(params: MigrateParams): Promise<Migrat
     if (journal.finishedAt === undefined) {
       journal.reconciliation = await reconcile(publicClient, journal);
       const bad = journal.reconciliation.filter((r) => !r.ok);
-      save();
+      await save();
       if (bad.length > 0) {
         throw new AppError('INTERNAL', `migration: the reconciliation does not balance: ${bad.map((r) => `${r.what} before ${r.before} after ${r.after}`).join('; ')}`);
       }
       for (const r of journal.reconciliation) say(`reconciled ${r.what}: ${r.before} before = ${r.after} after`);
       journal.finishedAt = Date.now();
-      save();
+      await save();
     }
     return { record, journal, moved };
   } catch (err) {
@@ -247,7 +255,7 @@ function addMoves(moved: Record<string, Address>, old: ContractAddresses, next: 
 
 interface StepContext extends MigrateParams {
   journal: MigrationJournal;
-  save(): void;
+  save(): Promise<void>;
   say(line: string): void;
 }
 
@@ -262,16 +270,40 @@ async function send(ctx: StepContext, label: string, to: Address, abi: Abi, func
   await tx.finish();
 }
 
-/** Addresses in the indexed topics of every log of `addresses` up to `toBlock`: every account that ever touched them. */
+/**
+ * Which indexed parameters of each event are addresses, by topic0: the events of every contract a
+ * migration reads (their signatures are the same in every release, except the StockRouter's
+ * `OrderFilled`, whose 0.1.0 forms differ only in unindexed fields).
+ */
+const ADDRESS_TOPICS: ReadonlyMap<string, number[]> = (() => {
+  const map = new Map<string, number[]>();
+  for (const abi of [stockRouterAbi, cashierAbi, stockAbi, oneClickRouterAbi, marginVaultAbi] as readonly Abi[]) {
+    for (const item of abi) {
+      if (item.type !== 'event') continue;
+      const indexed = item.inputs.filter((i) => i.indexed);
+      const at = indexed.flatMap((i, n) => (i.type === 'address' ? [n + 1] : []));
+      map.set(toEventSelector(item as AbiEvent), at);
+    }
+  }
+  return map;
+})();
+
+/**
+ * Every account that ever touched `addresses`: the address-typed indexed parameters of their logs up
+ * to `toBlock`. An event this build does not know (an earlier release's) counts its topics that hold
+ * an address with at least one of its first eight bytes set, so an indexed order id is not taken for
+ * one.
+ */
 async function accountsSeen(client: ChainPublicClient, addresses: Address[], fromBlock: bigint, toBlock: bigint): Promise<Address[]> {
   const seen = new Set<string>();
   for (let from = fromBlock; from <= toBlock; from += LOG_RANGE) {
     const to = from + LOG_RANGE - 1n < toBlock ? from + LOG_RANGE - 1n : toBlock;
     const logs = await client.getLogs({ address: addresses, fromBlock: from, toBlock: to });
     for (const log of logs) {
-      for (const topic of log.topics.slice(1)) {
-        // An address topic: 12 zero bytes, then 20 bytes that are not all zero.
-        if (topic && /^0x0{24}[0-9a-f]{40}$/i.test(topic) && !/^0x0{64}$/.test(topic)) seen.add(getAddress(`0x${topic.slice(26)}`));
+      const known = log.topics[0] ? ADDRESS_TOPICS.get(log.topics[0]) : undefined;
+      const candidates = known ? known.map((i) => log.topics[i]) : log.topics.slice(1).filter((t) => t !== undefined && /^0x0{24}(?!0{16})[0-9a-f]{40}$/i.test(t));
+      for (const topic of candidates) {
+        if (topic && !/^0x0{64}$/.test(topic)) seen.add(getAddress(`0x${topic.slice(26)}`));
       }
     }
   }
@@ -312,7 +344,7 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
       }
     }
     j.closedOrders = [...new Set([...(j.closedOrders ?? []), ...open.map(s)])];
-    save();
+    await save();
     say(`stock: ${open.length} open order(s) closed Canceled on the old router, their locks returned`);
   }
   await ctx.afterOrdersClosed?.(j.closedOrders ?? []);
@@ -327,7 +359,7 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
     }
     if (!j.frozen) {
       j.frozen = true;
-      save();
+      await save();
       say('stock: the old Cashier and Stocks are frozen (their router is the owner)');
     }
   }
@@ -335,7 +367,7 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
   // 3. snapshot at one block.
   if (!j.snapshot) {
     j.snapshot = await snapshotStockVenue(client, old, owner, firstBlock);
-    save();
+    await save();
     say(`stock: snapshot at block ${j.snapshot.block}: ${j.snapshot.accounts.length} cash account(s), ${j.snapshot.stocks.reduce((n, x) => n + x.holders.length, 0)} holding(s), ${j.snapshot.delegations.length} delegation(s), ${j.snapshot.queued.length} queued operation(s)`);
   }
   const snap = j.snapshot;
@@ -360,7 +392,7 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
     // nothing left to take, but the amount owed to the new Cashier is still all of it.
     if (j.drained[t.token] === undefined) {
       j.drained[t.token] = t.held;
-      save();
+      await save();
       say(`stock: ${t.held} units of ${t.token} taken out of the old Cashier`);
     }
   }
@@ -394,7 +426,7 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
     const { chainId: _c, ...section } = deployment;
     j.deployed = section;
     j.imported = {};
-    save();
+    await save();
     say(`stock: the new venue is deployed behind proxies (StockRouter ${section.contracts.stockRouter}); order ids continue at ${snap.nextOrderId}`);
   }
   const next = j.deployed;
@@ -422,19 +454,19 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
       await send(ctx, 'cashier.migrateBalances', next.contracts.cashier, cashierAbi, 'migrateBalances', [part.map((a) => a.user), part.map((a) => b(a.free) + b(a.locked))]);
     }
     imported.cash = true;
-    save();
+    await save();
   }
   if (!imported.fees) {
     if (b(snap.fees) > 0n) await send(ctx, 'cashier.migrateFees', next.contracts.cashier, cashierAbi, 'migrateFees', [b(snap.fees)]);
     imported.fees = true;
-    save();
+    await save();
   }
   if (!imported.queued) {
     for (const q of snap.queued) {
       await send(ctx, 'cashier.migrateQueuedOp', next.contracts.cashier, cashierAbi, 'migrateQueuedOp', [q.deposit, b(q.queueId), q.user, q.token, b(q.tokenAmount), b(q.musdAmount)]);
     }
     imported.queued = true;
-    save();
+    await save();
   }
   for (const x of snap.stocks) {
     if (imported.stocks!.includes(x.symbol)) continue;
@@ -452,7 +484,7 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
       await send(ctx, `${x.symbol}.migrateHolders`, token, stockAbi, 'migrateHolders', [part.map((h) => h.user), part.map((h) => b(h.walletBase)), part.map((h) => b(h.freeBase) + b(h.lockedBase))]);
     }
     imported.stocks!.push(x.symbol);
-    save();
+    await save();
   }
   if (!imported.delegations) {
     for (let i = 0; i < snap.delegations.length; i += CHUNK) {
@@ -460,7 +492,7 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
       await send(ctx, 'oneClickRouter.migrateDelegations', next.contracts.oneClickRouter, oneClickRouterAbi, 'migrateDelegations', [part.map((d) => d.user), part.map((d) => d.delegatee), part.map((d) => b(d.nonce))]);
     }
     imported.delegations = true;
-    save();
+    await save();
     say('stock: balances, fees, queued operations, holdings and delegations imported');
   }
 
@@ -474,7 +506,7 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
     }
     if (!j.funded) {
       j.funded = true;
-      save();
+      await save();
       say('stock: the new Cashier holds the cash');
     }
   }
@@ -490,7 +522,7 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
     }
     if (!j.finished) {
       j.finished = true;
-      save();
+      await save();
       say('stock: migration windows closed');
     }
   }
@@ -627,7 +659,7 @@ async function migratePerpVenue(ctx: StepContext & { collateralFallback?: Addres
     const paid = paidLogs.map((l) => (l as unknown as { args: { withdrawalId: Hex } }).args.withdrawalId);
     const held = await client.readContract({ address: token, abi: cashTokenAbi, functionName: 'balanceOf', args: [oldVault], ...at });
     j.snapshot = { block: s(block), held: s(held), accounts, paid };
-    save();
+    await save();
     say(`perp: snapshot of the vault at block ${block}: ${accounts.length} account(s), ${held} units held`);
   }
   const snap = j.snapshot;
@@ -653,7 +685,7 @@ async function migratePerpVenue(ctx: StepContext & { collateralFallback?: Addres
     const last = await tx.finish();
     const contracts = { ...j.old, marginVault, collateralToken: token, reserveRegistry };
     j.deployed = { release: APP_VERSION, code: tx.codeOf({ marginVault, reserveRegistry }), blockNumber: s(last.blockNumber), firstBlockNumber: s(tx.firstBlock!), deployedAt: Date.now(), operator: owner, contracts };
-    save();
+    await save();
     say(`perp: the new vault is deployed behind a proxy (${marginVault})`);
   }
   const next = j.deployed;
@@ -669,7 +701,7 @@ async function migratePerpVenue(ctx: StepContext & { collateralFallback?: Addres
     }
     if (!j.moved) {
       j.moved = true;
-      save();
+      await save();
       say(`perp: the old vault's collateral is in the new vault`);
     }
   }
@@ -696,14 +728,14 @@ async function migratePerpVenue(ctx: StepContext & { collateralFallback?: Addres
       await send(ctx, 'vault.migrateWithdrawalsPaid', newVault, marginVaultAbi, 'migrateWithdrawalsPaid', [paid.slice(i, i + CHUNK)]);
     }
     j.imported = true;
-    save();
+    await save();
   }
   {
     const open = await client.readContract({ address: newVault, abi: marginVaultAbi, functionName: 'migrating' });
     if (open) await send(ctx, 'vault.finishMigration', newVault, marginVaultAbi, 'finishMigration', []);
     if (!j.finished) {
       j.finished = true;
-      save();
+      await save();
     }
   }
   return next;

@@ -33,6 +33,7 @@ export function upgradeCommand(): Command {
       const file = deploymentPath(config);
       const read = await readDeploymentRecord(file);
       let stopChain = async () => {};
+      let flushState: (() => Promise<void>) | undefined;
       try {
         if (!read || read.record.chainId !== config.chainId) {
           out(`contracts: no deployment of chain ${config.chainId} recorded in ${file}: nothing to upgrade (a start deploys them)`);
@@ -50,6 +51,7 @@ export function upgradeCommand(): Command {
             if (!rpcUrl) {
               const anvil = await startAnvil({ port: 0, host: '127.0.0.1', chainId: config.chainId, stateFile: path.join(config.dataDir, 'anvil-state.json') });
               stopChain = () => anvil.stop();
+              flushState = () => anvil.flushState();
               rpcUrl = anvil.rpcUrl;
             }
             const key = config.upgraderPrivateKey ?? config.operatorPrivateKey ?? (config.rpcUrl ? undefined : OPERATOR_ACCOUNT.privateKey);
@@ -67,7 +69,7 @@ export function upgradeCommand(): Command {
               ]);
               const db = await openAppDatabase(config);
               try {
-                const migrated = await migrateLegacyDeployment({ db, publicClient, ownerWallet: owner, record: read.record, file, logger: createLogger({ name: 'upgrade', level: 'warn' }), onStep: (line) => out(`contracts: ${line}`) });
+                const migrated = await migrateLegacyDeployment({ db, publicClient, ownerWallet: owner, record: read.record, file, logger: createLogger({ name: 'upgrade', level: process.env.UPGRADE_LOG_LEVEL ?? 'error' }), onStep: (line) => out(`contracts: ${line}`), durable: flushState });
                 if (migrated) read.record = migrated.record;
               } finally {
                 await db.close();
@@ -77,7 +79,10 @@ export function upgradeCommand(): Command {
               publicClient,
               upgraderWallet: walletClient!,
               record: read.record,
-              save: (r) => writeDeploymentRecord(file, r),
+              save: async (r) => {
+                await flushState?.();
+                await writeDeploymentRecord(file, r);
+              },
               checkLayout: (step) => layouts.checkUpgradeLayout(step, file),
               onStep: (line) => out(`contracts: ${line}`),
             });

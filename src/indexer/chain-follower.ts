@@ -407,6 +407,15 @@ export function createChainFollower<B>(def: IndexerDefinition<B>, opts: ChainFol
     if (start <= 0) return { number: -1, hash: ZERO_HASH };
     const header = await src.headerByNumber(start - 1);
     if (!header) throw new ChainUnavailableError({ detail: { reason: 'start block not found' } });
+    if (header.number === 0) {
+      // The genesis block as block 1 links to it: anvil makes a new genesis block (a new hash) each
+      // time it loads a state file, while block 1 keeps its parent. Anchored at the hash anvil
+      // answers for block 0, the first range would never link and the sync would roll back forever.
+      const child = await src.headerByNumber(1);
+      if (child && child.parentHash && child.parentHash !== header.hash) {
+        return { number: 0, hash: child.parentHash, header: { ...header, hash: child.parentHash } };
+      }
+    }
     return { number: header.number, hash: header.hash, header };
   }
 
@@ -648,6 +657,8 @@ export function createChainFollower<B>(def: IndexerDefinition<B>, opts: ChainFol
     if (cp.number < 0) return cp;
     const h = cp.number <= head ? await src.headerByNumber(cp.number) : undefined;
     if (h && h.hash === cp.hash) return cp;
+    // The genesis anchor is the hash block 1 links to (see anchorBefore), not anvil's answer for block 0.
+    if (cp.number === 0 && head >= 1 && (await src.headerByNumber(1))?.parentHash === cp.hash) return cp;
     return reorg(cp);
   }
 

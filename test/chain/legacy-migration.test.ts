@@ -200,18 +200,25 @@ for (const commit of ['374f31d', '6a0f45b']) {
   });
 }
 
-describe('a migration killed at a step', () => {
+/** A 374f31d venue with state, for the tests of one describe. */
+function withStateOn(commit: string): () => Fixture {
   let f: Fixture;
   beforeAll(async () => {
-    f = await setUp('374f31d');
+    f = await setUp(commit);
     await createState(f);
   }, 180_000);
   afterAll(async () => {
     await f?.anvil.stop();
     if (f?.dir) rmSync(f.dir, { recursive: true, force: true });
   });
+  return () => f;
+}
+
+describe('a migration killed at a step', () => {
+  const fx = withStateOn('374f31d');
 
   test('resumes at every step, and credits nobody twice', async () => {
+    const f = fx();
     const before = await picture(f, f.record, { cashier: f.a.Cashier.abi, stock: f.a.Stock.abi });
     const journalFile = path.join(f.dir, 'migration.json');
     // The process dies after each step it records in turn; the next run takes over from the journal.
@@ -243,17 +250,10 @@ describe('a migration killed at a step', () => {
 });
 
 describe('a migration killed between a transaction and its record', () => {
-  let f: Fixture;
-  beforeAll(async () => {
-    f = await setUp('374f31d');
-    await createState(f);
-  }, 180_000);
-  afterAll(async () => {
-    await f?.anvil.stop();
-    if (f?.dir) rmSync(f.dir, { recursive: true, force: true });
-  });
+  const fx = withStateOn('374f31d');
 
   test('after every transaction in turn: the rerun sends none of them twice in effect, and everything balances', async () => {
+    const f = fx();
     const before = await picture(f, f.record, { cashier: f.a.Cashier.abi, stock: f.a.Stock.abi });
     const journalFile = path.join(f.dir, 'migration.json');
     let done = false;

@@ -86,8 +86,9 @@ export function applyOrderEvent(state: OrderState | undefined, ev: ChainEventRec
         filledQuantity: (big(current.filledQuantity) + quantity).toString(),
         filledNotional: (big(current.filledNotional) + notional).toString(),
         fees: (big(current.fees) + fee).toString(),
-        // The router reports what the order still has locked (a sell's in base units).
-        locked: String(a.locked),
+        // The router reports what the order still has locked (a sell's in base units). A fill of a
+        // release before splits does not: its lock shrank by what the fill took (shares were base units).
+        locked: a.locked !== undefined ? String(a.locked) : (big(current.locked) - (current.side === 'Buy' ? notional + fee : quantity)).toString(),
         updatedAt: ev.timestamp,
       };
     }

@@ -11,7 +11,7 @@
  * rows it wrote as it wrote them (`StockIndexUpdates`), as dYdX's ender handlers return their
  * WebSocket events with their writes: the streams publish them without reading them back.
  */
-import type { PublicClient } from 'viem';
+import { parseAbi, type PublicClient } from 'viem';
 import { cashierAbi, oneClickRouterAbi, stockAbi, stockRouterAbi } from '../../chain/abi/generated/index.ts';
 import type { Deployment } from '../../chain/deploy-contracts.ts';
 import {
@@ -89,6 +89,17 @@ function changeOf(batch: StockBatch): StockIndexChange {
 
 export type StockIndexer = ChainFollower;
 
+/**
+ * The StockRouter's events as releases before splits emitted them (374f31d): `OrderPlaced` without
+ * the multiplier, `OrderFilled` without the lock left and the multiplier. Decoded under the same
+ * names, so an indexer of this release folds a data directory's backlog of such events (before a
+ * migration moves the venue) as their own release did.
+ */
+export const LEGACY_ROUTER_EVENTS = parseAbi([
+  'event OrderPlaced(uint256 indexed orderId, address indexed user, address indexed stock, uint8 side, uint8 orderType, uint256 quantity, uint256 notional, uint256 price, uint8 timeInForce, uint32 deadline, uint256 locked)',
+  'event OrderFilled(uint256 indexed orderId, address indexed user, uint256 quantity, uint256 price, uint256 notional, uint256 fee)',
+]);
+
 /** The stock contracts and their handlers, for the chain follower. */
 export function defineStockIndexer(
   deployment: Deployment,
@@ -102,7 +113,7 @@ export function defineStockIndexer(
   const indexer = defineIndexer<StockBatch>({
     name: opts.name ?? 'stock',
     contracts: [
-      { name: 'StockRouter', abi: stockRouterAbi, addresses: [c.stockRouter] },
+      { name: 'StockRouter', abi: [...stockRouterAbi, ...LEGACY_ROUTER_EVENTS], addresses: [c.stockRouter] },
       { name: 'Cashier', abi: cashierAbi, addresses: [c.cashier] },
       { name: 'Stock', abi: stockAbi, addresses: Object.values(c.stocks) },
       { name: 'OneClickRouter', abi: oneClickRouterAbi, addresses: [c.oneClickRouter] },
