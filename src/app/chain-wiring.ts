@@ -41,6 +41,8 @@ export interface ChainWiring {
   addressOf(signer: Signer): Address | undefined;
   /** The embedded anvil's state written to its file now (kill -9 safe); undefined with RPC_URL. */
   flushState?: () => Promise<void>;
+  /** What this start upgraded, for the banner (docs/upgrades.md); empty when nothing. */
+  upgradeNotes: string[];
 }
 
 export function deploymentPath(config: AppConfig): string {
@@ -109,10 +111,11 @@ export async function startChain(params: {
   const file = deploymentPath(config);
   const read = await readDeploymentRecord(file);
   let existing = read?.record;
+  const upgradeNotes: string[] = [];
   if (existing && existing.chainId === config.chainId) {
     const upgraderWallet = config.upgraderPrivateKey ? createChainWallet(config.upgraderPrivateKey, { chain, rpcUrl }) : deployerWallet;
     // Only a process that runs every role changes contracts at start: separate role processes would race.
-    existing = await upgradeInPlace({ record: existing, file, embedded, autoUpgrade: (embedded || config.autoUpgrade) && params.allInOneProcess, publicClient, upgraderWallet, logger, flushState });
+    existing = await upgradeInPlace({ record: existing, file, embedded, autoUpgrade: (embedded || config.autoUpgrade) && params.allInOneProcess, publicClient, upgraderWallet, logger, flushState, notes: upgradeNotes });
   }
   const { record, deployed } = await ensureVenues({
     publicClient,
@@ -134,7 +137,7 @@ export async function startChain(params: {
 
   const deployment = stockDeploymentOf(record);
   if (!deployment) throw new AppError('INTERNAL', 'the deployment record has no stock venue');
-  return { rpcUrl, chainId: record.chainId, chain, publicClient, readClient, record, deployment, walletFor, addressOf, flushState };
+  return { rpcUrl, chainId: record.chainId, chain, publicClient, readClient, record, deployment, walletFor, addressOf, flushState, upgradeNotes };
 }
 
 /**
@@ -154,6 +157,7 @@ async function upgradeInPlace(params: {
   upgraderWallet: ChainWalletClient | undefined;
   logger: Logger;
   flushState?: () => Promise<void>;
+  notes: string[];
 }): Promise<DeploymentRecord> {
   const { record, file, logger } = params;
   const plan = planUpgrade(record);
@@ -183,5 +187,6 @@ async function upgradeInPlace(params: {
     onStep: (line) => logger.info({ step: line }, 'upgrade step done'),
   });
   logger.info({ steps: done.length, release: APP_VERSION }, 'contracts upgraded in place');
+  params.notes.push(`contracts upgraded in place to ${APP_VERSION} (${done.length} change(s); the log has each step)`);
   return record;
 }

@@ -58,6 +58,7 @@ export async function runStack(roles: Role | readonly Role[]): Promise<void> {
   }
 
   const lines = [bannerTitle(role)];
+  for (const note of stack.upgradeNotes) lines.push(`  upgrade    ${note}`);
   if (stack.stockBaseUrl) {
     lines.push(`  stock API  ${stack.stockBaseUrl}/api/v1   (reference: ${stack.stockBaseUrl}/docs)`);
     lines.push(`  streams    ${stack.stockBaseUrl.replace(/^http/, 'ws')}/api/v1/ws`);

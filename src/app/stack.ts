@@ -69,6 +69,8 @@ export interface StackHandle {
   demoFile?: string;
   /** The market calendar every role here reads (its clock: the wall clock or `MARKET_CLOCK_START`'s). */
   calendar: VenueCalendar;
+  /** What this start upgraded or migrated (the banner says so); empty when nothing. */
+  upgradeNotes: string[];
   /** `GET /metrics` of this process (METRICS_HOST/METRICS_PORT); undefined with METRICS_PORT=off. */
   metricsUrl?: string;
   /**
@@ -169,6 +171,8 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
       chain.record = migrated.record;
       chain.deployment = stockDeploymentOf(migrated.record)!;
       logger.info({ release: APP_VERSION, reconciliation: migrated.journal.reconciliation }, 'venues migrated to upgradeable contracts');
+      const balanced = migrated.journal.reconciliation?.every((r) => r.ok) ?? false;
+      chain.upgradeNotes.push(`venues of 0.1.0 migrated to upgradeable contracts (${APP_VERSION}); reconciliation ${balanced ? 'balanced to the unit' : 'see the journal'}: ${deploymentPath(config).replace(/\.json$/, '')}.migration.json`);
     }
     const keys = openKeyService(config, db, logger);
     const status = createRoleStatusRegistry(newHolderId());
@@ -186,7 +190,7 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
       const apis = [['stock API', ctx.endpoints.stock?.app], ['perp API', ctx.endpoints.perp?.app]] as const;
       return apis.flatMap(([what, app]) => (app ? [reloadServerTls(app.server as unknown as HttpsServer, tls, logger, what)] : []));
     };
-    const handle: StackHandle = { config, rpcUrl: chain.rpcUrl, deployment: chain.deployment, db, keys, calendar, metricsUrl: metrics.url, reloadTls, stop: () => stops.stopAll() };
+    const handle: StackHandle = { config, rpcUrl: chain.rpcUrl, deployment: chain.deployment, db, keys, calendar, metricsUrl: metrics.url, upgradeNotes: chain.upgradeNotes, reloadTls, stop: () => stops.stopAll() };
     const perpApi = ctx.endpoints.perp;
     if (perpApi) {
       handle.perpApi = perpApi.app;

@@ -424,6 +424,8 @@ describe(`upgrade from ${COMMIT}: its data directory on this release`, () => {
     if (!before) throw new Error(`${COMMIT} made no state (see the test before)`);
     current = await startEarlierStack({ dir: REPO_ROOT, dataDir, env: STACK_ENV, label: `tokex ${VERSION}` });
     mark(`tokex ${VERSION} started`);
+    // The banner says what the start did to the venue.
+    expect(current.output()).toMatch(new RegExp(`\\n  upgrade    venues of 0\\.1\\.0 migrated to upgradeable contracts \\(${VERSION.replace(/\./g, '\\.')}\\); reconciliation balanced to the unit`));
     // The indexer may reach the migration's blocks a moment after the banner: the picture is taken
     // once the orders that were open are closed, or after a minute as they are (and the tests below
     // say what differs).
