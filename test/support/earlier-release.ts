@@ -43,11 +43,22 @@ async function git(args: string[], cwd = REPO_ROOT): Promise<string> {
   return stdout.trim();
 }
 
-/** The full hash of `commit`, or an error that says how to get it (CI clones main with its whole history). */
-async function resolveCommit(commit: string): Promise<string> {
+/**
+ * The full hash of `commit`, or an error that says how to get it (CI clones main with its whole
+ * history). A shallow clone first fetches the rest of its history from its origin.
+ */
+export async function resolveCommit(commit: string): Promise<string> {
   try {
     return await git(['rev-parse', '--verify', '--quiet', `${commit}^{commit}`]);
   } catch {
+    // Not here: a shallow clone (or one without the commit) asks its origin for the history.
+    try {
+      if ((await git(['rev-parse', '--is-shallow-repository'])) === 'true') await git(['fetch', '--quiet', '--unshallow']);
+      else await git(['fetch', '--quiet', 'origin']);
+      return await git(['rev-parse', '--verify', '--quiet', `${commit}^{commit}`]);
+    } catch {
+      // fall through to the message below
+    }
     let shallow = '';
     try {
       shallow = (await git(['rev-parse', '--is-shallow-repository'])) === 'true' ? ' This clone is shallow: run `git fetch --unshallow` (or clone with full history).' : '';

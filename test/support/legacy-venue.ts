@@ -29,6 +29,7 @@ export function compileLegacyContracts(commit: string): LegacyArtifacts {
   const cacheDir = path.join(ROOT, '.cache', 'legacy-contracts');
   const cache = path.join(cacheDir, `${commit}.json`);
   if (existsSync(cache)) return JSON.parse(readFileSync(cache, 'utf8')) as LegacyArtifacts;
+  ensureCommit(commit);
   const files = execFileSync('git', ['ls-tree', '-r', '--name-only', commit, 'contracts'], { cwd: ROOT, encoding: 'utf8' })
     .split('\n')
     .filter((f) => f.endsWith('.sol') && !f.startsWith('contracts/bench/'));
@@ -65,6 +66,26 @@ export function compileLegacyContracts(commit: string): LegacyArtifacts {
   mkdirSync(cacheDir, { recursive: true });
   writeFileSync(cache, JSON.stringify(out));
   return out;
+}
+
+/** `commit` in this clone: a shallow clone fetches its history from its origin first. */
+function ensureCommit(commit: string): void {
+  const has = () => {
+    try {
+      execFileSync('git', ['rev-parse', '--verify', '--quiet', `${commit}^{commit}`], { cwd: ROOT, stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  if (has()) return;
+  try {
+    const shallow = execFileSync('git', ['rev-parse', '--is-shallow-repository'], { cwd: ROOT, encoding: 'utf8' }).trim() === 'true';
+    execFileSync('git', shallow ? ['fetch', '--quiet', '--unshallow'] : ['fetch', '--quiet', 'origin'], { cwd: ROOT, stdio: 'ignore' });
+  } catch {
+    // the message below says what is missing
+  }
+  if (!has()) throw new Error(`legacy contracts: commit ${commit} is not in the clone at ${ROOT}, and its origin could not give it (the migration tests need the repository's history)`);
 }
 
 export interface LegacyVenue {
