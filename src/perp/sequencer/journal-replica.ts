@@ -7,7 +7,9 @@
  *
  * It never writes: commands still go to the one engine through the gateway.
  */
+import { APP_VERSION, compareVersions } from '../../config/build-info.ts';
 import { createPositionWaiters } from '../../lib/async.ts';
+import { listAppReleases } from '../../storage/database-version.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { Db } from '../../storage/database.ts';
 import type { PerpEngine, PerpEngineOptions } from '../engine/perp-engine.ts';
@@ -22,10 +24,21 @@ export interface JournalReplica {
   stop(): Promise<void>;
   /** Resolves once the row `journalSeq` is applied (at once for null: nothing was journalled). */
   caughtUp(journalSeq: number | null): Promise<void>;
+  /**
+   * Set when a newer release has started on the database (`app_releases`): the replica stopped
+   * following a journal it may not read, rather than misread it (docs/upgrades.md, "Scale-out").
+   */
+  readonly refusedRelease: string | undefined;
 }
 
-export function createJournalReplica(opts: { db: Db; engineOptions?: PerpEngineOptions; pollMs?: number; logger?: Pick<Logger, 'warn' | 'error'> }): JournalReplica {
+/** How often a replica looks for a newer release on its database. */
+const RELEASE_CHECK_MS = 5_000;
+
+export function createJournalReplica(opts: { db: Db; engineOptions?: PerpEngineOptions; pollMs?: number; releaseCheckMs?: number; logger?: Pick<Logger, 'warn' | 'error'> }): JournalReplica {
   const pollMs = opts.pollMs ?? 100;
+  const releaseCheckMs = opts.releaseCheckMs ?? RELEASE_CHECK_MS;
+  let checkedAt = 0;
+  let refusedRelease: string | undefined;
   let engine: PerpEngine | undefined;
   let seq = 0;
   let running = false;
@@ -33,7 +46,22 @@ export function createJournalReplica(opts: { db: Db; engineOptions?: PerpEngineO
   let reading: Promise<void> | undefined;
   const waiters = createPositionWaiters();
 
+  /** A newer release's journal may hold what this build cannot replay: stop before reading it. */
+  const newerRelease = async (): Promise<string | undefined> => {
+    if (Date.now() - checkedAt < releaseCheckMs) return undefined;
+    checkedAt = Date.now();
+    const releases = await listAppReleases(opts.db).catch(() => []);
+    return releases.map((r) => r.version).find((v) => compareVersions(v, APP_VERSION) > 0);
+  };
+
   const follow = async (): Promise<void> => {
+    const newer = await newerRelease();
+    if (newer !== undefined) {
+      refusedRelease = newer;
+      running = false;
+      opts.logger?.error({ databaseRelease: newer, release: APP_VERSION }, `perp replica: tokex ${newer} has started on this database; this process (tokex ${APP_VERSION}) stops following the journal rather than misread it: upgrade it`);
+      return;
+    }
     for (;;) {
       const rows = await readJournalAfter(opts.db, seq, 5_000);
       for (const row of rows) {
@@ -69,6 +97,9 @@ export function createJournalReplica(opts: { db: Db; engineOptions?: PerpEngineO
     },
     get journalSeq() {
       return seq;
+    },
+    get refusedRelease() {
+      return refusedRelease;
     },
     async start() {
       const loaded = await loadFromJournal(opts.db, { engineOptions: opts.engineOptions, logger: opts.logger });
