@@ -347,7 +347,9 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
     await save();
     say(`stock: ${open.length} open order(s) closed Canceled on the old router, their locks returned`);
   }
-  await ctx.afterOrdersClosed?.(j.closedOrders ?? []);
+  // The database follows the old contracts only until they are frozen: after that they emit the
+  // migration's own moves (the owner's drain), which are not users' operations.
+  if (!frozenOnChain) await ctx.afterOrdersClosed?.(j.closedOrders ?? []);
 
   // 2. freeze: nothing but the owner can move a balance of the old contracts any more (each router
   // read again: the chain is the truth, not the journal).
@@ -641,7 +643,9 @@ async function migratePerpVenue(ctx: StepContext & { collateralFallback?: Addres
   const section = ctx.record.venues.perp;
   const firstBlock = BigInt(section.firstBlockNumber ?? section.blockNumber);
 
-  await ctx.beforeVaultMoved?.();
+  // Likewise the old vault only until its collateral has moved (the move is not a user's withdrawal).
+  const movedOnChain = await client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'withdrawalPaid', args: [VAULT_MIGRATION_WITHDRAWAL_ID] });
+  if (!j.moved && !movedOnChain) await ctx.beforeVaultMoved?.();
   if (!j.snapshot) {
     const block = await client.getBlockNumber();
     const at = { blockNumber: block } as const;
