@@ -8,7 +8,7 @@ describe('release layout files', () => {
   it('orders versions semantically, prereleases before their release', () => {
     const versions = ['0.10.0', '1.0.0', '0.2.0', '1.0.0-rc.2', '0.9.1', '1.0.0-rc.10', '1.0.0-beta'];
     expect([...versions].sort(compareVersions)).toEqual(['0.2.0', '0.9.1', '0.10.0', '1.0.0-beta', '1.0.0-rc.2', '1.0.0-rc.10', '1.0.0']);
-    expect(() => compareVersions('1.0', '1.0.0')).toThrow('not a semantic version: 1.0');
+    expect(() => compareVersions('1.0', '1.0.0')).toThrow('"1.0" is not a semantic version');
   });
 
   it('takes the latest by version, not by name, and ignores other files', () => {

@@ -92,39 +92,9 @@ export function releaseLayoutsOf(build: Record<string, BuildLayout>): Record<str
   return out;
 }
 
-const SEMVER = /^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?$/;
-
-/** Semantic-version order (prereleases before their release, compared field by field). */
-export function compareVersions(a: string, b: string): number {
-  const ma = SEMVER.exec(a);
-  const mb = SEMVER.exec(b);
-  if (!ma || !mb) throw new AppError('VALIDATION', `not a semantic version: ${!ma ? a : b}`);
-  for (let i = 1; i <= 3; i++) {
-    const d = Number(ma[i]) - Number(mb[i]);
-    if (d !== 0) return Math.sign(d);
-  }
-  const pa = ma[4];
-  const pb = mb[4];
-  if (pa === pb) return 0;
-  if (pa === undefined) return 1;
-  if (pb === undefined) return -1;
-  const fa = pa.split('.');
-  const fb = pb.split('.');
-  for (let i = 0; i < Math.max(fa.length, fb.length); i++) {
-    if (fa[i] === undefined) return -1;
-    if (fb[i] === undefined) return 1;
-    const na = /^\d+$/.test(fa[i]);
-    const nb = /^\d+$/.test(fb[i]);
-    if (na && nb && Number(fa[i]) !== Number(fb[i])) return Math.sign(Number(fa[i]) - Number(fb[i]));
-    if (na !== nb) return na ? -1 : 1;
-    if (fa[i] !== fb[i]) return fa[i] < fb[i] ? -1 : 1;
-  }
-  return 0;
-}
-
-export function isSemver(version: string): boolean {
-  return SEMVER.test(version);
-}
+import { compareVersions, isVersion as isSemver } from '../config/build-info.ts';
+// One version order for the whole project: the release's own (src/config/build-info.ts).
+export { compareVersions, isVersion as isSemver } from '../config/build-info.ts';
 
 /** The recorded releases, oldest first. */
 export function listReleaseLayouts(dir: string = RELEASE_LAYOUTS_DIR): Array<{ version: string; file: string }> {
