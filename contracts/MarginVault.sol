@@ -7,12 +7,25 @@ import {OwnableUpgradeable} from "@openzeppelin/contracts-upgradeable/access/Own
 import {Ownable2StepUpgradeable} from "@openzeppelin/contracts-upgradeable/access/Ownable2StepUpgradeable.sol";
 import {VenueUpgradeable} from "./VenueUpgradeable.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
+import {EIP712Upgradeable} from "@openzeppelin/contracts-upgradeable/utils/cryptography/EIP712Upgradeable.sol";
+import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
 import {IMarginVault} from "./interfaces/IMarginVault.sol";
 
 /// @title MarginVault
 /// @notice The perpetual venue's collateral vault; see {IMarginVault}.
-contract MarginVault is IMarginVault, VenueUpgradeable, Ownable2StepUpgradeable, ReentrancyGuardTransient {
+contract MarginVault is
+    IMarginVault,
+    VenueUpgradeable,
+    EIP712Upgradeable,
+    Ownable2StepUpgradeable,
+    ReentrancyGuardTransient
+{
     using SafeERC20 for IERC20;
+
+    /// @notice The EIP-712 type of a withdrawal request (see {IMarginVault-WithdrawalRequest}).
+    bytes32 public constant WITHDRAWAL_TYPEHASH = keccak256(
+        "Withdrawal(address account,address recipient,uint256 amount,bytes32 withdrawalId,uint64 deadline)"
+    );
 
     // ----------------------------------------------------------------- State
 
@@ -35,6 +48,12 @@ contract MarginVault is IMarginVault, VenueUpgradeable, Ownable2StepUpgradeable,
     uint256 public totalWithdrawn;
     /// @dev Accounts already migrated: a rerun after a crash counts nobody twice.
     mapping(address account => bool) private _migrated;
+    /// @dev The cap on payments per period (zero: nothing is paid) and the period's running total.
+    uint256 private _withdrawalCap;
+    uint256 private _withdrawnInPeriod;
+    uint64 private _withdrawalPeriod;
+    uint64 private _periodStart;
+    bool private _capAlerted;
 
     modifier onlyOperator() {
         if (!isOperator[msg.sender]) revert NotOperator(msg.sender);
@@ -51,6 +70,8 @@ contract MarginVault is IMarginVault, VenueUpgradeable, Ownable2StepUpgradeable,
     /// (docs/upgrades.md); `migrating_` opens the migration window (false for a new venue).
     function initialize(address initialOwner, address upgrader_, bool migrating_) external initializer {
         __VenueUpgradeable_init(upgrader_, migrating_);
+        // The domain of the venue's signed orders and API keys (packages/contract perp-typed-data.ts).
+        __EIP712_init("TokexPerp", "1");
         __Ownable_init(initialOwner);
     }
 
@@ -61,6 +82,20 @@ contract MarginVault is IMarginVault, VenueUpgradeable, Ownable2StepUpgradeable,
         if (operator == address(0)) revert ZeroAddress();
         isOperator[operator] = enabled;
         emit OperatorSet(operator, enabled);
+    }
+
+    /// @inheritdoc IMarginVault
+    function setWithdrawalCap(uint256 cap, uint64 period) external onlyOwner {
+        if (period == 0) revert InvalidWithdrawalPeriod();
+        _withdrawalCap = cap;
+        if (period != _withdrawalPeriod) {
+            // A new period length starts a new window: the running total of the old one no longer applies.
+            _withdrawalPeriod = period;
+            _periodStart = uint64(block.timestamp / period) * period;
+            _withdrawnInPeriod = 0;
+            _capAlerted = false;
+        }
+        emit WithdrawalCapSet(cap, period);
     }
 
     // ------------------------------------------------------------------ User
@@ -81,19 +116,90 @@ contract MarginVault is IMarginVault, VenueUpgradeable, Ownable2StepUpgradeable,
     // -------------------------------------------------------------- Operator
 
     /// @inheritdoc IMarginVault
-    function withdraw(address account, uint256 amount, bytes32 withdrawalId) external onlyOperator nonReentrant {
-        if (account == address(0)) revert ZeroAddress();
+    function payWithdrawal(WithdrawalRequest calldata request, bytes calldata signature)
+        external
+        onlyOperator
+        nonReentrant
+    {
+        address account = request.account;
+        address recipient = request.recipient;
+        uint256 amount = request.amount;
+        bytes32 withdrawalId = request.withdrawalId;
+        if (account == address(0) || recipient == address(0)) revert ZeroAddress();
         if (amount == 0) revert ZeroAmount();
         if (withdrawalId == bytes32(0)) revert ZeroWithdrawalId();
         if (withdrawalPaid[withdrawalId]) revert WithdrawalAlreadyPaid(withdrawalId);
+        if (block.timestamp > request.deadline) revert WithdrawalExpired(request.deadline);
+        // EOAs by ECDSA, contract wallets by ERC-1271: the operator's key signs for nobody.
+        if (!SignatureChecker.isValidSignatureNow(account, _withdrawalDigest(request), signature)) {
+            revert InvalidWithdrawalSignature(account);
+        }
+        _countAgainstCap(amount);
         IERC20 token = IERC20(collateralToken);
         uint256 available = token.balanceOf(address(this));
         if (available < amount) revert InsufficientVaultBalance(available, amount);
         withdrawalPaid[withdrawalId] = true;
         withdrawnOf[account] += amount;
         totalWithdrawn += amount;
-        token.safeTransfer(account, amount);
+        token.safeTransfer(recipient, amount);
         emit Withdrawn(account, amount, withdrawalId);
+        if (recipient != account) emit WithdrawalRecipient(withdrawalId, recipient);
+    }
+
+    // ----------------------------------------------------------------- Views
+
+    /// @inheritdoc IMarginVault
+    function withdrawalCap()
+        external
+        view
+        returns (uint256 cap, uint64 period, uint64 periodStart, uint256 withdrawnInPeriod)
+    {
+        cap = _withdrawalCap;
+        period = _withdrawalPeriod;
+        if (period == 0) return (cap, 0, 0, 0);
+        periodStart = uint64(block.timestamp / period) * period;
+        withdrawnInPeriod = periodStart == _periodStart ? _withdrawnInPeriod : 0;
+    }
+
+    /// @inheritdoc IMarginVault
+    function withdrawalDigest(WithdrawalRequest calldata request) external view returns (bytes32) {
+        return _withdrawalDigest(request);
+    }
+
+    /// @notice The EIP-712 domain separator (`TokexPerp` / `1` / chain / this vault).
+    // solhint-disable-next-line func-name-mixedcase
+    function DOMAIN_SEPARATOR() external view returns (bytes32) {
+        return _domainSeparatorV4();
+    }
+
+    // -------------------------------------------------------------- Internal
+
+    function _withdrawalDigest(WithdrawalRequest calldata r) private view returns (bytes32) {
+        return _hashTypedDataV4(
+            keccak256(abi.encode(WITHDRAWAL_TYPEHASH, r.account, r.recipient, r.amount, r.withdrawalId, r.deadline))
+        );
+    }
+
+    /// @dev Fixed windows of `period` seconds: a payment past the window's cap waits for the next
+    /// window (the relayer retries), so a leaked signing path drains at most the cap per period.
+    function _countAgainstCap(uint256 amount) private {
+        uint64 period = _withdrawalPeriod;
+        uint256 cap = _withdrawalCap;
+        uint64 start = period == 0 ? 0 : uint64(block.timestamp / period) * period;
+        uint256 withdrawn = _withdrawnInPeriod;
+        if (start != _periodStart) {
+            _periodStart = start;
+            withdrawn = 0;
+            _capAlerted = false;
+        }
+        uint256 available = cap > withdrawn ? cap - withdrawn : 0;
+        if (amount > available) revert WithdrawalCapExceeded(available, amount, start + period);
+        withdrawn += amount;
+        _withdrawnInPeriod = withdrawn;
+        if (!_capAlerted && withdrawn * 10 >= cap * 9) {
+            _capAlerted = true;
+            emit WithdrawalCapNearlyReached(start, withdrawn, cap);
+        }
     }
 
     // ---------------------------------------------------------- Migration

@@ -8,9 +8,27 @@ import {ICommonErrors} from "./ICommonErrors.sol";
 /// USDC) with `deposit`, directly from a wallet or any tool; the `Deposited` event is what the
 /// off-chain engine credits the account's margin from. The engine keeps the accounts' margin, PnL
 /// and funding off chain, so the vault does not hold per-account balances it could pay against:
-/// withdrawals are paid by an operator (`withdraw`) after the engine has debited the account, each
-/// identified by the engine's withdrawal id and paid at most once.
+/// a withdrawal is paid only against the account's own EIP-712 signature over the request (domain
+/// `TokexPerp` / `1` / chain / this vault, the domain of the venue's signed orders), which the
+/// operator relays (`payWithdrawal`) after the engine has debited the account. Each withdrawal id is
+/// paid at most once, and every payment counts against a cap per period (docs/security.md): the
+/// operator key alone moves nothing, and even valid requests cannot empty the vault faster than the
+/// cap.
 interface IMarginVault is ICommonErrors {
+    /// @notice A withdrawal as the account signs it (EIP-712 type `Withdrawal`).
+    /// @param account Whose withdrawal it is: the signer (an EOA, or an ERC-1271 wallet).
+    /// @param recipient Who is paid.
+    /// @param amount Collateral-token units.
+    /// @param withdrawalId The engine's id of the withdrawal, paid at most once.
+    /// @param deadline Unix seconds after which the request can no longer be paid.
+    struct WithdrawalRequest {
+        address account;
+        address recipient;
+        uint256 amount;
+        bytes32 withdrawalId;
+        uint64 deadline;
+    }
+
     /// @notice `account` has approved the vault for `allowance` only, less than the `needed` amount.
     error InsufficientAllowance(address account, uint256 allowance, uint256 needed);
     /// @notice The vault holds `available` collateral, less than the `needed` payout.
@@ -19,17 +37,38 @@ interface IMarginVault is ICommonErrors {
     error WithdrawalAlreadyPaid(bytes32 withdrawalId);
     /// @notice A withdrawal id of zero (the "no id" value) was given.
     error ZeroWithdrawalId();
+    /// @notice The request's `deadline` has passed.
+    error WithdrawalExpired(uint64 deadline);
+    /// @notice The signature is not `account`'s over the request.
+    error InvalidWithdrawalSignature(address account);
+    /// @notice Paying `needed` would take this period's payments past the cap: `available` is left
+    /// until the period that starts at `nextPeriodStart`.
+    error WithdrawalCapExceeded(uint256 available, uint256 needed, uint64 nextPeriodStart);
+    /// @notice A cap period of zero.
+    error InvalidWithdrawalPeriod();
 
     /// @notice `account` deposited `amount` collateral-token units; the engine credits its margin.
     event Deposited(address indexed account, uint256 amount);
     /// @notice The operator paid `amount` collateral-token units to `account` for the engine's withdrawal `withdrawalId`.
     event Withdrawn(address indexed account, uint256 amount, bytes32 indexed withdrawalId);
     event OperatorSet(address indexed operator, bool enabled);
+    /// @notice The withdrawal `withdrawalId` was paid to `recipient`, another address than its account.
+    event WithdrawalRecipient(bytes32 indexed withdrawalId, address indexed recipient);
+    /// @notice The owner set the cap: at most `cap` collateral-token units paid per `period` seconds.
+    event WithdrawalCapSet(uint256 cap, uint64 period);
+    /// @notice This period's payments reached 90 % of the cap (once a period): the alert an operator
+    /// watches before withdrawals start waiting for the next period.
+    event WithdrawalCapNearlyReached(uint64 periodStart, uint256 withdrawn, uint256 cap);
 
     // ------------------------------------------------------------------ Admin
 
-    /// @notice Grants or revokes the operator right (paying withdrawals). Owner only.
+    /// @notice Grants or revokes the operator right (relaying signed withdrawals). Owner only.
     function setOperator(address operator, bool enabled) external;
+
+    /// @notice At most `cap` collateral-token units paid per `period` seconds (fixed windows of
+    /// `block.timestamp / period`). A new vault's cap is zero: it pays nothing until the owner sets
+    /// one. Owner only.
+    function setWithdrawalCap(uint256 cap, uint64 period) external;
 
     // ------------------------------------------------------------------- User
 
@@ -40,9 +79,12 @@ interface IMarginVault is ICommonErrors {
 
     // --------------------------------------------------------------- Operator
 
-    /// @notice Pays `amount` collateral-token units to `account` for the engine's withdrawal
-    /// `withdrawalId`, which must not have been paid before. Operator only.
-    function withdraw(address account, uint256 amount, bytes32 withdrawalId) external;
+    /// @notice Pays `request.amount` collateral-token units to `request.recipient` for the engine's
+    /// withdrawal `request.withdrawalId`, which must not have been paid before, against
+    /// `request.account`'s signature of the request (`WithdrawalExpired` after its deadline,
+    /// `InvalidWithdrawalSignature` for any other signer, `WithdrawalCapExceeded` past this period's
+    /// cap). Operator only: the engine debits the account before the operator relays.
+    function payWithdrawal(WithdrawalRequest calldata request, bytes calldata signature) external;
 
     // ------------------------------------------------------------------ Views
 
@@ -59,6 +101,13 @@ interface IMarginVault is ICommonErrors {
     function totalDeposited() external view returns (uint256);
     /// @notice Collateral-token units paid by every withdrawal, in total.
     function totalWithdrawn() external view returns (uint256);
+    /// @notice The cap, its period, the start of the current period and what was paid in it so far.
+    function withdrawalCap()
+        external
+        view
+        returns (uint256 cap, uint64 period, uint64 periodStart, uint256 withdrawnInPeriod);
+    /// @notice The EIP-712 digest the account signs for `request`.
+    function withdrawalDigest(WithdrawalRequest calldata request) external view returns (bytes32);
 
     /// @notice An account's totals of the earlier vault were carried over.
     event AccountMigrated(address indexed account, uint256 deposited, uint256 withdrawn);

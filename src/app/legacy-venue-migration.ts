@@ -6,14 +6,14 @@
  * record switches to the new contracts. `npm start` runs it on the embedded chain (or with
  * AUTO_UPGRADE=on); `tokex upgrade --apply` runs it anywhere.
  */
-import type { Address } from 'viem';
+import type { Address, Hex } from 'viem';
 import type { Logger } from '../lib/logger.ts';
 import { APP_VERSION } from '../config/build-info.ts';
 import type { ChainPublicClient, ChainWalletClient } from '../chain/chain-client.ts';
 import { stockDeploymentOf } from '../chain/deploy-contracts.ts';
 import { perpDeploymentOf } from '../chain/deploy-perp-venue.ts';
 import { writeDeploymentRecord, type DeploymentRecord } from '../chain/deployment-file.ts';
-import { legacyVenues, migrateLegacyVenues, migrationJournalPath, type MigrationJournal } from '../chain/legacy-migration.ts';
+import { legacyVenues, migrateLegacyVenues, migrationJournalPath, payFromLegacyVault, type MigrationJournal } from '../chain/legacy-migration.ts';
 import { recordDeployedLayouts } from '../chain/upgrade-layout-check.ts';
 import type { Db } from '../storage/database.ts';
 import { setMeta } from '../storage/meta-store.ts';
@@ -21,7 +21,7 @@ import { createStockIndexer } from '../stock/indexer/stock-indexer.ts';
 import { recordCloseReasons } from '../stock/store/order-reason-store.ts';
 import { restateStockAddresses } from '../stock/store/venue-move-store.ts';
 import { createPerpIndexer } from '../perp/indexer/perp-indexer.ts';
-import { clearWithdrawalTxs, listOpenWithdrawals } from '../perp/store/withdrawal-store.ts';
+import { clearWithdrawalTxs, listOpenWithdrawals, setWithdrawalOutcome } from '../perp/store/withdrawal-store.ts';
 
 /** The reason an order open at the migration shows (`history.reason`). */
 export const MIGRATED_REASON = `MIGRATED: the venue moved to upgradeable contracts (tokex ${APP_VERSION}); the order was cancelled and its lock returned`;
@@ -46,6 +46,8 @@ export async function migrateLegacyDeployment(params: {
   onStep?(line: string): void;
   /** The embedded anvil's `flushState`: the chain is made durable before each step is recorded. */
   durable?(): Promise<void>;
+  /** The new vault's cap on payments per period (config PERP_WITHDRAWAL_CAP_USDC). */
+  withdrawalCap?: { amount: bigint; periodSeconds: number };
 }): Promise<LegacyMigrationResult | undefined> {
   const { db, publicClient, record, file, logger } = params;
   const venues = legacyVenues(record);
@@ -64,6 +66,7 @@ export async function migrateLegacyDeployment(params: {
     journalFile: migrationJournalPath(file),
     onStep: say,
     durable: params.durable,
+    withdrawalCap: params.withdrawalCap,
     async afterOrdersClosed(closed) {
       if (!oldStock || !venues.includes('stock')) return;
       // Written before the indexer folds the closes, so the orders read MIGRATED from the first look.
@@ -86,6 +89,23 @@ export async function migrateLegacyDeployment(params: {
     },
     async beforeVaultMoved() {
       if (!oldPerp || !venues.includes('perp')) return;
+      // Withdrawals the old engine reserved and did not pay yet were asked under 0.1.0's rules, with
+      // no wallet signature, which the new vault requires: the old vault pays them now, before its
+      // collateral moves, and the task settles them as paid (nothing waits, nothing is lost).
+      for (const w of await listOpenWithdrawals(db, 10_000)) {
+        if (w.signed !== null || w.outcome !== null) continue;
+        const paid = await payFromLegacyVault({
+          publicClient,
+          ownerWallet: params.ownerWallet,
+          vault: oldPerp.contracts.marginVault,
+          account: w.account as Address,
+          amount: w.amount,
+          withdrawalId: w.withdrawalId as Hex,
+          fromBlock: BigInt(oldPerp.firstBlockNumber ?? oldPerp.blockNumber),
+        });
+        await setWithdrawalOutcome(db, w.withdrawalId, { outcome: 'PAID', txHash: paid?.txHash ?? null, blockNumber: paid === undefined ? null : Number(paid.blockNumber), reason: null }, Date.now());
+        say(`perp: pending withdrawal ${w.withdrawalId} paid by the old vault${paid ? ` (${paid.txHash})` : ''}`);
+      }
       const indexer = createPerpIndexer({ db, publicClient: client, deployment: oldPerp, logger });
       const head = await publicClient.getBlockNumber();
       await indexer.waitForBlock(head, 120_000);

@@ -141,6 +141,7 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
           // After the stock venue: its cash token is the collateral.
           perpVenueDeployer({
             operators: perpOperator ? [perpOperator] : [],
+            withdrawalCap: config.perpWithdrawalCap,
             demoDeposits: config.demoMode
               ? [
                   { privateKey: DEMO_WALLETS[0].privateKey, amount: DEMO_PERP_DEPOSIT },
@@ -166,6 +167,7 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
       file: deploymentPath(config),
       logger,
       durable: chain.flushState,
+      withdrawalCap: config.perpWithdrawalCap,
     });
     if (migrated) {
       chain.record = migrated.record;

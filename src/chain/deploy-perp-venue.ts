@@ -68,7 +68,12 @@ export interface PerpVenueParams {
   upgrader?: Address;
   /** Opens the vault's migration window (it takes over a vault from before the proxies). Default false. */
   migrating?: boolean;
+  /** What the vault pays at most per period (docs/security.md). Default {@link DEFAULT_WITHDRAWAL_CAP}. */
+  withdrawalCap?: { amount: bigint; periodSeconds: number };
 }
+
+/** 1,000,000 USDC a day: the vault's cap on payments unless the deployment says otherwise. */
+export const DEFAULT_WITHDRAWAL_CAP = { amount: parseUnits('1000000', 6), periodSeconds: 86_400 };
 
 /** The stock venue's section name: the collateral comes from there. */
 const STOCK_VENUE = 'stock';
@@ -94,6 +99,8 @@ export function perpVenueDeployer(params: PerpVenueParams): VenueDeployer {
         const upgrader = params.upgrader ?? me;
         const marginVault = await tx.deployProxy('MarginVault', 'MarginVault', [collateralToken], [me, upgrader, params.migrating ?? false]);
         const reserveRegistry = await tx.deployProxy('ReserveRegistry', 'ReserveRegistry', [], [me, upgrader]);
+        const cap = params.withdrawalCap ?? DEFAULT_WITHDRAWAL_CAP;
+        await tx.call('vault.setWithdrawalCap', marginVault, marginVaultAbi, 'setWithdrawalCap', [cap.amount, BigInt(cap.periodSeconds)]);
         const operators = [...new Set(params.operators.map((a) => getAddress(a)))];
         for (const operator of operators) {
           await tx.call('vault.setOperator', marginVault, marginVaultAbi, 'setOperator', [operator, true]);

@@ -46,6 +46,7 @@ import { AppError } from '../errors/app-error.ts';
 import { cashierAbi, cashTokenAbi, marginVaultAbi, oneClickRouterAbi, reserveRegistryAbi, stockAbi, stockRouterAbi } from './abi/generated/index.ts';
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
 import { deployStack, TxBatch, type Deployment, type DeploymentContracts } from './deploy-contracts.ts';
+import { DEFAULT_WITHDRAWAL_CAP } from './deploy-perp-venue.ts';
 import type { ContractAddresses, DeploymentRecord, VenueDeployment } from './deployment-file.ts';
 
 /** The old routers' `getOrder`: the fields every release before 0.2.0 shares (later ones append). */
@@ -58,6 +59,48 @@ const ORDER_CANCELED = 4;
 const ONE = 10n ** 36n;
 /** Old Stock (split-aware, before 0.2.0) storage: `_baseBalances`, `_freeBase`, `_lockedBase` (OZ ERC20 5 + Ownable2Step first). */
 const LEGACY_STOCK_SLOTS = { baseBalances: 10n, freeBase: 12n, lockedBase: 13n } as const;
+/** The 0.1.0 MarginVault's payment, which later vaults replaced with the wallet-signed `payWithdrawal`. */
+const LEGACY_VAULT_ABI = parseAbi([
+  'function withdraw(address account, uint256 amount, bytes32 withdrawalId)',
+  'function withdrawalPaid(bytes32 withdrawalId) view returns (bool)',
+  'function isOperator(address account) view returns (bool)',
+  'function setOperator(address operator, bool enabled)',
+  'event Withdrawn(address indexed account, uint256 amount, bytes32 indexed withdrawalId)',
+]);
+
+/**
+ * Pays, from a 0.1.0 vault and under that release's rules (the operator's word, no wallet signature),
+ * a withdrawal its engine reserved and did not pay before the stop, so that the migration leaves
+ * nothing waiting on a vault that is about to move (the new vault pays only what a wallet signed).
+ * The owner makes itself an operator of the old vault if it is not one. Idempotent: an id the old
+ * vault paid already is answered with that payment. Answers where it was paid.
+ */
+export async function payFromLegacyVault(p: {
+  publicClient: ChainPublicClient;
+  ownerWallet: ChainWalletClient;
+  vault: Address;
+  account: Address;
+  amount: bigint;
+  withdrawalId: Hex;
+  fromBlock: bigint;
+}): Promise<{ txHash: Hex; blockNumber: bigint } | undefined> {
+  const { publicClient: client, vault } = p;
+  const read = <T>(functionName: 'withdrawalPaid' | 'isOperator', args: readonly unknown[]) =>
+    client.readContract({ address: vault, abi: LEGACY_VAULT_ABI, functionName, args } as never) as Promise<T>;
+  const paidLog = async () => {
+    const logs = await client.getLogs({ address: vault, event: LEGACY_VAULT_ABI[4], args: { withdrawalId: p.withdrawalId }, fromBlock: p.fromBlock });
+    const last = logs[logs.length - 1];
+    return last ? { txHash: last.transactionHash, blockNumber: last.blockNumber } : undefined;
+  };
+  if (await read<boolean>('withdrawalPaid', [p.withdrawalId])) return paidLog();
+  const owner = p.ownerWallet.account.address;
+  const tx = await TxBatch.open(client, p.ownerWallet);
+  if (!(await read<boolean>('isOperator', [owner]))) await tx.call('old vault.setOperator(owner)', vault, LEGACY_VAULT_ABI as unknown as Abi, 'setOperator', [owner, true]);
+  await tx.call('old vault pays a pending withdrawal', vault, LEGACY_VAULT_ABI as unknown as Abi, 'withdraw', [p.account, p.amount, p.withdrawalId], 120_000n);
+  const receipt = await tx.finish();
+  return { txHash: receipt.transactionHash, blockNumber: receipt.blockNumber };
+}
+
 /** The withdrawal id under which the old vault pays its collateral to the new one. */
 export const VAULT_MIGRATION_WITHDRAWAL_ID = keccak256(new TextEncoder().encode('tokex: vault migration to 0.2.0'));
 const CHUNK = 100;
@@ -180,6 +223,8 @@ export interface MigrateParams {
   onStep?(line: string): void;
   /** Makes what was mined so far durable before a step is recorded (the embedded anvil's `flushState`). */
   durable?(): Promise<void>;
+  /** The new vault's cap on payments per period (docs/security.md). Default DEFAULT_WITHDRAWAL_CAP. */
+  withdrawalCap?: { amount: bigint; periodSeconds: number };
 }
 
 export interface MigrateResult {
@@ -678,6 +723,8 @@ async function migratePerpVenue(ctx: StepContext & { collateralFallback?: Addres
     }
     const tx = await TxBatch.open(client, ctx.ownerWallet);
     const marginVault = await tx.deployProxy('MarginVault', 'MarginVault', [token], [owner, owner, true]);
+    const cap = ctx.withdrawalCap ?? DEFAULT_WITHDRAWAL_CAP;
+    await tx.call('vault.setWithdrawalCap', marginVault, marginVaultAbi, 'setWithdrawalCap', [cap.amount, BigInt(cap.periodSeconds)]);
     const reserveRegistry = await tx.deployProxy('ReserveRegistry', 'ReserveRegistry', [], [owner, owner]);
     const opsSet = new Set<string>();
     for (const op of [...operators, ...(await operatorsOf(client, oldVault, firstBlock))]) {
@@ -701,7 +748,8 @@ async function migratePerpVenue(ctx: StepContext & { collateralFallback?: Addres
       const isOp = await client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'isOperator', args: [owner] });
       if (!isOp) await send(ctx, 'old vault.setOperator(owner)', oldVault, marginVaultAbi, 'setOperator', [owner, true]);
       const paid = await client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'withdrawalPaid', args: [VAULT_MIGRATION_WITHDRAWAL_ID] });
-      if (!paid) await send(ctx, 'old vault pays the new vault', oldVault, marginVaultAbi, 'withdraw', [newVault, held, VAULT_MIGRATION_WITHDRAWAL_ID]);
+      // The 0.1.0 vault's operator payment (it took no signature): the old vault's own ABI.
+      if (!paid) await send(ctx, 'old vault pays the new vault', oldVault, LEGACY_VAULT_ABI, 'withdraw', [newVault, held, VAULT_MIGRATION_WITHDRAWAL_ID]);
     }
     if (!j.moved) {
       j.moved = true;

@@ -69,7 +69,7 @@ export function upgradeCommand(): Command {
               ]);
               const db = await openAppDatabase(config);
               try {
-                const migrated = await migrateLegacyDeployment({ db, publicClient, ownerWallet: owner, record: read.record, file, logger: createLogger({ name: 'upgrade', level: process.env.UPGRADE_LOG_LEVEL ?? 'error' }), onStep: (line) => out(`contracts: ${line}`), durable: flushState });
+                const migrated = await migrateLegacyDeployment({ db, publicClient, ownerWallet: owner, record: read.record, file, logger: createLogger({ name: 'upgrade', level: process.env.UPGRADE_LOG_LEVEL ?? 'error' }), onStep: (line) => out(`contracts: ${line}`), durable: flushState, withdrawalCap: config.perpWithdrawalCap });
                 if (migrated) read.record = migrated.record;
               } finally {
                 await db.close();

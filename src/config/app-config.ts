@@ -66,6 +66,12 @@ export interface AppConfig {
    */
   autoUpgrade: boolean;
   /**
+   * `PERP_WITHDRAWAL_CAP_USDC` per `PERP_WITHDRAWAL_CAP_PERIOD_S`: what the margin vault a deployment
+   * makes pays at most per period, however many valid signed requests arrive (docs/security.md).
+   * Default 1,000,000 USDC a day. Later changes are the owner's `setWithdrawalCap`.
+   */
+  perpWithdrawalCap: { amount: bigint; periodSeconds: number };
+  /**
    * `OPERATOR_PRIVATE_KEY`: deployer and owner of the contracts, and the key of every sending role
    * in a process that runs them all. Private keys are never logged or put in an error message.
    */
@@ -328,6 +334,14 @@ function address(env: Env, name: string): Address | undefined {
 
 /** Set entries only, so a role without a key has no key at all (not `undefined` under its name). */
 /** envInt with an upper bound too (the engine refuses a longer lock-up, so every addition would fail). */
+/** A USDC amount (at most 6 decimals) in token units. */
+function usdcUnits(env: Env, name: string, fallback: string): bigint {
+  const raw = (envString(env, name) ?? fallback).trim();
+  const m = /^(\d{1,15})(?:\.(\d{1,6}))?$/.exec(raw);
+  if (!m) throw new AppError('VALIDATION', `${name}: must be a USDC amount with at most 6 decimals`);
+  return BigInt(m[1]) * 1_000_000n + BigInt((m[2] ?? '').padEnd(6, '0'));
+}
+
 function envIntAtMost(env: Env, name: string, fallback: number, maximum: number): number {
   const n = envInt(env, name, fallback);
   if (n > maximum) throw new AppError('VALIDATION', `${name}: must be at most ${maximum}`);
@@ -405,6 +419,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     anvilPort: envString(env, 'ANVIL_PORT') === undefined ? undefined : envInt(env, 'ANVIL_PORT', 0),
     rpcBatch: envBool(env, 'RPC_BATCH', true),
     autoUpgrade: envBool(env, 'AUTO_UPGRADE', false),
+    perpWithdrawalCap: {
+      amount: usdcUnits(env, 'PERP_WITHDRAWAL_CAP_USDC', '1000000'),
+      periodSeconds: envInt(env, 'PERP_WITHDRAWAL_CAP_PERIOD_S', 86_400, 60),
+    },
     operatorPrivateKey: privateKey(env, 'OPERATOR_PRIVATE_KEY'),
     upgraderPrivateKey: privateKey(env, 'UPGRADER_PRIVATE_KEY'),
     roleKeys: defined({

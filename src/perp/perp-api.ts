@@ -170,7 +170,7 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
       await api.register(apiKeyRoutes, { service: keyService });
       await api.register(tradingRoutes, { orders });
       await api.register(oneClickRoutes, { service: oneClick });
-      await api.register(accountRoutes, { accounts, venue, withdrawals: venue ? createWithdrawalService({ db: opts.db, venue, now }) : undefined });
+      await api.register(accountRoutes, { accounts, venue, withdrawals: venue ? createWithdrawalService({ db: opts.db, venue, domain: keyService.domain, now }) : undefined });
       await api.register(historyRoutes, { accounts });
       await api.register(approveFlowRoutes, { service: opts.vaultTransactions });
       await api.register(liquidityRoutes, { liquidity });

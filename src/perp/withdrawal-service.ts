@@ -18,6 +18,12 @@
  *   amount it is 51021 WITHDRAWAL_EXISTS.
  * - The payee is the key's bound wallet, never a body field: the engine account is that wallet, and
  *   the task pays the engine's account.
+ * - The vault pays only against the wallet's own EIP-712 `Withdrawal` signature (docs/security.md):
+ *   `account/withdrawals/build` answers the typed data (amount in collateral units, the withdrawal
+ *   id, a deadline in unix seconds), and the request carries its signature, checked here before
+ *   anything is reserved (a One-Click session key's is refused: a leaked session key trades, it
+ *   never withdraws) and kept on the row for the payment task. A retry under the same client id
+ *   answers the withdrawal as it stands without looking at the signature again.
  *
  * The row in `perp_withdrawals` (store/withdrawal-store.ts) is written in two steps around the
  * engine: a REQUESTED note first (it carries the client id, which the engine does not keep), then
@@ -25,8 +31,19 @@
  * nothing): the task makes the row PENDING from the engine's reservation, and a retry of the request
  * answers it.
  */
-import { MAX_CLIENT_WITHDRAWAL_ID, type Page, type PerpWithdrawal, type RequestedWithdrawal } from '@tokex/contract';
-import { encodeAbiParameters, keccak256 } from 'viem';
+import {
+  MAX_CLIENT_WITHDRAWAL_ID,
+  WITHDRAWAL_DEADLINE_DEFAULT_S,
+  WITHDRAWAL_DEADLINE_MAX_S,
+  WITHDRAWAL_DEADLINE_MIN_LEFT_S,
+  WITHDRAWAL_DEADLINE_MIN_S,
+  WITHDRAWAL_FIELDS,
+  type Page,
+  type PerpWithdrawal,
+  type RequestedWithdrawal,
+} from '@tokex/contract';
+import { encodeAbiParameters, getAddress, keccak256, type Address } from 'viem';
+import { defineTypedData, parseSignature, type CompleteTypedData, type TypedDataDomain } from '../chain/typed-data.ts';
 import { AppError, ValidationError } from '../errors/app-error.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
 import { parseDecimal } from '../lib/decimal.ts';
@@ -49,6 +66,9 @@ import {
 } from './store/withdrawal-store.ts';
 
 export { MAX_CLIENT_WITHDRAWAL_ID };
+
+/** The request the wallet signs and the margin vault checks (IMarginVault.WithdrawalRequest). */
+export const withdrawalType = defineTypedData({ primaryType: 'Withdrawal', types: { Withdrawal: WITHDRAWAL_FIELDS } });
 const CLIENT_WITHDRAWAL_ID = new RegExp(`^[!-~]{1,${MAX_CLIENT_WITHDRAWAL_ID}}$`);
 /** The engine's per-command ceiling (10^30 micro-USD): beyond it nothing could be reserved anyway. */
 const MAX_AMOUNT = 10n ** 30n;
@@ -94,9 +114,19 @@ export interface WithdrawalListQuery {
   endTime?: number;
 }
 
+export interface WithdrawalInput {
+  amount: string;
+  clientWithdrawalId: string;
+}
+
 export interface WithdrawalService {
-  /** Reserves and queues the payment of `amount` to the key's wallet; the same client id answers the original. */
-  request(caller: AuthKey, input: { amount: string; clientWithdrawalId: string }): Promise<RequestedWithdrawal>;
+  /** The typed data the wallet signs for `amount` under `clientWithdrawalId` (nothing is stored). */
+  build(caller: AuthKey, input: WithdrawalInput & { deadline?: number }): { typedData: CompleteTypedData<'Withdrawal'>; withdrawalId: `0x${string}` };
+  /**
+   * Reserves and queues the payment of `amount` to the key's wallet against the wallet's signature
+   * of the built request; the same client id answers the original.
+   */
+  request(caller: AuthKey, input: WithdrawalInput & { deadline: number; signature: string }): Promise<RequestedWithdrawal>;
   /** The account's withdrawals, newest first. */
   list(caller: AuthKey, q: WithdrawalListQuery): Promise<Page<PerpWithdrawal>>;
 }
@@ -110,9 +140,35 @@ function unknownOutcome(err: unknown): unknown {
   });
 }
 
-export function createWithdrawalService(opts: { db: Db; venue: PerpVenue; now?: () => number }): WithdrawalService {
-  const { db, venue } = opts;
+export function createWithdrawalService(opts: { db: Db; venue: PerpVenue; domain: TypedDataDomain; now?: () => number }): WithdrawalService {
+  const { db, venue, domain } = opts;
   const now = opts.now ?? Date.now;
+
+  const parseInput = (caller: AuthKey, input: WithdrawalInput) => {
+    const account = walletOf(caller);
+    const amount = parseDecimal(input.amount, { field: 'amount', decimals: COLLATERAL_DECIMALS });
+    if (amount <= 0n) throw new ValidationError('amount', 'must be greater than 0');
+    if (amount > MAX_AMOUNT) throw new ValidationError('amount', 'is too large');
+    const clientWithdrawalId = input.clientWithdrawalId;
+    if (typeof clientWithdrawalId !== 'string' || !CLIENT_WITHDRAWAL_ID.test(clientWithdrawalId)) {
+      throw new ValidationError('clientWithdrawalId', `must be 1 to ${MAX_CLIENT_WITHDRAWAL_ID} visible ASCII characters`);
+    }
+    return { account, amount, clientWithdrawalId, withdrawalId: withdrawalIdOf(account, clientWithdrawalId) };
+  };
+
+  /** The message the vault checks; the recipient is the account's own wallet (the API pays nobody else). */
+  const messageOf = (account: string, amount: bigint, withdrawalId: `0x${string}`, deadline: number) => {
+    const wallet = getAddress(account) as Address;
+    return { account: wallet, recipient: wallet, amount, withdrawalId, deadline: BigInt(deadline) };
+  };
+
+  const checkDeadline = (deadline: unknown, minLeft: number): number => {
+    const nowS = Math.floor(now() / 1000);
+    if (typeof deadline !== 'number' || !Number.isSafeInteger(deadline)) throw new ValidationError('deadline', 'must be a time in unix seconds');
+    if (deadline < nowS + minLeft) throw new ValidationError('deadline', `must be at least ${minLeft} s ahead`);
+    if (deadline > nowS + WITHDRAWAL_DEADLINE_MAX_S) throw new ValidationError('deadline', `must be at most ${WITHDRAWAL_DEADLINE_MAX_S} s ahead`);
+    return deadline;
+  };
 
   const exists = (row: WithdrawalRecord, amount: bigint) => {
     if (row.amount !== amount) {
@@ -143,16 +199,15 @@ export function createWithdrawalService(opts: { db: Db; venue: PerpVenue; now?: 
   };
 
   return {
+    build(caller, input) {
+      const { account, amount, withdrawalId } = parseInput(caller, input);
+      const deadline =
+        input.deadline === undefined ? Math.floor(now() / 1000) + WITHDRAWAL_DEADLINE_DEFAULT_S : checkDeadline(input.deadline, WITHDRAWAL_DEADLINE_MIN_S);
+      return { typedData: withdrawalType.build(domain, messageOf(account, amount, withdrawalId, deadline)), withdrawalId };
+    },
+
     async request(caller, input) {
-      const account = walletOf(caller);
-      const amount = parseDecimal(input.amount, { field: 'amount', decimals: COLLATERAL_DECIMALS });
-      if (amount <= 0n) throw new ValidationError('amount', 'must be greater than 0');
-      if (amount > MAX_AMOUNT) throw new ValidationError('amount', 'is too large');
-      const clientWithdrawalId = input.clientWithdrawalId;
-      if (typeof clientWithdrawalId !== 'string' || !CLIENT_WITHDRAWAL_ID.test(clientWithdrawalId)) {
-        throw new ValidationError('clientWithdrawalId', `must be 1 to ${MAX_CLIENT_WITHDRAWAL_ID} visible ASCII characters`);
-      }
-      const withdrawalId = withdrawalIdOf(account, clientWithdrawalId);
+      const { account, amount, clientWithdrawalId, withdrawalId } = parseInput(caller, input);
       const reserved = (amt: bigint, createdAt: number) => recordWithdrawalReserved(db, { withdrawalId, account, clientWithdrawalId, amount: amt, createdAt }, now());
 
       // Asked before: the withdrawal as it stands.
@@ -164,8 +219,15 @@ export function createWithdrawalService(opts: { db: Db; venue: PerpVenue; now?: 
       const known = venue.engine().withdrawal(withdrawalId);
       if (known !== undefined) return exists(await reserved(known.amount, known.requestedTs), amount);
 
+      // New: the wallet's own signature of exactly this request, or nothing is reserved.
+      const deadline = checkDeadline(input.deadline, WITHDRAWAL_DEADLINE_MIN_LEFT_S);
+      const signature = parseSignature(input.signature);
+      const message = messageOf(account, amount, withdrawalId, deadline);
+      await withdrawalType.verifySigner(domain, message, signature, message.account, 'the wallet of the API key');
+      const signed = { recipient: message.recipient, deadline, signature };
+
       const ts = now();
-      await insertWithdrawalIntent(db, { withdrawalId, account, clientWithdrawalId, amount, createdAt: ts }, ts);
+      await insertWithdrawalIntent(db, { withdrawalId, account, clientWithdrawalId, amount, createdAt: ts, signed }, ts);
       const base = `${WITHDRAWAL_COMMAND_PREFIX}${withdrawalId}:${amount}`;
       const idOf = (n: number) => (n === 0 ? base : `${base}:${n}`);
       let attempt = await firstFreeAttempt(idOf);

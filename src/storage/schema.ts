@@ -498,6 +498,12 @@ export interface PerpWithdrawalsTable {
   tx_versions: string;
   block_number: number | null;
   reason: string | null;
+  /** The wallet's signature of the Withdrawal (0027); null on rows from before 0.2.0. */
+  signature: string | null;
+  /** Unix seconds: the signed deadline (0027). */
+  deadline: number | null;
+  /** Lower-case 0x address paid (0027). */
+  recipient: string | null;
   created_at: number;
   updated_at: number;
 }

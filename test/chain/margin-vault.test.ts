@@ -1,14 +1,15 @@
 /**
  * The perpetual venue's MarginVault on a real anvil: deposits credit the sender and emit
- * `Deposited`, the custom errors of a bad deposit, withdrawals paid only by an operator and only once
- * per id; and the venue deployed by ensureVenues beside the stock venue (its cash token as the
+ * `Deposited`, the custom errors of a bad deposit, withdrawals paid only against the account's own
+ * signature, relayed only by an operator, only once per id and within the cap of the period; and the venue deployed by ensureVenues beside the stock venue (its cash token as the
  * collateral, the perp operator granted, the demo deposit made from the demo wallet), reused on a
  * restart and deployed anew when the stock venue is.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { keccak256, parseEventLogs, toHex, zeroHash, type Address } from 'viem';
+import { hashTypedData, keccak256, parseEventLogs, toHex, zeroHash, type Address } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cashTokenAbi, marginVaultAbi } from '../../src/chain/abi/generated/index.ts';
 import { ANVIL_ACCOUNTS, DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
@@ -17,7 +18,8 @@ import { DEMO_PERP_DEPOSIT, grantPerpOperators, perpDeploymentOf, perpVenueDeplo
 import { readDeploymentRecord, writeDeploymentRecord } from '../../src/chain/deployment-file.ts';
 import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
 import { startChainFixture, revertEachTest, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import { deployPerpVenue, PERP_OPERATOR, perpOperatorWallet, vaultDeposit, vaultWithdraw } from '../support/perp-venue.ts';
+import { deployPerpVenue, PERP_OPERATOR, perpOperatorWallet, signVaultWithdrawal, vaultDeposit, vaultWithdraw, type VaultWithdrawalRequest } from '../support/perp-venue.ts';
+import { WITHDRAWAL_FIELDS } from '@tokex/contract';
 import { expectRevert, usdc, usdcOf } from './chain-test-helpers.ts';
 
 let f: ChainFixture;
@@ -101,10 +103,21 @@ describe('deposit', () => {
 });
 
 describe('withdraw', () => {
-  test('the operator pays the account once per id, emitting Withdrawn', async () => {
+  const chainNow = async () => (await f.publicClient.getBlock({ blockTag: 'latest' })).timestamp;
+  const requestOf = async (user: ChainUser, amount: bigint, withdrawalId: `0x${string}`, deadline?: bigint) => ({
+    account: user.address,
+    recipient: user.address,
+    amount,
+    withdrawalId,
+    deadline: deadline ?? (await chainNow()) + 3_600n,
+  });
+  const pay = (request: VaultWithdrawalRequest, signature: `0x${string}`, by = perpOperatorWallet(f)) =>
+    by.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [request, signature] });
+
+  test("the operator relays the account's signed request once per id, emitting Withdrawn", async () => {
     const before = await usdcOf(f, carol.address);
     const wid = id('withdrawal-1');
-    const receipt = await vaultWithdraw(f, perp, carol.address, usdc('75'), wid);
+    const receipt = await vaultWithdraw(f, perp, carol, usdc('75'), wid);
     const events = parseEventLogs({ abi: marginVaultAbi, logs: receipt.logs, eventName: 'Withdrawn' });
     expect(events.map((e) => e.args)).toEqual([{ account: carol.address, amount: usdc('75'), withdrawalId: wid }]);
     expect(await usdcOf(f, carol.address)).toBe(before + usdc('75'));
@@ -113,24 +126,110 @@ describe('withdraw', () => {
     expect(await read<bigint>('withdrawnOf', [carol.address])).toBe(usdc('75'));
     expect(await read<bigint>('totalWithdrawn')).toBe(usdc('75'));
 
-    const operator = perpOperatorWallet(f);
-    const withdraw = (account: Address, amount: bigint, withdrawalId: `0x${string}`) =>
-      operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'withdraw', args: [account, amount, withdrawalId] });
-    await expectRevert(() => withdraw(carol.address, usdc('75'), wid), 'WithdrawalAlreadyPaid', [wid]);
-    await expectRevert(() => withdraw(carol.address, usdc('1'), zeroHash), 'ZeroWithdrawalId');
-    await expectRevert(() => withdraw(carol.address, 0n, id('w-0')), 'ZeroAmount');
-    await expectRevert(() => withdraw('0x0000000000000000000000000000000000000000', usdc('1'), id('w-0')), 'ZeroAddress');
-    await expectRevert(() => withdraw(carol.address, usdc('9925.000001'), id('w-big')), 'InsufficientVaultBalance', [usdc('9925'), usdc('9925.000001')]);
+    const signed = async (amount: bigint, withdrawalId: `0x${string}`) => {
+      const request = await requestOf(carol, amount, withdrawalId);
+      return [request, await signVaultWithdrawal(f, perp, carol.privateKey, request)] as const;
+    };
+    await expectRevert(async () => pay(...(await signed(usdc('75'), wid))), 'WithdrawalAlreadyPaid', [wid]);
+    await expectRevert(async () => pay(...(await signed(usdc('1'), zeroHash))), 'ZeroWithdrawalId');
+    await expectRevert(async () => pay(...(await signed(0n, id('w-0')))), 'ZeroAmount');
+    await expectRevert(async () => pay(...(await signed(usdc('9925.000001'), id('w-big')))), 'InsufficientVaultBalance', [usdc('9925'), usdc('9925.000001')]);
     expect(await usdcOf(f, carol.address)).toBe(before + usdc('75'));
     // Another id pays again, up to everything the vault holds.
-    await vaultWithdraw(f, perp, carol.address, usdc('9925'), id('withdrawal-2'));
+    await vaultWithdraw(f, perp, carol, usdc('9925'), id('withdrawal-2'));
     expect(await usdcOf(f, vault())).toBe(0n);
   });
 
-  test('only an operator pays; only the owner names operators', async () => {
-    const asBob = (account: Address) =>
-      bob.wallet.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'withdraw', args: [account, usdc('1'), id('w')] });
-    await expectRevert(() => asBob(bob.address), 'NotOperator', [bob.address]);
+  test("the operator's key alone moves nothing: another signer, an altered field, a passed deadline are refused", async () => {
+    const request = await requestOf(carol, usdc('10'), id('w-forged'));
+    // Signed by the operator itself, and by another user, for carol's account.
+    await expectRevert(async () => pay(request, await signVaultWithdrawal(f, perp, PERP_OPERATOR.privateKey, request)), 'InvalidWithdrawalSignature', [carol.address]);
+    await expectRevert(async () => pay(request, await signVaultWithdrawal(f, perp, bob.privateKey, request)), 'InvalidWithdrawalSignature', [carol.address]);
+    // Carol's signature, but the amount or the recipient changed after she signed.
+    const good = await signVaultWithdrawal(f, perp, carol.privateKey, request);
+    await expectRevert(() => pay({ ...request, amount: usdc('11') }, good), 'InvalidWithdrawalSignature', [carol.address]);
+    await expectRevert(() => pay({ ...request, recipient: PERP_OPERATOR.address }, good), 'InvalidWithdrawalSignature', [carol.address]);
+    // Signed for another vault (another domain).
+    const elsewhere = await privateKeyToAccount(carol.privateKey).signTypedData({
+      domain: { name: 'TokexPerp', version: '1', chainId: f.chainId, verifyingContract: f.deployment.contracts.cashier },
+      types: { Withdrawal: WITHDRAWAL_FIELDS },
+      primaryType: 'Withdrawal',
+      message: request,
+    });
+    await expectRevert(() => pay(request, elsewhere), 'InvalidWithdrawalSignature', [carol.address]);
+    // Past its deadline.
+    const late = await requestOf(carol, usdc('10'), id('w-late'), (await chainNow()) - 1n);
+    await expectRevert(async () => pay(late, await signVaultWithdrawal(f, perp, carol.privateKey, late)), 'WithdrawalExpired', [late.deadline]);
+    expect(await read<bigint>('totalWithdrawn')).toBe(0n);
+    expect(await usdcOf(f, vault())).toBe(usdc('10000'));
+    // The digest the contract checks is the one viem signs.
+    expect(await read<`0x${string}`>('withdrawalDigest', [request])).toBe(
+      hashTypedData({ domain: { name: 'TokexPerp', version: '1', chainId: f.chainId, verifyingContract: vault() }, types: { Withdrawal: WITHDRAWAL_FIELDS }, primaryType: 'Withdrawal', message: request }),
+    );
+  });
+
+  test('a signed recipient other than the account is paid, and named by WithdrawalRecipient', async () => {
+    const request = { ...(await requestOf(carol, usdc('5'), id('w-to-bob'))), recipient: bob.address };
+    const bobBefore = await usdcOf(f, bob.address);
+    const hash = await pay(request, await signVaultWithdrawal(f, perp, carol.privateKey, request));
+    const receipt = await f.publicClient.waitForTransactionReceipt({ hash });
+    expect(parseEventLogs({ abi: marginVaultAbi, logs: receipt.logs, eventName: 'WithdrawalRecipient' }).map((e) => e.args)).toEqual([
+      { withdrawalId: id('w-to-bob'), recipient: bob.address },
+    ]);
+    expect(await usdcOf(f, bob.address)).toBe(bobBefore + usdc('5'));
+    expect(await read<bigint>('withdrawnOf', [carol.address])).toBe(usdc('5'));
+  });
+
+  test('the cap bounds what is paid per period: 90 % raises the alert, past it waits for the next period', async () => {
+    const owner = (cap: bigint, period: bigint) =>
+      f.operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setWithdrawalCap', args: [cap, period] });
+    const set = await f.publicClient.waitForTransactionReceipt({ hash: await owner(usdc('100'), 86_400n) });
+    expect(parseEventLogs({ abi: marginVaultAbi, logs: set.logs, eventName: 'WithdrawalCapSet' }).map((e) => e.args)).toEqual([{ cap: usdc('100'), period: 86_400n }]);
+    const first = await vaultWithdraw(f, perp, carol, usdc('89'), id('cap-1'));
+    expect(parseEventLogs({ abi: marginVaultAbi, logs: first.logs, eventName: 'WithdrawalCapNearlyReached' })).toEqual([]);
+    const second = await vaultWithdraw(f, perp, carol, usdc('1'), id('cap-2'));
+    const state = await read<readonly [bigint, bigint, bigint, bigint]>('withdrawalCap');
+    expect(state[0]).toBe(usdc('100'));
+    expect(state[1]).toBe(86_400n);
+    expect(state[3]).toBe(usdc('90'));
+    expect(parseEventLogs({ abi: marginVaultAbi, logs: second.logs, eventName: 'WithdrawalCapNearlyReached' }).map((e) => e.args)).toEqual([
+      { periodStart: state[2], withdrawn: usdc('90'), cap: usdc('100') },
+    ]);
+    // 10 left this period: 10.000001 waits, 10 is paid, then nothing more.
+    const over = await requestOf(carol, usdc('10.000001'), id('cap-3'));
+    await expectRevert(async () => pay(over, await signVaultWithdrawal(f, perp, carol.privateKey, over)), 'WithdrawalCapExceeded', [
+      usdc('10'),
+      usdc('10.000001'),
+      state[2] + 86_400n,
+    ]);
+    await vaultWithdraw(f, perp, carol, usdc('10'), id('cap-4'));
+    const more = await requestOf(carol, 1n, id('cap-5'));
+    await expectRevert(async () => pay(more, await signVaultWithdrawal(f, perp, carol.privateKey, more)), 'WithdrawalCapExceeded', [0n, 1n, state[2] + 86_400n]);
+    // The next period opens the cap again: the same signed request is paid then.
+    await f.publicClient.request({ method: 'evm_setNextBlockTimestamp' as never, params: [toHex(state[2] + 86_400n)] as never });
+    const laterRequest = await requestOf(carol, usdc('10.000001'), id('cap-3'), state[2] + 90_000n);
+    const later = await pay(laterRequest, await signVaultWithdrawal(f, perp, carol.privateKey, laterRequest));
+    expect((await f.publicClient.waitForTransactionReceipt({ hash: later })).status).toBe('success');
+    expect((await read<readonly [bigint, bigint, bigint, bigint]>('withdrawalCap'))[3]).toBe(usdc('10.000001'));
+  });
+
+  test('a vault whose cap was never set pays nothing; a zero period is refused', async () => {
+    await expectRevert(
+      () => f.operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setWithdrawalCap', args: [usdc('1'), 0n] }),
+      'InvalidWithdrawalPeriod',
+    );
+    await expectRevert(
+      () => bob.wallet.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setWithdrawalCap', args: [2n ** 255n, 1n] }),
+      'OwnableUnauthorizedAccount',
+      [bob.address],
+    );
+  });
+
+  test('only an operator relays; only the owner names operators', async () => {
+    const request = await requestOf(bob, usdc('1'), id('w'));
+    const signature = await signVaultWithdrawal(f, perp, bob.privateKey, request);
+    // Bob holds his own signature, but relaying is the operator's: the vault has no user exit here.
+    await expectRevert(() => pay(request, signature, bob.wallet), 'NotOperator', [bob.address]);
     await expectRevert(
       () => bob.wallet.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setOperator', args: [bob.address, true] }),
       'OwnableUnauthorizedAccount',
@@ -143,15 +242,11 @@ describe('withdraw', () => {
     expect(parseEventLogs({ abi: marginVaultAbi, logs: granted.logs, eventName: 'OperatorSet' }).map((e) => e.args)).toEqual([
       { operator: bob.address, enabled: true },
     ]);
-    await f.publicClient.waitForTransactionReceipt({ hash: await asBob(bob.address) });
+    await f.publicClient.waitForTransactionReceipt({ hash: await pay(request, signature, bob.wallet) });
     expect(await read<boolean>('withdrawalPaid', [id('w')])).toBe(true);
     await f.publicClient.waitForTransactionReceipt({ hash: await owner(PERP_OPERATOR.address, false) });
-    const operator = perpOperatorWallet(f);
-    await expectRevert(
-      () => operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'withdraw', args: [bob.address, usdc('1'), id('w2')] }),
-      'NotOperator',
-      [PERP_OPERATOR.address],
-    );
+    const again = await requestOf(bob, usdc('1'), id('w2'));
+    await expectRevert(async () => pay(again, await signVaultWithdrawal(f, perp, bob.privateKey, again)), 'NotOperator', [PERP_OPERATOR.address]);
   });
 });
 

@@ -90,7 +90,7 @@ describe.each(testDatabases)('the perp indexer ($name)', ({ open }) => {
   test('projects the demo deposit, deposits and withdrawals in chain order; the engine marks them applied', async () => {
     const indexer = perpIndexer(db);
     const dep = await vaultDeposit(f, perp, bob, usdc('250.123456'));
-    const w = await vaultWithdraw(f, perp, carol.address, usdc('40'), wid('w-1'));
+    const w = await vaultWithdraw(f, perp, carol, usdc('40'), wid('w-1'));
     const headBefore = Number(await f.publicClient.getBlockNumber({ cacheTime: 0 }));
     await indexer.syncOnce();
 

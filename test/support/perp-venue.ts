@@ -3,7 +3,9 @@
  * ensureVenues beside the fixture's stock venue, with the perp operator (anvil account 6) and the
  * demo deposit of `DEMO_WALLETS[0]` as the embedded stack makes them.
  */
-import type { Address, TransactionReceipt } from 'viem';
+import type { Address, Hex, TransactionReceipt } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { PERP_DOMAIN_NAME, PERP_DOMAIN_VERSION, WITHDRAWAL_FIELDS } from '@tokex/contract';
 import { expect } from 'vitest';
 import { cashTokenAbi, marginVaultAbi } from '../../src/chain/abi/generated/index.ts';
 import { DEMO_WALLETS } from '../../src/chain/anvil-accounts.ts';
@@ -52,18 +54,44 @@ export async function vaultDeposit(f: ChainFixture, perp: PerpDeployment, user: 
   return mined(f, await user.wallet.writeContract({ address: marginVault, abi: marginVaultAbi, functionName: 'deposit', args: [amount] }));
 }
 
-/** The perp operator pays `amount` to `account` for `withdrawalId`. */
+/** A withdrawal request as the vault takes it (IMarginVault.WithdrawalRequest). */
+export interface VaultWithdrawalRequest {
+  account: Address;
+  recipient: Address;
+  amount: bigint;
+  withdrawalId: Hex;
+  deadline: bigint;
+}
+
+/** `signer`'s EIP-712 signature of `request` in the vault's domain (TokexPerp / 1 / chain / vault). */
+export function signVaultWithdrawal(f: ChainFixture, perp: PerpDeployment, signer: Hex, request: VaultWithdrawalRequest): Promise<Hex> {
+  return privateKeyToAccount(signer).signTypedData({
+    domain: { name: PERP_DOMAIN_NAME, version: PERP_DOMAIN_VERSION, chainId: f.chainId, verifyingContract: perp.contracts.marginVault },
+    types: { Withdrawal: WITHDRAWAL_FIELDS },
+    primaryType: 'Withdrawal',
+    message: request,
+  });
+}
+
+/**
+ * The perp operator relays `user`'s signed withdrawal of `amount` to `user` under `withdrawalId`
+ * (a deadline an hour ahead of the chain's clock unless given).
+ */
 export async function vaultWithdraw(
   f: ChainFixture,
   perp: PerpDeployment,
-  account: Address,
+  user: Pick<ChainUser, 'address' | 'privateKey'>,
   amount: bigint,
-  withdrawalId: `0x${string}`,
+  withdrawalId: Hex,
+  opts: { deadline?: bigint } = {},
 ): Promise<TransactionReceipt> {
   const operator = perpOperatorWallet(f);
+  const deadline = opts.deadline ?? (await f.publicClient.getBlock({ blockTag: 'latest' })).timestamp + 3_600n;
+  const request = { account: user.address, recipient: user.address, amount, withdrawalId, deadline };
+  const signature = await signVaultWithdrawal(f, perp, user.privateKey, request);
   return mined(
     f,
-    await operator.writeContract({ address: perp.contracts.marginVault, abi: marginVaultAbi, functionName: 'withdraw', args: [account, amount, withdrawalId] }),
+    await operator.writeContract({ address: perp.contracts.marginVault, abi: marginVaultAbi, functionName: 'payWithdrawal', args: [request, signature] }),
   );
 }
 

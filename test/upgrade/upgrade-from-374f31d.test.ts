@@ -385,7 +385,8 @@ describe(`upgrade from ${COMMIT}: its data directory on this release`, () => {
     const gas = await anvilRpc<Hex>(demo.rpcUrl, 'eth_getBalance', [PERP_OPERATOR, 'latest']);
     await anvilRpc(demo.rpcUrl, 'anvil_setBalance', [PERP_OPERATOR, '0x0']);
     made.pendingWithdrawal = { clientWithdrawalId: 'upgrade-pending-withdrawal', amount: '25' };
-    const w = (await c.perp.withdraw(made.pendingWithdrawal)) as unknown as PerpWithdrawal;
+    // 374f31d's wire: a withdrawal without the wallet's signature (0.2.0's SDK builds and signs one).
+    const w = (await c.perp.transport.send('POST', 'account/withdrawals', { body: made.pendingWithdrawal, idempotent: true })) as unknown as PerpWithdrawal;
     expect(w).toMatchObject({ amount: '25' });
     mark('perp state made');
 
@@ -544,7 +545,7 @@ describe(`upgrade from ${COMMIT}: its data directory on this release`, () => {
     expect.soft(user.oneClick).toMatchObject({ delegationStatus: 'enabled', delegatee: before!.stock.oneClick.delegatee });
   });
 
-  it('perpetuals: collateral, positions, resting orders, LP shares and the session are as they were; the pending withdrawal is paid', async () => {
+  it('perpetuals: collateral, positions, resting orders, LP shares and the session are as they were; the pending withdrawal is paid (by the old vault, under its rules, before the move)', async () => {
     const cur = needCurrent();
     const c = clientsOf(cur.demo);
     const pending = made.pendingWithdrawal!;

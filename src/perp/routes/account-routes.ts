@@ -11,6 +11,8 @@ import {
   AccountDepositSchema,
   AccountSummarySchema,
   AccountTransactionSchema,
+  BuildWithdrawalBodySchema,
+  BuiltWithdrawalSchema,
   ListOf,
   pageOf,
   PerpWithdrawalSchema,
@@ -83,12 +85,26 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts?: AccountServic
   // requested through this endpoint with their payment status (it replaced the vault's raw logs).
   const withdrawals = () => available(opts.withdrawals);
   app.post(
+    '/account/withdrawals/build',
+    {
+      config: { permission: 'TRANSFER' },
+      schema: {
+        tags,
+        summary: 'The EIP-712 Withdrawal the wallet signs for a withdrawal (TRANSFER); nothing is reserved',
+        body: BuildWithdrawalBodySchema,
+        response: perpChainResponses(BuiltWithdrawalSchema),
+      },
+    },
+    async (req) => perpOk(req.id, withdrawals().build(caller(req), req.body), await blockInfo()),
+  );
+
+  app.post(
     '/account/withdrawals',
     {
       config: { permission: 'TRANSFER' },
       schema: {
         tags,
-        summary: "Withdraw collateral to the key's own wallet (TRANSFER): reserved at once, paid by the margin vault",
+        summary: "Withdraw collateral to the key's own wallet (TRANSFER) with the wallet's signature of the built Withdrawal: reserved at once, paid by the margin vault against that signature",
         body: WithdrawBodySchema,
         response: perpChainResponses(RequestedWithdrawalSchema),
       },

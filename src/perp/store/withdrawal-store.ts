@@ -45,8 +45,17 @@ export interface WithdrawalRecord {
   txVersions: WithdrawalTxVersion[];
   blockNumber: number | null;
   reason: string | null;
+  /** The wallet's signed request, which the vault pays against (null on rows from before 0.2.0). */
+  signed: SignedWithdrawal | null;
   createdAt: number;
   updatedAt: number;
+}
+
+export interface SignedWithdrawal {
+  recipient: string;
+  /** Unix seconds. */
+  deadline: number;
+  signature: `0x${string}`;
 }
 
 function fromRow(r: Selectable<PerpWithdrawalsTable>): WithdrawalRecord {
@@ -61,6 +70,10 @@ function fromRow(r: Selectable<PerpWithdrawalsTable>): WithdrawalRecord {
     txVersions: JSON.parse(r.tx_versions) as WithdrawalTxVersion[],
     blockNumber: r.block_number === null ? null : Number(r.block_number),
     reason: r.reason,
+    signed:
+      r.signature === null || r.deadline === null || r.recipient === null
+        ? null
+        : { recipient: r.recipient, deadline: Number(r.deadline), signature: r.signature as `0x${string}` },
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
   };
@@ -72,6 +85,8 @@ export interface NewWithdrawal {
   clientWithdrawalId: string | null;
   amount: bigint;
   createdAt: number;
+  /** Present on the API's note; the worker's rows for a reservation without one have none. */
+  signed?: SignedWithdrawal;
 }
 
 function insertRow(db: DbExecutor, w: NewWithdrawal, status: WithdrawalRowStatus, now: number) {
@@ -88,6 +103,9 @@ function insertRow(db: DbExecutor, w: NewWithdrawal, status: WithdrawalRowStatus
       tx_versions: '[]',
       block_number: null,
       reason: null,
+      signature: w.signed?.signature ?? null,
+      deadline: w.signed?.deadline ?? null,
+      recipient: w.signed?.recipient.toLowerCase() ?? null,
       created_at: w.createdAt,
       updated_at: now,
     })

@@ -12,9 +12,11 @@
  * 3. If the vault already shows `withdrawalPaid(id)`, it is PAID and nothing is sent. Otherwise the
  *    call is simulated: `WithdrawalAlreadyPaid` is PAID; a revert that says this vault cannot make
  *    the payment (`InsufficientVaultBalance`, a zero account, amount or id) is FAILED without a
- *    transaction; anything else (no answer, the key not an operator yet) is retried later. Then
- *    `withdraw(account, amount, id)` is sent, each signed version recorded (status SENT, its hash)
- *    before it is broadcast.
+ *    transaction, as is a request the wallet never signed (a row from before 0.2.0) or whose
+ *    signed deadline has passed; the cap of the period reached, no answer, the key not an operator
+ *    yet are retried later. Then `payWithdrawal(request, signature)` relays the wallet's signed
+ *    request, each signed version of the transaction recorded (status SENT, its hash) before it is
+ *    broadcast.
  * 4. A mined payment is PAID; a reverted one is PAID if the vault shows the id paid (another version
  *    landed first), FAILED otherwise.
  * 5. The outcome is written to the row, then the engine is told with `settleWithdrawal` under the id
@@ -49,6 +51,7 @@ import {
   recordWithdrawalReserved,
   recordWithdrawalTx,
   setWithdrawalOutcome,
+  type SignedWithdrawal,
   type WithdrawalOutcome,
   type WithdrawalRecord,
 } from '../store/withdrawal-store.ts';
@@ -68,7 +71,11 @@ function logSafe(err: unknown): { message: string; detail?: Record<string, unkno
 }
 
 /** Vault reverts that mean this payment cannot be made: the withdrawal fails and its reserve returns. */
-const VAULT_REFUSALS = new Set(['InsufficientVaultBalance', 'ZeroAddress', 'ZeroAmount', 'ZeroWithdrawalId']);
+const VAULT_REFUSALS = new Set(['InsufficientVaultBalance', 'ZeroAddress', 'ZeroAmount', 'ZeroWithdrawalId', 'WithdrawalExpired', 'InvalidWithdrawalSignature']);
+
+/** A row from before 0.2.0 carries no signature, and the vault pays nothing without the wallet's. */
+export const UNSIGNED_WITHDRAWAL_REASON =
+  "not signed by the wallet (requested before 0.2.0, whose vault paid without the wallet's signature): the amount is back in the account; request it again";
 
 export interface WithdrawalTaskOptions {
   db: DbExecutor;
@@ -139,8 +146,16 @@ export function createWithdrawalTask(opts: WithdrawalTaskOptions): WithdrawalTas
   let timer: NodeJS.Timeout | undefined;
   let round: Promise<unknown> | undefined;
 
-  const callData = (w: Pending): Hex =>
-    encodeFunctionData({ abi: marginVaultAbi, functionName: 'withdraw', args: [w.account as Address, w.amount, w.withdrawalId as Hex] });
+  /** The wallet's signed request, relayed as signed: the operator's key adds nothing but gas. */
+  const callData = (w: Pending, signed: SignedWithdrawal): Hex =>
+    encodeFunctionData({
+      abi: marginVaultAbi,
+      functionName: 'payWithdrawal',
+      args: [
+        { account: w.account as Address, recipient: signed.recipient as Address, amount: w.amount, withdrawalId: w.withdrawalId as Hex, deadline: BigInt(signed.deadline) },
+        signed.signature,
+      ],
+    });
 
   const isPaid = async (id: string): Promise<boolean> => {
     try {
@@ -178,7 +193,11 @@ export function createWithdrawalTask(opts: WithdrawalTaskOptions): WithdrawalTas
   /** Steps 2 to 4: the payment's outcome, or a throw (retried later). */
   const decide = async (w: Pending, row: WithdrawalRecord, signal: AbortSignal): Promise<Decision> => {
     const id = w.withdrawalId;
-    const data = callData(w);
+    if (row.signed === null) {
+      if (await isPaid(id)) return paidOnChain(id);
+      return { outcome: 'FAILED', txHash: null, blockNumber: null, reason: UNSIGNED_WITHDRAWAL_REASON };
+    }
+    const data = callData(w, row.signed);
     const hooks: SendHooks = { onSigned: (tx) => recordWithdrawalTx(db, id, tx, now()) };
     if (row.txVersions.length > 0) {
       const latest = row.txVersions[row.txVersions.length - 1];
@@ -202,6 +221,10 @@ export function createWithdrawalTask(opts: WithdrawalTaskOptions): WithdrawalTas
       if (e instanceof ChainRevertError && e.errorName === 'WithdrawalAlreadyPaid') return paidOnChain(id);
       if (e instanceof ChainRevertError && e.errorName !== undefined && VAULT_REFUSALS.has(e.errorName)) {
         return { outcome: 'FAILED', txHash: null, blockNumber: null, reason: `the vault cannot pay it: ${e.errorName}` };
+      }
+      // Past this period's cap: it waits (retried with the backoff) until the next period opens.
+      if (e instanceof ChainRevertError && e.errorName === 'WithdrawalCapExceeded') {
+        throw new Error("perp withdrawals: the vault's withdrawal cap for this period is reached; the payment waits for the next period");
       }
       throw e;
     }

@@ -24,6 +24,7 @@ import * as m0023 from './0023-corporate-actions.ts';
 import * as m0024 from './0024-stock-order-multiplier.ts';
 import * as m0025 from './0025-quote-multiplier.ts';
 import * as m0026 from './0026-app-releases.ts';
+import * as m0027 from './0027-perp-withdrawal-signatures.ts';
 
 /** Migrations by name, in the order they run (names sort lexically). */
 export type MigrationList = ReadonlyArray<readonly [name: string, migration: Migration]>;
@@ -65,6 +66,7 @@ export const MIGRATIONS: MigrationList = [
   ['0024-stock-order-multiplier', m0024],
   ['0025-quote-multiplier', m0025],
   ['0026-app-releases', m0026],
+  ['0027-perp-withdrawal-signatures', m0027],
 ];
 
 /** A static provider of `list`: no filesystem scanning, so it works the same from tsx, a bundle or tests. */

@@ -7,8 +7,16 @@
 import { PageQueryProps } from '../common/paging.ts';
 import { ADDRESS_PATTERN, VISIBLE_ASCII_PATTERN } from '../common/patterns.ts';
 import { DecimalIn, DecimalOut, Millis, Nullable, StringEnum, Type, type Static } from '../common/schema-kit.ts';
-import { DEPOSIT_STATUSES, MAX_CLIENT_WITHDRAWAL_ID, PERP_TRANSACTION_TYPES, WITHDRAWAL_STATUSES } from './perp-enums.ts';
-import { HexOut, SymbolParam, TimeRangeProps } from './perp-schemas.ts';
+import {
+  DEPOSIT_STATUSES,
+  MAX_CLIENT_WITHDRAWAL_ID,
+  PERP_TRANSACTION_TYPES,
+  WITHDRAWAL_DEADLINE_DEFAULT_S,
+  WITHDRAWAL_DEADLINE_MAX_S,
+  WITHDRAWAL_DEADLINE_MIN_S,
+  WITHDRAWAL_STATUSES,
+} from './perp-enums.ts';
+import { HexOut, SignatureIn, SymbolParam, TimeRangeProps, TypedDataSchema, type TypedData } from './perp-schemas.ts';
 
 /** The one collateral asset. */
 const Usdc = () => StringEnum(['USDC'] as const);
@@ -69,15 +77,50 @@ export const AccountDepositSchema = Type.Object({
 });
 export type AccountDeposit = Static<typeof AccountDepositSchema>;
 
+const WithdrawalInputProps = {
+  amount: DecimalIn({ description: 'USD (USDC), at most 6 decimals, at most `withdrawable`' }),
+  clientWithdrawalId: Type.String({
+    minLength: 1,
+    maxLength: MAX_CLIENT_WITHDRAWAL_ID,
+    pattern: VISIBLE_ASCII_PATTERN,
+    description: 'your id of the withdrawal (1 to 64 visible ASCII characters): the same id answers the same withdrawal; another amount under it is 51021',
+  }),
+};
+
+const WithdrawalDeadline = (description: string) =>
+  Type.Integer({ minimum: 0, maximum: 2 ** 53 - 1, description });
+
+/** `POST account/withdrawals/build`: the typed data the wallet signs for a withdrawal. */
+export const BuildWithdrawalBodySchema = Type.Object(
+  {
+    ...WithdrawalInputProps,
+    deadline: Type.Optional(
+      WithdrawalDeadline(
+        `unix seconds after which the vault refuses to pay it: at least ${WITHDRAWAL_DEADLINE_MIN_S} s and at most ${WITHDRAWAL_DEADLINE_MAX_S} s ahead (default ${WITHDRAWAL_DEADLINE_DEFAULT_S} s)`,
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type BuildWithdrawalBody = Static<typeof BuildWithdrawalBodySchema>;
+
+export const BuiltWithdrawalSchema = Type.Object({
+  typedData: TypedDataSchema(
+    'complete EIP-712 typed data for eth_signTypedData_v4: domain TokexPerp / 1 / chain id / margin vault, primaryType Withdrawal(address account,address recipient,uint256 amount,bytes32 withdrawalId,uint64 deadline); amount (USDC units, 6 decimals) and deadline (unix seconds) are decimal strings',
+  ),
+  withdrawalId: HexOut({ description: "the vault's bytes32 id of the withdrawal" }),
+});
+export type BuiltWithdrawal = { typedData: TypedData; withdrawalId: string };
+
+/**
+ * `POST account/withdrawals`: the amount and id of the build call, its deadline, and the wallet's
+ * signature of the built typed data. The vault pays only against that signature.
+ */
 export const WithdrawBodySchema = Type.Object(
   {
-    amount: DecimalIn({ description: 'USD (USDC), at most 6 decimals, at most `withdrawable`' }),
-    clientWithdrawalId: Type.String({
-      minLength: 1,
-      maxLength: MAX_CLIENT_WITHDRAWAL_ID,
-      pattern: VISIBLE_ASCII_PATTERN,
-      description: 'your id of the withdrawal (1 to 64 visible ASCII characters): the same id answers the same withdrawal; another amount under it is 51021',
-    }),
+    ...WithdrawalInputProps,
+    deadline: WithdrawalDeadline('the deadline the wallet signed (unix seconds)'),
+    signature: SignatureIn("the wallet's EIP-712 signature of the Withdrawal (a One-Click session key's is refused)"),
   },
   { additionalProperties: false },
 );

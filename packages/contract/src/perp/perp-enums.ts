@@ -139,6 +139,16 @@ export type WithdrawalStatus = (typeof WITHDRAWAL_STATUSES)[number];
 
 /** `clientWithdrawalId`: 1 to 64 visible ASCII characters, unique per account. */
 export const MAX_CLIENT_WITHDRAWAL_ID = 64;
+/**
+ * A signed withdrawal's `deadline` (unix seconds): at least 5 minutes ahead, so the vault has time
+ * to pay it, at most 7 days, so a signature lying around does not stay payable for ever. The build
+ * call's default is one day.
+ */
+export const WITHDRAWAL_DEADLINE_MIN_S = 5 * 60;
+export const WITHDRAWAL_DEADLINE_MAX_S = 7 * 24 * 60 * 60;
+export const WITHDRAWAL_DEADLINE_DEFAULT_S = 24 * 60 * 60;
+/** What a signed withdrawal's deadline must still leave when the request arrives. */
+export const WITHDRAWAL_DEADLINE_MIN_LEFT_S = 60;
 
 /** What moved an account's money (`GET account/transactions`). */
 export const PERP_TRANSACTION_TYPES = [

@@ -71,10 +71,25 @@ export const ENABLE_SESSION_FIELDS = [
   { name: 'nonce', type: 'uint64' },
 ] as const satisfies TypedFields;
 
+/**
+ * A withdrawal the wallet signs and the margin vault checks before it pays (docs/security.md):
+ * `amount` in collateral-token units (USDC, 6 decimals), `withdrawalId` the vault's id
+ * (`account/withdrawals/build` answers it), `deadline` unix seconds after which it cannot be paid.
+ * The operator relays it; its own key signs for nobody. One-Click session keys cannot sign it.
+ */
+export const WITHDRAWAL_FIELDS = [
+  { name: 'account', type: 'address' },
+  { name: 'recipient', type: 'address' },
+  { name: 'amount', type: 'uint256' },
+  { name: 'withdrawalId', type: 'bytes32' },
+  { name: 'deadline', type: 'uint64' },
+] as const satisfies TypedFields;
+
 export const PERP_TYPED_DATA = {
   Order: ORDER_FIELDS,
   TriggerOrder: TRIGGER_ORDER_FIELDS,
   AmendOrder: AMEND_ORDER_FIELDS,
   CreateApiKey: CREATE_API_KEY_FIELDS,
   EnableSession: ENABLE_SESSION_FIELDS,
+  Withdrawal: WITHDRAWAL_FIELDS,
 } as const;

@@ -1,0 +1,137 @@
+/**
+ * Key-compromise drill: the perpetual operator's key (docs/security.md, "Perpetual operator key").
+ * The drill takes the key the embedded stack's perp-operator role signs with and does the worst the
+ * MarginVault allows it, on a real anvil: it can take nothing from the vault on its own (before 0.2.0
+ * one `withdraw(attacker, balanceOf(vault), id)` took every trader's collateral), it cannot replay or
+ * redirect what users signed, and even with a stream of valid signatures at its disposal it pays out
+ * at most the cap of the period, having raised the alert event first. Rotating the key (the owner's
+ * `setOperator`) leaves the users' signed requests payable by the new key.
+ */
+import { encodeFunctionData, keccak256, parseAbi, parseEventLogs, toHex, type Hex } from 'viem';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { marginVaultAbi } from '../../src/chain/abi/generated/index.ts';
+import { createChainWallet } from '../../src/chain/chain-client.ts';
+import { ANVIL_ACCOUNTS } from '../../src/chain/anvil-accounts.ts';
+import type { PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
+import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
+import { expectRevert, usdc, usdcOf } from '../chain/chain-test-helpers.ts';
+import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { deployPerpVenue, PERP_OPERATOR, perpOperatorWallet, signVaultWithdrawal, vaultDeposit, type VaultWithdrawalRequest } from '../support/perp-venue.ts';
+
+let f: ChainFixture;
+let perp: PerpDeployment;
+let victims: ChainUser[];
+let attacker: ChainUser;
+
+beforeAll(async () => {
+  f = await startChainFixture({ symbols: DEMO_SYMBOLS.slice(0, 1) });
+  perp = await deployPerpVenue(f);
+  const [, a, b, c] = f.users;
+  victims = [a, b];
+  attacker = c;
+  for (const v of victims) await vaultDeposit(f, perp, v, usdc('5000'));
+});
+afterAll(async () => {
+  await f?.stop();
+});
+
+const vault = () => perp.contracts.marginVault;
+const id = (s: string) => keccak256(toHex(s));
+const chainNow = async () => (await f.publicClient.getBlock({ blockTag: 'latest' })).timestamp;
+const read = <T>(functionName: string, args: readonly unknown[] = []) =>
+  f.publicClient.readContract({ address: vault(), abi: marginVaultAbi, functionName: functionName as never, args: args as never }) as Promise<T>;
+
+describe('the perpetual operator key, stolen', () => {
+  test('takes nothing on its own: the 0.1.0 drain call is gone, and forged or altered requests are refused', async () => {
+    const stolen = perpOperatorWallet(f);
+    const held = await usdcOf(f, vault());
+    expect(held).toBe(usdc('20000'));
+    // The one-call drain of 0.1.0: the selector no longer exists on the vault.
+    const legacy = parseAbi(['function withdraw(address account, uint256 amount, bytes32 withdrawalId)']);
+    const drain = await stolen.sendTransaction({
+      to: vault(),
+      data: encodeFunctionData({ abi: legacy, functionName: 'withdraw', args: [attacker.address, held, id('drain')] }),
+      gas: 200_000n,
+    });
+    expect((await f.publicClient.waitForTransactionReceipt({ hash: drain })).status).toBe('reverted');
+    // Each victim's whole deposit, to the attacker, signed by the operator key itself.
+    for (const v of victims) {
+      const request: VaultWithdrawalRequest = { account: v.address, recipient: attacker.address, amount: usdc('5000'), withdrawalId: id(`steal-${v.address}`), deadline: (await chainNow()) + 600n };
+      const forged = await signVaultWithdrawal(f, perp, PERP_OPERATOR.privateKey, request);
+      await expectRevert(() => stolen.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [request, forged] }), 'InvalidWithdrawalSignature', [v.address]);
+    }
+    // A victim's genuine small request, rewritten: more money, or the attacker as recipient.
+    const v = victims[0];
+    const genuine: VaultWithdrawalRequest = { account: v.address, recipient: v.address, amount: usdc('1'), withdrawalId: id('genuine'), deadline: (await chainNow()) + 600n };
+    const sig = await signVaultWithdrawal(f, perp, v.privateKey, genuine);
+    for (const altered of [{ ...genuine, amount: usdc('5000') }, { ...genuine, recipient: attacker.address }, { ...genuine, withdrawalId: id('other') }]) {
+      await expectRevert(() => stolen.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [altered, sig] }), 'InvalidWithdrawalSignature', [v.address]);
+    }
+    // Relayed as signed, it pays the victim, once.
+    await f.publicClient.waitForTransactionReceipt({ hash: await stolen.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [genuine, sig] }) });
+    await expectRevert(() => stolen.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [genuine, sig] }), 'WithdrawalAlreadyPaid', [genuine.withdrawalId]);
+    expect(await usdcOf(f, attacker.address)).toBe(usdc('100000'));
+    expect(await usdcOf(f, vault())).toBe(held - usdc('1'));
+  });
+
+  test('with valid signatures to relay (a compromised engine and signing path) it pays at most the cap of the period, after the alert', async () => {
+    const stolen = perpOperatorWallet(f);
+    // A venue sized cap: 2,000 USDC a day on this vault.
+    const setCap = await f.operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setWithdrawalCap', args: [usdc('2000'), 86_400n] });
+    await f.publicClient.waitForTransactionReceipt({ hash: setCap });
+    const [, , periodStart, already] = await read<readonly [bigint, bigint, bigint, bigint]>('withdrawalCap');
+    const before = await usdcOf(f, vault());
+    let paid = 0n;
+    const alerts: unknown[] = [];
+    let refusedAt: bigint | undefined;
+    for (let i = 0; i < 30; i++) {
+      const v = victims[i % 2];
+      const request: VaultWithdrawalRequest = { account: v.address, recipient: v.address, amount: usdc('150'), withdrawalId: id(`flood-${i}`), deadline: (await chainNow()) + 600n };
+      const signature = await signVaultWithdrawal(f, perp, v.privateKey, request);
+      try {
+        const hash = await stolen.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [request, signature] });
+        const receipt = await f.publicClient.waitForTransactionReceipt({ hash });
+        alerts.push(...parseEventLogs({ abi: marginVaultAbi, logs: receipt.logs, eventName: 'WithdrawalCapNearlyReached' }).map((e) => e.args));
+        paid += request.amount;
+      } catch {
+        refusedAt = BigInt(i);
+        await expectRevert(
+          () => stolen.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [request, signature] }),
+          'WithdrawalCapExceeded',
+          [usdc('2000') - already - paid, usdc('150'), periodStart + 86_400n],
+        );
+        break;
+      }
+    }
+    // 1 USDC was paid in this period by the first drill: 13 × 150 = 1,950 fit under 2,000 − 1, the 14th does not.
+    expect(already).toBe(usdc('1'));
+    expect(refusedAt).toBe(13n);
+    expect(paid).toBe(usdc('1950'));
+    expect(paid + already).toBeLessThanOrEqual(usdc('2000'));
+    expect(await usdcOf(f, vault())).toBe(before - paid);
+    // The alert came once, when the period's payments reached 90 % (1,801 = 1 + 12 × 150).
+    expect(alerts).toEqual([{ periodStart, withdrawn: usdc('1801'), cap: usdc('2000') }]);
+  });
+
+  test('rotation: the owner revokes the stolen key, and a new operator relays what users signed', async () => {
+    const revoke = await f.operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setOperator', args: [PERP_OPERATOR.address, false] });
+    await f.publicClient.waitForTransactionReceipt({ hash: revoke });
+    const fresh = ANVIL_ACCOUNTS[8];
+    const grant = await f.operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setOperator', args: [fresh.address, true] });
+    await f.publicClient.waitForTransactionReceipt({ hash: grant });
+    const v = victims[1];
+    const request: VaultWithdrawalRequest = { account: v.address, recipient: v.address, amount: usdc('10'), withdrawalId: id('after-rotation'), deadline: (await chainNow()) + 600n };
+    const signature = await signVaultWithdrawal(f, perp, v.privateKey, request);
+    await expectRevert(
+      () => perpOperatorWallet(f).writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [request, signature] }),
+      'NotOperator',
+      [PERP_OPERATOR.address],
+    );
+    const wallet = createChainWallet(fresh.privateKey as Hex, { chain: f.chain, rpcUrl: f.rpcUrl, pollingIntervalMs: 20 });
+    // The cap of the day is spent: the owner raises it for the drill's last payment.
+    await f.publicClient.waitForTransactionReceipt({ hash: await f.operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setWithdrawalCap', args: [usdc('5000'), 86_400n] }) });
+    const before = await usdcOf(f, v.address);
+    await f.publicClient.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [request, signature] }) });
+    expect(await usdcOf(f, v.address)).toBe(before + usdc('10'));
+  });
+});
