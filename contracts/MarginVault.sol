@@ -185,6 +185,7 @@ contract MarginVault is
     function _countAgainstCap(uint256 amount) private {
         uint64 period = _withdrawalPeriod;
         uint256 cap = _withdrawalCap;
+        if (amount > cap) revert WithdrawalAboveCap(amount, cap);
         uint64 start = period == 0 ? 0 : uint64(block.timestamp / period) * period;
         uint256 withdrawn = _withdrawnInPeriod;
         if (start != _periodStart) {

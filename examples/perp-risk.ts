@@ -1,8 +1,9 @@
 /**
  * A crash on the demo venue, played with `tokex marketdata set-price`: a trader at 19× on AAPL-USD is
  * liquidated through the book when AAPL falls about 3 %, the insurance fund takes the liquidation fee; then
- * a second wallet adds liquidity to the pool and withdraws collateral to its wallet on chain. The
- * rules are docs/perp-risk.md. Run against `npm start` (it pins AAPL for a while, then releases it):
+ * a second wallet adds liquidity to the pool and withdraws collateral to its wallet on chain (the
+ * wallet signs the withdrawal; the vault pays only against that signature). The rules are
+ * docs/perp-risk.md. Run against `npm start` (it pins AAPL for a while, then releases it):
  *
  *   npx tsx examples/perp-risk.ts           (DATA_DIR defaults to ./data)
  */
@@ -124,7 +125,8 @@ const chain = createPublicClient({ transport: http(demo.rpcUrl) });
 const token = demo.perp.contracts.collateralToken as `0x${string}`;
 const before = await chain.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [lpWallet.address] });
 const clientWithdrawalId = `risk-${Date.now()}`;
-await lp.withdraw({ amount: '1500', clientWithdrawalId });
+// The wallet signs the withdrawal (EIP-712): the vault pays only against that signature.
+await lp.withdraw(lpWallet, { amount: '1500', clientWithdrawalId });
 const paid = await lp.waitForWithdrawal(clientWithdrawalId);
 const after = await chain.readContract({ address: token, abi: erc20Abi, functionName: 'balanceOf', args: [lpWallet.address] });
 console.log(`withdrawal ${paid.status} in ${paid.txHash}: wallet +${usd(after - before)} USDC`);

@@ -44,6 +44,9 @@ interface IMarginVault is ICommonErrors {
     /// @notice Paying `needed` would take this period's payments past the cap: `available` is left
     /// until the period that starts at `nextPeriodStart`.
     error WithdrawalCapExceeded(uint256 available, uint256 needed, uint64 nextPeriodStart);
+    /// @notice `amount` is more than the whole cap of a period (`cap`): it can never be paid as one
+    /// withdrawal (ask for less, in several).
+    error WithdrawalAboveCap(uint256 amount, uint256 cap);
     /// @notice A cap period of zero.
     error InvalidWithdrawalPeriod();
 

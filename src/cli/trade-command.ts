@@ -347,13 +347,13 @@ function perpCommand(): Command {
     perp
       .command('withdraw')
       .argument('<amount>')
-      .description('withdraw collateral to the wallet, waiting until paid on chain')
+      .description("withdraw collateral to the wallet, which signs the withdrawal (the vault pays only the wallet's signature), waiting until paid on chain")
       .option('--client-id <id>', 'clientWithdrawalId: the same id again answers the first request (default: a new one)')
       .addOption(timeoutOption()),
   ).action(async (amount: string, o: Common & { clientId?: string; timeout?: number }) => {
     const c = await perpClient(o);
     const id = o.clientId ?? `cli-${randomUUID()}`;
-    await c.withdraw({ amount, clientWithdrawalId: id });
+    await c.withdraw(await wallet(o), { amount, clientWithdrawalId: id });
     const timeoutMs = o.timeout ?? WAIT_MS;
     const w = await waitFor(`withdrawal ${id}`, () => `withdrawal ${id}`, timeoutMs, (onWait) => c.waitForWithdrawal(id, { timeoutMs, onWait }));
     if (w === undefined) return;

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import ccxt from 'ccxt';
 import TokexPerp from 'ccxt-tokex';
 import { signPerpRequest } from '@tokex/sdk';
-import { generatePrivateKey } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { withdrawalIdOf, withdrawalType } from '../../src/perp/withdrawal-service.ts';
 
 const instrument = {
   symbol: 'BTC-USD', base: 'BTC', quote: 'USD', tickSize: '0.1', lotSize: '0.0001', minSize: '0.001', maxSize: '10000',
@@ -349,6 +350,58 @@ describe('ccxt-tokex without a venue', () => {
     expect(rejected[0][1]).toBe('ccxt-6');
     expect(rejected[1][0]).toBeInstanceOf(ccxt.OrderNotFound);
     expect(Object.keys(client.subscriptions)).toEqual([]);
+  });
+
+  it('withdraw: build, the wallet (privateKey) signs the Withdrawal, POST with exactly the signed fields; anything else is refused before signing', async () => {
+    const pk = generatePrivateKey();
+    const wallet = privateKeyToAccount(pk);
+    const domain = { name: 'TokexPerp', version: '1', chainId: 31337, verifyingContract: '0x00000000000000000000000000000000000000A1' as const };
+    const deadline = Math.floor(Date.now() / 1000) + 3_600;
+    /** A venue whose build answers the key's wallet `account`'s withdrawal (`over` tampers with it). */
+    const venue = (account: string, over: { chainId?: number; recipient?: string; amount?: bigint } = {}) => {
+      const ex = exchange({ privateKey: pk, enableRateLimit: false, options: { baseUrl: 'http://127.0.0.1:9', chainId: 31337 } });
+      const sent: Array<{ path: string; body: any }> = [];
+      ex.fetch = (async (url: string, _method: string, _headers: unknown, raw: string) => {
+        const path = new URL(url).pathname.replace('/v4/public/trader/', '');
+        const body = JSON.parse(raw);
+        sent.push({ path, body });
+        if (path === 'account/withdrawals/build') {
+          const withdrawalId = withdrawalIdOf(account, body.clientWithdrawalId);
+          const message = { account, recipient: over.recipient ?? account, amount: over.amount ?? 1_500_000n, withdrawalId, deadline: BigInt(body.deadline ?? deadline) };
+          return { code: 0, msg: 'ok', requestId: 'r', data: { typedData: withdrawalType.build({ ...domain, chainId: over.chainId ?? 31337 }, message), withdrawalId } };
+        }
+        const withdrawalId = withdrawalIdOf(account, body.clientWithdrawalId);
+        return { code: 0, msg: 'ok', requestId: 'r', data: { withdrawalId, clientWithdrawalId: body.clientWithdrawalId, address: account.toLowerCase(), asset: 'USDC', amount: body.amount, status: 'PENDING', txHash: null, blockNumber: null, reason: null, createdAt: 1, updatedAt: 1, duplicate: false } };
+      }) as typeof ex.fetch;
+      return { ex, sent };
+    };
+
+    const { ex, sent } = venue(wallet.address);
+    const w = await ex.withdraw('USDC', 1.5, wallet.address, undefined, { clientWithdrawalId: 'w-1', deadline });
+    expect(w).toMatchObject({ id: withdrawalIdOf(wallet.address, 'w-1'), type: 'withdrawal', amount: 1.5, status: 'pending' });
+    expect(sent.map((x) => x.path)).toEqual(['account/withdrawals/build', 'account/withdrawals']);
+    expect(sent[0].body).toEqual({ amount: '1.5', clientWithdrawalId: 'w-1', deadline });
+    expect(Object.keys(sent[1].body).sort()).toEqual(['amount', 'clientWithdrawalId', 'deadline', 'signature']);
+    expect(sent[1].body).toMatchObject({ amount: '1.5', clientWithdrawalId: 'w-1', deadline });
+    // The venue's own check of the signature: the wallet signed exactly this withdrawal.
+    const message = { account: wallet.address, recipient: wallet.address, amount: 1_500_000n, withdrawalId: withdrawalIdOf(wallet.address, 'w-1'), deadline: BigInt(deadline) };
+    await expect(withdrawalType.verifySigner(domain, message, sent[1].body.signature, wallet.address)).resolves.toBeUndefined();
+
+    // No privateKey: AuthenticationError before any request.
+    const keyless = venue(wallet.address);
+    keyless.ex.privateKey = '';
+    await expect(keyless.ex.withdraw('USDC', 1.5, wallet.address)).rejects.toBeInstanceOf(ccxt.AuthenticationError);
+    expect(keyless.sent).toEqual([]);
+    // A privateKey that is not the key's wallet (a session key, say): built, never signed or sent.
+    const other = venue(privateKeyToAccount(generatePrivateKey()).address);
+    await expect(other.ex.withdraw('USDC', 1.5, wallet.address)).rejects.toBeInstanceOf(ccxt.AuthenticationError);
+    expect(other.sent.map((x) => x.path)).toEqual(['account/withdrawals/build']);
+    // Another chain, recipient or amount than asked: ExchangeError, nothing posted.
+    for (const over of [{ chainId: 1 }, { recipient: privateKeyToAccount(generatePrivateKey()).address }, { amount: 15_000_000n }]) {
+      const tampered = venue(wallet.address, over);
+      await expect(tampered.ex.withdraw('USDC', 1.5, wallet.address), Object.keys(over)[0]).rejects.toBeInstanceOf(ccxt.ExchangeError);
+      expect(tampered.sent.map((x) => x.path)).toEqual(['account/withdrawals/build']);
+    }
   });
 
   it('parses trigger orders: UNTRIGGERED is open, triggerPrice; a protective one is its stop-loss or take-profit', () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import ccxt from 'ccxt';
 import TokexPerp from 'ccxt-tokex';
 import { PerpClient } from '@tokex/sdk';
-import { privateKeyToAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { until } from '../support/poll.ts';
 import { listRoleStatus } from '../../src/storage/role-status-store.ts';
@@ -447,11 +447,25 @@ describe('ccxt-tokex against the stack', () => {
     expect(reduced.total).toBeCloseTo((before.initialMargin as number) + 3, 6);
   });
 
-  it('withdraw → fetchWithdrawals; fetchDeposits and fetchLedger', async () => {
+  it('withdraw (signed by the wallet) → fetchWithdrawals; fetchDeposits and fetchLedger', async () => {
     const w = await ex.withdraw('USDC', 1.5, creds.walletAddress, undefined, { clientWithdrawalId: 'ccxt-w-1' });
     expect(w).toMatchObject({ type: 'withdrawal', amount: 1.5, currency: 'USDC' });
     expect(w.id).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(w.info.duplicate).toBe(false);
+    // The same client id again (signed anew): the same withdrawal, nothing reserved twice.
+    const again = await ex.withdraw('USDC', 1.5, creds.walletAddress, undefined, { clientWithdrawalId: 'ccxt-w-1' });
+    expect(again).toMatchObject({ id: w.id, amount: 1.5 });
+    expect(again.info.duplicate).toBe(true);
     await expect(ex.withdraw('USDC', 1, '0x000000000000000000000000000000000000dEaD')).rejects.toBeInstanceOf(ccxt.InvalidAddress);
+    // Only the key's wallet signs its withdrawals: another key (a session key, say) is refused before signing; no key at all before any request.
+    const strangerKey = generatePrivateKey();
+    const stranger = make({ walletAddress: undefined, privateKey: strangerKey });
+    await expect(stranger.withdraw('USDC', 1, privateKeyToAccount(strangerKey).address, undefined, { clientWithdrawalId: 'ccxt-w-stranger' })).rejects.toBeInstanceOf(ccxt.AuthenticationError);
+    await expect(make({ privateKey: undefined }).withdraw('USDC', 1, creds.walletAddress, undefined, { clientWithdrawalId: 'ccxt-w-keyless' })).rejects.toBeInstanceOf(ccxt.AuthenticationError);
+    const mine = (await api.listWithdrawals({ limit: 100 })).rows.map((r) => r.clientWithdrawalId);
+    expect(mine.filter((id) => id === 'ccxt-w-1')).toHaveLength(1);
+    expect(mine).not.toContain('ccxt-w-stranger');
+    expect(mine).not.toContain('ccxt-w-keyless');
     const list = await until(() => ex.fetchWithdrawals('USDC'), (ws) => ws.some((x) => x.id === w.id && x.status === 'ok'), 30_000);
     const done = list.find((x) => x.id === w.id)!;
     expect(done.txid).toMatch(/^0x[0-9a-f]{64}$/);

@@ -213,7 +213,9 @@ describe('withdraw', () => {
     expect((await read<readonly [bigint, bigint, bigint, bigint]>('withdrawalCap'))[3]).toBe(usdc('10.000001'));
   });
 
-  test('a vault whose cap was never set pays nothing; a zero period is refused', async () => {
+  test('more than a whole period\'s cap is refused for good (WithdrawalAboveCap); a zero period is refused; only the owner sets the cap', async () => {
+    const big = await requestOf(carol, usdc('1000000.000001'), id('w-above'));
+    await expectRevert(async () => pay(big, await signVaultWithdrawal(f, perp, carol.privateKey, big)), 'WithdrawalAboveCap', [usdc('1000000.000001'), usdc('1000000')]);
     await expectRevert(
       () => f.operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setWithdrawalCap', args: [usdc('1'), 0n] }),
       'InvalidWithdrawalPeriod',

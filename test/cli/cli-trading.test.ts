@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUnits } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
@@ -124,7 +124,7 @@ describe('tokex trading commands', () => {
     expect(beforeOut - (await musd())).toBe(wei('100'));
   });
 
-  it('perp: collateral deposited from the wallet and withdrawn to it, each awaited; the same client id answers the first withdrawal', async () => {
+  it('perp: collateral deposited from the wallet and withdrawn to it (the wallet signs), each awaited; the same client id answers the first withdrawal; another key signs none', async () => {
     const balance = async () => wei((await t.perpTrader!.get<{ balance: string }>('account')).balance);
     // The demo deposit of wallets[0] is credited at start-up: wait for it before measuring.
     await until(balance, (b) => b > 0n);
@@ -141,6 +141,16 @@ describe('tokex trading commands', () => {
     expect((await balance()) - before).toBe(wei('15'));
     const again = JSON.parse((await tokex(['perp', 'withdraw', '25', '--client-id', 'cli-test-withdrawal-1', '--json'])).stdout);
     expect(again).toEqual(w);
+    expect((await balance()) - before).toBe(wei('15'));
+
+    // The vault pays only the wallet's own signature: a key that is not the API key's wallet signs nothing.
+    const stranger = await tokex(['perp', 'withdraw', '5', '--client-id', 'cli-test-withdrawal-stranger', '--private-key', generatePrivateKey(), '--json']);
+    expect(stranger.code).toBe(1);
+    expect(stranger.stdout).toBe('');
+    expect(stranger.stderr).toMatch(/^error: wallet: 0x[0-9a-fA-F]{40} is not the wallet the API key is bound to \(0x[0-9a-fA-F]{40}\)/);
+    const listed = (await t.perpTrader!.listWithdrawals({ limit: 100 })).rows.map((r) => r.clientWithdrawalId);
+    expect(listed).toContain('cli-test-withdrawal-1');
+    expect(listed).not.toContain('cli-test-withdrawal-stranger');
     expect((await balance()) - before).toBe(wei('15'));
   });
 

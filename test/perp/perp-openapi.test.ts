@@ -29,6 +29,7 @@ const PERP_ENDPOINTS = [
   'GET /v4/public/trader/account/deposits',
   'GET /v4/public/trader/account/withdrawals',
   'POST /v4/public/trader/account/withdrawals',
+  'POST /v4/public/trader/account/withdrawals/build',
   'GET /v4/public/trader/account/transactions',
   'GET /v4/public/trader/positions',
   'GET /v4/public/trader/orders/open',

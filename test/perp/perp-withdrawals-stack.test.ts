@@ -4,7 +4,8 @@
  * on the same data shows it COMPLETED and pays nothing again.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { erc20Abi, type Address } from 'viem';
+import { erc20Abi, type Address, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { marginVaultAbi } from '../../src/chain/abi/generated/index.ts';
 import { createChainClients, type ChainPublicClient } from '../../src/chain/chain-client.ts';
 import type { PerpWithdrawal } from '@tokex/sdk';
@@ -39,7 +40,7 @@ describe.each(stackEngines('perpwd'))('perp withdrawals in the stack ($name)', (
     const api = t.perpTrader!;
     await until(() => api.get<Record<string, string>>('account'), (a) => a.balance === '10000', 30_000);
     const before = await balanceOf(wallet);
-    const w = await api.withdraw({ amount: '12.5', clientWithdrawalId: 'stack-1' });
+    const w = await api.withdraw(privateKeyToAccount(t.demo.wallets[0]!.privateKey as Hex), { amount: '12.5', clientWithdrawalId: 'stack-1' });
     expect(w).toMatchObject({ withdrawalId: withdrawalIdOf(wallet, 'stack-1'), address: wallet.toLowerCase(), amount: '12.5', duplicate: false });
     const done = await api.waitForWithdrawal('stack-1', { timeoutMs: 30_000 });
     expect(done).toMatchObject({ status: 'COMPLETED', txHash: expect.stringMatching(/^0x[0-9a-f]{64}$/) });
@@ -53,7 +54,7 @@ describe.each(stackEngines('perpwd'))('perp withdrawals in the stack ($name)', (
     const again = t.perpTrader!;
     const listed = await again.listWithdrawals();
     expect(listed.rows.find((x: PerpWithdrawal) => x.clientWithdrawalId === 'stack-1')).toMatchObject({ status: 'COMPLETED', txHash: done.txHash });
-    expect(await again.withdraw({ amount: '12.5', clientWithdrawalId: 'stack-1' })).toMatchObject({ status: 'COMPLETED', duplicate: true });
+    expect(await again.withdraw(privateKeyToAccount(t.demo.wallets[0]!.privateKey as Hex), { amount: '12.5', clientWithdrawalId: 'stack-1' })).toMatchObject({ status: 'COMPLETED', duplicate: true });
     const logs = await chain.getContractEvents({ address: vault, abi: marginVaultAbi, eventName: 'Withdrawn', args: { withdrawalId: w.withdrawalId }, fromBlock: 0n });
     expect(logs).toHaveLength(1);
     expect(await balanceOf(wallet)).toBe(before + 12_500_000n);

@@ -13,8 +13,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { erc20Abi, type Address, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { erc20Abi, getAddress, type Address, type Hex } from 'viem';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { marginVaultAbi } from '../../src/chain/abi/generated/index.ts';
 import type { PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
 import { createTxSender } from '../../src/chain/tx-sender.ts';
@@ -24,10 +24,10 @@ import { indexedBlockInfo, type PerpVenue } from '../../src/perp/perp-venue.ts';
 import { createInProcessGateway, type EngineGateway } from '../../src/perp/sequencer/engine-gateway.ts';
 import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
 import { findJournalByCommandIds } from '../../src/perp/store/engine-journal-store.ts';
-import { getWithdrawal } from '../../src/perp/store/withdrawal-store.ts';
+import { getWithdrawal, insertWithdrawalIntent } from '../../src/perp/store/withdrawal-store.ts';
 import { usd } from '../../src/perp/perp-views.ts';
 import { withdrawalIdOf } from '../../src/perp/withdrawal-service.ts';
-import { createWithdrawalTask, SETTLE_COMMAND_PREFIX, type WithdrawalTask } from '../../src/perp/workers/withdrawal-task.ts';
+import { createWithdrawalTask, SETTLE_COMMAND_PREFIX, UNSIGNED_WITHDRAWAL_REASON, type WithdrawalTask } from '../../src/perp/workers/withdrawal-task.ts';
 import type { PerpClient, PerpWithdrawal } from '@tokex/sdk';
 import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
@@ -79,6 +79,8 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
   const withdrawnLogs = (id: string) =>
     f.publicClient.getContractEvents({ address: perp.contracts.marginVault, abi: marginVaultAbi, eventName: 'Withdrawn', args: { withdrawalId: id as Hex }, fromBlock: 0n });
   const acct = (a: string) => engine().getAccount(a.toLowerCase());
+  /** The wallet's own key: the vault pays only what it signed. */
+  const signer = (u: { privateKey: Hex }) => privateKeyToAccount(u.privateKey);
   const keyFor = async (address: string, permissions: Array<'READ' | 'TRADE' | 'TRANSFER'> = ['READ', 'TRANSFER']) => (await h.key({ userAddress: address, permissions })).client;
 
   const startTask = () => {
@@ -129,7 +131,7 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
     const walletBefore = await tokenBalance(user.address);
     const vaultBefore = await vaultBalance();
 
-    const w = await api.withdraw({ amount: '250.5', clientWithdrawalId: 'payout-1' });
+    const w = await api.withdraw(signer(user), { amount: '250.5', clientWithdrawalId: 'payout-1' });
     const id = withdrawalIdOf(user.address, 'payout-1');
     expect(w).toMatchObject({
       withdrawalId: id, clientWithdrawalId: 'payout-1', address: user.address.toLowerCase(), asset: 'USDC', amount: '250.5', status: 'PENDING', txHash: null, duplicate: false,
@@ -156,8 +158,8 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
     expect(await f.publicClient.readContract({ address: perp.contracts.marginVault, abi: marginVaultAbi, functionName: 'withdrawalPaid', args: [id] })).toBe(true);
 
     // The same clientWithdrawalId: the original, nothing new; another amount under it: 51021.
-    expect(await api.withdraw({ amount: '250.50', clientWithdrawalId: 'payout-1' })).toMatchObject({ withdrawalId: id, status: 'COMPLETED', duplicate: true });
-    expect(await refused(api.withdraw({ amount: '10', clientWithdrawalId: 'payout-1' }))).toMatchObject({ code: 51021, httpStatus: 400 });
+    expect(await api.withdraw(signer(user), { amount: '250.50', clientWithdrawalId: 'payout-1' })).toMatchObject({ withdrawalId: id, status: 'COMPLETED', duplicate: true });
+    expect(await refused(api.withdraw(signer(user), { amount: '10', clientWithdrawalId: 'payout-1' }))).toMatchObject({ code: 51021, httpStatus: 400 });
     await stopTask();
     expect(await tokenBalance(user.address)).toBe(walletBefore + 250_500_000n);
     expect(acct(user.address)).toMatchObject({ collateral: 749_500_000n, pendingWithdrawals: 0n });
@@ -195,7 +197,7 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
       expect(engine().pendingWithdrawals().filter((w) => w.account === user.address.toLowerCase())).toEqual([]);
       expect((await api.listWithdrawals()).total).toBe(0);
     };
-    expect(await refused(api.withdraw({ amount: overText, clientWithdrawalId: 'big' }))).toMatchObject({ code: 51002, httpStatus: 400 });
+    expect(await refused(api.withdraw(signer(user), { amount: overText, clientWithdrawalId: 'big' }))).toMatchObject({ code: 51002, httpStatus: 400 });
     expect(engine().stateHash()).toBe(hash);
     await nothingReserved();
     // Not even the API's note of the request is left.
@@ -204,11 +206,15 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
     const reader = await keyFor(user.address, ['READ']);
     const trader = await keyFor(user.address, ['READ', 'TRADE']);
     for (const k of [reader, trader]) {
-      expect(await refused(k.withdraw({ amount: '1', clientWithdrawalId: 'nope' }))).toMatchObject({ code: 30001, httpStatus: 403 });
+      expect(await refused(k.withdraw(signer(user), { amount: '1', clientWithdrawalId: 'nope' }))).toMatchObject({ code: 30001, httpStatus: 403 });
     }
     // The payee is the key's wallet, never the body's: a body naming one is refused.
-    const r = await refused(api.post('account/withdrawals', { amount: '1', clientWithdrawalId: 'to-other', address: f.users[2].address }));
+    const r = await refused(
+      api.post('account/withdrawals', { amount: '1', clientWithdrawalId: 'to-other', deadline: Math.floor(Date.now() / 1000) + 3_600, signature: `0x${'11'.repeat(65)}`, address: f.users[2].address }),
+    );
     expect(r).toMatchObject({ code: 10000 });
+    // Well-formed signed fields, so that each body is refused for the field it gets wrong.
+    const signedFields = { deadline: Math.floor(Date.now() / 1000) + 3_600, signature: `0x${'11'.repeat(65)}` };
     for (const [body, field] of [
       [{ amount: '0', clientWithdrawalId: 'zero' }, 'amount'],
       [{ amount: '1.0000001', clientWithdrawalId: 'fine' }, 'amount'],
@@ -216,7 +222,7 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
       [{ amount: '1' }, 'clientWithdrawalId'],
       [{ amount: '1', clientWithdrawalId: 'x'.repeat(65) }, 'clientWithdrawalId'],
     ] as const) {
-      const e = await refused(api.post('account/withdrawals', body));
+      const e = await refused(api.post('account/withdrawals', { ...body, ...signedFields }));
       expect(e.code).toBe(10000);
       expect(e.msg).toContain(field);
     }
@@ -225,13 +231,13 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
 
     // A refused id reserved nothing, so it stays free: judged again, and taken at the exact limit.
     const exact = usd(withdrawable);
-    expect(await refused(api.withdraw({ amount: overText, clientWithdrawalId: 'big' }))).toMatchObject({ code: 51002 });
-    const w = await api.withdraw({ amount: exact, clientWithdrawalId: 'big' });
+    expect(await refused(api.withdraw(signer(user), { amount: overText, clientWithdrawalId: 'big' }))).toMatchObject({ code: 51002 });
+    const w = await api.withdraw(signer(user), { amount: exact, clientWithdrawalId: 'big' });
     expect(w).toMatchObject({ status: 'PENDING', amount: exact });
     expect(acct(user.address)).toMatchObject({ collateral: before.collateral - withdrawable, pendingWithdrawals: withdrawable });
     expect((await api.get<Record<string, string>>('account')).withdrawable).toBe('0');
     // And refused with another amount from now on, however small.
-    expect(await refused(api.withdraw({ amount: '1', clientWithdrawalId: 'big' }))).toMatchObject({ code: 51021 });
+    expect(await refused(api.withdraw(signer(user), { amount: '1', clientWithdrawalId: 'big' }))).toMatchObject({ code: 51021 });
     expect(acct(user.address)).toMatchObject({ pendingWithdrawals: withdrawable });
     // Back to the balance, through the engine's settlement the task would make on a failure.
     await ok({ kind: 'settleWithdrawal', withdrawalId: w.withdrawalId, outcome: 'FAILED' });
@@ -256,14 +262,14 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
     expect(engine().insuranceFund().openBadDebt).toEqual([B]);
 
     const before = acct(user.address)!.collateral;
-    expect(await refused(api.withdraw({ amount: '10', clientWithdrawalId: 'paused' }))).toMatchObject({ code: 51020, httpStatus: 400 });
+    expect(await refused(api.withdraw(signer(user), { amount: '10', clientWithdrawalId: 'paused' }))).toMatchObject({ code: 51020, httpStatus: 400 });
     expect(acct(user.address)).toMatchObject({ collateral: before, pendingWithdrawals: 0n });
     expect((await api.listWithdrawals()).total).toBe(0);
 
     // A fresh index: B is closed (ADL against the maker), its debt resolved, withdrawals resume.
     await mark(ETH, 200_000, t + 41_000);
     expect(engine().insuranceFund().openBadDebt).toEqual([]);
-    expect(await api.withdraw({ amount: '10', clientWithdrawalId: 'paused' })).toMatchObject({ status: 'PENDING', amount: '10', duplicate: false });
+    expect(await api.withdraw(signer(user), { amount: '10', clientWithdrawalId: 'paused' })).toMatchObject({ status: 'PENDING', amount: '10', duplicate: false });
     expect(acct(user.address)).toMatchObject({ collateral: before - 10n * USDC, pendingWithdrawals: 10n * USDC });
     startTask();
     await settledAs(api, 'paused', 'COMPLETED');
@@ -276,14 +282,14 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
     const api = await keyFor(user.address);
     await fund(user, 100n * USDC);
     const walletBefore = await tokenBalance(user.address);
-    const answers = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => api.withdraw({ amount: '30', clientWithdrawalId: `race-${i}` }, { retries: 0 })));
+    const answers = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => api.withdraw(signer(user), { amount: '30', clientWithdrawalId: `race-${i}` }, { retries: 0 })));
     const accepted = answers.filter((a): a is PromiseFulfilledResult<PerpWithdrawal> => a.status === 'fulfilled').map((a) => a.value);
     const refusals = answers.filter((a): a is PromiseRejectedResult => a.status === 'rejected').map((a) => (a.reason as { code: number }).code);
     expect(accepted).toHaveLength(3);
     expect(refusals).toEqual(Array(7).fill(51002));
     expect(acct(user.address)).toMatchObject({ collateral: 10n * USDC, pendingWithdrawals: 90n * USDC });
     // The same id twice at once: one withdrawal.
-    const twins = await Promise.all([api.withdraw({ amount: '5', clientWithdrawalId: 'twin' }), api.withdraw({ amount: '5', clientWithdrawalId: 'twin' })]);
+    const twins = await Promise.all([api.withdraw(signer(user), { amount: '5', clientWithdrawalId: 'twin' }), api.withdraw(signer(user), { amount: '5', clientWithdrawalId: 'twin' })]);
     expect(twins[0].withdrawalId).toBe(twins[1].withdrawalId);
     expect(acct(user.address)).toMatchObject({ collateral: 5n * USDC, pendingWithdrawals: 95n * USDC });
 
@@ -295,14 +301,84 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
     expect((await api.listWithdrawals({ status: 'COMPLETED' })).total).toBe(4);
   });
 
+  it("only the wallet's own signature of exactly the built withdrawal is taken: a session key's, another amount's, a stale deadline's are refused, reserving nothing", async () => {
+    const user = f.users[2];
+    const api = await keyFor(user.address);
+    await fund(user, 100n * USDC);
+    const before = { ...acct(user.address)! };
+    const built = await api.buildWithdrawal({ amount: '12.5', clientWithdrawalId: 'signed-1', deadline: Math.floor(Date.now() / 1000) + 3_600 });
+    expect(built.withdrawalId).toBe(withdrawalIdOf(user.address, 'signed-1'));
+    expect(built.typedData).toMatchObject({
+      domain: { name: 'TokexPerp', version: '1', chainId: f.chainId, verifyingContract: getAddress(perp.contracts.marginVault) },
+      primaryType: 'Withdrawal',
+      message: { account: getAddress(user.address), recipient: getAddress(user.address), amount: '12500000', withdrawalId: built.withdrawalId },
+    });
+    const td = built.typedData as unknown as Parameters<ReturnType<typeof signer>['signTypedData']>[0];
+    const deadline = Number((built.typedData.message as { deadline: string }).deadline);
+    const post = (body: Record<string, unknown>) => api.post('account/withdrawals', { amount: '12.5', clientWithdrawalId: 'signed-1', deadline, ...body });
+    // A One-Click session key (or any other key) signing for the wallet.
+    const session = privateKeyToAccount(generatePrivateKey());
+    expect(await refused(post({ signature: await session.signTypedData(td) }))).toMatchObject({ code: 10000, httpStatus: 400 });
+    // The wallet's signature, but of another amount or deadline than the body's.
+    const other = { ...td, message: { ...td.message, amount: 12_500_001n } } as typeof td;
+    expect(await refused(post({ signature: await signer(user).signTypedData(other) }))).toMatchObject({ code: 10000 });
+    const good = await signer(user).signTypedData(td);
+    expect(await refused(post({ signature: good, deadline: deadline + 1 }))).toMatchObject({ code: 10000 });
+    // A deadline that leaves the vault less than a minute.
+    const late = await api.buildWithdrawal({ amount: '12.5', clientWithdrawalId: 'signed-late', deadline: Math.floor(Date.now() / 1000) + 600 }).catch((e: unknown) => e);
+    expect(late).toMatchObject({ typedData: expect.anything() });
+    const tooSoon = Math.floor(Date.now() / 1000) + 30;
+    expect(await refused(post({ signature: good, deadline: tooSoon }))).toMatchObject({ code: 10000 });
+    expect(await refused(api.buildWithdrawal({ amount: '1', clientWithdrawalId: 'x', deadline: Math.floor(Date.now() / 1000) + 8 * 86_400 }))).toMatchObject({ code: 10000 });
+    expect(acct(user.address)).toMatchObject({ collateral: before.collateral, pendingWithdrawals: 0n });
+    expect(await getWithdrawal(h.db, built.withdrawalId)).toBeUndefined();
+
+    // The genuine one: reserved, its signature kept for the task, paid by the vault.
+    const w = (await post({ signature: good })) as PerpWithdrawal & { duplicate: boolean };
+    expect(w).toMatchObject({ withdrawalId: built.withdrawalId, status: 'PENDING', amount: '12.5', duplicate: false });
+    expect((await getWithdrawal(h.db, built.withdrawalId))?.signed).toEqual({ recipient: user.address.toLowerCase(), deadline, signature: good });
+    const walletBefore = await tokenBalance(user.address);
+    startTask();
+    await settledAs(api, 'signed-1', 'COMPLETED');
+    await stopTask();
+    expect(await tokenBalance(user.address)).toBe(walletBefore + 12_500_000n);
+  });
+
+  it("a reservation the wallet never signed (from before 0.2.0) and one above the vault's cap FAIL, the amount back in the account", async () => {
+    // An account of its own: its collateral is exactly what this test credits.
+    const key = generatePrivateKey();
+    const user = { privateKey: key, address: privateKeyToAccount(key).address };
+    const api = await keyFor(user.address);
+    await credit(user.address, 50n * USDC);
+    // The engine holds a reservation with no signed row (what a 0.1.0 request left).
+    const unsignedId = withdrawalIdOf(user.address, 'from-0.1.0');
+    await ok({ kind: 'requestWithdrawal', account: user.address.toLowerCase(), withdrawalId: unsignedId, amount: 20n * USDC });
+    // Credited beyond the cap of a day (1,000,000): asked as one withdrawal, it can never be paid.
+    await credit(user.address, 1_000_001n * USDC);
+    const above = await api.withdraw(signer(user), { amount: '1000000.5', clientWithdrawalId: 'above-cap' });
+    expect(acct(user.address)).toMatchObject({ pendingWithdrawals: 20n * USDC + 1_000_000_500_000n });
+    const nonce = await operatorNonce();
+    startTask();
+    const failed = await settledAs(api, 'above-cap', 'FAILED');
+    await until(() => getWithdrawal(h.db, unsignedId), (r) => r?.status === 'FAILED');
+    await stopTask();
+    expect(failed).toMatchObject({ withdrawalId: above.withdrawalId, txHash: null });
+    expect(failed.reason).toContain('WithdrawalAboveCap');
+    expect((await getWithdrawal(h.db, unsignedId))?.reason).toBe(UNSIGNED_WITHDRAWAL_REASON);
+    expect(acct(user.address)).toMatchObject({ collateral: 50n * USDC + 1_000_001n * USDC, pendingWithdrawals: 0n });
+    expect(await operatorNonce()).toBe(nonce);
+  });
+
   it('a payment the vault cannot make FAILS without a transaction and gives the reserve back exactly once', async () => {
     // Credited in the engine beyond what the vault holds (no vault deposit backs it).
-    const payee = `0x${randomBytes(20).toString('hex')}`;
+    const user = { privateKey: generatePrivateKey() };
+    const payee = privateKeyToAccount(user.privateKey).address;
     const api = await keyFor(payee);
     await credit(payee, 5_000_000n * USDC);
     const nonce = await operatorNonce();
-    const w = await api.withdraw({ amount: '4000000', clientWithdrawalId: 'too-much' });
-    expect(acct(payee)).toMatchObject({ collateral: 1_000_000n * USDC, pendingWithdrawals: 4_000_000n * USDC });
+    // Under the vault's cap of a day (1,000,000), beyond what it holds.
+    const w = await api.withdraw(signer(user), { amount: '900000', clientWithdrawalId: 'too-much' });
+    expect(acct(payee)).toMatchObject({ collateral: 4_100_000n * USDC, pendingWithdrawals: 900_000n * USDC });
     startTask();
     const failed = await settledAs(api, 'too-much', 'FAILED');
     await stopTask();
@@ -325,7 +401,7 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
     await fund(user, 100n * USDC);
     const walletBefore = await tokenBalance(user.address);
     const collateral = acct(user.address)!.collateral;
-    const w = await api.withdraw({ amount: '40', clientWithdrawalId: 'crash-reserved' });
+    const w = await api.withdraw(signer(user), { amount: '40', clientWithdrawalId: 'crash-reserved' });
     expect((await getWithdrawal(h.db, w.withdrawalId))?.status).toBe('PENDING');
     // The API answered; the engine dies before any payment, and restarts from its journal.
     await crashAndRestart();
@@ -337,19 +413,24 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
     expect(acct(user.address)).toMatchObject({ collateral: collateral - 40n * USDC, pendingWithdrawals: 0n });
   });
 
-  it('a reservation whose API answer was lost (no row yet): the task pays it, and the client\'s retry finds it', async () => {
+  it('a reservation whose API answer was lost (its signed note still REQUESTED): the task pays it, and the client\'s retry finds it', async () => {
     const user = f.users[0];
     const api = await keyFor(user.address);
     const walletBefore = await tokenBalance(user.address);
     const id = withdrawalIdOf(user.address, 'answer-lost');
-    // What the API sends to the engine, with the API gone before it wrote anything.
+    // The API wrote its signed note, sent the reservation to the engine, and was gone before it
+    // recorded the answer: the row is still REQUESTED.
+    const signed = await api.signWithdrawal(signer(user), { amount: '7', clientWithdrawalId: 'answer-lost' });
+    expect(signed.withdrawalId).toBe(id);
+    const t = Date.now();
+    await insertWithdrawalIntent(h.db, { withdrawalId: id, account: user.address, clientWithdrawalId: 'answer-lost', amount: 7n * USDC, createdAt: t, signed: { recipient: user.address, deadline: signed.deadline, signature: signed.signature as Hex } }, t);
     await ok({ kind: 'requestWithdrawal', account: user.address.toLowerCase(), withdrawalId: id, amount: 7n * USDC });
-    expect(await getWithdrawal(h.db, id)).toBeUndefined();
+    expect((await getWithdrawal(h.db, id))?.status).toBe('REQUESTED');
     startTask();
     await until(() => getWithdrawal(h.db, id), (r) => r?.status === 'COMPLETED');
     await stopTask();
     expect(await tokenBalance(user.address)).toBe(walletBefore + 7n * USDC);
-    const retry = await api.withdraw({ amount: '7', clientWithdrawalId: 'answer-lost' });
+    const retry = await api.withdraw(signer(user), { amount: '7', clientWithdrawalId: 'answer-lost' });
     expect(retry).toMatchObject({ withdrawalId: id, clientWithdrawalId: 'answer-lost', status: 'COMPLETED', duplicate: true });
     expect(await withdrawnLogs(id)).toHaveLength(1);
   });
@@ -364,7 +445,7 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
       const nonce = await operatorNonce();
       await f.testClient.setAutomine(false);
       try {
-        const w = await api.withdraw({ amount: '3.25', clientWithdrawalId: cid });
+        const w = await api.withdraw(signer(user), { amount: '3.25', clientWithdrawalId: cid });
         startTask();
         // Signed, recorded, broadcast: in the node's pool, not mined.
         const sent = (await until(() => getWithdrawal(h.db, w.withdrawalId), (r) => r?.status === 'SENT' && r.txHash !== null))!;
@@ -398,8 +479,8 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
     const user = f.users[0];
     const api = await keyFor(user.address);
     const walletBefore = await tokenBalance(user.address);
-    const w = await api.withdraw({ amount: '2', clientWithdrawalId: 'paid-before' });
-    const receipt = await vaultWithdraw(f, perp, user.address, 2n * USDC, w.withdrawalId as Hex);
+    const w = await api.withdraw(signer(user), { amount: '2', clientWithdrawalId: 'paid-before' });
+    const receipt = await vaultWithdraw(f, perp, user, 2n * USDC, w.withdrawalId as Hex);
     const nonce = await operatorNonce();
     startTask();
     const done = await settledAs(api, 'paid-before', 'COMPLETED');

@@ -212,7 +212,7 @@ describe('chain faults: a JSON-RPC proxy injecting faults in front of anvil', ()
           // Idempotent under its clientWithdrawalId: asked again until the API answers.
           for (let attempt = 0; ; attempt++) {
             try {
-              const w = await t.perpTrader!.withdraw({ amount: '1', clientWithdrawalId: id }, { retries: 3, retryDelayMs: 100 });
+              const w = await t.perpTrader!.withdraw(privateKeyToAccount(t.demo.wallets[0]!.privateKey as Hex), { amount: '1', clientWithdrawalId: id }, { retries: 3, retryDelayMs: 100 });
               count(`withdrawal ${w.duplicate ? 'accepted (repeat)' : 'accepted'}`);
               return;
             } catch (err) {
@@ -397,7 +397,7 @@ describe('chain faults: a JSON-RPC proxy injecting faults in front of anvil', ()
     const out = await users[0].client.post<any>('/api/v1/cash/deposits/send', { tokenAddress: cashToken, tokenAmount: '1' });
     expect((await direct.getTransaction({ hash: out.txHash })).nonce).toBe(before);
     const perpBefore = await nonceOf(PERP_OPERATOR.address, 'latest');
-    await t.perpTrader!.withdraw({ amount: '1', clientWithdrawalId: `cf-after-${process.pid}` });
+    await t.perpTrader!.withdraw(privateKeyToAccount(t.demo.wallets[0]!.privateKey as Hex), { amount: '1', clientWithdrawalId: `cf-after-${process.pid}` });
     const after = await t.perpTrader!.waitForWithdrawal(`cf-after-${process.pid}`, { timeoutMs: 30_000 });
     expect(after.status).toBe('COMPLETED');
     expect((await direct.getTransaction({ hash: after.txHash as Hex })).nonce).toBe(perpBefore);

@@ -178,7 +178,7 @@ it(`${CYCLES} SIGKILLs of the stack under ${RATE} operations a second: nothing a
       } else if (kind < 8) {
         const id = `w${cycle}-${n}`;
         sentWithdrawals.add(id);
-        guard(perp.withdraw({ amount: '1', clientWithdrawalId: id }, { retries: 0 }).then(() => void ackedWithdrawals.add(id)));
+        guard(perp.withdraw(trader, { amount: '1', clientWithdrawalId: id }, { retries: 0 }).then(() => void ackedWithdrawals.add(id)));
       } else if (kind === 8 && !recordBusy) {
         // One chain transaction at a time from the wallet, then its record.
         recordBusy = true;

@@ -199,7 +199,7 @@ describe.runIf(ENABLED)('singleton roles under leases, as real processes', () =>
       for (let i = 0; i < 6; i++) {
         const id = `topo-${n}-${i}`;
         withdrawalIds.push(id);
-        await perp[i % 2].withdraw({ amount: '5', clientWithdrawalId: id });
+        await perp[i % 2].withdraw(perpAccount, { amount: '5', clientWithdrawalId: id });
       }
     };
 

@@ -193,7 +193,7 @@ describe('roles as separate processes', () => {
       const senders = await Promise.all(
         [0, 1].map(async (i) => PerpClient.forKey(urls[i], await PerpClient.createApiKey(urls[i], wallet, { label: `race ${i}`, permissions: ['READ', 'TRANSFER'], chainId: demo.chainId }), demo.chainId)),
       );
-      const settled = await Promise.allSettled(Array.from({ length: 100 }, (_, i) => senders[i % 2].withdraw({ amount: '15', clientWithdrawalId: `race-${i}` }, { retries: 0 })));
+      const settled = await Promise.allSettled(Array.from({ length: 100 }, (_, i) => senders[i % 2].withdraw(wallet, { amount: '15', clientWithdrawalId: `race-${i}` }, { retries: 0 })));
       const refusals = settled.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => (r.reason as { code?: number }).code);
       expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(66);
       expect(refusals).toEqual(Array(34).fill(51002));

@@ -213,6 +213,7 @@ export class TokexPerp extends Exchange {
             'orders/batch-cancel': 1,
             'positions/adjust': 1,
             'positions/margin': 1,
+            'account/withdrawals/build': 1,
             'account/withdrawals': 1,
           },
           delete: { 'orders/{orderId}': 1 },
@@ -1631,6 +1632,14 @@ export class TokexPerp extends Exchange {
     return false;
   }
 
+  /**
+   * Withdraws to the key's own wallet, signed by that wallet (`privateKey`): `account/withdrawals/build`,
+   * the wallet's EIP-712 signature of the Withdrawal (checked first to be the one asked for, on the
+   * venue's chain), then `POST account/withdrawals` with it; the margin vault pays only against it.
+   * `params.clientWithdrawalId` names the withdrawal (default a new UUID): calling again with it answers
+   * the same withdrawal. `params.deadline` (unix seconds, 300 s to 7 days ahead; default a day) bounds
+   * when the vault may still pay it.
+   */
   override async withdraw(code: string, amount: number, address: string, tag: Str = undefined, params: Dict = {}): Promise<Transaction> {
     this.checkCode(code);
     await this.loadMarkets();
@@ -1642,9 +1651,33 @@ export class TokexPerp extends Exchange {
     const value = this.numberToString(amount);
     const decimals = value.includes('.') ? value.split('.')[1].length : 0;
     if (!Precise.stringGt(value, '0') || decimals > 6) throw new BadRequest(`${this.id} withdraw() amount must be above zero with at most 6 decimals`);
+    // The wallet signs every withdrawal: without privateKey nothing is asked.
+    const wallet = this.wallet();
     const clientWithdrawalId = this.safeString(params, 'clientWithdrawalId') ?? randomUUID();
+    const deadline = this.safeInteger(params, 'deadline');
     const request: Dict = { amount: value, clientWithdrawalId };
-    const data = await this.call('POST', 'account/withdrawals', this.extend(request, this.omit(params, 'clientWithdrawalId')));
+    if (deadline !== undefined) request['deadline'] = deadline;
+    const built = await this.call('POST', 'account/withdrawals/build', this.extend(request, this.omit(params, ['clientWithdrawalId', 'deadline'])));
+    const typedData = this.safeDict(built, 'typedData') as Json;
+    const message = this.safeDict(typedData, 'message', {}) as Json;
+    const account = String(message.account).toLowerCase();
+    const domainChain = this.safeString(this.safeDict(typedData, 'domain'), 'chainId');
+    if (domainChain !== this.chainId()) throw new ExchangeError(`${this.id} withdraw() the venue built the withdrawal for chain ${domainChain}, not ${this.chainId()}; not signed`);
+    if (account !== wallet.address.toLowerCase()) {
+      throw new AuthenticationError(`${this.id} the API key is bound to another wallet than privateKey (only that wallet signs its withdrawals; a One-Click session key cannot)`);
+    }
+    const [whole, fraction = ''] = value.split('.');
+    const units = BigInt(whole + fraction.padEnd(6, '0')).toString();
+    const asked =
+      typedData.primaryType === 'Withdrawal' &&
+      String(message.recipient).toLowerCase() === account &&
+      String(message.amount) === units &&
+      String(message.withdrawalId).toLowerCase() === String(this.safeString(built, 'withdrawalId')).toLowerCase() &&
+      /^\d+$/.test(String(message.deadline)) &&
+      (deadline === undefined || String(message.deadline) === String(deadline));
+    if (!asked) throw new ExchangeError(`${this.id} withdraw() the venue built another withdrawal than the one asked; not signed`);
+    const signature = await wallet.signTypedData(typedData);
+    const data = await this.call('POST', 'account/withdrawals', { amount: value, clientWithdrawalId, deadline: Number(message.deadline), signature });
     return this.parseTransaction(data);
   }
 

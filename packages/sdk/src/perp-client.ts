@@ -16,6 +16,7 @@ import {
   batchCancel,
   buildAmend,
   buildOrder,
+  buildWithdrawal,
   cancelAllAfter,
   cancelOrder,
   closePosition,
@@ -65,6 +66,7 @@ import {
   setLeverage,
   signAmend,
   signOrder,
+  signWithdrawal,
   startOneClickSession,
   submitAmend,
   submitApiKey,
@@ -74,6 +76,7 @@ import {
   submitDeposit,
   submitOneClick,
   submitOrder,
+  submitWithdrawal,
   syncTime,
   updateApiKey,
   validateOrder,
@@ -93,6 +96,7 @@ import type {
   BatchOrdersResult,
   BuiltAmend,
   BuiltOrder,
+  BuiltWithdrawal,
   CancelAllAfterStatus,
   CreatedApiKey,
   Depth,
@@ -127,6 +131,7 @@ import type {
   SignedMessage,
   SignedOrder,
   SignedPerpRequest,
+  SignedWithdrawal,
   Ticker,
   Trade,
   TransactionSigner,
@@ -384,9 +389,17 @@ export class PerpClient {
     return listDeposits(this.#t, query);
   }
 
-  /** `POST account/withdrawals` (TRANSFER), retried under its `clientWithdrawalId` (see the `withdraw` action). */
-  withdraw(input: { amount: string; clientWithdrawalId: string }, opts: { retries?: number; retryDelayMs?: number } = {}): Promise<PerpWithdrawal> {
-    return withdraw(this.#t, { amount: input.amount, clientWithdrawalId: input.clientWithdrawalId, retries: opts.retries, retryDelayMs: opts.retryDelayMs });
+  /**
+   * `POST account/withdrawals/build` (TRANSFER): the EIP-712 Withdrawal the wallet signs (nothing is
+   * reserved); `deadline` unix seconds, default a day ahead. `withdraw(wallet, …)` runs the whole flow.
+   */
+  buildWithdrawal(input: { amount: string; clientWithdrawalId: string; deadline?: number }, opts: { retries?: number; retryDelayMs?: number } = {}): Promise<BuiltWithdrawal> {
+    return buildWithdrawal(this.#t, { ...input, ...opts });
+  }
+
+  /** `POST account/withdrawals` (TRANSFER): a withdrawal the wallet signed (`signWithdrawal`), resent as it is on failure. */
+  submitWithdrawal(input: { amount: string; clientWithdrawalId: string; deadline: number; signature: string }, opts: { retries?: number; retryDelayMs?: number } = {}): Promise<PerpWithdrawal> {
+    return submitWithdrawal(this.#t, { amount: input.amount, clientWithdrawalId: input.clientWithdrawalId, deadline: input.deadline, signature: input.signature, ...opts });
   }
 
   /** `GET account/withdrawals`: the account's withdrawals, newest first. */
@@ -503,6 +516,28 @@ export class PerpClient {
   /** Closes `size` (default: all) of the position on `symbol` at market with a signed reduce-only order; `worstPrice` bounds the fills. */
   closePosition<T = PlacedOrder>(account: TypedDataSigner, opts: { symbol: string; size?: string; worstPrice?: string }): Promise<T> {
     return closePosition<T>(this.#t, { ...opts, account });
+  }
+
+  /**
+   * `account/withdrawals/build`, checks it is the withdrawal asked for on this chain, then `wallet`
+   * (the wallet the key is bound to; a One-Click session key is refused before anything is sent)
+   * signs it: what `POST account/withdrawals` takes.
+   */
+  signWithdrawal(wallet: TypedDataSigner, input: { amount: string; clientWithdrawalId: string; deadline?: number }): Promise<SignedWithdrawal> {
+    return signWithdrawal(this.#t, { ...input, wallet });
+  }
+
+  /**
+   * Withdraws `amount` USD to `wallet` (TRANSFER): build, the wallet signs, `POST account/withdrawals`,
+   * the one signed body resent under its `clientWithdrawalId` on failure (see the `withdraw` action).
+   * Never a One-Click session key: it trades, it does not withdraw.
+   */
+  withdraw(
+    wallet: TypedDataSigner,
+    input: { amount: string; clientWithdrawalId: string; deadline?: number },
+    opts: { retries?: number; retryDelayMs?: number } = {},
+  ): Promise<PerpWithdrawal> {
+    return withdraw(this.#t, { ...input, ...opts, wallet });
   }
 
   /** `POST one-click/prepare`: the EnableSession typed data for the wallet to sign (nothing is stored). */

@@ -12,9 +12,9 @@ export interface RouteEntry<Name extends string = string> {
   name: Name;
   signed: boolean;
   /**
-   * `always` (GETs, and the calls whose signed body is its own key: a batch of signed orders, a
-   * signed amendment), `key` (an Idempotency-Key, clientOrderId or clientWithdrawalId makes it
-   * safe), `never`.
+   * `always` (GETs, the calls whose signed body is its own key: a batch of signed orders, a
+   * signed amendment; and `account/withdrawals/build`, which stores nothing), `key` (an
+   * Idempotency-Key, clientOrderId or clientWithdrawalId makes it safe), `never`.
    */
   idempotent: 'always' | 'key' | 'never';
 }
@@ -65,7 +65,8 @@ export const PERP_ROUTES: ReadonlyArray<RouteEntry<PerpMethod>> = [
   R('GET', 'account/proof', 'getAccountProof', 'always'),
   R('GET', 'positions', 'getPositions', 'always'),
   R('GET', 'account/deposits', 'listDeposits', 'always'),
-  R('POST', 'account/withdrawals', 'withdraw', 'key'),
+  R('POST', 'account/withdrawals/build', 'buildWithdrawal', 'always'),
+  R('POST', 'account/withdrawals', 'submitWithdrawal', 'key'),
   R('GET', 'account/withdrawals', 'listWithdrawals', 'always'),
   R('GET', 'account/transactions', 'listTransactions', 'always'),
   R('GET', 'orders/open', 'getOpenOrders', 'always'),

@@ -107,8 +107,10 @@ export type {
   BatchCancelResult,
   BatchOrderResult,
   BatchOrdersResult,
+  BuildWithdrawalBody,
   BuiltAmend,
   BuiltOrder,
+  BuiltWithdrawal,
   CancelAllAfterStatus,
   CreatedApiKey,
   Depth,
@@ -136,6 +138,7 @@ export type {
   TriggerOrderType,
   TypedData,
   VaultTransactionView,
+  WithdrawBody,
 } from '@tokex/contract';
 export type { Fill as OrderFill, KlineInterval as KlineIntervalName } from '@tokex/contract';
 
@@ -151,6 +154,19 @@ export type VaultTransaction = VaultTransactionView;
  * clientWithdrawalId).
  */
 export type PerpWithdrawal = PerpWithdrawalRow & Partial<Pick<RequestedWithdrawal, 'duplicate'>>;
+
+/**
+ * A withdrawal the wallet signed (`signWithdrawal`): the body `POST account/withdrawals` takes
+ * (`amount`, `clientWithdrawalId`, the signed `deadline` in unix seconds, the wallet's `signature`)
+ * and the vault's `withdrawalId`. Resending it answers the same withdrawal.
+ */
+export interface SignedWithdrawal {
+  amount: string;
+  clientWithdrawalId: string;
+  deadline: number;
+  signature: `0x${string}`;
+  withdrawalId: string;
+}
 
 /** The answer of `POST orders`, `orders/fill` and `positions/close`. */
 export type PlacedOrder = SubmittedOrder;

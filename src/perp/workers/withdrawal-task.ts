@@ -71,7 +71,7 @@ function logSafe(err: unknown): { message: string; detail?: Record<string, unkno
 }
 
 /** Vault reverts that mean this payment cannot be made: the withdrawal fails and its reserve returns. */
-const VAULT_REFUSALS = new Set(['InsufficientVaultBalance', 'ZeroAddress', 'ZeroAmount', 'ZeroWithdrawalId', 'WithdrawalExpired', 'InvalidWithdrawalSignature']);
+const VAULT_REFUSALS = new Set(['InsufficientVaultBalance', 'ZeroAddress', 'ZeroAmount', 'ZeroWithdrawalId', 'WithdrawalExpired', 'InvalidWithdrawalSignature', 'WithdrawalAboveCap']);
 
 /** A row from before 0.2.0 carries no signature, and the vault pays nothing without the wallet's. */
 export const UNSIGNED_WITHDRAWAL_REASON =

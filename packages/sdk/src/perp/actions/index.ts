@@ -53,12 +53,15 @@ export * from './trading/submit-order.ts';
 export * from './trading/validate-order.ts';
 
 // account
+export * from './account/build-withdrawal.ts';
 export * from './account/get-account.ts';
 export * from './account/get-assets.ts';
 export * from './account/get-positions.ts';
 export * from './account/list-deposits.ts';
 export * from './account/list-transactions.ts';
 export * from './account/list-withdrawals.ts';
+export * from './account/sign-withdrawal.ts';
+export * from './account/submit-withdrawal.ts';
 export * from './account/wait-for-withdrawal.ts';
 export * from './account/withdraw.ts';
 
