@@ -267,6 +267,8 @@ export async function runIndexerBench(opts: IndexerBenchOptions = {}): Promise<I
       walletClient: operator,
       symbols: DEMO_SYMBOLS,
       demoWallets: DEMO_WALLETS.map((w) => w.address),
+      // Fills at the bench's own prices, without price feeds.
+      options: { requireOracle: false },
     });
     const user = createChainWallet(DEMO_WALLETS[0].privateKey, { chain, rpcUrl: anvil.rpcUrl, pollingIntervalMs: 20, timeoutMs: 60_000 });
 

@@ -131,6 +131,19 @@ contract Cashier is ICashier, VenueUpgradeable, Ownable2StepUpgradeable {
         emit TreasurySet(treasury_);
     }
 
+    /// @inheritdoc ICashier
+    function sweepFees(uint256 musdAmount) external onlyOwner {
+        if (musdAmount == 0) revert ZeroAmount();
+        uint256 available = feeBalance;
+        if (available < musdAmount) revert InsufficientBalance(available, musdAmount);
+        unchecked {
+            feeBalance = available - musdAmount;
+        }
+        address treasury_ = treasury;
+        balanceOf[treasury_] += musdAmount;
+        emit FeesSwept(treasury_, musdAmount);
+    }
+
     // ---------------------------------------------------------------- Router
 
     /// @inheritdoc ICashier

@@ -30,6 +30,18 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
     uint8 private constant TIME_IN_FORCE_DAY = 0;
     uint16 private constant MAX_ORACLE_TOLERANCE_BPS = 5_000;
     uint8 private constant PRICE_DECIMALS = 18;
+    /// @dev Marks an order's fee rate as recorded at placement (a rate of 0 is a rate too).
+    uint24 private constant FEE_RECORDED = 1 << 16;
+    /// @dev The treasury loss budgets until the owner sets them (docs/security.md, "Executor key"):
+    /// sized so that the embedded demo's trading never nears them while a leaked executor key takes
+    /// at most this much a day.
+    uint96 private constant DEFAULT_STOCK_LOSS_BUDGET = 25_000e18;
+    uint96 private constant DEFAULT_OVERALL_LOSS_BUDGET = 100_000e18;
+    uint32 private constant DEFAULT_LOSS_PERIOD = 1 days;
+    uint32 private constant MIN_LOSS_PERIOD = 1 hours;
+    uint32 private constant MAX_LOSS_PERIOD = 30 days;
+    /// @dev A budget alert fires when a fill takes the window's net loss to this share of the budget.
+    uint256 private constant ALERT_BPS = 8_000;
 
     // ----------------------------------------------------------------- State
 
@@ -51,6 +63,27 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
     mapping(address account => bool) private _operators;
     /// @dev Unset (feed zero) for a stock whose fills are not checked against an oracle.
     mapping(address stock => PriceFeedConfig) private _priceFeeds;
+    // Appended in 0.2.0 (issue 43); every zero value below is the safe default, so a router upgraded
+    // from an implementation without them starts bounded.
+    /// @dev `FEE_RECORDED | bps`: the fee rate of the order, fixed at placement.
+    mapping(uint256 orderId => uint24) private _orderFeeBps;
+    /// @dev The treasury's net loss against the oracle mid per stock in the current window.
+    mapping(address stock => LossWindow) private _stockLoss;
+    /// @dev The same over every stock.
+    LossWindow private _overallLoss;
+    /// @dev The window length in seconds; 0: DEFAULT_LOSS_PERIOD.
+    uint32 private _lossPeriod;
+    /// @dev Inverted so that the zero value is the safe one: false requires a feed for every fill.
+    bool private _oracleOptional;
+
+    /// @dev One slot: the budget (`limitSet` false: the default), the window it last counted and the
+    /// window's net loss in mUSD (negative: a net gain, which later losses of the window use up).
+    struct LossWindow {
+        uint96 limit;
+        bool limitSet;
+        uint32 window;
+        int120 net;
+    }
 
     modifier onlyOperator() {
         if (!_operators[msg.sender]) revert NotOperator(msg.sender);
@@ -115,6 +148,35 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
         _priceFeeds[stock] =
             PriceFeedConfig({feed: feed, decimals: feedDecimals, toleranceBps: toleranceBps, maxAge: maxAge});
         emit PriceFeedSet(stock, feed, feedDecimals, toleranceBps, maxAge);
+    }
+
+    /// @inheritdoc IStockRouter
+    function setRequireOracle(bool required) external onlyOwner {
+        _oracleOptional = !required;
+        emit RequireOracleSet(required);
+    }
+
+    /// @inheritdoc IStockRouter
+    function setTreasuryLossBudget(address stock, uint96 limit) external onlyOwner {
+        _requireListed(stock);
+        LossWindow storage w = _stockLoss[stock];
+        w.limit = limit;
+        w.limitSet = true;
+        emit TreasuryLossBudgetSet(stock, limit);
+    }
+
+    /// @inheritdoc IStockRouter
+    function setOverallTreasuryLossBudget(uint96 limit) external onlyOwner {
+        _overallLoss.limit = limit;
+        _overallLoss.limitSet = true;
+        emit TreasuryLossBudgetSet(address(0), limit);
+    }
+
+    /// @inheritdoc IStockRouter
+    function setTreasuryLossPeriod(uint32 period) external onlyOwner {
+        if (period < MIN_LOSS_PERIOD || period > MAX_LOSS_PERIOD) revert InvalidLossPeriod(period);
+        _lossPeriod = period;
+        emit TreasuryLossPeriodSet(period);
     }
 
     // ------------------------------------------------------------------ User
@@ -292,6 +354,44 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
     }
 
     /// @inheritdoc IStockRouter
+    function requireOracle() external view returns (bool) {
+        return !_oracleOptional;
+    }
+
+    /// @inheritdoc IStockRouter
+    function orderFeeBps(uint256[] calldata orderIds) external view returns (uint16[] memory feeBps) {
+        FeeConfig memory fees = _feeConfig;
+        feeBps = new uint16[](orderIds.length);
+        for (uint256 i; i < orderIds.length; ++i) {
+            uint256 id = orderIds[i];
+            Order storage order = _orders[id];
+            feeBps[i] = order.status == OrderStatus.None
+                ? fees.limitFeeBps
+                : uint16(_feeBpsOf(id, order.orderType, fees));
+        }
+    }
+
+    /// @inheritdoc IStockRouter
+    function treasuryLoss(address stock)
+        external
+        view
+        returns (uint256 limit, int256 netLoss, uint256 windowStart, uint256 windowEnd)
+    {
+        LossWindow memory w = stock == address(0) ? _overallLoss : _stockLoss[stock];
+        uint256 period = _period();
+        uint256 window = block.timestamp / period;
+        limit = _limitOf(w, stock == address(0));
+        netLoss = w.window == window ? int256(w.net) : int256(0);
+        windowStart = window * period;
+        windowEnd = windowStart + period;
+    }
+
+    /// @inheritdoc IStockRouter
+    function treasuryLossPeriod() external view returns (uint32) {
+        return uint32(_period());
+    }
+
+    /// @inheritdoc IStockRouter
     function oracleReading(address stock)
         external
         view
@@ -387,6 +487,8 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
         uint256 locked
     ) private returns (uint256 orderId) {
         orderId = _nextOrderId++;
+        FeeConfig memory fees = _feeConfig;
+        _orderFeeBps[orderId] = FEE_RECORDED | (orderType == OrderType.Limit ? fees.limitFeeBps : fees.marketFeeBps);
         Order storage order = _orders[orderId];
         order.user = user;
         order.stock = stock;
@@ -431,9 +533,10 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
             order.multiplier = multiplier;
         }
         _checkFill(order, fill);
-        _checkOracle(address(stock), orderId, fill.price);
-        (uint256 notional, uint256 fee) = _recordFill(order, fill, fees);
+        uint256 oraclePrice = _checkOracle(address(stock), orderId, fill.price);
         address user = order.user;
+        if (oraclePrice != 0) _chargeLossBudget(address(stock), orderId, order.side, fill, oraclePrice);
+        (uint256 notional, uint256 fee) = _recordFill(order, fill, fees);
         if (order.side == Side.Buy) {
             uint256 debit = notional + fee;
             if (debit > order.locked) revert LockInsufficient(orderId);
@@ -487,16 +590,21 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
 
     /// @dev A stock with a feed fills only within `toleranceBps` of the feed's latest answer, and
     /// only while that answer is at most `maxAge` seconds old (docs/contracts.md, "Oracle check").
-    function _checkOracle(address stock, uint256 orderId, uint256 price) private view {
+    /// A stock without one fills only while the router does not require feeds, and then unchecked.
+    /// Returns the oracle's price in 18 decimals (0: no feed).
+    function _checkOracle(address stock, uint256 orderId, uint256 price) private view returns (uint256 oraclePrice) {
         PriceFeedConfig memory config = _priceFeeds[stock];
-        if (config.feed == address(0)) return;
+        if (config.feed == address(0)) {
+            if (!_oracleOptional) revert PriceFeedRequired(orderId, stock);
+            return 0;
+        }
         (, int256 answer,, uint256 updatedAt,) = AggregatorV3Interface(config.feed).latestRoundData();
         if (answer <= 0 || answer > int256(uint256(type(uint128).max))) revert OracleAnswerInvalid(orderId, answer);
         // An answer stamped after the block (a foreign feed's clock) counts as fresh.
         if (updatedAt < block.timestamp && block.timestamp - updatedAt > config.maxAge) {
             revert OraclePriceStale(orderId, updatedAt, config.maxAge);
         }
-        uint256 oraclePrice = uint256(answer) * 10 ** (PRICE_DECIMALS - config.decimals);
+        oraclePrice = uint256(answer) * 10 ** (PRICE_DECIMALS - config.decimals);
         uint256 deviation = price > oraclePrice ? price - oraclePrice : oraclePrice - price;
         if (deviation * BPS > oraclePrice * config.toleranceBps) revert OraclePriceDeviation(orderId, price, answer);
     }
@@ -512,15 +620,74 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
         uint256 filledNotional =
             order.side == Side.Buy ? Math.ceilDiv(filledValue, PRICE_SCALE) : filledValue / PRICE_SCALE;
         notional = filledNotional - order.filledNotional;
-        uint256 feeBps = order.orderType == OrderType.Limit ? fees.limitFeeBps : fees.marketFeeBps;
+        uint256 feeBps = _feeBpsOf(fill.orderId, order.orderType, fees);
         uint256 totalFee = Math.mulDiv(filledNotional, feeBps, BPS, Math.Rounding.Ceil);
         uint256 feesSoFar = order.fees;
         fee = totalFee > feesSoFar ? totalFee - feesSoFar : 0;
-        // Only reachable if the fee rate rose while the order was open.
+        // A guard: at the order's own rate (fixed at placement, at most 10%) the running fee grows
+        // by at most what the running notional grows, so this cap never binds for such an order.
         if (fee > notional) fee = notional;
         order.filledQuantity = _u128(uint256(order.filledQuantity) + fill.quantity);
         order.filledNotional = _u128(filledNotional);
         order.fees = _u128(feesSoFar + fee);
+    }
+
+    /// @dev The order's fee rate: the one recorded at its placement; an order placed before rates
+    /// were recorded per order (none in a venue deployed at 0.2.0 or later) pays the current one.
+    function _feeBpsOf(uint256 orderId, OrderType orderType, FeeConfig memory fees) private view returns (uint256) {
+        uint24 recorded = _orderFeeBps[orderId];
+        if (recorded & FEE_RECORDED != 0) return recorded & 0xFFFF;
+        return orderType == OrderType.Limit ? fees.limitFeeBps : fees.marketFeeBps;
+    }
+
+    /// @dev Books the fill's loss (positive) or gain (negative) for the treasury against the oracle
+    /// mid `oraclePrice` (the reading `_checkOracle` took) in the stock's and the venue's current
+    /// window, reverting when either would exceed its budget. The treasury is the counterparty: it
+    /// sells to a buy below the mid and buys from a sell above it. Losses round up and gains down,
+    /// so the booked net is never below the treasury's true net.
+    function _chargeLossBudget(address stock, uint256 orderId, Side side, Fill calldata fill, uint256 oraclePrice)
+        private
+    {
+        uint256 price = fill.price;
+        bool loss = side == Side.Buy ? price < oraclePrice : price > oraclePrice;
+        uint256 diff = price > oraclePrice ? price - oraclePrice : oraclePrice - price;
+        uint256 amount = Math.mulDiv(diff, fill.quantity, PRICE_SCALE, loss ? Math.Rounding.Ceil : Math.Rounding.Floor);
+        // At most 2^128 * 2^128 / 1e18 < 2^197: the cast is exact, and the budgets (96 bits) keep
+        // any window's stored net within 120 bits.
+        int256 delta = loss ? int256(amount) : -int256(amount);
+        uint256 window = block.timestamp / _period();
+        _book(_stockLoss[stock], stock, orderId, window, delta, false);
+        _book(_overallLoss, address(0), orderId, window, delta, true);
+    }
+
+    function _book(LossWindow storage w, address stock, uint256 orderId, uint256 window, int256 delta, bool overall)
+        private
+    {
+        LossWindow memory m = w;
+        // A new window starts at zero: a gain never carries over, nor does a loss.
+        int256 before = m.window == window ? int256(m.net) : int256(0);
+        int256 net = before + delta;
+        uint256 limit = _limitOf(m, overall);
+        if (delta > 0) {
+            if (net > int256(limit)) revert TreasuryLossBudgetExceeded(orderId, stock, net, limit);
+            int256 alertAt = int256(Math.mulDiv(limit, ALERT_BPS, BPS, Math.Rounding.Ceil));
+            if (before < alertAt && net >= alertAt) emit TreasuryLossBudgetAlert(stock, window, net, limit);
+        } else if (net < type(int120).min) {
+            // Gains beyond 2^119 wei in one window change nothing that matters: clamp.
+            net = type(int120).min;
+        }
+        w.window = uint32(window);
+        w.net = int120(net);
+    }
+
+    function _limitOf(LossWindow memory w, bool overall) private pure returns (uint256) {
+        if (w.limitSet) return w.limit;
+        return overall ? DEFAULT_OVERALL_LOSS_BUDGET : DEFAULT_STOCK_LOSS_BUDGET;
+    }
+
+    function _period() private view returns (uint256) {
+        uint32 period = _lossPeriod;
+        return period == 0 ? DEFAULT_LOSS_PERIOD : period;
     }
 
     function _close(Close calldata close) private {

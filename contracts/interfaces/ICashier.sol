@@ -83,6 +83,8 @@ interface ICashier is ICashierErrors, ICommonErrors {
     event TreasurySet(address indexed treasury);
     event RouterSet(address indexed router);
     event OperatorSet(address indexed operator, bool enabled);
+    /// @notice `musdAmount` of trading fees moved from the fee balance to `treasury`'s free balance.
+    event FeesSwept(address indexed treasury, uint256 musdAmount);
 
     // ---------------------------------------------------------------- Router
 
@@ -136,6 +138,10 @@ interface ICashier is ICashierErrors, ICommonErrors {
     function setCreditBuffer(uint256 amount) external;
     function setWithdrawBuffer(address token, uint128 amount) external;
     function setTreasury(address treasury) external;
+    /// @notice Moves `musdAmount` of the trading fees collected (`feeBalance`) to the treasury's
+    /// free mUSD balance, from where the treasury account withdraws or trades it like any balance.
+    /// No token moves, so the invariant holds as it was. Owner only.
+    function sweepFees(uint256 musdAmount) external;
 
     // ----------------------------------------------------------------- Views
 

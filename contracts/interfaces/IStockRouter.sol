@@ -48,6 +48,14 @@ interface IStockRouterErrors {
     error InvalidOracleMaxAge(uint32 maxAge);
     /// @notice A feed with more than 18 decimals cannot be compared with 18-decimal prices.
     error InvalidFeedDecimals(uint8 decimals);
+    /// @notice The router requires a live feed for every fill ({requireOracle}) and `stock` has none.
+    error PriceFeedRequired(uint256 orderId, address stock);
+    /// @notice The fill would take the treasury's net loss against the oracle in the current window
+    /// past `limit` (mUSD) for `stock`, or for the whole venue when `stock` is the zero address.
+    /// `netLoss` is what the window's net loss would have become.
+    error TreasuryLossBudgetExceeded(uint256 orderId, address stock, int256 netLoss, uint256 limit);
+    /// @notice A treasury loss window must be 1 hour to 30 days long.
+    error InvalidLossPeriod(uint32 period);
 }
 
 /// @title IStockRouter
@@ -178,6 +186,15 @@ interface IStockRouter is
     event OperatorSet(address indexed operator, bool enabled);
     /// @notice The stock's oracle changed (feed zero: removed, fills unchecked).
     event PriceFeedSet(address indexed stock, address indexed feed, uint8 decimals, uint16 toleranceBps, uint32 maxAge);
+    /// @notice Fills of a stock without a feed are refused (`required`) or allowed unchecked.
+    event RequireOracleSet(bool required);
+    /// @notice The treasury's net loss budget per window for `stock` (zero address: the whole venue), mUSD.
+    event TreasuryLossBudgetSet(address indexed stock, uint256 limit);
+    /// @notice The length of a treasury loss window, seconds (windows are `block.timestamp / period`).
+    event TreasuryLossPeriodSet(uint32 period);
+    /// @notice A fill took the treasury's net loss against the oracle in window `window` for `stock`
+    /// (zero address: the whole venue) to at least 80% of its budget `limit`: operators alert on it.
+    event TreasuryLossBudgetAlert(address indexed stock, uint256 indexed window, int256 netLoss, uint256 limit);
 
     // ------------------------------------------------------------------ User
 
@@ -249,18 +266,34 @@ interface IStockRouter is
     /// @notice Applies `fills` in order, then `closes`. Reverts as a whole if any item is invalid,
     /// including a fill of a stock with an oracle whose price strays from the oracle's answer by
     /// more than the tolerance (`OraclePriceDeviation`) or whose answer is too old
-    /// (`OraclePriceStale`) or not positive (`OracleAnswerInvalid`).
+    /// (`OraclePriceStale`) or not positive (`OracleAnswerInvalid`), a fill of a stock without a
+    /// feed while one is required (`PriceFeedRequired`), and a fill that would take the treasury's
+    /// net loss against the oracle past its budget (`TreasuryLossBudgetExceeded`). Each fill is
+    /// charged the fee rate its order was placed with.
     function settleOrders(Fill[] calldata fills, Close[] calldata closes) external;
 
     // ----------------------------------------------------------------- Admin
 
     function listStock(address stock) external;
+    /// @notice Fee rates of orders placed from now on; an open order keeps the rate it was placed with.
     function setFeeConfig(FeeConfig calldata config) external;
     function setOperator(address operator, bool enabled) external;
     /// @notice Checks the fills of listed `stock` against `feed` (any AggregatorV3Interface with at
     /// most 18 decimals) with `toleranceBps` (1 to 5,000) and `maxAge` (seconds, at least 1); feed
     /// zero removes the check (tolerance and age ignored).
     function setPriceFeed(address stock, address feed, uint16 toleranceBps, uint32 maxAge) external;
+    /// @notice true (the default, also of a router upgraded from one without the flag): a fill of a
+    /// stock without a feed reverts with `PriceFeedRequired`. false: such fills go unchecked and
+    /// outside the treasury loss budget (the embedded demo's `ORACLE_TOLERANCE_BPS=0` only).
+    function setRequireOracle(bool required) external;
+    /// @notice The treasury's net loss budget per window for listed `stock`, mUSD (18 decimals).
+    /// Until set, a stock's budget is 25,000 mUSD (docs/security.md).
+    function setTreasuryLossBudget(address stock, uint96 limit) external;
+    /// @notice The treasury's net loss budget per window over every stock, mUSD. Until set, 100,000 mUSD.
+    function setOverallTreasuryLossBudget(uint96 limit) external;
+    /// @notice The window length, seconds (1 hour to 30 days; until set, 1 day). Windows are
+    /// `block.timestamp / period`, so a change starts a new window at once.
+    function setTreasuryLossPeriod(uint32 period) external;
 
     // ----------------------------------------------------------------- Views
 
@@ -273,6 +306,19 @@ interface IStockRouter is
     function isOperator(address account) external view returns (bool);
     function cashier() external view returns (address);
     function priceFeedOf(address stock) external view returns (PriceFeedConfig memory);
+    /// @notice Whether fills of a stock without a feed are refused (see {setRequireOracle}).
+    function requireOracle() external view returns (bool);
+    /// @notice The fee rate (bps) each order pays, fixed when it was placed; for an id never placed,
+    /// what an order placed now would pay as a limit order (`limitFeeBps`).
+    function orderFeeBps(uint256[] calldata orderIds) external view returns (uint16[] memory feeBps);
+    /// @notice The treasury loss budget of `stock` (zero address: the whole venue) in the current
+    /// window: its `limit`, the window's net loss so far (negative: a net gain) and the window's bounds.
+    function treasuryLoss(address stock)
+        external
+        view
+        returns (uint256 limit, int256 netLoss, uint256 windowStart, uint256 windowEnd);
+    /// @notice The window length of the treasury loss budget, seconds.
+    function treasuryLossPeriod() external view returns (uint32);
     /// @notice The stock's oracle configuration, its feed's latest round as a fill would read it
     /// now (zeros without a feed) and the block's timestamp, in one call for the executor.
     function oracleReading(address stock)

@@ -88,7 +88,7 @@ export async function startOracle(ctx: StackContext): Promise<OracleWiring> {
     await recordFeeds(ctx, result.hub, result.feeds, result.code).catch((err: unknown) => logger.warn({ err }, 'oracle: the deployment record could not be updated'));
   }
   if (!publisherWallet || !result?.hub) {
-    if (settings.toleranceBps === 0) logger.info('oracle: ORACLE_TOLERANCE_BPS=0: fills are not checked against the price feeds');
+    if (settings.toleranceBps === 0) logger.info('oracle: ORACLE_TOLERANCE_BPS=0: fills are not checked against the price feeds (the StockRouter\'s requireOracle is off: the demo\'s explicit opt-out, no treasury loss budget applies)');
     else logger.warn('oracle: no price feed hub and no deployer key to deploy one; nothing is published');
     return idle;
   }

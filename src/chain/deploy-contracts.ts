@@ -11,7 +11,7 @@ import {
   type PrivateKeyAccount,
   type TransactionReceipt,
 } from 'viem';
-import { AppError } from '../errors/app-error.ts';
+import { AppError, ChainRevertError } from '../errors/app-error.ts';
 import {
   cashierAbi,
   cashTokenAbi,
@@ -71,6 +71,13 @@ export interface DeployStackOptions {
    * deployment from before the proxies (docs/upgrades.md). Default false.
    */
   migrating?: boolean;
+  /**
+   * The StockRouter's `requireOracle` (docs/security.md, "Executor key"): true, the contract's own
+   * default, refuses fills of a stock without a price feed. false is an explicit opt-out for a chain
+   * whose stocks are filled without feeds (test fixtures that fill at arbitrary prices); the app
+   * leaves it to `ensurePriceFeeds`, which turns it off only with `ORACLE_TOLERANCE_BPS=0`.
+   */
+  requireOracle?: boolean;
 }
 
 export const DEMO_DEFAULTS = {
@@ -301,6 +308,7 @@ export async function deployStack(params: {
     await tx.call('setFeeConfig', stockRouter, stockRouterAbi, 'setFeeConfig', [
       { marketFeeBps: o.marketFeeBps, limitFeeBps: o.limitFeeBps },
     ]);
+    if (o.requireOracle === false) await tx.call('setRequireOracle', stockRouter, stockRouterAbi, 'setRequireOracle', [false]);
     for (const operator of [me, ...(o.operators ?? [])]) {
       await tx.call('router.setOperator', stockRouter, stockRouterAbi, 'setOperator', [operator, true]);
       await tx.call('cashier.setOperator', cashier, cashierAbi, 'setOperator', [operator, true]);
@@ -507,7 +515,11 @@ export interface PriceFeedSetup {
   stocks: Readonly<Record<string, Address>>;
   /** Accounts allowed to publish. */
   publishers: readonly Address[];
-  /** The StockRouter's tolerance (1..5000 bps); 0 removes the stocks' feeds from the router (fills unchecked). */
+  /**
+   * The StockRouter's tolerance (1..5000 bps); 0 removes the stocks' feeds from the router and turns
+   * its `requireOracle` off (fills unchecked: the embedded demo's explicit opt-out), any other value
+   * turns it on.
+   */
   toleranceBps: number;
   /** The StockRouter's maximum answer age, seconds. */
   maxAgeSeconds: number;
@@ -633,6 +645,21 @@ export async function ensurePriceFeeds(params: {
       }
       await tx.call(`setPriceFeed ${symbol}`, stockRouter, stockRouterAbi, 'setPriceFeed', [stock, want.feed, want.toleranceBps, want.maxAge]);
       changes.push(`router ${symbol}`);
+    }
+    // The feeds are in place before the flag is turned on (a batch's transactions are mined in order).
+    const required = await publicClient.readContract({ address: stockRouter, abi: stockRouterAbi, functionName: 'requireOracle' }).catch((err: unknown) => {
+      // A router from before the flag (it reverts) has nothing to set.
+      if (toChainError(err) instanceof ChainRevertError) return undefined;
+      throw err;
+    });
+    const wantRequired = setup.toleranceBps > 0;
+    if (required !== undefined && required !== wantRequired) {
+      if (tx) {
+        await tx.call('setRequireOracle', stockRouter, stockRouterAbi, 'setRequireOracle', [wantRequired]);
+        changes.push(`router requireOracle ${wantRequired}`);
+      } else {
+        missing.push(`router requireOracle ${wantRequired}`);
+      }
     }
     if (tx && changes.length > 0) await tx.finish();
     return { hub, feeds, changes, missing, code: tx && hub !== undefined ? tx.codeOf({ priceFeedHub: hub }) : {} };

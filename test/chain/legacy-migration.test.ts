@@ -193,7 +193,16 @@ for (const commit of ['374f31d', '6a0f45b']) {
       await call(f, alice, newStock.stockRouter, stockRouterAbi, 'placeLimitOrder', [newStock.stocks.AAPL, 1, parseUnits('1', 18), parseUnits('150', 18), 0, FAR]);
       const id = (await read<bigint>(f, newStock.stockRouter, stockRouterAbi, 'nextOrderId')) - 1n;
       expect(id).toBeGreaterThan(openOrders[1]);
-      await call(f, f.owner, newStock.stockRouter, stockRouterAbi, 'settleOrders', [[{ orderId: id, quantity: parseUnits('1', 18), price: parseUnits('150', 18) }], [{ orderId: id, status: 3 }]]);
+      // The order pays the fee rate carried over from the old venue, fixed at its placement.
+      const fee = await read<{ limitFeeBps: number }>(f, newStock.stockRouter, stockRouterAbi, 'feeConfig');
+      expect(await read<readonly number[]>(f, newStock.stockRouter, stockRouterAbi, 'orderFeeBps', [[id]])).toEqual([fee.limitFeeBps]);
+      // The migrated venue requires a price feed for every fill (the app's start sets the feeds up);
+      // this test has none, so its owner opts out explicitly.
+      expect(await read<boolean>(f, newStock.stockRouter, stockRouterAbi, 'requireOracle')).toBe(true);
+      const fill = [[{ orderId: id, quantity: parseUnits('1', 18), price: parseUnits('150', 18) }], [{ orderId: id, status: 3 }]];
+      await expect(f.client.simulateContract({ address: newStock.stockRouter, abi: stockRouterAbi, functionName: 'settleOrders', args: fill as never, account: f.owner.account! })).rejects.toThrow(/PriceFeedRequired/);
+      await call(f, f.owner, newStock.stockRouter, stockRouterAbi, 'setRequireOracle', [false]);
+      await call(f, f.owner, newStock.stockRouter, stockRouterAbi, 'settleOrders', fill);
       // A rerun finds a finished journal and starts a new one only for a record that still has legacy venues: none.
       expect(readMigrationJournal(journalFile)?.finishedAt).toBeGreaterThan(0);
     }, 300_000);

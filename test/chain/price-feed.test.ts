@@ -6,7 +6,7 @@
  * reverts naming the order, the price and the answer.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { createWalletClient, getAddress, type Address } from 'viem';
+import { createWalletClient, getAddress, parseEventLogs, type Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { priceFeedAbi, priceFeedHubAbi, priceFeedBytecode, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
@@ -75,7 +75,7 @@ beforeAll(async () => {
   expect(result?.hub).toBeDefined();
   hub = result!.hub!;
   feeds = result!.feeds;
-  expect(result!.changes).toEqual(['hub', 'feed AAPL', 'feed TSLA', 'feed BTC', `publisher ${ORACLE_PUBLISHER_ACCOUNT.address}`, 'router AAPL', 'router TSLA']);
+  expect(result!.changes).toEqual(['hub', 'feed AAPL', 'feed TSLA', 'feed BTC', `publisher ${ORACLE_PUBLISHER_ACCOUNT.address}`, 'router AAPL', 'router TSLA', 'router requireOracle true']);
   await depositUsdc(f, alice, usdc('20000'));
   await depositStock(f, bob, AAPL, shares('20'));
 });
@@ -116,14 +116,17 @@ describe('set-up', () => {
     expect(more?.hub).toBe(hub);
     expect(more?.changes).toEqual(['feed ETH']);
     const off = await ensurePriceFeeds({ publicClient: f.publicClient, walletClient: f.operator, stockRouter: router, create: false, setup: setup({ toleranceBps: 0, publishers: [] }) });
-    expect(off?.changes).toEqual(['router AAPL', 'router TSLA']);
+    // Checks off (ORACLE_TOLERANCE_BPS=0) is the explicit opt-out: feedless stocks fill unchecked.
+    expect(off?.changes).toEqual(['router AAPL', 'router TSLA', 'router requireOracle false']);
+    expect(await f.publicClient.readContract({ address: router, abi: stockRouterAbi, functionName: 'requireOracle' })).toBe(false);
     expect((await f.publicClient.readContract({ address: router, abi: stockRouterAbi, functionName: 'priceFeedOf', args: [AAPL] })).feed).toBe('0x0000000000000000000000000000000000000000');
     // Without the owner's wallet nothing is sent: the differences are reported.
     const readOnly = await ensurePriceFeeds({ publicClient: f.publicClient, stockRouter: router, hub, setup: setup({ toleranceBps: 50 }) });
     expect(readOnly?.changes).toEqual([]);
-    expect(readOnly?.missing).toEqual(['router AAPL', 'router TSLA']);
+    expect(readOnly?.missing).toEqual(['router AAPL', 'router TSLA', 'router requireOracle true']);
     const on = await ensurePriceFeeds({ publicClient: f.publicClient, walletClient: f.operator, stockRouter: router, hub, setup: setup({ toleranceBps: 50 }) });
-    expect(on?.changes).toEqual(['router AAPL', 'router TSLA']);
+    expect(on?.changes).toEqual(['router AAPL', 'router TSLA', 'router requireOracle true']);
+    expect(await f.publicClient.readContract({ address: router, abi: stockRouterAbi, functionName: 'requireOracle' })).toBe(true);
     expect((await f.publicClient.readContract({ address: router, abi: stockRouterAbi, functionName: 'priceFeedOf', args: [TSLA] })).toleranceBps).toBe(50);
   });
 
@@ -253,10 +256,20 @@ describe('the StockRouter checks fills against the feed', () => {
     await settleSim([{ orderId: buy, quantity: shares('1'), price: price('200') }])();
   });
 
-  test('a feed without a round is no answer; a stock without a feed is not checked', async () => {
+  test('a feed without a round is no answer; a stock without a feed fills only while the router does not require one', async () => {
     const buy = await place(alice, [TSLA, Side.Buy, 0n, musd('1000'), deadline]);
     await expectRevert(settleSim([{ orderId: buy, quantity: shares('1'), price: price('250') }]), 'OracleAnswerInvalid', [buy, 0n]);
     await confirm(f, f.operator.writeContract({ address: router, abi: stockRouterAbi, functionName: 'setPriceFeed', args: [TSLA, '0x0000000000000000000000000000000000000000', 0, 0] }));
+    // Required (the default ensurePriceFeeds restored): no feed, no fill.
+    await expectRevert(settleSim([{ orderId: buy, quantity: shares('1'), price: price('250') }]), 'PriceFeedRequired', [buy, TSLA]);
+    // Only the owner opts out, and says so in an event.
+    await expectRevert(
+      () => f.publicClient.simulateContract({ account: alice.address, address: router, abi: stockRouterAbi, functionName: 'setRequireOracle', args: [false] }),
+      'OwnableUnauthorizedAccount',
+      [alice.address],
+    );
+    const off = await confirm(f, f.operator.writeContract({ address: router, abi: stockRouterAbi, functionName: 'setRequireOracle', args: [false] }));
+    expect(parseEventLogs({ abi: stockRouterAbi, logs: off.logs, eventName: 'RequireOracleSet' }).map((l) => l.args)).toEqual([{ required: false }]);
     await settleSim([{ orderId: buy, quantity: shares('1'), price: price('250') }])();
     const reading = await f.publicClient.readContract({ address: router, abi: stockRouterAbi, functionName: 'oracleReading', args: [TSLA] });
     expect(reading[0].feed).toBe('0x0000000000000000000000000000000000000000');

@@ -5,12 +5,12 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Address, Hex } from 'viem';
-import { cashierAbi } from '../../src/chain/abi/generated/index.ts';
+import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { OrderStatus } from '../../src/stock/executor/fill-policy.ts';
 import { loadCloseReasons } from '../../src/stock/store/order-reason-store.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
-import { ceilDiv, deadlineIn, depositStock, depositUsdc, mUsdOf, musd, price, shares, stockOf, usdc } from '../chain/chain-test-helpers.ts';
+import { ceilDiv, confirm, deadlineIn, depositStock, depositUsdc, mUsdOf, musd, price, shares, stockOf, usdc } from '../chain/chain-test-helpers.ts';
 import {
   cancelLimit,
   closeEvents,
@@ -184,6 +184,20 @@ describe('limit orders', () => {
     const proceeds = (shares('4') * price('151.25')) / E18;
     expect(s).toMatchObject({ status: OrderStatus.Filled, filledQuantity: shares('4'), filledNotional: proceeds, fees: feeOn(proceeds, LIMIT_BPS) });
     expect((await mUsdOf(f, bob.address)).free).toBe(bobBefore.free + proceeds - feeOn(proceeds, LIMIT_BPS));
+  });
+
+  it('charges an open order the fee rate of its placement after setFeeConfig, filling a limit buy whole from its lock', async () => {
+    const { executor, quotes } = makeExecutor(f, db);
+    quotes.set('AAPL', '149.99', '150.01');
+    const buy = await placeLimit(f, alice, AAPL, 0, shares('3'), price('150.01'), deadline);
+    const lock = cost(shares('3'), price('150.01')) + feeOn(cost(shares('3'), price('150.01')), LIMIT_BPS);
+    // 10 % from now on: at that rate the lock would pay for less than the 3 shares.
+    await confirm(f, f.operator.writeContract({ address: f.deployment.contracts.stockRouter, abi: stockRouterAbi, functionName: 'setFeeConfig', args: [{ marketFeeBps: 1000, limitFeeBps: 1000 }] }));
+    expect(await executor.runOnce()).toMatchObject({ settled: 1, filled: 1, closed: 1, dropped: 0 });
+    const [b] = await readOrders(f, [buy]);
+    const notional = cost(shares('3'), price('150.01'));
+    expect(b).toMatchObject({ status: OrderStatus.Filled, filledQuantity: shares('3'), filledNotional: notional, fees: feeOn(notional, LIMIT_BPS), locked: 0n });
+    expect(notional + feeOn(notional, LIMIT_BPS)).toBe(lock);
   });
 
   it('closes a canceled limit order as Canceled and releases its lock', async () => {

@@ -244,6 +244,8 @@ export async function startRestartableChain(): Promise<RestartableChain> {
     walletClient: operator,
     symbols: DEMO_SYMBOLS,
     demoWallets: DEMO_WALLETS.map((w) => w.address),
+    // Fixed quotes without price feeds: an explicit opt-out of the router's requireOracle.
+    options: { requireOracle: false },
   });
   const users = DEMO_WALLETS.map((w) => ({
     address: w.address,

@@ -70,7 +70,9 @@ export async function startChainFixture(opts: ChainFixtureOptions = {}): Promise
       walletClient: operator,
       symbols: opts.symbols ?? DEMO_SYMBOLS,
       demoWallets: DEMO_WALLETS.map((w) => w.address),
-      options: opts.deployOptions,
+      // The fixture's tests fill at prices of their own choosing without price feeds: an explicit
+      // opt-out of the router's requireOracle, which a test of the oracle rules turns back on.
+      options: { requireOracle: false, ...opts.deployOptions },
     });
     const deployMs = performance.now() - started;
     const users = DEMO_WALLETS.map((w) => ({

@@ -10,6 +10,7 @@
 import type { Address } from 'viem';
 import { accountLensAbi, stockRouterAbi } from '../../chain/abi/generated/index.ts';
 import { toChainError, type ChainPublicClient } from '../../chain/chain-client.ts';
+import { ChainRevertError } from '../../errors/app-error.ts';
 import type { DbExecutor } from '../../storage/database.ts';
 import { getMeta, setMeta } from '../../storage/meta-store.ts';
 import { OrderStatus, type ChainOrder } from './fill-policy.ts';
@@ -20,6 +21,11 @@ export interface TrackedOrder {
   order: ChainOrder;
   /** The block the order was read at. */
   readAtBlock: bigint;
+  /**
+   * The fee rate (bps) the router charges this order, fixed at its placement
+   * (`StockRouter.orderFeeBps`); undefined when the router cannot say (one from before 0.2.0).
+   */
+  feeBps?: bigint;
 }
 
 export interface OrderTrackerOptions {
@@ -84,6 +90,29 @@ export function createOrderTracker(opts: OrderTrackerOptions): OrderTracker {
    */
   const unseen = new Set<bigint>();
   const filledValues = new Map<bigint, { filledQuantity: bigint; value: bigint }>();
+  /** Fee rates of live orders: fixed at placement, so read once per order. */
+  const feeRates = new Map<bigint, bigint>();
+  let feeRatesUnsupported = false;
+
+  /** Reads the fee rates of `ids` not known yet; a router without `orderFeeBps` leaves them unknown. */
+  const readFeeRates = async (ids: bigint[], blockNumber: bigint): Promise<void> => {
+    const missing = ids.filter((id) => !feeRates.has(id));
+    if (missing.length === 0 || feeRatesUnsupported) return;
+    for (let i = 0; i < missing.length; i += chunkSize) {
+      const chunk = missing.slice(i, i + chunkSize);
+      let rates: readonly number[];
+      try {
+        rates = await publicClient.readContract({ address: opts.stockRouter, abi: stockRouterAbi, functionName: 'orderFeeBps', args: [chunk], blockNumber });
+      } catch (err) {
+        const mapped = toChainError(err);
+        if (!(mapped instanceof ChainRevertError)) throw mapped;
+        feeRatesUnsupported = true;
+        opts.logger?.warn({ err: mapped }, 'executor: the StockRouter has no per-order fee rates; the current fee config is used');
+        return;
+      }
+      chunk.forEach((id, k) => feeRates.set(id, BigInt(rates[k])));
+    }
+  };
 
   const load = async (): Promise<void> => {
     const raw = await getMeta(opts.db, metaKey);
@@ -158,10 +187,13 @@ export function createOrderTracker(opts: OrderTrackerOptions): OrderTracker {
           unseen.delete(id);
           open.delete(id);
           filledValues.delete(id);
+          feeRates.delete(id);
         }
       });
     });
     if (next > scannedTo) scannedTo = next;
+    await readFeeRates([...open.keys()], blockNumber);
+    for (const t of open.values()) t.feeBps = feeRates.get(t.id);
 
     await advanceLowWater();
     const list = [...open.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -206,6 +238,7 @@ export function createOrderTracker(opts: OrderTrackerOptions): OrderTracker {
       for (const id of ids) {
         open.delete(id);
         filledValues.delete(id);
+        feeRates.delete(id);
       }
       await advanceLowWater();
     },

@@ -116,7 +116,9 @@ export interface SettlementBatcher {
 /** The StockRouter's oracle check refused the fill's price (the feed moved or aged meanwhile). */
 export const ORACLE_ERRORS: ReadonlySet<string> = new Set(['OraclePriceDeviation', 'OraclePriceStale', 'OracleAnswerInvalid']);
 /** Errors whose first argument is the order at fault. */
-const ORDER_ERRORS = new Set(['OrderNotOpen', 'PriceOutsideLimit', 'FillExceedsOrder', 'LockInsufficient', ...ORACLE_ERRORS]);
+// Each names the order (its first argument). A fill the treasury loss budget refuses is dropped like
+// any order that reverts alone: the budget's window has to pass (docs/security.md, "Executor key").
+const ORDER_ERRORS = new Set(['OrderNotOpen', 'PriceOutsideLimit', 'FillExceedsOrder', 'LockInsufficient', 'PriceFeedRequired', 'TreasuryLossBudgetExceeded', ...ORACLE_ERRORS]);
 
 const DEFAULT_GAS_PER_ORDER = 150_000n;
 const BASE_GAS = 60_000n;

@@ -195,7 +195,7 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
   const oracleBlockedSince = new Map<string, number>();
 
   /** The stock's oracle check as the router applies it at `blockNumber`; undefined: it has none. */
-  const readOracle = async (stock: string, blockNumber: bigint): Promise<OracleCheck | undefined> => {
+  const readOracle = async (stock: string, blockNumber: bigint, required: boolean): Promise<OracleCheck | undefined> => {
     let config;
     let answer: bigint;
     let updatedAt: bigint;
@@ -214,7 +214,8 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
       if (mapped instanceof ChainRevertError) return { toleranceBps: 0, maxAgeS: 0 };
       throw mapped;
     }
-    if (BigInt(config.feed) === 0n) return undefined;
+    // No feed: unchecked, unless the router requires one (docs/security.md), when no price is usable.
+    if (BigInt(config.feed) === 0n) return required ? { toleranceBps: 0, maxAgeS: 0 } : undefined;
     return {
       reading: { answer, decimals: config.decimals, updatedAt: Number(updatedAt), chainTime: Number(blockTimestamp) },
       toleranceBps: config.toleranceBps,
@@ -297,7 +298,8 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
     let input: DecideInput = {
       order,
       quote,
-      fees,
+      // The rate the order was placed with, which the router charges; the current config for an order placed before rates were fixed per order.
+      fees: t.feeBps === undefined ? fees : { marketFeeBps: t.feeBps, limitFeeBps: t.feeBps },
       now: at,
       calendar: opts.calendar,
       // An unknown stock (listed after this process started) trades as the calendar's default.
@@ -394,13 +396,24 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
         if (refreshed.blockNumber < lastBlock) batcher.forgetAllSettled();
         lastBlock = refreshed.blockNumber;
         let fees: FeeConfig;
+        let oracleRequired: boolean;
         try {
-          fees = await publicClient.readContract({
-            address: contracts.stockRouter,
-            abi: stockRouterAbi,
-            functionName: 'feeConfig',
-            blockNumber: refreshed.blockNumber,
-          });
+          [fees, oracleRequired] = await Promise.all([
+            publicClient.readContract({
+              address: contracts.stockRouter,
+              abi: stockRouterAbi,
+              functionName: 'feeConfig',
+              blockNumber: refreshed.blockNumber,
+            }),
+            // A router from before the flag has none (reverts): it fills feedless stocks unchecked.
+            publicClient
+              .readContract({ address: contracts.stockRouter, abi: stockRouterAbi, functionName: 'requireOracle', blockNumber: refreshed.blockNumber })
+              .catch((err: unknown) => {
+                const mapped = toChainError(err);
+                if (mapped instanceof ChainRevertError) return false;
+                throw mapped;
+              }),
+          ]);
         } catch (err) {
           throw toChainError(err);
         }
@@ -425,7 +438,7 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
         const oracleOf = (stock: string): Promise<OracleCheck | undefined> => {
           const k = stock.toLowerCase();
           let p = oracles.get(k);
-          if (!p) oracles.set(k, (p = readOracle(stock, refreshed.blockNumber)));
+          if (!p) oracles.set(k, (p = readOracle(stock, refreshed.blockNumber, oracleRequired)));
           return p;
         };
         const decided = await Promise.all(candidates.map((t) => decide(t, fees, at, oracleOf)));
