@@ -8,6 +8,11 @@ import {Ownable2StepUpgradeable} from "@openzeppelin/contracts-upgradeable/acces
 import {VenueUpgradeable} from "./VenueUpgradeable.sol";
 import {ICashier} from "./interfaces/ICashier.sol";
 
+/// @dev The one router view the Cashier reads (importing IStockRouter would pull its whole surface in).
+interface IRouterPause {
+    function paused() external view returns (bool);
+}
+
 /// @title Cashier
 /// @notice Holds the cash tokens and users' mUSD balances; see {ICashier} for the buffers and the
 /// invariant.
@@ -66,6 +71,13 @@ contract Cashier is ICashier, VenueUpgradeable, Ownable2StepUpgradeable {
 
     modifier onlyOperator() {
         if (!isOperator[msg.sender]) revert NotOperator(msg.sender);
+        _;
+    }
+
+    /// @dev The router holds the venue's pause (its guardian): operator actions stop with the fills.
+    modifier whenRouterNotPaused() {
+        address router_ = router;
+        if (router_ != address(0) && IRouterPause(router_).paused()) revert VenuePaused();
         _;
     }
 
@@ -226,7 +238,28 @@ contract Cashier is ICashier, VenueUpgradeable, Ownable2StepUpgradeable {
     // -------------------------------------------------------------- Operator
 
     /// @inheritdoc ICashier
-    function settleDeposit(uint256 queueId) external onlyOperator {
+    function settleDeposit(uint256 queueId) external onlyOperator whenRouterNotPaused {
+        _settleDeposit(queueId);
+    }
+
+    /// @inheritdoc ICashier
+    function settleWithdrawal(uint256 queueId) external onlyOperator whenRouterNotPaused {
+        _settleWithdrawal(queueId);
+    }
+
+    /// @inheritdoc ICashier
+    function settleDepositFor(address user, uint256 queueId) external onlyRouter {
+        if (_queuedDeposits[queueId].user != user) revert NotQueuedOpOwner(queueId, user);
+        _settleDeposit(queueId);
+    }
+
+    /// @inheritdoc ICashier
+    function settleWithdrawalFor(address user, uint256 queueId) external onlyRouter {
+        if (_queuedWithdrawals[queueId].user != user) revert NotQueuedOpOwner(queueId, user);
+        _settleWithdrawal(queueId);
+    }
+
+    function _settleDeposit(uint256 queueId) private {
         QueuedOp storage op = _queuedDeposits[queueId];
         if (op.status != STATUS_PENDING) revert QueuedOpNotPending(queueId);
         op.status = STATUS_SETTLED;
@@ -236,8 +269,7 @@ contract Cashier is ICashier, VenueUpgradeable, Ownable2StepUpgradeable {
         emit DepositSettled(queueId, op.user, op.token, op.tokenAmount, musd);
     }
 
-    /// @inheritdoc ICashier
-    function settleWithdrawal(uint256 queueId) external onlyOperator {
+    function _settleWithdrawal(uint256 queueId) private {
         QueuedOp storage op = _queuedWithdrawals[queueId];
         if (op.status != STATUS_PENDING) revert QueuedOpNotPending(queueId);
         op.status = STATUS_SETTLED;
@@ -248,7 +280,7 @@ contract Cashier is ICashier, VenueUpgradeable, Ownable2StepUpgradeable {
     }
 
     /// @inheritdoc ICashier
-    function fundTreasury(address token, uint256 tokenAmount) external onlyOperator {
+    function fundTreasury(address token, uint256 tokenAmount) external onlyOperator whenRouterNotPaused {
         if (!_tokenConfigs[token].enabled) revert TokenNotSupported(token);
         if (tokenAmount == 0) revert ZeroAmount();
         uint256 musd = _toMusd(token, tokenAmount);

@@ -42,6 +42,13 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
     uint32 private constant MAX_LOSS_PERIOD = 30 days;
     /// @dev A budget alert fires when a fill takes the window's net loss to this share of the budget.
     uint256 private constant ALERT_BPS = 8_000;
+    /// @dev The escape hatch opens after this long without a settlement unless the owner says otherwise.
+    uint32 private constant DEFAULT_OPERATOR_SILENCE = 3 days;
+    uint32 private constant MIN_OPERATOR_SILENCE = 1 days;
+    uint32 private constant MAX_OPERATOR_SILENCE = 30 days;
+    /// @dev The last settlement is noted at most this often: the hatch counts in days, and the slot
+    /// write would otherwise cost every batch.
+    uint64 private constant ACTIVITY_GRANULARITY = 1 hours;
 
     // ----------------------------------------------------------------- State
 
@@ -75,6 +82,16 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
     uint32 private _lossPeriod;
     /// @dev Inverted so that the zero value is the safe one: false requires a feed for every fill.
     bool private _oracleOptional;
+    /// @dev The guardian's pause. In the slot of the loss period and the oracle flag, which every
+    /// fill reads already, so the check costs a settlement nothing.
+    bool private _paused;
+    /// @dev When the operator last settled (unix seconds, to ACTIVITY_GRANULARITY); the escape hatch
+    /// opens after `_operatorSilence` without one.
+    uint64 private _lastOperatorActivity;
+    /// @dev Pauses and unpauses; named by the owner.
+    address private _guardian;
+    /// @dev 0: DEFAULT_OPERATOR_SILENCE.
+    uint32 private _operatorSilence;
 
     /// @dev One slot: the budget (`limitSet` false: the default), the window it last counted and the
     /// window's net loss in mUSD (negative: a net gain, which later losses of the window use up).
@@ -104,6 +121,17 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
         if (firstOrderId == 0) revert ZeroAmount();
         __Ownable_init(initialOwner);
         _nextOrderId = firstOrderId;
+        _lastOperatorActivity = uint64(block.timestamp);
+    }
+
+    modifier whenNotPaused() {
+        if (_paused) revert VenuePaused();
+        _;
+    }
+
+    modifier onlyGuardianOrOwner() {
+        if (msg.sender != _guardian && msg.sender != owner()) revert NotGuardian(msg.sender);
+        _;
     }
 
     // ----------------------------------------------------------------- Admin
@@ -177,6 +205,31 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
         if (period < MIN_LOSS_PERIOD || period > MAX_LOSS_PERIOD) revert InvalidLossPeriod(period);
         _lossPeriod = period;
         emit TreasuryLossPeriodSet(period);
+    }
+
+    /// @inheritdoc IStockRouter
+    function setGuardian(address guardian_) external onlyOwner {
+        _guardian = guardian_;
+        emit GuardianSet(guardian_);
+    }
+
+    /// @inheritdoc IStockRouter
+    function pause() external onlyGuardianOrOwner {
+        _paused = true;
+        emit VenuePausedBy(msg.sender);
+    }
+
+    /// @inheritdoc IStockRouter
+    function unpause() external onlyGuardianOrOwner {
+        _paused = false;
+        emit VenueUnpausedBy(msg.sender);
+    }
+
+    /// @inheritdoc IStockRouter
+    function setOperatorSilence(uint32 silence) external onlyOwner {
+        if (silence < MIN_OPERATOR_SILENCE || silence > MAX_OPERATOR_SILENCE) revert InvalidOperatorSilence(silence);
+        _operatorSilence = silence;
+        emit OperatorSilenceSet(silence);
     }
 
     // ------------------------------------------------------------------ User
@@ -292,10 +345,37 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
         return _placeLimit(user, stock, Side.Sell, quantity, price, deadline);
     }
 
+    // ------------------------------------------------------------ Escape hatch
+
+    /// @inheritdoc IStockRouter
+    function emergencyCancel(uint256 orderId) external {
+        _requireEscapeHatch();
+        Order storage order = _orders[orderId];
+        if (order.status == OrderStatus.None) revert OrderNotOpen(orderId);
+        address user = _msgSender();
+        if (order.user != user) revert NotOrderOwner(orderId);
+        _closeOrder(orderId, OrderStatus.Canceled);
+        emit EmergencyCancel(orderId, user);
+    }
+
+    /// @inheritdoc IStockRouter
+    function emergencySettleDeposit(uint256 queueId) external {
+        _requireEscapeHatch();
+        _cashier.settleDepositFor(_msgSender(), queueId);
+    }
+
+    /// @inheritdoc IStockRouter
+    function emergencySettleWithdrawal(uint256 queueId) external {
+        _requireEscapeHatch();
+        _cashier.settleWithdrawalFor(_msgSender(), queueId);
+    }
+
     // -------------------------------------------------------------- Operator
 
     /// @inheritdoc IStockRouter
-    function settleOrders(Fill[] calldata fills, Close[] calldata closes) external onlyOperator {
+    function settleOrders(Fill[] calldata fills, Close[] calldata closes) external onlyOperator whenNotPaused {
+        uint64 last = _lastOperatorActivity;
+        if (block.timestamp >= last + ACTIVITY_GRANULARITY) _lastOperatorActivity = uint64(block.timestamp);
         FeeConfig memory fees = _feeConfig;
         for (uint256 i; i < fills.length; ++i) {
             _fill(fills[i], fees);
@@ -306,6 +386,31 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
     }
 
     // ----------------------------------------------------------------- Views
+
+    /// @inheritdoc IStockRouter
+    function guardian() external view returns (address) {
+        return _guardian;
+    }
+
+    /// @inheritdoc IStockRouter
+    function paused() external view returns (bool) {
+        return _paused;
+    }
+
+    /// @inheritdoc IStockRouter
+    function escapeHatchOpen() public view returns (bool) {
+        return _paused || block.timestamp > uint256(_lastOperatorActivity) + _silence();
+    }
+
+    /// @inheritdoc IStockRouter
+    function lastOperatorActivity() external view returns (uint64) {
+        return _lastOperatorActivity;
+    }
+
+    /// @inheritdoc IStockRouter
+    function operatorSilence() external view returns (uint32) {
+        return uint32(_silence());
+    }
 
     /// @inheritdoc IStockRouter
     function getOrder(uint256 orderId) external view returns (Order memory order) {
@@ -412,6 +517,7 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
         private
         view
     {
+        if (_paused) revert VenuePaused();
         _requireListed(stock);
         _checkDeadline(deadline);
         if (side == Side.Buy) {
@@ -425,6 +531,7 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
         private
         view
     {
+        if (_paused) revert VenuePaused();
         _requireListed(stock);
         _checkDeadline(deadline);
         if (timeInForce != TIME_IN_FORCE_DAY) revert InvalidTimeInForce(timeInForce);
@@ -691,12 +798,15 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
     }
 
     function _close(Close calldata close) private {
-        uint256 orderId = close.orderId;
+        _closeOrder(close.orderId, close.status);
+    }
+
+    function _closeOrder(uint256 orderId, OrderStatus status) private {
         Order storage order = _orders[orderId];
         if (order.status != OrderStatus.Open && order.status != OrderStatus.Canceling) revert OrderNotOpen(orderId);
-        if (close.status < OrderStatus.Filled) revert InvalidCloseStatus();
+        if (status < OrderStatus.Filled) revert InvalidCloseStatus();
         uint256 released = order.locked;
-        order.status = close.status;
+        order.status = status;
         order.locked = 0;
         address user = order.user;
         if (released != 0) {
@@ -706,7 +816,16 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
                 IStock(order.stock).unlock(user, released);
             }
         }
-        emit OrderClosed(orderId, user, close.status, released);
+        emit OrderClosed(orderId, user, status, released);
+    }
+
+    function _requireEscapeHatch() private view {
+        if (!escapeHatchOpen()) revert EscapeHatchClosed();
+    }
+
+    function _silence() private view returns (uint256) {
+        uint32 silence = _operatorSilence;
+        return silence == 0 ? DEFAULT_OPERATOR_SILENCE : silence;
     }
 
     // ------------------------------------------------------- Internal: cash

@@ -27,6 +27,8 @@ interface ICashierErrors {
 
     /// @notice Cash tokens with more than 18 decimals are not supported.
     error InvalidTokenDecimals(uint8 decimals);
+    /// @notice The queued operation `queueId` is not `user`'s.
+    error NotQueuedOpOwner(uint256 queueId, address user);
 }
 
 /// @title ICashier
@@ -116,6 +118,14 @@ interface ICashier is ICashierErrors, ICommonErrors {
     /// @notice Sell settlement: the treasury pays `proceeds`, `user` receives `proceeds - fee`,
     /// `fee` goes to the fee balance. Router only.
     function settleSell(address user, uint256 proceeds, uint256 fee) external;
+
+    /// @notice The escape hatch (router only, which checks it is open): credits `user`'s own queued
+    /// deposit as `settleDeposit` does.
+    function settleDepositFor(address user, uint256 queueId) external;
+
+    /// @notice The escape hatch (router only, which checks it is open): pays `user`'s own queued
+    /// withdrawal as `settleWithdrawal` does.
+    function settleWithdrawalFor(address user, uint256 queueId) external;
 
     // -------------------------------------------------------------- Operator
 

@@ -22,4 +22,7 @@ interface ICommonErrors {
 
     /// @notice A batch's arrays differ in length.
     error LengthMismatch();
+
+    /// @notice The guardian has paused new orders, fills and operator actions (users' exits stay open).
+    error VenuePaused();
 }

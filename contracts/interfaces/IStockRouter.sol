@@ -56,6 +56,13 @@ interface IStockRouterErrors {
     error TreasuryLossBudgetExceeded(uint256 orderId, address stock, int256 netLoss, uint256 limit);
     /// @notice A treasury loss window must be 1 hour to 30 days long.
     error InvalidLossPeriod(uint32 period);
+    /// @notice `caller` is neither the guardian nor the owner.
+    error NotGuardian(address caller);
+    /// @notice The escape hatch is closed: the venue is not paused and the operator settled within
+    /// the silence period, so the operator's own path serves (cancel requests, queued payments).
+    error EscapeHatchClosed();
+    /// @notice The operator silence after which the escape hatch opens must be 1 to 30 days.
+    error InvalidOperatorSilence(uint32 silence);
 }
 
 /// @title IStockRouter
@@ -195,6 +202,17 @@ interface IStockRouter is
     /// @notice A fill took the treasury's net loss against the oracle in window `window` for `stock`
     /// (zero address: the whole venue) to at least 80% of its budget `limit`: operators alert on it.
     event TreasuryLossBudgetAlert(address indexed stock, uint256 indexed window, int256 netLoss, uint256 limit);
+    /// @notice The owner named the guardian (zero: none), who can pause and unpause the venue.
+    event GuardianSet(address indexed guardian);
+    /// @notice `by` (the guardian or the owner) paused new orders, fills and operator actions.
+    event VenuePausedBy(address indexed by);
+    /// @notice `by` (the guardian or the owner) lifted the pause.
+    event VenueUnpausedBy(address indexed by);
+    /// @notice The owner set how long the operator may stay silent before the escape hatch opens.
+    event OperatorSilenceSet(uint32 silence);
+    /// @notice `user` cancelled their own open order through the escape hatch; its lock was released
+    /// (the order is also closed with `OrderClosed`, status Canceled).
+    event EmergencyCancel(uint256 indexed orderId, address indexed user);
 
     // ------------------------------------------------------------------ User
 
@@ -261,6 +279,20 @@ interface IStockRouter is
         uint32 deadline
     ) external returns (uint256 orderId);
 
+    // ------------------------------------------------------------ Escape hatch
+
+    /// @notice While the escape hatch is open ({escapeHatchOpen}), the order's owner closes it as
+    /// Canceled at once and gets its whole lock back, without the operator.
+    function emergencyCancel(uint256 orderId) external;
+
+    /// @notice While the escape hatch is open, the user credits their own queued deposit (its tokens
+    /// are in the Cashier already) as the operator would (`DepositSettled`).
+    function emergencySettleDeposit(uint256 queueId) external;
+
+    /// @notice While the escape hatch is open, the user is paid their own queued withdrawal from the
+    /// Cashier's tokens as the operator would (`WithdrawalSettled`).
+    function emergencySettleWithdrawal(uint256 queueId) external;
+
     // -------------------------------------------------------------- Operator
 
     /// @notice Applies `fills` in order, then `closes`. Reverts as a whole if any item is invalid,
@@ -273,6 +305,20 @@ interface IStockRouter is
     function settleOrders(Fill[] calldata fills, Close[] calldata closes) external;
 
     // ----------------------------------------------------------------- Admin
+
+    /// @notice Names the guardian (zero: none). Owner only.
+    function setGuardian(address guardian_) external;
+
+    /// @notice Pauses new orders, fills and the Cashier's operator actions; deposits, withdrawals,
+    /// cancel requests and the escape hatch stay open. The guardian or the owner.
+    function pause() external;
+
+    /// @notice Lifts the pause. The guardian or the owner.
+    function unpause() external;
+
+    /// @notice How long (1 to 30 days) the operator may go without settling before the escape hatch
+    /// opens. Owner only. Default 3 days.
+    function setOperatorSilence(uint32 silence) external;
 
     function listStock(address stock) external;
     /// @notice Fee rates of orders placed from now on; an open order keeps the rate it was placed with.
@@ -296,6 +342,22 @@ interface IStockRouter is
     function setTreasuryLossPeriod(uint32 period) external;
 
     // ----------------------------------------------------------------- Views
+
+    /// @notice The guardian (zero: none).
+    function guardian() external view returns (address);
+
+    /// @notice Whether the guardian (or the owner) has paused the venue.
+    function paused() external view returns (bool);
+
+    /// @notice Whether users may exit without the operator: the venue is paused, or the operator has
+    /// not settled for longer than `operatorSilence()` (since `lastOperatorActivity()`).
+    function escapeHatchOpen() external view returns (bool);
+
+    /// @notice When the operator last settled (unix seconds; the deployment before any settlement).
+    function lastOperatorActivity() external view returns (uint64);
+
+    /// @notice The operator silence that opens the escape hatch, in seconds.
+    function operatorSilence() external view returns (uint32);
 
     function getOrder(uint256 orderId) external view returns (Order memory);
     /// @notice The id the next order will get (ids start at 1).

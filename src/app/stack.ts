@@ -136,7 +136,7 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
           stockVenueDeployer({
             symbols: DEMO_SYMBOLS.map(({ symbol, name }) => ({ symbol, name })),
             demoWallets: config.demoMode ? DEMO_WALLETS.map((w) => w.address) : [],
-            options: { operators: executor && executor !== deployer ? [executor] : [] },
+            options: { operators: executor && executor !== deployer ? [executor] : [], guardian: config.guardianAddress },
           }),
           // After the stock venue: its cash token is the collateral.
           perpVenueDeployer({

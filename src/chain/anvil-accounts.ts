@@ -66,4 +66,7 @@ export const EXECUTOR_ACCOUNT: DevAccount = ANVIL_ACCOUNTS[8];
 /** The embedded stack's oracle publisher: anvil account 5, made a publisher of the PriceFeedHub. */
 export const ORACLE_PUBLISHER_ACCOUNT: DevAccount = ANVIL_ACCOUNTS[5];
 
+/** The embedded demo's guardian (pauses the stock venue; docs/security.md). No role runs with its key. */
+export const GUARDIAN_ACCOUNT: DevAccount = ANVIL_ACCOUNTS[4];
+
 export const ANVIL_CHAIN_ID = 31337;

@@ -78,6 +78,8 @@ export interface DeployStackOptions {
    * leaves it to `ensurePriceFeeds`, which turns it off only with `ORACLE_TOLERANCE_BPS=0`.
    */
   requireOracle?: boolean;
+  /** The StockRouter's guardian, who can pause (docs/security.md, "Guardian"). Default: none. */
+  guardian?: Address;
 }
 
 export const DEMO_DEFAULTS = {
@@ -309,6 +311,7 @@ export async function deployStack(params: {
       { marketFeeBps: o.marketFeeBps, limitFeeBps: o.limitFeeBps },
     ]);
     if (o.requireOracle === false) await tx.call('setRequireOracle', stockRouter, stockRouterAbi, 'setRequireOracle', [false]);
+    if (o.guardian) await tx.call('setGuardian', stockRouter, stockRouterAbi, 'setGuardian', [o.guardian]);
     for (const operator of [me, ...(o.operators ?? [])]) {
       await tx.call('router.setOperator', stockRouter, stockRouterAbi, 'setOperator', [operator, true]);
       await tx.call('cashier.setOperator', cashier, cashierAbi, 'setOperator', [operator, true]);

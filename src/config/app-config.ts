@@ -6,6 +6,7 @@ import path from 'node:path';
 import { getAddress, isAddress, type Address, type Hex } from 'viem';
 import { AppError } from '../errors/app-error.ts';
 import { parseMasterKey } from './master-key.ts';
+import { GUARDIAN_ACCOUNT } from '../chain/anvil-accounts.ts';
 import { envBool, envChoice, envInt, envList, envString, type Env } from './env.ts';
 import { loadExecutorSettings, type ExecutorSettings } from './executor-settings.ts';
 import { loadQuoteSourceSettings, type QuoteSourceSettings } from './quote-source-settings.ts';
@@ -71,6 +72,12 @@ export interface AppConfig {
    * Default 1,000,000 USDC a day. Later changes are the owner's `setWithdrawalCap`.
    */
   perpWithdrawalCap: { amount: bigint; periodSeconds: number };
+  /**
+   * `GUARDIAN_ADDRESS`: the StockRouter's guardian, who can pause new orders, fills and operator
+   * actions (users' exits stay open; docs/security.md "Guardian"), named when the venue is deployed.
+   * Default: anvil account 4 on the embedded chain, none with RPC_URL.
+   */
+  guardianAddress?: Address;
   /**
    * `OPERATOR_PRIVATE_KEY`: deployer and owner of the contracts, and the key of every sending role
    * in a process that runs them all. Private keys are never logged or put in an error message.
@@ -419,6 +426,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     anvilPort: envString(env, 'ANVIL_PORT') === undefined ? undefined : envInt(env, 'ANVIL_PORT', 0),
     rpcBatch: envBool(env, 'RPC_BATCH', true),
     autoUpgrade: envBool(env, 'AUTO_UPGRADE', false),
+    guardianAddress: address(env, 'GUARDIAN_ADDRESS') ?? (rpcUrl ? undefined : GUARDIAN_ACCOUNT.address),
     perpWithdrawalCap: {
       amount: usdcUnits(env, 'PERP_WITHDRAWAL_CAP_USDC', '1000000'),
       periodSeconds: envInt(env, 'PERP_WITHDRAWAL_CAP_PERIOD_S', 86_400, 60),

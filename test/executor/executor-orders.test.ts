@@ -308,3 +308,21 @@ describe('operator', () => {
     expect((await readOrders(f, [id]))[0].status).toBe(OrderStatus.Open);
   });
 });
+
+describe("the guardian's pause", () => {
+  it('sends nothing and drops nothing while the venue is paused, then fills the same order once the pause is lifted', async () => {
+    const { executor, quotes } = makeExecutor(f, db);
+    quotes.set('AAPL', '149.99', '150.01');
+    const id = await placeMarket(f, alice, AAPL, 0, musd('500'), deadline);
+    const pause = (fn: 'pause' | 'unpause') =>
+      confirm(f, f.operator.writeContract({ address: f.deployment.contracts.stockRouter, abi: stockRouterAbi, functionName: fn }));
+    await pause('pause');
+    const nonce = await f.publicClient.getTransactionCount({ address: f.operator.account.address });
+    for (let i = 0; i < 3; i++) expect(await executor.runOnce()).toMatchObject({ settled: 0, closed: 0, transactions: 0, dropped: 0 });
+    expect(await f.publicClient.getTransactionCount({ address: f.operator.account.address })).toBe(nonce);
+    expect((await readOrders(f, [id]))[0].status).toBe(OrderStatus.Open);
+    await pause('unpause');
+    expect(await executor.runOnce()).toMatchObject({ settled: 1, closed: 1, filled: 1, transactions: 1, dropped: 0 });
+    expect((await readOrders(f, [id]))[0].status).toBe(OrderStatus.Filled);
+  });
+});

@@ -379,11 +379,36 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
     return true;
   };
 
+  let pausedLogged = false;
+  const venuePaused = async (): Promise<boolean> => {
+    let paused: boolean;
+    try {
+      paused = await publicClient.readContract({ address: contracts.stockRouter, abi: stockRouterAbi, functionName: 'paused' });
+    } catch (err) {
+      const mapped = toChainError(err);
+      // A router from before the pause has none: never paused.
+      if (mapped instanceof ChainRevertError) return false;
+      throw mapped;
+    }
+    if (paused !== pausedLogged) {
+      if (paused) log.warn({}, 'executor: the venue is paused by its guardian; no fills or operator actions until it is lifted');
+      else log.info({}, 'executor: the pause is lifted; settling again');
+      pausedLogged = paused;
+    }
+    return paused;
+  };
+
   const tick = async (): Promise<ExecutorTickResult> => {
     const started = performance.now();
     const phases = { scanMs: 0, decideMs: 0, submitMs: 0 };
     const at = now();
     if (!(await preflight())) {
+      return { settled: 0, closed: 0, filled: 0, transactions: 0, dropped: 0, repriced: 0, open: tracker.openCount(), scanned: 0, cashDeposits: 0, cashWithdrawals: 0 };
+    }
+    // The guardian's pause stops fills and operator actions on chain: nothing is decided or sent
+    // (every settlement would revert VenuePaused, and an order-by-order search for the culprit would
+    // drop orders that did nothing wrong). Users' exits stay open meanwhile (docs/security.md).
+    if (await venuePaused()) {
       return { settled: 0, closed: 0, filled: 0, transactions: 0, dropped: 0, repriced: 0, open: tracker.openCount(), scanned: 0, cashDeposits: 0, cashWithdrawals: 0 };
     }
     const [scan, cashOutcome] = await Promise.all([
