@@ -64,6 +64,9 @@ export interface ExecutorBenchResult {
   statuses: Record<string, number>;
 }
 
+/** A market order's worst price that never binds: the bench fills at prices of its choosing. */
+const ANY_BUY_PRICE = 10n ** 27n;
+const ANY_SELL_PRICE = 1n;
 const BASE: Record<string, { bid: string; ask: string }> = {
   AAPL: { bid: '189.99', ask: '190.01' },
   TSLA: { bid: '244.95', ask: '245.05' },
@@ -189,9 +192,9 @@ export async function prepareExecutorVenue(params: {
         const kind = Math.floor(n / signers.length) % 10;
         let data: Hex;
         if (kind < 4) {
-          data = encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeMarketOrder', args: [stock, 0, 0n, parseUnits('20', 18), deadline] });
+          data = encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeMarketOrder', args: [stock, 0, 0n, parseUnits('20', 18), ANY_BUY_PRICE, deadline] });
         } else if (kind < 7) {
-          data = encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeMarketOrder', args: [stock, 1, parseUnits('0.05', 18), 0n, deadline] });
+          data = encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeMarketOrder', args: [stock, 1, parseUnits('0.05', 18), 0n, ANY_SELL_PRICE, deadline] });
         } else if (kind < 9) {
           const limit = parseUnits(BASE[sym].ask, 18) + parseUnits('1', 18);
           data = encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeLimitOrder', args: [stock, 0, parseUnits('0.1', 18), limit, 0, deadline] });

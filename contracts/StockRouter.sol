@@ -257,12 +257,16 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
     }
 
     /// @inheritdoc IStockRouter
-    function placeMarketOrder(address stock, Side side, uint256 quantity, uint256 notional, uint32 deadline)
-        external
-        returns (uint256 orderId)
-    {
-        _checkMarket(stock, side, quantity, notional, deadline);
-        return _placeMarket(_msgSender(), stock, side, quantity, notional, deadline);
+    function placeMarketOrder(
+        address stock,
+        Side side,
+        uint256 quantity,
+        uint256 notional,
+        uint256 worstPrice,
+        uint32 deadline
+    ) external returns (uint256 orderId) {
+        _checkMarket(stock, side, quantity, notional, worstPrice, deadline);
+        return _placeMarket(_msgSender(), stock, side, quantity, notional, worstPrice, deadline);
     }
 
     /// @inheritdoc IStockRouter
@@ -292,15 +296,18 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
     }
 
     /// @inheritdoc IStockRouter
-    function depositAndMarketBuy(address token, uint256 tokenAmount, address stock, uint256 notional, uint32 deadline)
-        external
-        onlyViaProxy
-        returns (uint256 orderId)
-    {
-        _checkMarket(stock, Side.Buy, 0, notional, deadline);
+    function depositAndMarketBuy(
+        address token,
+        uint256 tokenAmount,
+        address stock,
+        uint256 notional,
+        uint256 worstPrice,
+        uint32 deadline
+    ) external onlyViaProxy returns (uint256 orderId) {
+        _checkMarket(stock, Side.Buy, 0, notional, worstPrice, deadline);
         address user = _msgSender();
         _depositInstant(user, token, tokenAmount);
-        return _placeMarket(user, stock, Side.Buy, 0, notional, deadline);
+        return _placeMarket(user, stock, Side.Buy, 0, notional, worstPrice, deadline);
     }
 
     /// @inheritdoc IStockRouter
@@ -320,15 +327,15 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
     }
 
     /// @inheritdoc IStockRouter
-    function depositStockAndMarketSell(address stock, uint256 quantity, uint32 deadline)
+    function depositStockAndMarketSell(address stock, uint256 quantity, uint256 worstPrice, uint32 deadline)
         external
         onlyViaProxy
         returns (uint256 orderId)
     {
-        _checkMarket(stock, Side.Sell, quantity, 0, deadline);
+        _checkMarket(stock, Side.Sell, quantity, 0, worstPrice, deadline);
         address user = _msgSender();
         IStock(stock).depositToExchange(user, quantity);
-        return _placeMarket(user, stock, Side.Sell, quantity, 0, deadline);
+        return _placeMarket(user, stock, Side.Sell, quantity, 0, worstPrice, deadline);
     }
 
     /// @inheritdoc IStockRouter
@@ -513,13 +520,19 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
 
     /// @dev Validation runs before any deposit so that a combined call reports the order's problem
     /// rather than a token error.
-    function _checkMarket(address stock, Side side, uint256 quantity, uint256 notional, uint32 deadline)
-        private
-        view
-    {
+    function _checkMarket(
+        address stock,
+        Side side,
+        uint256 quantity,
+        uint256 notional,
+        uint256 worstPrice,
+        uint32 deadline
+    ) private view {
         if (_paused) revert VenuePaused();
         _requireListed(stock);
         _checkDeadline(deadline);
+        // The user's own bound on the fills: the executor (or its leaked key) fills within it.
+        if (worstPrice == 0) revert ZeroPrice();
         if (side == Side.Buy) {
             if (notional == 0) revert ZeroNotional();
         } else if (quantity == 0) {
@@ -549,10 +562,15 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
         if (!_listed[stock]) revert StockNotListed(stock);
     }
 
-    function _placeMarket(address user, address stock, Side side, uint256 quantity, uint256 notional, uint32 deadline)
-        private
-        returns (uint256 orderId)
-    {
+    function _placeMarket(
+        address user,
+        address stock,
+        Side side,
+        uint256 quantity,
+        uint256 notional,
+        uint256 worstPrice,
+        uint32 deadline
+    ) private returns (uint256 orderId) {
         uint256 locked;
         if (side == Side.Buy) {
             quantity = 0;
@@ -562,7 +580,9 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
             notional = 0;
             locked = IStock(stock).lock(user, quantity);
         }
-        return _record(user, stock, side, OrderType.Market, quantity, notional, 0, deadline, locked);
+        // A market order's `price` is its worst price: checked like a limit on every fill, restated
+        // like one at a split.
+        return _record(user, stock, side, OrderType.Market, quantity, notional, worstPrice, deadline, locked);
     }
 
     function _placeLimit(address user, address stock, Side side, uint256 quantity, uint256 price, uint32 deadline)
@@ -687,7 +707,10 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
         if (fill.price == 0) revert ZeroPrice();
         bool isBuy = order.side == Side.Buy;
         bool isLimit = order.orderType == OrderType.Limit;
-        if (isLimit && (isBuy ? fill.price > order.price : fill.price < order.price)) {
+        // A limit order's limit, a market order's worst price (zero only on a market order from
+        // before 0.2.0, which had none).
+        uint256 bound = order.price;
+        if (bound != 0 && (isBuy ? fill.price > bound : fill.price < bound)) {
             revert PriceOutsideLimit(orderId);
         }
         if ((isLimit || !isBuy) && uint256(order.filledQuantity) + fill.quantity > order.quantity) {
@@ -851,6 +874,14 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
     /// @dev Ownership is checked against the direct caller: a delegatee must not act as the owner.
     function _checkOwner() internal view override {
         if (owner() != msg.sender) revert OwnableUnauthorizedAccount(msg.sender);
+    }
+
+    /// @notice Accepts the ownership offered to the direct caller.
+    /// @dev `msg.sender`, never the ERC-2771 sender: a One Click delegatee of the pending owner must not
+    /// accept for it through the OneClickRouter.
+    function acceptOwnership() public override {
+        if (pendingOwner() != msg.sender) revert OwnableUnauthorizedAccount(msg.sender);
+        _transferOwnership(msg.sender);
     }
 
     function _msgSender() internal view override(ContextUpgradeable, ERC2771ContextUpgradeable) returns (address) {

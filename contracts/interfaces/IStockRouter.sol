@@ -232,9 +232,16 @@ interface IStockRouter is
 
     /// @notice Market order. Buy: `notional` (mUSD, fees included) is required and locked, `quantity`
     /// is ignored. Sell: `quantity` is required and locked from the exchange balance, `notional` is ignored.
-    function placeMarketOrder(address stock, Side side, uint256 quantity, uint256 notional, uint32 deadline)
-        external
-        returns (uint256 orderId);
+    /// `worstPrice` (mUSD per share, 18 decimals, required): no fill of the order is above it (a buy)
+    /// or below it (a sell), as a limit; it is recorded as the order's `price`.
+    function placeMarketOrder(
+        address stock,
+        Side side,
+        uint256 quantity,
+        uint256 notional,
+        uint256 worstPrice,
+        uint32 deadline
+    ) external returns (uint256 orderId);
 
     /// @notice Limit order, DAY only. A buy locks ceil(quantity * price / 1e18) plus the limit fee on it.
     function placeLimitOrder(
@@ -249,10 +256,15 @@ interface IStockRouter is
     /// @notice Requests the cancel of an open limit order (status becomes Canceling); the operator closes it.
     function cancelLimitOrder(uint256 orderId) external;
 
-    /// @notice Deposit (must be credited instantly) then market buy for `notional`.
-    function depositAndMarketBuy(address token, uint256 tokenAmount, address stock, uint256 notional, uint32 deadline)
-        external
-        returns (uint256 orderId);
+    /// @notice Deposit (must be credited instantly) then market buy for `notional`, no fill above `worstPrice`.
+    function depositAndMarketBuy(
+        address token,
+        uint256 tokenAmount,
+        address stock,
+        uint256 notional,
+        uint256 worstPrice,
+        uint32 deadline
+    ) external returns (uint256 orderId);
 
     /// @notice Deposit (must be credited instantly) then limit buy.
     function depositAndLimitBuy(
@@ -265,8 +277,8 @@ interface IStockRouter is
         uint32 deadline
     ) external returns (uint256 orderId);
 
-    /// @notice Stock deposit of `quantity` then market sell of it.
-    function depositStockAndMarketSell(address stock, uint256 quantity, uint32 deadline)
+    /// @notice Stock deposit of `quantity` then market sell of it, no fill below `worstPrice`.
+    function depositStockAndMarketSell(address stock, uint256 quantity, uint256 worstPrice, uint32 deadline)
         external
         returns (uint256 orderId);
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createMarketCalendar } from '../marketdata/market-calendar.ts';
 import { createVenueCalendar, DEMO_SYMBOLS, withSessionFlags } from '../marketdata/symbol-catalog.ts';
 import { ValidationError } from '../errors/app-error.ts';
-import { checkOrderSession, type OrderIntent } from './order-request.ts';
+import { checkOrderSession, parseOrder, withWorstPrice, type OrderIntent } from './order-request.ts';
 import type { StockListing } from './stock-deps.ts';
 
 const E18 = 10n ** 18n;
@@ -65,5 +65,37 @@ describe('checkOrderSession (us-sessions)', () => {
       const c = createVenueCalendar(createMarketCalendar(kind), { symbols: DEMO_SYMBOLS });
       expect(() => checkOrderSession(order('Market', E18), c, ny(14, 12))).not.toThrow();
     }
+  });
+});
+
+describe("a market order's worst price", () => {
+  const listing: StockListing = { symbol: 'AAPL', name: 'Apple Inc.', underlying: 'AAPL', exchange: 'NASDAQ', address: '0x00000000000000000000000000000000000000aa', decimals: 18 } as StockListing;
+  const stocks = { bySymbol: (s: string) => (s === 'AAPL' ? listing : undefined), byAddress: () => undefined } as never;
+  const E18 = 10n ** 18n;
+  const quote = { bid: 19_990n * E18 / 100n, ask: 20_001n * E18 / 100n }; // 199.90 / 200.01
+  const market = (body: Record<string, unknown>) => parseOrder({ symbol: 'AAPL', type: 'Market', deadline: 4_000_000_000, ...body } as never, stocks, 1_000);
+
+  it('is the ask raised (a buy) or the bid lowered (a sell) by 50 bps, rounded against the fill', () => {
+    // 200.01 × 1.005 = 201.01005; 199.90 × 0.995 = 198.9005.
+    expect(withWorstPrice(market({ side: 'Buy', notional: '10' }), quote).worstPrice).toBe(20_101_005n * E18 / 100_000n);
+    expect(withWorstPrice(market({ side: 'Sell', quantity: '1' }), quote).worstPrice).toBe(1_989_005n * E18 / 10_000n);
+    // A wei-level ask rounds up, a wei-level bid down.
+    expect(withWorstPrice(market({ side: 'Buy', notional: '10', slippageBps: 1 }), { bid: 1n, ask: 3n }).worstPrice).toBe(4n);
+    expect(withWorstPrice(market({ side: 'Sell', quantity: '1', slippageBps: 1 }), { bid: 3n, ask: 4n }).worstPrice).toBe(2n);
+    expect(withWorstPrice(market({ side: 'Buy', notional: '10', slippageBps: 0 }), quote).worstPrice).toBe(quote.ask);
+  });
+
+  it("takes the body's own worst price as given, and refuses it (or slippageBps) where it does not belong", () => {
+    expect(withWorstPrice(market({ side: 'Buy', notional: '10', worstPrice: '205.5' }), undefined).worstPrice).toBe(2055n * E18 / 10n);
+    const limit = { symbol: 'AAPL', side: 'Buy', type: 'Limit', quantity: '1', price: '200', timeInForce: 'DAY', deadline: 4_000_000_000 };
+    expect(() => parseOrder({ ...limit, worstPrice: '205' } as never, stocks, 1_000)).toThrow(/worstPrice: not allowed for a limit order/);
+    expect(() => parseOrder({ ...limit, slippageBps: 10 } as never, stocks, 1_000)).toThrow(/slippageBps: not allowed for a limit order/);
+    expect(() => market({ side: 'Buy', notional: '10', worstPrice: '205', slippageBps: 10 })).toThrow(/slippageBps: not allowed with worstPrice/);
+    expect(() => market({ side: 'Buy', notional: '10', slippageBps: 1001 })).toThrow(/slippageBps: must be an integer from 0 to 1000/);
+  });
+
+  it('needs a quote when the body gives none', () => {
+    expect(() => withWorstPrice(market({ side: 'Buy', notional: '10' }), undefined)).toThrow(ValidationError);
+    expect(() => withWorstPrice(market({ side: 'Buy', notional: '10' }), undefined)).toThrow(/worstPrice: required now: there is no fresh quote of AAPL/);
   });
 });

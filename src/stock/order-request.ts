@@ -7,6 +7,8 @@
 import {
   STOCK_MAX_RAW_AMOUNT,
   STOCK_MAX_UNIX_SECONDS,
+  STOCK_DEFAULT_SLIPPAGE_BPS,
+  STOCK_MAX_SLIPPAGE_BPS,
   STOCK_ORDER_SIDES,
   STOCK_ORDER_TYPES,
   type StockOrderBody,
@@ -42,6 +44,13 @@ export interface OrderIntent {
   notional: bigint;
   /** mUSD per whole stock token (18 decimals); only for limit orders. */
   price: bigint;
+  /**
+   * Market orders: the worst fill price (mUSD per share, 18 decimals) the body gave, or undefined
+   * when the server derives it from its quote with `slippageBps` (withWorstPrice).
+   */
+  worstPrice?: bigint;
+  /** Market orders without a worstPrice: the slippage from the quote, in bps. */
+  slippageBps?: number;
   deadline: number;
 }
 
@@ -76,7 +85,7 @@ export function parseStockAmount(value: unknown, field: string, decimals: number
   return units;
 }
 
-function amount(body: OrderBody, field: 'quantity' | 'notional' | 'price', decimals: number): bigint {
+function amount(body: OrderBody, field: 'quantity' | 'notional' | 'price' | 'worstPrice', decimals: number): bigint {
   return parseStockAmount(body[field], field, decimals);
 }
 
@@ -120,7 +129,7 @@ export function parseOrder(body: OrderBody, stocks: StockDirectory, nowSeconds: 
       if (body.notional !== undefined) throw new ValidationError('notional', 'not allowed for a market sell (use quantity)');
       quantity = amount(body, 'quantity', stock.decimals);
     }
-    if (body.price !== undefined) throw new ValidationError('price', 'not allowed for a market order');
+    if (body.price !== undefined) throw new ValidationError('price', 'not allowed for a market order (worstPrice bounds its fills)');
     if (body.timeInForce !== undefined && !isDay(body.timeInForce)) {
       throw new ValidationError('timeInForce', 'only DAY is accepted');
     }
@@ -132,8 +141,36 @@ export function parseOrder(body: OrderBody, stocks: StockDirectory, nowSeconds: 
     if (body.notional !== undefined) throw new ValidationError('notional', 'not allowed for a limit order');
     quantity = amount(body, 'quantity', stock.decimals);
     price = amount(body, 'price', MUSD_DECIMALS);
+    if (body.worstPrice !== undefined) throw new ValidationError('worstPrice', 'not allowed for a limit order (its price bounds its fills)');
+    if (body.slippageBps !== undefined) throw new ValidationError('slippageBps', 'not allowed for a limit order');
   }
-  return { stock, side, type, quantity, notional, price, deadline: checkDeadline(body.deadline, nowSeconds) };
+  const deadline = checkDeadline(body.deadline, nowSeconds);
+  if (type === 'Limit') return { stock, side, type, quantity, notional, price, deadline };
+  if (body.worstPrice !== undefined) {
+    if (body.slippageBps !== undefined) throw new ValidationError('slippageBps', 'not allowed with worstPrice');
+    return { stock, side, type, quantity, notional, price, worstPrice: amount(body, 'worstPrice', MUSD_DECIMALS), deadline };
+  }
+  const slippageBps = body.slippageBps ?? STOCK_DEFAULT_SLIPPAGE_BPS;
+  if (!Number.isInteger(slippageBps) || slippageBps < 0 || slippageBps > STOCK_MAX_SLIPPAGE_BPS) {
+    throw new ValidationError('slippageBps', `must be an integer from 0 to ${STOCK_MAX_SLIPPAGE_BPS}`);
+  }
+  return { stock, side, type, quantity, notional, price, slippageBps, deadline };
+}
+
+/**
+ * A market order's worst price from the quote when the body gave none (docs/stock-api.md
+ * "Orders"): the ask (a buy) raised, or the bid (a sell) lowered, by `slippageBps`, rounded against
+ * the fill (up for a buy, down for a sell; a sell's never below one wei). A limit order, or a market
+ * order that gave its own, is answered as it is. Without a fresh quote the server cannot bound the
+ * order for the user: ValidationError naming `worstPrice`.
+ */
+export function withWorstPrice(intent: OrderIntent, quote: { bid: bigint; ask: bigint } | undefined): OrderIntent {
+  if (intent.type !== 'Market' || intent.worstPrice !== undefined) return intent;
+  if (!quote) throw new ValidationError('worstPrice', `required now: there is no fresh quote of ${intent.stock.symbol} to derive it from`);
+  const bps = BigInt(intent.slippageBps ?? STOCK_DEFAULT_SLIPPAGE_BPS);
+  const worstPrice =
+    intent.side === 'Buy' ? (quote.ask * (10_000n + bps) + 9_999n) / 10_000n : (quote.bid * (10_000n - bps)) / 10_000n;
+  return { ...intent, worstPrice: worstPrice > 0n ? worstPrice : 1n };
 }
 
 const REGULAR_ONLY: ReadonlySet<UsEquitySession> = new Set<UsEquitySession>(['regular']);

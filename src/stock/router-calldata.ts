@@ -50,10 +50,16 @@ export function stockMoveMethod(kind: 'deposit' | 'withdrawal'): StockRouterMeth
   return kind === 'deposit' ? 'depositStock' : 'withdrawStock';
 }
 
+/** A market order's worst price: the route set it (withWorstPrice) before any calldata is built. */
+function worstOf(intent: OrderIntent): bigint {
+  if (intent.worstPrice === undefined) throw new Error('a market order needs its worst price (withWorstPrice) before its calldata');
+  return intent.worstPrice;
+}
+
 export function orderCalldata(intent: OrderIntent): Hex {
   const stock = intent.stock.address;
   if (intent.type === 'Market') {
-    return encode.placeMarketOrder(stock, sideIndex(intent.side), intent.quantity, intent.notional, intent.deadline);
+    return encode.placeMarketOrder(stock, sideIndex(intent.side), intent.quantity, intent.notional, worstOf(intent), intent.deadline);
   }
   return encode.placeLimitOrder(stock, sideIndex(intent.side), intent.quantity, intent.price, TIF_DAY, intent.deadline);
 }
@@ -64,11 +70,11 @@ export function orderWithDepositCalldata(intent: OrderIntent, cash?: { token: Ad
   if (intent.side === 'Buy') {
     if (!cash) throw new Error('a buy with deposit needs the cash token and amount');
     return intent.type === 'Market'
-      ? encode.depositAndMarketBuy(cash.token, cash.amount, stock, intent.notional, intent.deadline)
+      ? encode.depositAndMarketBuy(cash.token, cash.amount, stock, intent.notional, worstOf(intent), intent.deadline)
       : encode.depositAndLimitBuy(cash.token, cash.amount, stock, intent.quantity, intent.price, TIF_DAY, intent.deadline);
   }
   return intent.type === 'Market'
-    ? encode.depositStockAndMarketSell(stock, intent.quantity, intent.deadline)
+    ? encode.depositStockAndMarketSell(stock, intent.quantity, worstOf(intent), intent.deadline)
     : encode.depositStockAndLimitSell(stock, intent.quantity, intent.price, TIF_DAY, intent.deadline);
 }
 

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { erc20Abi, parseEventLogs, type Address, type Hex } from 'viem';
 import { accountLensAbi, cashierAbi, stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { startChainFixture, type ChainFixture } from '../support/chain-fixture.ts';
-import { approveStock, approveUsdc, musd, OrderStatus, price, shares, Side, usdc } from './chain-test-helpers.ts';
+import { approveStock, approveUsdc, musd, OrderStatus, price, shares, Side, usdc, ANY_BUY_PRICE, ANY_SELL_PRICE } from './chain-test-helpers.ts';
 
 let f: ChainFixture;
 let base: Hex;
@@ -170,10 +170,10 @@ async function run(cmds: Cmd[]): Promise<void> {
         await attempt(() => u(k.user).wallet.writeContract({ ...router, functionName: 'withdrawStock', args: [c.stocks.AAPL, shares(String(k.amount))] }));
         break;
       case 'marketBuy':
-        await attempt(async () => u(k.user).wallet.writeContract({ ...router, functionName: 'placeMarketOrder', args: [c.stocks.AAPL, Side.Buy, 0n, musd(String(k.notional)), await deadline()] }));
+        await attempt(async () => u(k.user).wallet.writeContract({ ...router, functionName: 'placeMarketOrder', args: [c.stocks.AAPL, Side.Buy, 0n, musd(String(k.notional)), ANY_BUY_PRICE, await deadline()] }));
         break;
       case 'marketSell':
-        await attempt(async () => u(k.user).wallet.writeContract({ ...router, functionName: 'placeMarketOrder', args: [c.stocks.AAPL, Side.Sell, shares(String(k.quantity)), 0n, await deadline()] }));
+        await attempt(async () => u(k.user).wallet.writeContract({ ...router, functionName: 'placeMarketOrder', args: [c.stocks.AAPL, Side.Sell, shares(String(k.quantity)), 0n, ANY_SELL_PRICE, await deadline()] }));
         break;
       case 'limit':
         await attempt(async () =>

@@ -28,6 +28,19 @@ export const Side = { Buy: 0, Sell: 1 } as const;
 export const OrderType = { Market: 0, Limit: 1 } as const;
 export const OrderStatus = { None: 0, Open: 1, Canceling: 2, Filled: 3, Canceled: 4, Expired: 5, Rejected: 6 } as const;
 export const DAY = 0;
+/**
+ * A market order's worst price that never binds (the tests that fill at prices of their choosing):
+ * a buy's far above any fill, a sell's one wei.
+ */
+export const ANY_BUY_PRICE = parseUnits('1000000000', 18);
+export const ANY_SELL_PRICE = 1n;
+
+/** `placeMarketOrder`'s arguments as before the worst price, with one that never binds added. */
+export function withAnyWorstPrice(args: readonly unknown[]): readonly unknown[] {
+  if (args.length !== 5) return args;
+  const worst = Number(args[1]) === 0 ? ANY_BUY_PRICE : ANY_SELL_PRICE;
+  return [...args.slice(0, 4), worst, args[4]];
+}
 
 export const ceilDiv = (a: bigint, b: bigint): bigint => (a + b - 1n) / b;
 

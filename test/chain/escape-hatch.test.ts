@@ -9,29 +9,7 @@ import { parseEventLogs, toHex, type Address } from 'viem';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { startChainFixture, revertEachTest, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import {
-  approveStock,
-  approveUsdc,
-  confirm,
-  contracts,
-  DAY,
-  deadlineIn,
-  depositStock,
-  depositUsdc,
-  expectCashInvariant,
-  expectRevert,
-  mUsdOf,
-  musd,
-  OrderStatus,
-  price,
-  routerCall,
-  settle,
-  shares,
-  Side,
-  stockOf,
-  usdc,
-  usdcOf,
-} from './chain-test-helpers.ts';
+import { approveStock, approveUsdc, confirm, contracts, DAY, deadlineIn, depositStock, depositUsdc, expectCashInvariant, expectRevert, mUsdOf, musd, OrderStatus, price, routerCall, settle, shares, Side, stockOf, usdc, usdcOf, ANY_BUY_PRICE } from './chain-test-helpers.ts';
 
 let f: ChainFixture;
 let alice: ChainUser;
@@ -103,7 +81,7 @@ describe('the guardian', () => {
     await confirm(f, as(guardian, 'pause'));
     // New orders and fills.
     await expectRevert(() => as(alice, 'placeLimitOrder', [aapl, Side.Buy, shares('1'), price('100'), DAY, deadline]), 'VenuePaused');
-    await expectRevert(() => as(alice, 'placeMarketOrder', [aapl, Side.Buy, 0n, musd('10'), deadline]), 'VenuePaused');
+    await expectRevert(() => as(alice, 'placeMarketOrder', [aapl, Side.Buy, 0n, musd('10'), ANY_BUY_PRICE, deadline]), 'VenuePaused');
     await expectRevert(() => f.operator.writeContract({ address: router(), abi: stockRouterAbi, functionName: 'settleOrders', args: [[{ orderId: buy, quantity: shares('1'), price: price('100') }], []] }), 'VenuePaused');
     // The Cashier's operator actions.
     await expectRevert(() => cashierAs('settleDeposit', [1n]), 'VenuePaused');

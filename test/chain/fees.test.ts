@@ -7,26 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { parseEventLogs, type Address } from 'viem';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { revertEachTest, startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import {
-  confirm,
-  contracts,
-  DAY,
-  deadlineIn,
-  depositStock,
-  depositUsdc,
-  expectCashInvariant,
-  expectRevert,
-  mUsdOf,
-  musd,
-  OrderStatus,
-  OrderType,
-  price,
-  routerCall,
-  settle,
-  shares,
-  Side,
-  usdc,
-} from './chain-test-helpers.ts';
+import { confirm, contracts, DAY, deadlineIn, depositStock, depositUsdc, expectCashInvariant, expectRevert, mUsdOf, musd, OrderStatus, OrderType, price, routerCall, settle, shares, Side, usdc, ANY_BUY_PRICE, ANY_SELL_PRICE } from './chain-test-helpers.ts';
 
 let f: ChainFixture;
 let alice: ChainUser;
@@ -60,7 +41,7 @@ describe('fees are fixed per order at placement', () => {
     // The demo's rates: market 10 bps, limit 5 bps.
     const deadline = await deadlineIn(f, 3600);
     const limitBuy = (await routerCall<bigint>(f, alice, 'placeLimitOrder', [AAPL, Side.Buy, shares('10'), price('100'), DAY, deadline])).result;
-    const marketSell = (await routerCall<bigint>(f, bob, 'placeMarketOrder', [AAPL, Side.Sell, shares('5'), 0n, deadline])).result;
+    const marketSell = (await routerCall<bigint>(f, bob, 'placeMarketOrder', [AAPL, Side.Sell, shares('5'), 0n, ANY_SELL_PRICE, deadline])).result;
     // The buy locked 1,000 mUSD and the 5 bps on it.
     expect((await getOrder(limitBuy)).locked).toBe(musd('1000.5'));
     await setFees(1000, 1000);
@@ -87,7 +68,7 @@ describe('fees are fixed per order at placement', () => {
     expect((await feeBalance()) - fees0).toBe(musd('0.5') + musd('0.5') + musd('10'));
 
     // Cut to zero: an order placed before still pays its rate.
-    const second = (await routerCall<bigint>(f, bob, 'placeMarketOrder', [AAPL, Side.Sell, shares('1'), 0n, deadline])).result;
+    const second = (await routerCall<bigint>(f, bob, 'placeMarketOrder', [AAPL, Side.Sell, shares('1'), 0n, ANY_SELL_PRICE, deadline])).result;
     await setFees(0, 0);
     expect(await feeRates([second])).toEqual([1000]);
     await settle(f, [{ orderId: second, quantity: shares('1'), price: price('100') }], [{ orderId: second, status: OrderStatus.Filled }]);
@@ -102,7 +83,7 @@ describe('fees are fixed per order at placement', () => {
 describe('sweepFees', () => {
   test('the owner moves collected fees to the treasury\'s free balance, exactly, with an event; the cash invariant holds', async () => {
     const deadline = await deadlineIn(f, 3600);
-    const buy = (await routerCall<bigint>(f, alice, 'placeMarketOrder', [AAPL, Side.Buy, 0n, musd('2002'), deadline])).result;
+    const buy = (await routerCall<bigint>(f, alice, 'placeMarketOrder', [AAPL, Side.Buy, 0n, musd('2002'), ANY_BUY_PRICE, deadline])).result;
     await settle(f, [{ orderId: buy, quantity: shares('20'), price: price('100') }], [{ orderId: buy, status: OrderStatus.Filled }]);
     // 10 bps of 2,000.
     expect(await feeBalance()).toBe(musd('2'));

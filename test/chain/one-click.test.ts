@@ -15,19 +15,7 @@ import { toChainError } from '../../src/chain/chain-client.ts';
 import { delegateDigest, delegateTypedData, oneClickDomain, verifyDelegation } from '../../src/chain/one-click-typed-data.ts';
 import { ChainRevertError } from '../../src/errors/app-error.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
-import {
-  approveUsdc,
-  confirm,
-  contracts,
-  deadlineIn,
-  depositUsdc,
-  expectRevert,
-  mUsdOf,
-  musd,
-  OrderStatus,
-  Side,
-  usdc,
-} from './chain-test-helpers.ts';
+import { approveUsdc, confirm, contracts, deadlineIn, depositUsdc, expectRevert, mUsdOf, musd, OrderStatus, Side, usdc, ANY_BUY_PRICE } from './chain-test-helpers.ts';
 
 let f: ChainFixture;
 let alice: ChainUser;
@@ -252,7 +240,7 @@ describe('execute', () => {
     const data = encodeFunctionData({
       abi: stockRouterAbi,
       functionName: 'placeMarketOrder',
-      args: [contracts(f).stocks.AAPL, Side.Buy, 0n, musd('11'), deadline],
+      args: [contracts(f).stocks.AAPL, Side.Buy, 0n, musd('11'), ANY_BUY_PRICE, deadline],
     });
     let caught: unknown;
     try {

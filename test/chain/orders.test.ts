@@ -2,29 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { parseEventLogs, type Address, type ContractFunctionName, type Hex } from 'viem';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
-import {
-  approveStock,
-  approveUsdc,
-  ceilDiv,
-  confirm,
-  contracts,
-  DAY,
-  deadlineIn,
-  depositStock,
-  depositUsdc,
-  expectRevert,
-  expectStockBacking,
-  mUsdOf,
-  musd,
-  OrderStatus,
-  OrderType,
-  price,
-  shares,
-  Side,
-  stockOf,
-  usdc,
-  usdcOf,
-} from './chain-test-helpers.ts';
+import { approveStock, approveUsdc, ceilDiv, confirm, contracts, DAY, deadlineIn, depositStock, depositUsdc, expectRevert, expectStockBacking, mUsdOf, musd, OrderStatus, OrderType, price, shares, Side, stockOf, usdc, usdcOf, ANY_BUY_PRICE, ANY_SELL_PRICE } from './chain-test-helpers.ts';
 
 let f: ChainFixture;
 let alice: ChainUser;
@@ -75,7 +53,7 @@ async function getOrder(orderId: bigint) {
 describe('placing orders locks the right amounts', () => {
   test('market buy locks its notional', async () => {
     await depositUsdc(f, alice, usdc('10000'));
-    const { receipt, result } = await routerCall(alice, 'placeMarketOrder', [aapl, Side.Buy, 0n, musd('1000'), deadline]);
+    const { receipt, result } = await routerCall(alice, 'placeMarketOrder', [aapl, Side.Buy, 0n, musd('1000'), ANY_BUY_PRICE, deadline]);
     expect(result).toBe(1n);
     const [ev] = parseEventLogs({ abi: stockRouterAbi, logs: receipt.logs, eventName: 'OrderPlaced' });
     expect(ev.args).toEqual({
@@ -86,7 +64,8 @@ describe('placing orders locks the right amounts', () => {
       orderType: OrderType.Market,
       quantity: 0n,
       notional: musd('1000'),
-      price: 0n,
+      // A market order's price is its worst price.
+      price: ANY_BUY_PRICE,
       timeInForce: DAY,
       deadline,
       locked: musd('1000'),
@@ -100,7 +79,7 @@ describe('placing orders locks the right amounts', () => {
 
   test('market sell locks exchange stock', async () => {
     await depositStock(f, bob, aapl, shares('10'));
-    await routerCall(bob, 'placeMarketOrder', [aapl, Side.Sell, shares('4'), 0n, deadline]);
+    await routerCall(bob, 'placeMarketOrder', [aapl, Side.Sell, shares('4'), 0n, ANY_SELL_PRICE, deadline]);
     expect(await stockOf(f, aapl, bob.address)).toEqual({ wallet: shares('90'), exchange: shares('6'), locked: shares('4') });
     expect((await getOrder(1n)).locked).toBe(shares('4'));
   });
@@ -128,7 +107,7 @@ describe('placing orders locks the right amounts', () => {
     const c = contracts(f);
     await approveUsdc(f, alice, usdc('3000'));
     const wallet = await usdcOf(f, alice.address);
-    await routerCall(alice, 'depositAndMarketBuy', [c.cashToken, usdc('1000'), aapl, musd('800'), deadline]);
+    await routerCall(alice, 'depositAndMarketBuy', [c.cashToken, usdc('1000'), aapl, musd('800'), ANY_BUY_PRICE, deadline]);
     const lock = musd('460') + ceilDiv(musd('460') * 5n, 10_000n);
     const { result } = await routerCall(alice, 'depositAndLimitBuy', [c.cashToken, usdc('2000'), aapl, shares('2'), price('230'), DAY, deadline]);
     expect(result).toBe(2n);
@@ -138,7 +117,7 @@ describe('placing orders locks the right amounts', () => {
 
   test('deposit-and-sell moves wallet stock to the exchange and locks it', async () => {
     await approveStock(f, bob, aapl, shares('5'));
-    await routerCall(bob, 'depositStockAndMarketSell', [aapl, shares('3'), deadline]);
+    await routerCall(bob, 'depositStockAndMarketSell', [aapl, shares('3'), ANY_SELL_PRICE, deadline]);
     await routerCall(bob, 'depositStockAndLimitSell', [aapl, shares('2'), price('235'), DAY, deadline]);
     expect(await stockOf(f, aapl, bob.address)).toEqual({ wallet: shares('95'), exchange: 0n, locked: shares('5') });
     await expectStockBacking(f, aapl, [bob.address]);
@@ -148,7 +127,7 @@ describe('placing orders locks the right amounts', () => {
     const c = contracts(f);
     await confirm(f, f.operator.writeContract({ address: c.cashier, abi: cashierAbi, functionName: 'setCreditBuffer', args: [musd('100')] }));
     await approveUsdc(f, alice, usdc('1000'));
-    await expectRevert(simulate(alice, 'depositAndMarketBuy', [c.cashToken, usdc('1000'), aapl, musd('500'), deadline]), 'DepositNotInstant', []);
+    await expectRevert(simulate(alice, 'depositAndMarketBuy', [c.cashToken, usdc('1000'), aapl, musd('500'), ANY_BUY_PRICE, deadline]), 'DepositNotInstant', []);
   });
 });
 
@@ -194,7 +173,7 @@ describe('cancel', () => {
 describe('every revert of seed §7A, decoded with the StockRouter ABI', () => {
   test('plain buy with insufficient mUSD → InsufficientBalance', async () => {
     await depositUsdc(f, alice, usdc('100'));
-    await expectRevert(simulate(alice, 'placeMarketOrder', [aapl, Side.Buy, 0n, musd('100.01'), deadline]), 'InsufficientBalance', [
+    await expectRevert(simulate(alice, 'placeMarketOrder', [aapl, Side.Buy, 0n, musd('100.01'), ANY_BUY_PRICE, deadline]), 'InsufficientBalance', [
       musd('100'),
       musd('100.01'),
     ]);
@@ -206,7 +185,7 @@ describe('every revert of seed §7A, decoded with the StockRouter ABI', () => {
 
   test('plain sell with insufficient exchange balance → InsufficientStockBalance', async () => {
     // Bob holds 100 AAPL in his wallet but none on the exchange.
-    await expectRevert(simulate(bob, 'placeMarketOrder', [aapl, Side.Sell, shares('1'), 0n, deadline]), 'InsufficientStockBalance', [0n, shares('1')]);
+    await expectRevert(simulate(bob, 'placeMarketOrder', [aapl, Side.Sell, shares('1'), 0n, ANY_SELL_PRICE, deadline]), 'InsufficientStockBalance', [0n, shares('1')]);
     await depositStock(f, bob, aapl, shares('2'));
     await expectRevert(
       simulate(bob, 'placeLimitOrder', [aapl, Side.Sell, shares('2.5'), price('200'), DAY, deadline]),
@@ -216,7 +195,7 @@ describe('every revert of seed §7A, decoded with the StockRouter ABI', () => {
   });
 
   test('deposit-and-sell lacking stock allowance → ERC20InsufficientAllowance', async () => {
-    await expectRevert(simulate(bob, 'depositStockAndMarketSell', [aapl, shares('1'), deadline]), 'ERC20InsufficientAllowance', [router, 0n, shares('1')]);
+    await expectRevert(simulate(bob, 'depositStockAndMarketSell', [aapl, shares('1'), ANY_SELL_PRICE, deadline]), 'ERC20InsufficientAllowance', [router, 0n, shares('1')]);
     await approveStock(f, bob, aapl, shares('1'));
     await expectRevert(
       simulate(bob, 'depositStockAndLimitSell', [aapl, shares('2'), price('200'), DAY, deadline]),
@@ -227,7 +206,7 @@ describe('every revert of seed §7A, decoded with the StockRouter ABI', () => {
 
   test('deposit-and-sell lacking wallet stock → ERC20InsufficientBalance', async () => {
     await approveStock(f, bob, aapl, shares('1000'));
-    await expectRevert(simulate(bob, 'depositStockAndMarketSell', [aapl, shares('100.5'), deadline]), 'ERC20InsufficientBalance', [
+    await expectRevert(simulate(bob, 'depositStockAndMarketSell', [aapl, shares('100.5'), ANY_SELL_PRICE, deadline]), 'ERC20InsufficientBalance', [
       bob.address,
       shares('100'),
       shares('100.5'),
@@ -236,7 +215,7 @@ describe('every revert of seed §7A, decoded with the StockRouter ABI', () => {
 
   test('deposit-and-buy lacking cash allowance or balance → ERC20 errors', async () => {
     const c = contracts(f);
-    await expectRevert(simulate(alice, 'depositAndMarketBuy', [c.cashToken, usdc('10'), aapl, musd('10'), deadline]), 'ERC20InsufficientAllowance', [
+    await expectRevert(simulate(alice, 'depositAndMarketBuy', [c.cashToken, usdc('10'), aapl, musd('10'), ANY_BUY_PRICE, deadline]), 'ERC20InsufficientAllowance', [
       router,
       0n,
       usdc('10'),
@@ -278,7 +257,7 @@ describe('every revert of seed §7A, decoded with the StockRouter ABI', () => {
   test('cancel by someone else → NotOrderOwner; of a market order → NotLimitOrder', async () => {
     await depositUsdc(f, alice, usdc('1000'));
     await routerCall(alice, 'placeLimitOrder', [aapl, Side.Buy, shares('1'), price('100'), DAY, deadline]);
-    await routerCall(alice, 'placeMarketOrder', [aapl, Side.Buy, 0n, musd('100'), deadline]);
+    await routerCall(alice, 'placeMarketOrder', [aapl, Side.Buy, 0n, musd('100'), ANY_BUY_PRICE, deadline]);
     await expectRevert(simulate(bob, 'cancelLimitOrder', [1n]), 'NotOrderOwner', [1n]);
     await expectRevert(simulate(alice, 'cancelLimitOrder', [2n]), 'NotLimitOrder', [2n]);
   });
@@ -290,12 +269,12 @@ describe('every revert of seed §7A, decoded with the StockRouter ABI', () => {
     const past = await deadlineIn(f, -10);
     // The uint32's last second: Anchored's documented deadlines are years ahead.
     const far = 4_294_967_295;
-    await expectRevert(simulate(alice, 'placeMarketOrder', [aapl, Side.Buy, 0n, musd('10'), past]), 'DeadlineExpired', [past]);
+    await expectRevert(simulate(alice, 'placeMarketOrder', [aapl, Side.Buy, 0n, musd('10'), ANY_BUY_PRICE, past]), 'DeadlineExpired', [past]);
     await expectRevert(simulate(alice, 'placeLimitOrder', [aapl, Side.Buy, shares('1'), price('10'), DAY, past]), 'DeadlineExpired', [past]);
-    await expectRevert(simulate(bob, 'placeMarketOrder', [aapl, Side.Sell, shares('1'), 0n, past]), 'DeadlineExpired', [past]);
-    await expectRevert(simulate(alice, 'depositAndMarketBuy', [c.cashToken, usdc('10'), aapl, musd('10'), past]), 'DeadlineExpired', [past]);
-    await expectRevert(simulate(bob, 'depositStockAndMarketSell', [aapl, shares('1'), past]), 'DeadlineExpired', [past]);
-    const accepted = (await simulate(alice, 'placeMarketOrder', [aapl, Side.Buy, 0n, musd('10'), far])()) as { result: unknown };
+    await expectRevert(simulate(bob, 'placeMarketOrder', [aapl, Side.Sell, shares('1'), 0n, ANY_SELL_PRICE, past]), 'DeadlineExpired', [past]);
+    await expectRevert(simulate(alice, 'depositAndMarketBuy', [c.cashToken, usdc('10'), aapl, musd('10'), ANY_BUY_PRICE, past]), 'DeadlineExpired', [past]);
+    await expectRevert(simulate(bob, 'depositStockAndMarketSell', [aapl, shares('1'), ANY_SELL_PRICE, past]), 'DeadlineExpired', [past]);
+    const accepted = (await simulate(alice, 'placeMarketOrder', [aapl, Side.Buy, 0n, musd('10'), ANY_BUY_PRICE, far])()) as { result: unknown };
     expect(typeof accepted.result).toBe('bigint');
   });
 
@@ -316,10 +295,10 @@ describe('every revert of seed §7A, decoded with the StockRouter ABI', () => {
   test('missing notional, quantity or price, and unlisted stocks', async () => {
     await depositUsdc(f, alice, usdc('1000'));
     const unlisted = contracts(f).cashToken;
-    await expectRevert(simulate(alice, 'placeMarketOrder', [aapl, Side.Buy, shares('1'), 0n, deadline]), 'ZeroNotional', []);
-    await expectRevert(simulate(alice, 'placeMarketOrder', [aapl, Side.Sell, 0n, musd('1'), deadline]), 'ZeroQuantity', []);
+    await expectRevert(simulate(alice, 'placeMarketOrder', [aapl, Side.Buy, shares('1'), 0n, ANY_BUY_PRICE, deadline]), 'ZeroNotional', []);
+    await expectRevert(simulate(alice, 'placeMarketOrder', [aapl, Side.Sell, 0n, musd('1'), ANY_SELL_PRICE, deadline]), 'ZeroQuantity', []);
     await expectRevert(simulate(alice, 'placeLimitOrder', [aapl, Side.Buy, shares('1'), 0n, DAY, deadline]), 'ZeroPrice', []);
     await expectRevert(simulate(alice, 'placeLimitOrder', [aapl, Side.Buy, 0n, price('1'), DAY, deadline]), 'ZeroQuantity', []);
-    await expectRevert(simulate(alice, 'placeMarketOrder', [unlisted, Side.Buy, 0n, musd('1'), deadline]), 'StockNotListed', [unlisted]);
+    await expectRevert(simulate(alice, 'placeMarketOrder', [unlisted, Side.Buy, 0n, musd('1'), ANY_BUY_PRICE, deadline]), 'StockNotListed', [unlisted]);
   });
 });

@@ -13,7 +13,7 @@ import { ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { chainTransport } from '../../src/chain/chain-client.ts';
 import { ensurePriceFeeds, type PriceFeedSetup } from '../../src/chain/deploy-contracts.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
-import { confirm, contracts, deadlineIn, depositStock, depositUsdc, expectRevert, musd, OrderStatus, price, shares, Side, usdc } from './chain-test-helpers.ts';
+import { confirm, contracts, deadlineIn, depositStock, depositUsdc, expectRevert, musd, OrderStatus, price, shares, Side, usdc, withAnyWorstPrice } from './chain-test-helpers.ts';
 
 let f: ChainFixture;
 let alice: ChainUser;
@@ -56,7 +56,8 @@ async function publish(updates: Array<{ symbol: string; answer: bigint; observed
 const simulatePublish = (updates: Array<{ feed: Address; answer: bigint; observedAt: bigint }>, account: Address = ORACLE_PUBLISHER_ACCOUNT.address) =>
   () => f.publicClient.simulateContract({ account, address: hub, abi: priceFeedHubAbi, functionName: 'publish', args: [updates] });
 
-async function place(user: ChainUser, args: readonly unknown[], functionName: 'placeMarketOrder' | 'placeLimitOrder' = 'placeMarketOrder'): Promise<bigint> {
+async function place(user: ChainUser, given: readonly unknown[], functionName: 'placeMarketOrder' | 'placeLimitOrder' = 'placeMarketOrder'): Promise<bigint> {
+  const args = functionName === 'placeMarketOrder' ? withAnyWorstPrice(given) : given;
   const sim = await f.publicClient.simulateContract({ account: user.wallet.account, address: router, abi: stockRouterAbi, functionName, args } as never);
   await confirm(f, user.wallet.writeContract((sim as { request: unknown }).request as never));
   return (sim as { result: bigint }).result;

@@ -2,25 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { parseEventLogs, type Address, type ContractFunctionName, type Hex } from 'viem';
 import { accountLensAbi, cashierAbi, stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
-import {
-  confirm,
-  contracts,
-  DAY,
-  deadlineIn,
-  depositStock,
-  depositUsdc,
-  expectCashInvariant,
-  expectRevert,
-  expectStockBacking,
-  mUsdOf,
-  musd,
-  OrderStatus,
-  price,
-  shares,
-  Side,
-  stockOf,
-  usdc,
-} from './chain-test-helpers.ts';
+import { confirm, contracts, DAY, deadlineIn, depositStock, depositUsdc, expectCashInvariant, expectRevert, expectStockBacking, mUsdOf, musd, OrderStatus, price, shares, Side, stockOf, usdc, ANY_BUY_PRICE, ANY_SELL_PRICE } from './chain-test-helpers.ts';
 
 let f: ChainFixture;
 let alice: ChainUser;
@@ -88,12 +70,12 @@ test('a batch of fills, partial fills and closes moves balances and fees exactly
   const treasuryStart = (await mUsdOf(f, treasury)).free;
   expect(treasuryStart).toBe(musd('5000000'));
 
-  const o1 = await place(alice, 'placeMarketOrder', [AAPL, Side.Buy, 0n, musd('5000'), deadline]);
+  const o1 = await place(alice, 'placeMarketOrder', [AAPL, Side.Buy, 0n, musd('5000'), ANY_BUY_PRICE, deadline]);
   const o2 = await place(alice, 'placeLimitOrder', [TSLA, Side.Buy, shares('10'), price('250'), DAY, deadline]);
-  const o3 = await place(bob, 'placeMarketOrder', [AAPL, Side.Sell, shares('5'), 0n, deadline]);
+  const o3 = await place(bob, 'placeMarketOrder', [AAPL, Side.Sell, shares('5'), 0n, ANY_SELL_PRICE, deadline]);
   const o4 = await place(bob, 'placeLimitOrder', [TSLA, Side.Sell, shares('8'), price('251'), DAY, deadline]);
   const o5 = await place(carol, 'placeLimitOrder', [AAPL, Side.Buy, shares('7'), price('230'), DAY, deadline]);
-  const o6 = await place(carol, 'placeMarketOrder', [NVDA, Side.Buy, 0n, musd('1000'), deadline]);
+  const o6 = await place(carol, 'placeMarketOrder', [NVDA, Side.Buy, 0n, musd('1000'), ANY_BUY_PRICE, deadline]);
   expect([o1, o2, o3, o4, o5, o6]).toEqual([1n, 2n, 3n, 4n, 5n, 6n]);
   // Limit buy locks: 2500 + 1.25 fee; 1610 + 0.805 fee.
   expect(await mUsdOf(f, alice.address)).toEqual({ free: musd('42498.75'), locked: musd('7501.25') });
@@ -219,8 +201,8 @@ describe('rounding', () => {
     const { AAPL } = stocks;
     await depositUsdc(f, alice, usdc('10'));
     await depositStock(f, bob, AAPL, shares('1'));
-    const buy = await place(alice, 'placeMarketOrder', [AAPL, Side.Buy, 0n, musd('1'), deadline]);
-    const sell = await place(bob, 'placeMarketOrder', [AAPL, Side.Sell, 1n, 0n, deadline]);
+    const buy = await place(alice, 'placeMarketOrder', [AAPL, Side.Buy, 0n, musd('1'), ANY_BUY_PRICE, deadline]);
+    const sell = await place(bob, 'placeMarketOrder', [AAPL, Side.Sell, 1n, 0n, ANY_SELL_PRICE, deadline]);
     const receipt = await settle(
       [
         { orderId: buy, quantity: 1n, price: price('229.87') },
@@ -259,14 +241,14 @@ describe('rounding', () => {
 });
 
 describe('settlement reverts', () => {
-  test('prices outside the limit, oversized fills, short locks, bad closes, non-operators', async () => {
+  test('prices outside the limit or a market order\'s worst price, oversized fills, short locks, bad closes, non-operators', async () => {
     const { AAPL } = stocks;
     await depositUsdc(f, alice, usdc('1000'));
     await depositStock(f, bob, AAPL, shares('5'));
     const limitBuy = await place(alice, 'placeLimitOrder', [AAPL, Side.Buy, shares('1'), price('100'), DAY, deadline]);
     const limitSell = await place(bob, 'placeLimitOrder', [AAPL, Side.Sell, shares('1'), price('100'), DAY, deadline]);
-    const marketSell = await place(bob, 'placeMarketOrder', [AAPL, Side.Sell, shares('1'), 0n, deadline]);
-    const marketBuy = await place(alice, 'placeMarketOrder', [AAPL, Side.Buy, 0n, musd('100'), deadline]);
+    const marketSell = await place(bob, 'placeMarketOrder', [AAPL, Side.Sell, shares('1'), 0n, ANY_SELL_PRICE, deadline]);
+    const marketBuy = await place(alice, 'placeMarketOrder', [AAPL, Side.Buy, 0n, musd('100'), ANY_BUY_PRICE, deadline]);
 
     await expectRevert(simulateSettle([{ orderId: limitBuy, quantity: shares('1'), price: price('100.01') }], []), 'PriceOutsideLimit', [limitBuy]);
     await expectRevert(simulateSettle([{ orderId: limitSell, quantity: shares('1'), price: price('99.99') }], []), 'PriceOutsideLimit', [limitSell]);
@@ -284,6 +266,14 @@ describe('settlement reverts', () => {
       [limitBuy],
     );
     await expectRevert(simulateSettle([], [], alice.wallet.account), 'NotOperator', [alice.address]);
+
+    // A market order's worst price bounds its fills as a limit does; a market order without one is refused.
+    const boundBuy = await place(alice, 'placeMarketOrder', [AAPL, Side.Buy, 0n, musd('300'), price('120'), deadline]);
+    const boundSell = await place(bob, 'placeMarketOrder', [AAPL, Side.Sell, shares('1'), 0n, price('80'), deadline]);
+    await expectRevert(simulateSettle([{ orderId: boundBuy, quantity: shares('1'), price: price('120.000000000000000001') }], []), 'PriceOutsideLimit', [boundBuy]);
+    await expectRevert(simulateSettle([{ orderId: boundSell, quantity: shares('1'), price: price('79.999999999999999999') }], []), 'PriceOutsideLimit', [boundSell]);
+    await simulateSettle([{ orderId: boundBuy, quantity: shares('1'), price: price('120') }, { orderId: boundSell, quantity: shares('1'), price: price('80') }], [])();
+    await expectRevert(() => place(alice, 'placeMarketOrder', [AAPL, Side.Buy, 0n, musd('10'), 0n, deadline]), 'ZeroPrice', []);
 
     // A treasury that cannot pay a sell.
     const empty = f.users[3].address;
@@ -310,8 +300,8 @@ test('cash invariant holds through a mixed sequence of cash, stock and order ope
 
   await depositStock(f, bob, AAPL, shares('3'));
   const b1 = await place(alice, 'placeLimitOrder', [MSFT, Side.Buy, shares('2.123456789012345678'), price('418.16'), DAY, deadline]);
-  const s1 = await place(bob, 'placeMarketOrder', [AAPL, Side.Sell, shares('3'), 0n, deadline]);
-  const b2 = await place(carol, 'placeMarketOrder', [AAPL, Side.Buy, 0n, musd('700'), deadline]);
+  const s1 = await place(bob, 'placeMarketOrder', [AAPL, Side.Sell, shares('3'), 0n, ANY_SELL_PRICE, deadline]);
+  const b2 = await place(carol, 'placeMarketOrder', [AAPL, Side.Buy, 0n, musd('700'), ANY_BUY_PRICE, deadline]);
   await expectCashInvariant(f, everyone);
 
   await settle(

@@ -17,7 +17,7 @@ import { ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { chainTransport } from '../../src/chain/chain-client.ts';
 import { ensurePriceFeeds } from '../../src/chain/deploy-contracts.ts';
 import { revertEachTest, startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import { confirm, contracts, depositStock, depositUsdc, expectRevert, musd, price, shares, Side, usdc } from './chain-test-helpers.ts';
+import { confirm, contracts, depositStock, depositUsdc, expectRevert, musd, price, shares, Side, usdc, withAnyWorstPrice } from './chain-test-helpers.ts';
 
 let f: ChainFixture;
 let alice: ChainUser;
@@ -53,7 +53,8 @@ async function freshWindow(period = DAY): Promise<bigint> {
   return window;
 }
 
-async function place(user: ChainUser, args: readonly unknown[]): Promise<bigint> {
+async function place(user: ChainUser, given: readonly unknown[]): Promise<bigint> {
+  const args = withAnyWorstPrice(given);
   const sim = await f.publicClient.simulateContract({ account: user.wallet.account, address: router, abi: stockRouterAbi, functionName: 'placeMarketOrder', args } as never);
   await confirm(f, user.wallet.writeContract((sim as { request: unknown }).request as never));
   return (sim as { result: bigint }).result;

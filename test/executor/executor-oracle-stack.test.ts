@@ -17,6 +17,7 @@ import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { waitFor } from './executor-test-support.ts';
 import { startIndexOracle } from '../../src/app/oracle-wiring.ts';
 import type { StackContext } from '../../src/app/stack-context.ts';
+import { ANY_BUY_PRICE } from '../chain/chain-test-helpers.ts';
 
 let t: TestStack | undefined;
 afterAll(async () => {
@@ -56,7 +57,7 @@ describe('the oracle in the stack', () => {
     const send = async (hash: Promise<`0x${string}`>) => expect((await publicClient.waitForTransactionReceipt({ hash: await hash })).status).toBe('success');
     await send(wallet.writeContract({ address: cashToken, abi: cashTokenAbi, functionName: 'approve', args: [stockRouter, 100_000_000n] }));
     const deadline = Number((await publicClient.getBlock()).timestamp) + 3600;
-    const placed = await publicClient.simulateContract({ account: wallet.account, address: stockRouter, abi: stockRouterAbi, functionName: 'depositAndMarketBuy', args: [cashToken, 100_000_000n, stocks.AAPL, 10n ** 20n, deadline] });
+    const placed = await publicClient.simulateContract({ account: wallet.account, address: stockRouter, abi: stockRouterAbi, functionName: 'depositAndMarketBuy', args: [cashToken, 100_000_000n, stocks.AAPL, 10n ** 20n, ANY_BUY_PRICE, deadline] });
     await send(wallet.writeContract(placed.request));
     const orderId = placed.result;
     await waitFor(async () => (await publicClient.readContract({ address: stockRouter, abi: stockRouterAbi, functionName: 'getOrder', args: [orderId] })).status === 3, 20_000, 100);

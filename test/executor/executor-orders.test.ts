@@ -18,8 +18,10 @@ import {
   makeExecutor,
   openDb,
   placeLimit,
+  orderIdOf,
   placeMarket,
   readOrders,
+  sendAndConfirm,
 } from './executor-test-support.ts';
 
 let f: ChainFixture;
@@ -324,5 +326,31 @@ describe("the guardian's pause", () => {
     await pause('unpause');
     expect(await executor.runOnce()).toMatchObject({ settled: 1, closed: 1, filled: 1, transactions: 1, dropped: 0 });
     expect((await readOrders(f, [id]))[0].status).toBe(OrderStatus.Filled);
+  });
+});
+
+describe("a market order's worst price", () => {
+  it('is never crossed: an ask above a buy\'s worst price closes the order REJECTED, its lock back, with the reason', async () => {
+    const { executor, quotes } = makeExecutor(f, db);
+    quotes.set('AAPL', '150.00', '150.02');
+    const before = await mUsdOf(f, alice.address);
+    const receipt = await sendAndConfirm(
+      f,
+      alice.wallet.writeContract({
+        address: f.deployment.contracts.stockRouter,
+        abi: stockRouterAbi,
+        functionName: 'placeMarketOrder',
+        args: [AAPL, 0, 0n, musd('500'), price('150.01'), deadline],
+        gas: 400_000n,
+      }),
+    );
+    const id = orderIdOf(receipt);
+    expect(await executor.runOnce()).toMatchObject({ filled: 0, closed: 1 });
+    const [o] = await readOrders(f, [id]);
+    expect(o).toMatchObject({ status: OrderStatus.Rejected, filledQuantity: 0n, locked: 0n });
+    expect(await mUsdOf(f, alice.address)).toEqual(before);
+    expect(await loadCloseReasons(db, [{ orderId: String(id), status: 'Rejected' }])).toEqual(
+      new Map([[String(id), "the ask 150.02 of AAPL was above the order's worst price 150.01 when the executor reached it"]]),
+    );
   });
 });

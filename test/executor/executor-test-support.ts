@@ -23,6 +23,7 @@ import { ANVIL_CHAIN_ID, DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/
 import { createChainClients, createChainWallet, type ChainWalletClient } from '../../src/chain/chain-client.ts';
 import { deployStack } from '../../src/chain/deploy-contracts.ts';
 import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
+import { ANY_BUY_PRICE, ANY_SELL_PRICE } from '../chain/chain-test-helpers.ts';
 
 export interface FixedQuotes extends QuoteReader {
   set(symbol: string, bid: string, ask: string): void;
@@ -105,7 +106,7 @@ export async function sendAndConfirm(f: Pick<ChainFixture, 'publicClient'>, hash
   return receipt;
 }
 
-function orderIdOf(receipt: TransactionReceipt): bigint {
+export function orderIdOf(receipt: TransactionReceipt): bigint {
   const [placed] = parseEventLogs({ abi: stockRouterAbi, eventName: 'OrderPlaced', logs: receipt.logs });
   return placed.args.orderId;
 }
@@ -124,7 +125,7 @@ export async function placeMarket(
       address: f.deployment.contracts.stockRouter,
       abi: stockRouterAbi,
       functionName: 'placeMarketOrder',
-      args: side === 0 ? [stock, 0, 0n, amount, deadline] : [stock, 1, amount, 0n, deadline],
+      args: side === 0 ? [stock, 0, 0n, amount, ANY_BUY_PRICE, deadline] : [stock, 1, amount, 0n, ANY_SELL_PRICE, deadline],
       gas: 400_000n,
     }),
   );

@@ -15,7 +15,7 @@ import { getPosition, listPositions } from '../../src/stock/store/stock-position
 import { withTransaction } from '../../src/storage/transaction.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
-import { approveStock, approveUsdc, confirm, contracts, DAY, deadlineIn, depositUsdc, musd, OrderStatus, price, shares, Side, usdc } from '../chain/chain-test-helpers.ts';
+import { approveStock, approveUsdc, confirm, contracts, DAY, deadlineIn, depositUsdc, musd, OrderStatus, price, shares, Side, usdc, ANY_BUY_PRICE, ANY_SELL_PRICE } from '../chain/chain-test-helpers.ts';
 import { blockTimeMs, cashierAdmin, expectEventsMatchChain, newIndexer, routerCall, settle } from './indexer-test-helpers.ts';
 
 let f: ChainFixture;
@@ -211,16 +211,17 @@ describe.each(testDatabases)('indexer projections ($name)', ({ open }) => {
     await depositUsdc(f, carol, usdc('5000'));
     await approveStock(f, bob, TSLA, shares('10'));
     await routerCall(f, bob, 'depositStock', [TSLA, shares('10')]);
-    const buyExpired = await routerCall<bigint>(f, carol, 'placeMarketOrder', [TSLA, Side.Buy, 0n, musd('1000'), deadline]);
-    const buyRejected = await routerCall<bigint>(f, carol, 'placeMarketOrder', [TSLA, Side.Buy, 0n, musd('500'), deadline]);
-    const sellFilled = await routerCall<bigint>(f, bob, 'placeMarketOrder', [TSLA, Side.Sell, shares('5'), 0n, deadline]);
+    const buyExpired = await routerCall<bigint>(f, carol, 'placeMarketOrder', [TSLA, Side.Buy, 0n, musd('1000'), ANY_BUY_PRICE, deadline]);
+    const buyRejected = await routerCall<bigint>(f, carol, 'placeMarketOrder', [TSLA, Side.Buy, 0n, musd('500'), ANY_BUY_PRICE, deadline]);
+    const sellFilled = await routerCall<bigint>(f, bob, 'placeMarketOrder', [TSLA, Side.Sell, shares('5'), 0n, ANY_SELL_PRICE, deadline]);
     await indexer.syncOnce();
     expect(await getOrder(db, buyExpired.result.toString())).toMatchObject({
       orderType: 'Market',
       side: 'Buy',
       quantity: '0',
       notional: musd('1000').toString(),
-      price: '0',
+      // A market order's price of record is its worst price (the API shows none for it).
+      price: ANY_BUY_PRICE.toString(),
       locked: musd('1000').toString(),
     });
     expect(await getOrder(db, sellFilled.result.toString())).toMatchObject({ quantity: shares('5').toString(), notional: '0', locked: shares('5').toString() });

@@ -19,25 +19,7 @@ import { EXECUTOR_ACCOUNT, ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvi
 import { chainTransport, createChainWallet, type ChainWalletClient } from '../../src/chain/chain-client.ts';
 import { ensurePriceFeeds } from '../../src/chain/deploy-contracts.ts';
 import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import {
-  confirm,
-  contracts,
-  DAY,
-  depositStock,
-  depositUsdc,
-  expectCashInvariant,
-  expectRevert,
-  mUsdOf,
-  musd,
-  OrderStatus,
-  price,
-  routerCall,
-  shares,
-  Side,
-  stockOf,
-  usdc,
-  usdcOf,
-} from '../chain/chain-test-helpers.ts';
+import { confirm, contracts, DAY, depositStock, depositUsdc, expectCashInvariant, expectRevert, mUsdOf, musd, OrderStatus, price, routerCall, shares, Side, stockOf, usdc, usdcOf, ANY_BUY_PRICE, ANY_SELL_PRICE } from '../chain/chain-test-helpers.ts';
 
 let f: ChainFixture;
 let executor: ChainWalletClient;
@@ -137,8 +119,8 @@ describe('executor key drill', () => {
       for (;;) {
         const buying = held[symbol] === 0n;
         const orderId = buying
-          ? (await routerCall<bigint>(f, attacker, 'placeMarketOrder', [stock, Side.Buy, 0n, musd('495495'), deadline])).result
-          : (await routerCall<bigint>(f, attacker, 'placeMarketOrder', [stock, Side.Sell, held[symbol], 0n, deadline])).result;
+          ? (await routerCall<bigint>(f, attacker, 'placeMarketOrder', [stock, Side.Buy, 0n, musd('495495'), ANY_BUY_PRICE, deadline])).result
+          : (await routerCall<bigint>(f, attacker, 'placeMarketOrder', [stock, Side.Sell, held[symbol], 0n, ANY_SELL_PRICE, deadline])).result;
         // The edge of the oracle band: a buy at −1 %, a sell at +1 %. Beyond it the oracle refuses.
         const edge = buying ? price('99') : price('101');
         await expectRevert(simulateAsExecutor([{ orderId, quantity: LEG, price: buying ? edge - 1n : edge + 1n }]), 'OraclePriceDeviation');
@@ -170,7 +152,7 @@ describe('executor key drill', () => {
       { symbol: symbols[4], args: [expect.any(BigInt), zeroAddress, OVERALL_BUDGET + musd('5000'), OVERALL_BUDGET] },
     ]);
     // Not one unit more: a fill of 1e-18 share 1 % off the mid is refused too.
-    const last = (await routerCall<bigint>(f, attacker, 'placeMarketOrder', [stocks[symbols[4]], Side.Buy, 0n, musd('100'), deadline])).result;
+    const last = (await routerCall<bigint>(f, attacker, 'placeMarketOrder', [stocks[symbols[4]], Side.Buy, 0n, musd('100'), ANY_BUY_PRICE, deadline])).result;
     await expectRevert(simulateAsExecutor([{ orderId: last, quantity: 1n, price: price('99') }]), 'TreasuryLossBudgetExceeded', [last, zeroAddress, OVERALL_BUDGET + 1n, OVERALL_BUDGET]);
 
     // Every share the attacker bought was sold back, so the treasury's loss against the oracle is its cash change.

@@ -64,7 +64,13 @@ describe('amounts as JSON numbers', () => {
     const body = JSON.stringify({ stockAddress: stock(), side: 'Buy', type: 'Market', notional: '10', deadline: 1893456000 });
     const r = await postText(unbound, '/api/v1/orders/calldata', body);
     expect(r.code).toBe(200);
-    expect(args(r.data.callData)).toEqual([stock(), 0, 0n, 10n * 10n ** 18n, 1893456000]);
+    // The worst price the server adds (the ask moved by 50 bps) is checked exactly in order-request.test.ts.
+    const [address, side, quantity, notional, worstPrice, deadline] = args(r.data.callData) as [string, number, bigint, bigint, bigint, number];
+    expect([address, side, quantity, notional, deadline]).toEqual([stock(), 0, 0n, 10n * 10n ** 18n, 1893456000]);
+    expect(worstPrice).toBeGreaterThan(0n);
+    // A worst price of the body's own is encoded as given.
+    const own = await postText(unbound, '/api/v1/orders/calldata', JSON.stringify({ stockAddress: stock(), side: 'Buy', type: 'Market', notional: '10', worstPrice: '250.5', deadline: 1893456000 }));
+    expect(args(own.data.callData)).toEqual([stock(), 0, 0n, 10n * 10n ** 18n, 2505n * 10n ** 17n, 1893456000]);
   });
 
   it('reads a number from its digits, never through a float (9007199254740993 stays that number)', async () => {
@@ -169,7 +175,7 @@ describe('deadlines', () => {
   it('takes any deadline up to 4294967295, the contracts\' uint32, however far ahead', async () => {
     const r = await postText(unbound, '/api/v1/orders/calldata', order('4294967295'));
     expect(r.code).toBe(200);
-    expect(args(r.data.callData)[4]).toBe(4294967295);
+    expect(args(r.data.callData).at(-1)).toBe(4294967295);
     const prepared = await user.client.request<any>('POST', '/api/v1/1ct/prepare', { body: '{"deadline":4294967295}' });
     expect(prepared).toMatchObject({ code: 200, data: { deadline: 4294967295 } });
   });

@@ -138,7 +138,7 @@ describe('us-sessions at a pre-market instant', () => {
   it('rejects a market order self-submitted past the API, with the reason, and fills nothing', async () => {
     const stock = { symbol: 'AAPL', name: 'Apple Inc.', underlying: 'AAPL', exchange: 'NASDAQ', address: t.demo.stock.contracts.stocks.AAPL, decimals: 18 };
     const callData = orderWithDepositCalldata(
-      { stock, side: 'Buy', type: 'Market', quantity: 0n, notional: parseUnits('50', 18), price: 0n, deadline: deadline() },
+      { stock, side: 'Buy', type: 'Market', quantity: 0n, notional: parseUnits('50', 18), price: 0n, worstPrice: parseUnits('1000000', 18), deadline: deadline() },
       { token: t.demo.stock.contracts.cashToken, amount: parseUnits('50', 6) },
     );
     const id = await record(await send(t.demo.stock.contracts.stockRouter, callData));

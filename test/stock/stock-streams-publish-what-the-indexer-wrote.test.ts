@@ -25,7 +25,7 @@ import { createStockStreamTask, type StockStreamTask } from '../../src/stock/str
 import type { Db } from '../../src/storage/database.ts';
 import { createMemoryStreamBroker, type BrokerMessage } from '../../src/streams/stream-broker.ts';
 import { createStreamPublisher } from '../../src/streams/stream-publisher.ts';
-import { approveStock, approveUsdc, contracts, DAY, deadlineIn, depositUsdc, musd, OrderStatus, price, shares, Side, usdc } from '../chain/chain-test-helpers.ts';
+import { approveStock, approveUsdc, contracts, DAY, deadlineIn, depositUsdc, musd, OrderStatus, price, shares, Side, usdc, ANY_BUY_PRICE } from '../chain/chain-test-helpers.ts';
 import { cashierAdmin, newIndexer, routerCall, settle } from '../indexer/indexer-test-helpers.ts';
 import { revertEachTest, startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
@@ -142,8 +142,8 @@ describe.each(testDatabases)('stock streams publish what the indexer wrote ($nam
     await depositUsdc(f, alice, usdc('10000'));
     const limit = await routerCall<bigint>(f, alice, 'placeLimitOrder', [AAPL, Side.Buy, shares('10'), price('200'), DAY, deadline]);
     await depositUsdc(f, carol, usdc('5000'));
-    const expires = await routerCall<bigint>(f, carol, 'placeMarketOrder', [TSLA, Side.Buy, 0n, musd('1000'), deadline]);
-    const rejects = await routerCall<bigint>(f, carol, 'placeMarketOrder', [TSLA, Side.Buy, 0n, musd('500'), deadline]);
+    const expires = await routerCall<bigint>(f, carol, 'placeMarketOrder', [TSLA, Side.Buy, 0n, musd('1000'), ANY_BUY_PRICE, deadline]);
+    const rejects = await routerCall<bigint>(f, carol, 'placeMarketOrder', [TSLA, Side.Buy, 0n, musd('500'), ANY_BUY_PRICE, deadline]);
     await approveStock(f, bob, TSLA, shares('10'));
     await routerCall(f, bob, 'depositStock', [TSLA, shares('10')]);
     await cashierAdmin(f, 'setCreditBuffer', [musd('500')]);

@@ -21,6 +21,7 @@ import type { StockClient } from '@tokex/sdk';
 import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { mulDiv, parseDecimal } from '../../src/lib/decimal.ts';
+import { ANY_SELL_PRICE } from '../chain/chain-test-helpers.ts';
 
 /** mUSD and stock amounts are 18-decimal strings: compared exactly as wei. */
 const wei = (amount: string): bigint => parseDecimal(amount, { field: 'amount', decimals: 18, positive: false });
@@ -296,7 +297,7 @@ describe('validation', () => {
       address: t.demo.stock.contracts.stockRouter,
       abi: stockRouterAbi,
       functionName: 'placeMarketOrder',
-      args: [t.demo.stock.contracts.stocks.MSFT, 1, parseUnits('1000000', 18), 0n, deadline()],
+      args: [t.demo.stock.contracts.stocks.MSFT, 1, parseUnits('1000000', 18), 0n, ANY_SELL_PRICE, deadline()],
       gas: 500_000n,
     });
     const r = await pub.waitForTransactionReceipt({ hash });

@@ -84,6 +84,8 @@ export type DecisionReason =
   | 'limit-buy'
   | 'limit-sell'
   | 'lock-exhausted'
+  // a market order's worst price (the user's bound) is beyond the quote:
+  | 'beyond-worst-price'
   // the stock's on-chain oracle refuses the fill's price:
   | 'oracle-stale'
   | 'oracle-deviation'
@@ -372,6 +374,13 @@ function decideOnQuote(input: DecideInput): FillDecision {
     fees: order.fees,
   };
 
+  // A market order fills at the quote only within the worst price its owner set (the router refuses
+  // any fill beyond it): beyond, it closes now, as an immediate order does, with its lock back.
+  const worst = isLimit ? 0n : order.price;
+  if (worst > 0n && (isBuy ? prices.ask > worst : prices.bid < worst)) {
+    return { close: order.filledQuantity === 0n ? OrderStatus.Rejected : OrderStatus.Filled, reason: 'beyond-worst-price' };
+  }
+
   if (!isLimit && isBuy) {
     const price = prices.ask;
     const affordable = round(maxBuyQuantity(order.locked, price, feeBps, totals));
@@ -453,6 +462,12 @@ export function closeReason(input: DecideInput, decision: FillDecision, symbol: 
     case 'notional-too-small': {
       const unit = sessions !== undefined && !sessions.flags.fractionable ? `one whole share of ${symbol} (fractionable: false)` : `the smallest unit of ${symbol}`;
       return `notional too small: ${money(order.locked)} mUSD does not buy ${unit} at the ask ${ask === undefined ? '?' : money(ask)} plus the ${feeBps} bps fee`;
+    }
+    case 'beyond-worst-price': {
+      const quote = usableQuote(input.quote, input.now, input.quoteMaxAgeMs);
+      const isBuy = order.side === Side.Buy;
+      const at = quote === undefined ? '?' : money(isBuy ? quote.ask : quote.bid);
+      return `the ${isBuy ? 'ask' : 'bid'} ${at} of ${symbol} was ${isBuy ? 'above' : 'below'} the order's worst price ${money(order.price)} when the executor reached it`;
     }
     case 'lock-exhausted':
       return `the ${money(order.locked)} mUSD locked no longer pays for the smallest unit of ${symbol} at ${ask === undefined ? '?' : money(ask)} plus the current ${feeBps} bps fee (the fee rose after the order was placed)`;

@@ -36,7 +36,8 @@ import { isBoundWallet } from '../../auth/api-key-model.ts';
 import type { AuthKey } from '../../auth/api-key-service.ts';
 import { getOrder, getOrderOwner, listOrderFills, listOrdersByTx, listOrdersForApiKey, type OrderStatus } from '../store/stock-order-store.ts';
 import { getTxRecord } from '../store/tx-record-store.ts';
-import { buyLock, checkOrderSession, lowerAddress, parseOrder, parseStockAmount, type OrderBody, type OrderIntent } from '../order-request.ts';
+import { buyLock, checkOrderSession, lowerAddress, parseOrder, parseStockAmount, withWorstPrice, type OrderBody, type OrderIntent } from '../order-request.ts';
+import { usableQuote } from '../executor/fill-policy.ts';
 import { MUSD_DECIMALS } from '../stock-units.ts';
 import { orderView } from '../order-view.ts';
 import { loadCloseReasons } from '../store/order-reason-store.ts';
@@ -72,7 +73,12 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneCl
     const t = now();
     const intent = parseOrder(body, deps.stocks, Math.floor(t / 1000));
     checkOrderSession(intent, deps.calendar, t);
-    return intent;
+    // A market order carries the user's worst price: the body's, or the last quote moved by
+    // slippageBps. A stale quote still bounds the order (the executor fills only on a fresh one, and
+    // never beyond the bound), so only a symbol never quoted needs the body's.
+    return intent.type === 'Market' && intent.worstPrice === undefined
+      ? withWorstPrice(intent, usableQuote(deps.quotes.getQuote(intent.stock.symbol), t, Number.POSITIVE_INFINITY))
+      : intent;
   };
 
   /**

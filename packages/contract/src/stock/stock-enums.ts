@@ -11,6 +11,14 @@ export type StockOrderType = (typeof STOCK_ORDER_TYPES)[number];
 
 /** The only time in force the contracts accept (uint8 0 on chain), for limit orders. */
 export const STOCK_TIME_IN_FORCES = ['DAY'] as const;
+
+/**
+ * A market order's worst price (docs/stock-api.md "Orders"): the StockRouter fills it at no price
+ * above it (a buy) or below it (a sell). Without `worstPrice` in the body the server derives it from
+ * the quote it answers now: the ask (a buy) or the bid (a sell) moved by `slippageBps`, default 50.
+ */
+export const STOCK_DEFAULT_SLIPPAGE_BPS = 50;
+export const STOCK_MAX_SLIPPAGE_BPS = 1_000;
 export type StockTimeInForce = (typeof STOCK_TIME_IN_FORCES)[number];
 
 /** Where an order is in its life: resting, being cancelled, or done. */

@@ -10,6 +10,8 @@ import {
   STOCK_MAPPING_STATUSES,
   STOCK_ROUTER_METHODS,
   STOCK_CLOSED_ORDER_STATUSES,
+  STOCK_DEFAULT_SLIPPAGE_BPS,
+  STOCK_MAX_SLIPPAGE_BPS,
   STOCK_OPEN_ORDER_STATUSES,
   STOCK_ORDER_LIST_STATES,
   STOCK_ORDER_SIDES,
@@ -38,6 +40,16 @@ export const StockOrderBodyProps = {
   notional: Type.Optional(StockAmountIn({ description: 'mUSD to spend, fee included: market buy only' })),
   price: Type.Optional(StockAmountIn({ description: 'limit price in USD per share: limit orders' })),
   timeInForce: Type.Optional(Type.String({ description: 'DAY (the only value accepted)' })),
+  worstPrice: Type.Optional(
+    StockAmountIn({ description: 'market orders: no fill above it (a buy) or below it (a sell), USD per share; default the quote moved by slippageBps' }),
+  ),
+  slippageBps: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: STOCK_MAX_SLIPPAGE_BPS,
+      description: `market orders without worstPrice: the worst price is the ask (a buy) or the bid (a sell) moved by this many bps (default ${STOCK_DEFAULT_SLIPPAGE_BPS})`,
+    }),
+  ),
   deadline: Type.Optional(StockDeadlineIn()),
   userAddress: Type.Optional(AddressIn({ description: "wallet for the balance pre-checks (default: the key's bound wallet)" })),
 };
