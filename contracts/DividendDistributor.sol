@@ -113,6 +113,15 @@ contract DividendDistributor is IDividendDistributor, VenueUpgradeable, Ownable2
         }
     }
 
+    // ------------------------------------------------------------------ Owner
+
+    /// @notice Accepts the ownership offered to the direct caller.
+    /// @dev `msg.sender` explicitly, never a forwarded sender (issue 43).
+    function acceptOwnership() public override {
+        if (pendingOwner() != msg.sender) revert OwnableUnauthorizedAccount(msg.sender);
+        _transferOwnership(msg.sender);
+    }
+
     // ----------------------------------------------------------------- Views
 
     /// @inheritdoc IDividendDistributor

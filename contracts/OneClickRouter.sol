@@ -17,6 +17,9 @@ contract OneClickRouter is IOneClickRouter, VenueUpgradeable, EIP712Upgradeable,
     bytes32 public constant DELEGATE_TYPEHASH =
         keccak256("Delegate(address user,address delegatee,uint64 nonce,uint32 deadline)");
 
+    /// @inheritdoc IOneClickRouter
+    uint32 public constant DELEGATION_LIFETIME = 30 days;
+
     // ----------------------------------------------------------------- State
 
     /// @inheritdoc IOneClickRouter
@@ -25,6 +28,10 @@ contract OneClickRouter is IOneClickRouter, VenueUpgradeable, EIP712Upgradeable,
     mapping(address user => address) public delegateOf;
     /// @inheritdoc IOneClickRouter
     mapping(address user => uint64) public nonces;
+    /// @inheritdoc IOneClickRouter
+    mapping(address user => mapping(address delegatee => uint64)) public nonceOffset;
+    /// @inheritdoc IOneClickRouter
+    mapping(address user => uint64) public delegationExpiresAt;
 
     /// @notice Sets up the proxy: the EIP-712 domain (`OneClickRouter` / `1`, verifying contract the
     /// proxy), the owner and the upgrade authority (docs/upgrades.md).
@@ -53,21 +60,27 @@ contract OneClickRouter is IOneClickRouter, VenueUpgradeable, EIP712Upgradeable,
     {
         if (block.timestamp > deadline) revert SignatureExpired(deadline);
         if (delegatee == address(0)) revert ZeroAddress();
-        uint64 nonce = nonces[user];
+        uint64 nonce = _delegationNonce(user, delegatee);
         (address recovered, ECDSA.RecoverError err,) =
             ECDSA.tryRecoverCalldata(_digest(user, delegatee, nonce, deadline), signature);
         if (err != ECDSA.RecoverError.NoError || recovered != user) revert InvalidSigner(recovered, user);
+        // Past every nonce any delegatee's signature could carry now: one signature, one delegation.
         nonces[user] = nonce + 1;
+        // Fixed, not signed (the spec's Delegate has no lifetime field): enabling again extends it.
+        uint64 expiresAt = uint64(block.timestamp) + DELEGATION_LIFETIME;
         delegateOf[user] = delegatee;
-        emit Delegated(user, delegatee, nonce, deadline);
+        delegationExpiresAt[user] = expiresAt;
+        emit Delegated(user, delegatee, nonce, deadline, expiresAt);
     }
 
     /// @inheritdoc IOneClickRouter
     function undelegate() external {
         address delegatee = delegateOf[msg.sender];
-        if (delegatee == address(0)) revert NotDelegated(msg.sender);
-        delete delegateOf[msg.sender];
-        emit Undelegated(msg.sender, delegatee);
+        if (delegatee != address(0)) _endDelegation(msg.sender, delegatee);
+        // Always, delegated or not: a delegation signed and not submitted must die with this call.
+        uint64 next = nonces[msg.sender] + 1;
+        nonces[msg.sender] = next;
+        emit NoncesInvalidated(msg.sender, next);
     }
 
     // ------------------------------------------------------------- Delegatee
@@ -75,13 +88,21 @@ contract OneClickRouter is IOneClickRouter, VenueUpgradeable, EIP712Upgradeable,
     /// @inheritdoc IOneClickRouter
     function revokeDelegation(address user) external {
         if (delegateOf[user] != msg.sender || msg.sender == address(0)) revert NotDelegatee(user, msg.sender);
-        delete delegateOf[user];
-        emit Undelegated(user, msg.sender);
+        _endDelegation(user, msg.sender);
+        _refuse(user, msg.sender);
+    }
+
+    /// @inheritdoc IOneClickRouter
+    function refuseDelegation(address user) external {
+        if (delegateOf[user] == msg.sender) _endDelegation(user, msg.sender);
+        _refuse(user, msg.sender);
     }
 
     /// @inheritdoc IOneClickRouter
     function execute(address user, bytes calldata data) external onlyViaProxy returns (bytes memory result) {
         if (delegateOf[user] != msg.sender) revert NotDelegatee(user, msg.sender);
+        uint64 expiresAt = delegationExpiresAt[user];
+        if (block.timestamp >= expiresAt) revert DelegationExpired(user, expiresAt);
         address target = stockRouter;
         if (target == address(0)) revert StockRouterNotSet();
         bool ok;
@@ -93,6 +114,30 @@ contract OneClickRouter is IOneClickRouter, VenueUpgradeable, EIP712Upgradeable,
             }
         }
         emit Executed(user, msg.sender, data.length >= 4 ? bytes4(data[:4]) : bytes4(0));
+    }
+
+    function _endDelegation(address user, address delegatee) private {
+        delete delegateOf[user];
+        delete delegationExpiresAt[user];
+        emit Undelegated(user, delegatee);
+    }
+
+    /// @dev Moves the nonce `user`'s signatures naming `delegatee` must carry past every one signed so
+    /// far, without touching the nonce of any other delegatee (a delegatee can refuse delegations to
+    /// itself, never cancel one to someone else).
+    function _refuse(address user, address delegatee) private {
+        uint64 offset = nonceOffset[user][delegatee] + 1;
+        nonceOffset[user][delegatee] = offset;
+        emit DelegationsRefused(user, delegatee, nonces[user] + offset);
+    }
+
+    // ------------------------------------------------------------------ Owner
+
+    /// @notice Accepts the ownership offered to the direct caller.
+    /// @dev `msg.sender`, never an ERC-2771 sender: a delegatee can never take ownership for a user.
+    function acceptOwnership() public override {
+        if (pendingOwner() != msg.sender) revert OwnableUnauthorizedAccount(msg.sender);
+        _transferOwnership(msg.sender);
     }
 
     // ----------------------------------------------------------------- Views
@@ -112,6 +157,21 @@ contract OneClickRouter is IOneClickRouter, VenueUpgradeable, EIP712Upgradeable,
         return _digest(user, delegatee, nonce, deadline);
     }
 
+    /// @inheritdoc IOneClickRouter
+    function delegationNonce(address user, address delegatee) external view returns (uint64) {
+        return _delegationNonce(user, delegatee);
+    }
+
+    /// @inheritdoc IOneClickRouter
+    function activeDelegateOf(address user) external view returns (address delegatee, uint64 expiresAt) {
+        expiresAt = delegationExpiresAt[user];
+        if (block.timestamp < expiresAt) delegatee = delegateOf[user];
+    }
+
+    function _delegationNonce(address user, address delegatee) private view returns (uint64) {
+        return nonces[user] + nonceOffset[user][delegatee];
+    }
+
     function _digest(address user, address delegatee, uint64 nonce, uint32 deadline) private view returns (bytes32) {
         return _hashTypedDataV4(keccak256(abi.encode(DELEGATE_TYPEHASH, user, delegatee, nonce, deadline)));
     }
@@ -124,10 +184,14 @@ contract OneClickRouter is IOneClickRouter, VenueUpgradeable, EIP712Upgradeable,
         onlyMigrator
     {
         if (users.length != delegatees.length || users.length != nonces_.length) revert LengthMismatch();
+        // A 0.1.0 delegation never expired: it is carried over for the same fixed time as a new one,
+        // counted from this call, then must be signed again.
+        uint64 expiresAt = uint64(block.timestamp) + DELEGATION_LIFETIME;
         for (uint256 i; i < users.length; ++i) {
             delegateOf[users[i]] = delegatees[i];
+            delegationExpiresAt[users[i]] = delegatees[i] == address(0) ? 0 : expiresAt;
             nonces[users[i]] = nonces_[i];
-            emit DelegationMigrated(users[i], delegatees[i], nonces_[i]);
+            emit DelegationMigrated(users[i], delegatees[i], nonces_[i], delegatees[i] == address(0) ? 0 : expiresAt);
         }
     }
 }

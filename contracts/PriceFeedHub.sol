@@ -15,10 +15,12 @@ import {IPriceFeed} from "./interfaces/IPriceFeed.sol";
 /// asset as it would with Chainlink.
 contract PriceFeedHub is IPriceFeedHub, VenueUpgradeable, Ownable2StepUpgradeable {
     /// @dev A round in one storage slot: the answer is checked to fit 128 bits on the way in.
+    /// `observedAt` is the publisher's observation time (what a feed answers as `startedAt` and
+    /// `updatedAt`, so a consumer's staleness check measures the price's age), `writtenAt` the block's.
     struct Round {
         int128 answer;
-        uint64 startedAt;
-        uint64 updatedAt;
+        uint64 observedAt;
+        uint64 writtenAt;
     }
 
     struct FeedState {
@@ -27,7 +29,7 @@ contract PriceFeedHub is IPriceFeedHub, VenueUpgradeable, Ownable2StepUpgradeabl
     }
 
     /// @inheritdoc IPriceFeedHub
-    uint64 public constant MAX_CLOCK_SKEW = 300;
+    uint64 public constant MAX_CLOCK_SKEW = 60;
 
     mapping(address account => bool) private _publishers;
     mapping(address feed => FeedState) private _feeds;
@@ -78,20 +80,38 @@ contract PriceFeedHub is IPriceFeedHub, VenueUpgradeable, Ownable2StepUpgradeabl
             int256 answer = u.answer;
             if (answer <= 0 || answer > type(int128).max) revert InvalidAnswer(feed, answer);
             uint64 observedAt = u.observedAt;
-            if (observedAt == 0 || observedAt > block.timestamp + MAX_CLOCK_SKEW) {
-                revert InvalidObservationTime(feed, observedAt, block.timestamp);
+            if (observedAt == 0) revert InvalidObservationTime(feed, observedAt, block.timestamp);
+            // The time checks depend on the block and on the feed's last round, which the publisher
+            // cannot foresee: a refusal skips this feed only, never the batch (one round stamped
+            // ahead would otherwise block every feed's honest updates until the clock caught up).
+            uint256 limit = block.timestamp + MAX_CLOCK_SKEW;
+            if (observedAt > limit) {
+                emit UpdateRefused(feed, RefusalReason.FutureObservation, observedAt, limit);
+                continue;
             }
             uint80 latest = state.latestRound;
             if (latest != 0) {
-                uint64 previous = _rounds[feed][latest].startedAt;
-                if (observedAt < previous) revert ObservationOutOfOrder(feed, observedAt, previous);
+                uint64 previous = _rounds[feed][latest].observedAt;
+                if (observedAt < previous) {
+                    emit UpdateRefused(feed, RefusalReason.ObservationOutOfOrder, observedAt, previous);
+                    continue;
+                }
             }
             uint80 roundId = latest + 1;
             state.latestRound = roundId;
             _rounds[feed][roundId] =
-                Round({answer: int128(answer), startedAt: observedAt, updatedAt: uint64(block.timestamp)});
+                Round({answer: int128(answer), observedAt: observedAt, writtenAt: uint64(block.timestamp)});
             emit PricePublished(feed, roundId, answer, observedAt, block.timestamp);
         }
+    }
+
+    // ------------------------------------------------------------------ Owner
+
+    /// @notice Accepts the ownership offered to the direct caller.
+    /// @dev `msg.sender` explicitly, never a forwarded sender (issue 43).
+    function acceptOwnership() public override {
+        if (pendingOwner() != msg.sender) revert OwnableUnauthorizedAccount(msg.sender);
+        _transferOwnership(msg.sender);
     }
 
     // ----------------------------------------------------------------- Views
@@ -120,7 +140,7 @@ contract PriceFeedHub is IPriceFeedHub, VenueUpgradeable, Ownable2StepUpgradeabl
         roundId = _feeds[feed].latestRound;
         if (roundId == 0) return (0, 0, 0, 0, 0);
         Round memory r = _rounds[feed][roundId];
-        return (roundId, r.answer, r.startedAt, r.updatedAt, roundId);
+        return (roundId, r.answer, r.observedAt, r.observedAt, roundId);
     }
 
     /// @inheritdoc IPriceFeedHub
@@ -131,7 +151,7 @@ contract PriceFeedHub is IPriceFeedHub, VenueUpgradeable, Ownable2StepUpgradeabl
     {
         if (roundId == 0 || roundId > _feeds[feed].latestRound) revert RoundNotFound(feed, roundId);
         Round memory r = _rounds[feed][roundId];
-        return (roundId, r.answer, r.startedAt, r.updatedAt, roundId);
+        return (roundId, r.answer, r.observedAt, r.observedAt, roundId);
     }
 
     /// @inheritdoc IPriceFeedHub
@@ -141,7 +161,13 @@ contract PriceFeedHub is IPriceFeedHub, VenueUpgradeable, Ownable2StepUpgradeabl
             uint80 roundId = _feeds[feedList[i]].latestRound;
             if (roundId == 0) continue;
             Round memory r = _rounds[feedList[i]][roundId];
-            rounds[i] = RoundData({roundId: roundId, answer: r.answer, startedAt: r.startedAt, updatedAt: r.updatedAt});
+            rounds[i] = RoundData({
+                roundId: roundId,
+                answer: r.answer,
+                startedAt: r.observedAt,
+                updatedAt: r.observedAt,
+                writtenAt: r.writtenAt
+            });
         }
     }
 }

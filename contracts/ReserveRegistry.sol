@@ -9,6 +9,9 @@ import {IReserveRegistry} from "./interfaces/IReserveRegistry.sol";
 /// @title ReserveRegistry
 /// @notice The perpetual venue's published liabilities roots; see {IReserveRegistry}.
 contract ReserveRegistry is IReserveRegistry, VenueUpgradeable, Ownable2StepUpgradeable {
+    /// @inheritdoc IReserveRegistry
+    uint64 public constant MAX_EPOCH_LEAD_MS = 1 hours * 1000;
+
     // ----------------------------------------------------------------- State
 
     /// @inheritdoc IReserveRegistry
@@ -45,6 +48,10 @@ contract ReserveRegistry is IReserveRegistry, VenueUpgradeable, Ownable2StepUpgr
     function postReserves(uint64 epoch, bytes32 root, uint256 total, uint64 leafCount, uint64 timestamp) external onlyOperator {
         // Epoch 0 is the "nothing posted" value of `latest()`: strictly after it, like every other.
         if (epoch <= _latest.epoch) revert EpochNotIncreasing(epoch, _latest.epoch);
+        // An epoch is a time (ms): one far ahead of the chain's clock would refuse every real epoch
+        // after it, so it is bounded by the block's time plus a margin for the clocks' skew.
+        uint256 maxEpoch = block.timestamp * 1000 + MAX_EPOCH_LEAD_MS;
+        if (epoch > maxEpoch) revert EpochTooFarAhead(epoch, maxEpoch);
         if (total > type(uint128).max) revert AmountTooLarge(total);
         if (leafCount == 0 ? (root != bytes32(0) || total != 0) : root == bytes32(0)) revert InvalidRecord();
         ReserveRecord memory r = ReserveRecord({
@@ -58,6 +65,15 @@ contract ReserveRegistry is IReserveRegistry, VenueUpgradeable, Ownable2StepUpgr
         _latest = r;
         epochCount += 1;
         emit ReservesPosted(epoch, root, total, leafCount, timestamp);
+    }
+
+    // ------------------------------------------------------------------ Owner
+
+    /// @notice Accepts the ownership offered to the direct caller.
+    /// @dev `msg.sender` explicitly, never a forwarded sender (issue 43).
+    function acceptOwnership() public override {
+        if (pendingOwner() != msg.sender) revert OwnableUnauthorizedAccount(msg.sender);
+        _transferOwnership(msg.sender);
     }
 
     // ----------------------------------------------------------------- Views

@@ -18,8 +18,9 @@ interface AggregatorV3Interface {
 
     function version() external view returns (uint256);
 
-    /// @notice One round: `answer` in `decimals()`, `startedAt` when it was observed, `updatedAt`
-    /// when it was written on chain (both Unix seconds); `answeredInRound` equals `roundId`.
+    /// @notice One round: `answer` in `decimals()`, `startedAt` and `updatedAt` when the price was
+    /// observed (Unix seconds; a venue feed answers its publisher's observation time for both, so an
+    /// age check measures the price's age, not when it reached the chain); `answeredInRound` equals `roundId`.
     function getRoundData(uint80 _roundId)
         external
         view

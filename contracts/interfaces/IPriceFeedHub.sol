@@ -18,8 +18,9 @@ interface IPriceFeedHub is IPriceFeedErrors, ICommonErrors {
         address feed;
         /// @notice The price, in the feed's decimals (8); must be positive and fit 128 bits.
         int256 answer;
-        /// @notice When the publisher's source observed the price, Unix seconds: not zero, not
-        /// before the feed's previous observation, at most `MAX_CLOCK_SKEW` after the block.
+        /// @notice When the publisher's source observed the price, Unix seconds: not zero (the call
+        /// reverts); not before the feed's previous observation and at most `MAX_CLOCK_SKEW` after
+        /// the block, or this update alone is refused (`UpdateRefused`).
         uint64 observedAt;
     }
 
@@ -29,8 +30,18 @@ interface IPriceFeedHub is IPriceFeedErrors, ICommonErrors {
         int256 answer;
         /// @notice The observation time the publisher gave, Unix seconds.
         uint256 startedAt;
-        /// @notice The block time the round was written, Unix seconds.
+        /// @notice The observation time as well (what staleness is measured from), Unix seconds.
         uint256 updatedAt;
+        /// @notice The block time the round was written, Unix seconds.
+        uint256 writtenAt;
+    }
+
+    /// @notice Why one update of a batch was refused.
+    enum RefusalReason {
+        /// @notice Observed more than `MAX_CLOCK_SKEW` after the block (`limit` = block time + skew).
+        FutureObservation,
+        /// @notice Observed before the feed's latest round (`limit` = that round's observation time).
+        ObservationOutOfOrder
     }
 
     /// @notice `caller` is not a publisher.
@@ -41,14 +52,15 @@ interface IPriceFeedHub is IPriceFeedErrors, ICommonErrors {
     error FeedHubMismatch(address feed, address hub);
     /// @notice A zero or negative answer, or one that does not fit 128 bits.
     error InvalidAnswer(address feed, int256 answer);
-    /// @notice An observation time of zero, or more than `MAX_CLOCK_SKEW` after the block's.
+    /// @notice An observation time of zero.
     error InvalidObservationTime(address feed, uint64 observedAt, uint256 blockTimestamp);
-    /// @notice The observation is older than the feed's latest one.
-    error ObservationOutOfOrder(address feed, uint64 observedAt, uint64 latestObservedAt);
     event PublisherSet(address indexed publisher, bool enabled);
     event FeedListed(address indexed feed, string description);
-    /// @notice A new round of `feed`: `answer` observed at `observedAt`, written at `updatedAt`.
+    /// @notice A new round of `feed`: `answer` observed at `observedAt`, written at `updatedAt` (the block's time).
     event PricePublished(address indexed feed, uint80 indexed roundId, int256 answer, uint64 observedAt, uint256 updatedAt);
+    /// @notice One update of a `publish` batch was refused and skipped (the others were written):
+    /// observed at `observedAt`, past `limit` (see {RefusalReason}). An operator alerts on it.
+    event UpdateRefused(address indexed feed, RefusalReason reason, uint64 observedAt, uint256 limit);
 
     // ------------------------------------------------------------------ Admin
 
@@ -60,14 +72,16 @@ interface IPriceFeedHub is IPriceFeedErrors, ICommonErrors {
 
     // -------------------------------------------------------------- Publisher
 
-    /// @notice Writes one new round per update, in order (a feed may appear more than once). The
-    /// whole call reverts when any update is invalid. Publisher only.
+    /// @notice Writes one new round per update, in order (a feed may appear more than once). An
+    /// unlisted feed, an invalid answer or a zero observation time reverts the whole call (the
+    /// publisher's own mistake, the same in any block); an observation too far ahead of the block or
+    /// older than the feed's latest skips that update alone (`UpdateRefused`). Publisher only.
     function publish(Update[] calldata updates) external;
 
     // ------------------------------------------------------------------ Views
 
     /// @notice How far ahead of the block an observation time may be (clock skew between the
-    /// publisher's source and the chain), seconds.
+    /// publisher's source and the chain), seconds: 60.
     function MAX_CLOCK_SKEW() external view returns (uint64);
 
     function isPublisher(address account) external view returns (bool);
@@ -75,7 +89,9 @@ interface IPriceFeedHub is IPriceFeedErrors, ICommonErrors {
     /// @notice Every listed feed, in listing order.
     function feeds() external view returns (address[] memory);
 
-    /// @notice The feed's latest round, AggregatorV3-shaped (all zero before its first round).
+    /// @notice The feed's latest round, AggregatorV3-shaped (all zero before its first round):
+    /// `startedAt` and `updatedAt` are both the observation time, so a consumer's age check measures
+    /// how old the price is, not when it was written.
     function latestRoundOf(address feed)
         external
         view

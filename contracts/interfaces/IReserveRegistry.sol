@@ -27,6 +27,8 @@ interface IReserveRegistry is ICommonErrors {
 
     /// @notice `epoch` is not after the latest posted epoch `latestEpoch`.
     error EpochNotIncreasing(uint64 epoch, uint64 latestEpoch);
+    /// @notice `epoch` (ms) is more than `MAX_EPOCH_LEAD_MS` after the block's time: at most `maxEpoch`.
+    error EpochTooFarAhead(uint64 epoch, uint256 maxEpoch);
     /// @notice No record was posted for `epoch`.
     error UnknownEpoch(uint64 epoch);
     /// @notice The record is not self-consistent: a tree without leaves has a zero root and total,
@@ -45,8 +47,10 @@ interface IReserveRegistry is ICommonErrors {
     // --------------------------------------------------------------- Operator
 
     /// @notice Records the tree of `epoch`, which must be after every epoch posted before (so a
-    /// record can neither be replaced nor posted twice). `total` must fit 128 bits
-    /// (`AmountTooLarge`). Operator only.
+    /// record can neither be replaced nor posted twice) and at most `MAX_EPOCH_LEAD_MS` after the
+    /// block's time in ms (`EpochTooFarAhead`: an epoch far in the future would refuse every real one
+    /// after it, stopping proof of reserves for good). `total` must fit 128 bits (`AmountTooLarge`).
+    /// Operator only.
     function postReserves(uint64 epoch, bytes32 root, uint256 total, uint64 leafCount, uint64 timestamp) external;
 
     // ------------------------------------------------------------------ Views
@@ -55,6 +59,10 @@ interface IReserveRegistry is ICommonErrors {
     function latest() external view returns (ReserveRecord memory);
     /// @notice The record posted for `epoch`; reverts `UnknownEpoch` when there is none.
     function rootOf(uint64 epoch) external view returns (ReserveRecord memory);
+    /// @notice How far an epoch may be ahead of the block's time, ms: one hour (clock skew between
+    /// the venue and the chain; epochs are funding-interval start times, never in the future).
+    // solhint-disable-next-line func-name-mixedcase
+    function MAX_EPOCH_LEAD_MS() external view returns (uint64);
     /// @notice Number of epochs posted.
     function epochCount() external view returns (uint256);
     function isOperator(address account) external view returns (bool);

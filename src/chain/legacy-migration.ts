@@ -534,6 +534,8 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
     await save();
   }
   if (!imported.delegations) {
+    // 0.1.0 delegations never expired: the new router gives each one DELEGATION_LIFETIME (30 days)
+    // from this call, as a new one, after which the wallet enables again (CHANGELOG 0.2.0, issue 43).
     for (let i = 0; i < snap.delegations.length; i += CHUNK) {
       const part = snap.delegations.slice(i, i + CHUNK);
       await send(ctx, 'oneClickRouter.migrateDelegations', next.contracts.oneClickRouter, oneClickRouterAbi, 'migrateDelegations', [part.map((d) => d.user), part.map((d) => d.delegatee), part.map((d) => b(d.nonce))]);

@@ -1,16 +1,18 @@
 /**
  * The One Click delegation a user's wallet signs (contract.md §A, contracts/OneClickRouter.sol):
  * domain `OneClickRouter` / `1` / chain id / the router; `Delegate(address user,address delegatee,
- * uint64 nonce,uint32 deadline)` with `nonce = OneClickRouter.nonces(user)`. `1ct/prepare` answers
- * {@link delegateTypedData}; `1ct/enable` checks the signature with {@link verifyDelegation} before
- * the relayer submits `delegateBySig(user, delegatee, deadline, signature)`.
+ * uint64 nonce,uint32 deadline)` with `nonce = OneClickRouter.delegationNonce(user, delegatee)`:
+ * the signature may be submitted until `deadline`, and the delegation then lasts the router's fixed
+ * `DELEGATION_LIFETIME` (30 days, {@link DELEGATION_LIFETIME_SECONDS}) from the block that records it.
+ * `1ct/prepare` answers {@link delegateTypedData}; `1ct/enable` checks the signature with
+ * {@link verifyDelegation} before the relayer submits `delegateBySig(user, delegatee, deadline, signature)`.
  */
-import { DELEGATE_FIELDS, ONE_CLICK_DOMAIN_NAME, ONE_CLICK_DOMAIN_VERSION } from '@tokex/contract';
+import { DELEGATE_FIELDS, DELEGATION_LIFETIME_SECONDS, ONE_CLICK_DOMAIN_NAME, ONE_CLICK_DOMAIN_VERSION } from '@tokex/contract';
 import type { Address, Hex } from 'viem';
 import { ValidationError } from '../errors/app-error.ts';
 import { assertNotExpired, defineTypedData, typedDataDomain, type CompleteTypedData, type TypedDataDomain } from './typed-data.ts';
 
-export { ONE_CLICK_DOMAIN_NAME, ONE_CLICK_DOMAIN_VERSION };
+export { DELEGATION_LIFETIME_SECONDS, ONE_CLICK_DOMAIN_NAME, ONE_CLICK_DOMAIN_VERSION };
 
 export const delegateType = defineTypedData({
   primaryType: 'Delegate',
@@ -23,7 +25,7 @@ export interface DelegateMessage {
   user: Address;
   delegatee: Address;
   nonce: bigint;
-  /** Seconds since the epoch. */
+  /** Seconds since the epoch: the last moment the signature may be submitted. */
   deadline: number;
 }
 

@@ -13,7 +13,7 @@
  *
  * The pure rules (answer, trigger, verdict) are exported for the executor's pre-check and tests.
  */
-import { encodeFunctionData, type Address, type Hex } from 'viem';
+import { decodeEventLog, encodeFunctionData, getAbiItem, toEventSelector, type Address, type Hex } from 'viem';
 import { priceFeedHubAbi } from '../chain/abi/generated/index.ts';
 import { toChainError, type ChainPublicClient } from '../chain/chain-client.ts';
 import type { TxSender } from '../chain/tx-sender.ts';
@@ -34,6 +34,12 @@ export const DEFAULT_ORACLE_TOLERANCE_BPS = 100;
 export const ORACLE_MAX_AGE_HEARTBEATS = 3;
 /** A quote older than this is not published. */
 export const DEFAULT_PUBLISH_QUOTE_MAX_AGE_MS = 30_000;
+/**
+ * `PriceFeedHub.MAX_CLOCK_SKEW`: how far past the block an observation time may be, seconds. An
+ * update beyond it is refused on chain for its feed alone (`UpdateRefused`); the publisher does not
+ * send it.
+ */
+export const MAX_OBSERVATION_AHEAD_S = 60;
 
 const BPS = 10_000n;
 
@@ -101,7 +107,10 @@ export interface FeedAnswer {
   /** In `decimals`; zero before the first round. */
   answer: bigint;
   decimals: number;
-  /** When the round was written, chain seconds (0: none). */
+  /**
+   * The feed's `updatedAt`: on a venue feed the price's observation time (what the StockRouter
+   * measures staleness from), seconds (0: none).
+   */
   updatedAt: number;
   /** When the round's price was observed (its `startedAt`), seconds; unset when not read. */
   observedAt?: number;
@@ -142,7 +151,8 @@ export interface OracleFeedRef {
   feed: Address;
 }
 
-export type PublishSkip = 'no-quote' | 'stale-quote' | 'invalid-quote' | 'out-of-order';
+/** `future-observation`: the quote is stamped more than MAX_OBSERVATION_AHEAD_S past the chain's time; `refused`: the hub refused it (UpdateRefused). */
+export type PublishSkip = 'no-quote' | 'stale-quote' | 'invalid-quote' | 'out-of-order' | 'future-observation' | 'refused';
 
 export interface PublishOutcome {
   /** Symbols given a new round by this run. */
@@ -207,6 +217,19 @@ interface FeedState {
 
 const GAS_MARGIN_PERCENT = 130n;
 
+const UPDATE_REFUSED = toEventSelector(getAbiItem({ abi: priceFeedHubAbi, name: 'UpdateRefused' }) as never);
+
+/** Feeds (lower case) whose update the hub refused in a `publish` receipt. */
+function refusedFeeds(logs: ReadonlyArray<{ address: Address; topics: readonly Hex[]; data: Hex }>, hub: Address): Set<string> {
+  const out = new Set<string>();
+  for (const l of logs) {
+    if (l.topics[0] !== UPDATE_REFUSED || l.address.toLowerCase() !== hub.toLowerCase()) continue;
+    const ev = decodeEventLog({ abi: priceFeedHubAbi, eventName: 'UpdateRefused', topics: l.topics as [Hex, ...Hex[]], data: l.data });
+    out.add((ev.args as { feed: Address }).feed.toLowerCase());
+  }
+  return out;
+}
+
 export function createOraclePublisher(opts: OraclePublisherOptions): OraclePublisher {
   const heartbeatMs = opts.heartbeatMs ?? DEFAULT_ORACLE_HEARTBEAT_MS;
   const deviationBps = opts.deviationBps ?? DEFAULT_ORACLE_DEVIATION_BPS;
@@ -229,7 +252,7 @@ export function createOraclePublisher(opts: OraclePublisherOptions): OraclePubli
     const m = new Map<Address, FeedState>();
     feeds.forEach((f, i) => {
       const r = rounds[i];
-      if (r && r.roundId > 0n) m.set(f.feed, { answer: r.answer, observedAt: Number(r.startedAt), updatedAt: Number(r.updatedAt) });
+      if (r && r.roundId > 0n) m.set(f.feed, { answer: r.answer, observedAt: Number(r.startedAt), updatedAt: Number(r.writtenAt) });
     });
     return m;
   };
@@ -257,6 +280,9 @@ export function createOraclePublisher(opts: OraclePublisherOptions): OraclePubli
       else if ((answer = quoteAnswer(q.bid, q.ask)) === undefined) skip = 'invalid-quote';
       const observedAt = q ? Math.floor(q.timestamp / 1000) : 0;
       if (skip === undefined && last !== undefined && observedAt < last.observedAt) skip = 'out-of-order';
+      // Ahead of both clocks by more than the hub takes: refused on chain whatever block takes it (an
+      // idle chain's latest block may be old, so the wall clock counts too; the hub decides the rest).
+      if (skip === undefined && observedAt > Math.max(chainTime, Math.floor(at / 1000)) + MAX_OBSERVATION_AHEAD_S) skip = 'future-observation';
       if (skip !== undefined) {
         outcome.skipped[f.symbol] = skip;
         if (skipLogged.get(f.symbol) !== skip) {
@@ -293,7 +319,23 @@ export function createOraclePublisher(opts: OraclePublisherOptions): OraclePubli
       state = undefined;
       throw new ChainRevertError(undefined, { detail: { txHash: receipt.transactionHash } });
     }
-    for (const [feed, s] of next) state.set(feed, s);
+    // The hub skips an update it refuses (a clock ahead of the block's, a later round already there)
+    // and writes the others: only what it wrote is the feed's state.
+    const refused = refusedFeeds(receipt.logs, hub);
+    if (refused.size > 0) {
+      for (const f of feeds) {
+        if (!refused.has(f.feed.toLowerCase())) continue;
+        next.delete(f.feed);
+        outcome.published = outcome.published.filter((sym) => sym !== f.symbol);
+        delete outcome.triggers[f.symbol];
+        outcome.skipped[f.symbol] = 'refused';
+        log?.warn({ symbol: f.symbol, txHash: receipt.transactionHash }, 'oracle publisher: the hub refused the update (observation time); the feed ages');
+      }
+      // Its round on chain is not what this process thought: read it again next run.
+      state = undefined;
+    } else {
+      for (const [feed, s] of next) state.set(feed, s);
+    }
     for (const sym of outcome.published) progress.answeredAt[sym] = at;
     progress.publishedAt = at;
     progress.transactions++;

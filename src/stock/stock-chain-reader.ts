@@ -175,13 +175,13 @@ export function createStockChainReader(opts: {
         throw toChainError(err);
       }
     },
-    async oneClickNonce(user: Address): Promise<bigint> {
+    async oneClickNonce(user: Address, delegatee: Address): Promise<bigint> {
       try {
         return await publicClient.readContract({
           address: deployment.contracts.oneClickRouter,
           abi: oneClickRouterAbi,
-          functionName: 'nonces',
-          args: [user],
+          functionName: 'delegationNonce',
+          args: [user, delegatee],
         });
       } catch (err) {
         throw toChainError(err);
@@ -204,13 +204,15 @@ export function createStockChainReader(opts: {
     },
     async oneClick(user: Address): Promise<OneClickView> {
       try {
-        const delegatee = await publicClient.readContract({
+        // An expired delegation is no delegation: the router refuses its delegatee's calls.
+        const [delegatee, expiresAt] = await publicClient.readContract({
           address: deployment.contracts.oneClickRouter,
           abi: oneClickRouterAbi,
-          functionName: 'delegateOf',
+          functionName: 'activeDelegateOf',
           args: [user],
         });
-        return { status: delegatee === ZERO ? 'disabled' : 'enabled', delegatee };
+        const active = delegatee !== ZERO;
+        return { status: active ? 'enabled' : 'disabled', delegatee, expiresAt: active ? Number(expiresAt) : 0 };
       } catch (err) {
         throw toChainError(err);
       }

@@ -51,7 +51,10 @@ export interface AccountView {
 /** A wallet's delegation on the One Click router, in tokex's words (the routes answer it through oneClickStatusView). */
 export interface OneClickView {
   status: StockOneClickStatusValue;
+  /** The delegatee while the delegation has not expired; zero otherwise. */
   delegatee: Address;
+  /** When the delegation ends, chain seconds (0: none or expired). */
+  expiresAt: number;
 }
 
 /** A mined transaction as the tx-recording endpoints need it. */
@@ -72,8 +75,8 @@ export interface StockChainReader {
   cachedMarketConfig(): MarketConfigView | undefined;
   account(user: Address, spender?: Address): Promise<AccountView>;
   oneClick(user: Address): Promise<OneClickView>;
-  /** The One Click router's delegation nonce of `user` (what the next `Delegate` signs). */
-  oneClickNonce(user: Address): Promise<bigint>;
+  /** The One Click router's delegation nonce of `user` for `delegatee` (what the next `Delegate` to it signs). */
+  oneClickNonce(user: Address, delegatee: Address): Promise<bigint>;
   /** Gas of a call as `from` would send it; ChainRevertError when it would revert. */
   estimateGas(call: { from: Address; to: Address; data: Hex }): Promise<bigint>;
   /** What `account` holds in the chain's native currency, and the fee per gas a transaction pays now. */

@@ -174,6 +174,13 @@ for (const commit of ['374f31d', '6a0f45b']) {
       const carol = f.users[2].account.address;
       expect(await read<Address>(f, newStock.oneClickRouter, oneClickRouterAbi, 'delegateOf', [carol])).toBe(f.owner.account.address);
       expect(await read<bigint>(f, newStock.oneClickRouter, oneClickRouterAbi, 'nonces', [carol])).toBe(1n);
+      // A 0.1.0 delegation never expired: carried over, it lasts DELEGATION_LIFETIME (30 days) from its import, as a new one.
+      const migratedAt = (await f.client.getContractEvents({ address: newStock.oneClickRouter, abi: oneClickRouterAbi, eventName: 'DelegationMigrated', fromBlock: 0n }))
+        .find((l) => l.args.user === carol)!;
+      const importedAt = (await f.client.getBlock({ blockNumber: migratedAt.blockNumber })).timestamp;
+      expect(migratedAt.args.expiresAt).toBe(importedAt + 30n * 86_400n);
+      expect(await read<bigint>(f, newStock.oneClickRouter, oneClickRouterAbi, 'delegationExpiresAt', [carol])).toBe(importedAt + 30n * 86_400n);
+      expect(await read<readonly [Address, bigint]>(f, newStock.oneClickRouter, oneClickRouterAbi, 'activeDelegateOf', [carol])).toEqual([f.owner.account.address, importedAt + 30n * 86_400n]);
       // The vault: collateral, totals, paid ids.
       const vault = record.venues.perp.contracts.marginVault as Address;
       const oldVault = f.record.venues.perp.contracts.marginVault as Address;

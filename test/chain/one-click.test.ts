@@ -12,7 +12,7 @@ import {
 } from 'viem';
 import { oneClickRouterAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { toChainError } from '../../src/chain/chain-client.ts';
-import { delegateDigest, delegateTypedData, oneClickDomain, verifyDelegation } from '../../src/chain/one-click-typed-data.ts';
+import { DELEGATION_LIFETIME_SECONDS, delegateDigest, delegateTypedData, oneClickDomain, verifyDelegation } from '../../src/chain/one-click-typed-data.ts';
 import { ChainRevertError } from '../../src/errors/app-error.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import { approveUsdc, confirm, contracts, deadlineIn, depositUsdc, expectRevert, mUsdOf, musd, OrderStatus, Side, usdc, ANY_BUY_PRICE } from './chain-test-helpers.ts';
@@ -33,6 +33,9 @@ afterAll(async () => {
   await f?.stop();
 });
 revertEachTest(() => f);
+
+/** How long every delegation lasts on chain: the router's fixed DELEGATION_LIFETIME, 30 days. */
+const LIFETIME = 30 * 86_400;
 
 /** The EIP-712 payload the API's `1ct/prepare` hands out, from the shared typed-data module. */
 function delegatePayload(user: Address, delegatee: Address, nonce: bigint, deadline: number) {
@@ -74,12 +77,15 @@ describe('delegation', () => {
       f,
       f.operator.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [alice.address, f.operator.account.address, deadline, signature] }),
     );
+    const minedAt = (await f.publicClient.getBlock({ blockNumber: receipt.blockNumber })).timestamp;
     expect(parseEventLogs({ abi: oneClickRouterAbi, logs: receipt.logs, eventName: 'Delegated' })[0].args).toEqual({
       user: alice.address,
       delegatee: f.operator.account.address,
       nonce: 0n,
       deadline,
+      expiresAt: minedAt + BigInt(LIFETIME),
     });
+    expect(await f.publicClient.readContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegationExpiresAt', args: [alice.address] })).toBe(minedAt + BigInt(LIFETIME));
     expect(await delegateOf(alice.address)).toBe(f.operator.account.address);
     expect(await nonceOf(alice.address)).toBe(1n);
 
@@ -183,11 +189,11 @@ describe('delegation', () => {
     await confirm(f, f.operator.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [bob.address, f.operator.account.address, b.deadline, b.signature] }));
     await confirm(f, bob.wallet.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'undelegate' }));
     expect(await delegateOf(bob.address)).toBe('0x0000000000000000000000000000000000000000');
-    await expectRevert(
-      () => f.publicClient.simulateContract({ account: bob.wallet.account, address: oneClick, abi: oneClickRouterAbi, functionName: 'undelegate' }),
-      'NotDelegated',
-      [bob.address],
-    );
+    expect(await nonceOf(bob.address)).toBe(2n);
+    // Undelegating with nothing delegated still advances the nonce (it never reverts).
+    const again = await confirm(f, bob.wallet.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'undelegate' }));
+    expect(parseEventLogs({ abi: oneClickRouterAbi, logs: again.logs }).map((l) => [l.eventName, l.args])).toEqual([['NoncesInvalidated', { user: bob.address, nextNonce: 3n }]]);
+    expect(await nonceOf(bob.address)).toBe(3n);
   });
 
   test('the StockRouter target is set once', async () => {
@@ -285,5 +291,106 @@ describe('execute', () => {
       caught = err;
     }
     expect((toChainError(caught) as ChainRevertError).errorName).toBe('NotOperator');
+  });
+});
+
+describe('issue 43: cancellation, expiry and the direct owner', () => {
+  const ZERO = '0x0000000000000000000000000000000000000000';
+  const submit = (user: Address, delegatee: Address, deadline: number, signature: Hex, account = bob.wallet.account) =>
+    f.publicClient.simulateContract({ account, address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [user, delegatee, deadline, signature] });
+  const delegationNonce = (user: Address, delegatee: Address) =>
+    f.publicClient.readContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegationNonce', args: [user, delegatee] });
+
+  test("the user's undelegate kills a delegation signed and never submitted, with nothing delegated", async () => {
+    const { deadline, signature } = await enable(alice);
+    // Submittable by anyone before:
+    await submit(alice.address, f.operator.account.address, deadline, signature);
+    const receipt = await confirm(f, alice.wallet.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'undelegate' }));
+    expect(parseEventLogs({ abi: oneClickRouterAbi, logs: receipt.logs }).map((l) => [l.eventName, l.args])).toEqual([['NoncesInvalidated', { user: alice.address, nextNonce: 1n }]]);
+    await expectRevert(() => submit(alice.address, f.operator.account.address, deadline, signature), 'InvalidSigner');
+    expect(await delegateOf(alice.address)).toBe(ZERO);
+  });
+
+  test('a delegatee refuses the delegations to itself (1ct/disable), never one to another delegatee', async () => {
+    const relayer = f.operator.account.address;
+    const toRelayer = await enable(alice);
+    const deadline = await deadlineIn(f, 600);
+    const toBob = await alice.wallet.signTypedData(delegatePayload(alice.address, bob.address, 0n, deadline));
+    // Anyone may refuse for itself: bob's refusal does not touch the relayer's signature.
+    const refused = await confirm(f, f.operator.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'refuseDelegation', args: [alice.address] }));
+    expect(parseEventLogs({ abi: oneClickRouterAbi, logs: refused.logs }).map((l) => [l.eventName, l.args])).toEqual([
+      ['DelegationsRefused', { user: alice.address, delegatee: relayer, nextNonce: 1n }],
+    ]);
+    await expectRevert(() => submit(alice.address, relayer, toRelayer.deadline, toRelayer.signature), 'InvalidSigner');
+    expect(await delegationNonce(alice.address, relayer)).toBe(1n);
+    expect(await nonceOf(alice.address)).toBe(0n);
+    // The signature to bob still holds, and consuming it moves every delegatee's nonce on.
+    await confirm(f, bob.wallet.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [alice.address, bob.address, deadline, toBob] }));
+    expect(await delegateOf(alice.address)).toBe(bob.address);
+    expect([await nonceOf(alice.address), await delegationNonce(alice.address, relayer), await delegationNonce(alice.address, bob.address)]).toEqual([1n, 2n, 1n]);
+    // The relayer's refusal never ends bob's delegation.
+    await confirm(f, f.operator.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'refuseDelegation', args: [alice.address] }));
+    expect(await delegateOf(alice.address)).toBe(bob.address);
+    // A fresh signature at the relayer's nonce delegates; the relayer's refusal then also ends it.
+    const fresh = await alice.wallet.signTypedData(delegatePayload(alice.address, relayer, await delegationNonce(alice.address, relayer), deadline));
+    await confirm(f, bob.wallet.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [alice.address, relayer, deadline, fresh] }));
+    expect(await delegateOf(alice.address)).toBe(relayer);
+    const ended = await confirm(f, f.operator.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'refuseDelegation', args: [alice.address] }));
+    expect(parseEventLogs({ abi: oneClickRouterAbi, logs: ended.logs }).map((l) => l.eventName)).toEqual(['Undelegated', 'DelegationsRefused']);
+    expect(await delegateOf(alice.address)).toBe(ZERO);
+    expect(await f.publicClient.readContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegationExpiresAt', args: [alice.address] })).toBe(0n);
+    await expectRevert(() => submit(alice.address, relayer, deadline, fresh), 'InvalidSigner');
+  });
+
+  test('a delegation lasts the fixed 30 days from its recording: execute refuses from expiresAt on; enabling again extends it', async () => {
+    const relayer = f.operator.account.address;
+    expect(await f.publicClient.readContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'DELEGATION_LIFETIME' })).toBe(LIFETIME);
+    expect(DELEGATION_LIFETIME_SECONDS).toBe(LIFETIME);
+    const deadline = await deadlineIn(f, 600);
+    const sig = await alice.wallet.signTypedData(delegatePayload(alice.address, relayer, 0n, deadline));
+    const r = await confirm(f, bob.wallet.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [alice.address, relayer, deadline, sig] }));
+    const expiresAt = (await f.publicClient.getBlock({ blockNumber: r.blockNumber })).timestamp + BigInt(LIFETIME);
+    expect(await f.publicClient.readContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegationExpiresAt', args: [alice.address] })).toBe(expiresAt);
+    const cancelData = encodeFunctionData({ abi: stockRouterAbi, functionName: 'cancelLimitOrder', args: [999n] });
+    const both = [...oneClickRouterAbi, ...stockRouterAbi.filter((e) => e.type === 'error')] as const;
+    const run = () => f.publicClient.simulateContract({ account: f.operator.account, address: oneClick, abi: both, functionName: 'execute', args: [alice.address, cancelData] });
+    // Live: the call reaches the StockRouter (which refuses the unknown order).
+    await expectRevert(run, 'OrderNotOpen', [999n]);
+    expect(await f.publicClient.readContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'activeDelegateOf', args: [alice.address] })).toEqual([relayer, expiresAt]);
+    await f.testClient.setNextBlockTimestamp({ timestamp: expiresAt - 1n });
+    await f.testClient.mine({ blocks: 1 });
+    await expectRevert(run, 'OrderNotOpen', [999n]);
+    await f.testClient.setNextBlockTimestamp({ timestamp: expiresAt });
+    await f.testClient.mine({ blocks: 1 });
+    await expectRevert(run, 'DelegationExpired', [alice.address, expiresAt]);
+    expect(await f.publicClient.readContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'activeDelegateOf', args: [alice.address] })).toEqual([ZERO, expiresAt]);
+    expect(await delegateOf(alice.address)).toBe(relayer);
+
+    // Enabling again (a new signature, the next nonce) records a fresh 30 days from its own block.
+    const again = await deadlineIn(f, 600);
+    const renewed = await alice.wallet.signTypedData(delegatePayload(alice.address, relayer, 1n, again));
+    const r2 = await confirm(f, bob.wallet.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [alice.address, relayer, again, renewed] }));
+    const expiresAgain = (await f.publicClient.getBlock({ blockNumber: r2.blockNumber })).timestamp + BigInt(LIFETIME);
+    expect(expiresAgain).toBeGreaterThanOrEqual(expiresAt + BigInt(LIFETIME));
+    expect(parseEventLogs({ abi: oneClickRouterAbi, logs: r2.logs, eventName: 'Delegated' })[0].args.expiresAt).toBe(expiresAgain);
+    await expectRevert(run, 'OrderNotOpen', [999n]);
+    // The user's own exit still works.
+    await confirm(f, alice.wallet.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'undelegate' }));
+    expect(await delegateOf(alice.address)).toBe(ZERO);
+  });
+
+  test('acceptOwnership takes the direct caller only', async () => {
+    const owner = await f.publicClient.readContract({ address: oneClick, abi: [{ type: 'function', name: 'owner', stateMutability: 'view', inputs: [], outputs: [{ type: 'address' }] }], functionName: 'owner' });
+    expect(owner).toBe(f.operator.account.address);
+    const ownable = [
+      { type: 'function', name: 'transferOwnership', stateMutability: 'nonpayable', inputs: [{ name: 'n', type: 'address' }], outputs: [] },
+      { type: 'function', name: 'acceptOwnership', stateMutability: 'nonpayable', inputs: [], outputs: [] },
+      { type: 'function', name: 'owner', stateMutability: 'view', inputs: [], outputs: [{ type: 'address' }] },
+      { type: 'error', name: 'OwnableUnauthorizedAccount', inputs: [{ name: 'account', type: 'address' }] },
+    ] as const;
+    await confirm(f, f.operator.writeContract({ address: oneClick, abi: ownable, functionName: 'transferOwnership', args: [bob.address] }));
+    await expectRevert(() => f.publicClient.simulateContract({ account: alice.wallet.account, address: oneClick, abi: ownable, functionName: 'acceptOwnership' }), 'OwnableUnauthorizedAccount', [alice.address]);
+    await confirm(f, bob.wallet.writeContract({ address: oneClick, abi: ownable, functionName: 'acceptOwnership' }));
+    expect(await f.publicClient.readContract({ address: oneClick, abi: ownable, functionName: 'owner' })).toBe(bob.address);
   });
 });

@@ -6,8 +6,8 @@
  * refused. The reader brings the answers back with the chain's time.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type Address } from 'viem';
-import { priceFeedAbi } from '../../src/chain/abi/generated/index.ts';
+import { encodeFunctionData, type Address } from 'viem';
+import { priceFeedAbi, priceFeedHubAbi } from '../../src/chain/abi/generated/index.ts';
 import { ANVIL_ACCOUNTS, ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { ensurePriceFeeds } from '../../src/chain/deploy-contracts.ts';
 import { createSenderRegistry } from '../../src/chain/tx-sender.ts';
@@ -41,6 +41,16 @@ function publisherFor(privateKey = ORACLE_PUBLISHER_ACCOUNT.privateKey): OracleP
     quoteMaxAgeMs: 30_000,
     now: () => clock.now,
   });
+}
+
+/**
+ * Moves the publisher's clock and the chain's together: the hub refuses an observation more than
+ * MAX_CLOCK_SKEW (60 s) past the block, so a source clock far ahead of the chain's is refused there.
+ */
+async function advance(ms: number): Promise<void> {
+  clock.now += ms;
+  await f.testClient.increaseTime({ seconds: Math.floor(ms / 1000) });
+  await f.testClient.mine({ blocks: 1 });
 }
 
 async function latest(symbol: string) {
@@ -98,7 +108,7 @@ describe('the publisher', () => {
     expect((await latest('TSLA'))[0]).toBe(2n);
     expect((await latest('AAPL'))[0]).toBe(1n);
 
-    clock.now += 60_000;
+    await advance(60_000);
     for (const s of ['AAPL', 'TSLA', 'BTC']) quotes.set(s, { ...quotes.get(s)!, timestamp: clock.now });
     const beat = await p.runOnce();
     expect(beat.triggers).toEqual({ AAPL: 'heartbeat', TSLA: 'heartbeat', BTC: 'heartbeat' });
@@ -106,7 +116,7 @@ describe('the publisher', () => {
   });
 
   test('a stale, zero, negative or crossed quote is not published; the feed ages instead', async () => {
-    clock.now += 61_000;
+    await advance(61_000);
     quote('AAPL', '229.90', '229.92', clock.now - 30_001);
     quote('TSLA', '0', '252.00');
     quote('BTC', '97000.3', '97000.1');
@@ -151,6 +161,43 @@ describe('the publisher', () => {
     expect((err as ChainRevertError).errorName).toBe('NotPublisher');
     expect(stranger.progress().failures).toBe(1);
     expect(await f.publicClient.getTransactionCount({ address: ANVIL_ACCOUNTS[4].address })).toBe(0);
+  });
+
+  test('issue 43: a quote stamped more than 60 s ahead of both clocks is not sent; the others are', async () => {
+    await advance(61_000);
+    quote('TSLA', '255.00', '255.02'); // +1%: due
+    quote('BTC', '97000.0', '97000.2');
+    // Due, but from a clock 61 s ahead of the chain (which ran ahead of the wall clock above).
+    const chainMs = Number((await f.publicClient.getBlock()).timestamp) * 1000;
+    quote('AAPL', '240.00', '240.02', Math.max(chainMs, clock.now) + 61_000);
+    const out = await p.runOnce();
+    expect(out.skipped.AAPL).toBe('future-observation');
+    expect(out.published.sort()).toEqual(['BTC', 'TSLA']);
+    expect((await latest('TSLA'))[1]).toBe(25_501_000_000n);
+  });
+
+  test('issue 43: an update the hub refuses (a later round already there) is reported refused; the rest of the batch is written', async () => {
+    await advance(61_000);
+    // Another writer of the same key puts AAPL 30 s ahead; this publisher's state does not know it.
+    const sender = senders.senderFor({ publicClient: f.publicClient, privateKey: ORACLE_PUBLISHER_ACCOUNT.privateKey });
+    const ahead = BigInt(Math.floor(clock.now / 1000) + 30);
+    await sender.send({ to: hub, data: encodeFunctionData({ abi: priceFeedHubAbi, functionName: 'publish', args: [[{ feed: feeds.AAPL, answer: 24_000_000_000n, observedAt: ahead }]] }), gas: 200_000n });
+    clock.now += 1_000;
+    quote('AAPL', '250.00', '250.02');
+    quote('TSLA', '260.00', '260.02');
+    quote('BTC', '97000.0', '97000.2');
+    const out = await p.runOnce();
+    expect(out.skipped.AAPL).toBe('refused');
+    expect(out.triggers.AAPL).toBeUndefined();
+    expect(out.published.sort()).toEqual(['BTC', 'TSLA']);
+    const receipt = await f.publicClient.getTransactionReceipt({ hash: out.txHash! });
+    expect(receipt.status).toBe('success');
+    expect((await latest('AAPL')).slice(1, 3)).toEqual([24_000_000_000n, ahead]);
+    expect((await latest('TSLA'))[1]).toBe(26_001_000_000n);
+    // The next run reads the chain again and skips AAPL itself until its source passes the stamp.
+    clock.now += 1_000;
+    quote('AAPL', '250.00', '250.02');
+    expect((await p.runOnce()).skipped.AAPL).toBe('out-of-order');
   });
 });
 

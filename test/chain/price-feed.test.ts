@@ -165,20 +165,22 @@ describe('publishing', () => {
       { symbol: 'BTC', answer: answer('97000.5') },
     ]);
     const block1 = (await f.publicClient.getBlock({ blockNumber: r1.blockNumber })).timestamp;
-    expect(await f.publicClient.readContract({ address: feeds.AAPL, abi: priceFeedAbi, functionName: 'latestRoundData' })).toEqual([1n, 22_987_000_000n, t0 - 1n, block1, 1n]);
-    expect(await f.publicClient.readContract({ address: feeds.BTC, abi: priceFeedAbi, functionName: 'latestRoundData' })).toEqual([1n, 9_700_050_000_000n, t0, block1, 1n]);
+    // startedAt and updatedAt are both the observation time: an age check measures the price's age.
+    expect(await f.publicClient.readContract({ address: feeds.AAPL, abi: priceFeedAbi, functionName: 'latestRoundData' })).toEqual([1n, 22_987_000_000n, t0 - 1n, t0 - 1n, 1n]);
+    expect(await f.publicClient.readContract({ address: feeds.BTC, abi: priceFeedAbi, functionName: 'latestRoundData' })).toEqual([1n, 9_700_050_000_000n, t0, t0, 1n]);
 
     const r2 = await publish([{ symbol: 'AAPL', answer: answer('230.01') }]);
     const block2 = (await f.publicClient.getBlock({ blockNumber: r2.blockNumber })).timestamp;
     expect((await f.publicClient.readContract({ address: feeds.AAPL, abi: priceFeedAbi, functionName: 'latestRoundData' }))[0]).toBe(2n);
     // Each asset counts its own rounds; older rounds stay readable.
     expect((await f.publicClient.readContract({ address: feeds.BTC, abi: priceFeedAbi, functionName: 'latestRoundData' }))[0]).toBe(1n);
-    expect(await f.publicClient.readContract({ address: feeds.AAPL, abi: priceFeedAbi, functionName: 'getRoundData', args: [1n] })).toEqual([1n, 22_987_000_000n, t0 - 1n, block1, 1n]);
+    expect(await f.publicClient.readContract({ address: feeds.AAPL, abi: priceFeedAbi, functionName: 'getRoundData', args: [1n] })).toEqual([1n, 22_987_000_000n, t0 - 1n, t0 - 1n, 1n]);
     await expectRevert(() => f.publicClient.readContract({ address: feeds.AAPL, abi: priceFeedAbi, functionName: 'getRoundData', args: [3n] }), 'RoundNotFound', [feeds.AAPL, 3n]);
     const rounds = await f.publicClient.readContract({ address: hub, abi: priceFeedHubAbi, functionName: 'latestRoundsOf', args: [[feeds.AAPL, feeds.TSLA]] });
+    expect(block1).toBeGreaterThanOrEqual(t0);
     expect(rounds).toEqual([
-      { roundId: 2n, answer: 23_001_000_000n, startedAt: rounds[0].startedAt, updatedAt: block2 },
-      { roundId: 0n, answer: 0n, startedAt: 0n, updatedAt: 0n },
+      { roundId: 2n, answer: 23_001_000_000n, startedAt: rounds[0].startedAt, updatedAt: rounds[0].startedAt, writtenAt: block2 },
+      { roundId: 0n, answer: 0n, startedAt: 0n, updatedAt: 0n, writtenAt: 0n },
     ]);
   });
 
@@ -189,12 +191,10 @@ describe('publishing', () => {
     await expectRevert(simulatePublish([{ feed: feeds.BTC, answer: -5n, observedAt: t }]), 'InvalidAnswer', [feeds.BTC, -5n]);
     await expectRevert(simulatePublish([{ feed: feeds.AAPL, answer: 1n << 127n, observedAt: t }]), 'InvalidAnswer', [feeds.AAPL, 1n << 127n]);
     await expectRevert(simulatePublish([{ feed: feeds.AAPL, answer: answer('1'), observedAt: 0n }]), 'InvalidObservationTime');
-    await expectRevert(simulatePublish([{ feed: feeds.AAPL, answer: answer('1'), observedAt: t + 3_600n }]), 'InvalidObservationTime');
     await expectRevert(simulatePublish([{ feed: alice.address, answer: answer('1'), observedAt: t }]), 'FeedNotListed', [alice.address]);
     // One bad update refuses the whole batch.
     await expectRevert(simulatePublish([{ feed: feeds.TSLA, answer: answer('250'), observedAt: t }, { feed: feeds.AAPL, answer: -1n, observedAt: t }]), 'InvalidAnswer', [feeds.AAPL, -1n]);
     await publish([{ symbol: 'AAPL', answer: answer('229'), observedAt: t }]);
-    await expectRevert(simulatePublish([{ feed: feeds.AAPL, answer: answer('229'), observedAt: t - 10n }]), 'ObservationOutOfOrder', [feeds.AAPL, t - 10n, t]);
     // On chain too: a non-publisher's transaction reverts and writes nothing.
     const hash = await alice.wallet.writeContract({ address: hub, abi: priceFeedHubAbi, functionName: 'publish', args: [[{ feed: feeds.AAPL, answer: answer('1'), observedAt: t }]], gas: 200_000n });
     expect((await f.publicClient.waitForTransactionReceipt({ hash })).status).toBe('reverted');
@@ -202,6 +202,63 @@ describe('publishing', () => {
     // Revoked: the publisher can no longer write.
     await confirm(f, f.operator.writeContract({ address: hub, abi: priceFeedHubAbi, functionName: 'setPublisher', args: [ORACLE_PUBLISHER_ACCOUNT.address, false] }));
     await expectRevert(simulatePublish([{ feed: feeds.AAPL, answer: answer('1'), observedAt: t }]), 'NotPublisher', [ORACLE_PUBLISHER_ACCOUNT.address]);
+  });
+});
+
+describe('issue 43: a refused observation time skips its feed, never the batch', () => {
+  const roundOf = (symbol: string) => f.publicClient.readContract({ address: feeds[symbol], abi: priceFeedAbi, functionName: 'latestRoundData' });
+  const refusals = (logs: Parameters<typeof parseEventLogs>[0]['logs']) =>
+    parseEventLogs({ abi: priceFeedHubAbi, logs, eventName: 'UpdateRefused' }).map((l) => l.args);
+
+  async function publishAt(blockTime: bigint, updates: Array<{ symbol: string; answer: bigint; observedAt: bigint }>) {
+    await f.testClient.setNextBlockTimestamp({ timestamp: blockTime });
+    const hash = await publisher.writeContract({
+      address: hub,
+      abi: priceFeedHubAbi,
+      functionName: 'publish',
+      args: [updates.map((u) => ({ feed: feeds[u.symbol], answer: u.answer, observedAt: u.observedAt }))],
+      chain: f.chain,
+      account: publisher.account!,
+      gas: 1_000_000n,
+    });
+    const receipt = await confirm(f, hash);
+    expect((await f.publicClient.getBlock({ blockNumber: receipt.blockNumber })).timestamp).toBe(blockTime);
+    return receipt;
+  }
+
+  test('an observation more than 60 s past the block is refused for its feed alone, with an event; 60 s is accepted', async () => {
+    expect(await f.publicClient.readContract({ address: hub, abi: priceFeedHubAbi, functionName: 'MAX_CLOCK_SKEW' })).toBe(60n);
+    const T = (await now()) + 10n;
+    const r = await publishAt(T, [
+      { symbol: 'AAPL', answer: answer('229'), observedAt: T + 61n },
+      { symbol: 'TSLA', answer: answer('250'), observedAt: T + 60n },
+      { symbol: 'BTC', answer: answer('97000'), observedAt: T },
+    ]);
+    expect(refusals(r.logs)).toEqual([{ feed: feeds.AAPL, reason: 0, observedAt: T + 61n, limit: T + 60n }]);
+    expect(parseEventLogs({ abi: priceFeedHubAbi, logs: r.logs, eventName: 'PricePublished' }).map((l) => l.args.feed)).toEqual([feeds.TSLA, feeds.BTC]);
+    expect(await roundOf('AAPL')).toEqual([0n, 0n, 0n, 0n, 0n]);
+    expect(await roundOf('TSLA')).toEqual([1n, answer('250'), T + 60n, T + 60n, 1n]);
+    expect(await roundOf('BTC')).toEqual([1n, answer('97000'), T, T, 1n]);
+  });
+
+  test('a round stamped ahead holds back only its own feed: the honest batch after it writes every other feed', async () => {
+    const T = (await now()) + 10n;
+    // A publisher clock 60 s ahead (the most the hub takes) writes AAPL at T + 60.
+    await publishAt(T, [{ symbol: 'AAPL', answer: answer('300'), observedAt: T + 60n }]);
+    // The honest batch a second later: AAPL's observation is now "out of order", the rest goes through.
+    const r = await publishAt(T + 1n, [
+      { symbol: 'AAPL', answer: answer('229'), observedAt: T + 1n },
+      { symbol: 'TSLA', answer: answer('250'), observedAt: T + 1n },
+      { symbol: 'BTC', answer: answer('97000'), observedAt: T + 1n },
+    ]);
+    expect(refusals(r.logs)).toEqual([{ feed: feeds.AAPL, reason: 1, observedAt: T + 1n, limit: T + 60n }]);
+    expect(await roundOf('AAPL')).toEqual([1n, answer('300'), T + 60n, T + 60n, 1n]);
+    expect(await roundOf('TSLA')).toEqual([1n, answer('250'), T + 1n, T + 1n, 1n]);
+    expect(await roundOf('BTC')).toEqual([1n, answer('97000'), T + 1n, T + 1n, 1n]);
+    // Once honest time passes the bad stamp, AAPL updates again.
+    const later = await publishAt(T + 61n, [{ symbol: 'AAPL', answer: answer('229.5'), observedAt: T + 61n }]);
+    expect(refusals(later.logs)).toEqual([]);
+    expect(await roundOf('AAPL')).toEqual([2n, answer('229.5'), T + 61n, T + 61n, 2n]);
   });
 });
 
@@ -242,17 +299,21 @@ describe('the StockRouter checks fills against the feed', () => {
     expect([after.filledQuantity, after.filledNotional]).toEqual([shares('1'), musd('202')]);
   });
 
-  test('an answer older than the maximum age refuses every fill of the stock until a new round', async () => {
-    const r = await publish([{ symbol: 'AAPL', answer: answer('200') }]);
+  test('an answer observed more than the maximum age ago refuses every fill of the stock until a new round', async () => {
+    // Observed 100 s before it reached the chain: its age counts from the observation, not the write.
+    const observed = (await now()) - 100n;
+    const r = await publish([{ symbol: 'AAPL', answer: answer('200'), observedAt: observed }]);
     const written = (await f.publicClient.getBlock({ blockNumber: r.blockNumber })).timestamp;
+    expect(written).toBeGreaterThanOrEqual(observed + 100n);
     const buy = await place(alice, [AAPL, Side.Buy, 0n, musd('1000'), deadline + 3600]);
-    await f.testClient.setNextBlockTimestamp({ timestamp: written + BigInt(MAX_AGE) });
+    await f.testClient.setNextBlockTimestamp({ timestamp: observed + BigInt(MAX_AGE) });
     await f.testClient.mine({ blocks: 1 });
     // Exactly maxAge old: still good.
     await settleSim([{ orderId: buy, quantity: shares('1'), price: price('200') }])();
-    await f.testClient.setNextBlockTimestamp({ timestamp: written + BigInt(MAX_AGE) + 1n });
+    // maxAge + 1 after the observation (well under maxAge after the write): stale.
+    await f.testClient.setNextBlockTimestamp({ timestamp: observed + BigInt(MAX_AGE) + 1n });
     await f.testClient.mine({ blocks: 1 });
-    await expectRevert(settleSim([{ orderId: buy, quantity: shares('1'), price: price('200') }]), 'OraclePriceStale', [buy, written, BigInt(MAX_AGE)]);
+    await expectRevert(settleSim([{ orderId: buy, quantity: shares('1'), price: price('200') }]), 'OraclePriceStale', [buy, observed, BigInt(MAX_AGE)]);
     await publish([{ symbol: 'AAPL', answer: answer('200') }]);
     await settleSim([{ orderId: buy, quantity: shares('1'), price: price('200') }])();
   });

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getAddress, toHex, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { oneClickRouterAbi } from '../../src/chain/abi/generated/index.ts';
+import { ALREADY_DELEGATED } from '../../src/stock/store/relay-request-store.ts';
 import { StockApiError, type StockClient } from '@tokex/sdk';
 import { until } from '../support/poll.ts';
 import { chainClients, oneClickUsers, RELAYER, relayerNonces, type OneClickUser } from '../support/one-click-users.ts';
@@ -158,8 +159,10 @@ describe.each(stackEngines('oc'))('One Click ($name)', (engine) => {
       const replay = await failure(carol.client.post('/api/v1/1ct/enable', { signature, deadline }));
       expect(replay.message).toContain('signature: already used: delegation nonce 0 was consumed');
       expect(await carol.client.get('/api/v1/1ct/status')).toEqual({ status: 'disabled', delegationStatus: 'disabled', delegatee: RELAYER });
-      // Disabling again changes nothing and sends nothing.
-      expect(await carol.client.post('/api/v1/1ct/disable')).toEqual({ status: 'disabled', delegationStatus: 'disabled', delegatee: RELAYER, txHash: null, requestId: null });
+      // Disabling again sends the refusal again (a delegation signed meanwhile must die with it).
+      const again = await carol.client.post<any>('/api/v1/1ct/disable');
+      expect(again).toMatchObject({ status: 'disabled', delegationStatus: 'disabled', delegatee: RELAYER });
+      expect((await pub.getTransactionReceipt({ hash: again.txHash })).status).toBe('success');
       const after = await failure(carol.client.post('/api/v1/cash/deposits/send', { tokenAddress: c.cashToken, tokenAmount: '10' }));
       expect(after.message).toContain('oneClick: not enabled');
     });
@@ -177,6 +180,94 @@ describe.each(stackEngines('oc'))('One Click ($name)', (engine) => {
       }
       const del = await readOnly.request('DELETE', '/api/v1/orders/1/send');
       expect([del.httpStatus, del.code]).toEqual([400, 401]);
+    });
+  });
+
+  describe('issue 43: disable invalidates, a fixed 30-day expiry, a lost race', () => {
+    let users: OneClickUser[];
+    const submitDirect = (u: OneClickUser, by: OneClickUser, deadline: number, signature: Hex) =>
+      pub.simulateContract({ account: by.account, address: c.oneClickRouter, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [u.address, RELAYER, deadline, signature] });
+    const relayRow = (txHash: Hex) => t.stack.db.kysely.selectFrom('stock_relay_requests').selectAll().where('tx_hash', '=', txHash).executeTakeFirstOrThrow();
+
+    beforeAll(async () => {
+      users = await oneClickUsers(t, `oc43-${engine.name}`, 4);
+    }, 60_000);
+
+    it('1ct/disable kills a delegation signed after prepare and never enabled: nobody can submit it afterwards', async () => {
+      const [u, other] = users;
+      const deadline = deadlineIn(600);
+      const prepared = await u.client.post<any>('/api/v1/1ct/prepare', { deadline });
+      const signature = await u.account.signTypedData(prepared.signPayload);
+      // Before disable anyone could submit it (the finding of issue 43).
+      await submitDirect(u, other, deadline, signature);
+      const off = await u.client.post<any>('/api/v1/1ct/disable');
+      expect(off).toMatchObject({ status: 'disabled', delegationStatus: 'disabled', delegatee: RELAYER });
+      expect((await pub.getTransactionReceipt({ hash: off.txHash })).status).toBe('success');
+      // Another account's submission of the signed delegation reverts, in simulation and on chain.
+      await expect(submitDirect(u, other, deadline, signature)).rejects.toThrow(/InvalidSigner/);
+      const { walletOf } = chainClients(t);
+      const hash = await walletOf(other.account).writeContract({ address: c.oneClickRouter, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [u.address, RELAYER, deadline, signature], gas: 300_000n });
+      expect((await pub.waitForTransactionReceipt({ hash })).status).toBe('reverted');
+      expect(await delegateOf(u.address)).toBe('0x0000000000000000000000000000000000000000');
+      // Through the API too.
+      const viaApi = await failure(u.client.post('/api/v1/1ct/enable', { signature, deadline }));
+      expect(viaApi.message).toContain('signature: already used: delegation nonce 0 was consumed or cancelled (1ct/disable)');
+      expect(await u.client.get('/api/v1/1ct/status')).toEqual({ status: 'disabled', delegationStatus: 'disabled', delegatee: RELAYER });
+      // A new prepare signs the next nonce, and enabling works again.
+      const next = await u.client.post<any>('/api/v1/1ct/prepare', { deadline });
+      expect(next.nonce).toBe(1);
+      expect(await u.client.post('/api/v1/1ct/enable', { signature: await u.account.signTypedData(next.signPayload), deadline })).toMatchObject({ status: 'enable', delegationStatus: 'enabled' });
+      expect(await delegateOf(u.address)).toBe(RELAYER);
+    });
+
+    it('the signed payload is the spec\'s Delegate (no lifetime); the delegation ends 30 days after it is recorded on chain', async () => {
+      const u = users[1];
+      const deadline = deadlineIn(600);
+      // The spec's shapes only: 1ct/prepare {deadline}, 1ct/enable {signature, deadline}.
+      const extra = await failure(u.client.post('/api/v1/1ct/prepare', { deadline, lifetime: 3_600 }));
+      expect([extra.httpStatus, extra.code]).toEqual([400, 400]);
+      const prepared = await u.client.post<any>('/api/v1/1ct/prepare', { deadline });
+      expect(Object.keys(prepared).sort()).toEqual(['deadline', 'delegatee', 'nonce', 'signPayload']);
+      expect(Object.keys(prepared.signPayload.message).sort()).toEqual(['deadline', 'delegatee', 'nonce', 'user']);
+      const signature = await u.account.signTypedData(prepared.signPayload);
+      const on = await u.client.post<any>('/api/v1/1ct/enable', { signature, deadline });
+      expect(on).toMatchObject({ status: 'enable', delegationStatus: 'enabled' });
+      const receipt = await pub.getTransactionReceipt({ hash: on.txHash });
+      const minedAt = (await pub.getBlock({ blockNumber: receipt.blockNumber })).timestamp;
+      expect(await pub.readContract({ address: c.oneClickRouter, abi: oneClickRouterAbi, functionName: 'delegationExpiresAt', args: [u.address] })).toBe(minedAt + 30n * 86_400n);
+      expect(await pub.readContract({ address: c.oneClickRouter, abi: oneClickRouterAbi, functionName: 'activeDelegateOf', args: [u.address] })).toEqual([RELAYER, minedAt + 30n * 86_400n]);
+    });
+
+    it('a relayer that loses the race to its own signature (mined first by another account) answers enabled, not failed', async () => {
+      const [, , u, thief] = users;
+      const deadline = deadlineIn(600);
+      const prepared = await u.client.post<any>('/api/v1/1ct/prepare', { deadline });
+      const signature = await u.account.signTypedData(prepared.signPayload);
+      const before = await relayerNonce();
+      await pub.request({ method: 'evm_setAutomine' as never, params: [false] as never });
+      let answer: Promise<any> | undefined;
+      try {
+        answer = u.client.post<any>('/api/v1/1ct/enable', { signature, deadline });
+        answer.catch(() => undefined);
+        // The relayer's transaction is in the pool; the same signature goes in ahead of it (a higher tip).
+        await until(() => relayerNonce(), (n) => n > before);
+        const { walletOf } = chainClients(t);
+        await walletOf(thief.account).writeContract({
+          address: c.oneClickRouter, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [u.address, RELAYER, deadline, signature],
+          gas: 300_000n, maxPriorityFeePerGas: 100_000_000_000n, maxFeePerGas: 200_000_000_000n,
+        });
+        await pub.request({ method: 'evm_mine' as never, params: [] as never });
+      } finally {
+        await pub.request({ method: 'evm_setAutomine' as never, params: [true] as never });
+      }
+      const out = await answer!;
+      expect(out).toMatchObject({ status: 'enable', delegationStatus: 'enabled', delegatee: RELAYER, txHash: null });
+      expect(await delegateOf(u.address)).toBe(RELAYER);
+      // The relayer's own transaction did revert; it is recorded as the delegation holding, with the note.
+      const row = await t.stack.db.kysely.selectFrom('stock_relay_requests').selectAll().where('request_id', '=', out.requestId).executeTakeFirstOrThrow();
+      expect([row.status, row.error]).toEqual(['mined', ALREADY_DELEGATED]);
+      expect((await pub.getTransactionReceipt({ hash: row.tx_hash as Hex })).status).toBe('reverted');
+      expect((await relayRow(row.tx_hash as Hex)).kind).toBe('delegate');
     });
   });
 

@@ -50,7 +50,7 @@ describe('one click service', () => {
   });
 
   it('answers the delegation first, then the send\'s own check, then the estimate', async () => {
-    const notEnabled = service({ oneClick: async () => ({ status: 'disabled', delegatee: '0x0000000000000000000000000000000000000000' as Address }) });
+    const notEnabled = service({ oneClick: async () => ({ status: 'disabled', delegatee: '0x0000000000000000000000000000000000000000' as Address, expiresAt: 0 }) });
     const failingCheck = Promise.reject(new ValidationError('quantity', 'exceeds the available exchangeBalance 0'));
     const e1 = await refusal(notEnabled.relay(key, USER, { kind: 'order', routerCalldata: '0x01', checks: [failingCheck] }));
     expect(e1.message).toBe(`oneClick: not enabled for ${USER}: enable it with 1ct/prepare and 1ct/enable first`);

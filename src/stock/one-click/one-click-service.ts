@@ -13,19 +13,22 @@ import { exactNumber } from '../exact-number.ts';
 import { randomUUID } from 'node:crypto';
 import { encodeFunctionData, formatEther, type Address, type Hex } from 'viem';
 import { oneClickRouterAbi } from '../../chain/abi/generated/index.ts';
-import { delegateType, oneClickDomain } from '../../chain/one-click-typed-data.ts';
+import { delegateType, oneClickDomain, type DelegateMessage } from '../../chain/one-click-typed-data.ts';
 import { parseSignature, type CompleteTypedData } from '../../chain/typed-data.ts';
 import type { AuthKey } from '../../auth/api-key-service.ts';
 import { AppError, ChainRevertError, ConflictError, ValidationError } from '../../errors/app-error.ts';
 import { checkDeadline, lowerAddress } from '../order-request.ts';
 import type { OneClickDeps, StockApiDeps } from '../stock-deps.ts';
-import { FINAL_RELAY_STATUSES, findRelayRequestByIdempotencyKey, getRelayRequest, insertRelayRequest, type RelayKind, type RelayRequest } from '../store/relay-request-store.ts';
+import { ALREADY_DELEGATED, FINAL_RELAY_STATUSES, findRelayRequestByIdempotencyKey, getRelayRequest, insertRelayRequest, type RelayKind, type RelayRequest } from '../store/relay-request-store.ts';
 import { isUniqueViolation } from '../../storage/storage-errors.ts';
 import { IDEMPOTENCY_HEADER } from '../../http/idempotency-key.ts';
 import { PROJECTED_KINDS, waitUntilProjected } from './answer-barrier.ts';
 
 /** How long a mined send waits for the indexer when INDEX_WAIT_MS is not configured (as the `…/tx` endpoints). */
 const DEFAULT_INDEX_WAIT_MS = 10_000;
+
+/** How many nonces back `1ct/enable` looks to tell a used signature from a foreign one. */
+const EARLIER_NONCES_CHECKED = 8n;
 
 /** Gas a client may ask for: the intrinsic minimum up to a block's worth. */
 export const MAX_GAS_LIMIT = 30_000_000n;
@@ -92,7 +95,17 @@ export function parseGasLimit(raw: unknown): bigint | undefined {
 export interface OneClickService {
   status(key: AuthKey): Promise<OneClickStatus>;
   prepare(key: AuthKey, deadline: number | undefined): Promise<{ delegatee: Address; nonce: number; deadline: number; signPayload: CompleteTypedData<'Delegate'> }>;
-  enable(key: AuthKey, body: { signature?: unknown; deadline?: number }): Promise<OneClickStatus & { txHash: Hex | null; requestId: string }>;
+  /**
+   * Submits the signed delegation. A signature that was already submitted (an earlier attempt, a
+   * concurrent `enable`, anyone holding it) answers `enabled` with `txHash` null when the relayer is
+   * the wallet's delegate now: the race was lost to the same delegation, nothing failed.
+   */
+  enable(key: AuthKey, body: { signature?: unknown; deadline?: number }): Promise<OneClickStatus & { txHash: Hex | null; requestId: string | null }>;
+  /**
+   * Ends the relayer's delegation, if any, and always refuses on chain every delegation to the
+   * relayer the wallet signed so far (`refuseDelegation`): a signature handed out and never enabled
+   * can no longer be submitted by anyone. Sends a transaction every time.
+   */
   disable(key: AuthKey): Promise<OneClickStatus & { txHash: Hex | null; requestId: string | null }>;
   /**
    * The wallet a send acts for: the key's bound wallet. A body `userAddress` is accepted only when
@@ -226,6 +239,18 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
     return projected ? out : { ...out, status: 'pending', orderIds: [], operationIds: [] };
   }
 
+  /**
+   * The earlier nonce `signature` is a delegation of, if it is one of the last few (the nonce moves
+   * by one per delegation, `undelegate` and refusal): a replayed or cancelled signature, told apart
+   * from one by another wallet.
+   */
+  async function earlierNonce(message: DelegateMessage, signature: Hex): Promise<bigint | undefined> {
+    for (let n = message.nonce - 1n; n >= 0n && n >= message.nonce - EARLIER_NONCES_CHECKED; n--) {
+      if ((await delegateType.recoverSigner(domain(), { ...message, nonce: n } as unknown as Record<string, unknown>, signature)).toLowerCase() === message.user.toLowerCase()) return n;
+    }
+    return undefined;
+  }
+
   async function assertEnabled(user: Address): Promise<void> {
     const { relayer } = configured();
     const view = await deps.chain.oneClick(user);
@@ -274,7 +299,7 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
       const { relayer } = configured();
       const user = boundUser(key);
       const deadline = checkDeadline(rawDeadline, nowSeconds());
-      const nonce = await deps.chain.oneClickNonce(user);
+      const nonce = await deps.chain.oneClickNonce(user, relayer);
       const signPayload = delegateType.build(domain(), { user, delegatee: relayer, nonce, deadline });
       // A number as Anchored documents it, printed from its digits (a uint64 may pass 2^53).
       return { delegatee: relayer, nonce: exactNumber(nonce.toString()), deadline, signPayload };
@@ -287,12 +312,20 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
       const deadline = checkDeadline(body.deadline, nowSeconds());
       // The payload is rebuilt as prepare answered it: only a signature over exactly that recovers
       // to the user. A wrong wallet, an altered payload or a used nonce all recover to someone else.
-      const nonce = await deps.chain.oneClickNonce(user);
-      const message = { user, delegatee: relayer, nonce, deadline };
-      const signer = await delegateType.recoverSigner(domain(), message, signature);
+      const nonce = await deps.chain.oneClickNonce(user, relayer);
+      const message: DelegateMessage = { user, delegatee: relayer, nonce, deadline };
+      const signer = await delegateType.recoverSigner(domain(), { ...message }, signature);
+      /** Lost to the same delegation: the relayer is the wallet's delegate now. */
+      const alreadyEnabled = async () => {
+        const now = await status(key);
+        return now.status === 'enabled' ? { ...now, txHash: null, requestId: null } : undefined;
+      };
       if (signer.toLowerCase() !== user) {
-        if (nonce > 0n && (await delegateType.recoverSigner(domain(), { ...message, nonce: nonce - 1n }, signature)).toLowerCase() === user) {
-          throw new ValidationError('signature', `already used: delegation nonce ${nonce - 1n} was consumed; call 1ct/prepare again`);
+        const used = await earlierNonce(message, signature);
+        if (used !== undefined) {
+          const enabled = await alreadyEnabled();
+          if (enabled) return enabled;
+          throw new ValidationError('signature', `already used: delegation nonce ${used} was consumed or cancelled (1ct/disable); call 1ct/prepare again`);
         }
         throw new ValidationError(
           'signature',
@@ -300,7 +333,18 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
         );
       }
       const data = encodeFunctionData({ abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [user, relayer, deadline, signature] });
-      const r = await submit(key, user, 'delegate', data, { requireDelegation: false });
+      let r: RelayRequest;
+      try {
+        r = await submit(key, user, 'delegate', data, { requireDelegation: false });
+      } catch (err) {
+        // The nonce moved between the read above and the estimate: the same signature mined meanwhile.
+        if (err instanceof ValidationError && err.field === 'transaction' && err.message.includes('InvalidSigner')) {
+          const enabled = await alreadyEnabled();
+          if (enabled) return enabled;
+        }
+        throw err;
+      }
+      if (r.status === 'mined' && r.error === ALREADY_DELEGATED) return { status: 'enabled', delegatee: relayer, txHash: null, requestId: r.requestId };
       const out = outcomeOf(r);
       return { status: out.status === 'mined' ? 'enabled' : (await status(key)).status, delegatee: relayer, txHash: out.txHash, requestId: out.requestId };
     },
@@ -308,8 +352,9 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
     async disable(key) {
       const { relayer } = configured();
       const user = boundUser(key);
-      if ((await status(key)).status === 'disabled') return { status: 'disabled', delegatee: relayer, txHash: null, requestId: null };
-      const data = encodeFunctionData({ abi: oneClickRouterAbi, functionName: 'revokeDelegation', args: [user] });
+      // Always sent, delegated or not: a delegation the wallet signed and never enabled must not be
+      // submittable after disable (the router ends the delegation too when the relayer holds it).
+      const data = encodeFunctionData({ abi: oneClickRouterAbi, functionName: 'refuseDelegation', args: [user] });
       const out = outcomeOf(await submit(key, user, 'undelegate', data, { requireDelegation: false }));
       return { status: out.status === 'mined' ? 'disabled' : (await status(key)).status, delegatee: relayer, txHash: out.txHash, requestId: out.requestId };
     },

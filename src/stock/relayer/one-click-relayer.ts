@@ -14,8 +14,8 @@
  * records nothing: the indexer sees no event of a reverted transaction either.
  */
 import { setMaxListeners } from 'node:events';
-import { decodeEventLog, getAbiItem, toEventSelector, type Abi, type Hex, type TransactionReceipt } from 'viem';
-import { cashierAbi, stockAbi, stockRouterAbi } from '../../chain/abi/generated/index.ts';
+import { decodeEventLog, decodeFunctionData, getAbiItem, toEventSelector, type Abi, type Hex, type TransactionReceipt } from 'viem';
+import { cashierAbi, oneClickRouterAbi, stockAbi, stockRouterAbi } from '../../chain/abi/generated/index.ts';
 import { toChainError, type ChainPublicClient } from '../../chain/chain-client.ts';
 import type { Deployment } from '../../chain/deploy-contracts.ts';
 import { SenderUnfundedError, SendAbortedError, TxDroppedError, type TxSender } from '../../chain/tx-sender.ts';
@@ -26,6 +26,7 @@ import { withTransaction } from '../../storage/transaction.ts';
 import { operationIdFromReceipt } from '../operation-id.ts';
 import type { RelaySignals } from '../relay-signals.ts';
 import {
+  ALREADY_DELEGATED,
   expireQueuedRelayRequests,
   finishRelayRequest,
   listQueuedRelayRequests,
@@ -147,8 +148,41 @@ export function createOneClickRelayer(opts: OneClickRelayerOptions): OneClickRel
     return 'reverted';
   }
 
+  /**
+   * A reverted `delegate` lost a race to the same delegation (this request's earlier version, a
+   * concurrent enable of the same signature, anyone who submitted it): the nonce moved and the
+   * relayer is the wallet's live delegate as of the reverted transaction's block.
+   */
+  async function lostToSameDelegation(r: RelayRequest, receipt: TransactionReceipt): Promise<boolean> {
+    if (r.kind !== 'delegate') return false;
+    try {
+      const call = decodeFunctionData({ abi: oneClickRouterAbi, data: r.data });
+      if (call.functionName !== 'delegateBySig') return false;
+      const deadline = call.args[2];
+      // Past its deadline the signature itself was refused (SignatureExpired), whoever is the delegate.
+      const block = await opts.publicClient.getBlock({ blockNumber: receipt.blockNumber });
+      if (block.timestamp > BigInt(deadline)) return false;
+      const [delegatee] = await opts.publicClient.readContract({
+        address: r.to,
+        abi: oneClickRouterAbi,
+        functionName: 'activeDelegateOf',
+        args: [r.userAddress],
+        blockNumber: receipt.blockNumber,
+      });
+      return delegatee.toLowerCase() === sender.address.toLowerCase();
+    } catch (err) {
+      // Unknown: recorded as the revert it was; the read is retried with the whole record.
+      throw toChainError(err);
+    }
+  }
+
   async function finish(r: RelayRequest, receipt: TransactionReceipt): Promise<void> {
     const base = { txHash: receipt.transactionHash, blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed, now: now() };
+    if (receipt.status !== 'success' && (await lostToSameDelegation(r, receipt))) {
+      await finishRelayRequest(db, r.requestId, { status: 'mined', ...base, result: { orderIds: [], operationIds: [] }, error: ALREADY_DELEGATED });
+      log.info({ requestId: r.requestId, txHash: receipt.transactionHash }, 'relayer: delegation already submitted; reported enabled');
+      return;
+    }
     if (receipt.status !== 'success') {
       const error = await revertReason(r, receipt);
       await finishRelayRequest(db, r.requestId, { status: 'reverted', ...base, error });

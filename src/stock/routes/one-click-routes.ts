@@ -55,7 +55,7 @@ export const oneClickRoutes: FastifyPluginAsyncTypebox<{ oneClick: OneClickServi
     {
       schema: {
         tags,
-        summary: 'The EIP-712 Delegate payload for the bound wallet to sign (no state change)',
+        summary: 'The EIP-712 Delegate payload for the bound wallet to sign (no state change); once enabled, the delegation lasts 30 days from its recording on chain (enable again to extend)',
         body: StockOneClickPrepareBodySchema,
         response: stockResponses(StockOneClickPreparedSchema),
       },
@@ -84,7 +84,7 @@ export const oneClickRoutes: FastifyPluginAsyncTypebox<{ oneClick: OneClickServi
     {
       schema: {
         tags,
-        summary: 'Disable One Click (the relayer revokes its delegation); later sends fail',
+        summary: 'Disable One Click: the relayer ends its delegation and refuses on chain every delegation to it the wallet signed (even one never enabled); later sends fail',
         response: stockResponses(StockOneClickChangeSchema),
       },
     },

@@ -55,6 +55,14 @@ export interface RelayRequest {
   updatedAt: number;
 }
 
+/**
+ * The note of a `delegate` request whose transaction reverted because the same delegation was
+ * submitted first (an earlier attempt, a concurrent enable, anyone holding the signature): the
+ * relayer is the wallet's delegate, so the request is recorded `mined` (the delegation holds) with
+ * this note, and `1ct/enable` answers enabled.
+ */
+export const ALREADY_DELEGATED = 'already delegated: the same delegation was submitted first; this transaction reverted and changed nothing';
+
 export const FINAL_RELAY_STATUSES: ReadonlySet<RelayStatus> = new Set(['mined', 'reverted', 'failed']);
 
 function fromRow(r: Selectable<RelayRequestsTable>): RelayRequest {

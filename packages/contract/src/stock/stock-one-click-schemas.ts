@@ -88,7 +88,7 @@ export interface StockDelegateTypedData {
 /** `POST 1ct/prepare`: the EIP-712 Delegate payload for the bound wallet to sign. */
 export const StockOneClickPreparedSchema = Type.Object({
   delegatee: StockAddressOut(),
-  nonce: Type.Number({ description: "the router's delegation nonce of the wallet (a uint64, printed exactly)" }),
+  nonce: Type.Number({ description: "the router's delegation nonce of the wallet for this delegatee (a uint64, printed exactly)" }),
   deadline: Type.Integer(),
   signPayload: Type.Unsafe<StockDelegateTypedData>(
     AnyObject({

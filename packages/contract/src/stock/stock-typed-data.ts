@@ -7,7 +7,18 @@ import type { TypedFields } from '../common/typed-data-fields.ts';
 export const ONE_CLICK_DOMAIN_NAME = 'OneClickRouter';
 export const ONE_CLICK_DOMAIN_VERSION = '1';
 
-/** `nonce` is `OneClickRouter.nonces(user)`; `deadline` is in seconds. */
+/**
+ * How long a One Click delegation lasts: 30 days from the block that records it on chain
+ * (`OneClickRouter.DELEGATION_LIFETIME`), fixed and not part of the signed typed data. Afterwards the
+ * router refuses the delegatee's calls until the wallet enables again (which also extends it).
+ */
+export const DELEGATION_LIFETIME_SECONDS = 30 * 24 * 3600;
+
+/**
+ * `nonce` is `OneClickRouter.delegationNonce(user, delegatee)` (`nonces(user)` until the delegatee
+ * refused a delegation of the user); `deadline` is when the signature may last be submitted, Unix
+ * seconds.
+ */
 export const DELEGATE_FIELDS = [
   { name: 'user', type: 'address' },
   { name: 'delegatee', type: 'address' },
