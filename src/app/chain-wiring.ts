@@ -175,7 +175,7 @@ async function upgradeInPlace(params: {
     throw new AppError('INTERNAL', `the contracts on chain ${plan.chainId} run an earlier release's code and this is tokex ${APP_VERSION}:\n${lines.join('\n')}\nrun \`tokex upgrade\` to see the plan and \`tokex upgrade --apply\` to carry it out (or set AUTO_UPGRADE=on)`);
   }
   logger.info({ file, plan: lines }, `upgrading the contracts in place to tokex ${APP_VERSION}`);
-  const { done } = await applyUpgrade({
+  const { done, pending } = await applyUpgrade({
     publicClient: params.publicClient,
     upgraderWallet: params.upgraderWallet,
     record,
@@ -186,6 +186,11 @@ async function upgradeInPlace(params: {
     checkLayout: (step) => checkUpgradeLayout(step, file),
     onStep: (line) => logger.info({ step: line }, 'upgrade step done'),
   });
+  if (pending.length > 0) {
+    // Behind a timelock with a delay: the start cannot run this build's code until they are executed.
+    const at = new Date(Math.max(...pending.map((p) => p.readyAt)) * 1000).toISOString();
+    throw new AppError('INTERNAL', `the contracts' upgrade to tokex ${APP_VERSION} is scheduled in the venues' timelock, executable at ${at} (${pending.length} contract(s)); start again, or run \`tokex upgrade --apply\`, after that time`);
+  }
   logger.info({ steps: done.length, release: APP_VERSION }, 'contracts upgraded in place');
   params.notes.push(`contracts upgraded in place to ${APP_VERSION} (${done.length} change(s); the log has each step)`);
   return record;

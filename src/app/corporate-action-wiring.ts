@@ -7,7 +7,7 @@
 import type { StackContext } from './stack-context.ts';
 import { dividendDistributorAbi } from '../chain/abi/generated/index.ts';
 import type { ChainWalletClient } from '../chain/chain-client.ts';
-import { TxBatch } from '../chain/deploy-contracts.ts';
+import { describePending, ownerCall } from '../chain/owner-actions.ts';
 import { senderFor } from '../chain/tx-sender.ts';
 import { loadCorporateActions } from '../marketdata/corporate-actions.ts';
 import { createDividendScheduler } from '../stock/corporate-actions/dividend-scheduler.ts';
@@ -24,10 +24,10 @@ export async function startDividendTask(ctx: StackContext, walletClient: ChainWa
     try {
       const isOperator = await chain.publicClient.readContract({ address: distributor, abi: dividendDistributorAbi, functionName: 'isOperator', args: [payer] });
       if (!isOperator) {
-        const tx = await TxBatch.open(chain.publicClient, owner);
-        await tx.call('distributor.setOperator', distributor, dividendDistributorAbi, 'setOperator', [payer, true]);
-        await tx.finish();
-        logger.info({ operator: payer }, 'executor made an operator of the dividend distributor');
+        // Through the venue's timelock when it owns the distributor (src/chain/owner-actions.ts).
+        const r = await ownerCall({ publicClient: chain.publicClient, wallet: owner, target: distributor, abi: dividendDistributorAbi, functionName: 'setOperator', args: [payer, true] });
+        if (r.done) logger.info({ operator: payer }, 'executor made an operator of the dividend distributor');
+        else logger.warn({ operator: payer }, `the executor's dividend distributor grant is ${describePending([r])}; dividends fail with NotOperator until then`);
       }
     } catch (err) {
       // Not fatal to the executor: a dividend then fails naming NotOperator, and a restart grants again.

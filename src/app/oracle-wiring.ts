@@ -14,6 +14,7 @@ import { ensurePriceFeeds, type PriceFeedsResult } from '../chain/deploy-contrac
 import { readDeploymentRecord, writeDeploymentRecord, type DeployedCode } from '../chain/deployment-file.ts';
 import type { ChainWalletClient } from '../chain/chain-client.ts';
 import { senderFor } from '../chain/tx-sender.ts';
+import { describePending } from '../chain/owner-actions.ts';
 import { PERP_INDEX_SYMBOLS } from '../marketdata/symbol-catalog.ts';
 import {
   createOracleFeedReader,
@@ -82,8 +83,11 @@ export async function startOracle(ctx: StackContext): Promise<OracleWiring> {
     logger.warn({ err }, 'oracle: the price feeds could not be set up; nothing is published');
     return idle;
   }
+  if (result?.scheduled.length) {
+    logger.warn({ scheduled: result.scheduled }, `oracle: ${describePending(result.pending) ?? 'scheduled in the timelock'}; the feeds and checks take effect then (docs/security.md, "Owner and upgrader")`);
+  }
   if (result?.missing.length) logger.warn({ missing: result.missing }, 'oracle: the oracle differs from ORACLE_* and this process has no deployer key to change it');
-  if (result?.hub !== undefined && result.changes.length > 0) {
+  if (result?.hub !== undefined && (result.changes.length > 0 || result.scheduled.length > 0)) {
     logger.info({ hub: result.hub, changes: result.changes }, 'oracle: price feeds set up');
     await recordFeeds(ctx, result.hub, result.feeds, result.code).catch((err: unknown) => logger.warn({ err }, 'oracle: the deployment record could not be updated'));
   }

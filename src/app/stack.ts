@@ -18,7 +18,9 @@ import { DEMO_PERP_DEPOSIT, DEMO_TAKER_DEPOSIT, MARKET_MAKER_DEPOSIT, MARKET_MAK
 import { createVenueCalendar, DEMO_SYMBOLS, withSessionFlags, type VenueCalendar } from '../marketdata/symbol-catalog.ts';
 import { createMarketCalendar } from '../marketdata/market-calendar.ts';
 import type { Db } from '../storage/database.ts';
-import { deploymentPath, startChain } from './chain-wiring.ts';
+import { deploymentPath, startChain, type ChainWiring } from './chain-wiring.ts';
+import { writeDeploymentRecord } from '../chain/deployment-file.ts';
+import { describePending, handOverToTimelock } from '../chain/owner-actions.ts';
 import { demoFilePath, writeDemoFile, type DemoFile } from './demo-file.ts';
 import { createStackContext, type StartRole } from './stack-context.ts';
 import { createStopList } from './stop-list.ts';
@@ -53,6 +55,22 @@ const ROLE_MODULES: ReadonlyArray<readonly [Exclude<Role, 'all'>, StartRole]> = 
   ['stock-api', startStockApiRole],
   ['perp-api', startPerpApiRole],
 ];
+
+async function sealOwnership(p: { config: AppConfig; logger: Logger; chain: ChainWiring; asked: readonly Role[] }): Promise<void> {
+  const { config, logger, chain } = p;
+  const admin = chain.walletFor('deployer');
+  if (!admin || !(p.asked.includes('all') || p.asked.includes('executor'))) return;
+  try {
+    const r = await handOverToTimelock({ publicClient: chain.publicClient, wallet: admin, record: chain.record, delaySeconds: config.timelockDelayS });
+    if (r.handedOver.length > 0 || r.delaySet !== undefined) {
+      await writeDeploymentRecord(deploymentPath(config), chain.record);
+      logger.info({ contracts: r.handedOver.length, delaySeconds: r.delaySet }, 'owner and upgrader of the venues\' contracts: their timelocks');
+    }
+    if (r.pending.length > 0) logger.warn(`timelock hand-over ${describePending(r.pending)}`);
+  } catch (err) {
+    logger.error({ err }, 'the venues\' contracts could not be handed over to their timelocks; the admin key still owns them; the next start tries again');
+  }
+}
 
 export interface StackHandle {
   config: AppConfig;
@@ -185,6 +203,10 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
     const metrics = await startMetrics(ctx);
     stops.add(() => metrics.stop());
     for (const [, start] of roles) stops.add(await start(ctx));
+    // After the configuration the roles made (operators, feeds): the venues' contracts pass to their
+    // timelocks and the delay is set (docs/security.md, "Owner and upgrader"). Idempotent; only where
+    // the owner's configuration runs, so separate role processes do not race with the admin key.
+    await sealOwnership({ config, logger, chain, asked });
 
     const reloadTls = (): TlsReloadResult[] => {
       const tls = config.tls;

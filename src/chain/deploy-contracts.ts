@@ -30,6 +30,7 @@ import { deployedCodeOf, VENUE_CONTRACTS, type VenueContractName } from './venue
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
 import type { ContractAddresses, DeployedCode, Deployment, DeploymentContracts, DeploymentRecord, StockVenueDeployment, VenueDeployment } from './deployment-file.ts';
 import { queueDividendDistributor } from './deploy-dividend-distributor.ts';
+import { ownerCalls, timelockDeployArgs, type OwnerCallResult, type OwnerCallSpec } from './owner-actions.ts';
 
 /** What the chain needs to list a stock: its token's symbol and name (the caller's catalog has more). */
 export interface StockListing {
@@ -336,10 +337,16 @@ export async function deployStack(params: {
     // Dividends (docs/corporate-actions.md): paid by the operators, so each is one of the distributor's.
     const dividendDistributor = await queueDividendDistributor(tx, { operators: [me, ...(o.operators ?? [])], cashToken, demo: demoWallets.length > 0, upgrader });
 
+    // The venue's owner-to-be (docs/security.md, "Owner and upgrader"): delay 0 until
+    // handOverToTimelock, after the deployment's configuration, hands the contracts over and sets it.
+    const timelockCode = timelockDeployArgs(me);
+    const timelock = await tx.deploy('VenueTimelock', timelockCode.abi, timelockCode.bytecode, timelockCode.args);
+
     const last = await tx.finish();
     const contracts = { stockRouter, oneClickRouter, cashier, cashToken, accountLens, stocks, dividendDistributor };
     return {
       chainId: tx.chain,
+      timelock: { address: timelock, minDelay: 0 },
       release: APP_VERSION,
       blockNumber: last.blockNumber.toString(),
       firstBlockNumber: tx.firstBlock!.toString(),
@@ -349,7 +356,7 @@ export async function deployStack(params: {
       code: tx.codeOf(contracts),
     };
   } catch (err) {
-    throw toChainError(err);
+    throw err instanceof AppError ? err : toChainError(err);
   }
 }
 
@@ -482,6 +489,8 @@ export async function grantStockOperators(params: {
   walletClient: ChainWalletClient;
   deployment: Pick<Deployment, 'contracts'>;
   accounts: readonly Address[];
+  /** Called when the grant is scheduled in the venue's timelock rather than made now (a delay > 0). */
+  onScheduled?: (results: OwnerCallResult[]) => void;
 }): Promise<Address[]> {
   const { publicClient, walletClient } = params;
   const { stockRouter, cashier } = params.deployment.contracts;
@@ -496,15 +505,19 @@ export async function grantStockOperators(params: {
       missing.push(account);
     }
     if (missing.length === 0) return [];
-    const tx = await TxBatch.open(publicClient, walletClient);
-    for (const account of missing) {
-      await tx.call('router.setOperator', stockRouter, stockRouterAbi, 'setOperator', [account, true]);
-      await tx.call('cashier.setOperator', cashier, cashierAbi, 'setOperator', [account, true]);
+    // Through the timelock when it owns the venue (src/chain/owner-actions.ts).
+    const calls: OwnerCallSpec[] = missing.flatMap((account) => [
+      { target: stockRouter, abi: stockRouterAbi, functionName: 'setOperator', args: [account, true] },
+      { target: cashier, abi: cashierAbi, functionName: 'setOperator', args: [account, true] },
+    ]);
+    const r = await ownerCalls({ publicClient, wallet: walletClient, calls, label: 'stock venue operators' });
+    if (!r.done) {
+      params.onScheduled?.(r.results);
+      return [];
     }
-    await tx.finish();
     return missing;
   } catch (err) {
-    throw toChainError(err);
+    throw err instanceof AppError ? err : toChainError(err);
   }
 }
 
@@ -537,6 +550,10 @@ export interface PriceFeedsResult {
   changes: string[];
   /** What should be done but was not, for want of the owner's wallet. */
   missing: string[];
+  /** Owner changes scheduled in the venue's timelock, not yet in effect (a delay > 0): the changes' names. */
+  scheduled: string[];
+  /** The timelock's answers for `scheduled` (when each is executable). */
+  pending: OwnerCallResult[];
   /** The record's `code` entries of what was deployed now (`priceFeedHub` when the hub is new). */
   code: Record<string, DeployedCode>;
 }
@@ -591,6 +608,8 @@ export async function ensurePriceFeeds(params: {
     }
     const changes: string[] = [];
     const missing: string[] = [];
+    /** Owner changes, sent after the batch's deployments through ownerCalls. */
+    const owned: Array<{ change: string; call: OwnerCallSpec }> = [];
     const tx = walletClient ? await TxBatch.open(publicClient, walletClient) : undefined;
     if (hub === undefined && create) {
       if (!tx) return undefined;
@@ -615,9 +634,8 @@ export async function ensurePriceFeeds(params: {
           continue;
         }
         const feed = await tx.deploy(`PriceFeed ${symbol}`, priceFeedAbi, priceFeedBytecode, [at, feedDescriptionOf(symbol)]);
-        await tx.call(`listFeed ${symbol}`, at, priceFeedHubAbi, 'listFeed', [feed]);
+        owned.push({ change: `feed ${symbol}`, call: { target: at, abi: priceFeedHubAbi, functionName: 'listFeed', args: [feed] } });
         feeds[symbol] = feed;
-        changes.push(`feed ${symbol}`);
       }
       for (const publisher of new Set(setup.publishers.map((a) => getAddress(a)))) {
         const granted = !isNewHub && (await publicClient.readContract({ address: at, abi: priceFeedHubAbi, functionName: 'isPublisher', args: [publisher] }));
@@ -626,8 +644,7 @@ export async function ensurePriceFeeds(params: {
           missing.push(`publisher ${publisher}`);
           continue;
         }
-        await tx.call('setPublisher', at, priceFeedHubAbi, 'setPublisher', [publisher, true]);
-        changes.push(`publisher ${publisher}`);
+        owned.push({ change: `publisher ${publisher}`, call: { target: at, abi: priceFeedHubAbi, functionName: 'setPublisher', args: [publisher, true] } });
       }
     }
     const venueFeeds = new Set(Object.values(feeds).map((f) => f.toLowerCase()));
@@ -646,8 +663,7 @@ export async function ensurePriceFeeds(params: {
         missing.push(`router ${symbol}`);
         continue;
       }
-      await tx.call(`setPriceFeed ${symbol}`, stockRouter, stockRouterAbi, 'setPriceFeed', [stock, want.feed, want.toleranceBps, want.maxAge]);
-      changes.push(`router ${symbol}`);
+      owned.push({ change: `router ${symbol}`, call: { target: stockRouter, abi: stockRouterAbi, functionName: 'setPriceFeed', args: [stock, want.feed, want.toleranceBps, want.maxAge] } });
     }
     // The feeds are in place before the flag is turned on (a batch's transactions are mined in order).
     const required = await publicClient.readContract({ address: stockRouter, abi: stockRouterAbi, functionName: 'requireOracle' }).catch((err: unknown) => {
@@ -658,15 +674,26 @@ export async function ensurePriceFeeds(params: {
     const wantRequired = setup.toleranceBps > 0;
     if (required !== undefined && required !== wantRequired) {
       if (tx) {
-        await tx.call('setRequireOracle', stockRouter, stockRouterAbi, 'setRequireOracle', [wantRequired]);
-        changes.push(`router requireOracle ${wantRequired}`);
+        owned.push({ change: `router requireOracle ${wantRequired}`, call: { target: stockRouter, abi: stockRouterAbi, functionName: 'setRequireOracle', args: [wantRequired] } });
       } else {
         missing.push(`router requireOracle ${wantRequired}`);
       }
     }
-    if (tx && changes.length > 0) await tx.finish();
-    return { hub, feeds, changes, missing, code: tx && hub !== undefined ? tx.codeOf({ priceFeedHub: hub }) : {} };
+    // Deployments first (the hub, the feeds: the admin's own transactions), then the owner changes,
+    // through the timelock where it owns the contract (src/chain/owner-actions.ts).
+    if (tx && (changes.includes('hub') || owned.some((o) => o.change.startsWith('feed ')))) await tx.finish();
+    const scheduled: string[] = [];
+    const pending: OwnerCallResult[] = [];
+    if (walletClient && owned.length > 0) {
+      const r = await ownerCalls({ publicClient, wallet: walletClient, calls: owned.map((o) => o.call), label: 'oracle set-up' });
+      if (r.done) changes.push(...owned.map((o) => o.change));
+      else {
+        scheduled.push(...owned.map((o) => o.change));
+        pending.push(...r.results.filter((x) => !x.done));
+      }
+    }
+    return { hub, feeds, changes, missing, scheduled, pending, code: tx && hub !== undefined ? tx.codeOf({ priceFeedHub: hub }) : {} };
   } catch (err) {
-    throw toChainError(err);
+    throw err instanceof AppError ? err : toChainError(err);
   }
 }

@@ -14,6 +14,7 @@ import { APP_VERSION } from '../config/build-info.ts';
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
 import { stockDeploymentOf, TxBatch, type VenueDeployer } from './deploy-contracts.ts';
 import type { DeploymentRecord, VenueDeployment } from './deployment-file.ts';
+import { ownerCalls, timelockDeployArgs, type OwnerCallResult } from './owner-actions.ts';
 
 // A type, not an interface: it must fit the record's generic address map.
 export type PerpContracts = {
@@ -114,6 +115,9 @@ export function perpVenueDeployer(params: PerpVenueParams): VenueDeployer {
           if (d.gas !== undefined && d.gas > 0n) await tx.transfer('gas for a demo wallet', wallet, d.gas);
           await tx.call('mint demo collateral', collateralToken, cashTokenAbi, 'mint', [wallet, d.amount]);
         }
+        // The venue's owner-to-be: delay 0 until handOverToTimelock (docs/security.md, "Owner and upgrader").
+        const timelockCode = timelockDeployArgs(me);
+        const timelock = await tx.deploy('VenueTimelock', timelockCode.abi, timelockCode.bytecode, timelockCode.args);
         const deployedIn = await tx.finish();
 
         // The section's block is the vault's set-up: the demo deposits after it are user actions
@@ -133,6 +137,7 @@ export function perpVenueDeployer(params: PerpVenueParams): VenueDeployer {
           deployedAt: Date.now(),
           operator: me,
           contracts,
+          timelock: { address: timelock, minDelay: 0 },
         };
         return section;
       } catch (err) {
@@ -168,12 +173,11 @@ export async function grantPerpOperators(params: {
       if (!granted) missing.push(account);
     }
     if (missing.length === 0) return [];
-    const tx = await TxBatch.open(publicClient, walletClient);
-    for (const account of missing) await tx.call('vault.setOperator', vault, marginVaultAbi, 'setOperator', [account, true]);
-    await tx.finish();
-    return missing;
+    // Through the venue's timelock when it owns the vault (src/chain/owner-actions.ts).
+    const r = await ownerCalls({ publicClient, wallet: walletClient, label: 'vault operators', calls: missing.map((account) => ({ target: vault, abi: marginVaultAbi, functionName: 'setOperator', args: [account, true] })) });
+    return r.done ? missing : [];
   } catch (err) {
-    throw toChainError(err);
+    throw err instanceof AppError ? err : toChainError(err);
   }
 }
 
@@ -189,7 +193,7 @@ export async function ensureReserveRegistry(params: {
   walletClient: ChainWalletClient;
   record: DeploymentRecord;
   operators: readonly Address[];
-}): Promise<{ reserveRegistry: Address; deployed: boolean; granted: Address[] }> {
+}): Promise<{ reserveRegistry: Address; deployed: boolean; granted: Address[]; scheduled?: OwnerCallResult[] }> {
   const { publicClient, walletClient } = params;
   const section = params.record.venues.perp as PerpVenueDeployment | undefined;
   if (!section) throw new AppError('INTERNAL', 'the deployment record has no perp venue');
@@ -211,12 +215,12 @@ export async function ensureReserveRegistry(params: {
       if (!granted) missing.push(operator);
     }
     if (missing.length > 0) {
-      const tx = await TxBatch.open(publicClient, walletClient);
-      for (const operator of missing) await tx.call('registry.setOperator', reserveRegistry, reserveRegistryAbi, 'setOperator', [operator, true]);
-      await tx.finish();
+      // Through the venue's timelock when it owns the registry (src/chain/owner-actions.ts).
+      const r = await ownerCalls({ publicClient, wallet: walletClient, label: 'reserve registry operators', calls: missing.map((operator) => ({ target: reserveRegistry!, abi: reserveRegistryAbi, functionName: 'setOperator', args: [operator, true] })) });
+      if (!r.done) return { reserveRegistry, deployed: false, granted: [], scheduled: r.results };
     }
     return { reserveRegistry, deployed: false, granted: missing };
   } catch (err) {
-    throw toChainError(err);
+    throw err instanceof AppError ? err : toChainError(err);
   }
 }

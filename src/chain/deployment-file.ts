@@ -56,6 +56,19 @@ export interface Deployment {
   code?: Record<string, DeployedCode>;
   /** See VenueDeployment. */
   retired?: RetiredContracts[];
+  /** See VenueDeployment. */
+  timelock?: VenueTimelockRecord;
+}
+
+/**
+ * A venue's timelock (docs/security.md, "Owner and upgrader"): the owner and upgrader of its
+ * stateful contracts once the deployment has handed them over. Absent from records written before
+ * it existed: the owner is then the deployer's account (an EOA).
+ */
+export interface VenueTimelockRecord {
+  address: Address;
+  /** The delay the deployment set, seconds; the chain's `getMinDelay()` is the truth. */
+  minDelay: number;
 }
 
 /**
@@ -113,9 +126,11 @@ export interface VenueDeployment<C extends object = ContractAddresses> {
   firstBlockNumber?: string;
   /** When the venue's deployment finished, ms since the epoch. */
   deployedAt: number;
-  /** Deployer and owner of the venue's contracts. */
+  /** Deployer and owner of the venue's contracts (with a timelock: its proposer, executor and canceller). */
   operator: Address;
   contracts: C;
+  /** The venue's timelock; absent before 0.2.0's timelock (then `operator` owns the contracts). */
+  timelock?: VenueTimelockRecord;
 }
 
 export interface DeploymentRecord {
@@ -180,8 +195,15 @@ function checkVenue(file: string, field: string, name: string, v: unknown): Venu
       checkAddresses(file, `${field}.retired[${i}].contracts`, r.contracts);
     });
   }
+  if (v.timelock !== undefined) {
+    if (!isObject(v.timelock) || typeof v.timelock.minDelay !== 'number' || !Number.isSafeInteger(v.timelock.minDelay) || v.timelock.minDelay < 0) {
+      throw invalid(file, `${field}.timelock: address or minDelay missing`);
+    }
+    checkAddresses(file, `${field}.timelock.address`, v.timelock.address);
+  }
   return {
     ...(v.release !== undefined ? { release: v.release as string } : {}),
+    ...(v.timelock !== undefined ? { timelock: { address: (v.timelock as Record<string, unknown>).address as Address, minDelay: (v.timelock as Record<string, unknown>).minDelay as number } } : {}),
     ...(v.code !== undefined ? { code: v.code as Record<string, DeployedCode> } : {}),
     ...(v.retired !== undefined ? { retired: v.retired as RetiredContracts[] } : {}),
     blockNumber: v.blockNumber,

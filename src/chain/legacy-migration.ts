@@ -46,6 +46,7 @@ import { AppError } from '../errors/app-error.ts';
 import { cashierAbi, cashTokenAbi, marginVaultAbi, oneClickRouterAbi, reserveRegistryAbi, stockAbi, stockRouterAbi } from './abi/generated/index.ts';
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
 import { deployStack, TxBatch, type Deployment, type DeploymentContracts } from './deploy-contracts.ts';
+import { handOverToTimelock, timelockDeployArgs } from './owner-actions.ts';
 import { DEFAULT_WITHDRAWAL_CAP } from './deploy-perp-venue.ts';
 import type { ContractAddresses, DeploymentRecord, VenueDeployment } from './deployment-file.ts';
 
@@ -202,6 +203,8 @@ export function legacyVenues(record: DeploymentRecord): string[] {
 }
 
 export interface MigrateParams {
+  /** The venues' timelock delay the migration sets at its end, seconds. Default 0 (a start sets TIMELOCK_DELAY_S after its configuration). */
+  timelockDelayS?: number;
   publicClient: ChainPublicClient;
   /** The old contracts' owner: it freezes, drains and (as the new venue's deployer, owner and upgrader) imports. */
   ownerWallet: ChainWalletClient;
@@ -284,6 +287,11 @@ export async function migrateLegacyVenues(params: MigrateParams): Promise<Migrat
       journal.finishedAt = Date.now();
       await save();
     }
+    // Migrated and reconciled: the new contracts pass to their venues' timelocks (docs/security.md,
+    // "Owner and upgrader"). Idempotent: a resumed run finds them handed over. The delay is set here
+    // only when asked; otherwise the next start sets it after its own configuration.
+    const handOver = await handOverToTimelock({ publicClient, wallet: params.ownerWallet, record, delaySeconds: params.timelockDelayS ?? 0 });
+    if (handOver.handedOver.length > 0) say(`owner and upgrader of ${handOver.handedOver.length} contract(s): the venues' timelocks`);
     return { record, journal, moved };
   } catch (err) {
     throw err instanceof BaseError ? toChainError(err) : err;
@@ -735,9 +743,12 @@ async function migratePerpVenue(ctx: StepContext & { collateralFallback?: Addres
       await tx.call('vault.setOperator', marginVault, marginVaultAbi, 'setOperator', [op, true]);
       await tx.call('registry.setOperator', reserveRegistry, reserveRegistryAbi, 'setOperator', [op, true]);
     }
+    // The venue's owner-to-be (docs/security.md, "Owner and upgrader"): the migration ends by handing over to it.
+    const timelockCode = timelockDeployArgs(owner);
+    const timelock = await tx.deploy('VenueTimelock', timelockCode.abi, timelockCode.bytecode, timelockCode.args);
     const last = await tx.finish();
     const contracts = { ...j.old, marginVault, collateralToken: token, reserveRegistry };
-    j.deployed = { release: APP_VERSION, code: tx.codeOf({ marginVault, reserveRegistry }), blockNumber: s(last.blockNumber), firstBlockNumber: s(tx.firstBlock!), deployedAt: Date.now(), operator: owner, contracts };
+    j.deployed = { release: APP_VERSION, code: tx.codeOf({ marginVault, reserveRegistry }), blockNumber: s(last.blockNumber), firstBlockNumber: s(tx.firstBlock!), deployedAt: Date.now(), operator: owner, contracts, timelock: { address: timelock, minDelay: 0 } };
     await save();
     say(`perp: the new vault is deployed behind a proxy (${marginVault})`);
   }

@@ -14,6 +14,7 @@ import { AppError } from '../errors/app-error.ts';
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
 import { TxBatch } from './deploy-contracts.ts';
 import type { ContractAddresses, DeployedCode, DeploymentRecord, VenueDeployment } from './deployment-file.ts';
+import { isTimelock, timelockCalls } from './owner-actions.ts';
 import { buildCodeHash, isVenueContract, VENUE_CONTRACTS, type VenueContractName } from './venue-code.ts';
 
 /** ERC-1967's implementation slot: bytes32(uint256(keccak256('eip1967.proxy.implementation')) - 1). */
@@ -147,6 +148,11 @@ export interface ApplyUpgradeResult {
   record: DeploymentRecord;
   /** Steps carried out now (a step found already done counts too). */
   done: UpgradeStep[];
+  /**
+   * Steps scheduled in the venue's timelock and not executable yet (`readyAt`: seconds since the
+   * epoch, chain time): a later run (`tokex upgrade --apply`) executes them once ready.
+   */
+  pending: Array<{ step: UpgradeStep; readyAt: number; operationId: Hex }>;
 }
 
 
@@ -160,6 +166,7 @@ export async function applyUpgrade(params: ApplyUpgradeParams): Promise<ApplyUpg
   const plan = planUpgrade(record);
   assertNotNewer(plan);
   const done: UpgradeStep[] = [];
+  const pending: ApplyUpgradeResult['pending'] = [];
   // Proxies of one contract with the same constructor arguments share one new implementation.
   const built = new Map<string, Address>();
   try {
@@ -199,21 +206,26 @@ export async function applyUpgrade(params: ApplyUpgradeParams): Promise<ApplyUpg
         await save(record);
         const current = await implementationOf(publicClient, step.address);
         if (current.toLowerCase() !== next.toLowerCase()) {
-          const authority = await publicClient.readContract({ address: step.address, abi: code.abi, functionName: 'upgrader' }) as Address;
+          const authority = getAddress(await publicClient.readContract({ address: step.address, abi: code.abi, functionName: 'upgrader' }) as Address);
+          const data = encodeFunctionData({ abi: code.abi, functionName: 'upgradeToAndCall', args: [next, '0x'] });
           if (authority.toLowerCase() !== upgraderWallet.account.address.toLowerCase()) {
-            // A timelock or multisig holds the authority: it sends the call; a rerun records it.
-            const data = encodeFunctionData({ abi: code.abi, functionName: 'upgradeToAndCall', args: [next, '0x'] });
-            throw new AppError('INTERNAL', `upgrade: ${step.venue} ${step.path} (${step.contract}): the upgrade authority is ${authority}, not this key (${upgraderWallet.account.address}); have it send to ${step.address} the data ${data}, then run tokex upgrade --apply again`);
-          }
-          const hash = await upgraderWallet.sendTransaction({
-            to: step.address,
-            data: encodeFunctionData({ abi: code.abi, functionName: 'upgradeToAndCall', args: [next, '0x'] }),
-            account: upgraderWallet.account,
-            chain: upgraderWallet.chain,
-          });
-          const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: 120_000 });
-          if (receipt.status !== 'success') {
-            throw new AppError('INTERNAL', `upgrade: ${step.venue} ${step.path} (${step.contract}): upgradeToAndCall reverted`, { detail: { txHash: hash } });
+            // The venue's timelock (docs/upgrades.md, "Upgrades through the timelock"): scheduled now,
+            // executed once its delay has passed, by this run or a later one (same operation).
+            if (!(await isTimelock(publicClient, authority))) {
+              throw new AppError('INTERNAL', `upgrade: ${step.venue} ${step.path} (${step.contract}): the upgrade authority is ${authority}, not this key (${upgraderWallet.account.address}); have it send to ${step.address} the data ${data}, then run tokex upgrade --apply again`);
+            }
+            const r = await timelockCalls({ publicClient, wallet: upgraderWallet, timelock: authority, calls: [{ target: step.address, data }], label: `upgrade ${step.venue} ${step.path}` });
+            if (!r.done) {
+              pending.push({ step, readyAt: r.readyAt, operationId: r.operationId });
+              params.onStep?.(`${step.venue} ${step.path}: upgrade of ${step.contract} to ${next} scheduled in the timelock, executable at ${new Date(r.readyAt * 1000).toISOString()}; run tokex upgrade --apply again then`);
+              continue;
+            }
+          } else {
+            const hash = await upgraderWallet.sendTransaction({ to: step.address, data, account: upgraderWallet.account, chain: upgraderWallet.chain });
+            const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: 120_000 });
+            if (receipt.status !== 'success') {
+              throw new AppError('INTERNAL', `upgrade: ${step.venue} ${step.path} (${step.contract}): upgradeToAndCall reverted`, { detail: { txHash: hash } });
+            }
           }
         }
         section.code![step.path] = { contract: step.contract, implementation: next, codeHash: step.toCodeHash };
@@ -221,10 +233,12 @@ export async function applyUpgrade(params: ApplyUpgradeParams): Promise<ApplyUpg
         done.push(step);
         params.onStep?.(`${step.venue} ${step.path}: ${step.contract} upgraded to ${next}`);
       }
+      // A venue with an upgrade still waiting in its timelock keeps its release until the upgrade is done.
+      if (pending.some((p) => p.step.venue === v.venue)) continue;
       section.release = APP_VERSION;
       await save(record);
     }
-    return { record, done };
+    return { record, done, pending };
   } catch (err) {
     throw err instanceof BaseError ? toChainError(err) : err;
   }

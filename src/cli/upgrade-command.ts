@@ -75,7 +75,7 @@ export function upgradeCommand(): Command {
                 await db.close();
               }
             }
-            const { done } = await upgrade.applyUpgrade({
+            const { done, pending: waiting } = await upgrade.applyUpgrade({
               publicClient,
               upgraderWallet: walletClient!,
               record: read.record,
@@ -86,7 +86,12 @@ export function upgradeCommand(): Command {
               checkLayout: (step) => layouts.checkUpgradeLayout(step, file),
               onStep: (line) => out(`contracts: ${line}`),
             });
-            out(`contracts: ${done.length} change(s) made; the record (${file}) says release ${APP_VERSION}`);
+            if (waiting.length > 0) {
+              const at = new Date(Math.max(...waiting.map((w) => w.readyAt)) * 1000).toISOString();
+              out(`contracts: ${done.length} change(s) made; ${waiting.length} upgrade(s) scheduled in the timelock, executable at ${at}: run tokex upgrade --apply again then`);
+            } else {
+              out(`contracts: ${done.length} change(s) made; the record (${file}) says release ${APP_VERSION}`);
+            }
           } else if (!work) {
             out('contracts: nothing to do');
           }

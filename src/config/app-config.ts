@@ -79,6 +79,13 @@ export interface AppConfig {
    */
   guardianAddress?: Address;
   /**
+   * `TIMELOCK_DELAY_S`: how long an owner change or an upgrade waits in the venues' timelock before
+   * it may be executed (docs/security.md, "Owner and upgrader"): what users get to see it coming and
+   * leave. Default 172800 (2 days) with RPC_URL; 0 on the embedded anvil, a single-machine demo whose
+   * start configures its contracts at once (and whose tests stay fast). At most 30 days.
+   */
+  timelockDelayS: number;
+  /**
    * `OPERATOR_PRIVATE_KEY`: deployer and owner of the contracts, and the key of every sending role
    * in a process that runs them all. Private keys are never logged or put in an error message.
    */
@@ -431,6 +438,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       amount: usdcUnits(env, 'PERP_WITHDRAWAL_CAP_USDC', '1000000'),
       periodSeconds: envInt(env, 'PERP_WITHDRAWAL_CAP_PERIOD_S', 86_400, 60),
     },
+    timelockDelayS: envIntAtMost(env, 'TIMELOCK_DELAY_S', rpcUrl ? 172_800 : 0, 2_592_000),
     operatorPrivateKey: privateKey(env, 'OPERATOR_PRIVATE_KEY'),
     upgraderPrivateKey: privateKey(env, 'UPGRADER_PRIVATE_KEY'),
     roleKeys: defined({

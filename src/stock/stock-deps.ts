@@ -3,7 +3,7 @@
  * implementations (chain reader over viem, stores over SQLite/PostgreSQL, the market-data service);
  * route modules only see these interfaces.
  */
-import type { StockCashierBuffer, StockCashTokenConfig, StockCorporateAction, StockFeeConfig, StockOneClickStatusValue } from '@tokex/contract';
+import type { StockCashierBuffer, StockCashTokenConfig, StockCorporateAction, StockFeeConfig, StockOneClickStatusValue, StockScheduledChange } from '@tokex/contract';
 import type { Address, Hex } from 'viem';
 import type { Db } from '../storage/database.ts';
 import type { CalldataJournal } from './calldata-journal.ts';
@@ -133,5 +133,10 @@ export interface StockApiDeps {
   oneClick?: OneClickDeps;
   /** A quote older than this is answered `stale: true` (the executor's quote max age). Default 30 000. */
   quoteMaxAgeMs?: number;
+  /**
+   * The owner changes waiting in the venues' timelocks (GET config's `scheduled`), read from the
+   * chain with a short cache. Absent: `scheduled` is empty.
+   */
+  scheduledChanges?: () => Promise<StockScheduledChange[]>;
   now?: () => number;
 }

@@ -18,6 +18,7 @@ import { createChainClients, createChainWallet, type ChainPublicClient, type Cha
 import type { DeploymentRecord } from '../../src/chain/deployment-file.ts';
 import { migrateLegacyVenues, readMigrationJournal, VAULT_MIGRATION_WITHDRAWAL_ID } from '../../src/chain/legacy-migration.ts';
 import { planUpgrade } from '../../src/chain/venue-upgrade.ts';
+import { ownableAbi, ownerCall, statefulContractsOf } from '../../src/chain/owner-actions.ts';
 import { APP_VERSION } from '../../src/config/build-info.ts';
 import { deployLegacyVenue, type LegacyArtifacts } from '../support/legacy-venue.ts';
 import { delegateTypedData, oneClickDomain } from '../../src/chain/one-click-typed-data.ts';
@@ -208,7 +209,18 @@ for (const commit of ['374f31d', '6a0f45b']) {
       expect(await read<boolean>(f, newStock.stockRouter, stockRouterAbi, 'requireOracle')).toBe(true);
       const fill = [[{ orderId: id, quantity: parseUnits('1', 18), price: parseUnits('150', 18) }], [{ orderId: id, status: 3 }]];
       await expect(f.client.simulateContract({ address: newStock.stockRouter, abi: stockRouterAbi, functionName: 'settleOrders', args: fill as never, account: f.owner.account! })).rejects.toThrow(/PriceFeedRequired/);
-      await call(f, f.owner, newStock.stockRouter, stockRouterAbi, 'setRequireOracle', [false]);
+      // The migration ends with every new contract owned and upgraded by its venue's timelock: the
+      // admin key no longer calls onlyOwner itself, it goes through the timelock (delay 0 here).
+      for (const venue of ['stock', 'perp']) {
+        const timelock = record.venues[venue].timelock!.address;
+        const contracts = statefulContractsOf(record.venues[venue]);
+        expect(contracts.length).toBeGreaterThan(0);
+        for (const c of contracts) {
+          expect([c.path, await read<Address>(f, c.address, ownableAbi as Abi, 'owner'), await read<Address>(f, c.address, ownableAbi as Abi, 'upgrader')]).toEqual([c.path, timelock, timelock]);
+        }
+      }
+      await expect(call(f, f.owner, newStock.stockRouter, stockRouterAbi, 'setRequireOracle', [false])).rejects.toThrow(/reverted/);
+      expect(await ownerCall({ publicClient: f.client, wallet: f.owner, target: newStock.stockRouter, abi: stockRouterAbi, functionName: 'setRequireOracle', args: [false] })).toMatchObject({ done: true, via: 'timelock' });
       await call(f, f.owner, newStock.stockRouter, stockRouterAbi, 'settleOrders', fill);
       // A rerun finds a finished journal and starts a new one only for a record that still has legacy venues: none.
       expect(readMigrationJournal(journalFile)?.finishedAt).toBeGreaterThan(0);

@@ -15,6 +15,7 @@ import { openRedis } from '../../storage/redis-client.ts';
 import { DEMO_TAKER_ACCOUNT, MARKET_MAKER_ACCOUNT } from '../../chain/anvil-accounts.ts';
 import { ensureReserveRegistry, perpDeploymentOf } from '../../chain/deploy-perp-venue.ts';
 import { writeDeploymentRecord } from '../../chain/deployment-file.ts';
+import { describePending } from '../../chain/owner-actions.ts';
 import { deploymentPath } from '../chain-wiring.ts';
 import { createReservesTask } from '../../perp/workers/reserves-task.ts';
 import { DEFAULT_INSTRUMENTS, withFundingInterval } from '../../perp/engine/instruments.ts';
@@ -125,6 +126,8 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
           if (r.deployed) {
             await writeDeploymentRecord(deploymentPath(config), ctx.chain.record);
             logger.info({ reserveRegistry: registry }, 'perp-engine: reserve registry deployed beside the existing perp venue');
+          } else if (r.scheduled) {
+            logger.warn({ operator: perpOperator.account.address }, `perp-engine: the reserve registry's operator grant is ${describePending(r.scheduled)}; reserves are not posted until then`);
           } else if (r.granted.length > 0) {
             logger.info({ operators: r.granted }, 'perp-engine: perp operator made an operator of the reserve registry');
           }

@@ -4,6 +4,9 @@ import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '
 import { corporateActionRegistryOf } from '../corporate-action-wiring.ts';
 import { buildStockApi } from '../../stock/stock-api.ts';
 import { createStockChainReader } from '../../stock/stock-chain-reader.ts';
+import { createScheduledChangesReader } from '../../chain/owner-actions.ts';
+import { VENUE_CONTRACTS } from '../../chain/venue-code.ts';
+import type { Abi } from 'viem';
 import { createStockDirectory } from '../../stock/stock-directory.ts';
 import { createCalldataJournal } from '../../stock/calldata-journal.ts';
 import type { StackContext } from '../stack-context.ts';
@@ -64,6 +67,13 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
         calendar: ctx.calendar,
         corporateActions: (symbol, opts) => corporate.list(symbol, opts),
         quoteMaxAgeMs: config.executor.quoteMaxAgeMs,
+        // What the venues' timelocks will do (docs/security.md, "Owner and upgrader").
+        scheduledChanges: createScheduledChangesReader({
+          publicClient: readClient,
+          record: () => ctx.chain.record,
+          abis: Object.values(VENUE_CONTRACTS).map((c) => c.abi as Abi),
+          onError: (err) => logger.warn({ err }, 'stock API: the timelocks\' scheduled operations could not be read'),
+        }),
         oneClick: relayer
           ? { relayer, signals: ctx.relaySignals, waitMs: config.relay.waitMs, pollMs: config.relay.pollMs }
           : undefined,

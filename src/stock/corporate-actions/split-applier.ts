@@ -7,8 +7,9 @@
  * event. `ref` is the action's: a retried step finds the split applied and records its transaction
  * instead of splitting twice.
  */
-import { encodeFunctionData, keccak256, parseEventLogs, stringToHex, type Address, type Hex } from 'viem';
-import { stockAbi } from '../../chain/abi/generated/index.ts';
+import { encodeFunctionData, getAddress, keccak256, parseEventLogs, stringToHex, type Address, type Hex } from 'viem';
+import { stockAbi, venueTimelockAbi } from '../../chain/abi/generated/index.ts';
+import { isTimelock } from '../../chain/owner-actions.ts';
 import { toChainError, type ChainPublicClient } from '../../chain/chain-client.ts';
 import type { TxSender } from '../../chain/tx-sender.ts';
 import { AppError, ChainRevertError, ValidationError } from '../../errors/app-error.ts';
@@ -22,6 +23,8 @@ import { markSplitApplied, type CorporateActionRecord } from './corporate-action
 export function splitRefOf(actionId: string): Hex {
   return keccak256(stringToHex(`tokex:split:${actionId}`));
 }
+
+const ZERO32 = `0x${'0'.repeat(64)}` as Hex;
 
 export interface SplitApplierOptions {
   db: DbExecutor;
@@ -58,11 +61,48 @@ export function createSplitApplier(opts: SplitApplierOptions): SplitApplier {
     return 'applied';
   };
 
+  /**
+   * The split through the venue's timelock when it owns the Stock (docs/security.md, "Owner and
+   * upgrader"): scheduled `delay` before the split's moment (salt: the action's ref, so a retry finds
+   * its own operation), executed once the chain says it is ready. With delay 0 (the embedded demo)
+   * both happen at the moment, one after the other.
+   */
+  const viaTimelock = async (a: CorporateActionRecord, stock: Address, timelock: Address, args: readonly [bigint, bigint, Hex], ref: Hex, sender: TxSender, signal?: AbortSignal): Promise<'applied' | 'waiting'> => {
+    const data = encodeFunctionData({ abi: stockAbi, functionName: 'split', args });
+    const read = <T>(functionName: string, fnArgs: readonly unknown[]) =>
+      publicClient.readContract({ address: timelock, abi: venueTimelockAbi, functionName: functionName as never, args: fnArgs as never }) as Promise<T>;
+    const delay = await read<bigint>('getMinDelay', []);
+    if (opts.now() < splitEffectiveAt(a.exDate, a.createdAt + offset) - Number(delay) * 1000) return 'waiting';
+    const id = await read<Hex>('hashOperation', [stock, 0n, data, ZERO32, ref]);
+    let state = await read<number>('getOperationState', [id]);
+    if (state === 0) {
+      const receipt = await sender.send({ to: timelock, data: encodeFunctionData({ abi: venueTimelockAbi, functionName: 'schedule', args: [stock, 0n, data, ZERO32, ref, delay] }), gas: 200_000n }, signal);
+      if (receipt.status !== 'success') throw new ChainRevertError(undefined, { detail: { txHash: receipt.transactionHash } });
+      opts.logger?.info({ actionId: a.actionId, ratio: a.ratio, readyAt: new Date(Number(await read<bigint>('getTimestamp', [id])) * 1000).toISOString() }, 'split: scheduled in the timelock');
+      state = await read<number>('getOperationState', [id]);
+    }
+    if (state === 1) return 'waiting';
+    if (state === 3) return recordFound(a, stock, ref);
+    const receipt = await sender.send({ to: timelock, data: encodeFunctionData({ abi: venueTimelockAbi, functionName: 'execute', args: [stock, 0n, data, ZERO32, ref] }), gas: 300_000n }, signal);
+    if (receipt.status !== 'success') throw new ChainRevertError(undefined, { detail: { txHash: receipt.transactionHash } });
+    const [ev] = parseEventLogs({ abi: stockAbi, eventName: 'MultiplierChanged', logs: receipt.logs });
+    await markSplitApplied(db, a.actionId, receipt.transactionHash, opts.now());
+    opts.logger?.info({ actionId: a.actionId, ratio: a.ratio, multiplier: ev?.args.newMultiplier.toString(), txHash: receipt.transactionHash }, 'split: applied on chain through the timelock');
+    return 'applied';
+  };
+
   return {
     async apply(a, signal) {
-      if (opts.now() < splitEffectiveAt(a.exDate, a.createdAt + offset)) return 'waiting';
+      // With a timelock the split is scheduled its delay ahead of the moment (viaTimelock checks).
+      const early = opts.now() < splitEffectiveAt(a.exDate, a.createdAt + offset);
       const stock = opts.stocks[a.symbol];
-      if (!stock) throw new ValidationError('symbol', `${a.symbol} has no token on this chain`);
+      if (!stock) {
+        if (early) return 'waiting';
+        throw new ValidationError('symbol', `${a.symbol} has no token on this chain`);
+      }
+      const owner = getAddress((await publicClient.readContract({ address: stock, abi: stockAbi, functionName: 'owner' })) as Address);
+      const timelock = owner !== opts.sender?.address && (await isTimelock(publicClient, owner)) ? owner : undefined;
+      if (early && timelock === undefined) return 'waiting';
       const m = SPLIT_RATIO_RE.exec(a.ratio ?? '');
       if (!m) throw new ValidationError('ratio', `"${a.ratio}" is not a split ratio like "10:1"`);
       const ref = splitRefOf(a.actionId);
@@ -73,10 +113,11 @@ export function createSplitApplier(opts: SplitApplierOptions): SplitApplier {
       const args = [BigInt(m[1]), BigInt(m[2]), ref] as const;
       try {
         // A refusal (not the owner, a multiplier out of range) is reported with its reason before anything is sent.
-        await publicClient.simulateContract({ address: stock, abi: stockAbi, functionName: 'split', args, account: sender.address });
+        await publicClient.simulateContract({ address: stock, abi: stockAbi, functionName: 'split', args, account: timelock ?? sender.address });
       } catch (err) {
         throw toChainError(err);
       }
+      if (timelock !== undefined) return viaTimelock(a, stock, timelock, args, ref, sender, signal);
       const receipt = await sender.send({ to: stock, data: encodeFunctionData({ abi: stockAbi, functionName: 'split', args }), gas: 150_000n }, signal);
       if (receipt.status !== 'success') throw new ChainRevertError(undefined, { detail: { txHash: receipt.transactionHash } });
       const [ev] = parseEventLogs({ abi: stockAbi, eventName: 'MultiplierChanged', logs: receipt.logs });

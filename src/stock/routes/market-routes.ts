@@ -102,7 +102,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> = a
   }
 
   app.get('/config', { schema: { tags: ['market data'], summary: 'On-chain market config (cached)', response: stockResponses(StockConfigSchema) } }, async (req) => {
-    const cfg = await deps.chain.marketConfig();
+    const [cfg, scheduled] = await Promise.all([deps.chain.marketConfig(), deps.scheduledChanges?.() ?? []]);
     return okReply(req.id, {
       chainId: deps.chainId,
       product: deps.product,
@@ -112,6 +112,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> = a
       cashierTokenConfig: cfg.cashierTokenConfig,
       blockNumber: cfg.blockNumber,
       updatedAt: cfg.updatedAt,
+      scheduled,
     });
   });
 

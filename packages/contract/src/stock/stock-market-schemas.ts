@@ -62,6 +62,23 @@ export const StockExchangeFeeConfigSchema = Type.Object({
 });
 export type StockExchangeFeeConfig = Static<typeof StockExchangeFeeConfigSchema>;
 
+/**
+ * One call of an owner change scheduled in a venue's timelock and not yet executed or cancelled
+ * (docs/security.md, "Owner and upgrader"): what will change, on which contract, and from when.
+ */
+export const StockScheduledChangeSchema = Type.Object({
+  operationId: Type.String({ description: 'the timelock operation id (bytes32 hex); a batch operation has one entry per call' }),
+  index: Type.Integer({ description: 'the call\'s index in its operation' }),
+  contract: Type.String({ description: 'the venue contract called, `venue.path` as the deployment names it (`stock.stockRouter`, `stock.stocks.AAPL`, `perp.marginVault`, `stock.timelock`), or its address' }),
+  target: Type.String({ description: 'the contract\'s address' }),
+  function: Type.Optional(Type.String({ description: 'the function called (absent when the selector is not one of the venue\'s)' })),
+  args: Type.Optional(Type.Array(Type.String(), { description: 'its arguments as strings: addresses, decimal integers, JSON for tuples' })),
+  data: Type.String({ description: 'the call data, hex' }),
+  readyAt: Millis({ description: 'when it may be executed (chain time), ms since the epoch' }),
+  timelock: Type.String({ description: 'the timelock that executes it' }),
+});
+export type StockScheduledChange = Static<typeof StockScheduledChangeSchema>;
+
 /** `GET config`: the on-chain market configuration, as cached (`blockNumber` and `updatedAt` say when). */
 export const StockConfigSchema = Type.Object({
   chainId: Type.Integer(),
@@ -72,6 +89,7 @@ export const StockConfigSchema = Type.Object({
   cashierTokenConfig: Type.Array(StockCashTokenConfigSchema),
   blockNumber: Type.String(),
   updatedAt: Millis(),
+  scheduled: Type.Array(StockScheduledChangeSchema, { description: 'owner changes and upgrades waiting in the venues\' timelocks, soonest first (empty for a venue without a timelock)' }),
 });
 export type StockConfig = Static<typeof StockConfigSchema>;
 
