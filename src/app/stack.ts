@@ -10,7 +10,7 @@ import type { AppConfig, Role } from '../config/app-config.ts';
 import type { Logger } from '../lib/logger.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { ApiKeyService } from '../auth/api-key-service.ts';
-import { DEMO_TAKER_ACCOUNT, DEMO_WALLETS, MARKET_MAKER_ACCOUNT } from '../chain/anvil-accounts.ts';
+import { DEMO_TAKER_ACCOUNT, DEMO_WALLETS, GUARDIAN_ACCOUNT, MARKET_MAKER_ACCOUNT } from '../chain/anvil-accounts.ts';
 import { stockDeploymentOf, stockVenueDeployer, type Deployment } from '../chain/deploy-contracts.ts';
 import { APP_VERSION } from '../config/build-info.ts';
 import { migrateLegacyDeployment } from './legacy-venue-migration.ts';
@@ -154,7 +154,7 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
           stockVenueDeployer({
             symbols: DEMO_SYMBOLS.map(({ symbol, name }) => ({ symbol, name })),
             demoWallets: config.demoMode ? DEMO_WALLETS.map((w) => w.address) : [],
-            options: { operators: executor && executor !== deployer ? [executor] : [], guardian: config.guardianAddress },
+            options: { operators: executor && executor !== deployer ? [executor] : [], guardian: config.guardianAddress ?? (config.rpcUrl ? undefined : GUARDIAN_ACCOUNT.address) },
           }),
           // After the stock venue: its cash token is the collateral.
           perpVenueDeployer({

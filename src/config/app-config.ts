@@ -6,7 +6,6 @@ import path from 'node:path';
 import { getAddress, isAddress, type Address, type Hex } from 'viem';
 import { AppError } from '../errors/app-error.ts';
 import { parseMasterKey } from './master-key.ts';
-import { GUARDIAN_ACCOUNT } from '../chain/anvil-accounts.ts';
 import { envBool, envChoice, envInt, envList, envString, type Env } from './env.ts';
 import { loadExecutorSettings, type ExecutorSettings } from './executor-settings.ts';
 import { loadQuoteSourceSettings, type QuoteSourceSettings } from './quote-source-settings.ts';
@@ -75,7 +74,7 @@ export interface AppConfig {
   /**
    * `GUARDIAN_ADDRESS`: the StockRouter's guardian, who can pause new orders, fills and operator
    * actions (users' exits stay open; docs/security.md "Guardian"), named when the venue is deployed.
-   * Default: anvil account 4 on the embedded chain, none with RPC_URL.
+   * Unset: anvil account 4 on the embedded chain (the stack's choice), none with RPC_URL.
    */
   guardianAddress?: Address;
   /**
@@ -433,7 +432,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     anvilPort: envString(env, 'ANVIL_PORT') === undefined ? undefined : envInt(env, 'ANVIL_PORT', 0),
     rpcBatch: envBool(env, 'RPC_BATCH', true),
     autoUpgrade: envBool(env, 'AUTO_UPGRADE', false),
-    guardianAddress: address(env, 'GUARDIAN_ADDRESS') ?? (rpcUrl ? undefined : GUARDIAN_ACCOUNT.address),
+    guardianAddress: address(env, 'GUARDIAN_ADDRESS'),
     perpWithdrawalCap: {
       amount: usdcUnits(env, 'PERP_WITHDRAWAL_CAP_USDC', '1000000'),
       periodSeconds: envInt(env, 'PERP_WITHDRAWAL_CAP_PERIOD_S', 86_400, 60),

@@ -111,7 +111,7 @@ describe('set-up', () => {
 
   test('ensurePriceFeeds is idempotent, finds the hub from the router without a record, and turns the check off and on', async () => {
     const again = await ensurePriceFeeds({ publicClient: f.publicClient, walletClient: f.operator, stockRouter: router, setup: setup() });
-    expect(again).toEqual({ hub, feeds, changes: [], missing: [], code: {} });
+    expect(again).toEqual({ hub, feeds, changes: [], missing: [], pending: [], scheduled: [], code: {} });
     // A new symbol gets a feed on the same hub; nothing else changes.
     const more = await ensurePriceFeeds({ publicClient: f.publicClient, walletClient: f.operator, stockRouter: router, setup: setup({ symbols: ['AAPL', 'TSLA', 'BTC', 'ETH'] }) });
     expect(more?.hub).toBe(hub);

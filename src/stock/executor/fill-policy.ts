@@ -13,6 +13,7 @@
 import { formatDecimal } from '../../lib/decimal.ts';
 import type { MarketCalendar } from '../../marketdata/market-calendar.ts';
 import type { Quote } from '../../marketdata/market-types.ts';
+import { DEFAULT_QUOTE_MAX_AGE_MS, toPrice18, usableQuote } from '../quote-prices.ts';
 import { DEFAULT_SESSION_FLAGS, usSessionRulesOf, type SessionAware, type SymbolSessionFlags, type UsSessionRules } from '../../marketdata/symbol-catalog.ts';
 import { orderAllowed, type UsEquitySession } from '../../marketdata/us-equity-sessions.ts';
 import { oracleVerdict, type FeedAnswer, type OracleVerdict } from '../../marketdata/oracle-publisher.ts';
@@ -158,7 +159,7 @@ export interface OracleCheck {
 /** What the executor asks of the calendar. */
 export type ExecutorCalendar = Pick<MarketCalendar, 'isOpen' | 'sessionClose'> & SessionAware;
 
-export const DEFAULT_QUOTE_MAX_AGE_MS = 30_000;
+export { DEFAULT_QUOTE_MAX_AGE_MS } from '../quote-prices.ts';
 export const DEFAULT_NO_QUOTE_TIMEOUT_MS = 60_000;
 /** An oracle answer within this many seconds of its maximum age is not relied on. */
 export const DEFAULT_ORACLE_AGE_MARGIN_S = 15;
@@ -245,29 +246,8 @@ export function maxBuyQuantity(
 
 // ----------------------------------------------------------------- quotes
 
-const DECIMAL_RE = /^(0|[1-9]\d*)(\.\d{1,18})?$/;
-
-/** A decimal price string as an exact 18-decimal mUSD price; undefined when malformed or not positive. */
-export function toPrice18(value: string): bigint | undefined {
-  if (typeof value !== 'string' || !DECIMAL_RE.test(value)) return undefined;
-  const [whole, fraction = ''] = value.split('.');
-  const scaled = BigInt(whole) * PRICE_SCALE + BigInt(fraction.padEnd(PRICE_DECIMALS, '0'));
-  return scaled > 0n && scaled <= UINT128_MAX ? scaled : undefined;
-}
-
-/** Bid and ask of a quote as 18-decimal prices, or undefined when the quote cannot be used at `now`. */
-export function usableQuote(
-  quote: Pick<Quote, 'bid' | 'ask' | 'timestamp'> | undefined,
-  now: number,
-  maxAgeMs: number = DEFAULT_QUOTE_MAX_AGE_MS,
-): { bid: bigint; ask: bigint } | undefined {
-  if (!quote) return undefined;
-  if (!(now - quote.timestamp <= maxAgeMs)) return undefined;
-  const bid = toPrice18(quote.bid);
-  const ask = toPrice18(quote.ask);
-  if (bid === undefined || ask === undefined) return undefined;
-  return { bid, ask };
-}
+// toPrice18 and usableQuote live in ../quote-prices.ts (the order routes use them too).
+export { toPrice18, usableQuote } from '../quote-prices.ts';
 
 // ----------------------------------------------------------------- the decision
 

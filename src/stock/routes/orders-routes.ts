@@ -37,7 +37,7 @@ import type { AuthKey } from '../../auth/api-key-service.ts';
 import { getOrder, getOrderOwner, listOrderFills, listOrdersByTx, listOrdersForApiKey, type OrderStatus } from '../store/stock-order-store.ts';
 import { getTxRecord } from '../store/tx-record-store.ts';
 import { buyLock, checkOrderSession, lowerAddress, parseOrder, parseStockAmount, withWorstPrice, type OrderBody, type OrderIntent } from '../order-request.ts';
-import { usableQuote } from '../executor/fill-policy.ts';
+import { usableQuote } from '../quote-prices.ts';
 import { MUSD_DECIMALS } from '../stock-units.ts';
 import { orderView } from '../order-view.ts';
 import { loadCloseReasons } from '../store/order-reason-store.ts';
