@@ -69,8 +69,8 @@ describe('decimalNumberTexts', () => {
 
 describe('decimalFieldsOf', () => {
   it("finds the stock bodies' amounts, and no field of a perpetual body", () => {
-    expect([...decimalFieldsOf(StockOrderBodySchema as never)].sort()).toEqual(['notional', 'price', 'quantity']);
-    expect([...decimalFieldsOf(StockOrderWithDepositSendBodySchema as never)].sort()).toEqual(['notional', 'price', 'quantity', 'tokenAmount']);
+    expect([...decimalFieldsOf(StockOrderBodySchema as never)].sort()).toEqual(['notional', 'price', 'quantity', 'worstPrice']);
+    expect([...decimalFieldsOf(StockOrderWithDepositSendBodySchema as never)].sort()).toEqual(['notional', 'price', 'quantity', 'tokenAmount', 'worstPrice']);
     expect([...decimalFieldsOf(StockMoveBodySchema as never)]).toEqual(['tokenAmount']);
     const perpBodies = Object.entries(contract).filter(([name, schema]) => name.endsWith('BodySchema') && !name.startsWith('Stock') && typeof schema === 'object');
     expect(perpBodies.map(([name]) => name)).toContain('SignedOrderBodySchema');

@@ -7,6 +7,7 @@
  * frames are refused with the stock codes. SQLite; PostgreSQL with Redis too when DATABASE_URL and
  * REDIS_URL are set.
  */
+import { ownerCall } from '../../src/chain/owner-actions.ts';
 import { createHmac, randomUUID } from 'node:crypto';
 import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, parseUnits, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -255,7 +256,8 @@ describe.each(stackEngines('stock_streams'))('stock streams ($name)', (engine) =
 
     // 3. A withdrawal beyond the Cashier's buffer: queued (processing), then settled by the executor.
     const operator = walletClient(OPERATOR_ACCOUNT.privateKey);
-    await pub().waitForTransactionReceipt({ hash: await operator.writeContract({ address: c.cashier, abi: cashierAbi, functionName: 'setWithdrawBuffer', args: [c.cashToken, parseUnits('10', 6)] }) });
+    // An owner change: through the venue's timelock (delay 0 on the embedded chain).
+    expect(await ownerCall({ publicClient: pub() as never, wallet: operator as never, target: c.cashier, abi: cashierAbi, functionName: 'setWithdrawBuffer', args: [c.cashToken, parseUnits('10', 6)] })).toMatchObject({ done: true, via: 'timelock' });
     const wd = await t.writable.post<{ toAddress: Address; callData: Hex }>('/api/v1/cash/withdrawals/calldata', { tokenAddress: c.cashToken, tokenAmount: '50' });
     const wdHash = await send(wd);
     const done = await a.s.next((f) => f.channel === 'operations' && f.type === 'update' && f.data.txHash === wdHash && f.data.operationStatus === 'completed');

@@ -3,6 +3,7 @@
  * transaction signed and sent by the user's own wallet on anvil, recorded with the tx endpoint,
  * indexed, executed and settled on chain by the executor, and read back through the API.
  */
+import { ownerCall } from '../../src/chain/owner-actions.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createPublicClient,
@@ -118,7 +119,8 @@ describe('cash', () => {
 
     // Shrink the withdrawal buffer so the next withdrawal queues.
     const op = createWalletClient({ account: privateKeyToAccount(OPERATOR_ACCOUNT.privateKey), chain: chainOf(t.demo.rpcUrl, t.demo.chainId), transport: http(t.demo.rpcUrl) });
-    await pub.waitForTransactionReceipt({ hash: await op.writeContract({ address: t.demo.stock.contracts.cashier, abi: cashierAbi, functionName: 'setWithdrawBuffer', args: [usdc, parseUnits('10', 6)] }) });
+    // An owner change: through the venue's timelock (delay 0 on the embedded chain).
+    expect(await ownerCall({ publicClient: pub as never, wallet: op as never, target: t.demo.stock.contracts.cashier, abi: cashierAbi, functionName: 'setWithdrawBuffer', args: [usdc, parseUnits('10', 6)] })).toMatchObject({ done: true, via: 'timelock' });
     const before = await balance(t.writable, user0());
     const cd2 = await t.writable.post<any>('/api/v1/cash/withdrawals/calldata', { tokenAddress: usdc, tokenAmount: '50' });
     const rec2 = await t.writable.post<any>('/api/v1/cash/withdrawals/tx', { txHash: await send(0, cd2) });

@@ -46,6 +46,9 @@ async function state(db: Db) {
   return { shape: await schemaSnapshot(db), releases: facts.releases, meta: await getMeta(db, 'marker') };
 }
 
+
+/** The migrations 0.1.0 knew: everything before 0026-app-releases. */
+const MIGRATIONS_OF_0_1_0 = MIGRATIONS.slice(0, MIGRATIONS.findIndex(([name]) => name === '0026-app-releases'));
 describe('APP_VERSION', () => {
   it("is package.json's version", async () => {
     const { readFileSync } = await import('node:fs');
@@ -110,7 +113,7 @@ describe.each(bareDatabases)('the database records its releases and refuses a do
 
   it('refuses a database holding a migration this build does not know, before applying its own pending ones', async () => {
     // 0.1.0's last schema, then a newer release's migration on top (as if it had skipped ours).
-    await migrateToLatest(h.db, h.schema, MIGRATIONS.slice(0, -1));
+    await migrateToLatest(h.db, h.schema, MIGRATIONS_OF_0_1_0);
     await setMeta(h.db, 'marker', 'untouched');
     await appliedMigration(h.db, '0031-future-thing');
     const before = await state(h.db);
@@ -121,7 +124,7 @@ describe.each(bareDatabases)('the database records its releases and refuses a do
       `this database was written by a later build of tokex (schema 0031-future-thing, which this build does not know); this is tokex ${APP_VERSION} (schema ${LATEST}), which cannot read it: start the tokex that wrote it or a later one`,
     );
     expect(err.unknownMigrations).toEqual(['0031-future-thing']);
-    // 0026 was pending and was not applied: no app_releases table, nothing else either.
+    // 0026 and later were pending and not applied: no app_releases table, nothing else either.
     expect(await state(h.db)).toEqual(before);
 
     // A newer release that ran every migration of ours and its own, and recorded itself: named.
@@ -155,7 +158,7 @@ describe.each(bareDatabases)('the database records its releases and refuses a do
     expect(before.releases?.map((r) => r.version)).toEqual([APP_VERSION]);
 
     // 0.1.0's own migration run, as its database.ts made it: a Migrator over the migrations it knew.
-    const older = MIGRATIONS.filter(([name]) => name !== '0026-app-releases');
+    const older = MIGRATIONS_OF_0_1_0;
     expect(older.at(-1)![0]).toBe('0025-quote-multiplier');
     const migrator = new Migrator({ db: db.kysely, provider: migrationProviderOf(older), ...(h.schema ? { migrationTableSchema: h.schema } : {}) });
     const { error, results } = await migrator.migrateToLatest();
