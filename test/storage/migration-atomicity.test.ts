@@ -39,7 +39,7 @@ function halfway(fixed = false): Migration {
   };
 }
 
-const withTestMigrations = (fixed = false): MigrationList => [...MIGRATIONS, ['0027-fine', fine], ['0028-fails-halfway', halfway(fixed)]];
+const withTestMigrations = (fixed = false): MigrationList => [...MIGRATIONS, ['9998-fine', fine], ['9999-fails-halfway', halfway(fixed)]];
 
 async function failure(run: Promise<unknown>): Promise<Error> {
   const err = await run.then(
@@ -74,7 +74,7 @@ describe.each(bareDatabases)('migrations all or nothing ($name)', ({ name, open 
     expect(before.migrations.map((m) => m.name)).toEqual(MIGRATIONS.map(([n]) => n));
 
     const err = await failure(migrateToLatest(h.db, h.schema, withTestMigrations()));
-    expect(err.message).toBe('storage: migration 0028-fails-halfway failed: broken on purpose after its changes; no migration of this start was kept, the database is as it was');
+    expect(err.message).toBe('storage: migration 9999-fails-halfway failed: broken on purpose after its changes; no migration of this start was kept, the database is as it was');
     // Both ran, in order, in the one transaction: the first one's work went with the second's failure.
     expect(ran).toEqual(['fine', 'halfway']);
 
@@ -87,7 +87,7 @@ describe.each(bareDatabases)('migrations all or nothing ($name)', ({ name, open 
     await migrateToLatest(h.db, h.schema, withTestMigrations(true));
     expect(ran).toEqual(['fine', 'halfway']);
     const after = await schemaSnapshot(h.db);
-    expect(after.migrations.map((m) => m.name)).toEqual([...MIGRATIONS.map(([n]) => n), '0027-fine', '0028-fails-halfway']);
+    expect(after.migrations.map((m) => m.name)).toEqual([...MIGRATIONS.map(([n]) => n), '9998-fine', '9999-fails-halfway']);
     expect(tablesOf(after)).toEqual([...tablesOf(before), 'fine_table', 'half_done'].sort());
     expect(after.columns).toContain(name === 'sqlite' ? 'quotes.half_note TEXT' : 'quotes.half_note text');
     expect(await getMeta(h.db, 'before')).toBe('overwritten');
@@ -95,8 +95,8 @@ describe.each(bareDatabases)('migrations all or nothing ($name)', ({ name, open 
   });
 
   it('a first start whose last migration fails keeps none of the others either', async () => {
-    const err = await failure(migrateToLatest(h.db, h.schema, [...MIGRATIONS, ['0028-fails-halfway', halfway()]]));
-    expect(err.message).toMatch(/^storage: migration 0028-fails-halfway failed: /);
+    const err = await failure(migrateToLatest(h.db, h.schema, [...MIGRATIONS, ['9999-fails-halfway', halfway()]]));
+    expect(err.message).toMatch(/^storage: migration 9999-fails-halfway failed: /);
     const after = await schemaSnapshot(h.db);
     // Kysely makes its two bookkeeping tables before the transaction; nothing else is left.
     expect(tablesOf(after)).toEqual(['kysely_migration', 'kysely_migration_lock']);
