@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { encodeFunctionData, parseUnits, type Address, type Hex } from 'viem';
+import { encodeFunctionData, parseAbi, parseUnits, type Address, type Hex } from 'viem';
 import { accountLensAbi, cashTokenAbi, stockAbi, stockRouterAbi } from '../src/chain/abi/generated/index.ts';
 import { ANVIL_ACCOUNTS, ANVIL_CHAIN_ID, OPERATOR_ACCOUNT } from '../src/chain/anvil-accounts.ts';
 import { startAnvil } from '../src/chain/anvil-process.ts';
@@ -66,6 +66,8 @@ export interface ExecutorBenchResult {
 
 /** A market order's worst price that never binds: the bench fills at prices of its choosing. */
 const ANY_BUY_PRICE = 10n ** 27n;
+/** The market order of releases before 0.2.0 (no worst price). */
+const LEGACY_MARKET_ORDER = parseAbi(['function placeMarketOrder(address stock, uint8 side, uint256 quantity, uint256 notional, uint32 deadline) returns (uint256)']);
 const ANY_SELL_PRICE = 1n;
 const BASE: Record<string, { bid: string; ask: string }> = {
   AAPL: { bid: '189.99', ask: '190.01' },
@@ -132,8 +134,11 @@ export async function prepareExecutorVenue(params: {
   batchSize: number;
   simulateFirst?: boolean;
   sqlitePath: string;
+  /** Market orders carry a worst price (default true; false for a venue of a release before 0.2.0). */
+  marketWorstPrice?: boolean;
 }): Promise<ExecutorVenue> {
   const { rpcUrl, publicClient, signers } = params;
+  const withWorst = params.marketWorstPrice ?? true;
   const deployment = await (params.deploy ?? deployStack)({
     publicClient,
     walletClient: params.walletClient,
@@ -192,9 +197,13 @@ export async function prepareExecutorVenue(params: {
         const kind = Math.floor(n / signers.length) % 10;
         let data: Hex;
         if (kind < 4) {
-          data = encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeMarketOrder', args: [stock, 0, 0n, parseUnits('20', 18), ANY_BUY_PRICE, deadline] });
+          data = withWorst
+            ? encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeMarketOrder', args: [stock, 0, 0n, parseUnits('20', 18), ANY_BUY_PRICE, deadline] })
+            : encodeFunctionData({ abi: LEGACY_MARKET_ORDER, functionName: 'placeMarketOrder', args: [stock, 0, 0n, parseUnits('20', 18), deadline] });
         } else if (kind < 7) {
-          data = encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeMarketOrder', args: [stock, 1, parseUnits('0.05', 18), 0n, ANY_SELL_PRICE, deadline] });
+          data = withWorst
+            ? encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeMarketOrder', args: [stock, 1, parseUnits('0.05', 18), 0n, ANY_SELL_PRICE, deadline] })
+            : encodeFunctionData({ abi: LEGACY_MARKET_ORDER, functionName: 'placeMarketOrder', args: [stock, 1, parseUnits('0.05', 18), 0n, deadline] });
         } else if (kind < 9) {
           const limit = parseUnits(BASE[sym].ask, 18) + parseUnits('1', 18);
           data = encodeFunctionData({ abi: stockRouterAbi, functionName: 'placeLimitOrder', args: [stock, 0, parseUnits('0.1', 18), limit, 0, deadline] });

@@ -151,6 +151,8 @@ export async function measureSettlement(orders: number, rounds: number, print: (
         walletClient: walletClient!,
         signers,
         deploy: side === 'with' ? deployWithProxies : deployWithoutProxies,
+        // 6a0f45b's market orders take no worst price (0.2.0 added it).
+        marketWorstPrice: side === 'with',
         batchSize,
         sqlitePath: join(dir, `${side}.sqlite`),
       });
