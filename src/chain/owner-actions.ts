@@ -331,12 +331,54 @@ const cancelledEvent = parseAbiItem('event Cancelled(bytes32 indexed id)');
  * their `CallScheduled`, `CallExecuted` and `Cancelled` events (from each venue's first block), with
  * each call decoded against `abis` (the venue's contracts' ABIs) where its selector is known.
  */
+/** Blocks one `eth_getLogs` covers: providers limit the range (often to 10,000 blocks). */
+const LOG_CHUNK = 5_000n;
+/** Blocks scanned again at each refresh, so a shallow reorg's logs are read as they ended up. */
+const LOG_OVERLAP = 32n;
+
+type ScheduledLog = { id: Hex; index: bigint; target: Address; data: Hex; key: string };
+
+/**
+ * What a reader has seen of one timelock's events, so that each refresh reads only the blocks since
+ * the last one, in ranges a provider accepts, instead of the whole history every time.
+ */
+export interface TimelockScanState {
+  scannedTo: bigint;
+  scheduled: Map<string, ScheduledLog>;
+  closed: Set<string>;
+}
+
+async function scanTimelock(publicClient: ChainPublicClient, timelock: Address, fromBlock: bigint, state: TimelockScanState, chunk: bigint): Promise<void> {
+  const head = await publicClient.getBlockNumber();
+  let from = state.scannedTo >= fromBlock ? (state.scannedTo > LOG_OVERLAP ? state.scannedTo - LOG_OVERLAP : 0n) : fromBlock;
+  if (from < fromBlock) from = fromBlock;
+  while (from <= head) {
+    const to = from + chunk - 1n < head ? from + chunk - 1n : head;
+    const [scheduled, executed, cancelled] = await Promise.all([
+      publicClient.getLogs({ address: timelock, event: callScheduledEvent, fromBlock: from, toBlock: to }),
+      publicClient.getLogs({ address: timelock, event: callExecutedEvent, fromBlock: from, toBlock: to }),
+      publicClient.getLogs({ address: timelock, event: cancelledEvent, fromBlock: from, toBlock: to }),
+    ]);
+    for (const l of scheduled) {
+      const key = `${l.args.id!.toLowerCase()}:${l.args.index!}`;
+      state.scheduled.set(key, { id: l.args.id!, index: l.args.index!, target: l.args.target!, data: l.args.data!, key });
+    }
+    for (const l of [...executed, ...cancelled]) state.closed.add(l.args.id!.toLowerCase());
+    state.scannedTo = to;
+    from = to + 1n;
+  }
+}
+
 export async function readScheduledCalls(params: {
   publicClient: ChainPublicClient;
   record: DeploymentRecord;
   abis: readonly Abi[];
   /** Venues to read (default all with a timelock). */
   venues?: readonly string[];
+  /** What an earlier read saw, per timelock address (lower case): updated in place. */
+  scans?: Map<string, TimelockScanState>;
+  /** Blocks an `eth_getLogs` covers. Default LOG_CHUNK (5,000). */
+  logChunk?: bigint;
 }): Promise<ScheduledCall[]> {
   const { publicClient, record } = params;
   const { decodeFunctionData } = await import('viem');
@@ -353,12 +395,13 @@ export async function readScheduledCalls(params: {
     };
     walk(section.contracts, '');
     const fromBlock = BigInt(section.firstBlockNumber ?? section.blockNumber);
-    const [scheduled, executed, cancelled] = await Promise.all([
-      publicClient.getLogs({ address: timelock, event: callScheduledEvent, fromBlock, toBlock: 'latest' }),
-      publicClient.getLogs({ address: timelock, event: callExecutedEvent, fromBlock, toBlock: 'latest' }),
-      publicClient.getLogs({ address: timelock, event: cancelledEvent, fromBlock, toBlock: 'latest' }),
-    ]);
-    const closed = new Set([...executed, ...cancelled].map((l) => l.args.id!.toLowerCase()));
+    const state = params.scans?.get(timelock.toLowerCase()) ?? { scannedTo: -1n, scheduled: new Map(), closed: new Set<string>() };
+    params.scans?.set(timelock.toLowerCase(), state);
+    await scanTimelock(publicClient, timelock, fromBlock, state, params.logChunk ?? LOG_CHUNK);
+    const scheduled = [...state.scheduled.values()].map((l) => ({ args: { id: l.id, index: l.index, target: l.target, data: l.data } }));
+    const closed = state.closed;
+    // What is done or cancelled never comes back: the state keeps only what may still be waiting.
+    for (const [key, l] of state.scheduled) if (closed.has(l.id.toLowerCase())) state.scheduled.delete(key);
     const ids = [...new Set(scheduled.map((l) => l.args.id!))].filter((id) => !closed.has(id.toLowerCase()));
     const readyAt = new Map<string, number>();
     for (const id of ids) {
@@ -413,11 +456,12 @@ export function createScheduledChangesReader(params: {
   onError?: (err: unknown) => void;
 }): () => Promise<Array<{ operationId: string; index: number; contract: string; target: string; function?: string; args?: string[]; data: string; readyAt: number; timelock: string }>> {
   const ttl = params.ttlMs ?? 5_000;
+  const scans = new Map<string, TimelockScanState>();
   let last: { at: number; value: Awaited<ReturnType<ReturnType<typeof createScheduledChangesReader>>> } | undefined;
   let inflight: Promise<void> | undefined;
   const refresh = async () => {
     try {
-      const calls = await readScheduledCalls({ publicClient: params.publicClient, record: params.record(), abis: params.abis });
+      const calls = await readScheduledCalls({ publicClient: params.publicClient, record: params.record(), abis: params.abis, scans });
       last = {
         at: Date.now(),
         value: calls.map((c) => ({
