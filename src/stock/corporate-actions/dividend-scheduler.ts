@@ -378,6 +378,13 @@ export function createDividendScheduler(opts: DividendSchedulerOptions): Dividen
     }
     const t = now();
     const due = await listDueActions(db, newYorkDate(t));
+    // A split through a timelock is scheduled its delay before its moment: the applier sees it from
+    // then on (it waits until exactly the delay before, and acts on nothing earlier).
+    const lead = opts.splits ? await opts.splits.leadMs().catch(() => 0) : 0;
+    if (lead > 0) {
+      const listed = new Set(due.map((a) => a.actionId));
+      for (const a of await listDueActions(db, newYorkDate(t + lead))) if (a.type === 'SPLIT' && !listed.has(a.actionId)) due.push(a);
+    }
     for (const a of due) {
       try {
         const state = a.type === 'SPLIT' ? await applySplit(a) : await apply(a.actionId);

@@ -47,6 +47,11 @@ export interface SplitApplier {
    * transaction). `signal` gives up a send waiting out a chain outage (the scheduler's stop).
    */
   apply(a: CorporateActionRecord, signal?: AbortSignal): Promise<'applied' | 'waiting'>;
+  /**
+   * How long before a split's moment it must be handed to `apply` (ms): the delay of the timelock
+   * that owns the Stock tokens (the split is scheduled that far ahead), 0 for an owner account.
+   */
+  leadMs(): Promise<number>;
 }
 
 export function createSplitApplier(opts: SplitApplierOptions): SplitApplier {
@@ -92,6 +97,15 @@ export function createSplitApplier(opts: SplitApplierOptions): SplitApplier {
   };
 
   return {
+    async leadMs() {
+      const first = Object.values(opts.stocks)[0];
+      if (!first) return 0;
+      const owner = getAddress((await publicClient.readContract({ address: first, abi: stockAbi, functionName: 'owner' })) as Address);
+      if (owner === opts.sender?.address || !(await isTimelock(publicClient, owner))) return 0;
+      const delay = (await publicClient.readContract({ address: owner, abi: venueTimelockAbi, functionName: 'getMinDelay' })) as bigint;
+      return Number(delay) * 1000;
+    },
+
     async apply(a, signal) {
       // With a timelock the split is scheduled its delay ahead of the moment (viaTimelock checks).
       const early = opts.now() < splitEffectiveAt(a.exDate, a.createdAt + offset);
