@@ -152,16 +152,15 @@ describe('an upgrade through a timelock with a delay', () => {
     expect(fourth).toMatchObject({ done: [], pending: [] });
   }, 120_000);
 
-  test('tokex upgrade --apply prints the ready time and exits 0; a run after it applies the upgrade', async () => {
-    const router = f.deployment.contracts.stockRouter;
-    const oldImpl = f.deployment.code!.stockRouter.implementation!;
-    const dataDir = mkdtempSync(path.join(dir, 'data-'));
+  /**
+   * A data directory whose record says the router runs older code (`older` as its code hash, an
+   * earlier release), its deployed layouts noted beside the record, the router's also under `older`.
+   */
+  async function stageOlderRouter(dataDir: string, older: Hex): Promise<string> {
     const file = path.join(dataDir, 'deployments', `${f.chainId}.json`);
-    // The deployed layouts noted beside the record, the router's also under the earlier code hash.
     const current = structuredClone(handedOver);
     await writeDeploymentRecord(file, current);
     recordDeployedLayouts(current, file);
-    const older: Hex = `0x${'66'.repeat(32)}`;
     const manifest = JSON.parse(readFileSync(layoutManifestPath(file), 'utf8')) as Record<string, unknown>;
     manifest[older] = manifest[buildCodeHash('StockRouter')];
     writeFileSync(layoutManifestPath(file), JSON.stringify(manifest));
@@ -169,6 +168,14 @@ describe('an upgrade through a timelock with a delay', () => {
     record.venues.stock.release = OLDER_RELEASE;
     record.venues.stock.code!.stockRouter = { ...record.venues.stock.code!.stockRouter, codeHash: older };
     await writeDeploymentRecord(file, record);
+    return file;
+  }
+
+  test('tokex upgrade --apply prints the ready time and exits 0; a run after it applies the upgrade', async () => {
+    const router = f.deployment.contracts.stockRouter;
+    const oldImpl = f.deployment.code!.stockRouter.implementation!;
+    const dataDir = mkdtempSync(path.join(dir, 'data-'));
+    const file = await stageOlderRouter(dataDir, `0x${'66'.repeat(32)}`);
 
     const env = {
       PATH: process.env.PATH ?? '',
@@ -227,18 +234,7 @@ describe('an upgrade through a timelock with a delay', () => {
     const router = f.deployment.contracts.stockRouter;
     const oldImpl = f.deployment.code!.stockRouter.implementation!;
     const dataDir = mkdtempSync(path.join(dir, 'start-'));
-    const file = path.join(dataDir, 'deployments', `${f.chainId}.json`);
-    const current = structuredClone(handedOver);
-    await writeDeploymentRecord(file, current);
-    recordDeployedLayouts(current, file);
-    const older: Hex = `0x${'77'.repeat(32)}`;
-    const manifest = JSON.parse(readFileSync(layoutManifestPath(file), 'utf8')) as Record<string, unknown>;
-    manifest[older] = manifest[buildCodeHash('StockRouter')];
-    writeFileSync(layoutManifestPath(file), JSON.stringify(manifest));
-    const record = structuredClone(handedOver);
-    record.venues.stock.release = OLDER_RELEASE;
-    record.venues.stock.code!.stockRouter = { ...record.venues.stock.code!.stockRouter, codeHash: older };
-    await writeDeploymentRecord(file, record);
+    const file = await stageOlderRouter(dataDir, `0x${'77'.repeat(32)}`);
     const config = loadConfig({ DATA_DIR: dataDir, RPC_URL: f.rpcUrl, CHAIN_ID: String(f.chainId), OPERATOR_PRIVATE_KEY: OPERATOR_ACCOUNT.privateKey, AUTO_UPGRADE: 'on' });
     expect(config.timelockDelayS).toBe(172_800);
     const logger = createLogger({ name: 'upgrade-timelock-test', level: 'silent' });
