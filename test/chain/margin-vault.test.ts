@@ -183,6 +183,8 @@ describe('withdraw', () => {
   test('the cap bounds what is paid per period: 90 % raises the alert, past it waits for the next period', async () => {
     const owner = (cap: bigint, period: bigint) =>
       f.operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setWithdrawalCap', args: [cap, period] });
+    // 10 s into the next UTC day: the window cannot roll over between the payments below.
+    await f.publicClient.request({ method: 'evm_setNextBlockTimestamp' as never, params: [toHex(((await chainNow()) / 86_400n + 1n) * 86_400n + 10n)] as never });
     const set = await f.publicClient.waitForTransactionReceipt({ hash: await owner(usdc('100'), 86_400n) });
     expect(parseEventLogs({ abi: marginVaultAbi, logs: set.logs, eventName: 'WithdrawalCapSet' }).map((e) => e.args)).toEqual([{ cap: usdc('100'), period: 86_400n }]);
     const first = await vaultWithdraw(f, perp, carol, usdc('89'), id('cap-1'));
