@@ -48,10 +48,6 @@ const simulateAsExecutor = (fills: FillArg[]) => () =>
 
 beforeAll(async () => {
   f = await startChainFixture();
-  // 10 s into the next UTC day: the drill's loss windows (a day) cannot roll over while it runs.
-  const today = (await f.publicClient.getBlock()).timestamp / 86_400n;
-  await f.testClient.setNextBlockTimestamp({ timestamp: (today + 1n) * 86_400n + 10n });
-  await f.testClient.mine({ blocks: 1 });
   [alice, bob, attacker] = f.users;
   ({ stockRouter: router, cashier, stocks } = contracts(f));
   symbols = Object.keys(stocks);
