@@ -37,7 +37,13 @@ if (mode === 'bare') {
   stop = () => stack.stop();
   // An integrator-style WRITABLE key without a bound wallet: calldata without balance pre-checks.
   await fundExchange(stack.demo!);
-  const unbound = await stack.keys.create({ permission: 'WRITABLE', ipWhitelist: ['127.0.0.1', '::1'], chainId: config.chainId, product: config.stockProduct, label: 'bench unbound' });
+  // With several chains (EMBEDDED_CHAIN_IDS, the multichain bench) it may write on each.
+  const chainIds = stack.demo?.stock.chains.map((c) => c.chainId) ?? [config.chainId];
+  const unbound = await stack.keys.create({
+    scopes: chainIds.map((chainId) => ({ chainId, productType: config.stockProduct, access: 'WRITABLE' as const })),
+    ipWhitelist: ['127.0.0.1', '::1'],
+    label: 'bench unbound',
+  });
   send({ ready: true, url: stack.stockBaseUrl, demo: stack.demo, unbound: { apiKey: unbound.key.apiKey, apiSecret: unbound.apiSecret }, dataDir, rpcUrl: stack.rpcUrl });
 } else if (mode === 'oneclick') {
   // The whole stack, relayer included, and users ready to send (bench/one-click-bench.ts).

@@ -29,6 +29,8 @@
  *   BENCH_PERP_WS_WINDOW (default 8, at most the endpoint's 16) frames in flight. The endpoint's
  *   per-connection message rate (20 a second, bursts of 40, by default) is lifted in the bench
  *   server as the REST rate limit is.
+ * Issue 40's overhead factor for each way in (bench/overhead-factor.ts): server CPU per accepted order
+ * ÷ (native recovery alone + the floor's CPU per request ÷ orders a request), all from this run.
  * Orders are signed with libsecp256k1 over the venue's own digest (the first ones checked against
  * viem's signTypedData), since viem's JS signing would take a minute for these lists.
  *
@@ -42,7 +44,7 @@
  *                                           BENCH_PERP_WS_CONNECTIONS, BENCH_PERP_WS_WINDOW)
  *   npx tsx bench/perp-orders-bench.ts metrics-cost     (the metrics' cost alone: BENCH_METRICS_ORDERS, BENCH_METRICS_ROUNDS, BENCH_METRICS_SERVERS, BENCH_METRICS_SCRAPE_MS)
  */
-import { fork } from 'node:child_process';
+import { execFileSync, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
@@ -55,19 +57,21 @@ import { hashTypedData, hexToBytes, recoverTypedDataAddress, type Hex } from 'vi
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { WebSocket } from 'ws';
 import { signPerp } from '../src/auth/hmac.ts';
+import { nextStreamAuthTs } from '../packages/sdk/src/stream-sign.ts';
 import { orderType } from '../src/perp/order-typed-data.ts';
 import { perpDomain } from '../src/perp/perp-key-service.ts';
 import { recoverSigner } from '../src/chain/signature-recovery.ts';
 import { runSignatureRecoveryBench } from './signature-recovery-bench.ts';
+import { overheadFactor } from './overhead-factor.ts';
 import { startCpuProfile, type CpuProfile } from './cpu-profile.ts';
 import { instrumentSqlite, sqlDelta, type SqlTotals } from './sqlite-timing.ts';
 import { breakdownTable, summariseProfile } from './perp-profile-summary.ts';
 
-const CHAIN_ID = 31337;
+export const CHAIN_ID = 31337;
 const VAULT = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
 const SYMBOL = 'AAPL-USD';
 
-interface Ready {
+export interface Ready {
   url: string;
   keys: Array<{ apiKey: string; apiSecret: string }>;
   /** The server's /metrics when it runs with BENCH_METRICS=on. */
@@ -137,10 +141,18 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
   const { openRedis } = await import('../src/storage/redis-client.ts');
   const db = await openBenchDatabase(dbPath, true);
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info' });
+  const stopRecoveryPool = await startRecoveryPool(logger);
   const sequencer = new EngineSequencer({ db, logger });
   await sequencer.start();
   const gateway = createInProcessGateway(sequencer);
-  const projector = createPerpProjector({ db, gateway, feeAccount: sequencer.engine.feeAccountAddress, logger });
+  // BENCH_PERP_PROJECTOR=worker: the projection written from its worker thread; default as the
+  // perp-engine role's PERP_PROJECTOR=auto decides: the order thread on SQLite, the worker on PostgreSQL.
+  const { workerProjectionWriter } = await import('../src/perp/projection/projection-worker-client.ts');
+  const feeAccount = sequencer.engine.feeAccountAddress;
+  const projector = createPerpProjector({
+    db, gateway, feeAccount, logger,
+    ...((process.env.BENCH_PERP_PROJECTOR ?? (db.dialect === 'postgres' ? 'worker' : 'thread')) !== 'worker' ? {} : { writer: (onUnknownReason: (r: string) => void) => workerProjectionWriter({ database: db.location, feeAccount, onUnknownReason, logger }) }),
+  });
   await projector.start();
   await gateway.submit({ kind: 'setMarkPrice', id: 'bench-mark', ts: Date.now(), symbol: SYMBOL, markPriceTicks: 20_000, indexPriceTicks: 20_000 });
   const keys = createApiKeyService({ db, secretBox: createSecretBox(Buffer.from(masterHex, 'hex')), cacheTtlMs: 60_000 });
@@ -197,7 +209,22 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
     await projector.stop();
     await sequencer.stop();
     await db.close();
+    await stopRecoveryPool();
   });
+}
+
+/**
+ * The signature recovery pool as the API roles start it (src/app/stack.ts): SIGNATURE_WORKERS, by
+ * default 0 (none); ready before the server says so, so that no measured order waits for a worker to load.
+ */
+async function startRecoveryPool(logger: import('../src/lib/logger.ts').Logger): Promise<() => Promise<void>> {
+  const { configureSignatureRecovery, signatureWorkerCount } = await import('../src/chain/signature-recovery-pool.ts');
+  const { parseSignatureWorkers } = await import('../src/config/app-config.ts');
+  const pool = await configureSignatureRecovery({ workers: signatureWorkerCount(parseSignatureWorkers(process.env.SIGNATURE_WORKERS)), logger });
+  await pool?.whenReady();
+  return async () => {
+    await configureSignatureRecovery({ workers: 0 });
+  };
 }
 
 /** The perp stream endpoint with order entry on `app` (see serve), before it listens. */
@@ -246,9 +273,10 @@ async function serveApi(dbPath: string, masterHex: string, prefix: string): Prom
   const { openRedis } = await import('../src/storage/redis-client.ts');
   const db = await openBenchDatabase(dbPath, false);
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info' });
-  const commands = openRedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null, lazyConnect: true }, logger, 'perp bench commands');
+  const stopRecoveryPool = await startRecoveryPool(logger);
+  const commands = openRedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null, lazyConnect: true, enableAutoPipelining: PIPELINE }, logger, 'perp bench commands');
   await commands.connect();
-  const shared = openRedis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true }, logger, 'perp bench nonces');
+  const shared = openRedis(process.env.REDIS_URL!, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true, enableAutoPipelining: PIPELINE }, logger, 'perp bench nonces');
   await shared.connect();
   const gateway = createRedisGateway(commands, perpStreams(prefix));
   const replica = createJournalReplica({ db, logger });
@@ -267,6 +295,7 @@ async function serveApi(dbPath: string, masterHex: string, prefix: string): Prom
     commands.disconnect();
     shared.disconnect();
     await db.close();
+    await stopRecoveryPool();
   });
 }
 
@@ -291,16 +320,16 @@ async function serveFloor(): Promise<void> {
   serveControl(() => app.close());
 }
 
-type SignedOrder = { wallet: number; body: string; message: Record<string, unknown>; signature: `0x${string}` };
+export type SignedOrder = { wallet: number; body: string; message: Record<string, unknown>; signature: `0x${string}` };
 
 /** A bench wallet: its viem account and its private key for the native signer. */
-interface BenchWallet {
+export interface BenchWallet {
   address: `0x${string}`;
   account: PrivateKeyAccount;
   key: Uint8Array;
 }
 
-function makeWallets(n: number): BenchWallet[] {
+export function makeWallets(n: number): BenchWallet[] {
   return Array.from({ length: n }, () => {
     const hex = generatePrivateKey();
     const account = privateKeyToAccount(hex);
@@ -315,12 +344,12 @@ let nativeSign: NativeSign | undefined;
 
 /**
  * `count` orders signed by the wallets in turn: half the wallets sell and half buy, around one
- * price, so about half the orders trade. Each order's nonce is its index, so a list is sent once
- * to a server. Signed with libsecp256k1 over the venue's own EIP-712 digest (about 0.1 ms an order,
- * where viem's signTypedData takes about 3: the batch and stream figures need tens of thousands);
- * the first orders are checked against viem's signature of the same typed data.
+ * price, so about half the orders trade. Each order's nonce is its index from `firstNonce`, so a
+ * list is sent once to a server (a second list for the same server starts past the first). Signed
+ * with libsecp256k1 over the venue's own EIP-712 digest (about 0.1 ms an order, where viem's
+ * signTypedData takes about 3: the batch and stream figures need tens of thousands); the first orders are checked against viem's signature of the same typed data.
  */
-async function signOrders(wallets: BenchWallet[], count: number): Promise<SignedOrder[]> {
+export async function signOrders(wallets: BenchWallet[], count: number, firstNonce = 1): Promise<SignedOrder[]> {
   nativeSign ??= createRequire(import.meta.url)('secp256k1/bindings') as NativeSign;
   const domain = perpDomain(CHAIN_ID, VAULT);
   const signed: SignedOrder[] = [];
@@ -331,7 +360,7 @@ async function signOrders(wallets: BenchWallet[], count: number): Promise<Signed
     const message = {
       account: wallets[w].address, symbol: SYMBOL, side: sell ? 'SELL' : 'BUY', orderType: 'LIMIT', size: '1',
       price: (200 + (sell ? -1 : 1) * ((i % 7) - 3) * 0.01).toFixed(2), timeInForce: 'GTC', reduceOnly: false, clientOrderId: '',
-      nonce: String(i + 1), expiry,
+      nonce: String(firstNonce + i), expiry,
     };
     const typed = orderType.build(domain, message);
     const digest = orderType.hash(domain, typed.message as Record<string, unknown>);
@@ -344,6 +373,8 @@ async function signOrders(wallets: BenchWallet[], count: number): Promise<Signed
 }
 
 export interface PerpOrdersBenchResult {
+  /** The single REST figure again with the projection written from its worker thread (issue 40 item 3). */
+  onWorker?: { perSec: number; cpuUsPerOrder: number; loopUsPerOrder: number; p99Ms: number; refused: number };
   orders: number;
   failures: number;
   seconds: number;
@@ -353,6 +384,15 @@ export interface PerpOrdersBenchResult {
   p99Ms: number;
   /** Server process CPU (user + system) per order, µs. */
   serverCpuUsPerOrder: number;
+  /** The same for each server process (the engine's, or the one process's, first), and its loop's busy time. */
+  perServerCpuUsPerOrder?: number[];
+  perServerLoopUsPerOrder?: number[];
+  /**
+   * The CPU of this machine's PostgreSQL and Redis server processes per order over the same window
+   * (serviceCpuUs): the part of a topology's cost that is not in its own processes. It counts
+   * whatever else uses those services meanwhile.
+   */
+  servicesCpuUsPerOrder?: number;
   /** Server event loop busy time per order, µs (includes blocking waits such as a synchronous fsync). */
   serverLoopUsPerOrder: number;
   /** Signer recovery alone, one core: native libsecp256k1 and viem's JS. */
@@ -374,7 +414,22 @@ export interface PerpOrdersBenchResult {
   recoverPerSec: number;
   /** Issue 29: the same orders in batches over HTTP and over the WebSocket. */
   entry: EntryFigure[];
+  /** Issue 40's overhead factors, each from this run's figures (bench/overhead-factor.ts). */
+  overhead: OverheadRow[];
   table: string;
+}
+
+export interface OverheadRow {
+  kind: 'single' | EntryKind;
+  ordersPerRequest: number;
+  cpuUsPerOrder: number;
+  recoveryUs: number;
+  floorUsPerOrder: number;
+  /** With the best round of native recovery alone (the figure). */
+  factor: number;
+  /** With the slowest round: how much of the factor the shared cores' noise can move. */
+  factorSlowestRecovery: number;
+  target: number;
 }
 
 export type EntryKind = 'batch' | 'ws';
@@ -402,17 +457,55 @@ export interface EntryFigure {
 
 export type PerpOrdersTopology = 'one-process' | 'two-apis';
 
-interface ServerChild {
+/**
+ * The API processes' Redis connections auto-pipeline, as the perp-api role's do;
+ * BENCH_REDIS_PIPELINE=off sends each command on its own, for an A/B of that setting.
+ */
+const PIPELINE = process.env.BENCH_REDIS_PIPELINE !== 'off';
+
+let clockTicksPerSec: number | undefined;
+/**
+ * CPU time (user + system, µs) of every PostgreSQL and Redis server process on this machine, from
+ * /proc (0 where there is no /proc): what a topology costs in the services it shares.
+ */
+export function serviceCpuUs(): number {
+  if (!fs.existsSync('/proc/self/stat')) return 0;
+  clockTicksPerSec ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  let ticks = 0;
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(pid)) continue;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // comm is in parentheses and may hold spaces: the fields after it are split from its end.
+    const close = stat.lastIndexOf(')');
+    const comm = stat.slice(stat.indexOf('(') + 1, close);
+    if (comm !== 'postgres' && comm !== 'redis-server') continue;
+    const rest = stat.slice(close + 2).split(' ');
+    // Fields 14 and 15 of stat (utime, stime) are 12 and 13 after comm and state.
+    ticks += Number(rest[11]) + Number(rest[12]);
+  }
+  return (ticks * 1e6) / clockTicksPerSec;
+}
+
+export interface ServerChild {
   child: ReturnType<typeof fork>;
   ready: Ready;
 }
 
 /** `masterHex` travels in the child's environment, never its argv (which `ps` shows to every user). */
-function startChild(args: string[], masterHex: string, env: Record<string, string> = {}): Promise<ServerChild> {
+/**
+ * `cpus` (a `taskset -c` list): the child runs on those cores only, from its first instruction
+ * (through taskset, which then runs node; bench/recovery-pool-bench.ts pins the server apart from the client).
+ */
+export function startChild(args: string[], masterHex: string, env: Record<string, string> = {}, cpus?: string): Promise<ServerChild> {
   const child = fork(new URL(import.meta.url).pathname, args, {
     env: { ...process.env, ...env, BENCH_MASTER_KEY: masterHex },
     // BENCH_PERP_PROF=<dir>: each measured run's window is profiled from inside (profileChild), not the start-up.
-    execArgv: ['--import', 'tsx'],
+    ...(cpus === undefined ? { execArgv: ['--import', 'tsx'] } : { execPath: 'taskset', execArgv: ['-c', cpus, process.execPath, '--import', 'tsx'] }),
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   return new Promise<ServerChild>((resolve, reject) => {
@@ -421,7 +514,7 @@ function startChild(args: string[], masterHex: string, env: Record<string, strin
   });
 }
 
-async function stopChild(child: ServerChild['child']): Promise<void> {
+export async function stopChild(child: ServerChild['child']): Promise<void> {
   child.removeAllListeners('exit');
   const exited = new Promise((r) => child.once('exit', r));
   child.send('stop');
@@ -435,7 +528,16 @@ async function stopChild(child: ServerChild['child']): Promise<void> {
  * one-core measures.
  */
 export async function runPerpOrdersBench(
-  opts: { orders?: number; wallets?: number; connections?: number; topology?: PerpOrdersTopology; nativeRecoverPerSec?: number; entry?: EntryKind[] } = {},
+  opts: {
+    orders?: number;
+    wallets?: number;
+    connections?: number;
+    topology?: PerpOrdersTopology;
+    nativeRecoverPerSec?: number;
+    entry?: EntryKind[];
+    /** `pg`: on PostgreSQL (DATABASE_URL) whatever the topology; by default only two-apis is. */
+    database?: 'default' | 'pg';
+  } = {},
 ): Promise<PerpOrdersBenchResult> {
   const orders = opts.orders ?? Number(process.env.BENCH_PERP_ORDERS ?? 4_000);
   const walletCount = opts.wallets ?? Number(process.env.BENCH_PERP_WALLETS ?? 16);
@@ -458,7 +560,7 @@ export async function runPerpOrdersBench(
   const prefix = topology === 'two-apis' ? `bench-perp-${process.pid}-${Date.now().toString(36)}` : '-';
   // Several processes share PostgreSQL when there is one (the deployed topology): on one SQLite file
   // the API processes' nonce claims would queue behind the engine's journal for the file's lock.
-  const pgSchema = topology === 'two-apis' && process.env.DATABASE_URL ? `bench_perp_${process.pid}_${Date.now().toString(36)}` : undefined;
+  const pgSchema = (topology === 'two-apis' || opts.database === 'pg') && process.env.DATABASE_URL ? `bench_perp_${process.pid}_${Date.now().toString(36)}` : undefined;
   const env: Record<string, string> = pgSchema ? { BENCH_PG_SCHEMA: pgSchema } : {};
   const servers: ServerChild[] = [await startChild(['server', dbPath, prefix, ...wallets.map((w) => w.address)], master, env)];
   if (topology === 'two-apis') servers.push(...(await Promise.all([0, 1].map(() => startChild(['api', dbPath, prefix], master, env)))));
@@ -479,7 +581,7 @@ export async function runPerpOrdersBench(
      * sockets: fetch cost this client about as much CPU per request as the bare server below it
      * (it held the floor near 900/s), so the client, not the venue, would have set the figure.
      */
-    const run = async (list: typeof signed, targets: string[] = urls): Promise<number> => {
+    const run = async (list: typeof signed, targets: string[] = urls, keys: Ready['keys'] = ready.keys): Promise<number> => {
       let next = 0;
       let refused = 0;
       const span = requestSpan();
@@ -491,7 +593,7 @@ export async function runPerpOrdersBench(
             connections: Math.max(1, Math.floor(connections / targets.length)),
             amount: Math.min(share, list.length - t * share),
             requests: [
-              signedOrderRequest(() => list[next++], ready.keys, () => refused++, span),
+              signedOrderRequest(() => list[next++], keys, () => refused++, span),
             ],
           }),
         ),
@@ -516,16 +618,23 @@ export async function runPerpOrdersBench(
     // Every server process's CPU and loop time, summed.
     const cpu = async (of: ServerChild[] = servers) => {
       const all = await Promise.all(of.map((s) => cpuOf(s.child)));
-      return all.reduce((a, b) => ({ us: a.us + b.us, activeMs: a.activeMs + b.activeMs }), { us: 0, activeMs: 0 });
+      return { ...all.reduce((a, b) => ({ us: a.us + b.us, activeMs: a.activeMs + b.activeMs }), { us: 0, activeMs: 0 }), each: all };
     };
     await run(signed.slice(0, warm));
+    const services0 = serviceCpuUs();
     const cpu0 = await cpu();
     await profileChild(servers[0].child, 'start');
+    if (topology === 'two-apis') await profileChild(servers[1].child, 'start');
     const seconds = await run(signed.slice(warm, warm + orders));
     // The machine's load when each figure was taken (others' tests and benches share these 2 cores).
     const load: string[] = [`single ${os.loadavg()[0].toFixed(1)}`];
     await profileChild(servers[0].child, 'stop', topology === 'two-apis' ? 'rest-order-engine' : 'rest-order', orders);
+    // An API process of two takes half the orders.
+    if (topology === 'two-apis') await profileChild(servers[1].child, 'stop', 'rest-order-api', orders / 2);
     const cpu1 = await cpu();
+    const servicesCpuUsPerOrder = (serviceCpuUs() - services0) / orders;
+    const perServerCpuUsPerOrder = cpu1.each.map((c, i) => (c.us - cpu0.each[i].us) / orders);
+    const perServerLoopUsPerOrder = cpu1.each.map((c, i) => ((c.activeMs - cpu0.each[i].activeMs) * 1000) / orders);
     const serverCpuUsPerOrder = (cpu1.us - cpu0.us) / orders;
     const serverLoopUsPerOrder = ((cpu1.activeMs - cpu0.activeMs) * 1000) / orders;
     const perSec = orders / seconds;
@@ -537,15 +646,15 @@ export async function runPerpOrdersBench(
       const table = [
         '| figure | value |',
         '| --- | ---: |',
-        `| signed orders end to end over HTTP, ${topology === 'two-apis' ? `two perp API processes and one engine over Redis Streams, ${pgSchema ? 'PostgreSQL' : 'one SQLite file'}` : 'one process'} (${walletCount} wallets, ${connections} connections, ${orders} orders, ${refusedInRun} refused) | ${perSec.toFixed(0)}/s |`,
+        `| signed orders end to end over HTTP, ${topology === 'two-apis' ? `two perp API processes and one engine over Redis Streams, ${pgSchema ? 'PostgreSQL' : 'one SQLite file'}` : `one process${pgSchema ? ', PostgreSQL' : ''}`} (${walletCount} wallets, ${connections} connections, ${orders} orders, ${refusedInRun} refused) | ${perSec.toFixed(0)}/s |`,
         `| latency per order p50 / p99 | ${p50Ms.toFixed(1)} / ${p99Ms.toFixed(1)} ms |`,
         `| CPU per order, all ${servers.length} server processes (user + system) | ${serverCpuUsPerOrder.toFixed(0)} µs |`,
         `| end to end ÷ native recovery alone (target ≥ 0.25) | ${ratio.toFixed(3)} ${ratio >= 0.25 && refusedInRun === 0 ? 'met' : 'NOT met'} |`,
       ].join('\n');
       return {
-        orders, failures: refusedInRun, seconds, perSec, p50Ms, p99Ms, serverCpuUsPerOrder, serverLoopUsPerOrder,
+        orders, failures: refusedInRun, seconds, perSec, p50Ms, p99Ms, serverCpuUsPerOrder, serverLoopUsPerOrder, perServerCpuUsPerOrder, perServerLoopUsPerOrder, servicesCpuUsPerOrder,
         nativeRecoverPerSec: opts.nativeRecoverPerSec, jsRecoverPerSec: 0, typedNativePerSec: 0, typedViemPerSec: 0, digestPerSec: 0,
-        floorPerSec: 0, floorCpuUsPerRequest: 0, ratio, floorRatio: 0, recoverPerSec: 0, entry: [], table,
+        floorPerSec: 0, floorCpuUsPerRequest: 0, ratio, floorRatio: 0, recoverPerSec: 0, entry: [], overhead: [], table,
       };
     }
     // The floor: bare Fastify, the same client and bodies (serveFloor), once the venue is idle.
@@ -575,6 +684,23 @@ export async function runPerpOrdersBench(
       try {
         entry.push(await measureEntry(kind, server, signed, walletCount, { warm: entryWarm, orders: entryOrders, batchSize, connections: kind === 'ws' ? wsConnections : batchConnections, window: wsWindow }));
         load.push(`${kind} ${os.loadavg()[0].toFixed(1)}`);
+      } finally {
+        await stopChild(server.child);
+      }
+    }
+    // Issue 40 item 3: the same single REST orders on a fresh server whose projection is written from
+    // its worker thread (BENCH_PERP_PROJECTOR_AB=off skips it).
+    let onWorker: { perSec: number; cpuUsPerOrder: number; loopUsPerOrder: number; p99Ms: number; refused: number } | undefined;
+    if (process.env.BENCH_PERP_PROJECTOR_AB !== 'off') {
+      const server = await startChild(['server', path.join(dir, 'projector-worker.sqlite'), '-', ...wallets.map((w) => w.address)], master, { BENCH_PERP_PROJECTOR: 'worker' });
+      try {
+        const target = [server.ready.url];
+        await run(signed.slice(0, warm), target, server.ready.keys);
+        const c0 = await cpu([server]);
+        const secs = await run(signed.slice(warm, warm + orders), target, server.ready.keys);
+        const c1 = await cpu([server]);
+        onWorker = { perSec: orders / secs, cpuUsPerOrder: (c1.us - c0.us) / orders, loopUsPerOrder: ((c1.activeMs - c0.activeMs) * 1000) / orders, p99Ms: latency.p99, refused: failures };
+        load.push(`projector-on-worker ${os.loadavg()[0].toFixed(1)}`);
       } finally {
         await stopChild(server.child);
       }
@@ -620,6 +746,26 @@ export async function runPerpOrdersBench(
         `| &nbsp;&nbsp;÷ native recovery alone (target ≥ 0.25) | **${r.toFixed(3)}** ${met(r, 0.25, e.refused)} |`,
       ];
     });
+    // Issue 40: server CPU per accepted order against recovery alone plus the bare route's CPU for
+    // the order's share of its request, every input from this run.
+    const slowestRecovery = Math.min(...alone.nativeRoundsPerSec);
+    const overhead: OverheadRow[] = [
+      { kind: 'single' as const, ordersPerRequest: 1, cpuUsPerOrder: serverCpuUsPerOrder, target: 2.5 },
+      ...entry.map((e) => ({ kind: e.kind, ordersPerRequest: e.batchSize, cpuUsPerOrder: e.cpuUsPerOrder, target: 2.0 })),
+    ].map((x) => {
+      const f = overheadFactor({ cpuUsPerOrder: x.cpuUsPerOrder, nativeRecoverPerSec: alone.nativePerSec, floorCpuUsPerRequest, ordersPerRequest: x.ordersPerRequest });
+      const slow = overheadFactor({ cpuUsPerOrder: x.cpuUsPerOrder, nativeRecoverPerSec: slowestRecovery, floorCpuUsPerRequest, ordersPerRequest: x.ordersPerRequest });
+      return { ...x, recoveryUs: f.recoveryUs, floorUsPerOrder: f.floorUsPerOrder, factor: f.factor, factorSlowestRecovery: slow.factor };
+    });
+    const overheadName = { single: 'single REST orders', batch: `batches of ${batchSize}`, ws: 'WebSocket orders' } as const;
+    const refusedOf = (k: OverheadRow['kind']) => (k === 'single' ? refusedInRun : (entry.find((e) => e.kind === k)?.refused ?? 0));
+    const overheadRows = [
+      `| overhead factor (issue 40): server CPU per accepted order ÷ (native recovery alone ${(1e6 / alone.nativePerSec).toFixed(1)} µs, rounds ${alone.nativeRoundsPerSec.map((r) => (1e6 / r).toFixed(1)).join(' / ')} µs, + bare Fastify CPU ${floorCpuUsPerRequest.toFixed(1)} µs a request ÷ orders a request) | |`,
+      ...overhead.map(
+        (o) =>
+          `| &nbsp;&nbsp;${overheadName[o.kind]}: ${o.cpuUsPerOrder.toFixed(0)} µs ÷ (${o.recoveryUs.toFixed(1)} + ${o.floorUsPerOrder.toFixed(1)}) µs (target ≤ ${o.target.toFixed(1)}; with the slowest recovery round ${o.factorSlowestRecovery.toFixed(2)}) | **${o.factor.toFixed(2)}** ${o.factor <= o.target && refusedOf(o.kind) === 0 ? 'met' : 'NOT met'} |`,
+      ),
+    ];
     const table = [
       '| figure | value |',
       '| --- | ---: |',
@@ -636,7 +782,14 @@ export async function runPerpOrdersBench(
       `| EIP-712 recovery of these orders, viem recoverTypedDataAddress (one core) | ${typedViemPerSec.toFixed(0)}/s |`,
       `| end to end ÷ native recovery alone (target ≥ 0.25) | **${ratio.toFixed(3)}** ${met(ratio, 0.25, refusedInRun)} |`,
       `| end to end ÷ viem EIP-712 recovery (the former yardstick) | ${(perSec / typedViemPerSec).toFixed(2)} |`,
+      ...(onWorker
+        ? [
+            `| the same single REST orders, projection written from its worker thread on the same SQLite file (PERP_PROJECTOR=worker; ${onWorker.refused} refused): orders/s; server CPU per order; loop busy per order; p99 | ${onWorker.perSec.toFixed(0)}/s; ${onWorker.cpuUsPerOrder.toFixed(0)} µs; ${onWorker.loopUsPerOrder.toFixed(0)} µs; ${onWorker.p99Ms.toFixed(1)} ms |`,
+            `| &nbsp;&nbsp;on its worker thread ÷ on the order thread: orders/s; loop busy per order | **${(onWorker.perSec / perSec).toFixed(2)}**; ${(onWorker.loopUsPerOrder / serverLoopUsPerOrder).toFixed(2)} |`,
+          ]
+        : []),
       ...entryRows,
+      ...overheadRows,
       `| load average (1 min) at the end of each figure's run, 2 cores | ${load.join(', ')} |`,
     ].join('\n');
     const profiles = process.env.BENCH_PERP_PROF;
@@ -647,7 +800,7 @@ export async function runPerpOrdersBench(
     return {
       orders, failures: refusedInRun, seconds, perSec, p50Ms, p99Ms, serverCpuUsPerOrder, serverLoopUsPerOrder,
       nativeRecoverPerSec: alone.nativePerSec, jsRecoverPerSec: alone.jsPerSec, typedNativePerSec, typedViemPerSec, digestPerSec,
-      floorPerSec, floorCpuUsPerRequest, ratio, floorRatio, recoverPerSec: typedViemPerSec, entry, table: table + breakdown,
+      floorPerSec, floorCpuUsPerRequest, ratio, floorRatio, recoverPerSec: typedViemPerSec, entry, overhead, table: table + breakdown, onWorker,
     };
   } finally {
     for (const { child } of servers.slice().reverse()) await stopChild(child);
@@ -681,7 +834,7 @@ async function profileChild(child: ServerChild['child'], what: 'start' | 'stop',
 }
 
 /** A server child's CPU (user + system, µs) and event-loop busy time (ms) so far. */
-function childUsage(child: ServerChild['child']): Promise<{ us: number; activeMs: number }> {
+export function childUsage(child: ServerChild['child']): Promise<{ us: number; activeMs: number }> {
   return new Promise((resolve) => {
     const on = (m: any) => {
       if (m?.cpu) {
@@ -701,7 +854,7 @@ const percentile = (sorted: number[], q: number) => (sorted.length === 0 ? 0 : s
  * the list's order; the wallets' batches are then sent in turn, so buyers and sellers alternate as
  * the single orders do.
  */
-function batchesOf(list: SignedOrder[], wallets: number, size: number): SignedOrder[][] {
+export function batchesOf(list: SignedOrder[], wallets: number, size: number): SignedOrder[][] {
   const per: SignedOrder[][] = Array.from({ length: wallets }, () => []);
   for (const o of list) per[o.wallet].push(o);
   const chunks = per.map((l) => Array.from({ length: Math.ceil(l.length / size) }, (_, i) => l.slice(i * size, (i + 1) * size)));
@@ -711,7 +864,7 @@ function batchesOf(list: SignedOrder[], wallets: number, size: number): SignedOr
 }
 
 /** Sends batches through autocannon, each HMAC-signed as it leaves; counts the orders refused inside answered batches. */
-async function sendBatches(batches: SignedOrder[][], url: string, keys: Ready['keys'], connections: number): Promise<{ seconds: number; refused: number; p50: number; p99: number }> {
+export async function sendBatches(batches: SignedOrder[][], url: string, keys: Ready['keys'], connections: number): Promise<{ seconds: number; refused: number; p50: number; p99: number }> {
   const pathOf = '/v4/public/trader/orders/batch';
   let next = 0;
   let refused = 0;
@@ -757,7 +910,7 @@ async function sendBatches(batches: SignedOrder[][], url: string, keys: Ready['k
  * connections in turn), each keeping `window` frames in flight (the endpoint queues up to 16 a
  * connection and handles them one after the other). Frames are built before the clock starts.
  */
-async function sendFrames(list: SignedOrder[], wsUrl: string, keys: Ready['keys'], wallets: number, connections: number, window: number): Promise<{ seconds: number; refused: number; p50: number; p99: number }> {
+export async function sendFrames(list: SignedOrder[], wsUrl: string, keys: Ready['keys'], wallets: number, connections: number, window: number): Promise<{ seconds: number; refused: number; p50: number; p99: number }> {
   const queues: string[][] = Array.from({ length: connections }, () => []);
   const dealt = Array.from({ length: wallets }, () => 0);
   const perWallet = (w: number) => Math.floor((connections - 1 - w) / wallets) + 1;
@@ -765,25 +918,7 @@ async function sendFrames(list: SignedOrder[], wsUrl: string, keys: Ready['keys'
     const c = o.wallet + wallets * (dealt[o.wallet]++ % perWallet(o.wallet));
     queues[c].push(`{"op":"order","id":"${i}","action":"place","body":${o.body}}`);
   }
-  const sockets = await Promise.all(
-    queues.map(
-      (_, c) =>
-        new Promise<WebSocket>((resolve, reject) => {
-          const ws = new WebSocket(wsUrl, { perMessageDeflate: false });
-          ws.once('error', reject);
-          ws.once('open', () => {
-            const key = keys[c % wallets];
-            const ts = String(Date.now());
-            ws.send(JSON.stringify({ op: 'auth', id: 'auth', apiKey: key.apiKey, ts, sign: signPerp(key.apiSecret, { ts, method: 'GET', requestPath: '/v4/public/ws', body: '' }) }));
-            ws.once('message', (raw) => {
-              const f = JSON.parse(raw.toString()) as { type: string };
-              if (f.type !== 'authenticated') reject(new Error(`perp bench: stream auth refused: ${raw.toString()}`));
-              else resolve(ws);
-            });
-          });
-        }),
-    ),
-  );
+  const sockets = await Promise.all(queues.map((_, c) => openOrderStream(wsUrl, keys[c % wallets])));
   let refused = 0;
   const latencies: number[] = [];
   const t0 = process.hrtime.bigint();
@@ -904,7 +1039,7 @@ function signedOrderRequest(take: () => SignedOrder, keys: Ready['keys'], refuse
 }
 
 /** Sends `list` to one server through autocannon, each request HMAC-signed as it leaves; answers the seconds and the refused. */
-async function sendOrders(list: SignedOrder[], url: string, keys: Ready['keys'], connections: number): Promise<{ seconds: number; refused: number }> {
+export async function sendOrders(list: SignedOrder[], url: string, keys: Ready['keys'], connections: number): Promise<{ seconds: number; refused: number }> {
   let next = 0;
   let refused = 0;
   const span = requestSpan();
@@ -1128,4 +1263,25 @@ if (process.argv[2] === 'server') {
   console.log(r.table);
   console.log((await runMetricsCostBench()).table);
   if (process.env.REDIS_URL) console.log((await runPerpOrdersBench({ topology: 'two-apis', nativeRecoverPerSec: r.nativeRecoverPerSec })).table);
+}
+
+/**
+ * An order-entry WebSocket authenticated with `key`. Connections sharing a key authenticate within
+ * one millisecond on a fast host: the SDK's per-key stamp keeps their signatures apart (an identical
+ * one is a replay, 20007).
+ */
+export function openOrderStream(wsUrl: string, key: Ready['keys'][number]): Promise<WebSocket> {
+  return new Promise<WebSocket>((resolve, reject) => {
+    const ws = new WebSocket(wsUrl, { perMessageDeflate: false });
+    ws.once('error', reject);
+    ws.once('open', () => {
+      const ts = String(nextStreamAuthTs(key.apiKey, Date.now()));
+      ws.send(JSON.stringify({ op: 'auth', id: 'auth', apiKey: key.apiKey, ts, sign: signPerp(key.apiSecret, { ts, method: 'GET', requestPath: '/v4/public/ws', body: '' }) }));
+      ws.once('message', (raw) => {
+        const f = JSON.parse(raw.toString()) as { type: string };
+        if (f.type !== 'authenticated') reject(new Error(`perp bench: stream auth refused: ${raw.toString()}`));
+        else resolve(ws);
+      });
+    });
+  });
 }

@@ -10,14 +10,21 @@
  * sends end to end beside anvil's pre-signed ceiling (bench/one-click-bench.ts), then (issue 38) the
  * executor's settlement with the proxies ÷ the same contracts without them, the One Click figure on
  * the proxied contracts and the migration of a venue from before the proxies per 1,000 holders and
- * open orders (bench/upgrade-bench.ts; BENCH_ONLY=upgrade). BENCH_ONLY=http, indexer, executor,
- * oneclick, upgrade or perp runs one part. The perpetual part: the matching engine's
+ * open orders (bench/upgrade-bench.ts; BENCH_ONLY=upgrade), then perpetual withdrawals paid by the
+ * vault against 6a0f45b's (bench/perp-withdrawal-bench.ts; BENCH_ONLY=perp-withdrawals).
+ * BENCH_ONLY=http, indexer, executor, oneclick, upgrade, perp-withdrawals or perp runs one part. The perpetual part: the matching engine's
  * book against nodejs-order-book on the same streams (steady and deep books) and the full engine,
  * then the sequencer's group-committed journal against single-row commits of the same database, then
  * signed orders end to end over HTTP against native signer recovery alone (libsecp256k1, with viem's
  * JS recovery beside it), the same against a bare Fastify route, and (issue 29) the same orders in
  * batches of 20 over HTTP and as place frames over the WebSocket against the same recovery
- * (BENCH_ONLY=perp-orders runs that alone), then the same orders' server CPU with
+ * (BENCH_ONLY=perp-orders runs that alone, with the scale-out part after it), then the scale-out's
+ * CPU per order: two perp API processes and the engine over Redis Streams against one process, on
+ * PostgreSQL (bench/perp-scaleout-bench.ts; BENCH_ONLY=perp-scaleout), then (issue 40) the latency of each way in under an
+ * open-loop load at half of that throughput (bench/perp-latency-bench.ts; BENCH_ONLY=perp-latency
+ * runs that alone, measuring the saturation first), then (issue 40 item 6) the same orders with the
+ * signature recovery pool on and off, the client pinned to one core (bench/recovery-pool-bench.ts;
+ * BENCH_ONLY=recovery-pool runs that alone), then the same orders' server CPU with
  * the Prometheus metrics on and off (BENCH_ONLY=metrics runs that alone), then liquidation's cost
  * against the open positions and the engine's throughput with the liquidity pool quoting
  * (bench/perp-risk-bench.ts; BENCH_ONLY=perp-risk runs that alone), then a mark update against
@@ -42,13 +49,18 @@ import { runOneClickBench, type OneClickBenchResult } from './one-click-bench.ts
 import { median, startBenchServer, stopServers, type Server, type ServerMode } from './bench-children.ts';
 import { runPerpEngineBench } from './perp-engine-bench.ts';
 import { runPerpJournalBench } from './perp-journal-bench.ts';
+import { runPerpLatencyBench, type LatencyKind } from './perp-latency-bench.ts';
 import { runMetricsCostBench, runPerpOrdersBench } from './perp-orders-bench.ts';
+import { runPerpScaleOutBench } from './perp-scaleout-bench.ts';
+import { runSignatureRecoveryBench } from './signature-recovery-bench.ts';
 import { runPerpRiskBench } from './perp-risk-bench.ts';
+import { runRecoveryPoolBench } from './recovery-pool-bench.ts';
 import { runPerpTriggerBench } from './perp-trigger-bench.ts';
 import { runStartupBench } from './startup-bench.ts';
 import { runStartupSlicesBench } from './startup-slices-bench.ts';
 import { runStreamFanoutBench } from './stream-fanout-bench.ts';
 import { runUpgradeBench } from './upgrade-bench.ts';
+import { runPerpWithdrawalBench } from './perp-withdrawal-bench.ts';
 
 /** Seconds per measured round. */
 const DURATION = Number(process.env.BENCH_SECONDS ?? 3);
@@ -329,7 +341,85 @@ function compareOrderEncoders(): { fixedUs: number; viemUs: number } {
   return { fixedUs, viemUs };
 }
 
+/**
+ * Issue 39: what routing by `x-api-chain-id` costs. A stack with two embedded chains
+ * (EMBEDDED_CHAIN_IDS); beside it, stock API processes serving the first chain alone and processes
+ * serving both (STOCK_CHAINS, RPC_URL_<id>), the same signed requests for the first chain to each, in
+ * alternating rounds. Figure: CPU per request with one chain ÷ with two (target ≥ 0.95), and the
+ * second chain's requests on the two-chain processes beside it.
+ */
+async function multichainBench(): Promise<void> {
+  const stack = await startServer('stack', { EMBEDDED_CHAIN_IDS: '31337,31338', CHAIN_ID: '31337' });
+  // The second chain's requests go to processes of their own: a process that served both chains
+  // would hold twice the recent nonces (45 s of them), and its heap, not the routing, would cost more.
+  const groups: Record<'one' | 'two' | 'second', Server[]> = { one: [], two: [], second: [] };
+  try {
+    const demo = stack.demo!;
+    const second = demo.stock.chains.find((c) => c.chainId !== demo.chainId);
+    if (!second) throw new Error('multichain bench: the stack serves one chain');
+    const oneEnv = { DATA_DIR: stack.dataDir!, RPC_URL: stack.rpcUrl! };
+    const twoEnv = { ...oneEnv, STOCK_CHAINS: `${demo.chainId},${second.chainId}`, [`RPC_URL_${second.chainId}`]: second.rpcUrl };
+    const perGroup = Math.max(1, Math.min(PROCESSES, 2));
+    for (let i = 0; i < perGroup; i++) {
+      groups.one.push(await startServer('api', oneEnv));
+      groups.two.push(await startServer('api', twoEnv));
+      groups.second.push(await startServer('api', twoEnv));
+    }
+    const read = demo.stock.keys.readOnly;
+    const first = { apiKey: read.apiKey, apiSecret: read.apiSecret, chainId: demo.chainId };
+    const other = { ...first, chainId: second.chainId };
+    const order = { symbol: 'AAPL', side: 'Buy', type: 'Limit', quantity: '1.5', price: '150.25', timeInForce: 'DAY', deadline: Math.floor(Date.now() / 1000) + 3600 };
+    // As httpBench's `calldata`: a WRITABLE key bound to no wallet (no balance pre-check), with a
+    // scope on each chain.
+    const wFirst = { apiKey: stack.unbound!.apiKey, apiSecret: stack.unbound!.apiSecret, chainId: demo.chainId };
+    const targets = [
+      { name: 'signed GET /prices/{symbol}', slug: 'price', load: (k: typeof first) => signed(k, 'GET', '/api/v1/prices/AAPL') },
+      { name: 'signed POST /orders/calldata', slug: 'calldata', load: (k: typeof first) => signed(k, 'POST', '/api/v1/orders/calldata', { body: order }) },
+    ];
+    const rows: Array<Record<string, string | number>> = [];
+    for (const t of targets) {
+      const key = t.name.includes('POST') ? wFirst : first;
+      const rounds: Record<'one' | 'two' | 'second', ProcessRounds[]> = {
+        one: groups.one.map(() => ({ rounds: [] })),
+        two: groups.two.map(() => ({ rounds: [] })),
+        second: groups.second.map(() => ({ rounds: [] })),
+      };
+      const warm: Record<'one' | 'two' | 'second', number[]> = { one: [], two: [], second: [] };
+      for (const s of groups.one) warm.one.push(await warmUp(t.load(key)(s.url)));
+      for (const s of groups.two) warm.two.push(await warmUp(t.load(key)(s.url)));
+      for (const s of groups.second) warm.second.push(await warmUp(t.load({ ...key, chainId: other.chainId })(s.url)));
+      for (let round = 0; round < ROUNDS; round++) {
+        for (let i = 0; i < perGroup; i++) {
+          rounds.one[i].rounds.push(await measureRound(groups.one[i], t.load(key)(groups.one[i].url), presignCount(warm.one[i]), `multichain-one-${t.slug}.p${i}.${round}`));
+          rounds.two[i].rounds.push(await measureRound(groups.two[i], t.load(key)(groups.two[i].url), presignCount(warm.two[i]), `multichain-two-${t.slug}.p${i}.${round}`));
+          rounds.second[i].rounds.push(await measureRound(groups.second[i], t.load({ ...key, chainId: other.chainId })(groups.second[i].url), presignCount(warm.second[i]), `multichain-second-${t.slug}.p${i}.${round}`));
+        }
+      }
+      const errors = (ps: ProcessRounds[]) => ps.reduce((a, p) => a + p.rounds.reduce((e, r) => e + r.errors, 0), 0);
+      const [one, two, sec] = [typical(best(rounds.one)), typical(best(rounds.two)), typical(best(rounds.second))];
+      const ratio = one / two;
+      rows.push({
+        target: t.name,
+        'one chain µs/req': one.toFixed(1),
+        'two chains µs/req (first chain)': two.toFixed(1),
+        'two chains µs/req (second chain)': sec.toFixed(1),
+        'one ÷ two (target ≥ 0.95)': `${ratio.toFixed(3)} ${ratio >= 0.95 ? 'met' : 'NOT met'}`,
+        errors: errors(rounds.one) + errors(rounds.two) + errors(rounds.second),
+      });
+    }
+    console.log(`autocannon ${CONNECTIONS} connections; ${perGroup} API processes per side beside one stack of two embedded chains; ${ROUNDS} rounds of ${DURATION} s each, alternating; each figure the best process's median round of server CPU per request`);
+    console.table(rows);
+  } finally {
+    await stopServers([...groups.one, ...groups.two, ...groups.second]);
+    await stopServers([stack]);
+  }
+}
+
 if (!only || only === 'http') await httpBench();
+if (!only || only === 'multichain') {
+  console.log('\nseveral chains (issue 39): stock API processes serving one chain against processes serving two, the same signed requests (bench/run-bench.ts, multichainBench):');
+  await multichainBench();
+}
 if (!only || only === 'indexer') {
   console.log('\nindexer catch-up (fresh anvil):');
   const r = await runIndexerBench({ events: Number(process.env.BENCH_INDEXER_EVENTS ?? 50_000), log: (l) => console.log(l) });
@@ -361,6 +451,12 @@ if (!only || only === 'upgrade') {
   });
   console.log(u.table);
 }
+if (!only || only === 'perp-withdrawals') {
+  console.log("\nperpetual withdrawals paid by the vault: this release's payWithdrawal (the wallet's signature, the cap, the pause) ÷ 6a0f45b's operator withdraw, one anvil, alternating rounds (bench/perp-withdrawal-bench.ts):");
+  const w = await runPerpWithdrawalBench({ payments: Number(process.env.BENCH_WITHDRAWALS ?? 300) });
+  console.log(w.table);
+  console.log(`report: vault payments a second after ÷ before → ${w.paymentsPerSecondRatio.toFixed(3)}; gas a payment ÷ before → ${w.gasRatio.toFixed(3)}`);
+}
 if (!only || only === 'perp') {
   console.log('\nperpetual engine, in process, one core (bench/perp-engine-bench.ts):');
   const e = await runPerpEngineBench();
@@ -369,16 +465,35 @@ if (!only || only === 'perp') {
   const j = await runPerpJournalBench();
   console.log(j.table);
 }
+/** The closed-loop throughputs of the perp-orders part, orders a second: the latency part's saturation in a full run. */
+let perpSaturation: Partial<Record<LatencyKind, number>> | undefined;
+/** Native recovery alone from the perp-orders part, for the scale-out part's ratios. */
+let perpNativeRecoverPerSec: number | undefined;
 if (!only || only === 'perp' || only === 'perp-orders') {
   console.log('\nsigned perpetual orders end to end over HTTP, against native signer recovery alone (bench/perp-orders-bench.ts):');
   const o = await runPerpOrdersBench();
   console.log(o.table);
-  if (process.env.REDIS_URL) {
-    console.log(`\nthe same through two perp API processes and one engine over Redis Streams (REDIS_URL), on ${process.env.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : 'one SQLite file (set DATABASE_URL for PostgreSQL, as deployed)'}:`);
-    console.log((await runPerpOrdersBench({ topology: 'two-apis', nativeRecoverPerSec: o.nativeRecoverPerSec })).table);
+  perpSaturation = { single: o.perSec, ...Object.fromEntries(o.entry.map((e) => [e.kind, e.perSec])) };
+  perpNativeRecoverPerSec = o.nativeRecoverPerSec;
+}
+if (!only || only === 'perp' || only === 'perp-orders' || only === 'perp-scaleout') {
+  if (process.env.REDIS_URL && process.env.DATABASE_URL) {
+    console.log('\nscale-out (issue 40 item 5): the same single REST orders through one process and through two perp API processes and one engine over Redis Streams, both on PostgreSQL, CPU per order (bench/perp-scaleout-bench.ts):');
+    perpNativeRecoverPerSec ??= (await runSignatureRecoveryBench()).nativePerSec;
+    console.log((await runPerpScaleOutBench({ nativeRecoverPerSec: perpNativeRecoverPerSec })).table);
   } else {
-    console.log('(set REDIS_URL for the same figure through two perp API processes and one engine over Redis Streams)');
+    console.log('(set REDIS_URL and DATABASE_URL for the scale-out figure: two perp API processes and one engine over Redis Streams against one process, on PostgreSQL)');
   }
+}
+if (!only || only === 'perp' || only === 'perp-latency') {
+  console.log(
+    `\nlatency at half of saturation (issue 40): an open loop at half the closed-loop throughput${perpSaturation ? ' measured above' : ''}, each latency from its scheduled send (bench/perp-latency-bench.ts):`,
+  );
+  console.log((await runPerpLatencyBench({ saturated: perpSaturation })).table);
+}
+if (!only || only === 'perp' || only === 'recovery-pool') {
+  console.log('\nsignature recovery on worker threads (issue 40 item 6): SIGNATURE_WORKERS on and off, the load client pinned to core 1, the server on one core and on both (bench/recovery-pool-bench.ts):');
+  console.log((await runRecoveryPoolBench()).table);
 }
 if (!only || only === 'perp' || only === 'perp-orders' || only === 'metrics') {
   console.log('\nthe cost of the Prometheus metrics on the same signed orders, with and without them (bench/perp-orders-bench.ts, runMetricsCostBench):');

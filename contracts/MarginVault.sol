@@ -10,6 +10,7 @@ import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/Reentrancy
 import {EIP712Upgradeable} from "@openzeppelin/contracts-upgradeable/utils/cryptography/EIP712Upgradeable.sol";
 import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
 import {IMarginVault} from "./interfaces/IMarginVault.sol";
+import {IReserveRegistry} from "./interfaces/IReserveRegistry.sol";
 
 /// @title MarginVault
 /// @notice The perpetual venue's collateral vault; see {IMarginVault}.
@@ -26,6 +27,12 @@ contract MarginVault is
     bytes32 public constant WITHDRAWAL_TYPEHASH = keccak256(
         "Withdrawal(address account,address recipient,uint256 amount,bytes32 withdrawalId,uint64 deadline)"
     );
+
+    uint32 private constant DEFAULT_OPERATOR_SILENCE = 3 days;
+    uint32 private constant MIN_OPERATOR_SILENCE = 1 days;
+    uint32 private constant MAX_OPERATOR_SILENCE = 30 days;
+    /// @dev Values and sums of the reserves tree stay below 2^128 (src/perp/reserves/merkle-sum-tree.ts).
+    uint256 private constant MAX_SUM = 1 << 128;
 
     // ----------------------------------------------------------------- State
 
@@ -54,9 +61,33 @@ contract MarginVault is
     uint64 private _withdrawalPeriod;
     uint64 private _periodStart;
     bool private _capAlerted;
+    // Appended in 0.2.0 (issue 43, the escape hatch); every zero value is the safe default, so a
+    // vault upgraded from an implementation without them starts with the hatch shut until silence.
+    /// @dev When the operator last paid (unix seconds). In the cap's slot, which a payment writes already.
+    uint64 private _lastOperatorActivity;
+    bool private _paused;
+    address private _guardian;
+    /// @dev 0: DEFAULT_OPERATOR_SILENCE.
+    uint32 private _operatorSilence;
+    IReserveRegistry private _registry;
+    /// @dev Set once by `freeze` (unix seconds), never cleared.
+    uint64 private _frozenAt;
+    uint64 private _escapeEpoch;
+    bytes32 private _escapeRoot;
+    uint256 private _escapeTotal;
 
     modifier onlyOperator() {
         if (!isOperator[msg.sender]) revert NotOperator(msg.sender);
+        _;
+    }
+
+    modifier onlyGuardianOrOwner() {
+        if (msg.sender != _guardian && msg.sender != owner()) revert NotGuardian(msg.sender);
+        _;
+    }
+
+    modifier notFrozen() {
+        if (_frozenAt != 0) revert VaultFrozen();
         _;
     }
 
@@ -98,10 +129,45 @@ contract MarginVault is
         emit WithdrawalCapSet(cap, period);
     }
 
+    /// @inheritdoc IMarginVault
+    function setGuardian(address guardian_) external onlyOwner {
+        _guardian = guardian_;
+        emit GuardianSet(guardian_);
+    }
+
+    /// @inheritdoc IMarginVault
+    function pause() external onlyGuardianOrOwner {
+        _paused = true;
+        emit VaultPausedBy(msg.sender);
+    }
+
+    /// @inheritdoc IMarginVault
+    function unpause() external onlyGuardianOrOwner {
+        _paused = false;
+        emit VaultUnpausedBy(msg.sender);
+    }
+
+    /// @inheritdoc IMarginVault
+    function setReserveRegistry(address registry) external onlyOwner {
+        if (registry == address(0)) revert ZeroAddress();
+        _registry = IReserveRegistry(registry);
+        // The silence is counted from here at the earliest: a vault upgraded to the hatch, whose
+        // registry holds roots posted before it recorded their time, must not be freezable at once.
+        _lastOperatorActivity = uint64(block.timestamp);
+        emit ReserveRegistrySet(registry);
+    }
+
+    /// @inheritdoc IMarginVault
+    function setOperatorSilence(uint32 silence) external onlyOwner {
+        if (silence < MIN_OPERATOR_SILENCE || silence > MAX_OPERATOR_SILENCE) revert InvalidOperatorSilence(silence);
+        _operatorSilence = silence;
+        emit OperatorSilenceSet(silence);
+    }
+
     // ------------------------------------------------------------------ User
 
     /// @inheritdoc IMarginVault
-    function deposit(uint256 amount) external onlyViaProxy nonReentrant {
+    function deposit(uint256 amount) external onlyViaProxy nonReentrant notFrozen {
         if (amount == 0) revert ZeroAmount();
         IERC20 token = IERC20(collateralToken);
         // Checked here so that a wallet sees the vault's own error, not the token's.
@@ -121,6 +187,8 @@ contract MarginVault is
         onlyOperator
         nonReentrant
     {
+        if (_paused) revert VenuePaused();
+        if (_frozenAt != 0) revert VaultFrozen();
         address account = request.account;
         address recipient = request.recipient;
         uint256 amount = request.amount;
@@ -139,6 +207,7 @@ contract MarginVault is
         uint256 available = token.balanceOf(address(this));
         if (available < amount) revert InsufficientVaultBalance(available, amount);
         withdrawalPaid[withdrawalId] = true;
+        _lastOperatorActivity = uint64(block.timestamp);
         withdrawnOf[account] += amount;
         totalWithdrawn += amount;
         token.safeTransfer(recipient, amount);
@@ -146,7 +215,102 @@ contract MarginVault is
         if (recipient != account) emit WithdrawalRecipient(withdrawalId, recipient);
     }
 
+    // ------------------------------------------------------------ Escape hatch
+
+    /// @inheritdoc IMarginVault
+    function freeze() external notFrozen {
+        uint256 openAt = freezableAt();
+        if (openAt == 0) revert NoReservesRoot();
+        if (block.timestamp < openAt) revert OperatorNotSilent(openAt);
+        IReserveRegistry.ReserveRecord memory r = _registry.latest();
+        _frozenAt = uint64(block.timestamp);
+        _escapeEpoch = r.epoch;
+        _escapeRoot = r.root;
+        _escapeTotal = r.total;
+        emit VaultFrozenBy(msg.sender, r.epoch, r.root, r.total);
+    }
+
+    /// @inheritdoc IMarginVault
+    function escapeWithdraw(
+        bytes32 salt,
+        uint256 equity,
+        uint256 pendingWithdrawals,
+        uint256 deposited,
+        uint256 withdrawn,
+        ProofStep[] calldata path
+    ) external nonReentrant {
+        if (_frozenAt == 0) revert VaultNotFrozen();
+        address account = msg.sender;
+        uint256 value = equity + pendingWithdrawals;
+        if (equity >= MAX_SUM || pendingWithdrawals >= MAX_SUM || value >= MAX_SUM) revert InvalidEscapeProof();
+        bytes32 hash = keccak256(abi.encode(salt, account, equity, pendingWithdrawals, deposited, withdrawn));
+        uint256 sum = value;
+        for (uint256 i; i < path.length; ++i) {
+            ProofStep calldata step = path[i];
+            if (step.sum >= MAX_SUM) revert InvalidEscapeProof();
+            hash = step.left
+                ? keccak256(abi.encode(step.hash, step.sum, hash, sum))
+                : keccak256(abi.encode(hash, sum, step.hash, step.sum));
+            sum += step.sum;
+            if (sum >= MAX_SUM) revert InvalidEscapeProof();
+        }
+        if (hash != _escapeRoot || sum != _escapeTotal) revert InvalidEscapeProof();
+        // What the vault took from the account since the snapshot comes back, what it paid since
+        // is taken off: the per-account totals are the vault's own, the leaf commits the engine's.
+        uint256 credit = value + depositedOf[account] + withdrawn;
+        uint256 debit = deposited + withdrawnOf[account];
+        if (credit <= debit) revert NothingToEscape(account);
+        uint256 amount = credit - debit;
+        IERC20 token = IERC20(collateralToken);
+        uint256 available = token.balanceOf(address(this));
+        if (available < amount) revert InsufficientVaultBalance(available, amount);
+        withdrawnOf[account] += amount;
+        totalWithdrawn += amount;
+        token.safeTransfer(account, amount);
+        emit EscapeWithdrawn(account, amount, _escapeEpoch);
+    }
+
     // ----------------------------------------------------------------- Views
+
+    /// @inheritdoc IMarginVault
+    function guardian() external view returns (address) {
+        return _guardian;
+    }
+
+    /// @inheritdoc IMarginVault
+    function paused() external view returns (bool) {
+        return _paused;
+    }
+
+    /// @inheritdoc IMarginVault
+    function reserveRegistry() external view returns (address) {
+        return address(_registry);
+    }
+
+    /// @inheritdoc IMarginVault
+    function operatorSilence() public view returns (uint32) {
+        uint32 silence = _operatorSilence;
+        return silence == 0 ? DEFAULT_OPERATOR_SILENCE : silence;
+    }
+
+    /// @inheritdoc IMarginVault
+    function lastOperatorActivity() external view returns (uint64) {
+        return _lastOperatorActivity;
+    }
+
+    /// @inheritdoc IMarginVault
+    function freezableAt() public view returns (uint256) {
+        IReserveRegistry registry = _registry;
+        if (address(registry) == address(0) || registry.epochCount() == 0) return 0;
+        uint256 last = registry.lastPostedAt();
+        if (_lastOperatorActivity > last) last = _lastOperatorActivity;
+        return last + operatorSilence();
+    }
+
+    /// @inheritdoc IMarginVault
+    function escapeRoot() external view returns (uint64 epoch, bytes32 root, uint256 total, uint64 frozenAt) {
+        return (_escapeEpoch, _escapeRoot, _escapeTotal, _frozenAt);
+    }
 
     /// @inheritdoc IMarginVault
     function withdrawalCap()

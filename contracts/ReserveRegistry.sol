@@ -20,6 +20,9 @@ contract ReserveRegistry is IReserveRegistry, VenueUpgradeable, Ownable2StepUpgr
     ReserveRecord private _latest;
     /// @inheritdoc IReserveRegistry
     uint256 public epochCount;
+    // Appended in 0.2.0 (issue 43).
+    /// @inheritdoc IReserveRegistry
+    uint64 public lastPostedAt;
 
     modifier onlyOperator() {
         if (!isOperator[msg.sender]) revert NotOperator(msg.sender);
@@ -64,6 +67,7 @@ contract ReserveRegistry is IReserveRegistry, VenueUpgradeable, Ownable2StepUpgr
         _records[epoch] = r;
         _latest = r;
         epochCount += 1;
+        lastPostedAt = uint64(block.timestamp);
         emit ReservesPosted(epoch, root, total, leafCount, timestamp);
     }
 

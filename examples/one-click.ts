@@ -11,6 +11,8 @@ import path from 'node:path';
 import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, parseUnits, type Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { StockClient, oneClickCancel, oneClickOperation, oneClickOrder } from '@tokex/sdk';
+// Amounts for a person: each token's display precision, truncated (the API's are exact, 18 decimals).
+import { formatDisplayAmount as show } from '@tokex/contract';
 
 const demo = JSON.parse(fs.readFileSync(path.join(process.env.DATA_DIR ?? 'data', 'demo.json'), 'utf8'));
 const api = new StockClient({ baseUrl: demo.stock.baseUrl, chainId: demo.chainId, ...demo.stock.keys.writable });
@@ -35,11 +37,11 @@ console.log(`one click ${enabled.status}: delegatee ${enabled.delegatee}`);
 
 // 2. Deposit 1,000 USDC into mUSD: the relayer sends it, the flow polls until it is completed.
 const op = await oneClickOperation(api, 'cashDeposit', { tokenAddress: usdc, tokenAmount: '1000' }, { timeoutMs: 50_000 });
-console.log(`deposit ${op.operationId}: ${op.operationStatus}, ${op.mUsdAmount} mUSD`);
+console.log(`deposit ${op.operationId}: ${op.operationStatus}, ${show(op.mUsdAmount, 'mUSD')} mUSD`);
 
 // 3. A market buy for 250 mUSD, executed and settled on chain by the platform.
 const filled = await oneClickOrder(api, { symbol: 'AAPL', side: 'Buy', type: 'Market', notional: '250', deadline: Math.floor(Date.now() / 1000) + 600 }, { timeoutMs: 50_000 });
-console.log(`order ${filled.orderId}: ${filled.history?.status} ${filled.history?.filledQuantity} AAPL at ${filled.history?.averagePrice}, fees ${filled.history?.fees}`);
+console.log(`order ${filled.orderId}: ${filled.history?.status} ${show(filled.history?.filledQuantity ?? '0', 'AAPL')} AAPL at ${show(filled.history?.averagePrice ?? '-', 'USD')}, fees ${show(filled.history?.fees ?? '0', 'mUSD')}`);
 
 // 4. A limit buy far below the market, then its cancel, both relayed.
 const limit = await oneClickOrder(
@@ -52,7 +54,7 @@ console.log(`order ${limit.orderId}: ${cancelled.history?.status}`);
 
 // 5. Withdraw 100 USDC back to the wallet.
 const out = await oneClickOperation(api, 'cashWithdrawal', { tokenAddress: usdc, tokenAmount: '100' }, { timeoutMs: 50_000 });
-console.log(`withdrawal ${out.operationId}: ${out.operationStatus}, ${out.tokenAmount} USDC`);
+console.log(`withdrawal ${out.operationId}: ${out.operationStatus}, ${show(out.tokenAmount, 'USDC')} USDC`);
 
 const sent = (await chainReader.getTransactionCount({ address: account.address })) - walletNonce;
 console.log(`transactions sent by the wallet since enabling: ${sent}`);

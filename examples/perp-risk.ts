@@ -3,7 +3,8 @@
  * liquidated through the book when AAPL falls about 3 %, the insurance fund takes the liquidation fee; then
  * a second wallet adds liquidity to the pool and withdraws collateral to its wallet on chain (the
  * wallet signs the withdrawal; the vault pays only against that signature). The rules are
- * docs/perp-risk.md. Run against `npm start` (it pins AAPL for a while, then releases it):
+ * docs/perp-risk.md. Run against `npm start` (it pins AAPL for a while, then releases it; AAPL then
+ * walks on from the crash's level: `npx tokex demo reset`, with the stack stopped, restores the seeded demo):
  *
  *   npx tsx examples/perp-risk.ts           (DATA_DIR defaults to ./data)
  */
@@ -107,6 +108,7 @@ try {
   console.log(`trader balance after the liquidation: ${account.balance}`);
 } finally {
   setPrice('--release');
+  console.log(`released ${underlying}: it walks on from there; \`npx tokex demo reset\` (stack stopped) brings back the seeded prices`);
 }
 
 // 4. The second wallet adds liquidity to the pool, then withdraws collateral to its wallet.

@@ -17,7 +17,8 @@ import { PerpApiError, PerpClient, type AccountProof } from '@tokex/sdk';
 const MAX_SUM = 1n << 128n;
 
 /** The parts a proof is checked from (the API's answer has more). */
-export type ProofToCheck = Pick<AccountProof, 'salt' | 'account' | 'equity' | 'pendingWithdrawals' | 'path' | 'root' | 'total'>;
+export type ProofToCheck = Pick<AccountProof, 'salt' | 'account' | 'equity' | 'pendingWithdrawals' | 'path' | 'root' | 'total'> &
+  Partial<Pick<AccountProof, 'deposited' | 'withdrawn'>>;
 
 /**
  * Recomputes the leaf and walks its path: true only when it reaches `root` with sum `total` and every
@@ -29,8 +30,14 @@ export function verifyProof(p: ProofToCheck): boolean {
     const equity = BigInt(p.equity);
     const pending = BigInt(p.pendingWithdrawals);
     if (!inRange(equity) || !inRange(pending) || !inRange(equity + pending)) return false;
+    // Since 0.2.0 a leaf also commits the account's vault flows (what the escape hatch settles);
+    // an epoch built before has the first four fields only.
+    const flows = p.deposited != null && p.withdrawn != null ? [BigInt(p.deposited), BigInt(p.withdrawn)] : [];
     let hash: Hex = keccak256(
-      encodeAbiParameters([{ type: 'bytes32' }, { type: 'address' }, { type: 'uint256' }, { type: 'uint256' }], [p.salt, getAddress(p.account), equity, pending]),
+      encodeAbiParameters(
+        [{ type: 'bytes32' }, { type: 'address' }, { type: 'uint256' }, { type: 'uint256' }, ...flows.map(() => ({ type: 'uint256' as const }))],
+        [p.salt, getAddress(p.account), equity, pending, ...flows],
+      ),
     );
     let sum = equity + pending;
     for (const step of p.path) {

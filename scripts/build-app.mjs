@@ -25,8 +25,8 @@ const PRUNE_AFTER_MS = 10 * 60_000;
  * Each `import.meta.url` (and `.dirname`, `.filename`) in src/ becomes the source file's own
  * location, so that paths the code builds from it (contract artifacts, the console's HTML, CSS and
  * browser sources, corporate-actions.json, createRequire) resolve exactly as they do from the
- * sources, whichever chunk the code lands in. (A worker thread's script would need an entry point
- * of its own below: pointed at its .ts source, it would not run without tsx.)
+ * sources, whichever chunk the code lands in. (A worker thread's script has an entry point of its
+ * own below: pointed at its .ts source, it would not run without tsx.)
  */
 const sourceLocations = {
   name: 'source-locations',
@@ -139,8 +139,16 @@ export async function buildApp(log = (line) => process.stderr.write(`${line}\n`)
 
   const result = await build({
     absWorkingDir: ROOT,
-    entryPoints: { main: 'src/cli/main.ts' },
+    // The worker threads (the perpetual projection's, the signature recovery pool's) have entries
+    // of their own: a worker runs a script file, and pointed at its .ts source it would need tsx
+    // (projection-worker-client.ts, signature-recovery-pool.ts).
+    entryPoints: {
+      main: 'src/cli/main.ts',
+      'perp-projection-worker': 'src/perp/projection/projection-worker.ts',
+      'signature-recovery-worker': 'src/chain/signature-recovery-worker.ts',
+    },
     outdir: OUT_DIR,
+    define: { __TOKEX_BUNDLED__: 'true' },
     bundle: true,
     splitting: true,
     format: 'esm',

@@ -14,7 +14,22 @@ import {ICommonErrors} from "./ICommonErrors.sol";
 /// paid at most once, and every payment counts against a cap per period (docs/security.md): the
 /// operator key alone moves nothing, and even valid requests cannot empty the vault faster than the
 /// cap.
+///
+/// The escape hatch (docs/security.md, "Perpetual vault escape hatch"): when the operator has been
+/// silent for `operatorSilence` (no payment here, no reserves root in the ReserveRegistry), anyone
+/// can `freeze` the vault for good, fixing the registry's latest root as the escape root. Each
+/// account then takes its own leaf of that root back with `escapeWithdraw`: the leaf's equity and
+/// pending withdrawals, plus what the vault took from it since the snapshot, less what it paid it
+/// since (both from the vault's own per-account totals against the ones the leaf commits).
 interface IMarginVault is ICommonErrors {
+    /// @notice One step of a Merkle-sum path: the sibling's hash and sum, and whether the sibling
+    /// is the left child (node = H(sibling, current)) or the right one.
+    struct ProofStep {
+        bytes32 hash;
+        uint256 sum;
+        bool left;
+    }
+
     /// @notice A withdrawal as the account signs it (EIP-712 type `Withdrawal`).
     /// @param account Whose withdrawal it is: the signer (an EOA, or an ERC-1271 wallet).
     /// @param recipient Who is paid.
@@ -49,6 +64,22 @@ interface IMarginVault is ICommonErrors {
     error WithdrawalAboveCap(uint256 amount, uint256 cap);
     /// @notice A cap period of zero.
     error InvalidWithdrawalPeriod();
+    /// @notice `caller` is neither the guardian nor the owner.
+    error NotGuardian(address caller);
+    /// @notice The vault is frozen: the escape hatch pays, nothing else moves collateral.
+    error VaultFrozen();
+    /// @notice The vault is not frozen: the operator's path serves withdrawals.
+    error VaultNotFrozen();
+    /// @notice The operator was active within the silence period: `freeze` is possible from `openAt` (unix seconds).
+    error OperatorNotSilent(uint256 openAt);
+    /// @notice No reserves registry is set, or it holds no root yet: there is nothing to escape against.
+    error NoReservesRoot();
+    /// @notice The leaf and path do not lead to the escape root and total.
+    error InvalidEscapeProof();
+    /// @notice The leaf gives the caller nothing more: taken already, or nothing was owed.
+    error NothingToEscape(address account);
+    /// @notice The operator silence must be 1 to 30 days.
+    error InvalidOperatorSilence(uint32 silence);
 
     /// @notice `account` deposited `amount` collateral-token units; the engine credits its margin.
     event Deposited(address indexed account, uint256 amount);
@@ -62,6 +93,21 @@ interface IMarginVault is ICommonErrors {
     /// @notice This period's payments reached 90 % of the cap (once a period): the alert an operator
     /// watches before withdrawals start waiting for the next period.
     event WithdrawalCapNearlyReached(uint64 periodStart, uint256 withdrawn, uint256 cap);
+    /// @notice The owner named the guardian (zero: none), who can pause and unpause payments.
+    event GuardianSet(address indexed guardian);
+    /// @notice `by` (the guardian or the owner) paused the operator's payments.
+    event VaultPausedBy(address indexed by);
+    /// @notice `by` (the guardian or the owner) lifted the pause.
+    event VaultUnpausedBy(address indexed by);
+    /// @notice The owner set the registry whose roots the escape hatch pays against.
+    event ReserveRegistrySet(address indexed registry);
+    /// @notice The owner set the operator silence after which the vault can be frozen.
+    event OperatorSilenceSet(uint32 silence);
+    /// @notice `by` froze the vault for good after the operator's silence; escapes pay against the
+    /// registry's record of `epoch` (`root`, `total`).
+    event VaultFrozenBy(address indexed by, uint64 indexed epoch, bytes32 root, uint256 total);
+    /// @notice `account` took `amount` collateral-token units back through the escape hatch, against the root of `epoch`.
+    event EscapeWithdrawn(address indexed account, uint256 amount, uint64 indexed epoch);
 
     // ------------------------------------------------------------------ Admin
 
@@ -73,12 +119,51 @@ interface IMarginVault is ICommonErrors {
     /// one. Owner only.
     function setWithdrawalCap(uint256 cap, uint64 period) external;
 
+    /// @notice Names the guardian (zero: none). Owner only.
+    function setGuardian(address guardian_) external;
+
+    /// @notice Stops the operator's payments (`VenuePaused`) until `unpause`. Deposits go on, and the
+    /// silence that opens the escape hatch keeps running. Guardian or owner.
+    function pause() external;
+
+    /// @notice Lifts the pause. Guardian or owner.
+    function unpause() external;
+
+    /// @notice Sets the ReserveRegistry whose latest root `freeze` fixes as the escape root, and starts
+    /// the silence clock afresh (`lastOperatorActivity` = now). Owner only.
+    function setReserveRegistry(address registry) external;
+
+    /// @notice Sets the operator silence (seconds, 1 to 30 days; 0 was the default, 3 days) after
+    /// which anyone can freeze the vault. Owner only.
+    function setOperatorSilence(uint32 silence) external;
+
     // ------------------------------------------------------------------- User
 
     /// @notice Takes `amount` collateral-token units from the caller (who must have approved the
     /// vault for it) and credits the caller. Reverts `ZeroAmount` for zero, `InsufficientAllowance`
-    /// without the approval.
+    /// without the approval, `VaultFrozen` once frozen.
     function deposit(uint256 amount) external;
+
+    /// @notice Freezes the vault for good once the operator has been silent for `operatorSilence`
+    /// (no payment here and no root posted to the registry since): the registry's latest root
+    /// becomes the escape root, payments and deposits stop, `escapeWithdraw` opens. Anyone may call
+    /// it (`OperatorNotSilent` before the silence has run, `NoReservesRoot` without a root).
+    function freeze() external;
+
+    /// @notice Pays the caller its leaf of the escape root: `equity + pendingWithdrawals` of the leaf,
+    /// plus `depositedOf(caller) - deposited`, less `withdrawnOf(caller) - withdrawn` (never below
+    /// zero). The leaf is `keccak256(abi.encode(salt, caller, equity, pendingWithdrawals, deposited,
+    /// withdrawn))` and `path` leads from it to the escape root and total (the API's `GET
+    /// account/proof`). What it pays counts in `withdrawnOf`, so a second call pays only what was
+    /// deposited since. Only once frozen (`VaultNotFrozen`); not capped.
+    function escapeWithdraw(
+        bytes32 salt,
+        uint256 equity,
+        uint256 pendingWithdrawals,
+        uint256 deposited,
+        uint256 withdrawn,
+        ProofStep[] calldata path
+    ) external;
 
     // --------------------------------------------------------------- Operator
 
@@ -111,6 +196,18 @@ interface IMarginVault is ICommonErrors {
         returns (uint256 cap, uint64 period, uint64 periodStart, uint256 withdrawnInPeriod);
     /// @notice The EIP-712 digest the account signs for `request`.
     function withdrawalDigest(WithdrawalRequest calldata request) external view returns (bytes32);
+    function guardian() external view returns (address);
+    function paused() external view returns (bool);
+    function reserveRegistry() external view returns (address);
+    /// @notice Seconds of operator silence after which the vault can be frozen.
+    function operatorSilence() external view returns (uint32);
+    /// @notice When the operator last paid a withdrawal, or the owner set the registry (unix seconds).
+    function lastOperatorActivity() external view returns (uint64);
+    /// @notice When `freeze` becomes possible (unix seconds): the later of the last payment and the
+    /// registry's last post, plus the silence. 0 without a registry or a root.
+    function freezableAt() external view returns (uint256);
+    /// @notice The escape root fixed by `freeze` (epoch 0 while not frozen).
+    function escapeRoot() external view returns (uint64 epoch, bytes32 root, uint256 total, uint64 frozenAt);
 
     /// @notice An account's totals of the earlier vault were carried over.
     event AccountMigrated(address indexed account, uint256 deposited, uint256 withdrawn);

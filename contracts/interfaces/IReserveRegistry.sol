@@ -65,5 +65,8 @@ interface IReserveRegistry is ICommonErrors {
     function MAX_EPOCH_LEAD_MS() external view returns (uint64);
     /// @notice Number of epochs posted.
     function epochCount() external view returns (uint256);
+    /// @notice The block time (unix seconds) of the last post: the operator's heartbeat that keeps
+    /// the MarginVault's escape hatch closed (0 before the first post since 0.2.0).
+    function lastPostedAt() external view returns (uint64);
     function isOperator(address account) external view returns (bool);
 }

@@ -8,8 +8,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Address, Hex } from 'viem';
+import type { StockScope } from '../auth/api-key-model.ts';
 import { DEMO_WALLETS } from '../chain/anvil-accounts.ts';
 import { perpDeploymentOf } from '../chain/deploy-perp-venue.ts';
+import type { DeploymentContracts } from '../chain/deployment-file.ts';
 import { getMeta, setMeta } from '../storage/meta-store.ts';
 import type { StackContext } from './stack-context.ts';
 import { metricsUrlOf } from './metrics-wiring.ts';
@@ -18,6 +20,9 @@ export interface DemoCredentials {
   apiKey: string;
   apiSecret: string;
 }
+
+/** The stock venue's addresses a client needs, as the deployment record holds them. */
+export type DemoStockContracts = Pick<DeploymentContracts, 'stockRouter' | 'oneClickRouter' | 'cashier' | 'cashToken' | 'accountLens' | 'stocks'>;
 
 export interface DemoFile {
   chainId: number;
@@ -31,10 +36,19 @@ export interface DemoFile {
     /** The stock API's WebSocket streams (docs/streams.md). */
     wsUrl: string;
     product: string;
-    contracts: { stockRouter: Address; oneClickRouter: Address; cashier: Address; cashToken: Address; accountLens: Address; stocks: Record<string, Address> };
+    contracts: DemoStockContracts;
+    /**
+     * Every chain the stock API serves, the first (the top-level `chainId`, `rpcUrl` and
+     * `contracts`) first: a request's `x-api-chain-id` picks one (docs/stock-api.md, "Several chains").
+     */
+    chains: Array<{ chainId: number; rpcUrl: string; contracts: DemoStockContracts }>;
+    /**
+     * Each key with its scopes (docs/api-keys-secrets.md "Stock key scopes"): one per served chain
+     * for the product, READ_ONLY or WRITABLE.
+     */
     keys: {
-      readOnly: DemoCredentials;
-      writable: DemoCredentials & { userAddress: Address };
+      readOnly: DemoCredentials & { scopes: StockScope[] };
+      writable: DemoCredentials & { userAddress: Address; scopes: StockScope[] };
     };
   };
   perp?: {
@@ -73,18 +87,35 @@ export async function writeDemoFile(ctx: StackContext, stockBaseUrl: string): Pr
     }
     return create();
   };
-  const common = { ipWhitelist: ['127.0.0.1', '::1'], chainId: config.chainId, product: config.stockProduct };
+  // One scope per chain served, for the product; a key reused from an earlier start (made before
+  // scopes, or before a chain was added) gains the scopes it lacks, and shows those it holds.
+  const chainIds = [ctx, ...ctx.otherChains].map((c) => c.config.chainId);
+  const served = (access: StockScope['access']): StockScope[] => chainIds.map((chainId) => ({ chainId, productType: config.stockProduct, access }));
+  const common = { ipWhitelist: ['127.0.0.1', '::1'] };
   const readOnly = await ensure(ids.readOnly, previous?.stock?.keys?.readOnly?.apiSecret, async () => {
-    const r = await keys.create({ ...common, permission: 'READ_ONLY', label: 'demo read-only' });
+    const r = await keys.create({ ...common, scopes: served('READ_ONLY'), label: 'demo read-only' });
     return { apiKey: r.key.apiKey, apiSecret: r.apiSecret };
   });
   const writable = await ensure(ids.writable, previous?.stock?.keys?.writable?.apiSecret, async () => {
-    const r = await keys.create({ ...common, permission: 'WRITABLE', label: 'demo writable', userAddress: demoUser });
+    const r = await keys.create({ ...common, scopes: served('WRITABLE'), label: 'demo writable', userAddress: demoUser });
     return { apiKey: r.key.apiKey, apiSecret: r.apiSecret };
   });
   await setMeta(db, 'demo.stockKeys', JSON.stringify({ readOnly: readOnly.apiKey, writable: writable.apiKey }));
+  for (const [apiKey, access] of [[readOnly.apiKey, 'READ_ONLY'], [writable.apiKey, 'WRITABLE']] as const) {
+    const held = (await keys.get(apiKey))?.scopes ?? [];
+    const missing = served(access).filter((s) => !held.some((h) => h.chainId === s.chainId && h.productType === s.productType));
+    if (missing.length > 0) await keys.update(apiKey, { addScopes: missing });
+  }
+  const scopesOf = async (apiKey: string): Promise<StockScope[]> => (await keys.get(apiKey))?.scopes ?? [];
 
-  const c = ctx.chain.deployment.contracts;
+  const contractsOf = (c: StackContext['chain']['deployment']['contracts']): DemoStockContracts => ({
+    stockRouter: c.stockRouter,
+    oneClickRouter: c.oneClickRouter,
+    cashier: c.cashier,
+    cashToken: c.cashToken,
+    accountLens: c.accountLens,
+    stocks: c.stocks,
+  });
   const demo: DemoFile = {
     chainId: config.chainId,
     rpcUrl: ctx.chain.rpcUrl,
@@ -94,15 +125,12 @@ export async function writeDemoFile(ctx: StackContext, stockBaseUrl: string): Pr
       baseUrl: stockBaseUrl,
       wsUrl: `${stockBaseUrl.replace(/^http/, 'ws')}/api/v1/ws`,
       product: config.stockProduct,
-      contracts: {
-        stockRouter: c.stockRouter,
-        oneClickRouter: c.oneClickRouter,
-        cashier: c.cashier,
-        cashToken: c.cashToken,
-        accountLens: c.accountLens,
-        stocks: c.stocks,
+      contracts: contractsOf(ctx.chain.deployment.contracts),
+      chains: [ctx, ...ctx.otherChains].map((c) => ({ chainId: c.config.chainId, rpcUrl: c.chain.rpcUrl, contracts: contractsOf(c.chain.deployment.contracts) })),
+      keys: {
+        readOnly: { ...readOnly, scopes: await scopesOf(readOnly.apiKey) },
+        writable: { ...writable, userAddress: demoUser, scopes: await scopesOf(writable.apiKey) },
       },
-      keys: { readOnly, writable: { ...writable, userAddress: demoUser } },
     },
   };
   const perp = ctx.endpoints.perp;

@@ -20,7 +20,7 @@ export async function startMetrics(ctx: StackContext): Promise<MetricsHandle> {
     host: settings.host,
     port: settings.port,
     logger: ctx.logger,
-    source: { status: ctx.status, engine: () => ctx.perpVenue?.engine() },
+    source: { status: ctx.status, engine: () => ctx.perpVenue?.engine(), chains: () => ctx.otherChains.map((c) => ({ chainId: c.config.chainId, status: c.status })) },
   });
   if (handle.url) urls.set(ctx, handle.url);
   return handle;

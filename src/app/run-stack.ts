@@ -12,7 +12,7 @@ export async function runStack(roles: Role | readonly Role[]): Promise<void> {
   // A database written by a newer release is refused before anything starts (the chain included):
   // this release cannot read it, and must write nothing into it (docs/upgrades.md).
   await checkAppDatabase(config);
-  const logger = createLogger({ level: config.logLevel });
+  const logger = createLogger({ level: config.logLevel, requests: config.logRequests, format: config.logFormat });
 
   // The handlers go in before anything starts: a SIGTERM that arrives while the stack starts (a
   // process manager giving up, or one sent the moment the banner shows on a busy machine) must
@@ -60,6 +60,7 @@ export async function runStack(roles: Role | readonly Role[]): Promise<void> {
   const lines = [bannerTitle(role)];
   for (const note of stack.upgradeNotes) lines.push(`  upgrade    ${note}`);
   if (stack.stockBaseUrl) {
+    lines.push(`  console    ${stack.stockBaseUrl}/console   (trade both venues in a browser; docs/console.md)`);
     lines.push(`  stock API  ${stack.stockBaseUrl}/api/v1   (reference: ${stack.stockBaseUrl}/docs)`);
     lines.push(`  streams    ${stack.stockBaseUrl.replace(/^http/, 'ws')}/api/v1/ws`);
   }
@@ -74,9 +75,13 @@ export async function runStack(roles: Role | readonly Role[]): Promise<void> {
     else lines.push(`  TLS        plain HTTP on ${config.host}, reachable by others: set TLS_CERT_FILE/TLS_KEY_FILE for HTTPS (docs/deployment.md)`);
   }
   lines.push(`  chain      ${stack.rpcUrl} (chain id ${config.chainId})`);
+  // The other chains' stock venues (docs/deployment.md, "Several chains"): x-api-chain-id picks one.
+  for (const c of stack.chains.slice(1)) lines.push(`  chain      ${c.rpcUrl} (chain id ${c.chainId}, stock venue; data ${c.dataDir})`);
+  for (const c of stack.unstartedChains) lines.push(`  chain      ${c.chainId} DID NOT START: ${c.reason} (not served until a restart; the log has the error)`);
   lines.push(`  data       ${config.dataDir}${config.databaseUrl ? ' (database: PostgreSQL)' : ''}`);
   lines.push(`  metrics    ${stack.metricsUrl ?? (config.metrics ? 'not served (see the log)' : 'off (METRICS_PORT=off)')}`);
   if (stack.demoFile) lines.push(`  demo.json  ${stack.demoFile}  (demo wallets and API keys)`);
+  lines.push(`  logs       ${config.logRequests ? 'one line per request (LOG_REQUESTS=0 turns them off)' : 'warnings and events; LOG_REQUESTS=1 adds one line per request'}`);
   lines.push('  Ctrl-C to stop');
   process.stdout.write(lines.join('\n') + '\n');
 }

@@ -3,6 +3,7 @@
  * the key service, the market calendar and catalog, and the quotes. A role takes what it needs from
  * here and publishes what others read (its endpoint) back onto it.
  */
+import { createSwitchableQuoteReader, type SwitchableQuoteReader } from '../marketdata/switchable-quote-reader.ts';
 import type { FastifyInstance } from 'fastify';
 import type { AppConfig } from '../config/app-config.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -44,6 +45,11 @@ export interface StackContext {
    */
   quotes(): Promise<QuoteReader>;
   provideQuotes(reader: QuoteReader): void;
+  /**
+   * The marketdata role stopped `reader` (its lease lost): until it provides another, the roles of
+   * this process read the quotes table (the feed of whichever process holds the lease now).
+   */
+  withdrawQuotes(reader: QuoteReader): Promise<void>;
   /** APIs served by this process, by venue. */
   endpoints: { stock?: ApiEndpoint; perp?: ApiEndpoint };
   /** Wake-ups between the stock API and the One Click relayer when both run here. */
@@ -59,27 +65,74 @@ export interface StackContext {
    * the status publisher writes it for `/readyz` and `tokex status`, the metrics export it.
    */
   status: RoleStatusRegistry;
+  /**
+   * Whether this is the deployment's first chain (CHAIN_ID), the only one on a single-chain
+   * deployment: it alone runs market data, the perpetual venue, the stock streams and the console,
+   * and its database holds the API keys (docs/deployment.md, "Several chains").
+   */
+  firstChain: boolean;
+  /**
+   * On the first chain's context: the stock venues of the other chains served (`stockChains` after
+   * the first), each with its own chain, database, status and roles. Empty on a single chain.
+   */
+  otherChains: StackContext[];
+  /**
+   * On the first chain's context: the chains on a node (`STOCK_CHAINS`) that did not start because
+   * their node did not answer; not served until a restart, and named by `/readyz`.
+   */
+  unstartedChains: Array<{ chainId: number; reason: string }>;
 }
 
-export function createStackContext(parts: Omit<StackContext, 'quotes' | 'provideQuotes' | 'endpoints' | 'relaySignals'>, stops: StopList): StackContext {
-  let reader: QuoteReader | undefined;
+export function createStackContext(
+  parts: Omit<StackContext, 'quotes' | 'provideQuotes' | 'withdrawQuotes' | 'endpoints' | 'relaySignals' | 'firstChain' | 'otherChains' | 'unstartedChains'>,
+  stops: StopList,
+  /** For another chain's venue: the first chain's context, whose quotes it reads (one feed for every chain). */
+  first?: StackContext,
+): StackContext {
+  if (first) {
+    return {
+      ...parts,
+      endpoints: {},
+      relaySignals: createRelaySignals(),
+      firstChain: false,
+      otherChains: [],
+      unstartedChains: [],
+      provideQuotes: () => {
+        throw new Error('quotes are provided on the first chain only');
+      },
+      withdrawQuotes: async () => {},
+      quotes: () => first.quotes(),
+    };
+  }
+  // Once the marketdata role of this process has provided a feed, every role reads it through one
+  // reader that follows the role's next feed after a lost and retaken lease
+  // (switchable-quote-reader.ts): a role holding the stopped feed would read frozen prices.
+  let reader: SwitchableQuoteReader | undefined;
   let fromStorage: Promise<QuoteReader> | undefined;
+  const storageQuotes = () =>
+    (fromStorage ??= (async () => {
+      const cache = createQuoteCache({ db: parts.db, refreshMs: 1_000 });
+      await cache.start();
+      stops.add(() => cache.stop());
+      return cache;
+    })());
   return {
     ...parts,
     endpoints: {},
     relaySignals: createRelaySignals(),
+    firstChain: true,
+    otherChains: [],
+    unstartedChains: [],
     provideQuotes(r) {
-      reader = r;
+      (reader ??= createSwitchableQuoteReader()).use(r);
+    },
+    async withdrawQuotes(r) {
+      if (reader?.current !== r) return;
+      reader.use(await storageQuotes());
     },
     quotes() {
       if (reader) return Promise.resolve(reader);
-      fromStorage ??= (async () => {
-        const cache = createQuoteCache({ db: parts.db, refreshMs: 1_000 });
-        await cache.start();
-        stops.add(() => cache.stop());
-        return cache;
-      })();
-      return fromStorage;
+      return storageQuotes();
     },
   };
 }

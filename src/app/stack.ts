@@ -10,7 +10,7 @@ import type { AppConfig, Role } from '../config/app-config.ts';
 import type { Logger } from '../lib/logger.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { ApiKeyService } from '../auth/api-key-service.ts';
-import { DEMO_TAKER_ACCOUNT, DEMO_WALLETS, GUARDIAN_ACCOUNT, MARKET_MAKER_ACCOUNT } from '../chain/anvil-accounts.ts';
+import { DEMO_TAKER_ACCOUNT, DEMO_WALLETS, guardianAddressOf, MARKET_MAKER_ACCOUNT } from '../chain/anvil-accounts.ts';
 import { stockDeploymentOf, stockVenueDeployer, type Deployment } from '../chain/deploy-contracts.ts';
 import { APP_VERSION } from '../config/build-info.ts';
 import { migrateLegacyDeployment } from './legacy-venue-migration.ts';
@@ -18,9 +18,11 @@ import { DEMO_PERP_DEPOSIT, DEMO_TAKER_DEPOSIT, MARKET_MAKER_DEPOSIT, MARKET_MAK
 import { createVenueCalendar, DEMO_SYMBOLS, withSessionFlags, type VenueCalendar } from '../marketdata/symbol-catalog.ts';
 import { createMarketCalendar } from '../marketdata/market-calendar.ts';
 import type { Db } from '../storage/database.ts';
-import { deploymentPath, startChain, type ChainWiring } from './chain-wiring.ts';
+import { deploymentPath, startChain, type ChainWiring, type Signer } from './chain-wiring.ts';
+import type { Address } from 'viem';
+import { chainVenueConfig } from './chain-venues.ts';
+import { sealOwnership } from './seal-ownership.ts';
 import { writeDeploymentRecord } from '../chain/deployment-file.ts';
-import { describePending, handOverToTimelock } from '../chain/owner-actions.ts';
 import { demoFilePath, writeDemoFile, type DemoFile } from './demo-file.ts';
 import { createStackContext, type StartRole } from './stack-context.ts';
 import { createStopList } from './stop-list.ts';
@@ -39,6 +41,7 @@ import { startStockApiRole } from './roles/stock-api-role.ts';
 import { startRelayerRole } from './roles/relayer-role.ts';
 import { startPerpApiRole } from './roles/perp-api-role.ts';
 import { startPerpEngineRole } from './roles/perp-engine-role.ts';
+import { configureSignatureRecovery, signatureWorkerCount } from '../chain/signature-recovery-pool.ts';
 
 /**
  * The roles this version runs, in start order: market data first, so that the roles after it in
@@ -56,20 +59,20 @@ const ROLE_MODULES: ReadonlyArray<readonly [Exclude<Role, 'all'>, StartRole]> = 
   ['perp-api', startPerpApiRole],
 ];
 
-async function sealOwnership(p: { config: AppConfig; logger: Logger; chain: ChainWiring; asked: readonly Role[] }): Promise<void> {
-  const { config, logger, chain } = p;
-  const admin = chain.walletFor('deployer');
-  if (!admin || !(p.asked.includes('all') || p.asked.includes('executor'))) return;
-  try {
-    const r = await handOverToTimelock({ publicClient: chain.publicClient, wallet: admin, record: chain.record, delaySeconds: config.timelockDelayS });
-    if (r.handedOver.length > 0 || r.delaySet !== undefined) {
-      await writeDeploymentRecord(deploymentPath(config), chain.record);
-      logger.info({ contracts: r.handedOver.length, delaySeconds: r.delaySet }, 'owner and upgrader of the venues\' contracts: their timelocks');
-    }
-    if (r.pending.length > 0) logger.warn(`timelock hand-over ${describePending(r.pending)}`);
-  } catch (err) {
-    logger.error({ err }, 'the venues\' contracts could not be handed over to their timelocks; the admin key still owns them; the next start tries again');
-  }
+/**
+ * The roles that run once per chain served, each under its own lease in its chain's namespace; the
+ * others run on the first chain only (docs/deployment.md, "Several chains").
+ */
+const PER_CHAIN_ROLES: ReadonlySet<Role> = new Set<Role>(['indexer', 'executor', 'relayer']);
+
+/** A chain venue of this process (the first chain's and each other's), as tests and the banner read it. */
+export interface StackChain {
+  chainId: number;
+  rpcUrl: string;
+  deployment: Deployment;
+  db: Db;
+  /** DATA_DIR for the first chain, DATA_DIR/chains/<chainId> for the others. */
+  dataDir: string;
 }
 
 export interface StackHandle {
@@ -77,6 +80,10 @@ export interface StackHandle {
   rpcUrl: string;
   deployment: Deployment;
   db: Db;
+  /** Every chain served, the first (the fields above) first. */
+  chains: StackChain[];
+  /** Chains on a node that did not answer at start: not served until a restart. */
+  unstartedChains: Array<{ chainId: number; reason: string }>;
   keys: ApiKeyService;
   stockApi?: FastifyInstance;
   stockBaseUrl?: string;
@@ -139,27 +146,31 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
   fs.mkdirSync(config.dataDir, { recursive: true });
   const stops = createStopList(logger);
   try {
+    // The executor signs with its own key where it has one: granted operator with the deployment.
+    const stockVenue = (addressOf: (signer: Signer) => Address | undefined) => {
+      const deployer = addressOf('deployer');
+      const executor = addressOf('executor');
+      return stockVenueDeployer({
+        symbols: DEMO_SYMBOLS.map(({ symbol, name }) => ({ symbol, name })),
+        demoWallets: config.demoMode ? DEMO_WALLETS.map((w) => w.address) : [],
+        options: { operators: executor && executor !== deployer ? [executor] : [], guardian: guardianAddressOf(config) },
+      });
+    };
     const chain = await startChain({
       config,
       logger,
       stops,
       allInOneProcess: asked.includes('all'),
       venues: ({ addressOf }) => {
-        // The executor signs with its own key where it has one: granted operator with the deployment.
-        const deployer = addressOf('deployer');
-        const executor = addressOf('executor');
         // The perp operator pays withdrawals; without its address configured here none is granted yet.
         const perpOperator = addressOf('perp-operator');
         return [
-          stockVenueDeployer({
-            symbols: DEMO_SYMBOLS.map(({ symbol, name }) => ({ symbol, name })),
-            demoWallets: config.demoMode ? DEMO_WALLETS.map((w) => w.address) : [],
-            options: { operators: executor && executor !== deployer ? [executor] : [], guardian: config.guardianAddress ?? (config.rpcUrl ? undefined : GUARDIAN_ACCOUNT.address) },
-          }),
+          stockVenue(addressOf),
           // After the stock venue: its cash token is the collateral.
           perpVenueDeployer({
             operators: perpOperator ? [perpOperator] : [],
             withdrawalCap: config.perpWithdrawalCap,
+            guardian: guardianAddressOf(config),
             demoDeposits: config.demoMode
               ? [
                   { privateKey: DEMO_WALLETS[0].privateKey, amount: DEMO_PERP_DEPOSIT },
@@ -200,13 +211,67 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
     // Before the roles, so it stops after them and its last write records their released leases.
     const publisher = startStatusPublisher({ db, registry: status, intervalMs: config.statusPublishMs, logger });
     stops.add(() => publisher.stop());
+    // The other chains' venues (docs/deployment.md, "Several chains"): the stock venue only, with
+    // its own chain, deployment record, storage namespace and role status; the key service, the
+    // quotes and the calendar are the first chain's.
+    // Only where a role of theirs runs: a process of marketdata, the perpetual roles or both never touches them.
+    const servesOtherChains = roles.some(([name]) => PER_CHAIN_ROLES.has(name) || name === 'stock-api');
+    for (const setting of servesOtherChains ? config.stockChains.slice(1) : []) {
+      const chainConfig = chainVenueConfig(config, setting);
+      const chainLogger = logger.child({ chainId: setting.chainId });
+      fs.mkdirSync(chainConfig.dataDir, { recursive: true });
+      let other: ChainWiring;
+      try {
+        other = await startChain({
+          config: chainConfig,
+          logger: chainLogger,
+          stops,
+          allInOneProcess: asked.includes('all'),
+          venues: ({ addressOf }) => [stockVenue(addressOf)],
+        });
+      } catch (err) {
+        // A chain on a node that does not answer leaves the others to start: it is not served
+        // until a restart, and /readyz names it. An embedded anvil that fails is this machine's
+        // problem, and stops the start as on a single chain.
+        if (setting.rpcUrl === undefined) throw err;
+        const reason = (err as Error).message.split('\n')[0].slice(0, 300);
+        chainLogger.error({ err, rpcUrl: setting.rpcUrl }, `chain ${setting.chainId} did not start: not served until a restart (docs/deployment.md, "Several chains")`);
+        ctx.unstartedChains.push({ chainId: setting.chainId, reason });
+        continue;
+      }
+      const otherDb = await openAppDatabase(chainConfig);
+      stops.add(() => otherDb.close());
+      const otherStatus = createRoleStatusRegistry(newHolderId());
+      const otherCtx = createStackContext({ config: chainConfig, logger: chainLogger, chain: other, db: otherDb, keys, calendar, symbols, status: otherStatus }, stops, ctx);
+      const otherPublisher = startStatusPublisher({ db: otherDb, registry: otherStatus, intervalMs: config.statusPublishMs, logger: chainLogger });
+      stops.add(() => otherPublisher.stop());
+      ctx.otherChains.push(otherCtx);
+    }
     const metrics = await startMetrics(ctx);
     stops.add(() => metrics.stop());
-    for (const [, start] of roles) stops.add(await start(ctx));
+    // The APIs recover the signers of signed requests (orders, key creation, One Click): on worker
+    // threads when SIGNATURE_WORKERS leaves any (docs/performance.md, "Signature recovery on every core").
+    if (roles.some(([name]) => name === 'stock-api' || name === 'perp-api')) {
+      const workers = signatureWorkerCount(config.signatureWorkers);
+      if (workers > 0) {
+        await configureSignatureRecovery({ workers, logger });
+        stops.add(() => configureSignatureRecovery({ workers: 0 }).then(() => undefined));
+      }
+    }
+    for (const [name, start] of roles) {
+      // A per-chain role starts on the other chains before the first's, so that the stock API
+      // (started after them) finds every chain's venue running.
+      if (PER_CHAIN_ROLES.has(name)) for (const other of ctx.otherChains) stops.add(await start(other));
+      stops.add(await start(ctx));
+    }
     // After the configuration the roles made (operators, feeds): the venues' contracts pass to their
     // timelocks and the delay is set (docs/security.md, "Owner and upgrader"). Idempotent; only where
     // the owner's configuration runs, so separate role processes do not race with the admin key.
-    await sealOwnership({ config, logger, chain, asked });
+    // The admin's processes: the deployer's key is where owner changes are made.
+    if (asked.includes('all') || asked.includes('executor')) {
+      await sealOwnership({ config, logger, chain });
+      for (const other of ctx.otherChains) await sealOwnership({ config: other.config, logger: other.logger, chain: other.chain });
+    }
 
     const reloadTls = (): TlsReloadResult[] => {
       const tls = config.tls;
@@ -214,7 +279,8 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
       const apis = [['stock API', ctx.endpoints.stock?.app], ['perp API', ctx.endpoints.perp?.app]] as const;
       return apis.flatMap(([what, app]) => (app ? [reloadServerTls(app.server as unknown as HttpsServer, tls, logger, what)] : []));
     };
-    const handle: StackHandle = { config, rpcUrl: chain.rpcUrl, deployment: chain.deployment, db, keys, calendar, metricsUrl: metrics.url, upgradeNotes: chain.upgradeNotes, reloadTls, stop: () => stops.stopAll() };
+    const chains: StackChain[] = [ctx, ...ctx.otherChains].map((c) => ({ chainId: c.chain.chainId, rpcUrl: c.chain.rpcUrl, deployment: c.chain.deployment, db: c.db, dataDir: c.config.dataDir }));
+    const handle: StackHandle = { config, rpcUrl: chain.rpcUrl, deployment: chain.deployment, db, chains, unstartedChains: ctx.unstartedChains, keys, calendar, metricsUrl: metrics.url, upgradeNotes: chain.upgradeNotes, reloadTls, stop: () => stops.stopAll() };
     const perpApi = ctx.endpoints.perp;
     if (perpApi) {
       handle.perpApi = perpApi.app;

@@ -5,13 +5,13 @@ import { createApiKeyService, type ApiKeyService, type KeyServiceLog } from '../
 import { openMasterSecretBox, type SecretBox } from '../auth/secret-box.ts';
 import { createLogger } from '../lib/logger.ts';
 import { StorageUnavailableError } from '../errors/app-error.ts';
-import { checkDatabaseReadable, openDatabase, type Db } from '../storage/database.ts';
+import { checkDatabaseReadable, openDatabase, type Db, type OpenDatabaseOptions } from '../storage/database.ts';
 
 export function sqlitePathOf(config: AppConfig): string {
   return path.join(config.dataDir, 'tokex.sqlite');
 }
 
-function databaseOptions(config: AppConfig) {
+function databaseOptions(config: AppConfig): OpenDatabaseOptions {
   return { url: config.databaseUrl, schema: config.databaseUrl ? config.databaseSchema : undefined, sqlitePath: sqlitePathOf(config) };
 }
 

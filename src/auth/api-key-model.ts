@@ -1,18 +1,32 @@
 /**
  * The one definition of an API key, for both APIs: which API it belongs to, its permission set,
- * scope, IP whitelist, bound wallet, label and expiry, and the one validation every writer (the
+ * scopes, IP whitelist, bound wallet, label and expiry, and the one validation every writer (the
  * store, the key service, the CLI, the HTTP key endpoints) goes through. Nothing else lists the
- * permissions or checks these fields.
+ * permissions or checks these fields. A stock scope's shape, string form and limits are the wire
+ * contract's (packages/contract, stock-key-scopes.ts); what a key may hold of them is decided here.
  */
 import { isAddress } from 'viem';
+import {
+  formatStockScope,
+  parseStockScope,
+  STOCK_ACCESS_LEVELS,
+  STOCK_MAX_KEY_SCOPES,
+  stockScopeIssue,
+  type StockScope,
+} from '@tokex/contract';
 import { ValidationError } from '../errors/app-error.ts';
 import { isValidIp } from './ip-match.ts';
+
+export type { StockScope };
 
 export const API_KINDS = ['stock', 'perp'] as const;
 export type ApiKind = (typeof API_KINDS)[number];
 
-/** Stock keys hold exactly one of these (seed §5A): READ_ONLY may only GET. */
-export const STOCK_PERMISSIONS = ['READ_ONLY', 'WRITABLE'] as const;
+/**
+ * A stock scope's access (seed §5A): READ_ONLY may only GET. A stock key's `permissions` is its
+ * first scope's access, kept for the clients of keys made before scopes.
+ */
+export const STOCK_PERMISSIONS = STOCK_ACCESS_LEVELS;
 /** Perp keys hold any non-empty set of these (contract.md §B). */
 export const PERP_PERMISSIONS = ['READ', 'TRADE', 'TRANSFER'] as const;
 
@@ -33,7 +47,10 @@ export const MAX_IP_WHITELIST = 100;
 /** Everything about a key but its identity, its secret and its timestamps. */
 export interface ApiKeyAttributes {
   api: ApiKind;
-  /** Stock: exactly one permission. Perp: distinct permissions in the order of PERP_PERMISSIONS. */
+  /**
+   * Stock: exactly one permission, the first scope's access. Perp: distinct permissions in the
+   * order of PERP_PERMISSIONS.
+   */
   permissions: ApiKeyPermission[];
   label: string;
   /**
@@ -41,9 +58,18 @@ export interface ApiKeyAttributes {
    * address (keys a wallet creates have no whitelist; docs/perp-api.md).
    */
   ipWhitelist: string[];
-  /** Chain the key may be used on (`x-api-chain-id` / `X-Chain-Id`). */
+  /**
+   * Stock: the non-empty list of `(chainId, productType, access)` the key may be used under, at
+   * most one per chain and product, in the order they were given (docs/api-keys-secrets.md "Stock
+   * key scopes"). Perp: empty (a perp key's chain is `chainId`, its rights `permissions`).
+   */
+  scopes: StockScope[];
+  /**
+   * Perp: the chain the key may be used on (`X-Chain-Id`). Stock: the first scope's chain, kept
+   * (with `product` and `permissions`) for clients and rows of keys made before scopes.
+   */
   chainId: number;
-  /** Stock product scope (`x-api-p`, exact case); empty for perp keys. */
+  /** Stock: the first scope's product (`x-api-p`, exact case); empty for perp keys. */
   product: string;
   /** Lower-case 0x address of the wallet the key acts for, or null. */
   userAddress: string | null;
@@ -121,20 +147,139 @@ export function validateActive(value: unknown): boolean {
   return value;
 }
 
-/** Validates and normalises every attribute of a key: the single check before anything is stored. */
-export function validateApiKeyAttributes(input: ApiKeyAttributes): ApiKeyAttributes {
+/** A scope as a writer may give it: the object, or its string form `8453:Anchored:WRITABLE`. */
+export type StockScopeInput = StockScope | string;
+
+/** The scope `text` names; a ValidationError naming `field` (and saying why) when it names none. */
+export function parseScope(text: unknown, field = 'scope'): StockScope {
+  const parsed = parseStockScope(text);
+  if ('reason' in parsed) throw new ValidationError(field, parsed.reason);
+  return parsed.scope;
+}
+
+/** One scope, given as an object or a string, as a fresh object; throws naming `field`. */
+function scopeOf(value: unknown, field: string): StockScope {
+  if (typeof value === 'string') return parseScope(value, field);
+  const issue = stockScopeIssue(value);
+  if (issue !== undefined) throw new ValidationError(field, issue);
+  const s = value as StockScope;
+  return { chainId: s.chainId, productType: s.productType, access: s.access };
+}
+
+/**
+ * A key's scopes in canonical form: a stock key's non-empty list of at most STOCK_MAX_KEY_SCOPES,
+ * one per chain and product (two accesses for one pair would leave it undecided which applies);
+ * nothing for a perp key. Throws naming `scopes`.
+ */
+export function validateScopes(api: ApiKind, value: unknown): StockScope[] {
+  if (api === 'perp') {
+    if (value !== undefined && value !== null && !(Array.isArray(value) && value.length === 0)) throw new ValidationError('scopes', 'perp keys have no scopes (their rights are permissions)');
+    return [];
+  }
+  if (!Array.isArray(value) || value.length === 0) throw new ValidationError('scopes', 'a stock key holds at least one scope chainId:product:ACCESS');
+  if (value.length > STOCK_MAX_KEY_SCOPES) throw new ValidationError('scopes', `at most ${STOCK_MAX_KEY_SCOPES} scopes`);
+  const scopes = value.map((v) => scopeOf(v, 'scopes'));
+  const seen = new Set<string>();
+  for (const s of scopes) {
+    const pair = `${s.chainId}:${s.productType}`;
+    if (seen.has(pair)) throw new ValidationError('scopes', `more than one scope for chain ${s.chainId} product ${s.productType}: a key holds one access per chain and product`);
+    seen.add(pair);
+  }
+  return scopes;
+}
+
+/** What a writer gives: a stock key's scopes may be left out for its legacy chainId, product and permission. */
+export type ApiKeyAttributesInput = Omit<ApiKeyAttributes, 'scopes'> & { scopes?: readonly StockScopeInput[] };
+
+/**
+ * Validates and normalises every attribute of a key: the single check before anything is stored.
+ * A stock key with `scopes` takes its `chainId`, `product` and `permissions` from the first scope
+ * (whatever was given for them); one without `scopes` is a key as written before scopes, and holds
+ * the one scope of its chainId, product and permission, so every earlier writer keeps working.
+ */
+export function validateApiKeyAttributes(input: ApiKeyAttributesInput): ApiKeyAttributes {
   const api = validateApi(input.api);
-  return {
+  const common = {
     api,
-    permissions: validatePermissions(api, input.permissions),
     label: validateLabel(input.label),
     ipWhitelist: validateIpWhitelist(input.ipWhitelist),
-    chainId: validateChainId(input.chainId),
-    product: validateProduct(api, input.product),
     userAddress: validateUserAddress(input.userAddress),
     active: validateActive(input.active),
     expiresAt: validateExpiresAt(input.expiresAt),
   };
+  if (api === 'perp') {
+    return {
+      ...common,
+      permissions: validatePermissions(api, input.permissions),
+      scopes: validateScopes(api, input.scopes),
+      chainId: validateChainId(input.chainId),
+      product: validateProduct(api, input.product),
+    };
+  }
+  let scopes: StockScope[];
+  if (input.scopes === undefined) {
+    const [access] = validatePermissions(api, input.permissions) as StockPermission[];
+    scopes = validateScopes(api, [{ chainId: validateChainId(input.chainId), productType: validateProduct(api, input.product), access }]);
+  } else scopes = validateScopes(api, input.scopes);
+  const first = scopes[0]!;
+  return { ...common, permissions: [first.access], scopes, chainId: first.chainId, product: first.productType };
+}
+
+/** What an update may do to a stock key's scopes, beside replacing the legacy fields. */
+export interface ScopePatch {
+  /** Replaces the whole list. */
+  scopes?: readonly StockScopeInput[];
+  /** Each added, or replacing the access of the scope held for its chain and product. */
+  addScopes?: readonly StockScopeInput[];
+  /** Each must be held exactly (chain, product and access). */
+  removeScopes?: readonly StockScopeInput[];
+  chainId?: number;
+  product?: string;
+  permissions?: ApiKeyPermission[];
+}
+
+/**
+ * The scopes a stock key holds after `patch`, or undefined when the patch leaves them alone (it may
+ * still change the legacy fields of a one-scope key: then its one scope is rebuilt from them, as
+ * `keys update --permission WRITABLE` did before scopes). A key of several scopes is changed only
+ * through its scopes: which of them a bare `chainId` meant would be a guess. Removing the last
+ * scope is refused (revoke the key instead). Throws ValidationError naming the field.
+ */
+export function scopesAfterPatch(current: Pick<ApiKeyAttributes, 'api' | 'scopes'>, patch: ScopePatch): StockScope[] | undefined {
+  const listed = patch.scopes !== undefined;
+  const stepwise = patch.addScopes !== undefined || patch.removeScopes !== undefined;
+  const legacy = patch.chainId !== undefined || patch.product !== undefined || patch.permissions !== undefined;
+  if (current.api !== 'stock') {
+    if (listed || stepwise) throw new ValidationError('scopes', 'perp keys have no scopes (their rights are permissions)');
+    return undefined;
+  }
+  if ([listed, stepwise, legacy].filter(Boolean).length > 1) {
+    throw new ValidationError('scopes', 'change a key\'s scopes one way at a time: the whole list, scopes added and removed, or chainId/product/permission of a one-scope key');
+  }
+  if (listed) return validateScopes('stock', patch.scopes);
+  if (legacy) {
+    if (current.scopes.length > 1) {
+      throw new ValidationError('scopes', `the key holds ${current.scopes.length} scopes: change them with scopes added and removed (--add-scope, --remove-scope), not chainId/product/permission`);
+    }
+    return undefined;
+  }
+  if (!stepwise) return undefined;
+  let next = [...current.scopes];
+  for (const r of patch.removeScopes ?? []) {
+    const s = scopeOf(r, 'removeScopes');
+    const i = next.findIndex((h) => h.chainId === s.chainId && h.productType === s.productType && h.access === s.access);
+    if (i === -1) throw new ValidationError('removeScopes', `the key holds no scope ${formatStockScope(s)} (it holds ${next.map(formatStockScope).join(', ')})`);
+    next.splice(i, 1);
+  }
+  for (const a of patch.addScopes ?? []) {
+    const s = scopeOf(a, 'addScopes');
+    const i = next.findIndex((h) => h.chainId === s.chainId && h.productType === s.productType);
+    if (i === -1) next.push(s);
+    else next[i] = s;
+  }
+  if (next.length === 0) throw new ValidationError('removeScopes', 'a stock key keeps at least one scope: add another in the same update, or revoke the key');
+  next = validateScopes('stock', next);
+  return next;
 }
 
 /** Whether a key with these permissions holds `permission`. */

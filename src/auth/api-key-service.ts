@@ -16,9 +16,10 @@ import {
   updateApiKey,
   type ApiKeyPatch,
   type ApiKeyRecord,
+  type ApiKeyRecordInput,
 } from './api-key-store.ts';
 import { NotFoundError, ValidationError } from '../errors/app-error.ts';
-import type { ApiKeyAttributes, ApiKeyPermission, ApiKind, StockPermission } from './api-key-model.ts';
+import type { ApiKeyAttributes, ApiKeyPermission, ApiKind, StockPermission, StockScopeInput } from './api-key-model.ts';
 import { SecretDecryptError, type SecretBox } from './secret-box.ts';
 
 /** The part of a pino logger the key service uses. */
@@ -32,13 +33,20 @@ export type ApiKeyView = Omit<ApiKeyRecord, 'secretCiphertext'>;
 export interface CreateApiKeyInput {
   /** Default `stock`. */
   api?: ApiKind;
+  /**
+   * Stock keys: every `(chainId, productType, access)` the key may be used under, as objects or in
+   * the string form `8453:Anchored:WRITABLE`. Without it a stock key holds the one scope of
+   * `chainId`, `product` and `permission`, as keys did before scopes; with it those are left out.
+   */
+  scopes?: StockScopeInput[];
   permissions?: ApiKeyPermission[];
   /** A stock key's one permission: shorthand for `permissions: [permission]`. */
   permission?: StockPermission;
   label?: string;
   ipWhitelist: string[];
-  chainId: number;
-  /** Stock keys only. */
+  /** Perp keys, and stock keys given without scopes. */
+  chainId?: number;
+  /** Stock keys without scopes only. */
   product?: string;
   userAddress?: string | null;
   expiresAt?: number | null;
@@ -141,16 +149,23 @@ export function createApiKeyService(opts: {
       const t = now();
       if (input.expiresAt != null && input.expiresAt <= t) throw new ValidationError('expiresAt', 'must be in the future');
       const api = input.api ?? 'stock';
+      if (api === 'stock' && input.scopes !== undefined) {
+        // Which of two descriptions of the key's rights was meant would be a guess.
+        const legacy = (['chainId', 'product', 'permission', 'permissions'] as const).filter((f) => input[f] !== undefined);
+        if (legacy.length > 0) throw new ValidationError('scopes', `give scopes, or ${legacy.join(' and ')}, not both`);
+      }
       const apiSecret = randomBytes(32).toString('base64url');
       const apiKey = randomBytes(16).toString('hex');
-      const rec: ApiKeyRecord = {
+      const rec: ApiKeyRecordInput = {
         apiKey,
         secretCiphertext: secretBox.encrypt(apiSecret, { aad: apiKey }),
         api,
+        scopes: input.scopes,
         permissions: permissionsOf(input) ?? [],
         label: input.label ?? '',
         ipWhitelist: input.ipWhitelist,
-        chainId: input.chainId,
+        // Left to the validation: with scopes, a stock key's chain and product are its first scope's.
+        chainId: input.chainId as number,
         product: input.product ?? '',
         userAddress: input.userAddress ?? null,
         active: true,

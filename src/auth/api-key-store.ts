@@ -3,7 +3,16 @@
  * (src/auth/api-key-model.ts), so a row in the table is always a valid key.
  */
 import type { Selectable } from 'kysely';
-import { validateApiKeyAttributes, type ApiKeyAttributes, type ApiKind, type ApiKeyPermission } from './api-key-model.ts';
+import {
+  scopesAfterPatch,
+  validateApiKeyAttributes,
+  type ApiKeyAttributes,
+  type ApiKeyAttributesInput,
+  type ApiKind,
+  type ApiKeyPermission,
+  type ScopePatch,
+  type StockScope,
+} from './api-key-model.ts';
 import { ConflictError } from '../errors/app-error.ts';
 import { kyselyOf, type DbExecutor } from '../storage/database.ts';
 import type { ApiKeysTable } from '../storage/schema.ts';
@@ -18,12 +27,19 @@ export interface ApiKeyRecord extends ApiKeyAttributes {
   updatedAt: number;
 }
 
-/** What an update may change: everything but the key's identity, its API and its secret. */
-export type ApiKeyPatch = Partial<Omit<ApiKeyAttributes, 'api'>>;
+/** What a writer gives: a stock key's scopes may be left out (ApiKeyAttributesInput). */
+export type ApiKeyRecordInput = Omit<ApiKeyRecord, 'scopes'> & Pick<ApiKeyAttributesInput, 'scopes'>;
+
+/**
+ * What an update may change: everything but the key's identity, its API and its secret. A stock
+ * key's scopes change as a whole list or by scopes added and removed (ScopePatch, checked by
+ * scopesAfterPatch inside the update's transaction).
+ */
+export type ApiKeyPatch = Partial<Omit<ApiKeyAttributes, 'api' | 'scopes'>> & Omit<ScopePatch, 'chainId' | 'product' | 'permissions'>;
 
 const PATCH_FIELDS = ['permissions', 'label', 'ipWhitelist', 'chainId', 'product', 'userAddress', 'active', 'expiresAt'] as const satisfies ReadonlyArray<keyof ApiKeyPatch>;
 
-function toRow(rec: ApiKeyRecord): Selectable<ApiKeysTable> {
+function toRow(rec: ApiKeyRecordInput): Selectable<ApiKeysTable> {
   const a = validateApiKeyAttributes(rec);
   return {
     api_key: rec.apiKey,
@@ -31,6 +47,7 @@ function toRow(rec: ApiKeyRecord): Selectable<ApiKeysTable> {
     secret_ciphertext: rec.secretCiphertext,
     label: a.label,
     permissions: JSON.stringify(a.permissions),
+    scopes: JSON.stringify(a.scopes),
     ip_whitelist: JSON.stringify(a.ipWhitelist),
     chain_id: a.chainId,
     product: a.product,
@@ -49,6 +66,7 @@ function fromRow(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     secretCiphertext: row.secret_ciphertext,
     label: row.label,
     permissions: JSON.parse(row.permissions) as ApiKeyPermission[],
+    scopes: JSON.parse(row.scopes) as StockScope[],
     ipWhitelist: JSON.parse(row.ip_whitelist) as string[],
     chainId: Number(row.chain_id),
     product: row.product,
@@ -62,9 +80,10 @@ function fromRow(row: Selectable<ApiKeysTable>): ApiKeyRecord {
 
 /**
  * Validates and stores a new key; answers it as stored (normalised: lower-case address, trimmed
- * IPs, permissions in canonical order). ConflictError when the apiKey exists already.
+ * IPs, permissions in canonical order, a stock key's scopes as objects). ConflictError when the
+ * apiKey exists already.
  */
-export async function insertApiKey(db: DbExecutor, rec: ApiKeyRecord): Promise<ApiKeyRecord> {
+export async function insertApiKey(db: DbExecutor, rec: ApiKeyRecordInput): Promise<ApiKeyRecord> {
   const row = toRow(rec);
   try {
     await kyselyOf(db).insertInto('api_keys').values(row).execute();
@@ -98,10 +117,16 @@ export async function updateApiKey(db: DbExecutor, apiKey: string, patch: ApiKey
   return withTransaction(db, async (tx) => {
     const current = await getApiKey(tx, apiKey);
     if (!current) return undefined;
-    const next: ApiKeyRecord = { ...current, updatedAt: Date.now() };
+    const scopes = scopesAfterPatch(current, patch);
+    const next: ApiKeyRecordInput = { ...current, updatedAt: Date.now() };
     for (const field of PATCH_FIELDS) {
       if (patch[field] !== undefined) (next as unknown as Record<string, unknown>)[field] = patch[field];
     }
+    // Unchanged scopes stay as they are; a one-scope stock key whose chainId, product or permission
+    // changed gets its one scope rebuilt from them by the validation (scopes left out).
+    const legacy = patch.chainId !== undefined || patch.product !== undefined || patch.permissions !== undefined;
+    if (scopes !== undefined) next.scopes = scopes;
+    else if (legacy && current.api === 'stock') next.scopes = undefined;
     const row = toRow(next);
     const { api_key: _id, api: _api, created_at: _created, secret_ciphertext: _secret, ...set } = row;
     await tx.updateTable('api_keys').set(set).where('api_key', '=', apiKey).execute();

@@ -66,7 +66,12 @@ export const EXECUTOR_ACCOUNT: DevAccount = ANVIL_ACCOUNTS[8];
 /** The embedded stack's oracle publisher: anvil account 5, made a publisher of the PriceFeedHub. */
 export const ORACLE_PUBLISHER_ACCOUNT: DevAccount = ANVIL_ACCOUNTS[5];
 
-/** The embedded demo's guardian (pauses the stock venue; docs/security.md). No role runs with its key. */
+/** The embedded demo's guardian (pauses the stock venue and the perpetual vault's payments; docs/security.md). No role runs with its key. */
 export const GUARDIAN_ACCOUNT: DevAccount = ANVIL_ACCOUNTS[4];
+
+/** The guardian a deployment names: GUARDIAN_ADDRESS, else anvil account 4 on the embedded chain, else none. */
+export function guardianAddressOf(config: { guardianAddress?: `0x${string}`; rpcUrl?: string }): `0x${string}` | undefined {
+  return config.guardianAddress ?? (config.rpcUrl ? undefined : GUARDIAN_ACCOUNT.address);
+}
 
 export const ANVIL_CHAIN_ID = 31337;

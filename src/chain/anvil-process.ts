@@ -1,7 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { rename, writeFile } from 'node:fs/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -129,6 +129,47 @@ function spawnWatchdog(anvilPid: number): ChildProcess | undefined {
   }
 }
 
+/** `<stateFile>.pid`: the anvil that writes the state file now. */
+const ownerFileOf = (stateFile: string) => `${stateFile}.pid`;
+
+/** Whether `pid` is alive and, where /proc tells, an anvil on `stateFile`. */
+function runsOnStateFile(pid: number, stateFile: string): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(stateFile);
+  } catch {
+    return true; // no /proc here: alive is all that can be told
+  }
+}
+
+/**
+ * One anvil per state file. An anvil whose process died by SIGKILL gets SIGTERM from its watchdog
+ * and writes its state as it exits; a new anvil started on the same file meanwhile would have what
+ * it then mines overwritten by that late write (a deployment recorded, its contracts gone: a
+ * `tokex upgrade --apply` killed and run again showed it). So a start waits for the previous owner
+ * to be gone, and refuses if it stays (another process runs it).
+ */
+async function waitForStateFileOwner(stateFile: string, logger: Logger | undefined, timeoutMs = 30_000): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(ownerFileOf(stateFile), 'utf8').trim());
+  } catch {
+    return;
+  }
+  if (!Number.isSafeInteger(pid) || pid <= 0 || !runsOnStateFile(pid, stateFile)) return;
+  logger?.warn({ pid, stateFile }, 'anvil: the previous anvil of this state file is still running (it writes the file as it exits): waiting for it');
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    await sleep(100);
+    if (!runsOnStateFile(pid, stateFile)) return;
+  }
+  throw new AppError('INTERNAL', `anvil: another anvil (pid ${pid}) runs on the state file ${stateFile}; stop the process that started it first`);
+}
+
 async function rpcAnswers(rpcUrl: string): Promise<number | undefined> {
   try {
     const res = await fetch(rpcUrl, {
@@ -158,9 +199,12 @@ interface Attempt {
 
 async function attempt(binary: string, port: number, opts: Required<Pick<StartAnvilOptions, 'host' | 'chainId'>> & StartAnvilOptions): Promise<Attempt> {
   const args = ['--port', String(port), '--host', opts.host, '--chain-id', String(opts.chainId), '--silent'];
-  if (opts.stateFile) {
-    mkdirSync(path.dirname(path.resolve(opts.stateFile)), { recursive: true });
-    args.push('--state', opts.stateFile, '--state-interval', String(opts.stateIntervalSeconds ?? 2));
+  // Absolute, so that the owner check can find it in the process's command line.
+  const stateFile = opts.stateFile ? path.resolve(opts.stateFile) : undefined;
+  if (stateFile) {
+    mkdirSync(path.dirname(stateFile), { recursive: true });
+    await waitForStateFileOwner(stateFile, opts.logger);
+    args.push('--state', stateFile, '--state-interval', String(opts.stateIntervalSeconds ?? 2));
   }
   const child = spawn(binary, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -175,6 +219,13 @@ async function attempt(binary: string, port: number, opts: Required<Pick<StartAn
       exited = true;
       exitCode = code;
       liveChildren.delete(child);
+      if (stateFile && child.pid !== undefined) {
+        try {
+          if (readFileSync(ownerFileOf(stateFile), 'utf8').trim() === String(child.pid)) unlinkSync(ownerFileOf(stateFile));
+        } catch {
+          // none, or another's now
+        }
+      }
       resolve();
     });
   });
@@ -186,6 +237,7 @@ async function attempt(binary: string, port: number, opts: Required<Pick<StartAn
     return { error: new AppError('INTERNAL', 'anvil: failed to start', { cause: spawnError }) };
   }
   const pid = child.pid;
+  if (stateFile) writeFileSync(ownerFileOf(stateFile), String(pid));
   const watchdog = spawnWatchdog(pid);
   liveChildren.set(child, watchdog);
   installExitHook();

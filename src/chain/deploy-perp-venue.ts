@@ -71,6 +71,8 @@ export interface PerpVenueParams {
   migrating?: boolean;
   /** What the vault pays at most per period (docs/security.md). Default {@link DEFAULT_WITHDRAWAL_CAP}. */
   withdrawalCap?: { amount: bigint; periodSeconds: number };
+  /** Who can pause the vault's payments (docs/security.md, "Guardian"). Default: none. */
+  guardian?: Address;
 }
 
 /** 1,000,000 USDC a day: the vault's cap on payments unless the deployment says otherwise. */
@@ -102,6 +104,9 @@ export function perpVenueDeployer(params: PerpVenueParams): VenueDeployer {
         const reserveRegistry = await tx.deployProxy('ReserveRegistry', 'ReserveRegistry', [], [me, upgrader]);
         const cap = params.withdrawalCap ?? DEFAULT_WITHDRAWAL_CAP;
         await tx.call('vault.setWithdrawalCap', marginVault, marginVaultAbi, 'setWithdrawalCap', [cap.amount, BigInt(cap.periodSeconds)]);
+        // The escape hatch pays against this registry's roots (docs/security.md, "Perpetual vault escape hatch").
+        await tx.call('vault.setReserveRegistry', marginVault, marginVaultAbi, 'setReserveRegistry', [reserveRegistry]);
+        if (params.guardian) await tx.call('vault.setGuardian', marginVault, marginVaultAbi, 'setGuardian', [params.guardian]);
         const operators = [...new Set(params.operators.map((a) => getAddress(a)))];
         for (const operator of operators) {
           await tx.call('vault.setOperator', marginVault, marginVaultAbi, 'setOperator', [operator, true]);
@@ -220,6 +225,41 @@ export async function ensureReserveRegistry(params: {
       if (!r.done) return { reserveRegistry, deployed: false, granted: [], scheduled: r.results };
     }
     return { reserveRegistry, deployed: false, granted: missing };
+  } catch (err) {
+    throw err instanceof AppError ? err : toChainError(err);
+  }
+}
+
+/**
+ * Points the vault's escape hatch at the venue's ReserveRegistry and names its guardian where a
+ * vault deployed before 0.2.0's escape hatch has neither (or another registry): through the venue's
+ * timelock when it owns the vault, so with a delay these are scheduled and done at a later start.
+ * Answers what it set now, or the scheduled calls.
+ */
+export async function ensureVaultEscapeHatch(params: {
+  publicClient: ChainPublicClient;
+  walletClient: ChainWalletClient;
+  deployment: Pick<PerpDeployment, 'contracts'>;
+  registry: Address;
+  guardian?: Address;
+}): Promise<{ set: Array<'registry' | 'guardian'>; scheduled?: OwnerCallResult[] }> {
+  const { publicClient, walletClient } = params;
+  const vault = params.deployment.contracts.marginVault;
+  try {
+    const [registry, guardian] = await Promise.all([
+      publicClient.readContract({ address: vault, abi: marginVaultAbi, functionName: 'reserveRegistry' }),
+      publicClient.readContract({ address: vault, abi: marginVaultAbi, functionName: 'guardian' }),
+    ]);
+    const calls: Array<{ what: 'registry' | 'guardian'; functionName: 'setReserveRegistry' | 'setGuardian'; args: [Address] }> = [];
+    if (getAddress(registry) !== getAddress(params.registry)) calls.push({ what: 'registry', functionName: 'setReserveRegistry', args: [params.registry] });
+    // Only a vault without one gets the configured guardian: a guardian the owner named stays.
+    if (params.guardian && BigInt(guardian) === 0n) calls.push({ what: 'guardian', functionName: 'setGuardian', args: [params.guardian] });
+    if (calls.length === 0) return { set: [] };
+    const r = await ownerCalls({
+      publicClient, wallet: walletClient, label: 'vault escape hatch',
+      calls: calls.map((c) => ({ target: vault, abi: marginVaultAbi, functionName: c.functionName, args: c.args })),
+    });
+    return r.done ? { set: calls.map((c) => c.what) } : { set: [], scheduled: r.results };
   } catch (err) {
     throw err instanceof AppError ? err : toChainError(err);
   }

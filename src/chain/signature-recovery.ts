@@ -71,16 +71,30 @@ function recoveryId(signature: string): number {
 }
 
 /**
+ * The input checks of {@link recoverSigner}, alone: throws exactly the ValidationError it would throw
+ * for a malformed digest or signature, else answers the recovery id. The worker pool
+ * (signature-recovery-pool.ts) runs them on the calling thread, so a malformed input is refused
+ * before it is queued and with the same error object class, field and reason.
+ */
+export function checkRecoverable(digest: Hex, signature: Hex): number {
+  if (typeof digest !== 'string' || !DIGEST_RE.test(digest)) throw new ValidationError('digest', 'must be 0x and 32 bytes in hex');
+  if (typeof signature !== 'string' || !SIGNATURE_65_RE.test(signature)) throw invalid();
+  const recid = recoveryId(signature);
+  if (recid < 0) throw invalid();
+  return recid;
+}
+
+/** The refusal of a signature libsecp256k1 could not recover (the pool answers it for its workers). */
+export const invalidSignature = invalid;
+
+/**
  * The checksummed address whose key signed `digest` (32 bytes) with `signature` (65 bytes hex);
  * ValidationError `signature: is not a valid signature` otherwise. Synchronous, on libsecp256k1;
  * throws a plain Error when the native binding is not loaded (use {@link recoverSignerAsync}).
  */
 export function recoverSigner(digest: Hex, signature: Hex): Address {
   if (!native) throw new Error('recoverSigner: the libsecp256k1 binding is not loaded (use recoverSignerAsync)');
-  if (typeof digest !== 'string' || !DIGEST_RE.test(digest)) throw new ValidationError('digest', 'must be 0x and 32 bytes in hex');
-  if (typeof signature !== 'string' || !SIGNATURE_65_RE.test(signature)) throw invalid();
-  const recid = recoveryId(signature);
-  if (recid < 0) throw invalid();
+  const recid = checkRecoverable(digest, signature);
   let publicKey: Uint8Array;
   try {
     // The binding refuses r or s ≥ n (parse), r or s = 0, an r off the curve and infinity (recover).

@@ -6,7 +6,8 @@
  * verifies its signer — the digest viem's `hashTypedData` and a contract's `_hashTypedDataV4`
  * compute (typed-data.test.ts holds them equal), and the signer with libsecp256k1
  * (signature-recovery.ts, viem's `recoverAddress` when the native binding is missing: the same
- * answers, ~30× the CPU).
+ * answers, ~30× the CPU), on a worker thread of the recovery pool when SIGNATURE_WORKERS starts one
+ * (signature-recovery-pool.ts, the same answers again).
  *
  * The server rebuilds domain and types itself; only the message comes from the client, and every
  * field of it is checked here (a `ValidationError` names the field). Signatures are read once, by
@@ -17,6 +18,7 @@ import { getAddress, isAddress, isHex, type Address, type Hex } from 'viem';
 import { ValidationError } from '../errors/app-error.ts';
 import { keccak256Bytes, keccak256Hex, keccak256Utf8 } from './keccak.ts';
 import { nativeRecovery, recoverSigner as recoverNative, recoverSignerJs } from './signature-recovery.ts';
+import { signatureRecoveryPool } from './signature-recovery-pool.ts';
 
 export interface TypedField {
   name: string;
@@ -77,6 +79,10 @@ export async function recoverDigestSigner(digest: Hex, signature: unknown): Prom
   try {
     // parseSignature's canonical 65 bytes (low s, v 27/28) are within what both recoveries accept,
     // so what is refused is a digest that is not 32 bytes or an r with no curve point.
+    // With SIGNATURE_WORKERS the recovery runs on a worker thread (signature-recovery-pool.ts, the
+    // same answers); without, on this thread as before.
+    const pool = signatureRecoveryPool();
+    if (pool) return await pool.recover(digest, sig);
     return nativeRecovery ? recoverNative(digest, sig) : await recoverSignerJs(digest, sig);
   } catch {
     throw new ValidationError('signature', 'is not a valid signature');

@@ -47,3 +47,15 @@ describe('table and fields', () => {
     expect(fields({ id: '7', status: undefined, nested: { k: 1 } })).toBe('id      7\nstatus  -\nnested  {"k":1}');
   });
 });
+
+describe('cellText (issue 41: ISO times, not Unix ms)', () => {
+  it('shows ms timestamps of time fields as ISO, leaves other numbers', async () => {
+    const { cellText, table } = await import('./cli-output.ts');
+    expect(cellText('createdAt', 1795653014616)).toBe('2026-11-26T00:30:14.616Z');
+    expect(cellText('ts', '1795653014616')).toBe('2026-11-26T00:30:14.616Z');
+    expect(cellText('size', 1795653014616)).toBe('1795653014616');
+    expect(cellText('updatedAt', null)).toBe('-');
+    expect(cellText('deadline', 1795653014)).toBe('1795653014');
+    expect(table([{ orderId: 1, createdAt: 1795653014616 }]).split('\n')).toEqual(['orderId  createdAt', '-------  ------------------------', '1        2026-11-26T00:30:14.616Z']);
+  });
+});

@@ -4,27 +4,62 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { formatDisplayAmount } from '@tokex/contract';
+import { ValidationError } from '../errors/app-error.ts';
 
 export interface OutputOptions {
   json?: boolean;
 }
 
-/** Rows as an aligned text table; columns are the keys of the first row unless given. */
+/** A time field of an answer (`createdAt`, `updatedAt`, `ts`, `timestamp`, …): the perpetual API answers Unix ms. */
+const TIME_KEY = /(?:At|Time|^ts|^time|[tT]imestamp)$/;
+
+/**
+ * One value as a table or field shows it: ms timestamps of time fields as ISO times (as the stock
+ * tables print them), objects as JSON, nothing as `-`.
+ */
+export function cellText(key: string, v: unknown): string {
+  if (v === null || v === undefined) return '-';
+  if (TIME_KEY.test(key) && (typeof v === 'number' || (typeof v === 'string' && /^\d+$/.test(v)))) {
+    const ms = Number(v);
+    // Unix ms from 2001 on; anything else (a block number, seconds) as it came.
+    if (ms >= 1e12 && ms < 1e14) return new Date(ms).toISOString();
+  }
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+/** Rows as an aligned text table with a header row; columns are the keys of the first row unless given. */
 export function table(rows: ReadonlyArray<Record<string, unknown>>, columns?: string[]): string {
   if (rows.length === 0) return '(none)';
   const cols = columns ?? Object.keys(rows[0]);
-  const cell = (v: unknown) => (v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v));
-  const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
+  const text = rows.map((r) => cols.map((c) => cellText(c, r[c])));
+  const widths = cols.map((c, i) => Math.max(c.length, ...text.map((t) => t[i].length)));
   const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i])).join('  ').trimEnd();
-  return [line(cols), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(cols.map((c) => cell(r[c]))))].join('\n');
+  return [line(cols), line(widths.map((w) => '-'.repeat(w))), ...text.map(line)].join('\n');
 }
 
 /** An object as `key  value` lines. */
 export function fields(obj: Record<string, unknown>): string {
   const width = Math.max(...Object.keys(obj).map((k) => k.length));
   return Object.entries(obj)
-    .map(([k, v]) => `${k.padEnd(width)}  ${v === null || v === undefined ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+    .map(([k, v]) => `${k.padEnd(width)}  ${cellText(k, v)}`)
     .join('\n');
+}
+
+/**
+ * An exact amount of `token` (a decimal string of the API) as a person reads it: the token's
+ * display precision, truncated toward zero (@tokex/contract DISPLAY_PRECISION). `--json` keeps
+ * the exact amounts.
+ */
+export function amount(v: unknown, token: string): unknown {
+  return typeof v === 'string' ? formatDisplayAmount(v, token) : v;
+}
+
+/** `obj` with the named fields shown at `token`'s display precision. */
+export function amounts<T extends Record<string, unknown>>(obj: T, token: string, keys: readonly string[]): T {
+  const out: Record<string, unknown> = { ...obj };
+  for (const k of keys) if (k in out) out[k] = amount(out[k], token);
+  return out as T;
 }
 
 export function print(o: OutputOptions, value: unknown, human: () => string): void {
@@ -52,6 +87,6 @@ export async function withProgress<T>(label: string, wait: (onWait: (state: stri
 /** demo.json of the data directory (`DATA_DIR`, default ./data): where the demo stack's URLs and keys are. */
 export function readDemo(dataDir = process.env.DATA_DIR ?? 'data'): any {
   const file = path.join(dataDir, 'demo.json');
-  if (!fs.existsSync(file)) throw new Error(`no ${file}: start the stack (npm start) or give --url, --api-key and --api-secret`);
+  if (!fs.existsSync(file)) throw new ValidationError('DATA_DIR', `no ${file}: start the stack (npm start) or give --url, --api-key and --api-secret`);
   return JSON.parse(fs.readFileSync(file, 'utf8'));
 }

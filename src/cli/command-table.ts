@@ -37,6 +37,7 @@ export const COMMANDS: readonly TopCommand[] = [
     summary: 'what this release needs to upgrade the contracts and the database in place (a dry run), or --apply it',
     load: async () => (await import('./upgrade-command.ts')).upgradeCommand(),
   },
+  { name: 'demo', summary: 'the embedded demo: `demo reset` returns it to its seeded state', load: async () => (await import('./demo-command.ts')).demoCommand() },
   { name: 'stock', summary: 'the tokenized-stock API: quotes, balances, orders, cash', load: () => tradeCommand('stock') },
   { name: 'perp', summary: 'the perpetual API: account, positions, signed orders, collateral', load: () => tradeCommand('perp') },
   { name: 'stream', summary: 'a stream live in the terminal (Ctrl-C to stop)', load: () => tradeCommand('stream') },

@@ -19,7 +19,7 @@ import { DEMO_SYMBOLS } from '../marketdata/symbol-catalog.ts';
 import { splitEffectiveAt } from '../marketdata/price-splits.ts';
 import type { Db } from '../storage/database.ts';
 import { createCorporateActionRegistry, venueStartDateOf, type AddCorporateActionInput, type CorporateActionRegistry } from '../stock/corporate-actions/corporate-action-registry.ts';
-import { rescheduleFailedAction, type CorporateActionRecord } from '../stock/corporate-actions/corporate-action-store.ts';
+import { actionIdOf, rescheduleFailedAction, type CorporateActionRecord } from '../stock/corporate-actions/corporate-action-store.ts';
 import { fields, print, table } from './cli-output.ts';
 
 export interface AddOptions {
@@ -69,6 +69,8 @@ function addedView(r: CorporateActionRecord) {
 
 function listRow(a: StockCorporateAction) {
   return {
+    // The id `retry <actionId>` takes.
+    id: actionIdOf(a.symbol, a.exDate),
     symbol: a.symbol,
     type: a.type,
     exDate: a.exDate,
@@ -95,7 +97,7 @@ export function corporateActionsCommand(): Command {
   const cmd = new Command('corporate-actions').description('schedule and list splits and dividends (dividends are paid on chain at their ex-date)');
   cmd
     .command('add')
-    .description('schedule a cash dividend: paid in the cash token to the holders of record at its ex-date (today: at once)')
+    .description('schedule a cash dividend (--dividend: paid in the cash token to the holders of record at its ex-date; today: at once) or a split (--split: the shares multiplied at its ex-date)')
     .requiredOption('--symbol <symbol>', 'listed stock symbol, e.g. AAPL')
     .option('--dividend <amount>', 'cash per share, a decimal with at most 8 places, e.g. 0.26')
     .option('--split <ratio>', 'new:old shares, e.g. 10:1 (the Stock token\'s multiplier on chain, at 00:00 New York on the ex-date or just after it is added)')
@@ -120,7 +122,7 @@ export function corporateActionsCommand(): Command {
   cmd
     .command('retry')
     .description('put a failed action back on the schedule (e.g. after funding the paying wallet)')
-    .argument('<actionId>', 'SYMBOL-YYYY-MM-DD, as `list --json` shows it')
+    .argument('<actionId>', 'SYMBOL-YYYY-MM-DD, the id column of `list`')
     .option('--json', 'machine-readable output')
     .action(async (actionId: string, o) => {
       const retried = await withDb((_config, db) => rescheduleFailedAction(db, actionId, Date.now()));

@@ -7,7 +7,8 @@
 import fs from 'node:fs';
 import { Command, Option } from 'commander';
 import { loadConfig, type AppConfig } from '../config/app-config.ts';
-import { API_KINDS, PERP_PERMISSIONS, STOCK_PERMISSIONS, type ApiKeyPermission } from '../auth/api-key-model.ts';
+import { formatStockScope } from '@tokex/contract';
+import { API_KINDS, parseScope, PERP_PERMISSIONS, STOCK_PERMISSIONS, type ApiKeyPermission, type StockScope } from '../auth/api-key-model.ts';
 import { reencryptApiSecrets, type ApiKeyView, type ReencryptProgress, type ReencryptResult, type UpdateApiKeyInput } from '../auth/api-key-service.ts';
 import {
   createSecretBox,
@@ -21,6 +22,7 @@ import {
 import { openAppDatabase, openKeyService } from '../app/storage-wiring.ts';
 import type { Db } from '../storage/database.ts';
 import { AppError } from '../errors/app-error.ts';
+import { fields, table } from './cli-output.ts';
 
 export interface RotateMasterResult extends ReencryptResult {
   oldKeyId: string;
@@ -83,18 +85,41 @@ function collect(value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').map((s) => s.trim()).filter(Boolean)];
 }
 
-/** The machine-readable form; a stock key also shows its one permission as `permission`, as before. */
+/**
+ * One `--scope 8453:Anchored:WRITABLE` (repeatable, or comma-separated like `--ip`), parsed here so
+ * that a string that names no scope is refused before the database is opened, naming the option.
+ */
+const scopeOption = (option: string) => (value: string, previous: StockScope[] = []): StockScope[] => [
+  ...previous,
+  ...value.split(',').map((s) => s.trim()).filter(Boolean).map((s) => parseScope(s, option)),
+];
+
+/**
+ * The machine-readable form; a stock key also shows its first scope's access as `permission`, as
+ * before scopes, beside `scopes`.
+ */
 function jsonOf(k: ApiKeyView): Record<string, unknown> {
   return k.api === 'stock' ? { ...k, permission: k.permissions[0] } : { ...k };
 }
 
+/** One row of `keys list`'s table (never the secret). */
 function printKey(k: ApiKeyView): void {
-  const exp = k.expiresAt === null ? 'never' : new Date(k.expiresAt).toISOString();
-  const scope = k.api === 'stock' ? `chain ${k.chainId} ${k.product}` : `chain ${k.chainId}`;
-  process.stdout.write(
-    `${k.apiKey}  ${k.api.padEnd(5)} ${k.permissions.join('+').padEnd(9)} ${k.active ? 'active ' : 'revoked'}  ${scope}  ` +
-      `user ${k.userAddress ?? '-'}  ips ${k.ipWhitelist.join(',') || '(none)'}  expires ${exp}  ${k.label}\n`,
-  );
+  process.stdout.write(`${fields(keyRow(k))}\n`);
+}
+
+function keyRow(k: ApiKeyView): Record<string, unknown> {
+  return {
+    apiKey: k.apiKey,
+    api: k.api,
+    permissions: k.permissions.join('+'),
+    state: k.active ? 'active' : 'revoked',
+    // A stock key's rights are its scopes (its `permissions` only the first one's access).
+    scope: k.api === 'stock' ? k.scopes.map(formatStockScope).join(',') : `chain ${k.chainId}`,
+    user: k.userAddress ?? '-',
+    ips: k.ipWhitelist.join(',') || '(none)',
+    expires: k.expiresAt === null ? 'never' : new Date(k.expiresAt).toISOString(),
+    label: k.label,
+  };
 }
 
 async function withKeys<T>(fn: (keys: ReturnType<typeof openKeyService>) => Promise<T>): Promise<T> {
@@ -116,10 +141,11 @@ export function keysCommand(): Command {
     .command('create')
     .description('create a key; the secret is printed once')
     .addOption(new Option('--api <api>', 'the API the key belongs to').choices([...API_KINDS]).default('stock'))
+    .option('--scope <chainId:product:ACCESS>', 'stock keys: a scope, e.g. 8453:Anchored:WRITABLE (repeatable or comma-separated; product case-sensitive, ACCESS READ_ONLY or WRITABLE); instead of --permission, --chain-id and --product', scopeOption('--scope'))
     .option('--permission <permission>', permissionHelp, collect)
     .option('--ip <address>', 'whitelisted IP (repeatable or comma-separated); with none, a stock key rejects every request and a perp key accepts any address', collect, [])
-    .option('--chain-id <id>', 'chain id scope (default CHAIN_ID or 31337)')
-    .option('--product <product>', 'stock keys: product scope (default STOCK_PRODUCT or STOCK)')
+    .option('--chain-id <id>', 'chain id (default CHAIN_ID or 31337); for a stock key without --scope, its one scope\'s chain')
+    .option('--product <product>', 'stock keys without --scope: the one scope\'s product (default STOCK_PRODUCT or STOCK)')
     .option('--user-address <address>', 'bound wallet address (needed for One Click; a bound key reads that wallet\'s records)')
     .option('--expires-at <time>', 'ISO date or ms timestamp; default never')
     .option('--label <label>', 'free text', '')
@@ -127,13 +153,17 @@ export function keysCommand(): Command {
     .action(async (o) => {
       const cfg = config();
       const api = o.api as (typeof API_KINDS)[number];
+      const scopes = o.scope as StockScope[] | undefined;
+      // With --scope the key's rights are its scopes; --permission, --chain-id or --product beside
+      // them are passed on, for the key service to refuse the mix by name.
       const { key, apiSecret } = await withKeys((svc) =>
         svc.create({
           api,
-          permissions: (o.permission as ApiKeyPermission[] | undefined) ?? [api === 'stock' ? 'READ_ONLY' : 'READ'],
+          scopes,
+          permissions: (o.permission as ApiKeyPermission[] | undefined) ?? (scopes ? undefined : [api === 'stock' ? 'READ_ONLY' : 'READ']),
           ipWhitelist: o.ip,
-          chainId: o.chainId ? Number(o.chainId) : cfg.chainId,
-          product: api === 'stock' ? o.product ?? cfg.stockProduct : o.product,
+          chainId: o.chainId ? Number(o.chainId) : scopes ? undefined : cfg.chainId,
+          product: api === 'stock' ? o.product ?? (scopes ? undefined : cfg.stockProduct) : o.product,
           userAddress: o.userAddress ?? null,
           expiresAt: o.expiresAt ? parseExpiry(o.expiresAt) : null,
           label: o.label,
@@ -154,16 +184,29 @@ export function keysCommand(): Command {
     .action(async (o) => {
       const list = await withKeys((svc) => svc.list({ api: o.api }));
       if (o.json) process.stdout.write(JSON.stringify(list.map(jsonOf)) + '\n');
-      else list.forEach(printKey);
+      else process.stdout.write(`${table(list.map(keyRow))}\n`);
+    });
+
+  keys
+    .command('show <apiKey>')
+    .description('one key (never its secret), with each of its scopes')
+    .option('--json', 'machine-readable output')
+    .action(async (apiKey: string, o) => {
+      const key = await withKeys((svc) => svc.get(apiKey));
+      if (!key) throw new AppError('NOT_FOUND', `apiKey: no key ${apiKey}`);
+      if (o.json) process.stdout.write(JSON.stringify(jsonOf(key)) + '\n');
+      else printKey(key);
     });
 
   keys
     .command('update <apiKey>')
-    .description('change a key\'s scope, permission, whitelist, expiry or label')
-    .option('--permission <permission>', `replace the permissions; ${permissionHelp}`, collect)
+    .description('change a key\'s scopes, permission, whitelist, expiry or label')
+    .option('--add-scope <chainId:product:ACCESS>', 'stock keys: add a scope (repeatable); one held for the same chain and product gets this access', scopeOption('--add-scope'))
+    .option('--remove-scope <chainId:product:ACCESS>', 'stock keys: remove a scope the key holds (repeatable); the last one cannot be removed', scopeOption('--remove-scope'))
+    .option('--permission <permission>', `replace the permissions (a stock key of one scope: that scope's access); ${permissionHelp}`, collect)
     .option('--ip <address>', 'replace the whitelist (repeatable or comma-separated)', collect)
-    .option('--chain-id <id>')
-    .option('--product <product>')
+    .option('--chain-id <id>', 'perp keys, and a stock key of one scope: that scope\'s chain')
+    .option('--product <product>', 'a stock key of one scope: that scope\'s product')
     .option('--user-address <address>', 'bind a wallet; "none" unbinds')
     .option('--expires-at <time>', 'ISO date or ms timestamp; "never" clears')
     .option('--label <label>')
@@ -171,6 +214,8 @@ export function keysCommand(): Command {
     .option('--json', 'machine-readable output')
     .action(async (apiKey: string, o) => {
       const patch: UpdateApiKeyInput = {};
+      if (o.addScope) patch.addScopes = o.addScope as StockScope[];
+      if (o.removeScope) patch.removeScopes = o.removeScope as StockScope[];
       if (o.permission) patch.permissions = o.permission as ApiKeyPermission[];
       if (o.ip) patch.ipWhitelist = o.ip;
       if (o.chainId) patch.chainId = Number(o.chainId);

@@ -36,7 +36,7 @@ export async function runSetPrice(db: DbExecutor, o: { symbol: string; price?: s
 function describeSetPrice(r: SetPriceResult): string {
   if (r.pinned) return `${r.symbol} pinned at ${r.price}: the simulator quotes it from its next tick until --release`;
   return r.released
-    ? `${r.symbol} released at ${r.price}: the simulator walks on from there`
+    ? `${r.symbol} released at ${r.price}: the simulator walks on from there (its random walk from ${r.price}, not back to the price before the pin; \`tokex demo reset\` with the stack stopped restores the seeded demo)`
     : `${r.symbol} was not pinned: nothing to release`;
 }
 
@@ -48,6 +48,7 @@ export function marketDataCommand(): Command {
     .addOption(new Option('--interval <interval>', 'candle interval of the file').choices([...INTERVALS]).default('1d'))
     .requiredOption('--file <path>', 'CSV file')
     .action(async (o) => {
+      if (!fs.existsSync(o.file)) throw new ValidationError('--file', `no such file: ${o.file}`);
       const db = await openAppDatabase(loadConfig());
       try {
         const csv = fs.readFileSync(o.file, 'utf8');

@@ -63,3 +63,23 @@ describe('perpOrderInput: the order `tokex perp order` sends', () => {
     expect(refusal(() => perpOrderInput('sell', 'BTC-USD', undefined, { stop: '1' }))).toBe('size: required (or --close-position with --stop or --take-profit)');
   });
 });
+
+describe('symbol hints (issue 41)', () => {
+  it("points CCXT's BTC/USD to the venue's BTC-USD before sending", async () => {
+    const { perpOrderInput, perpSymbolHint } = await import('./trade-command.ts');
+    expect(perpSymbolHint('BTC/USD')).toBe("BTC/USD is CCXT's spelling: this venue's symbol is BTC-USD");
+    expect(perpSymbolHint('btc/usd:USD')).toBe("btc/usd:USD is CCXT's spelling: this venue's symbol is BTC-USD");
+    expect(perpSymbolHint('BTC-USD')).toBeUndefined();
+    expect(() => perpOrderInput('buy', 'ETH/USD', '1', {})).toThrow(/ETH-USD/);
+  });
+
+  it('completes a not-listed refusal with the listed symbols, and leaves other errors alone', async () => {
+    const { withListedSymbols } = await import('./trade-command.ts');
+    const e = (await withListedSymbols(new Error('stock API 404: symbol: "APPL" is not listed'), async () => ['AAPL', 'MSFT'])) as Error;
+    expect(e.message).toBe('stock API 404: symbol: "APPL" is not listed; listed: AAPL, MSFT');
+    const other = new Error('timeout');
+    expect(await withListedSymbols(other, async () => ['AAPL'])).toBe(other);
+    const unreachable = new Error('symbol: "X" is not listed');
+    expect(await withListedSymbols(unreachable, async () => Promise.reject(new Error('down')))).toBe(unreachable);
+  });
+});

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { Command, Option } from 'commander';
 import type { PerpClient, StockClient, StockOrderInput, StockOrderView, StreamClient } from '@tokex/sdk';
 import { ValidationError } from '../errors/app-error.ts';
-import { fields, print, readDemo, table, withProgress } from './cli-output.ts';
+import { amount as shown, amounts, fields, print, readDemo, table, withProgress } from './cli-output.ts';
 
 // The SDK and viem take a few hundred milliseconds to load: only an action that calls the API
 // loads them, so building these commands (and `tokex stock --help`) stays instant.
@@ -65,6 +65,55 @@ async function wallet(o: Common) {
 
 const deadline = () => Math.floor(Date.now() / 1000) + 600;
 
+/**
+ * A refusal that names a symbol the venue does not list, with the symbols it does list (and, for
+ * CCXT's spelling `BTC/USD`, the venue's `BTC-USD`); any other error as it came.
+ */
+export async function withListedSymbols(err: unknown, listed: () => Promise<string[]>): Promise<unknown> {
+  if (!(err instanceof Error) || !/not listed|unknown symbol/i.test(err.message)) return err;
+  let names: string[];
+  try {
+    names = await listed();
+  } catch {
+    return err;
+  }
+  const e = new Error(`${err.message}; listed: ${names.join(', ')}`);
+  e.name = err.name;
+  return e;
+}
+
+/** CCXT writes a perpetual `BTC/USD` (or `BTC/USD:USD`); this venue's symbols are `BTC-USD`. */
+export function perpSymbolHint(symbol: string): string | undefined {
+  const m = /^([A-Za-z0-9]+)\/([A-Za-z0-9]+)(?::[A-Za-z0-9]+)?$/.exec(symbol);
+  return m ? `${symbol} is CCXT's spelling: this venue's symbol is ${m[1].toUpperCase()}-${m[2].toUpperCase()}` : undefined;
+}
+
+async function stockSymbols(c: StockClient): Promise<string[]> {
+  return (await c.getSymbols()).map((x) => x.symbol);
+}
+
+async function perpSymbols(c: PerpClient): Promise<string[]> {
+  return (await c.getInstruments()).map((x) => x.symbol);
+}
+
+const PERP_USD_FIELDS = ['balance', 'equity', 'unrealisedPnl', 'freeCollateral', 'withdrawable', 'pendingWithdrawals', 'orderMargin', 'positionMargin', 'maintenanceMargin', 'deposited', 'withdrawn', 'realisedPnl', 'fees', 'fee', 'funding', 'price', 'avgPrice', 'triggerPrice', 'entryPrice', 'markPrice', 'liquidationPrice', 'amount'];
+/**
+ * A perpetual answer (account, order, position) with its USD amounts at display precision. Sizes
+ * stay as answered: the instrument's lot, already short.
+ */
+export function perpDisplay(r: Record<string, unknown>): Record<string, unknown> {
+  return amounts(r, 'USD', PERP_USD_FIELDS);
+}
+
+/** `fn`, its not-listed refusal completed with what is listed. */
+async function listing<T>(fn: () => Promise<T>, listed: () => Promise<string[]>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw await withListedSymbols(err, listed);
+  }
+}
+
 /** How long a command waits for a settlement, a payment or a credit before it gives up (`--timeout`). */
 const WAIT_MS = 120_000;
 
@@ -117,10 +166,13 @@ export function stockOrderFailure(x: StockOrderView, expected: 'done' | 'cancele
   return undefined;
 }
 
-function orderFields(x: StockOrderView): string {
+/** A stock order as a person reads it; `cancel` shows the cancel's transaction rather than the placement's. */
+function orderFields(x: StockOrderView, answering: 'place' | 'cancel' = 'place'): string {
+  const filled = x.history?.filledQuantity ?? x.openOrder?.filledQuantity;
   return fields({
     orderId: x.orderId, symbol: x.symbol, side: x.side, type: x.type, state: x.state,
-    status: x.history?.status ?? x.openOrder?.status, filled: x.history?.filledQuantity ?? x.openOrder?.filledQuantity, avgPrice: x.history?.averagePrice, txHash: x.txHash,
+    status: x.history?.status ?? x.openOrder?.status, filled: shown(filled, x.symbol ?? ''), avgPrice: shown(x.history?.averagePrice, 'USD'),
+    ...(answering === 'cancel' ? { cancelTxHash: x.cancelTxHash } : { txHash: x.txHash }),
     ...(x.history?.reason ? { reason: x.history.reason } : {}),
   });
 }
@@ -144,6 +196,8 @@ export interface PerpOrderOptions {
  * the whole position when it fires, so no size. What only the API can judge is left to it.
  */
 export function perpOrderInput(side: string, symbol: string, size: string | undefined, o: PerpOrderOptions): OrderInput {
+  const hint = perpSymbolHint(symbol);
+  if (hint !== undefined) throw new ValidationError('symbol', hint);
   const s = side.toUpperCase();
   if (s !== 'BUY' && s !== 'SELL') throw new ValidationError('side', `must be ${ORDER_SIDES.join(' or ')}, not ${JSON.stringify(side)}`);
   if (o.stop !== undefined && o.takeProfit !== undefined) throw new ValidationError('--stop', 'give --stop or --take-profit, not both');
@@ -173,7 +227,7 @@ function stockCommand(): Command {
   const stock = new Command('stock').description('the tokenized-stock API: quotes, balances, orders, cash');
   withCommon(stock.command('quote').argument('<symbols...>').description('current quotes')).action(async (symbols: string[], o: Common) => {
     const c = await stockClient(o);
-    const rows = await Promise.all(symbols.map((s) => c.get<Record<string, unknown>>(`/api/v1/prices/${s}`)));
+    const rows = await listing(() => Promise.all(symbols.map((s) => c.get<Record<string, unknown>>(`/api/v1/prices/${s}`))), () => stockSymbols(c));
     // A stale quote (the market data stopped) says so beside the market's status.
     print(o, rows, () => table(rows.map((q) => ({ symbol: q.symbol, bid: q.bid, ask: q.ask, last: q.last, market: q.stale === true ? `${q.marketStatus} (stale)` : q.marketStatus, time: new Date(Number(q.timestamp)).toISOString() }))));
   });
@@ -182,11 +236,13 @@ function stockCommand(): Command {
     const user = o.user ?? readDemo().stock.keys.writable.userAddress;
     const b = await c.get<any>(`/api/v1/users/${user}/balance`);
     // tokenBalances lists the stocks, then the cash tokens (isStock false, nothing at the exchange).
-    print(o, b, () => `mUSD available ${b.mUsdDetail.available}, locked ${b.mUsdDetail.locked}\n\n${table(b.tokenBalances, ['symbol', 'walletBalance', 'exchangeBalance', 'lockedExchangeBalance'])}`);
+    // Amounts at each token's display precision, truncated (never shown larger than they are).
+    const tokens = (b.tokenBalances as Record<string, unknown>[]).map((t) => amounts(t, String(t.symbol), ['walletBalance', 'exchangeBalance', 'lockedExchangeBalance']));
+    print(o, b, () => `mUSD available ${shown(b.mUsdDetail.available, 'mUSD')}, locked ${shown(b.mUsdDetail.locked, 'mUSD')}\n\n${table(tokens, ['symbol', 'walletBalance', 'exchangeBalance', 'lockedExchangeBalance'])}`);
   });
   withCommon(stock.command('orders').description('orders of the key').addOption(new Option('--state <state>').choices(['open', 'history']))).action(async (o: Common & { state?: string }) => {
     const r = await (await stockClient(o)).get<{ total: number; rows: any[] }>('/api/v1/orders', o.state ? { state: o.state } : {});
-    print(o, r, () => table(r.rows.map((x) => ({ orderId: x.orderId, symbol: x.symbol, side: x.side, type: x.type, state: x.state, quantity: x.quantity, price: x.price }))));
+    print(o, r, () => table(r.rows.map((x) => ({ orderId: x.orderId, symbol: x.symbol, side: x.side, type: x.type, state: x.state, quantity: shown(x.quantity, x.symbol), notional: shown(x.notional, 'mUSD'), price: shown(x.price, 'USD'), createdAt: x.createdAt }))));
   });
   for (const side of ['buy', 'sell'] as const) {
     withCommon(
@@ -212,7 +268,7 @@ function stockCommand(): Command {
       }
       const { pollUntil } = await sdk();
       const timeoutMs = o.timeout ?? WAIT_MS;
-      const sent = await c.sendOrder(order);
+      const sent = await listing(() => c.sendOrder(order), () => stockSymbols(c));
       const orderId = sent.orderId ?? sent.orderIds?.[0];
       if (!orderId) {
         failed(`send ${sent.requestId} is ${sent.status} without an order id yet; \`tokex stock orders\` lists the order once placed`, EXIT_STILL_WAITING);
@@ -233,7 +289,7 @@ function stockCommand(): Command {
     const timeoutMs = o.timeout ?? WAIT_MS;
     const x = await waitFor(`cancel ${orderId}`, () => `order ${orderId}`, timeoutMs, (onWait) => oneClickCancel(c, orderId, { timeoutMs, onWait }));
     if (x === undefined) return;
-    print(o, x, () => orderFields(x));
+    print(o, x, () => orderFields(x, 'cancel'));
     const failure = stockOrderFailure(x, 'canceled');
     if (failure !== undefined) failed(failure);
   });
@@ -245,7 +301,7 @@ function stockCommand(): Command {
       const timeoutMs = o.timeout ?? WAIT_MS;
       const op = await waitFor(dir, () => `the ${dir} of ${amount}`, timeoutMs, (onWait) => oneClickOperation(c, dir === 'deposit' ? 'cashDeposit' : 'cashWithdrawal', input, { timeoutMs, onWait }));
       if (op === undefined) return;
-      print(o, op, () => fields({ operationId: op.operationId, status: op.operationStatus, amount: op.tokenAmount, mUsd: op.mUsdAmount, txHash: op.txHash }));
+      print(o, op, () => fields({ operationId: op.operationId, status: op.operationStatus, amount: shown(op.tokenAmount, 'USDC'), mUsd: shown(op.mUsdAmount, 'mUSD'), txHash: op.txHash }));
       if (op.operationStatus === 'failed') failed(`${dir} ${op.operationId} failed (transaction ${op.txHash})`);
     });
   }
@@ -279,15 +335,15 @@ function perpCommand(): Command {
   const perp = new Command('perp').description('the perpetual API: account, positions, signed orders, collateral');
   withCommon(perp.command('account').description('balance, equity, margin')).action(async (o: Common) => {
     const a = await (await perpClient(o)).get<Record<string, unknown>>('account');
-    print(o, a, () => fields(a));
+    print(o, a, () => fields(perpDisplay(a)));
   });
   withCommon(perp.command('positions').description('open positions')).action(async (o: Common) => {
     const r = await (await perpClient(o)).get<{ rows: any[] }>('positions');
-    print(o, r, () => table(r.rows, ['symbol', 'side', 'size', 'entryPrice', 'markPrice', 'unrealisedPnl', 'leverage', 'liquidationPrice']));
+    print(o, r, () => table(r.rows.map(perpDisplay), ['symbol', 'side', 'size', 'entryPrice', 'markPrice', 'unrealisedPnl', 'leverage', 'liquidationPrice']));
   });
   withCommon(perp.command('orders').description('open orders (waiting stop and take-profit triggers are UNTRIGGERED)')).action(async (o: Common) => {
     const r = await (await perpClient(o)).get<{ rows: any[] }>('orders/open');
-    print(o, r, () => table(r.rows, ['orderId', 'symbol', 'side', 'type', 'price', 'triggerPrice', 'size', 'filledSize', 'status']));
+    print(o, r, () => table(r.rows.map(perpDisplay), ['orderId', 'symbol', 'side', 'type', 'price', 'triggerPrice', 'size', 'filledSize', 'status', 'createdAt', 'updatedAt']));
   });
   withCommon(
     perp
@@ -306,8 +362,9 @@ function perpCommand(): Command {
       .option('--client-id <id>', 'clientOrderId: the same id again answers the first order (default: a new one)'),
   ).action(async (side: string, symbol: string, size: string | undefined, o: Common & PerpOrderOptions) => {
     const input = perpOrderInput(side, symbol, size, o);
-    const r = await (await perpClient(o)).placeOrder<Record<string, unknown>>(await wallet(o), input);
-    print(o, r, () => fields(r));
+    const c = await perpClient(o);
+    const r = await listing(async () => c.placeOrder<Record<string, unknown>>(await wallet(o), input), () => perpSymbols(c));
+    print(o, r, () => fields(perpDisplay(r)));
     // The engine answers at once. An order that ended without a fill (cancelled by self-trade
     // prevention, an IOC remainder) did nothing: the reason, and a failure. A partial fill did trade.
     if ((r.status === 'CANCELED' || r.status === 'EXPIRED') && !/[1-9]/.test(String(r.filledSize ?? '0'))) {
@@ -316,7 +373,7 @@ function perpCommand(): Command {
   });
   withCommon(perp.command('cancel').argument('<orderId>').description('cancel an open order')).action(async (orderId: string, o: Common) => {
     const r = await (await perpClient(o)).delete<Record<string, unknown>>(`orders/${orderId}`);
-    print(o, r, () => fields(r));
+    print(o, r, () => fields(perpDisplay(r)));
   });
   withCommon(
     perp
@@ -329,7 +386,7 @@ function perpCommand(): Command {
     const r = await (await perpClient(o)).amendOrder<Record<string, unknown>>(await wallet(o), {
       orderId, ...(o.price !== undefined ? { price: o.price } : {}), ...(o.size !== undefined ? { size: o.size } : {}),
     });
-    print(o, r, () => fields(r));
+    print(o, r, () => fields(perpDisplay(r)));
   });
   withCommon(
     perp
@@ -341,7 +398,7 @@ function perpCommand(): Command {
     if ((orderId === undefined) === (o.clientId === undefined)) throw new ValidationError('orderId', 'give an order id or --client-id, one of them');
     const c = await perpClient(o);
     const r = orderId !== undefined ? await c.getOrder<Record<string, unknown>>(orderId) : await c.getOrderByClientId<Record<string, unknown>>(o.clientId!);
-    print(o, r, () => fields(r));
+    print(o, r, () => fields(perpDisplay(r)));
   });
   withCommon(
     perp

@@ -53,7 +53,9 @@ describe('app config', () => {
   });
 
   it('reads the perp indexer depth apart from the stock indexer’s', () => {
-    expect(loadConfig({}).perp).toEqual({ confirmations: 0, marketMaker: true, demoTakerMs: 10_000, fundingIntervalMs: undefined, markIntervalMs: 1_000, fundingSampleMs: 5_000, lpLockupMs: 345_600_000, eventBuffer: 100_000, recentResults: 100_000 });
+    expect(loadConfig({}).perp).toEqual({ confirmations: 0, marketMaker: true, demoTakerMs: 10_000, fundingIntervalMs: undefined, markIntervalMs: 1_000, fundingSampleMs: 5_000, lpLockupMs: 345_600_000, eventBuffer: 100_000, recentResults: 100_000, projector: 'auto' });
+    expect(loadConfig({ PERP_PROJECTOR: 'thread' }).perp.projector).toBe('thread');
+    expect(() => loadConfig({ PERP_PROJECTOR: 'Worker' })).toThrow(/PERP_PROJECTOR/);
     expect(loadConfig({ PERP_EVENT_BUFFER: '10000', PERP_RECENT_RESULTS: '20000' }).perp).toMatchObject({ eventBuffer: 10_000, recentResults: 20_000 });
     expect(() => loadConfig({ PERP_EVENT_BUFFER: '10' })).toThrow(/PERP_EVENT_BUFFER/);
     expect(loadConfig({ LEASE_TTL_MS: '2000' }).leaseTtlMs).toBe(2_000);
@@ -230,5 +232,46 @@ describe('app config', () => {
       expect(message).not.toBe('');
       expect(message).not.toContain(pythKey);
     }
+  });
+});
+
+describe('app config: the chains served (EMBEDDED_CHAIN_IDS, STOCK_CHAINS)', () => {
+  it('serves exactly one chain, CHAIN_ID on RPC_URL or the embedded anvil, with neither setting', () => {
+    expect(loadConfig({}).stockChains).toEqual([{ chainId: 31337 }]);
+    expect(loadConfig({ CHAIN_ID: '8453', RPC_URL: 'http://node:8545' }).stockChains).toEqual([{ chainId: 8453, rpcUrl: 'http://node:8545' }]);
+    // An empty value is no setting, as with every other list.
+    expect(loadConfig({ EMBEDDED_CHAIN_IDS: '' }).stockChains).toEqual([{ chainId: 31337 }]);
+  });
+
+  it('starts an embedded anvil per EMBEDDED_CHAIN_IDS entry, the first being CHAIN_ID (taken from the list when unset)', () => {
+    const two = loadConfig({ EMBEDDED_CHAIN_IDS: '31337, 31338' });
+    expect(two.chainId).toBe(31337);
+    expect(two.stockChains).toEqual([{ chainId: 31337 }, { chainId: 31338 }]);
+    const own = loadConfig({ EMBEDDED_CHAIN_IDS: '900,901,902' });
+    expect(own.chainId).toBe(900);
+    expect(own.stockChains.map((c) => c.chainId)).toEqual([900, 901, 902]);
+    expect(loadConfig({ CHAIN_ID: '31337', EMBEDDED_CHAIN_IDS: '31337,31338' }).chainId).toBe(31337);
+  });
+
+  it('takes each external chain after the first from RPC_URL_<id> (STOCK_CHAINS)', () => {
+    const cfg = loadConfig({ STOCK_CHAINS: '8453,1', RPC_URL: 'https://base.example', RPC_URL_1: 'https://eth.example' });
+    expect(cfg.chainId).toBe(8453);
+    expect(cfg.rpcUrl).toBe('https://base.example');
+    expect(cfg.stockChains).toEqual([{ chainId: 8453, rpcUrl: 'https://base.example' }, { chainId: 1, rpcUrl: 'https://eth.example' }]);
+  });
+
+  it('refuses a bad chain list with a message naming the setting and the fix', () => {
+    expect(() => loadConfig({ EMBEDDED_CHAIN_IDS: '31337,abc' })).toThrow('EMBEDDED_CHAIN_IDS: "abc" is not a chain id (a positive integer); expected e.g. 31337,31338');
+    expect(() => loadConfig({ EMBEDDED_CHAIN_IDS: '31337,0' })).toThrow('EMBEDDED_CHAIN_IDS: "0" is not a chain id');
+    expect(() => loadConfig({ EMBEDDED_CHAIN_IDS: '31337,,31338' })).toThrow('EMBEDDED_CHAIN_IDS: "" is not a chain id');
+    expect(() => loadConfig({ EMBEDDED_CHAIN_IDS: '31337,31338,31337' })).toThrow('EMBEDDED_CHAIN_IDS: chain 31337 is listed twice');
+    expect(() => loadConfig({ CHAIN_ID: '31337', EMBEDDED_CHAIN_IDS: '31338,31337' })).toThrow(
+      'EMBEDDED_CHAIN_IDS: the first chain (31338) must be CHAIN_ID (31337): it keeps the data directory and database of a single-chain deployment',
+    );
+    expect(() => loadConfig({ EMBEDDED_CHAIN_IDS: '31337,31338', RPC_URL: 'http://node:8545' })).toThrow('EMBEDDED_CHAIN_IDS: not with RPC_URL');
+    expect(() => loadConfig({ EMBEDDED_CHAIN_IDS: '31337', STOCK_CHAINS: '8453' })).toThrow('EMBEDDED_CHAIN_IDS and STOCK_CHAINS: set one of them');
+    expect(() => loadConfig({ STOCK_CHAINS: '8453,1' })).toThrow('STOCK_CHAINS: the first chain (8453) needs RPC_URL');
+    expect(() => loadConfig({ STOCK_CHAINS: '8453,1', RPC_URL: 'https://base.example' })).toThrow('STOCK_CHAINS: chain 1 needs RPC_URL_1');
+    expect(() => loadConfig({ STOCK_CHAINS: '8453,1', RPC_URL: 'https://base.example', RPC_URL_1: 'eth.example' })).toThrow('RPC_URL_1: must be an http(s) or ws(s) URL');
   });
 });

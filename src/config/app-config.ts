@@ -57,6 +57,13 @@ export interface AppConfig {
   chainId: number;
   /** Absent: the embedded stack spawns anvil. */
   rpcUrl?: string;
+  /**
+   * The chains whose stock venue this deployment serves (docs/deployment.md, "Several chains"):
+   * the first is always `chainId` with `rpcUrl` (today's single chain, its data dir and database as
+   * they were); the others come from `EMBEDDED_CHAIN_IDS` (an embedded anvil each) or `STOCK_CHAINS`
+   * with `RPC_URL_<id>`. One entry without either setting.
+   */
+  stockChains: StockChainSetting[];
   anvilPort?: number;
   /** `RPC_BATCH`: the APIs' concurrent chain reads travel as one JSON-RPC batch (default true). */
   rpcBatch: boolean;
@@ -166,7 +173,22 @@ export interface AppConfig {
   /** Peer addresses whose X-Forwarded-For is trusted; none by default. */
   trustedProxies: string[];
   bodyLimitBytes: number;
+  /**
+   * `SIGNATURE_WORKERS`: worker threads of an API process that recover signed messages' signers
+   * (signed perp orders, API-key creation, One Click): 0 (default: every recovery on the thread that
+   * takes the request), a number, or `auto` (one for each core beyond the first, at most 4). The
+   * default is what measured best on the 2-core machines (docs/performance.md, "Signature recovery
+   * on every core").
+   */
+  signatureWorkers: 'auto' | number;
   logLevel: string;
+  /**
+   * One log line per HTTP request (LOG_REQUESTS): off by default in the embedded demo, whose
+   * terminal would otherwise be mostly request lines; on by default elsewhere (docs/operations.md).
+   */
+  logRequests?: boolean;
+  /** LOG_FORMAT: `auto` (pretty lines on a terminal, JSON otherwise), `pretty` or `json`. */
+  logFormat?: 'auto' | 'pretty' | 'json';
   /**
    * Dev mode: fund anvil's well-known wallets at deployment and write DATA_DIR/demo.json with demo
    * keys and their secrets. On by default only for the embedded anvil (DEMO_MODE overrides).
@@ -210,6 +232,14 @@ export interface AppConfig {
      */
     eventBuffer: number;
     recentResults: number;
+    /**
+     * `PERP_PROJECTOR`: where the history projection is written: `worker` (a worker thread with its
+     * own database connection, off the thread that takes orders), `thread` (the engine's own
+     * thread), or `auto` (default): the worker on PostgreSQL, the thread on SQLite, whose single
+     * write lock would make the order thread wait for the worker's writes without yielding
+     * (docs/perp-sequencer.md "The projector").
+     */
+    projector: 'worker' | 'thread' | 'auto';
   };
   executor: ExecutorSettings;
   /**
@@ -322,6 +352,15 @@ function isoInstantMs(raw: string): number {
 }
 
 /** An instant as ISO 8601 with an explicit offset (or Z), or as Unix ms. */
+/** Reads `SIGNATURE_WORKERS`: `auto` or a number of worker threads from 0 to 256; unset, 0. */
+export function parseSignatureWorkers(raw: string | undefined): 'auto' | number {
+  if (raw === undefined || raw.trim() === '') return 0;
+  const v = raw.trim().toLowerCase();
+  if (v === 'auto') return 'auto';
+  if (/^\d{1,3}$/.test(v) && Number(v) <= 256) return Number(v);
+  throw new AppError('VALIDATION', `SIGNATURE_WORKERS must be auto or a number of worker threads from 0 to 256, not ${JSON.stringify(raw)}`);
+}
+
 function envInstant(env: Env, name: string): number | undefined {
   const raw = envString(env, name)?.trim();
   if (raw === undefined) return undefined;
@@ -408,12 +447,72 @@ function tlsFiles(env: Env): TlsFiles | undefined {
   return { certFile: path.resolve(certFile), keyFile: path.resolve(keyFile), ...(caFile === undefined ? {} : { caFile: path.resolve(caFile) }) };
 }
 
+/** One chain of `stockChains`: its id and its node (undefined: an embedded anvil). */
+export interface StockChainSetting {
+  chainId: number;
+  rpcUrl?: string;
+}
+
+/** A comma-separated list of distinct chain ids (positive integers), or undefined when unset or empty. */
+function chainIdList(env: Env, name: string): number[] | undefined {
+  const raw = envString(env, name);
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const ids = raw.split(',').map((part) => {
+    const t = part.trim();
+    const n = Number(t);
+    if (!/^\d{1,15}$/.test(t) || !Number.isSafeInteger(n) || n < 1) throw new AppError('VALIDATION', `${name}: "${t}" is not a chain id (a positive integer); expected e.g. 31337,31338`);
+    return n;
+  });
+  const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (dup !== undefined) throw new AppError('VALIDATION', `${name}: chain ${dup} is listed twice`);
+  return ids;
+}
+
+/**
+ * `CHAIN_ID` and the chains served (`stockChains`), from `EMBEDDED_CHAIN_IDS` or `STOCK_CHAINS`
+ * (docs/deployment.md, "Several chains"). The first listed is the deployment's first chain: it must
+ * equal CHAIN_ID when that is set, and CHAIN_ID takes it when not. Each chain after the first of
+ * STOCK_CHAINS needs its own `RPC_URL_<id>`; the first uses RPC_URL. Embedded and external chains do
+ * not mix in one deployment.
+ */
+export function parseStockChains(env: Env): { chainId: number; stockChains: StockChainSetting[] } {
+  const rpcUrl = envString(env, 'RPC_URL');
+  const explicit = envString(env, 'CHAIN_ID') === undefined ? undefined : envInt(env, 'CHAIN_ID', 31337);
+  const embedded = chainIdList(env, 'EMBEDDED_CHAIN_IDS');
+  const external = chainIdList(env, 'STOCK_CHAINS');
+  if (embedded && external) throw new AppError('VALIDATION', 'EMBEDDED_CHAIN_IDS and STOCK_CHAINS: set one of them (embedded and external chains do not mix in one deployment)');
+  const listed = embedded ?? external;
+  const name = embedded ? 'EMBEDDED_CHAIN_IDS' : 'STOCK_CHAINS';
+  if (!listed) {
+    const chainId = explicit ?? 31337;
+    return { chainId, stockChains: [{ chainId, ...(rpcUrl === undefined ? {} : { rpcUrl }) }] };
+  }
+  if (explicit !== undefined && explicit !== listed[0]) {
+    throw new AppError('VALIDATION', `${name}: the first chain (${listed[0]}) must be CHAIN_ID (${explicit}): it keeps the data directory and database of a single-chain deployment`);
+  }
+  if (embedded) {
+    if (rpcUrl !== undefined) throw new AppError('VALIDATION', 'EMBEDDED_CHAIN_IDS: not with RPC_URL (use STOCK_CHAINS with RPC_URL and RPC_URL_<id> for chains on nodes)');
+    return { chainId: listed[0], stockChains: listed.map((chainId) => ({ chainId })) };
+  }
+  if (rpcUrl === undefined) throw new AppError('VALIDATION', `STOCK_CHAINS: the first chain (${listed[0]}) needs RPC_URL`);
+  return {
+    chainId: listed[0],
+    stockChains: listed.map((chainId, i) => {
+      const url = i === 0 ? rpcUrl : envString(env, `RPC_URL_${chainId}`);
+      if (url === undefined) throw new AppError('VALIDATION', `STOCK_CHAINS: chain ${chainId} needs RPC_URL_${chainId}`);
+      if (!/^(https?|wss?):\/\/\S+$/.test(url)) throw new AppError('VALIDATION', `${i === 0 ? 'RPC_URL' : `RPC_URL_${chainId}`}: must be an http(s) or ws(s) URL`);
+      return { chainId, rpcUrl: url };
+    }),
+  };
+}
+
 export function loadConfig(env: Env = process.env): AppConfig {
   const prefix = (envString(env, 'STOCK_API_PREFIX') ?? '').replace(/\/+$/, '');
   if (prefix !== '' && !prefix.startsWith('/')) throw new AppError('VALIDATION', 'STOCK_API_PREFIX: must start with /');
   const rpcUrl = envString(env, 'RPC_URL');
   const production = envChoice(env, 'TOKEX_ENV', TOKEX_ENVS, 'development') === 'production';
   const marketClockStart = envInstant(env, 'MARKET_CLOCK_START');
+  const { chainId, stockChains } = parseStockChains(env);
   if (marketClockStart !== undefined && production) {
     throw new AppError('VALIDATION', 'MARKET_CLOCK_START: not with TOKEX_ENV=production (it moves the trading calendar away from the real time)');
   }
@@ -427,8 +526,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     perpRateLimitPerMin: envInt(env, 'PERP_RATE_LIMIT_PER_MIN', 120, 1),
     stockApiPrefix: prefix,
     stockProduct: envString(env, 'STOCK_PRODUCT') ?? 'STOCK',
-    chainId: envInt(env, 'CHAIN_ID', 31337),
+    chainId,
     rpcUrl,
+    stockChains,
     anvilPort: envString(env, 'ANVIL_PORT') === undefined ? undefined : envInt(env, 'ANVIL_PORT', 0),
     rpcBatch: envBool(env, 'RPC_BATCH', true),
     autoUpgrade: envBool(env, 'AUTO_UPGRADE', false),
@@ -475,7 +575,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
     apiKeyCacheTtlMs: envInt(env, 'API_KEY_CACHE_TTL_MS', 2_000),
     trustedProxies: envList(env, 'TRUSTED_PROXIES'),
     bodyLimitBytes: envInt(env, 'BODY_LIMIT_BYTES', 64 * 1024),
+    signatureWorkers: parseSignatureWorkers(envString(env, 'SIGNATURE_WORKERS')),
     logLevel: envString(env, 'LOG_LEVEL') ?? 'info',
+    logRequests: envBool(env, 'LOG_REQUESTS', !envBool(env, 'DEMO_MODE', rpcUrl === undefined)),
+    logFormat: envChoice(env, 'LOG_FORMAT', ['auto', 'pretty', 'json'] as const, 'auto'),
     demoMode: envBool(env, 'DEMO_MODE', rpcUrl === undefined),
     indexer: {
       confirmations: envInt(env, 'INDEXER_CONFIRMATIONS', 0),
@@ -493,6 +596,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       engineStream: envString(env, 'PERP_ENGINE_STREAM'),
       eventBuffer: envInt(env, 'PERP_EVENT_BUFFER', 100_000, 1_000),
       recentResults: envInt(env, 'PERP_RECENT_RESULTS', 100_000, 1_000),
+      projector: envChoice(env, 'PERP_PROJECTOR', ['auto', 'worker', 'thread'] as const, 'auto'),
     },
     executor: loadExecutorSettings(env),
     oracle: oracleSettings(env),

@@ -6,13 +6,23 @@
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
-const ENTRY = fileURLToPath(new URL('./browser/console-app.ts', import.meta.url));
+/** The trading page's script and the operator page's. */
+const ENTRIES = {
+  console: fileURLToPath(new URL('./browser/console-app.ts', import.meta.url)),
+  ops: fileURLToPath(new URL('./browser/ops-app.ts', import.meta.url)),
+} as const;
+export type ConsoleEntry = keyof typeof ENTRIES;
 
-let cached: Promise<string> | undefined;
+const cache = new Map<ConsoleEntry, Promise<string>>();
 
-export function consoleBundle(): Promise<string> {
+/**
+ * One page's script, lightweight-charts included for the trading page (from node_modules, like viem):
+ * nothing is fetched from a CDN, at build time or at run time.
+ */
+export function consoleBundle(entry: ConsoleEntry = 'console'): Promise<string> {
+  let cached = cache.get(entry);
   cached ??= build({
-    entryPoints: [ENTRY],
+    entryPoints: [ENTRIES[entry]],
     bundle: true,
     format: 'esm',
     platform: 'browser',
@@ -25,9 +35,10 @@ export function consoleBundle(): Promise<string> {
     (out) => out.outputFiles[0].text,
     (err: unknown) => {
       // A failed build is tried again on the next request rather than cached.
-      cached = undefined;
+      cache.delete(entry);
       throw err;
     },
   );
+  cache.set(entry, cached);
   return cached;
 }

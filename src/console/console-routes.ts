@@ -18,8 +18,10 @@ import { STALE_QUOTE_MS } from '../stock/quote-view.ts';
 import { stockOk } from '../stock/stock-envelope.ts';
 import { consoleBundle } from './console-bundle.ts';
 import { isLoopbackAddress, mayRevealDemoCredentials, runsOwnAnvil } from './demo-access.ts';
+import { opsRoutes, type OpsRoutesOptions } from './ops-routes.ts';
 
 const HTML = fs.readFileSync(fileURLToPath(new URL('./console-page.html', import.meta.url)), 'utf8');
+const OPS_HTML = fs.readFileSync(fileURLToPath(new URL('./ops-page.html', import.meta.url)), 'utf8');
 const CSS = fs.readFileSync(fileURLToPath(new URL('./console-page.css', import.meta.url)), 'utf8');
 
 /** What the page needs to find the APIs; no secret. */
@@ -30,13 +32,25 @@ export interface ConsoleConfig {
    * API's quote age, EXECUTOR_QUOTE_MAX_AGE_MS; the perp index's `indexStaleMs`).
    */
   stock: { baseUrl: string; wsUrl: string; product: string; symbols: string[]; staleAfterMs: number };
-  perp: { baseUrl: string; wsUrl: string; symbols: string[]; staleAfterMs: number } | null;
+  perp: { baseUrl: string; wsUrl: string; symbols: string[]; staleAfterMs: number; instruments: ConsoleInstrument[] } | null;
+}
+
+/** A perpetual market's steps: its prices are shown at the tick's places, its sizes at the lot's. */
+export interface ConsoleInstrument {
+  symbol: string;
+  tickSize: string;
+  lotSize: string;
 }
 
 /** demo.json's credentials as the page uses them. */
 export interface ConsoleDemo {
   wallet: { address: string; privateKey: string };
-  stock: { apiKey: string; apiSecret: string; userAddress: string };
+  /**
+   * The embedded anvil, for the wallet's own token approvals to the StockRouter (the deposit flow
+   * of an order whose exchange balance is short); the contracts it approves and deposits.
+   */
+  rpcUrl: string;
+  stock: { apiKey: string; apiSecret: string; userAddress: string; contracts: { stockRouter: string; cashToken: string; stocks: Record<string, string> } };
   perp: { apiKey: string; apiSecret: string; address: string } | null;
 }
 
@@ -49,12 +63,15 @@ export interface ConsoleContext {
 
 export interface ConsoleRoutesOptions {
   ctx: ConsoleContext;
+  /** The operator page's stores (`/console/ops`); without them it is not served. */
+  ops?: Omit<OpsRoutesOptions, 'page'>;
 }
 
 /** The part of demo.json (src/app/demo-file.ts, contract.md §0) the console reads. */
 interface DemoFile {
+  rpcUrl: string;
   wallets: Array<{ address: string; privateKey: string }>;
-  stock: { keys: { writable: { apiKey: string; apiSecret: string; userAddress: string } } };
+  stock: { keys: { writable: { apiKey: string; apiSecret: string; userAddress: string } }; contracts: { stockRouter: string; cashToken: string; stocks: Record<string, string> } };
   perp?: { baseUrl: string; wsUrl: string; keys: { trader: { apiKey: string; apiSecret: string; address: string } } };
 }
 
@@ -87,15 +104,16 @@ function consoleConfig(ctx: ConsoleRoutesOptions['ctx'], req: FastifyRequest): C
   const stockBase = origin + prefix;
   let perp: ConsoleConfig['perp'] = null;
   const perpSymbols = DEFAULT_INSTRUMENTS.map((i) => i.symbol);
+  const instruments = DEFAULT_INSTRUMENTS.map(({ symbol, tickSize, lotSize }) => ({ symbol, tickSize, lotSize }));
   const local = ctx.endpoints.perp?.baseUrl;
   if (local) {
     // Same host as the page (it may be reached by another name than the listen address), perp's port.
     const port = new URL(local).port;
     const hostPort = `${hostname}${port ? `:${port}` : ''}`;
-    perp = { baseUrl: `${protocol}://${hostPort}`, wsUrl: `${ws}://${hostPort}/v4/public/ws`, symbols: perpSymbols, staleAfterMs: DEFAULT_INDEX_STALE_MS };
+    perp = { baseUrl: `${protocol}://${hostPort}`, wsUrl: `${ws}://${hostPort}/v4/public/ws`, symbols: perpSymbols, staleAfterMs: DEFAULT_INDEX_STALE_MS, instruments };
   } else {
     const fromFile = readDemoFile(ctx.config.dataDir)?.perp;
-    if (fromFile) perp = { baseUrl: fromFile.baseUrl, wsUrl: fromFile.wsUrl, symbols: perpSymbols, staleAfterMs: DEFAULT_INDEX_STALE_MS };
+    if (fromFile) perp = { baseUrl: fromFile.baseUrl, wsUrl: fromFile.wsUrl, symbols: perpSymbols, staleAfterMs: DEFAULT_INDEX_STALE_MS, instruments };
   }
   return {
     chainId: ctx.config.chainId,
@@ -114,9 +132,11 @@ function consoleConfig(ctx: ConsoleRoutesOptions['ctx'], req: FastifyRequest): C
  * The browser itself refuses anything but the stack's own origins: the page's script, style and
  * calls come from the stock API, its REST and stream calls go to the two APIs only.
  */
-function contentSecurityPolicy(config: ConsoleConfig): string {
+function contentSecurityPolicy(config: ConsoleConfig, rpcUrl?: string): string {
   const connect = ["'self'", config.stock.wsUrl];
   if (config.perp) connect.push(new URL(config.perp.baseUrl).origin, config.perp.wsUrl);
+  // The embedded anvil, only for the page that is handed the demo wallet (its approvals).
+  if (rpcUrl) connect.push(new URL(rpcUrl).origin);
   return [
     "default-src 'none'",
     "script-src 'self'",
@@ -137,19 +157,30 @@ function noStore(reply: FastifyReply): FastifyReply {
 export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRoutesOptions): Promise<void> {
   const { ctx } = opts;
   const hidden = { schema: { hide: true } };
+  const rpcFor = (req: FastifyRequest) => (demoAllowed(ctx, req) ? readDemoFile(ctx.config.dataDir)?.rpcUrl : undefined);
   const page = async (req: FastifyRequest, reply: FastifyReply) =>
-    noStore(reply).header('content-security-policy', contentSecurityPolicy(consoleConfig(ctx, req))).type('text/html; charset=utf-8').send(HTML);
+    noStore(reply).header('content-security-policy', contentSecurityPolicy(consoleConfig(ctx, req), rpcFor(req))).type('text/html; charset=utf-8').send(HTML);
   app.get('/console', hidden, page);
   app.get('/console/', hidden, page);
   app.get('/console/console.css', hidden, async (_req, reply) => noStore(reply).type('text/css; charset=utf-8').send(CSS));
-  app.get('/console/console.js', hidden, async (_req, reply) => noStore(reply).type('text/javascript; charset=utf-8').send(await consoleBundle()));
+  app.get('/console/console.js', hidden, async (_req, reply) => noStore(reply).type('text/javascript; charset=utf-8').send(await consoleBundle('console')));
+  app.get('/console/ops.js', hidden, async (_req, reply) => noStore(reply).type('text/javascript; charset=utf-8').send(await consoleBundle('ops')));
+  if (opts.ops) {
+    await opsRoutes(app, {
+      ...opts.ops,
+      page: async (req, reply) =>
+        noStore(reply).header('content-security-policy', contentSecurityPolicy(consoleConfig(ctx, req))).type('text/html; charset=utf-8').send(OPS_HTML),
+    });
+  }
   app.get('/console/config', hidden, async (req, reply) => noStore(reply).send(stockOk(req.id, consoleConfig(ctx, req))));
   app.get('/console/demo', hidden, async (req, reply) => {
     const demo = demoAllowed(ctx, req) ? readDemoFile(ctx.config.dataDir) : undefined;
     if (!demo) throw new NotFoundError('route');
+    const { stockRouter, cashToken, stocks } = demo.stock.contracts;
     const body: ConsoleDemo = {
       wallet: { address: demo.wallets[0].address, privateKey: demo.wallets[0].privateKey },
-      stock: { ...demo.stock.keys.writable },
+      rpcUrl: demo.rpcUrl,
+      stock: { ...demo.stock.keys.writable, contracts: { stockRouter, cashToken, stocks } },
       perp: demo.perp ? { ...demo.perp.keys.trader } : null,
     };
     return noStore(reply).send(stockOk(req.id, body));

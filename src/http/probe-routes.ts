@@ -33,6 +33,18 @@ export function publicReport(r: ReadinessReport): Record<string, unknown> {
       ...(role.leaseState === undefined ? {} : { lease: role.leaseState }),
       ...(role.detail === undefined ? {} : { detail: role.detail }),
     })),
+    // Several chains: each other chain's state, and what stops it, by name (docs/operations.md).
+    ...(r.chains === undefined
+      ? {}
+      : {
+          summary: r.summary,
+          chains: r.chains.map((c) => ({
+            chainId: c.chainId,
+            status: c.ready ? 'ready' : 'not_ready',
+            ...(c.ready ? {} : { summary: c.summary }),
+            roles: c.roles.map((role) => ({ role: role.role, state: role.state, ...(role.ageMs === undefined ? {} : { ageMs: role.ageMs }), ...(role.leaseState === undefined ? {} : { lease: role.leaseState }) })),
+          })),
+        }),
   };
 }
 

@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import pinoPretty from 'pino-pretty';
 
 /**
  * Paths that may carry secret material anywhere in a log object. pino's redact replaces them
@@ -25,6 +26,19 @@ export interface LoggerOptions {
   name?: string;
   /** Where lines go; tests pass a stream to read what was logged. */
   destination?: NodeJS.WritableStream;
+  /** The one line per HTTP request (accessLoggerOf); default on. */
+  requests?: boolean;
+  /**
+   * Lines on stdout (no `destination`): `pretty` (pino-pretty: time, level and message on one
+   * coloured line, the fields after it), `json` (one JSON object a line, for log collectors), or
+   * `auto` (the default): pretty when stdout is a terminal, JSON otherwise.
+   */
+  format?: 'auto' | 'pretty' | 'json';
+}
+
+/** Whether `createLogger` writes pretty lines to stdout for `format`. */
+export function prettyLogs(format: LoggerOptions['format'] = 'auto', isTty = process.stdout.isTTY === true): boolean {
+  return format === 'pretty' || (format === 'auto' && isTty);
 }
 
 /** The access logger of each logger made here: same destination and level, no redaction. */
@@ -35,10 +49,17 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   // a busy API writes dozens of request lines per system call instead of one. A quiet process's
   // lines wait at most `periodicFlush` ms; pino flushes what is pending when the process exits
   // (it registers that for asynchronous destinations only), and flushLogger on shutdown.
-  const destination = opts.destination ?? pino.destination({ dest: 1, sync: false, minLength: 8192, periodicFlush: 100 });
+  // A person at a terminal reads pretty lines (pino-pretty in this thread: nothing to fetch or
+  // spawn at run time); a pipe or a file gets JSON, what log collectors parse.
+  const destination =
+    opts.destination ??
+    (prettyLogs(opts.format)
+      ? pinoPretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true, destination: 1, sync: true })
+      : pino.destination({ dest: 1, sync: false, minLength: 8192, periodicFlush: 100 }));
   const common = { name: opts.name, level: opts.level ?? process.env.LOG_LEVEL ?? 'info', base: undefined };
   const logger = pino({ ...common, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination as pino.DestinationStream);
-  accessLoggers.set(logger, pino(common, destination as pino.DestinationStream));
+  // Request lines off: the access logger is silent, every other line stays.
+  accessLoggers.set(logger, pino({ ...common, ...(opts.requests === false ? { level: 'silent' } : {}) }, destination as pino.DestinationStream));
   return logger;
 }
 

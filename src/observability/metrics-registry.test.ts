@@ -23,10 +23,13 @@ describe('authentication refusal causes', () => {
     expect(stock('api key revoked')).toBe('key');
     expect(stock('api key expired')).toBe('expired');
     expect(stock('api key scope mismatch')).toBe('scope');
+    expect(stock('api key has no scope for this chain and product')).toBe('scope');
+    expect(stock('x-api-p does not match the service (case-sensitive)')).toBe('scope');
     expect(stock('x-api-chain-id does not match the service')).toBe('scope');
     expect(stock('peer 10.1.2.3 not in whitelist')).toBe('ip');
     expect(stock('peer address unknown (disconnected)')).toBe('ip');
     expect(stock('READ_ONLY key on a write method')).toBe('permission');
+    expect(stock('READ_ONLY scope on a write method')).toBe('permission');
     expect(stock('signature mismatch or malformed')).toBe('signature');
     expect(stock('nonce reused')).toBe('replay');
     expect(stock('timestamp outside the 45 s window')).toBe('timestamp');

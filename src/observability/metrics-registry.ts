@@ -437,6 +437,11 @@ export interface MetricsSource {
   status?: RoleStatusRegistry;
   /** The live perpetual engine, when the perp-engine role runs here. */
   engine?(): MetricsEngine | undefined;
+  /**
+   * The role status of the other chains this process serves (docs/deployment.md, "Several chains"),
+   * exported by chain id; `status` above is the first chain's.
+   */
+  chains?(): ReadonlyArray<{ chainId: number; status: RoleStatusRegistry }>;
 }
 
 const sources = new Set<MetricsSource>();
@@ -624,6 +629,27 @@ gauge('tokex_role_lease_held', '1 when this process holds the role\'s lease and 
 
 gauge('tokex_role_lease_state', 'The role\'s lease state in this process: 1 for the current state (held, standby, lost, released), 0 for the others.', ['role', 'state'], (set) => {
   for (const [role, current] of leaseStates()) for (const state of LEASE_STATES) set({ role, state }, state === current ? 1 : 0);
+});
+
+/** The other chains' role snapshots and lease states, by chain id (read once per scrape of each gauge). */
+function chainStatuses(): Array<{ chainId: string; status: RoleStatusRegistry }> {
+  const out: Array<{ chainId: string; status: RoleStatusRegistry }> = [];
+  for (const s of sources) {
+    try {
+      for (const c of s.chains?.() ?? []) out.push({ chainId: String(c.chainId), status: c.status });
+    } catch {
+      // A source being stopped reports nothing this scrape.
+    }
+  }
+  return out;
+}
+
+gauge('tokex_chain_role_progress_age_seconds', 'Seconds since each per-chain role (indexer, executor, relayer) of a chain after the first last made progress, by chain id (the first chain\'s are tokex_role_progress_age_seconds).', ['chain_id', 'role'], (set, now) => {
+  for (const c of chainStatuses()) for (const r of c.status.snapshot(now)) if (finite(r.progressAt)) set({ chain_id: c.chainId, role: r.role }, ageSeconds(now, r.progressAt));
+});
+
+gauge('tokex_chain_role_lease_held', '1 when this process holds the lease of a chain\'s per-chain role and runs it, 0 otherwise, by chain id, for the chains after the first.', ['chain_id', 'role'], (set) => {
+  for (const c of chainStatuses()) for (const [role, state] of c.status.leases()) if (SUBJECT.test(role)) set({ chain_id: c.chainId, role }, state === 'held' ? 1 : 0);
 });
 
 /** Micro-USD (the engine's collateral unit) in USD, for a gauge only: the money itself stays exact. */

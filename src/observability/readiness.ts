@@ -38,6 +38,11 @@ export interface ReadinessReport {
   roles: RoleReadiness[];
   /** `marketdata stale for 42 s, executor missing`: empty when ready. */
   summary: string;
+  /**
+   * With several chains (docs/operations.md, "Readiness"): each other chain's own report. The API
+   * stays ready while only such a chain is not (its venue alone halts), and says which.
+   */
+  chains?: Array<{ chainId: number; ready: boolean; summary: string; roles: RoleReadiness[] }>;
 }
 
 /** Judges `rows` for `roles` at `now`. Pure: the API, `tokex status` and the tests share it. */
@@ -96,6 +101,36 @@ export function createReadinessProbe(opts: { db: DbExecutor; roles: readonly Sta
     },
     get tableReads() {
       return tableReads;
+    },
+  };
+}
+
+/**
+ * The readiness of an API serving several chains: `first` judges the process (the first chain holds
+ * the shared roles: market data, and the keys' database); each other chain is judged on its own
+ * database and reported under `chains`, its summary prefixed with `chain <id>:` and appended to the
+ * first's. A chain not ready does not make the API unready: the other chains go on trading, and a
+ * request to it is answered by its venue as its state allows.
+ */
+export function createChainsReadinessProbe(first: ReadinessProbe, others: ReadonlyArray<{ chainId: number; probe: ReadinessProbe }>): ReadinessProbe {
+  return {
+    async check() {
+      const [report, ...rest] = await Promise.all([
+        first.check(),
+        ...others.map(async ({ chainId, probe }) => {
+          try {
+            const r = await probe.check();
+            return { chainId, ready: r.ready, summary: r.summary, roles: r.roles };
+          } catch {
+            return { chainId, ready: false, summary: 'storage unavailable', roles: [] as RoleReadiness[] };
+          }
+        }),
+      ]);
+      const notReady = rest.filter((c) => !c.ready).map((c) => `chain ${c.chainId} not ready: ${c.summary}`);
+      return { ...report, summary: [report.summary, ...notReady].filter((x) => x !== '').join('; '), chains: rest };
+    },
+    get tableReads() {
+      return first.tableReads + others.reduce((n, o) => n + o.probe.tableReads, 0);
     },
   };
 }

@@ -108,6 +108,7 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
     async orderHistory(caller: AuthKey, q: ListQuery & { status?: PerpOrderStatus }) {
       const wallet = walletOf(caller);
       checkSymbol(q.symbol);
+      await venue.historyCaughtUp?.();
       const r = await listOrders(db, { ...q, account: wallet, statuses: q.status ? [q.status] : undefined });
       return { total: r.total, rows: r.rows.map((o) => orderBody(spec(o.symbol), o)) };
     },
@@ -115,6 +116,7 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
     async trades(caller: AuthKey, q: ListQuery & { orderId?: number }) {
       const wallet = walletOf(caller);
       checkSymbol(q.symbol);
+      await venue.historyCaughtUp?.();
       const r = await listTrades(db, { ...q, account: wallet });
       return { total: r.total, rows: r.rows.map((t) => fillBody(spec(t.symbol), t)) };
     },
@@ -122,6 +124,7 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
     async transactions(caller: AuthKey, q: ListQuery & { type?: PerpTransactionType }) {
       const wallet = walletOf(caller);
       checkSymbol(q.symbol);
+      await venue.historyCaughtUp?.();
       const r = await listTransactions(db, { ...q, account: wallet, types: q.type ? [q.type] : undefined });
       const after = await transactionBalancesAfter(db, wallet, r.rows);
       return { total: r.total, rows: r.rows.map((t) => transactionBody(t, after.get(t.txId) ?? 0n)) };

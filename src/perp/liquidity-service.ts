@@ -153,6 +153,7 @@ export function createLiquidityService(opts: { db: Db; venue: PerpVenue; lockupM
 
     async history(caller, q) {
       const account = walletOf(caller);
+      await venue.historyCaughtUp?.();
       const page = await listLiquidityMoves(db, { account, ...q });
       return { total: page.total, rows: page.rows.map(liquidityHistoryRow) };
     },

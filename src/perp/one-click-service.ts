@@ -18,7 +18,7 @@
 import { ENABLE_SESSION_FIELDS } from '@tokex/contract';
 import { randomBytes } from 'node:crypto';
 import type { OneClickStatus } from '@tokex/contract';
-import { getAddress, zeroAddress, type Address } from 'viem';
+import { getAddress, keccak256, toBytes, zeroAddress, type Address } from 'viem';
 import { ConflictError, ForbiddenError, RejectedError, ValidationError } from '../errors/app-error.ts';
 import type { AuthKey } from '../auth/api-key-service.ts';
 import { defineTypedData, type CompleteTypedData, type TypedDataDomain } from '../chain/typed-data.ts';
@@ -43,8 +43,25 @@ export interface EnableSessionMessage {
   nonce: bigint;
 }
 
+/**
+ * The venue's own delegate (docs/perp-api.md "Monday Trade clients"): the session address a wallet
+ * enables so that orders authorised by its API key alone (HMAC, no order signature) are accepted
+ * for it. An address derived from a hash, whose private key nobody holds, the venue included: no
+ * order can be signed by it, so it authorises exactly the venue's HMAC-only order path and nothing
+ * else, until the expiry the wallet signed or a disable. One per chain and margin vault.
+ */
+export function venueDelegateAddress(domain: TypedDataDomain): Address {
+  const seed = `TokexPerp venue delegate|${domain.chainId}|${String(domain.verifyingContract).toLowerCase()}`;
+  return getAddress(`0x${keccak256(toBytes(seed)).slice(-40)}`);
+}
+
+/** `one-click/prepare`'s body: a session key's address, or the venue's own delegate. */
+export type PrepareOneClickInput = { sessionAddress: string; expiresAt: number } | { delegate: 'venue'; expiresAt: number };
+
 export interface OneClickService {
-  prepare(caller: AuthKey, input: { sessionAddress: string; expiresAt: number }): { typedData: CompleteTypedData<'EnableSession'> };
+  /** The venue's own delegate's address (venueDelegateAddress). */
+  readonly venueDelegate: Address;
+  prepare(caller: AuthKey, input: PrepareOneClickInput): { typedData: CompleteTypedData<'EnableSession'> };
   enable(caller: AuthKey, body: { message: unknown; signature: unknown }): Promise<OneClickStatus>;
   status(caller: AuthKey): Promise<OneClickStatus>;
   disable(caller: AuthKey): Promise<OneClickStatus>;
@@ -91,16 +108,20 @@ export function createOneClickService(opts: { db: Db; domain: TypedDataDomain; n
   const { db, domain } = opts;
   const now = opts.now ?? Date.now;
 
+  const venueDelegate = venueDelegateAddress(domain);
+
   return {
+    venueDelegate,
     prepare(caller, input) {
       const wallet = walletOfKey(caller);
       const t = now();
-      checkSession(input.sessionAddress, wallet, 'sessionAddress');
+      const sessionAddress = 'delegate' in input ? venueDelegate : input.sessionAddress;
+      checkSession(sessionAddress, wallet, 'sessionAddress');
       if (!Number.isSafeInteger(input.expiresAt)) throw new ValidationError('expiresAt', 'must be a time in ms');
       checkExpiry(BigInt(input.expiresAt), t, 'expiresAt');
       const message = {
         account: wallet,
-        session: input.sessionAddress,
+        session: sessionAddress,
         expiresAt: BigInt(input.expiresAt),
         // 63 random bits, as the order nonces.
         nonce: BigInt(`0x${randomBytes(8).toString('hex')}`) >> 1n,
@@ -118,7 +139,7 @@ export function createOneClickService(opts: { db: Db; domain: TypedDataDomain; n
       // The wallet and no one else: another wallet, a session key (this account's or any), or any
       // altered field recovers another address.
       await enableSessionType.verifySigner(domain, m as unknown as Record<string, unknown>, body.signature, m.account, 'message.account');
-      const r = await enableSession(db, { account: wallet, sessionAddress: m.session, expiresAt: Number(m.expiresAt), nonce: m.nonce.toString(), now: t });
+      const r = await enableSession(db, { account: wallet, sessionAddress: m.session, expiresAt: Number(m.expiresAt), nonce: m.nonce.toString(), now: t, reusable: m.session.toLowerCase() === venueDelegate.toLowerCase() });
       if (!r.ok) {
         switch (r.reason) {
           case 'nonce-used':

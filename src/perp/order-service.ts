@@ -50,6 +50,8 @@ import { perpEnvelope } from './perp-envelope.ts';
 import { MAX_CANCEL_AFTER_MS, MIN_CANCEL_AFTER_MS } from './engine/perp-engine.ts';
 import { createOrderNonceClaimer } from './store/order-nonce-store.ts';
 import { assertSessionSigner } from './one-click-service.ts';
+import { getSession, sessionActive } from './store/session-signer-store.ts';
+import { findJournalByCommandIds } from './store/engine-journal-store.ts';
 import { getOrder, getOrderByClientId, listTrades, type PerpOrderRecord } from './store/perp-history-store.ts';
 import type { PerpVenue } from './perp-venue.ts';
 import { averagePrice, fillBody, openOrderBody, orderBody, positionBody, priceOf, sizeOf, takerFill, triggerFields, usd, type OrderBody, type PositionBody } from './perp-views.ts';
@@ -101,6 +103,28 @@ export interface OrderService {
    * first mark update `timeoutMs` from now unless armed again; 0 disarms.
    */
   cancelAllAfter(caller: AuthKey, input: { timeoutMs: number }, idempotencyKey?: string): Promise<CancelAllAfterStatus>;
+  /**
+   * An order authorised by the API key alone (no order signature: Monday-shaped `order/market`,
+   * `order/limit`, monday-order-service.ts), accepted only while the account's One-Click Trade
+   * session is `delegate` (the venue's own, one-click-service.ts) and active. The order then takes
+   * the signed orders' path from the command on: the same checks of the instrument's steps, the
+   * engine's risk checks and price band, the same answer; it expires with the session. With an
+   * Idempotency-Key a retry is answered as the first request.
+   */
+  placeDelegated(caller: AuthKey, input: DelegatedOrderInput, delegate: string, idempotencyKey?: string): Promise<SubmittedOrder>;
+}
+
+/** An order without a signature, as placeDelegated takes it. */
+export interface DelegatedOrderInput {
+  symbol: string;
+  side: 'BUY' | 'SELL';
+  type: 'MARKET' | 'LIMIT';
+  size: string;
+  /** LIMIT: the limit price; MARKET: the worst price ('' for none). */
+  price: string;
+  timeInForce: 'GTC' | 'IOC' | 'POST_ONLY';
+  /** Made the account's leverage on the symbol first, when it differs. */
+  leverage?: number;
 }
 
 const isOpenStatus = (status: string): boolean => (OPEN_ORDER_STATUSES as readonly string[]).includes(status);
@@ -337,6 +361,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
   }
 
   return {
+    placeDelegated,
     build(caller, input) {
       const account = walletOf(caller);
       const t = now();
@@ -463,7 +488,9 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       const a = r as AmendAccepted & { resubmitted?: true };
       const current = await currentOrder(s, a.order.orderId);
       const fills = (await listOrderFills(a.order.orderId)).filter((f) => (a.fills.length === 0 ? false : f.ts >= t)).map((f) => fillBody(s, f));
-      if (current) return { ...current, fills: a.fills.length > 0 ? a.fills.map((e) => takerFill(s, e)) : fills, duplicate: r.resubmitted === true };
+      // The history projects the amendment a moment after the engine applied it: the answer is the
+      // order as amended, so its updatedAt is the amendment's time at the latest (not the placement's).
+      if (current) return { ...current, updatedAt: Math.max(Number(current.updatedAt), t), fills: a.fills.length > 0 ? a.fills.map((e) => takerFill(s, e)) : fills, duplicate: r.resubmitted === true };
       throw new StorageUnavailableError({ data: unknownOutcomeData(false) });
     },
 
@@ -634,6 +661,51 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       if (waited >= 2_000) throw new AppError('STORAGE_UNAVAILABLE', 'perp history: the cancelled order is not readable yet, try again', { retryable: true });
       await new Promise((r) => setTimeout(r, 50));
     }
+  }
+
+  async function placeDelegated(caller: AuthKey, input: DelegatedOrderInput, delegate: string, idempotencyKey?: string): Promise<SubmittedOrder> {
+    const account = walletOf(caller);
+    const t = now();
+    const session = await getSession(db, account);
+    if (!session || session.sessionAddress !== delegate.toLowerCase()) {
+      throw new RejectedError(
+        'ONE_CLICK_NOT_ENABLED',
+        'an order without a wallet signature needs One-Click Trade enabled for the venue\'s delegate: POST one-click/prepare {"delegate":"venue","expiresAt":<ms>}, sign, POST one-click/enable',
+      );
+    }
+    if (!sessionActive(session, t)) {
+      throw new RejectedError('ONE_CLICK_NOT_ENABLED', "One-Click Trade for the venue's delegate has expired or was disabled: enable it again to place orders without a wallet signature");
+    }
+    const { spec: s, cmd } = commandOf(
+      { symbol: input.symbol, side: input.side, orderType: input.type, size: input.size, price: input.price, timeInForce: input.timeInForce, reduceOnly: false, clientOrderId: '' },
+      '',
+    );
+    const id = commandIdFor('delegated', account, idempotencyKey);
+    // A retry with the same key: the fields the first request derived from the state of its time
+    // (a market order's worst price from the mark, the expiry from the session) are the first
+    // request's, so the retry is the same request and is answered from the journal (a different
+    // body under the key is still a 10002 conflict). The leverage step was taken then.
+    const prior = idempotencyKey === undefined ? undefined : (await findJournalByCommandIds(db, [id]))[0];
+    const before = prior === undefined ? undefined : (JSON.parse(prior.command) as Partial<PlaceOrderCommand>);
+    if (before?.kind === 'placeOrder' && cmd.type === 'MARKET' && typeof before.priceTicks === 'number') cmd.priceTicks = before.priceTicks;
+    const expiresAtMs = before?.kind === 'placeOrder' && typeof before.expiresAtMs === 'number' ? before.expiresAtMs : session.expiresAt;
+    if (input.leverage !== undefined && prior === undefined) {
+      const current = venue.engine().getAccount(account)?.positions.find((p) => p.symbol === s.symbol)?.leverage;
+      if (current !== input.leverage) {
+        if (!Number.isSafeInteger(input.leverage) || input.leverage < 1) throw new ValidationError('leverage', 'must be a whole number from 1');
+        if (input.leverage > s.maxLeverage) throw new RejectedError('LEVERAGE_EXCEEDED', `leverage: at most ${s.maxLeverage} on ${s.symbol}`);
+        const lev: SetLeverageCommand = { kind: 'setLeverage', id: commandIdFor('leverage', account, undefined), ts: t, account, symbol: s.symbol, leverage: input.leverage };
+        const { result: lr } = await submitOnce(once, lev, undefined);
+        if (!lr.ok) throw engineError(lr, 'INSUFFICIENT_BALANCE');
+      }
+    }
+    // The session's expiry is the order's: it was signed by the wallet, and nothing the delegate
+    // authorised outlives it.
+    const command: PlaceOrderCommand = { ...cmd, id, ts: now(), account, expiresAtMs };
+    // With a key, an id journalled before is answered from the journal (compared first).
+    const { result: r } = await submitOnce(once, command, idempotencyKey, () => undefined);
+    if (!r.ok) throw engineError(r, undefined, s);
+    return answer(s, r as PlaceOrderAccepted & { resubmitted?: true }, cmd);
   }
 
   function position(s: InstrumentSpec, account: string): PositionBody {

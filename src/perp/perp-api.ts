@@ -35,6 +35,9 @@ import { tradingRoutes } from './routes/trading-routes.ts';
 import { liquidityRoutes } from './routes/liquidity-routes.ts';
 import { riskRoutes } from './routes/risk-routes.ts';
 import { reservesRoutes } from './routes/reserves-routes.ts';
+import { mondayRoutes } from './routes/monday-routes.ts';
+import { createMondayOrderService } from './monday-order-service.ts';
+import { engineUnavailable } from './routes/trading-routes.ts';
 
 export const PERP_API_VERSION = '4.0.0';
 /** Every endpoint's path starts here (after the base URL). */
@@ -63,7 +66,8 @@ export const PERP_API_DESCRIPTION = [
   '| `X-Chain-Id` | the chain id the service runs on |',
   '',
   '`ts` is the `X-Api-Ts` value as sent, `METHOD` upper case, `request_path` the path from `/v4/` and, when there is a query, `?` and its ' +
-    'parameters sorted by name (send the query in that order), `body` the raw body exactly as sent (JSON, UTF-8) or empty. ' +
+    'parameters sorted by name (send the query in that order), `body` the raw body exactly as sent (JSON, UTF-8) or empty; a JSON object body may ' +
+    'instead be signed with its top-level keys sorted, compact (as Monday Trade clients sign it: docs/perp-api.md "Monday Trade clients"). ' +
     'An identical signature seen again inside the window is refused as a replay (`20007`). ' +
     'Each API key may spend 120 rate-limit units a minute by default (configurable; `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` on every answer; 429 and `Retry-After` past it). A request weighs 1, a batch of n orders or order ids 1 + floor(n/10); WebSocket order frames count against the same budget.',
   '',
@@ -176,6 +180,11 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
       await api.register(liquidityRoutes, { liquidity });
       await api.register(riskRoutes, { liquidity });
       await api.register(reservesRoutes, { db: opts.db });
+      // Monday Trade's clients' shape of the same services (docs/perp-api.md "Monday Trade clients").
+      await api.register(mondayRoutes, {
+        keys: keyService,
+        service: createMondayOrderService({ chainId: opts.chainId, instruments, venue, orders, market, venueDelegate: oneClick.venueDelegate, unavailable: engineUnavailable }),
+      });
     },
     extraRoutes: opts.extraRoutes,
   });

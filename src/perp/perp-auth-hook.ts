@@ -18,7 +18,7 @@
  * messages against the same key buckets with the same weights (src/perp/streams/perp-stream-endpoint.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { MAX_BATCH_CANCEL, MAX_BATCH_ORDERS, requestWeight } from '@tokex/contract';
+import { MAX_BATCH_CANCEL, MAX_BATCH_ORDERS, requestWeight, sortedTopLevelJson } from '@tokex/contract';
 import { ForbiddenError, UnauthorizedError, type AuthFailure } from '../errors/app-error.ts';
 import { hasPermission, type PerpPermission } from '../auth/api-key-model.ts';
 import type { ApiKeyService, AuthKey } from '../auth/api-key-service.ts';
@@ -168,6 +168,29 @@ export function createPerpKeyCheck(opts: Pick<PerpAuthOptions, 'keys' | 'chainId
   };
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The second body form a signature may cover (docs/perp-api.md "Monday Trade clients"): the JSON
+ * object received, written again with its top-level keys sorted, compact, as Monday Trade's client
+ * signs it while sending the body as written. The form is computed from the body received, so a
+ * key added, removed or changed after signing still fails; a body that is not a JSON object (or
+ * already in that form) has no second form. Window and replay rules are the same for both forms:
+ * the caller claims the signature either way.
+ */
+function verifiesSorted(key: AuthKey['hmacKey'], parts: PerpSignedParts): boolean {
+  if (parts.body.length === 0) return false;
+  let text: string;
+  try {
+    text = UTF8.decode(parts.body);
+  } catch {
+    return false;
+  }
+  const sorted = sortedTopLevelJson(text);
+  if (sorted === undefined || sorted === text) return false;
+  return verifyPerp(key, { ts: parts.ts, method: parts.method, requestPath: parts.requestPath, body: sorted }, parts.sign);
+}
+
 /**
  * The checks after the headers' form and chain: the timestamp window, the key (known, active, a perp
  * key, not expired, this chain), the IP whitelist, the signature, then the replay claim. The HTTP
@@ -187,7 +210,10 @@ export function createPerpSignatureCheck(opts: Pick<PerpAuthOptions, 'keys' | 'n
 
     const key = await checkKey(apiKey, parts.peer);
 
-    if (!verifyPerp(key.hmacKey, { ts, method: parts.method, requestPath: parts.requestPath, body: parts.body }, sign)) {
+    if (
+      !verifyPerp(key.hmacKey, { ts, method: parts.method, requestPath: parts.requestPath, body: parts.body }, sign) &&
+      !verifiesSorted(key.hmacKey, parts)
+    ) {
       throw deny('signature', 'signature mismatch');
     }
     // Claimed only after the signature holds, so nobody can burn another key's signatures.

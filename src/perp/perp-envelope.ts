@@ -40,10 +40,18 @@ const FIXED_MESSAGES: Partial<Record<AppError['code'], string>> = {
   UNAUTHORIZED: 'Unauthorized',
 };
 
+export const CHAIN_MISMATCH_MESSAGE = 'X-Chain-Id is missing or not the chain of this service (GET time answers without it; the docs name the chain id) or of the API key';
+
 export const perpEnvelope: EnvelopeFormat = {
   renderError(err: AppError, requestId: string) {
     const entry = perpErrorOf(err);
-    const msg = FIXED_MESSAGES[err.code] ?? (entry.name === 'INTERNAL' ? 'Internal server error' : err.message);
+    // A chain mismatch says so (the chain id is public, and a client configured for another
+    // deployment, a Monday Trade client still on chain 143, needs to know); other authentication
+    // failures stay 'Unauthorized' beside their code.
+    const msg =
+      entry.name === 'CHAIN_MISMATCH'
+        ? CHAIN_MISMATCH_MESSAGE
+        : (FIXED_MESSAGES[err.code] ?? (entry.name === 'INTERNAL' ? 'Internal server error' : err.message));
     // `data` is an object on errors too; a validation error names its field there as well, and an
     // error's own `data` (what the client needs to act: `outcome: "unknown"` on a 50002 whose
     // request may or may not have been applied) is answered, except on faults whose cause stays in

@@ -14,10 +14,11 @@
  * Managing keys needs a key of the same wallet: it lists, relabels, changes the permissions of (never
  * beyond its own) and deletes that wallet's keys; any other key is "not found".
  */
-import { CREATE_API_KEY_FIELDS, PERP_DOMAIN_NAME, PERP_DOMAIN_VERSION } from '@tokex/contract';
+import { CREATE_API_KEY_FIELDS, MONDAY_KEY_PERMISSIONS, MONDAY_KEY_PRODUCTS, mondayKeyMessage, PERP_DOMAIN_NAME, PERP_DOMAIN_VERSION } from '@tokex/contract';
+import type { MondayCreateApiKeyBody, MondayCreatedApiKey } from '@tokex/contract';
 import { randomBytes } from 'node:crypto';
 import type { ApiKeyInfo, CreatedApiKey } from '@tokex/contract';
-import type { Address } from 'viem';
+import { recoverMessageAddress, type Address, type Hex } from 'viem';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors/app-error.ts';
 import { hasPermission, MAX_LABEL_LENGTH, validatePermissions, type ApiKeyPermission, type PerpPermission } from '../auth/api-key-model.ts';
 import type { ApiKeyService, ApiKeyView, AuthKey } from '../auth/api-key-service.ts';
@@ -58,7 +59,17 @@ export interface PerpKeyService {
   list(caller: AuthKey): Promise<ApiKeyInfo[]>;
   update(caller: AuthKey, apiKey: string, patch: { label?: string; permissions?: string[] }): Promise<ApiKeyInfo>;
   remove(caller: AuthKey, apiKey: string): Promise<void>;
+  /**
+   * `POST api-key/create` (docs/perp-api.md "Monday Trade clients"): a key created from the wallet's
+   * personal-sign signature of the five-line text message, with READ and TRADE.
+   */
+  createFromText(input: MondayCreateApiKeyBody): Promise<MondayCreatedApiKey>;
 }
+
+/** How far the key-creation message's timestamp may be from the server clock: the requests' window. */
+export const TEXT_KEY_WINDOW_MS = 45_000;
+/** The label of a key created by `api-key/create` (relabel it with `PATCH api-keys/:apiKey`). */
+export const TEXT_KEY_LABEL = 'api-key/create';
 
 export function perpDomain(chainId: number, verifyingContract: string): TypedDataDomain {
   return typedDataDomain({ name: PERP_DOMAIN_NAME, version: PERP_DOMAIN_VERSION, chainId, verifyingContract });
@@ -162,6 +173,57 @@ export function createPerpKeyService(opts: {
         userAddress: wallet,
       });
       return { apiKey: key.apiKey, apiSecret, label: key.label, permissions: key.permissions as PerpPermission[] };
+    },
+
+    async createFromText(input) {
+      if (input.chainID !== chainId) throw new ValidationError('chainID', `must be ${chainId}, the chain this service runs on`);
+      const t = now();
+      const raw = String(input.timestamp);
+      if (!/^[0-9]{10,13}$/.test(raw)) throw new ValidationError('timestamp', 'must be ms (13 digits) or seconds (10 digits) since the epoch');
+      // 10 digits: seconds; 13: milliseconds (the clients of the real service send either).
+      const tsMs = raw.length <= 10 ? Number(raw) * 1000 : Number(raw);
+      if (Math.abs(t - tsMs) > TEXT_KEY_WINDOW_MS) throw new ValidationError('timestamp', 'is outside the 45 s window of the server clock (GET time); sign a new message');
+      const nonce = String(input.nonce);
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(nonce)) throw new ValidationError('nonce', 'must be 1 to 64 letters, digits, _ or -');
+      // The message exactly as the client wrote it (the address in the case it was sent), with the
+      // real service's product name or this venue's: the signer must be the address either way.
+      const wallet = input.address.toLowerCase();
+      let signed = false;
+      for (const product of MONDAY_KEY_PRODUCTS) {
+        const message = mondayKeyMessage({ chainID: input.chainID, address: input.address, nonce, timestamp: raw }, product);
+        let signer: string;
+        try {
+          signer = await recoverMessageAddress({ message, signature: input.signature as Hex });
+        } catch {
+          throw new ValidationError('signature', 'is not a valid secp256k1 signature');
+        }
+        if (signer.toLowerCase() === wallet) {
+          signed = true;
+          break;
+        }
+      }
+      if (!signed) throw new ValidationError('signature', 'is not the personal-sign signature of the five-line key-creation message by this address');
+      // Claimed only once the signature holds, so nobody can burn a wallet's nonces. `text:` keeps
+      // these apart from the EIP-712 creations' decimal nonces in the same table.
+      const fresh = await claimKeyCreationNonce(db, {
+        wallet,
+        nonce: `text:${nonce}`,
+        expiry: tsMs + TEXT_KEY_WINDOW_MS,
+        usedAt: t,
+        pruneBeforeMs: t - 24 * 60 * 60_000,
+      });
+      if (!fresh) throw new ConflictError('nonce: this signed key creation was already used; sign a message with a new nonce');
+      const held = (await keys.list({ api: 'perp', userAddress: wallet })).filter((k) => k.active).length;
+      if (held >= MAX_KEYS_PER_WALLET) throw new ConflictError(`apiKey: a wallet holds at most ${MAX_KEYS_PER_WALLET} keys; delete one first`);
+      const { key, apiSecret } = await keys.create({
+        api: 'perp',
+        permissions: [...MONDAY_KEY_PERMISSIONS],
+        label: TEXT_KEY_LABEL,
+        ipWhitelist: [],
+        chainId,
+        userAddress: wallet,
+      });
+      return { apiKey: key.apiKey, apiSecret, permissions: key.permissions as PerpPermission[] };
     },
 
     async list(caller) {

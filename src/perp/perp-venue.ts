@@ -6,6 +6,8 @@
  */
 import { getBlockByHash, getCheckpoint } from '../storage/chain-block-store.ts';
 import type { DbExecutor } from '../storage/database.ts';
+import { getMeta } from '../storage/meta-store.ts';
+import { PROJECTION_CURSOR_KEY } from './projection/projection-write.ts';
 import type { PerpEngine } from './engine/perp-engine.ts';
 import type { BlockInfo } from './perp-envelope.ts';
 import type { EngineGateway } from './sequencer/engine-gateway.ts';
@@ -25,6 +27,36 @@ export interface PerpVenue {
    * absent for a replica, which applies durable journal rows only. Reads wait for it.
    */
   readable?(): Promise<void>;
+  /**
+   * Resolves once the history tables (the projector's: orders/history, trades, transactions,
+   * liquidity moves) hold every event `engine()` shows, or after `HISTORY_WAIT_MS` at most. The
+   * account's lists wait for it, so a list read after an acknowledged order shows that order
+   * (docs/perp-api.md "History"). Absent: lists are read as they stand.
+   */
+  historyCaughtUp?(): Promise<void>;
+}
+
+/** The longest a list read waits for the projection before it answers what is there. */
+export const HISTORY_WAIT_MS = 2_000;
+
+/**
+ * `historyCaughtUp` for an API whose engine view is a replica in this process and whose projector
+ * runs in another: polls the projection's cursor in the shared database until it reaches the
+ * replica's last event (every `pollMs`), for at most HISTORY_WAIT_MS.
+ */
+export async function waitForProjectedSeq(db: DbExecutor, seq: number, opts: { pollMs?: number; timeoutMs?: number } = {}): Promise<boolean> {
+  const until = Date.now() + (opts.timeoutMs ?? HISTORY_WAIT_MS);
+  for (;;) {
+    if (Number((await getMeta(db, PROJECTION_CURSOR_KEY)) ?? '0') >= seq) return true;
+    if (Date.now() >= until) return false;
+    await new Promise((r) => setTimeout(r, opts.pollMs ?? 10));
+  }
+}
+
+/** `caughtUp(seq)` of the projector in this process, for at most HISTORY_WAIT_MS. */
+export function projectorCaughtUp(caughtUp: (seq: number) => Promise<void>, seq: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([caughtUp(seq), new Promise<void>((r) => (timer = setTimeout(r, HISTORY_WAIT_MS)))]).finally(() => clearTimeout(timer));
 }
 
 /** The last block the perp indexer has committed (its checkpoint), with the block's time. */

@@ -35,8 +35,22 @@ export function anchoredOrderStatus(status: OrderRecord['status'], filledQuantit
   }
 }
 
-function averagePrice(filledNotional: bigint, filledQuantity: bigint): string | null {
+/**
+ * The average fill price: Σ quantity·price / Σ quantity over the fills, so one fill at 227.08 reads
+ * 227.08. The charged notional is not used: the StockRouter rounds a buy's charge up to the next
+ * wei (`filledNotional = ceil(Σ quantity·price / 1e18)`), and dividing that back by the quantity
+ * gave 227.080000000000000001. When the fills do not add up to the filled quantity (a split since
+ * rescaled the order's shares), the charged notional is all there is.
+ */
+export function averagePrice(filledNotional: bigint, filledQuantity: bigint, fills: readonly Pick<FillRecord, 'quantity' | 'price'>[] = []): string | null {
   if (filledQuantity === 0n) return null;
+  let quantity = 0n;
+  let value = 0n;
+  for (const f of fills) {
+    quantity += BigInt(f.quantity);
+    value += BigInt(f.quantity) * BigInt(f.price);
+  }
+  if (quantity === filledQuantity) return fmt(value / quantity);
   return fmt(mulDiv(filledNotional, 10n ** 18n, filledQuantity));
 }
 
@@ -81,7 +95,7 @@ export function orderView(o: OrderRecord, fills: FillRecord[], stocks: StockDire
             status: o.status.toUpperCase() as StockClosedOrderStatus,
             filledQuantity: fmt(filledQuantity),
             filledNotional: fmt(filledNotional),
-            averagePrice: averagePrice(filledNotional, filledQuantity),
+            averagePrice: averagePrice(filledNotional, filledQuantity, fills),
             fees: fmt(o.fees),
             fills: fillRows,
             settledAt: o.closedAt,

@@ -25,6 +25,13 @@ export interface StockApiOptions {
   /** HTTPS or plain HTTP, and whether requests must arrive as HTTPS (src/http/tls-options.ts). Default: plain HTTP. */
   transport?: ApiTransport;
   deps: StockApiDeps;
+  /**
+   * The venues of the other chains served (docs/stock-api.md, "Several chains"), their product and
+   * prefix `deps`'s: each request is answered by the venue of its `x-api-chain-id`.
+   */
+  otherChains?: readonly StockApiDeps[];
+  /** Chains configured whose node did not answer at start: refused (opaquely) with the reason logged. */
+  unstartedChainIds?: readonly number[];
   keys: ApiKeyService;
   nonces: NonceStore;
   logger: Logger;
@@ -80,8 +87,66 @@ export const STOCK_API_DESCRIPTION = [
     'at `ws://<host:port>/api/v1/ws` (behind the service prefix when there is one): see docs/streams.md.',
 ].join('\n');
 
+/** The find-my-way constraint that routes a request to its chain's venue. */
+const CHAIN_CONSTRAINT = 'stockChain';
+
+/**
+ * Routes each `/api/v1` request to the route set of the chain its `x-api-chain-id` names: one
+ * header read and one set lookup per request. A chain not served derives the first chain, whose
+ * route answers nothing but the auth hook's refusal (the hook, run first, knows no such chain), so
+ * an unserved chain is the same opaque 401 as any other authentication failure.
+ */
+type ConstraintStrategy = Parameters<FastifyInstance['addConstraintStrategy']>[0];
+type RouteHandler = NonNullable<ReturnType<ReturnType<ConstraintStrategy['storage']>['get']>>;
+
+function chainConstraint(served: readonly number[]): ConstraintStrategy {
+  const ids = new Set(served.map(String));
+  const first = String(served[0]);
+  return {
+    name: CHAIN_CONSTRAINT,
+    mustMatchWhenDerived: false,
+    storage() {
+      const handlers = new Map<unknown, RouteHandler>();
+      return { get: (v) => handlers.get(v) ?? null, set: (v, h) => void handlers.set(v, h) };
+    },
+    deriveConstraint(req: { headers: Record<string, string | string[] | undefined> }) {
+      const h = req.headers['x-api-chain-id'];
+      return typeof h === 'string' && ids.has(h) ? h : first;
+    },
+  };
+}
+
+/**
+ * The route modules of one chain's venue. With several chains each set is registered under the
+ * chain's constraint, and only the first chain's appears in the OpenAPI document (the others are the
+ * same operations).
+ */
+function venueRoutes(deps: StockApiDeps, constrained: { first: boolean } | undefined) {
+  return async (api: FastifyInstance) => {
+    if (constrained) {
+      const chainId = String(deps.chainId);
+      api.addHook('onRoute', (route) => {
+        route.constraints = { ...route.constraints, [CHAIN_CONSTRAINT]: chainId };
+        if (!constrained.first) route.schema = { ...route.schema, hide: true };
+      });
+    }
+    const oneClick = createOneClickService(deps);
+    await api.register(marketRoutes, { deps });
+    await api.register(portfolioRoutes, { deps });
+    await api.register(ordersRoutes, { deps, oneClick });
+    await api.register(cashRoutes, { deps, oneClick });
+    await api.register(stockTransferRoutes, { deps, oneClick });
+    await api.register(oneClickRoutes, { oneClick });
+  };
+}
+
 export async function buildStockApi(opts: StockApiOptions): Promise<FastifyInstance> {
   const { deps } = opts;
+  const others = opts.otherChains ?? [];
+  for (const other of others) {
+    if (other.product !== deps.product || other.prefix !== deps.prefix) throw new Error('every chain of the stock API serves the same product behind the same prefix');
+  }
+  const venues = [deps, ...others];
   return buildVenueApi({
     logger: opts.logger,
     envelope: stockEnvelope,
@@ -98,21 +163,19 @@ export async function buildStockApi(opts: StockApiOptions): Promise<FastifyInsta
       chainId: 'x-api-chain-id',
       product: 'x-api-p',
     },
-    authenticate: () =>
-      createStockAuthHook({ keys: opts.keys, nonces: opts.nonces, chainId: deps.chainId, product: deps.product, prefix: deps.prefix, now: deps.now }),
+    authenticate: (app) => {
+      // Single chain: no constraint at all, the routes as they always were.
+      if (others.length > 0) app.addConstraintStrategy(chainConstraint(venues.map((v) => v.chainId)));
+      return createStockAuthHook({ keys: opts.keys, nonces: opts.nonces, chainId: deps.chainId, otherChainIds: others.map((o) => o.chainId), unstartedChainIds: opts.unstartedChainIds, product: deps.product, prefix: deps.prefix, now: deps.now });
+    },
     scopePrefix: `${deps.prefix}/api/v1`,
     servicePrefix: deps.prefix,
     referenceTitle: 'Tokenized-stock API reference',
     probeEnvelope: stockProbeEnvelope,
     readiness: opts.readiness,
     routes: async (api) => {
-      const oneClick = createOneClickService(deps);
-      await api.register(marketRoutes, { deps });
-      await api.register(portfolioRoutes, { deps });
-      await api.register(ordersRoutes, { deps, oneClick });
-      await api.register(cashRoutes, { deps, oneClick });
-      await api.register(stockTransferRoutes, { deps, oneClick });
-      await api.register(oneClickRoutes, { oneClick });
+      if (others.length === 0) return venueRoutes(deps, undefined)(api);
+      for (const [i, venue] of venues.entries()) await api.register(venueRoutes(venue, { first: i === 0 }));
     },
     extraRoutes: opts.extraRoutes,
   });

@@ -1,6 +1,7 @@
 /**
- * Authentication of the stock API (seed §5A, contract.md §A): API key state, scope, IP whitelist,
- * permission, timestamp window, HMAC over the five-line payload, and nonce replay. Registered as a
+ * Authentication of the stock API (seed §5A, contract.md §A): API key state, the key's scope for
+ * the request's chain and product and its access, IP whitelist, timestamp window, HMAC over the
+ * five-line payload, and nonce replay. Registered as a
  * preValidation hook so it sees the raw body and runs before any schema error could reveal a
  * route's shape to an unauthenticated caller. Every failure is the same opaque UnauthorizedError;
  * the reason goes to the log under the request's uuid. A route with `config: { auth: false }` is
@@ -8,9 +9,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { UnauthorizedError } from '../errors/app-error.ts';
-import { hasPermission } from '../auth/api-key-model.ts';
 import type { ApiKeyService, AuthKey } from '../auth/api-key-service.ts';
-import { unencodedCanonicalQuery } from '@tokex/contract';
+import { findStockScope, unencodedCanonicalQuery } from '@tokex/contract';
 import { canonicalQuery, signedUri, verifyStock } from '../auth/hmac.ts';
 import { ipAllowed } from '../auth/ip-match.ts';
 import { repeatedHeader } from '../auth/repeated-header.ts';
@@ -54,6 +54,14 @@ export interface StockAuthOptions {
   nonces: NonceStore;
   chainId: number;
   product: string;
+  /**
+   * The other chains the API serves (docs/stock-api.md, "Several chains"), the product being the
+   * same: a request's `x-api-chain-id` picks among `chainId` and these, and the key must hold a scope
+   * for the chain picked. Only the request hook reads it (a stream is on `chainId`).
+   */
+  otherChainIds?: readonly number[];
+  /** Chains configured whose node did not answer at start: refused like an unserved chain, the log saying so. */
+  unstartedChainIds?: readonly number[];
   /** Service prefix in front of /api/v1 that is not part of the signed URI. */
   prefix: string;
   now?: () => number;
@@ -80,14 +88,15 @@ export interface StockSignedParts {
   body: Uint8Array;
   /** The socket peer, read when the key is checked: undefined once the client has gone. */
   readonly peer: string | undefined;
-  /** A write: the key needs WRITABLE. */
+  /** A write: the key's scope for the chain and product needs WRITABLE. */
   write: boolean;
 }
 
 export interface StockSignatureCheck {
   /**
-   * Timestamp form and window, nonce form, the key (known, a stock key, active, not expired, scoped
-   * to the service's chain and product), its IP whitelist, the permission, the HMAC, and last the
+   * Timestamp form and window, nonce form, the key (known, a stock key, active, not expired, holding
+   * a scope for the service's chain and product), its IP whitelist, the scope's access (WRITABLE for
+   * a write), the HMAC, and last the
    * nonce claim (so nobody can burn another key's nonces). With a cached key and the in-memory nonce
    * store it runs synchronously and answers the key; otherwise a promise of it. Every failure is
    * the same UnauthorizedError, its cause in the message for the log only.
@@ -104,9 +113,13 @@ export function createStockSignatureCheck(opts: Omit<StockAuthOptions, 'prefix'>
     if (key.api !== 'stock') throw deny('not a stock api key');
     if (!key.active) throw deny('api key revoked');
     if (key.expiresAt !== null && key.expiresAt <= t) throw deny('api key expired');
-    if (key.chainId !== opts.chainId || key.product !== opts.product) throw deny('api key scope mismatch');
+    // The request's chain and product are the service's (the hook refused any other before this;
+    // a stream names none): the key must hold a scope for them. Its scopes for chains or products
+    // served elsewhere never match here (docs/api-keys-secrets.md "Stock key scopes").
+    const scope = findStockScope(key.scopes, opts.chainId, opts.product);
+    if (scope === undefined) throw deny('api key has no scope for this chain and product');
     if (!ipAllowed(p.peer, key.ipWhitelist)) throw deny(p.peer === undefined ? 'peer address unknown (disconnected)' : `peer ${p.peer} not in whitelist`);
-    if (p.write && !hasPermission(key, 'WRITABLE')) throw deny('READ_ONLY key on a write method');
+    if (p.write && scope.access !== 'WRITABLE') throw deny('READ_ONLY scope on a write method');
     // Either recipe of the query (docs/stock-api.md "Signing"): encoded as URLSearchParams does, or
     // unencoded as Anchored's Node.js helper does; they differ only for values with other characters,
     // and the second is looked at only when the first does not match.
@@ -161,6 +174,8 @@ class RequestParts implements StockSignedParts {
   readonly body: Uint8Array;
   readonly write: boolean;
   constructor(
+    /** The check of the request's chain (`x-api-chain-id`). */
+    readonly check: StockSignatureCheck,
     private readonly request: FastifyRequest,
     readonly apiKey: string,
     readonly sign: string,
@@ -188,11 +203,14 @@ class RequestParts implements StockSignedParts {
 }
 
 export function createStockAuthHook(opts: StockAuthOptions) {
-  const chainId = String(opts.chainId);
-  const check = createStockSignatureCheck(opts);
+  // One check per chain served, each judging the key's scope for its own chain: the request's
+  // header picks one with a single map lookup.
+  const checks = new Map<string, StockSignatureCheck>();
+  for (const chainId of [opts.chainId, ...(opts.otherChainIds ?? [])]) checks.set(String(chainId), createStockSignatureCheck({ ...opts, chainId }));
+  const unstarted = new Set((opts.unstartedChainIds ?? []).map(String));
 
-  /** The request's signed parts, after the checks only a request has (its headers). */
-  function partsOf(request: FastifyRequest): StockSignedParts {
+  /** The request's signed parts and its chain's check, after the checks only a request has (its headers). */
+  function partsOf(request: FastifyRequest): RequestParts {
     // Checked on the raw list, so that the log names the cause: Node joins a repeated header's values
     // with ", ", which would otherwise be refused later as an unknown key or another chain.
     const repeated = repeatedHeader(request.raw.rawHeaders, AUTH_HEADERS);
@@ -206,16 +224,21 @@ export function createStockAuthHook(opts: StockAuthOptions) {
     if (!apiKey || !sign || !ts || !nonce) throw deny('missing authentication header');
     if (reqChain === undefined) throw deny('missing x-api-chain-id');
     if (product === undefined) throw deny('missing x-api-p');
-    if (reqChain !== chainId) throw deny('x-api-chain-id does not match the service');
+    // A chain or product this deployment does not serve (x-api-p compared exactly: `anchored` is not
+    // `Anchored`) fails here, before any key is read, whatever scopes the key holds.
+    const check = checks.get(reqChain);
+    if (check === undefined) {
+      throw deny(unstarted.has(reqChain) ? `chain ${reqChain} did not start (its node did not answer): served after a restart` : 'x-api-chain-id does not match the service');
+    }
     if (product !== opts.product) throw deny('x-api-p does not match the service (case-sensitive)');
 
     const rawUrl = request.raw.url ?? '/';
     const q = rawUrl.indexOf('?');
     let path = q === -1 ? rawUrl : rawUrl.slice(0, q);
     if (opts.prefix && path.startsWith(opts.prefix)) path = path.slice(opts.prefix.length);
-    if (q === -1) return new RequestParts(request, apiKey, sign, ts, nonce, path);
+    if (q === -1) return new RequestParts(check, request, apiKey, sign, ts, nonce, path);
     const query = rawUrl.slice(q + 1);
-    return new RequestParts(request, apiKey, sign, ts, nonce, signedUri(path, canonicalQuery(query)), path, query);
+    return new RequestParts(check, request, apiKey, sign, ts, nonce, signedUri(path, canonicalQuery(query)), path, query);
   }
 
   /** The slow path: key not cached, or a nonce store that answers asynchronously (Redis). */
@@ -239,7 +262,8 @@ export function createStockAuthHook(opts: StockAuthOptions) {
     if (!authRequired(request)) return done();
     let pending: Promise<AuthKey> | undefined;
     try {
-      const result = check(partsOf(request));
+      const parts = partsOf(request);
+      const result = parts.check(parts);
       if (result instanceof Promise) pending = result;
       else request.apiKey = result;
     } catch (err) {
@@ -255,9 +279,9 @@ export function createStockAuthHook(opts: StockAuthOptions) {
 
 /**
  * The stream endpoint's `auth` (docs/stock-api.md, "Stock streams"): the request rules through the
- * same check, with the signed parts from the frame (method GET, URI `/api/v1/ws`, empty body) and
- * the scope from the key itself (its chain and product must be the service's). A read: READ_ONLY
- * keys may authenticate.
+ * same check, with the signed parts from the frame (method GET, URI `/api/v1/ws`, empty body); the
+ * frame names no chain, so the key must hold a scope for the service's chain and product. A read:
+ * a READ_ONLY scope may authenticate.
  */
 export function createStockStreamAuth(opts: Omit<StockAuthOptions, 'prefix'>) {
   const check = createStockSignatureCheck(opts);

@@ -19,6 +19,8 @@ export type DialectName = 'sqlite' | 'postgres';
 export interface Db {
   kysely: Kysely<DatabaseSchema>;
   dialect: DialectName;
+  /** Where it was opened (for a worker thread that opens the same database; holds the URL's credentials: never log it). */
+  readonly location: Pick<OpenDatabaseOptions, 'url' | 'sqlitePath' | 'schema'>;
   /** Closes the pool or file handle. Idempotent. */
   close(): Promise<void>;
 }
@@ -105,7 +107,7 @@ function openSqlite(path: string, opts: OpenDatabaseOptions): Db {
     // SQLite's schema changes are transactional (Kysely's adapter says not): migrations all or nothing.
     dialect: new ErrorMappingDialect(new SqliteDialect({ database: raw }), { immediateTransactions: true, transactionalDdl: true }),
   });
-  return { kysely, dialect: 'sqlite', close: onceClose(() => kysely.destroy()) };
+  return located({ kysely, dialect: 'sqlite', close: onceClose(() => kysely.destroy()) }, { sqlitePath: path });
 }
 
 const INT8_OID = 20;
@@ -139,7 +141,12 @@ function openPostgres(url: string, opts: OpenDatabaseOptions): Db {
   const kysely = new Kysely<DatabaseSchema>({
     dialect: new ErrorMappingDialect(new PostgresDialect({ pool }), { introspector: (db) => new CurrentSchemaIntrospector(db) }),
   });
-  return { kysely, dialect: 'postgres', close: onceClose(() => kysely.destroy()) };
+  return located({ kysely, dialect: 'postgres', close: onceClose(() => kysely.destroy()) }, { url, ...(opts.schema ? { schema: opts.schema } : {}) });
+}
+
+/** `location` is not enumerable: a Db spread or serialised somewhere never carries the URL's password along. */
+function located(db: Omit<Db, 'location'>, location: Db['location']): Db {
+  return Object.defineProperty(db, 'location', { value: location, enumerable: false }) as Db;
 }
 
 function onceClose(fn: () => Promise<void>): () => Promise<void> {

@@ -18,6 +18,11 @@ export interface ApiKeysTable {
   label: string;
   /** JSON array of the key's permissions (0004; validated by src/auth/api-key-model.ts). */
   permissions: string;
+  /**
+   * JSON array of a stock key's scopes `{chainId, productType, access}` (0029); `[]` for a perp key.
+   * chain_id, product and permissions hold the first scope's, for rows and clients before scopes.
+   */
+  scopes: string;
   /** JSON array of exact IP addresses. */
   ip_whitelist: string;
   chain_id: number;

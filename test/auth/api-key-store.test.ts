@@ -7,11 +7,13 @@ import {
   revokeApiKey,
   updateApiKey,
   type ApiKeyRecord,
+  type ApiKeyRecordInput,
 } from '../../src/auth/api-key-store.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 
-function record(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
+/** A key as written before scopes: a stock key holds the one scope of its chain, product and permission. */
+function record(overrides: Partial<ApiKeyRecordInput> = {}): ApiKeyRecordInput {
   return {
     apiKey: 'ak_0001',
     api: 'stock',
@@ -30,6 +32,12 @@ function record(overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
   };
 }
 
+/** The record as the store answers it: with the scope its legacy fields describe (none for a perp key). */
+function stored(rec: ApiKeyRecordInput): ApiKeyRecord {
+  const scopes = rec.api === 'stock' ? [{ chainId: rec.chainId, productType: rec.product, access: rec.permissions[0] as 'READ_ONLY' | 'WRITABLE' }] : [];
+  return { ...rec, scopes };
+}
+
 describe.each(testDatabases)('api-key-store ($name)', ({ open }) => {
   let db: Db;
   useFreshDatabase(open, (d) => (db = d));
@@ -37,14 +45,14 @@ describe.each(testDatabases)('api-key-store ($name)', ({ open }) => {
   it('round-trips every field exactly', async () => {
     const rec = record();
     await insertApiKey(db, rec);
-    expect(await getApiKey(db, rec.apiKey)).toEqual(rec);
+    expect(await getApiKey(db, rec.apiKey)).toEqual(stored(rec));
   });
 
   it('round-trips null expiry, null address, inactive and an empty whitelist', async () => {
     const rec = record({ apiKey: 'ak_null', expiresAt: null, userAddress: null, active: false, ipWhitelist: [], permissions: ['READ_ONLY'] });
     await insertApiKey(db, rec);
     const got = await getApiKey(db, 'ak_null');
-    expect(got).toEqual(rec);
+    expect(got).toEqual(stored(rec));
     expect(got?.active).toBe(false);
     expect(got?.expiresAt).toBeNull();
   });
@@ -71,7 +79,7 @@ describe.each(testDatabases)('api-key-store ($name)', ({ open }) => {
     await insertApiKey(db, record({ apiKey: 'ak_b', createdAt: 20 }));
     const list = await listApiKeys(db);
     expect(list.map((k) => k.apiKey)).toEqual(['ak_a', 'ak_b', 'ak_c']);
-    expect(list[0]).toEqual(record({ apiKey: 'ak_a', createdAt: 10, active: false }));
+    expect(list[0]).toEqual(stored(record({ apiKey: 'ak_a', createdAt: 10, active: false })));
   });
 
   it('updates only the patched fields and bumps updatedAt', async () => {
@@ -85,15 +93,18 @@ describe.each(testDatabases)('api-key-store ($name)', ({ open }) => {
       userAddress: null,
       expiresAt: null,
     });
-    expect(updated).toEqual({
-      ...rec,
-      label: 'renamed',
-      permissions: ['READ_ONLY'],
-      ipWhitelist: ['10.0.0.1'],
-      userAddress: null,
-      expiresAt: null,
-      updatedAt: updated!.updatedAt,
-    });
+    // A one-scope key's permission is its scope's access, changed with it.
+    expect(updated).toEqual(
+      stored({
+        ...rec,
+        label: 'renamed',
+        permissions: ['READ_ONLY'],
+        ipWhitelist: ['10.0.0.1'],
+        userAddress: null,
+        expiresAt: null,
+        updatedAt: updated!.updatedAt,
+      }),
+    );
     expect(updated!.updatedAt).toBeGreaterThanOrEqual(before);
     expect(await getApiKey(db, rec.apiKey)).toEqual(updated);
 
@@ -108,6 +119,7 @@ describe.each(testDatabases)('api-key-store ($name)', ({ open }) => {
       label: 'renamed',
       chainId: 1,
       product: 'STOCK2',
+      scopes: [{ chainId: 1, productType: 'STOCK2', access: 'READ_ONLY' }],
       active: false,
       userAddress: '0x70997970c51812dc3a010c7d01b50e0d17dc79c8',
       expiresAt: 2_000_000_000_000,
@@ -118,7 +130,7 @@ describe.each(testDatabases)('api-key-store ($name)', ({ open }) => {
     await insertApiKey(db, record());
     const perp = record({ apiKey: 'ak_perp', api: 'perp', product: '', permissions: ['TRANSFER', 'READ'], createdAt: 1_700_000_000_100 });
     await insertApiKey(db, perp);
-    expect(await getApiKey(db, 'ak_perp')).toEqual({ ...perp, permissions: ['READ', 'TRANSFER'] });
+    expect(await getApiKey(db, 'ak_perp')).toEqual({ ...stored(perp), permissions: ['READ', 'TRANSFER'] });
     expect((await listApiKeys(db, { api: 'perp' })).map((k) => k.apiKey)).toEqual(['ak_perp']);
     expect((await listApiKeys(db, { api: 'stock' })).map((k) => k.apiKey)).toEqual(['ak_0001']);
     expect((await listApiKeys(db, { userAddress: '0xF39Fd6e51aad88F6F4ce6aB8827279cffFb92266' })).map((k) => k.apiKey)).toEqual(['ak_0001', 'ak_perp']);

@@ -321,6 +321,31 @@ describe('anvil process', () => {
     await second.stop();
   });
 
+  test('a second anvil on a state file waits for the first to exit and starts from what it wrote last', async () => {
+    const stateFile = path.join(tmp, 'owned', 'anvil.json');
+    // No periodic dump: the file changes only when the first anvil exits.
+    const first = await startAnvil({ stateFile, stateIntervalSeconds: 3600 });
+    const rpc = async (url: string, method: string) => {
+      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [] }) });
+      return ((await res.json()) as { result: string }).result;
+    };
+    for (let i = 0; i < 5; i++) await rpc(first.rpcUrl, 'evm_mine');
+    expect(Number(await rpc(first.rpcUrl, 'eth_blockNumber'))).toBe(5);
+    // As after a SIGKILL of its process: the first is still running (and will write the file as it
+    // exits) when the next start comes. Started on the file now, the second would load none of the 5
+    // blocks, and the first's exit would then overwrite whatever the second wrote.
+    const second = startAnvil({ stateFile });
+    expect(readFileSync(`${stateFile}.pid`, 'utf8')).toBe(String(first.pid));
+    await first.stop();
+    const handle = await second;
+    try {
+      expect(Number(await rpc(handle.rpcUrl, 'eth_blockNumber'))).toBe(5);
+      expect(readFileSync(`${stateFile}.pid`, 'utf8')).toBe(String(handle.pid));
+    } finally {
+      await handle.stop();
+    }
+  });
+
   test('a fixed port that is already taken is refused instead of probing the wrong node', async () => {
     await expect(startAnvil({ port: f.anvil.port })).rejects.toThrow(/port \d+ is already in use/);
   });

@@ -18,9 +18,9 @@ import { DEMO_PERP_DEPOSIT, grantPerpOperators, perpDeploymentOf, perpVenueDeplo
 import { readDeploymentRecord, writeDeploymentRecord } from '../../src/chain/deployment-file.ts';
 import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
 import { startChainFixture, revertEachTest, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import { deployPerpVenue, PERP_OPERATOR, perpOperatorWallet, signVaultWithdrawal, vaultDeposit, vaultWithdraw, type VaultWithdrawalRequest } from '../support/perp-venue.ts';
+import { deployPerpVenue, PERP_OPERATOR, perpOperatorWallet, relayWithdrawal, signVaultWithdrawal, vaultDeposit, vaultWithdraw, type VaultWithdrawalRequest } from '../support/perp-venue.ts';
 import { WITHDRAWAL_FIELDS } from '@tokex/contract';
-import { expectRevert, usdc, usdcOf } from './chain-test-helpers.ts';
+import { confirm, expectRevert, usdc, usdcOf } from './chain-test-helpers.ts';
 
 let f: ChainFixture;
 let perp: PerpDeployment;
@@ -111,8 +111,7 @@ describe('withdraw', () => {
     withdrawalId,
     deadline: deadline ?? (await chainNow()) + 3_600n,
   });
-  const pay = (request: VaultWithdrawalRequest, signature: `0x${string}`, by = perpOperatorWallet(f)) =>
-    by.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [request, signature] });
+  const pay = (request: VaultWithdrawalRequest, signature: `0x${string}`, by = perpOperatorWallet(f)) => relayWithdrawal(f, perp, request, signature, by);
 
   test("the operator relays the account's signed request once per id, emitting Withdrawn", async () => {
     const before = await usdcOf(f, carol.address);
@@ -246,7 +245,7 @@ describe('withdraw', () => {
     expect(parseEventLogs({ abi: marginVaultAbi, logs: granted.logs, eventName: 'OperatorSet' }).map((e) => e.args)).toEqual([
       { operator: bob.address, enabled: true },
     ]);
-    await f.publicClient.waitForTransactionReceipt({ hash: await pay(request, signature, bob.wallet) });
+    await confirm(f, pay(request, signature, bob.wallet));
     expect(await read<boolean>('withdrawalPaid', [id('w')])).toBe(true);
     await f.publicClient.waitForTransactionReceipt({ hash: await owner(PERP_OPERATOR.address, false) });
     const again = await requestOf(bob, usdc('1'), id('w2'));

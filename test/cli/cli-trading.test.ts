@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseUnits } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { formatDisplayAmount } from '@tokex/contract';
 import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
@@ -51,9 +52,10 @@ describe('tokex trading commands', () => {
     const rest = await t.writable.getBalance(user);
     const human = await tokex(['stock', 'balance']);
     expect(human.code).toBe(0);
-    expect(human.stdout.split('\n')[0]).toBe(`mUSD available ${rest.mUsdDetail.available}, locked ${rest.mUsdDetail.locked}`);
+    // Amounts at mUSD's display precision (two places, truncated); --json keeps them exact.
+    expect(human.stdout.split('\n')[0]).toBe(`mUSD available ${formatDisplayAmount(rest.mUsdDetail.available, 'mUSD')}, locked ${formatDisplayAmount(rest.mUsdDetail.locked, 'mUSD')}`);
     expect(human.stdout).toMatch(/\nAAPL\s+\d/);
-    expect(human.stdout).toMatch(/\nUSDC\s+\d+(\.\d+)?\s+0\s+0$/m);
+    expect(human.stdout).toMatch(/\nUSDC\s+\d+\.\d\d\s+0\.00\s+0\.00$/m);
     const json = JSON.parse((await tokex(['stock', 'balance', '--json'])).stdout);
     expect(json).toMatchObject({ musdBalance: rest.musdBalance, mUsdBalance: rest.mUsdBalance, mUsdDetail: rest.mUsdDetail });
   });
@@ -117,6 +119,11 @@ describe('tokex trading commands', () => {
     expect(human.code).toBe(0);
     expect(human.stdout).toMatch(new RegExp(`^orderId\\s+${resting.orderId}$`, 'm'));
     expect(human.stdout).toMatch(/^status\s+CANCELED$/m);
+    // The cancel's own transaction, not the placement's.
+    const cancelTx = /^cancelTxHash\s+(0x[0-9a-f]{64})$/m.exec(human.stdout)?.[1];
+    expect(cancelTx, human.stdout).toBeDefined();
+    expect(cancelTx).not.toBe(resting.txHash);
+    expect(human.stdout).not.toContain(resting.txHash);
 
     const beforeOut = await musd();
     const withdrawal = await json(['stock', 'withdraw', '100']);
@@ -178,8 +185,9 @@ describe('tokex trading commands', () => {
     const stop = await json(['perp', 'order', 'sell', 'BTC-USD', '0.001', '--stop', at(0.9), '--client-id', 'cli-stop-1']);
     expect(stop).toMatchObject({ type: 'STOP_MARKET', status: 'UNTRIGGERED', triggerPrice: at(0.9), triggerBy: 'MARK', triggeredAt: null, clientOrderId: 'cli-stop-1', size: '0.001' });
     const listed = await tokex(['perp', 'orders']);
-    expect(listed.stdout.split('\n')[0]).toMatch(/^orderId\s+symbol\s+side\s+type\s+price\s+triggerPrice\s+size\s+filledSize\s+status$/);
-    expect(listed.stdout).toMatch(new RegExp(`^${stop.orderId}\\s+BTC-USD\\s+SELL\\s+STOP_MARKET\\s+-\\s+${at(0.9).replace('.', '\\.')}\\s+0\\.001\\s+0\\s+UNTRIGGERED$`, 'm'));
+    expect(listed.stdout.split('\n')[0]).toMatch(/^orderId\s+symbol\s+side\s+type\s+price\s+triggerPrice\s+size\s+filledSize\s+status\s+createdAt\s+updatedAt$/);
+    // Prices in USD at two places, sizes at the lot as answered, times in ISO.
+    expect(listed.stdout).toMatch(new RegExp(`^${stop.orderId}\\s+BTC-USD\\s+SELL\\s+STOP_MARKET\\s+-\\s+${formatDisplayAmount(at(0.9), 'USD').replace('.', '\\.')}\\s+0\\.001\\s+0\\s+UNTRIGGERED\\s+\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\s+\\d{4}-`, 'm'));
     const byId = await json(['perp', 'order-status', stop.orderId]);
     expect(byId).toMatchObject({ orderId: stop.orderId, status: 'UNTRIGGERED', triggerPrice: at(0.9) });
     expect(await json(['perp', 'order-status', '--client-id', 'cli-stop-1'])).toEqual(byId);
@@ -191,7 +199,10 @@ describe('tokex trading commands', () => {
     const limit = await json(['perp', 'order', 'buy', 'BTC-USD', '0.002', '--price', at(0.97)]);
     expect(limit).toMatchObject({ status: 'NEW', size: '0.002', price: at(0.97) });
     expect(await json(['perp', 'amend', limit.orderId, '--size', '0.001'])).toMatchObject({ orderId: limit.orderId, size: '0.001', remainingSize: '0.001', price: at(0.97), status: 'NEW' });
-    expect(await json(['perp', 'amend', limit.orderId, '--price', at(0.96)])).toMatchObject({ orderId: limit.orderId, size: '0.001', price: at(0.96), status: 'NEW' });
+    const moved = await json(['perp', 'amend', limit.orderId, '--price', at(0.96)]);
+    expect(moved).toMatchObject({ orderId: limit.orderId, size: '0.001', price: at(0.96), status: 'NEW' });
+    // The answer is the order as amended: its updatedAt is the amendment's, after the placement's.
+    expect(moved.updatedAt).toBeGreaterThan(limit.createdAt);
     const nothing = await tokex(['perp', 'amend', limit.orderId]);
     expect([nothing.code, nothing.stderr]).toEqual([1, 'error: price: give a new price, a new size, or both\n']);
     await json(['perp', 'cancel', limit.orderId]);
@@ -208,6 +219,27 @@ describe('tokex trading commands', () => {
     const which = await tokex(['perp', 'order-status']);
     expect([which.code, which.stderr]).toEqual([1, 'error: orderId: give an order id or --client-id, one of them\n']);
   }, 120_000);
+
+  it('answers a person in one line: listed symbols, the BTC-USD spelling, a missing file; tables with headers and ids', async () => {
+    const appl = await tokex(['stock', 'quote', 'APPL']);
+    expect([appl.code, appl.stdout]).toEqual([1, '']);
+    expect(appl.stderr).toMatch(/^error: .*"APPL" is not listed.*; listed: AAPL, TSLA, NVDA, MSFT, SPY\n$/);
+    const ccxt = await tokex(['perp', 'order', 'buy', 'BTC/USD', '0.001']);
+    expect([ccxt.code, ccxt.stderr]).toEqual([1, "error: symbol: BTC/USD is CCXT's spelling: this venue's symbol is BTC-USD\n"]);
+    const xrp = await tokex(['perp', 'order', 'buy', 'XRP-USD', '0.001']);
+    expect(xrp.stderr).toMatch(/^error: .*"XRP-USD" is not listed.*; listed: BTC-USD, ETH-USD, /);
+    const nope = await tokex(['marketdata', 'import', '--symbol', 'AAPL', '--file', 'nope.csv']);
+    expect([nope.code, nope.stderr]).toEqual([1, 'error: --file: no such file: nope.csv\n']);
+    const keys = await tokex(['keys', 'list']);
+    expect(keys.stdout.split('\n')[0]).toMatch(/^apiKey\s+api\s+permissions\s+state\s+scope\s+user\s+ips\s+expires\s+label$/);
+    expect(keys.stdout).toContain(t.demo.stock.keys.writable.apiKey);
+    const actions = await tokex(['corporate-actions', 'list']);
+    expect(actions.stdout.split('\n')[0]).toMatch(/^id\s+symbol\s+type\s+exDate\s/);
+    expect(actions.stdout).toMatch(/^[A-Z]+-\d{4}-\d\d-\d\d\s+[A-Z]+\s+(DIVIDEND|SPLIT)\s/m);
+    const help = await tokex(['corporate-actions', 'add', '--help']);
+    expect(help.stdout).toMatch(/dividend/);
+    expect(help.stdout).toMatch(/split/);
+  }, 60_000);
 
   it('refuses a bad side with a one-line error and exit code 1', async () => {
     const r = await tokex(['perp', 'order', 'hold', 'BTC-USD', '1']);

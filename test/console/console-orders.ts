@@ -9,8 +9,11 @@ import type { Locator, Page } from 'playwright-core';
 import type { PerpClient } from '@tokex/sdk';
 import { expect } from 'vitest';
 import { ARTIFACTS, SLOW } from '../support/console-page.ts';
+import { formatAmount } from '../../src/console/browser/amount-format.ts';
 
 const SYMBOL = 'BTC-USD';
+/** A BTC-USD price as the page shows it: at the instrument's tick (0.1), truncated. */
+export const px = (price: string) => formatAmount(price, 1);
 
 const openOrders = (page: Page) => page.getByRole('table', { name: 'Open orders' });
 const orderRow = (page: Page, orderId: string) => openOrders(page).locator(`tr[data-order-id="${orderId}"]`);
@@ -55,11 +58,11 @@ export async function placeAndCancel(page: Page, trader: PerpClient, fraction: b
   await fillOrder(page, { type: 'LIMIT', side: 'BUY', size: '0.001', price });
   await page.getByRole('button', { name: 'Place order' }).click();
 
-  const row = openOrders(page).getByRole('row').filter({ hasText: price });
+  const row = openOrders(page).getByRole('row').filter({ hasText: px(price) });
   await row.waitFor(SLOW);
   const orderId = (await row.getAttribute('data-order-id'))!;
   expect(orderId).toMatch(/^\d+$/);
-  expect(await cellsOf(row)).toEqual([orderId, SYMBOL, 'BUY', 'LIMIT', price, '', '0.001', '0', 'NEW']);
+  expect(await cellsOf(row)).toEqual([orderId, SYMBOL, 'BUY', 'LIMIT', px(price), '', '0.001', '0', 'NEW']);
   expect(await buttonsOf(row)).toEqual(['Amend', 'Cancel']);
   const open = await trader.getOpenOrders({ symbol: SYMBOL, limit: 100 });
   expect(open.rows.find((o) => String(o.orderId) === orderId)).toMatchObject({ symbol: SYMBOL, side: 'BUY', price, size: '0.001', status: 'NEW' });
@@ -83,10 +86,10 @@ export async function placeStop(page: Page, trader: PerpClient, shot: string): P
   expect(await page.getByLabel('Price', { exact: true }).isHidden()).toBe(true);
   await page.getByRole('button', { name: 'Place order' }).click();
 
-  const row = openOrders(page).getByRole('row').filter({ hasText: `${trigger} (MARK)` });
+  const row = openOrders(page).getByRole('row').filter({ hasText: `${px(trigger)} (MARK)` });
   await row.waitFor(SLOW);
   const orderId = (await row.getAttribute('data-order-id'))!;
-  expect(await cellsOf(row)).toEqual([orderId, SYMBOL, 'SELL', 'STOP_MARKET', '', `${trigger} (MARK)`, '0.001', '0', 'UNTRIGGERED']);
+  expect(await cellsOf(row)).toEqual([orderId, SYMBOL, 'SELL', 'STOP_MARKET', '', `${px(trigger)} (MARK)`, '0.001', '0', 'UNTRIGGERED']);
   expect(await buttonsOf(row)).toEqual(['Cancel']);
   expect(await trader.getOrder(orderId)).toMatchObject({ type: 'STOP_MARKET', status: 'UNTRIGGERED', triggerPrice: trigger, triggerBy: 'MARK', triggeredAt: null, size: '0.001' });
   await expect.poll(() => statusLine(page, orderId)).toBe(`Order ${orderId} UNTRIGGERED: SELL 0.001 ${SYMBOL}, STOP_MARKET at market when MARK reaches ${trigger}.`);
@@ -102,7 +105,7 @@ export async function placeAndAmend(page: Page, trader: PerpClient, shot: string
   const lower = String((bid * 77n) / 100n);
   await fillOrder(page, { type: 'LIMIT', side: 'BUY', size: '0.002', price });
   await page.getByRole('button', { name: 'Place order' }).click();
-  const placed = openOrders(page).getByRole('row').filter({ hasText: price });
+  const placed = openOrders(page).getByRole('row').filter({ hasText: px(price) });
   await placed.waitFor(SLOW);
   const orderId = (await placed.getAttribute('data-order-id'))!;
   const row = orderRow(page, orderId);
@@ -116,7 +119,7 @@ export async function placeAndAmend(page: Page, trader: PerpClient, shot: string
   await page.getByLabel('New size', { exact: true }).fill('0.001');
   await form.getByRole('button', { name: 'Amend order' }).click();
 
-  await expect.poll(() => cellsOf(row), SLOW).toEqual([orderId, SYMBOL, 'BUY', 'LIMIT', lower, '', '0.001', '0', 'NEW']);
+  await expect.poll(() => cellsOf(row), SLOW).toEqual([orderId, SYMBOL, 'BUY', 'LIMIT', px(lower), '', '0.001', '0', 'NEW']);
   await expect.poll(() => statusLine(page, orderId)).toBe(`Order ${orderId} amended, NEW: BUY 0.001 ${SYMBOL} at ${lower}.`);
   await form.waitFor({ state: 'hidden', ...SLOW });
   expect(await trader.getOrder(orderId)).toMatchObject({ orderId, price: lower, size: '0.001', remainingSize: '0.001', status: 'NEW' });
@@ -133,10 +136,10 @@ export async function placeClosingTakeProfit(page: Page, trader: PerpClient): Pr
   await fillOrder(page, { type: 'TAKE_PROFIT_MARKET', side: 'SELL', triggerPrice: trigger, closePosition: true });
   expect(await page.getByLabel('Size', { exact: true }).isHidden()).toBe(true);
   await page.getByRole('button', { name: 'Place order' }).click();
-  const row = openOrders(page).getByRole('row').filter({ hasText: `${trigger} (MARK)` });
+  const row = openOrders(page).getByRole('row').filter({ hasText: `${px(trigger)} (MARK)` });
   await row.waitFor(SLOW);
   const orderId = (await row.getAttribute('data-order-id'))!;
-  expect(await cellsOf(row)).toEqual([orderId, SYMBOL, 'SELL', 'TAKE_PROFIT_MARKET', '', `${trigger} (MARK)`, 'position', '0', 'UNTRIGGERED']);
+  expect(await cellsOf(row)).toEqual([orderId, SYMBOL, 'SELL', 'TAKE_PROFIT_MARKET', '', `${px(trigger)} (MARK)`, 'position', '0', 'UNTRIGGERED']);
   await expect.poll(() => statusLine(page, orderId)).toBe(`Order ${orderId} UNTRIGGERED: SELL ${SYMBOL} closing the position, TAKE_PROFIT_MARKET at market when MARK reaches ${trigger}.`);
   expect(await trader.getOrder(orderId)).toMatchObject({ closePosition: true, reduceOnly: true, status: 'UNTRIGGERED' });
   return orderId;

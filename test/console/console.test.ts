@@ -19,7 +19,9 @@ import { createLogger } from '../../src/lib/logger.ts';
 import { stockEnvelope } from '../../src/stock/stock-envelope.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { ARTIFACTS, SLOW, expectLiveMarkets } from '../support/console-page.ts';
-import { placeAndAmend, placeAndCancel, placeClosingTakeProfit, placeStop } from './console-orders.ts';
+import { placeAndAmend, placeAndCancel, placeClosingTakeProfit, placeStop, px } from './console-orders.ts';
+import { formatCash } from '../../src/console/browser/amount-format.ts';
+import { DEFAULT_INSTRUMENTS } from '../../src/perp/engine/instruments.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -81,7 +83,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
     const tape = page.getByRole('table', { name: 'Trades' });
     const trade = tape.locator(`tr[data-trade-id="${bought.fills[0].tradeId}"]`);
     await trade.waitFor(SLOW);
-    expect((await trade.getByRole('cell').allTextContents()).slice(1)).toEqual(['BUY', bought.fills[0].price, '0.001']);
+    expect((await trade.getByRole('cell').allTextContents()).slice(1)).toEqual(['BUY', px(bought.fills[0].price), '0.001']);
     const positions = page.getByRole('table', { name: 'Positions' });
     const long = positions.getByRole('row').filter({ hasText: 'BTC-USD' });
     await expect.poll(async () => (await long.getByRole('cell').allTextContents()).slice(0, 3), SLOW).toEqual(['BTC-USD', 'LONG', '0.001']);
@@ -100,13 +102,17 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
     expect(config.data).toEqual({
       chainId: t.demo.chainId,
       stock: { baseUrl: t.stack.stockBaseUrl, wsUrl: t.demo.stock.wsUrl, product: t.demo.stock.product, symbols: ['AAPL', 'TSLA', 'NVDA', 'MSFT', 'SPY'], staleAfterMs: 30_000 },
-      perp: { baseUrl: t.perpBaseUrl, wsUrl: t.demo.perp!.wsUrl, symbols: expect.arrayContaining(['BTC-USD']), staleAfterMs: 30_000 },
+      perp: {
+        baseUrl: t.perpBaseUrl, wsUrl: t.demo.perp!.wsUrl, symbols: expect.arrayContaining(['BTC-USD']), staleAfterMs: 30_000,
+        instruments: DEFAULT_INSTRUMENTS.map(({ symbol, tickSize, lotSize }) => ({ symbol, tickSize, lotSize })),
+      },
     });
     const res = await fetch(`${stockOrigin}/console/demo`);
     expect(res.headers.get('cache-control')).toBe('no-store');
     const demo = (await res.json()) as { code: number; data: any };
     expect(demo.code).toBe(200);
-    expect(demo.data).toEqual({ wallet: t.demo.wallets[0], stock: t.demo.stock.keys.writable, perp: t.demo.perp!.keys.trader });
+    const { stockRouter, cashToken, stocks } = t.demo.stock.contracts;
+    expect(demo.data).toEqual({ wallet: t.demo.wallets[0], rpcUrl: t.demo.rpcUrl, stock: { ...t.demo.stock.keys.writable, contracts: { stockRouter, cashToken, stocks } }, perp: t.demo.perp!.keys.trader });
 
     // The browser is told to load and call nothing but the stack's own origins.
     const html = await fetch(`${stockOrigin}/console`);
@@ -114,7 +120,8 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
     const csp = Object.fromEntries(html.headers.get('content-security-policy')!.split('; ').map((d) => [d.split(' ')[0], d.split(' ').slice(1)]));
     expect(csp['default-src']).toEqual(["'none'"]);
     expect(csp['script-src']).toEqual(["'self'"]);
-    expect(csp['connect-src']).toEqual(["'self'", t.demo.stock.wsUrl, perpOrigin, t.demo.perp!.wsUrl]);
+    // And the embedded anvil, for the demo wallet's own approvals: only on the page handed the wallet.
+    expect(csp['connect-src']).toEqual(["'self'", t.demo.stock.wsUrl, perpOrigin, t.demo.perp!.wsUrl, new URL(t.demo.rpcUrl).origin]);
 
     const spec = (await (await fetch(`${stockOrigin}/openapi.json`)).json()) as { paths: Record<string, unknown> };
     expect(Object.keys(spec.paths).length).toBeGreaterThan(10);
@@ -173,7 +180,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
       const stockBalance = await t.writable.getBalance(t.demo.wallets[0].address);
       await expect
         .poll(() => balances.getByRole('row').filter({ hasText: 'mUSD' }).getByRole('cell').allTextContents(), SLOW)
-        .toEqual(['Stock exchange', 'mUSD', stockBalance.mUsdDetail.total, stockBalance.mUsdDetail.available]);
+        .toEqual(['Stock exchange', 'mUSD', formatCash(stockBalance.mUsdDetail.total), formatCash(stockBalance.mUsdDetail.available), formatCash(stockBalance.mUsdDetail.locked)]);
       expect(await balances.getByRole('row').filter({ hasText: 'USDC' }).filter({ hasText: 'Stock wallet' }).count()).toBe(1);
       await placeAndCancel(page, t.perpTrader!, 80n, 'streams');
       await placeStop(page, t.perpTrader!, 'streams');

@@ -84,7 +84,7 @@ describe('tokex marketdata set-price (child process, SQLite DATA_DIR)', () => {
 
     const released = await tokex(dataDir, ['marketdata', 'set-price', '--symbol', 'btc', '--release']);
     expect(released.code).toBe(0);
-    expect(released.stdout).toBe('BTC released at 60000.00: the simulator walks on from there\n');
+    expect(released.stdout).toBe('BTC released at 60000.00: the simulator walks on from there (its random walk from 60000.00, not back to the price before the pin; `tokex demo reset` with the stack stopped restores the seeded demo)\n');
     // The walk moves again (a second's step of BTC is a few dollars), starting from the pin.
     const moved = await until(async () => md.getQuote('BTC')!, (q) => q.last !== '60000.00', 10_000);
     expect(Math.abs(toCents(moved.last) - 6_000_000)).toBeLessThan(60_000);

@@ -42,7 +42,7 @@ describe.each(stackEngines('perpstack'))('perp API in the stack ($name)', (engin
     expect(t.perpBaseUrl).not.toBe(t.stack.stockBaseUrl);
     const demo = JSON.parse(fs.readFileSync(t.stack.demoFile!, 'utf8'));
     // Every earlier field is still there.
-    expect(Object.keys(demo.stock).sort()).toEqual(['baseUrl', 'contracts', 'keys', 'product', 'wsUrl']);
+    expect(Object.keys(demo.stock).sort()).toEqual(['baseUrl', 'chains', 'contracts', 'keys', 'product', 'wsUrl']);
     expect(demo.perp.baseUrl).toBe(t.perpBaseUrl);
     expect(demo.perp.wsUrl).toBe(`${t.perpBaseUrl!.replace('http', 'ws')}/v4/public/ws`);
     expect(demo.stock.wsUrl).toBe(`${t.stack.stockBaseUrl!.replace('http', 'ws')}/api/v1/ws`);
@@ -107,7 +107,7 @@ describe.each(stackEngines('perpstack'))('perp API in the stack ($name)', (engin
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/perp-trade.ts'], { env: { ...process.env, DATA_DIR: t.dataDir } });
     const lines = stdout.trim().split('\n');
     expect(lines[0]).toMatch(new RegExp(`^api key [0-9a-f]{32} for ${t.demo.wallets[1].address}$`));
-    expect(lines[1]).toMatch(/^deposited 1000 USDC in 0x[0-9a-f]{64}: balance 1000, free 1000$/);
+    expect(lines[1]).toMatch(/^deposited 1000 USDC in 0x[0-9a-f]{64}: balance 1000\.00, free 1000\.00$/);
     expect(lines).toContainEqual(expect.stringMatching(/^limit order \d+: FILLED, filled 1 at \d+(\.\d+)?, fee 0\.\d+$/));
     expect(lines).toContainEqual(expect.stringMatching(/^market order \d+: FILLED, filled 2 at \d+(\.\d+)?, fee 0\.\d+$/));
     expect(lines).toContainEqual(expect.stringMatching(/^position: LONG 3 AAPL-USD entry \d+(\.\d+)?, mark \d+(\.\d+)?, uPnL -?\d+(\.\d+)?, liquidation (null|\d+(\.\d+)?)$/));

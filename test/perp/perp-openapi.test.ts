@@ -58,6 +58,12 @@ const PERP_ENDPOINTS = [
   'GET /v4/public/trader/liquidity/positions',
   'GET /v4/public/trader/liquidity/history',
   'GET /v4/public/trader/insurance-fund',
+  // Monday Trade clients' shape (docs/perp-api.md "Monday Trade clients").
+  'POST /v4/public/trader/api-key/create',
+  'GET /v4/public/trader/market/instruments',
+  'GET /v4/public/trader/market/funding/history',
+  'POST /v4/public/trader/order/market',
+  'POST /v4/public/trader/order/limit',
 ].sort();
 
 interface Doc {
@@ -78,7 +84,7 @@ describe('perp API OpenAPI snapshot', () => {
     const ops = Object.entries(doc.paths).flatMap(([path, o]) => Object.entries(o).map(([m, op]) => [`${m.toUpperCase()} ${path}`, op] as const));
     expect(ops.map(([name]) => name).sort()).toEqual(PERP_ENDPOINTS);
     const publicOps = ops.filter(([, op]) => Array.isArray(op.security) && op.security.length === 0).map(([name]) => name).sort();
-    expect(publicOps).toEqual(['GET /v4/public/trader/insurance-fund', 'GET /v4/public/trader/time', 'POST /v4/public/trader/api-keys', 'POST /v4/public/trader/api-keys/prepare']);
+    expect(publicOps).toEqual(['GET /v4/public/trader/insurance-fund', 'GET /v4/public/trader/time', 'POST /v4/public/trader/api-key/create', 'POST /v4/public/trader/api-keys', 'POST /v4/public/trader/api-keys/prepare']);
     for (const [, op] of ops) expect(op.responses?.['200']).toBeDefined();
   });
 });

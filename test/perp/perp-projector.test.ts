@@ -12,6 +12,7 @@ import type { EngineCommand, EngineEvent, TradeEvent } from '../../src/perp/engi
 import type { InstrumentConfig } from '../../src/perp/engine/instruments.ts';
 import { FEE_ACCOUNT } from '../../src/perp/engine/perp-engine.ts';
 import { createPerpProjector, PROJECTION_CURSOR_KEY, type PerpProjector } from '../../src/perp/projection/perp-projector.ts';
+import { workerProjectionWriter } from '../../src/perp/projection/projection-worker-client.ts';
 import { createInProcessGateway, type EngineGateway } from '../../src/perp/sequencer/engine-gateway.ts';
 import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
 import { listPerpCandles } from '../../src/perp/store/perp-candle-store.ts';
@@ -67,7 +68,12 @@ async function moneyOf(db: Db, account: string): Promise<Array<[string, bigint]>
   return rows.sort((a, b) => seq(a) - seq(b)).map((t) => [t.type, t.amount]);
 }
 
-describe.each(testDatabases)('perp projector ($name)', ({ open }) => {
+/** Each database with the projection written on the engine's thread and from its worker thread. */
+const WITH_WRITERS = testDatabases.flatMap((d) => (['thread', 'worker'] as const).map((writer) => ({ ...d, writer })));
+const writerOf = (kind: 'thread' | 'worker', db: Db) =>
+  kind === 'worker' ? { writer: (onUnknownReason: (reason: string) => void) => workerProjectionWriter({ database: db.location, feeAccount: FEE_ACCOUNT, onUnknownReason }) } : {};
+
+describe.each(WITH_WRITERS)('perp projector ($name, written on its $writer)', ({ open, writer }) => {
   let db: Db;
   useFreshDatabase(open, (d) => (db = d));
   const cleanup: Array<() => Promise<void>> = [];
@@ -84,7 +90,7 @@ describe.each(testDatabases)('perp projector ($name)', ({ open }) => {
   }
 
   async function startProjector(gateway: EngineGateway): Promise<PerpProjector> {
-    const projector = createPerpProjector({ db, gateway, feeAccount: FEE_ACCOUNT, retryMs: 20 });
+    const projector = createPerpProjector({ ...writerOf(writer, db), db, gateway, feeAccount: FEE_ACCOUNT, retryMs: 20 });
     await projector.start();
     cleanup.push(() => projector.stop());
     return projector;
@@ -137,7 +143,7 @@ describe.each(testDatabases)('perp projector ($name)', ({ open }) => {
   it('writes the events of one write interval in one transaction, and none of them before it', async () => {
     const { sequencer, gateway } = await startSequencer();
     // The first write starts at once (nothing written before it), the next no sooner than 1.5 s after.
-    const projector = createPerpProjector({ db, gateway, feeAccount: FEE_ACCOUNT, retryMs: 20, minWriteIntervalMs: 1_500 });
+    const projector = createPerpProjector({ ...writerOf(writer, db), db, gateway, feeAccount: FEE_ACCOUNT, retryMs: 20, minWriteIntervalMs: 1_500 });
     await projector.start();
     cleanup.push(() => projector.stop());
     const cursorWrites: string[] = [];
@@ -267,7 +273,7 @@ const LIQUIDATION: EngineCommand[] = [
   xMark('mark-97', LIQ_AT, 97),
 ];
 
-describe.each(testDatabases)('perp projector: a liquidation in the history ($name)', ({ open }) => {
+describe.each(WITH_WRITERS)('perp projector: a liquidation in the history ($name, written on its $writer)', ({ open, writer }) => {
   let db: Db;
   useFreshDatabase(open, (d) => (db = d));
   const cleanup: Array<() => Promise<void>> = [];
@@ -282,7 +288,7 @@ describe.each(testDatabases)('perp projector: a liquidation in the history ($nam
     const gateway = createInProcessGateway(sequencer, { serialize: true });
     // One event a write: the liquidation order's fill meets the order as the database gives it back
     // (its mark read from the stored row).
-    const projector = createPerpProjector({ db, gateway, feeAccount: FEE_ACCOUNT, retryMs: 20, maxBatch: 1 });
+    const projector = createPerpProjector({ ...writerOf(writer, db), db, gateway, feeAccount: FEE_ACCOUNT, retryMs: 20, maxBatch: 1 });
     await projector.start();
     cleanup.push(() => projector.stop());
     const events: EngineEvent[] = [];
@@ -347,7 +353,7 @@ describe.each(testDatabases)('perp projector: a liquidation in the history ($nam
     };
     const warnings: unknown[] = [];
     const logger = { warn: (o: unknown) => warnings.push(o), error: () => {}, info: () => {} };
-    const projector = createPerpProjector({ db, gateway, feeAccount: FEE_ACCOUNT, retryMs: 20, maxBatch: 1, logger: logger as never });
+    const projector = createPerpProjector({ ...writerOf(writer, db), db, gateway, feeAccount: FEE_ACCOUNT, retryMs: 20, maxBatch: 1, logger: logger as never });
     await projector.start();
     cleanup.push(() => projector.stop());
     await projector.caughtUp(3);

@@ -83,10 +83,10 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
   const signer = (u: { privateKey: Hex }) => privateKeyToAccount(u.privateKey);
   const keyFor = async (address: string, permissions: Array<'READ' | 'TRADE' | 'TRANSFER'> = ['READ', 'TRANSFER']) => (await h.key({ userAddress: address, permissions })).client;
 
-  const startTask = () => {
+  const startTask = (logger?: Parameters<typeof createWithdrawalTask>[0]['logger']) => {
     // A new process: its own sender, so its own nonce manager.
     const sender = createTxSender({ publicClient: f.publicClient, account: privateKeyToAccount(PERP_OPERATOR.privateKey), rebroadcastMs: 300 });
-    task = createWithdrawalTask({ db: h.db, gateway: venue.gateway, engine, publicClient: f.publicClient, sender, marginVault: perp.contracts.marginVault, pollMs: 50, retryMs: 200 });
+    task = createWithdrawalTask({ db: h.db, gateway: venue.gateway, engine, publicClient: f.publicClient, sender, marginVault: perp.contracts.marginVault, pollMs: 50, retryMs: 200, logger });
     task.start();
   };
   const stopTask = async () => {
@@ -490,5 +490,33 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
     expect(await withdrawnLogs(w.withdrawalId)).toHaveLength(1);
     expect(await tokenBalance(user.address)).toBe(walletBefore + 2n * USDC);
     expect(acct(user.address)).toMatchObject({ pendingWithdrawals: 0n });
+  });
+
+  it("a pause of the vault's payments holds a withdrawal PENDING without failing it; lifted, it is paid once", async () => {
+    const user = f.users[2];
+    const api = await keyFor(user.address);
+    await fund(user, 100n * USDC);
+    const walletBefore = await tokenBalance(user.address);
+    const collateralBefore = acct(user.address)!.collateral;
+    const pauseWith = async (functionName: 'pause' | 'unpause') =>
+      f.publicClient.waitForTransactionReceipt({ hash: await f.operator.writeContract({ address: perp.contracts.marginVault, abi: marginVaultAbi, functionName }) });
+    await pauseWith('pause');
+    try {
+      await api.withdraw(signer(user), { amount: '40', clientWithdrawalId: 'while-paused' });
+      const waits: string[] = [];
+      const note = (fields: object) => void waits.push(JSON.stringify(fields));
+      startTask({ info: () => {}, warn: note, error: note } as never);
+      // The task tries, is refused VenuePaused, and retries: nothing paid, nothing failed, the reserve kept.
+      await until(async () => waits.filter((w) => w.includes('paused by its guardian')).length, (n) => n >= 2);
+      expect(await listed(api, 'while-paused')).toMatchObject({ status: 'PENDING', txHash: null });
+      expect(acct(user.address)).toMatchObject({ collateral: collateralBefore - 40_000_000n, pendingWithdrawals: 40_000_000n });
+    } finally {
+      await pauseWith('unpause');
+    }
+    await settledAs(api, 'while-paused', 'COMPLETED');
+    expect(await tokenBalance(user.address)).toBe(walletBefore + 40_000_000n);
+    expect(acct(user.address)).toMatchObject({ collateral: collateralBefore - 40_000_000n, pendingWithdrawals: 0n });
+    expect(await withdrawnLogs(withdrawalIdOf(user.address, 'while-paused'))).toHaveLength(1);
+    await stopTask();
   });
 });

@@ -15,7 +15,9 @@ import { erc20Abi, parseUnits, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { PerpApiError, PerpClient } from '@tokex/sdk';
 import { reserveRegistryAbi } from '../../src/chain/abi/generated/index.ts';
-import { ensureReserveRegistry, type PerpDeployment, type PerpVenueDeployment } from '../../src/chain/deploy-perp-venue.ts';
+import { ensureReserveRegistry, ensureVaultEscapeHatch, type PerpDeployment, type PerpVenueDeployment } from '../../src/chain/deploy-perp-venue.ts';
+import { marginVaultAbi } from '../../src/chain/abi/generated/index.ts';
+import { GUARDIAN_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { createTxSender } from '../../src/chain/tx-sender.ts';
 import type { MarginSummary } from '../../src/perp/engine/engine-types.ts';
 import { verify } from '../../src/perp/reserves/merkle-sum-tree.ts';
@@ -40,7 +42,7 @@ const B = '0x00000000000000000000000000000000000000b2';
 const C = '0x00000000000000000000000000000000000000c3';
 
 /** The engine's reads the task uses, over a fixed book of accounts (equity may be negative). */
-function engineOf(accounts: Record<string, { equity: bigint; pending?: bigint }>, seq = 7) {
+function engineOf(accounts: Record<string, { equity: bigint; pending?: bigint; deposited?: bigint; withdrawn?: bigint }>, seq = 7) {
   return {
     lastSeq: seq,
     accountAddresses: () => Object.keys(accounts),
@@ -48,6 +50,7 @@ function engineOf(accounts: Record<string, { equity: bigint; pending?: bigint }>
       const x = accounts[a.toLowerCase()];
       return x ? ({ equity: x.equity, pendingWithdrawals: x.pending ?? 0n } as MarginSummary) : undefined;
     },
+    vaultFlows: (a: string) => (accounts[a.toLowerCase()] ? { deposited: accounts[a.toLowerCase()].deposited ?? 0n, withdrawn: accounts[a.toLowerCase()].withdrawn ?? 0n } : undefined),
   };
 }
 
@@ -93,6 +96,27 @@ describe('ReserveRegistry and the reserves task (anvil)', () => {
     await expect(f.publicClient.readContract({ address: registry(), abi: reserveRegistryAbi, functionName: 'rootOf', args: [6n] })).rejects.toThrow(/UnknownEpoch/);
     const logs = await f.publicClient.getContractEvents({ address: registry(), abi: reserveRegistryAbi, eventName: 'ReservesPosted', fromBlock: 0n });
     expect(logs.map((l) => l.args)).toEqual([{ epoch: 5n, root, total: 10n, leafCount: 2n, timestamp: 1n }]);
+  });
+
+  it("points an upgraded vault's escape hatch at the venue's registry and names its guardian, once", async () => {
+    const vaultRead = <T>(functionName: 'reserveRegistry' | 'guardian' | 'lastOperatorActivity') =>
+      f.publicClient.readContract({ address: perp.contracts.marginVault, abi: marginVaultAbi, functionName }) as Promise<T>;
+    // The deployment set the registry; a vault upgraded from before the hatch has another (none).
+    expect(await vaultRead<Address>('reserveRegistry')).toBe(registry());
+    expect(BigInt(await vaultRead<Address>('guardian'))).toBe(0n);
+    const { reserveRegistry: _, ...withoutRegistry } = perp.contracts;
+    const section: PerpVenueDeployment = { blockNumber: perp.blockNumber, deployedAt: perp.deployedAt, operator: perp.operator, contracts: withoutRegistry };
+    const other = (await ensureReserveRegistry({ publicClient: f.publicClient, walletClient: f.operator, record: { chainId: f.chainId, venues: { perp: section } }, operators: [] })).reserveRegistry;
+    const args = { publicClient: f.publicClient, walletClient: f.operator, deployment: perp, guardian: GUARDIAN_ACCOUNT.address };
+    expect(await ensureVaultEscapeHatch({ ...args, registry: other })).toEqual({ set: ['registry', 'guardian'] });
+    expect(await vaultRead<Address>('reserveRegistry')).toBe(other);
+    expect(await vaultRead<Address>('guardian')).toBe(GUARDIAN_ACCOUNT.address);
+    // Setting the registry restarted the silence clock.
+    expect(await vaultRead<bigint>('lastOperatorActivity')).toBe((await f.publicClient.getBlock()).timestamp);
+    expect(await ensureVaultEscapeHatch({ ...args, registry: other })).toEqual({ set: [] });
+    // A guardian the owner named stays; the registry follows the record.
+    expect(await ensureVaultEscapeHatch({ ...args, registry: registry(), guardian: PERP_OPERATOR.address })).toEqual({ set: ['registry'] });
+    expect(await vaultRead<Address>('guardian')).toBe(GUARDIAN_ACCOUNT.address);
   });
 
   it('deploys the registry beside a perp venue recorded without it, and grants the operator', async () => {
@@ -148,7 +172,7 @@ describe('ReserveRegistry and the reserves task (anvil)', () => {
         expect(p.root).toBe(onChain.root);
         expect(BigInt(p.total)).toBe(onChain.total);
         expect(verifyProof(p)).toBe(true);
-        expect(verify({ salt: p.salt, account: p.account as Address, equity: BigInt(p.equity), pendingWithdrawals: BigInt(p.pendingWithdrawals) }, p.path.map((s) => ({ ...s, sum: BigInt(s.sum) })), p.root, BigInt(p.total))).toBe(true);
+        expect(verify({ salt: p.salt, account: p.account as Address, equity: BigInt(p.equity), pendingWithdrawals: BigInt(p.pendingWithdrawals), deposited: BigInt(p.deposited!), withdrawn: BigInt(p.withdrawn!) }, p.path.map((s) => ({ ...s, sum: BigInt(s.sum) })), p.root, BigInt(p.total))).toBe(true);
         if (account === B) expect(p).toMatchObject({ equity: '0', value: '0', pendingWithdrawals: '0' });
         if (account === A) expect(p).toMatchObject({ equity: '4000000000', pendingWithdrawals: '1000000000', value: '5000000000', leafCount: 3, badDebt: '250000000', solvent: true, vaultBalance: '10000000000' });
       }

@@ -23,7 +23,7 @@ const listings = (): EngineCommand[] =>
   DEFAULT_INSTRUMENTS.map((config, i) => ({ kind: 'addInstrument', id: `instrument:add:${config.symbol}:${i + 1}`, ts: LISTED_AT, config }));
 
 describe.skipIf(!url)('perp engine over Redis Streams', () => {
-  it('carries commands, replies and events between processes-to-be, and redelivers unacknowledged commands', { timeout: 60_000 }, async () => {
+  it('carries commands, replies and events between processes-to-be, redelivers unacknowledged commands, then reads new ones', { timeout: 60_000 }, async () => {
     const p = `t:${randomBytes(4).toString('hex')}`;
     const names = { commands: `${p}:commands`, events: `${p}:events`, group: 'engine' };
     const db = await openTestSqlite();
@@ -63,6 +63,9 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100 });
       expect(await answer).toMatchObject({ ok: true, journalSeq: LISTED + 151 });
       expect(toCommandMessage(cmd).id).toBe('after-crash');
+      // Past the redelivered history, new commands are read and answered too.
+      const next = { kind: 'deposit' as const, id: 'after-redelivery', ts: 2, account: STREAM_ACCOUNTS[2], amount: 5n };
+      expect(await gateway.submit(next)).toMatchObject({ ok: true, journalSeq: LISTED + 152 });
       // Acknowledged right after the reply is written.
       const pendingCount = async () => Number(((await admin.xpending(names.commands, 'engine')) as unknown[])[0]);
       await until(pendingCount, (n) => n === 0, 10_000);

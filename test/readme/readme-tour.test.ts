@@ -30,7 +30,8 @@ function section(heading: string): string {
 /** The first fenced block of `lang` in a section, without the indentation of its fence (a block inside a list item). */
 function codeBlock(heading: string, lang: string): string {
   const lines = section(heading).split('\n');
-  const open = lines.findIndex((l) => l.trim() === '```' + lang);
+  // The fence may carry words after the language (`sh live`: readme-blocks.ts).
+  const open = lines.findIndex((l) => l.trim() === '```' + lang || l.trim().startsWith('```' + lang + ' '));
   if (open < 0) throw new Error(`${heading} has no ${lang} block`);
   const indent = lines[open].length - lines[open].trimStart().length;
   const close = lines.findIndex((l, i) => i > open && l.trim() === '```');
@@ -86,7 +87,9 @@ describe('README five-minute tour', () => {
   it('2. a stream: the node snippet prints the subscribed book, then updates', async () => {
     const script = codeBlock('## Five-minute tour', 'sh');
     expect(script).toContain('demo.perp.wsUrl');
-    const child = spawn('bash', ['-c', script], { cwd: ROOT, env: { ...process.env, DEMO: path.join(t.dataDir, 'demo.json') }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    // As printed: from a directory with data/demo.json, no variable set beforehand.
+    const { DEMO: _unset, ...env } = process.env;
+    const child = spawn('bash', ['-c', script], { cwd: work, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     try {

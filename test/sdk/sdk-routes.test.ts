@@ -11,11 +11,20 @@ import { PERP_ROUTES, PerpClient, STOCK_ROUTES, StockClient, type RouteEntry } f
 
 type Op = { method: string; path: string };
 
+/**
+ * The operations the SDK covers: all but the perp API's Monday Trade clients' shape (tag `monday
+ * trade clients`, docs/perp-api.md), which is for clients of that service; the SDK keeps using the
+ * venue's own endpoints.
+ */
 function operations(file: string): Op[] {
-  const doc = JSON.parse(fs.readFileSync(new URL(`../../openapi/${file}`, import.meta.url), 'utf8')) as { paths: Record<string, Record<string, unknown>> };
+  const doc = JSON.parse(fs.readFileSync(new URL(`../../openapi/${file}`, import.meta.url), 'utf8')) as { paths: Record<string, Record<string, { tags?: string[] }>> };
   const ops: Op[] = [];
   for (const [path, item] of Object.entries(doc.paths)) {
-    for (const method of Object.keys(item)) if (['get', 'post', 'put', 'patch', 'delete'].includes(method)) ops.push({ method: method.toUpperCase(), path });
+    for (const [method, op] of Object.entries(item)) {
+      if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
+      if (op.tags?.includes('monday trade clients')) continue;
+      ops.push({ method: method.toUpperCase(), path });
+    }
   }
   return ops;
 }

@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import WebSocket from 'ws';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PerpStreamClient, StreamClient, StreamError, streamApiOf, type StreamLogLevel } from '../../packages/sdk/src/stream-client.ts';
-import { createHmacSigner, signPerpStreamAuth, signStockStreamAuth, stockStreamPayload, toBase64, toHex } from '../../packages/sdk/src/stream-sign.ts';
+import { createHmacSigner, nextStreamAuthTs, signPerpStreamAuth, signStockStreamAuth, stockStreamPayload, toBase64, toHex } from '../../packages/sdk/src/stream-sign.ts';
 import { Recorder, ScriptedStreamServer } from './stream-test-server.ts';
 
 const SYMBOL = 'BTC-USD';
@@ -188,6 +188,55 @@ describe('stream auth signatures (WebCrypto) match node:crypto', () => {
       const bytes = randomBytes(n);
       expect(toBase64(new Uint8Array(bytes))).toBe(bytes.toString('base64'));
       expect(toHex(new Uint8Array(bytes))).toBe(bytes.toString('hex'));
+    }
+  });
+});
+
+describe('stream auth timestamps: never one ts twice for a key in a process', () => {
+  it('takes the clock when it has advanced, else the last one plus 1, per key', () => {
+    const key = `ts-rule-${randomBytes(6).toString('hex')}`;
+    const other = `${key}-other`;
+    const t = 1_795_439_110_000;
+    expect(nextStreamAuthTs(key, t)).toBe(t);
+    // The same millisecond, and a clock that went back: the next free stamp.
+    expect(nextStreamAuthTs(key, t)).toBe(t + 1);
+    expect(nextStreamAuthTs(key, t)).toBe(t + 2);
+    expect(nextStreamAuthTs(key, t - 5_000)).toBe(t + 3);
+    // Another key is not held back by this one's stamps.
+    expect(nextStreamAuthTs(other, t)).toBe(t);
+    // Once the clock passes the last stamp, the clock again (rounded, as the frame carries integers).
+    expect(nextStreamAuthTs(key, t + 10.4)).toBe(t + 10);
+    expect(nextStreamAuthTs(key, t + 10.4)).toBe(t + 11);
+    expect(nextStreamAuthTs(key, t + 50)).toBe(t + 50);
+  });
+
+  it('a burst of auths with one key inside one millisecond gets distinct, consecutive stamps', () => {
+    const key = `ts-burst-${randomBytes(6).toString('hex')}`;
+    const now = 1_795_439_120_000;
+    const stamps = Array.from({ length: 1_000 }, () => nextStreamAuthTs(key, now));
+    expect(new Set(stamps).size).toBe(1_000);
+    expect(stamps[0]).toBe(now);
+    expect(stamps.at(-1)).toBe(now + 999);
+  });
+
+  it('clients opened together with one key send distinct auth stamps and signatures', async () => {
+    const server = await ScriptedStreamServer.start();
+    const key = `ts-clients-${randomBytes(6).toString('hex')}`;
+    // A frozen clock (clockOffsetMs cancels Date.now()): every client authenticates "in the same millisecond".
+    const frozen = Date.now();
+    const clients = Array.from({ length: 8 }, () => new PerpStreamClient({ url: server.url('/v4/public/ws'), apiKey: key, apiSecret: 'secret', clockOffsetMs: () => frozen - Date.now(), WebSocket }));
+    try {
+      for (const c of clients) void c.connect().catch(() => {});
+      const auths = await Promise.all(clients.map(async (_, i) => (await server.connection(i)).takeOp('auth')));
+      const stamps = auths.map((a) => a.ts as number).sort((a, b) => a - b);
+      // The client reads Date.now() and then the offset, which reads it again: when a millisecond
+      // passes between the two, its clock says frozen - 1. Either way the stamps run on from it.
+      expect([frozen - 1, frozen]).toContain(stamps[0]);
+      expect(stamps).toEqual(Array.from({ length: 8 }, (_, i) => stamps[0] + i));
+      expect(new Set(auths.map((a) => a.sign)).size).toBe(8);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+      await server.stop();
     }
   });
 });

@@ -221,4 +221,47 @@ describe('stream client against the real perp stream endpoint', () => {
       await client.close();
     }
   });
+
+  it('many streams opened at once with one key all authenticate (no two auths share a timestamp, so none is a replay)', async () => {
+    const url = `ws://127.0.0.1:${(app.server.address() as { port: number }).port}/v4/public/ws`;
+    // What a fast host does: every connection signs its auth in the same millisecond. A frozen clock
+    // (clockOffsetMs cancelling Date.now()) makes that certain here rather than a matter of speed.
+    const frozen = Date.now();
+    const clients = Array.from({ length: 32 }, () => new PerpStreamClient({ url, apiKey: key.apiKey, apiSecret: key.apiSecret, clockOffsetMs: () => frozen - Date.now(), reconnect: { maxAttempts: 1 } }));
+    try {
+      const accounts: string[] = [];
+      for (const c of clients) c.on('authenticated', (a) => accounts.push(a));
+      const outcomes = await Promise.allSettled(clients.map((c) => c.connect()));
+      expect(outcomes.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason))).toEqual([]);
+      expect(accounts).toEqual(Array.from({ length: 32 }, () => ACCOUNT));
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+
+    // The server's replay rule stands: the same auth frame twice (one timestamp, one signature) is refused the second time.
+    const { WebSocket } = await import('ws');
+    const { signPerpStreamAuth, createHmacSigner } = await import('../../packages/sdk/src/stream-sign.ts');
+    const ts = Date.now();
+    const frame = JSON.stringify({ op: 'auth', id: 'auth', apiKey: key.apiKey, ts, sign: await signPerpStreamAuth(createHmacSigner(key.apiSecret), ts) });
+    const opened = (ws: InstanceType<typeof WebSocket>) =>
+      new Promise<void>((resolve, reject) => {
+        ws.once('error', reject);
+        ws.once('open', () => resolve());
+      });
+    const answerOf = (ws: InstanceType<typeof WebSocket>) =>
+      new Promise<{ type: string; code?: number }>((resolve) => {
+        ws.once('message', (raw) => resolve(JSON.parse(raw.toString())));
+        ws.send(frame);
+      });
+    const first = new WebSocket(url);
+    const second = new WebSocket(url);
+    try {
+      await Promise.all([opened(first), opened(second)]);
+      expect((await answerOf(first)).type).toBe('authenticated');
+      expect(await answerOf(second)).toMatchObject({ type: 'error', code: 20007 });
+    } finally {
+      first.close();
+      second.close();
+    }
+  });
 });

@@ -19,7 +19,7 @@ import { EXECUTOR_ACCOUNT, ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvi
 import { chainTransport, createChainWallet, type ChainWalletClient } from '../../src/chain/chain-client.ts';
 import { ensurePriceFeeds } from '../../src/chain/deploy-contracts.ts';
 import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import { confirm, contracts, DAY, depositStock, depositUsdc, expectCashInvariant, expectRevert, mUsdOf, musd, OrderStatus, price, routerCall, shares, Side, stockOf, usdc, usdcOf, ANY_BUY_PRICE, ANY_SELL_PRICE } from '../chain/chain-test-helpers.ts';
+import { confirm, contracts, DAY, depositStock, depositUsdc, expectCashInvariant, expectRevert, mUsdOf, musd, OrderStatus, price, routerCall, settlementGas, shares, Side, stockOf, usdc, usdcOf, ANY_BUY_PRICE, ANY_SELL_PRICE } from '../chain/chain-test-helpers.ts';
 
 let f: ChainFixture;
 let executor: ChainWalletClient;
@@ -40,9 +40,9 @@ const STOCK_BUDGET = musd('25000');
 const OVERALL_BUDGET = musd('100000');
 
 type FillArg = { orderId: bigint; quantity: bigint; price: bigint };
-/** The executor key's settlement, as the attacker sends it. */
-const settleAsExecutor = (fills: FillArg[], closes: Array<{ orderId: bigint; status: number }>) =>
-  confirm(f, executor.writeContract({ address: router, abi: stockRouterAbi, functionName: 'settleOrders', args: [fills, closes] }));
+/** The executor key's settlement, as the attacker sends it, with the executor's gas margin. */
+const settleAsExecutor = async (fills: FillArg[], closes: Array<{ orderId: bigint; status: number }>) =>
+  confirm(f, executor.writeContract({ address: router, abi: stockRouterAbi, functionName: 'settleOrders', args: [fills, closes], gas: await settlementGas(f, executor.account!, fills, closes) }));
 const simulateAsExecutor = (fills: FillArg[]) => () =>
   f.publicClient.simulateContract({ account: executor.account, address: router, abi: stockRouterAbi, functionName: 'settleOrders', args: [fills, []] });
 

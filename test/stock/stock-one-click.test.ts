@@ -449,10 +449,10 @@ describe.each(stackEngines('oc'))('One Click ($name)', (engine) => {
       const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/one-click.ts'], { env: { ...process.env, DATA_DIR: t.dataDir } });
       // `status` is Anchored's `enable` (examples/one-click.ts prints it), `delegationStatus` tokex's `enabled`.
       expect(stdout).toMatch(new RegExp(`one click (enable|enabled): delegatee ${RELAYER}`));
-      expect(stdout).toMatch(/deposit 0x[0-9a-f]{64}-0: completed, 1000 mUSD/);
+      expect(stdout).toMatch(/deposit 0x[0-9a-f]{64}-0: completed, 1000\.00 mUSD/);
       expect(stdout).toMatch(/order \d+: FILLED [\d.]+ AAPL at [\d.]+, fees [\d.]+/);
       expect(stdout).toMatch(/order \d+: CANCELED/);
-      expect(stdout).toMatch(/withdrawal 0x[0-9a-f]{64}-0: completed, 100 USDC/);
+      expect(stdout).toMatch(/withdrawal 0x[0-9a-f]{64}-0: completed, 100\.00 USDC/);
       expect(stdout).toContain('transactions sent by the wallet since enabling: 0');
       expect(await delegateOf(wallet)).toBe(RELAYER);
     }, 60_000);

@@ -316,7 +316,7 @@ describe('README example', () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/self-submit.ts'], {
       env: { ...process.env, DATA_DIR: t.dataDir },
     });
-    expect(stdout).toMatch(/deposit \S+: completed, 1000 mUSD/);
+    expect(stdout).toMatch(/deposit \S+: completed, 1000\.00 mUSD/);
     expect(stdout).toMatch(/order \d+: FILLED [\d.]+ AAPL at [\d.]+, fees [\d.]+/);
   });
 });

@@ -34,6 +34,8 @@ describe.each(testDatabases)('migration 0004: API keys of both APIs ($name)', ({
         ipWhitelist: ['127.0.0.1', '::1'],
         chainId: 31337,
         product: 'STOCK',
+        // 0029: the one scope of its chain, product and permission.
+        scopes: [{ chainId: 31337, productType: 'STOCK', access: 'READ_ONLY' }],
         userAddress: null,
         active: true,
         expiresAt: null,
@@ -43,7 +45,7 @@ describe.each(testDatabases)('migration 0004: API keys of both APIs ($name)', ({
       expect.objectContaining({ apiKey: 'ak_rw', api: 'stock', permissions: ['WRITABLE'], userAddress: '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266' }),
     ]);
     // The table now takes perp keys and refuses an unknown API even past the store.
-    await insertApiKey(db, { ...(await getApiKey(db, 'ak_ro'))!, apiKey: 'ak_perp', api: 'perp', product: '', permissions: ['READ', 'TRADE'], createdAt: 30 });
+    await insertApiKey(db, { ...(await getApiKey(db, 'ak_ro'))!, apiKey: 'ak_perp', api: 'perp', product: '', scopes: [], permissions: ['READ', 'TRADE'], createdAt: 30 });
     const bad = await sql`update api_keys set api = 'spot' where api_key = 'ak_ro'`.execute(db.kysely).then(
       () => 'accepted',
       () => 'refused',

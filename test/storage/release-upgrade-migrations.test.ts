@@ -77,8 +77,10 @@ async function expectReleaseRows(db: Db, r: ReleaseRows): Promise<void> {
   expect(await getApiKey(db, 'ak_stock_w')).toEqual({
     apiKey: 'ak_stock_w', api: 'stock', secretCiphertext: 'v1.k1.iv.ct', label: 'trading bot', permissions: ['WRITABLE'], ipWhitelist: ['127.0.0.1'],
     chainId: 31337, product: 'STOCK', userAddress: WALLET, active: true, expiresAt: null, createdAt: t, updatedAt: t + 1,
+    // 0029: the one scope of the key's chain, product and permission.
+    scopes: [{ chainId: 31337, productType: 'STOCK', access: 'WRITABLE' }],
   });
-  expect(await getApiKey(db, 'ak_perp_t')).toMatchObject({ api: 'perp', permissions: ['READ', 'TRADE'], expiresAt: t + 86_400_000 });
+  expect(await getApiKey(db, 'ak_perp_t')).toMatchObject({ api: 'perp', permissions: ['READ', 'TRADE'], scopes: [], expiresAt: t + 86_400_000 });
 
   const multiplier = r.multipliers ? '2' + '0'.repeat(36) : ONE_E36;
   expect(await getStockOrder(db, '1')).toEqual({

@@ -15,7 +15,7 @@ import type { RateLimitSettings } from '../../src/http/rate-limiter.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { buildPerpApi, type PerpApiOptions } from '../../src/perp/perp-api.ts';
 import type { EngineCommand } from '../../src/perp/engine/engine-types.ts';
-import { indexedBlockInfo } from '../../src/perp/perp-venue.ts';
+import { indexedBlockInfo, projectorCaughtUp } from '../../src/perp/perp-venue.ts';
 import { createPerpProjector, type PerpProjector } from '../../src/perp/projection/perp-projector.ts';
 import { createInProcessGateway, type EngineGateway } from '../../src/perp/sequencer/engine-gateway.ts';
 import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
@@ -60,6 +60,8 @@ export interface HarnessOptions {
   now?: () => number;
   /** Run a real engine (sequencer, projector) behind the trading and account endpoints. */
   engine?: boolean;
+  /** The projector's least time between writes (default its own, 25 ms). */
+  projectorWriteIntervalMs?: number;
   /** More of the API's options (the approve flow's relay, …), given the harness's database. */
   api?: (db: Db) => Partial<PerpApiOptions>;
 }
@@ -69,12 +71,12 @@ export interface PerpHarnessVariant {
   start(opts?: HarnessOptions): Promise<PerpHarness>;
 }
 
-async function startVenue(db: Db): Promise<HarnessVenue> {
+async function startVenue(db: Db, minWriteIntervalMs?: number): Promise<HarnessVenue> {
   const sequencer = new EngineSequencer({ db, snapshotEvery: 50 });
   await sequencer.start();
   // Every command, reply and event through its broker form, as a separate engine process would get them.
   const gateway = createInProcessGateway(sequencer, { serialize: true });
-  const projector = createPerpProjector({ db, gateway, feeAccount: sequencer.engine.feeAccountAddress, retryMs: 50 });
+  const projector = createPerpProjector({ db, gateway, feeAccount: sequencer.engine.feeAccountAddress, retryMs: 50, ...(minWriteIntervalMs === undefined ? {} : { minWriteIntervalMs }) });
   await projector.start();
   let n = 0;
   const ok = async (cmd: EngineCommand) => {
@@ -93,7 +95,7 @@ async function startVenue(db: Db): Promise<HarnessVenue> {
 
 async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefined, opts: HarnessOptions): Promise<PerpHarness> {
   const db = await openDb();
-  const venue = opts.engine ? await startVenue(db) : undefined;
+  const venue = opts.engine ? await startVenue(db, opts.projectorWriteIntervalMs) : undefined;
   const keys = createApiKeyService({ db, secretBox: createSecretBox(randomBytes(32)), cacheTtlMs: 0 });
   let redis: Redis | undefined;
   let nonces: NonceStore;
@@ -121,7 +123,10 @@ async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefi
     bodyLimitBytes: 65_536,
     marginVault: HARNESS_VAULT,
     now: opts.now,
-    venue: venue && { gateway: venue.gateway, engine: () => venue.sequencer.engine, blockInfo: () => indexedBlockInfo(db) },
+    venue: venue && {
+      gateway: venue.gateway, engine: () => venue.sequencer.engine, blockInfo: () => indexedBlockInfo(db),
+      historyCaughtUp: () => projectorCaughtUp((seq) => venue.projector.caughtUp(seq), venue.sequencer.lastDurableEventSeq),
+    },
     ...opts.api?.(db),
   });
   const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });

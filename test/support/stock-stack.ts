@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { loadConfig, type AppConfig, type Role } from '../../src/config/app-config.ts';
+import { appendFileSync } from 'node:fs';
 import { createLogger } from '../../src/lib/logger.ts';
 import { startStack, type StackHandle } from '../../src/app/stack.ts';
 import type { DemoFile } from '../../src/app/demo-file.ts';
@@ -49,6 +50,8 @@ export async function startTestStack(env: Record<string, string> = {}, opts: { r
   const destination = new Writable({
     write(chunk, _enc, cb) {
       logs.push(...String(chunk).split('\n').filter(Boolean));
+      // TEST_STACK_LOGS=<file>: every test stack's log lines also appended there (to read a failure's story).
+      if (process.env.TEST_STACK_LOGS) appendFileSync(process.env.TEST_STACK_LOGS, String(chunk));
       cb();
     },
   });

@@ -10,5 +10,6 @@ export * from './common/canonical-query.ts';
 export * from './common/typed-data-fields.ts';
 export * from './common/paging.ts';
 export * from './common/idempotency.ts';
+export * from './common/display-precision.ts';
 export * from './perp/index.ts';
 export * from './stock/index.ts';

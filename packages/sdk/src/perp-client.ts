@@ -141,6 +141,8 @@ import type {
 } from './perp-types.ts';
 
 export { PERP_PATH_ROOT } from './perp/perp-transport.ts';
+/** The vault's escape hatch, called from a wallet with a kept proof (docs/security.md). */
+export { escapeWithdrawArgs, MARGIN_VAULT_ESCAPE_ABI, type EscapeWithdrawArgs } from '@tokex/contract';
 
 export class PerpClient {
   readonly #t: PerpTransport;

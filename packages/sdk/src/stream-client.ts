@@ -20,6 +20,7 @@ import type { StreamCancelBody } from '@tokex/contract';
 import type { BatchOrdersResult, OrderView, PlacedOrder, SignedMessage } from './perp-types.ts';
 import {
   createHmacSigner,
+  nextStreamAuthTs,
   PERP_STREAM_PATH,
   randomNonce,
   signPerpStreamAuth,
@@ -29,7 +30,7 @@ import {
 } from './stream-sign.ts';
 
 export { StreamClosedError, StreamError, StreamOrderError, type StreamClientErrorCode, type StreamOrderAction } from './stream-error.ts';
-export { PERP_STREAM_PATH, STOCK_STREAM_PATH, stockStreamPayload } from './stream-sign.ts';
+export { nextStreamAuthTs, PERP_STREAM_PATH, STOCK_STREAM_PATH, stockStreamPayload } from './stream-sign.ts';
 
 // ------------------------------------------------------------------ public types
 
@@ -645,7 +646,8 @@ export class StreamClient<PublicChannel extends string = string, PrivateChannel 
   }
 
   async #authFrame(id: string): Promise<Record<string, unknown>> {
-    const ts = Math.round(Date.now() + this.#clockOffset());
+    // Never the same ts twice for this key in this process (streams opened together would sign alike).
+    const ts = nextStreamAuthTs(this.#apiKey!, Date.now() + this.#clockOffset());
     if (this.api === 'perp') {
       return { op: 'auth', id, apiKey: this.#apiKey, ts, sign: await signPerpStreamAuth(this.#signer!, ts) };
     }

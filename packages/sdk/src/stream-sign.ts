@@ -68,6 +68,33 @@ export function createHmacSigner(secret: string): HmacSigner {
   };
 }
 
+/**
+ * The last `auth` timestamp used for each API key in this process, shared by every copy of the SDK
+ * loaded in it (a bundle and the package, ESM twice): the server refuses a signature it has already
+ * seen inside its window (perp 20007), and two streams authenticating with one key in the same
+ * millisecond would otherwise sign the same bytes.
+ */
+const LAST_AUTH_TS = Symbol.for('@tokex/sdk.streamAuthTs');
+function lastAuthTs(): Map<string, number> {
+  const g = globalThis as unknown as Record<symbol, Map<string, number> | undefined>;
+  return (g[LAST_AUTH_TS] ??= new Map());
+}
+
+/**
+ * The `ts` of the next `auth` frame for `apiKey`: `now` (ms, rounded) unless the clock has not
+ * advanced past the last one used for that key in this process, then that one plus 1. So no two
+ * auths for a key ever carry one timestamp, and therefore never one signature; under a burst of
+ * n connections the stamps run at most n ms ahead of the clock, well inside the server's window.
+ */
+export function nextStreamAuthTs(apiKey: string, now: number): number {
+  const seen = lastAuthTs();
+  const last = seen.get(apiKey);
+  const rounded = Math.round(now);
+  const ts = last !== undefined && rounded <= last ? last + 1 : rounded;
+  seen.set(apiKey, ts);
+  return ts;
+}
+
 /** A fresh random nonce for the stock `auth` frame: 32 hex characters (the API takes 8 to 64 of [A-Za-z0-9_-]). */
 export function randomNonce(): string {
   return toHex(webCrypto().getRandomValues(new Uint8Array(16)));

@@ -65,7 +65,9 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
   // The stock venue's streams have one publisher (one seq per stream), so it runs in the role that is
   // one per database: here, handed by the indexer every committed batch's rows, with the quotes read
   // through ctx.quotes() (the simulator's in this process, else the quotes table). docs/stock-api.md.
-  const { stop: stopStreams } = await startGuarded(ctx.logger, async (stops) => {
+  // Another chain's venue has no streams yet (docs/stock-api.md, "Several chains": per-chain
+  // stock streams are to come); its stream rows would otherwise mix with the first chain's.
+  const { stop: stopStreams } = !ctx.firstChain ? { stop: async () => {} } : await startGuarded(ctx.logger, async (stops) => {
     let task: StockStreamTask | undefined;
     const broker = await streamBrokerFor(ctx, 'stock', stops, (err) => {
       ctx.logger.error({ err }, 'stock streams: the broker lost a batch; starting a new epoch');

@@ -109,6 +109,8 @@ export async function startMarketDataRole(ctx: StackContext): Promise<() => Prom
     untrackMetrics();
     untrack();
     await feed.stop();
+    // The roles that stay (the APIs, their streams) read the quotes table until a feed is back.
+    await ctx.withdrawQuotes(feed);
   };
 }
 

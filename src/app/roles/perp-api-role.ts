@@ -19,7 +19,7 @@ import { attachPerpStreams } from '../../perp/streams/perp-stream-endpoint.ts';
 import { PERP_ERROR_CODES } from '../../perp/perp-error-codes.ts';
 import { apiTransportFor } from '../../http/tls-options.ts';
 import { startGuarded, type StopList } from '../stop-list.ts';
-import { indexedBlockInfo, type PerpVenue } from '../../perp/perp-venue.ts';
+import { indexedBlockInfo, waitForProjectedSeq, type PerpVenue } from '../../perp/perp-venue.ts';
 import { createJournalReplica } from '../../perp/sequencer/journal-replica.ts';
 import { createVaultTransactionService } from '../../perp/vault-transaction-service.ts';
 import { createRedisGateway, perpStreams } from '../../perp/sequencer/redis-stream-transport.ts';
@@ -33,7 +33,7 @@ import { API_DEPENDENCIES, createReadinessProbe } from '../../observability/read
 async function remoteVenue(ctx: StackContext, stops: StopList): Promise<PerpVenue | undefined> {
   const { config, db, logger } = ctx;
   if (!config.redisUrl || !config.perp.engineStream) return undefined;
-  const redis = openRedis(config.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true }, logger, 'perp engine commands');
+  const redis = openRedis(config.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true, enableAutoPipelining: true }, logger, 'perp engine commands');
   await redis.connect();
   stops.add(async () => void redis.disconnect());
   const gateway = createRedisGateway(redis, perpStreams(config.perp.engineStream));
@@ -41,7 +41,10 @@ async function remoteVenue(ctx: StackContext, stops: StopList): Promise<PerpVenu
   const replica = createJournalReplica({ db, engineOptions: { instruments: withFundingInterval(DEFAULT_INSTRUMENTS, config.perp.fundingIntervalMs) }, logger });
   await replica.start();
   stops.add(() => replica.stop());
-  return { gateway, engine: () => replica.engine(), blockInfo: () => indexedBlockInfo(db), caughtUp: (seq) => replica.caughtUp(seq) };
+  return {
+    gateway, engine: () => replica.engine(), blockInfo: () => indexedBlockInfo(db), caughtUp: (seq) => replica.caughtUp(seq),
+    historyCaughtUp: async () => void (await waitForProjectedSeq(db, replica.engine().lastSeq)),
+  };
 }
 
 export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise<void>> {
@@ -55,7 +58,7 @@ export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise
     let nonces: NonceStore;
     let rateLimit: RateLimitSettings = { limit: config.perpRateLimitPerMin };
     if (config.redisUrl) {
-      const redis = openRedis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true }, logger, 'perp API nonces and rate limits');
+      const redis = openRedis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true, enableAutoPipelining: true }, logger, 'perp API nonces and rate limits');
       await redis.connect();
       stops.add(async () => void redis.disconnect());
       nonces = createRedisNonceStore(redis, { prefix: 'perp:nonce:' });

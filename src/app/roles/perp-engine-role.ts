@@ -13,15 +13,18 @@
  */
 import { openRedis } from '../../storage/redis-client.ts';
 import { DEMO_TAKER_ACCOUNT, MARKET_MAKER_ACCOUNT } from '../../chain/anvil-accounts.ts';
-import { ensureReserveRegistry, perpDeploymentOf } from '../../chain/deploy-perp-venue.ts';
+import { ensureReserveRegistry, ensureVaultEscapeHatch, perpDeploymentOf } from '../../chain/deploy-perp-venue.ts';
+import { guardianAddressOf } from '../../chain/anvil-accounts.ts';
 import { writeDeploymentRecord } from '../../chain/deployment-file.ts';
 import { describePending } from '../../chain/owner-actions.ts';
 import { deploymentPath } from '../chain-wiring.ts';
+import { sealOwnership } from '../seal-ownership.ts';
 import { createReservesTask } from '../../perp/workers/reserves-task.ts';
 import { DEFAULT_INSTRUMENTS, withFundingInterval } from '../../perp/engine/instruments.ts';
-import { indexedBlockInfo } from '../../perp/perp-venue.ts';
+import { indexedBlockInfo, projectorCaughtUp } from '../../perp/perp-venue.ts';
 import { indexSymbolOf, midTicks } from '../../perp/pricing/index-price.ts';
 import { createPerpProjector } from '../../perp/projection/perp-projector.ts';
+import { workerProjectionWriter } from '../../perp/projection/projection-worker-client.ts';
 import { EngineSequencer } from '../../perp/sequencer/engine-sequencer.ts';
 import { createInProcessGateway } from '../../perp/sequencer/engine-gateway.ts';
 import { perpStreams, serveEngineOverRedis } from '../../perp/sequencer/redis-stream-transport.ts';
@@ -61,7 +64,15 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     const gateway = createInProcessGateway(sequencer);
     const engine = () => sequencer.engine;
 
-    const projector = createPerpProjector({ db, gateway, feeAccount: sequencer.engine.feeAccountAddress, logger });
+    // The history projection is written from a worker thread of its own on PostgreSQL, off the
+    // thread that takes orders; on SQLite from this thread unless PERP_PROJECTOR=worker: the file's
+    // one write lock would make this thread's commits wait for the worker's writes without yielding
+    // (leases were lost that way under load; docs/perp-sequencer.md "The projector").
+    const feeAccount = sequencer.engine.feeAccountAddress;
+    const projector = createPerpProjector({
+      db, gateway, feeAccount, logger,
+      ...((config.perp.projector === 'auto' ? db.dialect === 'postgres' : config.perp.projector === 'worker') ? { writer: (onUnknownReason: (reason: string) => void) => workerProjectionWriter({ database: db.location, feeAccount, onUnknownReason, logger }) } : {}),
+    });
     await projector.start();
     stops.add(() => projector.stop());
 
@@ -126,6 +137,8 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
           if (r.deployed) {
             await writeDeploymentRecord(deploymentPath(config), ctx.chain.record);
             logger.info({ reserveRegistry: registry }, 'perp-engine: reserve registry deployed beside the existing perp venue');
+            // To the venue's timelock now, as the admin's start would: not left with the deployer key.
+            await sealOwnership({ config, logger, chain: ctx.chain });
           } else if (r.scheduled) {
             logger.warn({ operator: perpOperator.account.address }, `perp-engine: the reserve registry's operator grant is ${describePending(r.scheduled)}; reserves are not posted until then`);
           } else if (r.granted.length > 0) {
@@ -133,6 +146,16 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
           }
         } catch (err) {
           logger.warn({ err: (err as Error).message }, 'perp-engine: the reserve registry could not be set up; reserves are not posted');
+        }
+        if (registry) {
+          // A vault from before the escape hatch learns its registry and guardian (docs/upgrades.md).
+          try {
+            const e = await ensureVaultEscapeHatch({ publicClient: ctx.chain.publicClient, walletClient: deployer, deployment: venue, registry, guardian: guardianAddressOf(config) });
+            if (e.scheduled) logger.warn(`perp-engine: the vault's escape hatch set-up is ${describePending(e.scheduled)}`);
+            else if (e.set.length > 0) logger.info({ set: e.set }, 'perp-engine: vault escape hatch set up');
+          } catch (err) {
+            logger.warn({ err: (err as Error).message }, "perp-engine: the vault's escape hatch could not be set up");
+          }
         }
       }
       if (registry) {
@@ -224,7 +247,10 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     });
     stops.add(async () => untrackProjector());
 
-    ctx.perpVenue = { gateway, engine, blockInfo: () => indexedBlockInfo(db), readable: () => sequencer.readBarrier() };
+    ctx.perpVenue = {
+      gateway, engine, blockInfo: () => indexedBlockInfo(db), readable: () => sequencer.readBarrier(),
+      historyCaughtUp: () => projectorCaughtUp((seq) => projector.caughtUp(seq), sequencer.lastDurableEventSeq),
+    };
     stops.add(async () => {
       ctx.perpVenue = undefined;
     });

@@ -15,13 +15,15 @@ import { createStreamHub } from '../../streams/stream-hub.ts';
 import { stockChannels } from '../../stock/streams/stock-stream-channels.ts';
 import { attachStockStreams, STOCK_STREAM_GONE } from '../../stock/streams/stock-stream-endpoint.ts';
 import { apiTransportFor } from '../../http/tls-options.ts';
-import { startGuarded } from '../stop-list.ts';
+import { startGuarded, type StopList } from '../stop-list.ts';
+import type { StockApiDeps } from '../../stock/stock-deps.ts';
+import type { Address } from 'viem';
 import { consoleRoutes } from '../../console/console-routes.ts';
-import { API_DEPENDENCIES, createReadinessProbe } from '../../observability/readiness.ts';
+import { API_DEPENDENCIES, createChainsReadinessProbe, createReadinessProbe, type ReadinessProbe } from '../../observability/readiness.ts';
 
 export async function startStockApiRole(ctx: StackContext): Promise<() => Promise<void>> {
-  const { config, logger, db } = ctx;
-  const { deployment, readClient } = ctx.chain;
+  const { config, logger } = ctx;
+  const { deployment } = ctx.chain;
   // The delegatee users sign for: the relayer's address, whichever process holds its key.
   const relayer = ctx.chain.addressOf('relayer');
   if (!relayer) ctx.logger.warn('no relayer address (RELAYER_ADDRESS or RELAYER_PRIVATE_KEY): One Click endpoints answer 503');
@@ -30,7 +32,7 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
   const { stop } = await startGuarded(logger, async (stops) => {
     let nonces: NonceStore;
     if (config.redisUrl) {
-      const redis = openRedis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true }, logger, 'stock API nonces');
+      const redis = openRedis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true, enableAutoPipelining: true }, logger, 'stock API nonces');
       await redis.connect();
       stops.add(async () => void redis.disconnect());
       nonces = createRedisNonceStore(redis);
@@ -39,53 +41,37 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
       stops.add(() => memory.close());
       nonces = memory;
     }
-    const chain = createStockChainReader({ publicClient: readClient, deployment, refreshMs: config.chainConfigRefreshMs, logger });
-    stops.add(async () => chain.stop());
-    await chain.start();
-    // The file's actions and the run-time ones (the database), with their states: docs/corporate-actions.md.
-    const corporate = await corporateActionRegistryOf(ctx);
-    const calldataJournal = createCalldataJournal({ db, logger });
-    stops.add(() => calldataJournal.close());
+    const venue = await stockVenueDeps(ctx, stops, relayer);
+    // The other chains' venues (docs/stock-api.md, "Several chains"): the same routes, each with
+    // its chain's contracts, reader, database and relayer signals; the request's header picks one.
+    const otherChains = [];
+    for (const other of ctx.otherChains) otherChains.push(await stockVenueDeps(other, stops, relayer));
+    const readiness = (c: typeof ctx) => createReadinessProbe({ db: c.db, roles: API_DEPENDENCIES.stock.filter((r) => r !== 'relayer' || relayer !== undefined), staleMs: config.readinessStaleMs });
     const app = await buildStockApi({
       transport,
-      deps: {
-        chainId: config.chainId,
-        indexWaitMs: config.indexWaitMs,
-        contracts: {
-          stockRouter: deployment.contracts.stockRouter,
-          oneClickRouter: deployment.contracts.oneClickRouter,
-          cashier: deployment.contracts.cashier,
-          cashToken: deployment.contracts.cashToken,
-        },
-        product: config.stockProduct,
-        prefix: config.stockApiPrefix,
-        db,
-        calldataJournal,
-        stocks: createStockDirectory(ctx.symbols, deployment.contracts.stocks),
-        quotes: await ctx.quotes(),
-        chain,
-        calendar: ctx.calendar,
-        corporateActions: (symbol, opts) => corporate.list(symbol, opts),
-        quoteMaxAgeMs: config.executor.quoteMaxAgeMs,
-        // What the venues' timelocks will do (docs/security.md, "Owner and upgrader").
-        scheduledChanges: createScheduledChangesReader({
-          publicClient: readClient,
-          record: () => ctx.chain.record,
-          abis: Object.values(VENUE_CONTRACTS).map((c) => c.abi as Abi),
-          onError: (err) => logger.warn({ err }, 'stock API: the timelocks\' scheduled operations could not be read'),
-        }),
-        oneClick: relayer
-          ? { relayer, signals: ctx.relaySignals, waitMs: config.relay.waitMs, pollMs: config.relay.pollMs }
-          : undefined,
-      },
+      unstartedChainIds: ctx.unstartedChains.map((c) => c.chainId),
+      deps: venue.deps,
+      otherChains: otherChains.map((o) => o.deps),
       keys: ctx.keys,
       nonces,
       logger,
       bodyLimitBytes: config.bodyLimitBytes,
       trustedProxies: config.trustedProxies,
       // Without a relayer address One Click answers 503 by design: the relayer is then no dependency.
-      readiness: createReadinessProbe({ db, roles: API_DEPENDENCIES.stock.filter((r) => r !== 'relayer' || relayer !== undefined), staleMs: config.readinessStaleMs }),
+      // A chain after the first has no marketdata role of its own: its quotes are the first chain's.
+      readiness:
+        ctx.otherChains.length === 0 && ctx.unstartedChains.length === 0
+          ? readiness(ctx)
+          : createChainsReadinessProbe(readiness(ctx), [
+              ...ctx.otherChains.map((other) => ({
+                chainId: other.config.chainId,
+                probe: createReadinessProbe({ db: other.db, roles: API_DEPENDENCIES.stock.filter((r) => r !== 'marketdata' && (r !== 'relayer' || relayer !== undefined)), staleMs: config.readinessStaleMs }),
+              })),
+              // A chain whose node did not answer at start stays not ready until a restart.
+              ...ctx.unstartedChains.map(({ chainId, reason }) => ({ chainId, probe: unstartedProbe(reason, config.readinessStaleMs) })),
+            ]),
     });
+    const corporate = venue.corporate;
     // The WebSocket streams (docs/streams.md): this process's publisher, or the shared one over Redis.
     const broker = ctx.stockStreams ?? (config.redisUrl ? await streamBrokerFor(ctx, 'stock', stops) : undefined);
     if (broker) {
@@ -101,10 +87,61 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
     } else {
       logger.warn('stock-api: no stream publisher in this process and no REDIS_URL; /api/v1/ws is not served');
     }
-    await app.register(consoleRoutes, { ctx }); // the web console at /console (docs/console.md)
+    // The web console at /console, its operator page at /console/ops (docs/console.md).
+    await app.register(consoleRoutes, { ctx, ops: { ctx, corporateActions: corporate } });
     const address = await app.listen({ host: config.host, port: config.stockApiPort });
     stops.add(() => app.close());
     ctx.endpoints.stock = { app, baseUrl: address + config.stockApiPrefix };
   });
   return stop;
+}
+
+/** One chain's stock API dependencies, built from its context (the first chain's or another's). */
+async function stockVenueDeps(ctx: StackContext, stops: StopList, relayer: Address | undefined): Promise<{ deps: StockApiDeps; corporate: Awaited<ReturnType<typeof corporateActionRegistryOf>> }> {
+  const { config, logger, db } = ctx;
+  const { deployment, readClient } = ctx.chain;
+  const chain = createStockChainReader({ publicClient: readClient, deployment, refreshMs: config.chainConfigRefreshMs, logger });
+  stops.add(async () => chain.stop());
+  await chain.start();
+  // The file's actions and the run-time ones (the database), with their states: docs/corporate-actions.md.
+  const corporate = await corporateActionRegistryOf(ctx);
+  const calldataJournal = createCalldataJournal({ db, logger });
+  stops.add(() => calldataJournal.close());
+  const deps: StockApiDeps = {
+    chainId: config.chainId,
+    indexWaitMs: config.indexWaitMs,
+    contracts: {
+      stockRouter: deployment.contracts.stockRouter,
+      oneClickRouter: deployment.contracts.oneClickRouter,
+      cashier: deployment.contracts.cashier,
+      cashToken: deployment.contracts.cashToken,
+    },
+    product: config.stockProduct,
+    prefix: config.stockApiPrefix,
+    db,
+    calldataJournal,
+    stocks: createStockDirectory(ctx.symbols, deployment.contracts.stocks),
+    quotes: await ctx.quotes(),
+    chain,
+    calendar: ctx.calendar,
+    corporateActions: (symbol, opts) => corporate.list(symbol, opts),
+    quoteMaxAgeMs: config.executor.quoteMaxAgeMs,
+    // What the venues' timelocks will do (docs/security.md, "Owner and upgrader").
+    scheduledChanges: createScheduledChangesReader({
+      publicClient: readClient,
+      record: () => ctx.chain.record,
+      abis: Object.values(VENUE_CONTRACTS).map((c) => c.abi as Abi),
+      onError: (err) => logger.warn({ err }, 'stock API: the timelocks\' scheduled operations could not be read'),
+    }),
+    oneClick: relayer ? { relayer, signals: ctx.relaySignals, waitMs: config.relay.waitMs, pollMs: config.relay.pollMs } : undefined,
+  };
+  return { deps, corporate };
+}
+
+/** The readiness of a chain that did not start: never ready, saying why. */
+function unstartedProbe(reason: string, staleMs: number): ReadinessProbe {
+  return {
+    check: async () => ({ ready: false, staleMs, checkedAt: Date.now(), roles: [], summary: `did not start (${reason}); served after a restart once its node answers` }),
+    tableReads: 0,
+  };
 }

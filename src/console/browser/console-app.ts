@@ -1,68 +1,66 @@
 /// <reference lib="dom" />
 /**
- * The console page's script (docs/console.md): REST for the first load, the two APIs' WebSocket
- * streams for everything live (REST polling stands in while a stream is unavailable), and perpetual
- * orders (limit, market, stop and take-profit triggers) and amendments built by the API, signed here
- * with the demo wallet's key (viem, EIP-712) and sent back. Without demo credentials the page is
- * read-only: the public streams only, since every REST read of both APIs is signed.
+ * The console page's script (docs/console.md): a trading terminal for both venues. REST for the
+ * first load, the two APIs' WebSocket streams for everything live (REST polling stands in while a
+ * stream is unavailable); perpetual orders (limit, market, stop and take-profit triggers) and
+ * amendments built by the API and signed here with the demo wallet's key (viem, EIP-712); stock
+ * orders through One Click (stock-trading.ts). Without demo credentials the page is read-only: the
+ * public streams only, since every REST read of both APIs is signed.
  */
-import { isTriggerType, OPEN_ORDER_STATUSES, ORDER_TYPES, triggeredType, type OrderType, type StockCandle } from '@tokex/contract';
+import { isTriggerType, ORDER_TYPES, triggeredType, type OrderType, type StockCandle } from '@tokex/contract';
 import { privateKeyToAccount } from 'viem/accounts';
 import { PerpStreamClient, StockStreamClient } from '@tokex/sdk/stream-client';
+import { decimalsOf, DISPLAY_DECIMALS, formatAmount, isPositiveDecimal } from './amount-format.ts';
 import { ApiError, perpClient, stockClient, type PerpRequest, type StockRequest } from './api-clients.ts';
-import { drawCandles, type Candle } from './kline-chart.ts';
+import { balancesView, describeOrder, historyView, ordersView, positionsView, stockOrdersView } from './account-views.ts';
+import { $, report, type Row } from './dom.ts';
+import { CHART_INTERVALS, createKlineChart, INTERVAL_WORDS, type Candle, type ChartInterval } from './kline-chart.ts';
 import { Freshness } from './freshness.ts';
 import { describeFeeds, FeedGroup, type Feed } from './live-feed.ts';
+import { bookView, marketsView, perpMarketsView, perpPricesView, tradesView, type BookSide } from './market-views.ts';
+import { checkStockOrder, stockTrading, type StockOrderInput } from './stock-trading.ts';
 
 interface ConsoleConfig {
   chainId: number;
   stock: { baseUrl: string; wsUrl: string; product: string; symbols: string[]; staleAfterMs?: number };
-  perp: { baseUrl: string; wsUrl: string; symbols: string[]; staleAfterMs?: number } | null;
+  perp: { baseUrl: string; wsUrl: string; symbols: string[]; staleAfterMs?: number; instruments?: Array<{ symbol: string; tickSize: string; lotSize: string }> } | null;
 }
 
 /** When the configuration does not say: the stock API's default quote age. */
 const DEFAULT_STALE_AFTER_MS = 30_000;
 interface ConsoleDemo {
   wallet: { address: string; privateKey: `0x${string}` };
-  stock: { apiKey: string; apiSecret: string; userAddress: string };
+  rpcUrl: string;
+  stock: { apiKey: string; apiSecret: string; userAddress: string; contracts: { stockRouter: string; cashToken: string; stocks: Record<string, string> } };
   perp: { apiKey: string; apiSecret: string; address: string } | null;
-}
-type Row = Record<string, any>;
-interface BookSide {
-  bids: string[][];
-  asks: string[][];
 }
 
 /**
  * The perp API allows 120 requests a minute per key by default: book and tape every 2 s and the
- * wallet's three reads every 6 s stay at 90 while every stream is down, leaving room for orders.
+ * wallet's reads every 6 s stay under it while every stream is down, leaving room for orders.
  */
 const PERP_PRIVATE_POLL_MS = 6_000;
+/**
+ * The perpetual markets list's tickers, read over REST only while their streams are down; slowly,
+ * since the chosen market's own ticker feed polls already: 2 requests a minute.
+ */
+const PERP_TICKERS_POLL_MS = 30_000;
+/** History is read again once an order is done, at most this often (a burst of fills is one read). */
+const HISTORY_REFRESH_MS = 5_000;
 
-const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
-const el = (tag: string, text?: string, cls?: string) => {
-  const e = document.createElement(tag);
-  if (text !== undefined) e.textContent = text;
-  if (cls) e.className = cls;
-  return e;
-};
-
-function report(err: unknown): void {
-  $('errors').textContent = err instanceof Error ? err.message : String(err);
+/** `fn` at most once per `ms`, after the first call of a burst: the calls between coalesce. */
+function coalesced(fn: () => Promise<unknown>, ms: number): () => void {
+  let pending = false;
+  return () => {
+    if (pending) return;
+    pending = true;
+    setTimeout(() => {
+      void fn().finally(() => {
+        pending = false;
+      });
+    }, ms);
+  };
 }
-
-/** Exact comparison of non-negative decimal strings (book prices), no float rounding. */
-function compareDecimal(a: string, b: string): number {
-  const [ai, af = ''] = a.split('.');
-  const [bi, bf = ''] = b.split('.');
-  if (ai.length !== bi.length) return ai.length - bi.length;
-  if (ai !== bi) return ai < bi ? -1 : 1;
-  const n = Math.max(af.length, bf.length);
-  const x = af.padEnd(n, '0');
-  const y = bf.padEnd(n, '0');
-  return x === y ? 0 : x < y ? -1 : 1;
-}
-const isZero = (s: unknown) => compareDecimal(String(s ?? '0').replace('-', ''), '0') === 0;
 
 /** The stack's own answer in its envelope, or undefined for a 404 (demo credentials refused). */
 async function getEnvelope<T>(url: string): Promise<T | undefined> {
@@ -73,338 +71,47 @@ async function getEnvelope<T>(url: string): Promise<T | undefined> {
   return json.data;
 }
 
-// ---------------------------------------------------------------- stock markets and chart
-
-function marketsView(symbols: string[], onSelect: (s: string) => void, freshness: Freshness) {
-  const tbody = $('markets').querySelector('tbody')!;
-  const cells = new Map<string, { button: HTMLButtonElement; last: HTMLElement; bid: HTMLElement; ask: HTMLElement; status: HTMLElement }>();
-  for (const s of symbols) {
-    const row = document.createElement('tr');
-    const name = el('th');
-    name.setAttribute('scope', 'row');
-    const button = el('button', s) as HTMLButtonElement;
-    button.type = 'button';
-    button.setAttribute('aria-pressed', 'false');
-    button.addEventListener('click', () => onSelect(s));
-    name.append(button);
-    const last = el('td', '—', 'price');
-    last.dataset.symbol = s;
-    const bid = el('td', '—');
-    const ask = el('td', '—');
-    const status = el('td', '');
-    row.append(name, last, bid, ask, status);
-    tbody.append(row);
-    cells.set(s, { button, last, bid, ask, status });
-  }
-  const shown = new Map<string, Row>();
-  /**
-   * The status cell: the market status, the extended session when one is on (`open · pre-market`;
-   * regular hours say nothing more), and `stale` while the symbol's quote is stale.
-   */
-  const renderStatus = (symbol: string) => {
-    const c = cells.get(symbol);
-    const q = shown.get(symbol);
-    if (!c || !q) return;
-    const stale = freshness.isStale(symbol);
-    const extended = typeof q.session === 'string' && q.session !== 'regular' && q.session !== 'closed' ? ` · ${q.session}` : '';
-    const text = `${q.marketStatus ?? ''}${extended}${stale ? ' · stale' : ''}`;
-    if (c.status.textContent !== text) c.status.textContent = text;
-    c.button.closest('tr')!.classList.toggle('stale', stale);
-  };
-  return {
-    quote(q: Row | null) {
-      const c = q && cells.get(q.symbol);
-      if (!c) return;
-      shown.set(q.symbol, q);
-      freshness.note(q.symbol, Number(q.timestamp), q.stale === true);
-      c.last.textContent = q.last ?? '—';
-      c.bid.textContent = q.bid ?? '—';
-      c.ask.textContent = q.ask ?? '—';
-      renderStatus(q.symbol);
-    },
-    /** Ages move without any frame: re-judged every second. */
-    refresh() {
-      for (const symbol of shown.keys()) renderStatus(symbol);
-    },
-    select(s: string) {
-      for (const [k, c] of cells) {
-        c.button.setAttribute('aria-pressed', String(k === s));
-        c.button.closest('tr')!.classList.toggle('selected', k === s);
-      }
-    },
-  };
-}
-
-function chartView() {
-  let candles: Candle[] = [];
+/** The chart with its heading, interval choice, accessible name and the last candle in words. */
+function chartView(priceDecimals: () => number) {
+  const box = $('chart');
+  const chart = createKlineChart(box, priceDecimals);
   let symbol = '';
-  const canvas = $<HTMLCanvasElement>('chart');
+  let interval: ChartInterval = '1m';
   const render = () => {
-    drawCandles(canvas, candles);
-    const last = candles[candles.length - 1];
-    canvas.setAttribute('aria-label', `K-line chart of ${symbol}, ${candles.length} one-minute candles`);
-    $('chart-last').textContent = last ? `${symbol} last candle: open ${last.open}, high ${last.high}, low ${last.low}, close ${last.close}` : '';
-  };
-  const upsert = (c: Candle) => {
-    const i = candles.findIndex((x) => x.openTime === c.openTime);
-    if (i >= 0) candles[i] = c;
-    else {
-      candles.push(c);
-      candles.sort((a, b) => a.openTime - b.openTime);
-      candles = candles.slice(-200);
-    }
+    const bars = chart.bars;
+    const last = bars[bars.length - 1];
+    box.setAttribute('aria-label', `K-line chart of ${symbol}, ${bars.length} ${INTERVAL_WORDS[interval]} candles`);
+    const p = priceDecimals();
+    const f = (v: string) => formatAmount(v, p);
+    $('chart-last').textContent = last
+      ? `${symbol} last candle: open ${f(last.open)}, high ${f(last.high)}, low ${f(last.low)}, close ${f(last.close)}${last.volume !== undefined ? `, volume ${last.volume}` : ''}`
+      : '';
   };
   return {
-    reset(s: string, initial: Candle[]) {
+    reset(s: string, i: ChartInterval, initial: Candle[]) {
       symbol = s;
-      candles = [...initial].sort((a, b) => a.openTime - b.openTime);
+      interval = i;
+      $('chart-symbol').textContent = s;
+      chart.reset(initial);
       render();
     },
     upsert(c: Candle | null) {
       if (!c) return;
-      upsert(c);
+      chart.upsert(c);
       render();
     },
     merge(cs: Candle[]) {
-      cs.forEach(upsert);
+      cs.forEach((c) => chart.upsert(c));
       render();
     },
   };
 }
 
-// ---------------------------------------------------------------- perpetual book and trades
-
-function bookView() {
-  const bids = new Map<string, string>();
-  const asks = new Map<string, string>();
-  const tbody = $('book').querySelector('tbody')!;
-  const apply = (side: Map<string, string>, levels: string[][] = []) => {
-    for (const [price, size] of levels) {
-      if (isZero(size)) side.delete(price);
-      else side.set(price, size);
-    }
-  };
-  const rowOf = (cells: string[], cls: string) => {
-    const tr = document.createElement('tr');
-    tr.className = `level ${cls}`;
-    for (const c of cells) tr.append(el('td', c, cls));
-    return tr;
-  };
-  const render = () => {
-    const a = [...asks].sort((x, y) => compareDecimal(x[0], y[0])).slice(0, 8).reverse();
-    const b = [...bids].sort((x, y) => compareDecimal(y[0], x[0])).slice(0, 8);
-    tbody.replaceChildren(...a.map(([p, s]) => rowOf(['ask', p, s], 'ask')), ...b.map(([p, s]) => rowOf(['bid', p, s], 'bid')));
-  };
-  return {
-    snapshot(d: BookSide) {
-      bids.clear();
-      asks.clear();
-      apply(bids, d.bids);
-      apply(asks, d.asks);
-      render();
-    },
-    update(d: Partial<BookSide>) {
-      apply(bids, d.bids);
-      apply(asks, d.asks);
-      render();
-    },
-  };
-}
-
-function tradesView() {
-  let trades: Row[] = [];
-  const tbody = $('trades').querySelector('tbody')!;
-  const render = () => {
-    tbody.replaceChildren(
-      ...trades.slice(0, 15).map((t) => {
-        const tr = document.createElement('tr');
-        tr.className = 'trade';
-        tr.dataset.tradeId = String(t.id);
-        const side = String(t.side ?? '').toLowerCase();
-        tr.append(el('td', new Date(Number(t.ts)).toLocaleTimeString()), el('td', t.side, side), el('td', t.price), el('td', t.size));
-        return tr;
-      }),
-    );
-  };
-  return {
-    snapshot(rows: Row[] | null) {
-      trades = [...(rows ?? [])];
-      render();
-    },
-    add(t: Row) {
-      trades = [t, ...trades.filter((x) => x.id !== t.id)].slice(0, 50);
-      render();
-    },
-  };
-}
-
-/** The chosen market's mark and index, `stale` while the index's own time stands still. */
-function perpPricesView(freshness: Freshness) {
-  const line = $('perp-prices');
-  let symbol = '';
-  let last: Row | null = null;
-  const name = (s: string) => `${s} index`;
-  const render = () => {
-    if (!last) {
-      line.textContent = '';
-      return;
-    }
-    const stale = freshness.isStale(name(symbol));
-    const text = `Mark ${last.markPrice ?? '—'} · index ${last.indexPrice ?? '—'}${stale ? ' · stale' : ''}`;
-    if (line.textContent !== text) line.textContent = text;
-    line.classList.toggle('stale', stale);
-  };
-  return {
-    reset(s: string) {
-      if (symbol) freshness.forget(name(symbol));
-      symbol = s;
-      last = null;
-      render();
-    },
-    ticker(t: Row | null) {
-      if (!t || t.symbol !== symbol) return;
-      last = t;
-      freshness.note(name(symbol), t.indexTime ?? null, t.stale === true);
-      render();
-    },
-    refresh: render,
-  };
-}
-
-// ---------------------------------------------------------------- the demo wallet
-
-/** Waiting triggers (UNTRIGGERED) as well as resting orders. */
-const OPEN: ReadonlySet<string> = new Set(OPEN_ORDER_STATUSES);
-/** The statuses an amendment applies to: a waiting trigger cannot be amended (its trigger was signed). */
-const AMENDABLE: ReadonlySet<string> = new Set(['NEW', 'PARTIALLY_FILLED']);
-
-/** An order in a sentence, for the status line: what it does, at what price, on what trigger. */
-function describeOrder(o: Row): string {
-  const what = o.closePosition === true ? `${o.side} ${o.symbol} closing the position` : `${o.side} ${o.size} ${o.symbol}`;
-  const type = String(o.type ?? 'LIMIT');
-  const at = o.price !== null && o.price !== undefined ? `at ${o.price}` : 'at market';
-  if (!isTriggerType(type)) return `${what} ${at}`;
-  return `${what}, ${type} ${at} when ${o.triggerBy} reaches ${o.triggerPrice}`;
-}
-
-const actionButton = (text: string, orderId: string, onClick: (b: HTMLButtonElement) => void) => {
-  const button = el('button', text) as HTMLButtonElement;
-  button.type = 'button';
-  button.setAttribute('aria-description', `${text} order ${orderId}`);
-  button.addEventListener('click', () => onClick(button));
-  return button;
+/** Reads a form's fields as trimmed text. */
+const textOf = (form: HTMLFormElement) => {
+  const data = new FormData(form);
+  return (name: string) => String(data.get(name) ?? '').trim();
 };
-
-function ordersView(onCancel: (orderId: string) => void, onAmend: (order: Row) => void) {
-  const orders = new Map<string, Row>();
-  const tbody = $('open-orders').querySelector('tbody')!;
-  const render = () => {
-    tbody.replaceChildren(
-      ...[...orders.values()].map((o) => {
-        const tr = document.createElement('tr');
-        const id = String(o.orderId);
-        tr.dataset.orderId = id;
-        const trigger = o.triggerPrice ? `${o.triggerPrice} (${o.triggerBy})` : '';
-        const size = o.closePosition === true ? 'position' : o.size;
-        tr.append(
-          el('td', id), el('td', o.symbol), el('td', o.side, String(o.side).toLowerCase()), el('td', o.type ?? 'LIMIT'), el('td', o.price ?? ''), el('td', trigger),
-          el('td', size), el('td', o.filledSize ?? '0'), el('td', o.status),
-        );
-        const actions = el('td');
-        if (AMENDABLE.has(o.status)) actions.append(actionButton('Amend', id, () => onAmend(o)));
-        actions.append(
-          actionButton('Cancel', id, (b) => {
-            b.disabled = true;
-            onCancel(id);
-          }),
-        );
-        tr.append(actions);
-        return tr;
-      }),
-    );
-  };
-  return {
-    snapshot(rows: Row[] | null) {
-      orders.clear();
-      for (const o of rows ?? []) orders.set(String(o.orderId), o);
-      render();
-    },
-    upsert(o: Row) {
-      if (OPEN.has(o.status)) orders.set(String(o.orderId), o);
-      else orders.delete(String(o.orderId));
-      render();
-    },
-  };
-}
-
-function positionsView() {
-  const positions = new Map<string, Row>();
-  const tbody = $('positions').querySelector('tbody')!;
-  const render = () => {
-    tbody.replaceChildren(
-      ...[...positions.values()].map((p) => {
-        const tr = document.createElement('tr');
-        tr.append(el('td', p.symbol), el('td', p.side), el('td', p.size), el('td', p.entryPrice ?? ''), el('td', p.markPrice ?? ''), el('td', p.unrealizedPnl ?? p.unrealisedPnl ?? ''));
-        return tr;
-      }),
-    );
-  };
-  const set = (p: Row) => {
-    if (isZero(p.size)) positions.delete(p.symbol);
-    else positions.set(p.symbol, p);
-  };
-  return {
-    snapshot(rows: Row[] | null) {
-      positions.clear();
-      (rows ?? []).forEach(set);
-      render();
-    },
-    upsert(p: Row) {
-      set(p);
-      render();
-    },
-  };
-}
-
-function balancesView() {
-  const tbody = $('balances').querySelector('tbody')!;
-  let perp: Row | undefined;
-  let stock: Row | undefined;
-  const render = () => {
-    const rows: Array<[string, string, string, string]> = [];
-    for (const c of (stock?.cashTokenBalances ?? []) as Row[]) rows.push(['Stock wallet', c.symbol, c.walletBalance, '']);
-    // tokex's mUSD figures are `mUsdDetail`; `mUsdBalance` is Anchored's string (the available amount).
-    if (stock?.mUsdDetail) rows.push(['Stock exchange', 'mUSD', stock.mUsdDetail.total, stock.mUsdDetail.available]);
-    // The cash tokens are listed too (isStock false), as Anchored lists them: shown above from cashTokenBalances.
-    for (const t of ((stock?.tokenBalances ?? []) as Row[]).filter((r) => r.isStock !== false)) {
-      if (!isZero(t.walletBalance)) rows.push(['Stock wallet', t.symbol, t.walletBalance, '']);
-      if (!isZero(t.exchangeBalance) || !isZero(t.lockedExchangeBalance)) rows.push(['Stock exchange', t.symbol, t.exchangeBalance, t.exchangeBalance]);
-    }
-    if (perp) {
-      rows.push(['Perp margin', 'USDC', String(perp.balance), String(perp.freeCollateral ?? '')]);
-      rows.push(['Perp equity', 'USDC', String(perp.equity), '']);
-    }
-    tbody.replaceChildren(
-      ...rows.map((cells) => {
-        const tr = document.createElement('tr');
-        for (const c of cells) tr.append(el('td', c));
-        return tr;
-      }),
-    );
-  };
-  return {
-    stock(b: Row | null) {
-      if (b) stock = b;
-      render();
-    },
-    perp(a: Row | null) {
-      if (a) perp = a;
-      render();
-    },
-  };
-}
-
-// ---------------------------------------------------------------- start
 
 async function start(): Promise<void> {
   const config = await getEnvelope<ConsoleConfig>('/console/config');
@@ -427,41 +134,80 @@ async function start(): Promise<void> {
   const refreshers: Array<() => void> = [showFeeds];
   setInterval(() => refreshers.forEach((r) => r()), 1_000);
 
+  // Each perpetual market's tick and lot: its prices are shown at the tick's places.
+  const instruments = new Map((config.perp?.instruments ?? []).map((i) => [i.symbol, i]));
+  const tickDecimals = (symbol: string) => decimalsOf(instruments.get(symbol)?.tickSize, 2);
+
   const stockRest: StockRequest | undefined = demo ? stockClient({ baseUrl: config.stock.baseUrl, chainId: config.chainId, product: config.stock.product, creds: demo.stock }) : undefined;
   const stockStreams = new StockStreamClient(demo ? { url: config.stock.wsUrl, apiKey: demo.stock.apiKey, apiSecret: demo.stock.apiSecret } : { url: config.stock.wsUrl });
   const stockFeeds = new FeedGroup(stockStreams, showFeeds);
   groups.push(stockFeeds);
   const stockPoll = <P>(read: (rest: StockRequest) => Promise<P>, apply: (p: P) => void) => (stockRest ? { read: () => read(stockRest), apply } : undefined);
 
-  // Markets: every symbol's quote stream; the selected one's candles.
-  let selected = config.stock.symbols[0];
+  const perpCfg = config.perp;
+  const perpRest: PerpRequest | undefined = perpCfg && demo?.perp ? perpClient({ baseUrl: perpCfg.baseUrl, chainId: config.chainId, creds: demo.perp }) : undefined;
+  const perpStreams = perpCfg ? new PerpStreamClient(demo?.perp ? { url: perpCfg.wsUrl, apiKey: demo.perp.apiKey, apiSecret: demo.perp.apiSecret } : { url: perpCfg.wsUrl }) : undefined;
+  const perpFeeds = perpStreams ? new FeedGroup(perpStreams, showFeeds) : undefined;
+  if (perpFeeds) groups.push(perpFeeds);
+  const perpPoll = <P>(read: (rest: PerpRequest) => Promise<P>, apply: (p: P) => void, everyMs?: number) =>
+    perpRest ? { read: () => read(perpRest), apply, everyMs } : undefined;
+
+  // ------------------------------------------------------------ the chart: either venue's market
+  let charted: { venue: 'stock' | 'perp'; symbol: string } = { venue: 'stock', symbol: config.stock.symbols[0] };
+  let interval: ChartInterval = '1m';
+  const chartPriceDecimals = () => (charted.venue === 'stock' ? DISPLAY_DECIMALS.stockPrice : tickDecimals(charted.symbol));
+  const chart = chartView(chartPriceDecimals);
+  const intervalField = $<HTMLSelectElement>('chart-interval');
+  for (const i of CHART_INTERVALS) intervalField.append(new Option(i, i));
   let klineFeed: Feed | undefined;
-  const chart = chartView();
   // The exact strings: the bar's top-level figures are JSON numbers (Anchored's type), which print `229.8` for 229.80.
   const stockBar = (c: StockCandle): Candle => ({ openTime: c.openTime, ...c.exact });
-  const markets = marketsView(config.stock.symbols, (s) => void selectStock(s).catch(report), stockFresh);
-  refreshers.push(() => markets.refresh());
-  const history = (rest: StockRequest, symbol: string, limit: number) =>
+  const perpBar = (c: Row): Candle => ({ openTime: Number(c.openTime), open: String(c.open), high: String(c.high), low: String(c.low), close: String(c.close), volume: String(c.volume ?? '0') });
+  const stockHistory = (rest: StockRequest, symbol: string, i: ChartInterval, limit: number) =>
     // `endTime` (Unix seconds) and `interval` are required, as Anchored documents them.
-    rest<{ candles: StockCandle[] }>('GET', `/prices/${encodeURIComponent(symbol)}/history`, { interval: '1m', endTime: Math.floor(Date.now() / 1000), limit }).then((h) => h.candles.map(stockBar));
-  async function selectStock(symbol: string): Promise<void> {
-    selected = symbol;
-    markets.select(symbol);
-    $('chart-symbol').textContent = symbol;
+    rest<{ candles: StockCandle[] }>('GET', `/prices/${encodeURIComponent(symbol)}/history`, { interval: i, endTime: Math.floor(Date.now() / 1000), limit }).then((h) => h.candles.map(stockBar));
+  const perpHistory = (rest: PerpRequest, symbol: string, i: ChartInterval, limit: number) => rest<Row[]>('GET', 'klines', { symbol, interval: i, limit }).then((rows) => rows.map(perpBar));
+  let markets: ReturnType<typeof marketsView>;
+  let perpMarkets: ReturnType<typeof perpMarketsView> | undefined;
+
+  async function showChart(venue: 'stock' | 'perp', symbol: string, i: ChartInterval): Promise<void> {
+    charted = { venue, symbol };
+    interval = i;
+    markets.select(venue === 'stock' ? symbol : undefined);
+    perpMarkets?.select(venue === 'perp' ? symbol : undefined);
     await klineFeed?.stop();
     klineFeed = undefined;
-    const initial = stockRest ? await history(stockRest, symbol, 80) : [];
-    if (selected !== symbol) return;
-    chart.reset(symbol, initial);
-    klineFeed = stockFeeds.start<StockCandle | null>({
-      name: `candles ${symbol}`,
-      channel: 'klines:1m',
-      symbol,
-      onSnapshot: (c) => chart.upsert(c && stockBar(c)),
-      onUpdate: (c) => chart.upsert(c && stockBar(c)),
-      poll: stockPoll((rest) => history(rest, symbol, 2), (cs) => selected === symbol && chart.merge(cs)),
-    });
+    const current = () => charted.venue === venue && charted.symbol === symbol && interval === i;
+    let initial: Candle[] = [];
+    if (venue === 'stock' && stockRest) initial = await stockHistory(stockRest, symbol, i, 200);
+    if (venue === 'perp' && perpRest) initial = await perpHistory(perpRest, symbol, i, 200);
+    if (!current()) return;
+    chart.reset(symbol, i, initial);
+    if (venue === 'stock') {
+      klineFeed = stockFeeds.start<StockCandle | null>({
+        name: `candles ${symbol}`,
+        channel: `klines:${i}`,
+        symbol,
+        onSnapshot: (c) => current() && chart.upsert(c && stockBar(c)),
+        onUpdate: (c) => current() && chart.upsert(c && stockBar(c)),
+        poll: stockPoll((rest) => stockHistory(rest, symbol, i, 2), (cs) => current() && chart.merge(cs)),
+      });
+    } else if (perpFeeds) {
+      klineFeed = perpFeeds.start<Row | null>({
+        name: `candles ${symbol}`,
+        channel: `klines:${i}`,
+        symbol,
+        onSnapshot: (c) => current() && chart.upsert(c && perpBar(c)),
+        onUpdate: (c) => current() && chart.upsert(c && perpBar(c)),
+        poll: perpPoll((rest) => perpHistory(rest, symbol, i, 2), (cs) => current() && chart.merge(cs), PERP_PRIVATE_POLL_MS),
+      });
+    }
   }
+  intervalField.addEventListener('change', () => void showChart(charted.venue, charted.symbol, intervalField.value as ChartInterval).catch(report));
+
+  // ------------------------------------------------------------ stock markets
+  markets = marketsView(config.stock.symbols, (s) => void showChart('stock', s, interval).catch(report), stockFresh);
+  refreshers.push(() => markets.refresh());
   const quote = (rest: StockRequest, s: string) => rest<Row>('GET', `/prices/${encodeURIComponent(s)}`);
   if (stockRest) await Promise.all(config.stock.symbols.map(async (s) => markets.quote(await quote(stockRest, s)))).catch(report);
   for (const s of config.stock.symbols) {
@@ -474,39 +220,30 @@ async function start(): Promise<void> {
       poll: stockPoll((rest) => quote(rest, s), (q) => markets.quote(q)),
     });
   }
-  if (selected) await selectStock(selected).catch(report);
+  if (charted.symbol) await showChart('stock', charted.symbol, interval).catch(report);
 
-  // The perpetual market: book and trades of the chosen symbol.
-  const perpCfg = config.perp;
-  if (!perpCfg) {
-    $('perp-h').textContent = 'Perpetual API not served by this stack';
-    return;
-  }
-  const perpRest: PerpRequest | undefined = demo?.perp ? perpClient({ baseUrl: perpCfg.baseUrl, chainId: config.chainId, creds: demo.perp }) : undefined;
-  const perpStreams = new PerpStreamClient(demo?.perp ? { url: perpCfg.wsUrl, apiKey: demo.perp.apiKey, apiSecret: demo.perp.apiSecret } : { url: perpCfg.wsUrl });
-  const perpFeeds = new FeedGroup(perpStreams, showFeeds);
-  groups.push(perpFeeds);
-  const perpPoll = <P>(read: (rest: PerpRequest) => Promise<P>, apply: (p: P) => void, everyMs?: number) =>
-    perpRest ? { read: () => read(perpRest), apply, everyMs } : undefined;
-  const book = bookView();
-  const trades = tradesView();
-  const prices = perpPricesView(perpFresh);
+  // ------------------------------------------------------------ the perpetual market: book and tape
+  let perpSymbol = perpCfg?.symbols[0] ?? '';
+  const perpDecimals = () => tickDecimals(perpSymbol);
+  const book = bookView(perpDecimals);
+  const trades = tradesView(perpDecimals);
+  const prices = perpPricesView(perpFresh, perpDecimals);
   refreshers.push(() => prices.refresh());
-  let perpSymbol = '';
   let marketFeeds: Feed[] = [];
   const depth = (rest: PerpRequest, symbol: string) => rest<BookSide>('GET', 'depth', { symbol, limit: 20 });
-  const tape = (rest: PerpRequest, symbol: string) => rest<{ rows: Row[] }>('GET', 'market-trades', { symbol, limit: 15 }).then((r) => r.rows);
+  const tape = (rest: PerpRequest, symbol: string) => rest<{ rows: Row[] }>('GET', 'market-trades', { symbol, limit: 30 }).then((r) => r.rows);
   const tickerOf = (rest: PerpRequest, symbol: string) => rest<Row[]>('GET', 'tickers', { symbol }).then((r) => r[0] ?? null);
-  const marketSelect = $<HTMLSelectElement>('perp-market');
-  for (const s of perpCfg.symbols) marketSelect.append(new Option(s, s));
-  async function selectPerp(symbol: string): Promise<void> {
+  async function selectPerp(symbol: string, chartIt: boolean): Promise<void> {
     perpSymbol = symbol;
     $('perp-symbol').textContent = symbol;
+    if (chartIt) void showChart('perp', symbol, interval).catch(report);
     await Promise.all(marketFeeds.map((f) => f.stop()));
     marketFeeds = [];
     prices.reset(symbol);
+    book.clear();
+    trades.snapshot([]);
     const [d, t] = perpRest ? await Promise.all([depth(perpRest, symbol), tape(perpRest, symbol)]) : [{ bids: [], asks: [] }, []];
-    if (perpSymbol !== symbol) return;
+    if (perpSymbol !== symbol || !perpFeeds) return;
     book.snapshot(d);
     trades.snapshot(t);
     const current = <P>(apply: (p: P) => void) => (p: P) => perpSymbol === symbol && apply(p);
@@ -537,15 +274,53 @@ async function start(): Promise<void> {
       }),
     ];
   }
-  marketSelect.addEventListener('change', () => void selectPerp(marketSelect.value).catch(report));
-  await selectPerp(perpCfg.symbols[0]).catch(report);
+  if (!perpCfg || !perpStreams) {
+    $('perp-h').textContent = 'Perpetual API not served by this stack';
+  } else {
+    perpMarkets = perpMarketsView(perpCfg.symbols, tickDecimals, (s) => void selectPerp(s, true).catch(report));
+    // The list's marks: every symbol's ticker stream on a public connection of its own (a client
+    // takes one subscription per channel and symbol, and the chosen market's ticker feed holds that
+    // one on the main connection, saying in the status line how the perp data flows), and one REST
+    // read of all while they are down.
+    const listStreams = new PerpStreamClient({ url: perpCfg.wsUrl });
+    let listLive = false;
+    for (const s of perpCfg.symbols) {
+      listStreams.subscribe('tickers', { symbol: s }, {
+        onSnapshot: (x: Row | null) => {
+          listLive = true;
+          perpMarkets!.ticker(x);
+        },
+        onUpdate: (x: Row | null) => perpMarkets!.ticker(x),
+        onError: () => {
+          listLive = false;
+        },
+      } as any);
+    }
+    listStreams.on('state', (state: string) => {
+      if (state !== 'open') listLive = false;
+    });
+    if (perpRest) {
+      const all = () => perpRest<Row[]>('GET', 'tickers').then((rows) => rows.forEach((r) => perpMarkets!.ticker(r)));
+      await all().catch(report);
+      setInterval(() => {
+        if (!listLive) all().catch(() => undefined);
+      }, PERP_TICKERS_POLL_MS);
+    }
+    await selectPerp(perpSymbol, false).catch(report);
+  }
 
   if (!demo) return;
-  // The demo wallet: balances, open orders, positions, and the order form.
+  // ------------------------------------------------------------ the demo wallet's account
   $('wallet').hidden = false;
+  $('entry').hidden = false;
   $('wallet-address').textContent = demo.wallet.address;
+  const wallet = privateKeyToAccount(demo.wallet.privateKey);
   const balances = balancesView();
+  const history = historyView(tickDecimals);
   const stockBalance = (rest: StockRequest) => rest<Row>('GET', `/users/${demo.stock.userAddress}/balance`);
+  const stockHistoryRows = (rest: StockRequest) => rest<{ rows: Row[] }>('GET', '/orders', { state: 'history', limit: 50 }).then((r) => r.rows);
+  const readStockHistory = () => (stockRest ? stockHistoryRows(stockRest).then((rows) => history.stock(rows)).catch(() => undefined) : Promise.resolve());
+  const refreshStockHistory = coalesced(readStockHistory, 1_000);
   if (stockRest) balances.stock(await stockBalance(stockRest).catch((e) => (report(e), null)));
   stockFeeds.start<Row | null>({
     name: 'stock balances',
@@ -554,9 +329,118 @@ async function start(): Promise<void> {
     onUpdate: (b) => balances.stock(b),
     poll: stockPoll(stockBalance, (b) => balances.stock(b)),
   });
-  if (!perpRest) return;
+
+  // Stock orders: open ones with Cancel, done ones in History.
+  if (stockRest) {
+    let trading: ReturnType<typeof stockTrading>;
+    const stockOrders = stockOrdersView((orderId) => {
+      trading.cancel(orderId).catch((e) => {
+        trading.status.textContent = e instanceof ApiError ? `Cancel of stock order ${orderId} refused: ${e.message}` : `Cancel of stock order ${orderId} failed.`;
+        if (!(e instanceof ApiError)) report(e);
+      });
+    });
+    const onStockOrder = (o: Row) => {
+      if (stockOrders.upsert(o) || o.state === 'history') {
+        void refreshStockHistory();
+        const line = trading?.status;
+        if (line && line.textContent?.startsWith(`Stock order ${o.orderId} canceling`)) line.textContent = `Stock order ${o.orderId} canceled.`;
+      }
+    };
+    trading = stockTrading({
+      rest: stockRest,
+      wallet,
+      chainId: config.chainId,
+      rpcUrl: demo.rpcUrl,
+      contracts: demo.stock.contracts,
+      balance: () => balances.stockBalance,
+      quote: (s) => markets.last(s),
+      onOrder: onStockOrder,
+      refreshBalance: async () => balances.stock(await stockBalance(stockRest)),
+    });
+    const openStockOrders = (rest: StockRequest) => rest<{ rows: Row[] }>('GET', '/orders', { state: 'open', limit: 100 }).then((r) => r.rows);
+    stockOrders.snapshot(await openStockOrders(stockRest).catch((e) => (report(e), [])));
+    void readStockHistory();
+    stockFeeds.start<Row[] | Row | null, Row>({
+      name: 'stock orders',
+      channel: 'orders',
+      onSnapshot: (rows) => {
+        if (Array.isArray(rows)) stockOrders.snapshot(rows);
+        else if (rows) onStockOrder(rows);
+      },
+      onUpdate: (o) => onStockOrder(o),
+      poll: stockPoll(openStockOrders, (rows) => stockOrders.snapshot(rows)),
+    });
+    await trading.refreshOneClick().catch(report);
+    const enable = $<HTMLButtonElement>('oneclick-enable');
+    enable.addEventListener('click', () => {
+      enable.disabled = true;
+      trading.status.textContent = 'Enabling One Click: the wallet signs the delegation…';
+      trading
+        .enableOneClick()
+        .then(() => {
+          trading.status.textContent = 'One Click enabled: stock orders are sent by the relayer.';
+        })
+        .catch((e) => {
+          trading.status.textContent = e instanceof ApiError ? `One Click refused: ${e.message}` : 'One Click not enabled.';
+          if (!(e instanceof ApiError)) report(e);
+        })
+        .finally(() => {
+          enable.disabled = false;
+        });
+    });
+
+    // The stock order form: market by notional (a buy) or quantity (a sell), limit by quantity and price.
+    const sForm = $<HTMLFormElement>('stock-form');
+    const sSymbol = $<HTMLSelectElement>('s-symbol');
+    for (const s of config.stock.symbols) sSymbol.append(new Option(s, s));
+    const sType = $<HTMLSelectElement>('s-type');
+    const sSide = $<HTMLSelectElement>('s-side');
+    const showStockFields = () => {
+      const market = sType.value === 'Market';
+      const buy = sSide.value === 'Buy';
+      $('s-notional-field').hidden = !(market && buy);
+      $('s-quantity-field').hidden = market && buy;
+      $('s-price-field').hidden = market;
+      $('s-hint').textContent = market
+        ? buy
+          ? 'Market buy: the mUSD to spend, fee included. Filled at the ask within 0.5 %.'
+          : 'Market sell: the shares to sell. Filled at the bid within 0.5 %.'
+        : 'Limit: rests until filled, cancelled or the trading day ends (DAY).';
+    };
+    sType.addEventListener('change', showStockFields);
+    sSide.addEventListener('change', showStockFields);
+    showStockFields();
+    sForm.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      const text = textOf(sForm);
+      const o: StockOrderInput = { symbol: text('symbol'), side: text('side') as 'Buy' | 'Sell', type: text('type') as 'Market' | 'Limit' };
+      if (o.type === 'Market' && o.side === 'Buy') o.notional = text('notional');
+      else o.quantity = text('quantity');
+      if (o.type === 'Limit') o.price = text('price');
+      const problem = checkStockOrder(o);
+      if (problem) {
+        trading.status.textContent = `Not sent: ${problem}.`;
+        return;
+      }
+      const button = sForm.querySelector<HTMLButtonElement>('button[type=submit]')!;
+      button.disabled = true;
+      trading
+        .place(o)
+        .catch((e) => {
+          trading.status.textContent = e instanceof ApiError ? `Stock order refused: ${e.message}` : `Stock order not placed: ${e instanceof Error ? e.message : String(e)}`;
+        })
+        .finally(() => {
+          button.disabled = false;
+        });
+    });
+  }
+
+  if (!perpRest || !perpCfg || !perpFeeds) {
+    $('order-form').hidden = true;
+    return;
+  }
+  // ------------------------------------------------------------ perpetual orders
   const status = $('order-status');
-  const wallet = privateKeyToAccount(demo.wallet.privateKey);
   /** The API builds the typed data, the demo wallet signs it here, the signed message goes back. */
   const signAndSend = async (buildPath: string, sendPath: string, input: unknown): Promise<Row> => {
     const built = await perpRest<{ typedData: any }>('POST', buildPath, undefined, input);
@@ -571,14 +455,18 @@ async function start(): Promise<void> {
       report(e);
     }
   };
+  const perpHistoryRows = (rest: PerpRequest) => rest<{ rows: Row[] }>('GET', 'orders/history', { limit: 50 }).then((r) => r.rows);
+  const readPerpHistory = () => perpHistoryRows(perpRest).then((rows) => history.perp(rows)).catch(() => undefined);
+  const refreshPerpHistory = coalesced(readPerpHistory, HISTORY_REFRESH_MS);
   const amendForm = $<HTMLFormElement>('amend-form');
   let amending: Row | undefined;
   const orders = ordersView(
+    tickDecimals,
     (orderId) => {
       status.textContent = `Canceling order ${orderId}…`;
       perpRest<Row>('DELETE', `orders/${encodeURIComponent(orderId)}`)
         .then((o) => {
-          orders.upsert(o);
+          upsertOrder(o);
           status.textContent = `Order ${orderId} canceled.`;
         })
         .catch((e) => {
@@ -595,6 +483,9 @@ async function start(): Promise<void> {
       $<HTMLInputElement>('a-price').focus();
     },
   );
+  const upsertOrder = (o: Row) => {
+    if (orders.upsert(o)) void refreshPerpHistory();
+  };
   $('amend-close').addEventListener('click', () => {
     amendForm.hidden = true;
     amending = undefined;
@@ -603,9 +494,14 @@ async function start(): Promise<void> {
     ev.preventDefault();
     const o = amending;
     if (!o) return;
-    const data = new FormData(amendForm);
-    const price = String(data.get('price')).trim();
-    const size = String(data.get('size')).trim();
+    const text = textOf(amendForm);
+    const price = text('price');
+    const size = text('size');
+    const bad = [['New price', price], ['New size', size]].find(([, v]) => !isPositiveDecimal(v));
+    if (bad) {
+      status.textContent = `Order ${o.orderId} not amended: ${bad[0]} must be a positive number, not ${bad[1] || 'empty'}.`;
+      return;
+    }
     // Only what changed: the amendment signs "" for what stays.
     const input = { orderId: String(o.orderId), ...(price !== (o.price ?? '') ? { price } : {}), ...(size !== o.size ? { size } : {}) };
     if (!('price' in input) && !('size' in input)) {
@@ -617,7 +513,7 @@ async function start(): Promise<void> {
     status.textContent = `Amending order ${o.orderId}…`;
     signAndSend('orders/amend/build', 'orders/amend', input)
       .then((amended) => {
-        orders.upsert(amended);
+        upsertOrder(amended);
         amendForm.hidden = true;
         amending = undefined;
         status.textContent = `Order ${amended.orderId} amended, ${amended.status}: ${describeOrder(amended)}.`;
@@ -627,7 +523,7 @@ async function start(): Promise<void> {
         button.disabled = false;
       });
   });
-  const positions = positionsView();
+  const positions = positionsView(tickDecimals);
   const account = (rest: PerpRequest) => rest<Row>('GET', 'account');
   const openOrders = (rest: PerpRequest) => rest<{ rows: Row[] }>('GET', 'orders/open', { limit: 100 }).then((r) => r.rows);
   const openPositions = (rest: PerpRequest) => rest<{ rows: Row[] }>('GET', 'positions', { limit: 100 }).then((r) => r.rows);
@@ -635,6 +531,7 @@ async function start(): Promise<void> {
   balances.perp(a0);
   orders.snapshot(o0);
   positions.snapshot(p0);
+  void readPerpHistory();
   perpFeeds.start<Row>({
     name: 'perp account',
     channel: 'account',
@@ -646,7 +543,7 @@ async function start(): Promise<void> {
     name: 'open orders',
     channel: 'orders',
     onSnapshot: (rows) => orders.snapshot(rows),
-    onUpdate: (x) => orders.upsert(x),
+    onUpdate: (x) => upsertOrder(x),
     poll: perpPoll(openOrders, (rows) => orders.snapshot(rows), PERP_PRIVATE_POLL_MS),
   });
   perpFeeds.start<Row[], Row>({
@@ -662,20 +559,15 @@ async function start(): Promise<void> {
   const typeField = $<HTMLSelectElement>('f-type');
   for (const t of ORDER_TYPES) typeField.append(new Option(t, t));
   const closeField = $<HTMLInputElement>('f-close');
-  /** Shows the fields the chosen type takes, and requires those it needs. */
+  /** Shows the fields the chosen type takes. */
   const showFields = () => {
     const type = typeField.value as OrderType;
     const trigger = isTriggerType(type);
     const limit = triggeredType(type) === 'LIMIT';
     if (!trigger) closeField.checked = false;
-    const close = closeField.checked;
-    const show = (id: string, input: string, on: boolean) => {
-      $(id).hidden = !on;
-      $<HTMLInputElement>(input).required = on;
-    };
-    show('f-price-field', 'f-price', limit);
-    show('f-trigger-fields', 'f-trigger', trigger);
-    show('f-size-field', 'f-size', !close);
+    $('f-price-field').hidden = !limit;
+    $('f-trigger-fields').hidden = !trigger;
+    $('f-size-field').hidden = closeField.checked;
   };
   typeField.addEventListener('change', showFields);
   closeField.addEventListener('change', showFields);
@@ -683,11 +575,21 @@ async function start(): Promise<void> {
   const form = $<HTMLFormElement>('order-form');
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    const data = new FormData(form);
-    const type = String(data.get('type')) as OrderType;
+    const text = textOf(form);
+    const type = text('type') as OrderType;
     const trigger = isTriggerType(type);
     const close = trigger && closeField.checked;
-    const text = (name: string) => String(data.get(name) ?? '').trim();
+    // The form's checks before the server's: a negative, zero or malformed amount never leaves the page.
+    const fields: Array<[string, string]> = [
+      ...(close ? [] : [['Size', text('size')] as [string, string]]),
+      ...(triggeredType(type) === 'LIMIT' ? [['Price', text('price')] as [string, string]] : []),
+      ...(trigger ? [['Trigger price', text('triggerPrice')] as [string, string]] : []),
+    ];
+    const bad = fields.find(([, v]) => !isPositiveDecimal(v));
+    if (bad) {
+      status.textContent = `Not sent: ${bad[0]} must be a positive number (digits and a point, e.g. 0.001), not ${bad[1] || 'empty'}.`;
+      return;
+    }
     // The time in force is the type's default (GTC for the LIMIT types, IOC for the MARKET ones).
     const order = {
       symbol: text('symbol'), side: text('side'), type,
@@ -700,7 +602,8 @@ async function start(): Promise<void> {
     status.textContent = 'Placing order…';
     signAndSend('orders/build', 'orders', order)
       .then((placed) => {
-        orders.upsert(placed);
+        upsertOrder(placed);
+        if (!['NEW', 'PARTIALLY_FILLED', 'UNTRIGGERED'].includes(placed.status)) void refreshPerpHistory();
         status.textContent = `Order ${placed.orderId} ${placed.status}: ${describeOrder(placed)}.`;
       })
       .catch(refused('Order', 'Order not placed.'))

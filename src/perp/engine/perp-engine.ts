@@ -364,6 +364,16 @@ export class PerpEngine {
     return [...this.s.accounts.keys()];
   }
 
+  /**
+   * What the vault took from the account (deposits credited) and paid it (withdrawals confirmed
+   * paid, and reversals of reorged credits), in collateral-token units: the flows a reserves leaf
+   * commits for the vault's escape hatch.
+   */
+  vaultFlows(account: string): { deposited: bigint; withdrawn: bigint } | undefined {
+    const acct = this.s.accounts.get(account.toLowerCase());
+    return acct === undefined ? undefined : { deposited: acct.deposited, withdrawn: acct.withdrawn };
+  }
+
   marginSummary(account: string): MarginSummary | undefined {
     const acct = this.s.accounts.get(account.toLowerCase());
     return acct === undefined ? undefined : marginSummary(acct);

@@ -62,6 +62,9 @@ export function definePerpIndexer(deployment: Pick<PerpDeployment, 'contracts'>,
   });
   indexer.on('MarginVault:Deposited', (ev, { batch }) => void batch.events.push(movement('deposit', ev)));
   indexer.on('MarginVault:Withdrawn', (ev, { batch }) => void batch.events.push(movement('withdrawal', ev)));
+  // A payment of the escape hatch (docs/security.md): the vault is frozen for good, the engine pays
+  // nothing more; the row keeps the account's history whole (no withdrawal id: no engine withdrawal).
+  indexer.on('MarginVault:EscapeWithdrawn', (ev, { batch }) => void batch.events.push({ ...movement('withdrawal', ev), withdrawalId: null }));
   // OperatorSet (and Ownable's events) are recorded in chain_events and project into nothing.
   return indexer;
 }

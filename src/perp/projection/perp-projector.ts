@@ -11,19 +11,22 @@
 import { createPositionWaiters } from '../../lib/async.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { DbExecutor } from '../../storage/database.ts';
-import { getMeta, setMeta } from '../../storage/meta-store.ts';
-import { withTransaction } from '../../storage/transaction.ts';
+import { getMeta } from '../../storage/meta-store.ts';
 import type { EngineEvent } from '../engine/engine-types.ts';
 import type { EngineGateway } from '../sequencer/engine-gateway.ts';
-import { getPerpCandles, upsertPerpCandles } from '../store/perp-candle-store.ts';
-import { getOrdersByIds, insertFundingRates, insertTrades, insertTransactions, upsertOrders } from '../store/perp-history-store.ts';
-import { insertInsuranceMoves, insertLiquidityMoves } from '../store/liquidity-store.ts';
-import { mergeCandle, projectEvents, referencedOrderIds } from './event-projection.ts';
+import { PROJECTION_CURSOR_KEY, writeProjection } from './projection-write.ts';
+import { threadProjectionWriter, type ProjectionWriter } from './projection-worker-client.ts';
 
-export const PROJECTION_CURSOR_KEY = 'perp.projection.seq';
+export { PROJECTION_CURSOR_KEY, writeProjection };
 
 export interface PerpProjectorOptions {
+  /** Where the cursor is read at start; and where the writes go unless `writer` says otherwise. */
   db: DbExecutor;
+  /**
+   * Where the writes run (projection-worker-client.ts): default, this thread on `db`. The projector
+   * owns it from here: `stop()` closes it after the last write.
+   */
+  writer?: (onUnknownReason: (reason: string) => void) => ProjectionWriter;
   gateway: Pick<EngineGateway, 'subscribe'>;
   feeAccount: string;
   logger?: Pick<Logger, 'warn' | 'error' | 'info'>;
@@ -45,37 +48,14 @@ export interface PerpProjectorOptions {
 export interface PerpProjector {
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** Where its writes run. */
+  readonly writerKind: ProjectionWriter['kind'];
   /** The last event seq written. */
   readonly projectedSeq: number;
   /** Wall-clock ms of the last successful write (for readiness); undefined before the first. */
   readonly writtenAt: number | undefined;
   /** Resolves once every event up to `seq` is written (for a caller that must read its own write). */
   caughtUp(seq: number): Promise<void>;
-}
-
-/** Writes one folded batch and the cursor. `onUnknownReason`: see projectEvents. */
-export async function writeProjection(db: DbExecutor, events: readonly EngineEvent[], feeAccount: string, onUnknownReason?: (reason: string) => void): Promise<number> {
-  // Not durable: the rows and the cursor commit together, and the journal they come from is, so a
-  // machine crash that loses the last batches only makes the projector write them again.
-  return withTransaction(
-    db,
-    async (tx) => {
-      const known = new Map((await getOrdersByIds(tx, referencedOrderIds(events))).map((o) => [o.orderId, o]));
-      const batch = projectEvents(events, known, feeAccount, onUnknownReason);
-      const candles = [...batch.candles.values()];
-      const stored = new Map((await getPerpCandles(tx, candles)).map((c) => [`${c.symbol}|${c.kind}|${c.interval}|${c.openTime}`, c]));
-      await upsertOrders(tx, [...batch.orders.values()]);
-      await insertTrades(tx, batch.trades);
-      await insertTransactions(tx, batch.transactions);
-      await insertFundingRates(tx, batch.fundingRates);
-      await insertLiquidityMoves(tx, batch.liquidityMoves);
-      await insertInsuranceMoves(tx, batch.insuranceMoves);
-      await upsertPerpCandles(tx, candles.map((c) => mergeCandle(stored.get(`${c.symbol}|${c.kind}|${c.interval}|${c.openTime}`), c)));
-      await setMeta(tx, PROJECTION_CURSOR_KEY, String(batch.lastSeq));
-      return batch.lastSeq;
-    },
-    { durable: false },
-  );
 }
 
 export function createPerpProjector(opts: PerpProjectorOptions): PerpProjector {
@@ -102,6 +82,7 @@ export function createPerpProjector(opts: PerpProjectorOptions): PerpProjector {
     unknownReasons.add(reason);
     opts.logger?.warn({ reason }, 'perp projector: unknown balance reason; its movements are listed as OTHER');
   };
+  const writer = opts.writer ? opts.writer(onUnknownReason) : threadProjectionWriter(opts.db, opts.feeAccount, onUnknownReason);
 
   const subscribe = () => {
     buffer = [];
@@ -125,7 +106,7 @@ export function createPerpProjector(opts: PerpProjectorOptions): PerpProjector {
     if (events.length === 0) return;
     lastWriteAt = now();
     try {
-      projected = await writeProjection(opts.db, events, opts.feeAccount, onUnknownReason);
+      projected = await writer.write(events);
       writtenAt = Date.now();
       buffer = buffer.slice(events.length);
       waiters.reached(projected);
@@ -152,6 +133,9 @@ export function createPerpProjector(opts: PerpProjectorOptions): PerpProjector {
   };
 
   return {
+    get writerKind() {
+      return writer.kind;
+    },
     get projectedSeq() {
       return projected;
     },
@@ -178,6 +162,7 @@ export function createPerpProjector(opts: PerpProjectorOptions): PerpProjector {
         // Logged by writeOnce; the events are written again from the cursor at the next start.
       } finally {
         waiters.releaseAll();
+        await writer.close().catch((err: unknown) => opts.logger?.warn({ err }, 'perp projector: its writer did not close cleanly'));
       }
     },
     caughtUp(seq) {

@@ -11,6 +11,7 @@ const engine = (accounts: Record<string, [equity: bigint, pending: bigint]>) => 
     const x = accounts[a.toLowerCase()];
     return x ? ({ equity: x[0], pendingWithdrawals: x[1] } as MarginSummary) : undefined;
   },
+  vaultFlows: (a: string) => (accounts[a.toLowerCase()] ? { deposited: 10n + BigInt(a.length), withdrawn: 3n } : undefined),
 });
 
 const addr = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
@@ -23,6 +24,8 @@ describe('snapshotLiabilities', () => {
     expect(s.tree.total).toBe(6_250_000n);
     const negative = s.leaves.find((l) => l.account.toLowerCase() === addr(2))!;
     expect(negative).toMatchObject({ equity: 0n, pendingWithdrawals: 0n, badDebt: 750_000n });
+    // The vault flows are committed as the engine knows them, whatever the equity.
+    expect(negative).toMatchObject({ deposited: 52n, withdrawn: 3n });
     expect(s.leaves.map((l) => l.leafIndex)).toEqual([0, 1, 2]);
     for (const l of s.leaves) expect(verify(l, proof(s.tree, l.leafIndex), s.tree.root, s.tree.total)).toBe(true);
   });

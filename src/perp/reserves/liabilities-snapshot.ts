@@ -9,6 +9,9 @@
  * collateral-token units (USDC 6 decimals = the engine's micro-USD). An account below zero is
  * committed at equity 0 and its shortfall reported as bad debt beside the total: the venue cannot
  * count a user's debt as an asset that offsets what it owes everyone else.
+ *
+ * Each leaf also commits the account's vault flows as the engine knows them (deposits credited,
+ * payments confirmed): the vault's escape hatch settles the difference to its own totals.
  */
 import { randomBytes } from 'node:crypto';
 import { getAddress, type Hex } from 'viem';
@@ -29,7 +32,7 @@ export interface LiabilitiesSnapshot {
 export const randomSalt = (): Hex => `0x${randomBytes(32).toString('hex')}`;
 
 export function snapshotLiabilities(
-  engine: Pick<PerpEngine, 'accountAddresses' | 'marginSummary' | 'lastSeq'>,
+  engine: Pick<PerpEngine, 'accountAddresses' | 'marginSummary' | 'lastSeq' | 'vaultFlows'>,
   salt: (account: string) => Hex = randomSalt,
 ): LiabilitiesSnapshot {
   // No await from here to the end of the loop: one state of the engine.
@@ -42,6 +45,7 @@ export function snapshotLiabilities(
     const equity = m?.equity ?? 0n;
     const pending = m?.pendingWithdrawals ?? 0n;
     const debt = equity < 0n ? -equity : 0n;
+    const flows = engine.vaultFlows(account) ?? { deposited: 0n, withdrawn: 0n };
     badDebt += debt;
     unordered.push({
       leafIndex: 0,
@@ -50,6 +54,8 @@ export function snapshotLiabilities(
       equity: equity < 0n ? 0n : equity,
       pendingWithdrawals: pending < 0n ? 0n : pending,
       badDebt: debt,
+      deposited: flows.deposited,
+      withdrawn: flows.withdrawn,
     });
   }
   // Ties (a caller's fixed salts) fall back to the address order: the result is deterministic.

@@ -21,6 +21,22 @@ describe('merkle-sum tree', () => {
     expect(tree.total).toBe(20n);
   });
 
+  it('a leaf with vault flows hashes all six fields (0.2.0), and a changed flow fails its proof', () => {
+    const l: LeafInput = { salt: `0x${'44'.repeat(32)}`, account: '0x00000000000000000000000000000000000000dd', equity: 9n, pendingWithdrawals: 1n, deposited: 25n, withdrawn: 15n };
+    const types = [{ type: 'bytes32' }, { type: 'address' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }] as const;
+    expect(leafHash(l)).toBe(keccak256(encodeAbiParameters(types, [l.salt, l.account, 9n, 1n, 25n, 15n])));
+    // The flows are not part of the sum: the tree's total is still equity + pending.
+    const other = { ...l, account: '0x00000000000000000000000000000000000000ee' as Address };
+    const tree = build([l, other]);
+    expect(tree.total).toBe(20n);
+    expect(verify(l, proof(tree, 0), tree.root, tree.total)).toBe(true);
+    expect(verify({ ...l, deposited: 26n }, proof(tree, 0), tree.root, tree.total)).toBe(false);
+    expect(verify({ ...l, withdrawn: 14n }, proof(tree, 0), tree.root, tree.total)).toBe(false);
+    // A leaf of four fields is another hash: an old leaf cannot pass for a new one.
+    expect(verify({ ...l, deposited: undefined, withdrawn: undefined }, proof(tree, 0), tree.root, tree.total)).toBe(false);
+    expect(() => leafHash({ ...l, withdrawn: undefined })).toThrow(/both flow totals/);
+  });
+
   it('pairs an odd node with the zero leaf; one leaf is its own root; no leaf is the zero root', () => {
     const l: LeafInput = { salt: `0x${'22'.repeat(32)}`, account: '0x00000000000000000000000000000000000000bb', equity: 3n, pendingWithdrawals: 0n };
     expect(build([])).toEqual({ root: ZERO_HASH, total: 0n, levels: [] });

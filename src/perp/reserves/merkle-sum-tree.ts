@@ -3,8 +3,14 @@
  * I/O, bigint only. Amounts are collateral-token units (USDC, 6 decimals), which are also the
  * engine's internal unit (micro-USD), so no conversion is ever made.
  *
- *   leaf  = keccak256(abi.encode(bytes32 salt, address account, uint256 equity, uint256 pendingWithdrawals))
+ *   leaf  = keccak256(abi.encode(bytes32 salt, address account, uint256 equity, uint256 pendingWithdrawals,
+ *                                uint256 deposited, uint256 withdrawn))
  *           value = equity + pendingWithdrawals
+ *
+ * `deposited` and `withdrawn` are the engine's totals of what the MarginVault took from and paid to
+ * the account when the snapshot was read: the vault's escape hatch pays a leaf plus what it took
+ * since, less what it paid since (IMarginVault.escapeWithdraw). They add nothing to the sum. Epochs
+ * built before 0.2.0 have leaves of the first four fields only (both absent here), and still verify.
  *   node  = keccak256(abi.encode(bytes32 leftHash, uint256 leftSum, bytes32 rightHash, uint256 rightSum))
  *           sum = leftSum + rightSum
  *
@@ -32,6 +38,10 @@ export interface LeafInput {
   /** Equity committed, ≥ 0 (clamped by the caller). */
   equity: bigint;
   pendingWithdrawals: bigint;
+  /** The engine's total of vault deposits credited to the account (absent in leaves before 0.2.0). */
+  deposited?: bigint;
+  /** The engine's total of vault payments to the account (absent in leaves before 0.2.0). */
+  withdrawn?: bigint;
 }
 
 export interface TreeNode {
@@ -68,6 +78,17 @@ export function leafValue(leaf: Pick<LeafInput, 'equity' | 'pendingWithdrawals'>
 
 export function leafHash(leaf: LeafInput): Hex {
   leafValue(leaf);
+  if (leaf.deposited !== undefined || leaf.withdrawn !== undefined) {
+    if (leaf.deposited === undefined || leaf.withdrawn === undefined) throw new AppError('INTERNAL', 'reserves tree: a leaf has both flow totals or neither');
+    checkRange('deposited', leaf.deposited);
+    checkRange('withdrawn', leaf.withdrawn);
+    return keccak256(
+      encodeAbiParameters(
+        [{ type: 'bytes32' }, { type: 'address' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }, { type: 'uint256' }],
+        [leaf.salt, leaf.account, leaf.equity, leaf.pendingWithdrawals, leaf.deposited, leaf.withdrawn],
+      ),
+    );
+  }
   return keccak256(
     encodeAbiParameters(
       [{ type: 'bytes32' }, { type: 'address' }, { type: 'uint256' }, { type: 'uint256' }],

@@ -17,6 +17,9 @@ export interface AccountProofBody {
   salt: Hex;
   equity: string;
   pendingWithdrawals: string;
+  /** The vault flows the leaf commits (null in epochs built before 0.2.0, whose leaves have four fields). */
+  deposited: string | null;
+  withdrawn: string | null;
   value: string;
   leafHash: Hex;
   path: Array<{ hash: Hex; sum: string; side: 'left' | 'right' }>;
@@ -50,6 +53,8 @@ export async function accountProof(db: DbExecutor, wallet: string): Promise<Acco
     salt: leaf.salt,
     equity: leaf.equity.toString(),
     pendingWithdrawals: leaf.pendingWithdrawals.toString(),
+    deposited: leaf.deposited === undefined ? null : leaf.deposited.toString(),
+    withdrawn: leaf.withdrawn === undefined ? null : leaf.withdrawn.toString(),
     value: (leaf.equity + leaf.pendingWithdrawals).toString(),
     leafHash: leafHash(leaf),
     path: path.map((s) => ({ hash: s.hash, sum: s.sum.toString(), side: s.side })),

@@ -118,6 +118,36 @@ export async function serveEngineOverRedis(
   let running = true;
   const inflight = new Set<Promise<void>>();
 
+  // Replies and acknowledgements go out together, one pipeline per turn of the loop: the sequencer
+  // answers a group commit's commands in one turn, and one write of all their replies and one XACK
+  // of all their entries costs a fraction of two round trips each (issue 40 item 5). Each reply is
+  // queued before the acknowledgement of its entry, and a reply is only ever written after its
+  // command is durable: a connection lost mid-pipeline leaves the entries pending (redelivered, then
+  // answered from the journal), and a reply Redis refuses on its own is logged, its client's retry
+  // with the same id answered from the journal too.
+  let outbox: Array<{ entryId: string; replyTo?: string; payload?: string }> = [];
+  let flushed: Promise<void> | undefined;
+  const send = (entryId: string, replyTo: string | undefined, payload: string | undefined): Promise<void> => {
+    outbox.push({ entryId, replyTo, payload });
+    flushed ??= new Promise<void>((resolve) => {
+      queueMicrotask(() => {
+        const batch = outbox;
+        outbox = [];
+        flushed = undefined;
+        const pipe = writer.pipeline();
+        for (const o of batch) if (o.replyTo && o.payload !== undefined) pipe.xadd(o.replyTo, 'MAXLEN', '~', replyMaxLen, '*', 'm', o.payload);
+        pipe.xack(commands, group, ...batch.map((o) => o.entryId));
+        pipe
+          .exec()
+          .then((results) => {
+            for (const [err] of results ?? []) if (err) onError(err);
+          }, onError)
+          .finally(resolve);
+      });
+    });
+    return flushed;
+  };
+
   const handle = (entryId: string, text: string | undefined): Promise<void> => {
     let msg: CommandMessage | undefined;
     try {
@@ -126,7 +156,7 @@ export async function serveEngineOverRedis(
       msg = undefined;
     }
     if (msg === undefined || msg.type !== 'command' || typeof msg.id !== 'string') {
-      return writer.xack(commands, group, entryId).then(() => undefined);
+      return send(entryId, undefined, undefined);
     }
     const m = msg;
     // A command this engine cannot read (a newer API's) is answered with the refusal, not executed.
@@ -136,10 +166,7 @@ export async function serveEngineOverRedis(
         (result) => toReplyMessage(m.id, { result }),
         (error) => toReplyMessage(m.id, { error }),
       )
-      .then(async (reply) => {
-        if (m.replyTo) await writer.xadd(m.replyTo, 'MAXLEN', '~', replyMaxLen, '*', 'm', JSON.stringify(reply));
-        await writer.xack(commands, group, entryId);
-      })
+      .then((reply) => send(entryId, m.replyTo, JSON.stringify(reply)))
       .catch(onError)
       .finally(() => inflight.delete(p));
     inflight.add(p);
@@ -155,7 +182,10 @@ export async function serveEngineOverRedis(
           'GROUP', group, consumer, 'COUNT', readCount, 'BLOCK', blockMs, 'STREAMS', commands, cursor,
         )) as StreamReply;
         const entries = res?.[0]?.[1] ?? [];
-        if (cursor === '0' && entries.length === 0) cursor = '>';
+        // The history of pending entries is read through to its end (an empty page), then new
+        // ones. Switching only from '0' left an engine that took over unacknowledged commands
+        // reading an exhausted history for ever: every later command went unanswered.
+        if (cursor !== '>' && entries.length === 0) cursor = '>';
         for (const entry of entries) {
           void handle(entry[0], field(entry));
           if (cursor !== '>') cursor = entry[0];

@@ -40,6 +40,9 @@ interface ReserveLeavesTable {
   equity: string;
   pending_withdrawals: string;
   bad_debt: string;
+  /** Migration 0028: NULL in leaves built before 0.2.0. */
+  deposited: string | null;
+  withdrawn: string | null;
 }
 interface ReserveNodesTable {
   epoch: string | number | bigint;
@@ -86,6 +89,9 @@ export interface ReserveLeaf {
   pendingWithdrawals: bigint;
   /** Negative equity of the account left out of the tree (0 for a solvent account). */
   badDebt: bigint;
+  /** The engine's vault flows committed by the leaf (absent in leaves built before 0.2.0). */
+  deposited?: bigint;
+  withdrawn?: bigint;
 }
 
 /** A node of the stored tree: its hash and the sum under it. */
@@ -152,6 +158,7 @@ export async function insertReserveEpoch(db: DbExecutor, e: NewReserveEpoch, now
     await insertChunks(tx, 'perp_reserve_leaves', e.leaves.map((l) => ({
       epoch: e.epoch, leaf_index: l.leafIndex, account: l.account.toLowerCase(), salt: l.salt, equity: l.equity.toString(),
       pending_withdrawals: l.pendingWithdrawals.toString(), bad_debt: l.badDebt.toString(),
+      deposited: l.deposited === undefined ? null : l.deposited.toString(), withdrawn: l.withdrawn === undefined ? null : l.withdrawn.toString(),
     })));
     const nodes: ReserveNodesTable[] = [];
     e.tree.levels.forEach((level, li) => level.forEach((n, idx) => nodes.push({ epoch: e.epoch, level: li, idx, hash: n.hash, sum: n.sum.toString() })));
@@ -205,6 +212,7 @@ export async function getReserveLeaf(db: DbExecutor, epoch: number, account: str
   return {
     leafIndex: Number(r.leaf_index), account: r.account as Address, salt: r.salt as Hex, equity: BigInt(r.equity),
     pendingWithdrawals: BigInt(r.pending_withdrawals), badDebt: BigInt(r.bad_debt),
+    ...(r.deposited !== null && r.withdrawn !== null ? { deposited: BigInt(r.deposited), withdrawn: BigInt(r.withdrawn) } : {}),
   };
 }
 

@@ -101,7 +101,18 @@ export type EnableOutcome =
  */
 export async function enableSession(
   db: Db,
-  rec: { account: string; sessionAddress: string; expiresAt: number; nonce: string; now: number },
+  rec: {
+    account: string;
+    sessionAddress: string;
+    expiresAt: number;
+    nonce: string;
+    now: number;
+    /**
+     * The address signs nothing outside the venue (the venue's own delegate, one-click-service.ts):
+     * no signed order of it can revive, so it may be enabled again at once after a disable.
+     */
+    reusable?: boolean;
+  },
 ): Promise<EnableOutcome> {
   const account = rec.account.toLowerCase();
   const address = rec.sessionAddress.toLowerCase();
@@ -115,7 +126,7 @@ export async function enableSession(
       const current = found ? recordOf(found) : undefined;
       if (sessionActive(current, now) && current.sessionAddress === address) {
         if (rec.expiresAt < current.expiresAt) return { ok: false, reason: 'shortens', current: current.expiresAt } as const;
-      } else {
+      } else if (rec.reusable !== true) {
         const past = await k
           .selectFrom('perp_session_addresses')
           .select('authorised_until')

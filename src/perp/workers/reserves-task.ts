@@ -35,7 +35,7 @@ import { fundingTimeAt } from './funding-task.ts';
 
 export interface ReservesTaskOptions {
   db: DbExecutor;
-  engine: () => Pick<PerpEngine, 'accountAddresses' | 'marginSummary' | 'lastSeq'>;
+  engine: () => Pick<PerpEngine, 'accountAddresses' | 'marginSummary' | 'lastSeq' | 'vaultFlows'>;
   publicClient: ChainPublicClient;
   /** The perp operator's sender (an operator of the registry). */
   sender: TxSender;

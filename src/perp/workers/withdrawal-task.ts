@@ -226,6 +226,15 @@ export function createWithdrawalTask(opts: WithdrawalTaskOptions): WithdrawalTas
       if (e instanceof ChainRevertError && e.errorName === 'WithdrawalCapExceeded') {
         throw new Error("perp withdrawals: the vault's withdrawal cap for this period is reached; the payment waits for the next period");
       }
+      // The guardian's pause: the payment waits (retried with the backoff) until it is lifted.
+      if (e instanceof ChainRevertError && e.errorName === 'VenuePaused') {
+        throw new Error("perp withdrawals: the vault's payments are paused by its guardian; the payment waits for the pause to be lifted");
+      }
+      // Frozen for good after the operator's silence: accounts take their leaves through the escape
+      // hatch, and the reserve stays where it is (returning it would count it twice).
+      if (e instanceof ChainRevertError && e.errorName === 'VaultFrozen') {
+        throw new Error('perp withdrawals: the vault is frozen (escape hatch open); it pays nothing more through the operator');
+      }
       throw e;
     }
     return fromReceipt(id, await sender.send({ to: marginVault, data, gas: (gas * 13n) / 10n }, signal, hooks));

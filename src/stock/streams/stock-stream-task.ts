@@ -128,7 +128,18 @@ export interface StreamKey {
   apiKey: string;
   userAddress: string | null;
   permissions: readonly string[];
+  /** A stock key's scopes; without them, `permissions` says whether the key may write. */
+  scopes?: ReadonlyArray<{ access: string }>;
   active: boolean;
+}
+
+/**
+ * Whether the key may write somewhere: a WRITABLE scope on any chain (its first scope is only one
+ * of them). Over-counting a key whose WRITABLE scope is another chain's only costs a lookup of
+ * recordings that finds none.
+ */
+function mayWrite(k: StreamKey): boolean {
+  return k.scopes ? k.scopes.some((s) => s.access === 'WRITABLE') : k.permissions.includes('WRITABLE');
 }
 
 /** Rows published per round, so a long catch-up streams in bounded batches. */
@@ -252,7 +263,7 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
     const active = keys.filter((k) => k.active);
     known = new Set(keys.map((k) => k.apiKey));
     unbound = new Set(active.filter((k) => k.userAddress === null).map((k) => k.apiKey));
-    recording = active.some((k) => k.userAddress === null && k.permissions.includes('WRITABLE'));
+    recording = active.some((k) => k.userAddress === null && mayWrite(k));
     return active.flatMap((k) => (k.userAddress !== null ? [k.userAddress.toLowerCase()] : []));
   }
 

@@ -25,6 +25,8 @@ import * as m0024 from './0024-stock-order-multiplier.ts';
 import * as m0025 from './0025-quote-multiplier.ts';
 import * as m0026 from './0026-app-releases.ts';
 import * as m0027 from './0027-perp-withdrawal-signatures.ts';
+import * as m0028 from './0028-perp-reserve-leaf-flows.ts';
+import * as m0029 from './0029-stock-key-scopes.ts';
 
 /** Migrations by name, in the order they run (names sort lexically). */
 export type MigrationList = ReadonlyArray<readonly [name: string, migration: Migration]>;
@@ -67,6 +69,8 @@ export const MIGRATIONS: MigrationList = [
   ['0025-quote-multiplier', m0025],
   ['0026-app-releases', m0026],
   ['0027-perp-withdrawal-signatures', m0027],
+  ['0028-perp-reserve-leaf-flows', m0028],
+  ['0029-stock-key-scopes', m0029],
 ];
 
 /** A static provider of `list`: no filesystem scanning, so it works the same from tsx, a bundle or tests. */

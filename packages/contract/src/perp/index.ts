@@ -10,3 +10,5 @@ export * from './perp-account-schemas.ts';
 export * from './perp-liquidity-schemas.ts';
 export * from './perp-key-schemas.ts';
 export * from './perp-vault-schemas.ts';
+export * from './perp-escape.ts';
+export * from './perp-monday-schemas.ts';

@@ -197,8 +197,17 @@ export const AccountProofSchema = Type.Object({
   salt: Hash32({ description: 'random per account and epoch; keeps the leaf from being guessed from its parts' }),
   equity: Units('equity committed: the account equity, 0 when it is below zero'),
   pendingWithdrawals: Units('withdrawals reserved and not paid yet'),
+  deposited: Nullable(Type.String({ pattern: UINT_DIGITS }), {
+    description: "what the vault took from the account as the engine knew it at the snapshot (null in epochs built before 0.2.0): the vault's escape hatch adds what it took since",
+  }),
+  withdrawn: Nullable(Type.String({ pattern: UINT_DIGITS }), {
+    description: "what the vault paid the account as the engine knew it at the snapshot (null before 0.2.0): the escape hatch takes off what it paid since",
+  }),
   value: Units("equity + pendingWithdrawals: the leaf's sum"),
-  leafHash: Hash32({ description: 'keccak256(abi.encode(bytes32 salt, address account, uint256 equity, uint256 pendingWithdrawals))' }),
+  leafHash: Hash32({
+    description:
+      'keccak256(abi.encode(bytes32 salt, address account, uint256 equity, uint256 pendingWithdrawals, uint256 deposited, uint256 withdrawn)); before 0.2.0 the first four only',
+  }),
   path: Type.Array(
     Type.Object({
       hash: Hash32(),

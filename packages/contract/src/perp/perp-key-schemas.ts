@@ -7,6 +7,7 @@
 import { SIGNATURE_PATTERN, VISIBLE_ASCII_PATTERN } from '../common/patterns.ts';
 import { AddressIn, AnyObject, Millis, Nullable, Type, type Static } from '../common/schema-kit.ts';
 import { MAX_API_KEY_LABEL } from './perp-enums.ts';
+import { PrepareVenueDelegateBodySchema } from './perp-monday-schemas.ts';
 import { PermissionList, PermissionsOut, SignatureIn, TypedDataSchema, type TypedData } from './perp-schemas.ts';
 
 // ------------------------------------------------------------------ API keys
@@ -84,13 +85,19 @@ export const OneClickStatusSchema = Type.Object(
 );
 export type OneClickStatus = Static<typeof OneClickStatusSchema>;
 
-export const PrepareOneClickBodySchema = Type.Object(
+export const PrepareSessionKeyBodySchema = Type.Object(
   {
     sessionAddress: AddressIn({ description: 'the session signer: a key the trading program holds, not the wallet' }),
     expiresAt: Millis({ description: 'ms, in the future and at most 30 days ahead' }),
   },
   { additionalProperties: false },
 );
+/**
+ * A session key the trading program holds (`sessionAddress`), or the venue's own delegate
+ * (`{"delegate":"venue"}`, docs/perp-api.md "Monday Trade clients"): orders signed only by the
+ * API key are then accepted for the wallet.
+ */
+export const PrepareOneClickBodySchema = Type.Union([PrepareSessionKeyBodySchema, PrepareVenueDelegateBodySchema]);
 export type PrepareOneClickBody = Static<typeof PrepareOneClickBodySchema>;
 
 export const PreparedOneClickSchema = Type.Object({

@@ -1,5 +1,6 @@
 /** The stock API's part of the contract (contract.md §A). */
 export * from './stock-enums.ts';
+export * from './stock-key-scopes.ts';
 export * from './stock-signing.ts';
 export * from './stock-typed-data.ts';
 export * from './stock-error-codes.ts';

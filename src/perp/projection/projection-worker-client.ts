@@ -1,0 +1,151 @@
+/**
+ * Where the projector's writes run (docs/perp-sequencer.md "The projector"): on the engine's own
+ * thread (`threadProjectionWriter`), or on a worker thread with its own database connection
+ * (`workerProjectionWriter`, the default), so that folding the events and the database's work for
+ * the history tables leave the thread that takes orders, commits the journal and answers clients.
+ *
+ * The worker is started on the first write and started again on the write after it failed to open
+ * or exited; a write in flight when it died fails, and the projector writes it again (from the
+ * cursor the rows commit with, so nothing is written twice). SQLite: the worker's connection is a
+ * second writer of the same file; it holds the file's write lock only for its statements (the
+ * batch is read and folded before its transaction), so the journal's commits rarely wait for it.
+ */
+import { Worker } from 'node:worker_threads';
+import { AppError } from '../../errors/app-error.ts';
+import type { Logger } from '../../lib/logger.ts';
+import type { DbExecutor, OpenDatabaseOptions } from '../../storage/database.ts';
+import type { EngineEvent } from '../engine/engine-types.ts';
+import type { ProjectionWorkerData, ProjectionWorkerReply, ProjectionWorkerRequest } from './projection-worker.ts';
+import { writeProjection } from './projection-write.ts';
+
+export interface ProjectionWriter {
+  readonly kind: 'thread' | 'worker';
+  /** Writes the folded events and the cursor in one transaction; answers the last seq written. */
+  write(events: readonly EngineEvent[]): Promise<number>;
+  /** Ends the writer after the write in flight (if any). Idempotent. */
+  close(): Promise<void>;
+}
+
+export function threadProjectionWriter(db: DbExecutor, feeAccount: string, onUnknownReason?: (reason: string) => void): ProjectionWriter {
+  return {
+    kind: 'thread',
+    write: (events) => writeProjection(db, events, feeAccount, { onUnknownReason }),
+    close: async () => {},
+  };
+}
+
+/** `true` in the bundle (scripts/build-app.mjs defines it); undeclared when run from the sources. */
+declare const __TOKEX_BUNDLED__: boolean | undefined;
+
+/** The worker's script: the bundled one beside this chunk in dist/app, else its source through tsx. */
+function workerScript(): { url: URL; argv: string[] } {
+  // Not `import.meta.url`: the build rewrites that to the source file's location.
+  const meta = import.meta;
+  if (typeof __TOKEX_BUNDLED__ !== 'undefined' && __TOKEX_BUNDLED__) return { url: new URL('./perp-projection-worker.js', meta.url), argv: [] };
+  return { url: new URL('../../lib/ts-worker-boot.mjs', meta.url), argv: [new URL('./projection-worker.ts', meta.url).href] };
+}
+
+/** A write the worker could not do (the message is its error's; no secret is in a database error of this path). */
+export class ProjectionWriteError extends AppError {
+  constructor(what: string, reply: { name: string; message: string; code?: string }) {
+    super('STORAGE_UNAVAILABLE', `perp projection worker: ${what}: ${reply.message}`, { retryable: true, detail: { name: reply.name, code: reply.code } });
+  }
+}
+
+export interface WorkerProjectionWriterOptions {
+  /** How the worker opens the database: the options the process opened it with (a file or a server, not `:memory:`). */
+  database: OpenDatabaseOptions;
+  feeAccount: string;
+  onUnknownReason?: (reason: string) => void;
+  logger?: Pick<Logger, 'warn' | 'info'>;
+}
+
+export function workerProjectionWriter(opts: WorkerProjectionWriterOptions): ProjectionWriter {
+  if (opts.database.url === undefined && (opts.database.sqlitePath === ':memory:' || opts.database.sqlitePath === '')) {
+    throw new AppError('VALIDATION', 'perp projection worker: an in-memory SQLite database cannot be shared with a worker thread');
+  }
+  let worker: Worker | undefined;
+  let ready: Promise<Worker> | undefined;
+  let nextId = 1;
+  let closed = false;
+  const pending = new Map<number, { resolve(seq: number): void; reject(err: unknown): void }>();
+  const failAll = (err: unknown) => {
+    for (const p of pending.values()) p.reject(err);
+    pending.clear();
+  };
+
+  const start = (): Promise<Worker> => {
+    const { url, argv } = workerScript();
+    const data: ProjectionWorkerData = { database: opts.database, feeAccount: opts.feeAccount };
+    const w = new Worker(url, { workerData: data, argv, execArgv: [], name: 'perp-projection' });
+    worker = w;
+    return new Promise<Worker>((resolve, reject) => {
+      let opened = false;
+      w.on('message', (m: ProjectionWorkerReply) => {
+        switch (m.type) {
+          case 'ready':
+            opened = true;
+            resolve(w);
+            break;
+          case 'written':
+            pending.get(m.id)?.resolve(m.lastSeq);
+            pending.delete(m.id);
+            break;
+          case 'failed':
+            pending.get(m.id)?.reject(new ProjectionWriteError('write failed', m));
+            pending.delete(m.id);
+            break;
+          case 'open-failed':
+            reject(new ProjectionWriteError('could not open the database', m));
+            break;
+          case 'unknown-reason':
+            opts.onUnknownReason?.(m.reason);
+            break;
+          case 'closed':
+            break;
+        }
+      });
+      w.on('error', (err) => {
+        opts.logger?.warn({ err }, 'perp projection worker: failed; it is started again at the next write');
+        if (!opened) reject(err);
+      });
+      w.on('exit', (code) => {
+        if (worker === w) {
+          worker = undefined;
+          ready = undefined;
+        }
+        failAll(new ProjectionWriteError('exited', { name: 'WorkerExit', message: `exit code ${code}` }));
+        if (!opened) reject(new ProjectionWriteError('exited before it was ready', { name: 'WorkerExit', message: `exit code ${code}` }));
+      });
+    });
+  };
+
+  return {
+    kind: 'worker',
+    async write(events) {
+      if (closed) throw new ProjectionWriteError('write after close', { name: 'Closed', message: 'the writer is closed' });
+      const w = await (ready ??= start().catch((err: unknown) => {
+        ready = undefined;
+        throw err;
+      }));
+      const id = nextId++;
+      return new Promise<number>((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        w.postMessage({ type: 'write', id, events: events as EngineEvent[] } satisfies ProjectionWorkerRequest);
+      });
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      const w = worker;
+      if (w === undefined) return;
+      const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+      // The projector awaits its last write before it closes the writer; the worker closes its
+      // connection and exits. A worker that does not answer in 5 s is terminated.
+      w.postMessage({ type: 'close' } satisfies ProjectionWorkerRequest);
+      const timer = setTimeout(() => void w.terminate(), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * The perpetual projection's worker thread (projection-worker-client.ts starts it): its own
+ * database connection, one write of folded events at a time, answered by message. Everything the
+ * projection costs — folding the events, building the statements, SQLite's or PostgreSQL's work —
+ * runs here, off the thread that takes orders (docs/perp-sequencer.md "The projector").
+ *
+ * Bundled as dist/app/perp-projection-worker.js (scripts/build-app.mjs); from the sources it runs
+ * through tsx.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { openDatabase, type OpenDatabaseOptions } from '../../storage/database.ts';
+import type { EngineEvent } from '../engine/engine-types.ts';
+import { writeProjection } from './projection-write.ts';
+
+export interface ProjectionWorkerData {
+  database: OpenDatabaseOptions;
+  feeAccount: string;
+}
+
+/** Parent → worker. */
+export type ProjectionWorkerRequest = { type: 'write'; id: number; events: EngineEvent[] } | { type: 'close' };
+/** Worker → parent. */
+export type ProjectionWorkerReply =
+  | { type: 'ready' }
+  | { type: 'written'; id: number; lastSeq: number }
+  | { type: 'failed'; id: number; name: string; message: string; code?: string }
+  | { type: 'open-failed'; name: string; message: string; code?: string }
+  | { type: 'unknown-reason'; reason: string }
+  | { type: 'closed' };
+
+const port = parentPort;
+if (port === null) throw new Error('projection-worker: must run as a worker thread');
+const data = workerData as ProjectionWorkerData;
+const post = (m: ProjectionWorkerReply) => port.postMessage(m);
+const errorFields = (err: unknown) => {
+  const e = err as { name?: unknown; message?: unknown; code?: unknown };
+  return { name: String(e?.name ?? 'Error'), message: String(e?.message ?? err), ...(typeof e?.code === 'string' ? { code: e.code } : {}) };
+};
+
+try {
+  // The parent opened (and migrated) the database already; this connection only writes.
+  const db = await openDatabase({ ...data.database, migrate: false, poolSize: 2 });
+  const onUnknownReason = (reason: string) => post({ type: 'unknown-reason', reason });
+  port.on('message', (m: ProjectionWorkerRequest) => {
+    if (m.type === 'close') {
+      void db.close().finally(() => {
+        post({ type: 'closed' });
+        port.close();
+      });
+      return;
+    }
+    // The projector sends one write at a time and waits for its answer.
+    writeProjection(db, m.events, data.feeAccount, { onUnknownReason, readOutside: true }).then(
+      (lastSeq) => post({ type: 'written', id: m.id, lastSeq }),
+      (err: unknown) => post({ type: 'failed', id: m.id, ...errorFields(err) }),
+    );
+  });
+  post({ type: 'ready' });
+} catch (err) {
+  post({ type: 'open-failed', ...errorFields(err) });
+  port.close();
+}
