@@ -226,6 +226,12 @@ export interface AppConfig {
      */
     engineStream?: string;
     /**
+     * `PERP_ENGINE_EVENTS` (default off): with `PERP_ENGINE_STREAM`, the engine also writes every
+     * durable event to `<prefix>:events` for readers of the engine's event stream outside this
+     * release's roles (none of which reads it: the projector and the streams run beside the engine).
+     */
+    engineEvents: boolean;
+    /**
      * `PERP_EVENT_BUFFER` and `PERP_RECENT_RESULTS`: the engine's in-memory buffers of recent events
      * (for late subscribers) and answers (for resubmissions), 100 000 each by default. Both are
      * bounded: the engine's memory grows until they are full, then stays flat.
@@ -594,6 +600,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       fundingSampleMs: envInt(env, 'PERP_FUNDING_SAMPLE_MS', 5_000, 10),
       lpLockupMs: envIntAtMost(env, 'PERP_LP_LOCKUP_MS', 4 * 86_400_000, 366 * 86_400_000),
       engineStream: envString(env, 'PERP_ENGINE_STREAM'),
+      engineEvents: envBool(env, 'PERP_ENGINE_EVENTS', false),
       eventBuffer: envInt(env, 'PERP_EVENT_BUFFER', 100_000, 1_000),
       recentResults: envInt(env, 'PERP_RECENT_RESULTS', 100_000, 1_000),
       projector: envChoice(env, 'PERP_PROJECTOR', ['auto', 'worker', 'thread'] as const, 'auto'),

@@ -107,4 +107,32 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       admin.disconnect();
     }
   });
+  it('writes no event stream unless asked (PERP_ENGINE_EVENTS): commands are answered all the same', { timeout: 20_000 }, async () => {
+    const p = `t:${randomBytes(4).toString('hex')}`;
+    const names = { commands: `${p}:commands`, events: `${p}:events`, group: 'engine' };
+    const db = await openTestSqlite();
+    const admin = new Redis(url!);
+    const sequencer = new EngineSequencer({ db, now: () => LISTED_AT });
+    await sequencer.start();
+    const server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100, publishEvents: false });
+    const gateway = createRedisGateway(new Redis(url!), { ...names, replyStream: `${p}:replies`, blockMs: 100 });
+    let stopped = false;
+    try {
+      const cmds = takeCommands(5, 'quiet', 10);
+      const answers = await Promise.all(cmds.map((c) => gateway.submit(c)));
+      expect(answers.map((a) => a.journalSeq)).toEqual(cmds.map((_, i) => LISTED + 1 + i));
+      // stop() writes out what it still holds: with publishing on, the events would be there now.
+      await server.stop();
+      stopped = true;
+      expect(await admin.xlen(names.events)).toBe(0);
+      expect(await admin.exists(names.events)).toBe(0);
+    } finally {
+      if (!stopped) await server.stop();
+      await gateway.close();
+      await sequencer.stop();
+      await db.close();
+      await admin.del(names.commands, names.events, `${p}:replies`);
+      admin.disconnect();
+    }
+  });
 });

@@ -99,7 +99,7 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
       const redis = openRedis(config.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true }, logger, 'perp engine commands');
       await redis.connect();
       stops.add(async () => void redis.disconnect());
-      const served = await serveEngineOverRedis(sequencer, redis, { ...perpStreams(config.perp.engineStream), onError: (err) => logger.warn({ err }, 'perp engine: Redis transport') });
+      const served = await serveEngineOverRedis(sequencer, redis, { ...perpStreams(config.perp.engineStream), publishEvents: config.perp.engineEvents, onError: (err) => logger.warn({ err }, 'perp engine: Redis transport') });
       stops.add(() => served.stop());
     }
 

@@ -55,6 +55,12 @@ export interface RedisEngineServerOptions extends RedisStreamNames {
   blockMs?: number;
   /** Replies kept per reply stream (approximate trim). Default 10 000. */
   replyMaxLen?: number;
+  /**
+   * Whether durable events are written to the event stream (`PERP_ENGINE_EVENTS`). Default true
+   * here; the perp-engine role writes them only when asked: no role of this release reads them, and
+   * writing about nine entries an order was a sixth of the engine loop's time per order (issue 40).
+   */
+  publishEvents?: boolean;
   onError?: (err: unknown) => void;
 }
 
@@ -93,12 +99,10 @@ export async function serveEngineOverRedis(
     if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
   }
 
-  // Events: continue after the last one the stream holds.
-  const last = (await writer.xrevrange(events, '+', '-', 'COUNT', 1)) as Array<[string, string[]]>;
-  const fromSeq = last.length > 0 ? Number(last[0][0].split('-')[1]) + 1 : 1;
   let eventChain: Promise<unknown> = Promise.resolve();
   let eventBatch: EngineEvent[] = [];
   const flushEvents = () => {
+    if (eventBatch.length === 0) return;
     const batch = eventBatch;
     eventBatch = [];
     const pipe = writer.pipeline();
@@ -106,14 +110,21 @@ export async function serveEngineOverRedis(
     // An id not above the stream's last (a rewrite after a restart) is refused: nothing duplicated.
     eventChain = eventChain.then(() => pipe.exec()).catch(onError);
   };
-  const unsubscribe = sequencer.subscribe(
-    fromSeq,
-    (e) => {
-      if (eventBatch.length === 0) queueMicrotask(flushEvents);
-      eventBatch.push(e);
-    },
-    onError,
-  );
+  let unsubscribe = () => {};
+  if (opts.publishEvents ?? true) {
+    // Events: continue after the last one the stream holds (a stream left off for a while resumes
+    // from the engine's retained or regenerated events, without a gap).
+    const last = (await writer.xrevrange(events, '+', '-', 'COUNT', 1)) as Array<[string, string[]]>;
+    const fromSeq = last.length > 0 ? Number(last[0][0].split('-')[1]) + 1 : 1;
+    unsubscribe = sequencer.subscribe(
+      fromSeq,
+      (e) => {
+        if (eventBatch.length === 0) queueMicrotask(flushEvents);
+        eventBatch.push(e);
+      },
+      onError,
+    );
+  }
 
   let running = true;
   const inflight = new Set<Promise<void>>();
