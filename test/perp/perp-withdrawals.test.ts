@@ -31,7 +31,7 @@ import { createWithdrawalTask, SETTLE_COMMAND_PREFIX, UNSIGNED_WITHDRAWAL_REASON
 import type { PerpClient, PerpWithdrawal } from '@tokex/sdk';
 import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
-import { deployPerpVenue, PERP_OPERATOR, vaultDeposit, vaultWithdraw } from '../support/perp-venue.ts';
+import { deployPerpVenue, PERP_OPERATOR, signVaultWithdrawal, vaultDeposit, vaultWithdraw } from '../support/perp-venue.ts';
 import { refused } from '../support/perp-refusal.ts';
 import { until } from '../support/poll.ts';
 
@@ -432,6 +432,30 @@ describe.each(perpHarnessVariants())('perp withdrawals on anvil ($name)', (varia
     expect(await tokenBalance(user.address)).toBe(walletBefore + 7n * USDC);
     const retry = await api.withdraw(signer(user), { amount: '7', clientWithdrawalId: 'answer-lost' });
     expect(retry).toMatchObject({ withdrawalId: id, clientWithdrawalId: 'answer-lost', status: 'COMPLETED', duplicate: true });
+    expect(await withdrawnLogs(id)).toHaveLength(1);
+  });
+
+  it("a retry of a request whose note never reached the engine is paid under the retry's signature, not the note's run-out deadline", async () => {
+    const user = f.users[0];
+    const api = await keyFor(user.address);
+    await fund(user, 10n * USDC);
+    const walletBefore = await tokenBalance(user.address);
+    const id = withdrawalIdOf(user.address, 'stale-note');
+    // The first attempt wrote its signed note and was gone before the engine heard of it; its
+    // deadline has run out since.
+    const chainNow = (await f.publicClient.getBlock()).timestamp;
+    const stale = { account: user.address, recipient: user.address, amount: 5n * USDC, withdrawalId: id as Hex, deadline: chainNow - 60n };
+    const t = Date.now();
+    await insertWithdrawalIntent(h.db, { withdrawalId: id, account: user.address, clientWithdrawalId: 'stale-note', amount: 5n * USDC, createdAt: t, signed: { recipient: user.address, deadline: Number(stale.deadline), signature: await signVaultWithdrawal(f, perp, user.privateKey, stale) } }, t);
+    expect(engine().withdrawal(id)).toBeUndefined();
+    // The client retries with a fresh signature: that one is relayed.
+    const w = await api.withdraw(signer(user), { amount: '5', clientWithdrawalId: 'stale-note' });
+    expect(w).toMatchObject({ withdrawalId: id, status: 'PENDING' });
+    expect((await getWithdrawal(h.db, id))?.signed?.deadline).toBeGreaterThan(Number(chainNow));
+    startTask();
+    await settledAs(api, 'stale-note', 'COMPLETED');
+    await stopTask();
+    expect(await tokenBalance(user.address)).toBe(walletBefore + 5n * USDC);
     expect(await withdrawnLogs(id)).toHaveLength(1);
   });
 

@@ -113,9 +113,24 @@ function insertRow(db: DbExecutor, w: NewWithdrawal, status: WithdrawalRowStatus
     .execute();
 }
 
-/** The API's note before it asks the engine: carries the client's id. A row already there is left as it is. */
+/**
+ * The API's note before it asks the engine: carries the client's id and the wallet's signature. A
+ * row past REQUESTED is left as it is. A REQUESTED row of the same amount (an earlier attempt that
+ * never reached the engine, or whose answer was lost) takes this attempt's signature: both are the
+ * wallet's for this very withdrawal, and the newer deadline is the one still ahead, where the
+ * first one's could run out before the payment and fail it.
+ */
 export async function insertWithdrawalIntent(db: DbExecutor, w: NewWithdrawal, now: number): Promise<void> {
   await insertRow(db, w, 'REQUESTED', now);
+  if (w.signed === undefined) return;
+  await kyselyOf(db)
+    .updateTable('perp_withdrawals')
+    .set({ signature: w.signed.signature, deadline: w.signed.deadline, recipient: w.signed.recipient.toLowerCase(), updated_at: now })
+    .where('withdrawal_id', '=', w.withdrawalId.toLowerCase())
+    .where('status', '=', 'REQUESTED')
+    .where('amount', '=', w.amount.toString())
+    .where('deadline', '<', w.signed.deadline)
+    .execute();
 }
 
 /** The engine refused: the note goes (a row past REQUESTED is never deleted). */
