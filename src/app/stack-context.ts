@@ -14,6 +14,7 @@ import type { QuoteReader } from '../marketdata/market-types.ts';
 import type { SymbolSpec, VenueCalendar } from '../marketdata/symbol-catalog.ts';
 import type { PerpVenue } from '../perp/perp-venue.ts';
 import type { StreamBroker } from '../streams/stream-broker.ts';
+import { createSharedStreamBroker, type SharedStreamBroker } from './stream-wiring.ts';
 import { createRelaySignals, type RelaySignals } from '../stock/relay-signals.ts';
 import type { ChainWiring } from './chain-wiring.ts';
 import type { StopList } from './stop-list.ts';
@@ -56,6 +57,13 @@ export interface StackContext {
   relaySignals: RelaySignals;
   /** The perp engine when the perp-engine role runs in this process (the perp API uses it in process). */
   perpVenue?: PerpVenue;
+  /**
+   * The process's broker of a venue's streams (stream-wiring.ts), made at the first call and
+   * closed when the stack stops: a role that loses its lease and takes it back publishes on the
+   * broker the APIs of this process already read. `onLost` hears the broker losing a batch, for
+   * the publisher that runs now.
+   */
+  streamBroker(venue: 'perp' | 'stock'): Promise<SharedStreamBroker>;
   /** The broker of the perp streams' publisher when the perp-engine role runs in this process. */
   perpStreams?: StreamBroker;
   /** The broker of the stock streams' publisher when the indexer role runs in this process. */
@@ -84,14 +92,24 @@ export interface StackContext {
 }
 
 export function createStackContext(
-  parts: Omit<StackContext, 'quotes' | 'provideQuotes' | 'withdrawQuotes' | 'endpoints' | 'relaySignals' | 'firstChain' | 'otherChains' | 'unstartedChains'>,
+  parts: Omit<StackContext, 'quotes' | 'provideQuotes' | 'withdrawQuotes' | 'endpoints' | 'relaySignals' | 'firstChain' | 'otherChains' | 'unstartedChains' | 'streamBroker'>,
   stops: StopList,
   /** For another chain's venue: the first chain's context, whose quotes it reads (one feed for every chain). */
   first?: StackContext,
 ): StackContext {
+  const brokers = new Map<'perp' | 'stock', Promise<SharedStreamBroker>>();
+  const streamBroker = (venue: 'perp' | 'stock'): Promise<SharedStreamBroker> => {
+    let made = brokers.get(venue);
+    if (made === undefined) {
+      made = createSharedStreamBroker({ config: parts.config, logger: parts.logger }, venue, stops);
+      brokers.set(venue, made);
+    }
+    return made;
+  };
   if (first) {
     return {
       ...parts,
+      streamBroker,
       endpoints: {},
       relaySignals: createRelaySignals(),
       firstChain: false,
@@ -118,6 +136,7 @@ export function createStackContext(
     })());
   return {
     ...parts,
+    streamBroker,
     endpoints: {},
     relaySignals: createRelaySignals(),
     firstChain: true,

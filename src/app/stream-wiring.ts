@@ -10,8 +10,33 @@ import { createRedisStreamBroker } from '../streams/redis-stream-broker.ts';
 import type { StackContext } from './stack-context.ts';
 import type { StopList } from './stop-list.ts';
 
+/** A venue's broker shared by the roles of a process, with who hears it lose a batch. */
+export interface SharedStreamBroker {
+  broker: StreamBroker;
+  /** `listener` hears the broker losing a batch (the Redis broker's `onLost`) until the call it answers. */
+  onLost(listener: (err: unknown) => void): () => void;
+}
+
+/**
+ * The process's broker of `venue`, for the stack's life (StackContext.streamBroker): stopped with
+ * `stops`, the stack's, not a role's.
+ */
+export async function createSharedStreamBroker(ctx: Pick<StackContext, 'config' | 'logger'>, venue: 'perp' | 'stock', stops: StopList): Promise<SharedStreamBroker> {
+  const listeners = new Set<(err: unknown) => void>();
+  const broker = await streamBrokerFor(ctx, venue, stops, (err) => {
+    for (const l of listeners) l(err);
+  });
+  return {
+    broker,
+    onLost(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+  };
+}
+
 export async function streamBrokerFor(
-  ctx: StackContext,
+  ctx: Pick<StackContext, 'config' | 'logger'>,
   venue: 'perp' | 'stock',
   stops: StopList,
   onLost?: (err: unknown) => void,

@@ -36,6 +36,39 @@ export interface PerpVenue {
   historyCaughtUp?(): Promise<void>;
 }
 
+/**
+ * The venue of the perp-engine role of this process as it is now: `current()` at each call, so a
+ * perp API started beside the engine follows it when the role loses its lease and takes it back
+ * (a new sequencer and engine). Holding the first venue, the API answered every order with 50002
+ * after such a restart, its sequencer stopped, until the process restarted. While the role has no
+ * engine (on stand-by), calls fail with `unavailable()`.
+ */
+export function followingPerpVenue(current: () => PerpVenue | undefined, unavailable: () => Error): PerpVenue {
+  const venue = (): PerpVenue => {
+    const v = current();
+    if (v === undefined) throw unavailable();
+    return v;
+  };
+  return {
+    gateway: {
+      submit: async (cmd) => venue().gateway.submit(cmd),
+      async submitMany(cmds) {
+        const g = venue().gateway;
+        if (g.submitMany) return g.submitMany(cmds);
+        const out = [];
+        for (const c of cmds) out.push(await g.submit(c));
+        return out;
+      },
+      subscribe: (fromSeq, listener, onError) => venue().gateway.subscribe(fromSeq, listener, onError),
+    },
+    engine: () => venue().engine(),
+    blockInfo: async () => venue().blockInfo(),
+    caughtUp: async (seq) => venue().caughtUp?.(seq),
+    readable: async () => venue().readable?.(),
+    historyCaughtUp: async () => venue().historyCaughtUp?.(),
+  };
+}
+
 /** The longest a list read waits for the projection before it answers what is there. */
 export const HISTORY_WAIT_MS = 2_000;
 

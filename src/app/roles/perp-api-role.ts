@@ -12,14 +12,14 @@ import { rateLimitOf, type RateLimitSettings } from '../../http/rate-limiter.ts'
 import { buildPerpApi, perpOrderServiceOf } from '../../perp/perp-api.ts';
 import { DEFAULT_INSTRUMENTS, withFundingInterval } from '../../perp/engine/instruments.ts';
 import type { StackContext } from '../stack-context.ts';
-import { streamBrokerFor } from '../stream-wiring.ts';
 import { createStreamHub } from '../../streams/stream-hub.ts';
 import { perpChannels } from '../../perp/streams/perp-stream-channels.ts';
 import { attachPerpStreams } from '../../perp/streams/perp-stream-endpoint.ts';
 import { PERP_ERROR_CODES } from '../../perp/perp-error-codes.ts';
 import { apiTransportFor } from '../../http/tls-options.ts';
 import { startGuarded, type StopList } from '../stop-list.ts';
-import { indexedBlockInfo, waitForProjectedSeq, type PerpVenue } from '../../perp/perp-venue.ts';
+import { followingPerpVenue, indexedBlockInfo, waitForProjectedSeq, type PerpVenue } from '../../perp/perp-venue.ts';
+import { engineUnavailable } from '../../perp/routes/trading-routes.ts';
 import { createJournalReplica } from '../../perp/sequencer/journal-replica.ts';
 import { createVaultTransactionService } from '../../perp/vault-transaction-service.ts';
 import { createRedisGateway, perpStreams } from '../../perp/sequencer/redis-stream-transport.ts';
@@ -68,7 +68,9 @@ export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise
       stops.add(() => memoryNonces.close());
       nonces = memoryNonces;
     }
-    const venue = ctx.perpVenue ?? (await remoteVenue(ctx, stops));
+    // Beside the engine: the engine role's venue as it is at each call (its lease lost and taken
+    // back starts a new sequencer); otherwise the engine over Redis Streams, if configured.
+    const venue = ctx.perpVenue ? followingPerpVenue(() => ctx.perpVenue, engineUnavailable) : await remoteVenue(ctx, stops);
     if (!venue) logger.warn('perp-api: no perp engine in this process and no PERP_ENGINE_STREAM with REDIS_URL; trading, account and book endpoints answer 50002');
     const app = await buildPerpApi({
       transport,
@@ -91,7 +93,7 @@ export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise
       readiness: createReadinessProbe({ db, roles: API_DEPENDENCIES.perp, staleMs: config.readinessStaleMs }),
     });
     // The WebSocket streams (docs/streams.md): this process's publisher, or the shared one over Redis.
-    const broker = ctx.perpStreams ?? (config.redisUrl ? await streamBrokerFor(ctx, 'perp', stops) : undefined);
+    const broker = ctx.perpStreams ?? (config.redisUrl ? (await ctx.streamBroker('perp')).broker : undefined);
     if (broker && venue) {
       const hub = createStreamHub({ broker, catalog: perpChannels(), goneCode: PERP_ERROR_CODES.SNAPSHOT_REQUIRED.code, logger });
       await hub.start();

@@ -38,7 +38,6 @@ import { createMarketMakerTask } from '../../perp/workers/market-maker-task.ts';
 import { createPoolQuoterTask } from '../../perp/workers/pool-quoter-task.ts';
 import { createMarkPriceTask, type IndexSource } from '../../perp/workers/mark-price-task.ts';
 import type { StackContext } from '../stack-context.ts';
-import { streamBrokerFor } from '../stream-wiring.ts';
 import { createStreamPublisher } from '../../streams/stream-publisher.ts';
 import { perpChannels } from '../../perp/streams/perp-stream-channels.ts';
 import { createPerpStreamTask, type PerpStreamTask } from '../../perp/streams/perp-stream-task.ts';
@@ -78,11 +77,16 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
 
     // The venue's streams, seeded from the engine before anything below submits a command
     // (docs/streams.md).
+    // The process's broker, not one of this role's tenure: a perp API of this process keeps
+    // reading it when the role loses its lease and takes it back (a new epoch then begins).
     let streams: PerpStreamTask | undefined;
-    const broker = await streamBrokerFor(ctx, 'perp', stops, (err) => {
+    const shared = await ctx.streamBroker('perp');
+    const broker = shared.broker;
+    const offLost = shared.onLost((err) => {
       logger.error({ err }, 'perp streams: the broker lost a batch; starting a new epoch');
       void streams?.resync();
     });
+    stops.add(async () => offLost());
     const publisher = createStreamPublisher({ broker, catalog: perpChannels(), logger });
     const market = createMarketService({ db, venue: { gateway, engine, blockInfo: async () => undefined }, fundingIntervalMs: config.perp.fundingIntervalMs });
     streams = createPerpStreamTask({ engine, gateway, db, publisher, market, fundingIntervalMs: config.perp.fundingIntervalMs, logger });
