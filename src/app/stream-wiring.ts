@@ -1,7 +1,9 @@
 /**
  * Which broker carries a venue's streams (docs/streams.md): Redis Streams under
  * `STREAM_PREFIX:<venue>` when REDIS_URL is set, so that API instances in other processes serve the
- * same streams with the same seqs; otherwise the process's own, in memory.
+ * same streams with the same seqs; otherwise the process's own, in memory. The stock venue of a chain
+ * after the first has its own publisher, hence its own broker: `STREAM_PREFIX:stock:<chainId>`
+ * (docs/streams.md "Several chains"); the first chain's stays where a single-chain deployment's is.
  */
 import { openRedis } from '../storage/redis-client.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -48,11 +50,17 @@ export async function streamBrokerFor(
   stops.add(async () => void redis.disconnect());
   const broker = createRedisStreamBroker({
     redis,
-    prefix: `${config.streamPrefix}:${venue}`,
+    prefix: streamPrefixOf(ctx, venue),
     retained: config.streamRetained,
     onLost,
     onError: (err) => (logger as Pick<Logger, 'warn'>).warn({ err: (err as Error).message, venue }, 'streams: Redis read failed; retrying'),
   });
   stops.add(() => broker.close());
   return broker;
+}
+
+/** The Redis prefix of a venue's streams on this context's chain. */
+export function streamPrefixOf(ctx: Pick<StackContext, 'config' | 'firstChain'>, venue: 'perp' | 'stock'): string {
+  const base = `${ctx.config.streamPrefix}:${venue}`;
+  return ctx.firstChain ? base : `${base}:${ctx.config.chainId}`;
 }

@@ -57,7 +57,8 @@ export interface StockAuthOptions {
   /**
    * The other chains the API serves (docs/stock-api.md, "Several chains"), the product being the
    * same: a request's `x-api-chain-id` picks among `chainId` and these, and the key must hold a scope
-   * for the chain picked. Only the request hook reads it (a stream is on `chainId`).
+   * for the chain picked; a stream `auth` names its chain in the frame (`chainId`) or takes its
+   * connection's.
    */
   otherChainIds?: readonly number[];
   /** Chains configured whose node did not answer at start: refused like an unserved chain, the log saying so. */
@@ -277,21 +278,71 @@ export function createStockAuthHook(opts: StockAuthOptions) {
   };
 }
 
+/** A chain id as `x-api-chain-id` carries it: 1 to 16 digits without a leading zero. */
+const CHAIN_ID_TEXT = /^[1-9][0-9]{0,15}$/;
+
+/** A stream `auth` naming a chain its connection cannot move to (docs/streams.md "Several chains"). */
+export class StockStreamChainFixed extends Error {}
+
+export interface StockStreamAuthFrame {
+  apiKey?: unknown;
+  ts?: unknown;
+  nonce?: unknown;
+  sign?: unknown;
+  /** The request's `x-api-chain-id`: a positive integer, or its decimal text. Absent: the connection's chain. */
+  chainId?: unknown;
+  /** The request's `x-api-p`, exact case. Absent: the service's product. */
+  product?: unknown;
+}
+
 /**
- * The stream endpoint's `auth` (docs/stock-api.md, "Stock streams"): the request rules through the
- * same check, with the signed parts from the frame (method GET, URI `/api/v1/ws`, empty body); the
- * frame names no chain, so the key must hold a scope for the service's chain and product. A read:
- * a READ_ONLY scope may authenticate.
+ * The stream endpoint's `auth` (docs/streams.md "Several chains"): the request rules through the
+ * same check, with the signed parts from the frame (method GET, URI `/api/v1/ws`, empty body) and the
+ * chain and product the frame names as a request's headers name them (the signature covers neither,
+ * as a request's covers neither header; the key's nonces are one set across chains, so a frame seen
+ * on one chain cannot be replayed for another). A frame naming no chain takes its connection's (the
+ * URL's `chainId`, else the first chain), naming no product the service's. A chain not served, another
+ * product, or a key without a scope for the chain and product is the opaque refusal, as for REST. A
+ * read: a READ_ONLY scope may authenticate. Answers the key and the chain it authenticated on.
  */
 export function createStockStreamAuth(opts: Omit<StockAuthOptions, 'prefix'>) {
-  const check = createStockSignatureCheck(opts);
+  const checks = new Map<number, StockSignatureCheck>();
+  for (const chainId of [opts.chainId, ...(opts.otherChainIds ?? [])]) checks.set(chainId, createStockSignatureCheck({ ...opts, chainId }));
+  const unstarted = new Set(opts.unstartedChainIds ?? []);
   const EMPTY = new Uint8Array(0);
-  return async function authenticate(frame: { apiKey?: unknown; ts?: unknown; nonce?: unknown; sign?: unknown }, peer: string | undefined): Promise<AuthKey> {
+
+  /** The chain id the frame names, undefined when none; a malformed one is no served chain. */
+  function namedChain(v: unknown): number | undefined {
+    if (v === undefined) return undefined;
+    if (typeof v === 'number' && Number.isSafeInteger(v) && v > 0) return v;
+    if (typeof v === 'string' && CHAIN_ID_TEXT.test(v) && Number.isSafeInteger(Number(v))) return Number(v);
+    throw deny('auth chainId malformed');
+  }
+
+  return async function authenticate(
+    frame: StockStreamAuthFrame,
+    peer: string | undefined,
+    /** The connection's chain, and whether it is fixed (its URL named it, or it subscribed). */
+    connection: { chainId: number; fixed: boolean } = { chainId: opts.chainId, fixed: false },
+  ): Promise<{ key: AuthKey; chainId: number }> {
     const ts = typeof frame.ts === 'number' ? String(frame.ts) : frame.ts;
     const { apiKey, nonce, sign } = frame;
     if (typeof apiKey !== 'string' || typeof ts !== 'string' || typeof nonce !== 'string' || typeof sign !== 'string' || apiKey.length === 0) {
       throw deny('auth: apiKey, ts, nonce and sign are required');
     }
-    return check({ apiKey, sign, ts, nonce, method: 'GET', uri: '/api/v1/ws', body: EMPTY, peer, write: false });
+    // As the headers are judged: a chain or product this deployment does not serve fails before any key is read.
+    const named = namedChain(frame.chainId);
+    const chainId = named ?? connection.chainId;
+    const check = checks.get(chainId);
+    if (check === undefined) {
+      throw deny(unstarted.has(chainId) ? `chain ${chainId} did not start (its node did not answer): served after a restart` : 'auth chainId does not match the service');
+    }
+    if (frame.product !== undefined && frame.product !== opts.product) throw deny('auth product does not match the service (case-sensitive)');
+    // Before the key's check, so that no nonce is spent on a frame that cannot be served.
+    if (connection.fixed && chainId !== connection.chainId) {
+      throw new StockStreamChainFixed(`chainId: this connection is on chain ${connection.chainId} (named by its URL, or subscribed on): connect with ?chainId=${chainId} for chain ${chainId}`);
+    }
+    const key = await check({ apiKey, sign, ts, nonce, method: 'GET', uri: '/api/v1/ws', body: EMPTY, peer, write: false });
+    return { key, chainId };
   };
 }

@@ -19,6 +19,11 @@
  * connection; past that the venue's refusal is answered at once. Once the connection has sent `auth`,
  * a frame of such an op may be up to `opFrameBytes` (a batch of signed orders is larger than any
  * subscribe); every other frame stays within `maxFrameBytes`.
+ *
+ * A venue whose streams come in several sets (the stock API's chains, one publisher each) gives each
+ * connection one set, its route (`opts.routeOf`): the one its URL's query names, else the default;
+ * its `auth` may pick another while the route is not fixed, i.e. while the URL named none and the
+ * connection has subscribed to nothing. Every subscription of a connection is on its route's hub.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -108,17 +113,41 @@ export interface StreamOp<S> {
   refused(id: string | undefined, code: number, msg: string): string | Record<string, unknown>;
 }
 
+/** One set of a venue's streams: its hub and its symbols. */
+export interface StreamRoute {
+  hub: StreamHub;
+  isSymbol(symbol: string): boolean;
+}
+
+/** The route a connection is on, as `authenticate` is shown it. */
+export interface StreamConnectionRoute {
+  route: StreamRoute;
+  /** The URL named it, or the connection subscribed on it: an `auth` may no longer move the connection. */
+  fixed: boolean;
+}
+
+/** The upgrade's query named something the venue does not serve: refused with HTTP 400 and this text. */
+export class StreamUpgradeRefusal extends Error {}
+
 export interface StreamEndpointOptions<S extends { account: string } = { account: string }> {
   /** Paths the endpoint answers (the service prefix included). */
   paths: readonly string[];
+  /** The default route's hub and symbols (the only ones without `routeOf`). */
   hub: StreamHub;
   catalog: ChannelCatalog;
   isSymbol(symbol: string): boolean;
   /**
-   * Checks an `auth` frame; resolves to the account whose private streams the connection may read,
-   * and whatever else the venue's ops need of the session (handed to them as `session`).
+   * A venue with several sets of streams: the route the upgrade's query names (undefined: the
+   * default, `hub` and `isSymbol`); a StreamUpgradeRefusal thrown refuses the upgrade (HTTP 400).
    */
-  authenticate(frame: Record<string, unknown>, peer: string | undefined): Promise<S>;
+  routeOf?(query: URLSearchParams): StreamRoute | undefined;
+  /**
+   * Checks an `auth` frame; resolves to the account whose private streams the connection may read,
+   * and whatever else the venue's ops need of the session (handed to them as `session`). With
+   * `routeOf`, it is shown the connection's route and may answer another (`route`), which the
+   * connection then takes (only while the route is not fixed: the venue refuses otherwise).
+   */
+  authenticate(frame: Record<string, unknown>, peer: string | undefined, connection: StreamConnectionRoute): Promise<S & { route?: StreamRoute }>;
   /** The venue's code and message for a failed `auth` (never a secret). */
   authRefusal(err: unknown): AuthRefusal;
   codes: StreamCodes;
@@ -189,13 +218,23 @@ export function attachStreamEndpoint<S extends { account: string }>(app: Fastify
       socket.end(`HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(refusal.message)}\r\n\r\n${refusal.message}`);
       return;
     }
+    let named: StreamRoute | undefined;
+    if (opts.routeOf !== undefined && q !== -1) {
+      try {
+        named = opts.routeOf(new URLSearchParams(url.slice(q + 1)));
+      } catch (err) {
+        if (!(err instanceof StreamUpgradeRefusal)) throw err;
+        socket.end(`HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(err.message)}\r\n\r\n${err.message}`);
+        return;
+      }
+    }
     const peer = req.socket.remoteAddress ?? 'unknown';
     const open = perAddress.get(peer) ?? 0;
     if (open >= limits.connectionsPerAddress) {
       socket.end('HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, peer));
+    wss.handleUpgrade(req, socket, head, (ws) => serve(ws, peer, named));
   }
   app.server.on('upgrade', onUpgrade);
   // Upgraded sockets would hold the HTTP server's close open: they go first.
@@ -204,9 +243,13 @@ export function attachStreamEndpoint<S extends { account: string }>(app: Fastify
     for (const ws of wss.clients) ws.close(1001, 'server shutting down');
   });
 
-  function serve(ws: WebSocket, peer: string): void {
+  const defaultRoute: StreamRoute = { hub, isSymbol: opts.isSymbol };
+
+  function serve(ws: WebSocket, peer: string, named: StreamRoute | undefined): void {
     perAddress.set(peer, (perAddress.get(peer) ?? 0) + 1);
-    const subs = new Map<string, { channel: string; subject: string }>();
+    // The connection's set of streams: fixed once named by the URL or subscribed on.
+    const conn: StreamConnectionRoute = { route: named ?? defaultRoute, fixed: named !== undefined };
+    const subs = new Map<string, { channel: string; subject: string; hub: StreamHub }>();
     live.add(subs);
     let account: string | undefined;
     let session: S | undefined;
@@ -252,7 +295,7 @@ export function attachStreamEndpoint<S extends { account: string }>(app: Fastify
       if (closed) return;
       closed = true;
       clearInterval(timer);
-      for (const s of subs.values()) hub.unsubscribe(s.channel, s.subject, sink);
+      for (const s of subs.values()) s.hub.unsubscribe(s.channel, s.subject, sink);
       subs.clear();
       live.delete(subs);
       const n = (perAddress.get(peer) ?? 1) - 1;
@@ -394,15 +437,23 @@ export function attachStreamEndpoint<S extends { account: string }>(app: Fastify
       if (account !== undefined || authenticating) throw new FrameError(codes.invalid, 'auth: this connection is already authenticated');
       authenticating = true;
       try {
-        const who = await opts.authenticate(msg, peer);
+        const who = await opts.authenticate(msg, peer, { ...conn });
+        // Routes are told apart by their hub (the default route is built here from `hub`).
+        if (who.route !== undefined && who.route.hub !== conn.route.hub) {
+          // The venue answers another route only while none is fixed; checked again here.
+          if (conn.fixed) throw new Error('stream endpoint: auth moved a connection whose route is fixed');
+          conn.route = who.route;
+        }
         account = who.account;
         session = who;
         send(JSON.stringify({ type: 'authenticated', ...(id !== undefined ? { id } : {}), account }));
       } catch (err) {
         const r = opts.authRefusal(err);
         recordAuthRefusal(api, 'stream', err);
-        // The cause as the check worded it (never a secret or a signature), for the operator.
-        logger.info({ peer, code: r.code, reason: err instanceof Error ? err.message : String(err) }, 'stream auth refused');
+        // The cause as the check worded it (never a secret or a signature), for the operator: an
+        // opaque refusal's own `reason` (UnauthorizedError), whose message says only `Unauthorized`.
+        const reason = typeof (err as { reason?: unknown })?.reason === 'string' ? (err as { reason: string }).reason : err instanceof Error ? err.message : String(err);
+        logger.info({ peer, code: r.code, reason }, 'stream auth refused');
         throw new FrameError(r.code, r.msg);
       } finally {
         authenticating = false;
@@ -421,7 +472,7 @@ export function attachStreamEndpoint<S extends { account: string }>(app: Fastify
       }
       const symbol = msg.symbol;
       if (typeof symbol !== 'string' || symbol.length === 0) throw new FrameError(codes.invalid, 'symbol: required for this channel');
-      if (symbol.length > 32 || !opts.isSymbol(symbol)) throw new FrameError(codes.unknownSymbol, 'symbol: unknown');
+      if (symbol.length > 32 || !conn.route.isSymbol(symbol)) throw new FrameError(codes.unknownSymbol, 'symbol: unknown');
       return { channel, subject: symbol, symbol, key: `${channel} ${symbol}`, isPrivate: false };
     }
 
@@ -438,22 +489,26 @@ export function attachStreamEndpoint<S extends { account: string }>(app: Fastify
         shut('subscription limit exceeded');
         return;
       }
-      subs.set(t.key, { channel: t.channel, subject: t.subject });
+      // From the first subscribe on, the connection stays on its route (an `auth` after it cannot move it).
+      conn.fixed = true;
+      const on = conn.route.hub;
+      subs.set(t.key, { channel: t.channel, subject: t.subject, hub: on });
       try {
-        await hub.subscribe({ id, channel: t.channel, subject: t.subject, symbol: t.symbol, since: since as number | undefined }, sink);
+        await on.subscribe({ id, channel: t.channel, subject: t.subject, symbol: t.symbol, since: since as number | undefined }, sink);
       } catch (err) {
         subs.delete(t.key);
         throw err;
       }
       // The connection went while the snapshot was read.
-      if (closed) hub.unsubscribe(t.channel, t.subject, sink);
+      if (closed) on.unsubscribe(t.channel, t.subject, sink);
     }
 
     async function unsubscribe(id: string | undefined, msg: Record<string, unknown>): Promise<void> {
       const t = target(msg);
-      if (!subs.has(t.key)) throw new FrameError(codes.invalid, 'not subscribed to this stream');
+      const s = subs.get(t.key);
+      if (s === undefined) throw new FrameError(codes.invalid, 'not subscribed to this stream');
       subs.delete(t.key);
-      hub.unsubscribe(t.channel, t.subject, sink);
+      s.hub.unsubscribe(t.channel, t.subject, sink);
       send(JSON.stringify({ type: 'unsubscribed', ...(id !== undefined ? { id } : {}), channel: t.channel, ...(t.symbol !== undefined ? { symbol: t.symbol } : {}) }));
     }
   }

@@ -307,6 +307,35 @@ describe('stream client', () => {
     expect(c2.untaken()).toEqual([]);
   });
 
+  it('stock, several chains: chainId goes in the URL (every connection) and, with product, in the auth frame; none without them', async () => {
+    const client = track(new StockStreamClient({ url: server.url('/api/v1/ws'), apiKey: 'stock-key-1', apiSecret: SECRET, chainId: '31338', product: 'STOCK', WebSocket, reconnect: { baseMs: 50 } }));
+    expect([client.chainId, client.product]).toEqual([31338, 'STOCK']);
+    const connected = client.connect();
+    const c1 = await server.connection(0);
+    expect(c1.url).toBe('/api/v1/ws?chainId=31338');
+    const auth1 = await c1.takeOp('auth');
+    expect(Object.keys(auth1).sort()).toEqual(['apiKey', 'chainId', 'id', 'nonce', 'op', 'product', 'sign', 'ts']);
+    expect(auth1).toMatchObject({ chainId: 31338, product: 'STOCK' });
+    // The signature is the same five-line payload: neither field is signed (as REST's headers are not).
+    expect(auth1.sign).toBe(stockSign(auth1.ts, auth1.nonce));
+    c1.send({ type: 'authenticated', id: auth1.id, account: '0x00000000000000000000000000000000000000bb' });
+    await connected;
+    // A reconnect names the chain again.
+    c1.drop();
+    const c2 = await server.connection(1);
+    expect(c2.url).toBe('/api/v1/ws?chainId=31338');
+    expect(await c2.takeOp('auth')).toMatchObject({ chainId: 31338, product: 'STOCK' });
+
+    // A URL with a query of its own keeps it; a public-only client names the chain in the URL too.
+    const pub = track(new StockStreamClient({ url: `${server.url('/api/v1/ws')}?x=1`, chainId: 8453, WebSocket }));
+    pub.subscribe('quotes', { symbol: 'AAPL' });
+    expect((await server.connection(2)).url).toBe('/api/v1/ws?x=1&chainId=8453');
+
+    expect(() => new StockStreamClient({ url: server.url('/api/v1/ws'), chainId: '0x7a69' })).toThrow(TypeError);
+    expect(() => new StockStreamClient({ url: server.url('/api/v1/ws'), chainId: 0 })).toThrow(TypeError);
+    expect(() => new PerpStreamClient({ url: server.url('/v4/public/ws'), chainId: 1 } as never)).toThrow(/stock streams/);
+  });
+
   it('a stream the server restarted (error naming the channel) is subscribed again for a fresh snapshot', async () => {
     const client = track(new PerpStreamClient({ url: server.url('/v4/public/ws'), WebSocket }));
     const rec = new Recorder();

@@ -45,7 +45,11 @@ export class ServerConnection {
   readonly frames = new Waitable<Frame>();
   readonly closed: Promise<{ code: number; reason: string }>;
 
-  constructor(readonly ws: WebSocket) {
+  constructor(
+    readonly ws: WebSocket,
+    /** The upgrade's path and query. */
+    readonly url = '',
+  ) {
     ws.on('message', (raw) => this.frames.push(JSON.parse(raw.toString()) as Frame));
     this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: reason.toString() })));
   }
@@ -85,7 +89,7 @@ export class ScriptedStreamServer {
     readonly wss: WebSocketServer,
     readonly port: number,
   ) {
-    wss.on('connection', (ws) => this.connections.push(new ServerConnection(ws)));
+    wss.on('connection', (ws, req) => this.connections.push(new ServerConnection(ws, req.url ?? '')));
   }
 
   static async start(): Promise<ScriptedStreamServer> {

@@ -76,6 +76,15 @@ export interface StreamClientOptions {
   /** Credentials for the private channels (READ permission suffices). */
   apiKey?: string;
   apiSecret?: string;
+  /**
+   * Stock only: the chain whose streams the connection reads, as StockClient's `chainId` (the
+   * `x-api-chain-id` of REST): sent as the URL's `?chainId=` (public channels) and in the `auth`
+   * frame (the key needs a scope for it). Omitted: the deployment's first chain (docs/streams.md,
+   * "Several chains").
+   */
+  chainId?: number | string;
+  /** Stock only: the product (`x-api-p`, exact case) named in the `auth` frame. Omitted: the server's. */
+  product?: string;
   /** A WebSocket constructor; default the global one, else the `ws` package. */
   WebSocket?: WebSocketConstructorLike;
   /** Added to Date.now() for the `auth` frame's `ts` (server time minus local time), ms; or a function giving it. */
@@ -329,7 +338,13 @@ class Subscription implements StreamSubscription {
 export class StreamClient<PublicChannel extends string = string, PrivateChannel extends string = string> {
   readonly url: string;
   readonly api: StreamApi | undefined;
+  /** Stock: the chain the client reads (undefined: the server's first chain). */
+  readonly chainId: number | undefined;
+  /** Stock: the product its `auth` names (undefined: the server's). */
+  readonly product: string | undefined;
 
+  /** `url` with the chain's `?chainId=` when one is set. */
+  readonly #socketUrl: string;
   readonly #apiKey: string | undefined;
   readonly #signer: HmacSigner | undefined;
   readonly #WebSocket: WebSocketConstructorLike | undefined;
@@ -377,6 +392,13 @@ export class StreamClient<PublicChannel extends string = string, PrivateChannel 
       this.#apiKey = options.apiKey;
       this.#signer = createHmacSigner(options.apiSecret);
     }
+    if ((options.chainId !== undefined || options.product !== undefined) && this.api !== 'stock') {
+      throw new TypeError('StreamClient: chainId and product are options of the stock streams');
+    }
+    this.chainId = options.chainId === undefined ? undefined : chainIdOf(options.chainId);
+    if (options.product !== undefined && (typeof options.product !== 'string' || options.product === '')) throw new TypeError('StreamClient: product must be a non-empty string');
+    this.product = options.product;
+    this.#socketUrl = this.chainId === undefined ? this.url : withQuery(this.url, 'chainId', String(this.chainId));
     this.#WebSocket = options.WebSocket;
     const offset = options.clockOffsetMs ?? 0;
     this.#clockOffset = typeof offset === 'function' ? offset : () => offset;
@@ -581,7 +603,7 @@ export class StreamClient<PublicChannel extends string = string, PrivateChannel 
     if (this.#isClosed()) return;
     let ws: WebSocketLike;
     try {
-      ws = new Ctor(this.url);
+      ws = new Ctor(this.#socketUrl);
     } catch (err) {
       // A URL the WebSocket refuses outright: retrying will not help.
       const e = new StreamError('CONNECTION', `cannot open ${this.url}: ${errorText(err)}`);
@@ -652,7 +674,9 @@ export class StreamClient<PublicChannel extends string = string, PrivateChannel 
       return { op: 'auth', id, apiKey: this.#apiKey, ts, sign: await signPerpStreamAuth(this.#signer!, ts) };
     }
     const nonce = randomNonce();
-    return { op: 'auth', id, apiKey: this.#apiKey, ts, nonce, sign: await signStockStreamAuth(this.#signer!, ts, nonce) };
+    // The chain and product as REST's headers carry them: not signed, as those headers are not.
+    const venue = { ...(this.chainId !== undefined ? { chainId: this.chainId } : {}), ...(this.product !== undefined ? { product: this.product } : {}) };
+    return { op: 'auth', id, apiKey: this.#apiKey, ts, nonce, sign: await signStockStreamAuth(this.#signer!, ts, nonce), ...venue };
   }
 
   #authFailed(err: StreamError): void {
@@ -1112,7 +1136,7 @@ const signedBody = ({ message, signature }: SignedMessage): SignedMessage => ({ 
  * the same name, answered over the socket (see `sendOrder` for the errors and `sent`).
  */
 export class PerpStreamClient extends StreamClient<PerpPublicChannel, PerpPrivateChannel> {
-  constructor(options: Omit<StreamClientOptions, 'api'>) {
+  constructor(options: Omit<StreamClientOptions, 'api' | 'chainId' | 'product'>) {
     super({ ...options, api: 'perp' });
   }
 
@@ -1142,11 +1166,29 @@ export class PerpStreamClient extends StreamClient<PerpPublicChannel, PerpPrivat
   }
 }
 
-/** The tokenized-stock API's streams: `ws://host:port[prefix]/api/v1/ws`. */
+/**
+ * The tokenized-stock API's streams: `ws://host:port[prefix]/api/v1/ws`, of the chain `chainId`
+ * names (as StockClient's; omitted, the server's first chain), public channels included.
+ */
 export class StockStreamClient extends StreamClient<StockPublicChannel, StockPrivateChannel> {
   constructor(options: Omit<StreamClientOptions, 'api'>) {
     super({ ...options, api: 'stock' });
   }
+}
+
+/** A chain id as `x-api-chain-id` takes it: a positive safe integer, or its decimal text. */
+function chainIdOf(v: number | string): number {
+  const n = typeof v === 'string' && /^[1-9][0-9]{0,15}$/.test(v) ? Number(v) : v;
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n <= 0) throw new TypeError(`StreamClient: chainId must be a positive integer, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** `url` with `name=value` added to its query (kept as text: any URL the WebSocket takes). */
+function withQuery(url: string, name: string, value: string): string {
+  const hash = url.indexOf('#');
+  const base = hash === -1 ? url : url.slice(0, hash);
+  const sep = base.includes('?') ? (base.endsWith('?') || base.endsWith('&') ? '' : '&') : '?';
+  return `${base}${sep}${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
 }
 
 function abandon(ws: WebSocketLike, code: number, reason: string): void {

@@ -3,6 +3,7 @@
  * venue's MarginVault (its collateral movements) when the record has that venue. Each indexer runs
  * its own follower.
  */
+import { findStockScope } from '@tokex/contract';
 import { perpDeploymentOf } from '../../chain/deploy-perp-venue.ts';
 import { createPerpIndexer } from '../../perp/indexer/perp-indexer.ts';
 import { createStockIndexer } from '../../stock/indexer/stock-indexer.ts';
@@ -65,9 +66,9 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
   // The stock venue's streams have one publisher (one seq per stream), so it runs in the role that is
   // one per database: here, handed by the indexer every committed batch's rows, with the quotes read
   // through ctx.quotes() (the simulator's in this process, else the quotes table). docs/stock-api.md.
-  // Another chain's venue has no streams yet (docs/stock-api.md, "Several chains": per-chain
-  // stock streams are to come); its stream rows would otherwise mix with the first chain's.
-  const { stop: stopStreams } = !ctx.firstChain ? { stop: async () => {} } : await startGuarded(ctx.logger, async (stops) => {
+  // Each chain's indexer runs its own, on its own broker (its own Redis prefix, stream-wiring.ts), so
+  // one chain's rows never reach another chain's streams (docs/streams.md, "Several chains").
+  const { stop: stopStreams } = await startGuarded(ctx.logger, async (stops) => {
     let task: StockStreamTask | undefined;
     const broker = await streamBrokerFor(ctx, 'stock', stops, (err) => {
       ctx.logger.error({ err }, 'stock streams: the broker lost a batch; starting a new epoch');
@@ -86,7 +87,8 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
       stocks: createStockDirectory(ctx.symbols, ctx.chain.deployment.contracts.stocks),
       calendar: ctx.calendar,
       quoteMaxAgeMs: config.executor.quoteMaxAgeMs,
-      keys: () => ctx.keys.list({ api: 'stock' }),
+      // The keys that may read this chain's streams: those with a scope for it (stock-auth-hook.ts).
+      keys: async () => (await ctx.keys.list({ api: 'stock' })).filter((k) => findStockScope(k.scopes ?? [], config.chainId, config.stockProduct) !== undefined),
       logger: ctx.logger,
       venue: { chainId: config.chainId, product: config.stockProduct },
       // The demo cash token (USDC, 6 decimals) pays the dividends (docs/corporate-actions.md).

@@ -13,7 +13,7 @@ import type { StackContext } from '../stack-context.ts';
 import { streamBrokerFor } from '../stream-wiring.ts';
 import { createStreamHub } from '../../streams/stream-hub.ts';
 import { stockChannels } from '../../stock/streams/stock-stream-channels.ts';
-import { attachStockStreams, STOCK_STREAM_GONE } from '../../stock/streams/stock-stream-endpoint.ts';
+import { attachStockStreams, STOCK_STREAM_GONE, type StockStreamChain } from '../../stock/streams/stock-stream-endpoint.ts';
 import { apiTransportFor } from '../../http/tls-options.ts';
 import { startGuarded, type StopList } from '../stop-list.ts';
 import type { StockApiDeps } from '../../stock/stock-deps.ts';
@@ -23,7 +23,6 @@ import { API_DEPENDENCIES, createChainsReadinessProbe, createReadinessProbe, typ
 
 export async function startStockApiRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config, logger } = ctx;
-  const { deployment } = ctx.chain;
   // The delegatee users sign for: the relayer's address, whichever process holds its key.
   const relayer = ctx.chain.addressOf('relayer');
   if (!relayer) ctx.logger.warn('no relayer address (RELAYER_ADDRESS or RELAYER_PRIVATE_KEY): One Click endpoints answer 503');
@@ -72,16 +71,28 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
             ]),
     });
     const corporate = venue.corporate;
-    // The WebSocket streams (docs/streams.md): this process's publisher, or the shared one over Redis.
-    const broker = ctx.stockStreams ?? (config.redisUrl ? await streamBrokerFor(ctx, 'stock', stops) : undefined);
-    if (broker) {
-      const hub = createStreamHub({ broker, catalog: stockChannels(), goneCode: STOCK_STREAM_GONE, logger });
+    // The WebSocket streams (docs/streams.md): each chain's publisher in this process, or its shared
+    // one over Redis (its own prefix, stream-wiring.ts); a connection reads one chain's (docs/streams.md,
+    // "Several chains"). Without the first chain's, none is served.
+    const streamChains: StockStreamChain[] = [];
+    for (const c of [ctx, ...ctx.otherChains]) {
+      const broker = c.stockStreams ?? (config.redisUrl ? await streamBrokerFor(c, 'stock', stops) : undefined);
+      if (broker === undefined) {
+        if (c !== ctx) logger.warn({ chainId: c.config.chainId }, 'stock-api: no stream publisher of this chain in this process and no REDIS_URL; its streams are not served');
+        continue;
+      }
+      const hub = createStreamHub({ broker, catalog: stockChannels(), goneCode: STOCK_STREAM_GONE, logger: c.logger });
       await hub.start();
       stops.add(() => hub.stop());
-      const directory = createStockDirectory(ctx.symbols, deployment.contracts.stocks);
+      const directory = createStockDirectory(ctx.symbols, c.chain.deployment.contracts.stocks);
+      streamChains.push({ chainId: c.config.chainId, hub, isSymbol: (s) => directory.bySymbol(s) !== undefined });
+    }
+    if (streamChains[0]?.chainId === config.chainId) {
       const endpoint = attachStockStreams(app, {
-        hub, keys: ctx.keys, nonces, chainId: config.chainId, product: config.stockProduct, prefix: config.stockApiPrefix,
-        isSymbol: (s) => directory.bySymbol(s) !== undefined, logger, limits: { pingMs: config.streamPingMs, idleMs: config.streamIdleMs },
+        chains: streamChains,
+        unstartedChainIds: ctx.unstartedChains.map((c) => c.chainId),
+        keys: ctx.keys, nonces, product: config.stockProduct, prefix: config.stockApiPrefix,
+        logger, limits: { pingMs: config.streamPingMs, idleMs: config.streamIdleMs },
       });
       stops.add(() => endpoint.close());
     } else {
