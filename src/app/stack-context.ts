@@ -101,7 +101,7 @@ export function createStackContext(
   const streamBroker = (venue: 'perp' | 'stock'): Promise<SharedStreamBroker> => {
     let made = brokers.get(venue);
     if (made === undefined) {
-      made = createSharedStreamBroker({ config: parts.config, logger: parts.logger }, venue, stops);
+      made = createSharedStreamBroker({ config: parts.config, logger: parts.logger, firstChain: first === undefined }, venue, stops);
       brokers.set(venue, made);
     }
     return made;

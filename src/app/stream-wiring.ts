@@ -23,7 +23,7 @@ export interface SharedStreamBroker {
  * The process's broker of `venue`, for the stack's life (StackContext.streamBroker): stopped with
  * `stops`, the stack's, not a role's.
  */
-export async function createSharedStreamBroker(ctx: Pick<StackContext, 'config' | 'logger'>, venue: 'perp' | 'stock', stops: StopList): Promise<SharedStreamBroker> {
+export async function createSharedStreamBroker(ctx: Pick<StackContext, 'config' | 'logger' | 'firstChain'>, venue: 'perp' | 'stock', stops: StopList): Promise<SharedStreamBroker> {
   const listeners = new Set<(err: unknown) => void>();
   const broker = await streamBrokerFor(ctx, venue, stops, (err) => {
     for (const l of listeners) l(err);
@@ -38,7 +38,7 @@ export async function createSharedStreamBroker(ctx: Pick<StackContext, 'config' 
 }
 
 export async function streamBrokerFor(
-  ctx: Pick<StackContext, 'config' | 'logger'>,
+  ctx: Pick<StackContext, 'config' | 'logger' | 'firstChain'>,
   venue: 'perp' | 'stock',
   stops: StopList,
   onLost?: (err: unknown) => void,

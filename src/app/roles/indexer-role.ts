@@ -11,7 +11,6 @@ import type { StackContext } from '../stack-context.ts';
 import type { FollowerProgress } from '../../indexer/chain-follower.ts';
 import type { RoleSample } from '../../observability/role-status.ts';
 import { startGuarded } from '../stop-list.ts';
-import { streamBrokerFor } from '../stream-wiring.ts';
 import { createStreamPublisher } from '../../streams/stream-publisher.ts';
 import { createStockChainReader } from '../../stock/stock-chain-reader.ts';
 import { createStockDirectory } from '../../stock/stock-directory.ts';
@@ -69,11 +68,16 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
   // Each chain's indexer runs its own, on its own broker (its own Redis prefix, stream-wiring.ts), so
   // one chain's rows never reach another chain's streams (docs/streams.md, "Several chains").
   const { stop: stopStreams } = await startGuarded(ctx.logger, async (stops) => {
+    // The process's broker of this chain, not one of this role's tenure: a stock API of this
+    // process keeps reading it when the role loses its lease and takes it back.
     let task: StockStreamTask | undefined;
-    const broker = await streamBrokerFor(ctx, 'stock', stops, (err) => {
+    const shared = await ctx.streamBroker('stock');
+    const broker = shared.broker;
+    const offLost = shared.onLost((err) => {
       ctx.logger.error({ err }, 'stock streams: the broker lost a batch; starting a new epoch');
       void task?.resync();
     });
+    stops.add(async () => offLost());
     const chain = createStockChainReader({ publicClient: ctx.chain.readClient, deployment: ctx.chain.deployment, refreshMs: config.chainConfigRefreshMs, logger: ctx.logger });
     await chain.start();
     stops.add(async () => chain.stop());

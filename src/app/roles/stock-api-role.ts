@@ -10,7 +10,6 @@ import type { Abi } from 'viem';
 import { createStockDirectory } from '../../stock/stock-directory.ts';
 import { createCalldataJournal } from '../../stock/calldata-journal.ts';
 import type { StackContext } from '../stack-context.ts';
-import { streamBrokerFor } from '../stream-wiring.ts';
 import { createStreamHub } from '../../streams/stream-hub.ts';
 import { stockChannels } from '../../stock/streams/stock-stream-channels.ts';
 import { attachStockStreams, STOCK_STREAM_GONE, type StockStreamChain } from '../../stock/streams/stock-stream-endpoint.ts';
@@ -76,7 +75,7 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
     // "Several chains"). Without the first chain's, none is served.
     const streamChains: StockStreamChain[] = [];
     for (const c of [ctx, ...ctx.otherChains]) {
-      const broker = c.stockStreams ?? (config.redisUrl ? await streamBrokerFor(c, 'stock', stops) : undefined);
+      const broker = c.stockStreams ?? (config.redisUrl ? (await c.streamBroker('stock')).broker : undefined);
       if (broker === undefined) {
         if (c !== ctx) logger.warn({ chainId: c.config.chainId }, 'stock-api: no stream publisher of this chain in this process and no REDIS_URL; its streams are not served');
         continue;
