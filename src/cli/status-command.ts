@@ -105,11 +105,13 @@ async function chainStatus(config: AppConfig, firstChain: boolean, now: number):
     throw new NoStackError(`cannot open the stack's database (${config.databaseUrl ? 'DATABASE_URL' : file}): ${(err as Error).message}`);
   }
   try {
-    let rows;
+    let rows: Awaited<ReturnType<typeof listRoleStatus>>;
     try {
       rows = await listRoleStatus(db);
     } catch {
-      throw new NoStackError('the database has no role status yet: the stack there runs a version without it, or has never started');
+      // Another chain's schema that a start has not made yet (PostgreSQL): its roles never reported.
+      if (!firstChain) rows = [];
+      else throw new NoStackError('the database has no role status yet: the stack there runs a version without it, or has never started');
     }
     const report = judgeReadiness(rows, roles, now, config.readinessStaleMs);
     const byRole = new Map(rows.map((r) => [r.role, r]));
