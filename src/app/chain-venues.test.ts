@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../config/app-config.ts';
-import { chainVenueConfig } from './chain-venues.ts';
+import { chainVenueConfig, parseChainIds, servedChainConfig } from './chain-venues.ts';
 import { deploymentPath } from './chain-wiring.ts';
 import { sqlitePathOf } from './storage-wiring.ts';
 
@@ -29,5 +29,20 @@ describe('a chain venue after the first', () => {
     const named = loadConfig({ ...env, DATABASE_SCHEMA: 'tokex' });
     expect(chainVenueConfig(named, named.stockChains[1]).databaseSchema).toBe('tokex_c1');
     expect(named.databaseSchema).toBe('tokex');
+  });
+});
+
+describe('the chain a command names (--chain)', () => {
+  it('is the deployment itself for the first chain, its chain venue for another, and refused when not served', () => {
+    const config = loadConfig({ DATA_DIR: '/srv/tokex', EMBEDDED_CHAIN_IDS: '31337,31338' });
+    expect(servedChainConfig(config, 31337)).toBe(config);
+    expect(servedChainConfig(config, 31338)).toEqual(chainVenueConfig(config, config.stockChains[1]));
+    expect(() => servedChainConfig(config, 8453)).toThrow('--chain: chain 8453 is not served by this configuration; it serves 31337, 31338 (EMBEDDED_CHAIN_IDS or STOCK_CHAINS, docs/deployment.md "Several chains")');
+  });
+
+  it('reads a comma-separated list of chain ids, once each', () => {
+    expect(parseChainIds('8453, 1,8453')).toEqual([8453, 1]);
+    expect(() => parseChainIds('base')).toThrow('--chain: "base" is not a chain id (a positive integer)');
+    expect(() => parseChainIds('0')).toThrow('--chain: "0" is not a chain id (a positive integer)');
   });
 });

@@ -11,6 +11,7 @@
  */
 import path from 'node:path';
 import type { AppConfig, StockChainSetting } from '../config/app-config.ts';
+import { ValidationError } from '../errors/app-error.ts';
 
 /** DATA_DIR/chains/<chainId>: a chain venue's anvil state, deployment record and SQLite database. */
 export function chainDataDir(config: Pick<AppConfig, 'dataDir'>, chainId: number): string {
@@ -35,4 +36,27 @@ export function chainVenueConfig(config: AppConfig, chain: StockChainSetting): A
     dataDir: chainDataDir(config, chain.chainId),
     ...(config.databaseUrl === undefined ? {} : { databaseSchema: chainDatabaseSchema(config, chain.chainId) }),
   };
+}
+
+/**
+ * The configuration of the served chain `chainId` (the deployment's own for the first chain), for
+ * the commands that act on one chain (`tokex upgrade --chain`, `tokex status --chain`). A chain
+ * the configuration does not serve is refused with the ones it does.
+ */
+export function servedChainConfig(config: AppConfig, chainId: number): AppConfig {
+  const setting = config.stockChains.find((c) => c.chainId === chainId);
+  if (!setting) {
+    throw new ValidationError('--chain', `chain ${chainId} is not served by this configuration; it serves ${config.stockChains.map((c) => c.chainId).join(', ')} (EMBEDDED_CHAIN_IDS or STOCK_CHAINS, docs/deployment.md "Several chains")`);
+  }
+  return chainId === config.chainId ? config : chainVenueConfig(config, setting);
+}
+
+/** `--chain` of the commands: a comma-separated list of chain ids (one for most commands). */
+export function parseChainIds(value: string): number[] {
+  const ids = value.split(',').map((part) => {
+    const t = part.trim();
+    if (!/^\d{1,15}$/.test(t) || Number(t) < 1) throw new ValidationError('--chain', `"${t}" is not a chain id (a positive integer)`);
+    return Number(t);
+  });
+  return [...new Set(ids)];
 }

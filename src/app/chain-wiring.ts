@@ -115,7 +115,7 @@ export async function startChain(params: {
   if (existing && existing.chainId === config.chainId) {
     const upgraderWallet = config.upgraderPrivateKey ? createChainWallet(config.upgraderPrivateKey, { chain, rpcUrl }) : deployerWallet;
     // Only a process that runs every role changes contracts at start: separate role processes would race.
-    existing = await upgradeInPlace({ record: existing, file, embedded, autoUpgrade: (embedded || config.autoUpgrade) && params.allInOneProcess, publicClient, upgraderWallet, logger, flushState, notes: upgradeNotes });
+    existing = await upgradeInPlace({ record: existing, file, embedded, autoUpgrade: (embedded || config.autoUpgrade) && params.allInOneProcess, publicClient, upgraderWallet, logger, flushState, notes: upgradeNotes, chainFlag: config.chainId === (config.stockChains?.[0]?.chainId ?? config.chainId) ? '' : ` --chain ${config.chainId}` });
   }
   const { record, deployed } = await ensureVenues({
     publicClient,
@@ -158,21 +158,25 @@ async function upgradeInPlace(params: {
   logger: Logger;
   flushState?: () => Promise<void>;
   notes: string[];
+  /** ` --chain <id>` for a chain after the first, '' for the first. */
+  chainFlag: string;
 }): Promise<DeploymentRecord> {
   const { record, file, logger } = params;
+  // A chain after the first is named to the command (docs/deployment.md, "Several chains").
+  const cmd = (args: string) => `tokex upgrade${args}${params.chainFlag}`;
   const plan = planUpgrade(record);
   assertNotNewer(plan);
   const legacy = plan.venues.filter((v) => v.state === 'legacy').map((v) => v.venue);
   if (legacy.length > 0) {
     if (!params.autoUpgrade || !params.upgraderWallet) {
-      throw new AppError('INTERNAL', `the ${legacy.join(' and ')} venue(s) on chain ${plan.chainId} were deployed before 0.2.0, without proxies, and this is tokex ${APP_VERSION}: their state must move to new upgradeable contracts first; run \`tokex upgrade\` to see the plan and \`tokex upgrade --apply\` to carry it out (or set AUTO_UPGRADE=on). Nothing was changed.`);
+      throw new AppError('INTERNAL', `the ${legacy.join(' and ')} venue(s) on chain ${plan.chainId} were deployed before 0.2.0, without proxies, and this is tokex ${APP_VERSION}: their state must move to new upgradeable contracts first; run \`${cmd('')}\` to see the plan and \`${cmd(' --apply')}\` to carry it out (or set AUTO_UPGRADE=on). Nothing was changed.`);
     }
     logger.warn({ venues: legacy, file }, `contracts deployed before 0.2.0 (no proxies): they move to upgradeable contracts now (tokex ${APP_VERSION}); the journal is beside the record`);
   }
   if (!plan.venues.some((v) => v.state === 'upgrade')) return record;
   const lines = describePlan(plan).filter((l) => !l.includes(': current') && !l.includes('before 0.2.0'));
   if (!params.autoUpgrade || !params.upgraderWallet) {
-    throw new AppError('INTERNAL', `the contracts on chain ${plan.chainId} run an earlier release's code and this is tokex ${APP_VERSION}:\n${lines.join('\n')}\nrun \`tokex upgrade\` to see the plan and \`tokex upgrade --apply\` to carry it out (or set AUTO_UPGRADE=on)`);
+    throw new AppError('INTERNAL', `the contracts on chain ${plan.chainId} run an earlier release's code and this is tokex ${APP_VERSION}:\n${lines.join('\n')}\nrun \`${cmd('')}\` to see the plan and \`${cmd(' --apply')}\` to carry it out (or set AUTO_UPGRADE=on)`);
   }
   logger.info({ file, plan: lines }, `upgrading the contracts in place to tokex ${APP_VERSION}`);
   const { done, pending } = await applyUpgrade({
@@ -189,7 +193,7 @@ async function upgradeInPlace(params: {
   if (pending.length > 0) {
     // Behind a timelock with a delay: the start cannot run this build's code until they are executed.
     const at = new Date(Math.max(...pending.map((p) => p.readyAt)) * 1000).toISOString();
-    throw new AppError('INTERNAL', `the contracts' upgrade to tokex ${APP_VERSION} is scheduled in the venues' timelock, executable at ${at} (${pending.length} contract(s)); start again, or run \`tokex upgrade --apply\`, after that time`);
+    throw new AppError('INTERNAL', `the contracts' upgrade to tokex ${APP_VERSION} is scheduled in the venues' timelock, executable at ${at} (${pending.length} contract(s)); start again, or run \`${cmd(' --apply')}\`, after that time`);
   }
   logger.info({ steps: done.length, release: APP_VERSION }, 'contracts upgraded in place');
   params.notes.push(`contracts upgraded in place to ${APP_VERSION} (${done.length} change(s); the log has each step)`);

@@ -6,7 +6,7 @@ import { bannerTitle } from './start-banner.ts';
 import { checkAppDatabase } from './storage-wiring.ts';
 import { isLoopbackHost } from '../http/tls-options.ts';
 
-export async function runStack(roles: Role | readonly Role[]): Promise<void> {
+export async function runStack(roles: Role | readonly Role[], chains?: readonly number[]): Promise<void> {
   const role = typeof roles === 'string' ? roles : roles.join(',');
   const config = loadConfig();
   // A database written by a newer release is refused before anything starts (the chain included):
@@ -51,13 +51,14 @@ export async function runStack(roles: Role | readonly Role[]): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
-  stack = await startStack(config, { role: roles, logger });
+  stack = await startStack(config, { role: roles, logger, ...(chains === undefined ? {} : { chains }) });
   if (stopping) {
     stop(stack);
     return;
   }
 
   const lines = [bannerTitle(role)];
+  if (chains !== undefined) lines.push(`  per chain  indexer, executor and relayer of chain ${chains.join(', ')} only (--chain)`);
   for (const note of stack.upgradeNotes) lines.push(`  upgrade    ${note}`);
   if (stack.stockBaseUrl) {
     lines.push(`  console    ${stack.stockBaseUrl}/console   (trade both venues in a browser; docs/console.md)`);

@@ -65,6 +65,22 @@ const ROLE_MODULES: ReadonlyArray<readonly [Exclude<Role, 'all'>, StartRole]> = 
  */
 const PER_CHAIN_ROLES: ReadonlySet<Role> = new Set<Role>(['indexer', 'executor', 'relayer']);
 
+/**
+ * Whether this process runs the per-chain roles of a chain: every chain served without `chains`;
+ * otherwise the chains named, each of which must be served (a typo would run nothing and say
+ * nothing), and only with a per-chain role among those asked (else `--chain` would select nothing).
+ */
+function chainSelection(config: AppConfig, chains: readonly number[] | undefined, perChainRoles: boolean): (chainId: number) => boolean {
+  if (chains === undefined) return () => true;
+  const served = config.stockChains.map((c) => c.chainId);
+  const unknown = chains.filter((id) => !served.includes(id));
+  if (unknown.length > 0) {
+    throw new AppError('VALIDATION', `--chain: chain ${unknown.join(', ')} is not served by this configuration; it serves ${served.join(', ')} (EMBEDDED_CHAIN_IDS or STOCK_CHAINS)`);
+  }
+  if (!perChainRoles) throw new AppError('VALIDATION', `--chain: selects the chains of the per-chain roles (${[...PER_CHAIN_ROLES].join(', ')} or all), and none of them is asked`);
+  return (chainId) => chains.includes(chainId);
+}
+
 /** A chain venue of this process (the first chain's and each other's), as tests and the banner read it. */
 export interface StackChain {
   chainId: number;
@@ -134,11 +150,24 @@ function venueCalendar(config: AppConfig, logger: Logger) {
  * Starts `role` in this process: `all`, one role, or several (a deployment that co-locates some,
  * or a test that runs a role apart from the others).
  */
-export async function startStack(config: AppConfig, opts: { role: Role | readonly Role[]; logger: Logger }): Promise<StackHandle> {
+export async function startStack(
+  config: AppConfig,
+  opts: {
+    role: Role | readonly Role[];
+    logger: Logger;
+    /**
+     * `tokex start --chain` (docs/deployment.md, "Several chains"): the chains whose per-chain roles
+     * (indexer, executor, relayer) this process runs; every chain served when absent. The other
+     * roles, the stock API among them, are not per chain and run as asked.
+     */
+    chains?: readonly number[];
+  },
+): Promise<StackHandle> {
   const { logger } = opts;
   const asked: readonly Role[] = typeof opts.role === 'string' ? [opts.role] : opts.role;
   const roles = ROLE_MODULES.filter(([name]) => asked.includes('all') || asked.includes(name));
   if (roles.length === 0) throw new AppError('INTERNAL', `role ${asked.join(',')}: not available in this version`);
+  const runsChain = chainSelection(config, opts.chains, roles.some(([name]) => PER_CHAIN_ROLES.has(name)));
   // A bad certificate file, or plain HTTP where production mode forbids it, stops the start before
   // anything runs (each API role checks again as it starts).
   for (const [name] of roles) if (name === 'stock-api' || name === 'perp-api') apiTransportFor(config, name === 'stock-api' ? 'stock API' : 'perp API');
@@ -215,8 +244,9 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
     // its own chain, deployment record, storage namespace and role status; the key service, the
     // quotes and the calendar are the first chain's.
     // Only where a role of theirs runs: a process of marketdata, the perpetual roles or both never touches them.
-    const servesOtherChains = roles.some(([name]) => PER_CHAIN_ROLES.has(name) || name === 'stock-api');
-    for (const setting of servesOtherChains ? config.stockChains.slice(1) : []) {
+    // With --chain, only the chains named (and every chain where the stock API runs: it serves them all).
+    const servesChain = (chainId: number) => roles.some(([name]) => (PER_CHAIN_ROLES.has(name) && runsChain(chainId)) || name === 'stock-api');
+    for (const setting of config.stockChains.slice(1).filter((c) => servesChain(c.chainId))) {
       const chainConfig = chainVenueConfig(config, setting);
       const chainLogger = logger.child({ chainId: setting.chainId });
       fs.mkdirSync(chainConfig.dataDir, { recursive: true });
@@ -261,16 +291,21 @@ export async function startStack(config: AppConfig, opts: { role: Role | readonl
     for (const [name, start] of roles) {
       // A per-chain role starts on the other chains before the first's, so that the stock API
       // (started after them) finds every chain's venue running.
-      if (PER_CHAIN_ROLES.has(name)) for (const other of ctx.otherChains) stops.add(await start(other));
-      stops.add(await start(ctx));
+      if (!PER_CHAIN_ROLES.has(name)) {
+        stops.add(await start(ctx));
+        continue;
+      }
+      for (const other of ctx.otherChains) if (runsChain(other.config.chainId)) stops.add(await start(other));
+      if (runsChain(config.chainId)) stops.add(await start(ctx));
     }
     // After the configuration the roles made (operators, feeds): the venues' contracts pass to their
     // timelocks and the delay is set (docs/security.md, "Owner and upgrader"). Idempotent; only where
     // the owner's configuration runs, so separate role processes do not race with the admin key.
     // The admin's processes: the deployer's key is where owner changes are made.
+    // With --chain, on the chains named: the process running a chain's executor configures that chain.
     if (asked.includes('all') || asked.includes('executor')) {
-      await sealOwnership({ config, logger, chain });
-      for (const other of ctx.otherChains) await sealOwnership({ config: other.config, logger: other.logger, chain: other.chain });
+      if (runsChain(config.chainId)) await sealOwnership({ config, logger, chain });
+      for (const other of ctx.otherChains) if (runsChain(other.config.chainId)) await sealOwnership({ config: other.config, logger: other.logger, chain: other.chain });
     }
 
     const reloadTls = (): TlsReloadResult[] => {

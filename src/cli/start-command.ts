@@ -14,6 +14,13 @@ export function startCommand(): Command {
         })
         .default(['all'] as Role[], 'all'),
     )
+    .addOption(
+      new Option('--chain <ids>', 'run the per-chain roles (indexer, executor, relayer) of these chains only, several as a,b (default: every chain served)').argParser((value): number[] => {
+        const ids = value.split(',').map((part) => part.trim());
+        for (const id of ids) if (!/^\d{1,15}$/.test(id) || Number(id) < 1) throw new InvalidArgumentError(`${id}: not a chain id (a positive integer)`);
+        return [...new Set(ids.map(Number))];
+      }),
+    )
     .action(async (o) => {
       // A fresh clone has no generated ABIs until the contracts are compiled, and the stack imports
       // them: compile first (a no-op when contracts/ is unchanged), then load the stack.
@@ -21,6 +28,6 @@ export function startCommand(): Command {
       const build = buildContracts();
       if (build.compiled) process.stdout.write(`${build.summary}\n`);
       const { runStack } = await import('../app/run-stack.ts');
-      await runStack(o.role);
+      await runStack(o.role, o.chain);
     });
 }

@@ -83,3 +83,27 @@ describe('symbol hints (issue 41)', () => {
     expect(await withListedSymbols(unreachable, async () => Promise.reject(new Error('down')))).toBe(unreachable);
   });
 });
+
+describe('demoChain: the chain --chain names among demo.json\'s', () => {
+  const contracts = (n: string) => ({ stockRouter: `0x${n}1`, cashToken: `0x${n}2` });
+  const demo = {
+    chainId: 31337, rpcUrl: 'http://a', stock: { contracts: contracts('a'), chains: [
+      { chainId: 31337, rpcUrl: 'http://a', contracts: contracts('a') },
+      { chainId: 31338, rpcUrl: 'http://b', contracts: contracts('b') },
+    ] },
+  };
+
+  it('is the first chain by default, the one named otherwise, with its node and contracts', async () => {
+    const { demoChain } = await import('./trade-command.ts');
+    expect(demoChain(demo, undefined)).toEqual(demo.stock.chains[0]);
+    expect(demoChain(demo, 31338)).toEqual({ chainId: 31338, rpcUrl: 'http://b', contracts: contracts('b') });
+  });
+
+  it('refuses a chain demo.json does not name, listing those it does; a demo.json without chains has its one', async () => {
+    const { demoChain } = await import('./trade-command.ts');
+    expect(() => demoChain(demo, 5)).toThrow('--chain: chain 5 is not served by this stack; demo.json names 31337, 31338');
+    const single = { chainId: 31337, rpcUrl: 'http://a', stock: { contracts: contracts('a') } };
+    expect(demoChain(single, undefined)).toEqual({ chainId: 31337, rpcUrl: 'http://a', contracts: contracts('a') });
+    expect(() => demoChain(single, 31338)).toThrow('--chain: chain 31338 is not served by this stack; demo.json names 31337');
+  });
+});

@@ -24,6 +24,8 @@ interface Common {
   apiKey?: string;
   apiSecret?: string;
   privateKey?: string;
+  /** `--chain <id>` (stock commands): the chain whose venue answers (`x-api-chain-id`). */
+  chain?: number;
 }
 
 const withCommon = (c: Command) =>
@@ -34,14 +36,47 @@ const withCommon = (c: Command) =>
     .option('--api-secret <secret>', 'API secret (default: the demo key)')
     .option('--private-key <hex>', 'wallet key for signing (default: TOKEX_PRIVATE_KEY, else demo wallets[0])');
 
+/** The stock commands' `--chain <id>`: which of the chains the stock API serves answers. */
+const withChain = (c: Command) =>
+  withCommon(c).addOption(
+    new Option('--chain <id>', "the chain whose venue answers: x-api-chain-id, and that chain's node and contracts from demo.json (default: the first chain)").argParser((v) => {
+      if (!/^\d{1,15}$/.test(v.trim()) || Number(v) < 1) throw new ValidationError('--chain', `a chain id (a positive integer), not ${JSON.stringify(v)}`);
+      return Number(v);
+    }),
+  );
+
+/** One chain of demo.json's `stock.chains`: its id, node and stock venue's contracts. */
+export interface DemoChain {
+  chainId: number;
+  rpcUrl: string;
+  contracts: { stockRouter: string; cashToken: string; [name: string]: unknown };
+}
+
+/**
+ * The chain `--chain` names among those demo.json lists (`stock.chains`; a demo.json from before
+ * several chains: its one top-level chain), the first when none is named. A chain the stack does
+ * not serve is refused with the ones it does: a request for it would only get the opaque 401.
+ */
+export function demoChain(demo: any, chainId: number | undefined): DemoChain {
+  const chains: DemoChain[] = Array.isArray(demo?.stock?.chains) && demo.stock.chains.length > 0
+    ? demo.stock.chains
+    : [{ chainId: demo.chainId, rpcUrl: demo.rpcUrl, contracts: demo.stock.contracts }];
+  if (chainId === undefined) return chains[0];
+  const found = chains.find((c) => c.chainId === chainId);
+  if (!found) throw new ValidationError('--chain', `chain ${chainId} is not served by this stack; demo.json names ${chains.map((c) => c.chainId).join(', ')}`);
+  return found;
+}
+
 async function stockClient(o: Common): Promise<StockClient> {
   const demo = o.url && o.apiKey && o.apiSecret ? undefined : readDemo();
+  // With --url and the key given, no demo.json is read: the chain is --chain's, else CHAIN_ID's.
+  const chainId = demo ? demoChain(demo, o.chain).chainId : (o.chain ?? Number(process.env.CHAIN_ID ?? 31337));
   const { StockClient } = await sdk();
   return new StockClient({
     baseUrl: o.url ?? demo.stock.baseUrl,
     apiKey: o.apiKey ?? demo.stock.keys.writable.apiKey,
     apiSecret: o.apiSecret ?? demo.stock.keys.writable.apiSecret,
-    chainId: demo?.chainId ?? Number(process.env.CHAIN_ID ?? 31337),
+    chainId,
     product: demo?.stock.product ?? process.env.STOCK_PRODUCT ?? 'STOCK',
   });
 }
@@ -225,13 +260,13 @@ export function perpOrderInput(side: string, symbol: string, size: string | unde
 
 function stockCommand(): Command {
   const stock = new Command('stock').description('the tokenized-stock API: quotes, balances, orders, cash');
-  withCommon(stock.command('quote').argument('<symbols...>').description('current quotes')).action(async (symbols: string[], o: Common) => {
+  withChain(stock.command('quote').argument('<symbols...>').description('current quotes')).action(async (symbols: string[], o: Common) => {
     const c = await stockClient(o);
     const rows = await listing(() => Promise.all(symbols.map((s) => c.get<Record<string, unknown>>(`/api/v1/prices/${s}`))), () => stockSymbols(c));
     // A stale quote (the market data stopped) says so beside the market's status.
     print(o, rows, () => table(rows.map((q) => ({ symbol: q.symbol, bid: q.bid, ask: q.ask, last: q.last, market: q.stale === true ? `${q.marketStatus} (stale)` : q.marketStatus, time: new Date(Number(q.timestamp)).toISOString() }))));
   });
-  withCommon(stock.command('balance').description("the key's wallet balances").option('--user <address>', 'another wallet')).action(async (o: Common & { user?: string }) => {
+  withChain(stock.command('balance').description("the key's wallet balances").option('--user <address>', 'another wallet')).action(async (o: Common & { user?: string }) => {
     const c = await stockClient(o);
     const user = o.user ?? readDemo().stock.keys.writable.userAddress;
     const b = await c.get<any>(`/api/v1/users/${user}/balance`);
@@ -240,12 +275,12 @@ function stockCommand(): Command {
     const tokens = (b.tokenBalances as Record<string, unknown>[]).map((t) => amounts(t, String(t.symbol), ['walletBalance', 'exchangeBalance', 'lockedExchangeBalance']));
     print(o, b, () => `mUSD available ${shown(b.mUsdDetail.available, 'mUSD')}, locked ${shown(b.mUsdDetail.locked, 'mUSD')}\n\n${table(tokens, ['symbol', 'walletBalance', 'exchangeBalance', 'lockedExchangeBalance'])}`);
   });
-  withCommon(stock.command('orders').description('orders of the key').addOption(new Option('--state <state>').choices(['open', 'history']))).action(async (o: Common & { state?: string }) => {
+  withChain(stock.command('orders').description('orders of the key').addOption(new Option('--state <state>').choices(['open', 'history']))).action(async (o: Common & { state?: string }) => {
     const r = await (await stockClient(o)).get<{ total: number; rows: any[] }>('/api/v1/orders', o.state ? { state: o.state } : {});
     print(o, r, () => table(r.rows.map((x) => ({ orderId: x.orderId, symbol: x.symbol, side: x.side, type: x.type, state: x.state, quantity: shown(x.quantity, x.symbol), notional: shown(x.notional, 'mUSD'), price: shown(x.price, 'USD'), createdAt: x.createdAt }))));
   });
   for (const side of ['buy', 'sell'] as const) {
-    withCommon(
+    withChain(
       stock
         .command(side)
         .argument('<symbol>')
@@ -283,7 +318,7 @@ function stockCommand(): Command {
       if (failure !== undefined) failed(failure);
     });
   }
-  withCommon(stock.command('cancel').argument('<orderId>').description('cancel an open order through One Click, waiting until it is cancelled').addOption(timeoutOption())).action(async (orderId: string, o: Common & { timeout?: number }) => {
+  withChain(stock.command('cancel').argument('<orderId>').description('cancel an open order through One Click, waiting until it is cancelled').addOption(timeoutOption())).action(async (orderId: string, o: Common & { timeout?: number }) => {
     const c = await stockClient(o);
     const { oneClickCancel } = await sdk();
     const timeoutMs = o.timeout ?? WAIT_MS;
@@ -294,9 +329,9 @@ function stockCommand(): Command {
     if (failure !== undefined) failed(failure);
   });
   for (const dir of ['deposit', 'withdraw'] as const) {
-    withCommon(stock.command(dir).argument('<amount>').description(`${dir} cash (the demo USDC) through One Click, waiting until completed`).addOption(timeoutOption())).action(async (amount: string, o: Common & { timeout?: number }) => {
+    withChain(stock.command(dir).argument('<amount>').description(`${dir} cash (the demo USDC) through One Click, waiting until completed`).addOption(timeoutOption())).action(async (amount: string, o: Common & { timeout?: number }) => {
       const c = await stockClient(o);
-      const input = { tokenAddress: readDemo().stock.contracts.cashToken, tokenAmount: amount };
+      const input = { tokenAddress: demoChain(readDemo(), o.chain).contracts.cashToken, tokenAmount: amount };
       const { oneClickOperation } = await sdk();
       const timeoutMs = o.timeout ?? WAIT_MS;
       const op = await waitFor(dir, () => `the ${dir} of ${amount}`, timeoutMs, (onWait) => oneClickOperation(c, dir === 'deposit' ? 'cashDeposit' : 'cashWithdrawal', input, { timeoutMs, onWait }));
@@ -305,7 +340,7 @@ function stockCommand(): Command {
       if (op.operationStatus === 'failed') failed(`${dir} ${op.operationId} failed (transaction ${op.txHash})`);
     });
   }
-  withCommon(
+  withChain(
     stock
       .command('oneclick')
       .description("enable One Click for the key's wallet: one EIP-712 signature, and the wallet's one approval of the cash token to the router (for deposits) when it has none")
@@ -313,15 +348,16 @@ function stockCommand(): Command {
   ).action(async (o: Common & { rpcUrl?: string }) => {
     const c = await stockClient(o);
     const account = await wallet(o);
-    const demo = readDemo();
-    const rpcUrl: string = o.rpcUrl ?? demo.rpcUrl;
-    const chain = { id: demo.chainId, name: 'tokex', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } };
+    // The approval is made on the chain the key's delegation is for, to that chain's router.
+    const venue = demoChain(readDemo(), o.chain);
+    const rpcUrl: string = o.rpcUrl ?? venue.rpcUrl;
+    const chain = { id: venue.chainId, name: 'tokex', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [rpcUrl] } } };
     const [{ ensureAllowance }, { createPublicClient, createWalletClient, http }] = await Promise.all([sdk(), viem()]);
     const approveTx = await ensureAllowance(
       createWalletClient({ account, chain, transport: http(rpcUrl) }),
       createPublicClient({ chain, transport: http(rpcUrl) }),
-      demo.stock.contracts.cashToken,
-      demo.stock.contracts.stockRouter,
+      venue.contracts.cashToken as `0x${string}`,
+      venue.contracts.stockRouter as `0x${string}`,
       '1000000',
     );
     const r = await c.enableOneClick(account);

@@ -14,10 +14,17 @@ export function upgradeCommand(): Command {
   return new Command('upgrade')
     .description('what this release needs to upgrade the contracts and the database in place (a dry run), or --apply it')
     .option('--apply', 'carry the plan out (contracts first, then the database)')
-    .action(async (o: { apply?: boolean }) => {
+    .option('--chain <id>', "the chain whose contracts and database (its own record and namespace) are upgraded (default: the first chain)")
+    .action(async (o: { apply?: boolean; chain?: string }) => {
       const { buildContracts } = await import('../chain/contract-build.ts');
       buildContracts();
-      const config = loadConfig();
+      const served = loadConfig();
+      const { parseChainIds, servedChainConfig } = await import('../app/chain-venues.ts');
+      const chosen = o.chain === undefined ? [served.chainId] : parseChainIds(o.chain);
+      if (chosen.length !== 1) throw new AppError('VALIDATION', '--chain: one chain id (run the command once per chain)');
+      // Another chain's configuration: its node (RPC_URL_<id> or its embedded anvil's state under
+      // DATA_DIR/chains/<id>), its deployment record there and its database namespace.
+      const config = servedChainConfig(served, chosen[0]);
       const [{ startAnvil }, { createChainClients }, { OPERATOR_ACCOUNT }, { readDeploymentRecord, writeDeploymentRecord }, upgrade, layouts, { deploymentPath }] = await Promise.all([
         import('../chain/anvil-process.ts'),
         import('../chain/chain-client.ts'),
@@ -28,7 +35,7 @@ export function upgradeCommand(): Command {
         import('../app/chain-wiring.ts'),
       ]);
       const out = (line: string) => process.stdout.write(`${line}\n`);
-      out(`tokex ${APP_VERSION}: ${o.apply ? 'upgrading' : 'upgrade plan (dry run: nothing is changed; --apply carries it out)'}`);
+      out(`tokex ${APP_VERSION}: ${o.apply ? 'upgrading' : 'upgrade plan (dry run: nothing is changed; --apply carries it out)'}${served.stockChains.length > 1 ? ` on chain ${config.chainId}` : ''}`);
 
       const file = deploymentPath(config);
       const read = await readDeploymentRecord(file);
@@ -124,6 +131,8 @@ export function upgradeCommand(): Command {
           await db.close();
           out(`database: migrated (${pending.length})`);
         }
+        const others = served.stockChains.map((c) => c.chainId).filter((id) => id !== config.chainId);
+        if (others.length > 0) out(`other chains: ${others.join(', ')} (each with its own contracts and database: tokex upgrade --chain <id>)`);
       } finally {
         await stopChain();
       }

@@ -31,8 +31,9 @@ export interface RoleProcess {
   kill(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-export function startRoleProcess(roles: string, env: NodeJS.ProcessEnv, label = roles): Promise<RoleProcess> {
-  const child = spawn(process.execPath, ['bin/tokex.mjs', 'start', '--role', roles], { env: { ...process.env, METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `args`: more of `tokex start`'s options (`--chain 31338`). */
+export function startRoleProcess(roles: string, env: NodeJS.ProcessEnv, label = roles, args: readonly string[] = []): Promise<RoleProcess> {
+  const child = spawn(process.execPath, ['bin/tokex.mjs', 'start', '--role', roles, ...args], { env: { ...process.env, METRICS_PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const handle: RoleProcess = {
     label,

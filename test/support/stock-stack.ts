@@ -30,7 +30,7 @@ export interface TestStack {
   stop(): Promise<void>;
 }
 
-export async function startTestStack(env: Record<string, string> = {}, opts: { role?: Role | readonly Role[]; dataDir?: string } = {}): Promise<TestStack> {
+export async function startTestStack(env: Record<string, string> = {}, opts: { role?: Role | readonly Role[]; dataDir?: string; chains?: readonly number[] } = {}): Promise<TestStack> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-stack-'));
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -56,7 +56,7 @@ export async function startTestStack(env: Record<string, string> = {}, opts: { r
     },
   });
   const logger = createLogger({ level: config.logLevel, destination });
-  const stack = await startStack(config, { role: opts.role ?? 'all', logger });
+  const stack = await startStack(config, { role: opts.role ?? 'all', logger, ...(opts.chains ? { chains: opts.chains } : {}) });
   if (!stack.demo || !stack.stockBaseUrl) throw new Error('test stack started without the stock API');
   const demo = stack.demo;
   const client: TestStack['client'] = (apiKey, apiSecret, o = {}) =>
