@@ -60,8 +60,12 @@ export interface StockAuthOptions {
    * for the chain picked. Only the request hook reads it (a stream is on `chainId`).
    */
   otherChainIds?: readonly number[];
-  /** Chains configured whose node did not answer at start: refused like an unserved chain, the log saying so. */
-  unstartedChainIds?: readonly number[];
+  /**
+   * Chains configured whose node has not answered since the start (among `otherChainIds` when their
+   * routes are registered already): refused like an unserved chain, the log saying so. Read on every
+   * request: a chain leaves it when it starts in the background.
+   */
+  unstartedChainIds?: readonly number[] | (() => readonly number[]);
   /** Service prefix in front of /api/v1 that is not part of the signed URI. */
   prefix: string;
   now?: () => number;
@@ -207,7 +211,8 @@ export function createStockAuthHook(opts: StockAuthOptions) {
   // header picks one with a single map lookup.
   const checks = new Map<string, StockSignatureCheck>();
   for (const chainId of [opts.chainId, ...(opts.otherChainIds ?? [])]) checks.set(String(chainId), createStockSignatureCheck({ ...opts, chainId }));
-  const unstarted = new Set((opts.unstartedChainIds ?? []).map(String));
+  const unstartedIds = opts.unstartedChainIds ?? [];
+  const isUnstarted = (chainId: string) => (typeof unstartedIds === 'function' ? unstartedIds() : unstartedIds).some((id) => String(id) === chainId);
 
   /** The request's signed parts and its chain's check, after the checks only a request has (its headers). */
   function partsOf(request: FastifyRequest): RequestParts {
@@ -226,10 +231,9 @@ export function createStockAuthHook(opts: StockAuthOptions) {
     if (product === undefined) throw deny('missing x-api-p');
     // A chain or product this deployment does not serve (x-api-p compared exactly: `anchored` is not
     // `Anchored`) fails here, before any key is read, whatever scopes the key holds.
+    if (isUnstarted(reqChain)) throw deny(`chain ${reqChain} did not start (its node did not answer): served once its node answers`);
     const check = checks.get(reqChain);
-    if (check === undefined) {
-      throw deny(unstarted.has(reqChain) ? `chain ${reqChain} did not start (its node did not answer): served after a restart` : 'x-api-chain-id does not match the service');
-    }
+    if (check === undefined) throw deny('x-api-chain-id does not match the service');
     if (product !== opts.product) throw deny('x-api-p does not match the service (case-sensitive)');
 
     const rawUrl = request.raw.url ?? '/';
