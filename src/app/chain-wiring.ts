@@ -123,6 +123,7 @@ export async function startChain(params: {
     record: existing,
     venues: params.venues({ addressOf }),
     onDeploy: (venue, reason) => logger.info({ venue, reason, file }, 'deploying venue'),
+    note: (level, message, detail) => logger[level]({ ...detail, file }, message),
   });
   if (deployed.length > 0 || read?.format === 'flat') {
     await writeDeploymentRecord(file, record);

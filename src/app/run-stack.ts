@@ -78,7 +78,7 @@ export async function runStack(roles: Role | readonly Role[], chains?: readonly 
   lines.push(`  chain      ${stack.rpcUrl} (chain id ${config.chainId})`);
   // The other chains' stock venues (docs/deployment.md, "Several chains"): x-api-chain-id picks one.
   for (const c of stack.chains.slice(1)) lines.push(`  chain      ${c.rpcUrl} (chain id ${c.chainId}, stock venue; data ${c.dataDir})`);
-  for (const c of stack.unstartedChains) lines.push(`  chain      ${c.chainId} DID NOT START: ${c.reason} (not served until a restart; the log has the error)`);
+  for (const c of stack.unstartedChains) lines.push(`  chain      ${c.chainId} DID NOT START: ${c.reason} (served once its node answers, tried again every 10 s; the log has the error)`);
   lines.push(`  data       ${config.dataDir}${config.databaseUrl ? ' (database: PostgreSQL)' : ''}`);
   lines.push(`  metrics    ${stack.metricsUrl ?? (config.metrics ? 'not served (see the log)' : 'off (METRICS_PORT=off)')}`);
   if (stack.demoFile) lines.push(`  demo.json  ${stack.demoFile}  (demo wallets and API keys)`);

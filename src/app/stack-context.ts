@@ -86,9 +86,24 @@ export interface StackContext {
   otherChains: StackContext[];
   /**
    * On the first chain's context: the chains on a node (`STOCK_CHAINS`) that did not start because
-   * their node did not answer; not served until a restart, and named by `/readyz`.
+   * their node did not answer; named by `/readyz` and retried in the background until their node
+   * answers, when the entry leaves this list and the chain's context joins `otherChains`.
    */
-  unstartedChains: Array<{ chainId: number; reason: string }>;
+  unstartedChains: UnstartedChain[];
+}
+
+/** A chain whose node did not answer at start (docs/deployment.md, "Several chains"). */
+export interface UnstartedChain {
+  chainId: number;
+  /** Why it has not started: the last attempt's error. */
+  reason: string;
+  /** Its database, opened at start (it needs no node): the API's routes for the chain read it once it starts. */
+  db?: Db;
+  /**
+   * Run, in order, once the chain has started and its roles run, before it leaves `unstartedChains`
+   * (the stock API puts the chain's venue behind its routes there).
+   */
+  onStarted: Array<(ctx: StackContext) => Promise<void>>;
 }
 
 export function createStackContext(

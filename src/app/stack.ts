@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
-import type { AppConfig, Role } from '../config/app-config.ts';
+import type { AppConfig, Role, StockChainSetting } from '../config/app-config.ts';
 import type { Logger } from '../lib/logger.ts';
 import { AppError } from '../errors/app-error.ts';
 import type { ApiKeyService } from '../auth/api-key-service.ts';
@@ -24,7 +24,7 @@ import { chainVenueConfig } from './chain-venues.ts';
 import { sealOwnership } from './seal-ownership.ts';
 import { writeDeploymentRecord } from '../chain/deployment-file.ts';
 import { demoFilePath, writeDemoFile, type DemoFile } from './demo-file.ts';
-import { createStackContext, type StartRole } from './stack-context.ts';
+import { createStackContext, type StartRole, type UnstartedChain } from './stack-context.ts';
 import { createStopList } from './stop-list.ts';
 import { leasedRole } from './leased-role.ts';
 import { newHolderId } from '../storage/lease-keeper.ts';
@@ -98,7 +98,7 @@ export interface StackHandle {
   db: Db;
   /** Every chain served, the first (the fields above) first. */
   chains: StackChain[];
-  /** Chains on a node that did not answer at start: not served until a restart. */
+  /** Chains on a node that did not answer at start, until it answers (retried in the background). */
   unstartedChains: Array<{ chainId: number; reason: string }>;
   keys: ApiKeyService;
   stockApi?: FastifyInstance;
@@ -246,36 +246,48 @@ export async function startStack(
     // Only where a role of theirs runs: a process of marketdata, the perpetual roles or both never touches them.
     // With --chain, only the chains named (and every chain where the stock API runs: it serves them all).
     const servesChain = (chainId: number) => roles.some(([name]) => (PER_CHAIN_ROLES.has(name) && runsChain(chainId)) || name === 'stock-api');
+    const startOther = (setting: StockChainSetting) => startChain({
+      config: chainVenueConfig(config, setting),
+      logger: logger.child({ chainId: setting.chainId }),
+      stops,
+      allInOneProcess: asked.includes('all'),
+      venues: ({ addressOf }) => [stockVenue(addressOf)],
+    });
+    /** The context of a chain after the first once its chain is up (its database opened already or now). */
+    const otherContext = async (setting: StockChainSetting, other: ChainWiring, db?: Db) => {
+      const chainConfig = chainVenueConfig(config, setting);
+      const chainLogger = logger.child({ chainId: setting.chainId });
+      const otherDb = db ?? (await openAppDatabase(chainConfig));
+      if (!db) stops.add(() => otherDb.close());
+      const otherStatus = createRoleStatusRegistry(newHolderId());
+      const otherCtx = createStackContext({ config: chainConfig, logger: chainLogger, chain: other, db: otherDb, keys, calendar, symbols, status: otherStatus }, stops, ctx);
+      const otherPublisher = startStatusPublisher({ db: otherDb, registry: otherStatus, intervalMs: config.statusPublishMs, logger: chainLogger });
+      stops.add(() => otherPublisher.stop());
+      return otherCtx;
+    };
+    const unstartedSettings = new Map<number, StockChainSetting>();
     for (const setting of config.stockChains.slice(1).filter((c) => servesChain(c.chainId))) {
       const chainConfig = chainVenueConfig(config, setting);
       const chainLogger = logger.child({ chainId: setting.chainId });
       fs.mkdirSync(chainConfig.dataDir, { recursive: true });
       let other: ChainWiring;
       try {
-        other = await startChain({
-          config: chainConfig,
-          logger: chainLogger,
-          stops,
-          allInOneProcess: asked.includes('all'),
-          venues: ({ addressOf }) => [stockVenue(addressOf)],
-        });
+        other = await startOther(setting);
       } catch (err) {
-        // A chain on a node that does not answer leaves the others to start: it is not served
-        // until a restart, and /readyz names it. An embedded anvil that fails is this machine's
-        // problem, and stops the start as on a single chain.
+        // A chain on a node that does not answer leaves the others to start: /readyz names it, and
+        // it is tried again in the background until its node answers (below). An embedded anvil
+        // that fails is this machine's problem, and stops the start as on a single chain.
         if (setting.rpcUrl === undefined) throw err;
-        const reason = (err as Error).message.split('\n')[0].slice(0, 300);
-        chainLogger.error({ err, rpcUrl: setting.rpcUrl }, `chain ${setting.chainId} did not start: not served until a restart (docs/deployment.md, "Several chains")`);
-        ctx.unstartedChains.push({ chainId: setting.chainId, reason });
+        const reason = reasonOf(err);
+        chainLogger.error({ err, rpcUrl: setting.rpcUrl }, `chain ${setting.chainId} did not start: tried again every ${LATE_CHAIN_RETRY_MS / 1000} s until its node answers (docs/deployment.md, "Several chains")`);
+        // Its database needs no node: opened now, so that the API's routes for the chain exist from the start.
+        const db = await openAppDatabase(chainConfig);
+        stops.add(() => db.close());
+        ctx.unstartedChains.push({ chainId: setting.chainId, reason, db, onStarted: [] });
+        unstartedSettings.set(setting.chainId, setting);
         continue;
       }
-      const otherDb = await openAppDatabase(chainConfig);
-      stops.add(() => otherDb.close());
-      const otherStatus = createRoleStatusRegistry(newHolderId());
-      const otherCtx = createStackContext({ config: chainConfig, logger: chainLogger, chain: other, db: otherDb, keys, calendar, symbols, status: otherStatus }, stops, ctx);
-      const otherPublisher = startStatusPublisher({ db: otherDb, registry: otherStatus, intervalMs: config.statusPublishMs, logger: chainLogger });
-      stops.add(() => otherPublisher.stop());
-      ctx.otherChains.push(otherCtx);
+      ctx.otherChains.push(await otherContext(setting, other));
     }
     const metrics = await startMetrics(ctx);
     stops.add(() => metrics.stop());
@@ -303,9 +315,29 @@ export async function startStack(
     // the owner's configuration runs, so separate role processes do not race with the admin key.
     // The admin's processes: the deployer's key is where owner changes are made.
     // With --chain, on the chains named: the process running a chain's executor configures that chain.
-    if (asked.includes('all') || asked.includes('executor')) {
+    const seals = asked.includes('all') || asked.includes('executor');
+    if (seals) {
       if (runsChain(config.chainId)) await sealOwnership({ config, logger, chain });
       for (const other of ctx.otherChains) if (runsChain(other.config.chainId)) await sealOwnership({ config: other.config, logger: other.logger, chain: other.chain });
+    }
+    // The chains whose node did not answer: tried again in the background; once one answers, its
+    // venue, its roles, ownership and the API's routes start as they would have at start.
+    for (const entry of [...ctx.unstartedChains]) {
+      const setting = unstartedSettings.get(entry.chainId)!;
+      const late = retryLateChain({
+        entry,
+        logger: logger.child({ chainId: entry.chainId }),
+        start: async () => {
+          const otherCtx = await otherContext(setting, await startOther(setting), entry.db);
+          const runs = runsChain(entry.chainId);
+          for (const [name, start] of roles) if (PER_CHAIN_ROLES.has(name) && runs) stops.add(await start(otherCtx));
+          if (seals && runs) await sealOwnership({ config: otherCtx.config, logger: otherCtx.logger, chain: otherCtx.chain });
+          ctx.otherChains.push(otherCtx);
+          for (const listener of entry.onStarted) await listener(otherCtx);
+          ctx.unstartedChains.splice(ctx.unstartedChains.indexOf(entry), 1);
+        },
+      });
+      stops.add(() => late.stop());
     }
 
     const reloadTls = (): TlsReloadResult[] => {
@@ -314,8 +346,14 @@ export async function startStack(
       const apis = [['stock API', ctx.endpoints.stock?.app], ['perp API', ctx.endpoints.perp?.app]] as const;
       return apis.flatMap(([what, app]) => (app ? [reloadServerTls(app.server as unknown as HttpsServer, tls, logger, what)] : []));
     };
-    const chains: StackChain[] = [ctx, ...ctx.otherChains].map((c) => ({ chainId: c.chain.chainId, rpcUrl: c.chain.rpcUrl, deployment: c.chain.deployment, db: c.db, dataDir: c.config.dataDir }));
-    const handle: StackHandle = { config, rpcUrl: chain.rpcUrl, deployment: chain.deployment, db, chains, unstartedChains: ctx.unstartedChains, keys, calendar, metricsUrl: metrics.url, upgradeNotes: chain.upgradeNotes, reloadTls, stop: () => stops.stopAll() };
+    const handle: StackHandle = {
+      config, rpcUrl: chain.rpcUrl, deployment: chain.deployment, db,
+      // A chain started late joins the list.
+      get chains(): StackChain[] {
+        return [ctx, ...ctx.otherChains].map((c) => ({ chainId: c.chain.chainId, rpcUrl: c.chain.rpcUrl, deployment: c.chain.deployment, db: c.db, dataDir: c.config.dataDir }));
+      },
+      unstartedChains: ctx.unstartedChains, keys, calendar, metricsUrl: metrics.url, upgradeNotes: chain.upgradeNotes, reloadTls, stop: () => stops.stopAll(),
+    };
     const perpApi = ctx.endpoints.perp;
     if (perpApi) {
       handle.perpApi = perpApi.app;
@@ -335,4 +373,51 @@ export async function startStack(
     await stops.stopAll();
     throw err;
   }
+}
+
+/** How often a chain whose node did not answer at start is tried again. */
+export const LATE_CHAIN_RETRY_MS = 10_000;
+
+function reasonOf(err: unknown): string {
+  return (err as Error).message.split('\n')[0].slice(0, 300);
+}
+
+/**
+ * Tries `start` every LATE_CHAIN_RETRY_MS until it succeeds, logging once per change of the reason
+ * (not every attempt): a node down for a day writes one line, not 8,640. `stop` ends the tries and
+ * waits for one under way.
+ */
+function retryLateChain(p: { entry: UnstartedChain; logger: Logger; start: () => Promise<void> }): { stop(): Promise<void> } {
+  const { entry, logger } = p;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let attempt: Promise<void> | undefined;
+  const schedule = () => {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      attempt = (async () => {
+        try {
+          await p.start();
+          logger.info(`chain ${entry.chainId} started: its node answers, its venue and roles run and the API serves it`);
+        } catch (err) {
+          if (stopped) return;
+          const reason = reasonOf(err);
+          if (reason !== entry.reason) {
+            entry.reason = reason;
+            logger.warn({ err }, `chain ${entry.chainId} still did not start: tried again every ${LATE_CHAIN_RETRY_MS / 1000} s`);
+          }
+          schedule();
+        }
+      })();
+    }, LATE_CHAIN_RETRY_MS);
+    timer.unref?.();
+  };
+  schedule();
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await attempt;
+    },
+  };
 }

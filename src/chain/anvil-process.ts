@@ -21,6 +21,11 @@ export interface StartAnvilOptions {
   stateIntervalSeconds?: number;
   /** How long to wait for the RPC to answer. Default 15 s. */
   startTimeoutMs?: number;
+  /**
+   * false: without the CREATE2 factory anvil predeploys (`--disable-default-create2-deployer`), as a
+   * chain that lacks it (tests of the deterministic deployment). Default true.
+   */
+  create2Deployer?: boolean;
   logger?: Logger;
 }
 
@@ -199,6 +204,7 @@ interface Attempt {
 
 async function attempt(binary: string, port: number, opts: Required<Pick<StartAnvilOptions, 'host' | 'chainId'>> & StartAnvilOptions): Promise<Attempt> {
   const args = ['--port', String(port), '--host', opts.host, '--chain-id', String(opts.chainId), '--silent'];
+  if (opts.create2Deployer === false) args.push('--disable-default-create2-deployer');
   // Absolute, so that the owner check can find it in the process's command line.
   const stateFile = opts.stateFile ? path.resolve(opts.stateFile) : undefined;
   if (stateFile) {

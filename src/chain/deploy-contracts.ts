@@ -1,9 +1,12 @@
 import {
+  concat,
   encodeDeployData,
   encodeFunctionData,
   getAddress,
   getContractAddress,
+  keccak256,
   parseUnits,
+  toHex,
   type Abi,
   type Address,
   type Hash,
@@ -22,6 +25,8 @@ import {
   priceFeedHubAbi,
   stockAbi,
   stockRouterAbi,
+  venueBootstrapAbi,
+  venueBootstrapBytecode,
   venueProxyAbi,
   venueProxyBytecode,
 } from './abi/generated/index.ts';
@@ -81,6 +86,12 @@ export interface DeployStackOptions {
   requireOracle?: boolean;
   /** The StockRouter's guardian, who can pause (docs/security.md, "Guardian"). Default: none. */
   guardian?: Address;
+  /**
+   * Deploy the venue's proxies and timelock through the CREATE2 factory, at addresses that depend on
+   * the deployer only, the same on every chain (docs/contracts.md, "Same addresses on every chain").
+   * Default true; false deploys at the deployer's nonce-derived addresses, as releases before did.
+   */
+  deterministic?: boolean;
 }
 
 export const DEMO_DEFAULTS = {
@@ -100,6 +111,110 @@ export const CASH_TOKEN_DECIMALS = 6;
 // mined, and skipping estimation makes the deploy a single round trip per transaction.
 const DEPLOY_GAS = 6_000_000n;
 const CALL_GAS = 300_000n;
+/** A proxy through the CREATE2 factory: the proxy's small code and the bootstrap's one slot. */
+const PROXY_CREATE2_GAS = 1_000_000n;
+/** The bootstrap's upgrade to the real implementation with its `initialize` (a Stock's name and symbol). */
+const PROXY_UPGRADE_GAS = 800_000n;
+
+// ----------------------------------------------------- deterministic addresses
+
+/**
+ * The deterministic deployment proxy (github.com/Arachnid/deterministic-deployment-proxy): called
+ * with `salt ‖ initcode`, it creates the contract with CREATE2 and reverts when the creation fails.
+ * It is at this address on every chain that has it (anvil predeploys it, most public chains have it),
+ * because it is deployed by a presigned transaction without a chain id.
+ */
+export const CREATE2_FACTORY: Address = '0x4e59b44847b379578588920ca78fbf26c0b4956c';
+/** That presigned transaction (the signer's nonce 0, 100,000 gas at 100 gwei, no chain id) and its signer. */
+export const CREATE2_FACTORY_DEPLOY_TX: Hex =
+  '0xf8a58085174876e800830186a08080b853604580600e600039806000f350fe7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffe03601600081602082378035828234f58015156039578182fd5b8082525050506014600cf31ba02222222222222222222222222222222222222222222222222222222222222222a02222222222222222222222222222222222222222222222222222222222222222';
+export const CREATE2_FACTORY_SIGNER: Address = '0x3fab184622dc19b6109349b94811493bf2a45362';
+/** What the presigned transaction costs its signer at most (gas × gas price): funded by the deployer. */
+const CREATE2_FACTORY_DEPLOY_COST = 100_000n * 100_000_000_000n;
+/** The ERC-1967 implementation slot. */
+const IMPLEMENTATION_SLOT: Hex = '0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc';
+
+/** The CREATE2 salt of a venue contract: its name in the batch (`StockRouter`, `Stock AAPL`). */
+export function deterministicSalt(label: string): Hex {
+  return keccak256(toHex(`tokex.venue:${label}`));
+}
+
+/** What the factory creates from `initcode` with `salt`. */
+export function deterministicAddress(initcode: Hex, salt: Hex): Address {
+  return getContractAddress({ opcode: 'CREATE2', from: CREATE2_FACTORY, salt, bytecode: initcode });
+}
+
+/** The VenueBootstrap implementation every deterministic proxy starts with (one per chain, no arguments). */
+export function venueBootstrapAddress(): Address {
+  return deterministicAddress(venueBootstrapBytecode, deterministicSalt('VenueBootstrap'));
+}
+
+/**
+ * Where the deterministic proxy of `label` deployed by `deployer` is, on any chain: it depends on
+ * VenueProxy's and VenueBootstrap's code, the deployer and the label only.
+ */
+export function deterministicProxyAddress(deployer: Address, label: string): Address {
+  return deterministicAddress(deterministicProxyInitcode(deployer), deterministicSalt(label));
+}
+
+function deterministicProxyInitcode(deployer: Address): Hex {
+  const bootstrap = encodeFunctionData({ abi: venueBootstrapAbi, functionName: 'bootstrap', args: [deployer] });
+  return encodeDeployData({ abi: venueProxyAbi, bytecode: venueProxyBytecode, args: [venueBootstrapAddress(), bootstrap] });
+}
+
+/** How a deployment says what it did about the deterministic addresses (the app logs it). */
+export type DeployNote = (level: 'info' | 'warn', message: string, detail?: Record<string, unknown>) => void;
+
+/**
+ * The CREATE2 factory of the chain behind `publicClient`: present already, or deployed now with its
+ * presigned transaction (offline: the transaction is a constant) after funding its signer from
+ * `walletClient`. Answers undefined, with a note, when the chain has none and refuses that
+ * transaction (a node that takes only EIP-155 transactions, a base fee above 100 gwei, the signer's
+ * nonce used): the caller then deploys at nonce-derived addresses.
+ */
+export async function ensureCreate2Factory(params: {
+  publicClient: ChainPublicClient;
+  walletClient: ChainWalletClient;
+  note?: DeployNote;
+}): Promise<Address | undefined> {
+  const { publicClient, walletClient, note } = params;
+  const present = async () => {
+    const code = await publicClient.getCode({ address: CREATE2_FACTORY });
+    return code !== undefined && code !== '0x';
+  };
+  try {
+    if (await present()) return CREATE2_FACTORY;
+  } catch (err) {
+    throw toChainError(err);
+  }
+  let reason: string;
+  try {
+    const [nonce, balance] = await Promise.all([
+      publicClient.getTransactionCount({ address: CREATE2_FACTORY_SIGNER }),
+      publicClient.getBalance({ address: CREATE2_FACTORY_SIGNER }),
+    ]);
+    if (nonce !== 0) {
+      reason = `its signer's nonce 0 is used (nonce ${nonce}) without the factory at its address`;
+    } else {
+      if (balance < CREATE2_FACTORY_DEPLOY_COST) {
+        const fund = await TxBatch.open(publicClient, walletClient);
+        await fund.transfer('fund the CREATE2 factory\'s signer', CREATE2_FACTORY_SIGNER, CREATE2_FACTORY_DEPLOY_COST - balance);
+        await fund.finish();
+      }
+      const hash = await publicClient.sendRawTransaction({ serializedTransaction: CREATE2_FACTORY_DEPLOY_TX });
+      const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: 60_000 });
+      if (receipt.status === 'success' && (await present())) {
+        note?.('info', 'the chain had no CREATE2 factory: deployed it with its presigned transaction', { factory: CREATE2_FACTORY, txHash: hash });
+        return CREATE2_FACTORY;
+      }
+      reason = 'its presigned transaction reverted';
+    }
+  } catch (err) {
+    reason = `its presigned transaction was refused: ${(err as Error).message.split('\n')[0].slice(0, 200)}`;
+  }
+  note?.('warn', `the chain has no CREATE2 factory at ${CREATE2_FACTORY} and ${reason}: the venue is deployed at nonce-derived addresses, which differ from the other chains'`, { factory: CREATE2_FACTORY });
+  return undefined;
+}
 
 interface FeeFields {
   maxFeePerGas?: bigint;
@@ -120,6 +235,12 @@ export class TxBatch {
   readonly code = new Map<Address, DeployedCode>();
   /** The earliest block among the receipts, once `finish` has answered. */
   firstBlock: bigint | undefined;
+  /** Set by `deterministic`: proxies and `deployDeterministic` go through the CREATE2 factory. */
+  private create2?: { note?: DeployNote };
+  /** Addresses this batch creates through the factory: checked for code once mined. */
+  private readonly created = new Set<Address>();
+  /** What each deterministic address was found to hold before this batch (read once). */
+  private readonly found = new Map<Address, Hex | undefined>();
 
   private constructor(
     private readonly publicClient: ChainPublicClient,
@@ -162,17 +283,99 @@ export class TxBatch {
   }
 
   /**
+   * From now on, `deployProxy` and `deployDeterministic` create their contracts through the CREATE2
+   * factory (which the caller made sure the chain has: `ensureCreate2Factory`), at addresses that are
+   * the same on every chain (docs/contracts.md, "Same addresses on every chain"). An address already
+   * taken on this chain (this deployer deployed the venue here before) falls back to a nonce-derived
+   * one, with a note.
+   */
+  deterministic(note?: DeployNote): void {
+    this.create2 = { note };
+  }
+
+  /**
    * Deploys `contract`'s implementation (once per constructor arguments in this batch) and a
    * VenueProxy in front of it that runs `initialize(...initArgs)` in its constructor, so the proxy
-   * is never seen uninitialized. Answers the proxy's address.
+   * is never seen uninitialized. Answers the proxy's address. In a deterministic batch the proxy is
+   * created through the CREATE2 factory in front of the VenueBootstrap, then upgraded by this
+   * batch's account to the implementation with `initialize(...initArgs)`: only that account can.
    */
   async deployProxy(label: string, contract: VenueContractName, ctorArgs: readonly unknown[], initArgs: readonly unknown[]): Promise<Address> {
     const code = VENUE_CONTRACTS[contract];
     const implementation = await this.deployImplementation(contract, ctorArgs);
     const init = encodeFunctionData({ abi: code.abi as Abi, functionName: 'initialize', args: initArgs });
-    const proxy = await this.deploy(label, venueProxyAbi, venueProxyBytecode, [implementation, init]);
+    const proxy =
+      (this.create2 && (await this.deterministicProxy(label, implementation, init))) ??
+      (await this.deploy(label, venueProxyAbi, venueProxyBytecode, [implementation, init]));
     this.code.set(proxy, deployedCodeOf(contract, implementation));
     return proxy;
+  }
+
+  /**
+   * Deploys a contract through the CREATE2 factory with `label`'s salt in a deterministic batch (at
+   * a nonce-derived address otherwise, or when that address is taken on this chain). For a contract
+   * whose constructor arguments are the same on every chain (the venue's timelock).
+   */
+  async deployDeterministic(label: string, abi: Abi, bytecode: Hex, args: readonly unknown[]): Promise<Address> {
+    if (this.create2) {
+      const initcode = encodeDeployData({ abi, bytecode, args });
+      const address = deterministicAddress(initcode, deterministicSalt(label));
+      if ((await this.codeBefore(address)) === undefined) {
+        await this.create(label, initcode, deterministicSalt(label), address, DEPLOY_GAS);
+        return address;
+      }
+      this.taken(label, address);
+    }
+    return this.deploy(label, abi, bytecode, args);
+  }
+
+  /** The deterministic proxy of `label` upgraded to `implementation` with `init`; undefined when its address is taken. */
+  private async deterministicProxy(label: string, implementation: Address, init: Hex): Promise<Address | undefined> {
+    const bootstrap = venueBootstrapAddress();
+    if ((await this.codeBefore(bootstrap)) === undefined) {
+      // One per chain, stateless: deployed by the first deterministic batch (any deployer's).
+      await this.create('VenueBootstrap', venueBootstrapBytecode, deterministicSalt('VenueBootstrap'), bootstrap, DEPLOY_GAS);
+    }
+    const salt = deterministicSalt(label);
+    const initcode = deterministicProxyInitcode(this.from);
+    const proxy = deterministicAddress(initcode, salt);
+    if ((await this.codeBefore(proxy)) === undefined) {
+      await this.create(label, initcode, salt, proxy, PROXY_CREATE2_GAS);
+    } else if (!(await this.stillBootstrapped(proxy, bootstrap))) {
+      this.taken(label, proxy);
+      return undefined;
+    }
+    // Created by someone else with this deployer (a copy of our own transaction): still ours alone to upgrade.
+    await this.send(`${label} upgradeToAndCall`, proxy, encodeFunctionData({ abi: venueBootstrapAbi, functionName: 'upgradeToAndCall', args: [implementation, init] }), PROXY_UPGRADE_GAS);
+    return proxy;
+  }
+
+  /** Whether the proxy at `proxy` still runs the bootstrap with this batch's account as its deployer. */
+  private async stillBootstrapped(proxy: Address, bootstrap: Address): Promise<boolean> {
+    if (this.created.has(proxy)) return false;
+    const slot = await this.publicClient.getStorageAt({ address: proxy, slot: IMPLEMENTATION_SLOT });
+    if (slot === undefined || BigInt(slot) !== BigInt(bootstrap)) return false;
+    const deployer = await this.publicClient.readContract({ address: proxy, abi: venueBootstrapAbi, functionName: 'deployer' });
+    return deployer.toLowerCase() === this.from.toLowerCase();
+  }
+
+  /** The code at `address` before this batch, or undefined when none; an address this batch creates counts as taken. */
+  private async codeBefore(address: Address): Promise<Hex | undefined> {
+    if (this.created.has(address)) return '0x00';
+    if (!this.found.has(address)) {
+      const code = await this.publicClient.getCode({ address });
+      this.found.set(address, code === undefined || code === '0x' ? undefined : code);
+    }
+    return this.found.get(address);
+  }
+
+  private async create(label: string, initcode: Hex, salt: Hex, address: Address, gas: bigint): Promise<void> {
+    this.created.add(address);
+    await this.send(`${label} (CREATE2)`, CREATE2_FACTORY, concat([salt, initcode]), gas);
+  }
+
+  private taken(label: string, address: Address): void {
+    this.create2?.note?.('warn', `${label}: its deterministic address ${address} is taken on this chain (a venue this deployer deployed here before): deployed at a nonce-derived address instead, which differs from the other chains'`, { contract: label, address });
   }
 
   /** Deploys a contract without a proxy (a stateless one) and notes its code for the record. */
@@ -258,6 +461,11 @@ export class TxBatch {
         throw new AppError('INTERNAL', `deploy: step "${tx.label}" created an unexpected address`);
       }
     });
+    // The factory reverts when its CREATE2 fails; a contract without code would still be a surprise.
+    for (const address of this.created) {
+      const code = await this.publicClient.getCode({ address });
+      if (code === undefined || code === '0x') throw new AppError('INTERNAL', `deploy: no code at the deterministic address ${address}`);
+    }
     return lastReceipt;
   }
 }
@@ -273,11 +481,16 @@ export async function deployStack(params: {
   symbols: readonly StockListing[];
   demoWallets: readonly Address[];
   options?: DeployStackOptions;
+  /** Told about the deterministic addresses where they could not be had (the app logs it). */
+  note?: DeployNote;
 }): Promise<Deployment> {
-  const { publicClient, walletClient, symbols, demoWallets } = params;
+  const { publicClient, walletClient, symbols, demoWallets, note } = params;
   const o = { ...DEMO_DEFAULTS, ...params.options };
   try {
+    // Before the batch: deploying the factory takes transactions of its own.
+    const factory = o.deterministic === false ? undefined : await ensureCreate2Factory({ publicClient, walletClient, note });
     const tx = await TxBatch.open(publicClient, walletClient);
+    if (factory) tx.deterministic(note);
     const me = tx.from;
 
     const upgrader = o.upgrader ?? me;
@@ -340,7 +553,7 @@ export async function deployStack(params: {
     // The venue's owner-to-be (docs/security.md, "Owner and upgrader"): delay 0 until
     // handOverToTimelock, after the deployment's configuration, hands the contracts over and sets it.
     const timelockCode = timelockDeployArgs(me);
-    const timelock = await tx.deploy('VenueTimelock', timelockCode.abi, timelockCode.bytecode, timelockCode.args);
+    const timelock = await tx.deployDeterministic('VenueTimelock', timelockCode.abi, timelockCode.bytecode, timelockCode.args);
 
     const last = await tx.finish();
     const contracts = { stockRouter, oneClickRouter, cashier, cashToken, accountLens, stocks, dividendDistributor };
@@ -374,6 +587,8 @@ export async function isDeploymentLive(publicClient: ChainPublicClient, deployme
 export interface VenueDeployContext {
   publicClient: ChainPublicClient;
   walletClient: ChainWalletClient;
+  /** Where a deployment says what it could not do as planned (the app's log). */
+  note?: DeployNote;
   /** The record with every venue listed before this one present (kept or just deployed). */
   record: DeploymentRecord;
 }
@@ -397,8 +612,8 @@ export function stockVenueDeployer(params: {
 }): VenueDeployer {
   return {
     venue: 'stock',
-    async deploy({ publicClient, walletClient }) {
-      const { chainId: _chainId, ...section } = await deployStack({ publicClient, walletClient, ...params });
+    async deploy({ publicClient, walletClient, note }) {
+      const { chainId: _chainId, ...section } = await deployStack({ publicClient, walletClient, note, ...params });
       return section;
     },
   };
@@ -443,6 +658,8 @@ export async function ensureVenues(params: {
   venues: readonly VenueDeployer[];
   /** Called before a venue is (re)deployed, e.g. to log why. */
   onDeploy?: (venue: string, reason: VenueDeployReason) => void;
+  /** What a venue's deployment could not do as planned (a deterministic address taken). */
+  note?: DeployNote;
 }): Promise<EnsureVenuesResult> {
   const { publicClient, walletClient } = params;
   let chainId: number;
@@ -473,7 +690,7 @@ export async function ensureVenues(params: {
       throw new AppError('INTERNAL', `the ${deployer.venue} venue is not deployed on chain ${chainId} and there is no OPERATOR_PRIVATE_KEY to deploy it with`);
     }
     params.onDeploy?.(deployer.venue, reason);
-    record.venues[deployer.venue] = await deployer.deploy({ publicClient, walletClient, record });
+    record.venues[deployer.venue] = await deployer.deploy({ publicClient, walletClient, record, note: params.note });
     deployed.push(deployer.venue);
   }
   return { record, deployed };

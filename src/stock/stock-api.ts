@@ -30,8 +30,12 @@ export interface StockApiOptions {
    * prefix `deps`'s: each request is answered by the venue of its `x-api-chain-id`.
    */
   otherChains?: readonly StockApiDeps[];
-  /** Chains configured whose node did not answer at start: refused (opaquely) with the reason logged. */
-  unstartedChainIds?: readonly number[];
+  /**
+   * Chains configured whose node has not answered yet: refused (opaquely) with the reason logged.
+   * One may be among `otherChains` with late-bound dependencies: its routes exist from the start and
+   * answer once it leaves this list (read on every request).
+   */
+  unstartedChainIds?: readonly number[] | (() => readonly number[]);
   keys: ApiKeyService;
   nonces: NonceStore;
   logger: Logger;

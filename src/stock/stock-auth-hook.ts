@@ -61,8 +61,12 @@ export interface StockAuthOptions {
    * connection's.
    */
   otherChainIds?: readonly number[];
-  /** Chains configured whose node did not answer at start: refused like an unserved chain, the log saying so. */
-  unstartedChainIds?: readonly number[];
+  /**
+   * Chains configured whose node has not answered since the start (among `otherChainIds` when their
+   * routes are registered already): refused like an unserved chain, the log saying so. Read on every
+   * request: a chain leaves it when it starts in the background.
+   */
+  unstartedChainIds?: readonly number[] | (() => readonly number[]);
   /** Service prefix in front of /api/v1 that is not part of the signed URI. */
   prefix: string;
   now?: () => number;
@@ -208,7 +212,8 @@ export function createStockAuthHook(opts: StockAuthOptions) {
   // header picks one with a single map lookup.
   const checks = new Map<string, StockSignatureCheck>();
   for (const chainId of [opts.chainId, ...(opts.otherChainIds ?? [])]) checks.set(String(chainId), createStockSignatureCheck({ ...opts, chainId }));
-  const unstarted = new Set((opts.unstartedChainIds ?? []).map(String));
+  const unstartedIds = opts.unstartedChainIds ?? [];
+  const isUnstarted = (chainId: string) => (typeof unstartedIds === 'function' ? unstartedIds() : unstartedIds).some((id) => String(id) === chainId);
 
   /** The request's signed parts and its chain's check, after the checks only a request has (its headers). */
   function partsOf(request: FastifyRequest): RequestParts {
@@ -227,10 +232,9 @@ export function createStockAuthHook(opts: StockAuthOptions) {
     if (product === undefined) throw deny('missing x-api-p');
     // A chain or product this deployment does not serve (x-api-p compared exactly: `anchored` is not
     // `Anchored`) fails here, before any key is read, whatever scopes the key holds.
+    if (isUnstarted(reqChain)) throw deny(`chain ${reqChain} did not start (its node did not answer): served once its node answers`);
     const check = checks.get(reqChain);
-    if (check === undefined) {
-      throw deny(unstarted.has(reqChain) ? `chain ${reqChain} did not start (its node did not answer): served after a restart` : 'x-api-chain-id does not match the service');
-    }
+    if (check === undefined) throw deny('x-api-chain-id does not match the service');
     if (product !== opts.product) throw deny('x-api-p does not match the service (case-sensitive)');
 
     const rawUrl = request.raw.url ?? '/';
@@ -308,7 +312,8 @@ export interface StockStreamAuthFrame {
 export function createStockStreamAuth(opts: Omit<StockAuthOptions, 'prefix'>) {
   const checks = new Map<number, StockSignatureCheck>();
   for (const chainId of [opts.chainId, ...(opts.otherChainIds ?? [])]) checks.set(chainId, createStockSignatureCheck({ ...opts, chainId }));
-  const unstarted = new Set(opts.unstartedChainIds ?? []);
+  const unstartedIds = opts.unstartedChainIds ?? [];
+  const isUnstarted = (chainId: number) => (typeof unstartedIds === 'function' ? unstartedIds() : unstartedIds).includes(chainId);
   const EMPTY = new Uint8Array(0);
 
   /** The chain id the frame names, undefined when none; a malformed one is no served chain. */
@@ -335,7 +340,7 @@ export function createStockStreamAuth(opts: Omit<StockAuthOptions, 'prefix'>) {
     const chainId = named ?? connection.chainId;
     const check = checks.get(chainId);
     if (check === undefined) {
-      throw deny(unstarted.has(chainId) ? `chain ${chainId} did not start (its node did not answer): served after a restart` : 'auth chainId does not match the service');
+      throw deny(isUnstarted(chainId) ? `chain ${chainId} did not start (its node did not answer): its streams are served after a restart` : 'auth chainId does not match the service');
     }
     if (frame.product !== undefined && frame.product !== opts.product) throw deny('auth product does not match the service (case-sensitive)');
     // Before the key's check, so that no nonce is spent on a frame that cannot be served.

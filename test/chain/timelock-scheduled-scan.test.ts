@@ -64,6 +64,9 @@ describe("the timelock's scheduled calls", () => {
       venues: { stock: { ...f.deployment, blockNumber: '1', firstBlockNumber: '1', timelock: { address: timelock, minDelay: 3_600 } } as never },
     };
     const first = await schedule(3_601n);
+    // A second later, so the two are listed by their ready times, not by their ids (which depend on
+    // the timelock's address, and so on the fixture's deployment).
+    await f.publicClient.request({ method: 'evm_increaseTime' as never, params: ['0x1'] as never });
     await mine(120);
     const second = await schedule(3_602n);
     expect(first).toMatchObject({ done: false, scheduled: true });

@@ -16,6 +16,7 @@ import { createChainWallet } from '../../src/chain/chain-client.ts';
 import type { DeploymentRecord } from '../../src/chain/deployment-file.ts';
 import { readDeploymentRecord, writeDeploymentRecord } from '../../src/chain/deployment-file.ts';
 import { buildCodeHash } from '../../src/chain/venue-code.ts';
+import { venueBootstrapAddress } from '../../src/chain/deploy-contracts.ts';
 import { applyUpgrade, assertNotNewer, implementationOf, planUpgrade, planIsEmpty } from '../../src/chain/venue-upgrade.ts';
 import { checkUpgradeLayout, layoutManifestPath, recordDeployedLayouts } from '../../src/chain/upgrade-layout-check.ts';
 import { APP_VERSION } from '../../src/config/build-info.ts';
@@ -162,9 +163,10 @@ describe('an upgrade in place', () => {
       expect(saved.code![`stocks.${DEMO_SYMBOLS[0].symbol}`].implementation).toBe(saved.code![`stocks.${DEMO_SYMBOLS[1].symbol}`].implementation);
       expect(saved.code!.stockRouter.next).toBeUndefined();
 
-      // The Upgraded event is on the proxy's log.
+      // The Upgraded event is on the proxy's log: the deterministic proxy's bootstrap first
+      // (docs/contracts.md, "Same addresses on every chain"), then each implementation.
       const logs = await f.publicClient.getLogs({ address: d.contracts.stockRouter, event: stockRouterAbi.find((e) => e.type === 'event' && e.name === 'Upgraded') as never, fromBlock: 0n });
-      expect(logs.map((l) => (l as unknown as { args: { implementation: Address } }).args.implementation.toLowerCase())).toEqual([oldRouterImpl.toLowerCase(), newRouterImpl.toLowerCase()]);
+      expect(logs.map((l) => (l as unknown as { args: { implementation: Address } }).args.implementation.toLowerCase())).toEqual([venueBootstrapAddress().toLowerCase(), oldRouterImpl.toLowerCase(), newRouterImpl.toLowerCase()]);
 
       expect(await f.publicClient.readContract({ address: d.contracts.cashier, abi: cashierAbi, functionName: 'balanceOf', args: [user.address] })).toBe(before.free);
       expect(await f.publicClient.readContract({ address: d.contracts.cashier, abi: cashierAbi, functionName: 'lockedOf', args: [user.address] })).toBe(before.locked);

@@ -5,7 +5,8 @@
  * answers). `/readyz` stays 200 and names chain 31338 with its stale roles, while an order on the
  * first chain is placed and filled; SIGCONT brings the second chain back to ready. Then a start
  * with the second chain's node not answering at all starts the first chain, names the second in
- * `/readyz` and refuses its requests (the opaque 401, the cause logged).
+ * `/readyz` and refuses its requests (the opaque 401, the cause logged); once that node answers, the
+ * second chain starts in the background without a restart and the API serves it.
  */
 import fs from 'node:fs';
 import net from 'node:net';
@@ -27,6 +28,7 @@ let anvilB: AnvilHandle;
 let t: TestStack;
 let paused = false;
 let restarted: TestStack | undefined;
+let stateDir: string;
 
 /** A loopback port nothing listens on (taken, then released). */
 async function closedPort(): Promise<number> {
@@ -49,6 +51,7 @@ async function readyz(): Promise<Ready> {
 
 beforeAll(async () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-mc-pause-'));
+  stateDir = dir;
   anvilA = await startAnvil({ port: 0, chainId: A, stateFile: path.join(dir, 'a.json') });
   anvilB = await startAnvil({ port: 0, chainId: B, stateFile: path.join(dir, 'b.json') });
   t = await startTestStack({
@@ -120,10 +123,11 @@ it('a paused second chain is named by /readyz, which stays 200, and the first ch
   expect((await onB.request('GET', `/api/v1/users/${w.address}/balance`)).code).toBe(200);
 }, 240_000);
 
-it("starts the first chain when the second chain's node does not answer at start, naming it in /readyz and refusing its requests", async () => {
+it("starts the first chain when the second chain's node does not answer at start, naming it in /readyz and refusing its requests, and serves the second once its node answers, without a restart", async () => {
   const dataDir = t.dataDir;
   await t.stop();
-  const dead = `http://127.0.0.1:${await closedPort()}`;
+  const deadPort = await closedPort();
+  const dead = `http://127.0.0.1:${deadPort}`;
   restarted = await startTestStack(
     {
       STOCK_CHAINS: `${A},${B}`,
@@ -139,15 +143,38 @@ it("starts the first chain when the second chain's node does not answer at start
   const r = restarted;
   expect(r.stack.chains.map((c) => c.chainId)).toEqual([A]);
   expect(r.stack.unstartedChains.map((c) => c.chainId)).toEqual([B]);
-  expect(r.logs.some((l) => l.includes(`chain ${B} did not start: not served until a restart`))).toBe(true);
+  expect(r.logs.some((l) => l.includes(`chain ${B} did not start: tried again every 10 s until its node answers`))).toBe(true);
   t = r;
   const res = await until(readyz, (x) => x.status === 200, 60_000);
-  expect(res.body.data.chains).toEqual([{ chainId: B, status: 'not_ready', summary: expect.stringMatching(/^did not start \(.+\); served after a restart once its node answers$/), roles: [] }]);
+  expect(res.body.data.chains).toEqual([{ chainId: B, status: 'not_ready', summary: expect.stringMatching(/^did not start \(.+\); served once its node answers \(tried again every 10 s\)$/), roles: [] }]);
   expect(res.body.data.summary).toMatch(/^chain 31338 not ready: did not start/);
   const made = await r.stack.keys.create({ scopes: [{ chainId: A, productType: 'STOCK', access: 'READ_ONLY' }, { chainId: B, productType: 'STOCK', access: 'READ_ONLY' }], ipWhitelist: ['127.0.0.1', '::1'] });
   expect((await r.client(made.key.apiKey, made.apiSecret, { chainId: A }).request('GET', '/api/v1/symbols')).code).toBe(200);
   const onB = await r.client(made.key.apiKey, made.apiSecret, { chainId: B }).request('GET', '/api/v1/symbols');
   expect([onB.httpStatus, onB.code]).toEqual([400, 401]);
   const line = r.logs.find((l) => l.includes(String(onB.uuid)) && l.includes('authentication failed'));
-  expect(JSON.parse(line!).reason).toBe(`chain ${B} did not start (its node did not answer): served after a restart`);
+  expect(JSON.parse(line!).reason).toBe(`chain ${B} did not start (its node did not answer): served once its node answers`);
+
+  // The node comes up (the second chain's anvil, its state and so its contracts as they were, on the
+  // port the stack was given): without a restart, the chain starts, its roles run and the API serves it.
+  const failedTries = r.logs.filter((l) => l.includes(`chain ${B} still did not start`)).length;
+  await anvilB.stop();
+  anvilB = await startAnvil({ port: deadPort, chainId: B, stateFile: path.join(stateDir, 'b.json') });
+  const up = await until(readyz, (x) => x.body.data.chains?.[0]?.status === 'ready', 90_000);
+  expect(up.status).toBe(200);
+  expect(up.body.data.summary).toBe('');
+  expect(r.stack.unstartedChains).toEqual([]);
+  expect(r.stack.chains.map((c) => c.chainId)).toEqual([A, B]);
+  expect(r.logs.filter((l) => l.includes(`chain ${B} started: its node answers`))).toHaveLength(1);
+  // Logged once per change, not once per try: the same refusal each time adds no line.
+  expect(r.logs.filter((l) => l.includes(`chain ${B} still did not start`)).length).toBe(failedTries);
+  const served = await r.client(made.key.apiKey, made.apiSecret, { chainId: B }).request('GET', '/api/v1/symbols');
+  expect([served.httpStatus, served.code]).toEqual([200, 200]);
+  const w = r.demo.wallets[3];
+  const writable = await r.stack.keys.create({ scopes: [{ chainId: B, productType: 'STOCK', access: 'WRITABLE' }], ipWhitelist: ['127.0.0.1', '::1'], userAddress: w.address });
+  const onBNow = r.client(writable.key.apiKey, writable.apiSecret, { chainId: B });
+  expect((await onBNow.request('GET', `/api/v1/users/${w.address}/balance`)).code).toBe(200);
+  // Its venue is the one its record names (the same addresses as the first chain's: docs/contracts.md).
+  expect(r.stack.chains[1].deployment.contracts.stockRouter).toBe(r.stack.chains[0].deployment.contracts.stockRouter);
+  expect((await onBNow.request('POST', '/api/v1/1ct/prepare', { body: { deadline: Math.floor(Date.now() / 1000) + 600 } })).code).toBe(200);
 }, 240_000);

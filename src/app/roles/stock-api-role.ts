@@ -44,12 +44,26 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
     // its chain's contracts, reader, database and relayer signals; the request's header picks one.
     const otherChains = [];
     for (const other of ctx.otherChains) otherChains.push(await stockVenueDeps(other, stops, relayer));
+    const otherProbe = (db: StackContext['db']) => createReadinessProbe({ db, roles: API_DEPENDENCIES.stock.filter((r) => r !== 'marketdata' && (r !== 'relayer' || relayer !== undefined)), staleMs: config.readinessStaleMs });
+    // A chain whose node has not answered yet: its routes are registered now with its venue bound
+    // once it starts in the background (the auth hook refuses it until then).
+    const quotes = ctx.unstartedChains.length > 0 ? await ctx.quotes() : undefined;
+    const late = ctx.unstartedChains.map((entry) => {
+      const bound: { deps?: StockApiDeps; probe?: ReadinessProbe } = {};
+      entry.onStarted.push(async (other) => {
+        bound.deps = (await stockVenueDeps(other, stops, relayer)).deps;
+        bound.probe = otherProbe(other.db);
+      });
+      const unstarted = unstartedProbe(() => entry.reason, config.readinessStaleMs);
+      const probe: ReadinessProbe = { check: () => (bound.probe ?? unstarted).check(), get tableReads() { return bound.probe?.tableReads ?? 0; } };
+      return { chainId: entry.chainId, deps: lateVenueDeps(ctx, { chainId: entry.chainId, db: entry.db, quotes: quotes! }, () => bound.deps), probe };
+    });
     const readiness = (c: typeof ctx) => createReadinessProbe({ db: c.db, roles: API_DEPENDENCIES.stock.filter((r) => r !== 'relayer' || relayer !== undefined), staleMs: config.readinessStaleMs });
     const app = await buildStockApi({
       transport,
-      unstartedChainIds: ctx.unstartedChains.map((c) => c.chainId),
+      unstartedChainIds: () => ctx.unstartedChains.map((c) => c.chainId),
       deps: venue.deps,
-      otherChains: otherChains.map((o) => o.deps),
+      otherChains: [...otherChains.map((o) => o.deps), ...late.map((l) => l.deps)],
       keys: ctx.keys,
       nonces,
       logger,
@@ -58,15 +72,12 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
       // Without a relayer address One Click answers 503 by design: the relayer is then no dependency.
       // A chain after the first has no marketdata role of its own: its quotes are the first chain's.
       readiness:
-        ctx.otherChains.length === 0 && ctx.unstartedChains.length === 0
+        ctx.otherChains.length === 0 && late.length === 0
           ? readiness(ctx)
           : createChainsReadinessProbe(readiness(ctx), [
-              ...ctx.otherChains.map((other) => ({
-                chainId: other.config.chainId,
-                probe: createReadinessProbe({ db: other.db, roles: API_DEPENDENCIES.stock.filter((r) => r !== 'marketdata' && (r !== 'relayer' || relayer !== undefined)), staleMs: config.readinessStaleMs }),
-              })),
-              // A chain whose node did not answer at start stays not ready until a restart.
-              ...ctx.unstartedChains.map(({ chainId, reason }) => ({ chainId, probe: unstartedProbe(reason, config.readinessStaleMs) })),
+              ...ctx.otherChains.map((other) => ({ chainId: other.config.chainId, probe: otherProbe(other.db) })),
+              // A chain whose node did not answer at start: not ready until it starts, then its roles judge.
+              ...late.map(({ chainId, probe }) => ({ chainId, probe })),
             ]),
     });
     const corporate = venue.corporate;
@@ -148,10 +159,40 @@ async function stockVenueDeps(ctx: StackContext, stops: StopList, relayer: Addre
   return { deps, corporate };
 }
 
-/** The readiness of a chain that did not start: never ready, saying why. */
-function unstartedProbe(reason: string, staleMs: number): ReadinessProbe {
+/** The readiness of a chain that has not started: not ready, saying why. */
+function unstartedProbe(reason: () => string, staleMs: number): ReadinessProbe {
   return {
-    check: async () => ({ ready: false, staleMs, checkedAt: Date.now(), roles: [], summary: `did not start (${reason}); served after a restart once its node answers` }),
+    check: async () => ({ ready: false, staleMs, checkedAt: Date.now(), roles: [], summary: `did not start (${reason()}); served once its node answers (tried again every 10 s)` }),
     tableReads: 0,
   };
+}
+
+/**
+ * The API dependencies of a chain that has not started, for its routes registered now: what is
+ * known without its node (its id, the shared product, quotes, calendar, its database) answers at
+ * once; the rest is the started chain's (`bound()`), read on requests only, which the auth hook
+ * refuses until then.
+ */
+function lateVenueDeps(first: StackContext, chain: { chainId: number; db?: StackContext['db']; quotes: StockApiDeps['quotes'] }, bound: () => StockApiDeps | undefined): StockApiDeps {
+  const { chainId, db, quotes } = chain;
+  const known: Partial<StockApiDeps> = {
+    chainId,
+    quotes,
+    product: first.config.stockProduct,
+    prefix: first.config.stockApiPrefix,
+    indexWaitMs: first.config.indexWaitMs,
+    calendar: first.calendar,
+    quoteMaxAgeMs: first.config.executor.quoteMaxAgeMs,
+    ...(db ? { db } : {}),
+  };
+  return new Proxy({} as StockApiDeps, {
+    get(_target, key) {
+      const deps = bound();
+      if (deps) return deps[key as keyof StockApiDeps];
+      if (typeof key !== 'string' || key === 'now' || key === 'then') return undefined;
+      if (key in known) return known[key as keyof StockApiDeps];
+      // A request reaches here only past the auth hook, which refuses the chain until it starts.
+      throw new Error(`chain ${chainId} has not started: ${key} is not available yet`);
+    },
+  });
 }

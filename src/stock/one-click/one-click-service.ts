@@ -143,9 +143,10 @@ export interface SendIdempotency {
 export function createOneClickService(deps: StockApiDeps): OneClickService {
   const now = deps.now ?? Date.now;
   const nowSeconds = () => Math.floor(now() / 1000);
-  const router = deps.contracts.oneClickRouter;
+  // Read when used: a chain started after the API was built has its contracts only then.
+  const router = () => deps.contracts.oneClickRouter;
   let domainOnce: ReturnType<typeof oneClickDomain> | undefined;
-  const domain = () => (domainOnce ??= oneClickDomain(deps.chainId, router));
+  const domain = () => (domainOnce ??= oneClickDomain(deps.chainId, router()));
 
   const configured = (): OneClickDeps => {
     if (!deps.oneClick) throw new OneClickUnavailableError('One Click: no relayer is configured for this API (RELAYER_ADDRESS)');
@@ -185,7 +186,7 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
         return gasLimit;
       }
       try {
-        const estimate = await deps.chain.estimateGas({ from: oc.relayer, to: router, data });
+        const estimate = await deps.chain.estimateGas({ from: oc.relayer, to: router(), data });
         return (estimate * GAS_BUFFER_NUM + GAS_BUFFER_DEN - 1n) / GAS_BUFFER_DEN;
       } catch (err) {
         if (err instanceof ChainRevertError) {
@@ -206,7 +207,7 @@ export function createOneClickService(deps: StockApiDeps): OneClickService {
     if (funds.balance < cost) throw unfunded(oc.relayer, { balance: formatEther(funds.balance), needs: formatEther(cost) });
     const requestId = randomUUID();
     try {
-      await insertRelayRequest(deps.db, { requestId, apiKey: key.apiKey, userAddress: user, kind, to: router, data, gasLimit: gas, createdAt: now(), idempotency: opts.idempotency });
+      await insertRelayRequest(deps.db, { requestId, apiKey: key.apiKey, userAddress: user, kind, to: router(), data, gasLimit: gas, createdAt: now(), idempotency: opts.idempotency });
     } catch (err) {
       // Two attempts under one key at once: the one that queued first is the request.
       if (!opts.idempotency || !isUniqueViolation(err)) throw err;

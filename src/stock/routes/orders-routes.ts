@@ -136,7 +136,8 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneCl
   // Order calldata is the busiest write-side answer. Its data is written as text: the router's
   // address and the hex calldata need no escaping, and the test of this route checks the text
   // against what the response schema's serializer makes of it.
-  const orderDataHead = `{"toAddress":${JSON.stringify(deps.contracts.stockRouter)},"value":"0","callData":"`;
+  // Made at the first answer: a chain started after the API was built has its router only then.
+  let orderDataHead: string | undefined;
   const orderDataTail = (type: OrderIntent['type']) =>
     `","method":${JSON.stringify(orderMethod({ type }))},"chainId":${deps.chainId},"productType":${JSON.stringify(deps.product)}}`;
   const orderDataTails = { Market: orderDataTail('Market'), Limit: orderDataTail('Limit') };
@@ -145,6 +146,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneCl
     const callData = orderCalldata(intent);
     rememberCalldata(deps, req.apiKey!, callData, 'order');
     void reply.type(JSON_UTF8);
+    orderDataHead ??= `{"toAddress":${JSON.stringify(deps.contracts.stockRouter)},"value":"0","callData":"`;
     return stockOkText(req.id, orderDataHead + callData + orderDataTails[intent.type]);
   }
 
