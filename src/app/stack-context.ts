@@ -72,6 +72,12 @@ export interface StackContext {
    */
   firstChain: boolean;
   /**
+   * The first chain's database (this context's own on the first chain): it holds the API keys and
+   * the deployment's run-time corporate actions, which every chain takes up (docs/corporate-actions.md,
+   * "Several chains").
+   */
+  firstChainDb: Db;
+  /**
    * On the first chain's context: the stock venues of the other chains served (`stockChains` after
    * the first), each with its own chain, database, status and roles. Empty on a single chain.
    */
@@ -84,7 +90,7 @@ export interface StackContext {
 }
 
 export function createStackContext(
-  parts: Omit<StackContext, 'quotes' | 'provideQuotes' | 'withdrawQuotes' | 'endpoints' | 'relaySignals' | 'firstChain' | 'otherChains' | 'unstartedChains'>,
+  parts: Omit<StackContext, 'quotes' | 'provideQuotes' | 'withdrawQuotes' | 'endpoints' | 'relaySignals' | 'firstChain' | 'firstChainDb' | 'otherChains' | 'unstartedChains'>,
   stops: StopList,
   /** For another chain's venue: the first chain's context, whose quotes it reads (one feed for every chain). */
   first?: StackContext,
@@ -95,6 +101,7 @@ export function createStackContext(
       endpoints: {},
       relaySignals: createRelaySignals(),
       firstChain: false,
+      firstChainDb: first.db,
       otherChains: [],
       unstartedChains: [],
       provideQuotes: () => {
@@ -121,6 +128,7 @@ export function createStackContext(
     endpoints: {},
     relaySignals: createRelaySignals(),
     firstChain: true,
+    firstChainDb: parts.db,
     otherChains: [],
     unstartedChains: [],
     provideQuotes(r) {

@@ -44,8 +44,10 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
     const venue = await stockVenueDeps(ctx, stops, relayer);
     // The other chains' venues (docs/stock-api.md, "Several chains"): the same routes, each with
     // its chain's contracts, reader, database and relayer signals; the request's header picks one.
-    const otherChains = [];
+    const otherChains: Array<Awaited<ReturnType<typeof stockVenueDeps>>> = [];
     for (const other of ctx.otherChains) otherChains.push(await stockVenueDeps(other, stops, relayer));
+    // The operator page's corporate actions: each chain's registry and store, the first chain's first.
+    const actionChains = [ctx, ...ctx.otherChains].map((c, i) => ({ chainId: c.config.chainId, db: c.db, corporateActions: i === 0 ? venue.corporate : otherChains[i - 1].corporate }));
     const readiness = (c: typeof ctx) => createReadinessProbe({ db: c.db, roles: API_DEPENDENCIES.stock.filter((r) => r !== 'relayer' || relayer !== undefined), staleMs: config.readinessStaleMs });
     const app = await buildStockApi({
       transport,
@@ -71,7 +73,6 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
               ...ctx.unstartedChains.map(({ chainId, reason }) => ({ chainId, probe: unstartedProbe(reason, config.readinessStaleMs) })),
             ]),
     });
-    const corporate = venue.corporate;
     // The WebSocket streams (docs/streams.md): this process's publisher, or the shared one over Redis.
     const broker = ctx.stockStreams ?? (config.redisUrl ? await streamBrokerFor(ctx, 'stock', stops) : undefined);
     if (broker) {
@@ -88,7 +89,7 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
       logger.warn('stock-api: no stream publisher in this process and no REDIS_URL; /api/v1/ws is not served');
     }
     // The web console at /console, its operator page at /console/ops (docs/console.md).
-    await app.register(consoleRoutes, { ctx, ops: { ctx, corporateActions: corporate } });
+    await app.register(consoleRoutes, { ctx, ops: { ctx, chains: actionChains } });
     const address = await app.listen({ host: config.host, port: config.stockApiPort });
     stops.add(() => app.close());
     ctx.endpoints.stock = { app, baseUrl: address + config.stockApiPrefix };
