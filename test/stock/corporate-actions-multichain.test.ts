@@ -10,7 +10,10 @@
  * - `corporate-actions list --json` and `GET corporate-action` (per `x-api-chain-id`) show each chain's
  *   state; each chain's store has its own copy with the first chain's `createdAt`;
  * - after a restart, an action added then is applied on both chains, and the earlier ones are not
- *   applied again (the multiplier stays, no second split or distribution is sent, nothing in the log).
+ *   applied again (the multiplier stays, no second split or distribution is sent, nothing in the log);
+ * - a split that fails on the second chain only (its copy marked failed before the split's moment)
+ *   leaves that chain's resting order unrestated and its executor waiting on the symbol, saying so
+ *   with the chain's id, while the first chain applies it; `retry` applies it there and fills resume.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,10 +21,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, erc20Abi, http, parseUnits, type Address } from 'viem';
+import { createPublicClient, createWalletClient, erc20Abi, http, parseUnits, type Address } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { selfSubmitOperation, selfSubmitOrder } from '@tokex/sdk';
 import { stockAbi } from '../../src/chain/abi/generated/index.ts';
 import { newYorkDate } from '../../src/marketdata/corporate-actions.ts';
-import { getCorporateAction } from '../../src/stock/corporate-actions/corporate-action-store.ts';
+import { getCorporateAction, markActionFailed } from '../../src/stock/corporate-actions/corporate-action-store.ts';
 import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
@@ -150,5 +155,50 @@ describe('run-time corporate actions on two embedded chains', () => {
     const again = t.logs.filter((l) => (l.includes(`MSFT-${today}`) || l.includes(`AAPL-${today}`)) && /split: applied|distribution funded|taken up/.test(l));
     expect(again).toEqual([]);
     expect(t.logs.filter((l) => l.includes(`TSLA-${today}`) && l.includes('taken up')).length).toBe(1);
+  }, 300_000);
+
+  it('a split failed on the second chain only pauses that symbol there, says so with the chain, and applies once retried', async () => {
+    const id = `NVDA-${today}`;
+    const k = t.demo.stock.keys.writable;
+    // A resting sell of one NVDA on each chain, far above the market.
+    const orders: Record<number, string> = {};
+    for (const c of [A, B]) {
+      const { entry } = chainOf(t, c);
+      const chain = { id: c, name: `anvil-${c}`, nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [entry.rpcUrl] } } };
+      const w = createWalletClient({ account: privateKeyToAccount(t.demo.wallets[0].privateKey), chain, transport: http(entry.rpcUrl) });
+      const reader = createPublicClient({ chain, transport: http(entry.rpcUrl) });
+      const api = t.client(k.apiKey, k.apiSecret, { chainId: c });
+      await selfSubmitOperation(api, w, reader, 'stockDeposit', { tokenAddress: entry.contracts.stocks.NVDA, tokenAmount: '1' }, { timeoutMs: 60_000 });
+      const price = Number((await api.getPrice('NVDA')).last);
+      const order = await selfSubmitOrder(api, w, reader, { symbol: 'NVDA', side: 'Sell', type: 'Limit', quantity: '1', price: (Math.ceil(price * 3 * 100) / 100).toFixed(2), timeInForce: 'DAY', deadline: Math.floor(Date.now() / 1000) + 86_400 }, { until: 'open', timeoutMs: 60_000 });
+      orders[c] = order.orderId;
+    }
+    await tokex(['corporate-actions', 'add', '--symbol', 'NVDA', '--split', '2:1', '--ex-date', today]);
+    // The second chain takes it up, then fails it before its moment (at least 5 s after it was added).
+    const copy = await until(() => getCorporateAction(t.stack.chains[1].db, id), (c) => c !== undefined, 4_000);
+    expect(copy!.status).toBe('scheduled');
+    await markActionFailed(t.stack.chains[1].db, id, 'test: chain 31338 refused the split', Date.now());
+
+    const [a, b] = await appliedOnBoth(t, 'NVDA', today);
+    expect([a.status, b.status, b.reason]).toEqual(['applied', 'failed', 'test: chain 31338 refused the split']);
+    const nvda = (c: number) => chainOf(t, c).entry.contracts.stocks.NVDA as Address;
+    expect(await read(A, nvda(A), 'multiplier')).toBe(2n * M);
+    expect(await read(B, nvda(B), 'multiplier')).toBe(M);
+    const orderOn = (c: number) => t.client(k.apiKey, k.apiSecret, { chainId: c }).getOrder(orders[c]);
+    await until(() => orderOn(A), (o) => o.quantity === '2', 30_000);
+    expect((await orderOn(B)).quantity).toBe('1');
+    // The second chain's executor waits on NVDA and says so, with its chain's id.
+    const waits = (chainId: number, what: RegExp) => t.logs.filter((l) => what.test(l) && l.includes('"symbol":"NVDA"') && l.includes(`"chainId":${chainId}`));
+    await until(async () => waits(B, /different sides of a split; fills wait/).length, (n) => n === 1, 30_000);
+    expect(waits(B, /agree on the split again/)).toEqual([]);
+
+    const retried = await tokex(['corporate-actions', 'retry', id]);
+    expect(retried).toEqual({ actionId: id, status: 'scheduled', chainIds: [B] });
+    const again = await until(() => actionOn(t, B, 'NVDA', today), (r) => r.status === 'applied', 60_000);
+    expect(again.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(await read(B, nvda(B), 'multiplier')).toBe(2n * M);
+    expect(await read(A, nvda(A), 'multiplier')).toBe(2n * M);
+    await until(() => orderOn(B), (o) => o.quantity === '2', 30_000);
+    await until(async () => waits(B, /agree on the split again/).length, (n) => n === 1, 30_000);
   }, 300_000);
 });

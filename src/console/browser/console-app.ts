@@ -41,14 +41,16 @@ interface ConsoleDemo {
 /**
  * The stock chain the page shows (docs/console.md, "Several chains"): `?chain=<id>` when the stock
  * API serves that chain, else the first. The choice lives in the address, so a reload or a link
- * keeps it; the selector is shown only when there are several chains, and choosing loads the page
+ * keeps it; the selector is shown only when there are several chains (and a demo wallet whose
+ * balances and orders differ by chain), and choosing loads the page
  * again on the chosen chain (every stock read, order and approval then goes to it).
  */
-function chooseStockChain(config: ConsoleConfig): number {
+function chooseStockChain(config: ConsoleConfig, offer: boolean): number {
   const chains = config.stock.chains ?? [config.chainId];
   const asked = Number(new URLSearchParams(window.location.search).get('chain'));
   const chosen = chains.includes(asked) ? asked : chains[0] ?? config.chainId;
-  if (chains.length > 1) {
+  // Read-only (no demo wallet) the page shows nothing of a chain's own: the quotes are every chain's.
+  if (offer && chains.length > 1) {
     const select = $<HTMLSelectElement>('chain-select');
     for (const id of chains) select.append(new Option(`${id}${id === chains[0] ? ' (first)' : ''}`, String(id)));
     select.value = String(chosen);
@@ -144,7 +146,7 @@ async function start(): Promise<void> {
   const config = await getEnvelope<ConsoleConfig>('/console/config');
   if (!config) throw new Error('console configuration unavailable');
   const demo = await getEnvelope<ConsoleDemo>('/console/demo');
-  const stockChainId = chooseStockChain(config);
+  const stockChainId = chooseStockChain(config, demo !== undefined);
   const severalChains = (config.stock.chains ?? []).length > 1;
   // The stock stream serves the first chain's private channels (balances, orders) only
   // (docs/deployment.md, "Several chains"): on another chain those views poll its REST reads. The
