@@ -11,6 +11,7 @@ import { describePending, ownerCall } from '../chain/owner-actions.ts';
 import { senderFor } from '../chain/tx-sender.ts';
 import { loadCorporateActions } from '../marketdata/corporate-actions.ts';
 import { createDividendScheduler } from '../stock/corporate-actions/dividend-scheduler.ts';
+import { listRunTimeActions } from '../stock/corporate-actions/corporate-action-store.ts';
 import { createCorporateActionRegistry, venueStartDateOf, type CorporateActionRegistry } from '../stock/corporate-actions/corporate-action-registry.ts';
 import { createSplitApplier } from '../stock/corporate-actions/split-applier.ts';
 
@@ -61,6 +62,9 @@ export async function startDividendTask(ctx: StackContext, walletClient: ChainWa
     tickMs: config.corporateActionsTickMs,
     confirmations: config.indexer.confirmations,
     logger,
+    // A chain after the first applies the run-time actions of the first chain's store, with its own
+    // state in its own store (docs/corporate-actions.md, "Several chains").
+    ...(ctx.firstChain ? {} : { runTimeSource: () => listRunTimeActions(ctx.firstChainDb) }),
   });
   scheduler.start();
   return () => scheduler.stop();
@@ -79,5 +83,6 @@ export async function corporateActionRegistryOf(ctx: StackContext): Promise<Corp
     stocks: deployment.contracts.stocks,
     cashToken: deployment.contracts.cashToken,
     venueStartDate: venueStartDateOf(deployment.deployedAt),
+    ...(ctx.firstChain ? {} : { runTimeSource: ctx.firstChainDb }),
   });
 }

@@ -80,6 +80,12 @@ export interface StackContext {
    */
   firstChain: boolean;
   /**
+   * The first chain's database (this context's own on the first chain): it holds the API keys and
+   * the deployment's run-time corporate actions, which every chain takes up (docs/corporate-actions.md,
+   * "Several chains").
+   */
+  firstChainDb: Db;
+  /**
    * On the first chain's context: the stock venues of the other chains served (`stockChains` after
    * the first), each with its own chain, database, status and roles. Empty on a single chain.
    */
@@ -107,7 +113,7 @@ export interface UnstartedChain {
 }
 
 export function createStackContext(
-  parts: Omit<StackContext, 'quotes' | 'provideQuotes' | 'withdrawQuotes' | 'endpoints' | 'relaySignals' | 'firstChain' | 'otherChains' | 'unstartedChains' | 'streamBroker'>,
+  parts: Omit<StackContext, 'quotes' | 'provideQuotes' | 'withdrawQuotes' | 'endpoints' | 'relaySignals' | 'firstChain' | 'firstChainDb' | 'otherChains' | 'unstartedChains' | 'streamBroker'>,
   stops: StopList,
   /** For another chain's venue: the first chain's context, whose quotes it reads (one feed for every chain). */
   first?: StackContext,
@@ -128,6 +134,7 @@ export function createStackContext(
       endpoints: {},
       relaySignals: createRelaySignals(),
       firstChain: false,
+      firstChainDb: first.db,
       otherChains: [],
       unstartedChains: [],
       provideQuotes: () => {
@@ -155,6 +162,7 @@ export function createStackContext(
     endpoints: {},
     relaySignals: createRelaySignals(),
     firstChain: true,
+    firstChainDb: parts.db,
     otherChains: [],
     unstartedChains: [],
     provideQuotes(r) {

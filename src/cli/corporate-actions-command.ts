@@ -9,7 +9,9 @@
 import { Command } from 'commander';
 import type { StockCorporateAction } from '@tokex/contract';
 import { loadConfig, type AppConfig } from '../config/app-config.ts';
+import fs from 'node:fs';
 import { openAppDatabase } from '../app/storage-wiring.ts';
+import { chainVenueConfig } from '../app/chain-venues.ts';
 import { deploymentPath } from '../app/chain-wiring.ts';
 import { stockDeploymentOf } from '../chain/deploy-contracts.ts';
 import { readDeploymentRecord } from '../chain/deployment-file.ts';
@@ -44,8 +46,12 @@ export function addInputOf(o: AddOptions): AddCorporateActionInput {
   };
 }
 
-/** The registry over the stack's database, its file and its deployment record (when there is one yet). */
-export async function openRegistry(config: AppConfig, db: Db, now?: () => number): Promise<CorporateActionRegistry> {
+/**
+ * The registry over the stack's database, its file and its deployment record (when there is one yet).
+ * For a chain after the first, `runTimeSource` is the first chain's database (docs/corporate-actions.md,
+ * "Several chains").
+ */
+export async function openRegistry(config: AppConfig, db: Db, now?: () => number, runTimeSource?: Db): Promise<CorporateActionRegistry> {
   const file = await loadCorporateActions(config.corporateActionsFile);
   const deployment = (await readDeploymentRecord(deploymentPath(config)).catch(() => undefined))?.record;
   const stock = deployment && stockDeploymentOf(deployment);
@@ -58,6 +64,7 @@ export async function openRegistry(config: AppConfig, db: Db, now?: () => number
     // No deployment yet: the venue will start today at the earliest, so earlier file actions are history.
     venueStartDate: venueStartDateOf(stock ? stock.deployedAt : Date.now()),
     now,
+    ...(runTimeSource === undefined ? {} : { runTimeSource }),
   });
 }
 
@@ -93,6 +100,46 @@ async function withDb<T>(fn: (config: AppConfig, db: Db) => Promise<T>): Promise
   }
 }
 
+/** One chain's store as the CLI reads it: its id, configuration and database. */
+interface ChainStore {
+  chainId: number;
+  config: AppConfig;
+  db: Db;
+}
+
+/**
+ * Every chain's store (the first chain's first): each chain applies a run-time action with its own
+ * state (docs/corporate-actions.md, "Several chains"). A chain after the first whose data directory
+ * does not exist yet (SQLite: never started) has nothing stored and is left out.
+ */
+async function withChains<T>(fn: (chains: ChainStore[]) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const chains: ChainStore[] = [];
+  try {
+    chains.push({ chainId: config.chainId, config, db: await openAppDatabase(config) });
+    for (const setting of config.stockChains.slice(1)) {
+      const chainConfig = chainVenueConfig(config, setting);
+      if (config.databaseUrl === undefined && !fs.existsSync(chainConfig.dataDir)) continue;
+      chains.push({ chainId: setting.chainId, config: chainConfig, db: await openAppDatabase(chainConfig) });
+    }
+    return await fn(chains);
+  } finally {
+    for (const c of chains) await c.db.close();
+  }
+}
+
+/** Each chain's rows, one per action and chain, newest ex-date first, then by symbol and chain. */
+export async function listPerChain(chains: readonly ChainStore[], symbol?: string): Promise<Array<StockCorporateAction & { chainId: number }>> {
+  const first = chains[0];
+  const perChain = await Promise.all(
+    chains.map(async (c, i) => (await openRegistry(c.config, c.db, undefined, i === 0 ? undefined : first.db)).list(symbol).then((rows) => rows.map((r) => ({ ...r, chainId: c.chainId, order: i })))),
+  );
+  return perChain
+    .flat()
+    .sort((x, y) => (x.exDate !== y.exDate ? (x.exDate < y.exDate ? 1 : -1) : x.symbol !== y.symbol ? (x.symbol < y.symbol ? -1 : 1) : x.order - y.order))
+    .map(({ order: _order, ...row }) => row);
+}
+
 export function corporateActionsCommand(): Command {
   const cmd = new Command('corporate-actions').description('schedule and list splits and dividends (dividends are paid on chain at their ex-date)');
   cmd
@@ -112,22 +159,35 @@ export function corporateActionsCommand(): Command {
     });
   cmd
     .command('list')
-    .description('every corporate action (configuration file and added) with its state')
+    .description('every corporate action (configuration file and added) with its state; with several chains, its state on each chain')
     .option('--symbol <symbol>', 'only this symbol')
     .option('--json', 'machine-readable output')
     .action(async (o) => {
-      const rows = await withDb(async (config, db) => (await openRegistry(config, db)).list(o.symbol));
-      print(o, rows, () => table(rows.map(listRow)));
+      await withChains(async (chains) => {
+        if (chains.length === 1) {
+          const rows = await (await openRegistry(chains[0].config, chains[0].db)).list(o.symbol);
+          print(o, rows, () => table(rows.map(listRow)));
+          return;
+        }
+        // Several chains: one row per action and chain, each with the chain's own state.
+        const rows = await listPerChain(chains, o.symbol);
+        print(o, rows, () => table(rows.map((r) => ({ chain: r.chainId, ...listRow(r) }))));
+      });
     });
   cmd
     .command('retry')
-    .description('put a failed action back on the schedule (e.g. after funding the paying wallet)')
+    .description('put a failed action back on the schedule (e.g. after funding the paying wallet), on every chain where it failed')
     .argument('<actionId>', 'SYMBOL-YYYY-MM-DD, the id column of `list`')
     .option('--json', 'machine-readable output')
     .action(async (actionId: string, o) => {
-      const retried = await withDb((_config, db) => rescheduleFailedAction(db, actionId, Date.now()));
-      if (!retried) throw new ValidationError('actionId', `${actionId} is not a failed corporate action`);
-      print(o, { actionId, status: 'scheduled' }, () => `${actionId} scheduled again`);
+      const retried = await withChains(async (chains) => {
+        const on: number[] = [];
+        for (const c of chains) if (await rescheduleFailedAction(c.db, actionId, Date.now())) on.push(c.chainId);
+        return { on, several: chains.length > 1 };
+      });
+      if (retried.on.length === 0) throw new ValidationError('actionId', `${actionId} is not a failed corporate action`);
+      const out = retried.several ? { actionId, status: 'scheduled', chainIds: retried.on } : { actionId, status: 'scheduled' };
+      print(o, out, () => `${actionId} scheduled again${retried.several ? ` on chain ${retried.on.join(', ')}` : ''}`);
     });
   return cmd;
 }

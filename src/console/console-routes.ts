@@ -29,9 +29,11 @@ export interface ConsoleConfig {
   chainId: number;
   /**
    * `staleAfterMs`: a price whose own time has not advanced for this long is shown stale (the stock
-   * API's quote age, EXECUTOR_QUOTE_MAX_AGE_MS; the perp index's `indexStaleMs`).
+   * API's quote age, EXECUTOR_QUOTE_MAX_AGE_MS; the perp index's `indexStaleMs`). `chains`: the
+   * chains the stock API serves, the first (`chainId`) first; the page offers a choice of them when
+   * there are several (docs/console.md, "Several chains").
    */
-  stock: { baseUrl: string; wsUrl: string; product: string; symbols: string[]; staleAfterMs: number };
+  stock: { baseUrl: string; wsUrl: string; product: string; symbols: string[]; staleAfterMs: number; chains: number[] };
   perp: { baseUrl: string; wsUrl: string; symbols: string[]; staleAfterMs: number; instruments: ConsoleInstrument[] } | null;
 }
 
@@ -50,15 +52,21 @@ export interface ConsoleDemo {
    * of an order whose exchange balance is short); the contracts it approves and deposits.
    */
   rpcUrl: string;
-  stock: { apiKey: string; apiSecret: string; userAddress: string; contracts: { stockRouter: string; cashToken: string; stocks: Record<string, string> } };
+  stock: { apiKey: string; apiSecret: string; userAddress: string; contracts: ConsoleStockContracts };
+  /** Every chain's node and contracts (demo.json's `stock.chains`), the first's first: a chosen chain's approvals go to its own. */
+  chains: Array<{ chainId: number; rpcUrl: string; contracts: ConsoleStockContracts }>;
   perp: { apiKey: string; apiSecret: string; address: string } | null;
 }
+
+type ConsoleStockContracts = { stockRouter: string; cashToken: string; stocks: Record<string, string> };
 
 /** What the console needs of the stack (the stack's context fits it; the app layer passes it in). */
 export interface ConsoleContext {
   config: Pick<AppConfig, 'dataDir' | 'rpcUrl' | 'demoMode' | 'stockApiPrefix' | 'chainId' | 'stockProduct'> & { executor?: Pick<AppConfig['executor'], 'quoteMaxAgeMs'> };
   endpoints: { perp?: { baseUrl: string } };
   symbols: ReadonlyArray<{ symbol: string }>;
+  /** The stock API's other chains (those that started), after the first (`config.chainId`). */
+  otherChains?: ReadonlyArray<{ config: { chainId: number } }>;
 }
 
 export interface ConsoleRoutesOptions {
@@ -71,7 +79,11 @@ export interface ConsoleRoutesOptions {
 interface DemoFile {
   rpcUrl: string;
   wallets: Array<{ address: string; privateKey: string }>;
-  stock: { keys: { writable: { apiKey: string; apiSecret: string; userAddress: string } }; contracts: { stockRouter: string; cashToken: string; stocks: Record<string, string> } };
+  stock: {
+    keys: { writable: { apiKey: string; apiSecret: string; userAddress: string } };
+    contracts: ConsoleStockContracts;
+    chains?: Array<{ chainId: number; rpcUrl: string; contracts: ConsoleStockContracts }>;
+  };
   perp?: { baseUrl: string; wsUrl: string; keys: { trader: { apiKey: string; apiSecret: string; address: string } } };
 }
 
@@ -123,20 +135,29 @@ function consoleConfig(ctx: ConsoleRoutesOptions['ctx'], req: FastifyRequest): C
       product: ctx.config.stockProduct,
       symbols: ctx.symbols.map((s) => s.symbol),
       staleAfterMs: ctx.config.executor?.quoteMaxAgeMs ?? STALE_QUOTE_MS,
+      chains: [ctx.config.chainId, ...(ctx.otherChains ?? []).map((c) => c.config.chainId)],
     },
     perp,
   };
+}
+
+/** demo.json's chains as the console uses them (a file written before chains were listed: its one chain). */
+function demoChains(demo: DemoFile): ConsoleDemo['chains'] {
+  const pick = ({ stockRouter, cashToken, stocks }: ConsoleStockContracts) => ({ stockRouter, cashToken, stocks });
+  const chains = demo.stock.chains ?? [];
+  if (chains.length === 0) return [];
+  return chains.map((c) => ({ chainId: c.chainId, rpcUrl: c.rpcUrl, contracts: pick(c.contracts) }));
 }
 
 /**
  * The browser itself refuses anything but the stack's own origins: the page's script, style and
  * calls come from the stock API, its REST and stream calls go to the two APIs only.
  */
-function contentSecurityPolicy(config: ConsoleConfig, rpcUrl?: string): string {
+function contentSecurityPolicy(config: ConsoleConfig, rpcUrls: readonly string[] = []): string {
   const connect = ["'self'", config.stock.wsUrl];
   if (config.perp) connect.push(new URL(config.perp.baseUrl).origin, config.perp.wsUrl);
-  // The embedded anvil, only for the page that is handed the demo wallet (its approvals).
-  if (rpcUrl) connect.push(new URL(rpcUrl).origin);
+  // The embedded anvils (one per chain), only for the page that is handed the demo wallet (its approvals).
+  for (const origin of new Set(rpcUrls.map((u) => new URL(u).origin))) connect.push(origin);
   return [
     "default-src 'none'",
     "script-src 'self'",
@@ -157,7 +178,10 @@ function noStore(reply: FastifyReply): FastifyReply {
 export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRoutesOptions): Promise<void> {
   const { ctx } = opts;
   const hidden = { schema: { hide: true } };
-  const rpcFor = (req: FastifyRequest) => (demoAllowed(ctx, req) ? readDemoFile(ctx.config.dataDir)?.rpcUrl : undefined);
+  const rpcFor = (req: FastifyRequest): string[] => {
+    const demo = demoAllowed(ctx, req) ? readDemoFile(ctx.config.dataDir) : undefined;
+    return demo ? [demo.rpcUrl, ...demoChains(demo).map((c) => c.rpcUrl)] : [];
+  };
   const page = async (req: FastifyRequest, reply: FastifyReply) =>
     noStore(reply).header('content-security-policy', contentSecurityPolicy(consoleConfig(ctx, req), rpcFor(req))).type('text/html; charset=utf-8').send(HTML);
   app.get('/console', hidden, page);
@@ -181,6 +205,7 @@ export async function consoleRoutes(app: FastifyInstance, opts: ConsoleRoutesOpt
       wallet: { address: demo.wallets[0].address, privateKey: demo.wallets[0].privateKey },
       rpcUrl: demo.rpcUrl,
       stock: { ...demo.stock.keys.writable, contracts: { stockRouter, cashToken, stocks } },
+      chains: demoChains(demo),
       perp: demo.perp ? { ...demo.perp.keys.trader } : null,
     };
     return noStore(reply).send(stockOk(req.id, body));

@@ -1,6 +1,6 @@
 /**
  * The console's operator page (docs/console.md, "Operator page"): `GET /console/ops` (the page),
- * `GET /console/ops/state` (what it shows) and two actions, `POST /console/ops/corporate-actions/{id}/retry`
+ * `GET /console/ops/state` (what it shows) and two actions, `POST /console/ops/corporate-actions/{id}/retry[?chainId=]`
  * and `POST /console/ops/keys/{apiKey}/revoke`. Everything here reads and writes the stack's own
  * stores in process, as `tokex status`, `tokex keys` and `tokex corporate-actions` do from a shell on
  * the host; so it answers only to a caller on the host itself (ops-access.ts). No secret leaves:
@@ -72,7 +72,55 @@ function micro(v: bigint | null): string | null {
   return neg ? `-${s}` : s;
 }
 
-export async function opsState(ctx: OpsContext, corporate: CorporateActionRegistry | undefined, now = Date.now()) {
+/** One chain's corporate actions as the operator page reads them: its registry and its store. */
+export interface OpsChainActions {
+  chainId: number;
+  db: Db;
+  corporateActions: CorporateActionRegistry;
+}
+
+/**
+ * Every chain's corporate actions, one row per action and chain (docs/corporate-actions.md, "Several
+ * chains": each chain applies an action with a state of its own), newest ex-date first, then by
+ * symbol and chain in the deployment's order.
+ */
+async function corporateActionRows(chains: readonly OpsChainActions[]) {
+  const perChain = await Promise.all(
+    chains.map(async (c, order) => {
+      const listed = await c.corporateActions.list().catch(() => []);
+      const records = new Map((await listCorporateActions(c.db).catch(() => [])).map((r) => [r.actionId, r]));
+      return listed.map((a) => {
+        const id = actionIdOf(a.symbol, a.exDate);
+        const rec = records.get(id);
+        return {
+          order,
+          actionId: id,
+          chainId: c.chainId,
+          symbol: a.symbol,
+          type: a.type,
+          exDate: a.exDate,
+          value: a.type === 'SPLIT' ? (a.ratio ?? '') : `${a.amount ?? ''} ${a.currency ?? ''}`.trim(),
+          status: a.status ?? rec?.status ?? null,
+          reason: a.reason ?? null,
+          txHash: a.txHash ?? null,
+          retryable: rec?.status === 'failed',
+        };
+      });
+    }),
+  );
+  return perChain
+    .flat()
+    .sort((x, y) => (x.exDate !== y.exDate ? (x.exDate < y.exDate ? 1 : -1) : x.symbol !== y.symbol ? (x.symbol < y.symbol ? -1 : 1) : x.order - y.order))
+    .map(({ order: _order, ...row }) => row);
+}
+
+/** A stock key's scopes as `tokex keys` writes them (`31337:Anchored:READ_ONLY`); a perp key's permissions (`READ+TRADE`). */
+function scopeWords(k: { scopes?: ReadonlyArray<{ chainId: number; productType: string; access: string }>; permissions: readonly string[] }): string[] {
+  if (k.scopes !== undefined && k.scopes.length > 0) return k.scopes.map((s) => `${s.chainId}:${s.productType}:${s.access}`);
+  return [k.permissions.join('+')];
+}
+
+export async function opsState(ctx: OpsContext, chains: readonly OpsChainActions[], now = Date.now()) {
   const rows = await listRoleStatus(ctx.db).catch(() => []);
   const report = judgeReadiness(rows, STATUS_ROLES, now, ctx.config.readinessStaleMs);
   const roles = await Promise.all(
@@ -109,23 +157,7 @@ export async function opsState(ctx: OpsContext, corporate: CorporateActionRegist
     return { symbol, halted: reason !== null, reason, last: q?.last ?? null, quoteAt: q?.timestamp ?? null };
   });
 
-  const listed = corporate ? await corporate.list().catch(() => []) : [];
-  const records = new Map((await listCorporateActions(ctx.db).catch(() => [])).map((r) => [r.actionId, r]));
-  const corporateActions = listed.map((a) => {
-    const id = actionIdOf(a.symbol, a.exDate);
-    const rec = records.get(id);
-    return {
-      actionId: id,
-      symbol: a.symbol,
-      type: a.type,
-      exDate: a.exDate,
-      value: a.type === 'SPLIT' ? (a.ratio ?? '') : `${a.amount ?? ''} ${a.currency ?? ''}`.trim(),
-      status: a.status ?? rec?.status ?? null,
-      reason: a.reason ?? null,
-      txHash: a.txHash ?? null,
-      retryable: rec?.status === 'failed',
-    };
-  });
+  const corporateActions = await corporateActionRows(chains);
 
   const keys = (await ctx.keys.list()).map((k) => ({
     apiKey: k.apiKey,
@@ -133,6 +165,8 @@ export async function opsState(ctx: OpsContext, corporate: CorporateActionRegist
     permissions: k.permissions,
     // A stock key's rights ({chainId, productType, access} each); `permissions` is its first scope's access.
     scopes: k.scopes,
+    // What the page shows: every scope, not the first one's access only.
+    scopeWords: scopeWords(k),
     label: k.label,
     userAddress: k.userAddress,
     ipWhitelist: k.ipWhitelist,
@@ -164,7 +198,8 @@ export async function opsState(ctx: OpsContext, corporate: CorporateActionRegist
 
 export interface OpsRoutesOptions {
   ctx: OpsContext;
-  corporateActions?: CorporateActionRegistry;
+  /** Each chain's corporate actions, the first chain's first (none: the table is empty). */
+  chains?: readonly OpsChainActions[];
   /** The page's HTML, served at `/console/ops` with the console's CSP. */
   page(req: FastifyRequest, reply: FastifyReply): Promise<unknown>;
 }
@@ -180,11 +215,21 @@ export async function opsRoutes(app: FastifyInstance, opts: OpsRoutesOptions): P
   };
   const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store');
   app.get('/console/ops', { ...hidden, onRequest: guard(false) }, opts.page);
-  app.get('/console/ops/state', { ...hidden, onRequest: guard(false) }, async (req, reply) => noStore(reply).send(stockOk(req.id, await opsState(ctx, opts.corporateActions))));
-  app.post<{ Params: { actionId: string } }>('/console/ops/corporate-actions/:actionId/retry', { ...hidden, onRequest: guard(true) }, async (req, reply) => {
+  app.get('/console/ops/state', { ...hidden, onRequest: guard(false) }, async (req, reply) => noStore(reply).send(stockOk(req.id, await opsState(ctx, opts.chains ?? []))));
+  // `?chainId=` retries the action on that chain; without it, on every chain where it failed.
+  app.post<{ Params: { actionId: string }; Querystring: { chainId?: string } }>('/console/ops/corporate-actions/:actionId/retry', { ...hidden, onRequest: guard(true) }, async (req, reply) => {
     const { actionId } = req.params;
-    if (!(await rescheduleFailedAction(ctx.db, actionId, Date.now()))) throw new ValidationError('actionId', `${actionId} is not a failed corporate action`);
-    return noStore(reply).send(stockOk(req.id, { actionId, status: 'scheduled' }));
+    const chains = opts.chains ?? [];
+    const asked = req.query.chainId;
+    let targets = chains;
+    if (asked !== undefined) {
+      targets = chains.filter((c) => String(c.chainId) === asked);
+      if (targets.length === 0) throw new ValidationError('chainId', `${asked} is not a chain this deployment serves`);
+    }
+    const retried: number[] = [];
+    for (const c of targets) if (await rescheduleFailedAction(c.db, actionId, Date.now())) retried.push(c.chainId);
+    if (retried.length === 0) throw new ValidationError('actionId', `${actionId} is not a failed corporate action${asked === undefined ? '' : ` on chain ${asked}`}`);
+    return noStore(reply).send(stockOk(req.id, { actionId, status: 'scheduled', chainIds: retried }));
   });
   app.post<{ Params: { apiKey: string } }>('/console/ops/keys/:apiKey/revoke', { ...hidden, onRequest: guard(true) }, async (req, reply) => {
     const { apiKey } = req.params;

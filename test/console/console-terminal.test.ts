@@ -285,15 +285,15 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console: the trading terminal and
 
       const action = page.getByRole('table', { name: 'Corporate actions' }).locator('tr[data-action-id="MSFT-2099-01-05"]');
       await action.waitFor(SLOW);
-      expect((await action.getByRole('cell').allTextContents()).slice(0, 7)).toEqual(['MSFT-2099-01-05', 'MSFT', 'DIVIDEND', exDate, '0.83 USD', 'failed', 'test: the paying wallet is short of USDC']);
+      expect((await action.getByRole('cell').allTextContents()).slice(0, 8)).toEqual(['MSFT-2099-01-05', 'MSFT', 'DIVIDEND', exDate, '0.83 USD', 'failed', 'test: the paying wallet is short of USDC', String(t.demo.chainId)]);
       await action.getByRole('button', { name: 'Retry' }).click();
-      await expect.poll(() => page.locator('#ops-action').textContent(), SLOW).toBe('MSFT-2099-01-05 scheduled again.');
+      await expect.poll(() => page.locator('#ops-action').textContent(), SLOW).toBe(`MSFT-2099-01-05 scheduled again on chain ${t.demo.chainId}.`);
       await expect.poll(async () => (await action.getByRole('cell').allTextContents())[5], SLOW).toBe('scheduled');
       expect((await getCorporateAction(db, 'MSFT-2099-01-05'))?.status).toBe('scheduled');
 
       const keyRow = page.getByRole('table', { name: 'API keys' }).locator(`tr[data-api-key="${key.apiKey}"]`);
       await keyRow.waitFor(SLOW);
-      expect((await keyRow.getByRole('cell').allTextContents()).slice(0, 7)).toEqual([key.apiKey, 'stock', 'READ_ONLY', 'active', t.demo.wallets[1].address.toLowerCase(), '127.0.0.1', 'ops page test']);
+      expect((await keyRow.getByRole('cell').allTextContents()).slice(0, 7)).toEqual([key.apiKey, 'stock', `${t.demo.chainId}:${t.demo.stock.product}:READ_ONLY`, 'active', t.demo.wallets[1].address.toLowerCase(), '127.0.0.1', 'ops page test']);
       expect(await page.content()).not.toContain(apiSecret);
       await keyRow.getByRole('button', { name: 'Revoke' }).click();
       await expect.poll(() => page.locator('#ops-action').textContent(), SLOW).toBe(`Key ${key.apiKey} revoked.`);

@@ -101,7 +101,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
     expect(config.code).toBe(200);
     expect(config.data).toEqual({
       chainId: t.demo.chainId,
-      stock: { baseUrl: t.stack.stockBaseUrl, wsUrl: t.demo.stock.wsUrl, product: t.demo.stock.product, symbols: ['AAPL', 'TSLA', 'NVDA', 'MSFT', 'SPY'], staleAfterMs: 30_000 },
+      stock: { baseUrl: t.stack.stockBaseUrl, wsUrl: t.demo.stock.wsUrl, product: t.demo.stock.product, symbols: ['AAPL', 'TSLA', 'NVDA', 'MSFT', 'SPY'], staleAfterMs: 30_000, chains: [t.demo.chainId] },
       perp: {
         baseUrl: t.perpBaseUrl, wsUrl: t.demo.perp!.wsUrl, symbols: expect.arrayContaining(['BTC-USD']), staleAfterMs: 30_000,
         instruments: DEFAULT_INSTRUMENTS.map(({ symbol, tickSize, lotSize }) => ({ symbol, tickSize, lotSize })),
@@ -112,7 +112,14 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
     const demo = (await res.json()) as { code: number; data: any };
     expect(demo.code).toBe(200);
     const { stockRouter, cashToken, stocks } = t.demo.stock.contracts;
-    expect(demo.data).toEqual({ wallet: t.demo.wallets[0], rpcUrl: t.demo.rpcUrl, stock: { ...t.demo.stock.keys.writable, contracts: { stockRouter, cashToken, stocks } }, perp: t.demo.perp!.keys.trader });
+    expect(demo.data).toEqual({
+      wallet: t.demo.wallets[0],
+      rpcUrl: t.demo.rpcUrl,
+      stock: { ...t.demo.stock.keys.writable, contracts: { stockRouter, cashToken, stocks } },
+      // One chain: its node and contracts (test/console/console-chains.test.ts has two).
+      chains: [{ chainId: t.demo.chainId, rpcUrl: t.demo.rpcUrl, contracts: { stockRouter, cashToken, stocks } }],
+      perp: t.demo.perp!.keys.trader,
+    });
 
     // The browser is told to load and call nothing but the stack's own origins.
     const html = await fetch(`${stockOrigin}/console`);
@@ -170,6 +177,8 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
     const { context, page, pageErrors, origins } = await openConsole();
     try {
       await expect.poll(() => page.locator('#mode').textContent(), SLOW).toBe(`Demo wallet ${t.demo.wallets[0].address}: trading enabled.`);
+      // One chain: no chain to choose.
+      expect(await page.locator('#chain-choice').isHidden()).toBe(true);
       await expectLiveMarkets(page, 'streams');
       await expect.poll(() => page.locator('#feed-status').textContent(), SLOW).toBe('Live data: streaming.');
       // The demo deposit is credited before the engine admits an order.

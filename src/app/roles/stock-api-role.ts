@@ -42,7 +42,7 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
     const venue = await stockVenueDeps(ctx, stops, relayer);
     // The other chains' venues (docs/stock-api.md, "Several chains"): the same routes, each with
     // its chain's contracts, reader, database and relayer signals; the request's header picks one.
-    const otherChains = [];
+    const otherChains: Array<Awaited<ReturnType<typeof stockVenueDeps>>> = [];
     for (const other of ctx.otherChains) otherChains.push(await stockVenueDeps(other, stops, relayer));
     const otherProbe = (db: StackContext['db']) => createReadinessProbe({ db, roles: API_DEPENDENCIES.stock.filter((r) => r !== 'marketdata' && (r !== 'relayer' || relayer !== undefined)), staleMs: config.readinessStaleMs });
     // A chain whose node has not answered yet: its routes are registered now with its venue bound
@@ -58,6 +58,8 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
       const probe: ReadinessProbe = { check: () => (bound.probe ?? unstarted).check(), get tableReads() { return bound.probe?.tableReads ?? 0; } };
       return { chainId: entry.chainId, deps: lateVenueDeps(ctx, { chainId: entry.chainId, db: entry.db, quotes: quotes! }, () => bound.deps), probe };
     });
+    // The operator page's corporate actions: each chain's registry and store, the first chain's first.
+    const actionChains = [ctx, ...ctx.otherChains].map((c, i) => ({ chainId: c.config.chainId, db: c.db, corporateActions: i === 0 ? venue.corporate : otherChains[i - 1].corporate }));
     const readiness = (c: typeof ctx) => createReadinessProbe({ db: c.db, roles: API_DEPENDENCIES.stock.filter((r) => r !== 'relayer' || relayer !== undefined), staleMs: config.readinessStaleMs });
     const app = await buildStockApi({
       transport,
@@ -80,7 +82,6 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
               ...late.map(({ chainId, probe }) => ({ chainId, probe })),
             ]),
     });
-    const corporate = venue.corporate;
     // The WebSocket streams (docs/streams.md): each chain's publisher in this process, or its shared
     // one over Redis (its own prefix, stream-wiring.ts); a connection reads one chain's (docs/streams.md,
     // "Several chains"). Without the first chain's, none is served.
@@ -109,7 +110,7 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
       logger.warn('stock-api: no stream publisher in this process and no REDIS_URL; /api/v1/ws is not served');
     }
     // The web console at /console, its operator page at /console/ops (docs/console.md).
-    await app.register(consoleRoutes, { ctx, ops: { ctx, corporateActions: corporate } });
+    await app.register(consoleRoutes, { ctx, ops: { ctx, chains: actionChains } });
     const address = await app.listen({ host: config.host, port: config.stockApiPort });
     stops.add(() => app.close());
     ctx.endpoints.stock = { app, baseUrl: address + config.stockApiPrefix };

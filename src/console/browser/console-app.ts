@@ -22,17 +22,46 @@ import { checkStockOrder, stockTrading, type StockOrderInput } from './stock-tra
 
 interface ConsoleConfig {
   chainId: number;
-  stock: { baseUrl: string; wsUrl: string; product: string; symbols: string[]; staleAfterMs?: number };
+  stock: { baseUrl: string; wsUrl: string; product: string; symbols: string[]; staleAfterMs?: number; chains?: number[] };
   perp: { baseUrl: string; wsUrl: string; symbols: string[]; staleAfterMs?: number; instruments?: Array<{ symbol: string; tickSize: string; lotSize: string }> } | null;
 }
+
+type StockContracts = { stockRouter: string; cashToken: string; stocks: Record<string, string> };
 
 /** When the configuration does not say: the stock API's default quote age. */
 const DEFAULT_STALE_AFTER_MS = 30_000;
 interface ConsoleDemo {
   wallet: { address: string; privateKey: `0x${string}` };
   rpcUrl: string;
-  stock: { apiKey: string; apiSecret: string; userAddress: string; contracts: { stockRouter: string; cashToken: string; stocks: Record<string, string> } };
+  stock: { apiKey: string; apiSecret: string; userAddress: string; contracts: StockContracts };
+  chains?: Array<{ chainId: number; rpcUrl: string; contracts: StockContracts }>;
   perp: { apiKey: string; apiSecret: string; address: string } | null;
+}
+
+/**
+ * The stock chain the page shows (docs/console.md, "Several chains"): `?chain=<id>` when the stock
+ * API serves that chain, else the first. The choice lives in the address, so a reload or a link
+ * keeps it; the selector is shown only when there are several chains (and a demo wallet whose
+ * balances and orders differ by chain), and choosing loads the page
+ * again on the chosen chain (every stock read, order and approval then goes to it).
+ */
+function chooseStockChain(config: ConsoleConfig, offer: boolean): number {
+  const chains = config.stock.chains ?? [config.chainId];
+  const asked = Number(new URLSearchParams(window.location.search).get('chain'));
+  const chosen = chains.includes(asked) ? asked : chains[0] ?? config.chainId;
+  // Read-only (no demo wallet) the page shows nothing of a chain's own: the quotes are every chain's.
+  if (offer && chains.length > 1) {
+    const select = $<HTMLSelectElement>('chain-select');
+    for (const id of chains) select.append(new Option(`${id}${id === chains[0] ? ' (first)' : ''}`, String(id)));
+    select.value = String(chosen);
+    select.addEventListener('change', () => {
+      const url = new URL(window.location.href);
+      url.searchParams.set('chain', select.value);
+      window.location.assign(url.toString());
+    });
+    $('chain-choice').hidden = false;
+  }
+  return chosen;
 }
 
 /**
@@ -117,8 +146,15 @@ async function start(): Promise<void> {
   const config = await getEnvelope<ConsoleConfig>('/console/config');
   if (!config) throw new Error('console configuration unavailable');
   const demo = await getEnvelope<ConsoleDemo>('/console/demo');
+  const stockChainId = chooseStockChain(config, demo !== undefined);
+  const severalChains = (config.stock.chains ?? []).length > 1;
+  // The stock stream serves the first chain's private channels (balances, orders) only
+  // (docs/deployment.md, "Several chains"): on another chain those views poll its REST reads. The
+  // quotes and candles are one feed for every chain, so they stream whichever chain is shown.
+  const privateStreams = stockChainId === config.chainId;
+  const stockChain = demo?.chains?.find((c) => c.chainId === stockChainId) ?? (demo ? { chainId: config.chainId, rpcUrl: demo.rpcUrl, contracts: demo.stock.contracts } : undefined);
   $('mode').textContent = demo
-    ? `Demo wallet ${demo.wallet.address}: trading enabled.`
+    ? `Demo wallet ${demo.wallet.address}: trading enabled${severalChains ? ` on chain ${stockChainId}` : ''}.`
     : 'Read-only view: public market data from the streams only. The demo wallet is offered only to a browser on the stack’s own machine, when the stack runs its own anvil.';
 
   const feedStatus = $('feed-status');
@@ -138,7 +174,8 @@ async function start(): Promise<void> {
   const instruments = new Map((config.perp?.instruments ?? []).map((i) => [i.symbol, i]));
   const tickDecimals = (symbol: string) => decimalsOf(instruments.get(symbol)?.tickSize, 2);
 
-  const stockRest: StockRequest | undefined = demo ? stockClient({ baseUrl: config.stock.baseUrl, chainId: config.chainId, product: config.stock.product, creds: demo.stock }) : undefined;
+  // Every stock request carries the chosen chain's id (x-api-chain-id): its venue answers.
+  const stockRest: StockRequest | undefined = demo ? stockClient({ baseUrl: config.stock.baseUrl, chainId: stockChainId, product: config.stock.product, creds: demo.stock }) : undefined;
   const stockStreams = new StockStreamClient(demo ? { url: config.stock.wsUrl, apiKey: demo.stock.apiKey, apiSecret: demo.stock.apiSecret } : { url: config.stock.wsUrl });
   const stockFeeds = new FeedGroup(stockStreams, showFeeds);
   groups.push(stockFeeds);
@@ -325,6 +362,7 @@ async function start(): Promise<void> {
   stockFeeds.start<Row | null>({
     name: 'stock balances',
     channel: 'balances',
+    stream: privateStreams,
     onSnapshot: (b) => balances.stock(b),
     onUpdate: (b) => balances.stock(b),
     poll: stockPoll(stockBalance, (b) => balances.stock(b)),
@@ -349,9 +387,9 @@ async function start(): Promise<void> {
     trading = stockTrading({
       rest: stockRest,
       wallet,
-      chainId: config.chainId,
-      rpcUrl: demo.rpcUrl,
-      contracts: demo.stock.contracts,
+      chainId: stockChainId,
+      rpcUrl: stockChain!.rpcUrl,
+      contracts: stockChain!.contracts,
       balance: () => balances.stockBalance,
       quote: (s) => markets.last(s),
       onOrder: onStockOrder,
@@ -363,6 +401,7 @@ async function start(): Promise<void> {
     stockFeeds.start<Row[] | Row | null, Row>({
       name: 'stock orders',
       channel: 'orders',
+      stream: privateStreams,
       onSnapshot: (rows) => {
         if (Array.isArray(rows)) stockOrders.snapshot(rows);
         else if (rows) onStockOrder(rows);

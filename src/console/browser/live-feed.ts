@@ -29,6 +29,11 @@ export interface FeedOptions<S, U, P> {
   onUpdate(data: U): void;
   /** Without it (no credentials for REST) a feed whose stream is down is `unavailable`. */
   poll?: FeedPoll<P>;
+  /**
+   * False: the stream cannot serve this view (the stock stream serves the first chain's private
+   * channels only, and another chain is chosen), so the feed polls REST from the start.
+   */
+  stream?: boolean;
 }
 
 export interface Feed {
@@ -62,7 +67,7 @@ export class FeedGroup {
   start<S = unknown, U = S, P = unknown>(opts: FeedOptions<S, U, P>): Feed {
     const feed = new FeedImpl(opts, this.#onChange, (f) => this.#feeds.delete(f));
     this.#feeds.add(feed);
-    feed.subscribe(this.#client);
+    if (opts.stream !== false) feed.subscribe(this.#client);
     this.#onChange();
     return feed;
   }

@@ -64,12 +64,14 @@ function render(s: Row, act: (what: string, url: string, done: string) => void):
   $('corporate-actions').querySelector('tbody')!.replaceChildren(
     ...(s.corporateActions as Row[]).map((a) => {
       const actions = el('span');
-      if (a.retryable) actions.append(actionButton('Retry', `corporate action ${a.actionId}`, (b) => {
+      // One row per action and chain: each chain applies it with a state of its own, and a retry is that chain's.
+      if (a.retryable) actions.append(actionButton('Retry', `corporate action ${a.actionId} on chain ${a.chainId}`, (b) => {
         b.disabled = true;
-        act(`Retrying ${a.actionId}…`, `/console/ops/corporate-actions/${encodeURIComponent(a.actionId)}/retry`, `${a.actionId} scheduled again.`);
+        act(`Retrying ${a.actionId} on chain ${a.chainId}…`, `/console/ops/corporate-actions/${encodeURIComponent(a.actionId)}/retry?chainId=${a.chainId}`, `${a.actionId} scheduled again on chain ${a.chainId}.`);
       }));
-      const tr = rowOf([a.actionId, a.symbol, a.type, a.exDate, a.value, a.status ?? '—', a.reason ?? '', actions], [undefined, undefined, undefined, undefined, undefined, a.status ?? undefined]);
+      const tr = rowOf([a.actionId, a.symbol, a.type, a.exDate, a.value, a.status ?? '—', a.reason ?? '', String(a.chainId), actions], [undefined, undefined, undefined, undefined, undefined, a.status ?? undefined]);
       tr.dataset.actionId = a.actionId;
+      tr.dataset.chainId = String(a.chainId);
       return tr;
     }),
   );
@@ -81,7 +83,8 @@ function render(s: Row, act: (what: string, url: string, done: string) => void):
         b.disabled = true;
         act(`Revoking ${k.apiKey}…`, `/console/ops/keys/${encodeURIComponent(k.apiKey)}/revoke`, `Key ${k.apiKey} revoked.`);
       }));
-      const tr = rowOf([k.apiKey, k.api, (k.permissions as string[]).join('+'), k.active ? 'active' : 'revoked', k.userAddress ?? '—', (k.ipWhitelist as string[]).join(', ') || '(none)', k.label, actions], [undefined, undefined, undefined, k.active ? 'ok' : 'failed']);
+      // Every scope of a stock key (`31337:Anchored:READ_ONLY`), a perp key's permissions.
+      const tr = rowOf([k.apiKey, k.api, (k.scopeWords as string[]).join(', '), k.active ? 'active' : 'revoked', k.userAddress ?? '—', (k.ipWhitelist as string[]).join(', ') || '(none)', k.label, actions], [undefined, undefined, undefined, k.active ? 'ok' : 'failed']);
       tr.dataset.apiKey = k.apiKey;
       return tr;
     }),

@@ -20,6 +20,7 @@ import {
   insertCorporateAction,
   listCorporateActions,
   listPayoutsOfUser,
+  listRunTimeActions,
   type CorporateActionRecord,
   type DividendPayoutRecord,
 } from './corporate-action-store.ts';
@@ -43,6 +44,12 @@ export interface CorporateActionRegistryOptions {
    */
   venueStartDate?: string;
   now?: () => number;
+  /**
+   * On a chain after the first: the first chain's store, which holds the deployment's run-time
+   * actions (docs/corporate-actions.md, "Several chains"). `add` stores there; `list` shows one this
+   * chain's scheduler has not taken up yet as `scheduled` (when the chain lists its symbol).
+   */
+  runTimeSource?: DbExecutor;
 }
 
 export interface AddCorporateActionInput {
@@ -121,6 +128,16 @@ export function createCorporateActionRegistry(opts: CorporateActionRegistryOptio
     async list(symbol, o = {}) {
       const wanted = symbol?.toUpperCase();
       const stored = await listCorporateActions(db, wanted);
+      if (opts.runTimeSource !== undefined) {
+        // Added on the first chain, not taken up here yet: scheduled on this chain too.
+        const here = new Set(stored.map((r) => r.actionId));
+        for (const r of await listRunTimeActions(opts.runTimeSource)) {
+          if (here.has(r.actionId) || (wanted !== undefined && r.symbol !== wanted)) continue;
+          if (opts.stocks !== undefined && opts.stocks[r.symbol] === undefined) continue;
+          if (r.exDate < venueStartDate) continue;
+          stored.push(pendingCopyOf(r));
+        }
+      }
       const file = wanted === undefined ? opts.fileActions : opts.fileActions.filter((a) => a.symbol === wanted);
       const merged = mergeCorporateActions(file, stored.map(stateOf), venueStartDate);
       const byKey = new Map(stored.map((r) => [`${r.symbol} ${r.exDate}`, r]));
@@ -145,14 +162,38 @@ export function createCorporateActionRegistry(opts: CorporateActionRegistryOptio
     async add(input) {
       const raw: Record<string, unknown> = { ...input };
       for (const k of Object.keys(raw)) if (raw[k] === undefined) delete raw[k];
-      const existing = [...opts.fileActions, ...(await listCorporateActions(db, typeof input.symbol === 'string' ? input.symbol : undefined))];
+      const store = opts.runTimeSource ?? db;
+      const existing = [...opts.fileActions, ...(await listCorporateActions(store, typeof input.symbol === 'string' ? input.symbol : undefined))];
       const action = validateNewCorporateAction(raw, { isListed: (s) => listed.has(s), now: now(), existing });
       return insertCorporateAction(
-        db,
+        store,
         { ...action, source: 'cli', stockAddress: opts.stocks?.[action.symbol] },
         now(),
       );
     },
+  };
+}
+
+/** A run-time action of the first chain as another chain shows it before its scheduler stored it. */
+function pendingCopyOf(r: CorporateActionRecord): CorporateActionRecord {
+  return {
+    ...r,
+    status: 'scheduled',
+    reason: null,
+    stockAddress: null,
+    recordBlock: null,
+    withholdingBps: null,
+    sharesOfRecord: null,
+    grossAmount: null,
+    withholdingAmount: null,
+    netAmount: null,
+    remainderUnits: null,
+    holders: null,
+    merkleRoot: null,
+    distributor: null,
+    distributionId: null,
+    txHash: null,
+    appliedAt: null,
   };
 }
 

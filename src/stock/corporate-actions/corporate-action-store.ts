@@ -184,9 +184,11 @@ export interface NewCorporateAction extends CorporateAction {
 
 /**
  * Inserts a `scheduled` action. A second action on the symbol's ex-date is refused naming the
- * field (the unique key decides, so two processes adding at once cannot both succeed).
+ * field (the unique key decides, so two processes adding at once cannot both succeed). `createdAt`
+ * (default `now`): a chain's copy of a run-time action keeps the moment the action was added, which
+ * fixes a split's moment and a dividend's record block (docs/corporate-actions.md, "Several chains").
  */
-export async function insertCorporateAction(db: DbExecutor, a: NewCorporateAction, now: number): Promise<CorporateActionRecord> {
+export async function insertCorporateAction(db: DbExecutor, a: NewCorporateAction, now: number, createdAt = now): Promise<CorporateActionRecord> {
   const actionId = actionIdOf(a.symbol, a.exDate);
   try {
     await k(db)
@@ -216,7 +218,7 @@ export async function insertCorporateAction(db: DbExecutor, a: NewCorporateActio
         distributor: null,
         distribution_id: null,
         tx_hash: null,
-        created_at: now,
+        created_at: createdAt,
         updated_at: now,
         applied_at: null,
       })
@@ -238,6 +240,15 @@ export async function listCorporateActions(db: DbExecutor, symbol?: string): Pro
   let q = k(db).selectFrom('corporate_actions').selectAll();
   if (symbol !== undefined) q = q.where('symbol', '=', symbol.toUpperCase());
   const rows = await q.orderBy('ex_date', 'desc').orderBy('symbol').execute();
+  return rows.map(actionFromRow);
+}
+
+/**
+ * The actions added at run time (`tokex corporate-actions add`, source `cli`), oldest first: on the
+ * first chain's store, what every other chain takes up (docs/corporate-actions.md, "Several chains").
+ */
+export async function listRunTimeActions(db: DbExecutor): Promise<CorporateActionRecord[]> {
+  const rows = await k(db).selectFrom('corporate_actions').selectAll().where('source', '=', 'cli').orderBy('created_at').orderBy('action_id').execute();
   return rows.map(actionFromRow);
 }
 

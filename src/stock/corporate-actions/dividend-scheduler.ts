@@ -84,6 +84,13 @@ export interface DividendSchedulerOptions {
   logger?: DividendLogger;
   /** Applies the due splits (none given: a due split fails naming it). */
   splits?: SplitApplier;
+  /**
+   * On a chain after the first: the run-time actions of the first chain's store (the deployment's
+   * one list of them, docs/corporate-actions.md "Several chains"). Each run copies the ones this
+   * chain lists and has not stored yet into its own store, with their `createdAt`, and applies them
+   * there with a state of its own. Undefined on the first chain, whose store is that list.
+   */
+  runTimeSource?: () => Promise<readonly CorporateActionRecord[]>;
 }
 
 export interface DividendRunResult {
@@ -148,6 +155,52 @@ export function createDividendScheduler(opts: DividendSchedulerOptions): Dividen
       if (await getCorporateAction(db, actionIdOf(a.symbol, a.exDate))) continue;
       try {
         await insertCorporateAction(db, { ...a, source: 'file', stockAddress: contracts.stocks[a.symbol] }, now());
+      } catch (err) {
+        if (!(isAppError(err) && err.code === 'VALIDATION') && !isUniqueViolation(err)) throw err;
+      }
+    }
+  };
+
+  let sourceFailing = false;
+  /** Run-time actions this chain's store holds (checked once each). */
+  const takenUp = new Set<string>();
+  /**
+   * The first chain's run-time actions this chain has not stored yet, stored as they were added (the
+   * same `createdAt`: the same split moment and record time on every chain), `scheduled` here. A
+   * symbol without a token on this chain is not listed here: nothing to apply. One dated before this
+   * chain's venue started predates its tokens, as for the file's actions. An unreadable source
+   * leaves this run to the actions stored already.
+   */
+  const takeUpRunTimeActions = async () => {
+    if (!opts.runTimeSource) return;
+    let source: readonly CorporateActionRecord[];
+    try {
+      source = await opts.runTimeSource();
+      if (sourceFailing) log?.info('corporate actions: the first chain\'s store is readable again');
+      sourceFailing = false;
+    } catch (err) {
+      if (!sourceFailing) log?.warn({ err: (err as Error).message }, 'corporate actions: the first chain\'s store could not be read; new run-time actions wait');
+      sourceFailing = true;
+      return;
+    }
+    for (const a of source) {
+      if (takenUp.has(a.actionId)) continue;
+      const stock = contracts.stocks[a.symbol];
+      if (!stock || a.exDate < venueStartDate) continue;
+      if (await getCorporateAction(db, a.actionId)) {
+        // Stored here already (an earlier run, or before a restart): never read again.
+        takenUp.add(a.actionId);
+        continue;
+      }
+      const action: CorporateAction = { symbol: a.symbol, type: a.type, exDate: a.exDate };
+      if (a.recordDate !== null) action.recordDate = a.recordDate;
+      if (a.ratio !== null) action.ratio = a.ratio;
+      if (a.amount !== null) action.amount = a.amount;
+      if (a.currency !== null) action.currency = a.currency;
+      try {
+        await insertCorporateAction(db, { ...action, source: 'cli', stockAddress: stock }, now(), a.createdAt);
+        takenUp.add(a.actionId);
+        log?.info({ actionId: a.actionId }, 'corporate actions: a run-time action of the first chain taken up on this chain');
       } catch (err) {
         if (!(isAppError(err) && err.code === 'VALIDATION') && !isUniqueViolation(err)) throw err;
       }
@@ -376,6 +429,7 @@ export function createDividendScheduler(opts: DividendSchedulerOptions): Dividen
       await takeUpFileActions();
       fileTakenUp = true;
     }
+    await takeUpRunTimeActions();
     const t = now();
     const due = await listDueActions(db, newYorkDate(t));
     // A split through a timelock is scheduled its delay before its moment: the applier sees it from
