@@ -59,3 +59,16 @@ describe('cellText (issue 41: ISO times, not Unix ms)', () => {
     expect(table([{ orderId: 1, createdAt: 1795653014616 }]).split('\n')).toEqual(['orderId  createdAt', '-------  ------------------------', '1        2026-11-26T00:30:14.616Z']);
   });
 });
+
+describe('issue 41: empty tables keep their header, nested rows their ISO times', () => {
+  it('an empty table with columns prints its header over (none)', async () => {
+    const { table } = await import('./cli-output.ts');
+    expect(table([], ['symbol', 'side', 'size']).split('\n')).toEqual(['symbol  side  size', '------  ----  ----', '(none)']);
+  });
+
+  it('a nested object keeps its own time fields as ISO times', async () => {
+    const { cellText } = await import('./cli-output.ts');
+    expect(cellText('fills', [{ tradeId: '9', price: '95000.00', ts: 1795653014616 }])).toBe('[{"tradeId":"9","price":"95000.00","ts":"2026-11-26T00:30:14.616Z"}]');
+    expect(cellText('nested', { blockNumber: 1795653014616, k: 1 })).toBe('{"blockNumber":1795653014616,"k":1}');
+  });
+});

@@ -14,28 +14,40 @@ export interface OutputOptions {
 /** A time field of an answer (`createdAt`, `updatedAt`, `ts`, `timestamp`, …): the perpetual API answers Unix ms. */
 const TIME_KEY = /(?:At|Time|^ts|^time|[tT]imestamp)$/;
 
+/** Unix ms from 2001 on as an ISO time, or undefined (a block number, seconds, anything else). */
+function isoTime(v: unknown): string | undefined {
+  if (typeof v !== 'number' && !(typeof v === 'string' && /^\d+$/.test(v))) return undefined;
+  const ms = Number(v);
+  return ms >= 1e12 && ms < 1e14 ? new Date(ms).toISOString() : undefined;
+}
+
 /**
  * One value as a table or field shows it: ms timestamps of time fields as ISO times (as the stock
- * tables print them), objects as JSON, nothing as `-`.
+ * tables print them), objects as JSON (their own time fields ISO as well, e.g. an order's `fills`),
+ * nothing as `-`.
  */
 export function cellText(key: string, v: unknown): string {
   if (v === null || v === undefined) return '-';
-  if (TIME_KEY.test(key) && (typeof v === 'number' || (typeof v === 'string' && /^\d+$/.test(v)))) {
-    const ms = Number(v);
-    // Unix ms from 2001 on; anything else (a block number, seconds) as it came.
-    if (ms >= 1e12 && ms < 1e14) return new Date(ms).toISOString();
+  if (TIME_KEY.test(key)) {
+    const iso = isoTime(v);
+    if (iso !== undefined) return iso;
   }
-  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+  if (typeof v === 'object') return JSON.stringify(v, (k, x) => (k !== '' && TIME_KEY.test(k) ? (isoTime(x) ?? x) : x));
+  return String(v);
 }
 
-/** Rows as an aligned text table with a header row; columns are the keys of the first row unless given. */
+/**
+ * Rows as an aligned text table with a header row; columns are the keys of the first row unless
+ * given. No rows: `(none)`, under the header when the columns are given (so an empty
+ * `perp positions` still says what it would list).
+ */
 export function table(rows: ReadonlyArray<Record<string, unknown>>, columns?: string[]): string {
-  if (rows.length === 0) return '(none)';
+  if (rows.length === 0 && columns === undefined) return '(none)';
   const cols = columns ?? Object.keys(rows[0]);
   const text = rows.map((r) => cols.map((c) => cellText(c, r[c])));
   const widths = cols.map((c, i) => Math.max(c.length, ...text.map((t) => t[i].length)));
   const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i])).join('  ').trimEnd();
-  return [line(cols), line(widths.map((w) => '-'.repeat(w))), ...text.map(line)].join('\n');
+  return [line(cols), line(widths.map((w) => '-'.repeat(w))), ...(text.length > 0 ? text.map(line) : ['(none)'])].join('\n');
 }
 
 /** An object as `key  value` lines. */

@@ -107,3 +107,21 @@ describe('demoChain: the chain --chain names among demo.json\'s', () => {
     expect(() => demoChain(single, 31338)).toThrow('--chain: chain 31338 is not served by this stack; demo.json names 31337');
   });
 });
+
+describe('perpDisplay (issue 41: amounts at display precision, nested fills too)', () => {
+  it("shows an order's fills and a withdrawal's amount at cents, sizes as answered", async () => {
+    const { perpDisplay } = await import('./trade-command.ts');
+    const { fields } = await import('./cli-output.ts');
+    const order = perpDisplay({
+      orderId: '12', price: '95000.5', size: '0.001',
+      fills: [{ tradeId: '9', price: '95000.123456', size: '0.001', notional: '95.000123456', fee: '0.047500061728', realisedPnl: '0', ts: 1795653014616 }],
+    });
+    expect(order.price).toBe('95000.50');
+    expect(order.size).toBe('0.001');
+    expect(fields(order).split('\n').at(-1)).toBe(
+      'fills    [{"tradeId":"9","price":"95000.12","size":"0.001","notional":"95.00","fee":"0.04","realisedPnl":"0.00","ts":"2026-11-26T00:30:14.616Z"}]',
+    );
+    const w = perpDisplay({ clientWithdrawalId: 'w-1', amount: '25', status: 'COMPLETED', createdAt: 1795653014616 });
+    expect(fields(w).split('\n')).toEqual(['clientWithdrawalId  w-1', 'amount              25.00', 'status              COMPLETED', 'createdAt           2026-11-26T00:30:14.616Z']);
+  });
+});

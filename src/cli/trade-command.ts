@@ -131,13 +131,18 @@ async function perpSymbols(c: PerpClient): Promise<string[]> {
   return (await c.getInstruments()).map((x) => x.symbol);
 }
 
-const PERP_USD_FIELDS = ['balance', 'equity', 'unrealisedPnl', 'freeCollateral', 'withdrawable', 'pendingWithdrawals', 'orderMargin', 'positionMargin', 'maintenanceMargin', 'deposited', 'withdrawn', 'realisedPnl', 'fees', 'fee', 'funding', 'price', 'avgPrice', 'triggerPrice', 'entryPrice', 'markPrice', 'liquidationPrice', 'amount'];
+const PERP_USD_FIELDS = ['balance', 'equity', 'unrealisedPnl', 'freeCollateral', 'withdrawable', 'pendingWithdrawals', 'orderMargin', 'positionMargin', 'maintenanceMargin', 'deposited', 'withdrawn', 'realisedPnl', 'fees', 'fee', 'funding', 'price', 'avgPrice', 'triggerPrice', 'entryPrice', 'markPrice', 'liquidationPrice', 'amount', 'notional'];
 /**
- * A perpetual answer (account, order, position) with its USD amounts at display precision. Sizes
- * stay as answered: the instrument's lot, already short.
+ * A perpetual answer (account, order, position, withdrawal, deposit) with its USD amounts at display
+ * precision, nested rows too (an order's `fills`). Sizes stay as answered: the instrument's lot,
+ * already short.
  */
 export function perpDisplay(r: Record<string, unknown>): Record<string, unknown> {
-  return amounts(r, 'USD', PERP_USD_FIELDS);
+  const out = amounts(r, 'USD', PERP_USD_FIELDS);
+  for (const [k, v] of Object.entries(out)) {
+    if (Array.isArray(v)) out[k] = v.map((x) => (x !== null && typeof x === 'object' && !Array.isArray(x) ? perpDisplay(x as Record<string, unknown>) : x));
+  }
+  return out;
 }
 
 /** `fn`, its not-listed refusal completed with what is listed. */
@@ -450,7 +455,7 @@ function perpCommand(): Command {
     const timeoutMs = o.timeout ?? WAIT_MS;
     const w = await waitFor(`withdrawal ${id}`, () => `withdrawal ${id}`, timeoutMs, (onWait) => c.waitForWithdrawal(id, { timeoutMs, onWait }));
     if (w === undefined) return;
-    print(o, w, () => fields(w as unknown as Record<string, unknown>));
+    print(o, w, () => fields(perpDisplay(w as unknown as Record<string, unknown>)));
     if (w.status === 'FAILED') failed(`withdrawal ${id} FAILED: ${w.reason ?? 'no reason given'}`);
   });
   withCommon(perp.command('deposit').argument('<amount>').description('approve and deposit collateral into the margin vault from the wallet, waiting until credited').addOption(timeoutOption())).action(async (amount: string, o: Common & { timeout?: number }) => {
@@ -460,7 +465,7 @@ function perpCommand(): Command {
     const tx = await waitFor('deposit', () => `the deposit of ${amount}`, timeoutMs, (onWait) => c.depositCollateral(account, amount, { timeoutMs, onWait }));
     if (tx === undefined) return;
     const credited = (await c.listDeposits({ limit: 100 })).rows.find((d) => d.txHash.toLowerCase() === tx.txHash.toLowerCase());
-    print(o, credited ?? tx, () => fields((credited ?? tx) as unknown as Record<string, unknown>));
+    print(o, credited ?? tx, () => fields(perpDisplay((credited ?? tx) as unknown as Record<string, unknown>)));
   });
   return perp;
 }

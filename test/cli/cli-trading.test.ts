@@ -230,6 +230,11 @@ describe('tokex trading commands', () => {
     expect(xrp.stderr).toMatch(/^error: .*"XRP-USD" is not listed.*; listed: BTC-USD, ETH-USD, /);
     const nope = await tokex(['marketdata', 'import', '--symbol', 'AAPL', '--file', 'nope.csv']);
     expect([nope.code, nope.stderr]).toEqual([1, 'error: --file: no such file: nope.csv\n']);
+    // The same failure with --debug: the same first line, then the stack (where it was thrown).
+    const debug = await tokex(['marketdata', 'import', '--symbol', 'AAPL', '--file', 'nope.csv', '--debug']);
+    expect(debug.code).toBe(1);
+    expect(debug.stderr).toMatch(/^error: --file: no such file: nope\.csv\n\w*Error: .*nope\.csv\n(?: {4}at .+\n)+$/);
+    expect(debug.stderr).toMatch(/ {4}at .*src\/cli\/marketdata-command\.ts:\d+/);
     const keys = await tokex(['keys', 'list']);
     expect(keys.stdout.split('\n')[0]).toMatch(/^apiKey\s+api\s+permissions\s+state\s+scope\s+user\s+ips\s+expires\s+label$/);
     expect(keys.stdout).toContain(t.demo.stock.keys.writable.apiKey);

@@ -90,16 +90,16 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console: the trading terminal and
       await page.getByLabel('Limit price', { exact: true }).fill(price);
       await page.getByRole('button', { name: 'Place stock order' }).click();
       const status = page.locator('#stock-status');
-      await expect.poll(() => status.textContent(), { timeout: 60_000 }).toMatch(/^Stock order \d+ open: Sell 2\.0000 TSLA at .* \(limit, DAY\), with 2\.0000 TSLA deposited from the wallet\.$/);
+      await expect.poll(() => status.textContent(), { timeout: 60_000 }).toMatch(/^Stock order \d+ open: Sell 2\.000000 TSLA at .* \(limit, DAY\), with 2\.000000 TSLA deposited from the wallet\.$/);
       const orderId = /^Stock order (\d+)/.exec((await status.textContent())!)![1];
       const row = page.getByRole('table', { name: 'Stock orders' }).locator(`tr[data-order-id="${orderId}"]`);
       await row.waitFor(SLOW);
-      expect((await row.getByRole('cell').allTextContents()).slice(0, -1)).toEqual([orderId, 'TSLA', 'Sell', 'Limit', '2.0000', price, '0.0000', '2.0000 TSLA', 'OPEN']);
+      expect((await row.getByRole('cell').allTextContents()).slice(0, -1)).toEqual([orderId, 'TSLA', 'Sell', 'Limit', '2.000000', price, '0.000000', '2.000000 TSLA', 'OPEN']);
       // The API agrees, and the 2 shares show as locked on the exchange (not `TSLA 0 0`).
       const placed = await t.writable.getOrder(orderId);
       expect(placed).toMatchObject({ state: 'open', side: 'Sell', type: 'Limit', symbol: 'TSLA' });
-      expect(formatShares(placed.openOrder!.lockedAmount)).toBe('2.0000');
-      await expect.poll(() => cells(page, 'Balances', { hasText: /^Stock exchangeTSLA/ }), SLOW).toEqual(['Stock exchange', 'TSLA', '2.0000', '0.0000', '2.0000']);
+      expect(formatShares(placed.openOrder!.lockedAmount)).toBe('2.000000');
+      await expect.poll(() => cells(page, 'Balances', { hasText: /^Stock exchangeTSLA/ }), SLOW).toEqual(['Stock exchange', 'TSLA', '2.000000', '0.000000', '2.000000']);
       await page.screenshot({ path: path.join(ARTIFACTS, 'stock-limit-sell-open.png'), fullPage: true });
 
       await row.getByRole('button', { name: 'Cancel' }).click();
@@ -108,8 +108,8 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console: the trading terminal and
       expect(await t.writable.getOrder(orderId)).toMatchObject({ state: 'history', history: { status: 'CANCELED' } });
       const done = page.getByRole('table', { name: 'History' }).locator(`tr[data-order-id="${orderId}"][data-venue="Stock"]`);
       await done.waitFor(SLOW);
-      expect((await done.getByRole('cell').allTextContents()).slice(1)).toEqual(['Stock', orderId, 'TSLA', 'Sell', 'Limit', '2.0000 shares', '—', 'CANCELED']);
-      await expect.poll(() => cells(page, 'Balances', { hasText: /^Stock exchangeTSLA/ }), SLOW).toEqual(['Stock exchange', 'TSLA', '2.0000', '2.0000', '0.0000']);
+      expect((await done.getByRole('cell').allTextContents()).slice(1)).toEqual(['Stock', orderId, 'TSLA', 'Sell', 'Limit', '2.000000 shares', '—', 'CANCELED']);
+      await expect.poll(() => cells(page, 'Balances', { hasText: /^Stock exchangeTSLA/ }), SLOW).toEqual(['Stock exchange', 'TSLA', '2.000000', '2.000000', '0.000000']);
 
       // A market buy by notional: no mUSD on the exchange yet, so the wallet's USDC goes with it.
       const before = await t.writable.getBalance(t.demo.wallets[0].address);
@@ -131,7 +131,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console: the trading terminal and
       // The shares bought, at 4 places, truncated.
       const after = await t.writable.getBalance(t.demo.wallets[0].address);
       const aapl = after.tokenBalances.find((b) => b.symbol === 'AAPL')!;
-      await expect.poll(() => cells(page, 'Balances', { hasText: /^Stock exchangeAAPL/ }), SLOW).toEqual(['Stock exchange', 'AAPL', formatShares(aapl.exchangeBalance), formatShares(aapl.exchangeBalance), '0.0000']);
+      await expect.poll(() => cells(page, 'Balances', { hasText: /^Stock exchangeAAPL/ }), SLOW).toEqual(['Stock exchange', 'AAPL', formatShares(aapl.exchangeBalance), formatShares(aapl.exchangeBalance), '0.000000']);
       await expect.poll(() => cells(page, 'Balances', { hasText: /^Stock exchangemUSD/ }), SLOW).toEqual(['Stock exchange', 'mUSD', formatCash(after.mUsdDetail.total), formatCash(after.mUsdDetail.available), formatCash(after.mUsdDetail.locked)]);
       await page.screenshot({ path: path.join(ARTIFACTS, 'stock-market-buy.png'), fullPage: true });
       expect(await page.getByRole('alert').textContent()).toBe('');

@@ -20,7 +20,8 @@ import { stockEnvelope } from '../../src/stock/stock-envelope.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { ARTIFACTS, SLOW, expectLiveMarkets } from '../support/console-page.ts';
 import { placeAndAmend, placeAndCancel, placeClosingTakeProfit, placeStop, px } from './console-orders.ts';
-import { formatCash } from '../../src/console/browser/amount-format.ts';
+import { formatAmount, formatCash } from '../../src/console/browser/amount-format.ts';
+import type { Position } from '@tokex/contract';
 import { DEFAULT_INSTRUMENTS } from '../../src/perp/engine/instruments.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -87,6 +88,20 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
     const positions = page.getByRole('table', { name: 'Positions' });
     const long = positions.getByRole('row').filter({ hasText: 'BTC-USD' });
     await expect.poll(async () => (await long.getByRole('cell').allTextContents()).slice(0, 3), SLOW).toEqual(['BTC-USD', 'LONG', '0.001']);
+    // Entry, mark, unrealised PnL, leverage and liquidation price: the API's own figures for the
+    // position at the page's precision (a liquidation price of null, far below zero, is `—`). The mark moves, so the page's row must equal the API's
+    // position as read at one of the recent samples (the page shows nothing the API did not answer).
+    const asShown = (p: Position) => ['BTC-USD', 'LONG', '0.001', px(p.entryPrice!), px(p.markPrice!), formatCash(p.unrealisedPnl), `${formatAmount(String(p.leverage), 2)}×`, formatAmount(p.liquidationPrice, 1)];
+    const seen = new Set<string>();
+    await expect
+      .poll(async () => {
+        const [api] = (await trader.getPositions({ symbol: 'BTC-USD' })).rows;
+        expect(api).toMatchObject({ side: 'LONG', size: '0.001', leverage: expect.any(Number) });
+        expect(px(api.entryPrice!)).toBe(px(bought.fills[0].price));
+        seen.add(JSON.stringify(asShown(api)));
+        return seen.has(JSON.stringify(await long.getByRole('cell').allTextContents()));
+      }, SLOW)
+      .toBe(true);
     const tp = await placeClosingTakeProfit(page, trader);
     await page.screenshot({ path: path.join(ARTIFACTS, `${shot}-position.png`), fullPage: true });
     await trader.closePosition(wallet, { symbol: 'BTC-USD' });

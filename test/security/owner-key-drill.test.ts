@@ -4,10 +4,10 @@
  * venues' timelocks. Someone holding the admin key (OPERATOR_PRIVATE_KEY) then tries the worst: the
  * Cashier re-pointed at an attacker, a 10 % fee, the vault's cap raised, an upgrade to a hostile
  * implementation. Nothing takes effect before the delay, every attempt is public at once
- * (CallScheduled, GET config's `scheduled`), a canceller cancels it, and an honest change waits the
- * delay and then takes effect.
+ * (CallScheduled, GET config's `scheduled`), a user takes its cash out of the venue while the attempts
+ * wait, a canceller cancels them, and an honest change waits the delay and then takes effect.
  */
-import { encodeFunctionData, getAddress, parseAbiItem, type Abi, type Address, type Hex } from 'viem';
+import { encodeFunctionData, erc20Abi, getAddress, parseAbiItem, type Abi, type Address, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cashierAbi, marginVaultAbi, stockRouterAbi, venueTimelockAbi } from '../../src/chain/abi/generated/index.ts';
 import { OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
@@ -88,6 +88,16 @@ describe('owner key drill: the timelock in front of every owner change', () => {
     const routerBefore = await read<Address>(stock.cashier, cashierAbi, 'router');
     const feeBefore = await read<{ marketFeeBps: number; limitFeeBps: number }>(stock.stockRouter, stockRouterAbi, 'feeConfig');
     const capBefore = await read<readonly [bigint, bigint]>(vault, marginVaultAbi, 'withdrawalCap').catch(() => undefined);
+    // A user with cash in the venue before the attack: it must be able to leave during the delay.
+    const user = createChainClients({ rpcUrl: t.stack.rpcUrl, chainId: t.config.chainId, operatorPrivateKey: t.demo.wallets[2].privateKey }).walletClient!;
+    const cash = (record.venues.stock.contracts as { cashToken: Address }).cashToken;
+    const send = async (address: Address, abi: Abi, functionName: string, args: readonly unknown[]) => {
+      const hash = await user.writeContract({ address, abi, functionName, args, account: user.account, chain: user.chain } as never);
+      expect((await client.waitForTransactionReceipt({ hash })).status).toBe('success');
+    };
+    const DEPOSIT = 250_000_000n; // 250 USDC (6 decimals)
+    await send(cash, erc20Abi, 'approve', [stock.stockRouter, DEPOSIT]);
+    await send(stock.stockRouter, stockRouterAbi, 'deposit', [cash, DEPOSIT]);
 
     // 1. Directly: every onlyOwner function refuses the admin key.
     for (const [to, abi, fn, args] of [
@@ -140,6 +150,19 @@ describe('owner key drill: the timelock in front of every owner change', () => {
     expect((await ownerCall({ publicClient: client, wallet: admin, target: stock.cashier, abi: cashierAbi, functionName: 'setRouter', args: [ATTACKER] })).done).toBe(false);
     await expect(client.simulateContract({ address: stockTimelock, abi: venueTimelockAbi, functionName: 'execute', args: [stock.cashier, 0n, encodeFunctionData({ abi: cashierAbi, functionName: 'setRouter', args: [ATTACKER] }), `0x${'0'.repeat(64)}`, `0x${'0'.repeat(64)}`], account: admin.account })).rejects.toThrow();
     expect(await read<Address>(stock.cashier, cashierAbi, 'router')).toBe(routerBefore);
+
+    // Users can still exit while the hostile changes wait: the user takes its whole free cash out of
+    // the venue by its own transaction, between the warps (paid at once from the withdrawal buffer,
+    // or queued and paid by the executor).
+    const free = await read<bigint>(stock.cashier, cashierAbi, 'balanceOf', [user.account.address]);
+    expect(free).toBeGreaterThanOrEqual(DEPOSIT * 10n ** 12n);
+    const out = free / 10n ** 12n;
+    const walletBefore = await read<bigint>(cash, erc20Abi, 'balanceOf', [user.account.address]);
+    const { result: withdrawal } = await client.simulateContract({ address: stock.stockRouter, abi: stockRouterAbi, functionName: 'withdraw', args: [cash, out], account: user.account });
+    await send(stock.stockRouter, stockRouterAbi, 'withdraw', [cash, out]);
+    if (!withdrawal[0]) await until(() => read<bigint>(cash, erc20Abi, 'balanceOf', [user.account.address]), (b) => b > walletBefore, 30_000);
+    expect(await read<bigint>(cash, erc20Abi, 'balanceOf', [user.account.address])).toBe(walletBefore + out);
+    expect(await read<bigint>(stock.cashier, cashierAbi, 'balanceOf', [user.account.address])).toBe(free - out * 10n ** 12n);
 
     // 4. The canceller cancels the hostile ones; they leave GET config.
     for (const [tl, r] of [[stockTimelock, setRouter], [stockTimelock, upgrade], [perpTimelock, setCap]] as const) {

@@ -5,7 +5,8 @@
  * one `withdraw(attacker, balanceOf(vault), id)` took every trader's collateral), it cannot replay or
  * redirect what users signed, and even with a stream of valid signatures at its disposal it pays out
  * at most the cap of the period, having raised the alert event first. Rotating the key (the owner's
- * `setOperator`) leaves the users' signed requests payable by the new key.
+ * `setOperator`) leaves the users' signed requests payable by the new key, and every user leaves
+ * with its whole deposit.
  */
 import { encodeFunctionData, keccak256, parseAbi, parseEventLogs, toHex, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -22,6 +23,8 @@ let f: ChainFixture;
 let perp: PerpDeployment;
 let victims: ChainUser[];
 let attacker: ChainUser;
+/** Each victim's wallet USDC once its 5,000 USDC are in the vault: what it holds when it has left with all of them is this + 5,000. */
+const walletAfterDeposit = new Map<string, bigint>();
 
 beforeAll(async () => {
   f = await startChainFixture({ symbols: DEMO_SYMBOLS.slice(0, 1) });
@@ -34,6 +37,7 @@ beforeAll(async () => {
   victims = [a, b];
   attacker = c;
   for (const v of victims) await vaultDeposit(f, perp, v, usdc('5000'));
+  for (const v of victims) walletAfterDeposit.set(v.address, await usdcOf(f, v.address));
 });
 afterAll(async () => {
   await f?.stop();
@@ -124,7 +128,7 @@ describe('the perpetual operator key, stolen', () => {
     expect(alerts).toEqual([{ periodStart, withdrawn: usdc('1801'), cap: usdc('2000') }]);
   });
 
-  test('rotation: the owner revokes the stolen key, and a new operator relays what users signed', async () => {
+  test('rotation: the owner revokes the stolen key, a new operator relays what users signed, and every user leaves with its whole deposit', async () => {
     const revoke = await f.operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setOperator', args: [PERP_OPERATOR.address, false] });
     await f.publicClient.waitForTransactionReceipt({ hash: revoke });
     const fresh = ANVIL_ACCOUNTS[8];
@@ -139,10 +143,27 @@ describe('the perpetual operator key, stolen', () => {
       [PERP_OPERATOR.address],
     );
     const wallet = createChainWallet(fresh.privateKey as Hex, { chain: f.chain, rpcUrl: f.rpcUrl, pollingIntervalMs: 20 });
-    // The cap of the day is spent: the owner raises it for the drill's last payment.
-    await f.publicClient.waitForTransactionReceipt({ hash: await f.operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setWithdrawalCap', args: [usdc('5000'), 86_400n] }) });
+    // The cap of the day is spent: the owner raises it for the drill's last payments.
+    await f.publicClient.waitForTransactionReceipt({ hash: await f.operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setWithdrawalCap', args: [usdc('20000'), 86_400n] }) });
     const before = await usdcOf(f, v.address);
     await confirm(f, relayWithdrawal(f, perp, request, signature, wallet));
     expect(await usdcOf(f, v.address)).toBe(before + usdc('10'));
+
+    // Users can still exit: each victim signs a withdrawal of everything of its deposit not yet paid
+    // back (the engine holds no trade of theirs here), the new operator relays it, and each wallet
+    // ends with all 5,000 USDC it put in; the vault keeps only what was not the victims'.
+    const vaultBefore = await usdcOf(f, vault());
+    let returned = 0n;
+    for (const u of victims) {
+      const rest = walletAfterDeposit.get(u.address)! + usdc('5000') - (await usdcOf(f, u.address));
+      expect(rest).toBeGreaterThan(0n);
+      const exit: VaultWithdrawalRequest = { account: u.address, recipient: u.address, amount: rest, withdrawalId: id(`exit-${u.address}`), deadline: (await chainNow()) + 600n };
+      await confirm(f, relayWithdrawal(f, perp, exit, await signVaultWithdrawal(f, perp, u.privateKey, exit), wallet));
+      expect(await usdcOf(f, u.address)).toBe(walletAfterDeposit.get(u.address)! + usdc('5000'));
+      returned += rest;
+    }
+    // 10,000 deposited, 1 + 1,950 + 10 paid before: 8,039 paid now.
+    expect(returned).toBe(usdc('8039'));
+    expect(await usdcOf(f, vault())).toBe(vaultBefore - returned);
   });
 });

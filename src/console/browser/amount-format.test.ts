@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decimalsOf, formatAmount, formatCash, formatShares, isPositiveDecimal } from './amount-format.ts';
+import { displayDecimals, formatDisplayAmount, SHARE_DISPLAY_DECIMALS } from '@tokex/contract';
+import { decimalsOf, DISPLAY_DECIMALS, formatAmount, formatCash, formatShares, isPositiveDecimal } from './amount-format.ts';
 
 describe('console amounts', () => {
   it('truncates toward zero at the display precision, never rounding a balance up', () => {
@@ -10,12 +11,19 @@ describe('console amounts', () => {
     expect(formatCash('-0.001')).toBe('0.00');
     expect(formatCash('7')).toBe('7.00');
     expect(formatCash('.5')).toBe('0.50');
-    expect(formatShares('2')).toBe('2.0000');
-    expect(formatShares('0.123456789')).toBe('0.1234');
+    expect(formatShares('2')).toBe('2.000000');
+    expect(formatShares('0.123456789')).toBe('0.123456');
     expect(formatAmount('95000', 1)).toBe('95000.0');
     expect(formatAmount('0012.5', 0)).toBe('12');
     expect(formatAmount(null, 2)).toBe('—');
     expect(formatAmount('n/a', 2)).toBe('n/a');
+  });
+  it('shows every figure at the places the CLI and the examples use: the contract package\'s one table', () => {
+    expect(DISPLAY_DECIMALS).toEqual({ cash: displayDecimals('mUSD'), shares: SHARE_DISPLAY_DECIMALS, stockPrice: displayDecimals('USD') });
+    expect(DISPLAY_DECIMALS.shares).toBe(6);
+    for (const [amount, token] of [['0.123456789', 'TSLA'], ['400.000000000000000126', 'mUSD'], ['1550.999999', 'USDC']] as const) {
+      expect(token === 'TSLA' ? formatShares(amount) : formatCash(amount)).toBe(formatDisplayAmount(amount, token));
+    }
   });
   it('reads a step\'s places and checks form amounts', () => {
     expect(decimalsOf('0.1')).toBe(1);

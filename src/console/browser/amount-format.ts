@@ -5,14 +5,20 @@
  * the exact values; this is for the page only.
  */
 
-/** Display precision by what the figure is. */
+import { DISPLAY_PRECISION, SHARE_DISPLAY_DECIMALS } from '@tokex/contract';
+
+/**
+ * Display precision by what the figure is, taken from the contract package's one table
+ * (packages/contract/src/common/display-precision.ts) so the console, the CLI and the examples
+ * show the same figure at the same places.
+ */
 export const DISPLAY_DECIMALS = {
   /** USDC, mUSD and every USD figure of an account (balances, equity, PnL, fees). */
-  cash: 2,
+  cash: DISPLAY_PRECISION.USD,
   /** Stock token shares. */
-  shares: 4,
+  shares: SHARE_DISPLAY_DECIMALS,
   /** Stock prices: the quotes' cent (`"229.80"`). */
-  stockPrice: 2,
+  stockPrice: DISPLAY_PRECISION.USD,
 } as const;
 
 const DECIMAL = /^(-?)(\d*)(?:\.(\d*))?$/;

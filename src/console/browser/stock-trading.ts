@@ -53,7 +53,7 @@ export function checkStockOrder(o: StockOrderInput): string | undefined {
   return need('Quantity', o.quantity) ?? need('Limit price', o.price);
 }
 
-/** How the order is said in the status line: `Sell 2.0000 TSLA at 500.00 (limit, DAY)`. */
+/** How the order is said in the status line: `Sell 2.000000 TSLA at 500.00 (limit, DAY)`. */
 export function describeStockOrder(o: Row): string {
   const amount = o.quantity ? `${formatShares(o.quantity)} ${o.symbol}` : `${formatCash(o.notional)} mUSD of ${o.symbol}`;
   return `${o.side} ${amount} ${o.price ? `at ${formatStockPrice(o.price)} (limit, DAY)` : 'at market'}`;
