@@ -149,12 +149,19 @@ describe('a split through the timelock with a delay', () => {
     const scheduler = createDividendScheduler({ db, publicClient: f.publicClient, sender, deployment: f.deployment, withholdingBps: 0, now: () => clock, splits });
 
     // The delay before the moment (the evening before the ex-date in New York): scheduled now.
+    const fromBlock = (await f.publicClient.getBlockNumber()) + 1n;
     await setTime(moment - DELAY * 1000);
     expect(newYorkDate(clock) < exDate).toBe(true);
     expect(await scheduler.runOnce()).toEqual({ applied: [], failed: [], waiting: [added.actionId] });
     expect((await getCorporateAction(db, added.actionId))!.status).toBe('scheduled');
-    // At the moment: applied on time.
-    await setTime(moment);
+    // Ready the delay after the block that scheduled it: the moment, or the few seconds a loaded
+    // node took to mine that block after it (without the lead it would be the whole delay late).
+    const [scheduled] = await f.publicClient.getLogs({ address: timelock, event: callScheduled, fromBlock });
+    const readyAt = Number(await f.publicClient.readContract({ address: timelock, abi: venueTimelockAbi, functionName: 'getTimestamp', args: [scheduled.args.id!] })) * 1000;
+    expect(readyAt).toBeGreaterThanOrEqual(moment - 1000);
+    expect(readyAt - moment).toBeLessThan(60_000);
+    // At the moment it is ready: applied.
+    await setTime(Math.max(moment, readyAt));
     expect(await scheduler.runOnce()).toEqual({ applied: [added.actionId], failed: [], waiting: [] });
     expect(await multiplier()).toBe(2n * before);
   }, 120_000);
