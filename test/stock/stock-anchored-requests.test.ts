@@ -85,12 +85,14 @@ describe('amounts as JSON numbers', () => {
 
   it('answers a number as it answers the same digits as a string, on every amount of every stock POST body', async () => {
     const d = soon();
+    // A market order's worst price is named, so that the two answers compare: derived from the
+    // quote, it would follow the price between them.
     const routes: Array<{ route: string; base: Record<string, unknown>; field: string; value: string; client?: StockClient }> = [
-      { route: '/api/v1/orders/calldata', base: { symbol: 'AAPL', side: 'Buy', type: 'Market', deadline: d }, field: 'notional', value: '10' },
-      { route: '/api/v1/orders/calldata', base: { symbol: 'AAPL', side: 'Sell', type: 'Market', deadline: d }, field: 'quantity', value: '0.5' },
+      { route: '/api/v1/orders/calldata', base: { symbol: 'AAPL', side: 'Buy', type: 'Market', worstPrice: '1000', deadline: d }, field: 'notional', value: '10' },
+      { route: '/api/v1/orders/calldata', base: { symbol: 'AAPL', side: 'Sell', type: 'Market', worstPrice: '1', deadline: d }, field: 'quantity', value: '0.5' },
       { route: '/api/v1/orders/calldata', base: { symbol: 'AAPL', side: 'Buy', type: 'Limit', quantity: '1', timeInForce: 'DAY', deadline: d }, field: 'price', value: '150.25' },
-      { route: '/api/v1/orders/with-deposit/calldata', base: { symbol: 'AAPL', side: 'Buy', type: 'Market', notional: '10', deadline: d }, field: 'tokenAmount', value: '10.5' },
-      { route: '/api/v1/orders/with-deposit/calldata', base: { symbol: 'AAPL', side: 'Sell', type: 'Market', deadline: d }, field: 'quantity', value: '2' },
+      { route: '/api/v1/orders/with-deposit/calldata', base: { symbol: 'AAPL', side: 'Buy', type: 'Market', notional: '10', worstPrice: '1000', deadline: d }, field: 'tokenAmount', value: '10.5' },
+      { route: '/api/v1/orders/with-deposit/calldata', base: { symbol: 'AAPL', side: 'Sell', type: 'Market', worstPrice: '1', deadline: d }, field: 'quantity', value: '2' },
       { route: '/api/v1/cash/deposits/calldata', base: { tokenAddress: cash() }, field: 'tokenAmount', value: '12.34' },
       { route: '/api/v1/cash/withdrawals/calldata', base: { tokenAddress: cash(), userAddress: user.address }, field: 'tokenAmount', value: '12.34' },
       { route: '/api/v1/stock/deposits/calldata', base: { tokenAddress: stock() }, field: 'tokenAmount', value: '3' },
