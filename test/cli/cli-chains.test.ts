@@ -72,6 +72,11 @@ beforeAll(async () => {
       STOCK_CHAINS: `${A},${B}`,
       RPC_URL: first.rpcUrl,
       [`RPC_URL_${B}`]: second.rpcUrl,
+      // The test stack's SQLite and its in-process streams, whatever the runner's environment names
+      // (startRoleProcess starts from it; an empty value is unset).
+      DATABASE_URL: '',
+      DATABASE_SCHEMA: '',
+      REDIS_URL: '',
       // As the embedded chains are configured: no timelock delay, the demo's settings.
       TIMELOCK_DELAY_S: '0',
       DEMO_MODE: 'true',

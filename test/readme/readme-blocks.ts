@@ -14,8 +14,9 @@
  *   - `stopped`: the block runs with the stack stopped, as after Ctrl-C in its terminal (the test
  *     stops it first; an `npm start` line in the block starts it again);
  *   - `not-run`: not run: a command's forms with placeholders (`<apiKey>`, `0x…`), a file the reader
- *     brings (`aapl.csv`), or what takes minutes or needs a chain of one's own (`npm test`,
- *     `tokex upgrade --apply`).
+ *     brings (`aapl.csv`), what takes minutes or needs a chain of one's own (`npm test`,
+ *     `tokex upgrade --apply`), or a stack started otherwise than the walkthrough's (`--chain 31338`
+ *     needs two chains, `EMBEDDED_CHAIN_IDS`: test/cli/cli-chains.test.ts runs those commands).
  * - A ```ts or ```js block runs as the README tells a reader to: saved as a file of its own in the
  *   project's directory (`.mts` / `.mjs`) and run with `npx tsx <file>`, with the stack running.
  */

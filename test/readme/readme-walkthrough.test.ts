@@ -97,7 +97,7 @@ describe('README walkthroughs, run as written', () => {
     const blocks = readmeBlocks(README);
     expect(results.map((r) => r.line)).toEqual(blocks.map((b) => b.line));
     const notRun = blocks.filter((b) => b.mode === 'not-run').map((b) => b.heading);
-    expect(notRun).toEqual(['## Quick start', '## API keys', '## Market data', '## Upgrading']);
+    expect(notRun).toEqual(['## Quick start', '## CLI trading', '## API keys', '## Market data', '## Upgrading']);
     // Nothing a reader would have to set first: the tour's stream reads data/demo.json itself.
     expect(README).not.toMatch(/DEMO=\$\(realpath data\/demo\.json\)\` first/);
   });
