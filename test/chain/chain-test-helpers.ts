@@ -210,13 +210,16 @@ export interface Close {
 }
 
 /**
- * The gas limit the executor gives a settlement: its estimate and 30 %. An exact estimate runs out
- * of gas when the block it is mined in starts a new hour of operator activity (one more storage
- * write in StockRouter.settleOrders), which a loaded machine made happen.
+ * The gas limit the tests give a settlement: its estimate and half again. An exact estimate runs
+ * out of gas when the block it is mined in writes more than the estimate's did: a new hour of
+ * operator activity, or a loss-budget window's first fill (zero-to-nonzero writes, 20,000 gas
+ * each). The executor adds 30 %; a single fill of a budgeted stock in a fresh window used 28 %
+ * more than its estimate in a loaded CI run, so the tests,
+ * whose subject is not the margin, give more.
  */
 export async function settlementGas(f: ChainFixture, from: Account, fills: Fill[], closes: Close[]): Promise<bigint> {
   const gas = await f.publicClient.estimateContractGas({ address: contracts(f).stockRouter, abi: stockRouterAbi, functionName: 'settleOrders', args: [fills, closes], account: from });
-  return (gas * 13n) / 10n;
+  return (gas * 15n) / 10n;
 }
 
 export async function settle(f: ChainFixture, fills: Fill[], closes: Close[]): Promise<TransactionReceipt> {
