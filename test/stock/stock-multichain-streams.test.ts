@@ -18,10 +18,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Redis } from 'ioredis';
-import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, type Address, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { StockStreamClient, StreamError, type StockClient } from '@tokex/sdk';
 import { until } from '../support/poll.ts';
+import { buyOnChain, keyWithScopes, MULTICHAIN_WALLET } from '../support/multichain-stock.ts';
 import { stackEngines } from '../support/stack-engines.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { openSocket, type StreamFrame, type TestSocket } from '../support/ws-client.ts';
@@ -29,8 +28,7 @@ import { openSocket, type StreamFrame, type TestSocket } from '../support/ws-cli
 const A = 31337;
 const B = 31338;
 const ENV = { EXECUTOR_TICK_MS: '200', INDEXER_POLL_MS: '100', CASH_SETTLE_DELAY_MS: '300' };
-/** The demo wallet that trades here. */
-const walletIndex = 3;
+const walletIndex = MULTICHAIN_WALLET;
 
 type Key = { apiKey: string; apiSecret: string };
 
@@ -65,33 +63,8 @@ describe.each(stackEngines('mc_streams'))('stock streams of two chains ($name)',
     return c;
   };
 
-  async function keyWith(scopes: Array<[number, 'READ_ONLY' | 'WRITABLE']>): Promise<Key> {
-    const made = await t.stack.keys.create({
-      scopes: scopes.map(([chainId, access]) => ({ chainId, productType: 'STOCK', access })),
-      ipWhitelist: ['127.0.0.1', '::1'],
-      userAddress: t.demo.wallets[walletIndex].address,
-    });
-    return { apiKey: made.key.apiKey, apiSecret: made.apiSecret };
-  }
-
-  /** A market buy with deposit on `chainId` by the trading wallet, recorded with `client`; answers it once filled. */
-  async function buyOn(client: StockClient, chainId: number, notional: string): Promise<{ orderId: string; txHash: Hex }> {
-    const entry = t.demo.stock.chains.find((c) => c.chainId === chainId)!;
-    const chain = { id: chainId, name: `anvil-${chainId}`, nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [entry.rpcUrl] } } };
-    const w = t.demo.wallets[walletIndex];
-    const pub = createPublicClient({ chain, transport: http(entry.rpcUrl) });
-    const wallet = createWalletClient({ account: privateKeyToAccount(w.privateKey), chain, transport: http(entry.rpcUrl) });
-    const c = entry.contracts;
-    await pub.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: c.cashToken, abi: erc20Abi, functionName: 'approve', args: [c.stockRouter, maxUint256] }) });
-    const cd = await client.post<{ toAddress: Address; callData: Hex }>('/api/v1/orders/with-deposit/calldata', {
-      symbol: 'AAPL', side: 'Buy', type: 'Market', notional, tokenAmount: notional, deadline: Math.floor(Date.now() / 1000) + 3600,
-    });
-    const txHash = await wallet.sendTransaction({ to: cd.toAddress, data: cd.callData });
-    expect((await pub.waitForTransactionReceipt({ hash: txHash })).status).toBe('success');
-    const rec = await client.post<{ orderId: string }>('/api/v1/orders/tx', { txHash });
-    await until(() => client.get<any>(`/api/v1/orders/${rec.orderId}`), (o) => o.state === 'history', 60_000);
-    return { orderId: rec.orderId, txHash };
-  }
+  const keyWith = (scopes: Array<[number, 'READ_ONLY' | 'WRITABLE']>): Promise<Key> => keyWithScopes(t, scopes);
+  const buyOn = (client: StockClient, chainId: number, notional: string) => buyOnChain(t, client, chainId, notional);
 
   /** The cause the stock API logged for the last stream `auth` it refused. */
   function lastStreamRefusal(): string | undefined {

@@ -19,12 +19,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, type Address, type Hex } from 'viem';
+import { createPublicClient, http, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { StockApiError, type StockClient } from '@tokex/sdk';
+import { StockApiError } from '@tokex/sdk';
 import { refusedFor as refusal, send } from '../support/stock-refusals.ts';
 import { DEMO_WALLETS } from '../../src/chain/anvil-accounts.ts';
 import { until } from '../support/poll.ts';
+import { buyOnChain, keyWithScopes, MULTICHAIN_WALLET } from '../support/multichain-stock.ts';
 import { stackEngines } from '../support/stack-engines.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
@@ -37,39 +38,7 @@ let t: TestStack;
 /** What the single-chain start left: an order filled on chain A and the wallet's balance after it. */
 let before: { orderId: string; txHash: Hex; balance: any };
 
-/** The demo wallet that trades in this test (bound to keys made here, not to demo.json's). */
-const walletIndex = 3;
-
-/** A market buy with deposit of `notional` USDC of AAPL on `chainId`, sent by the wallet and recorded with `client`; answers it once filled. */
-async function buyOn(stack: TestStack, client: StockClient, chainId: number, notional: string): Promise<{ orderId: string; txHash: Hex; order: any }> {
-  const entry = stack.demo.stock.chains.find((c) => c.chainId === chainId)!;
-  const chain = { id: chainId, name: `anvil-${chainId}`, nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [entry.rpcUrl] } } };
-  const w = stack.demo.wallets[walletIndex];
-  const pub = createPublicClient({ chain, transport: http(entry.rpcUrl) });
-  const wallet = createWalletClient({ account: privateKeyToAccount(w.privateKey), chain, transport: http(entry.rpcUrl) });
-  const c = entry.contracts;
-  await pub.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: c.cashToken, abi: erc20Abi, functionName: 'approve', args: [c.stockRouter, maxUint256] }) });
-  const cd = await client.post<{ toAddress: Address; callData: Hex }>('/api/v1/orders/with-deposit/calldata', {
-    symbol: 'AAPL', side: 'Buy', type: 'Market', notional, tokenAmount: notional, deadline: Math.floor(Date.now() / 1000) + 3600,
-  });
-  expect(cd.toAddress).toBe(c.stockRouter);
-  const txHash = await wallet.sendTransaction({ to: cd.toAddress, data: cd.callData });
-  expect((await pub.waitForTransactionReceipt({ hash: txHash })).status).toBe('success');
-  const rec = await client.post<{ orderId: string }>('/api/v1/orders/tx', { txHash });
-  expect(rec.orderId).toMatch(/^\d+$/);
-  const order = await until(() => client.get<any>(`/api/v1/orders/${rec.orderId}`), (o) => o.state === 'history', 60_000);
-  return { orderId: rec.orderId, txHash, order };
-}
-
-/** A WRITABLE key bound to the trading wallet with `scopes` (`chainId:ACCESS`, the product STOCK). */
-async function keyWith(stack: TestStack, scopes: Array<[number, 'READ_ONLY' | 'WRITABLE']>): Promise<{ apiKey: string; apiSecret: string }> {
-  const made = await stack.stack.keys.create({
-    scopes: scopes.map(([chainId, access]) => ({ chainId, productType: 'STOCK', access })),
-    ipWhitelist: ['127.0.0.1', '::1'],
-    userAddress: stack.demo.wallets[walletIndex].address,
-  });
-  return { apiKey: made.key.apiKey, apiSecret: made.apiSecret };
-}
+const walletIndex = MULTICHAIN_WALLET;
 
 /** The opaque refusal's cause, from this file's stack logs. */
 const refusedFor = (r: { status: number; body: Record<string, unknown> }): string => refusal(r, t.logs);
@@ -93,9 +62,9 @@ describe.each(stackEngines('mc'))('two embedded chains ($name)', (engine) => {
     expect(single.stack.db.dialect).toBe(engine.name);
     try {
       expect(single.demo.stock.chains.map((c) => c.chainId)).toEqual([A]);
-      const k = await keyWith(single, [[A, 'WRITABLE']]);
+      const k = await keyWithScopes(single, [[A, 'WRITABLE']]);
       const client = single.client(k.apiKey, k.apiSecret);
-      const { orderId, txHash, order } = await buyOn(single, client, A, '250');
+      const { orderId, txHash, order } = await buyOnChain(single, client, A, '250');
       expect(order.history.status).toBe('FILLED');
       const balance = await client.get<any>(`/api/v1/users/${user()}/balance`);
       before = { orderId, txHash, balance };
@@ -157,7 +126,7 @@ describe.each(stackEngines('mc'))('two embedded chains ($name)', (engine) => {
   });
 
   it('serves the first chain with every balance and order the single-chain start left', async () => {
-    const k = await keyWith(t, [[A, 'WRITABLE']]);
+    const k = await keyWithScopes(t, [[A, 'WRITABLE']]);
     const client = t.client(k.apiKey, k.apiSecret);
     const order = await client.get<any>(`/api/v1/orders/${before.orderId}`);
     expect(order).toMatchObject({ txHash: before.txHash, state: 'history' });
@@ -167,7 +136,7 @@ describe.each(stackEngines('mc'))('two embedded chains ($name)', (engine) => {
   });
 
   it('fills an order on each chain through that chain\'s own executor, and shows neither on the other chain', async () => {
-    const k = await keyWith(t, [[A, 'WRITABLE'], [B, 'WRITABLE']]);
+    const k = await keyWithScopes(t, [[A, 'WRITABLE'], [B, 'WRITABLE']]);
     const onA = t.client(k.apiKey, k.apiSecret, { chainId: A });
     const onB = t.client(k.apiKey, k.apiSecret, { chainId: B });
     // Nothing on B yet: the wallet's stock position from chain A is not there.
@@ -175,9 +144,9 @@ describe.each(stackEngines('mc'))('two embedded chains ($name)', (engine) => {
     const balanceA0 = await onA.get<any>(`/api/v1/users/${user()}/balance`);
     expect(balanceB0).not.toEqual(balanceA0);
 
-    const b = await buyOn(t, onB, B, '100');
+    const b = await buyOnChain(t, onB, B, '100');
     expect(b.order.history.status).toBe('FILLED');
-    const a = await buyOn(t, onA, A, '50');
+    const a = await buyOnChain(t, onA, A, '50');
     expect(a.order.history.status).toBe('FILLED');
     // Each fill was settled on its own chain, by the executor (anvil account 8) of that chain.
     for (const [chainId, hash] of [[B, b.txHash], [A, a.txHash]] as const) {
@@ -205,13 +174,13 @@ describe.each(stackEngines('mc'))('two embedded chains ($name)', (engine) => {
   });
 
   it('refuses a key on a chain it has no scope for, an unserved chain, x-api-p in the wrong case and a READ_ONLY scope\'s POST: the opaque 400/401', async () => {
-    const onlyA = await keyWith(t, [[A, 'WRITABLE']]);
+    const onlyA = await keyWithScopes(t, [[A, 'WRITABLE']]);
     expect((await t.client(onlyA.apiKey, onlyA.apiSecret, { chainId: A }).request('GET', '/api/v1/symbols')).code).toBe(200);
     const aOnB = t.client(onlyA.apiKey, onlyA.apiSecret, { chainId: B });
     expect(refusedFor(await send(aOnB.sign('GET', '/api/v1/symbols')))).toBe('api key has no scope for this chain and product');
     expect(refusedFor(await send(aOnB.sign('POST', '/api/v1/orders/calldata', { body: { symbol: 'AAPL' } })))).toBe('api key has no scope for this chain and product');
 
-    const both = await keyWith(t, [[A, 'WRITABLE'], [B, 'READ_ONLY']]);
+    const both = await keyWithScopes(t, [[A, 'WRITABLE'], [B, 'READ_ONLY']]);
     const unserved = t.client(both.apiKey, both.apiSecret, { chainId: 8453 });
     expect(refusedFor(await send(unserved.sign('GET', '/api/v1/symbols')))).toBe('x-api-chain-id does not match the service');
     const wrongCase = t.client(both.apiKey, both.apiSecret, { chainId: B, product: 'stock' });
@@ -233,7 +202,7 @@ describe.each(stackEngines('mc'))('two embedded chains ($name)', (engine) => {
   });
 
   it('refuses a One Click enable signed for chain A when sent with chain B\'s header, and keeps the delegations apart', async () => {
-    const k = await keyWith(t, [[A, 'WRITABLE'], [B, 'WRITABLE']]);
+    const k = await keyWithScopes(t, [[A, 'WRITABLE'], [B, 'WRITABLE']]);
     const onA = t.client(k.apiKey, k.apiSecret, { chainId: A });
     const onB = t.client(k.apiKey, k.apiSecret, { chainId: B });
     const account = privateKeyToAccount(t.demo.wallets[walletIndex].privateKey);
