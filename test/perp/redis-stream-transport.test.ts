@@ -22,6 +22,40 @@ const LISTED_AT = 1_690_000_000_000;
 const listings = (): EngineCommand[] =>
   DEFAULT_INSTRUMENTS.map((config, i) => ({ kind: 'addInstrument', id: `instrument:add:${config.symbol}:${i + 1}`, ts: LISTED_AT, config }));
 
+/**
+ * A sequencer on a fresh SQLite journal served over Redis under a fresh prefix, with a gateway, for
+ * `body`; everything stopped and the streams deleted after. `body` may stop the server itself.
+ */
+async function overRedis(
+  serverOpts: { publishEvents?: boolean },
+  body: (h: { sequencer: EngineSequencer; gateway: ReturnType<typeof createRedisGateway>; admin: Redis; names: { commands: string; events: string; group: string }; stopServer(): Promise<void> }) => Promise<void>,
+): Promise<void> {
+  const p = `t:${randomBytes(4).toString('hex')}`;
+  const names = { commands: `${p}:commands`, events: `${p}:events`, group: 'engine' };
+  const db = await openTestSqlite();
+  const admin = new Redis(url!);
+  const sequencer = new EngineSequencer({ db, now: () => LISTED_AT });
+  await sequencer.start();
+  const server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100, ...serverOpts });
+  const gateway = createRedisGateway(new Redis(url!), { ...names, replyStream: `${p}:replies`, blockMs: 100 });
+  let stopped = false;
+  const stopServer = async () => {
+    if (stopped) return;
+    stopped = true;
+    await server.stop();
+  };
+  try {
+    await body({ sequencer, gateway, admin, names, stopServer });
+  } finally {
+    await stopServer();
+    await gateway.close();
+    await sequencer.stop();
+    await db.close();
+    await admin.del(names.commands, names.events, `${p}:replies`);
+    admin.disconnect();
+  }
+}
+
 describe.skipIf(!url)('perp engine over Redis Streams', () => {
   it('carries commands, replies and events between processes-to-be, redelivers unacknowledged commands, then reads new ones', { timeout: 60_000 }, async () => {
     const p = `t:${randomBytes(4).toString('hex')}`;
@@ -81,15 +115,7 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
   });
 
   it('sends a group of commands (a batch of orders) contiguously: applied back to back and journalled in one commit', { timeout: 20_000 }, async () => {
-    const p = `t:${randomBytes(4).toString('hex')}`;
-    const names = { commands: `${p}:commands`, events: `${p}:events`, group: 'engine' };
-    const db = await openTestSqlite();
-    const admin = new Redis(url!);
-    const sequencer = new EngineSequencer({ db, now: () => LISTED_AT });
-    await sequencer.start();
-    const server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100 });
-    const gateway = createRedisGateway(new Redis(url!), { ...names, replyStream: `${p}:replies`, blockMs: 100 });
-    try {
+    await overRedis({}, async ({ sequencer, gateway }) => {
       const cmds = takeCommands(5, 'grp', 20);
       const before = sequencer.stats.batches;
       const answers = await gateway.submitMany!(cmds);
@@ -98,41 +124,18 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       expect(answers.map(({ journalSeq: _j, ...r }) => r)).toEqual(cmds.map((c) => direct.apply(c)));
       expect(answers.map((a) => a.journalSeq)).toEqual(cmds.map((_, i) => LISTED + 1 + i));
       expect(sequencer.stats.batches - before).toBe(1);
-    } finally {
-      await server.stop();
-      await gateway.close();
-      await sequencer.stop();
-      await db.close();
-      await admin.del(names.commands, names.events, `${p}:replies`);
-      admin.disconnect();
-    }
+    });
   });
+
   it('writes no event stream unless asked (PERP_ENGINE_EVENTS): commands are answered all the same', { timeout: 20_000 }, async () => {
-    const p = `t:${randomBytes(4).toString('hex')}`;
-    const names = { commands: `${p}:commands`, events: `${p}:events`, group: 'engine' };
-    const db = await openTestSqlite();
-    const admin = new Redis(url!);
-    const sequencer = new EngineSequencer({ db, now: () => LISTED_AT });
-    await sequencer.start();
-    const server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100, publishEvents: false });
-    const gateway = createRedisGateway(new Redis(url!), { ...names, replyStream: `${p}:replies`, blockMs: 100 });
-    let stopped = false;
-    try {
+    await overRedis({ publishEvents: false }, async ({ gateway, admin, names, stopServer }) => {
       const cmds = takeCommands(5, 'quiet', 10);
       const answers = await Promise.all(cmds.map((c) => gateway.submit(c)));
       expect(answers.map((a) => a.journalSeq)).toEqual(cmds.map((_, i) => LISTED + 1 + i));
       // stop() writes out what it still holds: with publishing on, the events would be there now.
-      await server.stop();
-      stopped = true;
+      await stopServer();
       expect(await admin.xlen(names.events)).toBe(0);
       expect(await admin.exists(names.events)).toBe(0);
-    } finally {
-      if (!stopped) await server.stop();
-      await gateway.close();
-      await sequencer.stop();
-      await db.close();
-      await admin.del(names.commands, names.events, `${p}:replies`);
-      admin.disconnect();
-    }
+    });
   });
 });
