@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { parseEventLogs, type Address, type ContractFunctionName, type Hex } from 'viem';
 import { accountLensAbi, cashierAbi, stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
-import { confirm, contracts, DAY, deadlineIn, depositStock, depositUsdc, expectCashInvariant, expectRevert, expectStockBacking, mUsdOf, musd, OrderStatus, price, shares, Side, stockOf, usdc, ANY_BUY_PRICE, ANY_SELL_PRICE } from './chain-test-helpers.ts';
+import { confirm, contracts, DAY, deadlineIn, depositStock, depositUsdc, expectCashInvariant, expectRevert, expectStockBacking, mUsdOf, musd, OrderStatus, price, shares, Side, stockOf, usdc, ANY_BUY_PRICE, ANY_SELL_PRICE, settle as settleWithMargin } from './chain-test-helpers.ts';
 
 let f: ChainFixture;
 let alice: ChainUser;
@@ -46,7 +46,7 @@ async function place(user: ChainUser, functionName: RouterFn, args: readonly unk
 }
 
 async function settle(fills: Fill[], closes: Close[]) {
-  return confirm(f, f.operator.writeContract({ address: router, abi: stockRouterAbi, functionName: 'settleOrders', args: [fills, closes] }));
+  return settleWithMargin(f, fills, closes);
 }
 
 function simulateSettle(fills: Fill[], closes: Close[], account = f.operator.account) {

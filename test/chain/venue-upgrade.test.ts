@@ -173,7 +173,10 @@ describe('an upgrade in place', () => {
       expect(await f.publicClient.readContract({ address: d.contracts.stockRouter, abi: stockRouterAbi, functionName: 'getOrder', args: [orderId] })).toEqual(before.order);
       expect(await f.publicClient.readContract({ address: stock, abi: stockAbi, functionName: 'balanceOf', args: [user.address] })).toBe(before.shares);
       // The order still settles through the upgraded router.
-      const fill = await f.operator.writeContract({ address: d.contracts.stockRouter, abi: stockRouterAbi, functionName: 'settleOrders', args: [[{ orderId, quantity: parseUnits('1', 18), price: parseUnits('100', 18) }], [{ orderId, status: 3 }]], account: f.operator.account, chain: f.operator.chain });
+      const settlement = { address: d.contracts.stockRouter, abi: stockRouterAbi, functionName: 'settleOrders', args: [[{ orderId, quantity: parseUnits('1', 18), price: parseUnits('100', 18) }], [{ orderId, status: 3 }]], account: f.operator.account } as const;
+      // Half again the estimate, as every settlement in the tests (chain-test-helpers' settlementGas).
+      const gas = ((await f.publicClient.estimateContractGas(settlement)) * 3n) / 2n;
+      const fill = await f.operator.writeContract({ ...settlement, chain: f.operator.chain, gas });
       expect((await f.publicClient.waitForTransactionReceipt({ hash: fill })).status).toBe('success');
       expect(await f.publicClient.readContract({ address: stock, abi: stockAbi, functionName: 'stockBalance', args: [user.address] })).toBe(parseUnits('1', 18));
 

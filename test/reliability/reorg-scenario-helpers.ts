@@ -148,7 +148,10 @@ async function send<T>(v: Venue, call: Call): Promise<{ result: T; blockNumber: 
   } catch {
     return undefined;
   }
-  const hash = await call.wallet.writeContract(sim.request as never);
+  // Half again the estimate: an exact one can run out of gas when the mined block's time writes a
+  // slot the estimate's did not (the operator's hourly activity stamp), as in chain-test-helpers.
+  const estimate = await v.f.publicClient.estimateContractGas(sim.request as never);
+  const hash = await call.wallet.writeContract({ ...(sim.request as object), gas: (estimate * 3n) / 2n } as never);
   const receipt = await v.f.publicClient.waitForTransactionReceipt({ hash, pollingInterval: 10 });
   if (receipt.status !== 'success') throw new Error(`${call.functionName} reverted after a successful simulation`);
   return { result: sim.result as T, blockNumber: receipt.blockNumber };

@@ -27,6 +27,7 @@ import {
   musd,
   price,
   routerCall,
+  settle,
   shares,
   Side,
   usdc,
@@ -111,7 +112,7 @@ describe('the oracle publisher key, stolen', () => {
 
     // Users leave: cancel the resting order (the executor closes it), withdraw the free cash.
     await routerCall(f, alice, 'cancelLimitOrder', [rest]);
-    await confirm(f, f.operator.writeContract({ address: router, abi: stockRouterAbi, functionName: 'settleOrders', args: [[], [{ orderId: rest, status: 4 }, { orderId: buy, status: 4 }]] }));
+    await settle(f, [], [{ orderId: rest, status: 4 }, { orderId: buy, status: 4 }]);
     const free = (await mUsdOf(f, alice.address)).free;
     const wallet = await usdcOf(f, alice.address);
     await routerCall(f, alice, 'withdraw', [contracts(f).cashToken, free / 10n ** 12n]);
