@@ -27,7 +27,9 @@ export function startBenchServer(mode: ServerMode, env: Record<string, string> =
   const script = tree === undefined ? new URL('./bench-server.ts', import.meta.url).pathname : path.join(tree, 'bench/bench-server.ts');
   const child = fork(script, [mode], {
     ...(tree === undefined ? {} : { cwd: tree }),
-    execArgv: ['--import', 'tsx'],
+    // BENCH_NODE_FLAGS: V8 or Node flags for the servers only (some, such as
+    // --no-allocation-site-pretenuring, are not allowed in NODE_OPTIONS).
+    execArgv: ['--import', 'tsx', ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...env },
   });

@@ -341,6 +341,48 @@ function compareOrderEncoders(): { fixedUs: number; viemUs: number } {
   return { fixedUs, viemUs };
 }
 
+type GcKinds = Record<string, { count: number; ms: number }>;
+interface GcReading {
+  kinds: GcKinds;
+  heapUsed: number;
+}
+
+function gcOf(child: ChildProcess): Promise<GcReading> {
+  return new Promise((resolve) => {
+    const onMsg = (m: any) => {
+      if (m?.gc) {
+        child.off('message', onMsg);
+        resolve({ kinds: m.gc, heapUsed: m.heapUsed });
+      }
+    };
+    child.on('message', onMsg);
+    child.send('gc');
+  });
+}
+
+async function gcOfGroups<K extends string>(groups: Record<K, Server[]>): Promise<Record<K, GcReading[]>> {
+  const out = {} as Record<K, GcReading[]>;
+  for (const k of Object.keys(groups) as K[]) out[k] = await Promise.all(groups[k].map((s) => gcOf(s.child)));
+  return out;
+}
+
+/** Collections between two readings of the same processes, per request: which kind a side pays more of. */
+function gcPerRequest(before: GcReading[], after: GcReading[], requests: number): Record<string, string> {
+  const row: Record<string, string> = {};
+  for (const kind of ['minor', 'major', 'incremental']) {
+    let count = 0;
+    let ms = 0;
+    for (let i = 0; i < after.length; i++) {
+      count += (after[i].kinds[kind]?.count ?? 0) - (before[i].kinds[kind]?.count ?? 0);
+      ms += (after[i].kinds[kind]?.ms ?? 0) - (before[i].kinds[kind]?.ms ?? 0);
+    }
+    row[`${kind} /1k req`] = ((count * 1000) / Math.max(1, requests)).toFixed(2);
+    row[`${kind} µs/req`] = ((ms * 1000) / Math.max(1, requests)).toFixed(2);
+  }
+  row['heap MB (each process)'] = after.map((r) => (r.heapUsed / 2 ** 20).toFixed(0)).join(' / ');
+  return row;
+}
+
 /**
  * Issue 39: what routing by `x-api-chain-id` costs. A stack with two embedded chains
  * (EMBEDDED_CHAIN_IDS); beside it, stock API processes serving the first chain alone and processes
@@ -377,6 +419,7 @@ async function multichainBench(): Promise<void> {
       { name: 'signed POST /orders/calldata', slug: 'calldata', load: (k: typeof first) => signed(k, 'POST', '/api/v1/orders/calldata', { body: order }) },
     ];
     const rows: Array<Record<string, string | number>> = [];
+    const gcRows: Array<Record<string, string | number>> = [];
     for (const t of targets) {
       const key = t.name.includes('POST') ? wFirst : first;
       const rounds: Record<'one' | 'two' | 'second', ProcessRounds[]> = {
@@ -388,12 +431,18 @@ async function multichainBench(): Promise<void> {
       for (const s of groups.one) warm.one.push(await warmUp(t.load(key)(s.url)));
       for (const s of groups.two) warm.two.push(await warmUp(t.load(key)(s.url)));
       for (const s of groups.second) warm.second.push(await warmUp(t.load({ ...key, chainId: other.chainId })(s.url)));
+      const gcBefore = await gcOfGroups(groups);
       for (let round = 0; round < ROUNDS; round++) {
         for (let i = 0; i < perGroup; i++) {
           rounds.one[i].rounds.push(await measureRound(groups.one[i], t.load(key)(groups.one[i].url), presignCount(warm.one[i]), `multichain-one-${t.slug}.p${i}.${round}`));
           rounds.two[i].rounds.push(await measureRound(groups.two[i], t.load(key)(groups.two[i].url), presignCount(warm.two[i]), `multichain-two-${t.slug}.p${i}.${round}`));
           rounds.second[i].rounds.push(await measureRound(groups.second[i], t.load({ ...key, chainId: other.chainId })(groups.second[i].url), presignCount(warm.second[i]), `multichain-second-${t.slug}.p${i}.${round}`));
         }
+      }
+      const gcAfter = await gcOfGroups(groups);
+      for (const side of ['one', 'two', 'second'] as const) {
+        const requests = rounds[side].reduce((a, p) => a + p.rounds.reduce((n, r) => n + r.requests, 0), 0);
+        gcRows.push({ target: t.slug, side, ...gcPerRequest(gcBefore[side], gcAfter[side], requests) });
       }
       const errors = (ps: ProcessRounds[]) => ps.reduce((a, p) => a + p.rounds.reduce((e, r) => e + r.errors, 0), 0);
       const [one, two, sec] = [typical(best(rounds.one)), typical(best(rounds.two)), typical(best(rounds.second))];
@@ -409,6 +458,8 @@ async function multichainBench(): Promise<void> {
     }
     console.log(`autocannon ${CONNECTIONS} connections; ${perGroup} API processes per side beside one stack of two embedded chains; ${ROUNDS} rounds of ${DURATION} s each, alternating; each figure the best process's median round of server CPU per request`);
     console.table(rows);
+    console.log('garbage collection over the measured rounds, every process of a side together (µs and collections per 1,000 requests), and the heap at the end:');
+    console.table(gcRows);
   } finally {
     await stopServers([...groups.one, ...groups.two, ...groups.second]);
     await stopServers([stack]);

@@ -4,6 +4,7 @@
  * asked for, in the order of ROLE_MODULES. Each role lives in its own module under ./roles; adding
  * one is a module plus a line here.
  */
+import { applyServingV8Flags } from './v8-serving-flags.ts';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { AppConfig, Role, StockChainSetting } from '../config/app-config.ts';
@@ -164,6 +165,8 @@ export async function startStack(
   },
 ): Promise<StackHandle> {
   const { logger } = opts;
+  // Before any route is built: request objects stay young (v8-serving-flags.ts says why).
+  applyServingV8Flags();
   const asked: readonly Role[] = typeof opts.role === 'string' ? [opts.role] : opts.role;
   const roles = ROLE_MODULES.filter(([name]) => asked.includes('all') || asked.includes(name));
   if (roles.length === 0) throw new AppError('INTERNAL', `role ${asked.join(',')}: not available in this version`);
