@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { Command, Option } from 'commander';
 import type { PerpClient, StockClient, StockOrderInput, StockOrderView, StreamClient } from '@tokex/sdk';
 import { ValidationError } from '../errors/app-error.ts';
-import { amount as shown, amounts, fields, print, readDemo, table, withProgress } from './cli-output.ts';
+import { amount as shown, amounts, cellText, fields, print, readDemo, table, withProgress } from './cli-output.ts';
 
 // The SDK and viem take a few hundred milliseconds to load: only an action that calls the API
 // loads them, so building these commands (and `tokex stock --help`) stays instant.
@@ -494,12 +494,12 @@ function frameItems(data: unknown): unknown[] {
   return (Array.isArray(data) ? [...data].reverse() : [data]).filter((d) => d !== null && d !== undefined);
 }
 
-/** One stock balance as a line: the mUSD, then each token held (wallet + exchange), at display precision. */
+/** One stock balance as a line: the mUSD, then each token held (in the wallet, at the exchange), at display precision. */
 function balanceLine(b: any): string {
   const held = (b.tokenBalances as Array<Record<string, unknown>>)
     .filter((t) => /[1-9]/.test(String(t.walletBalance ?? '')) || /[1-9]/.test(String(t.exchangeBalance ?? '')))
-    .map((t) => `${String(t.symbol)} ${String(shown(t.walletBalance, String(t.symbol)))}+${String(shown(t.exchangeBalance, String(t.symbol)))}`);
-  return [`mUSD available ${String(shown(b.mUsdDetail?.available, 'mUSD'))} locked ${String(shown(b.mUsdDetail?.locked, 'mUSD'))}`, ...held].join('  ');
+    .map((t) => `${String(t.symbol)} wallet ${String(shown(t.walletBalance, String(t.symbol)))} exchange ${String(shown(t.exchangeBalance, String(t.symbol)))}`);
+  return [`mUSD available ${String(shown(b.mUsdDetail?.available, 'mUSD'))} locked ${String(shown(b.mUsdDetail?.locked, 'mUSD'))}`, ...held].join(', ');
 }
 
 function streamCommand(): Command {
@@ -617,8 +617,8 @@ function streamCommand(): Command {
     });
   // The stock private channels: the key's wallet's, on the chain --chain names (its key needs a scope there).
   const privateLines: Record<'orders' | 'operations' | 'balances', [string, (d: any) => string]> = {
-    orders: ["the key's open orders, then each order at each indexed change", (d) => `${new Date(d.updatedAt ?? d.createdAt ?? Date.now()).toISOString()}  ${d.orderId}  ${d.side} ${d.type} ${d.symbol}  ${d.state} ${d.history?.status ?? d.openOrder?.status ?? ''}  ${d.txHash ?? ''}`],
-    operations: ["the key's last operations, then each at each indexed change", (d) => `${new Date(d.updatedAt ?? d.createdAt ?? Date.now()).toISOString()}  ${d.operationId}  ${d.kind} ${d.operationStatus}  ${d.tokenAmount ?? ''} ${d.tokenSymbol ?? d.symbol ?? ''}  ${d.txHash ?? ''}`],
+    orders: ["the key's open orders, then each order at each indexed change", (d) => `${cellText('updatedAt', d.updatedAt ?? d.createdAt)}  ${d.orderId}  ${d.side} ${d.type} ${d.symbol}  ${d.state} ${d.history?.status ?? d.openOrder?.status ?? ''}  ${d.txHash ?? ''}`],
+    operations: ["the key's last operations, then each at each indexed change", (d) => `${cellText('updatedAt', d.updatedAt ?? d.createdAt)}  ${d.operationId}  ${d.kind} ${d.operationStatus}  ${d.tokenAmount ?? ''} ${d.tokenSymbol ?? d.symbol ?? ''}  ${d.txHash ?? ''}`],
     balances: ["the key's wallet's balances, then after each of its orders or operations", balanceLine],
   };
   for (const [name, [description, line]] of Object.entries(privateLines)) {
