@@ -40,7 +40,7 @@ export const COMMANDS: readonly TopCommand[] = [
   { name: 'demo', summary: 'the embedded demo: `demo reset` returns it to its seeded state', load: async () => (await import('./demo-command.ts')).demoCommand() },
   { name: 'stock', summary: 'the tokenized-stock API: quotes, balances, orders, cash', load: () => tradeCommand('stock') },
   { name: 'perp', summary: 'the perpetual API: account, positions, signed orders, collateral', load: () => tradeCommand('perp') },
-  { name: 'stream', summary: 'a stream live in the terminal (Ctrl-C to stop)', load: () => tradeCommand('stream') },
+  { name: 'stream', summary: 'a stream live in the terminal (Ctrl-C to stop); the stock streams take --chain <id>', load: () => tradeCommand('stream') },
 ];
 
 /** The top-level command `args` (process.argv without node and the script) names, if any. */

@@ -6,12 +6,12 @@
  * `--private-key` or TOKEX_PRIVATE_KEY); human tables by default, `--json` for machines, a progress
  * line on stderr while a settlement or a confirmation is awaited.
  */
-import { ORDER_SIDES, TIME_IN_FORCES, TRIGGER_BY, type OrderInput, type TimeInForce, type TriggerBy } from '@tokex/contract';
+import { ORDER_SIDES, STOCK_KLINE_INTERVALS, TIME_IN_FORCES, TRIGGER_BY, type OrderInput, type TimeInForce, type TriggerBy } from '@tokex/contract';
 import { randomUUID } from 'node:crypto';
 import { Command, Option } from 'commander';
 import type { PerpClient, StockClient, StockOrderInput, StockOrderView, StreamClient } from '@tokex/sdk';
 import { ValidationError } from '../errors/app-error.ts';
-import { amount as shown, amounts, fields, print, readDemo, table, withProgress } from './cli-output.ts';
+import { amount as shown, amounts, cellText, fields, print, readDemo, table, withProgress } from './cli-output.ts';
 
 // The SDK and viem take a few hundred milliseconds to load: only an action that calls the API
 // loads them, so building these commands (and `tokex stock --help`) stays instant.
@@ -36,14 +36,16 @@ const withCommon = (c: Command) =>
     .option('--api-secret <secret>', 'API secret (default: the demo key)')
     .option('--private-key <hex>', 'wallet key for signing (default: TOKEX_PRIVATE_KEY, else demo wallets[0])');
 
+/** `--chain <id>`, checked to be a chain id; whether the stack serves it is demoChain's to say. */
+const chainOption = (description: string) =>
+  new Option('--chain <id>', description).argParser((v) => {
+    if (!/^\d{1,15}$/.test(v.trim()) || Number(v) < 1) throw new ValidationError('--chain', `a chain id (a positive integer), not ${JSON.stringify(v)}`);
+    return Number(v);
+  });
+
 /** The stock commands' `--chain <id>`: which of the chains the stock API serves answers. */
 const withChain = (c: Command) =>
-  withCommon(c).addOption(
-    new Option('--chain <id>', "the chain whose venue answers: x-api-chain-id, and that chain's node and contracts from demo.json (default: the first chain)").argParser((v) => {
-      if (!/^\d{1,15}$/.test(v.trim()) || Number(v) < 1) throw new ValidationError('--chain', `a chain id (a positive integer), not ${JSON.stringify(v)}`);
-      return Number(v);
-    }),
-  );
+  withCommon(c).addOption(chainOption("the chain whose venue answers: x-api-chain-id, and that chain's node and contracts from demo.json (default: the first chain)"));
 
 /** One chain of demo.json's `stock.chains`: its id, node and stock venue's contracts. */
 export interface DemoChain {
@@ -470,16 +472,82 @@ function perpCommand(): Command {
   return perp;
 }
 
+/** The options of a `tokex stream …` command. */
+interface StreamOptions {
+  url?: string;
+  json?: boolean;
+  /** The stock API's streams rather than the perpetual API's. */
+  stock?: boolean;
+  /** Stock only: the chain whose channels the connection reads (docs/streams.md "Several chains (stock)"). */
+  chain?: number;
+  apiKey?: string;
+  apiSecret?: string;
+}
+
+const STREAM_CHAIN = "stock streams: the chain whose channels are read (the URL's ?chainId= and the auth frame's), one demo.json names (default: the first chain)";
+
+/**
+ * A stream frame's data as one line: an array snapshot oldest first (the venue sends the newest
+ * first), a null snapshot (a wallet not read yet) as nothing.
+ */
+function frameItems(data: unknown): unknown[] {
+  return (Array.isArray(data) ? [...data].reverse() : [data]).filter((d) => d !== null && d !== undefined);
+}
+
+/** One stock balance as a line: the mUSD, then each token held (in the wallet, at the exchange), at display precision. */
+function balanceLine(b: any): string {
+  const held = (b.tokenBalances as Array<Record<string, unknown>>)
+    .filter((t) => /[1-9]/.test(String(t.walletBalance ?? '')) || /[1-9]/.test(String(t.exchangeBalance ?? '')))
+    .map((t) => `${String(t.symbol)} wallet ${String(shown(t.walletBalance, String(t.symbol)))} exchange ${String(shown(t.exchangeBalance, String(t.symbol)))}`);
+  return [`mUSD available ${String(shown(b.mUsdDetail?.available, 'mUSD'))} locked ${String(shown(b.mUsdDetail?.locked, 'mUSD'))}`, ...held].join(', ');
+}
+
 function streamCommand(): Command {
-  const stream = new Command('stream').description('a stream live in the terminal (Ctrl-C to stop)');
-  const streams = async (o: { stock?: boolean; url?: string }): Promise<StreamClient> => {
-    const demo = o.url ? undefined : readDemo();
-    const { PerpStreamClient, StockStreamClient } = await sdk();
-    return o.stock ? new StockStreamClient({ url: o.url ?? demo.stock.wsUrl }) : new PerpStreamClient({ url: o.url ?? demo.perp.wsUrl });
+  const stream = new Command('stream').description('a stream live in the terminal (Ctrl-C to stop); the stock streams take --chain <id>');
+  const streams = async (o: StreamOptions, credentials = false): Promise<StreamClient> => {
+    if (!o.stock) {
+      // The perpetual venue is the first chain's only (docs/deployment.md "Several chains").
+      if (o.chain !== undefined) throw new ValidationError('--chain', "the perpetual streams are the first chain's; --chain is for the stock streams (--stock)");
+      const url = o.url ?? readDemo().perp.wsUrl;
+      const { PerpStreamClient } = await sdk();
+      return new PerpStreamClient({ url });
+    }
+    // As the stock commands: demo.json is read unless --url (and, for a private channel, the key) are given.
+    const demo = o.url && (!credentials || (o.apiKey && o.apiSecret)) ? undefined : readDemo();
+    // --chain as the stock commands take it: a chain demo.json does not name is refused with the
+    // ones it does (the server would only refuse the upgrade, which the client retries). Without
+    // --chain none is named: the first chain, as before several chains.
+    const chainId = o.chain === undefined ? undefined : demo ? demoChain(demo, o.chain).chainId : o.chain;
+    const { StockStreamClient } = await sdk();
+    return new StockStreamClient({
+      url: o.url ?? demo.stock.wsUrl,
+      ...(chainId !== undefined ? { chainId } : {}),
+      ...(credentials ? { apiKey: o.apiKey ?? demo.stock.keys.writable.apiKey, apiSecret: o.apiSecret ?? demo.stock.keys.writable.apiSecret } : {}),
+    });
+  };
+  /** Prints each item of `channel`'s snapshot and updates as `line` gives it (one JSON line each with --json). */
+  const follow = (client: StreamClient, channel: string, symbol: string | undefined, o: StreamOptions, line: (d: any) => string) => {
+    const write = (d: unknown) => process.stdout.write(`${o.json ? JSON.stringify(d) : line(d)}\n`);
+    const handlers = {
+      onSnapshot(data: unknown) {
+        for (const d of frameItems(data)) write(d);
+      },
+      onUpdate(d: unknown) {
+        if (d !== null && d !== undefined) write(d);
+      },
+      onError(err: Error) {
+        process.stderr.write(`error: ${err.message}\n`);
+        process.exitCode = 1;
+        void client.close();
+      },
+    };
+    if (symbol !== undefined) client.subscribe(channel, { symbol }, handlers);
+    else client.subscribe(channel, {}, handlers);
   };
   stream
     .command('book')
     .argument('<symbol>', 'a perpetual, e.g. BTC-USD')
+    .description("a perpetual's order book (the perpetual API: the first chain's)")
     .option('--url <ws url>')
     .option('--levels <n>', 'levels a side', '10')
     .option('--json', 'one JSON line per frame')
@@ -523,26 +591,48 @@ function streamCommand(): Command {
     stream
       .command(name)
       .argument('<symbol>')
+      .description(name === 'trades' ? "a perpetual's trades" : "a stock's quote at each tick")
       .option('--url <ws url>')
       .option('--stock', 'the stock API (default for quotes)')
+      .addOption(chainOption(STREAM_CHAIN))
       .option('--json', 'one JSON line per frame')
-      .action(async (symbol: string, o: { url?: string; stock?: boolean; json?: boolean }) => {
+      .action(async (symbol: string, o: StreamOptions) => {
         const client = await streams({ ...o, stock: o.stock || name === 'quotes' });
-        const line = (d: any) =>
-          o.json ? JSON.stringify(d) : name === 'trades' ? `${new Date(d.ts).toISOString()}  ${d.side.padEnd(4)}  ${d.size.padStart(10)} @ ${d.price}` : `${new Date(d.timestamp).toISOString()}  bid ${d.bid}  ask ${d.ask}  last ${d.last}${d.stale === true ? '  stale' : ''}`;
-        client.subscribe(channel, { symbol }, {
-          onSnapshot(data: any) {
-            for (const d of (Array.isArray(data) ? [...data].reverse() : [data]).filter(Boolean)) process.stdout.write(`${line(d)}\n`);
-          },
-          onUpdate(d: any) {
-            process.stdout.write(`${line(d)}\n`);
-          },
-          onError(err: Error) {
-            process.stderr.write(`error: ${err.message}\n`);
-            process.exitCode = 1;
-            void client.close();
-          },
-        });
+        follow(client, channel, symbol, o, (d) =>
+          name === 'trades' ? `${new Date(d.ts).toISOString()}  ${d.side.padEnd(4)}  ${d.size.padStart(10)} @ ${d.price}` : `${new Date(d.timestamp).toISOString()}  bid ${d.bid}  ask ${d.ask}  last ${d.last}${d.stale === true ? '  stale' : ''}`,
+        );
+      });
+  }
+  stream
+    .command('candles')
+    .argument('<symbol>', 'a stock, e.g. AAPL')
+    .description("a stock's latest candle, each time it changes")
+    .addOption(new Option('--interval <i>').choices(STOCK_KLINE_INTERVALS).default('1m'))
+    .option('--url <ws url>')
+    .addOption(chainOption(STREAM_CHAIN))
+    .option('--json', 'one JSON line per frame')
+    .action(async (symbol: string, o: StreamOptions & { interval: string }) => {
+      const client = await streams({ ...o, stock: true });
+      follow(client, `klines:${o.interval}`, symbol, o, (d) => `${new Date(d.openTime).toISOString()}  open ${d.exact?.open ?? d.open}  high ${d.exact?.high ?? d.high}  low ${d.exact?.low ?? d.low}  close ${d.exact?.close ?? d.close}  volume ${d.exact?.volume ?? d.volume}`);
+    });
+  // The stock private channels: the key's wallet's, on the chain --chain names (its key needs a scope there).
+  const privateLines: Record<'orders' | 'operations' | 'balances', [string, (d: any) => string]> = {
+    orders: ["the key's open orders, then each order at each indexed change", (d) => `${cellText('updatedAt', d.updatedAt ?? d.createdAt)}  ${d.orderId}  ${d.side} ${d.type} ${d.symbol}  ${d.state} ${d.history?.status ?? d.openOrder?.status ?? ''}  ${d.txHash ?? ''}`],
+    operations: ["the key's last operations, then each at each indexed change", (d) => `${cellText('updatedAt', d.updatedAt ?? d.createdAt)}  ${d.operationId}  ${d.kind} ${d.operationStatus}  ${d.tokenAmount ?? ''} ${d.tokenSymbol ?? d.symbol ?? ''}  ${d.txHash ?? ''}`],
+    balances: ["the key's wallet's balances, then after each of its orders or operations", balanceLine],
+  };
+  for (const [name, [description, line]] of Object.entries(privateLines)) {
+    stream
+      .command(name)
+      .description(`stock: ${description}`)
+      .option('--url <ws url>')
+      .option('--api-key <key>', 'API key (default: the demo key)')
+      .option('--api-secret <secret>', 'API secret (default: the demo key)')
+      .addOption(chainOption(STREAM_CHAIN))
+      .option('--json', 'one JSON line per frame')
+      .action(async (o: StreamOptions) => {
+        const client = await streams({ ...o, stock: true }, true);
+        follow(client, name, undefined, o, line);
       });
   }
   return stream;

@@ -563,16 +563,23 @@ gauge('tokex_perp_index_age_seconds', 'Seconds since the index price of each per
   for (const [instrument, at] of perpPriceTimes().index) set({ instrument }, ageSeconds(now, at));
 });
 
+/**
+ * An indexer's lag in blocks from its sample: the follower's `lagBlocks`, else its head (as last
+ * polled) minus the block indexed. Read from what the follower knows: no call to the node.
+ */
+function lagBlocksOf(r: RoleSnapshot): number | undefined {
+  const d = r.detail ?? {};
+  const lag = numberOf(d.lagBlocks);
+  if (lag !== undefined) return lag;
+  const head = numberOf(d.head);
+  const indexed = numberOf(d.indexed);
+  return head !== undefined && indexed !== undefined ? Math.max(0, head - indexed) : undefined;
+}
+
 gauge('tokex_indexer_lag_blocks', 'Blocks between the chain head and the last block indexed, by indexer (indexer: the stock venue; perp-indexer: the margin vault).', ['indexer'], (set) => {
   for (const r of snapshots()) {
     if (r.role !== 'indexer' && r.role !== 'perp-indexer') continue;
-    const d = r.detail ?? {};
-    let lag = numberOf(d.lagBlocks);
-    if (lag === undefined) {
-      const head = numberOf(d.head);
-      const indexed = numberOf(d.indexed);
-      if (head !== undefined && indexed !== undefined) lag = Math.max(0, head - indexed);
-    }
+    const lag = lagBlocksOf(r);
     if (lag !== undefined) set({ indexer: r.role }, lag);
   }
 });
@@ -650,6 +657,16 @@ gauge('tokex_chain_role_progress_age_seconds', 'Seconds since each per-chain rol
 
 gauge('tokex_chain_role_lease_held', '1 when this process holds the lease of a chain\'s per-chain role and runs it, 0 otherwise, by chain id, for the chains after the first.', ['chain_id', 'role'], (set) => {
   for (const c of chainStatuses()) for (const [role, state] of c.status.leases()) if (SUBJECT.test(role)) set({ chain_id: c.chainId, role }, state === 'held' ? 1 : 0);
+});
+
+gauge('tokex_chain_indexer_lag_blocks', 'Blocks between a chain\'s head and the last block its stock indexer indexed, by chain id, for the chains after the first whose indexer runs in this process (the first chain\'s is tokex_indexer_lag_blocks{indexer="indexer"}).', ['chain_id'], (set, now) => {
+  for (const c of chainStatuses()) {
+    for (const r of c.status.snapshot(now)) {
+      if (r.role !== 'indexer') continue;
+      const lag = lagBlocksOf(r);
+      if (lag !== undefined) set({ chain_id: c.chainId }, lag);
+    }
+  }
 });
 
 /** Micro-USD (the engine's collateral unit) in USD, for a gauge only: the money itself stays exact. */

@@ -125,6 +125,9 @@ it('a process started with --role and --chain runs that chain\'s roles and none 
   const metrics = await (await fetch(metricsUrl)).text();
   expect(metrics.split('\n').filter((l) => l.startsWith('tokex_role_lease_state{'))).toEqual([]);
   for (const role of ['indexer', 'executor', 'relayer']) expect(metrics).toContain(`tokex_chain_role_lease_held{chain_id="${B}",role="${role}"} 1`);
+  // And chain B's indexer lag, by chain id; no first-chain indexer, so no tokex_indexer_lag_blocks.
+  expect(metrics).toMatch(new RegExp(`^tokex_chain_indexer_lag_blocks\\{chain_id="${B}"\\} \\d`, 'm'));
+  expect(metrics.split('\n').filter((l) => l.startsWith('tokex_indexer_lag_blocks{'))).toEqual([]);
 
   const one = await tokex(['status', '--chain', String(B), '--json'], chainsEnv);
   expect(one.code).toBe(0);

@@ -9,8 +9,14 @@
  *   with the same opaque 401 as REST, its cause in the log;
  * - a client that names no chain (an `auth` frame as before several chains) is on the first chain;
  * - a connection never mixes chains: an `auth` naming another chain after a subscribe is refused
- *   (400), and a URL naming a chain not served is refused at the upgrade (HTTP 400).
+ *   (400), and a URL naming a chain not served is refused at the upgrade (HTTP 400);
+ * - `tokex stream balances --chain 31338` (the real `bin/tokex.mjs`, demo.json through DATA_DIR)
+ *   prints chain B's balances, without `--chain` chain A's, and a chain demo.json does not name is
+ *   refused with the ones it does. Here rather than in test/cli/cli-chains.test.ts: that stack runs
+ *   chain B's indexer, hence its stream publisher, in another process without Redis, so its API
+ *   serves no stream of chain B.
  */
+import { spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -70,6 +76,25 @@ describe.each(stackEngines('mc_streams'))('stock streams of two chains ($name)',
   function lastStreamRefusal(): string | undefined {
     const lines = t.logs.filter((l) => l.includes('"stream auth refused"'));
     return lines.length === 0 ? undefined : (JSON.parse(lines[lines.length - 1]) as { reason: string }).reason;
+  }
+
+  /**
+   * `tokex <args>` in a child process on this stack's demo.json, stopped once it printed a line
+   * `done` accepts (a stream runs until stopped), or when it exits by itself.
+   */
+  function tokex(args: string[], done: (line: string) => boolean = () => false): Promise<{ code: number | null; lines: string[]; stderr: string }> {
+    const { DATABASE_URL: _d, DATABASE_SCHEMA: _s, REDIS_URL: _r, ...inherited } = process.env;
+    const child = spawn(process.execPath, ['bin/tokex.mjs', ...args], { env: { ...inherited, LOG_LEVEL: 'warn', DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    return new Promise((resolve) => {
+      child.stdout.on('data', (d) => {
+        stdout += String(d);
+        if (stdout.split('\n').slice(0, -1).some(done)) child.kill('SIGTERM');
+      });
+      child.stderr.on('data', (d) => (stderr += String(d)));
+      child.on('exit', (code) => resolve({ code, lines: stdout.split('\n').filter(Boolean), stderr }));
+    });
   }
 
   /** An upgrade the server refuses: its HTTP status and body. */
@@ -157,6 +182,32 @@ describe.each(stackEngines('mc_streams'))('stock streams of two chains ($name)',
     const restB = await t.client(both.apiKey, both.apiSecret, { chainId: B }).get<any>(`/api/v1/orders/${b.orderId}`);
     expect(bUpdates[bUpdates.length - 1].data).toEqual(restB);
   }, 180_000);
+
+  it('tokex stream balances --chain 31338 prints chain B\'s balances, without --chain chain A\'s; a chain demo.json does not name is refused', async () => {
+    // The key bound to the trading wallet (it holds a scope on both chains); its balances are
+    // streamed from the start on each chain (a bound wallet's), so a frame comes without a trade.
+    const key = ['--api-key', both.apiKey, '--api-secret', both.apiSecret, '--json'];
+    const balance = (line: string) => (JSON.parse(line) as { chainId?: number }).chainId !== undefined;
+    const onB = await tokex(['stream', 'balances', '--chain', String(B), ...key], balance);
+    expect(onB.stderr).toBe('');
+    const framesB = onB.lines.map((l) => JSON.parse(l));
+    expect(framesB.length).toBeGreaterThan(0);
+    expect(framesB[framesB.length - 1]).toMatchObject({ chainId: B, productType: 'STOCK' });
+    // Nothing of chain A on chain B's connection.
+    expect(framesB.every((b) => b.chainId === B)).toBe(true);
+
+    // Without --chain: the first chain, as before several chains.
+    const onA = await tokex(['stream', 'balances', ...key], balance);
+    expect(onA.stderr).toBe('');
+    expect(onA.lines.map((l) => JSON.parse(l).chainId)).toEqual(onA.lines.map(() => A));
+
+    // As the stock commands refuse it: exit 1, the chains demo.json names, before any connection.
+    for (const args of [['stream', 'balances', '--chain', '5'], ['stream', 'quotes', 'AAPL', '--chain', '5']]) {
+      expect(await tokex(args)).toEqual({ code: 1, lines: [], stderr: `error: --chain: chain 5 is not served by this stack; demo.json names ${A}, ${B}\n` });
+    }
+    // The perpetual streams are the first chain's only.
+    expect((await tokex(['stream', 'trades', 'BTC-USD', '--chain', String(B)])).stderr).toBe("error: --chain: the perpetual streams are the first chain's; --chain is for the stock streams (--stock)\n");
+  }, 60_000);
 
   it('with Redis, each chain\'s streams are under their own prefix: the first chain\'s where a single chain\'s are, chain B\'s under :stock:31338', async (ctx) => {
     if (!env.REDIS_URL) return ctx.skip();

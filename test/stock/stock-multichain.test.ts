@@ -250,6 +250,11 @@ describe.each(stackEngines('mc'))('two embedded chains ($name)', (engine) => {
       expect(metrics, role).toMatch(new RegExp(`^tokex_chain_role_progress_age_seconds\\{chain_id="${B}",role="${role}"\\} \\d`, 'm'));
       expect(metrics, role).toContain(`tokex_role_lease_held{role="${role}"} 1`);
     }
+    // The second chain's stock indexer lag, by chain id, beside the first chain's own series.
+    const lag = new RegExp(`^tokex_chain_indexer_lag_blocks\\{chain_id="${B}"\\} (\\S+)$`, 'm').exec(metrics);
+    expect(lag, 'tokex_chain_indexer_lag_blocks of chain B').not.toBeNull();
+    expect(Number.isFinite(Number(lag![1])) && Number(lag![1]) >= 0, `lag ${lag![1]}`).toBe(true);
+    expect(metrics).toMatch(/^tokex_indexer_lag_blocks\{indexer="indexer"\} \d/m);
     expect(metrics).not.toContain(`chain_id="${A}"`);
   });
 });
