@@ -20,11 +20,12 @@
  *    chain's orders ÷ its own settling time.
  *
  * Every figure is the best of its rounds (bench/per-chain-ratio.ts). Beside them, the CPU the
- * anvils and the role processes used over the mode's wall time ("cores busy", 2 being the whole
- * host here) says whether the host's CPU is what bounds the together figure.
+ * anvils and the role processes used over the mode's wall time ("cores busy"), and the whole host's
+ * (/proc/stat; 2 is all of a 2-core host), say whether the host's CPU is what bounds the together
+ * figure, and how much of it other work took.
  *
- * BENCH_ROLES_EVENTS (router events a chain, default 20 000), BENCH_ROLES_ORDERS (orders a chain a
- * round, default 1 000), BENCH_ROLES_ROUNDS (default 3).
+ * BENCH_ROLES_EVENTS (router events a chain, default 15 000), BENCH_ROLES_ORDERS (orders a chain a
+ * round, default 800), BENCH_ROLES_ROUNDS (default 3).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -47,9 +48,9 @@ export const ROLE_CHAINS = [31337, 31338] as const;
 const [FIRST, SECOND] = ROLE_CHAINS;
 
 export interface ChainRolesBenchOptions {
-  /** Router events generated on each chain. Default 20 000. */
+  /** Router events generated on each chain. Default 15 000. */
   events?: number;
-  /** Orders placed on each chain a round. Default 1 000. */
+  /** Orders placed on each chain a round. Default 800. */
   orders?: number;
   /** Measured rounds of each mode. Default 3. */
   rounds?: number;
@@ -61,9 +62,9 @@ export interface RoleFigures extends PerChainRatio {
   role: 'indexer' | 'executor';
   layout: string;
   unit: string;
-  /** Cores busy (anvils and role processes), the mean over rounds: alone, together. */
-  coresAlone: number;
-  coresTogether: number;
+  /** Cores busy (anvils and role processes; the host's), the mean over rounds: alone, together. */
+  coresAlone: Busy;
+  coresTogether: Busy;
 }
 
 export interface ChainRolesBenchResult {
@@ -182,14 +183,31 @@ class IndexerWorker {
 
 // ------------------------------------------------------------------ the two parts
 
-/** Wall time and CPU of the processes given (anvils, role processes) over `work`: cores busy. */
-async function timedCores<T>(pids: () => number, work: () => Promise<T>): Promise<{ value: T; cores: number }> {
+/** CPU ms the whole host has spent so far, every core (/proc/stat: all but idle and iowait). */
+function hostCpuMs(): number {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  const busy = ticks.slice(0, 8).reduce((a, b) => a + b, 0) - ticks[3] - ticks[4];
+  return (busy * 1000) / 100;
+}
+
+/** Cores busy over some work: the bench's own processes (anvils, role processes), and the whole host's. */
+interface Busy {
+  own: number;
+  host: number;
+}
+
+/** Wall time and CPU of the processes given (anvils, role processes) and of the host over `work`. */
+async function timedCores<T>(pids: () => number, work: () => Promise<T>): Promise<{ value: T; busy: Busy }> {
   const cpu0 = pids();
+  const host0 = hostCpuMs();
   const started = performance.now();
   const value = await work();
   const wallMs = performance.now() - started;
-  return { value, cores: (pids() - cpu0) / wallMs };
+  return { value, busy: { own: (pids() - cpu0) / wallMs, host: (hostCpuMs() - host0) / wallMs } };
 }
+
+const meanBusy = (xs: Busy[]): Busy => ({ own: mean(xs.map((x) => x.own)), host: mean(xs.map((x) => x.host)) });
+const busyText = (b: Busy) => `${b.own.toFixed(2)} cores busy, host ${b.host.toFixed(2)}`;
 
 type IndexerMode = 'alone' | 'one process' | 'a process per chain';
 
@@ -231,12 +249,12 @@ async function indexerPart(events: number, rounds: number, print: (line: string)
     const order = Object.keys(modes) as IndexerMode[];
     const alone: number[] = [];
     const together: Record<Exclude<IndexerMode, 'alone'>, Array<Record<number, number>>> = { 'one process': [], 'a process per chain': [] };
-    const cores: Record<IndexerMode, number[]> = { alone: [], 'one process': [], 'a process per chain': [] };
+    const cores: Record<IndexerMode, Busy[]> = { alone: [], 'one process': [], 'a process per chain': [] };
     for (let round = 0; round < rounds; round++) {
       const line: string[] = [];
       for (let k = 0; k < order.length; k++) {
         const mode = order[(round + k) % order.length];
-        const { value: runs, cores: busy } = await timedCores(cpu(modes[mode].pids), modes[mode].run);
+        const { value: runs, busy } = await timedCores(cpu(modes[mode].pids), modes[mode].run);
         cores[mode].push(busy);
         const rates: Record<number, number> = {};
         for (const r of runs) {
@@ -245,7 +263,7 @@ async function indexerPart(events: number, rounds: number, print: (line: string)
         }
         if (mode === 'alone') alone.push(rates[FIRST]);
         else together[mode].push(rates);
-        line.push(`${mode} ${Object.entries(rates).map(([id, rate]) => `${id} ${Math.round(rate)}`).join(', ')} events/s (${busy.toFixed(2)} cores busy)`);
+        line.push(`${mode} ${Object.entries(rates).map(([id, rate]) => `${id} ${Math.round(rate)}`).join(', ')} events/s (${busyText(busy)})`);
       }
       print(`indexer round ${round + 1}/${rounds}: ${line.join('; ')}`);
     }
@@ -254,8 +272,8 @@ async function indexerPart(events: number, rounds: number, print: (line: string)
       layout,
       unit: 'events/s',
       ...perChainRatio(alone, together[layout]),
-      coresAlone: mean(cores.alone),
-      coresTogether: mean(cores[layout]),
+      coresAlone: meanBusy(cores.alone),
+      coresTogether: meanBusy(cores[layout]),
     }));
     return { rows, events: expected[FIRST] };
   } finally {
@@ -307,23 +325,23 @@ async function executorPart(orders: number, rounds: number, print: (line: string
     };
     const alone: number[] = [];
     const together: Array<Record<number, number>> = [];
-    const cores = { alone: [] as number[], together: [] as number[] };
+    const cores = { alone: [] as Busy[], together: [] as Busy[] };
     for (let round = 0; round < rounds; round++) {
       const line: string[] = [];
       for (const mode of round % 2 === 0 ? (['alone', 'together'] as const) : (['together', 'alone'] as const)) {
         if (mode === 'alone') {
           await first.place(orders);
-          const { value, cores: busy } = await timedCores(pids, () => first.settle());
+          const { value, busy } = await timedCores(pids, () => first.settle());
           alone.push(rate(value));
           cores.alone.push(busy);
-          line.push(`alone ${FIRST} ${Math.round(rate(value))} orders/s (${busy.toFixed(2)} cores busy)`);
+          line.push(`alone ${FIRST} ${Math.round(rate(value))} orders/s (${busyText(busy)})`);
         } else {
           await first.place(orders);
           await second.place(orders);
-          const { value, cores: busy } = await timedCores(pids, () => Promise.all([first.settle(), second.settle()]));
+          const { value, busy } = await timedCores(pids, () => Promise.all([first.settle(), second.settle()]));
           together.push({ [FIRST]: rate(value[0]), [SECOND]: rate(value[1]) });
           cores.together.push(busy);
-          line.push(`together ${FIRST} ${Math.round(rate(value[0]))}, ${SECOND} ${Math.round(rate(value[1]))} orders/s (${busy.toFixed(2)} cores busy)`);
+          line.push(`together ${FIRST} ${Math.round(rate(value[0]))}, ${SECOND} ${Math.round(rate(value[1]))} orders/s (${busyText(busy)})`);
         }
       }
       print(`executor round ${round + 1}/${rounds}, ${orders} orders a chain: ${line.join('; ')}`);
@@ -337,8 +355,8 @@ async function executorPart(orders: number, rounds: number, print: (line: string
       layout: 'one process',
       unit: 'orders/s',
       ...perChainRatio(alone, together),
-      coresAlone: mean(cores.alone),
-      coresTogether: mean(cores.together),
+      coresAlone: meanBusy(cores.alone),
+      coresTogether: meanBusy(cores.together),
     };
   } finally {
     for (const v of venues) await v.close();
@@ -349,25 +367,28 @@ async function executorPart(orders: number, rounds: number, print: (line: string
 
 export async function runChainRolesBench(opts: ChainRolesBenchOptions = {}): Promise<ChainRolesBenchResult> {
   const print = opts.print ?? ((line: string) => console.log(line));
-  const events = opts.events ?? 20_000;
-  const orders = opts.orders ?? 1_000;
+  const events = opts.events ?? 15_000;
+  const orders = opts.orders ?? 800;
   const rounds = Math.max(1, opts.rounds ?? 3);
   const startedAt = new Date().toISOString().slice(0, 16).replace('T', ' ');
   const loadBefore = loadAverage();
+  const t0 = performance.now();
   const indexer = await indexerPart(events, rounds, print);
+  const t1 = performance.now();
   const rows = [...indexer.rows, await executorPart(orders, rounds, print)];
+  const took = `the indexer part took ${((t1 - t0) / 1000).toFixed(0)} s, the executor part ${((performance.now() - t1) / 1000).toFixed(0)} s`;
   const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
   const lines = [
     `indexer and executor with two chains (issue 39), ${startedAt} UTC; load average ${loadBefore} before, ${loadAverage()} after; ` +
-      `${rounds} rounds of each mode, best round each; indexer catch-up of ${fmt(indexer.events)} events a chain into a fresh SQLite database, executor ${fmt(orders)} orders a chain a round`,
+      `${rounds} rounds of each mode, best round each; indexer catch-up of ${fmt(indexer.events)} events a chain into a fresh SQLite database, executor ${fmt(orders)} orders a chain a round; ${took}`,
     '',
-    `| role | both chains run | alone (${FIRST}) | ${FIRST} with both | ÷ alone | ${SECOND} with both | ÷ alone | both summed ÷ alone | cores busy alone / with both |`,
+    `| role | both chains run | alone (${FIRST}) | ${FIRST} with both | ÷ alone | ${SECOND} with both | ÷ alone | both summed ÷ alone | cores busy alone / with both: the bench's processes (the host's) |`,
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map((r) => {
       const [a, b] = r.chains;
       return (
         `| ${r.role}, ${r.unit} | ${r.layout} | ${fmt(r.alone)} | ${fmt(a.rate)} | **${a.ratio.toFixed(2)}** | ${fmt(b.rate)} | **${b.ratio.toFixed(2)}** | ` +
-        `${r.totalRatio.toFixed(2)} | ${r.coresAlone.toFixed(2)} / ${r.coresTogether.toFixed(2)} |`
+        `${r.totalRatio.toFixed(2)} | ${r.coresAlone.own.toFixed(2)} / ${r.coresTogether.own.toFixed(2)} (${r.coresAlone.host.toFixed(2)} / ${r.coresTogether.host.toFixed(2)}) |`
       );
     }),
   ];
