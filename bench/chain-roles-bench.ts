@@ -19,7 +19,8 @@
  *    alone, or both chains' settlements at once, the two modes alternating. Orders a second = a
  *    chain's orders ÷ its own settling time.
  *
- * Every figure is the best of its rounds (bench/per-chain-ratio.ts). Beside them, the CPU the
+ * Every figure is the best of its rounds, and beside each ratio the median of the rounds' own ratios
+ * (bench/per-chain-ratio.ts). Beside them, the CPU the
  * anvils and the role processes used over the mode's wall time ("cores busy"), and the whole host's
  * (/proc/stat; 2 is all of a 2-core host), say whether the host's CPU is what bounds the together
  * figure, and how much of it other work took.
@@ -382,13 +383,13 @@ export async function runChainRolesBench(opts: ChainRolesBenchOptions = {}): Pro
     `indexer and executor with two chains (issue 39), ${startedAt} UTC; load average ${loadBefore} before, ${loadAverage()} after; ` +
       `${rounds} rounds of each mode, best round each; indexer catch-up of ${fmt(indexer.events)} events a chain into a fresh SQLite database, executor ${fmt(orders)} orders a chain a round; ${took}`,
     '',
-    `| role | both chains run | alone (${FIRST}) | ${FIRST} with both | ÷ alone | ${SECOND} with both | ÷ alone | both summed ÷ alone | cores busy alone / with both: the bench's processes (the host's) |`,
+    `| role | both chains run | alone (${FIRST}) | ${FIRST} with both | ÷ alone: best (median of rounds) | ${SECOND} with both | ÷ alone: best (median) | both summed ÷ alone: best (median) | cores busy alone / with both: the bench's processes (the host's) |`,
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map((r) => {
       const [a, b] = r.chains;
       return (
-        `| ${r.role}, ${r.unit} | ${r.layout} | ${fmt(r.alone)} | ${fmt(a.rate)} | **${a.ratio.toFixed(2)}** | ${fmt(b.rate)} | **${b.ratio.toFixed(2)}** | ` +
-        `${r.totalRatio.toFixed(2)} | ${r.coresAlone.own.toFixed(2)} / ${r.coresTogether.own.toFixed(2)} (${r.coresAlone.host.toFixed(2)} / ${r.coresTogether.host.toFixed(2)}) |`
+        `| ${r.role}, ${r.unit} | ${r.layout} | ${fmt(r.alone)} | ${fmt(a.rate)} | **${a.ratio.toFixed(2)}** (${a.medianRatio.toFixed(2)}) | ${fmt(b.rate)} | **${b.ratio.toFixed(2)}** (${b.medianRatio.toFixed(2)}) | ` +
+        `${r.totalRatio.toFixed(2)} (${r.medianTotalRatio.toFixed(2)}) | ${r.coresAlone.own.toFixed(2)} / ${r.coresTogether.own.toFixed(2)} (${r.coresAlone.host.toFixed(2)} / ${r.coresTogether.host.toFixed(2)}) |`
       );
     }),
   ];
