@@ -3,6 +3,7 @@
  * tsx, ready when they say so over IPC, stopped by message (SIGKILL after 20 s).
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DemoFile } from '../src/app/demo-file.ts';
 import type { BenchUser } from './one-click-bench.ts';
@@ -59,3 +60,11 @@ export const median = (xs: number[]): number => {
   const v = [...xs].sort((a, b) => a - b);
   return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
 };
+
+/** CPU ms of process `pid` so far (user + system, from /proc; 10 ms resolution): anvil's or a bench child's. */
+export function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command's name.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}

@@ -86,13 +86,13 @@ const fixedQuotes: QuoteReader = {
 
 type DeployVenue = NonNullable<ExecutorBenchOptions['deploy']>;
 
-/** The users' signers, shared by every venue on the chain (one nonce counter per account). */
-export async function openSigners(publicClient: ChainPublicClient, users: number): Promise<Signer[]> {
+/** The users' signers, shared by every venue on the chain (one nonce counter per account); `chainId` is the anvil's. */
+export async function openSigners(publicClient: ChainPublicClient, users: number, chainId = ANVIL_CHAIN_ID): Promise<Signer[]> {
   const fees = await publicClient.estimateFeesPerGas();
   return Promise.all(
     ANVIL_ACCOUNTS.slice(0, Math.min(users, 9)).map((a) =>
       // A generous fee cap: thousands of placements in full blocks push the base fee up fast.
-      new Signer(publicClient, a, { maxFeePerGas: fees.maxFeePerGas! * 500n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas! }, ANVIL_CHAIN_ID).init(),
+      new Signer(publicClient, a, { maxFeePerGas: fees.maxFeePerGas! * 500n, maxPriorityFeePerGas: fees.maxPriorityFeePerGas! }, chainId).init(),
     ),
   );
 }

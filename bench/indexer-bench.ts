@@ -13,6 +13,9 @@
  *   (b) the indexer's full catch-up into a fresh SQLite database (and PostgreSQL when
  *       DATABASE_URL is set): decode, project, write, checkpoint.
  * Both in events per second, and their ratio.
+ *
+ * `prepareIndexerChain` (a filled anvil of any chain id) and `measureCatchUp` serve
+ * bench/chain-roles-bench.ts, which runs two chains' catch-ups side by side.
  */
 import { fork } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -24,7 +27,7 @@ import { sql } from 'kysely';
 import { decodeEventLog, parseUnits, type Abi, type Address, type Hex } from 'viem';
 import { cashTokenAbi, stockRouterAbi } from '../src/chain/abi/generated/index.ts';
 import { ANVIL_CHAIN_ID, DEMO_WALLETS, OPERATOR_ACCOUNT } from '../src/chain/anvil-accounts.ts';
-import { startAnvil } from '../src/chain/anvil-process.ts';
+import { startAnvil, type AnvilHandle } from '../src/chain/anvil-process.ts';
 import { createChainClients, createChainWallet, type ChainPublicClient, type ChainWalletClient } from '../src/chain/chain-client.ts';
 import { deployStack, type Deployment } from '../src/chain/deploy-contracts.ts';
 import { readDeployment, writeDeployment } from '../src/chain/deployment-file.ts';
@@ -78,7 +81,9 @@ export interface IndexerBenchResult {
   decoder: DecoderComparison;
 }
 
-const ORDERS_PER_PLACE_TX = 100;
+// 80, not 100: a limit order placed through the trader cost about 171,000 gas at eab4c14 (eth_estimateGas),
+// so 100 of them ran out of TX_GAS and the first placeMany reverted.
+const ORDERS_PER_PLACE_TX = 80;
 const ORDERS_PER_FILL_TX = 150;
 const ORDERS_PER_CANCEL_TX = 600;
 const ORDERS_PER_CLOSE_TX = 500;
@@ -228,7 +233,7 @@ function fixedRanges(head: number, blocks: number): Range[] {
 let profileRun = 0;
 
 /** (b) The indexer's catch-up from block 0 to `head` into `db`; also returns the ranges it fetched. */
-async function measureCatchUp(
+export async function measureCatchUp(
   db: Db,
   publicClient: ChainPublicClient,
   deployment: Deployment,
@@ -247,16 +252,22 @@ async function measureCatchUp(
   return { events: await countEvents(db, 'stock'), seconds, ranges };
 }
 
-export async function runIndexerBench(opts: IndexerBenchOptions = {}): Promise<IndexerBenchResult> {
-  const log = opts.log ?? ((line: string) => console.log(line));
-  const targetEvents = opts.events ?? 50_000;
-  const databaseUrl = opts.databaseUrl ?? process.env.DATABASE_URL;
-  const anvil = await startAnvil({ chainId: ANVIL_CHAIN_ID });
-  const dir = mkdtempSync(path.join(tmpdir(), 'tokex-indexer-bench-'));
+/** A fresh anvil of `chainId` with the stack deployed and at least `targetEvents` router events on it. */
+export interface IndexerBenchChain {
+  anvil: AnvilHandle;
+  deployment: Deployment;
+  /** The last block. */
+  head: number;
+  generateSeconds: number;
+}
+
+/** Starts the anvil and fills it; the caller stops the anvil (stopped here if the filling fails). */
+export async function prepareIndexerChain(chainId: number, targetEvents: number): Promise<IndexerBenchChain> {
+  const anvil = await startAnvil({ chainId });
   try {
     const { chain, publicClient, walletClient } = createChainClients({
       rpcUrl: anvil.rpcUrl,
-      chainId: ANVIL_CHAIN_ID,
+      chainId,
       operatorPrivateKey: OPERATOR_ACCOUNT.privateKey,
       pollingIntervalMs: 20,
       timeoutMs: 60_000,
@@ -276,7 +287,20 @@ export async function runIndexerBench(opts: IndexerBenchOptions = {}): Promise<I
     await generateBenchEvents(publicClient, operator, user, deployment, targetEvents);
     const generateSeconds = (performance.now() - genStarted) / 1000;
     const head = Number(await publicClient.getBlockNumber());
+    return { anvil, deployment, head, generateSeconds };
+  } catch (err) {
+    await anvil.stop();
+    throw err;
+  }
+}
 
+export async function runIndexerBench(opts: IndexerBenchOptions = {}): Promise<IndexerBenchResult> {
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const targetEvents = opts.events ?? 50_000;
+  const databaseUrl = opts.databaseUrl ?? process.env.DATABASE_URL;
+  const { anvil, deployment, head, generateSeconds } = await prepareIndexerChain(ANVIL_CHAIN_ID, targetEvents);
+  const dir = mkdtempSync(path.join(tmpdir(), 'tokex-indexer-bench-'));
+  try {
     // The catch-ups run in a process of their own, as the indexer role does in production: this
     // one has just built 60 000 events with viem (and, under `npm run bench`, run the HTTP load),
     // and the collection of that garbage would otherwise land in the measured catch-ups.

@@ -4,6 +4,10 @@
  * ratio to the bare Fastify route measured in the same run. On a 2-core machine the load generator
  * saturates its core first, so server CPU per request is the figure that counts.
  *
+ * After the HTTP targets, issue 39's routing cost (BENCH_ONLY=multichain) and the indexer's and
+ * executor's throughput on each of two chains running at once ÷ one chain alone
+ * (bench/chain-roles-bench.ts; BENCH_ONLY=multichain-roles; BENCH_ROLES_EVENTS, BENCH_ROLES_ORDERS,
+ * BENCH_ROLES_ROUNDS size it).
  * Then, each on a fresh anvil: the indexer's catch-up over BENCH_INDEXER_EVENTS router events
  * (default 50 000) next to the raw eth_getLogs + JSON parse ceiling of the same ranges, and the
  * executor's settlement throughput over BENCH_ORDERS orders (default 5 000); then One Click order
@@ -43,6 +47,7 @@ import { encodeFunctionData } from 'viem';
 import { stockRouterAbi } from '../src/chain/abi/generated/index.ts';
 import { staticCallEncoder } from '../src/chain/static-call-encoder.ts';
 import { StockClient } from '@tokex/sdk';
+import { runChainRolesBench } from './chain-roles-bench.ts';
 import { runExecutorBench } from './executor-bench.ts';
 import { runIndexerBench } from './indexer-bench.ts';
 import { runOneClickBench, type OneClickBenchResult } from './one-click-bench.ts';
@@ -470,6 +475,12 @@ if (!only || only === 'http') await httpBench();
 if (!only || only === 'multichain') {
   console.log('\nseveral chains (issue 39): stock API processes serving one chain against processes serving two, the same signed requests (bench/run-bench.ts, multichainBench):');
   await multichainBench();
+}
+if (!only || only === 'multichain-roles') {
+  console.log('\nseveral chains (issue 39): the indexer and the executor on each of two chains running at once ÷ on one chain alone, two fresh anvils (bench/chain-roles-bench.ts):');
+  const num = (v: string | undefined) => (v ? Number(v) : undefined);
+  const r = await runChainRolesBench({ events: num(process.env.BENCH_ROLES_EVENTS), orders: num(process.env.BENCH_ROLES_ORDERS), rounds: num(process.env.BENCH_ROLES_ROUNDS) });
+  console.log(r.table);
 }
 if (!only || only === 'indexer') {
   console.log('\nindexer catch-up (fresh anvil):');

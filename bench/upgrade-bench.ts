@@ -37,6 +37,7 @@ import { migrateLegacyVenues } from '../src/chain/legacy-migration.ts';
 import { DEMO_SYMBOLS } from '../src/marketdata/symbol-catalog.ts';
 import { deployLegacyVenue } from '../test/support/legacy-venue.ts';
 import { rpc, rpcBatched, sendAllCalls, type RpcCall } from './bench-chain.ts';
+import { cpuMsOf } from './bench-children.ts';
 import { openSigners, prepareExecutorVenue, type ExecutorBenchOptions, type ExecutorVenue, type SettleRound } from './executor-bench.ts';
 import { IMPLEMENTATION_SLOT, runOneClickBench, type OneClickBenchResult } from './one-click-bench.ts';
 
@@ -113,14 +114,6 @@ type Side = 'without' | 'with';
 /** A settlement round with the CPU it took: anvil's and this process's (the executor's). */
 export interface TimedRound extends SettleRound {
   cpuMs: number;
-}
-
-/** CPU ms of process `pid` so far (user + system, from /proc; 10 ms resolution). */
-function cpuMsOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // utime and stime are fields 14 and 15 of the line, 12 and 13 after the command's name.
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }
 
 /** CPU ms of anvil and of this process together. */
