@@ -115,6 +115,11 @@ export interface StockApiDeps {
   /** Service prefix before /api/v1 ('' when none). */
   prefix: string;
   db: Db;
+  /**
+   * The market data's database, where the price history lives: the first chain's (one feed serves
+   * every chain, docs/stock-api.md "Several chains"). Absent: `db`.
+   */
+  historyDb?: Db;
   calldataJournal: CalldataJournal;
   stocks: StockDirectory;
   quotes: QuoteReader;

@@ -282,6 +282,11 @@ describe.each(stackEngines('mc_streams'))('stock streams of two chains ($name)',
     const pubB = await open(`?chainId=${B}`);
     pubB.send({ op: 'subscribe', id: 'q', channel: 'quotes', symbol: 'AAPL' });
     expect(await pubB.next((f) => f.type === 'subscribed' && f.id === 'q')).toMatchObject({ channel: 'quotes', symbol: 'AAPL', data: { symbol: 'AAPL' } });
+    // B's candles are the one feed's history (the first chain's database), as A's: a candle, not null.
+    pubB.send({ op: 'subscribe', id: 'k', channel: 'klines:1m', symbol: 'AAPL' });
+    const candleB = await pubB.next((f) => f.type === 'subscribed' && f.id === 'k');
+    expect(candleB.data).not.toBeNull();
+    expect(candleB.data.closeTime).toBe(candleB.data.openTime + 59_999);
 
     expect(await refusedUpgrade(`${t.demo.stock.wsUrl}?chainId=8453`)).toEqual({ status: 400, body: 'chainId: chain 8453 is not served by this API' });
     expect(await refusedUpgrade(`${t.demo.stock.wsUrl}?chainId=0x7a69`)).toEqual({ status: 400, body: 'chainId: a positive integer without a leading zero' });

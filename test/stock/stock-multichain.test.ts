@@ -135,6 +135,28 @@ describe.each(stackEngines('mc'))('two embedded chains ($name)', (engine) => {
     expect(withoutPrices(await client.get<any>(`/api/v1/users/${user()}/balance`))).toEqual(withoutPrices(before.balance));
   });
 
+  it('answers the price history and the 24-hour figures on the second chain from the one feed, as on the first', async () => {
+    const k = await keyWithScopes(t, [[A, 'READ_ONLY'], [B, 'READ_ONLY']]);
+    const onA = t.client(k.apiKey, k.apiSecret, { chainId: A });
+    const onB = t.client(k.apiKey, k.apiSecret, { chainId: B });
+    const endTime = Math.floor(Date.now() / 1000);
+    // Closed hours only: the current one moves between the two reads.
+    const query = { interval: '1h', endTime: endTime - 3600, limit: 24 };
+    const historyA = await onA.get<any>('/api/v1/prices/AAPL/history', query);
+    expect(historyA.candles.length).toBeGreaterThan(0);
+    expect(await onB.get<any>('/api/v1/prices/AAPL/history', query)).toEqual(historyA);
+    // The 24-hour volume is the history's. Its window slides every minute, so the two reads are
+    // taken again until they fall within one (without the one feed's history B's are all zero).
+    const volumes = (rows: Array<{ symbol: string; volume24H: string }>) => rows.map((r) => [r.symbol, r.volume24H]);
+    const [volumesA, volumesB] = await until(
+      async () => [volumes(await onA.get<any>('/api/v1/symbols')), volumes(await onB.get<any>('/api/v1/symbols'))],
+      ([a, b]) => JSON.stringify(a) === JSON.stringify(b),
+      20_000,
+    ).catch(async () => [volumes(await onA.get<any>('/api/v1/symbols')), volumes(await onB.get<any>('/api/v1/symbols'))]);
+    expect(volumesA.some(([, v]) => v !== '0')).toBe(true);
+    expect(volumesB).toEqual(volumesA);
+  });
+
   it('fills an order on each chain through that chain\'s own executor, and shows neither on the other chain', async () => {
     const k = await keyWithScopes(t, [[A, 'WRITABLE'], [B, 'WRITABLE']]);
     const onA = t.client(k.apiKey, k.apiSecret, { chainId: A });

@@ -85,6 +85,8 @@ export async function startIndexerRole(ctx: StackContext): Promise<() => Promise
     const corporate = await corporateActionRegistryOf(ctx);
     task = createStockStreamTask({
       db: ctx.db,
+      // Candles from the one feed's history, which the marketdata role writes on the first chain.
+      historyDb: ctx.firstChainDb,
       publisher: createStreamPublisher({ broker, catalog: stockChannels(), logger: ctx.logger }),
       quotes: await ctx.quotes(),
       chain,

@@ -141,6 +141,8 @@ async function stockVenueDeps(ctx: StackContext, stops: StopList, relayer: Addre
     product: config.stockProduct,
     prefix: config.stockApiPrefix,
     db,
+    // Candles and 24-hour figures from the one feed's history, on the first chain's database.
+    historyDb: ctx.firstChainDb,
     calldataJournal,
     stocks: createStockDirectory(ctx.symbols, deployment.contracts.stocks),
     quotes: await ctx.quotes(),
@@ -184,6 +186,7 @@ function lateVenueDeps(first: StackContext, chain: { chainId: number; db?: Stack
     indexWaitMs: first.config.indexWaitMs,
     calendar: first.calendar,
     quoteMaxAgeMs: first.config.executor.quoteMaxAgeMs,
+    historyDb: first.db,
     ...(db ? { db } : {}),
   };
   return new Proxy({} as StockApiDeps, {

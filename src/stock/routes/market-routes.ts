@@ -116,7 +116,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> = a
     });
   });
 
-  const dayStats = createMarketStats({ db: deps.db, quotes: deps.quotes, now });
+  const dayStats = createMarketStats({ db: deps.historyDb ?? deps.db, quotes: deps.quotes, now });
 
   app.get(
     '/symbols',
@@ -172,7 +172,7 @@ export const marketRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> = a
       const endTime = historySecondsToMs('endTime', req.query.endTime);
       const startTime = req.query.startTime === undefined ? undefined : historySecondsToMs('startTime', req.query.startTime);
       if (startTime !== undefined && startTime > endTime) throw new ValidationError('startTime', 'must not be after endTime');
-      const candles = await readPriceHistory(deps.db, await deps.corporateActions(listing.symbol), {
+      const candles = await readPriceHistory(deps.historyDb ?? deps.db, await deps.corporateActions(listing.symbol), {
         symbol: listing.symbol,
         interval,
         startTime,

@@ -68,6 +68,8 @@ import {
 
 export interface StockStreamTaskOptions {
   db: Db;
+  /** Where the price history lives, for the candles: the first chain's database (the one feed's). Absent: `db`. */
+  historyDb?: Db;
   publisher: StreamPublisher;
   /** The quotes; with `onQuote` (the simulator in this process) every quote is published as it comes. */
   quotes: QuoteReader & { onQuote?(listener: (q: Quote) => void): () => void };
@@ -320,7 +322,7 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
       for (const interval of STOCK_KLINE_INTERVALS) {
         // Ascending: the one before the latest, then the latest; as the history answers them (its
         // 3m and 1w bars rolled up), raw: no ex-date falls inside the latest bars.
-        const rows = await readPriceHistory(db, [], { symbol: listing.symbol, interval, endTime: Number.MAX_SAFE_INTEGER, limit: 2, adjustment: 'raw', now: now() });
+        const rows = await readPriceHistory(opts.historyDb ?? db, [], { symbol: listing.symbol, interval, endTime: Number.MAX_SAFE_INTEGER, limit: 2, adjustment: 'raw', now: now() });
         reads.push({ symbol: listing.symbol, interval, rows });
       }
     }
