@@ -324,7 +324,7 @@ export function createStockStreamAuth(opts: Omit<StockAuthOptions, 'prefix'>) {
     throw deny('auth chainId malformed');
   }
 
-  return async function authenticate(
+  async function authenticate(
     frame: StockStreamAuthFrame,
     peer: string | undefined,
     /** The connection's chain, and whether it is fixed (its URL named it, or it subscribed). */
@@ -340,7 +340,7 @@ export function createStockStreamAuth(opts: Omit<StockAuthOptions, 'prefix'>) {
     const chainId = named ?? connection.chainId;
     const check = checks.get(chainId);
     if (check === undefined) {
-      throw deny(isUnstarted(chainId) ? `chain ${chainId} did not start (its node did not answer): its streams are served after a restart` : 'auth chainId does not match the service');
+      throw deny(isUnstarted(chainId) ? `chain ${chainId} did not start (its node did not answer): its streams are served once its node answers` : 'auth chainId does not match the service');
     }
     if (frame.product !== undefined && frame.product !== opts.product) throw deny('auth product does not match the service (case-sensitive)');
     // Before the key's check, so that no nonce is spent on a frame that cannot be served.
@@ -349,5 +349,11 @@ export function createStockStreamAuth(opts: Omit<StockAuthOptions, 'prefix'>) {
     }
     const key = await check({ apiKey, sign, ts, nonce, method: 'GET', uri: '/api/v1/ws', body: EMPTY, peer, write: false });
     return { key, chainId };
-  };
+  }
+  return Object.assign(authenticate, {
+    /** A chain that started after the endpoint (its node answered late): authenticated from now on. */
+    addChain(chainId: number): void {
+      if (!checks.has(chainId)) checks.set(chainId, createStockSignatureCheck({ ...opts, chainId }));
+    },
+  });
 }

@@ -18,6 +18,8 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
 import { ANVIL_ACCOUNTS } from '../../src/chain/anvil-accounts.ts';
 import { until } from '../support/poll.ts';
+import { openSocket, refusedUpgrade } from '../support/ws-client.ts';
+import { stockStreamAuthFrame } from '../support/multichain-stock.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
 const A = 31337;
@@ -154,6 +156,9 @@ it("starts the first chain when the second chain's node does not answer at start
   expect([onB.httpStatus, onB.code]).toEqual([400, 401]);
   const line = r.logs.find((l) => l.includes(String(onB.uuid)) && l.includes('authentication failed'));
   expect(JSON.parse(line!).reason).toBe(`chain ${B} did not start (its node did not answer): served once its node answers`);
+  // Its streams likewise: the upgrade naming it is refused, saying why.
+  const wsUrl = r.demo.stock.wsUrl;
+  expect(await refusedUpgrade(`${wsUrl}?chainId=${B}`)).toEqual({ status: 400, body: `chainId: chain ${B} did not start (its node did not answer): served once its node answers` });
 
   // The node comes up (the second chain's anvil, its state and so its contracts as they were, on the
   // port the stack was given): without a restart, the chain starts, its roles run and the API serves it.
@@ -177,4 +182,14 @@ it("starts the first chain when the second chain's node does not answer at start
   // Its venue is the one its record names (the same addresses as the first chain's: docs/contracts.md).
   expect(r.stack.chains[1].deployment.contracts.stockRouter).toBe(r.stack.chains[0].deployment.contracts.stockRouter);
   expect((await onBNow.request('POST', '/api/v1/1ct/prepare', { body: { deadline: Math.floor(Date.now() / 1000) + 600 } })).code).toBe(200);
+  // And its streams, without a restart: a public channel by the URL, and an auth naming chain B.
+  const socket = await openSocket(`${wsUrl}?chainId=${B}`);
+  try {
+    socket.send({ op: 'subscribe', id: 'q', channel: 'quotes', symbol: 'AAPL' });
+    expect(await socket.next((f) => f.type === 'subscribed' && f.id === 'q')).toMatchObject({ channel: 'quotes', symbol: 'AAPL', data: { symbol: 'AAPL' } });
+    socket.send(stockStreamAuthFrame({ apiKey: writable.key.apiKey, apiSecret: writable.apiSecret }, { chainId: B }));
+    expect(await socket.next((f) => f.type === 'authenticated')).toMatchObject({ account: w.address.toLowerCase() });
+  } finally {
+    socket.close();
+  }
 }, 240_000);

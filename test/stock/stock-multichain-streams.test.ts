@@ -17,7 +17,6 @@
  *   serves no stream of chain B.
  */
 import { spawn } from 'node:child_process';
-import { createHmac, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,10 +25,10 @@ import WebSocket from 'ws';
 import { Redis } from 'ioredis';
 import { StockStreamClient, StreamError, type StockClient } from '@tokex/sdk';
 import { until } from '../support/poll.ts';
-import { buyOnChain, keyWithScopes, MULTICHAIN_WALLET } from '../support/multichain-stock.ts';
+import { buyOnChain, keyWithScopes, stockStreamAuthFrame, MULTICHAIN_WALLET } from '../support/multichain-stock.ts';
 import { stackEngines } from '../support/stack-engines.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
-import { openSocket, type StreamFrame, type TestSocket } from '../support/ws-client.ts';
+import { openSocket, refusedUpgrade, type StreamFrame, type TestSocket } from '../support/ws-client.ts';
 
 const A = 31337;
 const B = 31338;
@@ -39,12 +38,7 @@ const walletIndex = MULTICHAIN_WALLET;
 type Key = { apiKey: string; apiSecret: string };
 
 /** An `auth` frame signed as docs/streams.md says, with `extra` fields (`chainId`, `product`). */
-function authFrame(key: Key, extra: Record<string, unknown> = {}) {
-  const nonce = randomUUID();
-  const ts = Date.now();
-  const sign = createHmac('sha256', key.apiSecret).update(['GET', '/api/v1/ws', String(ts), nonce, ''].join('\n')).digest('hex');
-  return { op: 'auth', id: 'auth', apiKey: key.apiKey, ts, nonce, sign, ...extra };
-}
+const authFrame = stockStreamAuthFrame;
 
 describe.each(stackEngines('mc_streams'))('stock streams of two chains ($name)', (engine) => {
   let t: TestStack;
@@ -97,22 +91,6 @@ describe.each(stackEngines('mc_streams'))('stock streams of two chains ($name)',
     });
   }
 
-  /** An upgrade the server refuses: its HTTP status and body. */
-  function refusedUpgrade(url: string): Promise<{ status: number; body: string }> {
-    return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url);
-      ws.on('open', () => {
-        ws.close();
-        reject(new Error(`the upgrade of ${url} was accepted`));
-      });
-      ws.on('unexpected-response', (_req, res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
-      ws.on('error', () => {});
-    });
-  }
 
   beforeAll(async () => {
     env = engine.env();

@@ -1,8 +1,9 @@
 /**
  * Trading on one chain of a several-chain test stack (test/stock/stock-multichain*.test.ts): a key
  * with scopes of the tests' choosing, and a market buy with deposit sent by the wallet itself on a
- * chain's own node and recorded with the API.
+ * chain's own node and recorded with the API; a stream `auth` frame.
  */
+import { createHmac, randomUUID } from 'node:crypto';
 import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { expect } from 'vitest';
@@ -42,4 +43,12 @@ export async function buyOnChain(stack: TestStack, client: StockClient, chainId:
   expect(rec.orderId).toMatch(/^\d+$/);
   const order = await until(() => client.get<any>(`/api/v1/orders/${rec.orderId}`), (o) => o.state === 'history', 60_000);
   return { orderId: rec.orderId, txHash, order };
+}
+
+/** A stock stream `auth` frame signed by the key (GET /api/v1/ws, empty body), with `extra` fields (a chainId). */
+export function stockStreamAuthFrame(key: { apiKey: string; apiSecret: string }, extra: Record<string, unknown> = {}) {
+  const nonce = randomUUID();
+  const ts = Date.now();
+  const sign = createHmac('sha256', key.apiSecret).update(['GET', '/api/v1/ws', String(ts), nonce, ''].join('\n')).digest('hex');
+  return { op: 'auth', id: 'auth', apiKey: key.apiKey, ts, nonce, sign, ...extra };
 }

@@ -72,3 +72,20 @@ export async function openSocket(url: string, opts: WebSocket.ClientOptions = {}
     close: () => ws.close(),
   };
 }
+
+/** An upgrade the server refuses: its HTTP status and body (rejects when the upgrade is accepted). */
+export function refusedUpgrade(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url);
+    ws.on('open', () => {
+      ws.close();
+      reject(new Error(`the upgrade of ${url} was accepted`));
+    });
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    ws.on('error', () => {});
+  });
+}

@@ -85,18 +85,22 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
     // The WebSocket streams (docs/streams.md): each chain's publisher in this process, or its shared
     // one over Redis (its own prefix, stream-wiring.ts); a connection reads one chain's (docs/streams.md,
     // "Several chains"). Without the first chain's, none is served.
-    const streamChains: StockStreamChain[] = [];
-    for (const c of [ctx, ...ctx.otherChains]) {
+    const streamChainOf = async (c: StackContext): Promise<StockStreamChain | undefined> => {
       const broker = c.stockStreams ?? (config.redisUrl ? (await c.streamBroker('stock')).broker : undefined);
       if (broker === undefined) {
         if (c !== ctx) logger.warn({ chainId: c.config.chainId }, 'stock-api: no stream publisher of this chain in this process and no REDIS_URL; its streams are not served');
-        continue;
+        return undefined;
       }
       const hub = createStreamHub({ broker, catalog: stockChannels(), goneCode: STOCK_STREAM_GONE, logger: c.logger });
       await hub.start();
       stops.add(() => hub.stop());
       const directory = createStockDirectory(ctx.symbols, c.chain.deployment.contracts.stocks);
-      streamChains.push({ chainId: c.config.chainId, hub, isSymbol: (s) => directory.bySymbol(s) !== undefined });
+      return { chainId: c.config.chainId, hub, isSymbol: (s) => directory.bySymbol(s) !== undefined };
+    };
+    const streamChains: StockStreamChain[] = [];
+    for (const c of [ctx, ...ctx.otherChains]) {
+      const served = await streamChainOf(c);
+      if (served !== undefined) streamChains.push(served);
     }
     if (streamChains[0]?.chainId === config.chainId) {
       const endpoint = attachStockStreams(app, {
@@ -106,6 +110,14 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
         logger, limits: { pingMs: config.streamPingMs, idleMs: config.streamIdleMs },
       });
       stops.add(() => endpoint.close());
+      // A chain whose node answers later: its streams once it has started (its indexer, which
+      // publishes them, runs by then), without a restart.
+      for (const entry of ctx.unstartedChains) {
+        entry.onStarted.push(async (other) => {
+          const served = await streamChainOf(other);
+          if (served !== undefined) endpoint.addChain(served);
+        });
+      }
     } else {
       logger.warn('stock-api: no stream publisher in this process and no REDIS_URL; /api/v1/ws is not served');
     }

@@ -44,7 +44,15 @@ export interface StockStreamEndpointOptions {
 /** A chain id in the URL's query: the `x-api-chain-id` text, 1 to 16 digits without a leading zero. */
 const CHAIN_ID_TEXT = /^[1-9][0-9]{0,15}$/;
 
-export function attachStockStreams(app: FastifyInstance, opts: StockStreamEndpointOptions): StreamEndpoint {
+export interface StockStreamEndpoint extends StreamEndpoint {
+  /**
+   * A chain that started after the endpoint (its node did not answer at start, then did): its
+   * streams are served from now on, to new connections, as a chain served from the start.
+   */
+  addChain(chain: StockStreamChain): void;
+}
+
+export function attachStockStreams(app: FastifyInstance, opts: StockStreamEndpointOptions): StockStreamEndpoint {
   const [first, ...others] = opts.chains;
   if (first === undefined) throw new Error('stock streams: no chain to serve');
   const routes = new Map<number, StreamRoute & { chainId: number }>(opts.chains.map((c) => [c.chainId, { chainId: c.chainId, hub: c.hub, isSymbol: c.isSymbol }]));
@@ -60,7 +68,7 @@ export function attachStockStreams(app: FastifyInstance, opts: StockStreamEndpoi
     unstartedChainIds: opts.unstartedChainIds,
     product: opts.product,
   });
-  return attachStreamEndpoint(app, {
+  const endpoint = attachStreamEndpoint(app, {
     paths: [...new Set([`${opts.prefix}${STOCK_WS_PATH}`, STOCK_WS_PATH])],
     // The default route: the endpoint hands it back as the connection's when the URL names no chain.
     hub: defaultRoute.hub,
@@ -78,7 +86,7 @@ export function attachStockStreams(app: FastifyInstance, opts: StockStreamEndpoi
       const chainId = Number(text);
       const route = routes.get(chainId);
       if (route !== undefined) return route;
-      if (unstarted.has(chainId)) throw new StreamUpgradeRefusal(`chainId: chain ${chainId} did not start (its node did not answer): served after a restart`);
+      if (unstarted.has(chainId)) throw new StreamUpgradeRefusal(`chainId: chain ${chainId} did not start (its node did not answer): served once its node answers`);
       throw new StreamUpgradeRefusal(`chainId: chain ${chainId} is not served by this API`);
     },
     async authenticate(frame, peer, connection) {
@@ -91,5 +99,14 @@ export function attachStockStreams(app: FastifyInstance, opts: StockStreamEndpoi
     // A chain the connection cannot move to is the client's mistake, said as such (it names no
     // secret); every other refusal is the opaque one, its cause in the log.
     authRefusal: (err) => (err instanceof StockStreamChainFixed ? { code: 400, msg: err.message } : { code: 401, msg: 'Unauthorized' }),
+  });
+  return Object.assign(endpoint, {
+    addChain(chain: StockStreamChain): void {
+      if (routes.has(chain.chainId)) return;
+      routes.set(chain.chainId, { chainId: chain.chainId, hub: chain.hub, isSymbol: chain.isSymbol });
+      chainOf.set(chain.hub, chain.chainId);
+      unstarted.delete(chain.chainId);
+      check.addChain(chain.chainId);
+    },
   });
 }
