@@ -114,8 +114,13 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
       // publishes them, runs by then), without a restart.
       for (const entry of ctx.unstartedChains) {
         entry.onStarted.push(async (other) => {
-          const served = await streamChainOf(other);
-          if (served !== undefined) endpoint.addChain(served);
+          // Caught here: the chain's routes and roles have started, and a retry would start them twice.
+          try {
+            const served = await streamChainOf(other);
+            if (served !== undefined) endpoint.addChain(served);
+          } catch (err) {
+            logger.error({ err, chainId: entry.chainId }, 'stock-api: the streams of a chain that started late could not be served; its REST routes are');
+          }
         });
       }
     } else {
