@@ -244,7 +244,8 @@ describe('tokex trading commands', () => {
     const help = await tokex(['corporate-actions', 'add', '--help']);
     expect(help.stdout).toMatch(/dividend/);
     expect(help.stdout).toMatch(/split/);
-  }, 60_000);
+    // Ten CLI processes one after another: about 2 s each on a quiet machine, 6 under a loaded CI run.
+  }, 180_000);
 
   it('refuses a bad side with a one-line error and exit code 1', async () => {
     const r = await tokex(['perp', 'order', 'hold', 'BTC-USD', '1']);
