@@ -16,6 +16,7 @@ import Fastify from 'fastify';
 import { loadConfig } from '../src/config/app-config.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import { startStack } from '../src/app/stack.ts';
+import { applyServingV8Flags } from '../src/app/v8-serving-flags.ts';
 import { startCpuProfile, type CpuProfile } from './cpu-profile.ts';
 
 const mode = process.argv[2];
@@ -61,6 +62,8 @@ if (mode === 'bare') {
 } else if (mode === 'api') {
   const config = loadConfig({ ...process.env, STOCK_API_PORT: '0', DEMO_MODE: 'false' });
   const logger = createLogger({ level: config.logLevel });
+  // As `tokex start --role stock-api` does before its stack (src/app/run-stack.ts).
+  applyServingV8Flags(['stock-api']);
   const api = await startStack(config, { role: 'stock-api', logger });
   stop = () => api.stop();
   send({ ready: true, url: api.stockBaseUrl });

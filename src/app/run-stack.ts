@@ -2,6 +2,7 @@
 import { loadConfig, type Role } from '../config/app-config.ts';
 import { createLogger, flushLogger } from '../lib/logger.ts';
 import { startStack } from './stack.ts';
+import { applyServingV8Flags } from './v8-serving-flags.ts';
 import { bannerTitle } from './start-banner.ts';
 import { checkAppDatabase } from './storage-wiring.ts';
 import { isLoopbackHost } from '../http/tls-options.ts';
@@ -51,6 +52,11 @@ export async function runStack(roles: Role | readonly Role[], chains?: readonly 
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
+  // Before any route is built: request objects stay young (v8-serving-flags.ts says why), except
+  // beside the perp engine, whose long-lived objects V8 rightly pretenures. Here, in the process's
+  // entry, rather than in startStack: a V8 flag is the whole process's, and tests start stacks in
+  // shared workers.
+  applyServingV8Flags(typeof roles === 'string' ? [roles] : roles);
   stack = await startStack(config, { role: roles, logger, ...(chains === undefined ? {} : { chains }) });
   if (stopping) {
     stop(stack);

@@ -4,7 +4,6 @@
  * asked for, in the order of ROLE_MODULES. Each role lives in its own module under ./roles; adding
  * one is a module plus a line here.
  */
-import { applyServingV8Flags } from './v8-serving-flags.ts';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { AppConfig, Role, StockChainSetting } from '../config/app-config.ts';
@@ -167,9 +166,6 @@ export async function startStack(
   const { logger } = opts;
   const asked: readonly Role[] = typeof opts.role === 'string' ? [opts.role] : opts.role;
   const roles = ROLE_MODULES.filter(([name]) => asked.includes('all') || asked.includes(name));
-  // Before any route is built: request objects stay young (v8-serving-flags.ts says why), except
-  // beside the perp engine, whose long-lived objects V8 rightly pretenures.
-  applyServingV8Flags(roles.map(([name]) => name));
   if (roles.length === 0) throw new AppError('INTERNAL', `role ${asked.join(',')}: not available in this version`);
   const runsChain = chainSelection(config, opts.chains, roles.some(([name]) => PER_CHAIN_ROLES.has(name)));
   // A bad certificate file, or plain HTTP where production mode forbids it, stops the start before

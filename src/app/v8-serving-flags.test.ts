@@ -13,5 +13,6 @@ describe('applyServingV8Flags', () => {
 
   test('leaves V8\'s default in a process that runs the perp engine (its objects do live long)', () => {
     expect(applyServingV8Flags(['stock-api', 'perp-engine', 'perp-api'], [])).toBe(false);
+    expect(applyServingV8Flags(['all'], [])).toBe(false);
   });
 });

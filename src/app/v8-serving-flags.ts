@@ -10,7 +10,7 @@
  * API process serving two chains: young collections of 11.6 ms against 3.1, old space 110 MB
  * against 58, and 13-14 µs more CPU a request, for the same requests and the same retained heap;
  * with pretenuring off the two processes are alike. It is V8's flag, read when it decides, so it is
- * set here at the start of a process rather than on every command line; an operator who passes a
+ * set by `tokex start` (run-stack.ts) rather than on every command line; an operator who passes a
  * pretenuring flag of their own (`node --allocation-site-pretenuring`) keeps it, and a process
  * running the perp engine keeps V8's default (below).
  */
@@ -21,7 +21,7 @@ export function applyServingV8Flags(roles: readonly string[], execArgv: readonly
   if (execArgv.some((a) => a.includes('pretenuring'))) return false;
   // The engine's orders, positions and events do live long: with pretenuring off its full bench
   // ran about 13 % slower (390 k against 340 k ops/s). A process that runs it keeps V8's default.
-  if (roles.includes('perp-engine')) return false;
+  if (roles.includes('perp-engine') || roles.includes('all')) return false;
   v8.setFlagsFromString('--no-allocation-site-pretenuring');
   return true;
 }
