@@ -22,6 +22,17 @@ const LISTED_AT = 1_690_000_000_000;
 const listings = (): EngineCommand[] =>
   DEFAULT_INSTRUMENTS.map((config, i) => ({ kind: 'addInstrument', id: `instrument:add:${config.symbol}:${i + 1}`, ts: LISTED_AT, config }));
 
+/** A started sequencer on a fresh SQLite journal, and stream names under a fresh prefix. */
+async function freshSequencer() {
+  const p = `t:${randomBytes(4).toString('hex')}`;
+  const names = { commands: `${p}:commands`, events: `${p}:events`, group: 'engine' };
+  const db = await openTestSqlite();
+  const admin = new Redis(url!);
+  const sequencer = new EngineSequencer({ db, now: () => LISTED_AT });
+  await sequencer.start();
+  return { p, names, db, admin, sequencer };
+}
+
 /**
  * A sequencer on a fresh SQLite journal served over Redis under a fresh prefix, with a gateway, for
  * `body`; everything stopped and the streams deleted after. `body` may stop the server itself.
@@ -30,12 +41,7 @@ async function overRedis(
   serverOpts: { publishEvents?: boolean },
   body: (h: { sequencer: EngineSequencer; gateway: ReturnType<typeof createRedisGateway>; admin: Redis; names: { commands: string; events: string; group: string }; stopServer(): Promise<void> }) => Promise<void>,
 ): Promise<void> {
-  const p = `t:${randomBytes(4).toString('hex')}`;
-  const names = { commands: `${p}:commands`, events: `${p}:events`, group: 'engine' };
-  const db = await openTestSqlite();
-  const admin = new Redis(url!);
-  const sequencer = new EngineSequencer({ db, now: () => LISTED_AT });
-  await sequencer.start();
+  const { p, names, db, admin, sequencer } = await freshSequencer();
   const server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100, ...serverOpts });
   const gateway = createRedisGateway(new Redis(url!), { ...names, replyStream: `${p}:replies`, blockMs: 100 });
   let stopped = false;
@@ -58,12 +64,7 @@ async function overRedis(
 
 describe.skipIf(!url)('perp engine over Redis Streams', () => {
   it('carries commands, replies and events between processes-to-be, redelivers unacknowledged commands, then reads new ones', { timeout: 60_000 }, async () => {
-    const p = `t:${randomBytes(4).toString('hex')}`;
-    const names = { commands: `${p}:commands`, events: `${p}:events`, group: 'engine' };
-    const db = await openTestSqlite();
-    const admin = new Redis(url!);
-    const sequencer = new EngineSequencer({ db, now: () => LISTED_AT });
-    await sequencer.start();
+    const { p, names, db, admin, sequencer } = await freshSequencer();
     let server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100 });
     const gateway = createRedisGateway(new Redis(url!), { ...names, replyStream: `${p}:replies`, blockMs: 100 });
     try {
