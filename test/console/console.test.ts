@@ -64,19 +64,37 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
     page.on('request', (r) => requested.push(r.url()));
     page.on('websocket', (ws) => requested.push(ws.url()));
     page.on('pageerror', (e) => pageErrors.push(e.message));
+    // Every position the page was answered, over REST or its stream (tradeAndClose matches rows to them).
+    const heard: Position[] = [];
+    const hear = (p: unknown) => {
+      for (const row of Array.isArray(p) ? p : p === undefined || p === null ? [] : [p]) heard.push(row as Position);
+    };
+    page.on('response', (res) => {
+      if (/\/v4\/public\/trader\/positions\b/.test(res.url())) void res.json().then((b: { data?: { rows?: unknown } }) => hear(b?.data?.rows), () => undefined);
+    });
+    page.on('websocket', (ws) =>
+      ws.on('framereceived', ({ payload }) => {
+        try {
+          const f = JSON.parse(String(payload)) as { channel?: string; data?: unknown };
+          if (f.channel === 'positions') hear(f.data);
+        } catch {
+          // Not JSON: nothing the positions table shows.
+        }
+      }),
+    );
     page.on('console', (m) => {
       if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
     });
     await page.goto(`${stockOrigin}/console`);
     const origins = () => new Set(requested.map((u) => new URL(u.replace(/^ws/, 'http')).origin));
-    return { context, page, pageErrors, origins };
+    return { context, page, pageErrors, origins, heard };
   }
 
   /**
    * Another client of the same wallet trades: the tape and the Positions table follow; a take-profit
    * closing the position is placed from the page; the close takes the position and the take-profit.
    */
-  async function tradeAndClose(page: Page, shot: string): Promise<void> {
+  async function tradeAndClose(page: Page, heard: readonly Position[], shot: string): Promise<void> {
     const trader = t.perpTrader!;
     const wallet = privateKeyToAccount(t.demo.wallets[0].privateKey);
     const bought = await trader.placeOrder<{ status: string; fills: Array<{ tradeId: string; price: string }> }>(wallet, { symbol: 'BTC-USD', side: 'BUY', type: 'MARKET', size: '0.001' });
@@ -99,6 +117,9 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
         expect(api).toMatchObject({ side: 'LONG', size: '0.001', leverage: expect.any(Number) });
         expect(px(api.entryPrice!)).toBe(px(bought.fills[0].price));
         seen.add(JSON.stringify(asShown(api)));
+        // What the page itself was answered counts too: polling reads positions every 6 s while the
+        // mark moves each second, so the test's own reads may never land on the page's last mark.
+        for (const p of heard) if (p.symbol === 'BTC-USD' && p.size === '0.001' && p.entryPrice && p.markPrice) seen.add(JSON.stringify(asShown(p)));
         return seen.has(JSON.stringify(await long.getByRole('cell').allTextContents()));
       }, SLOW)
       .toBe(true);
@@ -189,7 +210,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
   });
 
   it('shows live prices, the perp book, and places and cancels a perpetual limit order over the streams', async () => {
-    const { context, page, pageErrors, origins } = await openConsole();
+    const { context, page, pageErrors, origins, heard } = await openConsole();
     try {
       await expect.poll(() => page.locator('#mode').textContent(), SLOW).toBe(`Demo wallet ${t.demo.wallets[0].address}: trading enabled.`);
       // One chain: no chain to choose.
@@ -209,7 +230,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
       await placeAndCancel(page, t.perpTrader!, 80n, 'streams');
       await placeStop(page, t.perpTrader!, 'streams');
       await placeAndAmend(page, t.perpTrader!, 'streams');
-      await tradeAndClose(page, 'streams');
+      await tradeAndClose(page, heard, 'streams');
       expect(await page.locator('#feed-status').textContent()).toBe('Live data: streaming.');
       expect(await page.getByRole('alert').textContent()).toBe('');
       expect(pageErrors).toEqual([]);
@@ -280,7 +301,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
   }, 120_000);
 
   it('falls back to polling REST when the streams cannot connect or refuse the subscriptions', async () => {
-    const { context, page, pageErrors, origins } = await openConsole(async (ctx) => {
+    const { context, page, pageErrors, origins, heard } = await openConsole(async (ctx) => {
       // The stock stream never connects; the perp stream connects and refuses every message.
       await ctx.routeWebSocket(/\/api\/v1\/ws$/, (ws) => ws.close({ code: 1011, reason: 'test: streams down' }));
       await ctx.routeWebSocket(/\/v4\/public\/ws$/, (ws) =>
@@ -296,7 +317,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console', () => {
       await placeAndCancel(page, t.perpTrader!, 79n, 'polling');
       await placeStop(page, t.perpTrader!, 'polling');
       await placeAndAmend(page, t.perpTrader!, 'polling');
-      await tradeAndClose(page, 'polling');
+      await tradeAndClose(page, heard, 'polling');
       expect(await page.locator('#feed-status').textContent()).toMatch(/^Live data: streams unavailable, polling/);
       expect(await page.getByRole('alert').textContent()).toBe('');
       expect(pageErrors).toEqual([]);
