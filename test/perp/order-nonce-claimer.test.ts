@@ -51,6 +51,31 @@ describe.each(testDatabases)('order nonce claimer ($name)', ({ open }) => {
     expect(await rows()).toEqual([`${A} 7 0xorder0`]);
   });
 
+  it('answers same-order to a claim that waited on another process committing the same order, used to another order', async () => {
+    const c = createOrderNonceClaimer(db, { retentionMs: 86_400_000, now: () => T });
+    // Another API process's claim batch, not yet committed when this process's claims reach its rows.
+    const pending = db.kysely.transaction().execute(async (tx) => {
+      await tx.insertInto('perp_order_nonces').values([
+        { account: A, nonce: '9', order_hash: '0xh9', expiry: T + 60_000, used_at: T },
+        { account: A, nonce: '10', order_hash: '0xh10', expiry: T + 60_000, used_at: T },
+      ]).execute();
+      const claims = Promise.all([c.claim(claim(A, '9', '0xh9')), c.claim(claim(A, '10', '0xnot-h10')), c.claim(claim(A, '11', '0xh11'))]);
+      if (db.dialect === 'postgres') {
+        // Commit only once the claims' statement waits on these rows (its snapshot is then older than the commit).
+        const { rows: [{ pid }] } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx);
+        for (;;) {
+          const { rows: [{ n }] } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${pid}::int = any(pg_blocking_pids(pid))`.execute(db.kysely);
+          if (n > 0) break;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      }
+      // Not awaited in the transaction: the claims can only finish once it has committed.
+      return { claims };
+    });
+    expect(await (await pending).claims).toEqual(['same-order', 'used', 'claimed']);
+    expect(await rows()).toEqual([`${A} 10 0xh10`, `${A} 11 0xh11`, `${A} 9 0xh9`]);
+  });
+
   it('fails every claim of a batch that cannot commit, and records none of them', async () => {
     const c = createOrderNonceClaimer(db, { retentionMs: 86_400_000, now: () => T });
     await sql`drop table perp_order_nonces`.execute(db.kysely);
