@@ -103,14 +103,26 @@ export function nonceFenceKey(prefix = 'nonce:'): string {
   return `${prefix}__fence__`;
 }
 
+/** The scripts as commands of a connection (`defineCommand`): sent by their SHA1 (EVALSHA), the source only when Redis lacks it. */
+interface NonceCommands {
+  tokexNonceFence(fenceKey: string, now: number): Promise<unknown>;
+  tokexNonceClaim(fenceKey: string, nonceKey: string, now: number, ttlMs: number, issuedAtMs: number): Promise<unknown>;
+}
+
 export function createRedisNonceStore(redis: Redis, opts: { prefix?: string; now?: () => number } = {}): NonceStore {
   const prefix = opts.prefix ?? 'nonce:';
   const now = opts.now ?? Date.now;
   const fenceKey = nonceFenceKey(prefix);
+  // EVAL sent the script's source (about 300 bytes) with every signed request, and Redis hashed it
+  // each time to find its compiled copy; EVALSHA sends 40 (ioredis falls back to EVAL on NOSCRIPT,
+  // e.g. after a Redis restart). Defining the same command again on a shared connection is harmless.
+  redis.defineCommand('tokexNonceFence', { numberOfKeys: 1, lua: FENCE_LUA });
+  redis.defineCommand('tokexNonceClaim', { numberOfKeys: 2, lua: CLAIM_SCRIPT });
+  const commands = redis as unknown as NonceCommands;
   // The fence of a Redis seen for the first time is set as the store starts, not at its first
   // claim: otherwise the first request of a new deployment, signed a moment before, would be
   // refused. A failure here is harmless: the claim script sets a missing fence itself.
-  const ready = redis.eval(FENCE_LUA, 1, fenceKey, Math.floor(now())).then(
+  const ready = commands.tokexNonceFence(fenceKey, Math.floor(now())).then(
     () => undefined,
     () => undefined,
   );
@@ -119,7 +131,7 @@ export function createRedisNonceStore(redis: Redis, opts: { prefix?: string; now
       await ready;
       let res: unknown;
       try {
-        res = await redis.eval(CLAIM_SCRIPT, 2, fenceKey, prefix + scope + ':' + nonce, Math.floor(now()), Math.max(1, Math.ceil(ttlMs)), issuedAtMs === undefined ? -1 : Math.floor(issuedAtMs));
+        res = await commands.tokexNonceClaim(fenceKey, prefix + scope + ':' + nonce, Math.floor(now()), Math.max(1, Math.ceil(ttlMs)), issuedAtMs === undefined ? -1 : Math.floor(issuedAtMs));
       } catch (cause) {
         throw new StorageUnavailableError({ cause });
       }
