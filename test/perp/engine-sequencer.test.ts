@@ -82,6 +82,16 @@ describe.each(testDatabases)('perp engine journal ($name)', ({ open }) => {
     expect(await lastJournalSeq(db)).toBe(4);
   });
 
+  it('stores every character of a row exactly, in a batch of any size (PostgreSQL sends each column as one array)', async () => {
+    // What an array literal must escape, and what a careless one would turn into NULL or split.
+    const awkward = ['', 'NULL', 'null', '{}', '{"a":[1,2]}', 'a,b', 'back\\slash', 'quote"d', "it's", 'line\nbreak\ttab', 'ünïcødé ✓ 𝄞', ' spaced ', '\\"{,}"\\'];
+    const rows = Array.from({ length: 37 }, (_, i) =>
+      row(i + 1, { commandId: `c-${i + 1}-${awkward[i % awkward.length]}`, command: awkward[i % awkward.length], result: awkward[(i + 5) % awkward.length], ts: 2 ** 53 - 1 - i, lastEventSeq: 9_007_199_254_740 + i }),
+    );
+    await appendJournal(db, rows);
+    expect(await readJournalAfter(db, 0)).toEqual(rows);
+  });
+
   it('keeps snapshots newest first and prunes the older ones', async () => {
     for (const lastSeq of [10, 20, 30, 40]) await saveSnapshot(db, { lastSeq, stateHash: `h${lastSeq}`, snapshot: `{"s":${lastSeq}}`, createdAt: lastSeq });
     expect((await latestSnapshots(db, 2)).map((s) => s.lastSeq)).toEqual([40, 30]);
