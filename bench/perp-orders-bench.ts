@@ -142,7 +142,11 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
   const db = await openBenchDatabase(dbPath, true);
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info' });
   const stopRecoveryPool = await startRecoveryPool(logger);
-  const sequencer = new EngineSequencer({ db, logger });
+  // As the perp-engine role does: with the API in this process (no Redis transport) the order nonces
+  // are claimed in the journal's commits. BENCH_PERP_NONCES=api: the API's own claimer (before issue 40's change).
+  const { NONCE_RETENTION_MS, createJournalNonceLedger } = await import('../src/perp/store/order-nonce-store.ts');
+  const nonceLedger = prefix === '-' && process.env.BENCH_PERP_NONCES !== 'api' ? createJournalNonceLedger(db, { retentionMs: NONCE_RETENTION_MS }) : undefined;
+  const sequencer = new EngineSequencer({ db, logger, ...(nonceLedger ? { nonceLedger } : {}) });
   await sequencer.start();
   const gateway = createInProcessGateway(sequencer);
   // BENCH_PERP_PROJECTOR=worker: the projection written from its worker thread; default as the
@@ -178,7 +182,7 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
   }
   const app = await buildPerpApi({
     chainId: CHAIN_ID, db, keys, nonces: createMemoryNonceStore(), rateLimit: { limit: 1_000_000_000 }, logger, bodyLimitBytes: 65_536,
-    marginVault: VAULT, venue: { gateway, engine: () => sequencer.engine, blockInfo: () => indexedBlockInfo(db) },
+    marginVault: VAULT, venue: { gateway, engine: () => sequencer.engine, blockInfo: () => indexedBlockInfo(db), ...(nonceLedger ? { nonces: nonceLedger } : {}) },
   });
   // BENCH_PERP_WS=on: order entry over the private WebSocket, wired as the perp-api role wires it (the
   // API's own order service and rate-limit checker), with the per-connection message rate lifted as

@@ -13,6 +13,7 @@ import { createQuoteCache } from '../marketdata/quote-cache.ts';
 import type { QuoteReader } from '../marketdata/market-types.ts';
 import type { SymbolSpec, VenueCalendar } from '../marketdata/symbol-catalog.ts';
 import type { PerpVenue } from '../perp/perp-venue.ts';
+import type { JournalNonceLedger } from '../perp/store/order-nonce-store.ts';
 import type { StreamBroker } from '../streams/stream-broker.ts';
 import { createSharedStreamBroker, type SharedStreamBroker } from './stream-wiring.ts';
 import { createRelaySignals, type RelaySignals } from '../stock/relay-signals.ts';
@@ -57,6 +58,11 @@ export interface StackContext {
   relaySignals: RelaySignals;
   /** The perp engine when the perp-engine role runs in this process (the perp API uses it in process). */
   perpVenue?: PerpVenue;
+  /**
+   * Order nonces claimed with the perp journal (perp-engine role, when no perp API of another
+   * process claims any): the process's, so that claims not yet written outlive one tenure of the role.
+   */
+  perpNonceLedger?: JournalNonceLedger;
   /**
    * The process's broker of a venue's streams (stream-wiring.ts), made at the first call and
    * closed when the stack stops: a role that loses its lease and takes it back publishes on the

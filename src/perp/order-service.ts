@@ -48,7 +48,7 @@ import { engineError, readYourWrites, walletOf } from './venue-calls.ts';
 import { amendOrderType, orderType, triggerOrderType, type AmendMessage, type OrderMessage } from './order-typed-data.ts';
 import { perpEnvelope } from './perp-envelope.ts';
 import { MAX_CANCEL_AFTER_MS, MIN_CANCEL_AFTER_MS } from './engine/perp-engine.ts';
-import { createOrderNonceClaimer } from './store/order-nonce-store.ts';
+import { NONCE_RETENTION_MS, createOrderNonceClaimer } from './store/order-nonce-store.ts';
 import { assertSessionSigner } from './one-click-service.ts';
 import { getSession, sessionActive } from './store/session-signer-store.ts';
 import { findJournalByCommandIds } from './store/engine-journal-store.ts';
@@ -142,7 +142,9 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
   const { submit, once } = readYourWrites(db, venue);
   // Used nonces are written in group commits (one transaction for the orders of a turn), and rows
   // a day past their order's expiry are pruned, as the single claims did.
-  const nonces = createOrderNonceClaimer(db, { retentionMs: 24 * 60 * 60_000, now });
+  // With the engine in this process, the journal's ledger (perp-venue.ts `nonces`): one durable
+  // commit a turn instead of two.
+  const nonces = venue.nonces ?? createOrderNonceClaimer(db, { retentionMs: NONCE_RETENTION_MS, now });
 
   const spec = (symbol: string): InstrumentSpec => {
     const s = venue.engine().instrument(symbol);

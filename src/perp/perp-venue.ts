@@ -11,6 +11,7 @@ import { PROJECTION_CURSOR_KEY } from './projection/projection-write.ts';
 import type { PerpEngine } from './engine/perp-engine.ts';
 import type { BlockInfo } from './perp-envelope.ts';
 import type { EngineGateway } from './sequencer/engine-gateway.ts';
+import type { OrderNonceClaimer } from './store/order-nonce-store.ts';
 
 export interface PerpVenue {
   gateway: EngineGateway;
@@ -34,6 +35,11 @@ export interface PerpVenue {
    * (docs/perp-api.md "History"). Absent: lists are read as they stand.
    */
   historyCaughtUp?(): Promise<void>;
+  /**
+   * Claims order nonces in the journal's own commits (the engine in this process, and no perp API in
+   * another: `createJournalNonceLedger`). Absent: the API claims them in commits of its own.
+   */
+  nonces?: OrderNonceClaimer;
 }
 
 /**
@@ -66,7 +72,14 @@ export function followingPerpVenue(current: () => PerpVenue | undefined, unavail
     caughtUp: async (seq) => venue().caughtUp?.(seq),
     readable: async () => venue().readable?.(),
     historyCaughtUp: async () => venue().historyCaughtUp?.(),
+    // The ledger is the process's, one for every tenure of the engine role: taken as it is now.
+    ...(current()?.nonces ? { nonces: { claim: async (rec) => (venue().nonces ?? unavailableClaims(unavailable)).claim(rec) } } : {}),
   };
+}
+
+/** A venue that lost its ledger (cannot happen within one process's configuration): no claim answered. */
+function unavailableClaims(unavailable: () => Error): OrderNonceClaimer {
+  return { claim: async () => { throw unavailable(); } };
 }
 
 /** The longest a list read waits for the projection before it answers what is there. */

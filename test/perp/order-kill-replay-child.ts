@@ -23,6 +23,7 @@ import { indexedBlockInfo } from '../../src/perp/perp-venue.ts';
 import { createPerpProjector } from '../../src/perp/projection/perp-projector.ts';
 import { createInProcessGateway } from '../../src/perp/sequencer/engine-gateway.ts';
 import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
+import { NONCE_RETENTION_MS, createJournalNonceLedger } from '../../src/perp/store/order-nonce-store.ts';
 import type { EngineCommand } from '../../src/perp/engine/engine-types.ts';
 import { openDatabase } from '../../src/storage/database.ts';
 
@@ -40,7 +41,10 @@ if (env.KR_MASTER !== undefined) {
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const db = await openDatabase(env.KR_PG_URL ? { url: env.KR_PG_URL, schema: env.KR_PG_SCHEMA } : { sqlitePath: env.KR_SQLITE_PATH });
   const logger = createLogger({ level: 'silent' });
-  const sequencer = new EngineSequencer({ db, snapshotEvery: 200, logger });
+  // KR_NONCES=journal: the nonces claimed in the journal's commits, as the perp-engine role does with
+  // its API in process; otherwise by the API's own claimer, as a perp API in another process does.
+  const nonceLedger = env.KR_NONCES === 'journal' ? createJournalNonceLedger(db, { retentionMs: NONCE_RETENTION_MS }) : undefined;
+  const sequencer = new EngineSequencer({ db, snapshotEvery: 200, logger, ...(nonceLedger ? { nonceLedger } : {}) });
   await sequencer.start();
   const gateway = createInProcessGateway(sequencer);
   const projector = createPerpProjector({ db, gateway, feeAccount: sequencer.engine.feeAccountAddress, logger, retryMs: 50 });
@@ -62,7 +66,7 @@ if (env.KR_MASTER !== undefined) {
   }
   const app = await buildPerpApi({
     chainId: KILL_CHAIN_ID, db, keys, nonces: createMemoryNonceStore(), rateLimit: { limit: 1_000_000_000 }, logger, bodyLimitBytes: 65_536,
-    marginVault: KILL_VAULT, venue: { gateway, engine: () => sequencer.engine, blockInfo: () => indexedBlockInfo(db) },
+    marginVault: KILL_VAULT, venue: { gateway, engine: () => sequencer.engine, blockInfo: () => indexedBlockInfo(db), ...(nonceLedger ? { nonces: nonceLedger } : {}) },
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   out(`ready ${url}`);

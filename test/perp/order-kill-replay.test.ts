@@ -3,7 +3,9 @@
  * accepts no replayed one (docs/perp-sequencer.md "Nonces across a crash").
  *
  * A child process (order-kill-replay-child.ts) serves the perp API over HTTP with the real engine
- * on a database in a temp dir (SQLite; a PostgreSQL schema of its own too when DATABASE_URL is set).
+ * on a database in a temp dir (SQLite, the nonces claimed in the journal's commits as the perp-engine
+ * role claims them; a PostgreSQL schema of its own too when DATABASE_URL is set, with the API's own
+ * claimer as a perp API in another process uses it).
  * This process is the load client: 48 senders POST signed orders (distinct nonces, buyers and
  * sellers around one price, so about half trade; one request in five a batch of 4 orders of one
  * wallet) and record which were acknowledged (code 0, with their orderId) and which were sent but
@@ -153,7 +155,9 @@ const targets: Array<{ name: string; setup(): { env: Record<string, string>; ope
     setup() {
       const dir = mkdtempSync(join(tmpdir(), 'tokex-order-kill-'));
       const sqlitePath = join(dir, 'perp.sqlite');
-      return { env: { KR_SQLITE_PATH: sqlitePath }, open: { sqlitePath, migrate: false }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+      // The one-process default: nonces claimed in the journal's commits (the PostgreSQL run below
+      // keeps the API's own claimer, as perp APIs in other processes use it).
+      return { env: { KR_SQLITE_PATH: sqlitePath, KR_NONCES: 'journal' }, open: { sqlitePath, migrate: false }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
     },
   },
   ...(process.env.DATABASE_URL
@@ -277,7 +281,8 @@ describe.each(targets)('signed orders under kill -9 ($name)', ({ setup }) => {
           const absent = unanswered.filter((o) => !byId.has(`ord:${o.orderHash}`));
           const present = unanswered.filter((o) => byId.has(`ord:${o.orderHash}`));
           // The nonce claims of this run's orders: every journalled order's is on disk with its hash (it
-          // committed before the order reached the engine), so no other order can take that nonce.
+          // committed before the order reached the engine, or with its journal row), so no other
+          // order can take that nonce.
           const claims = await db.kysely.selectFrom('perp_order_nonces').select(['account', 'nonce', 'order_hash'])
             .where('nonce', 'in', [...outcome.keys()].map((o) => String(o.message.nonce))).execute();
           const claimOf = new Map(claims.map((c) => [`${c.account} ${c.nonce}`, c.order_hash]));

@@ -26,6 +26,7 @@ import { indexSymbolOf, midTicks } from '../../perp/pricing/index-price.ts';
 import { createPerpProjector } from '../../perp/projection/perp-projector.ts';
 import { workerProjectionWriter } from '../../perp/projection/projection-worker-client.ts';
 import { EngineSequencer } from '../../perp/sequencer/engine-sequencer.ts';
+import { NONCE_RETENTION_MS, createJournalNonceLedger } from '../../perp/store/order-nonce-store.ts';
 import { createInProcessGateway } from '../../perp/sequencer/engine-gateway.ts';
 import { perpStreams, serveEngineOverRedis } from '../../perp/sequencer/redis-stream-transport.ts';
 import { createCollateralTask } from '../../perp/workers/collateral-task.ts';
@@ -57,7 +58,10 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
   }
   const { stop } = await startGuarded(logger, async (stops) => {
     const instruments = withFundingInterval(DEFAULT_INSTRUMENTS, config.perp.fundingIntervalMs);
-    const sequencer = new EngineSequencer({ db, engineOptions: { instruments }, eventBuffer: config.perp.eventBuffer, recentResults: config.perp.recentResults, logger });
+    // Order nonces are claimed in the journal's commits unless perp APIs in other processes claim
+    // them too (they reach the engine over Redis and claim in commits of their own).
+    const nonceLedger = config.redisUrl && config.perp.engineStream ? undefined : (ctx.perpNonceLedger ??= createJournalNonceLedger(db, { retentionMs: NONCE_RETENTION_MS }));
+    const sequencer = new EngineSequencer({ db, engineOptions: { instruments }, eventBuffer: config.perp.eventBuffer, recentResults: config.perp.recentResults, logger, ...(nonceLedger ? { nonceLedger } : {}) });
     await sequencer.start();
     stops.add(() => sequencer.stop());
     const gateway = createInProcessGateway(sequencer);
@@ -254,6 +258,7 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     ctx.perpVenue = {
       gateway, engine, blockInfo: () => indexedBlockInfo(db), readable: () => sequencer.readBarrier(),
       historyCaughtUp: () => projectorCaughtUp((seq) => projector.caughtUp(seq), sequencer.lastDurableEventSeq),
+      ...(nonceLedger ? { nonces: nonceLedger } : {}),
     };
     stops.add(async () => {
       ctx.perpVenue = undefined;

@@ -22,6 +22,7 @@ import {
   pruneSnapshots,
   readJournalTail,
   saveSnapshot,
+  type JournalNonceWriter,
   type JournalRow,
   type JournalWriterLock,
 } from '../store/engine-journal-store.ts';
@@ -76,6 +77,11 @@ export interface EngineSequencerOptions {
   logger?: SequencerLogger;
   /** Clock of the snapshots' created_at and of the instrument listings' ts. Default Date.now. */
   now?: () => number;
+  /**
+   * Order nonces claimed in process, written in each journal commit (order-nonce-store.ts,
+   * `createJournalNonceLedger`). It outlives the sequencer: a later one writes what this one could not.
+   */
+  nonceLedger?: JournalNonceWriter;
 }
 
 export type SequencerState = 'new' | 'running' | 'recovering' | 'stopping' | 'stopped';
@@ -206,7 +212,8 @@ function settingsDiffer(configured: InstrumentConfig, current: InstrumentConfig)
 
 export class EngineSequencer {
   private readonly db: Db;
-  private readonly opts: Required<Omit<EngineSequencerOptions, 'db' | 'engineOptions' | 'logger'>>;
+  private readonly opts: Required<Omit<EngineSequencerOptions, 'db' | 'engineOptions' | 'logger' | 'nonceLedger'>>;
+  private readonly nonceLedger?: JournalNonceWriter;
   private readonly engineOptions?: PerpEngineOptions;
   private readonly logger: SequencerLogger;
 
@@ -250,6 +257,7 @@ export class EngineSequencer {
     this.db = options.db;
     this.engineOptions = options.engineOptions;
     this.logger = options.logger ?? silentLogger;
+    this.nonceLedger = options.nonceLedger;
     this.opts = {
       maxBatch: options.maxBatch ?? 2_000,
       snapshotEvery: options.snapshotEvery ?? 10_000,
@@ -510,14 +518,20 @@ export class EngineSequencer {
     this.buffer = batch === this.buffer ? [] : this.buffer.slice(batch.length);
     let failed: unknown;
     const flushStart = metricsClock();
+    // Every nonce claimed so far, the claims of this batch's orders among them (an order is submitted
+    // after its claim): written with the batch, so no answered order's nonce can be lost alone.
+    const nonces = this.nonceLedger?.take() ?? [];
     try {
       await appendJournal(
         this.db,
         batch.map((p) => p.row),
+        nonces,
       );
     } catch (err) {
       failed = err;
     }
+    if (failed === undefined) this.nonceLedger?.written(nonces);
+    else this.nonceLedger?.restore(nonces);
     if (failed === undefined) {
       this.durableSeq = batch[batch.length - 1].row.seq;
       recordJournalFlush(flushStart, batch);

@@ -6,6 +6,7 @@ import { bulkInsertWith, chunked, type BulkTable } from '../../storage/bulk-sql.
 import { PostgresAdapter, sql } from 'kysely';
 import { kyselyOf, type Db, type DbExecutor } from '../../storage/database.ts';
 import { withTransaction } from '../../storage/transaction.ts';
+import type { NonceClaimInput } from './order-nonce-store.ts';
 
 export interface JournalRow {
   /** Journal order, 1, 2, … without gaps. */
@@ -63,8 +64,23 @@ function fromDb(r: JournalDbRow): JournalRow {
  * Appends `rows` in one transaction (multi-row inserts): all of them are durable when this resolves,
  * or none. A seq or command id already in the journal fails the whole batch.
  */
-export async function appendJournal(db: DbExecutor, rows: readonly JournalRow[]): Promise<void> {
-  if (rows.length === 0) return;
+/**
+ * Claims the journal writes in its commits, for whoever made them (order-nonce-store.ts
+ * `createJournalNonceLedger`): taken as a commit starts, then reported written or handed back.
+ */
+export interface JournalNonceWriter {
+  take(): NonceClaimInput[];
+  written(rows: readonly NonceClaimInput[]): void;
+  restore(rows: readonly NonceClaimInput[]): void;
+}
+
+/**
+ * Appends `rows` in one durable commit, with `nonces` (order nonces claimed by the journal's ledger,
+ * order-nonce-store.ts) in the same commit: both or neither. A nonce already in the table is left
+ * as it is (its first claim stands).
+ */
+export async function appendJournal(db: DbExecutor, rows: readonly JournalRow[], nonces: readonly NonceClaimInput[] = []): Promise<void> {
+  if (rows.length === 0 && nonces.length === 0) return;
   const k = kyselyOf(db);
   if (k.getExecutor().adapter instanceof PostgresAdapter) {
     // One statement, one round trip, one SQL text for a batch of any size: each column as one array
@@ -72,26 +88,47 @@ export async function appendJournal(db: DbExecutor, rows: readonly JournalRow[])
     // its own, so the batch needs no BEGIN and COMMIT. The row-list form took BEGIN, one INSERT per
     // power-of-two chunk and COMMIT: 4–5 round trips a group commit, each a socket write and a wake-up
     // of the server (the engine process's largest cost once scaled out, issue 40).
-    await sql`insert into perp_journal (seq, command_id, kind, command, ts, code, last_event_seq, result)
+    const journal = sql`insert into perp_journal (seq, command_id, kind, command, ts, code, last_event_seq, result)
       select * from unnest(
         ${rows.map((r) => r.seq)}::bigint[], ${rows.map((r) => r.commandId)}::text[], ${rows.map((r) => r.kind)}::text[],
         ${rows.map((r) => r.command)}::text[], ${rows.map((r) => r.ts)}::bigint[], ${rows.map((r) => r.code)}::text[],
         ${rows.map((r) => r.lastEventSeq)}::bigint[], ${rows.map((r) => r.result)}::text[]
-      )`.execute(k);
+      )`;
+    if (nonces.length === 0) {
+      await journal.execute(k);
+      return;
+    }
+    // The nonces in the same statement (a data-modifying CTE runs whether or not it is read).
+    await sql`with journal as (${journal})
+      insert into perp_order_nonces (account, nonce, order_hash, expiry, used_at)
+      select * from unnest(
+        ${nonces.map((n) => n.account.toLowerCase())}::text[], ${nonces.map((n) => n.nonce)}::text[], ${nonces.map((n) => n.orderHash.toLowerCase())}::text[],
+        ${nonces.map((n) => n.expiry)}::bigint[], ${nonces.map((n) => n.usedAt)}::bigint[]
+      )
+      on conflict (account, nonce) do nothing`.execute(k);
     return;
   }
   await withTransaction(db, async (tx) => {
-    await bulkInsertWith(tx, JOURNAL, rows.length, (params, o, i) => {
-      const r = rows[i];
-      params[o] = r.seq;
-      params[o + 1] = r.commandId;
-      params[o + 2] = r.kind;
-      params[o + 3] = r.command;
-      params[o + 4] = r.ts;
-      params[o + 5] = r.code;
-      params[o + 6] = r.lastEventSeq;
-      params[o + 7] = r.result;
-    });
+    if (rows.length > 0) {
+      await bulkInsertWith(tx, JOURNAL, rows.length, (params, o, i) => {
+        const r = rows[i];
+        params[o] = r.seq;
+        params[o + 1] = r.commandId;
+        params[o + 2] = r.kind;
+        params[o + 3] = r.command;
+        params[o + 4] = r.ts;
+        params[o + 5] = r.code;
+        params[o + 6] = r.lastEventSeq;
+        params[o + 7] = r.result;
+      });
+    }
+    for (const part of chunked(nonces, 500)) {
+      await kyselyOf(tx)
+        .insertInto('perp_order_nonces')
+        .values(part.map((n) => ({ account: n.account.toLowerCase(), nonce: n.nonce, order_hash: n.orderHash.toLowerCase(), expiry: n.expiry, used_at: n.usedAt })))
+        .onConflict((oc) => oc.columns(['account', 'nonce']).doNothing())
+        .execute();
+    }
   });
 }
 

@@ -7,6 +7,10 @@
 import { PostgresAdapter, sql } from 'kysely';
 import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
 import { withTransaction } from '../../storage/transaction.ts';
+import type { JournalNonceWriter } from './engine-journal-store.ts';
+
+/** Used nonces are kept a day past their order's expiry, then pruned. */
+export const NONCE_RETENTION_MS = 24 * 60 * 60_000;
 
 /** `claimed` the first time, `same-order` when that very order claimed it before, `used` when another order did. */
 export type NonceClaim = 'claimed' | 'same-order' | 'used';
@@ -182,6 +186,126 @@ export function createOrderNonceClaimer(db: DbExecutor, opts: { retentionMs: num
           setImmediate(() => void drain());
         }
       });
+    },
+  };
+}
+
+/**
+ * Order nonces claimed with the journal (the engine in this process, no other process claiming):
+ * a claim is decided at once against the claims not yet written and one read of the table per turn,
+ * and the claimed rows are written by the sequencer in its journal commit (`take`, then `written`
+ * or `restore`). That commit is durable and comes before any answer of the orders it carries, so
+ * an answered order's nonce is on disk with its journal row and a crash loses neither alone; the
+ * separate commit the claimer pays for every turn (a third of a single order's SQLite time, issue
+ * 40) goes away.
+ *
+ * Only where every claim goes through this one ledger: a perp API in another process claims in its
+ * own commits (`createOrderNonceClaimer`), which this ledger would not see before writing.
+ */
+export interface JournalNonceLedger extends OrderNonceClaimer, JournalNonceWriter {
+  /** The claims not yet written, for the journal commit about to start. */
+  take(): NonceClaimInput[];
+  /** The commit holding `rows` is durable. */
+  written(rows: readonly NonceClaimInput[]): void;
+  /** The commit holding `rows` failed: they go with the next one. */
+  restore(rows: readonly NonceClaimInput[]): void;
+}
+
+export function createJournalNonceLedger(db: DbExecutor, opts: { retentionMs: number; pruneEveryMs?: number; maxBatch?: number; now?: () => number }): JournalNonceLedger {
+  const now = opts.now ?? Date.now;
+  const pruneEveryMs = opts.pruneEveryMs ?? 60_000;
+  const maxBatch = opts.maxBatch ?? 500;
+  const keyOf = (account: string, nonce: string) => `${account.toLowerCase()} ${nonce}`;
+  /** Claims decided here: key → order hash, and the write generation that made them durable (0: not yet). */
+  const known = new Map<string, { rec: NonceClaimInput; orderHash: string; writtenAt: number }>();
+  let unwritten: NonceClaimInput[] = [];
+  let generation = 0;
+  let queue: Waiting[] = [];
+  let checking = false;
+  let lastPrune = -Infinity;
+
+  async function decide(batch: Waiting[]): Promise<NonceClaim[]> {
+    // Claims written before this read began are in the table the read sees: forgotten here. The ones
+    // written while it runs may be missing from its answer, so they stay until the next read.
+    const seenFrom = generation;
+    for (const [key, k] of known) if (k.writtenAt !== 0 && k.writtenAt <= seenFrom) known.delete(key);
+    const t = now();
+    const ask = new Map<string, NonceClaimInput>();
+    for (const { rec } of batch) {
+      const key = keyOf(rec.account, rec.nonce);
+      if (!known.has(key) && !ask.has(key)) ask.set(key, rec);
+    }
+    const stored = new Map<string, string>();
+    if (ask.size > 0 || t - lastPrune >= pruneEveryMs) {
+      const k = kyselyOf(db);
+      if (t - lastPrune >= pruneEveryMs) {
+        await k.deleteFrom('perp_order_nonces').where('expiry', '<', t - opts.retentionMs).execute();
+        lastPrune = t;
+      }
+      if (ask.size > 0) {
+        const rows = await k
+          .selectFrom('perp_order_nonces')
+          .select(['account', 'nonce', 'order_hash'])
+          .where((eb) => eb.or([...ask.values()].map((r) => eb.and([eb('account', '=', r.account.toLowerCase()), eb('nonce', '=', r.nonce)]))))
+          .execute();
+        for (const r of rows) stored.set(`${r.account} ${r.nonce}`, r.order_hash);
+      }
+    }
+    // In arrival order, synchronously: the first claim of a free nonce wins it.
+    return batch.map(({ rec }) => {
+      const key = keyOf(rec.account, rec.nonce);
+      const hash = rec.orderHash.toLowerCase();
+      const taken = known.get(key)?.orderHash ?? stored.get(key);
+      if (taken !== undefined) return taken === hash ? 'same-order' : 'used';
+      const row = { ...rec, account: rec.account.toLowerCase(), orderHash: hash };
+      known.set(key, { rec: row, orderHash: hash, writtenAt: 0 });
+      unwritten.push(row);
+      return 'claimed';
+    });
+  }
+
+  async function drain(): Promise<void> {
+    checking = true;
+    try {
+      while (queue.length > 0) {
+        const batch = queue.slice(0, maxBatch);
+        queue = queue.slice(batch.length);
+        try {
+          const answers = await decide(batch);
+          batch.forEach((w, i) => w.resolve(answers[i]));
+        } catch (err) {
+          for (const w of batch) w.reject(err);
+        }
+      }
+    } finally {
+      checking = false;
+    }
+  }
+
+  return {
+    claim(rec) {
+      return new Promise<NonceClaim>((resolve, reject) => {
+        queue.push({ rec, resolve, reject });
+        if (!checking) {
+          checking = true;
+          setImmediate(() => void drain());
+        }
+      });
+    },
+    take() {
+      const rows = unwritten;
+      unwritten = [];
+      return rows;
+    },
+    written(rows) {
+      generation++;
+      for (const r of rows) {
+        const k = known.get(keyOf(r.account, r.nonce));
+        if (k && k.rec === r) k.writtenAt = generation;
+      }
+    },
+    restore(rows) {
+      unwritten = [...rows, ...unwritten];
     },
   };
 }
