@@ -55,6 +55,12 @@ export interface ChainClientOptions {
   /** Block / receipt polling. Default 100 ms on the local chain, 1 s elsewhere. */
   pollingIntervalMs?: number;
   /**
+   * How long the public client reuses a block number it read (viem's `cacheTime`). Default: the
+   * polling interval. 0 for a chain that can be rewound, as a test's anvil reverted to a snapshot:
+   * a head read before the revert would otherwise be answered after it.
+   */
+  cacheTimeMs?: number;
+  /**
    * Send the public client's calls made in one turn of the event loop as one JSON-RPC batch
    * (viem's transport batching): for request-path reads, where concurrent requests' balance reads
    * then share one HTTP exchange (fetch costs several times the call itself). Default false: the
@@ -112,6 +118,7 @@ export function createChainClients(opts: ChainClientOptions): ChainClients {
     chain,
     transport: chainTransport(opts.rpcUrl, opts.timeoutMs, opts.batch ?? false),
     pollingInterval,
+    ...(opts.cacheTimeMs !== undefined ? { cacheTime: opts.cacheTimeMs } : {}),
   });
   if (!opts.operatorPrivateKey) return { chain, publicClient };
   const walletClient = createChainWallet(opts.operatorPrivateKey, {

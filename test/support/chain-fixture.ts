@@ -62,6 +62,9 @@ export async function startChainFixture(opts: ChainFixtureOptions = {}): Promise
       chainId: ANVIL_CHAIN_ID,
       operatorPrivateKey: OPERATOR_ACCOUNT.privateKey,
       pollingIntervalMs: 20,
+      // Tests revert this chain to snapshots: a block number read before a revert (a receipt wait
+      // polls it) was answered after it, and a test's `fromBlock` lay beyond the new head (CI).
+      cacheTimeMs: 0,
     });
     const operator = walletClient as ChainWalletClient;
     const started = performance.now();
