@@ -552,8 +552,12 @@ describe(`upgrade from ${COMMIT}: its data directory on this release`, () => {
       const q = fills.reduce((n, f) => n + u(f.quantity), 0n);
       const expected = fills.reduce((n, f) => n + u(f.quantity) * u(f.price), 0n) / q;
       expect.soft(u(o.history.averagePrice as string), `order ${o.orderId}`).toBe(expected);
+      // 374f31d divided a charge rounded up by less than one wei by the quantity: its average is
+      // above the fills' by less than 1 wei ÷ quantity, up to ceil(10^18 ÷ q) in the price's units
+      // (1 for a whole share or more; 3 for the 0.43 share a 100-mUSD buy of AAPL gets: CI saw 2).
+      const bound = (10n ** 18n + q - 1n) / q;
       const drift = u(was.history.averagePrice as string) - expected;
-      expect.soft(drift >= 0n && drift <= 1n, `order ${o.orderId}: 374f31d's ${was.history.averagePrice} against ${o.history.averagePrice}`).toBe(true);
+      expect.soft(drift >= 0n && drift <= bound, `order ${o.orderId}: 374f31d's ${was.history.averagePrice} against ${o.history.averagePrice} (at most ${bound} above)`).toBe(true);
     }
 
     const opKeys = ['operationId', 'operationStatus', 'kind', 'txHash', 'userAddress', 'symbol', 'tokenSymbol', 'tokenAmount', 'mUsdAmount', 'instant', 'steps', 'createdAt', 'completedAt', 'queueId', 'settleTxHash'];
