@@ -72,7 +72,9 @@ export async function migrateLegacyDeployment(params: {
       // Written before the indexer folds the closes, so the orders read MIGRATED from the first look.
       if (closed.length > 0) await recordCloseReasons(db, closed.map((orderId) => ({ orderId, status: 'Canceled' as const, reason: MIGRATED_REASON, decidedAt: Date.now() })));
       const indexer = createStockIndexer({ db, publicClient: client, deployment: oldStock, logger });
-      const head = await publicClient.getBlockNumber();
+      // The head now, the closes just mined included (viem answers a block number up to one polling
+      // interval old otherwise).
+      const head = await publicClient.getBlockNumber({ cacheTime: 0 });
       await indexer.waitForBlock(head, 120_000);
       say(`stock: the database has the old contracts' events up to block ${head} (${closed.length} order(s) marked MIGRATED)`);
     },
@@ -107,7 +109,8 @@ export async function migrateLegacyDeployment(params: {
         say(`perp: pending withdrawal ${w.withdrawalId} paid by the old vault${paid ? ` (${paid.txHash})` : ''}`);
       }
       const indexer = createPerpIndexer({ db, publicClient: client, deployment: oldPerp, logger });
-      const head = await publicClient.getBlockNumber();
+      // The head now, the payments just mined included.
+      const head = await publicClient.getBlockNumber({ cacheTime: 0 });
       await indexer.waitForBlock(head, 120_000);
       say(`perp: the database has the old vault's events up to block ${head}`);
     },

@@ -587,7 +587,10 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
 }
 
 async function snapshotStockVenue(client: ChainPublicClient, old: DeploymentContracts, owner: Address, firstBlock: bigint): Promise<StockVenueSnapshot> {
-  const block = await client.getBlockNumber();
+  // The head now, not viem's block number of up to one polling interval ago (cacheTime): the steps
+  // just before (open orders closed) are mined after it, and a snapshot taken at that older block
+  // would miss them (the perp snapshot below did: CI, a withdrawal paid just before it).
+  const block = await client.getBlockNumber({ cacheTime: 0 });
   const at = { blockNumber: block } as const;
   const stocks = Object.entries(old.stocks);
   const seen = await accountsSeen(client, [old.stockRouter, old.cashier, old.oneClickRouter, ...stocks.map(([, a]) => a)], firstBlock, block);
@@ -702,7 +705,10 @@ async function migratePerpVenue(ctx: StepContext & { collateralFallback?: Addres
   const movedOnChain = await client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'withdrawalPaid', args: [VAULT_MIGRATION_WITHDRAWAL_ID] });
   if (!j.moved && !movedOnChain) await ctx.beforeVaultMoved?.();
   if (!j.snapshot) {
-    const block = await client.getBlockNumber();
+    // The head now (cacheTime 0): the pending withdrawal just paid above is in a block newer than
+    // viem's cached one, and a snapshot at the cached block still counted its collateral as held,
+    // so the reconciliation found the vault 25 USDC short of it (CI).
+    const block = await client.getBlockNumber({ cacheTime: 0 });
     const at = { blockNumber: block } as const;
     const seen = await accountsSeen(client, [oldVault], firstBlock, block);
     const accounts = (
