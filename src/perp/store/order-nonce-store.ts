@@ -36,6 +36,40 @@ interface Waiting {
 }
 
 /**
+ * Claims answered in batches of one event-loop turn: the first claim of an idle batcher starts a
+ * batch on the next turn, so the claims of requests parsed in the same turn share it; later ones
+ * wait for the batch in flight. A failed batch fails every claim in it with the same error.
+ */
+function claimsInTurns(maxBatch: number, decide: (batch: Waiting[]) => Promise<NonceClaim[]>): (rec: NonceClaimInput) => Promise<NonceClaim> {
+  let queue: Waiting[] = [];
+  let busy = false;
+  async function drain(): Promise<void> {
+    try {
+      while (queue.length > 0) {
+        const batch = queue.slice(0, maxBatch);
+        queue = queue.slice(batch.length);
+        try {
+          const answers = await decide(batch);
+          batch.forEach((w, i) => w.resolve(answers[i]));
+        } catch (err) {
+          for (const w of batch) w.reject(err);
+        }
+      }
+    } finally {
+      busy = false;
+    }
+  }
+  return (rec) =>
+    new Promise<NonceClaim>((resolve, reject) => {
+      queue.push({ rec, resolve, reject });
+      if (!busy) {
+        busy = true;
+        setImmediate(() => void drain());
+      }
+    });
+}
+
+/**
  * Group commit of order nonces. A durable insert per order cost a commit (an fsync with SQLite's
  * `synchronous = FULL`) on the request path, blocking the event loop about 3 ms an order on disk;
  * the batches commit without an fsync of their own (below, in `write`).
@@ -54,8 +88,6 @@ export function createOrderNonceClaimer(db: DbExecutor, opts: { retentionMs: num
   const pruneEveryMs = opts.pruneEveryMs ?? 60_000;
   // 5 bound values a row: well inside SQLite's and PostgreSQL's limits on parameters.
   const maxBatch = opts.maxBatch ?? 500;
-  let queue: Waiting[] = [];
-  let writing = false;
   let lastPrune = -Infinity;
 
   const postgres = kyselyOf(db).getExecutor().adapter instanceof PostgresAdapter;
@@ -157,37 +189,7 @@ export function createOrderNonceClaimer(db: DbExecutor, opts: { retentionMs: num
     }, { durable: false });
   }
 
-  async function drain(): Promise<void> {
-    writing = true;
-    try {
-      while (queue.length > 0) {
-        const batch = queue.slice(0, maxBatch);
-        queue = queue.slice(batch.length);
-        try {
-          const answers = await write(batch);
-          batch.forEach((w, i) => w.resolve(answers[i]));
-        } catch (err) {
-          for (const w of batch) w.reject(err);
-        }
-      }
-    } finally {
-      writing = false;
-    }
-  }
-
-  return {
-    claim(rec) {
-      return new Promise<NonceClaim>((resolve, reject) => {
-        queue.push({ rec, resolve, reject });
-        // The first claim of an idle claimer starts a batch on the next turn, so the claims of
-        // requests parsed in the same turn share it; later ones wait for the batch in flight.
-        if (!writing) {
-          writing = true;
-          setImmediate(() => void drain());
-        }
-      });
-    },
-  };
+  return { claim: claimsInTurns(maxBatch, write) };
 }
 
 /**
@@ -220,8 +222,6 @@ export function createJournalNonceLedger(db: DbExecutor, opts: { retentionMs: nu
   const known = new Map<string, { rec: NonceClaimInput; orderHash: string; writtenAt: number }>();
   let unwritten: NonceClaimInput[] = [];
   let generation = 0;
-  let queue: Waiting[] = [];
-  let checking = false;
   let lastPrune = -Infinity;
 
   async function decide(batch: Waiting[]): Promise<NonceClaim[]> {
@@ -264,34 +264,8 @@ export function createJournalNonceLedger(db: DbExecutor, opts: { retentionMs: nu
     });
   }
 
-  async function drain(): Promise<void> {
-    checking = true;
-    try {
-      while (queue.length > 0) {
-        const batch = queue.slice(0, maxBatch);
-        queue = queue.slice(batch.length);
-        try {
-          const answers = await decide(batch);
-          batch.forEach((w, i) => w.resolve(answers[i]));
-        } catch (err) {
-          for (const w of batch) w.reject(err);
-        }
-      }
-    } finally {
-      checking = false;
-    }
-  }
-
   return {
-    claim(rec) {
-      return new Promise<NonceClaim>((resolve, reject) => {
-        queue.push({ rec, resolve, reject });
-        if (!checking) {
-          checking = true;
-          setImmediate(() => void drain());
-        }
-      });
-    },
+    claim: claimsInTurns(maxBatch, decide),
     take() {
       const rows = unwritten;
       unwritten = [];
