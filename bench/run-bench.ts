@@ -19,6 +19,8 @@
  * BENCH_ONLY=http, indexer, executor, oneclick, upgrade, perp-withdrawals or perp runs one part. The perpetual part: the matching engine's
  * book against nodejs-order-book on the same streams (steady and deep books) and the full engine,
  * then the sequencer's group-committed journal against single-row commits of the same database, then
+ * the journal and the projector with SQLite statements kept per text against prepared per query
+ * (bench/sqlite-statements-bench.ts; BENCH_ONLY=sqlite-statements runs that alone), then
  * signed orders end to end over HTTP against native signer recovery alone (libsecp256k1, with viem's
  * JS recovery beside it), the same against a bare Fastify route, and (issue 29) the same orders in
  * batches of 20 over HTTP and as place frames over the WebSocket against the same recovery
@@ -54,6 +56,7 @@ import { runOneClickBench, type OneClickBenchResult } from './one-click-bench.ts
 import { median, startBenchServer, stopServers, type Server, type ServerMode } from './bench-children.ts';
 import { runPerpEngineBench } from './perp-engine-bench.ts';
 import { runPerpJournalBench } from './perp-journal-bench.ts';
+import { runSqliteStatementsBench } from './sqlite-statements-bench.ts';
 import { runPerpLatencyBench, type LatencyKind } from './perp-latency-bench.ts';
 import { runMetricsCostBench, runPerpOrdersBench } from './perp-orders-bench.ts';
 import { runPerpScaleOutBench } from './perp-scaleout-bench.ts';
@@ -526,6 +529,10 @@ if (!only || only === 'perp') {
   console.log('\nperpetual journal, group commit against single-row commits (bench/perp-journal-bench.ts):');
   const j = await runPerpJournalBench();
   console.log(j.table);
+}
+if (!only || only === 'perp' || only === 'sqlite-statements') {
+  console.log('\nSQLite statements kept per text (issue 40): the journal and the projector in one process, against each query prepared anew (bench/sqlite-statements-bench.ts):');
+  console.log((await runSqliteStatementsBench()).table);
 }
 /** The closed-loop throughputs of the perp-orders part, orders a second: the latency part's saturation in a full run. */
 let perpSaturation: Partial<Record<LatencyKind, number>> | undefined;

@@ -8,6 +8,7 @@ import { StorageUnavailableError, ValidationError } from '../errors/app-error.ts
 import { CurrentSchemaIntrospector } from './current-schema-introspector.ts';
 import { assertDatabaseReadable, readDatabaseVersion, recordAppRelease } from './database-version.ts';
 import { ErrorMappingDialect } from './error-mapping-dialect.ts';
+import { cachedStatements } from './sqlite-statement-cache.ts';
 import { MIGRATIONS, migrationProviderOf, type MigrationList } from './migrations/index.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { toStorageError } from './storage-errors.ts';
@@ -51,6 +52,12 @@ export interface OpenDatabaseOptions {
   poolSize?: number;
   /** Milliseconds to wait for a PostgreSQL connection, or for a locked SQLite file. Default 10 000 / 5 000. */
   connectTimeoutMs?: number;
+  /**
+   * SQLite: keep each SQL text's prepared statement for the next query of that text
+   * (sqlite-statement-cache.ts). Default true; false prepares every query anew, as Kysely does
+   * (for the bench's A/B, bench/sqlite-statements-bench.ts).
+   */
+  statementCache?: boolean;
 }
 
 export const DEFAULT_SQLITE_PATH = './data/tokex.sqlite';
@@ -105,7 +112,8 @@ function openSqlite(path: string, opts: OpenDatabaseOptions): Db {
   }
   const kysely = new Kysely<DatabaseSchema>({
     // SQLite's schema changes are transactional (Kysely's adapter says not): migrations all or nothing.
-    dialect: new ErrorMappingDialect(new SqliteDialect({ database: raw }), { immediateTransactions: true, transactionalDdl: true }),
+    // Each SQL text prepared once (sqlite-statement-cache.ts): Kysely prepares every query anew.
+    dialect: new ErrorMappingDialect(new SqliteDialect({ database: opts.statementCache === false ? raw : cachedStatements(raw) }), { immediateTransactions: true, transactionalDdl: true }),
   });
   return located({ kysely, dialect: 'sqlite', close: onceClose(() => kysely.destroy()) }, { sqlitePath: path });
 }
