@@ -81,6 +81,8 @@ export interface PositionWaiters {
   reached(position: number): void;
   /** Resolves every waiter (a stop: nobody waits for ever). */
   releaseAll(): void;
+  /** How many wait. */
+  readonly size: number;
 }
 
 export function createPositionWaiters(): PositionWaiters {
@@ -97,6 +99,9 @@ export function createPositionWaiters(): PositionWaiters {
     },
     releaseAll() {
       for (const w of waiters.splice(0)) w.resolve();
+    },
+    get size() {
+      return waiters.length;
     },
   };
 }

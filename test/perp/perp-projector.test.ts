@@ -179,6 +179,29 @@ describe.each(WITH_WRITERS)('perp projector ($name, written on its $writer)', ({
     expect(await counts(db)).toMatchObject({ orders: 2, trades: 2 });
   });
 
+  it('a caughtUp in this process starts the write it waits for at once, without waiting out the interval', async () => {
+    const { sequencer, gateway } = await startSequencer();
+    // An interval far longer than the test's timeout: only the wake-up can write the second batch in time.
+    const projector = createPerpProjector({ ...writerOf(writer, db), db, gateway, feeAccount: FEE_ACCOUNT, retryMs: 20, minWriteIntervalMs: 600_000 });
+    await projector.start();
+    cleanup.push(() => projector.stop());
+    await submitAll(gateway, PART_1.slice(0, 4));
+    const seq1 = sequencer.engine.lastSeq;
+    await projector.caughtUp(seq1);
+    expect(await count(db, 'perp_orders')).toBe(1);
+
+    // B's buy is durable, and its write waits out the interval…
+    await submitAll(gateway, PART_1.slice(4));
+    const seq2 = sequencer.engine.lastSeq;
+    expect(projector.projectedSeq).toBe(seq1);
+    // …until a reader in this process asks for it.
+    await projector.caughtUp(seq2);
+    expect(projector.projectedSeq).toBe(seq2);
+    expect(await getMeta(db, PROJECTION_CURSOR_KEY)).toBe(String(seq2));
+    expect(await counts(db)).toMatchObject({ orders: 2, trades: 2 });
+    expect(await getOrder(db, 1)).toMatchObject({ filledLots: 4, status: 'PARTIALLY_FILLED' });
+  });
+
   it('a new projector on the same database resumes from the cursor: every event applied once', async () => {
     // A tiny event buffer: the second projector's catch-up is regenerated from the journal.
     const { sequencer, gateway } = await startSequencer(4);
