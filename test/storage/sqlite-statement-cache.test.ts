@@ -9,7 +9,7 @@ describe('SQLite statements prepared once per text', () => {
     for (const d of open.splice(0)) d.close();
   });
 
-  function fresh(max?: number) {
+  function fresh(limits?: Parameters<typeof cachedStatements>[1]) {
     const raw = new BetterSqlite3(':memory:');
     raw.exec('create table t (id integer primary key, name text not null)');
     let prepares = 0;
@@ -20,7 +20,7 @@ describe('SQLite statements prepared once per text', () => {
       },
       close: () => raw.close(),
     };
-    const db = cachedStatements(counting, max);
+    const db = cachedStatements(counting, limits);
     open.push(db);
     return { raw, db, prepares: () => prepares };
   }
@@ -37,7 +37,7 @@ describe('SQLite statements prepared once per text', () => {
       { id: 3, name: 'c' },
     ]);
     expect(prepares()).toBe(2);
-    expect(db.stats).toEqual({ prepared: 2, reused: 2, size: 2 });
+    expect(db.stats).toEqual({ prepared: 2, reused: 2, size: 2, textBytes: insert.length + 'select id, name from t where id >= ? order by id'.length });
   });
 
   it('gives a query whose kept statement is still being iterated a statement of its own', () => {
@@ -60,7 +60,7 @@ describe('SQLite statements prepared once per text', () => {
   });
 
   it('keeps at most maxStatements texts, dropping the least recently used', () => {
-    const { db, prepares } = fresh(2);
+    const { db, prepares } = fresh({ maxStatements: 2 });
     const a = 'select 1 as v';
     const b = 'select 2 as v';
     const c = 'select 3 as v';
@@ -75,6 +75,24 @@ describe('SQLite statements prepared once per text', () => {
     expect(prepares()).toBe(4);
   });
 
+  it('keeps no text longer than maxStatementBytes, and at most maxTextBytes of text in all', () => {
+    const { db, prepares } = fresh({ maxStatementBytes: 40, maxTextBytes: 60 });
+    const long = `select 1 as v where 1 in (${Array.from({ length: 20 }, (_, i) => i).join(',')})`;
+    expect(long.length).toBeGreaterThan(40);
+    db.prepare(long).all([]);
+    db.prepare(long).all([]);
+    expect(prepares()).toBe(2);
+    expect(db.stats).toMatchObject({ size: 0, textBytes: 0 });
+    // Three texts of 25 to 27 characters: the third pushes the first out (60 in all at most).
+    const texts = ['select 11 as value_one   ', 'select 22 as value_two    ', 'select 33 as value_three  '];
+    for (const t of texts) db.prepare(t).all([]);
+    expect(db.stats).toMatchObject({ size: 2, textBytes: texts[1].length + texts[2].length });
+    db.prepare(texts[0]).all([]);
+    expect(prepares()).toBe(6);
+    db.prepare(texts[0]).all([]);
+    expect(prepares()).toBe(6);
+  });
+
   it('sees a schema change made after a text was kept (SQLite prepares it again itself)', () => {
     const { db } = fresh();
     db.prepare('insert into t (id, name) values (?, ?)').run([1, 'a']);
@@ -87,7 +105,7 @@ describe('SQLite statements prepared once per text', () => {
   it('does not keep a text that fails to prepare, and reports the error', () => {
     const { db } = fresh();
     expect(() => db.prepare('select nope from t')).toThrow(/no such column/);
-    expect(db.stats).toEqual({ prepared: 0, reused: 0, size: 0 });
+    expect(db.stats).toEqual({ prepared: 0, reused: 0, size: 0, textBytes: 0 });
   });
 
   it('answers through Kysely exactly as the uncached connection does', async () => {
