@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { sql } from 'kysely';
 import { commandToText } from '../src/perp/sequencer/engine-codec.ts';
+import type { EngineCommand } from '../src/perp/engine/engine-types.ts';
 import { EngineSequencer } from '../src/perp/sequencer/engine-sequencer.ts';
 import { appendJournal, lastJournalSeq } from '../src/perp/store/engine-journal-store.ts';
 import { openDatabase, type Db } from '../src/storage/database.ts';
@@ -58,21 +59,26 @@ interface GroupRun {
   maxBatch: number;
 }
 
+/** Submits `commands` commands of `stream` from `concurrency` submitters, each awaiting its answer before the next. */
+export async function submitConcurrently(sequencer: Pick<EngineSequencer, 'submit'>, stream: Iterator<EngineCommand>, commands: number, concurrency: number): Promise<void> {
+  let left = commands;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (left > 0) {
+        left--;
+        await sequencer.submit(stream.next().value as EngineCommand);
+      }
+    }),
+  );
+}
+
 /** Group commit through a sequencer on a journal that may already hold rows (ids are unique per run). */
 async function groupCommit(db: Db, commands: number, concurrency: number): Promise<GroupRun> {
   const sequencer = new EngineSequencer({ db, snapshotEvery: 0 });
   await sequencer.start();
   const stream = perpCommandStream(11, `bench${concurrency}`);
-  let left = commands;
   const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (left > 0) {
-        left--;
-        await sequencer.submit(stream.next().value!);
-      }
-    }),
-  );
+  await submitConcurrently(sequencer, stream, commands, concurrency);
   const groupSeconds = (performance.now() - t0) / 1000;
   const { batches, rows, maxBatchRows } = sequencer.stats;
   await sequencer.stop();

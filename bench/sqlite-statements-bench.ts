@@ -21,6 +21,7 @@ import { pathToFileURL } from 'node:url';
 import { createPerpProjector } from '../src/perp/projection/perp-projector.ts';
 import { EngineSequencer } from '../src/perp/sequencer/engine-sequencer.ts';
 import { openDatabase } from '../src/storage/database.ts';
+import { submitConcurrently } from './perp-journal-bench.ts';
 import { perpCommandStream, STREAM_ACCOUNTS } from '../test/support/perp-command-stream.ts';
 
 export interface StatementsSide {
@@ -47,17 +48,9 @@ async function side(dir: string, name: string, statementCache: boolean, commands
     for (let i = 0; i < 500; i++) await sequencer.submit(warm.next().value!);
     await projector.caughtUp(sequencer.lastDurableEventSeq);
     const stream = perpCommandStream(11, name);
-    let left = commands;
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (left > 0) {
-          left--;
-          await sequencer.submit(stream.next().value!);
-        }
-      }),
-    );
+    await submitConcurrently(sequencer, stream, commands, concurrency);
     await projector.caughtUp(sequencer.lastDurableEventSeq);
     const seconds = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
