@@ -247,7 +247,7 @@ export function recordRateLimited(app: object, bucket: string): void {
 export const ENGINE_COMMAND_KINDS = [
   'deposit', 'withdraw', 'placeOrder', 'amendOrder', 'cancelOrder', 'cancelOrders', 'cancelAll', 'setLeverage', 'adjustMargin',
   'setMarkPrice', 'addInstrument', 'updateInstrument', 'requestWithdrawal', 'settleWithdrawal', 'addLiquidity',
-  'removeLiquidity', 'cancelAllAfter', 'applyFunding', 'applySplit',
+  'removeLiquidity', 'cancelAllAfter', 'applyFunding', 'applySplit', 'setRules',
 ] as const;
 const COMMAND_KINDS: ReadonlySet<string> = new Set(ENGINE_COMMAND_KINDS);
 

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { DEFAULT_INSTRUMENTS } from '../../src/perp/engine/instruments.ts';
-import { PerpEngine } from '../../src/perp/engine/perp-engine.ts';
 import { createInProcessGateway } from '../../src/perp/sequencer/engine-gateway.ts';
 import { EngineSequencer, loadEngineFromJournal } from '../../src/perp/sequencer/engine-sequencer.ts';
+import { commandToText, resultSummaryToJson } from '../../src/perp/sequencer/engine-codec.ts';
+import { genesisEngine } from '../../src/perp/sequencer/journal-replay.ts';
 import {
   appendJournal,
   findJournalByCommandIds,
@@ -16,41 +17,19 @@ import {
   type JournalRow,
 } from '../../src/perp/store/engine-journal-store.ts';
 import type { Db } from '../../src/storage/database.ts';
-import type { EngineCommand, EngineEvent } from '../../src/perp/engine/engine-types.ts';
+import { ENGINE_RULES, type EngineCommand, type EngineEvent } from '../../src/perp/engine/engine-types.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
+import { START_ROWS, expectStartRows, startCommands, startedEngine } from '../support/journal-start.ts';
 import { STREAM_ACCOUNTS, takeCommands } from '../support/perp-command-stream.ts';
 import { until } from '../support/poll.ts';
 
-/**
- * On its first start the sequencer lists the configured instruments (DEFAULT_INSTRUMENTS), one
- * journal row and one event each, before any submitted command: user commands start at LISTED + 1.
- */
-const LISTED = DEFAULT_INSTRUMENTS.length;
-/** The sequencers' clock in these tests: the listing commands' ts (and the snapshots' created_at). */
+/** On its first start the sequencer journals START_ROWS rows (journal-start.ts): user commands start at LISTED + 1. */
+const LISTED = START_ROWS;
+/** The sequencers' clock in these tests: the start commands' ts (and the snapshots' created_at). */
 const LISTED_AT = 1_690_000_000_000;
 const now = () => LISTED_AT;
-
-/** The listing commands the sequencer journals on an empty journal, in order. */
-const listings = (): EngineCommand[] =>
-  DEFAULT_INSTRUMENTS.map((config, i) => ({ kind: 'addInstrument', id: `instrument:add:${config.symbol}:${i + 1}`, ts: LISTED_AT, config }));
-
-/** An engine as the sequencer starts it on an empty journal: genesis, then the listings, applied directly. */
-function listedEngine(): { engine: PerpEngine; events: EngineEvent[] } {
-  const engine = new PerpEngine({ instruments: [] });
-  const events = listings().flatMap((c) => {
-    const r = engine.apply(c);
-    expect(r.code).toBe('OK');
-    return r.events;
-  });
-  return { engine, events };
-}
-
-/** The journal's first LISTED rows are exactly the listings. */
-function expectListingRows(rows: JournalRow[]): void {
-  expect(rows.slice(0, LISTED).map((r) => [r.seq, r.kind, r.commandId, r.code])).toEqual(
-    listings().map((c, i) => [i + 1, 'addInstrument', c.id, 'OK']),
-  );
-}
+const listings = (): EngineCommand[] => startCommands(LISTED_AT);
+const listedEngine = () => startedEngine(LISTED_AT);
 
 const row = (seq: number, over: Partial<JournalRow> = {}): JournalRow => ({
   seq,
@@ -128,7 +107,7 @@ describe.each(testDatabases)('perp engine journal ($name)', ({ open }) => {
     expect(maxBatchRows).toBeGreaterThan(10);
     // Refused commands are journalled with their code too.
     const journal = await readJournalAfter(db, 0);
-    expectListingRows(journal);
+    expectStartRows(journal);
     expect(journal.slice(LISTED).map((r) => r.code)).toEqual(answers.map((r) => r.code));
     expect(answers.some((r) => !r.ok)).toBe(true);
     await seq.stop();
@@ -286,6 +265,41 @@ describe.each(testDatabases)('perp engine journal ($name)', ({ open }) => {
     expect(after).not.toBe(hash);
   });
 
+  it('a journal from before rule versions replays under rules 1, and its first start on this release journals setRules once', async () => {
+    // An earlier release's journal: its listings and commands applied under rules 1, no setRules row.
+    const old = genesisEngine();
+    const oldListings: EngineCommand[] = DEFAULT_INSTRUMENTS.map((config, i) => ({ kind: 'addInstrument', id: `instrument:add:${config.symbol}:${i + 1}`, ts: LISTED_AT, config }));
+    const rows: JournalRow[] = [...oldListings, ...takeCommands(3, 'o', 400)].map((c, i) => {
+      const r = old.apply(c);
+      return { seq: i + 1, commandId: c.id, kind: c.kind, command: commandToText(c), ts: c.ts, code: r.code, lastEventSeq: old.lastSeq, result: resultSummaryToJson(r) };
+    });
+    expect(rows.filter((r) => r.code === 'OK').length).toBeGreaterThan(250);
+    await appendJournal(db, rows);
+
+    const seq = new EngineSequencer({ db, now });
+    await seq.start();
+    const raised = rows.length + 1;
+    expect((await readJournalAfter(db, rows.length)).map((r) => [r.seq, r.kind, r.commandId, r.code, r.lastEventSeq])).toEqual([
+      [raised, 'setRules', `rules:${ENGINE_RULES}:${raised}`, 'OK', old.lastSeq],
+    ]);
+    expect(seq.nextSeq).toBe(raised + 1);
+    expect(seq.engine.rules).toBe(ENGINE_RULES);
+    // The old rows replayed to the old engine's state; only the rules differ.
+    expect(old.apply({ kind: 'setRules', id: 'x', ts: 1, rules: ENGINE_RULES }).ok).toBe(true);
+    expect(seq.engine.stateHash()).toBe(old.stateHash());
+    await seq.stop();
+
+    // Once raised, never again: from the stop's snapshot, and from genesis.
+    const again = new EngineSequencer({ db, now });
+    await again.start();
+    expect(again.nextSeq).toBe(raised + 1);
+    expect(again.engine.rules).toBe(ENGINE_RULES);
+    expect(again.engine.stateHash()).toBe(old.stateHash());
+    await again.stop();
+    const full = await loadEngineFromJournal(db, undefined, { ignoreSnapshots: true });
+    expect(full.engine.stateHash()).toBe(old.stateHash());
+  });
+
   it('checks a replay by state hash: a journal row changed under its snapshots is found, not replayed into another state', async () => {
     const live = new EngineSequencer({ db, now, snapshotEvery: 50, keepSnapshots: 3 });
     await live.start();
@@ -337,7 +351,7 @@ describe.each(testDatabases)('perp engine journal ($name)', ({ open }) => {
     const cmds = takeCommands(5, 'w', 200);
     const answers = await Promise.all(cmds.map((c) => gw.submit(c)));
     const { engine: direct, events: listed } = listedEngine();
-    expect(listed.map((e) => e.type)).toEqual(Array(LISTED).fill('instrumentConfigured'));
+    expect(listed.map((e) => e.type)).toEqual(Array(DEFAULT_INSTRUMENTS.length).fill('instrumentConfigured'));
     const expected = cmds.map((c) => direct.apply(c));
     expect(answers.map(({ journalSeq: _j, ...r }) => r)).toEqual(expected);
     // From seq 1: the listings' events, then the commands'.

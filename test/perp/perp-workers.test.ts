@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EngineCommand } from '../../src/perp/engine/engine-types.ts';
-import { DEFAULT_INSTRUMENTS } from '../../src/perp/engine/instruments.ts';
+import { START_ROWS, expectStartRows } from '../support/journal-start.ts';
 import { EMPTY_BASIS, markPrice } from '../../src/perp/pricing/mark-price.ts';
 import { fundingRate, impactPrice, premiumSample } from '../../src/perp/pricing/funding-rate.ts';
 import { createInProcessGateway, type EngineGateway } from '../../src/perp/sequencer/engine-gateway.ts';
@@ -42,11 +42,8 @@ const MM = '0x00000000000000000000000000000000000000cc';
 /** An hour boundary: a funding time. */
 const H = 1_717_999_200_000;
 
-/**
- * Journal rows the sequencer writes on its first start (one addInstrument per default instrument),
- * before the workers submit anything: their commands start at journal seq LISTED + 1.
- */
-const LISTED = DEFAULT_INSTRUMENTS.length;
+/** Journal rows the sequencer writes on its first start (journal-start.ts): the workers' commands start at LISTED + 1. */
+const LISTED = START_ROWS;
 
 const tx = (n: number) => `0x${n.toString(16).padStart(64, '0')}`;
 
@@ -91,9 +88,7 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
   /** The journal after the listings, which are checked to be exactly those. */
   const workerJournal = async (): Promise<JournalRow[]> => {
     const rows = await journal();
-    expect(rows.slice(0, LISTED).map((r) => [r.kind, r.code, JSON.parse(r.command).config.symbol])).toEqual(
-      DEFAULT_INSTRUMENTS.map((c) => ['addInstrument', 'OK', c.symbol]),
-    );
+    expectStartRows(rows);
     return rows.slice(LISTED);
   };
   const submitOk = async (gateway: EngineGateway, cmd: EngineCommand) => {

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import type { EngineCommand, EngineEvent } from '../../src/perp/engine/engine-types.ts';
-import { DEFAULT_INSTRUMENTS } from '../../src/perp/engine/instruments.ts';
-import { PerpEngine } from '../../src/perp/engine/perp-engine.ts';
+import { genesisEngine } from '../../src/perp/sequencer/journal-replay.ts';
+import { START_ROWS, startCommands } from '../support/journal-start.ts';
 import { toCommandMessage } from '../../src/perp/sequencer/engine-gateway.ts';
 import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
 import { createRedisGateway, serveEngineOverRedis } from '../../src/perp/sequencer/redis-stream-transport.ts';
@@ -13,14 +13,10 @@ import { until } from '../support/poll.ts';
 
 const url = process.env.REDIS_URL;
 
-/**
- * On an empty journal the sequencer first lists the default instruments: one journal row and one
- * event each, with command ids from their journal seq and ts from its clock (fixed here).
- */
-const LISTED = DEFAULT_INSTRUMENTS.length;
+/** On an empty journal the sequencer first journals START_ROWS rows (journal-start.ts), at its clock's ts (fixed here). */
+const LISTED = START_ROWS;
 const LISTED_AT = 1_690_000_000_000;
-const listings = (): EngineCommand[] =>
-  DEFAULT_INSTRUMENTS.map((config, i) => ({ kind: 'addInstrument', id: `instrument:add:${config.symbol}:${i + 1}`, ts: LISTED_AT, config }));
+const listings = (): EngineCommand[] => startCommands(LISTED_AT);
 
 /** A started sequencer on a fresh SQLite journal, and stream names under a fresh prefix. */
 async function freshSequencer() {
@@ -73,7 +69,7 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       const cmds = takeCommands(9, 'rs', 150);
       const answers = await Promise.all(cmds.map((c) => gateway.submit(c)));
       // The engine the sequencer started as: genesis, then the listings.
-      const direct = new PerpEngine({ instruments: [] });
+      const direct = genesisEngine();
       const listed = listings().map((c) => direct.apply(c));
       expect(listed.map((r) => r.code)).toEqual(Array(LISTED).fill('OK'));
       const expected = cmds.map((c) => direct.apply(c));
@@ -120,7 +116,7 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       const cmds = takeCommands(5, 'grp', 20);
       const before = sequencer.stats.batches;
       const answers = await gateway.submitMany!(cmds);
-      const direct = new PerpEngine({ instruments: [] });
+      const direct = genesisEngine();
       for (const c of listings()) direct.apply(c);
       expect(answers.map(({ journalSeq: _j, ...r }) => r)).toEqual(cmds.map((c) => direct.apply(c)));
       expect(answers.map((a) => a.journalSeq)).toEqual(cmds.map((_, i) => LISTED + 1 + i));

@@ -13,15 +13,15 @@ import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type OpenDatabaseOptions } from '../../src/storage/database.ts';
-import { DEFAULT_INSTRUMENTS } from '../../src/perp/engine/instruments.ts';
 import { loadEngineFromJournal } from '../../src/perp/sequencer/engine-sequencer.ts';
 import { readJournalAfter, type JournalRow } from '../../src/perp/store/engine-journal-store.ts';
 import { uniqueSchemaName } from '../support/test-databases.ts';
+import { START_ROWS, expectStartRows } from '../support/journal-start.ts';
 
 const CHILD = resolve(import.meta.dirname, 'sequencer-kill-child.ts');
 
 /** Journal rows the sequencer writes on its first start, before any submitted command. */
-const LISTED = DEFAULT_INSTRUMENTS.length;
+const LISTED = START_ROWS;
 
 interface RunOutcome {
   readyNextSeq: number;
@@ -119,9 +119,7 @@ describe.each(targets)('perp sequencer under kill -9 ($name)', ({ setup }) => {
         try {
           const rows = await readAll(db);
           expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i + 1));
-          expect(rows.slice(0, LISTED).map((r) => [r.kind, r.code, JSON.parse(r.command).config.symbol])).toEqual(
-            DEFAULT_INSTRUMENTS.map((c) => ['addInstrument', 'OK', c.symbol]),
-          );
+          expectStartRows(rows);
           const bySeq = new Map(rows.map((r) => [r.commandId, r.seq]));
           const missing = [...outcome.answered].filter(([id, seq]) => bySeq.get(id) !== seq);
           expect(missing, 'answered commands absent from the journal').toEqual([]);

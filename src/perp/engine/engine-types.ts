@@ -150,6 +150,26 @@ export interface ApplySplitCommand extends CommandBase {
   ratioFrom: number;
 }
 
+/**
+ * The rules the engine applies from this command on (ENGINE_RULES): journalled, so that a journal
+ * replays under the rules its commands were applied under, and a rule change takes effect at a
+ * known row. Rules only rise, one release's at a time or more; the sequencer journals it at start.
+ */
+export interface SetRulesCommand extends CommandBase {
+  kind: 'setRules';
+  rules: number;
+}
+
+/**
+ * The engine's rules: what a replay must apply to reproduce the journal. A journal starts at 1 (a
+ * genesis engine); its `setRules` rows raise them. What each version changed:
+ * - 1: the rules before versions existed.
+ * - 2: an account with open bad debt is checked at every mark update of its instruments
+ *   (risk/liquidation-index.ts `armAccount`), so that its debt resolves at the same command on an
+ *   engine restored from a snapshot as on the one that ran.
+ */
+export const ENGINE_RULES = 2;
+
 /** Lists an instrument (journalled, so a replay reproduces the settings the venue traded under). */
 export interface AddInstrumentCommand extends CommandBase {
   kind: 'addInstrument';
@@ -226,7 +246,8 @@ export type EngineCommand =
   | AddLiquidityCommand
   | RemoveLiquidityCommand
   | CancelAllAfterCommand
-  | ApplySplitCommand;
+  | ApplySplitCommand
+  | SetRulesCommand;
 
 export type CommandKind = EngineCommand['kind'];
 
@@ -853,6 +874,8 @@ export interface EngineSnapshot {
   lps: LpSnapshot[];
   /** Sorted. */
   badDebtAccounts: string[];
+  /** ENGINE_RULES the state is under; absent for 1, so a snapshot from before versions hashes as it did. */
+  rules?: number;
 }
 
 /** Deep copy with every bigint as its decimal string (for journals and JSON answers). */

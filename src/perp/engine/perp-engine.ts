@@ -49,6 +49,7 @@ import type {
   SplitAccepted,
   WithdrawCommand,
 } from './engine-types.ts';
+import { ENGINE_RULES } from './engine-types.ts';
 import { DEFAULT_INSTRUMENTS, instrumentSpec, type InstrumentConfig, type InstrumentSpec } from './instruments.ts';
 import { MatchPlan } from './matching/match-plan.ts';
 import { poolEquity, valueOf } from './pool/liquidity-pool.ts';
@@ -57,6 +58,7 @@ import { initialMargin, maintenanceMargin, marginSummary, valuation } from './ri
 import { restoreState, snapshotOf, stateHashOf } from './snapshot.ts';
 import { settleTriggers, triggersPending } from './triggers/fire-triggers.ts';
 import { amendOrderCommand } from './commands/amend-order-command.ts';
+import { setRulesCommand } from './commands/set-rules-command.ts';
 import type { EngineOrder } from './state/entities.ts';
 import { DEFAULT_LEVERAGE, EngineState, FEE_ACCOUNT, reject } from './state/engine-state.ts';
 import { normaliseAccount, isSafePosInt } from './state/validate.ts';
@@ -77,6 +79,11 @@ export interface PerpEngineOptions {
   feeAccount?: string;
   /** Default: DEFAULT_LEVERAGE. */
   defaultLeverage?: number;
+  /**
+   * The rules in force (ENGINE_RULES). Default: this engine's own, as for an engine of a test; a
+   * journal's genesis engine starts at 1 and replays its setRules rows (journal-replay.ts).
+   */
+  rules?: number;
 }
 
 /** One handler per command kind; a switch (the compiler checks it covers every kind), not a lookup, on the hot path. */
@@ -120,6 +127,8 @@ function dispatch(s: EngineState, plan: MatchPlan, cmd: EngineCommand): CommandR
       return cancelAllAfterCommand(s, cmd);
     case 'applySplit':
       return applySplitCommand(s, cmd);
+    case 'setRules':
+      return setRulesCommand(s, cmd);
     default: {
       const unknown: never = cmd;
       return reject('INVALID', `kind: unknown command ${JSON.stringify((unknown as { kind?: unknown }).kind)}`);
@@ -162,6 +171,9 @@ export class PerpEngine {
     const fee = (options.feeAccount ?? FEE_ACCOUNT).toLowerCase();
     if (normaliseAccount(fee) === null) throw new Error('engine: feeAccount must be a 0x address');
     this.s = new EngineState(defaultLeverage, fee);
+    const rules = options.rules ?? ENGINE_RULES;
+    if (!isSafePosInt(rules) || rules > ENGINE_RULES) throw new Error(`engine: rules must be 1..${ENGINE_RULES}`);
+    this.s.rules = rules;
     for (const config of options.instruments ?? DEFAULT_INSTRUMENTS) {
       const spec = instrumentSpec(config);
       if (this.s.instruments.has(spec.symbol)) throw new Error(`engine: instrument ${spec.symbol} configured twice`);
@@ -241,6 +253,11 @@ export class PerpEngine {
 
   // ===========================================================================================
   // Reads (for the API and the workers).
+
+  /** The rules in force (ENGINE_RULES in engine-types.ts). */
+  get rules(): number {
+    return this.s.rules;
+  }
 
   get lastSeq(): number {
     return this.s.nextSeq - 1;

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { OrderBook } from './book/order-book.ts';
 import { configOf } from './commands/instrument-commands.ts';
-import type { AccountSnapshot, EngineSnapshot, OrderSnapshot } from './engine-types.ts';
+import { ENGINE_RULES, type AccountSnapshot, type EngineSnapshot, type OrderSnapshot } from './engine-types.ts';
 import { instrumentSpec } from './instruments.ts';
 import { armAccount } from './risk/liquidation-index.ts';
 import { imrFor } from './risk/margin-rates.ts';
@@ -62,6 +62,8 @@ export function snapshotOf(s: EngineState): EngineSnapshot {
   return {
     version: 2, nextSeq: s.nextSeq, nextOrderId: s.nextOrderId, feeAccount: s.feeAccount.address, defaultLeverage: s.defaultLeverage,
     instruments, accounts, orders, clientOrders, withdrawals, totalShares: s.totalShares.toString(), lps, badDebtAccounts: [...s.badDebtAccounts].sort(byString),
+    // Only past the first: a snapshot from before rule versions hashes as it always did.
+    ...(s.rules !== 1 ? { rules: s.rules } : {}),
   };
 }
 
@@ -75,6 +77,11 @@ export function restoreState(snap: EngineSnapshot): EngineState {
   const s = new EngineState(snap.defaultLeverage, snap.feeAccount);
   s.nextSeq = snap.nextSeq;
   s.nextOrderId = snap.nextOrderId;
+  // Rules 1 are written as none; a snapshot under rules this engine does not know is a newer release's.
+  if (snap.rules !== undefined && !(Number.isSafeInteger(snap.rules) && snap.rules >= 2 && snap.rules <= ENGINE_RULES)) {
+    throw new Error(`engine snapshot: rules ${String(snap.rules)}, where this engine knows 1..${ENGINE_RULES}`);
+  }
+  s.rules = snap.rules ?? 1;
   for (const i of snap.instruments) {
     const inst = s.addInstrument(instrumentSpec(i.config));
     inst.markTicks = i.markPriceTicks;
@@ -151,6 +158,6 @@ export function restoreState(snap: EngineSnapshot): EngineState {
   s.totalShares = BigInt(snap.totalShares);
   for (const l of snap.lps) s.lps.set(l.account, { shares: BigInt(l.shares), lockedUntil: l.lockedUntil, netDeposited: BigInt(l.netDeposited) });
   for (const a of snap.badDebtAccounts) s.badDebtAccounts.add(a);
-  for (const acct of s.accounts.values()) armAccount(acct);
+  for (const acct of s.accounts.values()) armAccount(acct, s.rules >= 2 && s.badDebtAccounts.has(acct.address));
   return s;
 }

@@ -42,6 +42,7 @@ const COMMAND_BIGINTS: { readonly [K in EngineCommand['kind']]: BigintFieldSet<C
   removeLiquidity: { shares: true },
   cancelAllAfter: {},
   applySplit: {},
+  setRules: {},
 };
 
 const EVENT_BIGINTS: { readonly [T in EngineEvent['type']]: BigintFieldSet<EventOf<T>> } = {

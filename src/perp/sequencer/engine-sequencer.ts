@@ -28,7 +28,7 @@ import {
 } from '../store/engine-journal-store.ts';
 import { commandToText, resultFromSummary, resultSummaryToJson } from './engine-codec.ts';
 import { ENGINE_COMMAND_KINDS, metricsClock, recordJournalFailure, recordJournalFlush } from '../../observability/metrics-registry.ts';
-import type { CommandKind } from '../engine/engine-types.ts';
+import { ENGINE_RULES, type CommandKind } from '../engine/engine-types.ts';
 
 // The metrics' label range is every command kind, and nothing else: the compiler keeps them equal.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -314,7 +314,19 @@ export class EngineSequencer {
     }
     this.lock = lock;
     this._state = 'running';
+    await this.syncRules();
     await this.syncInstruments();
+  }
+
+  /**
+   * Journals this release's engine rules when the journal is under earlier ones: the rows before
+   * replay under the rules they were applied under, those after under these (ENGINE_RULES).
+   */
+  private async syncRules(): Promise<void> {
+    const from = this._engine.rules;
+    if (from >= ENGINE_RULES) return;
+    const r = await this.submit({ kind: 'setRules', id: `rules:${ENGINE_RULES}:${this.nextJournalSeq}`, ts: this.opts.now(), rules: ENGINE_RULES });
+    if (!r.ok) throw new ConflictError(`perp journal: the engine's rules cannot be raised from ${from} to ${ENGINE_RULES}: ${r.message}`);
   }
 
   /**

@@ -24,9 +24,13 @@ export class JournalCorruptError extends AppError {
 
 export const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
 
-/** The engine every journal starts from: the fee account and default leverage, no instrument. */
+/**
+ * The engine every journal starts from: the fee account and default leverage, no instrument, and
+ * the first rules (a journal from before rule versions has no setRules row; a newer one raises them
+ * by one at its first start).
+ */
 export function genesisEngine(options?: PerpEngineOptions): PerpEngine {
-  return new PerpEngine({ ...options, instruments: [] });
+  return new PerpEngine({ ...options, instruments: [], rules: 1 });
 }
 
 /** A snapshot row as an engine, or why not (its text does not hash to its hash, or it does not restore to it). */

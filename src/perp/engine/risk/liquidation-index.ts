@@ -7,7 +7,8 @@
  * it before it could have used up its share, with every rounding against the account. So while no
  * trigger of an account is crossed, the account cannot be liquidatable; a crossed trigger only asks
  * for the exact check, which decides. An isolated position is its own account with one position. An
- * account already below its maintenance margin triggers on any mark update of its instruments.
+ * account already below its maintenance margin, or with open bad debt, triggers on any mark update of
+ * its instruments.
  *
  * The index is derived state: rebuilt from the positions on restore, never snapshotted.
  */
@@ -62,8 +63,24 @@ function arm(p: Position, budget: bigint, rounding: bigint): void {
 /**
  * Re-arms every position of the account. Answers true when the account (cross, or one of its
  * isolated positions) is below its maintenance margin now.
+ *
+ * An account with open bad debt (`openDebt`) triggers on every mark update of its instruments, as
+ * one below maintenance does: the sweep settles its debt again at each (resolved once its equity is
+ * back), so whether it is checked must follow from the state alone. Left to its margin, it would
+ * be checked or not by what the index happened to keep: the running engine still held the ALWAYS
+ * trigger of when the account was under water, where an engine restored from a snapshot re-armed
+ * it at a later one, and the two resolved the debt at different commands.
  */
-export function armAccount(acct: Account): boolean {
+export function armAccount(acct: Account, openDebt: boolean): boolean {
+  const below = armByMargin(acct);
+  if (openDebt) {
+    const list = acct.positionList;
+    for (let i = 0; i < list.length; i++) if (list[i].sizeLots !== 0) arm(list[i], -1n, 0n);
+  }
+  return below;
+}
+
+function armByMargin(acct: Account): boolean {
   let below = false;
   let equity = acct.collateral;
   let mm = 0n;

@@ -417,7 +417,8 @@ export function rearmDirty(s: EngineState): Account[] {
   for (let i = 0; i < dirty.length; i++) {
     const a = dirty[i];
     a.dirty = false;
-    if (armAccount(a)) below.push(a);
+    // Rules 2 (engine-types.ts ENGINE_RULES): an account with open bad debt triggers at every mark update.
+    if (armAccount(a, s.badDebtAccounts.size !== 0 && s.rules >= 2 && s.badDebtAccounts.has(a.address))) below.push(a);
   }
   dirty.length = 0;
   return below;

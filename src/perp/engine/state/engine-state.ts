@@ -67,6 +67,8 @@ export class EngineState {
   totalShares = 0n;
   /** Accounts left with negative equity that nothing could resolve yet (withdrawals pause meanwhile). */
   readonly badDebtAccounts = new Set<string>();
+  /** The rules in force (ENGINE_RULES in engine-types.ts): 1 until a setRules command raises them. */
+  rules = 1;
   /** Accounts with an armed dead man's switch. */
   readonly cancelAfter = new Set<Account>();
   readonly feeAccount: Account;
