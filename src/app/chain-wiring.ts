@@ -19,6 +19,9 @@ import { checkUpgradeLayout, recordDeployedLayouts } from '../chain/upgrade-layo
 import { APP_VERSION } from '../config/build-info.ts';
 import type { StopList } from './stop-list.ts';
 
+/** Per JSON-RPC request of the deploy and the upgrade at start (the request path's is 5 s). */
+export const SETUP_RPC_TIMEOUT_MS = 30_000;
+
 /** Who signs: the deployer (owner of the contracts) or one of the sending roles. */
 export type Signer = 'deployer' | SenderRole;
 
@@ -108,18 +111,22 @@ export async function startChain(params: {
   };
   const addressOf = (signer: Signer) => (signer === 'deployer' ? walletFor(signer)?.account.address : senderAddress(signer, roleOpts));
 
+  // The deploy and the upgrade at start answer nobody waiting: a node slow under load (a first
+  // start on a busy machine, anvil mining a deploy's hundred transactions) must not fail them, as
+  // the request path's 5-second timeout did. Their own clients wait longer; the rest keep theirs.
+  const setup = createChainClients({ rpcUrl, chainId: config.chainId, operatorPrivateKey: keyOf('deployer'), timeoutMs: SETUP_RPC_TIMEOUT_MS });
   const file = deploymentPath(config);
   const read = await readDeploymentRecord(file);
   let existing = read?.record;
   const upgradeNotes: string[] = [];
   if (existing && existing.chainId === config.chainId) {
-    const upgraderWallet = config.upgraderPrivateKey ? createChainWallet(config.upgraderPrivateKey, { chain, rpcUrl }) : deployerWallet;
+    const upgraderWallet = config.upgraderPrivateKey ? createChainWallet(config.upgraderPrivateKey, { chain, rpcUrl, timeoutMs: SETUP_RPC_TIMEOUT_MS }) : setup.walletClient;
     // Only a process that runs every role changes contracts at start: separate role processes would race.
-    existing = await upgradeInPlace({ record: existing, file, embedded, autoUpgrade: (embedded || config.autoUpgrade) && params.allInOneProcess, publicClient, upgraderWallet, logger, flushState, notes: upgradeNotes, chainFlag: config.chainId === (config.stockChains?.[0]?.chainId ?? config.chainId) ? '' : ` --chain ${config.chainId}` });
+    existing = await upgradeInPlace({ record: existing, file, embedded, autoUpgrade: (embedded || config.autoUpgrade) && params.allInOneProcess, publicClient: setup.publicClient, upgraderWallet, logger, flushState, notes: upgradeNotes, chainFlag: config.chainId === (config.stockChains?.[0]?.chainId ?? config.chainId) ? '' : ` --chain ${config.chainId}` });
   }
   const { record, deployed } = await ensureVenues({
-    publicClient,
-    walletClient: deployerWallet,
+    publicClient: setup.publicClient,
+    walletClient: setup.walletClient,
     record: existing,
     venues: params.venues({ addressOf }),
     onDeploy: (venue, reason) => logger.info({ venue, reason, file }, 'deploying venue'),

@@ -45,6 +45,11 @@ export interface ChainFaultProxyOptions {
   maxFaults?: number;
   /** How long a hung exchange holds the socket before destroying it. Default 6 000 ms. */
   hangMs?: number;
+  /**
+   * A node slow under load, apart from the faults: the first `calls` exchanges holding a call of one
+   * of `methods` are forwarded only after `ms`, and answered as the node answers.
+   */
+  slow?: { methods: readonly string[]; calls: number; ms: number };
   host?: string;
   port?: number;
 }
@@ -62,6 +67,8 @@ export interface ChainFaultStats {
   faults: Record<ChainFaultKind, number>;
   /** Sum of `faults`. */
   totalFaults: number;
+  /** Exchanges held back by `slow`. */
+  slowed: number;
 }
 
 export interface ChainFaultProxy {
@@ -124,7 +131,9 @@ export async function startChainFaultProxy(opts: ChainFaultProxyOptions): Promis
   const hangMs = opts.hangMs ?? 6_000;
   const methods = opts.methods ? new Set(opts.methods) : undefined;
   let injected = 0;
-  let stats = { httpRequests: 0, calls: 0, sends: 0, forwarded: 0, faults: emptyFaults() };
+  let stats = { httpRequests: 0, calls: 0, sends: 0, forwarded: 0, faults: emptyFaults(), slowed: 0 };
+  let slowLeft = opts.slow?.calls ?? 0;
+  const slowMethods = new Set(opts.slow?.methods ?? []);
   const sockets = new Set<Socket>();
   const hangTimers = new Set<NodeJS.Timeout>();
   let closed = false;
@@ -207,6 +216,21 @@ export async function startChainFaultProxy(opts: ChainFaultProxyOptions): Promis
     }
     let dropAfter = false;
     if (toForward.length > 0) {
+      if (slowLeft > 0 && toForward.some((f) => slowMethods.has(String(f.call?.method)))) {
+        slowLeft--;
+        stats.slowed++;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(() => {
+            hangTimers.delete(timer);
+            resolve();
+          }, opts.slow!.ms);
+          hangTimers.add(timer);
+        });
+        if (closed) {
+          req.socket.destroy();
+          return;
+        }
+      }
       let answers: unknown;
       try {
         answers = await forward(batch ? toForward.map((f) => f.call) : toForward[0].call);
@@ -280,7 +304,7 @@ export async function startChainFaultProxy(opts: ChainFaultProxyOptions): Promis
     },
     stats: () => ({ ...stats, faults: { ...stats.faults }, totalFaults: Object.values(stats.faults).reduce((a, b) => a + b, 0) }),
     resetStats() {
-      stats = { httpRequests: 0, calls: 0, sends: 0, forwarded: 0, faults: emptyFaults() };
+      stats = { httpRequests: 0, calls: 0, sends: 0, forwarded: 0, faults: emptyFaults(), slowed: 0 };
     },
     async close() {
       if (closed) return;
