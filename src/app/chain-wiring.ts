@@ -11,16 +11,13 @@ import { AppError } from '../errors/app-error.ts';
 import { startAnvil } from '../chain/anvil-process.ts';
 import { OPERATOR_ACCOUNT } from '../chain/anvil-accounts.ts';
 import { assertDistinctRoleKeys, senderAddress, senderKey, type SenderKeyOptions, type SenderRole } from '../chain/operator-roles.ts';
-import { createChainClients, createChainWallet, type ChainPublicClient, type ChainWalletClient } from '../chain/chain-client.ts';
+import { SETUP_RPC_TIMEOUT_MS, createChainClients, createChainWallet, type ChainPublicClient, type ChainWalletClient } from '../chain/chain-client.ts';
 import { ensureVenues, stockDeploymentOf, type Deployment, type VenueDeployer } from '../chain/deploy-contracts.ts';
 import { readDeploymentRecord, writeDeploymentRecord, type DeploymentRecord } from '../chain/deployment-file.ts';
 import { applyUpgrade, assertNotNewer, describePlan, planUpgrade } from '../chain/venue-upgrade.ts';
 import { checkUpgradeLayout, recordDeployedLayouts } from '../chain/upgrade-layout-check.ts';
 import { APP_VERSION } from '../config/build-info.ts';
 import type { StopList } from './stop-list.ts';
-
-/** Per JSON-RPC request of the deploy and the upgrade at start (the request path's is 5 s). */
-export const SETUP_RPC_TIMEOUT_MS = 30_000;
 
 /** Who signs: the deployer (owner of the contracts) or one of the sending roles. */
 export type Signer = 'deployer' | SenderRole;

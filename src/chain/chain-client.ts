@@ -87,6 +87,12 @@ export function chainFor(chainId: number, rpcUrl: string): Chain {
 }
 
 /**
+ * Per JSON-RPC request of the deploy and the contracts' upgrades (at start and by `tokex upgrade`):
+ * nobody waits on them for an answer, and a node slow under load must not fail them.
+ */
+export const SETUP_RPC_TIMEOUT_MS = 30_000;
+
+/**
  * The viem transport every client of this backend uses: viem's http transport as is, with a short
  * timeout (an RPC outage must be answered fast, as a 503) and at most one retry.
  */

@@ -25,7 +25,7 @@ export function upgradeCommand(): Command {
       // Another chain's configuration: its node (RPC_URL_<id> or its embedded anvil's state under
       // DATA_DIR/chains/<id>), its deployment record there and its database namespace.
       const config = servedChainConfig(served, chosen[0]);
-      const [{ startAnvil }, { createChainClients }, { OPERATOR_ACCOUNT }, { readDeploymentRecord, writeDeploymentRecord }, upgrade, layouts, { deploymentPath }] = await Promise.all([
+      const [{ startAnvil }, { createChainClients, SETUP_RPC_TIMEOUT_MS }, { OPERATOR_ACCOUNT }, { readDeploymentRecord, writeDeploymentRecord }, upgrade, layouts, { deploymentPath }] = await Promise.all([
         import('../chain/anvil-process.ts'),
         import('../chain/chain-client.ts'),
         import('../chain/anvil-accounts.ts'),
@@ -63,12 +63,12 @@ export function upgradeCommand(): Command {
             }
             const key = config.upgraderPrivateKey ?? config.operatorPrivateKey ?? (config.rpcUrl ? undefined : OPERATOR_ACCOUNT.privateKey);
             if (!key) throw new AppError('VALIDATION', 'an upgrade needs the upgrade authority\'s key: set UPGRADER_PRIVATE_KEY (or OPERATOR_PRIVATE_KEY when the deployer holds the authority)');
-            const { publicClient, walletClient } = createChainClients({ rpcUrl, chainId: config.chainId, operatorPrivateKey: key });
+            const { publicClient, walletClient } = createChainClients({ rpcUrl, chainId: config.chainId, operatorPrivateKey: key, timeoutMs: SETUP_RPC_TIMEOUT_MS });
             if (legacy.length > 0) {
               // The owner of the old contracts moves them (the deployer's key), with the database at hand.
               const ownerKey = config.operatorPrivateKey ?? (config.rpcUrl ? undefined : OPERATOR_ACCOUNT.privateKey);
               if (!ownerKey) throw new AppError('VALIDATION', 'the migration needs the old contracts\' owner key: set OPERATOR_PRIVATE_KEY');
-              const owner = createChainClients({ rpcUrl, chainId: config.chainId, operatorPrivateKey: ownerKey }).walletClient!;
+              const owner = createChainClients({ rpcUrl, chainId: config.chainId, operatorPrivateKey: ownerKey, timeoutMs: SETUP_RPC_TIMEOUT_MS }).walletClient!;
               const [{ openAppDatabase }, { migrateLegacyDeployment }, { createLogger }] = await Promise.all([
                 import('../app/storage-wiring.ts'),
                 import('../app/legacy-venue-migration.ts'),
