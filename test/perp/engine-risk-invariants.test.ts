@@ -335,3 +335,88 @@ describe('engine rules 1 and 2 on the stream that found the bad-debt divergence'
     expect(two.restored.rules).toBe(2);
   });
 });
+
+describe('engine rules 3: open bad debt is settled again when money arrives', () => {
+  const FUND = '0x0000000000000000000000000000000000001000';
+  const fundMoves = (events: EngineEvent[]) => events.filter((x): x is Extract<EngineEvent, { type: 'insurance' | 'badDebt' }> => x.type === 'insurance' || x.type === 'badDebt');
+  /** A stream (seed 7, path 1018) that ends with a flat account in open bad debt the fund could not pay, under `rules`. */
+  function flatDebtor(rules: number) {
+    const [[ds]] = fc.sample(fc.tuple(stream(160), fc.nat()), { seed: 7, path: '1018', numRuns: 1 });
+    const e = new PerpEngine({ instruments: [], rules });
+    INSTRUMENTS.forEach((config, i) => e.apply({ kind: 'addInstrument', id: `list${i}`, ts: 1, config }));
+    INSTRUMENTS.forEach((c, i) => e.apply({ kind: 'setMarkPrice', id: `m0-${i}`, ts: 1_000_000, symbol: c.symbol, markPriceTicks: START, indexPriceTicks: START }));
+    const ctx: Ctx = { marks: [START, START], lastIndexTs: [1_000_000, 1_000_000], withdrawalIds: [] };
+    for (let n = 0; n < ds.length; n++) e.apply(concretise(ds[n], e, n, ctx));
+    const debtor = TRADERS[4];
+    expect(e.insuranceFund().openBadDebt).toEqual([debtor]);
+    expect(e.getAccount(debtor)!.positions.every((p) => p.sizeLots === 0)).toBe(true);
+    expect(e.getAccount(debtor)!.collateral).toBe(-142_086_870n);
+    expect(e.insuranceFund().balance).toBe(0n);
+    return { e, debtor, withdraw: (id: string) => e.apply({ kind: 'requestWithdrawal', id, ts: 9_000_000_100, account: TRADERS[0], withdrawalId: id, amount: 1n }) };
+  }
+
+  it('a deposit to the fund pays a flat account\'s debt and withdrawals resume (under rules 2 they stayed paused for good)', () => {
+    const two = flatDebtor(2);
+    expect(two.withdraw('w2').code).toBe('WITHDRAWALS_PAUSED');
+    expect(two.e.apply({ kind: 'deposit', id: 'fund', ts: 9_000_000_000, account: FUND, amount: 1_000_000_000n }).ok).toBe(true);
+    expect(two.e.insuranceFund().openBadDebt).toEqual([two.debtor]);
+    expect(two.withdraw('w2b').code).toBe('WITHDRAWALS_PAUSED');
+
+    const three = flatDebtor(3);
+    expect(three.withdraw('w3').code).toBe('WITHDRAWALS_PAUSED');
+    const r = three.e.apply({ kind: 'deposit', id: 'fund', ts: 9_000_000_000, account: FUND, amount: 1_000_000_000n });
+    expect(r.ok).toBe(true);
+    const moves = fundMoves(r.events).map((x) => (x.type === 'insurance' ? [x.type, x.reason, x.account, x.delta] : [x.type, x.account, x.status]));
+    expect(toJsonSafe(moves)).toEqual([['insurance', 'badDebt', three.debtor, '-142086870'], ['badDebt', three.debtor, 'RESOLVED']]);
+    expect(three.e.getAccount(three.debtor)!.collateral).toBe(0n);
+    expect(three.e.insuranceFund()).toMatchObject({ balance: 1_000_000_000n - 142_086_870n, openBadDebt: [] });
+    expect(three.withdraw('w3b').ok).toBe(true);
+  });
+
+  it('a deposit to the debtor itself settles its debt in the same command', () => {
+    const three = flatDebtor(3);
+    const r = three.e.apply({ kind: 'deposit', id: 'own', ts: 9_000_000_000, account: three.debtor, amount: 200_000_000n });
+    expect(r.events.filter((x) => x.type === 'badDebt').map((x) => [x.type === 'badDebt' && x.status])).toEqual([['RESOLVED']]);
+    expect(three.e.getAccount(three.debtor)!.collateral).toBe(200_000_000n - 142_086_870n);
+    expect(three.e.insuranceFund().openBadDebt).toEqual([]);
+  });
+
+  it('a liquidation fee paid into the fund settles the debt after the liquidation, in the same command', () => {
+    const three = flatDebtor(3);
+    const { e } = three;
+    // Instrument Z (1 tick = $1, 1 lot = 1 unit, MM 2.5 %): A $1,000 long 190 at 100 at 20×, M bids 300 at 96.
+    const Z: InstrumentConfig = { ...X, symbol: 'Z-USD', tickSize: '1', lotSize: '1', maxSizeLots: 1_000_000, maxPriceTicks: 1_000_000, priceBandPpm: 0 };
+    const [A, M] = ['0x' + 'a'.repeat(40), '0x' + 'd'.repeat(40)];
+    let n = 0;
+    const run = (c: object) => e.apply({ id: `z${++n}`, ts: 9_000_000_000 + n * 1_000, ...c } as EngineCommand);
+    const mark = (ticks: number) => run({ kind: 'setMarkPrice', symbol: 'Z-USD', markPriceTicks: ticks, indexPriceTicks: ticks });
+    expect(run({ kind: 'addInstrument', config: Z }).ok).toBe(true);
+    for (const [account, amount] of [[M, 1_000_000_000_000n], [A, 1_000_000_000n]] as const) expect(run({ kind: 'deposit', account, amount }).ok).toBe(true);
+    expect(run({ kind: 'setLeverage', account: A, symbol: 'Z-USD', leverage: 20 }).ok).toBe(true);
+    mark(100);
+    expect(run({ kind: 'placeOrder', account: M, symbol: 'Z-USD', side: 'SELL', type: 'LIMIT', priceTicks: 100, sizeLots: 190 }).ok).toBe(true);
+    expect(run({ kind: 'placeOrder', account: A, symbol: 'Z-USD', side: 'BUY', type: 'LIMIT', priceTicks: 100, sizeLots: 190 }).ok).toBe(true);
+    expect(run({ kind: 'placeOrder', account: M, symbol: 'Z-USD', side: 'BUY', type: 'LIMIT', priceTicks: 96, sizeLots: 300 }).ok).toBe(true);
+    expect(e.insuranceFund()).toMatchObject({ balance: 0n, openBadDebt: [three.debtor] });
+    // Mark 97: A is liquidated through the book with a $91.20 fee to the fund, which then pays the debt.
+    const r = mark(97);
+    const moves = fundMoves(r.events).map((x) => (x.type === 'insurance' ? [x.reason, x.account, x.delta] : [x.type, x.account, x.status]));
+    expect(toJsonSafe(moves)).toEqual([['liquidationFee', A, '91200000'], ['badDebt', three.debtor, '-91200000']]);
+    expect(e.getAccount(three.debtor)!.collateral).toBe(91_200_000n - 142_086_870n);
+    expect(e.insuranceFund()).toMatchObject({ balance: 0n, openBadDebt: [three.debtor] });
+  });
+
+  it('a fund without money changes nothing: the debt stays open and is settled once the fund has some', () => {
+    const three = flatDebtor(3);
+    // A deposit to another account: nothing to settle with.
+    const r = three.e.apply({ kind: 'deposit', id: 'other', ts: 9_000_000_000, account: TRADERS[0], amount: 5n });
+    expect(r.events.filter((x) => x.type === 'badDebt' || x.type === 'insurance')).toEqual([]);
+    expect(three.e.insuranceFund().openBadDebt).toEqual([three.debtor]);
+    // Less than the debt: the fund pays what it has, the rest stays open.
+    const part = three.e.apply({ kind: 'deposit', id: 'fund-part', ts: 9_000_000_001, account: FUND, amount: 100_000_000n });
+    expect(part.events.filter((x) => x.type === 'badDebt').length).toBe(0);
+    expect(three.e.getAccount(three.debtor)!.collateral).toBe(100_000_000n - 142_086_870n);
+    expect(three.e.insuranceFund()).toMatchObject({ balance: 0n, openBadDebt: [three.debtor] });
+  });
+});
+

@@ -15,7 +15,7 @@ const setRules = (rules: unknown, id = `rules-${String(rules)}`) => ({ kind: 'se
 
 describe('engine rules', () => {
   it('a journal starts under rules 1 and an engine made directly under this release\'s', () => {
-    expect(ENGINE_RULES).toBe(2);
+    expect(ENGINE_RULES).toBe(3);
     expect(genesisEngine().rules).toBe(1);
     expect(new PerpEngine().rules).toBe(ENGINE_RULES);
     expect(() => new PerpEngine({ rules: ENGINE_RULES + 1 })).toThrow(`engine: rules must be 1..${ENGINE_RULES}`);
@@ -33,7 +33,7 @@ describe('engine rules', () => {
       expect(e.rules).toBe(1);
     }
     expect(refusal(e.apply(setRules(1, 'same')))).toBe('rules: already 1; rules only rise');
-    expect(refusal(e.apply(setRules(3, 'newer')))).toBe(`rules: 1..${ENGINE_RULES} (this engine's)`);
+    expect(refusal(e.apply(setRules(ENGINE_RULES + 1, 'newer')))).toBe(`rules: 1..${ENGINE_RULES} (this engine's)`);
     const lastSeq = e.lastSeq;
     const r = e.apply(setRules(2));
     expect(r).toEqual({ ok: true, code: 'OK', events: [] });

@@ -167,8 +167,13 @@ export interface SetRulesCommand extends CommandBase {
  * - 2: an account with open bad debt is checked at every mark update of its instruments
  *   (risk/liquidation-index.ts `armAccount`), so that its debt resolves at the same command on an
  *   engine restored from a snapshot as on the one that ran.
+ * - 3: open bad debt is settled again whenever money arrives to pay it: after any command that
+ *   changes the debtor's account (a deposit to it), and whenever the insurance fund receives money
+ *   (a liquidation fee, a deposit to it). Before, a flat account's debt the fund could
+ *   not pay when it arose stayed open for good, and withdrawals with it (risk/liquidation.ts
+ *   `rearmDirty`).
  */
-export const ENGINE_RULES = 2;
+export const ENGINE_RULES = 3;
 
 /** Lists an instrument (journalled, so a replay reproduces the settings the venue traded under). */
 export interface AddInstrumentCommand extends CommandBase {

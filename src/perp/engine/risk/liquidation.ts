@@ -219,6 +219,8 @@ function payFee(s: EngineState, acct: Account, fee: bigint): void {
   acct.liquidationFees += fee;
   s.insurance.collateral += fee;
   s.insurance.liquidationFees -= fee;
+  // Money in the fund: open bad debt is settled again after this round (rules 3, rearmDirty).
+  s.markDirty(s.insurance);
   s.emitBalance(acct, -fee, 'liquidationFee');
   s.emitBalance(s.insurance, fee, 'liquidationFee');
   s.emit({ type: 'insurance', reason: 'liquidationFee', account: acct.address, delta: fee, balance: s.insurance.collateral });
@@ -410,17 +412,33 @@ export function sweep(s: EngineState, plan: MatchPlan, candidates: Set<Account>,
   }
 }
 
-/** Re-arms the command's dirty accounts; answers those below maintenance now. */
+/**
+ * Re-arms the command's dirty accounts; answers those the sweep must check now: below maintenance,
+ * and (rules 3) those with open bad debt that money may now pay (ENGINE_RULES in engine-types.ts).
+ */
 export function rearmDirty(s: EngineState): Account[] {
   const below: Account[] = [];
   const dirty = s.dirty;
+  const debts = s.badDebtAccounts.size !== 0 && s.rules >= 2;
+  let fundChanged = false;
   for (let i = 0; i < dirty.length; i++) {
     const a = dirty[i];
     a.dirty = false;
-    // Rules 2 (engine-types.ts ENGINE_RULES): an account with open bad debt triggers at every mark update.
-    if (armAccount(a, s.badDebtAccounts.size !== 0 && s.rules >= 2 && s.badDebtAccounts.has(a.address))) below.push(a);
+    if (a === s.insurance) fundChanged = true;
+    // Rules 2: an account with open bad debt triggers at every mark update of its instruments.
+    const openDebt = debts && s.badDebtAccounts.has(a.address);
+    // Rules 3: and its own account changed (a deposit to it): settle its debt again.
+    if (armAccount(a, openDebt) || (openDebt && s.rules >= 3)) below.push(a);
   }
   dirty.length = 0;
+  // Rules 3: the fund changed and holds money: every open debt is settled again, in address order
+  // (the sweep's), each at most once in the command (the sweep's own rule).
+  if (debts && s.rules >= 3 && fundChanged && s.insurance.collateral > 0n) {
+    for (const address of [...s.badDebtAccounts].sort()) {
+      const a = s.accounts.get(address);
+      if (a !== undefined && !below.includes(a)) below.push(a);
+    }
+  }
   return below;
 }
 
