@@ -163,8 +163,9 @@ function equityOf(e: PerpEngine, account: string): bigint {
 
 type WithoutIdTs<C> = C extends EngineCommand ? Omit<C, 'id' | 'ts'> : never;
 
-function genesis(): PerpEngine {
-  const e = new PerpEngine({ instruments: [] });
+/** X and Y listed and marked at START, under `rules` (default: this engine's). */
+function genesis(rules?: number): PerpEngine {
+  const e = new PerpEngine({ instruments: [], rules });
   INSTRUMENTS.forEach((config, i) => e.apply({ kind: 'addInstrument', id: `list${i}`, ts: 1, config }));
   INSTRUMENTS.forEach((c, i) => e.apply({ kind: 'setMarkPrice', id: `m0-${i}`, ts: 1_000_000, symbol: c.symbol, markPriceTicks: START, indexPriceTicks: START }));
   return e;
@@ -298,9 +299,7 @@ describe('engine rules 1 and 2 on the stream that found the bad-debt divergence'
   /** The stream of seed -284687287, path 70, run on an engine under `rules`; the snapshot at its cut. */
   function runUnder(rules: number) {
     const [[ds, cutSeed]] = fc.sample(fc.tuple(stream(160), fc.nat()), { seed: -284687287, path: '70', numRuns: 1 });
-    const e = new PerpEngine({ instruments: [], rules });
-    INSTRUMENTS.forEach((config, i) => e.apply({ kind: 'addInstrument', id: `list${i}`, ts: 1, config }));
-    INSTRUMENTS.forEach((c, i) => e.apply({ kind: 'setMarkPrice', id: `m0-${i}`, ts: 1_000_000, symbol: c.symbol, markPriceTicks: START, indexPriceTicks: START }));
+    const e = genesis(rules);
     const ctx: Ctx = { marks: [START, START], lastIndexTs: [1_000_000, 1_000_000], withdrawalIds: [] };
     const cut = cutSeed % (ds.length + 1);
     const cmds: EngineCommand[] = [];
@@ -342,9 +341,7 @@ describe('engine rules 3: open bad debt is settled again when money arrives', ()
   /** A stream (seed 7, path 1018) that ends with a flat account in open bad debt the fund could not pay, under `rules`. */
   function flatDebtor(rules: number) {
     const [[ds]] = fc.sample(fc.tuple(stream(160), fc.nat()), { seed: 7, path: '1018', numRuns: 1 });
-    const e = new PerpEngine({ instruments: [], rules });
-    INSTRUMENTS.forEach((config, i) => e.apply({ kind: 'addInstrument', id: `list${i}`, ts: 1, config }));
-    INSTRUMENTS.forEach((c, i) => e.apply({ kind: 'setMarkPrice', id: `m0-${i}`, ts: 1_000_000, symbol: c.symbol, markPriceTicks: START, indexPriceTicks: START }));
+    const e = genesis(rules);
     const ctx: Ctx = { marks: [START, START], lastIndexTs: [1_000_000, 1_000_000], withdrawalIds: [] };
     for (let n = 0; n < ds.length; n++) e.apply(concretise(ds[n], e, n, ctx));
     const debtor = TRADERS[4];
