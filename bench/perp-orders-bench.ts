@@ -149,13 +149,13 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
   const sequencer = new EngineSequencer({ db, logger, ...(nonceLedger ? { nonceLedger } : {}) });
   await sequencer.start();
   const gateway = createInProcessGateway(sequencer);
-  // BENCH_PERP_PROJECTOR=worker: the projection written from its worker thread; default as the
-  // perp-engine role's PERP_PROJECTOR=auto decides: the order thread on SQLite, the worker on PostgreSQL.
-  const { workerProjectionWriter } = await import('../src/perp/projection/projection-worker-client.ts');
+  // BENCH_PERP_PROJECTOR=thread|worker: where the projection is written; default as the perp-engine
+  // role's PERP_PROJECTOR=auto decides (its worker thread).
+  const { projectorOnWorker, workerProjectionWriter } = await import('../src/perp/projection/projection-worker-client.ts');
   const feeAccount = sequencer.engine.feeAccountAddress;
   const projector = createPerpProjector({
     db, gateway, feeAccount, logger,
-    ...((process.env.BENCH_PERP_PROJECTOR ?? (db.dialect === 'postgres' ? 'worker' : 'thread')) !== 'worker' ? {} : { writer: (onUnknownReason: (r: string) => void) => workerProjectionWriter({ database: db.location, feeAccount, onUnknownReason, logger }) }),
+    ...(!projectorOnWorker((process.env.BENCH_PERP_PROJECTOR as 'thread' | 'worker' | undefined) ?? 'auto', db.location) ? {} : { writer: (onUnknownReason: (r: string) => void) => workerProjectionWriter({ database: db.location, feeAccount, onUnknownReason, logger }) }),
   });
   await projector.start();
   await gateway.submit({ kind: 'setMarkPrice', id: 'bench-mark', ts: Date.now(), symbol: SYMBOL, markPriceTicks: 20_000, indexPriceTicks: 20_000 });
@@ -377,8 +377,8 @@ export async function signOrders(wallets: BenchWallet[], count: number, firstNon
 }
 
 export interface PerpOrdersBenchResult {
-  /** The single REST figure again with the projection written from its worker thread (issue 40 item 3). */
-  onWorker?: { perSec: number; cpuUsPerOrder: number; loopUsPerOrder: number; p99Ms: number; refused: number };
+  /** The single REST figure again with the projection written on the order thread (issue 40 item 3; the default is its worker thread). */
+  onThread?: { perSec: number; cpuUsPerOrder: number; loopUsPerOrder: number; p99Ms: number; refused: number };
   orders: number;
   failures: number;
   seconds: number;
@@ -692,19 +692,19 @@ export async function runPerpOrdersBench(
         await stopChild(server.child);
       }
     }
-    // Issue 40 item 3: the same single REST orders on a fresh server whose projection is written from
-    // its worker thread (BENCH_PERP_PROJECTOR_AB=off skips it).
-    let onWorker: { perSec: number; cpuUsPerOrder: number; loopUsPerOrder: number; p99Ms: number; refused: number } | undefined;
+    // Issue 40 item 3: the same single REST orders on a fresh server whose projection is written on
+    // the order thread, as before the write gate (BENCH_PERP_PROJECTOR_AB=off skips it).
+    let onThread: { perSec: number; cpuUsPerOrder: number; loopUsPerOrder: number; p99Ms: number; refused: number } | undefined;
     if (process.env.BENCH_PERP_PROJECTOR_AB !== 'off') {
-      const server = await startChild(['server', path.join(dir, 'projector-worker.sqlite'), '-', ...wallets.map((w) => w.address)], master, { BENCH_PERP_PROJECTOR: 'worker' });
+      const server = await startChild(['server', path.join(dir, 'projector-thread.sqlite'), '-', ...wallets.map((w) => w.address)], master, { BENCH_PERP_PROJECTOR: 'thread' });
       try {
         const target = [server.ready.url];
         await run(signed.slice(0, warm), target, server.ready.keys);
         const c0 = await cpu([server]);
         const secs = await run(signed.slice(warm, warm + orders), target, server.ready.keys);
         const c1 = await cpu([server]);
-        onWorker = { perSec: orders / secs, cpuUsPerOrder: (c1.us - c0.us) / orders, loopUsPerOrder: ((c1.activeMs - c0.activeMs) * 1000) / orders, p99Ms: latency.p99, refused: failures };
-        load.push(`projector-on-worker ${os.loadavg()[0].toFixed(1)}`);
+        onThread = { perSec: orders / secs, cpuUsPerOrder: (c1.us - c0.us) / orders, loopUsPerOrder: ((c1.activeMs - c0.activeMs) * 1000) / orders, p99Ms: latency.p99, refused: failures };
+        load.push(`projector-on-thread ${os.loadavg()[0].toFixed(1)}`);
       } finally {
         await stopChild(server.child);
       }
@@ -786,10 +786,10 @@ export async function runPerpOrdersBench(
       `| EIP-712 recovery of these orders, viem recoverTypedDataAddress (one core) | ${typedViemPerSec.toFixed(0)}/s |`,
       `| end to end ÷ native recovery alone (target ≥ 0.25) | **${ratio.toFixed(3)}** ${met(ratio, 0.25, refusedInRun)} |`,
       `| end to end ÷ viem EIP-712 recovery (the former yardstick) | ${(perSec / typedViemPerSec).toFixed(2)} |`,
-      ...(onWorker
+      ...(onThread
         ? [
-            `| the same single REST orders, projection written from its worker thread on the same SQLite file (PERP_PROJECTOR=worker; ${onWorker.refused} refused): orders/s; server CPU per order; loop busy per order; p99 | ${onWorker.perSec.toFixed(0)}/s; ${onWorker.cpuUsPerOrder.toFixed(0)} µs; ${onWorker.loopUsPerOrder.toFixed(0)} µs; ${onWorker.p99Ms.toFixed(1)} ms |`,
-            `| &nbsp;&nbsp;on its worker thread ÷ on the order thread: orders/s; loop busy per order | **${(onWorker.perSec / perSec).toFixed(2)}**; ${(onWorker.loopUsPerOrder / serverLoopUsPerOrder).toFixed(2)} |`,
+            `| the same single REST orders, projection written on the order thread (PERP_PROJECTOR=thread; ${onThread.refused} refused): orders/s; server CPU per order; loop busy per order; p99 | ${onThread.perSec.toFixed(0)}/s; ${onThread.cpuUsPerOrder.toFixed(0)} µs; ${onThread.loopUsPerOrder.toFixed(0)} µs; ${onThread.p99Ms.toFixed(1)} ms |`,
+            `| &nbsp;&nbsp;on its worker thread (the default) ÷ on the order thread: orders/s; loop busy per order | **${(perSec / onThread.perSec).toFixed(2)}**; ${(serverLoopUsPerOrder / onThread.loopUsPerOrder).toFixed(2)} |`,
           ]
         : []),
       ...entryRows,
@@ -804,7 +804,7 @@ export async function runPerpOrdersBench(
     return {
       orders, failures: refusedInRun, seconds, perSec, p50Ms, p99Ms, serverCpuUsPerOrder, serverLoopUsPerOrder,
       nativeRecoverPerSec: alone.nativePerSec, jsRecoverPerSec: alone.jsPerSec, typedNativePerSec, typedViemPerSec, digestPerSec,
-      floorPerSec, floorCpuUsPerRequest, ratio, floorRatio, recoverPerSec: typedViemPerSec, entry, overhead, table: table + breakdown, onWorker,
+      floorPerSec, floorCpuUsPerRequest, ratio, floorRatio, recoverPerSec: typedViemPerSec, entry, overhead, table: table + breakdown, onThread,
     };
   } finally {
     for (const { child } of servers.slice().reverse()) await stopChild(child);

@@ -241,9 +241,8 @@ export interface AppConfig {
     /**
      * `PERP_PROJECTOR`: where the history projection is written: `worker` (a worker thread with its
      * own database connection, off the thread that takes orders), `thread` (the engine's own
-     * thread), or `auto` (default): the worker on PostgreSQL, the thread on SQLite, whose single
-     * write lock would make the order thread wait for the worker's writes without yielding
-     * (docs/perp-sequencer.md "The projector").
+     * thread), or `auto` (default): the worker, but on an in-memory SQLite database, which a worker
+     * cannot open (docs/perp-sequencer.md "The projector").
      */
     projector: 'worker' | 'thread' | 'auto';
   };

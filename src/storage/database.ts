@@ -9,6 +9,7 @@ import { CurrentSchemaIntrospector } from './current-schema-introspector.ts';
 import { assertDatabaseReadable, readDatabaseVersion, recordAppRelease } from './database-version.ts';
 import { ErrorMappingDialect } from './error-mapping-dialect.ts';
 import { cachedStatements } from './sqlite-statement-cache.ts';
+import { createSqliteWriteGate, loopWriteGateOf } from './sqlite-write-gate.ts';
 import { MIGRATIONS, migrationProviderOf, type MigrationList } from './migrations/index.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { toStorageError } from './storage-errors.ts';
@@ -58,6 +59,13 @@ export interface OpenDatabaseOptions {
    * (for the bench's A/B, bench/sqlite-statements-bench.ts).
    */
   statementCache?: boolean;
+  /**
+   * SQLite, in a worker thread: the shared memory of the file's write gate of the thread that
+   * started it (sqlite-write-gate.ts), so that this connection's writes wait for the loop's instead
+   * of the loop waiting inside SQLite for them. Absent, the connection takes the gate's loop side
+   * of this thread.
+   */
+  sqliteWriteGate?: SharedArrayBuffer;
 }
 
 export const DEFAULT_SQLITE_PATH = './data/tokex.sqlite';
@@ -113,7 +121,11 @@ function openSqlite(path: string, opts: OpenDatabaseOptions): Db {
   const kysely = new Kysely<DatabaseSchema>({
     // SQLite's schema changes are transactional (Kysely's adapter says not): migrations all or nothing.
     // Each SQL text prepared once (sqlite-statement-cache.ts): Kysely prepares every query anew.
-    dialect: new ErrorMappingDialect(new SqliteDialect({ database: opts.statementCache === false ? raw : cachedStatements(raw) }), { immediateTransactions: true, transactionalDdl: true }),
+    dialect: new ErrorMappingDialect(new SqliteDialect({ database: opts.statementCache === false ? raw : cachedStatements(raw) }), {
+      immediateTransactions: true,
+      transactionalDdl: true,
+      writeGate: opts.sqliteWriteGate ? createSqliteWriteGate('worker', opts.sqliteWriteGate) : loopWriteGateOf(path),
+    }),
   });
   return located({ kysely, dialect: 'sqlite', close: onceClose(() => kysely.destroy()) }, { sqlitePath: path });
 }

@@ -11,6 +11,7 @@ import {
   type TransactionSettings,
 } from 'kysely';
 import { StorageUnavailableError } from '../errors/app-error.ts';
+import type { SqliteWriteGate } from './sqlite-write-gate.ts';
 import { toStorageError } from './storage-errors.ts';
 
 /**
@@ -26,6 +27,11 @@ import { toStorageError } from './storage-errors.ts';
  * of a start in one transaction (BEGIN IMMEDIATE, so a second process migrating the same file waits
  * and then finds nothing pending), and a migration that fails leaves the database as it was instead
  * of half migrated. Only the Migrator reads the flag.
+ *
+ * With a `writeGate` (SQLite, sqlite-write-gate.ts) every write of this connection passes the
+ * process's gate of the file first: a transaction from before its BEGIN to its COMMIT or ROLLBACK,
+ * a statement outside a transaction that is not a SELECT for its own run. Reads in a transaction
+ * are inside it already; reads outside one need no lock in WAL mode.
  */
 export class ErrorMappingDialect implements Dialect {
   readonly #inner: Dialect;
@@ -33,19 +39,21 @@ export class ErrorMappingDialect implements Dialect {
   readonly #transactionalDdl: boolean;
 
   readonly #introspector: ((db: Kysely<any>) => DatabaseIntrospector) | undefined;
+  readonly #writeGate: SqliteWriteGate | undefined;
 
   constructor(
     inner: Dialect,
-    options: { immediateTransactions?: boolean; transactionalDdl?: boolean; introspector?: (db: Kysely<any>) => DatabaseIntrospector } = {},
+    options: { immediateTransactions?: boolean; transactionalDdl?: boolean; introspector?: (db: Kysely<any>) => DatabaseIntrospector; writeGate?: SqliteWriteGate } = {},
   ) {
     this.#inner = inner;
     this.#immediateTransactions = options.immediateTransactions ?? false;
     this.#transactionalDdl = options.transactionalDdl ?? false;
     this.#introspector = options.introspector;
+    this.#writeGate = options.writeGate;
   }
 
   createDriver(): Driver {
-    return new ErrorMappingDriver(this.#inner.createDriver(), this.#immediateTransactions);
+    return new ErrorMappingDriver(this.#inner.createDriver(), this.#immediateTransactions, this.#writeGate);
   }
   createQueryCompiler(): QueryCompiler {
     return this.#inner.createQueryCompiler();
@@ -73,11 +81,36 @@ async function mapped<T>(run: () => Promise<T>): Promise<T> {
 
 class ErrorMappingConnection implements DatabaseConnection {
   readonly inner: DatabaseConnection;
-  constructor(inner: DatabaseConnection) {
+  readonly gate: SqliteWriteGate | undefined;
+  /** Between BEGIN and COMMIT or ROLLBACK (set by the driver). */
+  inTransaction = false;
+  /** This connection passed the gate and has not left it. */
+  holdsGate = false;
+  constructor(inner: DatabaseConnection, gate: SqliteWriteGate | undefined) {
     this.inner = inner;
+    this.gate = gate;
   }
   executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    return mapped(() => this.inner.executeQuery<R>(compiledQuery));
+    const gate = this.gate;
+    if (gate === undefined || this.inTransaction || compiledQuery.query.kind === 'SelectQueryNode') return mapped(() => this.inner.executeQuery<R>(compiledQuery));
+    return mapped(async () => {
+      await gate.enter();
+      try {
+        return await this.inner.executeQuery<R>(compiledQuery);
+      } finally {
+        gate.leave();
+      }
+    });
+  }
+  enterGate(): Promise<void> | undefined {
+    if (this.gate === undefined || this.holdsGate) return undefined;
+    this.holdsGate = true;
+    return this.gate.enter();
+  }
+  leaveGate(): void {
+    if (!this.holdsGate) return;
+    this.holdsGate = false;
+    this.gate?.leave();
   }
   async *streamQuery<R>(compiledQuery: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
     try {
@@ -91,18 +124,20 @@ class ErrorMappingConnection implements DatabaseConnection {
 class ErrorMappingDriver implements Driver {
   readonly #inner: Driver;
   readonly #immediate: boolean;
+  readonly #gate: SqliteWriteGate | undefined;
   // Kysely hands our wrapper back to us; the inner driver needs its own connection object.
   readonly #wrappers = new WeakMap<DatabaseConnection, ErrorMappingConnection>();
 
-  constructor(inner: Driver, immediate: boolean) {
+  constructor(inner: Driver, immediate: boolean, gate: SqliteWriteGate | undefined) {
     this.#inner = inner;
     this.#immediate = immediate;
+    this.#gate = gate;
   }
 
   #wrap(conn: DatabaseConnection): ErrorMappingConnection {
     let w = this.#wrappers.get(conn);
     if (!w) {
-      w = new ErrorMappingConnection(conn);
+      w = new ErrorMappingConnection(conn, this.#gate);
       this.#wrappers.set(conn, w);
     }
     return w;
@@ -119,16 +154,36 @@ class ErrorMappingDriver implements Driver {
       throw err instanceof StorageUnavailableError ? err : new StorageUnavailableError({ cause: err });
     }
   }
-  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const inner = unwrap(connection);
-    if (this.#immediate) return mapped(async () => void (await inner.executeQuery(CompiledQuery.raw('begin immediate'))));
-    return mapped(() => this.#inner.beginTransaction(inner, settings));
+    const w = connection instanceof ErrorMappingConnection ? connection : undefined;
+    const entering = w?.enterGate();
+    if (entering !== undefined) await entering;
+    try {
+      if (this.#immediate) await mapped(async () => void (await inner.executeQuery(CompiledQuery.raw('begin immediate'))));
+      else await mapped(() => this.#inner.beginTransaction(inner, settings));
+    } catch (err) {
+      w?.leaveGate();
+      throw err;
+    }
+    if (w) w.inTransaction = true;
   }
-  commitTransaction(connection: DatabaseConnection): Promise<void> {
-    return mapped(() => this.#inner.commitTransaction(unwrap(connection)));
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await mapped(() => this.#inner.commitTransaction(unwrap(connection)));
+    // A failed COMMIT keeps the gate: Kysely rolls back next, and the rollback leaves it.
+    this.#ended(connection);
   }
-  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    return mapped(() => this.#inner.rollbackTransaction(unwrap(connection)));
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await mapped(() => this.#inner.rollbackTransaction(unwrap(connection)));
+    } finally {
+      this.#ended(connection);
+    }
+  }
+  #ended(connection: DatabaseConnection): void {
+    if (!(connection instanceof ErrorMappingConnection)) return;
+    connection.inTransaction = false;
+    connection.leaveGate();
   }
   savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
     const fn = this.#inner.savepoint;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { EngineEvent } from '../../src/perp/engine/engine-types.ts';
 import { FEE_ACCOUNT } from '../../src/perp/engine/perp-engine.ts';
-import { ProjectionWriteError, workerProjectionWriter, type ProjectionWriter } from '../../src/perp/projection/projection-worker-client.ts';
+import { projectorOnWorker, ProjectionWriteError, workerProjectionWriter, type ProjectionWriter } from '../../src/perp/projection/projection-worker-client.ts';
 import { PROJECTION_CURSOR_KEY } from '../../src/perp/projection/projection-write.ts';
 import { listTransactions } from '../../src/perp/store/perp-history-store.ts';
 import type { Db } from '../../src/storage/database.ts';
@@ -65,5 +65,16 @@ describe('the projection worker thread on a database it cannot open', () => {
 
   it('refuses an in-memory SQLite database, which a worker cannot share', () => {
     expect(() => workerProjectionWriter({ database: { sqlitePath: ':memory:' }, feeAccount: FEE_ACCOUNT })).toThrow(/in-memory SQLite/);
+  });
+});
+
+describe('where PERP_PROJECTOR puts the writes', () => {
+  it('auto: the worker on PostgreSQL and on a SQLite file, the thread on an in-memory SQLite database', () => {
+    expect(projectorOnWorker('auto', { url: 'postgres://postgres@127.0.0.1:5432/test' })).toBe(true);
+    expect(projectorOnWorker('auto', { sqlitePath: './data/tokex.sqlite' })).toBe(true);
+    expect(projectorOnWorker('auto', {})).toBe(true);
+    expect(projectorOnWorker('auto', { sqlitePath: ':memory:' })).toBe(false);
+    expect(projectorOnWorker('thread', { sqlitePath: './data/tokex.sqlite' })).toBe(false);
+    expect(projectorOnWorker('worker', { url: 'postgres://postgres@127.0.0.1:5432/test' })).toBe(true);
   });
 });

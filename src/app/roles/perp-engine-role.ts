@@ -24,7 +24,7 @@ import { DEFAULT_INSTRUMENTS, withFundingInterval } from '../../perp/engine/inst
 import { indexedBlockInfo, projectorCaughtUp } from '../../perp/perp-venue.ts';
 import { indexSymbolOf, midTicks } from '../../perp/pricing/index-price.ts';
 import { createPerpProjector } from '../../perp/projection/perp-projector.ts';
-import { workerProjectionWriter } from '../../perp/projection/projection-worker-client.ts';
+import { projectorOnWorker, workerProjectionWriter } from '../../perp/projection/projection-worker-client.ts';
 import { EngineSequencer } from '../../perp/sequencer/engine-sequencer.ts';
 import { NONCE_RETENTION_MS, createJournalNonceLedger } from '../../perp/store/order-nonce-store.ts';
 import { createInProcessGateway } from '../../perp/sequencer/engine-gateway.ts';
@@ -67,14 +67,14 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     const gateway = createInProcessGateway(sequencer);
     const engine = () => sequencer.engine;
 
-    // The history projection is written from a worker thread of its own on PostgreSQL, off the
-    // thread that takes orders; on SQLite from this thread unless PERP_PROJECTOR=worker: the file's
-    // one write lock would make this thread's commits wait for the worker's writes without yielding
-    // (leases were lost that way under load; docs/perp-sequencer.md "The projector").
+    // The history projection is written from a worker thread of its own, off the thread that takes
+    // orders (on SQLite behind the file's write gate, so this thread's commits never wait inside
+    // SQLite for the worker's); from this thread with PERP_PROJECTOR=thread, or on an in-memory
+    // SQLite database, which a worker cannot open (docs/perp-sequencer.md "The projector").
     const feeAccount = sequencer.engine.feeAccountAddress;
     const projector = createPerpProjector({
       db, gateway, feeAccount, logger,
-      ...((config.perp.projector === 'auto' ? db.dialect === 'postgres' : config.perp.projector === 'worker') ? { writer: (onUnknownReason: (reason: string) => void) => workerProjectionWriter({ database: db.location, feeAccount, onUnknownReason, logger }) } : {}),
+      ...(projectorOnWorker(config.perp.projector, db.location) ? { writer: (onUnknownReason: (reason: string) => void) => workerProjectionWriter({ database: db.location, feeAccount, onUnknownReason, logger }) } : {}),
     });
     await projector.start();
     stops.add(() => projector.stop());

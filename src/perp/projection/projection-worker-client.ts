@@ -6,14 +6,19 @@
  *
  * The worker is started on the first write and started again on the write after it failed to open
  * or exited; a write in flight when it died fails, and the projector writes it again (from the
- * cursor the rows commit with, so nothing is written twice). SQLite: the worker's connection is a
- * second writer of the same file; it holds the file's write lock only for its statements (the
- * batch is read and folded before its transaction), so the journal's commits rarely wait for it.
+ * cursor the rows commit with, so nothing is written twice).
+ *
+ * SQLite: the worker's connection is a second writer of the same file. It passes the file's write
+ * gate of this process (storage/sqlite-write-gate.ts) before each transaction, so the order
+ * thread's writes go first and a write of the order thread that meets the worker's waits without
+ * blocking its loop; and it writes at most PROJECTION_WORKER_CHUNK events a transaction, each read
+ * and folded before it, so such a wait is short.
  */
 import { Worker } from 'node:worker_threads';
 import { AppError } from '../../errors/app-error.ts';
 import type { Logger } from '../../lib/logger.ts';
-import type { DbExecutor, OpenDatabaseOptions } from '../../storage/database.ts';
+import { DEFAULT_SQLITE_PATH, type DbExecutor, type OpenDatabaseOptions } from '../../storage/database.ts';
+import { loopWriteGateOf } from '../../storage/sqlite-write-gate.ts';
 import type { EngineEvent } from '../engine/engine-types.ts';
 import type { ProjectionWorkerData, ProjectionWorkerReply, ProjectionWorkerRequest } from './projection-worker.ts';
 import { writeProjection } from './projection-write.ts';
@@ -33,6 +38,13 @@ export function threadProjectionWriter(db: DbExecutor, feeAccount: string, onUnk
     close: async () => {},
   };
 }
+
+/** Where `PERP_PROJECTOR` puts the writes for a database: `auto` on the worker, unless the database is an in-memory SQLite one. */
+export function projectorOnWorker(setting: 'worker' | 'thread' | 'auto', database: OpenDatabaseOptions): boolean {
+  return setting === 'auto' ? !inMemorySqlite(database) : setting === 'worker';
+}
+
+const inMemorySqlite = (database: OpenDatabaseOptions) => database.url === undefined && (database.sqlitePath === ':memory:' || database.sqlitePath === '');
 
 /** `true` in the bundle (scripts/build-app.mjs defines it); undeclared when run from the sources. */
 declare const __TOKEX_BUNDLED__: boolean | undefined;
@@ -61,9 +73,11 @@ export interface WorkerProjectionWriterOptions {
 }
 
 export function workerProjectionWriter(opts: WorkerProjectionWriterOptions): ProjectionWriter {
-  if (opts.database.url === undefined && (opts.database.sqlitePath === ':memory:' || opts.database.sqlitePath === '')) {
+  if (inMemorySqlite(opts.database)) {
     throw new AppError('VALIDATION', 'perp projection worker: an in-memory SQLite database cannot be shared with a worker thread');
   }
+  // The gate of this thread's connections to the file: the worker takes its other side.
+  const gate = opts.database.url === undefined ? loopWriteGateOf(opts.database.sqlitePath ?? DEFAULT_SQLITE_PATH) : undefined;
   let worker: Worker | undefined;
   let ready: Promise<Worker> | undefined;
   let nextId = 1;
@@ -76,7 +90,7 @@ export function workerProjectionWriter(opts: WorkerProjectionWriterOptions): Pro
 
   const start = (): Promise<Worker> => {
     const { url, argv } = workerScript();
-    const data: ProjectionWorkerData = { database: opts.database, feeAccount: opts.feeAccount };
+    const data: ProjectionWorkerData = { database: { ...opts.database, ...(gate ? { sqliteWriteGate: gate.buffer } : {}) }, feeAccount: opts.feeAccount };
     const w = new Worker(url, { workerData: data, argv, execArgv: [], name: 'perp-projection' });
     worker = w;
     return new Promise<Worker>((resolve, reject) => {
@@ -110,6 +124,8 @@ export function workerProjectionWriter(opts: WorkerProjectionWriterOptions): Pro
         if (!opened) reject(err);
       });
       w.on('exit', (code) => {
+        // A worker that ended inside a write (terminated, or crashed) no longer holds the gate.
+        gate?.releaseWorker();
         if (worker === w) {
           worker = undefined;
           ready = undefined;

@@ -9,8 +9,9 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase, type OpenDatabaseOptions } from '../../storage/database.ts';
+import { getMeta } from '../../storage/meta-store.ts';
 import type { EngineEvent } from '../engine/engine-types.ts';
-import { writeProjection } from './projection-write.ts';
+import { PROJECTION_CURSOR_KEY, PROJECTION_WORKER_CHUNK, writeProjection } from './projection-write.ts';
 
 export interface ProjectionWorkerData {
   database: OpenDatabaseOptions;
@@ -41,6 +42,16 @@ try {
   // The parent opened (and migrated) the database already; this connection only writes.
   const db = await openDatabase({ ...data.database, migrate: false, poolSize: 2 });
   const onUnknownReason = (reason: string) => post({ type: 'unknown-reason', reason });
+  // The last seq committed: a write is split in transactions of its own, so a write that failed
+  // part way is sent again with chunks that are already in (a candle's merge is not idempotent).
+  let committed = Number((await getMeta(db, PROJECTION_CURSOR_KEY)) ?? '0');
+  const write = async (events: readonly EngineEvent[]): Promise<number> => {
+    const fresh = events[0] !== undefined && events[0].seq > committed ? events : events.filter((e) => e.seq > committed);
+    for (let i = 0; i < fresh.length; i += PROJECTION_WORKER_CHUNK) {
+      committed = await writeProjection(db, fresh.slice(i, i + PROJECTION_WORKER_CHUNK), data.feeAccount, { onUnknownReason, readOutside: true });
+    }
+    return committed;
+  };
   port.on('message', (m: ProjectionWorkerRequest) => {
     if (m.type === 'close') {
       void db.close().finally(() => {
@@ -50,7 +61,7 @@ try {
       return;
     }
     // The projector sends one write at a time and waits for its answer.
-    writeProjection(db, m.events, data.feeAccount, { onUnknownReason, readOutside: true }).then(
+    write(m.events).then(
       (lastSeq) => post({ type: 'written', id: m.id, lastSeq }),
       (err: unknown) => post({ type: 'failed', id: m.id, ...errorFields(err) }),
     );

@@ -15,6 +15,13 @@ import type { PerpCandleRecord } from '../store/perp-candle-store.ts';
 
 export const PROJECTION_CURSOR_KEY = 'perp.projection.seq';
 
+/**
+ * Most events the worker writes in one transaction. On SQLite the order thread's writes wait for
+ * the worker's transaction they meet (sqlite-write-gate.ts): a few hundred events hold the file
+ * for milliseconds, a catch-up batch of the projector (up to 5 000) many times that.
+ */
+export const PROJECTION_WORKER_CHUNK = 250;
+
 export interface ProjectionWriteOptions {
   /** See projectEvents. */
   onUnknownReason?: (reason: string) => void;
