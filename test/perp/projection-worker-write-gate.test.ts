@@ -4,7 +4,7 @@
  * - the order thread's writes never wait inside SQLite for the worker's (they would sleep the loop
  *   in SQLite's busy handler): shown with the order thread's busy timeout at 0, where any write of
  *   it that met the worker's lock would fail with SQLITE_BUSY at once;
- * - a write is committed in transactions of at most PROJECTION_WORKER_CHUNK events, and a write
+ * - a write is committed in transactions of at most CHUNK events, and a write
  *   sent again after part of it was committed writes each event once (a candle's merge would
  *   count it twice).
  */
@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineCommand, EngineEvent } from '../../src/perp/engine/engine-types.ts';
 import { FEE_ACCOUNT, PerpEngine } from '../../src/perp/engine/perp-engine.ts';
 import { workerProjectionWriter } from '../../src/perp/projection/projection-worker-client.ts';
-import { PROJECTION_CURSOR_KEY, PROJECTION_WORKER_CHUNK, writeProjection } from '../../src/perp/projection/projection-write.ts';
+import { PROJECTION_CURSOR_KEY, writeProjection } from '../../src/perp/projection/projection-write.ts';
 import { openDatabase, type Db } from '../../src/storage/database.ts';
 import { getMeta, setMeta } from '../../src/storage/meta-store.ts';
 import { withTransaction } from '../../src/storage/transaction.ts';
@@ -25,6 +25,7 @@ const AAPL = 'AAPL-USD';
 const A = '0x00000000000000000000000000000000000000a1';
 const B = '0x00000000000000000000000000000000000000b2';
 const H = 1_717_999_200_000;
+const CHUNK = 250;
 
 /** `pairs` crossing orders on AAPL-USD, one a second: each a resting sell of A and a buy of B that takes it. */
 function tradeEvents(pairs: number): EngineEvent[] {
@@ -65,13 +66,13 @@ describe('the projection worker beside the order thread on one SQLite file', () 
   });
 
   it('the order thread writes throughout a large projection write and never meets its lock inside SQLite', async () => {
-    expect(events.length).toBeGreaterThan(8 * PROJECTION_WORKER_CHUNK);
+    expect(events.length).toBeGreaterThan(8 * CHUNK);
     const path = join(dir, 'gate.sqlite');
     (await openDatabase({ sqlitePath: path })).close();
     // Busy timeout 0: a write of this connection that met the worker's transaction would fail
     // with SQLITE_BUSY at once instead of sleeping this thread.
     loop = await openDatabase({ sqlitePath: path, connectTimeoutMs: 0 });
-    const w = workerProjectionWriter({ database: { sqlitePath: path }, feeAccount: FEE_ACCOUNT });
+    const w = workerProjectionWriter({ database: { sqlitePath: path }, feeAccount: FEE_ACCOUNT, chunkEvents: CHUNK });
     try {
       let done = false;
       const writing = w.write(events).finally(() => (done = true));
@@ -98,9 +99,9 @@ describe('the projection worker beside the order thread on one SQLite file', () 
     const path = join(dir, 'resend.sqlite');
     const db = await openDatabase({ sqlitePath: path });
     const once = await openDatabase({ sqlitePath: join(dir, 'once.sqlite') });
-    const w = workerProjectionWriter({ database: { sqlitePath: path }, feeAccount: FEE_ACCOUNT });
+    const w = workerProjectionWriter({ database: { sqlitePath: path }, feeAccount: FEE_ACCOUNT, chunkEvents: CHUNK });
     try {
-      const part = events.slice(0, 2 * PROJECTION_WORKER_CHUNK + 17);
+      const part = events.slice(0, 2 * CHUNK + 17);
       expect(await w.write(part)).toBe(part.at(-1)!.seq);
       // What the projector sends when a write failed after its first transactions: all of it again, and more.
       expect(await w.write(events)).toBe(events.at(-1)!.seq);

@@ -12,7 +12,7 @@
  * gate of this process (storage/sqlite-write-gate.ts) before each transaction, so the order
  * thread's writes go first and a write of the order thread that meets the worker's waits without
  * blocking its loop; and it writes at most PROJECTION_WORKER_CHUNK events a transaction, each read
- * and folded before it, so such a wait is short.
+ * and folded before it, which bounds such a wait.
  */
 import { Worker } from 'node:worker_threads';
 import { AppError } from '../../errors/app-error.ts';
@@ -21,7 +21,7 @@ import { DEFAULT_SQLITE_PATH, type DbExecutor, type OpenDatabaseOptions } from '
 import { loopWriteGateOf } from '../../storage/sqlite-write-gate.ts';
 import type { EngineEvent } from '../engine/engine-types.ts';
 import type { ProjectionWorkerData, ProjectionWorkerReply, ProjectionWorkerRequest } from './projection-worker.ts';
-import { writeProjection } from './projection-write.ts';
+import { PROJECTION_WORKER_CHUNK, writeProjection } from './projection-write.ts';
 
 export interface ProjectionWriter {
   readonly kind: 'thread' | 'worker';
@@ -70,6 +70,8 @@ export interface WorkerProjectionWriterOptions {
   feeAccount: string;
   onUnknownReason?: (reason: string) => void;
   logger?: Pick<Logger, 'warn' | 'info'>;
+  /** Most events the worker writes in one transaction. Default PROJECTION_WORKER_CHUNK. */
+  chunkEvents?: number;
 }
 
 export function workerProjectionWriter(opts: WorkerProjectionWriterOptions): ProjectionWriter {
@@ -90,7 +92,7 @@ export function workerProjectionWriter(opts: WorkerProjectionWriterOptions): Pro
 
   const start = (): Promise<Worker> => {
     const { url, argv } = workerScript();
-    const data: ProjectionWorkerData = { database: { ...opts.database, ...(gate ? { sqliteWriteGate: gate.buffer } : {}) }, feeAccount: opts.feeAccount };
+    const data: ProjectionWorkerData = { database: { ...opts.database, ...(gate ? { sqliteWriteGate: gate.buffer } : {}) }, feeAccount: opts.feeAccount, chunkEvents: opts.chunkEvents ?? PROJECTION_WORKER_CHUNK };
     const w = new Worker(url, { workerData: data, argv, execArgv: [], name: 'perp-projection' });
     worker = w;
     return new Promise<Worker>((resolve, reject) => {

@@ -11,11 +11,13 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase, type OpenDatabaseOptions } from '../../storage/database.ts';
 import { getMeta } from '../../storage/meta-store.ts';
 import type { EngineEvent } from '../engine/engine-types.ts';
-import { PROJECTION_CURSOR_KEY, PROJECTION_WORKER_CHUNK, writeProjection } from './projection-write.ts';
+import { PROJECTION_CURSOR_KEY, writeProjection } from './projection-write.ts';
 
 export interface ProjectionWorkerData {
   database: OpenDatabaseOptions;
   feeAccount: string;
+  /** Most events a transaction (PROJECTION_WORKER_CHUNK). */
+  chunkEvents: number;
 }
 
 /** Parent → worker. */
@@ -47,8 +49,8 @@ try {
   let committed = Number((await getMeta(db, PROJECTION_CURSOR_KEY)) ?? '0');
   const write = async (events: readonly EngineEvent[]): Promise<number> => {
     const fresh = events[0] !== undefined && events[0].seq > committed ? events : events.filter((e) => e.seq > committed);
-    for (let i = 0; i < fresh.length; i += PROJECTION_WORKER_CHUNK) {
-      committed = await writeProjection(db, fresh.slice(i, i + PROJECTION_WORKER_CHUNK), data.feeAccount, { onUnknownReason, readOutside: true });
+    for (let i = 0; i < fresh.length; i += data.chunkEvents) {
+      committed = await writeProjection(db, fresh.slice(i, i + data.chunkEvents), data.feeAccount, { onUnknownReason, readOutside: true });
     }
     return committed;
   };
