@@ -68,7 +68,8 @@ describe('the projection worker beside the order thread on one SQLite file', () 
   it('the order thread writes throughout a large projection write and never meets its lock inside SQLite', async () => {
     expect(events.length).toBeGreaterThan(8 * CHUNK);
     const path = join(dir, 'gate.sqlite');
-    (await openDatabase({ sqlitePath: path })).close();
+    // Created and migrated by a connection of its own, as the process opens it before the stack runs.
+    await (await openDatabase({ sqlitePath: path })).close();
     // Busy timeout 0: a write of this connection that met the worker's transaction would fail
     // with SQLITE_BUSY at once instead of sleeping this thread.
     loop = await openDatabase({ sqlitePath: path, connectTimeoutMs: 0 });
