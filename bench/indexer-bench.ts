@@ -401,7 +401,8 @@ async function measure(job: MeasureJob): Promise<Measured> {
 
   const sqlitePath = path.join(job.dir, 'bench.sqlite');
   const engines: Array<{ engine: 'sqlite' | 'postgres'; open: () => Promise<Db>; schema?: string }> = [
-    { engine: 'sqlite', open: () => openDatabase({ sqlitePath }) },
+    // BENCH_SQLITE_PAGE_SIZE: a new file's page size other than the release's (the 4 KiB ÷ 64 KiB A/B, docs/performance.md).
+    { engine: 'sqlite', open: () => openDatabase({ sqlitePath, ...(process.env.BENCH_SQLITE_PAGE_SIZE ? { pageSize: Number(process.env.BENCH_SQLITE_PAGE_SIZE) } : {}) }) },
   ];
   if (job.databaseUrl) {
     const schema = `indexer_bench_${process.pid}_${Date.now().toString(36)}`;

@@ -87,7 +87,9 @@ export interface Ready {
 async function openBenchDatabase(dbPath: string, migrate: boolean) {
   const { openDatabase } = await import('../src/storage/database.ts');
   const schema = process.env.BENCH_PG_SCHEMA;
-  return schema ? openDatabase({ url: process.env.DATABASE_URL!, schema, migrate }) : openDatabase({ sqlitePath: dbPath, migrate });
+  // BENCH_SQLITE_PAGE_SIZE: a new file's page size other than the release's (the 4 KiB ÷ 64 KiB A/B, docs/performance.md).
+  const pageSize = process.env.BENCH_SQLITE_PAGE_SIZE ? Number(process.env.BENCH_SQLITE_PAGE_SIZE) : undefined;
+  return schema ? openDatabase({ url: process.env.DATABASE_URL!, schema, migrate }) : openDatabase({ sqlitePath: dbPath, migrate, ...(pageSize ? { pageSize } : {}) });
 }
 
 /** BENCH_PERP_PROF: every SQLite call of a server child timed by purpose (bench/sqlite-timing.ts). */

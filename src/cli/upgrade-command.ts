@@ -125,11 +125,24 @@ export function upgradeCommand(): Command {
             }
           }
         }
-        out(pending.length === 0 ? 'database: nothing to do' : `database: ${pending.length} migration(s) to run: ${pending.join(', ')}`);
+        // SQLite: a file from before 0.2.0's 4 KiB pages keeps its 64 KiB ones until rewritten (sqlite-page-size.ts).
+        const { SQLITE_PAGE_SIZE, readSqlitePages, rewriteSqlitePages } = await import('../storage/sqlite-page-size.ts');
+        const pages = config.databaseUrl ? undefined : readSqlitePages(where.sqlitePath);
+        const repage = pages !== undefined && pages.pageSize !== SQLITE_PAGE_SIZE;
+        if (pending.length > 0) out(`database: ${pending.length} migration(s) to run: ${pending.join(', ')}`);
+        if (repage) {
+          const mib = ((pages.pageSize * pages.pageCount) / 2 ** 20).toFixed(1);
+          out(`database: pages of ${pages.pageSize} bytes, this release writes ${SQLITE_PAGE_SIZE} (the order path's commits write a fraction of the bytes): the file is rewritten (VACUUM, ${mib} MiB copied, the stack stopped)`);
+        }
+        if (pending.length === 0 && !repage) out('database: nothing to do');
         if (o.apply && pending.length > 0) {
           const db = await openDatabase(where);
           await db.close();
           out(`database: migrated (${pending.length})`);
+        }
+        if (o.apply && repage) {
+          const { before, after } = rewriteSqlitePages(where.sqlitePath);
+          out(`database: pages rewritten, ${before} → ${after} bytes`);
         }
         const others = served.stockChains.map((c) => c.chainId).filter((id) => id !== config.chainId);
         if (others.length > 0) out(`other chains: ${others.join(', ')} (each with its own contracts and database: tokex upgrade --chain <id>)`);

@@ -8,6 +8,7 @@ import { StorageUnavailableError, ValidationError } from '../errors/app-error.ts
 import { CurrentSchemaIntrospector } from './current-schema-introspector.ts';
 import { assertDatabaseReadable, readDatabaseVersion, recordAppRelease } from './database-version.ts';
 import { ErrorMappingDialect } from './error-mapping-dialect.ts';
+import { SQLITE_PAGE_SIZE, isSqlitePageSize } from './sqlite-page-size.ts';
 import { cachedStatements } from './sqlite-statement-cache.ts';
 import { createSqliteWriteGate, loopWriteGateOf } from './sqlite-write-gate.ts';
 import { MIGRATIONS, migrationProviderOf, type MigrationList } from './migrations/index.ts';
@@ -66,6 +67,8 @@ export interface OpenDatabaseOptions {
    * of this thread.
    */
   sqliteWriteGate?: SharedArrayBuffer;
+  /** SQLite: the page size of a new file (an existing file keeps its own). Default SQLITE_PAGE_SIZE. */
+  pageSize?: number;
 }
 
 export const DEFAULT_SQLITE_PATH = './data/tokex.sqlite';
@@ -99,16 +102,14 @@ export async function openDatabase(opts: OpenDatabaseOptions = {}): Promise<Db> 
 
 function openSqlite(path: string, opts: OpenDatabaseOptions): Db {
   const inMemory = path === ':memory:' || path === '';
+  const pageSize = opts.pageSize ?? SQLITE_PAGE_SIZE;
+  if (!isSqlitePageSize(pageSize)) throw new ValidationError('pageSize', 'must be a power of two from 512 to 65536');
   let raw: BetterSqlite3.Database;
   try {
     if (!inMemory) mkdirSync(dirname(resolve(path)), { recursive: true });
     raw = new BetterSqlite3(path, { timeout: opts.connectTimeoutMs ?? 5_000 });
-    // 64 KiB pages, the largest (for a new file; an existing one keeps its own). A commit writes
-    // every dirty page to the WAL as its own frame, in system calls of its own: with 4 KiB pages the
-    // commits of an indexer catch-up took longer than its inserts, with 64 KiB a third as long.
-    // Point reads by index measured the same. The price is that a small write transaction of the
-    // API puts a few 64 KiB frames in the WAL instead of a few 4 KiB ones.
-    raw.pragma('page_size = 65536');
+    // The page size of a new file (an existing one keeps its own: sqlite-page-size.ts rewrites it).
+    raw.pragma(`page_size = ${pageSize}`);
     // WAL lets readers in other processes run beside the single writer; FULL syncs the WAL on every
     // commit so an acknowledged write survives a power cut, not only a process crash.
     raw.pragma('journal_mode = WAL');

@@ -19,6 +19,8 @@ import { readDeploymentRecord, writeDeploymentRecord, type DeploymentRecord } fr
 import { buildCodeHash, VENUE_CONTRACTS, type VenueContractName } from '../../src/chain/venue-code.ts';
 import { APP_VERSION } from '../../src/config/build-info.ts';
 import { openDatabase } from '../../src/storage/database.ts';
+import { getMeta, setMeta } from '../../src/storage/meta-store.ts';
+import { readSqlitePages } from '../../src/storage/sqlite-page-size.ts';
 import { deployLegacyVenue } from '../support/legacy-venue.ts';
 
 const run = promisify(execFile);
@@ -35,26 +37,32 @@ function tempDir(): string {
   return d;
 }
 
+/** A deployment record of this release (contracts with nothing to upgrade), at its place in `dataDir`. */
+async function writeCurrentRecord(dataDir: string): Promise<string> {
+  const file = path.join(dataDir, 'deployments', '31337.json');
+  const a = (n: number) => `0x${n.toString(16).padStart(40, '0')}` as Address;
+  const code = (contract: VenueContractName, i: number) => ({ contract, ...(VENUE_CONTRACTS[contract].upgradeable ? { implementation: a(100 + i) } : {}), codeHash: buildCodeHash(contract) });
+  const record: DeploymentRecord = {
+    chainId: 31337,
+    venues: {
+      stock: {
+        release: APP_VERSION,
+        code: { stockRouter: code('StockRouter', 1), cashier: code('Cashier', 2), oneClickRouter: code('OneClickRouter', 3), accountLens: code('AccountLens', 4), 'stocks.AAPL': code('Stock', 5) },
+        blockNumber: '10',
+        deployedAt: 1,
+        operator: a(9),
+        contracts: { stockRouter: a(1), cashier: a(2), oneClickRouter: a(3), accountLens: a(4), cashToken: a(6), stocks: { AAPL: a(5) } },
+      },
+    },
+  };
+  await writeDeploymentRecord(file, record);
+  return file;
+}
+
 describe('tokex upgrade on a venue that needs nothing', () => {
   it('says so for the contracts and the database, and changes nothing', async () => {
     const dataDir = tempDir();
-    const file = path.join(dataDir, 'deployments', '31337.json');
-    const a = (n: number) => `0x${n.toString(16).padStart(40, '0')}` as Address;
-    const code = (contract: VenueContractName, i: number) => ({ contract, ...(VENUE_CONTRACTS[contract].upgradeable ? { implementation: a(100 + i) } : {}), codeHash: buildCodeHash(contract) });
-    const record: DeploymentRecord = {
-      chainId: 31337,
-      venues: {
-        stock: {
-          release: APP_VERSION,
-          code: { stockRouter: code('StockRouter', 1), cashier: code('Cashier', 2), oneClickRouter: code('OneClickRouter', 3), accountLens: code('AccountLens', 4), 'stocks.AAPL': code('Stock', 5) },
-          blockNumber: '10',
-          deployedAt: 1,
-          operator: a(9),
-          contracts: { stockRouter: a(1), cashier: a(2), oneClickRouter: a(3), accountLens: a(4), cashToken: a(6), stocks: { AAPL: a(5) } },
-        },
-      },
-    };
-    await writeDeploymentRecord(file, record);
+    const file = await writeCurrentRecord(dataDir);
     const db = await openDatabase({ sqlitePath: path.join(dataDir, 'tokex.sqlite') });
     await db.close();
     const before = { record: readFileSync(file, 'utf8'), db: statSync(path.join(dataDir, 'tokex.sqlite')).mtimeMs };
@@ -66,6 +74,37 @@ describe('tokex upgrade on a venue that needs nothing', () => {
     }
     expect(readFileSync(file, 'utf8')).toBe(before.record);
     expect(statSync(path.join(dataDir, 'tokex.sqlite')).mtimeMs).toBe(before.db);
+  }, 240_000);
+});
+
+describe('tokex upgrade on a SQLite file with 64 KiB pages (releases before 4 KiB pages)', () => {
+  it('the dry run names the rewrite and changes nothing; --apply rewrites the pages with every row; then nothing is left to do', async () => {
+    const dataDir = tempDir();
+    await writeCurrentRecord(dataDir);
+    const sqlitePath = path.join(dataDir, 'tokex.sqlite');
+    const db = await openDatabase({ sqlitePath, pageSize: 65_536 });
+    await setMeta(db, 'perp:projection:cursor', '4242');
+    await db.close();
+    const mtime = statSync(sqlitePath).mtimeMs;
+
+    const dry = (await run(process.execPath, CLI, { env: envOf(dataDir), timeout: 120_000 })).stdout.split('\n');
+    const pagesLine = /^database: pages of 65536 bytes, this release writes 4096 \(the order path's commits write a fraction of the bytes\): the file is rewritten \(VACUUM, \d+\.\d MiB copied, the stack stopped\)$/;
+    expect(dry.filter((l) => l.startsWith('database: '))).toEqual([expect.stringMatching(pagesLine)]);
+    expect(statSync(sqlitePath).mtimeMs).toBe(mtime);
+    expect(readSqlitePages(sqlitePath)?.pageSize).toBe(65_536);
+
+    const applied = (await run(process.execPath, [...CLI, '--apply'], { env: envOf(dataDir), timeout: 120_000 })).stdout.split('\n');
+    expect(applied.filter((l) => l.startsWith('database: '))).toEqual([expect.stringMatching(pagesLine), 'database: pages rewritten, 65536 → 4096 bytes']);
+    expect(readSqlitePages(sqlitePath)?.pageSize).toBe(4096);
+    const after = await openDatabase({ sqlitePath });
+    try {
+      expect(await getMeta(after, 'perp:projection:cursor')).toBe('4242');
+    } finally {
+      await after.close();
+    }
+
+    const again = (await run(process.execPath, [...CLI, '--apply'], { env: envOf(dataDir), timeout: 120_000 })).stdout.split('\n');
+    expect(again.filter((l) => l.startsWith('database: '))).toEqual(['database: nothing to do']);
   }, 240_000);
 });
 

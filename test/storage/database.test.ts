@@ -82,7 +82,7 @@ describe('openDatabase on SQLite', () => {
       const pragma = async (name: string) => (await sql.raw<Record<string, unknown>>(`pragma ${name}`).execute(db.kysely)).rows[0];
       expect(await pragma('journal_mode')).toEqual({ journal_mode: 'wal' });
       expect(await pragma('synchronous')).toEqual({ synchronous: 2 }); // 2 = FULL
-      expect(await pragma('page_size')).toEqual({ page_size: 65536 });
+      expect(await pragma('page_size')).toEqual({ page_size: 4096 });
       expect(await pragma('foreign_keys')).toEqual({ foreign_keys: 1 });
       expect(Number(Object.values((await pragma('busy_timeout'))!)[0])).toBeGreaterThan(0);
       expect(await tableNames(db)).toEqual(APP_TABLES);
