@@ -1,7 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { rename, writeFile } from 'node:fs/promises';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -175,6 +175,46 @@ async function waitForStateFileOwner(stateFile: string, logger: Logger | undefin
   throw new AppError('INTERNAL', `anvil: another anvil (pid ${pid}) runs on the state file ${stateFile}; stop the process that started it first`);
 }
 
+/**
+ * Whether process `pid` holds a listening TCP socket on `port`: its socket descriptors against the
+ * kernel's tables (`/proc/<pid>/net/tcp`, `tcp6`). Undefined where /proc cannot tell (not Linux).
+ */
+export function listensOn(pid: number, port: number): boolean | undefined {
+  const hexPort = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = new Set<string>();
+  let tables = 0;
+  for (const table of ['tcp', 'tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
+    } catch {
+      continue;
+    }
+    tables++;
+    for (const line of text.split('\n').slice(1)) {
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+      const f = line.trim().split(/\s+/);
+      if (f.length > 9 && f[3] === '0A' && f[1].endsWith(hexPort)) inodes.add(f[9]);
+    }
+  }
+  if (tables === 0) return undefined;
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return undefined;
+  }
+  for (const fd of fds) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m && inodes.has(m[1])) return true;
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return false;
+}
+
 async function rpcAnswers(rpcUrl: string): Promise<number | undefined> {
   try {
     const res = await fetch(rpcUrl, {
@@ -274,7 +314,10 @@ async function attempt(binary: string, port: number, opts: Required<Pick<StartAn
       };
     }
     const chainId = await rpcAnswers(rpcUrl);
-    if (chainId !== undefined) {
+    // Another anvil may hold the port (chosen free, then taken by another process's anvil before
+    // this one bound it): it answers with the same chain id while this child is about to exit with
+    // "address in use". Only an answer from this child's own socket counts.
+    if (chainId !== undefined && listensOn(pid, port) !== false) {
       if (chainId !== opts.chainId) {
         await stop();
         return { error: new AppError('INTERNAL', `anvil: answered chain id ${chainId}, expected ${opts.chainId}`) };

@@ -165,6 +165,24 @@ describe('stream hub', () => {
     expect(epochBase(2_000)).toBeGreaterThan(s.frames[0].seq!);
   });
 
+  it("a subscribe whose first snapshot is still being read when a new epoch starts gets the new epoch's snapshot, not a refusal", async () => {
+    let t = 1_000;
+    const { publisher, hub, release } = await setup({ slow: true, now: () => t });
+    await publisher.start([{ channel: 'depth', subject: 'BTC', data: lvl([['100', '1']]) }]);
+    const s = sink();
+    const subscribing = hub.subscribe({ id: 's', channel: 'depth', subject: 'BTC', symbol: 'BTC' }, s);
+    // The publisher restarts while the hub waits for the snapshot (seen over Redis: a hub that had
+    // just started took its first message of the epoch for a restart and refused its own subscribe).
+    t = 2_000;
+    await publisher.start([{ channel: 'depth', subject: 'BTC', data: lvl([['200', '2']]) }]);
+    release();
+    await subscribing;
+    expect(s.frames).toEqual([expect.objectContaining({ type: 'subscribed', id: 's', seq: epochBase(2_000), data: lvl([['200', '2']]) })]);
+    expect(s.droppedKeys).toEqual([]);
+    publisher.publish([{ channel: 'depth', subject: 'BTC', data: lvl([['201', '1']]) }]);
+    expect(s.frames.at(-1)).toMatchObject({ type: 'update', seq: epochBase(2_000) + 1 });
+  });
+
   it('ends a stream whose batch went missing, telling its subscribers, and serves it fresh afterwards', async () => {
     const memory = createMemoryStreamBroker();
     let drop = false;

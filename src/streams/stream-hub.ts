@@ -111,10 +111,19 @@ export function createStreamHub(opts: StreamHubOptions): StreamHub {
     }
   }
 
-  /** Every stream of an older epoch is gone. */
+  /**
+   * Every stream of an older epoch is gone. A stream still reading its first snapshot has given its
+   * subscribers nothing yet: it reads the new epoch's instead (load() reads again when the one it
+   * got is older), so a subscribe that meets a restart is answered, not refused. Its buffered updates
+   * were the old epoch's.
+   */
   function newEpoch(next: number, keep?: Entry): void {
     epoch = next;
-    for (const e of [...entries.values()]) if (e !== keep) drop(e);
+    for (const e of [...entries.values()]) {
+      if (e === keep) continue;
+      if (!e.ready) e.buffer = [];
+      else drop(e);
+    }
   }
 
   function onMessage(msg: BrokerMessage): void {

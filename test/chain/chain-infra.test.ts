@@ -16,7 +16,7 @@ import {
   stockRouterAbi,
 } from '../../src/chain/abi/generated/index.ts';
 import { ANVIL_ACCOUNTS, ANVIL_CHAIN_ID, DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
-import { startAnvil } from '../../src/chain/anvil-process.ts';
+import { listensOn, startAnvil } from '../../src/chain/anvil-process.ts';
 import { chainErrorAbi, createChainClients, toChainError } from '../../src/chain/chain-client.ts';
 import {
   deployStack,
@@ -290,6 +290,25 @@ describe('deployment', () => {
 });
 
 describe('anvil process', () => {
+  test("readiness counts only an answer from the child's own socket: another process on the port is told apart", async () => {
+    // Another anvil on a port this start chose free could answer the readiness probe with the same
+    // chain id while the new child exits with "address in use" (seen as tests deploying on each
+    // other's chains); startAnvil takes an answer only where listensOn says the child holds the port.
+    const anvil = await startAnvil();
+    const other = createServer();
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const otherPort = (other.address() as { port: number }).port;
+    try {
+      expect(listensOn(anvil.pid, anvil.port)).toBe(true);
+      expect(listensOn(anvil.pid, otherPort)).toBe(false);
+      expect(listensOn(process.pid, otherPort)).toBe(true);
+      expect(listensOn(process.pid, anvil.port)).toBe(false);
+    } finally {
+      await new Promise((r) => other.close(r));
+      await anvil.stop();
+    }
+  });
+
   test('state survives a stop and restart from the state file', async () => {
     const stateFile = path.join(tmp, 'state', 'anvil.json');
     const first = await startAnvil({ stateFile });

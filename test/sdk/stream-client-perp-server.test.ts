@@ -241,7 +241,9 @@ describe('stream client against the real perp stream endpoint', () => {
     // The server's replay rule stands: the same auth frame twice (one timestamp, one signature) is refused the second time.
     const { WebSocket } = await import('ws');
     const { signPerpStreamAuth, createHmacSigner } = await import('../../packages/sdk/src/stream-sign.ts');
-    const ts = Date.now();
+    // A second past the clients' stamps above (frozen + 0..31 ms): a stamp of theirs would be refused
+    // as their replay, which on a fast host is where Date.now() still is.
+    const ts = Math.max(Date.now(), frozen + 1_000);
     const frame = JSON.stringify({ op: 'auth', id: 'auth', apiKey: key.apiKey, ts, sign: await signPerpStreamAuth(createHmacSigner(key.apiSecret), ts) });
     const opened = (ws: InstanceType<typeof WebSocket>) =>
       new Promise<void>((resolve, reject) => {
