@@ -10,7 +10,7 @@
  * the order thread; at 4 KiB the same commits write a sixteenth of that. Measured at half of
  * saturation (single REST orders, one process): server CPU per order about 15 % lower, p50 and p99
  * about halved. The price is the indexer's catch-up, whose large transactions preferred the large
- * pages (about 10–15 % slower, within that bench's run-to-run spread).
+ * pages (about 12 % slower on the means of alternated runs).
  *
  * SQLite sets the size when it creates a file, and in WAL mode never changes it: an existing file
  * keeps its own, so an upgraded data directory starts exactly as it was. `rewriteSqlitePages` (run
