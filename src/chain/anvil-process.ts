@@ -178,8 +178,12 @@ async function waitForStateFileOwner(stateFile: string, logger: Logger | undefin
 /**
  * Whether process `pid` holds a listening TCP socket on `port`: its socket descriptors against the
  * kernel's tables (`/proc/<pid>/net/tcp`, `tcp6`). Undefined where /proc cannot tell (not Linux).
+ * On Linux a process whose /proc entries cannot be read (it exited, even if its `exit` event has
+ * not reached this loop yet) listens on nothing: false, never undefined, or a child that died of
+ * "address in use" while another anvil answered the probe would pass for ready.
  */
 export function listensOn(pid: number, port: number): boolean | undefined {
+  if (process.platform !== 'linux') return undefined;
   const hexPort = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
   const inodes = new Set<string>();
   let tables = 0;
@@ -197,12 +201,12 @@ export function listensOn(pid: number, port: number): boolean | undefined {
       if (f.length > 9 && f[3] === '0A' && f[1].endsWith(hexPort)) inodes.add(f[9]);
     }
   }
-  if (tables === 0) return undefined;
+  if (tables === 0) return false;
   let fds: string[];
   try {
     fds = readdirSync(`/proc/${pid}/fd`);
   } catch {
-    return undefined;
+    return false;
   }
   for (const fd of fds) {
     try {
@@ -317,7 +321,7 @@ async function attempt(binary: string, port: number, opts: Required<Pick<StartAn
     // Another anvil may hold the port (chosen free, then taken by another process's anvil before
     // this one bound it): it answers with the same chain id while this child is about to exit with
     // "address in use". Only an answer from this child's own socket counts.
-    if (chainId !== undefined && listensOn(pid, port) !== false) {
+    if (chainId !== undefined && listensOn(pid, port) !== false && !exited) {
       if (chainId !== opts.chainId) {
         await stop();
         return { error: new AppError('INTERNAL', `anvil: answered chain id ${chainId}, expected ${opts.chainId}`) };

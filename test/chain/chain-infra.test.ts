@@ -307,6 +307,11 @@ describe('anvil process', () => {
       await new Promise((r) => other.close(r));
       await anvil.stop();
     }
+    // Once the child is gone its /proc entries are too: it holds nothing (CI met a start that took
+    // a dead child's unreadable /proc for "cannot tell" and deployed on another test's anvil).
+    expect(listensOn(anvil.pid, anvil.port)).toBe(false);
+    const exited = spawnSync('true');
+    expect(listensOn(exited.pid as number, anvil.port)).toBe(false);
   });
 
   test('state survives a stop and restart from the state file', async () => {
