@@ -89,7 +89,11 @@ async function openBenchDatabase(dbPath: string, migrate: boolean) {
   const schema = process.env.BENCH_PG_SCHEMA;
   // BENCH_SQLITE_PAGE_SIZE: a new file's page size other than the release's (the 4 KiB ÷ 64 KiB A/B, docs/performance.md).
   const pageSize = process.env.BENCH_SQLITE_PAGE_SIZE ? Number(process.env.BENCH_SQLITE_PAGE_SIZE) : undefined;
-  return schema ? openDatabase({ url: process.env.DATABASE_URL!, schema, migrate }) : openDatabase({ sqlitePath: dbPath, migrate, ...(pageSize ? { pageSize } : {}) });
+  // BENCH_SQLITE_TEMP_STORE=file: statement journals spilled to temporary files, SQLite's default (the A/B).
+  const tempStore = process.env.BENCH_SQLITE_TEMP_STORE === 'file' ? ('file' as const) : undefined;
+  return schema
+    ? openDatabase({ url: process.env.DATABASE_URL!, schema, migrate })
+    : openDatabase({ sqlitePath: dbPath, migrate, ...(pageSize ? { pageSize } : {}), ...(tempStore ? { tempStore } : {}) });
 }
 
 /** BENCH_PERP_PROF: every SQLite call of a server child timed by purpose (bench/sqlite-timing.ts). */

@@ -69,6 +69,12 @@ export interface OpenDatabaseOptions {
   sqliteWriteGate?: SharedArrayBuffer;
   /** SQLite: the page size of a new file (an existing file keeps its own). Default SQLITE_PAGE_SIZE. */
   pageSize?: number;
+  /**
+   * SQLite: where this connection keeps its statement journals and temporary tables. Default
+   * 'memory'; 'file' is SQLite's own default, kept for the bench's A/B (docs/performance.md,
+   * "Statement journals in memory").
+   */
+  tempStore?: 'memory' | 'file';
 }
 
 export const DEFAULT_SQLITE_PATH = './data/tokex.sqlite';
@@ -116,6 +122,13 @@ function openSqlite(path: string, opts: OpenDatabaseOptions): Db {
     raw.pragma('synchronous = FULL');
     raw.pragma(`busy_timeout = ${Math.trunc(opts.connectTimeoutMs ?? 5_000)}`);
     raw.pragma('foreign_keys = ON');
+    // A write that may fail halfway inside a transaction (a multi-row INSERT under a UNIQUE key: the
+    // journal's group commit) keeps a statement journal of the pages it changes, and SQLite spills it
+    // to a temporary file past 64 KiB: an open, dozens of writes and an unlink in every group commit
+    // of a dozen orders (a third of the commit's CPU, measured). In memory it costs what it holds: at
+    // most the pages one statement changes. VACUUM's copy is a temporary database too: the page
+    // rewrite (sqlite-page-size.ts) runs on a connection of its own with SQLite's default, a file.
+    raw.pragma(`temp_store = ${(opts.tempStore ?? 'memory').toUpperCase()}`);
   } catch (err) {
     throw new StorageUnavailableError({ cause: err, detail: { sqlitePath: path } });
   }

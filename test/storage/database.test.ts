@@ -84,6 +84,7 @@ describe('openDatabase on SQLite', () => {
       expect(await pragma('synchronous')).toEqual({ synchronous: 2 }); // 2 = FULL
       expect(await pragma('page_size')).toEqual({ page_size: 4096 });
       expect(await pragma('foreign_keys')).toEqual({ foreign_keys: 1 });
+      expect(await pragma('temp_store')).toEqual({ temp_store: 2 }); // 2 = MEMORY: statement journals never spill to a file
       expect(Number(Object.values((await pragma('busy_timeout'))!)[0])).toBeGreaterThan(0);
       expect(await tableNames(db)).toEqual(APP_TABLES);
     } finally {
