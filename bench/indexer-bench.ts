@@ -402,7 +402,16 @@ async function measure(job: MeasureJob): Promise<Measured> {
   const sqlitePath = path.join(job.dir, 'bench.sqlite');
   const engines: Array<{ engine: 'sqlite' | 'postgres'; open: () => Promise<Db>; schema?: string }> = [
     // BENCH_SQLITE_PAGE_SIZE: a new file's page size other than the release's (the 4 KiB ÷ 64 KiB A/B, docs/performance.md).
-    { engine: 'sqlite', open: () => openDatabase({ sqlitePath, ...(process.env.BENCH_SQLITE_PAGE_SIZE ? { pageSize: Number(process.env.BENCH_SQLITE_PAGE_SIZE) } : {}) }) },
+    // BENCH_SQLITE_TEMP_STORE=file: statement journals in temporary files, SQLite's default (the A/B).
+    {
+      engine: 'sqlite',
+      open: () =>
+        openDatabase({
+          sqlitePath,
+          ...(process.env.BENCH_SQLITE_PAGE_SIZE ? { pageSize: Number(process.env.BENCH_SQLITE_PAGE_SIZE) } : {}),
+          ...(process.env.BENCH_SQLITE_TEMP_STORE === 'file' ? { tempStore: 'file' as const } : {}),
+        }),
+    },
   ];
   if (job.databaseUrl) {
     const schema = `indexer_bench_${process.pid}_${Date.now().toString(36)}`;
