@@ -125,8 +125,10 @@ function openSqlite(path: string, opts: OpenDatabaseOptions): Db {
     // A write that may fail halfway inside a transaction (a multi-row INSERT under a UNIQUE key: the
     // journal's group commit) keeps a statement journal of the pages it changes, and SQLite spills it
     // to a temporary file past 64 KiB: an open, dozens of writes and an unlink in every group commit
-    // of a dozen orders (a fifth to a quarter of the commit's CPU, bench/sqlite-commit-bench.ts). In memory it costs what it holds: at
-    // most the pages one statement changes. VACUUM's copy is a temporary database too: the page
+    // of a dozen orders (a fifth to a quarter of the commit's CPU, bench/sqlite-commit-bench.ts).
+    // In memory it costs what it holds: at most the pages one statement changes. A query's temporary
+    // B-trees (a sort or a grouping without an index) stay in memory too, so a query that sorts
+    // millions of rows holds them there. VACUUM's copy is a temporary database as well: the page
     // rewrite (sqlite-page-size.ts) runs on a connection of its own with SQLite's default, a file.
     raw.pragma(`temp_store = ${(opts.tempStore ?? 'memory').toUpperCase()}`);
   } catch (err) {
