@@ -10,6 +10,7 @@
  *   (BENCH_AB_ORDERS, default 8 000 orders a server; other BENCH_PERP_* settings pass through)
  */
 import { spawnSync } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -75,7 +76,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     const value = side === 'A' ? valueA : valueB;
     const cpu = runServer(name, value, orders);
     (side === 'A' ? a : b).push(cpu);
-    console.log(`| ${i + 1} | ${value} | ${cpu} µs | ${(process.platform === 'linux' ? spawnSync('cat', ['/proc/loadavg'], { encoding: 'utf8' }).stdout.split(' ')[0] : '-')} |`);
+    console.log(`| ${i + 1} | ${value} | ${cpu} µs | ${os.loadavg()[0].toFixed(2)} |`);
   });
   const s = summarisePairs(a, b);
   console.log(`\n${valueB} ÷ ${valueA}, pair by pair: ${s.ratios.map((r) => r.toFixed(2)).join(', ')}; geometric mean ${s.geometricMean.toFixed(3)}, range ${s.min.toFixed(2)}–${s.max.toFixed(2)}: ${s.verdict}`);
