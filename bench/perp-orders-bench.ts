@@ -152,7 +152,11 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
   // are claimed in the journal's commits. BENCH_PERP_NONCES=api: the API's own claimer (before issue 40's change).
   const { NONCE_RETENTION_MS, createJournalNonceLedger } = await import('../src/perp/store/order-nonce-store.ts');
   const nonceLedger = prefix === '-' && process.env.BENCH_PERP_NONCES !== 'api' ? createJournalNonceLedger(db, { retentionMs: NONCE_RETENTION_MS }) : undefined;
-  const sequencer = new EngineSequencer({ db, logger, ...(nonceLedger ? { nonceLedger } : {}) });
+  // BENCH_PERP_JOURNAL=thread|worker: where the group commits run; default as the perp-engine role's
+  // PERP_JOURNAL_WRITER=auto decides (a worker thread for a SQLite file, the thread for PostgreSQL).
+  const { journalOnWorker, workerJournalWriter } = await import('../src/perp/sequencer/journal-writer.ts');
+  const journalWriter = journalOnWorker((process.env.BENCH_PERP_JOURNAL as 'thread' | 'worker' | undefined) ?? 'auto', db.location) ? workerJournalWriter({ database: db.location, logger }) : undefined;
+  const sequencer = new EngineSequencer({ db, logger, ...(nonceLedger ? { nonceLedger } : {}), ...(journalWriter ? { journalWriter } : {}) });
   await sequencer.start();
   const gateway = createInProcessGateway(sequencer);
   // BENCH_PERP_PROJECTOR=thread|worker: where the projection is written; default as the perp-engine

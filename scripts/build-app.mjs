@@ -139,12 +139,13 @@ export async function buildApp(log = (line) => process.stderr.write(`${line}\n`)
 
   const result = await build({
     absWorkingDir: ROOT,
-    // The worker threads (the perpetual projection's, the signature recovery pool's) have entries
-    // of their own: a worker runs a script file, and pointed at its .ts source it would need tsx
-    // (projection-worker-client.ts, signature-recovery-pool.ts).
+    // The worker threads (the perpetual projection's, the journal's writer, the signature recovery
+    // pool's) have entries of their own: a worker runs a script file, and pointed at its .ts source it
+    // would need tsx (projection-worker-client.ts, journal-writer.ts, signature-recovery-pool.ts).
     entryPoints: {
       main: 'src/cli/main.ts',
       'perp-projection-worker': 'src/perp/projection/projection-worker.ts',
+      'perp-journal-worker': 'src/perp/sequencer/journal-writer-worker.ts',
       'signature-recovery-worker': 'src/chain/signature-recovery-worker.ts',
     },
     outdir: OUT_DIR,

@@ -53,10 +53,12 @@ describe('app config', () => {
   });
 
   it('reads the perp indexer depth apart from the stock indexer’s', () => {
-    expect(loadConfig({}).perp).toEqual({ confirmations: 0, marketMaker: true, demoTakerMs: 10_000, fundingIntervalMs: undefined, markIntervalMs: 1_000, fundingSampleMs: 5_000, lpLockupMs: 345_600_000, eventBuffer: 100_000, recentResults: 100_000, projector: 'auto', engineEvents: false });
+    expect(loadConfig({}).perp).toEqual({ confirmations: 0, marketMaker: true, demoTakerMs: 10_000, fundingIntervalMs: undefined, markIntervalMs: 1_000, fundingSampleMs: 5_000, lpLockupMs: 345_600_000, eventBuffer: 100_000, recentResults: 100_000, projector: 'auto', journalWriter: 'auto', engineEvents: false });
     expect(loadConfig({ PERP_ENGINE_EVENTS: 'on' }).perp.engineEvents).toBe(true);
     expect(loadConfig({ PERP_PROJECTOR: 'thread' }).perp.projector).toBe('thread');
     expect(() => loadConfig({ PERP_PROJECTOR: 'Worker' })).toThrow(/PERP_PROJECTOR/);
+    expect(loadConfig({ PERP_JOURNAL_WRITER: 'thread' }).perp.journalWriter).toBe('thread');
+    expect(() => loadConfig({ PERP_JOURNAL_WRITER: 'fast' })).toThrow(/PERP_JOURNAL_WRITER/);
     expect(loadConfig({ PERP_EVENT_BUFFER: '10000', PERP_RECENT_RESULTS: '20000' }).perp).toMatchObject({ eventBuffer: 10_000, recentResults: 20_000 });
     expect(() => loadConfig({ PERP_EVENT_BUFFER: '10' })).toThrow(/PERP_EVENT_BUFFER/);
     expect(loadConfig({ LEASE_TTL_MS: '2000' }).leaseTtlMs).toBe(2_000);

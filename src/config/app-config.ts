@@ -245,6 +245,14 @@ export interface AppConfig {
      * cannot open (docs/perp-sequencer.md "The projector").
      */
     projector: 'worker' | 'thread' | 'auto';
+    /**
+     * `PERP_JOURNAL_WRITER`: where the journal's group commits run: `worker` (a worker thread with
+     * its own connection to the SQLite file, so the order thread's loop is not stopped by the commit's
+     * fsync), `thread` (the engine's own thread), or `auto` (default): the worker for a SQLite file,
+     * the thread for PostgreSQL (whose commits do not block the loop) and for an in-memory file
+     * (docs/perp-sequencer.md "The journal's writer").
+     */
+    journalWriter: 'worker' | 'thread' | 'auto';
   };
   executor: ExecutorSettings;
   /**
@@ -603,6 +611,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       eventBuffer: envInt(env, 'PERP_EVENT_BUFFER', 100_000, 1_000),
       recentResults: envInt(env, 'PERP_RECENT_RESULTS', 100_000, 1_000),
       projector: envChoice(env, 'PERP_PROJECTOR', ['auto', 'worker', 'thread'] as const, 'auto'),
+      journalWriter: envChoice(env, 'PERP_JOURNAL_WRITER', ['auto', 'worker', 'thread'] as const, 'auto'),
     },
     executor: loadExecutorSettings(env),
     oracle: oracleSettings(env),

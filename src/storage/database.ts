@@ -67,6 +67,8 @@ export interface OpenDatabaseOptions {
    * of this thread.
    */
   sqliteWriteGate?: SharedArrayBuffer;
+  /** The worker's slot on that gate (SQLITE_WRITER_SLOTS: the lowest writes first). Default the projection's. */
+  sqliteWriteGateSlot?: number;
   /** SQLite: the page size of a new file (an existing file keeps its own). Default SQLITE_PAGE_SIZE. */
   pageSize?: number;
   /**
@@ -140,7 +142,7 @@ function openSqlite(path: string, opts: OpenDatabaseOptions): Db {
     dialect: new ErrorMappingDialect(new SqliteDialect({ database: opts.statementCache === false ? raw : cachedStatements(raw) }), {
       immediateTransactions: true,
       transactionalDdl: true,
-      writeGate: opts.sqliteWriteGate ? createSqliteWriteGate('worker', opts.sqliteWriteGate) : loopWriteGateOf(path),
+      writeGate: opts.sqliteWriteGate ? createSqliteWriteGate('worker', opts.sqliteWriteGate, { slot: opts.sqliteWriteGateSlot }) : loopWriteGateOf(path),
     }),
   });
   return located({ kysely, dialect: 'sqlite', close: onceClose(() => kysely.destroy()) }, { sqlitePath: path });

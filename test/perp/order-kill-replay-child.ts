@@ -11,7 +11,7 @@
  *
  * Environment: KR_SQLITE_PATH, or KR_PG_URL and KR_PG_SCHEMA; KR_MASTER (hex key of the secret box
  * the keys' secrets are sealed with, the same on every start); KR_WALLETS (comma-separated
- * addresses); KR_FIRST.
+ * addresses); KR_FIRST; KR_NONCES, KR_JOURNAL (below).
  */
 import { createInterface } from 'node:readline';
 import { createApiKeyService } from '../../src/auth/api-key-service.ts';
@@ -23,6 +23,7 @@ import { indexedBlockInfo } from '../../src/perp/perp-venue.ts';
 import { createPerpProjector } from '../../src/perp/projection/perp-projector.ts';
 import { createInProcessGateway } from '../../src/perp/sequencer/engine-gateway.ts';
 import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
+import { workerJournalWriter } from '../../src/perp/sequencer/journal-writer.ts';
 import { NONCE_RETENTION_MS, createJournalNonceLedger } from '../../src/perp/store/order-nonce-store.ts';
 import type { EngineCommand } from '../../src/perp/engine/engine-types.ts';
 import { openDatabase } from '../../src/storage/database.ts';
@@ -44,7 +45,9 @@ if (env.KR_MASTER !== undefined) {
   // KR_NONCES=journal: the nonces claimed in the journal's commits, as the perp-engine role does with
   // its API in process; otherwise by the API's own claimer, as a perp API in another process does.
   const nonceLedger = env.KR_NONCES === 'journal' ? createJournalNonceLedger(db, { retentionMs: NONCE_RETENTION_MS }) : undefined;
-  const sequencer = new EngineSequencer({ db, snapshotEvery: 200, logger, ...(nonceLedger ? { nonceLedger } : {}) });
+  // KR_JOURNAL=worker: the group commits on the journal's writer thread, as the perp-engine role runs them on a SQLite file.
+  const journalWriter = env.KR_JOURNAL === 'worker' ? workerJournalWriter({ database: { sqlitePath: env.KR_SQLITE_PATH } }) : undefined;
+  const sequencer = new EngineSequencer({ db, snapshotEvery: 200, logger, ...(nonceLedger ? { nonceLedger } : {}), ...(journalWriter ? { journalWriter } : {}) });
   await sequencer.start();
   const gateway = createInProcessGateway(sequencer);
   const projector = createPerpProjector({ db, gateway, feeAccount: sequencer.engine.feeAccountAddress, logger, retryMs: 50 });

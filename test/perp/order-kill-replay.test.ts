@@ -155,9 +155,10 @@ const targets: Array<{ name: string; setup(): { env: Record<string, string>; ope
     setup() {
       const dir = mkdtempSync(join(tmpdir(), 'tokex-order-kill-'));
       const sqlitePath = join(dir, 'perp.sqlite');
-      // The one-process default: nonces claimed in the journal's commits (the PostgreSQL run below
-      // keeps the API's own claimer, as perp APIs in other processes use it).
-      return { env: { KR_SQLITE_PATH: sqlitePath, KR_NONCES: 'journal' }, open: { sqlitePath, migrate: false }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+      // The one-process default: nonces claimed in the journal's commits, the commits on the
+      // journal's writer thread (the PostgreSQL run below keeps the API's own claimer, as perp APIs
+      // in other processes use it, and its commits on the thread).
+      return { env: { KR_SQLITE_PATH: sqlitePath, KR_NONCES: 'journal', KR_JOURNAL: 'worker' }, open: { sqlitePath, migrate: false }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
     },
   },
   ...(process.env.DATABASE_URL

@@ -5,10 +5,12 @@
  * the parent knows which commands were answered before the kill.
  *
  * Environment: KILL_SQLITE_PATH, or KILL_PG_URL and KILL_PG_SCHEMA; KILL_RUN (command id prefix),
- * KILL_SEED.
+ * KILL_SEED; KILL_JOURNAL=worker: the group commits on the journal's writer thread (journal-writer.ts),
+ * as the perp-engine role runs them on a SQLite file.
  */
 import { openDatabase } from '../../src/storage/database.ts';
 import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
+import { workerJournalWriter } from '../../src/perp/sequencer/journal-writer.ts';
 import { perpCommandStream } from '../support/perp-command-stream.ts';
 
 const env = process.env;
@@ -18,7 +20,8 @@ process.stdout.on('error', () => process.exit(4));
 const db = await openDatabase(
   env.KILL_PG_URL ? { url: env.KILL_PG_URL, schema: env.KILL_PG_SCHEMA } : { sqlitePath: env.KILL_SQLITE_PATH },
 );
-const sequencer = new EngineSequencer({ db, snapshotEvery: 250, maxBatch: 500 });
+const journalWriter = env.KILL_JOURNAL === 'worker' ? workerJournalWriter({ database: { sqlitePath: env.KILL_SQLITE_PATH } }) : undefined;
+const sequencer = new EngineSequencer({ db, snapshotEvery: 250, maxBatch: 500, ...(journalWriter ? { journalWriter } : {}) });
 await sequencer.start();
 const out = (line: string) => process.stdout.write(`${line}\n`);
 out(`ready ${sequencer.nextSeq} ${sequencer.engine.stateHash()}`);

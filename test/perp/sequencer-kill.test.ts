@@ -80,6 +80,16 @@ const targets: Array<{ name: string; setup(): { env: Record<string, string>; ope
       return { env: { KILL_SQLITE_PATH: sqlitePath }, open: { sqlitePath }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
     },
   },
+  {
+    // As the perp-engine role runs a SQLite file: the commits on the journal's writer thread, the
+    // answers released when it reports them durable.
+    name: 'sqlite, commits on the writer thread',
+    setup() {
+      const dir = mkdtempSync(join(tmpdir(), 'tokex-kill-'));
+      const sqlitePath = join(dir, 'journal.sqlite');
+      return { env: { KILL_SQLITE_PATH: sqlitePath, KILL_JOURNAL: 'worker' }, open: { sqlitePath }, cleanup: async () => rmSync(dir, { recursive: true, force: true }) };
+    },
+  },
   ...(process.env.DATABASE_URL
     ? [
         {

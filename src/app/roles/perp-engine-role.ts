@@ -25,6 +25,7 @@ import { indexedBlockInfo, projectorCaughtUp } from '../../perp/perp-venue.ts';
 import { indexSymbolOf, midTicks } from '../../perp/pricing/index-price.ts';
 import { createPerpProjector } from '../../perp/projection/perp-projector.ts';
 import { projectorOnWorker, workerProjectionWriter } from '../../perp/projection/projection-worker-client.ts';
+import { journalOnWorker, workerJournalWriter } from '../../perp/sequencer/journal-writer.ts';
 import { EngineSequencer } from '../../perp/sequencer/engine-sequencer.ts';
 import { NONCE_RETENTION_MS, createJournalNonceLedger } from '../../perp/store/order-nonce-store.ts';
 import { createInProcessGateway } from '../../perp/sequencer/engine-gateway.ts';
@@ -61,7 +62,11 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     // Order nonces are claimed in the journal's commits unless perp APIs in other processes claim
     // them too (they reach the engine over Redis and claim in commits of their own).
     const nonceLedger = config.redisUrl && config.perp.engineStream ? undefined : (ctx.perpNonceLedger ??= createJournalNonceLedger(db, { retentionMs: NONCE_RETENTION_MS }));
-    const sequencer = new EngineSequencer({ db, engineOptions: { instruments }, eventBuffer: config.perp.eventBuffer, recentResults: config.perp.recentResults, logger, ...(nonceLedger ? { nonceLedger } : {}) });
+    // The journal's group commits run on a worker thread of their own for a SQLite file, so that the
+    // commit's fsync does not stop this thread's loop (docs/perp-sequencer.md "The journal's writer").
+    const journalWriter = journalOnWorker(config.perp.journalWriter, db.location) ? workerJournalWriter({ database: db.location, logger }) : undefined;
+    if (journalWriter) stops.add(() => journalWriter.close());
+    const sequencer = new EngineSequencer({ db, engineOptions: { instruments }, eventBuffer: config.perp.eventBuffer, recentResults: config.perp.recentResults, logger, ...(nonceLedger ? { nonceLedger } : {}), ...(journalWriter ? { journalWriter } : {}) });
     await sequencer.start();
     stops.add(() => sequencer.stop());
     const gateway = createInProcessGateway(sequencer);

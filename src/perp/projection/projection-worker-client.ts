@@ -18,7 +18,7 @@ import { Worker } from 'node:worker_threads';
 import { AppError } from '../../errors/app-error.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { DEFAULT_SQLITE_PATH, type DbExecutor, type OpenDatabaseOptions } from '../../storage/database.ts';
-import { loopWriteGateOf } from '../../storage/sqlite-write-gate.ts';
+import { loopWriteGateOf, SQLITE_WRITER_SLOTS } from '../../storage/sqlite-write-gate.ts';
 import type { EngineEvent } from '../engine/engine-types.ts';
 import type { ProjectionWorkerData, ProjectionWorkerReply, ProjectionWorkerRequest } from './projection-worker.ts';
 import { PROJECTION_WORKER_CHUNK, writeProjection } from './projection-write.ts';
@@ -92,7 +92,7 @@ export function workerProjectionWriter(opts: WorkerProjectionWriterOptions): Pro
 
   const start = (): Promise<Worker> => {
     const { url, argv } = workerScript();
-    const data: ProjectionWorkerData = { database: { ...opts.database, ...(gate ? { sqliteWriteGate: gate.buffer } : {}) }, feeAccount: opts.feeAccount, chunkEvents: opts.chunkEvents ?? PROJECTION_WORKER_CHUNK };
+    const data: ProjectionWorkerData = { database: { ...opts.database, ...(gate ? { sqliteWriteGate: gate.buffer, sqliteWriteGateSlot: SQLITE_WRITER_SLOTS.projection } : {}) }, feeAccount: opts.feeAccount, chunkEvents: opts.chunkEvents ?? PROJECTION_WORKER_CHUNK };
     const w = new Worker(url, { workerData: data, argv, execArgv: [], name: 'perp-projection' });
     worker = w;
     return new Promise<Worker>((resolve, reject) => {
@@ -127,7 +127,7 @@ export function workerProjectionWriter(opts: WorkerProjectionWriterOptions): Pro
       });
       w.on('exit', (code) => {
         // A worker that ended inside a write (terminated, or crashed) no longer holds the gate.
-        gate?.releaseWorker();
+        gate?.releaseWorker(SQLITE_WRITER_SLOTS.projection);
         if (worker === w) {
           worker = undefined;
           ready = undefined;

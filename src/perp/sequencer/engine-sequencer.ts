@@ -16,7 +16,6 @@ import { PerpEngine, type PerpEngineOptions } from '../engine/perp-engine.ts';
 import { MAX_COMMAND_ID } from '../engine/state/validate.ts';
 import {
   acquireJournalWriterLock,
-  appendJournal,
   findJournalByCommandIds,
   latestSnapshots,
   pruneSnapshots,
@@ -34,6 +33,7 @@ import { ENGINE_RULES, type CommandKind } from '../engine/engine-types.ts';
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const KINDS_ARE_LABELLED: Same<(typeof ENGINE_COMMAND_KINDS)[number], CommandKind> = true;
 void KINDS_ARE_LABELLED;
+import { threadJournalWriter, type JournalWriter } from './journal-writer.ts';
 import { JournalCorruptError, engineOfSnapshot, genesisEngine, loadFromJournal, replayJournal, sha256 } from './journal-replay.ts';
 
 export { JournalCorruptError } from './journal-replay.ts';
@@ -82,6 +82,11 @@ export interface EngineSequencerOptions {
    * `createJournalNonceLedger`). It outlives the sequencer: a later one writes what this one could not.
    */
   nonceLedger?: JournalNonceWriter;
+  /**
+   * Where the group commits run (journal-writer.ts): default on this thread. The sequencer closes it
+   * when it stops.
+   */
+  journalWriter?: JournalWriter;
 }
 
 export type SequencerState = 'new' | 'running' | 'recovering' | 'stopping' | 'stopped';
@@ -212,7 +217,8 @@ function settingsDiffer(configured: InstrumentConfig, current: InstrumentConfig)
 
 export class EngineSequencer {
   private readonly db: Db;
-  private readonly opts: Required<Omit<EngineSequencerOptions, 'db' | 'engineOptions' | 'logger' | 'nonceLedger'>>;
+  private readonly opts: Required<Omit<EngineSequencerOptions, 'db' | 'engineOptions' | 'logger' | 'nonceLedger' | 'journalWriter'>>;
+  private readonly journalWriter: JournalWriter;
   private readonly nonceLedger?: JournalNonceWriter;
   private readonly engineOptions?: PerpEngineOptions;
   private readonly logger: SequencerLogger;
@@ -258,6 +264,7 @@ export class EngineSequencer {
     this.engineOptions = options.engineOptions;
     this.logger = options.logger ?? silentLogger;
     this.nonceLedger = options.nonceLedger;
+    this.journalWriter = options.journalWriter ?? threadJournalWriter(options.db);
     this.opts = {
       maxBatch: options.maxBatch ?? 2_000,
       snapshotEvery: options.snapshotEvery ?? 10_000,
@@ -308,6 +315,9 @@ export class EngineSequencer {
     if (lock === null) throw new ConflictError('perp journal: another sequencer is writing this journal');
     try {
       await this.load();
+      // The writer's thread is started now, not at the first order: one that cannot open the file
+      // fails the start, and the first order after a restart does not wait for a thread to boot.
+      await this.journalWriter.start();
     } catch (err) {
       await lock.release().catch(() => undefined);
       throw err;
@@ -534,8 +544,7 @@ export class EngineSequencer {
     // after its claim): written with the batch, so no answered order's nonce can be lost alone.
     const nonces = this.nonceLedger?.take() ?? [];
     try {
-      await appendJournal(
-        this.db,
+      await this.journalWriter.append(
         batch.map((p) => p.row),
         nonces,
       );
@@ -720,6 +729,7 @@ export class EngineSequencer {
     await this.snapshotWrite;
     this._state = 'stopped';
     this.releaseBarriers(true);
+    await this.journalWriter.close();
     await this.releaseLock();
   }
 
@@ -734,6 +744,8 @@ export class EngineSequencer {
     for (const p of this.buffer.splice(0)) p.reject(error);
     for (const w of this.lookupQueue.splice(0)) w.reject(error);
     this.snapshotDue = null;
+    // A commit in flight on the worker ends as it ends (it is in the journal or not); nothing more is sent.
+    await this.journalWriter.close();
     await this.releaseLock();
   }
 

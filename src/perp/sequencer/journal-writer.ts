@@ -1,0 +1,194 @@
+/**
+ * Where the journal's group commits run (docs/perp-sequencer.md "The journal's writer"): on the
+ * engine's own thread (`threadJournalWriter`), or on a worker thread with its own connection to the
+ * SQLite file (`workerJournalWriter`, what `PERP_JOURNAL_WRITER=auto` picks for a file).
+ *
+ * better-sqlite3 is synchronous: on the order thread a commit stops the loop for its statements and
+ * its fsync (0.5–1 ms on these disks, more when a checkpoint falls into it). Below saturation every
+ * order is a commit of its own, so at half of saturation a third of the loop's time went to waiting
+ * for the disk (issue 40, docs/performance.md "The journal's commits off the loop"). On the worker
+ * the loop goes on taking orders while a commit is in flight; they make the next group commit, and
+ * their answers are released, as before, only when the commit that holds them is durable.
+ *
+ * The worker is started at the first append and started again at the append after it failed to
+ * open or exited. An append in flight when it died fails; the sequencer then rebuilds the engine
+ * from the journal (the commit happened or not, atomically), exactly as after a failed commit on the
+ * thread. PostgreSQL's commits are asynchronous I/O already and stay on the thread.
+ */
+import { Worker } from 'node:worker_threads';
+import { AppError } from '../../errors/app-error.ts';
+import type { Logger } from '../../lib/logger.ts';
+import { DEFAULT_SQLITE_PATH, type DbExecutor, type OpenDatabaseOptions } from '../../storage/database.ts';
+import { loopWriteGateOf, SQLITE_WRITER_SLOTS } from '../../storage/sqlite-write-gate.ts';
+import { appendJournal, type JournalRow } from '../store/engine-journal-store.ts';
+import type { NonceClaimInput } from '../store/order-nonce-store.ts';
+import type { JournalWorkerData, JournalWorkerReply, JournalWorkerRequest } from './journal-writer-worker.ts';
+
+export interface JournalWriter {
+  readonly kind: 'thread' | 'worker';
+  /** Makes the writer ready (the worker's thread started, its connection open); the first append does it otherwise. */
+  start(): Promise<void>;
+  /** Appends the rows and the nonces in one durable commit: all when this resolves, none or all when it rejects. */
+  append(rows: readonly JournalRow[], nonces: readonly NonceClaimInput[]): Promise<void>;
+  /** Ends the writer after the append in flight (if any). Idempotent. */
+  close(): Promise<void>;
+}
+
+export function threadJournalWriter(db: DbExecutor): JournalWriter {
+  return { kind: 'thread', start: async () => {}, append: (rows, nonces) => appendJournal(db, rows, nonces), close: async () => {} };
+}
+
+/** Where `PERP_JOURNAL_WRITER` puts the commits: `auto` on the worker for a SQLite file, on the thread for PostgreSQL or an in-memory file. */
+export function journalOnWorker(setting: 'worker' | 'thread' | 'auto', database: OpenDatabaseOptions): boolean {
+  if (setting === 'thread' || inMemorySqlite(database)) return false;
+  return setting === 'worker' || database.url === undefined;
+}
+
+const inMemorySqlite = (database: OpenDatabaseOptions) => database.url === undefined && (database.sqlitePath === ':memory:' || database.sqlitePath === '');
+
+/** `true` in the bundle (scripts/build-app.mjs defines it); undeclared when run from the sources. */
+declare const __TOKEX_BUNDLED__: boolean | undefined;
+
+/** The worker's script: the bundled one beside this chunk in dist/app, else its source through tsx. */
+function workerScript(): { url: URL; argv: string[] } {
+  // Not `import.meta.url`: the build rewrites that to the source file's location.
+  const meta = import.meta;
+  if (typeof __TOKEX_BUNDLED__ !== 'undefined' && __TOKEX_BUNDLED__) return { url: new URL('./perp-journal-worker.js', meta.url), argv: [] };
+  return { url: new URL('../../lib/ts-worker-boot.mjs', meta.url), argv: [new URL('./journal-writer-worker.ts', meta.url).href] };
+}
+
+/** A commit the worker could not make, or could not report (the message is its error's; a database error of this path holds no secret). */
+export class JournalWriteError extends AppError {
+  constructor(what: string, reply: { name: string; message: string; code?: string }) {
+    super('STORAGE_UNAVAILABLE', `perp journal writer: ${what}: ${reply.message}`, { retryable: true, detail: { name: reply.name, code: reply.code } });
+  }
+}
+
+export interface WorkerJournalWriterOptions {
+  /** How the worker opens the database: the options the process opened it with (a file, not `:memory:`). */
+  database: OpenDatabaseOptions;
+  logger?: Pick<Logger, 'warn'>;
+}
+
+/** The worker's writer, with a way to end its thread as a crash would. */
+export interface WorkerJournalWriter extends JournalWriter {
+  readonly kind: 'worker';
+  /**
+   * Ends the thread at once (tests and failure drills); the next append starts a new one. Only
+   * between commits: a thread ended inside a SQLite call takes the whole process down (better-sqlite3
+   * raises its error into the terminating thread, which Node treats as fatal).
+   */
+  terminate(): Promise<void>;
+}
+
+export function workerJournalWriter(opts: WorkerJournalWriterOptions): WorkerJournalWriter {
+  if (inMemorySqlite(opts.database)) {
+    throw new AppError('VALIDATION', 'perp journal writer: an in-memory SQLite database cannot be shared with a worker thread');
+  }
+  // The gate of this thread's connections to the file: the worker takes its first slot, so a group
+  // commit goes before the projection's writes that wait beside it.
+  const gate = opts.database.url === undefined ? loopWriteGateOf(opts.database.sqlitePath ?? DEFAULT_SQLITE_PATH) : undefined;
+  let worker: Worker | undefined;
+  let ready: Promise<Worker> | undefined;
+  let nextId = 1;
+  let closed = false;
+  const pending = new Map<number, { resolve(): void; reject(err: unknown): void }>();
+  const failAll = (err: unknown) => {
+    for (const p of pending.values()) p.reject(err);
+    pending.clear();
+  };
+
+  const start = (): Promise<Worker> => {
+    const { url, argv } = workerScript();
+    const data: JournalWorkerData = { database: { ...opts.database, ...(gate ? { sqliteWriteGate: gate.buffer, sqliteWriteGateSlot: SQLITE_WRITER_SLOTS.journal } : {}) } };
+    const w = new Worker(url, { workerData: data, argv, execArgv: [], name: 'perp-journal' });
+    worker = w;
+    return new Promise<Worker>((resolve, reject) => {
+      let opened = false;
+      w.on('message', (m: JournalWorkerReply) => {
+        switch (m.type) {
+          case 'ready':
+            opened = true;
+            resolve(w);
+            break;
+          case 'appended':
+            pending.get(m.id)?.resolve();
+            pending.delete(m.id);
+            break;
+          case 'failed':
+            pending.get(m.id)?.reject(new JournalWriteError('commit failed', m));
+            pending.delete(m.id);
+            break;
+          case 'open-failed':
+            reject(new JournalWriteError('could not open the database', m));
+            break;
+          case 'closed':
+            break;
+        }
+      });
+      w.on('error', (err) => {
+        opts.logger?.warn({ err }, 'perp journal writer: failed; it is started again at the next commit');
+        if (!opened) reject(err);
+      });
+      w.on('exit', (code) => {
+        // A worker that ended inside a commit (terminated, or crashed) no longer holds the gate; the
+        // commit itself happened or not as a whole, and the sequencer's rebuild reads which.
+        gate?.releaseWorker(SQLITE_WRITER_SLOTS.journal);
+        if (worker === w) {
+          worker = undefined;
+          ready = undefined;
+        }
+        failAll(new JournalWriteError('exited', { name: 'WorkerExit', message: `exit code ${code}` }));
+        if (!opened) reject(new JournalWriteError('exited before it was ready', { name: 'WorkerExit', message: `exit code ${code}` }));
+      });
+    });
+  };
+
+  const running = (): Promise<Worker> => {
+    if (closed) return Promise.reject(new JournalWriteError('closed', { name: 'Closed', message: 'the writer was closed' }));
+    if (ready === undefined) {
+      const starting = start();
+      ready = starting;
+      // A start that failed is tried again at the next append.
+      starting.catch(() => {
+        if (ready === starting) ready = undefined;
+      });
+    }
+    return ready;
+  };
+
+  return {
+    kind: 'worker',
+    async start() {
+      await running();
+    },
+    async append(rows, nonces) {
+      const w = await running();
+      const id = nextId++;
+      return new Promise<void>((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        w.postMessage({ type: 'append', id, rows, nonces } satisfies JournalWorkerRequest);
+      });
+    },
+    async terminate() {
+      await worker?.terminate();
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      const w = worker;
+      if (w === undefined) return;
+      // The sequencer closes its writer after its last commit was answered; a worker that does not
+      // answer its close in time is terminated. Not before its busy timeout has run out: a commit
+      // waiting for another process's lock must end inside SQLite first (see terminate).
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => void w.terminate().finally(resolve), (opts.database.connectTimeoutMs ?? 5_000) + 10_000);
+        w.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        w.postMessage({ type: 'close' } satisfies JournalWorkerRequest);
+      });
+    },
+  };
+}
