@@ -28,7 +28,20 @@ beforeAll(async () => {
     privateKey: demo.wallets[0].privateKey,
     options: { baseUrl: t.perpBaseUrl },
   });
-  await ex.loadMarkets();
+  // A stack this busy at its start (a 2 s lease, two cores) may lose and retake the engine's lease
+  // before the first request: the engine is then briefly not reachable (50002), which is what this
+  // test provokes later on purpose, so the start waits for it to be reachable.
+  await until(
+    () => ex.loadMarkets(true).then(
+      () => true,
+      (err: unknown) => {
+        if ((err as Error)?.constructor?.name === 'ExchangeNotAvailable') return false;
+        throw err;
+      },
+    ),
+    (ok) => ok,
+    30_000,
+  );
   // The demo deposit, credited by the indexer, is the margin of the order below.
   await until(() => t.perpTrader!.get<any>('account'), (a) => Number(a.deposited) > 0, 30_000);
 }, 120_000);

@@ -9,15 +9,14 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase, type OpenDatabaseOptions } from '../../storage/database.ts';
-import { appendJournal, type JournalRow } from '../store/engine-journal-store.ts';
-import type { NonceClaimInput } from '../store/order-nonce-store.ts';
+import { appendJournal, type JournalNonceClaim, type JournalRow } from '../store/engine-journal-store.ts';
 
 export interface JournalWorkerData {
   database: OpenDatabaseOptions;
 }
 
 /** Parent → worker. */
-export type JournalWorkerRequest = { type: 'append'; id: number; rows: readonly JournalRow[]; nonces: readonly NonceClaimInput[] } | { type: 'close' };
+export type JournalWorkerRequest = { type: 'append'; id: number; rows: readonly JournalRow[]; nonces: readonly JournalNonceClaim[] } | { type: 'close' };
 /** Worker → parent. */
 export type JournalWorkerReply =
   | { type: 'ready' }

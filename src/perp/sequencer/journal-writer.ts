@@ -20,8 +20,7 @@ import { AppError } from '../../errors/app-error.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { DEFAULT_SQLITE_PATH, type DbExecutor, type OpenDatabaseOptions } from '../../storage/database.ts';
 import { loopWriteGateOf, SQLITE_WRITER_SLOTS } from '../../storage/sqlite-write-gate.ts';
-import { appendJournal, type JournalRow } from '../store/engine-journal-store.ts';
-import type { NonceClaimInput } from '../store/order-nonce-store.ts';
+import { appendJournal, type JournalNonceClaim, type JournalRow } from '../store/engine-journal-store.ts';
 import type { JournalWorkerData, JournalWorkerReply, JournalWorkerRequest } from './journal-writer-worker.ts';
 
 export interface JournalWriter {
@@ -29,7 +28,7 @@ export interface JournalWriter {
   /** Makes the writer ready (the worker's thread started, its connection open); the first append does it otherwise. */
   start(): Promise<void>;
   /** Appends the rows and the nonces in one durable commit: all when this resolves, none or all when it rejects. */
-  append(rows: readonly JournalRow[], nonces: readonly NonceClaimInput[]): Promise<void>;
+  append(rows: readonly JournalRow[], nonces: readonly JournalNonceClaim[]): Promise<void>;
   /** Ends the writer after the append in flight (if any). Idempotent. */
   close(): Promise<void>;
 }

@@ -8,6 +8,9 @@ import { kyselyOf, type Db, type DbExecutor } from '../../storage/database.ts';
 import { withTransaction } from '../../storage/transaction.ts';
 import type { NonceClaimInput } from './order-nonce-store.ts';
 
+/** An order nonce claim as the journal's commits write it (order-nonce-store.ts). */
+export type JournalNonceClaim = NonceClaimInput;
+
 export interface JournalRow {
   /** Journal order, 1, 2, … without gaps. */
   seq: number;
