@@ -159,9 +159,11 @@ export function workerProjectionWriter(opts: WorkerProjectionWriterOptions): Pro
       if (w === undefined) return;
       const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
       // The projector awaits its last write before it closes the writer; the worker closes its
-      // connection and exits. A worker that does not answer in 5 s is terminated.
+      // connection and exits. A worker that does not answer is terminated, but not before its busy
+      // timeout has run out: a thread terminated inside a SQLite call (a write waiting for another
+      // process's lock) takes the whole process down, as better-sqlite3 raises into it.
       w.postMessage({ type: 'close' } satisfies ProjectionWorkerRequest);
-      const timer = setTimeout(() => void w.terminate(), 5_000);
+      const timer = setTimeout(() => void w.terminate(), (opts.database.connectTimeoutMs ?? 5_000) + 10_000);
       await exited;
       clearTimeout(timer);
     },
