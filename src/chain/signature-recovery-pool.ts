@@ -25,6 +25,7 @@
  * said it is ready (it loads its script, through tsx from the sources, in tens to hundreds of ms),
  * recoveries run on the calling thread too. Without the native binding the pool starts no worker.
  */
+import { workerScript } from '../lib/worker-script.ts';
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Address, Hex } from 'viem';
@@ -54,17 +55,6 @@ const MAX_CRASHES_IN_A_ROW = 3;
 export function signatureWorkerCount(setting: SignatureWorkersSetting, parallelism = os.availableParallelism()): number {
   if (setting === 'auto') return Math.max(0, Math.min(AUTO_MAX_WORKERS, parallelism - 1));
   return setting;
-}
-
-/** `true` in the bundle (scripts/build-app.mjs defines it); undeclared when run from the sources. */
-declare const __TOKEX_BUNDLED__: boolean | undefined;
-
-/** The worker's script: the bundled one beside this chunk in dist/app, else its source through tsx. */
-function workerScript(): { url: URL; argv: string[] } {
-  // Not `import.meta.url`: the build rewrites that to the source file's location.
-  const meta = import.meta;
-  if (typeof __TOKEX_BUNDLED__ !== 'undefined' && __TOKEX_BUNDLED__) return { url: new URL('./signature-recovery-worker.js', meta.url), argv: [] };
-  return { url: new URL('../lib/ts-worker-boot.mjs', meta.url), argv: [new URL('./signature-recovery-worker.ts', meta.url).href] };
 }
 
 interface Item {
@@ -225,7 +215,7 @@ export class SignatureRecoveryPool {
   }
 
   private start(slot: Slot): void {
-    const { url, argv } = workerScript();
+    const { url, argv } = workerScript('signature-recovery-worker.js', new URL('./signature-recovery-worker.ts', import.meta.url));
     const w = new Worker(url, { workerData: RECOVERY_WORKER_MARK, argv, execArgv: [], name: `signature-recovery-${slot.index}` });
     w.unref();
     slot.worker = w;

@@ -81,6 +81,11 @@ export interface OpenDatabaseOptions {
 
 export const DEFAULT_SQLITE_PATH = './data/tokex.sqlite';
 
+/** A SQLite database that lives in one connection's memory: no other connection, no worker thread, can open it. */
+export function isInMemorySqlite(options: OpenDatabaseOptions): boolean {
+  return options.url === undefined && (options.sqlitePath === ':memory:' || options.sqlitePath === '');
+}
+
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 export async function openDatabase(opts: OpenDatabaseOptions = {}): Promise<Db> {

@@ -15,9 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineCommand } from '../../src/perp/engine/engine-types.ts';
 import { EngineSequencer, loadEngineFromJournal } from '../../src/perp/sequencer/engine-sequencer.ts';
 import { journalOnWorker, workerJournalWriter } from '../../src/perp/sequencer/journal-writer.ts';
-import { readJournalAfter, type JournalRow } from '../../src/perp/store/engine-journal-store.ts';
 import { openDatabase, type Db } from '../../src/storage/database.ts';
 import { perpCommandStream } from '../support/perp-command-stream.ts';
+import { readWholeJournal } from '../support/journal-read.ts';
+import { until } from '../support/poll.ts';
 
 const take = (n: number, prefix: string): EngineCommand[] => {
   const out: EngineCommand[] = [];
@@ -25,23 +26,6 @@ const take = (n: number, prefix: string): EngineCommand[] => {
   for (let i = 0; i < n; i++) out.push(s.next().value!);
   return out;
 };
-
-async function readAll(db: Db): Promise<JournalRow[]> {
-  const all: JournalRow[] = [];
-  for (;;) {
-    const page = await readJournalAfter(db, all.length === 0 ? 0 : all[all.length - 1].seq, 5_000);
-    all.push(...page);
-    if (page.length < 5_000) return all;
-  }
-}
-
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 describe("the journal's writer thread", () => {
   let dir: string;
@@ -71,7 +55,7 @@ describe("the journal's writer thread", () => {
       const stats = sequencer.stats;
       const hash = sequencer.engine.stateHash();
       await sequencer.stop();
-      const rows = await readAll(db);
+      const rows = await readWholeJournal(db);
       await db.close();
       return { answers, rows, stats, hash };
     };
@@ -112,7 +96,7 @@ describe("the journal's writer thread", () => {
       other.close();
       expect(failed, 'the commands of the failed commit are refused, not answered').toBe(200);
       expect(sequencer.stats.recoveries).toBe(1);
-      await until(() => sequencer.state === 'running', 'the rebuild');
+      await until(async () => sequencer.state === 'running', (ok) => ok);
       // The thread lost between commits (ended while it waits for the next): the next commit starts a new one.
       await journalWriter.terminate();
       const again = await Promise.all(commands.slice(200).map((c) => sequencer.submit(c)));
@@ -120,7 +104,7 @@ describe("the journal's writer thread", () => {
       expect(again.every((r) => (r.journalSeq ?? 0) > 200)).toBe(true);
       expect(answered.size).toBe(400);
 
-      const rows = await readAll(db);
+      const rows = await readWholeJournal(db);
       expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i + 1));
       const bySeq = new Map(rows.map((r) => [r.commandId, r.seq]));
       expect([...answered].filter(([id, seq]) => bySeq.get(id) !== seq), 'answered commands absent from the journal').toEqual([]);

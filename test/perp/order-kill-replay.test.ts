@@ -36,9 +36,10 @@ import { PerpClient } from '@tokex/sdk';
 import { openDatabase, type Db, type OpenDatabaseOptions } from '../../src/storage/database.ts';
 import { orderType } from '../../src/perp/order-typed-data.ts';
 import { perpDomain } from '../../src/perp/perp-key-service.ts';
-import { readJournalAfter, type JournalRow } from '../../src/perp/store/engine-journal-store.ts';
+import type { JournalRow } from '../../src/perp/store/engine-journal-store.ts';
 import { uniqueSchemaName } from '../support/test-databases.ts';
 import { KILL_CHAIN_ID, KILL_SYMBOL, KILL_VAULT } from './order-kill-replay-child.ts';
+import { readWholeJournal } from '../support/journal-read.ts';
 
 const CHILD = resolve(import.meta.dirname, 'order-kill-replay-child.ts');
 const WALLETS = 8;
@@ -136,15 +137,6 @@ async function eachLimited<T>(items: readonly T[], width: number, f: (item: T) =
   await Promise.all(Array.from({ length: Math.min(width, items.length) }, async () => {
     while (next < items.length) await f(items[next++]);
   }));
-}
-
-async function readAll(db: Db): Promise<JournalRow[]> {
-  const all: JournalRow[] = [];
-  for (;;) {
-    const page = await readJournalAfter(db, all.length === 0 ? 0 : all[all.length - 1].seq, 5_000);
-    all.push(...page);
-    if (page.length < 5_000) return all;
-  }
 }
 
 const orderIdOf = (row: JournalRow): string => String((JSON.parse(row.result) as { order?: { orderId?: number } }).order?.orderId);
@@ -261,7 +253,7 @@ describe.each(targets)('signed orders under kill -9 ($name)', ({ setup }) => {
         const again = clientOf(child.url);
         const db = await openDatabase(t.open);
         try {
-          let rows = await readAll(db);
+          let rows = await readWholeJournal(db);
           expect(rows.map((r) => r.seq), 'the journal has no gap').toEqual(rows.map((_, i) => i + 1));
           const count = (rs: JournalRow[]) => {
             const n = new Map<string, JournalRow[]>();
@@ -322,7 +314,7 @@ describe.each(targets)('signed orders under kill -9 ($name)', ({ setup }) => {
           });
           const after = await child.state();
           expect(after.nextSeq, 'each absent order executed once').toBe(before.nextSeq + absent.length);
-          rows = await readAll(db);
+          rows = await readWholeJournal(db);
           byId = count(rows);
           expect(absent.filter((o) => byId.get(`ord:${o.orderHash}`)?.length !== 1 || orderIdOf(byId.get(`ord:${o.orderHash}`)![0]) !== placed.get(o))).toEqual([]);
           await eachLimited(absent, 8, async (o) => {

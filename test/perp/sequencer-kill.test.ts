@@ -14,9 +14,9 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { openDatabase, type OpenDatabaseOptions } from '../../src/storage/database.ts';
 import { loadEngineFromJournal } from '../../src/perp/sequencer/engine-sequencer.ts';
-import { readJournalAfter, type JournalRow } from '../../src/perp/store/engine-journal-store.ts';
 import { uniqueSchemaName } from '../support/test-databases.ts';
 import { START_ROWS, expectStartRows } from '../support/journal-start.ts';
+import { readWholeJournal } from '../support/journal-read.ts';
 
 const CHILD = resolve(import.meta.dirname, 'sequencer-kill-child.ts');
 
@@ -60,15 +60,6 @@ async function runAndKill(env: Record<string, string>): Promise<RunOutcome> {
   // Let readline drain what the child wrote before dying.
   await new Promise((r) => setImmediate(r));
   return { readyNextSeq, readyHash, answered, killAfterMs };
-}
-
-async function readAll(db: Parameters<typeof readJournalAfter>[0]): Promise<JournalRow[]> {
-  const all: JournalRow[] = [];
-  for (;;) {
-    const page = await readJournalAfter(db, all.length === 0 ? 0 : all[all.length - 1].seq, 5_000);
-    all.push(...page);
-    if (page.length < 5_000) return all;
-  }
 }
 
 const targets: Array<{ name: string; setup(): { env: Record<string, string>; open: OpenDatabaseOptions; cleanup(): Promise<void> } }> = [
@@ -127,7 +118,7 @@ describe.each(targets)('perp sequencer under kill -9 ($name)', ({ setup }) => {
 
         const db = await openDatabase(t.open);
         try {
-          const rows = await readAll(db);
+          const rows = await readWholeJournal(db);
           expect(rows.map((r) => r.seq)).toEqual(rows.map((_, i) => i + 1));
           expectStartRows(rows);
           const bySeq = new Map(rows.map((r) => [r.commandId, r.seq]));

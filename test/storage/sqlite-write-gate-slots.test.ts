@@ -7,6 +7,7 @@
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { createSqliteWriteGate, sqliteWriteGateState, SQLITE_WRITER_SLOTS } from '../../src/storage/sqlite-write-gate.ts';
+import { until } from '../support/poll.ts';
 
 const BOOT = new URL('../../src/lib/ts-worker-boot.mjs', import.meta.url);
 const ENTRY = new URL('../support/write-gate-worker.ts', import.meta.url).href;
@@ -21,14 +22,6 @@ function startWorker(gate: SharedArrayBuffer, log: SharedArrayBuffer, slot: numb
   return { done, worker };
 }
 
-async function until(cond: () => boolean, what: string, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
-
 const entered = (log: Int32Array) => Array.from(log.subarray(1, 1 + Atomics.load(log, 0)));
 
 describe('the SQLite write gate with several workers', () => {
@@ -38,9 +31,9 @@ describe('the SQLite write gate with several workers', () => {
     await loop.enter();
     // The projection's worker asks first; the journal's after it.
     const projection = startWorker(loop.buffer, log.buffer as SharedArrayBuffer, SQLITE_WRITER_SLOTS.projection, 20);
-    await until(() => sqliteWriteGateState(loop.buffer).waiting.includes(SQLITE_WRITER_SLOTS.projection), 'the projection worker to wait');
+    await until(async () => sqliteWriteGateState(loop.buffer).waiting.includes(SQLITE_WRITER_SLOTS.projection), (ok) => ok);
     const journal = startWorker(loop.buffer, log.buffer as SharedArrayBuffer, SQLITE_WRITER_SLOTS.journal, 20);
-    await until(() => sqliteWriteGateState(loop.buffer).waiting.includes(SQLITE_WRITER_SLOTS.journal), 'the journal worker to wait');
+    await until(async () => sqliteWriteGateState(loop.buffer).waiting.includes(SQLITE_WRITER_SLOTS.journal), (ok) => ok);
     expect(entered(log), 'no worker writes while the loop does').toEqual([]);
     expect(sqliteWriteGateState(loop.buffer)).toEqual({ loopWrites: 1, holder: undefined, waiting: [SQLITE_WRITER_SLOTS.journal, SQLITE_WRITER_SLOTS.projection] });
     loop.leave();
@@ -53,11 +46,11 @@ describe('the SQLite write gate with several workers', () => {
   it('a loop write waits, its loop turning, for the worker that holds the gate; a worker that asks while the loop writes waits for it', { timeout: 30_000 }, async () => {
     const loop = createSqliteWriteGate('loop');
     const log = new Int32Array(new SharedArrayBuffer(4 * 8));
-    const journal = startWorker(loop.buffer, log.buffer as SharedArrayBuffer, SQLITE_WRITER_SLOTS.journal, 150);
-    await until(() => sqliteWriteGateState(loop.buffer).holder === SQLITE_WRITER_SLOTS.journal, 'the journal worker to hold the gate');
+    const journal = startWorker(loop.buffer, log.buffer as SharedArrayBuffer, SQLITE_WRITER_SLOTS.journal, 2_000);
+    await until(async () => sqliteWriteGateState(loop.buffer).holder === SQLITE_WRITER_SLOTS.journal, (ok) => ok);
     let loopIn = false;
     const loopEnter = loop.enter().then(() => (loopIn = true));
-    // The loop's write is waiting (its loop turning) while the journal's worker holds the gate.
+    // The loop's write is waiting (its loop turning) while the journal's worker holds the gate (2 s).
     await new Promise((r) => setTimeout(r, 20));
     expect(loopIn).toBe(false);
     await loopEnter;
@@ -65,7 +58,7 @@ describe('the SQLite write gate with several workers', () => {
     expect(sqliteWriteGateState(loop.buffer).holder).toBeUndefined();
     // The loop now writes; a worker that asks waits for it.
     const projection = startWorker(loop.buffer, log.buffer as SharedArrayBuffer, SQLITE_WRITER_SLOTS.projection, 0);
-    await until(() => sqliteWriteGateState(loop.buffer).waiting.includes(SQLITE_WRITER_SLOTS.projection), 'the projection worker to wait');
+    await until(async () => sqliteWriteGateState(loop.buffer).waiting.includes(SQLITE_WRITER_SLOTS.projection), (ok) => ok);
     expect(entered(log)).toEqual([SQLITE_WRITER_SLOTS.journal]);
     loop.leave();
     await projection.done;

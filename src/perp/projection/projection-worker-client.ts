@@ -17,7 +17,8 @@
 import { Worker } from 'node:worker_threads';
 import { AppError } from '../../errors/app-error.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { DEFAULT_SQLITE_PATH, type DbExecutor, type OpenDatabaseOptions } from '../../storage/database.ts';
+import { workerScript } from '../../lib/worker-script.ts';
+import { DEFAULT_SQLITE_PATH, isInMemorySqlite, type DbExecutor, type OpenDatabaseOptions } from '../../storage/database.ts';
 import { loopWriteGateOf, SQLITE_WRITER_SLOTS } from '../../storage/sqlite-write-gate.ts';
 import type { EngineEvent } from '../engine/engine-types.ts';
 import type { ProjectionWorkerData, ProjectionWorkerReply, ProjectionWorkerRequest } from './projection-worker.ts';
@@ -41,20 +42,7 @@ export function threadProjectionWriter(db: DbExecutor, feeAccount: string, onUnk
 
 /** Where `PERP_PROJECTOR` puts the writes for a database: `auto` on the worker, unless the database is an in-memory SQLite one. */
 export function projectorOnWorker(setting: 'worker' | 'thread' | 'auto', database: OpenDatabaseOptions): boolean {
-  return setting === 'auto' ? !inMemorySqlite(database) : setting === 'worker';
-}
-
-const inMemorySqlite = (database: OpenDatabaseOptions) => database.url === undefined && (database.sqlitePath === ':memory:' || database.sqlitePath === '');
-
-/** `true` in the bundle (scripts/build-app.mjs defines it); undeclared when run from the sources. */
-declare const __TOKEX_BUNDLED__: boolean | undefined;
-
-/** The worker's script: the bundled one beside this chunk in dist/app, else its source through tsx. */
-function workerScript(): { url: URL; argv: string[] } {
-  // Not `import.meta.url`: the build rewrites that to the source file's location.
-  const meta = import.meta;
-  if (typeof __TOKEX_BUNDLED__ !== 'undefined' && __TOKEX_BUNDLED__) return { url: new URL('./perp-projection-worker.js', meta.url), argv: [] };
-  return { url: new URL('../../lib/ts-worker-boot.mjs', meta.url), argv: [new URL('./projection-worker.ts', meta.url).href] };
+  return setting === 'auto' ? !isInMemorySqlite(database) : setting === 'worker';
 }
 
 /** A write the worker could not do (the message is its error's; no secret is in a database error of this path). */
@@ -75,7 +63,7 @@ export interface WorkerProjectionWriterOptions {
 }
 
 export function workerProjectionWriter(opts: WorkerProjectionWriterOptions): ProjectionWriter {
-  if (inMemorySqlite(opts.database)) {
+  if (isInMemorySqlite(opts.database)) {
     throw new AppError('VALIDATION', 'perp projection worker: an in-memory SQLite database cannot be shared with a worker thread');
   }
   // The gate of this thread's connections to the file: the worker takes its other side.
@@ -91,7 +79,7 @@ export function workerProjectionWriter(opts: WorkerProjectionWriterOptions): Pro
   };
 
   const start = (): Promise<Worker> => {
-    const { url, argv } = workerScript();
+    const { url, argv } = workerScript('perp-projection-worker.js', new URL('./projection-worker.ts', import.meta.url));
     const data: ProjectionWorkerData = { database: { ...opts.database, ...(gate ? { sqliteWriteGate: gate.buffer, sqliteWriteGateSlot: SQLITE_WRITER_SLOTS.projection } : {}) }, feeAccount: opts.feeAccount, chunkEvents: opts.chunkEvents ?? PROJECTION_WORKER_CHUNK };
     const w = new Worker(url, { workerData: data, argv, execArgv: [], name: 'perp-projection' });
     worker = w;

@@ -7,6 +7,7 @@
  * Bundled as dist/app/perp-projection-worker.js (scripts/build-app.mjs); from the sources it runs
  * through tsx.
  */
+import { workerErrorFields } from '../../lib/worker-script.ts';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase, type OpenDatabaseOptions } from '../../storage/database.ts';
 import { getMeta } from '../../storage/meta-store.ts';
@@ -35,10 +36,6 @@ const port = parentPort;
 if (port === null) throw new Error('projection-worker: must run as a worker thread');
 const data = workerData as ProjectionWorkerData;
 const post = (m: ProjectionWorkerReply) => port.postMessage(m);
-const errorFields = (err: unknown) => {
-  const e = err as { name?: unknown; message?: unknown; code?: unknown };
-  return { name: String(e?.name ?? 'Error'), message: String(e?.message ?? err), ...(typeof e?.code === 'string' ? { code: e.code } : {}) };
-};
 
 try {
   // The parent opened (and migrated) the database already; this connection only writes.
@@ -65,11 +62,11 @@ try {
     // The projector sends one write at a time and waits for its answer.
     write(m.events).then(
       (lastSeq) => post({ type: 'written', id: m.id, lastSeq }),
-      (err: unknown) => post({ type: 'failed', id: m.id, ...errorFields(err) }),
+      (err: unknown) => post({ type: 'failed', id: m.id, ...workerErrorFields(err) }),
     );
   });
   post({ type: 'ready' });
 } catch (err) {
-  post({ type: 'open-failed', ...errorFields(err) });
+  post({ type: 'open-failed', ...workerErrorFields(err) });
   port.close();
 }

@@ -7,6 +7,7 @@
  * Bundled as dist/app/perp-journal-worker.js (scripts/build-app.mjs); from the sources it runs
  * through tsx.
  */
+import { workerErrorFields } from '../../lib/worker-script.ts';
 import { parentPort, workerData } from 'node:worker_threads';
 import { openDatabase, type OpenDatabaseOptions } from '../../storage/database.ts';
 import { appendJournal, type JournalNonceClaim, type JournalRow } from '../store/engine-journal-store.ts';
@@ -29,10 +30,6 @@ const port = parentPort;
 if (port === null) throw new Error('journal-writer-worker: must run as a worker thread');
 const data = workerData as JournalWorkerData;
 const post = (m: JournalWorkerReply) => port.postMessage(m);
-const errorFields = (err: unknown) => {
-  const e = err as { name?: unknown; message?: unknown; code?: unknown };
-  return { name: String(e?.name ?? 'Error'), message: String(e?.message ?? err), ...(typeof e?.code === 'string' ? { code: e.code } : {}) };
-};
 
 try {
   // The parent opened (and migrated) the database already; this connection only appends.
@@ -51,12 +48,12 @@ try {
     last = last.then(() =>
       appendJournal(db, m.rows, m.nonces).then(
         () => post({ type: 'appended', id: m.id }),
-        (err: unknown) => post({ type: 'failed', id: m.id, ...errorFields(err) }),
+        (err: unknown) => post({ type: 'failed', id: m.id, ...workerErrorFields(err) }),
       ),
     );
   });
   post({ type: 'ready' });
 } catch (err) {
-  post({ type: 'open-failed', ...errorFields(err) });
+  post({ type: 'open-failed', ...workerErrorFields(err) });
   port.close();
 }

@@ -18,7 +18,8 @@
 import { Worker } from 'node:worker_threads';
 import { AppError } from '../../errors/app-error.ts';
 import type { Logger } from '../../lib/logger.ts';
-import { DEFAULT_SQLITE_PATH, type DbExecutor, type OpenDatabaseOptions } from '../../storage/database.ts';
+import { workerScript } from '../../lib/worker-script.ts';
+import { DEFAULT_SQLITE_PATH, isInMemorySqlite, type DbExecutor, type OpenDatabaseOptions } from '../../storage/database.ts';
 import { loopWriteGateOf, SQLITE_WRITER_SLOTS } from '../../storage/sqlite-write-gate.ts';
 import { appendJournal, type JournalNonceClaim, type JournalRow } from '../store/engine-journal-store.ts';
 import type { JournalWorkerData, JournalWorkerReply, JournalWorkerRequest } from './journal-writer-worker.ts';
@@ -39,21 +40,8 @@ export function threadJournalWriter(db: DbExecutor): JournalWriter {
 
 /** Where `PERP_JOURNAL_WRITER` puts the commits: `auto` on the worker for a SQLite file, on the thread for PostgreSQL or an in-memory file. */
 export function journalOnWorker(setting: 'worker' | 'thread' | 'auto', database: OpenDatabaseOptions): boolean {
-  if (setting === 'thread' || inMemorySqlite(database)) return false;
+  if (setting === 'thread' || isInMemorySqlite(database)) return false;
   return setting === 'worker' || database.url === undefined;
-}
-
-const inMemorySqlite = (database: OpenDatabaseOptions) => database.url === undefined && (database.sqlitePath === ':memory:' || database.sqlitePath === '');
-
-/** `true` in the bundle (scripts/build-app.mjs defines it); undeclared when run from the sources. */
-declare const __TOKEX_BUNDLED__: boolean | undefined;
-
-/** The worker's script: the bundled one beside this chunk in dist/app, else its source through tsx. */
-function workerScript(): { url: URL; argv: string[] } {
-  // Not `import.meta.url`: the build rewrites that to the source file's location.
-  const meta = import.meta;
-  if (typeof __TOKEX_BUNDLED__ !== 'undefined' && __TOKEX_BUNDLED__) return { url: new URL('./perp-journal-worker.js', meta.url), argv: [] };
-  return { url: new URL('../../lib/ts-worker-boot.mjs', meta.url), argv: [new URL('./journal-writer-worker.ts', meta.url).href] };
 }
 
 /** A commit the worker could not make, or could not report (the message is its error's; a database error of this path holds no secret). */
@@ -81,7 +69,7 @@ export interface WorkerJournalWriter extends JournalWriter {
 }
 
 export function workerJournalWriter(opts: WorkerJournalWriterOptions): WorkerJournalWriter {
-  if (inMemorySqlite(opts.database)) {
+  if (isInMemorySqlite(opts.database)) {
     throw new AppError('VALIDATION', 'perp journal writer: an in-memory SQLite database cannot be shared with a worker thread');
   }
   // The gate of this thread's connections to the file: the worker takes its first slot, so a group
@@ -98,7 +86,7 @@ export function workerJournalWriter(opts: WorkerJournalWriterOptions): WorkerJou
   };
 
   const start = (): Promise<Worker> => {
-    const { url, argv } = workerScript();
+    const { url, argv } = workerScript('perp-journal-worker.js', new URL('./journal-writer-worker.ts', import.meta.url));
     const data: JournalWorkerData = { database: { ...opts.database, ...(gate ? { sqliteWriteGate: gate.buffer, sqliteWriteGateSlot: SQLITE_WRITER_SLOTS.journal } : {}) } };
     const w = new Worker(url, { workerData: data, argv, execArgv: [], name: 'perp-journal' });
     worker = w;
