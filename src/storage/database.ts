@@ -24,6 +24,14 @@ export interface Db {
   dialect: DialectName;
   /** Where it was opened (for a worker thread that opens the same database; holds the URL's credentials: never log it). */
   readonly location: Pick<OpenDatabaseOptions, 'url' | 'sqlitePath' | 'schema'>;
+  /**
+   * SQLite only: a read prepared once on this connection and run synchronously, for a hot path's
+   * point lookups (the order nonce ledger's, one a signed order). A read through Kysely builds,
+   * compiles and awaits its query: about 40 µs of the order thread against a few for the statement
+   * itself (docs/performance.md, "The nonce read"). Reads only: a write goes through `kysely`, behind
+   * the file's write gate. Errors are the storage errors Kysely's would be.
+   */
+  readonly prepareRead?: <Row>(sqlText: string) => (...params: Array<string | number | bigint | null>) => Row | undefined;
   /** Closes the pool or file handle. Idempotent. */
   close(): Promise<void>;
 }
@@ -150,7 +158,23 @@ function openSqlite(path: string, opts: OpenDatabaseOptions): Db {
       writeGate: opts.sqliteWriteGate ? createSqliteWriteGate('worker', opts.sqliteWriteGate, { slot: opts.sqliteWriteGateSlot }) : loopWriteGateOf(path),
     }),
   });
-  return located({ kysely, dialect: 'sqlite', close: onceClose(() => kysely.destroy()) }, { sqlitePath: path });
+  const prepareRead = <Row>(sqlText: string) => {
+    let statement: BetterSqlite3.Statement;
+    try {
+      statement = raw.prepare(sqlText);
+    } catch (err) {
+      throw toStorageError(err);
+    }
+    if (!statement.reader) throw new Error(`prepareRead: not a read: ${sqlText}`);
+    return (...params: Array<string | number | bigint | null>): Row | undefined => {
+      try {
+        return statement.get(...params) as Row | undefined;
+      } catch (err) {
+        throw toStorageError(err);
+      }
+    };
+  };
+  return located({ kysely, dialect: 'sqlite', prepareRead, close: onceClose(() => kysely.destroy()) }, { sqlitePath: path });
 }
 
 const INT8_OID = 20;

@@ -55,10 +55,15 @@ describe.each(testDatabases)('journal nonce ledger ($name)', ({ open }) => {
     await db.kysely.insertInto('perp_order_nonces').values({ account: A, nonce: '5', order_hash: '0xh5', expiry: T + 60_000, used_at: T }).execute();
     const ledger = createJournalNonceLedger(db, { retentionMs: 86_400_000, maxBatch: 50, now: () => T });
     expect(await Promise.all([ledger.claim(claim(A, '5', '0xh5')), ledger.claim(claim(A, '5', '0xnot'))])).toEqual(['same-order', 'used']);
+    // A stored row is found whatever the case of the account claiming it (rows are lower case), one
+    // asked alone and several in one turn alike (SQLite reads them one by one, PostgreSQL in one query).
+    await db.kysely.insertInto('perp_order_nonces').values({ account: B.toLowerCase(), nonce: '6', order_hash: '0xh6', expiry: T + 60_000, used_at: T }).execute();
+    expect(await ledger.claim(claim(B, '6', '0xother'))).toBe('used');
+    expect(await Promise.all([ledger.claim(claim(B, '6', '0xh6')), ledger.claim(claim(A, '6', '0xa6')), ledger.claim(claim(B, '8', '0xb8'))])).toEqual(['same-order', 'claimed', 'claimed']);
     const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => ledger.claim(claim(A, '7', `0xorder${i}`))));
     expect(answers[0]).toBe('claimed');
     expect(answers.filter((a) => a === 'used')).toHaveLength(199);
-    expect(ledger.take()).toHaveLength(1);
+    expect(ledger.take()).toHaveLength(3);
   });
 
   it('writes the claims with the journal rows or not at all, and a failed commit hands them to the next', async () => {

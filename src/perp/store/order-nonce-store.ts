@@ -223,6 +223,16 @@ export function createJournalNonceLedger(db: DbExecutor, opts: { retentionMs: nu
   let unwritten: NonceClaimInput[] = [];
   let generation = 0;
   let lastPrune = -Infinity;
+  // On SQLite each asked nonce is one prepared point read on the primary key, run synchronously: a
+  // single order's turn asks one, and the Kysely query (an OR of the keys, built and compiled each
+  // turn) cost about ten times the read itself (docs/performance.md, "The nonce read").
+  // Prepared at the first read, once the table is sure to exist.
+  type StoredHash = (account: string, nonce: string) => { order_hash: string } | undefined;
+  const prepareRead = 'prepareRead' in db ? db.prepareRead : undefined;
+  let storedHash: StoredHash | undefined;
+  const pointRead = prepareRead
+    ? (account: string, nonce: string) => (storedHash ??= prepareRead<{ order_hash: string }>('select order_hash from perp_order_nonces where account = ? and nonce = ?'))(account, nonce)
+    : undefined;
 
   async function decide(batch: Waiting[]): Promise<NonceClaim[]> {
     // Claims written before this read began are in the table the read sees: forgotten here. The ones
@@ -242,7 +252,12 @@ export function createJournalNonceLedger(db: DbExecutor, opts: { retentionMs: nu
         await k.deleteFrom('perp_order_nonces').where('expiry', '<', t - opts.retentionMs).execute();
         lastPrune = t;
       }
-      if (ask.size > 0) {
+      if (ask.size > 0 && pointRead) {
+        for (const [key, r] of ask) {
+          const row = pointRead(r.account.toLowerCase(), r.nonce);
+          if (row !== undefined) stored.set(key, row.order_hash);
+        }
+      } else if (ask.size > 0) {
         const rows = await k
           .selectFrom('perp_order_nonces')
           .select(['account', 'nonce', 'order_hash'])
