@@ -39,7 +39,13 @@
  * time by purpose in .sql.json, bench/sqlite-timing.ts) and the breakdown per order is printed
  * (bench/perp-profile-summary.ts). The profiler slows the run: its figures are not the bench's.
  *
- *   npx tsx bench/perp-orders-bench.ts     (BENCH_PERP_ORDERS, BENCH_PERP_WALLETS, BENCH_PERP_CONNECTIONS, BENCH_PERP_PROF, BENCH_PERP_FLOOR_REQUESTS,
+ * Issue 40's warm window: the single REST orders again on the same server after BENCH_PERP_STEADY
+ * (default 24 000) more, past V8's optimising of the order path and the sequencer's full event buffer,
+ * with its own overhead factor; every window's server CPU by thread (threadSplit; BENCH_THREADS_ALL=1
+ * lists every thread). BENCH_NODE_ARGS passes Node or V8 flags to the servers (BENCH_CHILD_STDOUT=inherit
+ * shows what V8 prints, such as --trace-opt).
+ *
+ *   npx tsx bench/perp-orders-bench.ts     (BENCH_PERP_ORDERS, BENCH_PERP_WALLETS, BENCH_PERP_CONNECTIONS, BENCH_PERP_PROF, BENCH_PERP_FLOOR_REQUESTS, BENCH_PERP_STEADY, BENCH_PERP_METRICS=off,
  *                                           BENCH_PERP_ENTRY=batch,ws, BENCH_PERP_ENTRY_ORDERS, BENCH_PERP_BATCH, BENCH_PERP_BATCH_CONNECTIONS,
  *                                           BENCH_PERP_WS_CONNECTIONS, BENCH_PERP_WS_WINDOW)
  *   npx tsx bench/perp-orders-bench.ts metrics-cost     (the metrics' cost alone: BENCH_METRICS_ORDERS, BENCH_METRICS_ROUNDS, BENCH_METRICS_SERVERS, BENCH_METRICS_SCRAPE_MS)
@@ -103,14 +109,14 @@ const sqlTimer = process.env.BENCH_PERP_PROF && ['server', 'api'].includes(proce
  * Answers the parent's `cpu` and `stop` messages for a server child, and with BENCH_PERP_PROF its
  * `profile` ones: a V8 CPU profile of the window between them (a measured run, not the start-up).
  */
-function serveControl(stop: () => Promise<void>): void {
+function serveControl(stop: () => Promise<void>, eventsPublished?: () => number): void {
   let profile: CpuProfile | undefined;
   let sql0: SqlTotals | undefined;
   process.on('message', async (m: any) => {
     // The loop's busy time counts a synchronous SQLite commit waiting on fsync; CPU time does not.
     // A mark between V8's own trace lines (--trace-opt, --trace-gc) when they are shown.
     if (m === 'cpu' && process.env.BENCH_CHILD_STDOUT === 'inherit') fs.writeSync(1, `--- cpu ${process.pid} ${Date.now()}\n`);
-    if (m === 'cpu') process.send?.({ cpu: process.cpuUsage(), elu: nodePerformance.eventLoopUtilization(), threads: threadTimes() });
+    if (m === 'cpu') process.send?.({ cpu: process.cpuUsage(), elu: nodePerformance.eventLoopUtilization(), threads: threadTimes(), events: eventsPublished?.() });
     if (m?.profile === 'start') {
       sql0 = sqlTimer?.totals();
       profile = await startCpuProfile();
@@ -158,7 +164,12 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
   // PERP_JOURNAL_WRITER=auto decides (a worker thread for a SQLite file, the thread for PostgreSQL).
   const { journalOnWorker, workerJournalWriter } = await import('../src/perp/sequencer/journal-writer.ts');
   const journalWriter = journalOnWorker((process.env.BENCH_PERP_JOURNAL as 'thread' | 'worker' | undefined) ?? 'auto', db.location) ? workerJournalWriter({ database: db.location, logger }) : undefined;
-  const sequencer = new EngineSequencer({ db, logger, ...(nonceLedger ? { nonceLedger } : {}), ...(journalWriter ? { journalWriter } : {}) });
+  // PERP_EVENT_BUFFER and PERP_RECENT_RESULTS as the perp-engine role reads them (defaults 100 000 each).
+  const buffers = {
+    ...(process.env.PERP_EVENT_BUFFER ? { eventBuffer: Number(process.env.PERP_EVENT_BUFFER) } : {}),
+    ...(process.env.PERP_RECENT_RESULTS ? { recentResults: Number(process.env.PERP_RECENT_RESULTS) } : {}),
+  };
+  const sequencer = new EngineSequencer({ db, logger, ...buffers, ...(nonceLedger ? { nonceLedger } : {}), ...(journalWriter ? { journalWriter } : {}) });
   await sequencer.start();
   const gateway = createInProcessGateway(sequencer);
   // BENCH_PERP_PROJECTOR=thread|worker: where the projection is written; default as the perp-engine
@@ -226,7 +237,7 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
     await sequencer.stop();
     await db.close();
     await stopRecoveryPool();
-  });
+  }, () => sequencer.engine.lastSeq);
 }
 
 /**
@@ -453,39 +464,37 @@ export interface OverheadRow {
 
 export type EntryKind = 'batch' | 'ws';
 
-/** Single REST orders on a server already warm (runPerpOrdersBench's steady window). */
-export interface SteadyFigure {
-  /** Orders the server had taken before the window. */
-  warmOrders: number;
+/** What one measured window of orders gave, on one server. */
+interface WindowFigure {
   orders: number;
   refused: number;
   perSec: number;
-  p50Ms: number;
-  p99Ms: number;
-  cpuUsPerOrder: number;
-  loopUsPerOrder: number;
-  threads: string;
-}
-
-export interface EntryFigure {
-  kind: EntryKind;
-  orders: number;
-  /** Requests (batches) or frames sent. */
-  requests: number;
-  batchSize: number;
-  connections: number;
-  /** WebSocket frames in flight per connection. */
-  window: number;
-  refused: number;
-  seconds: number;
-  perSec: number;
-  /** Per batch (HTTP) or per order (WebSocket), client side, ms. */
+  /** Client side, ms: per order, or per batch for batches. */
   p50Ms: number;
   p99Ms: number;
   cpuUsPerOrder: number;
   loopUsPerOrder: number;
   /** The server's CPU an order by thread (threadSplit). */
   threads: string;
+}
+
+/** Single REST orders on a server already warm (runPerpOrdersBench's steady window). */
+export interface SteadyFigure extends WindowFigure {
+  /** Orders the server had taken before the window. */
+  warmOrders: number;
+  /** Engine events published before the window (against the sequencer's event buffer, 100 000 by default). */
+  eventsBefore: number;
+}
+
+export interface EntryFigure extends WindowFigure {
+  kind: EntryKind;
+  /** Requests (batches) or frames sent. */
+  requests: number;
+  batchSize: number;
+  connections: number;
+  /** WebSocket frames in flight per connection. */
+  window: number;
+  seconds: number;
   /** perSec ÷ native recovery alone, filled in by runPerpOrdersBench. */
   ratio: number;
 }
@@ -617,7 +626,9 @@ export async function runPerpOrdersBench(
     // compiler threads during 12,000 orders after 1,000 of warm-up, 27 November), which a venue
     // running for days pays once: the steady window is what an order costs, the first one what
     // the bench has always printed, and both are printed.
-    const steadyWarm = topology === 'one-process' ? Number(process.env.BENCH_PERP_STEADY ?? 12_000) : 0;
+    // 24,000 more: past the sequencer's event buffer too (100,000 events, about 28,000 of these
+    // orders), whose trim was a step in the cost per order once it was full ("The event buffer's trim").
+    const steadyWarm = topology === 'one-process' ? Number(process.env.BENCH_PERP_STEADY ?? 24_000) : 0;
     const steadyOrders = steadyWarm > 0 ? 2 * orders : 0;
     const signed = await signOrders(wallets, Math.max(orders + warm + (steadyWarm > 0 ? steadyWarm + steadyOrders : 0), entryKinds.length > 0 ? entryWarm + entryOrders : 0));
     let failures = 0;
@@ -652,11 +663,11 @@ export async function runPerpOrdersBench(
       return seconds;
     };
     const cpuOf = (child: ServerChild['child']) =>
-      new Promise<{ us: number; activeMs: number; threads?: Record<string, number> }>((resolve) => {
+      new Promise<{ us: number; activeMs: number; threads?: Record<string, number>; events?: number }>((resolve) => {
         const on = (m: any) => {
           if (m?.cpu) {
             child.off('message', on);
-            resolve({ us: m.cpu.user + m.cpu.system, activeMs: m.elu.active, threads: m.threads });
+            resolve({ us: m.cpu.user + m.cpu.system, activeMs: m.elu.active, threads: m.threads, events: m.events });
           }
         };
         child.on('message', on);
@@ -698,7 +709,7 @@ export async function runPerpOrdersBench(
       await profileChild(servers[0].child, 'stop', 'rest-order-steady', steadyOrders);
       const c1 = await cpu();
       steady = {
-        warmOrders: warm + orders + steadyWarm, orders: steadyOrders, refused: failures, perSec: steadyOrders / secs, p50Ms: latency.p50, p99Ms: latency.p99,
+        warmOrders: warm + orders + steadyWarm, eventsBefore: c0.each[0].events ?? 0, orders: steadyOrders, refused: failures, perSec: steadyOrders / secs, p50Ms: latency.p50, p99Ms: latency.p99,
         cpuUsPerOrder: (c1.us - c0.us) / steadyOrders, loopUsPerOrder: ((c1.activeMs - c0.activeMs) * 1000) / steadyOrders,
         threads: threadSplit(servers[0].child.pid, c0.each[0].threads, c1.each[0].threads, steadyOrders),
       };
@@ -842,7 +853,7 @@ export async function runPerpOrdersBench(
       `| server CPU an order by thread, µs | ${threadSplit(servers[0].child.pid, cpu0.each[0].threads, cpu1.each[0].threads, orders)} |`,
       ...(steady
         ? [
-            `| the same single REST orders on the same server once warm, after ${steady.warmOrders} orders (${steady.orders} orders, ${steady.refused} refused): orders/s; p50 / p99; server CPU per order; loop busy per order | ${steady.perSec.toFixed(0)}/s; ${steady.p50Ms.toFixed(1)} / ${steady.p99Ms.toFixed(1)} ms; ${steady.cpuUsPerOrder.toFixed(0)} µs; ${steady.loopUsPerOrder.toFixed(0)} µs |`,
+            `| the same single REST orders on the same server once warm, after ${steady.warmOrders} orders and ${steady.eventsBefore} events (${steady.orders} orders, ${steady.refused} refused): orders/s; p50 / p99; server CPU per order; loop busy per order | ${steady.perSec.toFixed(0)}/s; ${steady.p50Ms.toFixed(1)} / ${steady.p99Ms.toFixed(1)} ms; ${steady.cpuUsPerOrder.toFixed(0)} µs; ${steady.loopUsPerOrder.toFixed(0)} µs |`,
             `| &nbsp;&nbsp;server CPU an order by thread, µs | ${steady.threads} |`,
           ]
         : []),

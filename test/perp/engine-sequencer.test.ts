@@ -411,6 +411,35 @@ describe.each(testDatabases)('perp event catch-up ($name)', ({ open }) => {
     }
     await seq.stop();
   });
+
+  it('keeps at least the last eventBuffer events in memory while it trims them a quarter at a time, and never more than a quarter over', async () => {
+    const seq = new EngineSequencer({ db, eventBuffer: 40, snapshotEvery: 0, now });
+    await seq.start();
+    const cmds = takeCommands(8, 'b', 120);
+    let fromMemory = 0;
+    let overQuarter = 0;
+    for (const c of cmds) {
+      await seq.submit(c);
+      const durable = seq.lastDurableEventSeq;
+      // Served from memory means delivered inside subscribe(), before it returns; a subscriber
+      // older than memory waits for a journal replay.
+      const at = (from: number) => {
+        const got: number[] = [];
+        seq.subscribe(from, (e) => got.push(e.seq))();
+        return got;
+      };
+      if (durable >= 40) {
+        const recent = at(durable - 39);
+        expect(recent).toEqual(Array.from({ length: 40 }, (_, i) => durable - 39 + i));
+        fromMemory++;
+      }
+      if (durable > 51 && at(durable - 50).length > 0) overQuarter++;
+    }
+    expect(fromMemory).toBeGreaterThan(80);
+    // 40 + a quarter is 50: a subscriber 51 behind is never served from memory.
+    expect(overQuarter).toBe(0);
+    await seq.stop();
+  });
 });
 
 describe('perp journal schema', () => {
