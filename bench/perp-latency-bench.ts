@@ -280,8 +280,9 @@ export async function runPerpLatencyBench(opts: { saturated?: Partial<Record<Lat
   const wsWindow = Math.min(16, Math.max(1, Number(process.env.BENCH_PERP_WS_WINDOW ?? 8)));
   const batchSize = 20;
   // BENCH_LATENCY_WARM: the warm-up before the closed loop. 1,000 by default, as every figure before
-  // 27 November; a server keeps optimising its order path for about 15,000 orders after that
-  // (docs/performance.md, "A warm server"), so a larger one measures the venue as it runs for days.
+  // 27 November; V8 keeps optimising the order path long after that (196 functions in the next 4,000
+  // orders, still 45 in 8,000 after 17,000; docs/performance.md, "A warm server"), and the
+  // sequencer's event buffer fills only after about 28,000: a larger one measures the venue as it runs for days.
   const warm = Math.max(1, Number(process.env.BENCH_LATENCY_WARM ?? 1_000));
   const wallets = makeWallets(walletCount);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-perp-latency-'));
