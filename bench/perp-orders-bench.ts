@@ -69,7 +69,7 @@ import { perpDomain } from '../src/perp/perp-key-service.ts';
 import { recoverSigner } from '../src/chain/signature-recovery.ts';
 import { runSignatureRecoveryBench } from './signature-recovery-bench.ts';
 import { overheadFactor } from './overhead-factor.ts';
-import { startCpuProfile, type CpuProfile } from './cpu-profile.ts';
+import { startCpuProfile, startHeapSampling, type CpuProfile } from './cpu-profile.ts';
 import { instrumentSqlite, sqlDelta, type SqlTotals } from './sqlite-timing.ts';
 import { breakdownTable, summariseProfile } from './perp-profile-summary.ts';
 
@@ -119,7 +119,8 @@ function serveControl(stop: () => Promise<void>, eventsPublished?: () => number)
     if (m === 'cpu') process.send?.({ cpu: process.cpuUsage(), elu: nodePerformance.eventLoopUtilization(), threads: threadTimes(), events: eventsPublished?.() });
     if (m?.profile === 'start') {
       sql0 = sqlTimer?.totals();
-      profile = await startCpuProfile();
+      // BENCH_PERP_HEAP=1: what the window allocates (cpu-profile.ts startHeapSampling) instead of its CPU.
+      profile = process.env.BENCH_PERP_HEAP === '1' ? await startHeapSampling() : await startCpuProfile();
       process.send?.({ profiled: 'start' });
     }
     if (m?.profile === 'stop') {
@@ -879,7 +880,8 @@ export async function runPerpOrdersBench(
       `| load average (1 min) at the end of each figure's run, 2 cores | ${load.join(', ')} |`,
     ].join('\n');
     const profiles = process.env.BENCH_PERP_PROF;
-    const breakdown = profiles
+    // BENCH_PERP_HEAP=1 leaves heap profiles, read by bench/heap-sampling-summary.ts.
+    const breakdown = profiles && process.env.BENCH_PERP_HEAP !== '1'
       ? `\n\nwhere the time goes (profiled runs in ${profiles}; bench/perp-profile-summary.ts):\n\n` +
         breakdownTable(['rest-order', ...(steady ? ['rest-order-steady'] : []), 'floor', ...entry.map((e) => (e.kind === 'batch' ? 'batch-orders' : 'ws-orders'))].map((n) => summariseProfile(profiles, n)))
       : '';

@@ -20,8 +20,9 @@
  * book against nodejs-order-book on the same streams (steady and deep books) and the full engine,
  * then the sequencer's group-committed journal against single-row commits of the same database, then
  * the journal and the projector with SQLite statements kept per text against prepared per query
- * (bench/sqlite-statements-bench.ts; BENCH_ONLY=sqlite-statements runs that alone), then
- * signed orders end to end over HTTP against native signer recovery alone (libsecp256k1, with viem's
+ * (bench/sqlite-statements-bench.ts; BENCH_ONLY=sqlite-statements runs that alone), then what the
+ * journal's group commit pays for each index an order's row lands in (bench/journal-index-cost-bench.ts;
+ * BENCH_ONLY=journal-index), then signed orders end to end over HTTP against native signer recovery alone (libsecp256k1, with viem's
  * JS recovery beside it), the same against a bare Fastify route, and (issue 29) the same orders in
  * batches of 20 over HTTP and as place frames over the WebSocket against the same recovery
  * (BENCH_ONLY=perp-orders runs that alone, with the scale-out part after it), then the scale-out's
@@ -57,6 +58,7 @@ import { median, startBenchServer, stopServers, type Server, type ServerMode } f
 import { runPerpEngineBench } from './perp-engine-bench.ts';
 import { runPerpJournalBench } from './perp-journal-bench.ts';
 import { runSqliteStatementsBench } from './sqlite-statements-bench.ts';
+import { journalIndexCostTable, runJournalIndexCost } from './journal-index-cost-bench.ts';
 import { runPerpLatencyBench, type LatencyKind } from './perp-latency-bench.ts';
 import { runMetricsCostBench, runPerpOrdersBench } from './perp-orders-bench.ts';
 import { runPerpScaleOutBench } from './perp-scaleout-bench.ts';
@@ -533,6 +535,10 @@ if (!only || only === 'perp') {
 if (!only || only === 'perp' || only === 'sqlite-statements') {
   console.log('\nSQLite statements kept per text (issue 40): the journal and the projector in one process, against each query prepared anew (bench/sqlite-statements-bench.ts):');
   console.log((await runSqliteStatementsBench()).table);
+}
+if (!only || only === 'perp' || only === 'journal-index') {
+  console.log('\nthe journal\'s group commit by index layout (issue 40): CPU a journalled order, by default commits of 20 over 200,000 orders already there (bench/journal-index-cost-bench.ts):');
+  console.log(journalIndexCostTable(await runJournalIndexCost()));
 }
 /** The closed-loop throughputs of the perp-orders part, orders a second: the latency part's saturation in a full run. */
 let perpSaturation: Partial<Record<LatencyKind, number>> | undefined;

@@ -116,6 +116,34 @@ describe('openDatabase on SQLite', () => {
     await db.close(); // idempotent
   });
 
+  it('runs a prepared write only inside a transaction of its database, committed or rolled back with it', async () => {
+    const db = await openDatabase({ sqlitePath: join(tempDir(), 'prepared.sqlite') });
+    try {
+      const put = db.prepareWrite!('insert into meta (key, value) values (?, ?)');
+      // Outside a transaction it would write behind the write gate's back: refused, nothing written.
+      expect(() => put('outside', '1')).toThrow(/outside a transaction/);
+      expect(() => db.prepareWrite!('select value from meta where key = ?')).toThrow(/not a write/);
+      await withTransaction(db, async () => {
+        put('kept', 'a');
+        put('kept-too', 'b');
+      });
+      await expect(
+        withTransaction(db, async () => {
+          put('dropped', 'c');
+          // The key is taken: the error is the storage error Kysely's would be, and the whole transaction goes.
+          put('kept', 'again');
+        }),
+      ).rejects.toMatchObject({ code: expect.any(String) });
+      const rows = await db.kysely.selectFrom('meta').select(['key', 'value']).where('key', 'in', ['outside', 'kept', 'kept-too', 'dropped']).orderBy('key').execute();
+      expect(rows).toEqual([
+        { key: 'kept', value: 'a' },
+        { key: 'kept-too', value: 'b' },
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('leaves the schema alone with migrate: false', async () => {
     const db = await openDatabase({ sqlitePath: join(tempDir(), 'bare.sqlite'), migrate: false });
     try {
