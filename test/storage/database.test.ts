@@ -144,6 +144,51 @@ describe('openDatabase on SQLite', () => {
     }
   });
 
+  it('runs a synchronous transaction after a Kysely transaction open on the connection, never inside it, and rolls it back whole', async () => {
+    const db = await openDatabase({ sqlitePath: join(tempDir(), 'transact.sqlite') });
+    try {
+      const put = db.prepareWrite!('insert into meta (key, value) values (?, ?)');
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let begun!: () => void;
+      const open = new Promise<void>((r) => (begun = r));
+      const order: string[] = [];
+      // A Kysely transaction holds the connection across an await…
+      const slow = withTransaction(db, async (tx) => {
+        await setMeta(tx, 'slow', '1');
+        begun();
+        await held;
+        order.push('slow commits');
+      });
+      await open;
+      // …so the synchronous one waits for it rather than running its statements inside it.
+      const quick = db.transactSync!(() => {
+        put('quick', '2');
+        order.push('quick runs');
+        return 'done';
+      });
+      await new Promise((r) => setImmediate(r));
+      expect(order).toEqual([]);
+      release();
+      expect(await quick).toBe('done');
+      await slow;
+      expect(order).toEqual(['slow commits', 'quick runs']);
+      await expect(
+        db.transactSync!(() => {
+          put('gone', '3');
+          put('quick', 'again');
+        }),
+      ).rejects.toMatchObject({ code: expect.any(String) });
+      const rows = await db.kysely.selectFrom('meta').select(['key', 'value']).where('key', 'in', ['slow', 'quick', 'gone']).orderBy('key').execute();
+      expect(rows).toEqual([
+        { key: 'quick', value: '2' },
+        { key: 'slow', value: '1' },
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('leaves the schema alone with migrate: false', async () => {
     const db = await openDatabase({ sqlitePath: join(tempDir(), 'bare.sqlite'), migrate: false });
     try {

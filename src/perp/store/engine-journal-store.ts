@@ -114,11 +114,12 @@ export async function appendJournal(db: DbExecutor, rows: readonly JournalRow[],
   const prepared = preparedAppend(db);
   if (prepared !== undefined) {
     // SQLite on a Db of its own (the journal's writer): each row and each nonce one run of a
-    // statement prepared once, synchronously, inside the transaction (which holds the write gate).
+    // statement prepared once, in one synchronous transaction (Db.transactSync: behind the write
+    // gate, BEGIN IMMEDIATE to COMMIT without a query builder or an await between them).
     // The query builder's part of a group commit (building and compiling the nonces' insert, the
     // rows' parameter list) cost about as much as SQLite's own work on the rows (issue 40,
     // bench/journal-index-cost-bench.ts).
-    await withTransaction(db, async () => {
+    await prepared.transact(() => {
       for (const r of rows) prepared.row(r.seq, r.commandId, r.kind, r.command, r.ts, r.code, r.lastEventSeq, r.result);
       for (const n of nonces) prepared.nonce(n.account.toLowerCase(), n.nonce, n.orderHash.toLowerCase(), n.expiry, n.usedAt);
     });
@@ -149,14 +150,20 @@ export async function appendJournal(db: DbExecutor, rows: readonly JournalRow[],
 }
 
 type Run = (...params: Array<string | number | bigint | null>) => void;
-const appendStatements = new WeakMap<Db, { row: Run; nonce: Run }>();
+interface PreparedAppend {
+  transact: NonNullable<Db['transactSync']>;
+  row: Run;
+  nonce: Run;
+}
+const appendStatements = new WeakMap<Db, PreparedAppend>();
 
 /** The journal's two inserts prepared on `db`'s connection, where it has them (SQLite, not inside a caller's transaction). */
-function preparedAppend(db: DbExecutor): { row: Run; nonce: Run } | undefined {
-  if (db instanceof Kysely || db.prepareWrite === undefined) return undefined;
+function preparedAppend(db: DbExecutor): PreparedAppend | undefined {
+  if (db instanceof Kysely || db.prepareWrite === undefined || db.transactSync === undefined) return undefined;
   let s = appendStatements.get(db);
   if (s === undefined) {
     s = {
+      transact: db.transactSync,
       row: db.prepareWrite('insert into perp_journal (seq, command_id, kind, command, ts, code, last_event_seq, result) values (?, ?, ?, ?, ?, ?, ?, ?)'),
       // A nonce already in the table keeps its first claim (as the multi-row insert did).
       nonce: db.prepareWrite('insert into perp_order_nonces (account, nonce, order_hash, expiry, used_at) values (?, ?, ?, ?, ?) on conflict (account, nonce) do nothing'),
