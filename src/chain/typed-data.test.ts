@@ -265,6 +265,36 @@ describe('the EIP-712 digest computed here', () => {
   const hex = (n: number) => fc.uint8Array({ minLength: n, maxLength: n }).map((b) => `0x${Buffer.from(b).toString('hex')}` as Hex);
   const person = fc.record({ wallet: hex(20).map((h) => getAddress(h)), name: fc.string({ unit: 'grapheme', maxLength: 20 }) });
 
+  it('names a nested field in its errors by its whole path, and reads the message again when it is not one it parsed', async () => {
+    const ok = {
+      from: { wallet: alice.address, name: 'a' },
+      to: { wallet: relayer, name: 'b' },
+      note: 'n',
+      blob: '0x',
+      tag: '0x01020304',
+      amount: '-5',
+      nonce: '7',
+      flag: false,
+      asset: { id: 3, hash: `0x${'cd'.repeat(32)}` },
+    };
+    const cases: Array<[unknown, string]> = [
+      [{ ...ok, to: { ...ok.to, wallet: '0x12' } }, 'message.to.wallet: must be an address'],
+      [{ ...ok, asset: { ...ok.asset, id: 256 } }, 'message.asset.id: is out of range for uint8'],
+      [{ ...ok, asset: { ...ok.asset, hash: '0xab' } }, 'message.asset.hash: must be 32 bytes'],
+      [{ ...ok, from: { ...ok.from, name: 5 } }, 'message.from.name: must be a string'],
+      [{ ...ok, flag: 'yes' }, 'message.flag: must be true or false'],
+      [{ ...ok, from: { ...ok.from, extra: 1 } }, 'message.from.extra: is not a field of Person'],
+      [{ ...ok, asset: null }, 'message.asset: is required'],
+      [{ ...ok, asset: 'x' }, 'message.asset: must be an object (Asset)'],
+    ];
+    for (const [raw, text] of cases) expect((await rejection(() => kind.parseMessage(raw))).message).toBe(text);
+    const domain = typedDataDomain({ name: 'Mail', version: '1', chainId: 1, verifyingContract: router });
+    const parsed = kind.parseMessage(ok);
+    // A copy is not a message it parsed: read again, and refused if it no longer reads.
+    expect(kind.hash(domain, { ...parsed })).toBe(kind.hash(domain, parsed));
+    expect(await rejection(() => kind.hash(domain, { ...parsed, nonce: 'seven' }))).toMatchObject({ message: 'message.nonce: must be an integer (a decimal string)' });
+  });
+
   it('equals viem hashTypedData for random messages, domains and every kind the services define', () => {
     fc.assert(
       fc.property(
@@ -287,7 +317,10 @@ describe('the EIP-712 digest computed here', () => {
           const expected = hashTypedData({ domain, types: kind.types, primaryType: 'Mail', message } as Parameters<typeof hashTypedData>[0]);
           // From typed values and from the JSON a client sends back.
           expect(kind.hash(domain, message)).toBe(expected);
-          expect(kind.hash(domain, JSON.parse(JSON.stringify(kind.build(domain, message).message)))).toBe(expected);
+          const json = JSON.parse(JSON.stringify(kind.build(domain, message).message));
+          expect(kind.hash(domain, json)).toBe(expected);
+          // A message parseMessage answered is hashed as it is, not read again: the same digest.
+          expect(kind.hash(domain, kind.parseMessage(json))).toBe(expected);
         },
       ),
       { numRuns: 500 },

@@ -151,20 +151,27 @@ function atomic(type: string): Atomic | undefined {
   return undefined;
 }
 
-function readAtomic(t: Atomic, raw: unknown, field: string): unknown {
+const fieldName = (parent: string, name: string | undefined): string => (name === undefined ? parent : `${parent}.${name}`);
+
+/**
+ * A field's value read as its atomic type (checked, normalised), or the ValidationError naming the
+ * field: `parent`, or `parent.name` when a name is given (built only for the error: a signed order's
+ * fields are read on every order).
+ */
+function readAtomic(t: Atomic, raw: unknown, parent: string, name?: string): unknown {
   switch (t.kind) {
     case 'address':
-      if (typeof raw !== 'string' || !isAddress(raw, { strict: false })) throw new ValidationError(field, 'must be an address');
+      if (typeof raw !== 'string' || !isAddress(raw, { strict: false })) throw new ValidationError(fieldName(parent, name), 'must be an address');
       return getAddress(raw);
     case 'bool':
-      if (typeof raw !== 'boolean') throw new ValidationError(field, 'must be true or false');
+      if (typeof raw !== 'boolean') throw new ValidationError(fieldName(parent, name), 'must be true or false');
       return raw;
     case 'string':
-      if (typeof raw !== 'string') throw new ValidationError(field, 'must be a string');
+      if (typeof raw !== 'string') throw new ValidationError(fieldName(parent, name), 'must be a string');
       return raw;
     case 'bytes': {
-      if (typeof raw !== 'string' || !isHex(raw, { strict: true }) || raw.length % 2 !== 0) throw new ValidationError(field, 'must be 0x and hex bytes');
-      if (t.size !== undefined && raw.length !== 2 + 2 * t.size) throw new ValidationError(field, `must be ${t.size} bytes`);
+      if (typeof raw !== 'string' || !isHex(raw, { strict: true }) || raw.length % 2 !== 0) throw new ValidationError(fieldName(parent, name), 'must be 0x and hex bytes');
+      if (t.size !== undefined && raw.length !== 2 + 2 * t.size) throw new ValidationError(fieldName(parent, name), `must be ${t.size} bytes`);
       return raw.toLowerCase();
     }
     case 'int': {
@@ -172,10 +179,10 @@ function readAtomic(t: Atomic, raw: unknown, field: string): unknown {
       if (typeof raw === 'string' && (t.signed ? /^-?(0|[1-9]\d*)$/ : /^(0|[1-9]\d*)$/).test(raw) && raw.length <= 80) v = BigInt(raw);
       else if (typeof raw === 'number' && Number.isSafeInteger(raw)) v = BigInt(raw);
       else if (typeof raw === 'bigint') v = raw;
-      else throw new ValidationError(field, 'must be an integer (a decimal string)');
+      else throw new ValidationError(fieldName(parent, name), 'must be an integer (a decimal string)');
       const max = t.signed ? (1n << BigInt(t.bits - 1)) - 1n : (1n << BigInt(t.bits)) - 1n;
       const min = t.signed ? -(1n << BigInt(t.bits - 1)) : 0n;
-      if (v < min || v > max) throw new ValidationError(field, `is out of range for ${t.signed ? '' : 'u'}int${t.bits}`);
+      if (v < min || v > max) throw new ValidationError(fieldName(parent, name), `is out of range for ${t.signed ? '' : 'u'}int${t.bits}`);
       return v;
     }
   }
@@ -337,22 +344,32 @@ export function defineTypedData<P extends string>(spec: { primaryType: P; types:
   const types: Record<string, TypedFields> = Object.freeze({ ...spec.types });
   const allTypes: Record<string, TypedFields> = { EIP712Domain: EIP712_DOMAIN_FIELDS, ...types };
 
+  // Each type's fields with their atomic kinds, resolved once: reading a message (a signed order's
+  // thirteen fields, twice an order before this) resolved every field's type by regular expression
+  // and built every field's error name, thrown or not.
+  const layouts = new Map(
+    Object.entries(types).map(([name, fields]) => [name, { names: new Set(fields.map((f) => f.name)), fields: fields.map((f) => ({ name: f.name, type: f.type, atomic: atomic(f.type) })) }]),
+  );
   const read = (type: string, raw: unknown, field: string, depth: number): unknown => {
     const a = atomic(type);
     if (a) return readAtomic(a, raw, field);
+    return readStruct(type, raw, field, depth);
+  };
+  const readStruct = (type: string, raw: unknown, field: string, depth: number): Record<string, unknown> => {
     if (depth > 8) throw new ValidationError(field, 'is nested too deeply');
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ValidationError(field, `must be an object (${type})`);
-    const fields = types[type];
+    const layout = layouts.get(type)!;
     const obj = raw as Record<string, unknown>;
     for (const key of Object.keys(obj)) {
-      if (!fields.some((f) => f.name === key)) throw new ValidationError(`${field}.${key}`, `is not a field of ${type}`);
+      if (!layout.names.has(key)) throw new ValidationError(`${field}.${key}`, `is not a field of ${type}`);
     }
     const out: Record<string, unknown> = {};
-    for (const f of fields) {
-      if (!Object.prototype.hasOwnProperty.call(obj, f.name) || obj[f.name] === undefined || obj[f.name] === null) {
+    for (const f of layout.fields) {
+      const v = obj[f.name];
+      if (v === undefined || v === null || !Object.prototype.hasOwnProperty.call(obj, f.name)) {
         throw new ValidationError(`${field}.${f.name}`, 'is required');
       }
-      out[f.name] = read(f.type, obj[f.name], `${field}.${f.name}`, depth + 1);
+      out[f.name] = f.atomic ? readAtomic(f.atomic, v, field, f.name) : readStruct(f.type, v, `${field}.${f.name}`, depth + 1);
     }
     return out;
   };
@@ -366,7 +383,14 @@ export function defineTypedData<P extends string>(spec: { primaryType: P; types:
     return out;
   };
 
-  const parseMessage = (raw: unknown, field = 'message'): TypedMessage => read(primaryType, raw, field, 0) as TypedMessage;
+  // Messages this kind answered from parseMessage: the digest takes them as they are instead of
+  // reading them again. Held weakly, so a message is forgotten with its last reference.
+  const parsed = new WeakSet<object>();
+  const parseMessage = (raw: unknown, field = 'message'): TypedMessage => {
+    const m = read(primaryType, raw, field, 0) as TypedMessage;
+    parsed.add(m);
+    return m;
+  };
 
   const hasher = createStructHasher(allTypes);
   const separators = new Map<string, Uint8Array>();
@@ -390,7 +414,7 @@ export function defineTypedData<P extends string>(spec: { primaryType: P; types:
     data[0] = 0x19;
     data[1] = 0x01;
     data.set(domainSeparator(domain), 2);
-    data.set(hasher.hashStructBytes(primaryType, parseMessage(message)), 34);
+    data.set(hasher.hashStructBytes(primaryType, parsed.has(message) ? message : parseMessage(message)), 34);
     return keccak256Hex(data);
   };
 
