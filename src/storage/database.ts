@@ -34,7 +34,7 @@ export interface Db {
   readonly prepareRead?: <Row>(sqlText: string) => (...params: Array<string | number | bigint | null>) => Row | undefined;
   /**
    * SQLite only: a write prepared once on this connection, run synchronously, for a hot path's
-   * statements inside a transaction of this Db (`withTransaction(db, …)`): the transaction holds the
+   * statements inside a transaction of this Db (`transactSync`, or `withTransaction(db, …)`): the transaction holds the
    * connection, the file's write gate and SQLite's write lock, and the statements run in it. Called
    * outside one it would write behind the gate's back: it refuses to (a plain Error, a bug of the
    * caller). The journal's group commit writes its rows with it (about a third of the commit's CPU
