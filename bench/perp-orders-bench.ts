@@ -295,7 +295,7 @@ async function serveApi(dbPath: string, masterHex: string, prefix: string): Prom
   const { createSecretBox } = await import('../src/auth/secret-box.ts');
   const { createLogger } = await import('../src/lib/logger.ts');
   const { buildPerpApi } = await import('../src/perp/perp-api.ts');
-  const { indexedBlockInfo } = await import('../src/perp/perp-venue.ts');
+  const { replicaVenue } = await import('../src/perp/perp-venue.ts');
   const { createJournalReplica } = await import('../src/perp/sequencer/journal-replica.ts');
   const { createRedisGateway, perpStreams } = await import('../src/perp/sequencer/redis-stream-transport.ts');
   const { openRedis } = await import('../src/storage/redis-client.ts');
@@ -312,7 +312,7 @@ async function serveApi(dbPath: string, masterHex: string, prefix: string): Prom
   const keys = createApiKeyService({ db, secretBox: createSecretBox(Buffer.from(masterHex, 'hex')), cacheTtlMs: 60_000 });
   const app = await buildPerpApi({
     chainId: CHAIN_ID, db, keys, nonces: createRedisNonceStore(shared, { prefix: `${prefix}:nonce:` }), rateLimit: { limit: 1_000_000_000, redis: shared }, logger, bodyLimitBytes: 65_536,
-    marginVault: VAULT, venue: { gateway, engine: () => replica.engine(), blockInfo: () => indexedBlockInfo(db), caughtUp: (seq) => replica.caughtUp(seq) },
+    marginVault: VAULT, venue: replicaVenue({ gateway, replica, db }),
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   process.send?.({ ready: true, url, keys: [] });
@@ -485,6 +485,11 @@ export interface SteadyFigure extends WindowFigure {
   warmOrders: number;
   /** Engine events published before the window (against the sequencer's event buffer, 100 000 by default). */
   eventsBefore: number;
+  /** Each server process's CPU and loop busy time per order over the window (the engine's first). */
+  perServerCpuUsPerOrder: number[];
+  perServerLoopUsPerOrder: number[];
+  /** PostgreSQL and Redis servers' CPU per order over the window. */
+  servicesCpuUsPerOrder: number;
 }
 
 export interface EntryFigure extends WindowFigure {
@@ -586,6 +591,12 @@ export async function runPerpOrdersBench(
     entry?: EntryKind[];
     /** `pg`: on PostgreSQL (DATABASE_URL) whatever the topology; by default only two-apis is. */
     database?: 'default' | 'pg';
+    /**
+     * Orders sent unmeasured before a steady window of twice `orders` (the result's `steady`).
+     * Default: BENCH_PERP_STEADY (24 000) for the one-process figure itself, none for the scale-out
+     * rounds unless they ask.
+     */
+    steadyWarm?: number;
   } = {},
 ): Promise<PerpOrdersBenchResult> {
   const orders = opts.orders ?? Number(process.env.BENCH_PERP_ORDERS ?? 4_000);
@@ -631,7 +642,7 @@ export async function runPerpOrdersBench(
     // orders), whose trim was a step in the cost per order once it was full ("The event buffer's trim").
     // Only for the one-process figure itself: a caller that passes nativeRecoverPerSec (the scale-out
     // bench's rounds) reads the first window alone.
-    const steadyWarm = topology === 'one-process' && opts.nativeRecoverPerSec === undefined ? Number(process.env.BENCH_PERP_STEADY ?? 24_000) : 0;
+    const steadyWarm = opts.steadyWarm ?? (topology === 'one-process' && opts.nativeRecoverPerSec === undefined ? Number(process.env.BENCH_PERP_STEADY ?? 24_000) : 0);
     const steadyOrders = steadyWarm > 0 ? 2 * orders : 0;
     const signed = await signOrders(wallets, Math.max(orders + warm + (steadyWarm > 0 ? steadyWarm + steadyOrders : 0), entryKinds.length > 0 ? entryWarm + entryOrders : 0));
     let failures = 0;
@@ -706,12 +717,18 @@ export async function runPerpOrdersBench(
     if (steadyWarm > 0) {
       const from = warm + orders;
       await run(signed.slice(from, from + steadyWarm));
+      const s0 = serviceCpuUs();
       const c0 = await cpu();
       await profileChild(servers[0].child, 'start');
+      if (topology === 'two-apis') await profileChild(servers[1].child, 'start');
       const secs = await run(signed.slice(from + steadyWarm, from + steadyWarm + steadyOrders));
-      await profileChild(servers[0].child, 'stop', 'rest-order-steady', steadyOrders);
+      await profileChild(servers[0].child, 'stop', topology === 'two-apis' ? 'rest-order-steady-engine' : 'rest-order-steady', steadyOrders);
+      if (topology === 'two-apis') await profileChild(servers[1].child, 'stop', 'rest-order-steady-api', steadyOrders / 2);
       const c1 = await cpu();
       steady = {
+        perServerCpuUsPerOrder: c1.each.map((c, i) => (c.us - c0.each[i].us) / steadyOrders),
+        perServerLoopUsPerOrder: c1.each.map((c, i) => ((c.activeMs - c0.each[i].activeMs) * 1000) / steadyOrders),
+        servicesCpuUsPerOrder: (serviceCpuUs() - s0) / steadyOrders,
         warmOrders: warm + orders + steadyWarm, eventsBefore: c0.each[0].events ?? 0, orders: steadyOrders, refused: failures, perSec: steadyOrders / secs, p50Ms: latency.p50, p99Ms: latency.p99,
         cpuUsPerOrder: (c1.us - c0.us) / steadyOrders, loopUsPerOrder: ((c1.activeMs - c0.activeMs) * 1000) / steadyOrders,
         threads: threadSplit(servers[0].child.pid, c0.each[0].threads, c1.each[0].threads, steadyOrders),
@@ -732,7 +749,7 @@ export async function runPerpOrdersBench(
       return {
         orders, failures: refusedInRun, seconds, perSec, p50Ms, p99Ms, serverCpuUsPerOrder, serverLoopUsPerOrder, perServerCpuUsPerOrder, perServerLoopUsPerOrder, servicesCpuUsPerOrder,
         nativeRecoverPerSec: opts.nativeRecoverPerSec, jsRecoverPerSec: 0, typedNativePerSec: 0, typedViemPerSec: 0, digestPerSec: 0,
-        floorPerSec: 0, floorCpuUsPerRequest: 0, ratio, floorRatio: 0, recoverPerSec: 0, entry: [], overhead: [], table,
+        floorPerSec: 0, floorCpuUsPerRequest: 0, ratio, floorRatio: 0, recoverPerSec: 0, entry: [], overhead: [], table, steady,
       };
     }
     // The floor: bare Fastify, the same client and bodies (serveFloor), once the venue is idle.

@@ -15,6 +15,16 @@ import { registerProbes, type ProbeEnvelope } from './probe-routes.ts';
 import { registerReferencePage } from './reference-page.ts';
 import { decodeJsonRequest } from './request-decoder.ts';
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route reads no engine state: it sends commands and answers from the engine's reply (an
+     * order placement), so it does not wait for `settled`.
+     */
+    answersFromReply?: boolean;
+  }
+}
+
 export interface VenueApiOptions extends HttpServerOptions {
   /** The OpenAPI document's `info`; `description` is markdown the reference page shows. */
   info: { title: string; version: string; description: string };
@@ -27,6 +37,12 @@ export interface VenueApiOptions extends HttpServerOptions {
   authenticate(app: FastifyInstance): preValidationHookHandler | Promise<preValidationHookHandler>;
   /** Awaited before every GET of the scope, once authenticated and decoded (perp: durable state only). */
   beforeRead?: () => Promise<void>;
+  /**
+   * Awaited before every request of the scope but the routes whose config says `answersFromReply`,
+   * once authenticated and decoded (perp with the engine apart: the replica holds every command this
+   * process answered).
+   */
+  settled?: () => Promise<void>;
   /** Where the authenticated scope starts, service prefix included (`/v4/public/trader`, `/api/v1`). */
   scopePrefix: string;
   /**
@@ -69,6 +85,12 @@ export async function buildVenueApi(opts: VenueApiOptions): Promise<FastifyInsta
       if (beforeRead) {
         api.addHook('preHandler', async (request) => {
           if (request.method === 'GET') await beforeRead();
+        });
+      }
+      const { settled } = opts;
+      if (settled) {
+        api.addHook('preHandler', async (request) => {
+          if (request.routeOptions.config?.answersFromReply !== true) await settled();
         });
       }
       // The scope's hooks also run for its not-found handler: unknown routes authenticate first, so

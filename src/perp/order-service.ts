@@ -139,7 +139,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
   const { db, venue, domain } = opts;
   const now = opts.now ?? Date.now;
 
-  const { submit, once } = readYourWrites(db, venue);
+  const { submit, place, once } = readYourWrites(db, venue);
   // Used nonces are written in group commits (one transaction for the orders of a turn), and rows
   // a day past their order's expiry are pruned, as the single claims did.
   // With the engine in this process, the journal's ledger (perp-venue.ts `nonces`): one durable
@@ -214,12 +214,14 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
     return history ? orderBody(s, history) : undefined;
   };
 
-  const answer = async (s: InstrumentSpec, r: PlaceOrderAccepted & { resubmitted?: true }, cmd: Omit<PlaceOrderCommand, 'id' | 'ts' | 'account'>): Promise<SubmittedOrder> => {
+  const answer = async (s: InstrumentSpec, r: PlaceOrderAccepted & { resubmitted?: true; journalSeq?: number | null }, cmd: Omit<PlaceOrderCommand, 'id' | 'ts' | 'account'>): Promise<SubmittedOrder> => {
     const o = r.order;
     if (r.duplicate || r.resubmitted === true) {
       // An order placed before: as it stands now, with its fills so far (the history may lag the
       // engine by a batch, so an order done a moment ago can miss there: it is then answered as the
-      // engine answered it).
+      // engine answered it). A placement's answer does not wait for a replica (`place`): this one
+      // reads it, so it does.
+      await venue.caughtUp?.(r.journalSeq ?? null);
       const current = await currentOrder(s, o.orderId);
       const fills = (await listOrderFills(o.orderId)).map((t) => fillBody(s, t));
       if (current) return { ...current, fills, duplicate: true };
@@ -401,11 +403,11 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
     async submit(caller, body, mode = 'order', hooks) {
       const prepared = await prepareOrder(caller, body, mode);
       if (hooks?.turn) await hooks.turn;
-      const pending = submit(prepared.command);
+      const pending = place(prepared.command);
       hooks?.onSubmitted?.();
-      const r = (await pending) as CommandResult & { resubmitted?: true };
+      const r = (await pending) as CommandResult & { resubmitted?: true; journalSeq: number | null };
       if (!r.ok) throw engineError(r, undefined, prepared.spec);
-      return answer(prepared.spec, r as PlaceOrderAccepted & { resubmitted?: true }, prepared.cmd);
+      return answer(prepared.spec, r as PlaceOrderAccepted & { resubmitted?: true; journalSeq: number | null }, prepared.cmd);
     },
 
     async submitBatch(caller, body, hooks) {
@@ -424,11 +426,13 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
         hooks?.onSubmitted?.();
         results = await pending;
         const last = results.reduce<number | null>((m, r) => (r.journalSeq !== null && (m === null || r.journalSeq > m) ? r.journalSeq : m), null);
-        await venue.caughtUp?.(last);
+        // As `place` does for one order: a replica's venue notes the row, another waits for it.
+        if (venue.acknowledged) venue.acknowledged(last);
+        else await venue.caughtUp?.(last);
       } else {
         // A broker gateway: sent in order, one after the other (docs/perp-api.md "Batch orders").
         results = [];
-        for (const c of commands) results.push(await submit(c));
+        for (const c of commands) results.push(await place(c));
       }
       let next = 0;
       const out: BatchOrderResult[] = [];
@@ -440,7 +444,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
         const r = results[next++];
         try {
           if (!r.ok) throw engineError(r, undefined, p.value.spec);
-          out.push({ code: 0, order: await answer(p.value.spec, r as PlaceOrderAccepted & { resubmitted?: true }, p.value.cmd) });
+          out.push({ code: 0, order: await answer(p.value.spec, r as PlaceOrderAccepted & { resubmitted?: true; journalSeq: number | null }, p.value.cmd) });
         } catch (err) {
           out.push(batchRefusal(err));
         }

@@ -165,6 +165,9 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
     },
     // Reads answer durable state only: nothing a failed journal write later removes.
     beforeRead: venue?.readable,
+    // With the engine apart: what this process answered is in its replica before anything but a
+    // placement reads it (perp-venue.ts `settled`).
+    settled: venue?.settled,
     scopePrefix: PERP_API_ROOT,
     referenceTitle: 'Perpetual futures API reference',
     probeEnvelope: perpProbeEnvelope,

@@ -11,6 +11,7 @@ import { PROJECTION_CURSOR_KEY } from './projection/projection-write.ts';
 import type { PerpEngine } from './engine/perp-engine.ts';
 import type { BlockInfo } from './perp-envelope.ts';
 import type { EngineGateway } from './sequencer/engine-gateway.ts';
+import type { JournalReplica } from './sequencer/journal-replica.ts';
 import type { OrderNonceClaimer } from './store/order-nonce-store.ts';
 
 export interface PerpVenue {
@@ -23,6 +24,19 @@ export interface PerpVenue {
    * the journal); absent when `engine()` is the live engine, which already does.
    */
   caughtUp?(journalSeq: number | null): Promise<void>;
+  /**
+   * A replica's venue: notes that this process answered the command journalled at `journalSeq`
+   * without waiting for the replica to apply it (an order placed, answered from the engine's reply
+   * alone). `settled` makes what this process does next wait for it.
+   */
+  acknowledged?(journalSeq: number | null): void;
+  /**
+   * A replica's venue: resolves once `engine()` shows every command this process has answered.
+   * Every request but an order placement waits for it (its HTTP hook, the stream's cancel and
+   * amend), so a read or a cancel after an answered order sees that order, as `caughtUp` after
+   * each order made sure before, without a journal read on every placement's path.
+   */
+  settled?(): Promise<void>;
   /**
    * Resolves once `engine()` shows only durable commands (the live engine's sequencer readBarrier);
    * absent for a replica, which applies durable journal rows only. Reads wait for it.
@@ -74,6 +88,33 @@ export function followingPerpVenue(current: () => PerpVenue | undefined, unavail
     historyCaughtUp: async () => venue().historyCaughtUp?.(),
     // The ledger is the process's, one for every tenure of the engine role: taken as it is now.
     ...(current()?.nonces ? { nonces: { claim: async (rec) => (venue().nonces ?? unavailableClaims(unavailable)).claim(rec) } } : {}),
+  };
+}
+
+/**
+ * The venue of a perp API whose engine runs in another process: commands through `gateway`, reads
+ * from `replica`, which follows the journal in the shared database. Placements are answered without
+ * waiting for the replica (`acknowledged`); everything else waits until the replica holds every
+ * command this process answered (`settled`), and any caller may wait for a given row (`caughtUp`).
+ */
+export function replicaVenue(opts: { gateway: EngineGateway; replica: JournalReplica; db: DbExecutor }): PerpVenue {
+  const { gateway, replica, db } = opts;
+  /** The highest journal row of a command this process answered. */
+  let answered = 0;
+  const note = (seq: number | null) => {
+    if (seq !== null && seq > answered) answered = seq;
+  };
+  return {
+    gateway,
+    engine: () => replica.engine(),
+    blockInfo: () => indexedBlockInfo(db),
+    caughtUp: (seq) => {
+      note(seq);
+      return replica.caughtUp(seq);
+    },
+    acknowledged: note,
+    settled: () => replica.caughtUp(answered),
+    historyCaughtUp: async () => void (await waitForProjectedSeq(db, replica.engine().lastSeq)),
   };
 }
 

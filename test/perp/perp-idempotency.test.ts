@@ -18,6 +18,7 @@ import type { EngineCommand } from '../../src/perp/engine/engine-types.ts';
 import { AppError } from '../../src/errors/app-error.ts';
 import { commandIdFor, idempotencyKeyOf, withUnknownOutcome } from '../../src/perp/idempotency.ts';
 import { buildPerpApi } from '../../src/perp/perp-api.ts';
+import { replicaVenue } from '../../src/perp/perp-venue.ts';
 import { createJournalReplica } from '../../src/perp/sequencer/journal-replica.ts';
 import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
 import { createRedisGateway, perpStreams, serveEngineOverRedis } from '../../src/perp/sequencer/redis-stream-transport.ts';
@@ -331,7 +332,7 @@ describe.skipIf(!process.env.REDIS_URL)('perp idempotency with the engine apart 
     const nonces = createMemoryNonceStore();
     const app = await buildPerpApi({
       chainId: HARNESS_CHAIN_ID, db, keys, nonces, rateLimit: { limit: 10_000 }, logger: createLogger({ level: 'silent' }), bodyLimitBytes: 65_536, marginVault: HARNESS_VAULT,
-      venue: { gateway, engine: () => replica.engine(), blockInfo: async () => undefined, caughtUp: (seq) => replica.caughtUp(seq) },
+      venue: replicaVenue({ gateway, replica, db }),
     });
     const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
     const admin = new Redis(url);

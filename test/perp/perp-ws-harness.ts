@@ -62,6 +62,7 @@ export async function attachOrderStream(h: PerpHarness, limits: Partial<StreamLi
     limits,
     orders: perpOrderServiceOf(h.app),
     rateLimit: rateLimitOf(h.app),
+    settled: h.apiVenue?.settled,
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   const url = `ws://127.0.0.1:${(app.server.address() as { port: number }).port}${PERP_WS_PATH}`;

@@ -15,7 +15,8 @@ import type { RateLimitSettings } from '../../src/http/rate-limiter.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { buildPerpApi, type PerpApiOptions } from '../../src/perp/perp-api.ts';
 import type { EngineCommand } from '../../src/perp/engine/engine-types.ts';
-import { indexedBlockInfo, projectorCaughtUp } from '../../src/perp/perp-venue.ts';
+import { indexedBlockInfo, projectorCaughtUp, replicaVenue, type PerpVenue } from '../../src/perp/perp-venue.ts';
+import { createJournalReplica, type JournalReplica } from '../../src/perp/sequencer/journal-replica.ts';
 import { createPerpProjector, type PerpProjector } from '../../src/perp/projection/perp-projector.ts';
 import { createInProcessGateway, type EngineGateway } from '../../src/perp/sequencer/engine-gateway.ts';
 import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
@@ -52,6 +53,10 @@ export interface PerpHarness {
   client(apiKey: string, apiSecret: string, opts?: { now?: () => number; chainId?: number | string }): PerpClient;
   /** Present when started with `engine: true`. */
   venue?: HarnessVenue;
+  /** The venue the API was given (a replica's with `replicaPollMs`). */
+  apiVenue?: PerpVenue;
+  /** The API's journal replica, with `replicaPollMs`. */
+  replica?: JournalReplica;
   stop(): Promise<void>;
 }
 
@@ -62,6 +67,11 @@ export interface HarnessOptions {
   engine?: boolean;
   /** The projector's least time between writes (default its own, 25 ms). */
   projectorWriteIntervalMs?: number;
+  /**
+   * With `engine: true`: the API reads a journal replica that polls every `replicaPollMs`, as a perp
+   * API in a process apart from the engine does (perp-venue.ts `replicaVenue`).
+   */
+  replicaPollMs?: number;
   /** More of the API's options (the approve flow's relay, …), given the harness's database. */
   api?: (db: Db) => Partial<PerpApiOptions>;
 }
@@ -113,6 +123,16 @@ async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefi
   } else {
     nonces = createMemoryNonceStore();
   }
+  let replica: JournalReplica | undefined;
+  let apiVenue: PerpVenue | undefined = venue && {
+    gateway: venue.gateway, engine: () => venue.sequencer.engine, blockInfo: () => indexedBlockInfo(db),
+    historyCaughtUp: () => projectorCaughtUp((seq) => venue.projector.caughtUp(seq), venue.sequencer.lastDurableEventSeq),
+  };
+  if (venue && opts.replicaPollMs !== undefined) {
+    replica = createJournalReplica({ db, pollMs: opts.replicaPollMs });
+    await replica.start();
+    apiVenue = replicaVenue({ gateway: venue.gateway, replica, db });
+  }
   const app = await buildPerpApi({
     chainId: HARNESS_CHAIN_ID,
     db,
@@ -123,10 +143,7 @@ async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefi
     bodyLimitBytes: 65_536,
     marginVault: HARNESS_VAULT,
     now: opts.now,
-    venue: venue && {
-      gateway: venue.gateway, engine: () => venue.sequencer.engine, blockInfo: () => indexedBlockInfo(db),
-      historyCaughtUp: () => projectorCaughtUp((seq) => venue.projector.caughtUp(seq), venue.sequencer.lastDurableEventSeq),
-    },
+    venue: apiVenue,
     ...opts.api?.(db),
   });
   const baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -139,6 +156,8 @@ async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefi
     keys,
     client,
     venue,
+    apiVenue,
+    replica,
     async key(o = {}) {
       const { key, apiSecret } = await keys.create({
         api: 'perp',
@@ -153,6 +172,7 @@ async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefi
     },
     async stop() {
       await app.close();
+      await replica?.stop();
       await venue?.projector.stop();
       await venue?.sequencer.stop();
       await nonces.close();

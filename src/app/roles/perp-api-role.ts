@@ -18,7 +18,7 @@ import { attachPerpStreams } from '../../perp/streams/perp-stream-endpoint.ts';
 import { PERP_ERROR_CODES } from '../../perp/perp-error-codes.ts';
 import { apiTransportFor } from '../../http/tls-options.ts';
 import { startGuarded, type StopList } from '../stop-list.ts';
-import { followingPerpVenue, indexedBlockInfo, waitForProjectedSeq, type PerpVenue } from '../../perp/perp-venue.ts';
+import { followingPerpVenue, replicaVenue, type PerpVenue } from '../../perp/perp-venue.ts';
 import { engineUnavailable } from '../../perp/routes/trading-routes.ts';
 import { createJournalReplica } from '../../perp/sequencer/journal-replica.ts';
 import { createVaultTransactionService } from '../../perp/vault-transaction-service.ts';
@@ -41,10 +41,7 @@ async function remoteVenue(ctx: StackContext, stops: StopList): Promise<PerpVenu
   const replica = createJournalReplica({ db, engineOptions: { instruments: withFundingInterval(DEFAULT_INSTRUMENTS, config.perp.fundingIntervalMs) }, logger });
   await replica.start();
   stops.add(() => replica.stop());
-  return {
-    gateway, engine: () => replica.engine(), blockInfo: () => indexedBlockInfo(db), caughtUp: (seq) => replica.caughtUp(seq),
-    historyCaughtUp: async () => void (await waitForProjectedSeq(db, replica.engine().lastSeq)),
-  };
+  return replicaVenue({ gateway, replica, db });
 }
 
 export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise<void>> {
@@ -109,6 +106,7 @@ export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise
         // Order entry over the stream: REST's order service and rate-limit counters (one budget per key).
         orders: perpOrderServiceOf(app),
         rateLimit: rateLimitOf(app),
+        settled: venue.settled,
       });
       stops.add(() => endpoint.close());
     } else {

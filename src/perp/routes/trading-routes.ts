@@ -68,10 +68,12 @@ export const tradingRoutes: FastifyPluginAsyncTypebox<TradingRouteOptions> = asy
     async (req) => perpOk(req.id, orders().build(caller(req), req.body)),
   );
 
+  // An order or a fill is answered from the engine's reply (venue-api.ts `answersFromReply`); a
+  // close reads the position first.
   const submitRoute = (path: string, mode: SubmitMode, summary: string) =>
     app.post(
       path,
-      { schema: { tags, summary, body: SignedOrderBodySchema, response: perpResponses(SubmittedOrderSchema) } },
+      { schema: { tags, summary, body: SignedOrderBodySchema, response: perpResponses(SubmittedOrderSchema) }, config: { answersFromReply: mode !== 'close' } },
       async (req) => perpOk(req.id, await orders().submit(caller(req), req.body, mode)),
     );
   submitRoute('/orders', 'order', 'Place a signed order (TRADE): the answer carries its status and fills so far');
@@ -81,6 +83,7 @@ export const tradingRoutes: FastifyPluginAsyncTypebox<TradingRouteOptions> = asy
   app.post(
     '/orders/batch',
     {
+      config: { answersFromReply: true },
       schema: {
         tags,
         summary: 'Place 1 to 20 signed orders at once (TRADE): applied in order, journalled in one commit, each answered on its own; weighs 1 + ⌊n/10⌋ rate-limit units',

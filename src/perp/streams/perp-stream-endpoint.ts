@@ -68,6 +68,11 @@ export interface PerpStreamEndpointOptions {
    */
   orders?: OrderService;
   rateLimit?: RateLimitCheck;
+  /**
+   * Awaited before a cancel or an amendment, as REST's hook does (perp-venue.ts `settled`): with
+   * the engine apart, the replica then holds every order this process answered.
+   */
+  settled?: () => Promise<void>;
 }
 
 /** A connection's session once `auth` succeeded: the key is looked up again for every order. */
@@ -86,6 +91,8 @@ interface OrderAction {
   route: string;
   body: TSchema;
   answer: TSchema;
+  /** Reads no engine state, answers from the engine's reply (REST's `answersFromReply`): does not wait for `settled`. */
+  answersFromReply?: true;
   /** Called with a body `body` has validated; awaits `lane.turn` before its effect, calls `lane.ordered` once its command is handed to the engine. */
   run(orders: OrderService, key: AuthKey, body: unknown, lane: OrderLane): Promise<unknown>;
 }
@@ -94,14 +101,15 @@ function orderAction<B extends TSchema>(a: {
   route: string;
   body: B;
   answer: TSchema;
+  answersFromReply?: true;
   run(orders: OrderService, key: AuthKey, body: Static<B>, lane: OrderLane): Promise<unknown>;
 }): OrderAction {
   return a as OrderAction;
 }
 
 const ORDER_ACTIONS: Readonly<Record<StreamOrderAction, OrderAction>> = {
-  place: orderAction({ route: 'POST orders', body: SignedOrderBodySchema, answer: SubmittedOrderSchema, run: (o, k, b, lane) => o.submit(k, b, 'order', { turn: lane.turn, onSubmitted: lane.ordered }) }),
-  batch: orderAction({ route: 'POST orders/batch', body: BatchOrdersBodySchema, answer: BatchOrdersResultSchema, run: (o, k, b, lane) => o.submitBatch(k, b, { turn: lane.turn, onSubmitted: lane.ordered }) }),
+  place: orderAction({ route: 'POST orders', body: SignedOrderBodySchema, answer: SubmittedOrderSchema, answersFromReply: true, run: (o, k, b, lane) => o.submit(k, b, 'order', { turn: lane.turn, onSubmitted: lane.ordered }) }),
+  batch: orderAction({ route: 'POST orders/batch', body: BatchOrdersBodySchema, answer: BatchOrdersResultSchema, answersFromReply: true, run: (o, k, b, lane) => o.submitBatch(k, b, { turn: lane.turn, onSubmitted: lane.ordered }) }),
   // A cancel waits for its turn and holds the lane until it is answered: what follows it sees the order gone.
   cancel: orderAction({
     route: 'DELETE orders/{orderId}',
@@ -150,7 +158,7 @@ function refusalOf(err: AppError): { code: number; msg: string; data: Record<str
 }
 
 function orderOp(opts: PerpStreamEndpointOptions & { orders: OrderService; rateLimit: RateLimitCheck }): StreamOp<PerpSession> {
-  const { orders, rateLimit, logger } = opts;
+  const { orders, rateLimit, logger, settled } = opts;
   const checkKey = createPerpKeyCheck(opts);
   const render = new Map(Object.entries(ORDER_ACTIONS).map(([name, a]) => [name, fastJson(a.answer as object as fastJson.Schema)]));
   // Compiled once, in the background: the first order waits for it.
@@ -188,6 +196,7 @@ function orderOp(opts: PerpStreamEndpointOptions & { orders: OrderService; rateL
         if (action === undefined) throw new ValidationError('action', `must be one of ${ORDER_ACTION_NAMES.join(', ')}`);
         const validate = (await validators).get(action)!;
         if (!validate(body)) throw validationFromAjv((validate.errors ?? []) as Parameters<typeof validationFromAjv>[0], 'body');
+        if (!ORDER_ACTIONS[action].answersFromReply) await settled?.();
         const data = await ORDER_ACTIONS[action].run(orders, key, body, { turn, ordered });
         return `{"type":"result","id":${JSON.stringify(id)},"code":0,"msg":"ok","data":${render.get(action)!(data)}}`;
       } catch (err) {
