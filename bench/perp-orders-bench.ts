@@ -159,7 +159,7 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
   const stopRecoveryPool = await startRecoveryPool(logger);
   // As the perp-engine role does: with the API in this process (no Redis transport) the order nonces
   // are claimed in the journal's commits. BENCH_PERP_NONCES=api: the API's own claimer (before issue 40's change).
-  const { NONCE_RETENTION_MS, createJournalNonceLedger } = await import('../src/perp/store/order-nonce-store.ts');
+  const { NONCE_RETENTION_MS, createJournalNonceLedger, createOrderNonceClaimer } = await import('../src/perp/store/order-nonce-store.ts');
   const nonceLedger = prefix === '-' && process.env.BENCH_PERP_NONCES !== 'api' ? createJournalNonceLedger(db, { retentionMs: NONCE_RETENTION_MS }) : undefined;
   // BENCH_PERP_JOURNAL=thread|worker: where the group commits run; default as the perp-engine role's
   // PERP_JOURNAL_WRITER=auto decides (a worker thread for a SQLite file, the thread for PostgreSQL).
@@ -193,7 +193,11 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
   if (prefix !== '-') {
     const redis = openRedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null, lazyConnect: true }, logger, 'perp bench engine');
     await redis.connect();
-    const served = await serveEngineOverRedis(sequencer, redis, perpStreams(prefix));
+    // BENCH_ENGINE_CLAIMS=off: the APIs claim order nonces themselves (before protocol 2), for an A/B.
+    const served = await serveEngineOverRedis(sequencer, redis, {
+      ...perpStreams(prefix),
+      ...(process.env.BENCH_ENGINE_CLAIMS === 'off' ? {} : { nonces: createOrderNonceClaimer(db, { retentionMs: NONCE_RETENTION_MS }) }),
+    });
     process.send?.({ ready: true, url: '', keys: created });
     serveControl(async () => {
       await served.stop();

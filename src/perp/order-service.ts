@@ -44,11 +44,11 @@ import type {
   TimeInForce,
 } from './engine/engine-types.ts';
 import { commandIdFor, submitOnce, unknownOutcomeData } from './idempotency.ts';
-import { engineError, readYourWrites, walletOf } from './venue-calls.ts';
+import { NONCE_USED_MESSAGE, engineError, readYourWrites, walletOf } from './venue-calls.ts';
 import { amendOrderType, orderType, triggerOrderType, type AmendMessage, type OrderMessage } from './order-typed-data.ts';
 import { perpEnvelope } from './perp-envelope.ts';
 import { MAX_CANCEL_AFTER_MS, MIN_CANCEL_AFTER_MS } from './engine/perp-engine.ts';
-import { NONCE_RETENTION_MS, createOrderNonceClaimer } from './store/order-nonce-store.ts';
+import { NONCE_RETENTION_MS, createOrderNonceClaimer, type NonceClaimInput } from './store/order-nonce-store.ts';
 import { assertSessionSigner } from './one-click-service.ts';
 import { getSession, sessionActive } from './store/session-signer-store.ts';
 import { findJournalByCommandIds } from './store/engine-journal-store.ts';
@@ -277,6 +277,8 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
     spec: InstrumentSpec;
     cmd: Omit<PlaceOrderCommand, 'id' | 'ts' | 'account'>;
     command: PlaceOrderCommand;
+    /** The nonce claim the engine makes before applying the order (the gateway's `claimsNonces`). */
+    claim?: NonceClaimInput;
   }
 
   /**
@@ -307,9 +309,15 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
     const t = now();
     if (m.expiry < BigInt(t)) throw new RejectedError('ORDER_EXPIRED', 'the signed order has expired; build and sign a new one');
     if (m.expiry > BigInt(t + MAX_ORDER_TTL_MS)) throw new ValidationError(`${at}message.expiry`, 'must be at most 30 days ahead');
-    const claim = await nonces.claim({ account, nonce: m.nonce.toString(), orderHash, expiry: Number(m.expiry), usedAt: t });
-    if (claim === 'used') throw new RejectedError('NONCE_USED', 'message.nonce: already used by another order of this account');
-    return { spec: s, cmd, command: { ...cmd, id: `ord:${orderHash}`, ts: t, account, expiresAtMs: Number(m.expiry) } };
+    const rec: NonceClaimInput = { account, nonce: m.nonce.toString(), orderHash, expiry: Number(m.expiry), usedAt: t };
+    const command: PlaceOrderCommand = { ...cmd, id: `ord:${orderHash}`, ts: t, account, expiresAtMs: Number(m.expiry) };
+    // An engine apart that claims nonces (protocol 2) gets the claim with the order: this process
+    // then writes nothing per order (issue 40, item 5). The journal's ledger of an engine in this
+    // process is cheaper still and comes first.
+    if (venue.nonces === undefined && venue.gateway.claimsNonces?.() === true) return { spec: s, cmd, command, claim: rec };
+    const claim = await nonces.claim(rec);
+    if (claim === 'used') throw new RejectedError('NONCE_USED', NONCE_USED_MESSAGE);
+    return { spec: s, cmd, command };
   }
 
   /** Runs `f`, naming the batch position in a validation error's field (`orders[3].message.size`). */
@@ -403,7 +411,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
     async submit(caller, body, mode = 'order', hooks) {
       const prepared = await prepareOrder(caller, body, mode);
       if (hooks?.turn) await hooks.turn;
-      const pending = place(prepared.command);
+      const pending = place(prepared.command, prepared.claim);
       hooks?.onSubmitted?.();
       const r = (await pending) as CommandResult & { resubmitted?: true; journalSeq: number | null };
       if (!r.ok) throw engineError(r, undefined, prepared.spec);
@@ -422,7 +430,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       let results: Array<CommandResult & { resubmitted?: true; journalSeq: number | null }>;
       if (commands.length === 0) results = [];
       else if (venue.gateway.submitMany) {
-        const pending = venue.gateway.submitMany(commands);
+        const pending = venue.gateway.submitMany(commands, ready.map((p) => p.claim));
         hooks?.onSubmitted?.();
         results = await pending;
         const last = results.reduce<number | null>((m, r) => (r.journalSeq !== null && (m === null || r.journalSeq > m) ? r.journalSeq : m), null);
@@ -432,7 +440,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       } else {
         // A broker gateway: sent in order, one after the other (docs/perp-api.md "Batch orders").
         results = [];
-        for (const c of commands) results.push(await place(c));
+        for (const p of ready) results.push(await place(p.command, p.claim));
       }
       let next = 0;
       const out: BatchOrderResult[] = [];
@@ -483,7 +491,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       if (m.expiry > BigInt(t + MAX_ORDER_TTL_MS)) throw new ValidationError('message.expiry', 'must be at most 30 days ahead');
       // Amendments share the account's order nonces: a signed amendment is applied once.
       const claim = await nonces.claim({ account, nonce: m.nonce.toString(), orderHash: amendHash, expiry: Number(m.expiry), usedAt: t });
-      if (claim === 'used') throw new RejectedError('NONCE_USED', 'message.nonce: already used by another order of this account');
+      if (claim === 'used') throw new RejectedError('NONCE_USED', NONCE_USED_MESSAGE);
       // The order was read before the turn (its owner and instrument, which never change); whether
       // it is still open when the amendment applies is the engine's check.
       if (hooks?.turn) await hooks.turn;

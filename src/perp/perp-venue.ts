@@ -71,14 +71,15 @@ export function followingPerpVenue(current: () => PerpVenue | undefined, unavail
   };
   return {
     gateway: {
-      submit: async (cmd) => venue().gateway.submit(cmd),
-      async submitMany(cmds) {
+      submit: async (cmd, claim) => venue().gateway.submit(cmd, claim),
+      async submitMany(cmds, claims) {
         const g = venue().gateway;
-        if (g.submitMany) return g.submitMany(cmds);
+        if (g.submitMany) return g.submitMany(cmds, claims);
         const out = [];
-        for (const c of cmds) out.push(await g.submit(c));
+        for (const [i, c] of cmds.entries()) out.push(await g.submit(c, claims?.[i]));
         return out;
       },
+      claimsNonces: () => current()?.gateway.claimsNonces?.() === true,
       subscribe: (fromSeq, listener, onError) => venue().gateway.subscribe(fromSeq, listener, onError),
     },
     engine: () => venue().engine(),

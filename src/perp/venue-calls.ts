@@ -15,6 +15,9 @@ import { PERP_ERROR_CODES, type PerpRejection } from './perp-error-codes.ts';
 import type { PerpVenue } from './perp-venue.ts';
 import { priceOf } from './perp-views.ts';
 
+/** Why an order whose nonce another order of its account used is refused, wherever the claim was made. */
+export const NONCE_USED_MESSAGE = 'message.nonce: already used by another order of this account';
+
 /** The wallet a key trades for: keys a wallet created are bound to it. */
 export function walletOf(caller: AuthKey): string {
   if (caller.userAddress === null) throw new ForbiddenError('this API key is bound to no wallet, so it cannot trade');
@@ -38,6 +41,10 @@ export function engineError(r: { code: string; message: string; detail?: RejectD
       return new NotFoundError('symbol');
     case 'ORDER_NOT_FOUND':
       return new NotFoundError('order');
+    // The engine's transport claimed the order's nonce (protocol 2): refused in the words the API's
+    // own claim uses (order-service.ts).
+    case 'NONCE_USED':
+      return new RejectedError('NONCE_USED', NONCE_USED_MESSAGE);
   }
   const rejection = r.code === 'UNKNOWN_ACCOUNT' ? unknownAccount : r.code;
   if (isRejectCode(r.code) && Object.prototype.hasOwnProperty.call(PERP_ERROR_CODES, rejection)) {
@@ -75,12 +82,11 @@ export function readYourWrites(db: Db, venue: PerpVenue): { submit: PerpVenue['g
    * noted (the next request of this process that reads waits for it, `settled`). Waiting for the
    * replica here cost every placement a journal read in each API process (issue 40, item 5).
    */
-  const place: PerpVenue['gateway']['submit'] = venue.acknowledged
-    ? async (cmd) => {
-        const r = await venue.gateway.submit(cmd);
-        venue.acknowledged!(r.journalSeq);
-        return r;
-      }
-    : submit;
+  const place: PerpVenue['gateway']['submit'] = async (cmd, claim) => {
+    const r = await venue.gateway.submit(cmd, claim);
+    if (venue.acknowledged) venue.acknowledged(r.journalSeq);
+    else await venue.caughtUp?.(r.journalSeq);
+    return r;
+  };
   return { submit, place, once: { db, submit, ...(venue.caughtUp ? { caughtUp: (seq: number | null) => venue.caughtUp!(seq) } : {}) } };
 }

@@ -19,6 +19,10 @@ import { AppError } from '../../src/errors/app-error.ts';
 import { commandIdFor, idempotencyKeyOf, withUnknownOutcome } from '../../src/perp/idempotency.ts';
 import { buildPerpApi } from '../../src/perp/perp-api.ts';
 import { replicaVenue } from '../../src/perp/perp-venue.ts';
+import { perpDomain } from '../../src/perp/perp-key-service.ts';
+import { orderType } from '../../src/perp/order-typed-data.ts';
+import { NONCE_RETENTION_MS, createOrderNonceClaimer } from '../../src/perp/store/order-nonce-store.ts';
+import { kyselyOf } from '../../src/storage/database.ts';
 import { createJournalReplica } from '../../src/perp/sequencer/journal-replica.ts';
 import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
 import { createRedisGateway, perpStreams, serveEngineOverRedis } from '../../src/perp/sequencer/redis-stream-transport.ts';
@@ -324,7 +328,8 @@ describe.skipIf(!process.env.REDIS_URL)('perp idempotency with the engine apart 
     const db = await testDatabases[testDatabases.length - 1].open();
     const sequencer = new EngineSequencer({ db });
     await sequencer.start();
-    const server = await serveEngineOverRedis(sequencer, new Redis(url), { ...perpStreams(prefix), blockMs: 50 });
+    // The engine claims the order nonces the API sends with each order (protocol 2), as the perp-engine role's does.
+    const server = await serveEngineOverRedis(sequencer, new Redis(url), { ...perpStreams(prefix), blockMs: 50, nonces: createOrderNonceClaimer(db, { retentionMs: NONCE_RETENTION_MS }) });
     const gateway = createRedisGateway(new Redis(url), { ...perpStreams(prefix), replyStream: `${prefix}:replies`, blockMs: 50 });
     const replica = createJournalReplica({ db, pollMs: 50 });
     await replica.start();
@@ -354,6 +359,27 @@ describe.skipIf(!process.env.REDIS_URL)('perp idempotency with the engine apart 
       await bob.placeOrder(bobWallet, { symbol: AAPL, side: 'SELL', type: 'LIMIT', size: '10', price: '200' });
       await alice.placeOrder(aliceWallet, { symbol: AAPL, side: 'BUY', type: 'MARKET', size: '10' });
       expect(margin()).toBe(200n * USD);
+
+      // The engine has answered: the API now sends each order's nonce claim with it, and the
+      // engine refuses a second order under a used nonce in the words the API's own claim uses.
+      expect(gateway.claimsNonces!()).toBe(true);
+      const domain = perpDomain(HARNESS_CHAIN_ID, HARNESS_VAULT);
+      const signed = async (price: string) => {
+        const typed = orderType.build(domain, {
+          account: bobWallet.address, symbol: AAPL, side: 'SELL', orderType: 'LIMIT', size: '1', price, timeInForce: 'GTC', reduceOnly: false, clientOrderId: '', nonce: '424242', expiry: String(Date.now() + 60_000),
+        });
+        return { message: typed.message as Record<string, unknown>, signature: await bobWallet.signTypedData(typed as never) };
+      };
+      const once = await signed('250');
+      const rested = await bob.request<{ orderId: string; duplicate: boolean }>('POST', 'orders', { body: once });
+      expect(rested).toMatchObject({ code: 0, data: { duplicate: false } });
+      expect(await bob.request('POST', 'orders', { body: await signed('251') })).toMatchObject({ httpStatus: 400, code: 51013, msg: 'message.nonce: already used by another order of this account' });
+      expect(await bob.request('POST', 'orders', { body: once })).toMatchObject({ code: 0, data: { orderId: rested.data!.orderId, duplicate: true } });
+      const nonceRows = await kyselyOf(db).selectFrom('perp_order_nonces').select(['nonce']).where('account', '=', bobWallet.address.toLowerCase()).where('nonce', '=', '424242').execute();
+      expect(nonceRows).toHaveLength(1);
+      // Made by the engine: all three orders went with the claim (protocol 2), the API wrote none.
+      const sent = (await admin.xrange(`${prefix}:commands`, '-', '+')).map(([, f]) => JSON.parse(f[1]) as { v?: number; claim?: { nonce: string } });
+      expect(sent.filter((m) => m.claim?.nonce === '424242').map((m) => m.v)).toEqual([2, 2, 2]);
 
       const key = newKey('apart');
       const first = await alice.request('POST', 'positions/margin', { body: { symbol: AAPL, amount: '5' }, idempotencyKey: key });

@@ -70,7 +70,7 @@ describe.each(perpHarnessVariants())('a perp API reading a journal replica ($nam
     const batch = await bob.api.request<{ results: Array<{ code: number; order: Record<string, string> }> }>('POST', 'orders/batch', {
       body: { orders: [await sign(bob, { price: '139' }), await sign(bob, { price: '138' })] },
     });
-    expect(batch.data.results.map((r) => [r.code, r.order.status, r.order.price])).toEqual([[0, 'NEW', '139'], [0, 'NEW', '138']]);
+    expect(batch.data!.results.map((r) => [r.code, r.order.status, r.order.price])).toEqual([[0, 'NEW', '139'], [0, 'NEW', '138']]);
     expect(h.replica!.journalSeq).toBe(seq);
     expect(inReplica(placed.orderId)).toBeUndefined();
 

@@ -8,6 +8,8 @@ import { toCommandMessage } from '../../src/perp/sequencer/engine-gateway.ts';
 import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
 import { createRedisGateway, serveEngineOverRedis } from '../../src/perp/sequencer/redis-stream-transport.ts';
 import { openTestSqlite } from '../support/test-databases.ts';
+import { NONCE_RETENTION_MS, createOrderNonceClaimer, type NonceClaimInput } from '../../src/perp/store/order-nonce-store.ts';
+import { kyselyOf, type Db } from '../../src/storage/database.ts';
 import { STREAM_ACCOUNTS, takeCommands } from '../support/perp-command-stream.ts';
 import { until } from '../support/poll.ts';
 
@@ -34,11 +36,13 @@ async function freshSequencer() {
  * `body`; everything stopped and the streams deleted after. `body` may stop the server itself.
  */
 async function overRedis(
-  serverOpts: { publishEvents?: boolean },
-  body: (h: { sequencer: EngineSequencer; gateway: ReturnType<typeof createRedisGateway>; admin: Redis; names: { commands: string; events: string; group: string }; stopServer(): Promise<void> }) => Promise<void>,
+  serverOpts: { publishEvents?: boolean; claims?: boolean },
+  body: (h: { sequencer: EngineSequencer; gateway: ReturnType<typeof createRedisGateway>; admin: Redis; names: { commands: string; events: string; group: string }; db: Db; stopServer(): Promise<void> }) => Promise<void>,
 ): Promise<void> {
   const { p, names, db, admin, sequencer } = await freshSequencer();
-  const server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100, ...serverOpts });
+  const { claims, ...rest } = serverOpts;
+  const nonces = claims ? createOrderNonceClaimer(db, { retentionMs: NONCE_RETENTION_MS }) : undefined;
+  const server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100, ...rest, ...(nonces ? { nonces } : {}) });
   const gateway = createRedisGateway(new Redis(url!), { ...names, replyStream: `${p}:replies`, blockMs: 100 });
   let stopped = false;
   const stopServer = async () => {
@@ -47,7 +51,7 @@ async function overRedis(
     await server.stop();
   };
   try {
-    await body({ sequencer, gateway, admin, names, stopServer });
+    await body({ sequencer, gateway, admin, names, db, stopServer });
   } finally {
     await stopServer();
     await gateway.close();
@@ -133,6 +137,57 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       await stopServer();
       expect(await admin.xlen(names.events)).toBe(0);
       expect(await admin.exists(names.events)).toBe(0);
+    });
+  });
+
+  it('protocol 2: the engine claims the nonce a command carries before applying it; a command behind it waits for it', { timeout: 20_000 }, async () => {
+    await overRedis({ claims: true }, async ({ sequencer, gateway, db }) => {
+      const [alice, bob] = STREAM_ACCOUNTS;
+      const order = (id: string, account: string, priceTicks: number): EngineCommand => ({ kind: 'placeOrder', id, ts: LISTED_AT, account, symbol: 'BTC-USD', side: 'BUY', type: 'LIMIT', priceTicks, sizeLots: 10 });
+      const claim = (account: string, nonce: string, orderHash: string): NonceClaimInput => ({ account, nonce, orderHash, expiry: LISTED_AT + 60_000, usedAt: LISTED_AT });
+      // Until an engine has answered, the API claims nonces itself.
+      expect(gateway.claimsNonces!()).toBe(false);
+      await gateway.submitMany!([
+        { kind: 'setMarkPrice', id: 'm-1', ts: LISTED_AT, symbol: 'BTC-USD', markPriceTicks: 500_000, indexPriceTicks: 500_000 },
+        { kind: 'deposit', id: 'd-1', ts: LISTED_AT, account: alice, amount: 1_000_000_000_000n },
+        { kind: 'deposit', id: 'd-2', ts: LISTED_AT, account: bob, amount: 1_000_000_000_000n },
+      ]);
+      expect(gateway.claimsNonces!()).toBe(true);
+
+      // The order with its claim, then right behind it (one pipeline) a cancel that needs it applied first.
+      const first = order('ord:a1', alice, 499_000);
+      const [placed, canceled] = await gateway.submitMany!(
+        [first, { kind: 'cancelOrder', id: 'c-1', ts: LISTED_AT, account: alice, orderId: 1 }],
+        [claim(alice, '7', '0xa1'), undefined],
+      );
+      expect(placed).toMatchObject({ ok: true, order: { orderId: 1 } });
+      expect(canceled).toMatchObject({ ok: true });
+      // Another order under the same nonce: refused before the engine, nothing applied.
+      const seq = sequencer.nextSeq;
+      expect(await gateway.submit(order('ord:a2', alice, 498_000), claim(alice, '7', '0xa2'))).toEqual({
+        ok: false, code: 'NONCE_USED', message: 'the order nonce is already used by another order of this account', events: [], journalSeq: null,
+      });
+      expect(sequencer.nextSeq).toBe(seq);
+      // The same order again: its claim is its own, and the journal answers it as before.
+      expect(await gateway.submit(first, claim(alice, '7', '0xa1'))).toMatchObject({ ok: true, resubmitted: true, journalSeq: placed.journalSeq });
+      // Nonces are per account.
+      expect(await gateway.submit(order('ord:b1', bob, 497_000), claim(bob, '7', '0xb1'))).toMatchObject({ ok: true, order: { orderId: 2 } });
+      const rows = await kyselyOf(db).selectFrom('perp_order_nonces').select(['account', 'nonce', 'order_hash']).orderBy('account').execute();
+      expect(rows).toEqual([
+        { account: alice, nonce: '7', order_hash: '0xa1' },
+        { account: bob, nonce: '7', order_hash: '0xb1' },
+      ].sort((x, y) => x.account.localeCompare(y.account)));
+    });
+  });
+
+  it('an engine started without a claimer says so (the API keeps claiming), and refuses a command that carries a claim: nothing applied', { timeout: 20_000 }, async () => {
+    await overRedis({}, async ({ sequencer, gateway }) => {
+      await gateway.submit({ kind: 'setMarkPrice', id: 'm-1', ts: LISTED_AT, symbol: 'BTC-USD', markPriceTicks: 500_000, indexPriceTicks: 500_000 });
+      expect(gateway.claimsNonces!()).toBe(false);
+      const seq = sequencer.nextSeq;
+      const cmd: EngineCommand = { kind: 'deposit', id: 'd-claim', ts: LISTED_AT, account: STREAM_ACCOUNTS[0], amount: 1n };
+      await expect(gateway.submit(cmd, { account: STREAM_ACCOUNTS[0], nonce: '1', orderHash: '0x01', expiry: LISTED_AT, usedAt: LISTED_AT })).rejects.toMatchObject({ code: 'CONFLICT', retryable: false });
+      expect(sequencer.nextSeq).toBe(seq);
     });
   });
 });

@@ -27,7 +27,7 @@ import { createPerpProjector } from '../../perp/projection/perp-projector.ts';
 import { projectorOnWorker, workerProjectionWriter } from '../../perp/projection/projection-worker-client.ts';
 import { journalOnWorker, workerJournalWriter } from '../../perp/sequencer/journal-writer.ts';
 import { EngineSequencer } from '../../perp/sequencer/engine-sequencer.ts';
-import { NONCE_RETENTION_MS, createJournalNonceLedger } from '../../perp/store/order-nonce-store.ts';
+import { NONCE_RETENTION_MS, createJournalNonceLedger, createOrderNonceClaimer } from '../../perp/store/order-nonce-store.ts';
 import { createInProcessGateway } from '../../perp/sequencer/engine-gateway.ts';
 import { perpStreams, serveEngineOverRedis } from '../../perp/sequencer/redis-stream-transport.ts';
 import { createCollateralTask } from '../../perp/workers/collateral-task.ts';
@@ -112,7 +112,10 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
       const redis = openRedis(config.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true }, logger, 'perp engine commands');
       await redis.connect();
       stops.add(async () => void redis.disconnect());
-      const served = await serveEngineOverRedis(sequencer, redis, { ...perpStreams(config.perp.engineStream), publishEvents: config.perp.engineEvents, onError: (err) => logger.warn({ err }, 'perp engine: Redis transport') });
+      // Perp APIs of this release send each order's nonce claim with it (protocol 2) and the engine
+      // makes it here, with the statement APIs of the previous release still make on their own.
+      const nonces = createOrderNonceClaimer(db, { retentionMs: NONCE_RETENTION_MS });
+      const served = await serveEngineOverRedis(sequencer, redis, { ...perpStreams(config.perp.engineStream), publishEvents: config.perp.engineEvents, nonces, onError: (err) => logger.warn({ err }, 'perp engine: Redis transport') });
       stops.add(() => served.stop());
     }
 

@@ -36,6 +36,9 @@ export const REJECT_CODES = [
   'TRIGGER_WOULD_FIRE',
   'NO_TRIGGER_PRICE',
   'ORDER_NOT_AMENDABLE',
+  // Never the engine's own: the refusal of an order whose nonce the engine's transport found used
+  // (redis-stream-transport.ts, protocol 2). Never journalled.
+  'NONCE_USED',
 ] as const;
 
 export type RejectCode = (typeof REJECT_CODES)[number];

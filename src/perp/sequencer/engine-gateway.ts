@@ -17,15 +17,25 @@ import {
   type Json,
 } from './engine-codec.ts';
 import type { EngineSequencer, EventListener, SequencedResult } from './engine-sequencer.ts';
+import type { NonceClaimInput } from '../store/order-nonce-store.ts';
 
 export interface EngineGateway {
-  /** Answers once the command is durable in the journal (see EngineSequencer.submit). */
-  submit(cmd: EngineCommand): Promise<SequencedResult>;
+  /**
+   * Answers once the command is durable in the journal (see EngineSequencer.submit). `claim`: the
+   * signed order's nonce, claimed by the engine before it applies the command (only where
+   * `claimsNonces()` says so): a nonce another order used is answered `NONCE_USED`, nothing applied.
+   */
+  submit(cmd: EngineCommand, claim?: NonceClaimInput): Promise<SequencedResult>;
   /**
    * The commands applied back to back and journalled in one commit (EngineSequencer.submitMany).
-   * A gateway without it (a broker) sends them one by one, in order.
+   * A gateway without it (a broker) sends them one by one, in order. `claims[i]` is `cmds[i]`'s.
    */
-  submitMany?(cmds: readonly EngineCommand[]): Promise<SequencedResult[]>;
+  submitMany?(cmds: readonly EngineCommand[], claims?: ReadonlyArray<NonceClaimInput | undefined>): Promise<SequencedResult[]>;
+  /**
+   * True when the engine behind this gateway claims order nonces carried with their commands
+   * (protocol 2): the API then makes no nonce write of its own. Absent or false: the API claims them.
+   */
+  claimsNonces?(): boolean;
   /**
    * Every durable event with seq ≥ fromSeq, in order without gaps, then live; call the result to
    * stop. `onError` hears a catch-up that failed (the subscription has then ended).
@@ -41,7 +51,17 @@ export interface EngineGateway {
  * API never has an old engine execute half a command (or the reverse) during a rolling upgrade. A
  * message without `v` is version 1 (releases before 0.2.0).
  */
-export const ENGINE_PROTOCOL = 1;
+export const ENGINE_PROTOCOL = 2;
+
+/**
+ * Protocol 2: a command may carry its order's nonce claim (`claim`), which the engine makes before
+ * applying it. A message says the lowest protocol that reads it: a command with a claim is 2 (an
+ * engine of protocol 1 refuses it rather than apply the order without its replay check), every
+ * other message stays 1, so that processes of both releases keep talking during a rolling upgrade.
+ * A reply says the highest protocol its engine takes (`speaks`: 2 only where it has a claimer): an
+ * API sends claims only to an engine that takes them.
+ */
+export const NONCE_CLAIM_PROTOCOL = 2;
 
 /** Refuses a message written by a newer protocol than this process speaks. */
 function assertReadable(kind: string, v: number | undefined): void {
@@ -60,6 +80,8 @@ export interface CommandMessage {
   command: Json;
   /** Where the reply goes (a stream or subject name), for a broker. */
   replyTo?: string;
+  /** Protocol 2: the order's nonce, for the engine to claim before applying the command. */
+  claim?: NonceClaimInput;
 }
 
 /** Engine → API, one per command message. */
@@ -74,6 +96,8 @@ export interface ReplyMessage {
   resubmitted?: boolean;
   /** The outcome is not known durable: resubmit with the same id. */
   error?: { code: string; message: string; retryable: boolean };
+  /** The highest protocol of command the answering engine takes (toReplyMessage); absent = 1. */
+  speaks?: number;
 }
 
 /** Engine → subscribers, in seq order without gaps. */
@@ -87,8 +111,15 @@ export interface EventMessage {
 
 export type EngineMessage = CommandMessage | ReplyMessage | EventMessage;
 
-export function toCommandMessage(cmd: EngineCommand, replyTo?: string): CommandMessage {
-  return { type: 'command', v: ENGINE_PROTOCOL, id: cmd.id, command: commandToJson(cmd), ...(replyTo !== undefined ? { replyTo } : {}) };
+export function toCommandMessage(cmd: EngineCommand, replyTo?: string, claim?: NonceClaimInput): CommandMessage {
+  return {
+    type: 'command',
+    v: claim ? NONCE_CLAIM_PROTOCOL : 1,
+    id: cmd.id,
+    command: commandToJson(cmd),
+    ...(replyTo !== undefined ? { replyTo } : {}),
+    ...(claim ? { claim } : {}),
+  };
 }
 
 export function fromCommandMessage(msg: CommandMessage): EngineCommand {
@@ -98,17 +129,21 @@ export function fromCommandMessage(msg: CommandMessage): EngineCommand {
   return cmd;
 }
 
-export function toReplyMessage(id: string, outcome: { result: SequencedResult } | { error: unknown }): ReplyMessage {
+/**
+ * `speaks`: the highest protocol of command the answering engine takes: NONCE_CLAIM_PROTOCOL where
+ * it claims nonces, 1 (the default) where it would refuse a claim.
+ */
+export function toReplyMessage(id: string, outcome: { result: SequencedResult } | { error: unknown }, speaks = 1): ReplyMessage {
   if ('result' in outcome) {
     const { journalSeq, resubmitted, ...result } = outcome.result;
-    return { type: 'reply', v: ENGINE_PROTOCOL, id, result: resultToJson(result), journalSeq, ...(resubmitted ? { resubmitted: true } : {}) };
+    return { type: 'reply', v: 1, speaks, id, result: resultToJson(result), journalSeq, ...(resubmitted ? { resubmitted: true } : {}) };
   }
   const e = outcome.error;
   const error =
     e instanceof AppError
       ? { code: e.code, message: e.message, retryable: e.retryable }
       : { code: 'INTERNAL', message: 'perp engine: internal error', retryable: false };
-  return { type: 'reply', v: ENGINE_PROTOCOL, id, error };
+  return { type: 'reply', v: 1, speaks, id, error };
 }
 
 /** The reply as the API uses it: the result, or the error thrown as an AppError. */
@@ -126,7 +161,7 @@ export function fromReplyMessage(msg: ReplyMessage): SequencedResult {
 }
 
 export function toEventMessage(event: EngineEvent): EventMessage {
-  return { type: 'event', v: ENGINE_PROTOCOL, seq: event.seq, event: eventToJson(event) };
+  return { type: 'event', v: 1, seq: event.seq, event: eventToJson(event) };
 }
 
 export function fromEventMessage(msg: EventMessage): EngineEvent {
@@ -144,17 +179,22 @@ export interface InProcessGatewayOptions {
 
 /** The embedded stack's gateway: direct calls into the sequencer of this process. */
 export function createInProcessGateway(sequencer: EngineSequencer, opts: InProcessGatewayOptions = {}): EngineGateway {
+  // No claims here (no `claimsNonces`): the engine in this process has the journal's ledger, or its
+  // API claims. One sent all the same is refused, never dropped: the order would run unchecked.
+  const unclaimed = (claims: ReadonlyArray<unknown> | undefined) => claims !== undefined && claims.some((c) => c !== undefined);
+  const refuseClaims = () => Promise.reject(new AppError('CONFLICT', 'perp engine: the in-process gateway takes no nonce claims; nothing was applied', { retryable: false }));
   if (!opts.serialize) {
     return {
-      submit: (cmd) => sequencer.submit(cmd),
-      submitMany: (cmds) => sequencer.submitMany(cmds),
+      submit: (cmd, claim) => (claim !== undefined ? refuseClaims() : sequencer.submit(cmd)),
+      submitMany: (cmds, claims) => (unclaimed(claims) ? refuseClaims() : sequencer.submitMany(cmds)),
       subscribe: (fromSeq, listener, onError) => sequencer.subscribe(fromSeq, listener, onError),
     };
   }
   const wire = <T>(m: T): T => JSON.parse(JSON.stringify(m)) as T;
   const reply = (id: string, outcome: { result: SequencedResult } | { error: unknown }) => fromReplyMessage(wire(toReplyMessage(id, outcome)));
   return {
-    async submitMany(cmds) {
+    async submitMany(cmds, claims) {
+      if (unclaimed(claims)) return refuseClaims();
       const msgs = cmds.map((cmd) => wire(toCommandMessage(cmd)));
       let results: SequencedResult[];
       try {
@@ -165,7 +205,8 @@ export function createInProcessGateway(sequencer: EngineSequencer, opts: InProce
       }
       return results.map((r, i) => reply(msgs[i].id, { result: r }));
     },
-    async submit(cmd) {
+    async submit(cmd, claim) {
+      if (claim !== undefined) return refuseClaims();
       const msg = wire(toCommandMessage(cmd));
       let reply: ReplyMessage;
       try {

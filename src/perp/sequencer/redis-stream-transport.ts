@@ -18,6 +18,7 @@ import type { Redis } from 'ioredis';
 import { AppError } from '../../errors/app-error.ts';
 import type { EngineCommand, EngineEvent } from '../engine/engine-types.ts';
 import {
+  NONCE_CLAIM_PROTOCOL,
   fromCommandMessage,
   fromEventMessage,
   fromReplyMessage,
@@ -31,6 +32,7 @@ import {
 } from './engine-gateway.ts';
 import type { EngineSequencer, SequencedResult } from './engine-sequencer.ts';
 import { duplicateRedis } from '../../storage/redis-client.ts';
+import type { NonceClaimInput, OrderNonceClaimer } from '../store/order-nonce-store.ts';
 
 export interface RedisStreamNames {
   /** Default `perp:commands`. */
@@ -61,6 +63,14 @@ export interface RedisEngineServerOptions extends RedisStreamNames {
    * writing about nine entries an order was a sixth of the engine loop's time per order (issue 40).
    */
   publishEvents?: boolean;
+  /**
+   * Claims the order nonces commands carry (protocol 2, `CommandMessage.claim`) before they are
+   * applied: the perp APIs then make no database write of their own per order (issue 40, item 5).
+   * The claimer must be the one every API process of an older release uses too
+   * (`createOrderNonceClaimer`: an insert that skips taken rows decides), so that both kinds can
+   * run at once during a rolling upgrade. Without it a command carrying a claim is refused.
+   */
+  nonces?: OrderNonceClaimer;
   onError?: (err: unknown) => void;
 }
 
@@ -91,6 +101,9 @@ export async function serveEngineOverRedis(
   const blockMs = opts.blockMs ?? 500;
   const replyMaxLen = opts.replyMaxLen ?? 10_000;
   const onError = opts.onError ?? (() => undefined);
+  const nonces = opts.nonces;
+  // What replies tell the APIs this engine takes: claims only where it can make them.
+  const speaks = nonces ? NONCE_CLAIM_PROTOCOL : 1;
   const writer = duplicateRedis(redis);
 
   try {
@@ -159,6 +172,28 @@ export async function serveEngineOverRedis(
     return flushed;
   };
 
+  // Commands are applied in the stream's order. One that carries a nonce claim waits for it (the
+  // claims of one read share a statement), and every command after it waits too: a cancel sent
+  // right behind its order must not reach the engine first.
+  let applied: Promise<unknown> = Promise.resolve();
+  const apply = (m: CommandMessage): Promise<SequencedResult> => {
+    const cmd = fromCommandMessage(m);
+    const claim = m.claim === undefined ? undefined : nonces ? nonces.claim(m.claim) : Promise.reject(noClaimer());
+    // Caught here as well: the command's own answer still carries the claim's failure.
+    claim?.catch(() => undefined);
+    // Wrapped, so that `handed` settles once the command is handed to the sequencer: the next
+    // command waits for that, not for this one to be durable.
+    const handed = applied.then(async (): Promise<{ answer: Promise<SequencedResult> | SequencedResult }> => {
+      if ((await claim) === 'used') return { answer: nonceUsed() };
+      return { answer: sequencer.submit(cmd) };
+    });
+    applied = handed.then(
+      () => undefined,
+      () => undefined,
+    );
+    return handed.then((h) => h.answer);
+  };
+
   const handle = (entryId: string, text: string | undefined): Promise<void> => {
     let msg: CommandMessage | undefined;
     try {
@@ -172,10 +207,10 @@ export async function serveEngineOverRedis(
     const m = msg;
     // A command this engine cannot read (a newer API's) is answered with the refusal, not executed.
     const p = Promise.resolve()
-      .then(() => sequencer.submit(fromCommandMessage(m)))
+      .then(() => apply(m))
       .then(
-        (result) => toReplyMessage(m.id, { result }),
-        (error) => toReplyMessage(m.id, { error }),
+        (result) => toReplyMessage(m.id, { result }, speaks),
+        (error) => toReplyMessage(m.id, { error }, speaks),
       )
       .then((reply) => send(entryId, m.replyTo, JSON.stringify(reply)))
       .catch(onError)
@@ -224,6 +259,15 @@ export async function serveEngineOverRedis(
   };
 }
 
+/** The answer to an order whose nonce another order of the account used: refused before the engine. */
+function nonceUsed(): SequencedResult {
+  return { ok: false, code: 'NONCE_USED', message: 'the order nonce is already used by another order of this account', events: [], journalSeq: null };
+}
+
+function noClaimer(): AppError {
+  return new AppError('CONFLICT', 'perp engine: a command carries an order nonce claim, and this engine was started without a claimer; nothing was applied', { retryable: false });
+}
+
 export interface RedisGatewayOptions extends RedisStreamNames {
   /** This client's reply stream. Default `perp:replies:<random>`. */
   replyStream?: string;
@@ -246,6 +290,12 @@ export function createRedisGateway(redis: Redis, opts: RedisGatewayOptions = {})
   const waiting = new Map<string, Array<{ resolve: (r: SequencedResult) => void; reject: (e: unknown) => void }>>();
   const readers = new Set<Redis>();
   let open = true;
+  /**
+   * The protocol of the engine's last reply (1 until one says more). Claims go with commands only
+   * once an engine has said it claims them; an older engine put back in its place answers 1 again,
+   * and refuses (never applies) a command with a claim sent meanwhile.
+   */
+  let engineSpeaks = 1;
 
   const replies = duplicateRedis(redis);
   readers.add(replies);
@@ -258,6 +308,7 @@ export function createRedisGateway(redis: Redis, opts: RedisGatewayOptions = {})
           cursor = entry[0];
           const reply = JSON.parse(field(entry) ?? 'null') as ReplyMessage | null;
           if (reply === null) continue;
+          engineSpeaks = typeof reply.speaks === 'number' ? reply.speaks : 1;
           const ws = waiting.get(reply.id);
           if (ws === undefined) continue;
           waiting.delete(reply.id);
@@ -303,8 +354,9 @@ export function createRedisGateway(redis: Redis, opts: RedisGatewayOptions = {})
   };
 
   return {
-    async submit(cmd: EngineCommand) {
-      const msg = toCommandMessage(cmd, replyStream);
+    claimsNonces: () => engineSpeaks >= NONCE_CLAIM_PROTOCOL,
+    async submit(cmd: EngineCommand, claim?: NonceClaimInput) {
+      const msg = toCommandMessage(cmd, replyStream, claim);
       const answer = replyTo(msg);
       await redis.xadd(commands, '*', 'm', JSON.stringify(msg));
       return answer;
@@ -312,8 +364,8 @@ export function createRedisGateway(redis: Redis, opts: RedisGatewayOptions = {})
     // One MULTI: the commands are contiguous in the stream, so the engine reads and applies them
     // back to back and journals them in one commit (unless its read of up to readCount entries ends
     // inside the group).
-    async submitMany(cmds: readonly EngineCommand[]) {
-      const msgs = cmds.map((cmd) => toCommandMessage(cmd, replyStream));
+    async submitMany(cmds: readonly EngineCommand[], claims?: ReadonlyArray<NonceClaimInput | undefined>) {
+      const msgs = cmds.map((cmd, i) => toCommandMessage(cmd, replyStream, claims?.[i]));
       const answers = msgs.map(replyTo);
       const tx = redis.multi();
       for (const msg of msgs) tx.xadd(commands, '*', 'm', JSON.stringify(msg));
