@@ -36,7 +36,7 @@ async function freshSequencer() {
  * `body`; everything stopped and the streams deleted after. `body` may stop the server itself.
  */
 async function overRedis(
-  serverOpts: { publishEvents?: boolean; claims?: boolean },
+  serverOpts: { publishEvents?: boolean; claims?: boolean; trimEveryMs?: number },
   body: (h: { sequencer: EngineSequencer; gateway: ReturnType<typeof createRedisGateway>; admin: Redis; names: { commands: string; events: string; group: string }; db: Db; stopServer(): Promise<void> }) => Promise<void>,
 ): Promise<void> {
   const { p, names, db, admin, sequencer } = await freshSequencer();
@@ -92,7 +92,9 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       await server.stop();
       const cmd = { kind: 'deposit' as const, id: 'after-crash', ts: 1, account: STREAM_ACCOUNTS[2], amount: 9n };
       const answer = gateway.submit(cmd);
-      await until(() => admin.xlen(names.commands), (n) => n >= 152, 10_000);
+      // (The stream is trimmed as commands are answered: the newest entry is the one to wait for.)
+      const newest = async () => ((await admin.xrevrange(names.commands, '+', '-', 'COUNT', 1)) as Array<[string, string[]]>)[0]?.[1][1] ?? '';
+      await until(newest, (m) => m.includes('"after-crash"'), 10_000);
       const read = (await admin.xreadgroup('GROUP', 'engine', 'engine-1', 'COUNT', 10, 'STREAMS', names.commands, '>')) as Array<[string, unknown[]]>;
       expect(read[0][1]).toHaveLength(1);
       server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100 });
@@ -189,5 +191,37 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       await expect(gateway.submit(cmd, { account: STREAM_ACCOUNTS[0], nonce: '1', orderHash: '0x01', expiry: LISTED_AT, usedAt: LISTED_AT })).rejects.toMatchObject({ code: 'CONFLICT', retryable: false });
       expect(sequencer.nextSeq).toBe(seq);
     });
+  });
+
+  it('trims the command stream below the oldest unacknowledged entry: answered commands go, a pending one and what follows stay', { timeout: 30_000 }, async () => {
+    const { p, names, db, admin, sequencer } = await freshSequencer();
+    const opts = { ...names, blockMs: 100, trimEveryMs: 0 };
+    let server = await serveEngineOverRedis(sequencer, new Redis(url!), opts);
+    const gateway = createRedisGateway(new Redis(url!), { ...names, replyStream: `${p}:replies`, blockMs: 100 });
+    try {
+      const ids = async () => (await admin.xrange(names.commands, '-', '+')).map(([id]) => id);
+      await Promise.all(takeCommands(5, 'trim', 20).map((c) => gateway.submit(c)));
+      // stop() waits for the trims: the engine leaves only what it did not answer (nothing).
+      await server.stop();
+      expect(await ids()).toEqual([]);
+      // Another consumer of the group reads an entry and never acknowledges it (an engine that died).
+      const ghost = await admin.xadd(names.commands, '*', 'm', '{}');
+      await admin.xreadgroup('GROUP', names.group, 'ghost', 'COUNT', 1, 'STREAMS', names.commands, '>');
+      server = await serveEngineOverRedis(sequencer, new Redis(url!), opts);
+      const later = await Promise.all(takeCommands(6, 'trim2', 5).map((c) => gateway.submit(c)));
+      expect(later.every((r) => r.journalSeq !== null)).toBe(true);
+      await server.stop();
+      // Nothing below the oldest pending entry is deleted: the ghost and the five answered after it stay.
+      const kept = await ids();
+      expect(kept).toHaveLength(6);
+      expect(kept[0]).toBe(ghost);
+    } finally {
+      await server.stop();
+      await gateway.close();
+      await sequencer.stop();
+      await db.close();
+      await admin.del(names.commands, names.events, `${p}:replies`);
+      admin.disconnect();
+    }
   });
 });

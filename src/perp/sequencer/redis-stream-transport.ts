@@ -58,6 +58,11 @@ export interface RedisEngineServerOptions extends RedisStreamNames {
   /** Replies kept per reply stream (approximate trim). Default 10 000. */
   replyMaxLen?: number;
   /**
+   * Least time between trims of the command stream, ms (default 5 000): entries below the group's
+   * oldest unacknowledged one are deleted. Nothing trimmed it before: Redis kept every order sent.
+   */
+  trimEveryMs?: number;
+  /**
    * Whether durable events are written to the event stream (`PERP_ENGINE_EVENTS`). Default true
    * here; the perp-engine role writes them only when asked: no role of this release reads them, and
    * writing about nine entries an order was a sixth of the engine loop's time per order (issue 40).
@@ -166,7 +171,10 @@ export async function serveEngineOverRedis(
           .then((results) => {
             for (const [err] of results ?? []) if (err) onError(err);
           }, onError)
-          .finally(resolve);
+          .finally(() => {
+            resolve();
+            trimSoon();
+          });
       });
     });
     return flushed;
@@ -193,6 +201,40 @@ export async function serveEngineOverRedis(
     );
     return handed.then((h) => h.answer);
   };
+
+  // The command stream keeps what the group has not acknowledged and no more. Below its oldest
+  // pending entry everything was answered (a reply is written before its entry is acknowledged);
+  // with none pending, everything up to the newest entry read was. Entries not read yet are newer.
+  const trimEveryMs = opts.trimEveryMs ?? 5_000;
+  let lastRead: string | undefined;
+  let lastTrim = 0;
+  let trimming = false;
+  /** Acknowledgements came while a trim ran: one more when it ends. */
+  let trimAgain = false;
+  const trimSoon = (): void => {
+    if (trimming) {
+      trimAgain = true;
+      return;
+    }
+    if (lastRead === undefined || Date.now() - lastTrim < trimEveryMs) return;
+    trimming = true;
+    trimAgain = false;
+    lastTrim = Date.now();
+    trimRun = trimOnce()
+      .catch(onError)
+      .finally(() => {
+        trimming = false;
+        if (trimAgain && running) trimSoon();
+      });
+  };
+  let trimRun: Promise<void> = Promise.resolve();
+  async function trimOnce(): Promise<void> {
+    const read = lastRead;
+    if (read === undefined) return;
+    const [pending, oldest] = (await writer.xpending(commands, group)) as [number, string | null, ...unknown[]];
+    const [ms, n] = read.split('-');
+    await writer.xtrim(commands, 'MINID', pending > 0 && oldest !== null ? oldest : `${ms}-${BigInt(n) + 1n}`);
+  }
 
   const handle = (entryId: string, text: string | undefined): Promise<void> => {
     let msg: CommandMessage | undefined;
@@ -235,6 +277,7 @@ export async function serveEngineOverRedis(
         for (const entry of entries) {
           void handle(entry[0], field(entry));
           if (cursor !== '>') cursor = entry[0];
+          lastRead = entry[0];
         }
         // A bounded amount in flight: the journal's batches, not Redis, set the pace.
         while (inflight.size > readCount * 4) await Promise.race(inflight);
@@ -251,6 +294,10 @@ export async function serveEngineOverRedis(
       running = false;
       await loop;
       await Promise.allSettled([...inflight]);
+      // A last trim once every answer is acknowledged: a stopped engine leaves the stream holding
+      // only what it did not answer.
+      await trimRun;
+      await trimOnce().catch(onError);
       unsubscribe();
       flushEvents();
       await eventChain;
