@@ -229,10 +229,12 @@ describe('stream auth timestamps: never one ts twice for a key in a process', ()
       for (const c of clients) void c.connect().catch(() => {});
       const auths = await Promise.all(clients.map(async (_, i) => (await server.connection(i)).takeOp('auth')));
       const stamps = auths.map((a) => a.ts as number).sort((a, b) => a - b);
-      // The client reads Date.now() and then the offset, which reads it again: when a millisecond
-      // passes between the two, its clock says frozen - 1. Either way the stamps run on from it.
-      expect([frozen - 1, frozen]).toContain(stamps[0]);
-      expect(stamps).toEqual(Array.from({ length: 8 }, (_, i) => stamps[0] + i));
+      // The client reads Date.now() and then the offset, which reads it again: when time passes
+      // between the two (a millisecond, or more on a busy machine), its clock says a little before
+      // `frozen`. Whatever each client read, no stamp repeats and none runs past frozen + 7.
+      expect(new Set(stamps).size).toBe(8);
+      expect(stamps[7]).toBeLessThanOrEqual(frozen + 7);
+      expect(stamps[0]).toBeGreaterThan(frozen - 1_000);
       expect(new Set(auths.map((a) => a.sign)).size).toBe(8);
     } finally {
       await Promise.all(clients.map((c) => c.close()));

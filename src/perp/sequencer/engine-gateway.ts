@@ -17,7 +17,7 @@ import {
   type Json,
 } from './engine-codec.ts';
 import type { EngineSequencer, EventListener, SequencedResult } from './engine-sequencer.ts';
-import type { NonceClaimInput } from '../store/order-nonce-store.ts';
+import type { JournalNonceClaim as NonceClaimInput } from '../store/engine-journal-store.ts';
 
 export interface EngineGateway {
   /**

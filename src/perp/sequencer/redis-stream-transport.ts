@@ -32,7 +32,7 @@ import {
 } from './engine-gateway.ts';
 import type { EngineSequencer, SequencedResult } from './engine-sequencer.ts';
 import { duplicateRedis } from '../../storage/redis-client.ts';
-import type { NonceClaimInput, OrderNonceClaimer } from '../store/order-nonce-store.ts';
+import type { JournalNonceClaim as NonceClaimInput, JournalNonceClaimer as OrderNonceClaimer } from '../store/engine-journal-store.ts';
 
 export interface RedisStreamNames {
   /** Default `perp:commands`. */

@@ -6,10 +6,12 @@ import { bulkInsertWith, chunked, type BulkTable } from '../../storage/bulk-sql.
 import { Kysely, PostgresAdapter, sql } from 'kysely';
 import { kyselyOf, type Db, type DbExecutor } from '../../storage/database.ts';
 import { withTransaction } from '../../storage/transaction.ts';
-import type { NonceClaimInput } from './order-nonce-store.ts';
+import type { NonceClaimInput, OrderNonceClaimer } from './order-nonce-store.ts';
 
 /** An order nonce claim as the journal's commits write it (order-nonce-store.ts). */
 export type JournalNonceClaim = NonceClaimInput;
+/** What makes those claims for the engine's transport (order-nonce-store.ts `createOrderNonceClaimer`), as the journal's side names it. */
+export type JournalNonceClaimer = OrderNonceClaimer;
 
 export interface JournalRow {
   /** Journal order, 1, 2, … without gaps. */
