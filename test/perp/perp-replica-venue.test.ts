@@ -10,10 +10,10 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PerpClient } from '@tokex/sdk';
 import { perpDomain } from '../../src/perp/perp-key-service.ts';
-import { amendOrderType, orderType } from '../../src/perp/order-typed-data.ts';
+import { amendOrderType } from '../../src/perp/order-typed-data.ts';
 import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 import type { StreamFrame } from '../support/ws-client.ts';
-import { attachOrderStream, sendOrder, type OrderStream, type StreamKey } from './perp-ws-harness.ts';
+import { attachOrderStream, sendOrder, signedOrder, type OrderStream, type StreamKey } from './perp-ws-harness.ts';
 
 const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
@@ -30,14 +30,7 @@ describe.each(perpHarnessVariants())('a perp API reading a journal replica ($nam
   const domain = perpDomain(HARNESS_CHAIN_ID, HARNESS_VAULT);
   let nonce = BigInt(Date.now()) * 1000n;
 
-  const sign = async (t: Trader, fields: Partial<Record<string, unknown>> = {}) => {
-    const message = {
-      account: t.wallet.address, symbol: AAPL, side: 'BUY', orderType: 'LIMIT', size: '1', price: '150', timeInForce: 'GTC', reduceOnly: false, clientOrderId: '',
-      nonce: String(++nonce), expiry: String(Date.now() + 60_000), ...fields,
-    };
-    const typed = orderType.build(domain, message);
-    return { message: typed.message as Record<string, unknown>, signature: await t.wallet.signTypedData(typed as never) };
-  };
+  const sign = (t: Trader, fields: Partial<Record<string, unknown>> = {}) => signedOrder(t.wallet, ++nonce, fields);
   /** Built here, not by POST orders/amend/build: that request would itself wait for the replica. */
   const signAmend = async (t: Trader, orderId: string, price: string) => {
     const typed = amendOrderType.build(domain, { account: t.wallet.address, orderId: BigInt(orderId), price, size: '', nonce: ++nonce, expiry: BigInt(Date.now() + 60_000) });

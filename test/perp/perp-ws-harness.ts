@@ -16,7 +16,10 @@ import { attachPerpStreams, PERP_WS_PATH } from '../../src/perp/streams/perp-str
 import type { StreamEndpoint, StreamLimits } from '../../src/streams/stream-endpoint.ts';
 import { createMemoryStreamBroker } from '../../src/streams/stream-broker.ts';
 import { createStreamHub } from '../../src/streams/stream-hub.ts';
-import { HARNESS_CHAIN_ID, type PerpHarness } from '../support/perp-api-harness.ts';
+import type { PrivateKeyAccount } from 'viem/accounts';
+import { orderType } from '../../src/perp/order-typed-data.ts';
+import { perpDomain } from '../../src/perp/perp-key-service.ts';
+import { HARNESS_CHAIN_ID, HARNESS_VAULT, type PerpHarness } from '../support/perp-api-harness.ts';
 import { openSocket, type StreamFrame, type TestSocket } from '../support/ws-client.ts';
 
 export interface StreamKey {
@@ -37,6 +40,19 @@ export interface OrderStream {
 /** A signed perp `auth` frame (contract.md §C). */
 export function authFrame(key: StreamKey, ts = Date.now()) {
   return { op: 'auth', id: 'auth', apiKey: key.apiKey, ts, sign: createHmac('sha256', key.apiSecret).update(`${ts}GET${PERP_WS_PATH}`).digest('base64') };
+}
+
+/**
+ * A signed order for `wallet`, built as a client library would (no REST call): a resting AAPL-USD
+ * LIMIT BUY of 1 at 150 unless `fields` say otherwise.
+ */
+export async function signedOrder(wallet: PrivateKeyAccount, nonce: bigint, fields: Partial<Record<string, unknown>> = {}) {
+  const message = {
+    account: wallet.address, symbol: 'AAPL-USD', side: 'BUY', orderType: 'LIMIT', size: '1', price: '150', timeInForce: 'GTC', reduceOnly: false, clientOrderId: '',
+    nonce: String(nonce), expiry: String(Date.now() + 60_000), ...fields,
+  };
+  const typed = orderType.build(perpDomain(HARNESS_CHAIN_ID, HARNESS_VAULT), message);
+  return { message: typed.message as Record<string, unknown>, signature: await wallet.signTypedData(typed as never) };
 }
 
 /** Sends an order frame and waits for its result (matched by id, a fresh one unless given). */

@@ -12,14 +12,12 @@
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PerpClient } from '@tokex/sdk';
-import { perpDomain } from '../../src/perp/perp-key-service.ts';
-import { orderType } from '../../src/perp/order-typed-data.ts';
-import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 import { until } from '../support/poll.ts';
 import { stackEngines } from '../support/stack-engines.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { openSocket, type StreamFrame, type TestSocket } from '../support/ws-client.ts';
-import { attachOrderStream, authFrame, sendOrder, type OrderStream, type StreamKey } from './perp-ws-harness.ts';
+import { attachOrderStream, authFrame, sendOrder, signedOrder, type OrderStream, type StreamKey } from './perp-ws-harness.ts';
 
 const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
@@ -43,7 +41,6 @@ describe.each(perpHarnessVariants())('perp order entry over the stream ($name)',
   let ws: OrderStream;
   let alice: Trader;
   let bob: Trader;
-  const domain = perpDomain(HARNESS_CHAIN_ID, HARNESS_VAULT);
   let nonce = BigInt(Date.now()) * 1000n;
 
   const trader = async (deposit: bigint, permissions: Array<'READ' | 'TRADE' | 'TRANSFER'> = ['READ', 'TRADE']): Promise<Trader> => {
@@ -53,14 +50,7 @@ describe.each(perpHarnessVariants())('perp order entry over the stream ($name)',
     return { wallet, api: client, apiKey, apiSecret };
   };
   /** A signed order, built here as a client library would (no REST call). */
-  const sign = async (t: Trader, fields: Partial<Record<string, unknown>> = {}) => {
-    const message = {
-      account: t.wallet.address, symbol: AAPL, side: 'BUY', orderType: 'LIMIT', size: '1', price: '150', timeInForce: 'GTC', reduceOnly: false, clientOrderId: '',
-      nonce: String(++nonce), expiry: String(Date.now() + 60_000), ...fields,
-    };
-    const typed = orderType.build(domain, message);
-    return { message: typed.message as Record<string, unknown>, signature: await t.wallet.signTypedData(typed as never) };
-  };
+  const sign = (t: Trader, fields: Partial<Record<string, unknown>> = {}) => signedOrder(t.wallet, ++nonce, fields);
   const ok = (f: StreamFrame) => {
     expect(f, JSON.stringify(f)).toMatchObject({ type: 'result', code: 0, msg: 'ok' });
     return f.data;

@@ -31,6 +31,16 @@ async function freshSequencer() {
   return { p, names, db, admin, sequencer };
 }
 
+/** Stops what a test started and deletes its streams. */
+async function closeAll(h: { server: { stop(): Promise<void> }; gateway: { close(): Promise<void> }; sequencer: EngineSequencer; db: Db; admin: Redis; names: { commands: string; events: string }; p: string }): Promise<void> {
+  await h.server.stop();
+  await h.gateway.close();
+  await h.sequencer.stop();
+  await h.db.close();
+  await h.admin.del(h.names.commands, h.names.events, `${h.p}:replies`);
+  h.admin.disconnect();
+}
+
 /**
  * A sequencer on a fresh SQLite journal served over Redis under a fresh prefix, with a gateway, for
  * `body`; everything stopped and the streams deleted after. `body` may stop the server itself.
@@ -53,12 +63,7 @@ async function overRedis(
   try {
     await body({ sequencer, gateway, admin, names, db, stopServer });
   } finally {
-    await stopServer();
-    await gateway.close();
-    await sequencer.stop();
-    await db.close();
-    await admin.del(names.commands, names.events, `${p}:replies`);
-    admin.disconnect();
+    await closeAll({ server: { stop: stopServer }, gateway, sequencer, db, admin, names, p });
   }
 }
 
@@ -108,12 +113,7 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       await until(pendingCount, (n) => n === 0, 10_000);
       expect(await pendingCount()).toBe(0);
     } finally {
-      await server.stop();
-      await gateway.close();
-      await sequencer.stop();
-      await db.close();
-      await admin.del(names.commands, names.events, `${p}:replies`);
-      admin.disconnect();
+      await closeAll({ server, gateway, sequencer, db, admin, names, p });
     }
   });
 
@@ -216,12 +216,7 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       expect(kept).toHaveLength(6);
       expect(kept[0]).toBe(ghost);
     } finally {
-      await server.stop();
-      await gateway.close();
-      await sequencer.stop();
-      await db.close();
-      await admin.del(names.commands, names.events, `${p}:replies`);
-      admin.disconnect();
+      await closeAll({ server, gateway, sequencer, db, admin, names, p });
     }
   });
 });
