@@ -920,6 +920,14 @@ export async function runPerpOrdersBench(
       await sql`drop schema if exists ${sql.id(pgSchema)} cascade`.execute(admin.kysely);
       await admin.close();
     }
+    // The run's streams and keys in Redis (commands, replies, replay nonces): each run has a prefix
+    // of its own, and left behind they filled a shared Redis with hundreds of megabytes.
+    if (prefix !== '-' && process.env.REDIS_URL) {
+      const { Redis } = await import('ioredis');
+      const redis = new Redis(process.env.REDIS_URL);
+      for await (const keys of redis.scanStream({ match: `${prefix}:*`, count: 1_000 }) as AsyncIterable<string[]>) if (keys.length > 0) await redis.unlink(...keys);
+      redis.disconnect();
+    }
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

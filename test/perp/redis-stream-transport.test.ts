@@ -219,4 +219,21 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       await closeAll({ server, gateway, sequencer, db, admin, names, p });
     }
   });
+
+  it('a reply stream expires an hour after its last reply, and a gateway that closes deletes its own', { timeout: 20_000 }, async () => {
+    const { p, names, db, admin, sequencer } = await freshSequencer();
+    const server = await serveEngineOverRedis(sequencer, new Redis(url!), { ...names, blockMs: 100 });
+    const replyStream = `${p}:replies`;
+    const gateway = createRedisGateway(new Redis(url!), { ...names, replyStream, blockMs: 100 });
+    try {
+      await gateway.submit({ kind: 'setMarkPrice', id: 'm-ttl', ts: LISTED_AT, symbol: 'BTC-USD', markPriceTicks: 500_000, indexPriceTicks: 500_000 });
+      const ttl = await admin.pttl(replyStream);
+      expect(ttl).toBeGreaterThan(3_500_000);
+      expect(ttl).toBeLessThanOrEqual(3_600_000);
+      await gateway.close();
+      expect(await admin.exists(replyStream)).toBe(0);
+    } finally {
+      await closeAll({ server, gateway, sequencer, db, admin, names, p });
+    }
+  });
 });

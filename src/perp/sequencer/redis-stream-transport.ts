@@ -58,6 +58,12 @@ export interface RedisEngineServerOptions extends RedisStreamNames {
   /** Replies kept per reply stream (approximate trim). Default 10 000. */
   replyMaxLen?: number;
   /**
+   * A reply stream nobody writes to for this long is deleted by Redis (ms, default one hour): each
+   * API process has a stream of its own, and one that exits without closing its gateway (a crash,
+   * a kill) left it behind, about 27 MB at its trim length.
+   */
+  replyTtlMs?: number;
+  /**
    * Least time between trims of the command stream, ms (default 5 000): entries below the group's
    * oldest unacknowledged one are deleted. Nothing trimmed it before: Redis kept every order sent.
    */
@@ -105,6 +111,7 @@ export async function serveEngineOverRedis(
   const readCount = opts.readCount ?? 1_000;
   const blockMs = opts.blockMs ?? 500;
   const replyMaxLen = opts.replyMaxLen ?? 10_000;
+  const replyTtlMs = opts.replyTtlMs ?? 3_600_000;
   const onError = opts.onError ?? (() => undefined);
   const nonces = opts.nonces;
   // What replies tell the APIs this engine takes: claims only where it can make them.
@@ -164,7 +171,14 @@ export async function serveEngineOverRedis(
         outbox = [];
         flushed = undefined;
         const pipe = writer.pipeline();
-        for (const o of batch) if (o.replyTo && o.payload !== undefined) pipe.xadd(o.replyTo, 'MAXLEN', '~', replyMaxLen, '*', 'm', o.payload);
+        const streams = new Set<string>();
+        for (const o of batch) {
+          if (o.replyTo && o.payload !== undefined) {
+            pipe.xadd(o.replyTo, 'MAXLEN', '~', replyMaxLen, '*', 'm', o.payload);
+            streams.add(o.replyTo);
+          }
+        }
+        for (const stream of streams) pipe.pexpire(stream, replyTtlMs);
         pipe.xack(commands, group, ...batch.map((o) => o.entryId));
         pipe
           .exec()
@@ -458,6 +472,9 @@ export function createRedisGateway(redis: Redis, opts: RedisGatewayOptions = {})
       waiting.clear();
       for (const r of readers) r.disconnect();
       await replyLoop;
+      // Nobody reads this process's replies any more (the engine's expiry covers a process that
+      // never gets here).
+      await redis.unlink(replyStream).catch(() => undefined);
     },
   };
 }
