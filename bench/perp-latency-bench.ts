@@ -25,7 +25,8 @@
  *   BENCH_ONLY=perp-latency npm run bench    or    npx tsx bench/perp-latency-bench.ts
  *   (BENCH_LATENCY_SECONDS, default 10; BENCH_LATENCY_SAT_ORDERS, default 6 000; BENCH_LATENCY_WARM, default 1 000; BENCH_LATENCY_SOCKETS;
  *   BENCH_LATENCY_KINDS=single,batch,ws; diagnosis: BENCH_LATENCY_RATE=<orders/s> instead of half of
- *   saturation, BENCH_LATENCY_PROF=<dir> for a CPU profile of each open loop and its breakdown)
+ *   saturation, BENCH_LATENCY_PROF=<dir> for a CPU profile of each open loop and its breakdown, BENCH_LATENCY_DUMP=<dir>
+ *   for every request's scheduled send and answer)
  */
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
@@ -38,7 +39,7 @@ import { signPerp } from '../src/auth/hmac.ts';
 import { breakdownTable, summariseProfile } from './perp-profile-summary.ts';
 import { dueCount, halfOfSaturation, latenciesFromSchedule, openLoopSchedule, summariseLatencies, type LatencySummary } from './open-loop.ts';
 import {
-  batchesOf, CHAIN_ID, childUsage, makeWallets, sendBatches, sendFrames, sendOrders, signOrders, startChild, stopChild,
+  batchesOf, CHAIN_ID, childUsage, makeWallets, sendBatches, sendFrames, sendOrders, signOrders, startChild, stopChild, threadSplit,
   openOrderStream, type Ready, type ServerChild, type SignedOrder,
 } from './perp-orders-bench.ts';
 
@@ -64,6 +65,8 @@ export interface LatencyFigure {
   sendLag: LatencySummary;
   /** The server process's CPU over the open loops (the warm second and the measured) ÷ their wall time (1 = one core busy). */
   serverCpuShare: number;
+  /** The server's CPU an order over the open loops, by thread (perp-orders-bench.ts threadSplit): what a lone order costs each thread. */
+  threads: string;
   /** How long the server took to go quiet after the closed loop, before the open loop. */
   quietMs: number;
   /** Target p99, ms (single and WebSocket orders). */
@@ -336,11 +339,14 @@ export async function runPerpLatencyBench(opts: { saturated?: Partial<Record<Lat
           profiled.push(`latency-${kind}`);
         }
         const latency = summariseLatencies(latenciesFromSchedule(r.schedule, r.answered));
+        // BENCH_LATENCY_DUMP=<dir>: each request's scheduled send and answer (ms of the client's performance clock, with its origin in epoch ms to line them up with a server's log), to see whether the tail comes in episodes.
+        if (process.env.BENCH_LATENCY_DUMP) fs.writeFileSync(path.resolve(process.env.BENCH_LATENCY_DUMP, `latency-${kind}.json`), JSON.stringify({ origin: performance.timeOrigin, schedule: r.schedule, answered: r.answered }));
         const sendLag = summariseLatencies(r.sendLagMs);
         figures.push({
           kind, ordersPerRequest: perRequest, saturatedPerSec, saturationFrom: given === undefined ? 'measured' : 'given', ratePerSec,
           achievedPerSec: ((r.requests - r.refused) * perRequest) / wall, requests: r.requests, orders: r.requests * perRequest, refused: r.refused, latency, sendLag, quietMs,
           serverCpuShare: (u1.us - u0.us) / ((performance.now() - t0) * 1000),
+          threads: threadSplit(server.child.pid, u0.threads, u1.threads, (warmRequests + measured) * perRequest),
           ...(kind === 'batch' ? {} : { targetP99Ms: 10 }), loadAvg: os.loadavg()[0],
         });
       } finally {
@@ -352,11 +358,11 @@ export async function runPerpLatencyBench(opts: { saturated?: Partial<Record<Lat
   }
   const name = { single: 'single REST orders', batch: `batches of ${batchSize} over REST (latency per batch)`, ws: 'WebSocket orders' } as const;
   const table = [
-    `| way in | saturation (closed loop) | open loop at ${fixedRate === undefined ? 'half' : 'a fixed rate'}: scheduled / achieved | requests (refused) | p50 / p99 / max from the scheduled send | of which the client's own send lag p50 / p99 | server CPU share | target p99 | load avg |`,
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |',
+    `| way in | saturation (closed loop) | open loop at ${fixedRate === undefined ? 'half' : 'a fixed rate'}: scheduled / achieved | requests (refused) | p50 / p99 / max from the scheduled send | of which the client's own send lag p50 / p99 | server CPU share | server CPU an order by thread, µs | target p99 | load avg |`,
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |',
     ...figures.map((f) =>
       `| ${name[f.kind]} | ${f.saturatedPerSec.toFixed(0)} orders/s${f.saturationFrom === 'given' ? ' (this run\'s perp-orders figure)' : ''} | ${f.ratePerSec.toFixed(0)} / ${f.achievedPerSec.toFixed(0)} orders/s | ${f.requests} (${f.refused}) | ` +
-        `${f.latency.p50Ms.toFixed(1)} / ${f.latency.p99Ms.toFixed(1)} / ${f.latency.maxMs.toFixed(1)} ms | ${f.sendLag.p50Ms.toFixed(1)} / ${f.sendLag.p99Ms.toFixed(1)} ms | ${(100 * f.serverCpuShare).toFixed(0)} % | ` +
+        `${f.latency.p50Ms.toFixed(1)} / ${f.latency.p99Ms.toFixed(1)} / ${f.latency.maxMs.toFixed(1)} ms | ${f.sendLag.p50Ms.toFixed(1)} / ${f.sendLag.p99Ms.toFixed(1)} ms | ${(100 * f.serverCpuShare).toFixed(0)} % | ${f.threads} | ` +
         `${f.targetP99Ms === undefined ? '—' : `≤ ${f.targetP99Ms} ms: ${f.latency.p99Ms <= f.targetP99Ms && f.refused === 0 ? 'met' : 'NOT met'}`} | ${f.loadAvg.toFixed(1)} |`,
     ),
   ].join('\n');

@@ -177,9 +177,14 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
   // role's PERP_PROJECTOR=auto decides (its worker thread).
   const { projectorOnWorker, workerProjectionWriter } = await import('../src/perp/projection/projection-worker-client.ts');
   const feeAccount = sequencer.engine.feeAccountAddress;
+  // BENCH_PERP_HISTORY_FILE=separate: an experiment for issue 40's latency tail, the projection written
+  // to a SQLite file of its own (its own write lock and WAL), so the journal's commits never wait behind
+  // it. Nothing in these benches reads the history, so only the write side is wired.
+  // BENCH_PERP_PROJECTION_CHUNK: the worker's most events a transaction (PROJECTION_WORKER_CHUNK).
+  const hdb = process.env.BENCH_PERP_HISTORY_FILE === 'separate' ? await openBenchDatabase(`${dbPath}.history`, true) : db;
   const projector = createPerpProjector({
-    db, gateway, feeAccount, logger,
-    ...(!projectorOnWorker((process.env.BENCH_PERP_PROJECTOR as 'thread' | 'worker' | undefined) ?? 'auto', db.location) ? {} : { writer: (onUnknownReason: (r: string) => void) => workerProjectionWriter({ database: db.location, feeAccount, onUnknownReason, logger }) }),
+    db: hdb, gateway, feeAccount, logger,
+    ...(!projectorOnWorker((process.env.BENCH_PERP_PROJECTOR as 'thread' | 'worker' | undefined) ?? 'auto', db.location) ? {} : { writer: (onUnknownReason: (r: string) => void) => workerProjectionWriter({ database: hdb.location, feeAccount, onUnknownReason, logger, ...(process.env.BENCH_PERP_PROJECTION_CHUNK ? { chunkEvents: Number(process.env.BENCH_PERP_PROJECTION_CHUNK) } : {}) }) }),
   });
   await projector.start();
   await gateway.submit({ kind: 'setMarkPrice', id: 'bench-mark', ts: Date.now(), symbol: SYMBOL, markPriceTicks: 20_000, indexPriceTicks: 20_000 });
