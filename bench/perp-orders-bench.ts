@@ -199,8 +199,13 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
     const redis = openRedis(process.env.REDIS_URL!, { maxRetriesPerRequest: null, lazyConnect: true }, logger, 'perp bench engine');
     await redis.connect();
     // BENCH_ENGINE_CLAIMS=off: the APIs claim order nonces themselves (before protocol 2), for an A/B.
+    // The engine publishes its events to Redis only with BENCH_ENGINE_EVENTS=on, as the perp-engine
+    // role does only with PERP_ENGINE_EVENTS=on: these APIs follow the journal (their replica), and
+    // nothing reads the events stream. Before the eighth session of issue 40 the bench published them
+    // (serveEngineOverRedis's default), a cost the role's default does not pay.
     const served = await serveEngineOverRedis(sequencer, redis, {
       ...perpStreams(prefix),
+      publishEvents: process.env.BENCH_ENGINE_EVENTS === 'on',
       ...(process.env.BENCH_ENGINE_CLAIMS === 'off' ? {} : { nonces: createOrderNonceClaimer(db, { retentionMs: NONCE_RETENTION_MS }) }),
     });
     process.send?.({ ready: true, url: '', keys: created });

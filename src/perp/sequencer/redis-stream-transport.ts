@@ -22,9 +22,9 @@ import {
   fromCommandMessage,
   fromEventMessage,
   fromReplyMessage,
-  toCommandMessage,
-  toEventMessage,
-  toReplyMessage,
+  commandMessageText,
+  eventMessageText,
+  replyMessageText,
   type CommandMessage,
   type EngineGateway,
   type EventMessage,
@@ -131,7 +131,7 @@ export async function serveEngineOverRedis(
     const batch = eventBatch;
     eventBatch = [];
     const pipe = writer.pipeline();
-    for (const e of batch) pipe.xadd(events, `0-${e.seq}`, 'm', JSON.stringify(toEventMessage(e)));
+    for (const e of batch) pipe.xadd(events, `0-${e.seq}`, 'm', eventMessageText(e));
     // An id not above the stream's last (a rewrite after a restart) is refused: nothing duplicated.
     eventChain = eventChain.then(() => pipe.exec()).catch(onError);
   };
@@ -265,10 +265,10 @@ export async function serveEngineOverRedis(
     const p = Promise.resolve()
       .then(() => apply(m))
       .then(
-        (result) => toReplyMessage(m.id, { result }, speaks),
-        (error) => toReplyMessage(m.id, { error }, speaks),
+        (result) => replyMessageText(m.id, { result }, speaks),
+        (error) => replyMessageText(m.id, { error }, speaks),
       )
-      .then((reply) => send(entryId, m.replyTo, JSON.stringify(reply)))
+      .then((reply) => send(entryId, m.replyTo, reply))
       .catch(onError)
       .finally(() => inflight.delete(p));
     inflight.add(p);
@@ -387,8 +387,8 @@ export function createRedisGateway(redis: Redis, opts: RedisGatewayOptions = {})
     }
   })();
 
-  /** The reply to `msg`, once it comes (or a retryable refusal after timeoutMs). */
-  const replyTo = (msg: CommandMessage): Promise<SequencedResult> => {
+  /** The reply to the command message `id`, once it comes (or a retryable refusal after timeoutMs). */
+  const replyTo = (id: string): Promise<SequencedResult> => {
     const answer = new Promise<SequencedResult>((resolve, reject) => {
       const w = {
         resolve: (r: SequencedResult) => {
@@ -401,15 +401,15 @@ export function createRedisGateway(redis: Redis, opts: RedisGatewayOptions = {})
         },
       };
       const timer = setTimeout(() => {
-        const list = waiting.get(msg.id) ?? [];
+        const list = waiting.get(id) ?? [];
         const i = list.indexOf(w);
         if (i >= 0) list.splice(i, 1);
-        if (list.length === 0) waiting.delete(msg.id);
+        if (list.length === 0) waiting.delete(id);
         reject(new AppError('STORAGE_UNAVAILABLE', 'perp engine: no reply in time, resubmit with the same id', { retryable: true }));
       }, timeoutMs);
-      const ws = waiting.get(msg.id) ?? [];
+      const ws = waiting.get(id) ?? [];
       ws.push(w);
-      waiting.set(msg.id, ws);
+      waiting.set(id, ws);
     });
     return answer;
   };
@@ -417,19 +417,19 @@ export function createRedisGateway(redis: Redis, opts: RedisGatewayOptions = {})
   return {
     claimsNonces: () => engineSpeaks >= NONCE_CLAIM_PROTOCOL,
     async submit(cmd: EngineCommand, claim?: NonceClaimInput) {
-      const msg = toCommandMessage(cmd, replyStream, claim);
-      const answer = replyTo(msg);
-      await redis.xadd(commands, '*', 'm', JSON.stringify(msg));
+      const text = commandMessageText(cmd, replyStream, claim);
+      const answer = replyTo(cmd.id);
+      await redis.xadd(commands, '*', 'm', text);
       return answer;
     },
     // One MULTI: the commands are contiguous in the stream, so the engine reads and applies them
     // back to back and journals them in one commit (unless its read of up to readCount entries ends
     // inside the group).
     async submitMany(cmds: readonly EngineCommand[], claims?: ReadonlyArray<NonceClaimInput | undefined>) {
-      const msgs = cmds.map((cmd, i) => toCommandMessage(cmd, replyStream, claims?.[i]));
-      const answers = msgs.map(replyTo);
+      const texts = cmds.map((cmd, i) => commandMessageText(cmd, replyStream, claims?.[i]));
+      const answers = cmds.map((cmd) => replyTo(cmd.id));
       const tx = redis.multi();
-      for (const msg of msgs) tx.xadd(commands, '*', 'm', JSON.stringify(msg));
+      for (const text of texts) tx.xadd(commands, '*', 'm', text);
       try {
         await tx.exec();
       } catch (err) {
