@@ -27,7 +27,8 @@
  * batches of 20 over HTTP and as place frames over the WebSocket against the same recovery
  * (BENCH_ONLY=perp-orders runs that alone, with the scale-out part after it), then the scale-out's
  * CPU per order: two perp API processes and the engine over Redis Streams against one process, on
- * PostgreSQL (bench/perp-scaleout-bench.ts; BENCH_ONLY=perp-scaleout), then (issue 40) the latency of each way in under an
+ * PostgreSQL (bench/perp-scaleout-bench.ts; BENCH_ONLY=perp-scaleout) and what one hop between two processes costs
+ * here (bench/wakeup-cost-bench.ts; BENCH_ONLY=wakeup), then (issue 40) the latency of each way in under an
  * open-loop load at half of that throughput (bench/perp-latency-bench.ts; BENCH_ONLY=perp-latency
  * runs that alone, measuring the saturation first), then (issue 40 item 6) the same orders with the
  * signature recovery pool on and off, the client pinned to one core (bench/recovery-pool-bench.ts;
@@ -62,6 +63,7 @@ import { journalIndexCostTable, runJournalIndexCost } from './journal-index-cost
 import { runPerpLatencyBench, type LatencyKind } from './perp-latency-bench.ts';
 import { runMetricsCostBench, runPerpOrdersBench } from './perp-orders-bench.ts';
 import { runPerpScaleOutBench } from './perp-scaleout-bench.ts';
+import { runWakeupCostBench } from './wakeup-cost-bench.ts';
 import { runSignatureRecoveryBench } from './signature-recovery-bench.ts';
 import { runPerpRiskBench } from './perp-risk-bench.ts';
 import { runRecoveryPoolBench } from './recovery-pool-bench.ts';
@@ -556,9 +558,15 @@ if (!only || only === 'perp' || only === 'perp-orders' || only === 'perp-scaleou
     console.log('\nscale-out (issue 40 item 5): the same single REST orders through one process and through two perp API processes and one engine over Redis Streams, both on PostgreSQL, CPU per order (bench/perp-scaleout-bench.ts):');
     perpNativeRecoverPerSec ??= (await runSignatureRecoveryBench()).nativePerSec;
     console.log((await runPerpScaleOutBench({ nativeRecoverPerSec: perpNativeRecoverPerSec })).table);
+    console.log('\nwhat one hop between processes costs on this machine, the floor under each of the scale-out\'s hops (bench/wakeup-cost-bench.ts; BENCH_ONLY=wakeup alone):');
+    console.log((await runWakeupCostBench()).table);
   } else {
     console.log('(set REDIS_URL and DATABASE_URL for the scale-out figure: two perp API processes and one engine over Redis Streams against one process, on PostgreSQL)');
   }
+}
+if (only === 'wakeup') {
+  console.log('\nwhat one hop between processes costs on this machine (bench/wakeup-cost-bench.ts):');
+  console.log((await runWakeupCostBench()).table);
 }
 if (!only || only === 'perp' || only === 'perp-latency') {
   console.log(
