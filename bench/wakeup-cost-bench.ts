@@ -85,6 +85,21 @@ async function roundTrips(send: () => Promise<void>, count: number, rate: number
   return performance.now() - t0;
 }
 
+/** The paced and the unpaced figure of `send`, with `otherCpu` the receiving side's CPU so far (µs). */
+async function measured(transport: string, send: () => Promise<void>, otherCpu: () => Promise<number>): Promise<HopFigure[]> {
+  await roundTrips(send, 500, undefined);
+  const out: HopFigure[] = [];
+  for (const paced of [true, false]) {
+    const c0 = ownCpu();
+    const s0 = await otherCpu();
+    const wall = await roundTrips(send, COUNT, paced ? RATE : undefined);
+    const c1 = ownCpu();
+    const s1 = await otherCpu();
+    out.push({ transport, paced, clientUs: (c1 - c0) / COUNT, serverUs: (s1 - s0) / COUNT, wallUs: (wall * 1000) / COUNT });
+  }
+  return out;
+}
+
 async function socketFigures(kind: 'tcp' | 'unix'): Promise<HopFigure[]> {
   const where = kind === 'tcp' ? 'tcp' : path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'hop-')), 'echo.sock');
   const child = fork(new URL(import.meta.url).pathname, ['echo', where], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -110,16 +125,7 @@ async function socketFigures(kind: 'tcp' | 'unix'): Promise<HopFigure[]> {
       waiting = resolve;
       socket.write(message);
     });
-  await roundTrips(send, 500, undefined);
-  const out: HopFigure[] = [];
-  for (const paced of [true, false]) {
-    const c0 = ownCpu();
-    const s0 = await childCpu(child);
-    const wall = await roundTrips(send, COUNT, paced ? RATE : undefined);
-    const c1 = ownCpu();
-    const s1 = await childCpu(child);
-    out.push({ transport: kind === 'tcp' ? 'TCP on 127.0.0.1' : 'Unix socket', paced, clientUs: (c1 - c0) / COUNT, serverUs: (s1 - s0) / COUNT, wallUs: (wall * 1000) / COUNT });
-  }
+  const out = await measured(kind === 'tcp' ? 'TCP on 127.0.0.1' : 'Unix socket', send, () => childCpu(child));
   socket.destroy();
   child.send('stop');
   await new Promise((r) => child.once('exit', r));
@@ -129,7 +135,7 @@ async function socketFigures(kind: 'tcp' | 'unix'): Promise<HopFigure[]> {
 /** Redis's own CPU so far (INFO's used_cpu_sys + used_cpu_user), µs. */
 async function redisCpu(redis: Redis): Promise<number> {
   const info = await redis.info('cpu');
-  const field = (name: string) => Number(/(?:^|\n)used_cpu_(?:sys|user):.*/.test(info) ? (new RegExp(`used_cpu_${name}:([0-9.]+)`).exec(info)?.[1] ?? '0') : '0');
+  const field = (name: string) => Number(new RegExp(`used_cpu_${name}:([0-9.]+)`).exec(info)?.[1] ?? '0');
   return (field('sys') + field('user')) * 1e6;
 }
 
@@ -144,16 +150,8 @@ async function redisFigures(url: string): Promise<HopFigure[]> {
       ['Redis PING', async () => void (await redis.ping())],
       ['Redis XADD (MAXLEN ~ 1000)', async () => void (await redis.xadd(stream, 'MAXLEN', '~', 1_000, '*', 'm', payload))],
     ] as const) {
-      await roundTrips(send, 500, undefined);
-      for (const paced of [true, false]) {
-        const c0 = ownCpu();
-        const r0 = await redisCpu(redis);
-        const wall = await roundTrips(send, COUNT, paced ? RATE : undefined);
-        const c1 = ownCpu();
-        const r1 = await redisCpu(redis);
-        // The two INFO calls are Redis's own work too: a few µs over COUNT commands.
-        out.push({ transport: name, paced, clientUs: (c1 - c0) / COUNT, serverUs: (r1 - r0) / COUNT, wallUs: (wall * 1000) / COUNT });
-      }
+      // The two INFO calls are Redis's own work too: a few µs over COUNT commands.
+      out.push(...(await measured(name, send, () => redisCpu(redis))));
     }
   } finally {
     await redis.del(stream);
