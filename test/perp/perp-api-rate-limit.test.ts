@@ -57,6 +57,25 @@ describe.each(perpHarnessVariants())('perp API rate limit ($name)', (variant) =>
     expect(res.headers.get('x-ratelimit-remaining')).toBe('0');
     expect(((await res.json()) as { code: number }).code).toBe(42900);
   });
+
+  it('counts a replayed signed request against its sender\'s address, not against the key whose signature it repeats', async () => {
+    h = await variant.start({ limit: 3 });
+    const a = await h.key();
+    const req = a.client.sign('GET', 'api-keys');
+    const first = await fetch(req.url, { method: req.method, headers: req.headers });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('x-ratelimit-remaining')).toBe('2');
+    // The same signature again: refused as a replay, counted on the address (3 a window).
+    const replays: Array<[number, string | null]> = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await fetch(req.url, { method: req.method, headers: req.headers });
+      replays.push([((await r.json()) as { code: number }).code, r.headers.get('x-ratelimit-remaining')]);
+    }
+    expect(replays).toEqual([[20007, '2'], [20007, '1'], [20007, '0']]);
+    // The key's own budget is as the first request left it.
+    const next = await a.client.request('GET', 'api-keys');
+    expect([next.code, next.rateLimit!.remaining]).toEqual([0, 1]);
+  });
 });
 
 describe('rate limit over @fastify/rate-limit', () => {
