@@ -184,6 +184,8 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
   const hdb = process.env.BENCH_PERP_HISTORY_FILE === 'separate' ? await openBenchDatabase(`${dbPath}.history`, true) : db;
   const projector = createPerpProjector({
     db: hdb, gateway, feeAccount, logger,
+    // BENCH_PERP_PROJECTOR_INTERVAL: the projector's least time between writes (ms), the role's default otherwise.
+    ...(process.env.BENCH_PERP_PROJECTOR_INTERVAL ? { minWriteIntervalMs: Number(process.env.BENCH_PERP_PROJECTOR_INTERVAL) } : {}),
     ...(!projectorOnWorker((process.env.BENCH_PERP_PROJECTOR as 'thread' | 'worker' | undefined) ?? 'auto', db.location) ? {} : { writer: (onUnknownReason: (r: string) => void) => workerProjectionWriter({ database: hdb.location, feeAccount, onUnknownReason, logger, ...(process.env.BENCH_PERP_PROJECTION_CHUNK ? { chunkEvents: Number(process.env.BENCH_PERP_PROJECTION_CHUNK) } : {}) }) }),
   });
   await projector.start();
