@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, http, type Address } from 'viem';
 import { stockAbi } from '../../src/chain/abi/generated/index.ts';
 import { newYorkDate } from '../../src/marketdata/corporate-actions.ts';
+import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
 const run = promisify(execFile);
@@ -59,7 +60,14 @@ describe('a split through the CLI, the scheduler, the quotes and the API', () =>
     expect(row.effectiveAt % 60_000).toBe(0);
     const history = async (adjustment: string) =>
       (await t.readOnly.get<any>('/api/v1/prices/MSFT/history', { interval: '1m', adjustment, limit: 10, endTime: Math.floor(Date.now() / 1000) })).candles as Array<{ openTime: number; exact: { close: string } }>;
-    const [raw, adjusted] = [await history('raw'), await history('split')];
+    // The live minute's candle moves with every tick of the simulator, so the two views are compared
+    // as of a moment no tick came between them: the raw history read again after the adjusted one,
+    // every close unchanged (two sequential reads otherwise differ by a tick on a loaded machine).
+    const { raw, adjusted } = await until(
+      async () => ({ raw: await history('raw'), adjusted: await history('split'), again: await history('raw') }),
+      (r) => r.raw.every((c) => r.again.find((x) => x.openTime === c.openTime)?.exact.close === c.exact.close),
+      60_000,
+    );
     const byTime = new Map(raw.map((c) => [c.openTime, c.exact.close]));
     const before = adjusted.filter((c) => c.openTime < row.effectiveAt && byTime.has(c.openTime));
     const after = adjusted.filter((c) => c.openTime >= row.effectiveAt && byTime.has(c.openTime));
