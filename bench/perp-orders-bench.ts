@@ -216,6 +216,7 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
       redis.disconnect();
       await projector.stop();
       await sequencer.stop();
+      if (hdb !== db) await hdb.close();
       await db.close();
     });
     return;
@@ -252,6 +253,7 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
     await app.close();
     await projector.stop();
     await sequencer.stop();
+    if (hdb !== db) await hdb.close();
     await db.close();
     await stopRecoveryPool();
   }, () => sequencer.engine.lastSeq);

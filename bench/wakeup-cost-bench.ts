@@ -129,6 +129,7 @@ async function socketFigures(kind: 'tcp' | 'unix'): Promise<HopFigure[]> {
   socket.destroy();
   child.send('stop');
   await new Promise((r) => child.once('exit', r));
+  if (kind === 'unix') fs.rmSync(path.dirname(where), { recursive: true, force: true });
   return out;
 }
 
