@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cashierAbi, marginVaultAbi, oneClickRouterAbi, stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
-import { createChainClients, createChainWallet, type ChainPublicClient, type ChainWalletClient } from '../../src/chain/chain-client.ts';
+import { createChainClients, createChainWallet, SETUP_RPC_TIMEOUT_MS, type ChainPublicClient, type ChainWalletClient } from '../../src/chain/chain-client.ts';
 import type { DeploymentRecord } from '../../src/chain/deployment-file.ts';
 import { migrateLegacyVenues, readMigrationJournal, VAULT_MIGRATION_WITHDRAWAL_ID } from '../../src/chain/legacy-migration.ts';
 import { planUpgrade } from '../../src/chain/venue-upgrade.ts';
@@ -42,8 +42,11 @@ interface Fixture {
 
 async function setUp(commit: string): Promise<Fixture> {
   const anvil = await startAnvil({ chainId: 31337 });
-  const { publicClient: client, walletClient, chain } = createChainClients({ rpcUrl: anvil.rpcUrl, chainId: 31337, operatorPrivateKey: OPERATOR_ACCOUNT.privateKey, pollingIntervalMs: 20 });
-  const users = DEMO_WALLETS.slice(0, 3).map((w) => createChainWallet(w.privateKey, { chain, rpcUrl: anvil.rpcUrl, pollingIntervalMs: 20 }));
+  // The CLI's timeout for owner work (SETUP_RPC_TIMEOUT_MS), not the API's 5 s: on a loaded machine
+  // anvil may answer a migration's call later than that, and the CLI waits for it (CI met this).
+  const timeoutMs = SETUP_RPC_TIMEOUT_MS;
+  const { publicClient: client, walletClient, chain } = createChainClients({ rpcUrl: anvil.rpcUrl, chainId: 31337, operatorPrivateKey: OPERATOR_ACCOUNT.privateKey, pollingIntervalMs: 20, timeoutMs });
+  const users = DEMO_WALLETS.slice(0, 3).map((w) => createChainWallet(w.privateKey, { chain, rpcUrl: anvil.rpcUrl, pollingIntervalMs: 20, timeoutMs }));
   const { record, artifacts } = await deployLegacyVenue({ commit, publicClient: client, walletClient: walletClient!, symbols: SYMBOLS, demoWallets: users.map((u) => u.account.address) });
   return { anvil, client, owner: walletClient!, users, record, a: artifacts, dir: mkdtempSync(path.join(os.tmpdir(), 'tokex-legacy-')) };
 }
@@ -311,7 +314,7 @@ describe('a migration killed between a transaction and its record', () => {
         done = true;
       } catch (err) {
         // The kill may surface wrapped (a deploy maps what it meets to a chain error, dropping the cause).
-        expect(killed, (err as Error).message).toBe(true);
+        expect(killed, `${(err as Error).message} ${JSON.stringify((err as { detail?: unknown }).detail ?? {})}`).toBe(true);
         kills++;
       }
     }
