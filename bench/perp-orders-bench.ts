@@ -177,11 +177,13 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
   // role's PERP_PROJECTOR=auto decides (its worker thread).
   const { projectorOnWorker, workerProjectionWriter } = await import('../src/perp/projection/projection-worker-client.ts');
   const feeAccount = sequencer.engine.feeAccountAddress;
-  // BENCH_PERP_HISTORY_FILE=separate: an experiment for issue 40's latency tail, the projection written
-  // to a SQLite file of its own (its own write lock and WAL), so the journal's commits never wait behind
-  // it. Nothing in these benches reads the history, so only the write side is wired.
+  // The history in a SQLite file of its own, as the perp-engine role keeps it since issue 40's ninth
+  // session (storage-wiring.ts openHistoryDatabase: its own write lock and WAL, so the journal's commits
+  // never wait behind the projection's); BENCH_PERP_HISTORY_FILE=shared writes it into the main file,
+  // as before, for the A/B. PostgreSQL keeps it in the one database. Nothing in these benches reads
+  // the history, so only the write side is wired.
   // BENCH_PERP_PROJECTION_CHUNK: the worker's most events a transaction (PROJECTION_WORKER_CHUNK).
-  const hdb = process.env.BENCH_PERP_HISTORY_FILE === 'separate' ? await openBenchDatabase(`${dbPath}.history`, true) : db;
+  const hdb = process.env.BENCH_PERP_HISTORY_FILE !== 'shared' && db.dialect === 'sqlite' && dbPath ? await openBenchDatabase(`${dbPath}.history`, true) : db;
   const projector = createPerpProjector({
     db: hdb, gateway, feeAccount, logger,
     // BENCH_PERP_PROJECTOR_INTERVAL: the projector's least time between writes (ms), the role's default otherwise.

@@ -16,6 +16,7 @@ import type { PerpVenue } from '../perp/perp-venue.ts';
 import type { JournalNonceLedger } from '../perp/store/order-nonce-store.ts';
 import type { StreamBroker } from '../streams/stream-broker.ts';
 import { createSharedStreamBroker, type SharedStreamBroker } from './stream-wiring.ts';
+import { openHistoryDatabase } from './storage-wiring.ts';
 import { createRelaySignals, type RelaySignals } from '../stock/relay-signals.ts';
 import type { ChainWiring } from './chain-wiring.ts';
 import type { StopList } from './stop-list.ts';
@@ -92,6 +93,12 @@ export interface StackContext {
    */
   firstChainDb: Db;
   /**
+   * The perpetual venue's history (the projection's tables and cursor): on SQLite its own file,
+   * opened at the first call, an earlier release's history moved into it then (storage-wiring.ts
+   * openHistoryDatabase); on PostgreSQL `db`. First chain only: the venue is there.
+   */
+  perpHistoryDb(): Promise<Db>;
+  /**
    * On the first chain's context: the stock venues of the other chains served (`stockChains` after
    * the first), each with its own chain, database, status and roles. Empty on a single chain.
    */
@@ -119,7 +126,7 @@ export interface UnstartedChain {
 }
 
 export function createStackContext(
-  parts: Omit<StackContext, 'quotes' | 'provideQuotes' | 'withdrawQuotes' | 'endpoints' | 'relaySignals' | 'firstChain' | 'firstChainDb' | 'otherChains' | 'unstartedChains' | 'streamBroker'>,
+  parts: Omit<StackContext, 'quotes' | 'provideQuotes' | 'withdrawQuotes' | 'endpoints' | 'relaySignals' | 'firstChain' | 'firstChainDb' | 'perpHistoryDb' | 'otherChains' | 'unstartedChains' | 'streamBroker'>,
   stops: StopList,
   /** For another chain's venue: the first chain's context, whose quotes it reads (one feed for every chain). */
   first?: StackContext,
@@ -141,6 +148,7 @@ export function createStackContext(
       relaySignals: createRelaySignals(),
       firstChain: false,
       firstChainDb: first.db,
+      perpHistoryDb: () => Promise.reject(new Error('the perpetual venue runs on the first chain only')),
       otherChains: [],
       unstartedChains: [],
       provideQuotes: () => {
@@ -162,6 +170,14 @@ export function createStackContext(
       stops.add(() => cache.stop());
       return cache;
     })());
+  // Once for the process: the perp-engine and perp-api roles share it, and the move of an earlier
+  // release's history runs before either reads it.
+  let history: Promise<Db> | undefined;
+  const perpHistoryDb = () =>
+    (history ??= openHistoryDatabase(parts.config, parts.db, parts.logger).then((h) => {
+      if (h !== parts.db) stops.add(() => h.close());
+      return h;
+    }));
   return {
     ...parts,
     streamBroker,
@@ -169,6 +185,7 @@ export function createStackContext(
     relaySignals: createRelaySignals(),
     firstChain: true,
     firstChainDb: parts.db,
+    perpHistoryDb,
     otherChains: [],
     unstartedChains: [],
     provideQuotes(r) {

@@ -96,6 +96,11 @@ export interface StackHandle {
   rpcUrl: string;
   deployment: Deployment;
   db: Db;
+  /**
+   * The perpetual venue's history (docs/perp-sequencer.md "The history's own file"): on SQLite
+   * `perp-history.sqlite`, on PostgreSQL `db`. Opened at the first call if no perp role did.
+   */
+  perpHistoryDb(): Promise<Db>;
   /** Every chain served, the first (the fields above) first. */
   chains: StackChain[];
   /** Chains on a node that did not answer at start, until it answers (retried in the background). */
@@ -347,7 +352,7 @@ export async function startStack(
       return apis.flatMap(([what, app]) => (app ? [reloadServerTls(app.server as unknown as HttpsServer, tls, logger, what)] : []));
     };
     const handle: StackHandle = {
-      config, rpcUrl: chain.rpcUrl, deployment: chain.deployment, db,
+      config, rpcUrl: chain.rpcUrl, deployment: chain.deployment, db, perpHistoryDb: ctx.perpHistoryDb,
       // A chain started late joins the list.
       get chains(): StackChain[] {
         return [ctx, ...ctx.otherChains].map((c) => ({ chainId: c.chain.chainId, rpcUrl: c.chain.rpcUrl, deployment: c.chain.deployment, db: c.db, dataDir: c.config.dataDir }));

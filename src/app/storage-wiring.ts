@@ -3,9 +3,10 @@ import path from 'node:path';
 import type { AppConfig } from '../config/app-config.ts';
 import { createApiKeyService, type ApiKeyService, type KeyServiceLog } from '../auth/api-key-service.ts';
 import { openMasterSecretBox, type SecretBox } from '../auth/secret-box.ts';
-import { createLogger } from '../lib/logger.ts';
+import { createLogger, type Logger } from '../lib/logger.ts';
+import { moveHistoryToOwnFile } from '../perp/store/perp-history-file.ts';
 import { StorageUnavailableError } from '../errors/app-error.ts';
-import { checkDatabaseReadable, openDatabase, type Db, type OpenDatabaseOptions } from '../storage/database.ts';
+import { checkDatabaseReadable, isInMemorySqlite, openDatabase, type Db, type OpenDatabaseOptions } from '../storage/database.ts';
 
 export function sqlitePathOf(config: AppConfig): string {
   return path.join(config.dataDir, 'tokex.sqlite');
@@ -17,6 +18,31 @@ function databaseOptions(config: AppConfig): OpenDatabaseOptions {
 
 export async function openAppDatabase(config: AppConfig): Promise<Db> {
   return openDatabase(databaseOptions(config));
+}
+
+/** The perpetual venue's history beside the main SQLite file (src/perp/store/perp-history-file.ts). */
+export function historyPathOf(config: AppConfig): string {
+  return path.join(config.dataDir, 'perp-history.sqlite');
+}
+
+/**
+ * The database of the perpetual venue's history (the projection's tables and cursor): on SQLite a
+ * file of its own, `perp-history.sqlite`, so that the projection's writes never hold the write lock
+ * the journal's commits need (docs/perp-sequencer.md "The history's own file"), with an earlier
+ * release's history moved there on its first open; on PostgreSQL `db` itself (its writers do not
+ * share one lock). `db` is the main database, open.
+ */
+export async function openHistoryDatabase(config: AppConfig, db: Db, logger?: Pick<Logger, 'info'>): Promise<Db> {
+  if (config.databaseUrl || db.dialect !== 'sqlite' || isInMemorySqlite(db.location)) return db;
+  const historyPath = historyPathOf(config);
+  const history = await openDatabase({ sqlitePath: historyPath });
+  try {
+    await moveHistoryToOwnFile({ main: db, history, mainPath: sqlitePathOf(config), historyPath, logger });
+  } catch (err) {
+    await history.close();
+    throw err;
+  }
+  return history;
 }
 
 /**

@@ -51,8 +51,9 @@ export function positionOf(engine: PerpEngine, account: AccountView, symbol: str
   return positionBody(spec, p, account, mark);
 }
 
-export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
+export function createAccountService(opts: { db: Db; /** The projection's history (storage-wiring.ts openHistoryDatabase); default `db`. */ history?: Db; venue: PerpVenue }) {
   const { db, venue } = opts;
+  const historyDb = opts.history ?? db;
 
   const spec = (symbol: string): InstrumentSpec => {
     const s = venue.engine().instrument(symbol);
@@ -101,7 +102,7 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
         .filter((o) => (q.startTime === undefined || o.createdTs >= q.startTime) && (q.endTime === undefined || o.createdTs <= q.endTime))
         .reverse();
       const rows = all.slice(q.offset, q.offset + q.limit);
-      const history = new Map((await getOrdersByIds(db, rows.map((o) => o.orderId))).map((o) => [o.orderId, o]));
+      const history = new Map((await getOrdersByIds(historyDb, rows.map((o) => o.orderId))).map((o) => [o.orderId, o]));
       return { total: all.length, rows: rows.map((o) => openOrderBody(spec(o.symbol), o, history.get(o.orderId))) };
     },
 
@@ -109,7 +110,7 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
       const wallet = walletOf(caller);
       checkSymbol(q.symbol);
       await venue.historyCaughtUp?.();
-      const r = await listOrders(db, { ...q, account: wallet, statuses: q.status ? [q.status] : undefined });
+      const r = await listOrders(historyDb, { ...q, account: wallet, statuses: q.status ? [q.status] : undefined });
       return { total: r.total, rows: r.rows.map((o) => orderBody(spec(o.symbol), o)) };
     },
 
@@ -117,7 +118,7 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
       const wallet = walletOf(caller);
       checkSymbol(q.symbol);
       await venue.historyCaughtUp?.();
-      const r = await listTrades(db, { ...q, account: wallet });
+      const r = await listTrades(historyDb, { ...q, account: wallet });
       return { total: r.total, rows: r.rows.map((t) => fillBody(spec(t.symbol), t)) };
     },
 
@@ -125,8 +126,8 @@ export function createAccountService(opts: { db: Db; venue: PerpVenue }) {
       const wallet = walletOf(caller);
       checkSymbol(q.symbol);
       await venue.historyCaughtUp?.();
-      const r = await listTransactions(db, { ...q, account: wallet, types: q.type ? [q.type] : undefined });
-      const after = await transactionBalancesAfter(db, wallet, r.rows);
+      const r = await listTransactions(historyDb, { ...q, account: wallet, types: q.type ? [q.type] : undefined });
+      const after = await transactionBalancesAfter(historyDb, wallet, r.rows);
       return { total: r.total, rows: r.rows.map((t) => transactionBody(t, after.get(t.txId) ?? 0n)) };
     },
 

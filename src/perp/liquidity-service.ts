@@ -99,8 +99,9 @@ export function liquidityError(r: { code: string; message: string }): AppError {
   return engineError(r);
 }
 
-export function createLiquidityService(opts: { db: Db; venue: PerpVenue; lockupMs?: number; now?: () => number }): LiquidityService {
+export function createLiquidityService(opts: { db: Db; /** The projection's history (storage-wiring.ts openHistoryDatabase); default `db`. */ history?: Db; venue: PerpVenue; lockupMs?: number; now?: () => number }): LiquidityService {
   const { db, venue } = opts;
+  const historyDb = opts.history ?? db;
   const now = opts.now ?? Date.now;
   const lockupMs = opts.lockupMs ?? DEFAULT_LP_LOCKUP_MS;
 
@@ -154,13 +155,13 @@ export function createLiquidityService(opts: { db: Db; venue: PerpVenue; lockupM
     async history(caller, q) {
       const account = walletOf(caller);
       await venue.historyCaughtUp?.();
-      const page = await listLiquidityMoves(db, { account, ...q });
+      const page = await listLiquidityMoves(historyDb, { account, ...q });
       return { total: page.total, rows: page.rows.map(liquidityHistoryRow) };
     },
 
     async insuranceFund(q) {
       const fund = venue.engine().insuranceFund();
-      const page = await listInsuranceMoves(db, q);
+      const page = await listInsuranceMoves(historyDb, q);
       return {
         balance: usd(fund.balance),
         feesReceived: usd(fund.feesReceived),

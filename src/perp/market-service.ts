@@ -18,6 +18,7 @@ import { fundingTimeAt } from './workers/funding-task.ts';
 
 const DAY = 86_400_000;
 
+/** `db`: where the projection's history is (it reads nothing else; storage-wiring.ts openHistoryDatabase). */
 export function createMarketService(opts: { db: Db; venue: PerpVenue; fundingIntervalMs?: number; now?: () => number }) {
   const { db, venue } = opts;
   const now = opts.now ?? Date.now;

@@ -135,8 +135,16 @@ function parseOrderId(raw: string): number {
   return Number(raw);
 }
 
-export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: TypedDataDomain; now?: () => number }): OrderService {
+export function createOrderService(opts: {
+  db: Db;
+  /** Where the projection's history is (its own SQLite file, storage-wiring.ts openHistoryDatabase); default `db`. */
+  history?: Db;
+  venue: PerpVenue;
+  domain: TypedDataDomain;
+  now?: () => number;
+}): OrderService {
   const { db, venue, domain } = opts;
+  const historyDb = opts.history ?? db;
   const now = opts.now ?? Date.now;
 
   const { submit, place, once } = readYourWrites(db, venue);
@@ -208,7 +216,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
 
   /** The order's current state: resting in the engine, else its history row. */
   const currentOrder = async (s: InstrumentSpec, orderId: number): Promise<OrderBody | undefined> => {
-    const history = await getOrder(db, orderId);
+    const history = await getOrder(historyDb, orderId);
     const live = venue.engine().getOrder(orderId);
     if (live) return openOrderBody(s, live, history);
     return history ? orderBody(s, history) : undefined;
@@ -268,9 +276,9 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
   };
 
   async function listOrderFills(orderId: number) {
-    const order = await getOrder(db, orderId);
+    const order = await getOrder(historyDb, orderId);
     if (!order) return [];
-    return (await listTrades(db, { account: order.account, orderId, offset: 0, limit: 1_000 })).rows.reverse();
+    return (await listTrades(historyDb, { account: order.account, orderId, offset: 0, limit: 1_000 })).rows.reverse();
   }
 
   interface PreparedOrder {
@@ -512,7 +520,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       const account = walletOf(caller);
       const orderId = parseOrderId(rawId);
       const live = venue.engine().getOrder(orderId);
-      let history = await getOrder(db, orderId);
+      let history = await getOrder(historyDb, orderId);
       if (live && live.account === account) return openOrderBody(spec(live.symbol), live, history);
       // Done in the engine but not yet (or not finally) in the history: the projector is a moment
       // behind. An order just answered FILLED is read as FILLED, not as missing or still NEW.
@@ -523,7 +531,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
 
     async getOrderByClientId(caller, clientOrderId) {
       const account = walletOf(caller);
-      let history = await getOrderByClientId(db, account, clientOrderId);
+      let history = await getOrderByClientId(historyDb, account, clientOrderId);
       const id = history?.orderId ?? venue.engine().orderIdOfClient(account, clientOrderId);
       const live = id === undefined ? undefined : venue.engine().getOrder(id);
       if (live && live.account === account) return openOrderBody(spec(live.symbol), live, history);
@@ -549,7 +557,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
         // replica, a moment behind: an order placed through another instance may be open without
         // being here yet. Only a done order is refused here; anything else goes to the engine,
         // which owns the answer (no such order of this account, or not open).
-        const history = await getOrder(db, orderId);
+        const history = await getOrder(historyDb, orderId);
         if (history && history.account !== account) throw new NotFoundError('order');
         if (history && !(OPEN_ORDER_STATUSES as readonly string[]).includes(history.status)) throw new RejectedError('ORDER_NOT_OPEN', `order ${orderId} is ${history.status}`);
       });
@@ -559,7 +567,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
       if (live) {
         let history;
         try {
-          history = await getOrder(db, orderId);
+          history = await getOrder(historyDb, orderId);
         } catch (err) {
           // Cancelled, but the answer cannot be read: the retry with the key answers it.
           throw new StorageUnavailableError({ cause: err, data: unknownOutcomeData(idempotencyKey !== undefined) });
@@ -657,7 +665,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
     let last = seen;
     for (let waited = 0; waited < 2_000; waited += 25) {
       await new Promise((r) => setTimeout(r, 25));
-      last = await getOrder(db, orderId);
+      last = await getOrder(historyDb, orderId);
       if (last && !isOpenStatus(last.status)) return last;
     }
     return last;
@@ -666,7 +674,7 @@ export function createOrderService(opts: { db: Db; venue: PerpVenue; domain: Typ
   async function projectedOrder(orderId: number) {
     for (let waited = 0; ; waited += 50) {
       // This retry changed nothing (the first request did): a failed read is a plain 50002.
-      const o = await getOrder(db, orderId).catch((err: unknown) => {
+      const o = await getOrder(historyDb, orderId).catch((err: unknown) => {
         throw new StorageUnavailableError({ cause: err });
       });
       // The row as the cancel left it: one the projector has not brought past the cancel yet (an

@@ -94,6 +94,11 @@ export interface PerpApiOptions {
   transport?: ApiTransport;
   chainId: number;
   db: Db;
+  /**
+   * Where the projection's history is read (orders, trades, transactions, candles, funding rates,
+   * liquidity moves): on SQLite its own file (storage-wiring.ts openHistoryDatabase). Default `db`.
+   */
+  historyDb?: Db;
   keys: ApiKeyService;
   nonces: NonceStore;
   /** Requests per minute and key, and the shared store when several instances serve (Redis). */
@@ -143,12 +148,12 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
   });
   const instruments = (opts.instruments ?? DEFAULT_INSTRUMENTS).map(instrumentSpec);
   const { venue } = opts;
-  const orders = venue ? createOrderService({ db: opts.db, venue, domain: keyService.domain, now }) : undefined;
+  const orders = venue ? createOrderService({ db: opts.db, history: opts.historyDb, venue, domain: keyService.domain, now }) : undefined;
   // Sessions live in the database alone: One-Click Trade works on an instance without the engine too.
   const oneClick = createOneClickService({ db: opts.db, domain: keyService.domain, now });
-  const accounts = venue ? createAccountService({ db: opts.db, venue }) : undefined;
-  const liquidity = venue ? createLiquidityService({ db: opts.db, venue, lockupMs: opts.lpLockupMs, now }) : undefined;
-  const market = venue ? createMarketService({ db: opts.db, venue, fundingIntervalMs: opts.fundingIntervalMs, now }) : undefined;
+  const accounts = venue ? createAccountService({ db: opts.db, history: opts.historyDb, venue }) : undefined;
+  const liquidity = venue ? createLiquidityService({ db: opts.db, history: opts.historyDb, venue, lockupMs: opts.lpLockupMs, now }) : undefined;
+  const market = venue ? createMarketService({ db: opts.historyDb ?? opts.db, venue, fundingIntervalMs: opts.fundingIntervalMs, now }) : undefined;
 
   const app = await buildVenueApi({
     logger: opts.logger,

@@ -98,8 +98,9 @@ export function followingPerpVenue(current: () => PerpVenue | undefined, unavail
  * waiting for the replica (`acknowledged`); everything else waits until the replica holds every
  * command this process answered (`settled`), and any caller may wait for a given row (`caughtUp`).
  */
-export function replicaVenue(opts: { gateway: EngineGateway; replica: JournalReplica; db: DbExecutor }): PerpVenue {
+export function replicaVenue(opts: { gateway: EngineGateway; replica: JournalReplica; db: DbExecutor; /** Where the projection's cursor is; default `db`. */ historyDb?: DbExecutor }): PerpVenue {
   const { gateway, replica, db } = opts;
+  const historyDb = opts.historyDb ?? db;
   /** The highest journal row of a command this process answered. */
   let answered = 0;
   const note = (seq: number | null) => {
@@ -115,7 +116,7 @@ export function replicaVenue(opts: { gateway: EngineGateway; replica: JournalRep
     },
     acknowledged: note,
     settled: () => replica.caughtUp(answered),
-    historyCaughtUp: async () => void (await waitForProjectedSeq(db, replica.engine().lastSeq)),
+    historyCaughtUp: async () => void (await waitForProjectedSeq(historyDb, replica.engine().lastSeq)),
   };
 }
 

@@ -121,7 +121,7 @@ describe.each(stackEngines('perpstack'))('perp API in the stack ($name)', (engin
     const key = /^api key ([0-9a-f]{32})/.exec(lines[0])![1];
     // The history is projected a write behind the engine: wait for its three rows.
     const rows = await waitFor(
-      () => t.stack.db.kysely.selectFrom('perp_orders').selectAll().where('account', '=', t.demo.wallets[1].address.toLowerCase()).execute(),
+      async () => (await t.stack.perpHistoryDb()).kysely.selectFrom('perp_orders').selectAll().where('account', '=', t.demo.wallets[1].address.toLowerCase()).execute(),
       (r) => r.length >= 3,
     );
     expect(rows.map((r) => r.status)).toEqual(['FILLED', 'FILLED', 'FILLED']);

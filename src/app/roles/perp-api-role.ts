@@ -25,12 +25,13 @@ import { createVaultTransactionService } from '../../perp/vault-transaction-serv
 import { createRedisGateway, perpStreams } from '../../perp/sequencer/redis-stream-transport.ts';
 import { registerLoopbackCors } from '../../http/cors-plugin.ts';
 import { API_DEPENDENCIES, createReadinessProbe } from '../../observability/readiness.ts';
+import type { Db } from '../../storage/database.ts';
 
 /**
  * The engine of another process: commands over Redis Streams (REDIS_URL, PERP_ENGINE_STREAM), and
  * reads from a replica following the journal in the shared database.
  */
-async function remoteVenue(ctx: StackContext, stops: StopList): Promise<PerpVenue | undefined> {
+async function remoteVenue(ctx: StackContext, stops: StopList, historyDb: Db): Promise<PerpVenue | undefined> {
   const { config, db, logger } = ctx;
   if (!config.redisUrl || !config.perp.engineStream) return undefined;
   const redis = openRedis(config.redisUrl, { maxRetriesPerRequest: null, lazyConnect: true, enableAutoPipelining: true }, logger, 'perp engine commands');
@@ -41,7 +42,7 @@ async function remoteVenue(ctx: StackContext, stops: StopList): Promise<PerpVenu
   const replica = createJournalReplica({ db, engineOptions: { instruments: withFundingInterval(DEFAULT_INSTRUMENTS, config.perp.fundingIntervalMs) }, logger });
   await replica.start();
   stops.add(() => replica.stop());
-  return replicaVenue({ gateway, replica, db });
+  return replicaVenue({ gateway, replica, db, historyDb });
 }
 
 export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise<void>> {
@@ -67,12 +68,15 @@ export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise
     }
     // Beside the engine: the engine role's venue as it is at each call (its lease lost and taken
     // back starts a new sequencer); otherwise the engine over Redis Streams, if configured.
-    const venue = ctx.perpVenue ? followingPerpVenue(() => ctx.perpVenue, engineUnavailable) : await remoteVenue(ctx, stops);
+    // The history's own file on SQLite (the projector of the engine role writes it), `db` on PostgreSQL.
+    const historyDb = await ctx.perpHistoryDb();
+    const venue = ctx.perpVenue ? followingPerpVenue(() => ctx.perpVenue, engineUnavailable) : await remoteVenue(ctx, stops, historyDb);
     if (!venue) logger.warn('perp-api: no perp engine in this process and no PERP_ENGINE_STREAM with REDIS_URL; trading, account and book endpoints answer 50002');
     const app = await buildPerpApi({
       transport,
       chainId: config.chainId,
       db,
+      historyDb,
       keys: ctx.keys,
       nonces,
       rateLimit,

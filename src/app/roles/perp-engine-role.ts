@@ -76,10 +76,14 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     // orders (on SQLite behind the file's write gate, so this thread's commits never wait inside
     // SQLite for the worker's); from this thread with PERP_PROJECTOR=thread, or on an in-memory
     // SQLite database, which a worker cannot open (docs/perp-sequencer.md "The projector").
+    // On SQLite the history has a file of its own (perp-history.sqlite), so that the projection's
+    // writes hold its write lock, not the one the journal's commits of orders need
+    // (docs/perp-sequencer.md "The history's own file").
+    const historyDb = await ctx.perpHistoryDb();
     const feeAccount = sequencer.engine.feeAccountAddress;
     const projector = createPerpProjector({
-      db, gateway, feeAccount, logger,
-      ...(projectorOnWorker(config.perp.projector, db.location) ? { writer: (onUnknownReason: (reason: string) => void) => workerProjectionWriter({ database: db.location, feeAccount, onUnknownReason, logger }) } : {}),
+      db: historyDb, gateway, feeAccount, logger,
+      ...(projectorOnWorker(config.perp.projector, historyDb.location) ? { writer: (onUnknownReason: (reason: string) => void) => workerProjectionWriter({ database: historyDb.location, feeAccount, onUnknownReason, logger }) } : {}),
     });
     await projector.start();
     stops.add(() => projector.stop());
@@ -97,8 +101,8 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     });
     stops.add(async () => offLost());
     const publisher = createStreamPublisher({ broker, catalog: perpChannels(), logger });
-    const market = createMarketService({ db, venue: { gateway, engine, blockInfo: async () => undefined }, fundingIntervalMs: config.perp.fundingIntervalMs });
-    streams = createPerpStreamTask({ engine, gateway, db, publisher, market, fundingIntervalMs: config.perp.fundingIntervalMs, logger });
+    const market = createMarketService({ db: historyDb, venue: { gateway, engine, blockInfo: async () => undefined }, fundingIntervalMs: config.perp.fundingIntervalMs });
+    streams = createPerpStreamTask({ engine, gateway, db: historyDb, publisher, market, fundingIntervalMs: config.perp.fundingIntervalMs, logger });
     await streams.start();
     const started = streams;
     stops.add(() => started.stop());

@@ -38,6 +38,7 @@ export const DEPTH_LEVELS = 200;
 export interface PerpStreamTaskOptions {
   engine: () => PerpEngine;
   gateway: Pick<EngineGateway, 'subscribe'>;
+  /** Where the projection's history is (it reads nothing else; storage-wiring.ts openHistoryDatabase). */
   db: Db;
   publisher: StreamPublisher;
   market: Pick<MarketService, 'tickers'>;
