@@ -65,8 +65,17 @@ export interface LatencyFigure {
   sendLag: LatencySummary;
   /** The server process's CPU over the open loops (the warm second and the measured) ÷ their wall time (1 = one core busy). */
   serverCpuShare: number;
+  /** The load client's (this process's) CPU over the same time ÷ the wall time: with the server's, what the 2 cores carried. */
+  clientCpuShare: number;
   /** The server's CPU an order over the open loops, by thread (perp-orders-bench.ts threadSplit): what a lone order costs each thread. */
   threads: string;
+  /**
+   * The order thread's wait for a core during the open loops (schedstat: runnable, not running):
+   * ms a second of wall time, and on average each time it was put on a core. Every order waiting in
+   * its queue waits that long too: the machine's share of the latency, which no code of the server
+   * removes.
+   */
+  coreWait?: { msPerSec: number; perWakeupMs: number; writerMsPerSec: number };
   /** How long the server took to go quiet after the closed loop, before the open loop. */
   quietMs: number;
   /** Target p99, ms (single and WebSocket orders). */
@@ -233,6 +242,25 @@ async function openLoopOf(
 }
 
 /** Starts or stops (into `file`) the V8 profile of a server child started with BENCH_PERP_PROF. */
+type Usage = Awaited<ReturnType<typeof childUsage>>;
+
+/**
+ * The order thread's wait for a core between two usages (schedstat, perp-orders-bench.ts
+ * threadTimes), and the busiest other thread's (the journal's writer): undefined without /proc.
+ */
+export function coreWaitOf(pid: number | undefined, u0: Usage, u1: Usage, wallSeconds: number): LatencyFigure['coreWait'] {
+  if (pid === undefined || !u0.waits || !u1.waits || !u0.wakeups || !u1.wakeups || !u0.threads || !u1.threads) return undefined;
+  const d = (a: Record<string, number>, b: Record<string, number>, tid: string) => (b[tid] ?? 0) - (a[tid] ?? 0);
+  const order = String(pid);
+  const wakeups = d(u0.wakeups, u1.wakeups, order);
+  const writer = Object.keys(u1.threads).filter((t) => t !== order).sort((a, b) => d(u0.threads!, u1.threads!, b) - d(u0.threads!, u1.threads!, a))[0];
+  return {
+    msPerSec: d(u0.waits, u1.waits, order) / 1e6 / wallSeconds,
+    perWakeupMs: wakeups > 0 ? d(u0.waits, u1.waits, order) / 1e6 / wakeups : 0,
+    writerMsPerSec: writer === undefined ? 0 : d(u0.waits, u1.waits, writer) / 1e6 / wallSeconds,
+  };
+}
+
 function profile(server: ServerChild, what: 'start' | 'stop', file = ''): Promise<void> {
   return new Promise((resolve) => {
     const on = (m: any) => {
@@ -327,11 +355,13 @@ export async function runPerpLatencyBench(opts: { saturated?: Partial<Record<Lat
         const list = await signOrders(wallets, (warmRequests + measured) * perRequest, first.length + 1);
         const quietMs = await quiet(server);
         const u0 = await childUsage(server.child);
+        const c0 = process.cpuUsage();
         // The server's CPU share is over both loops, the warm second included.
         const t0 = performance.now();
         if (profDir) await profile(server, 'start');
         const r = await openLoopOf(kind, server, list, { wallets: walletCount, ordersPerSec: ratePerSec, batchSize, sockets, wsConnections, warmRequests });
         const wall = (Math.max(...r.answered.filter((x) => !Number.isNaN(x))) - r.schedule[0]) / 1000;
+        const c1 = process.cpuUsage(c0);
         const u1 = await childUsage(server.child);
         if (profDir) {
           await profile(server, 'stop', path.resolve(profDir, `latency-${kind}.cpuprofile`));
@@ -346,7 +376,9 @@ export async function runPerpLatencyBench(opts: { saturated?: Partial<Record<Lat
           kind, ordersPerRequest: perRequest, saturatedPerSec, saturationFrom: given === undefined ? 'measured' : 'given', ratePerSec,
           achievedPerSec: ((r.requests - r.refused) * perRequest) / wall, requests: r.requests, orders: r.requests * perRequest, refused: r.refused, latency, sendLag, quietMs,
           serverCpuShare: (u1.us - u0.us) / ((performance.now() - t0) * 1000),
+          clientCpuShare: (c1.user + c1.system) / ((performance.now() - t0) * 1000),
           threads: threadSplit(server.child.pid, u0.threads, u1.threads, (warmRequests + measured) * perRequest),
+          coreWait: coreWaitOf(server.child.pid, u0, u1, (performance.now() - t0) / 1000),
           ...(kind === 'batch' ? {} : { targetP99Ms: 10 }), loadAvg: os.loadavg()[0],
         });
       } finally {
@@ -358,11 +390,12 @@ export async function runPerpLatencyBench(opts: { saturated?: Partial<Record<Lat
   }
   const name = { single: 'single REST orders', batch: `batches of ${batchSize} over REST (latency per batch)`, ws: 'WebSocket orders' } as const;
   const table = [
-    `| way in | saturation (closed loop) | open loop at ${fixedRate === undefined ? 'half' : 'a fixed rate'}: scheduled / achieved | requests (refused) | p50 / p99 / max from the scheduled send | of which the client's own send lag p50 / p99 | server CPU share | server CPU an order by thread, µs | target p99 | load avg |`,
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |',
+    `| way in | saturation (closed loop) | open loop at ${fixedRate === undefined ? 'half' : 'a fixed rate'}: scheduled / achieved | requests (refused) | p50 / p99 / max from the scheduled send | of which the client's own send lag p50 / p99 | server CPU share (client's) | server CPU an order by thread, µs | waiting for a core, ms a second: order thread (a wake-up) · writer | target p99 | load avg |`,
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | ---: |',
     ...figures.map((f) =>
       `| ${name[f.kind]} | ${f.saturatedPerSec.toFixed(0)} orders/s${f.saturationFrom === 'given' ? ' (this run\'s perp-orders figure)' : ''} | ${f.ratePerSec.toFixed(0)} / ${f.achievedPerSec.toFixed(0)} orders/s | ${f.requests} (${f.refused}) | ` +
-        `${f.latency.p50Ms.toFixed(1)} / ${f.latency.p99Ms.toFixed(1)} / ${f.latency.maxMs.toFixed(1)} ms | ${f.sendLag.p50Ms.toFixed(1)} / ${f.sendLag.p99Ms.toFixed(1)} ms | ${(100 * f.serverCpuShare).toFixed(0)} % | ${f.threads} | ` +
+        `${f.latency.p50Ms.toFixed(1)} / ${f.latency.p99Ms.toFixed(1)} / ${f.latency.maxMs.toFixed(1)} ms | ${f.sendLag.p50Ms.toFixed(1)} / ${f.sendLag.p99Ms.toFixed(1)} ms | ${(100 * f.serverCpuShare).toFixed(0)} % (${(100 * f.clientCpuShare).toFixed(0)} %) | ${f.threads} | ` +
+        `${f.coreWait ? `${f.coreWait.msPerSec.toFixed(1)} (${(f.coreWait.perWakeupMs * 1000).toFixed(0)} µs) · ${f.coreWait.writerMsPerSec.toFixed(1)}` : 'n/a'} | ` +
         `${f.targetP99Ms === undefined ? '—' : `≤ ${f.targetP99Ms} ms: ${f.latency.p99Ms <= f.targetP99Ms && f.refused === 0 ? 'met' : 'NOT met'}`} | ${f.loadAvg.toFixed(1)} |`,
     ),
   ].join('\n');

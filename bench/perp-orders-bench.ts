@@ -116,7 +116,7 @@ function serveControl(stop: () => Promise<void>, eventsPublished?: () => number)
     // The loop's busy time counts a synchronous SQLite commit waiting on fsync; CPU time does not.
     // A mark between V8's own trace lines (--trace-opt, --trace-gc) when they are shown.
     if (m === 'cpu' && process.env.BENCH_CHILD_STDOUT === 'inherit') fs.writeSync(1, `--- cpu ${process.pid} ${Date.now()}\n`);
-    if (m === 'cpu') process.send?.({ cpu: process.cpuUsage(), elu: nodePerformance.eventLoopUtilization(), threads: threadTimes(), events: eventsPublished?.() });
+    if (m === 'cpu') process.send?.({ cpu: process.cpuUsage(), elu: nodePerformance.eventLoopUtilization(), threads: threadTimes(), waits: threadTimes(1), wakeups: threadTimes(2), events: eventsPublished?.() });
     if (m?.profile === 'start') {
       sql0 = sqlTimer?.totals();
       // BENCH_PERP_HEAP=1: what the window allocates (cpu-profile.ts startHeapSampling) instead of its CPU.
@@ -969,14 +969,16 @@ async function profileChild(child: ServerChild['child'], what: 'start' | 'stop',
 /**
  * Each thread's time on a CPU so far, ns, by thread id (/proc/self/task/<tid>/schedstat: Node names
  * every thread `node`, so the order thread is the one whose id is the process's, and the others are
- * told apart by their share). Empty where /proc is not Linux's.
+ * told apart by their share). Empty where /proc is not Linux's. `field` 1: the time it was runnable
+ * but waited for a core (ns); 2: how many times it was put on a core (each wake-up and each
+ * preemption's return).
  */
-export function threadTimes(): Record<string, number> {
+export function threadTimes(field: 0 | 1 | 2 = 0): Record<string, number> {
   const out: Record<string, number> = {};
   try {
     for (const tid of fs.readdirSync('/proc/self/task')) {
       try {
-        out[tid] = Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+        out[tid] = Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[field]);
       } catch {
         // A thread that ended between the listing and the read.
       }
@@ -1004,13 +1006,13 @@ export function threadSplit(pid: number | undefined, t0: Record<string, number> 
   return line;
 }
 
-/** A server child's CPU (user + system, µs) and event-loop busy time (ms) so far, with its threads' times. */
-export function childUsage(child: ServerChild['child']): Promise<{ us: number; activeMs: number; threads?: Record<string, number> }> {
+/** A server child's CPU (user + system, µs) and event-loop busy time (ms) so far, with its threads' times (threadTimes: on a core, waiting for one, put on one). */
+export function childUsage(child: ServerChild['child']): Promise<{ us: number; activeMs: number; threads?: Record<string, number>; waits?: Record<string, number>; wakeups?: Record<string, number> }> {
   return new Promise((resolve) => {
     const on = (m: any) => {
       if (m?.cpu) {
         child.off('message', on);
-        resolve({ us: m.cpu.user + m.cpu.system, activeMs: m.elu.active, threads: m.threads });
+        resolve({ us: m.cpu.user + m.cpu.system, activeMs: m.elu.active, threads: m.threads, waits: m.waits, wakeups: m.wakeups });
       }
     };
     child.on('message', on);

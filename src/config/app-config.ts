@@ -249,8 +249,9 @@ export interface AppConfig {
      * `PERP_JOURNAL_WRITER`: where the journal's group commits run: `worker` (a worker thread with
      * its own connection to the SQLite file, so the order thread's loop is not stopped by the commit's
      * fsync), `thread` (the engine's own thread), or `auto` (default): the worker for a SQLite file,
-     * the thread for PostgreSQL (whose commits do not block the loop) and for an in-memory file
-     * (docs/perp-sequencer.md "The journal's writer").
+     * except on a host of two cores or fewer whose disk syncs in a millisecond or less (measured at
+     * start), where the thread is faster; the thread for PostgreSQL (whose commits do not block the
+     * loop) and for an in-memory file (docs/perp-sequencer.md "The journal's writer").
      */
     journalWriter: 'worker' | 'thread' | 'auto';
   };

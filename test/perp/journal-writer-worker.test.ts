@@ -7,7 +7,7 @@
  *   from the journal, the next commit starts a new thread, and the live state is the journal's.
  * (The kill -9 of the whole process: sequencer-kill.test.ts and order-kill-replay.test.ts.)
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineCommand } from '../../src/perp/engine/engine-types.ts';
 import { EngineSequencer, loadEngineFromJournal } from '../../src/perp/sequencer/engine-sequencer.ts';
 import { journalOnWorker, workerJournalWriter } from '../../src/perp/sequencer/journal-writer.ts';
+import { measureSyncLatencyMs } from '../../src/storage/disk-sync-probe.ts';
 import { openDatabase, type Db } from '../../src/storage/database.ts';
 import { perpCommandStream } from '../support/perp-command-stream.ts';
 import { readWholeJournal } from '../support/journal-read.ts';
@@ -34,12 +35,28 @@ describe("the journal's writer thread", () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('PERP_JOURNAL_WRITER=auto puts a SQLite file on the worker, PostgreSQL and an in-memory file on the thread', () => {
-    expect(journalOnWorker('auto', { sqlitePath: '/tmp/x.sqlite' })).toBe(true);
-    expect(journalOnWorker('auto', { url: 'postgres://h/db' })).toBe(false);
-    expect(journalOnWorker('auto', { sqlitePath: ':memory:' })).toBe(false);
+  it('PERP_JOURNAL_WRITER=auto: a SQLite file on the worker unless two cores or fewer and a disk that syncs in a millisecond; PostgreSQL and an in-memory file on the thread', () => {
+    const host = (cores: number, syncMs: number) => ({ cores: () => cores, syncMs: () => syncMs });
+    const file = { sqlitePath: '/tmp/x.sqlite' };
+    expect(journalOnWorker('auto', file, host(4, 0.2))).toBe(true);
+    expect(journalOnWorker('auto', file, host(2, 0.2))).toBe(false);
+    expect(journalOnWorker('auto', file, host(2, 1))).toBe(false);
+    expect(journalOnWorker('auto', file, host(2, 1.01))).toBe(true);
+    expect(journalOnWorker('auto', file, host(1, 8))).toBe(true);
+    // A disk that could not be measured (Infinity) is taken for a slow one.
+    expect(journalOnWorker('auto', file, host(2, Infinity))).toBe(true);
+    expect(journalOnWorker('auto', { url: 'postgres://h/db' }, host(2, 0.2))).toBe(false);
+    expect(journalOnWorker('auto', { sqlitePath: ':memory:' }, host(8, 0.2))).toBe(false);
     expect(journalOnWorker('worker', { sqlitePath: ':memory:' })).toBe(false);
-    expect(journalOnWorker('thread', { sqlitePath: '/tmp/x.sqlite' })).toBe(false);
+    expect(journalOnWorker('worker', file, host(2, 0.2))).toBe(true);
+    expect(journalOnWorker('thread', file, host(8, 9))).toBe(false);
+  });
+
+  it('the disk probe measures a durable write in the directory and leaves nothing there', () => {
+    const ms = measureSyncLatencyMs(dir);
+    expect(Number.isFinite(ms) && ms >= 0).toBe(true);
+    expect(readdirSync(dir).filter((f) => f.startsWith('.tokex-sync-probe'))).toEqual([]);
+    expect(measureSyncLatencyMs(join(dir, 'no-such-directory'))).toBe(Infinity);
   });
 
   it('writes the journal the thread writes, in group commits of what arrived while one was in flight', { timeout: 60_000 }, async () => {

@@ -66,6 +66,7 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     // commit's fsync does not stop this thread's loop (docs/perp-sequencer.md "The journal's writer").
     const journalWriter = journalOnWorker(config.perp.journalWriter, db.location) ? workerJournalWriter({ database: db.location, logger }) : undefined;
     if (journalWriter) stops.add(() => journalWriter.close());
+    logger.info({ journalWriter: journalWriter ? 'worker' : 'thread', setting: config.perp.journalWriter }, 'perp journal: where the group commits run (PERP_JOURNAL_WRITER)');
     const sequencer = new EngineSequencer({ db, engineOptions: { instruments }, eventBuffer: config.perp.eventBuffer, recentResults: config.perp.recentResults, logger, ...(nonceLedger ? { nonceLedger } : {}), ...(journalWriter ? { journalWriter } : {}) });
     await sequencer.start();
     stops.add(() => sequencer.stop());

@@ -1,7 +1,8 @@
 /**
  * Where the journal's group commits run (docs/perp-sequencer.md "The journal's writer"): on the
  * engine's own thread (`threadJournalWriter`), or on a worker thread with its own connection to the
- * SQLite file (`workerJournalWriter`, what `PERP_JOURNAL_WRITER=auto` picks for a file).
+ * SQLite file (`workerJournalWriter`, what `PERP_JOURNAL_WRITER=auto` picks for a file on a host with
+ * more than two cores or a disk slower than a millisecond a sync: journalOnWorker).
  *
  * better-sqlite3 is synchronous: on the order thread a commit stops the loop for its statements and
  * its fsync (0.5–1 ms on these disks, more when a checkpoint falls into it). Below saturation every
@@ -15,11 +16,14 @@
  * from the journal (the commit happened or not, atomically), exactly as after a failed commit on the
  * thread. PostgreSQL's commits are asynchronous I/O already and stay on the thread.
  */
+import os from 'node:os';
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { AppError } from '../../errors/app-error.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { workerScript } from '../../lib/worker-script.ts';
 import { DEFAULT_SQLITE_PATH, isInMemorySqlite, type DbExecutor, type OpenDatabaseOptions } from '../../storage/database.ts';
+import { measureSyncLatencyMs } from '../../storage/disk-sync-probe.ts';
 import { loopWriteGateOf, SQLITE_WRITER_SLOTS } from '../../storage/sqlite-write-gate.ts';
 import { appendJournal, type JournalNonceClaim, type JournalRow } from '../store/engine-journal-store.ts';
 import type { JournalWorkerData, JournalWorkerReply, JournalWorkerRequest } from './journal-writer-worker.ts';
@@ -38,10 +42,42 @@ export function threadJournalWriter(db: DbExecutor): JournalWriter {
   return { kind: 'thread', start: async () => {}, append: (rows, nonces) => appendJournal(db, rows, nonces), close: async () => {} };
 }
 
-/** Where `PERP_JOURNAL_WRITER` puts the commits: `auto` on the worker for a SQLite file, on the thread for PostgreSQL or an in-memory file. */
-export function journalOnWorker(setting: 'worker' | 'thread' | 'auto', database: OpenDatabaseOptions): boolean {
+/** What `auto` weighs (the process's cores, the data directory's disk); the defaults measure them. */
+export interface JournalHost {
+  cores(): number;
+  /** Median ms of a durable write on the disk of the SQLite file (storage/disk-sync-probe.ts). */
+  syncMs(sqlitePath: string): number;
+}
+
+/**
+ * `auto` keeps a SQLite file's commits on the order thread when the process has at most this many
+ * cores and the disk syncs in at most {@link THREAD_JOURNAL_MAX_SYNC_MS}.
+ */
+export const THREAD_JOURNAL_MAX_CORES = 2;
+export const THREAD_JOURNAL_MAX_SYNC_MS = 1;
+
+const measuredHost: JournalHost = {
+  cores: () => os.availableParallelism(),
+  syncMs: (sqlitePath) => measureSyncLatencyMs(path.dirname(path.resolve(sqlitePath))),
+};
+
+/**
+ * Where `PERP_JOURNAL_WRITER` puts the commits. `auto`: PostgreSQL and an in-memory file on the
+ * thread; a SQLite file on the worker, except on a host of at most two cores whose disk syncs in a
+ * millisecond or less, where it stays on the thread. There the worker's commit is a thread that
+ * must wake on a core the order thread, V8's helpers and the clients' sockets already share: at
+ * half of saturation it waited for one 150–186 ms of every second, and the p99 of single orders
+ * was 12–47 ms against 9–18 with the commits on the thread, whose fsync stops the loop for a fifth
+ * of a millisecond (docs/performance.md "The journal's commits back on the order thread, on two
+ * cores"). With more cores the worker has one to itself; on a slow disk the loop must not wait for
+ * the sync.
+ */
+export function journalOnWorker(setting: 'worker' | 'thread' | 'auto', database: OpenDatabaseOptions, host: JournalHost = measuredHost): boolean {
   if (setting === 'thread' || isInMemorySqlite(database)) return false;
-  return setting === 'worker' || database.url === undefined;
+  if (setting === 'worker') return true;
+  if (database.url !== undefined) return false;
+  if (host.cores() > THREAD_JOURNAL_MAX_CORES) return true;
+  return !(host.syncMs(database.sqlitePath ?? DEFAULT_SQLITE_PATH) <= THREAD_JOURNAL_MAX_SYNC_MS);
 }
 
 /** A commit the worker could not make, or could not report (the message is its error's; a database error of this path holds no secret). */
