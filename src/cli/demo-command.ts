@@ -17,7 +17,7 @@ import { Command } from 'commander';
 import { ValidationError } from '../errors/app-error.ts';
 
 /** What an embedded stack writes in DATA_DIR: these and only these are removed. */
-const DEMO_ENTRIES = [/^anvil-state\.json$/, /^demo\.json$/, /^deployments$/, /^tokex\.sqlite(-wal|-shm|-journal)?$/, /^master\.key(\.previous)?$/];
+const DEMO_ENTRIES = [/^anvil-state\.json$/, /^demo\.json$/, /^deployments$/, /^tokex\.sqlite(-wal|-shm|-journal)?$/, /^perp-history\.sqlite(-wal|-shm|-journal)?$/, /^master\.key(\.previous)?$/];
 
 export interface DemoResetResult {
   dataDir: string;
