@@ -171,13 +171,20 @@ export function createStackContext(
       return cache;
     })());
   // Once for the process: the perp-engine and perp-api roles share it, and the move of an earlier
-  // release's history runs before either reads it.
+  // release's history runs before either reads it. An open that failed is tried again at the next
+  // call (a role taking its lease back starts again).
   let history: Promise<Db> | undefined;
   const perpHistoryDb = () =>
-    (history ??= openHistoryDatabase(parts.config, parts.db, parts.logger).then((h) => {
-      if (h !== parts.db) stops.add(() => h.close());
-      return h;
-    }));
+    (history ??= openHistoryDatabase(parts.config, parts.db, parts.logger).then(
+      (h) => {
+        if (h !== parts.db) stops.add(() => h.close());
+        return h;
+      },
+      (err: unknown) => {
+        history = undefined;
+        throw err;
+      },
+    ));
   return {
     ...parts,
     streamBroker,
