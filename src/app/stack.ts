@@ -242,6 +242,11 @@ export async function startStack(
     const keys = openKeyService(config, db, logger);
     const status = createRoleStatusRegistry(newHolderId());
     const ctx = createStackContext({ config, logger, chain, db, keys, calendar, symbols, status }, stops);
+    // The perpetual history's file opened, and an earlier release's history moved into it, before
+    // any role holds a lease: on SQLite the move's statements run on this thread, like the
+    // migrations above, and for a long history they take a while (docs/perp-sequencer.md "The
+    // history's own file").
+    if (roles.some(([name]) => name === 'perp-engine' || name === 'perp-api')) await ctx.perpHistoryDb();
     // Before the roles, so it stops after them and its last write records their released leases.
     const publisher = startStatusPublisher({ db, registry: status, intervalMs: config.statusPublishMs, logger });
     stops.add(() => publisher.stop());

@@ -342,6 +342,8 @@ async function attempt(binary: string, port: number, opts: Required<Pick<StartAn
         await writeFile(tmp, json);
         await rename(tmp, opts.stateFile);
       };
+      const unwatch = watchAutomine(rpcUrl, opts.logger);
+      void exitPromise.then(unwatch);
       return { handle: { rpcUrl, port, pid, stop, flushState } };
     }
     await sleep(50);
@@ -351,6 +353,57 @@ async function attempt(binary: string, port: number, opts: Required<Pick<StartAn
 }
 
 /** Spawns the real anvil binary and resolves once its RPC answers `eth_chainId`. */
+/** How often the automine watchdog looks at anvil's pool. */
+export const AUTOMINE_CHECK_MS = 1_000;
+
+/**
+ * anvil's automine sometimes leaves a ready transaction in its pool unmined (foundry-rs/foundry#10122,
+ * seen here on a loaded machine: a migration's transaction waited out its 120 s receipt timeout).
+ * Every {@link AUTOMINE_CHECK_MS} the watchdog reads `txpool_status` and the block number; a ready
+ * (`pending`) transaction seen at two checks in a row with no block mined between them is mined
+ * with `evm_mine`, and a warning says so, if automine is on (`anvil_getAutomine`: with it off the
+ * caller holds transactions on purpose). An automine that works mines a ready transaction within
+ * milliseconds, so the watchdog never acts on one; a queued transaction (a nonce gap) is not
+ * ready and is left alone. Answers the function that stops it.
+ */
+export function watchAutomine(rpcUrl: string, logger?: Pick<Logger, 'warn'>, intervalMs = AUTOMINE_CHECK_MS): () => void {
+  const rpc = async (method: string): Promise<unknown> => {
+    const res = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [] }), signal: AbortSignal.timeout(5_000) });
+    return ((await res.json()) as { result?: unknown }).result;
+  };
+  let stuckAt: string | undefined;
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    void (async () => {
+      const [status, block] = await Promise.all([rpc('txpool_status'), rpc('eth_blockNumber')]);
+      const pending = Number((status as { pending?: string } | undefined)?.pending ?? 0);
+      if (pending === 0 || typeof block !== 'string') {
+        stuckAt = undefined;
+        return;
+      }
+      if (stuckAt !== block) {
+        stuckAt = block;
+        return;
+      }
+      stuckAt = undefined;
+      // Only under automine: a caller that turned it off (tests of pending transactions) holds them on purpose.
+      if ((await rpc('anvil_getAutomine')) !== true) return;
+      logger?.warn({ pending, block: Number(block) }, 'anvil: ready transactions left unmined by automine (foundry-rs/foundry#10122); mining a block');
+      await rpc('evm_mine');
+    })()
+      .catch(() => {
+        // anvil busy, stopping or gone: the next check asks again.
+      })
+      .finally(() => {
+        busy = false;
+      });
+  }, intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 export async function startAnvil(options: StartAnvilOptions = {}): Promise<AnvilHandle> {
   const binary = resolveAnvilBinary();
   const opts = { ...options, host: options.host ?? '127.0.0.1', chainId: options.chainId ?? ANVIL_CHAIN_ID };

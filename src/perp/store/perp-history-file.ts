@@ -16,7 +16,8 @@
  *   2. in one transaction of the main file: the tables emptied and the cursor removed.
  * A crash before 1 commits leaves the history in the main file (the next open moves it again); after
  * it, the marker says the copy is done and the next open only repeats 2. Nothing is read from either
- * file before both steps are done: the roles start after this.
+ * file before both steps are done: the stack opens the file before any role starts (stack.ts), so
+ * the move's synchronous statements never stall a loop that holds a lease.
  */
 import Database from 'better-sqlite3';
 import type { Logger } from '../../lib/logger.ts';
@@ -62,6 +63,7 @@ export async function moveHistoryToOwnFile(opts: {
   stopAfterCopy?: boolean;
 }): Promise<HistoryMove> {
   const { main, history, logger } = opts;
+  const started = performance.now();
   let rows = 0;
   const moved = await history.kysely.selectFrom('meta').select('value').where('key', '=', HISTORY_MOVED_KEY).executeTakeFirst();
   if (!moved) {
@@ -92,14 +94,16 @@ export async function moveHistoryToOwnFile(opts: {
     } finally {
       conn.close();
     }
-    if (rows > 0) logger?.info({ rows }, 'perp history moved to its own file (perp-history.sqlite)');
+    if (rows > 0) logger?.info({ rows, ms: Math.round(performance.now() - started) }, 'perp history copied to its own file (perp-history.sqlite)');
   }
   if (opts.stopAfterCopy) return { rows, emptied: false };
   if (!(await hasHistory(main))) return { rows, emptied: false };
+  const emptying = performance.now();
   await withTransaction(main, async (tx) => {
     for (const table of PERP_HISTORY_TABLES) await sql`DELETE FROM ${sql.table(table)}`.execute(tx);
     await tx.deleteFrom('meta').where('key', '=', CURSOR_KEY).execute();
   });
+  logger?.info({ ms: Math.round(performance.now() - emptying) }, 'perp history: the copy in tokex.sqlite emptied');
   return { rows, emptied: true };
 }
 
