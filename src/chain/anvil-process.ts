@@ -219,17 +219,22 @@ export function listensOn(pid: number, port: number): boolean | undefined {
   return false;
 }
 
+/** One JSON-RPC call to anvil without parameters: its `result` (undefined when it answered none), within `timeoutMs` when given. */
+async function anvilRpc(rpcUrl: string, method: string, timeoutMs?: number): Promise<unknown> {
+  const res = await fetch(rpcUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [] }),
+    ...(timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(timeoutMs) }),
+  });
+  if (!res.ok) return undefined;
+  return ((await res.json()) as { result?: unknown }).result;
+}
+
 async function rpcAnswers(rpcUrl: string): Promise<number | undefined> {
   try {
-    const res = await fetch(rpcUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_chainId', params: [] }),
-      signal: AbortSignal.timeout(1000),
-    });
-    if (!res.ok) return undefined;
-    const body = (await res.json()) as { result?: string };
-    return body.result ? Number.parseInt(body.result, 16) : undefined;
+    const result = await anvilRpc(rpcUrl, 'eth_chainId', 1000);
+    return typeof result === 'string' && result ? Number.parseInt(result, 16) : undefined;
   } catch {
     return undefined;
   }
@@ -333,11 +338,10 @@ async function attempt(binary: string, port: number, opts: Required<Pick<StartAn
       opts.logger?.info({ pid, port, rpcUrl, stateFile: opts.stateFile }, 'anvil started');
       const flushState = async (): Promise<void> => {
         if (!opts.stateFile) return;
-        const res = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'anvil_dumpState', params: [] }) });
-        const body = (await res.json()) as { result?: string };
-        if (typeof body.result !== 'string') throw new AppError('INTERNAL', 'anvil: anvil_dumpState gave no state');
+        const state = await anvilRpc(rpcUrl, 'anvil_dumpState');
+        if (typeof state !== 'string') throw new AppError('INTERNAL', 'anvil: anvil_dumpState gave no state');
         // The same JSON anvil writes itself on exit and every --state-interval, gzipped and hex-encoded.
-        const json = gunzipSync(Buffer.from(body.result.slice(2), 'hex'));
+        const json = gunzipSync(Buffer.from(state.slice(2), 'hex'));
         const tmp = `${opts.stateFile}.${process.pid}.tmp`;
         await writeFile(tmp, json);
         await rename(tmp, opts.stateFile);
@@ -367,10 +371,7 @@ export const AUTOMINE_CHECK_MS = 1_000;
  * ready and is left alone. Answers the function that stops it.
  */
 export function watchAutomine(rpcUrl: string, logger?: Pick<Logger, 'warn'>, intervalMs = AUTOMINE_CHECK_MS): () => void {
-  const rpc = async (method: string): Promise<unknown> => {
-    const res = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: [] }), signal: AbortSignal.timeout(5_000) });
-    return ((await res.json()) as { result?: unknown }).result;
-  };
+  const rpc = (method: string) => anvilRpc(rpcUrl, method, 5_000);
   let stuckAt: string | undefined;
   let busy = false;
   const timer = setInterval(() => {
