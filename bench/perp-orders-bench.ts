@@ -471,7 +471,7 @@ export interface PerpOrdersBenchResult {
 
 export interface OverheadRow {
   /** `single-steady`: single REST orders in the steady window (SteadyFigure). */
-  kind: 'single' | 'single-steady' | EntryKind;
+  kind: 'single' | 'single-steady' | EntryKind | `${EntryKind}-steady`;
   ordersPerRequest: number;
   cpuUsPerOrder: number;
   recoveryUs: number;
@@ -523,6 +523,12 @@ export interface EntryFigure extends WindowFigure {
   seconds: number;
   /** perSec ÷ native recovery alone, filled in by runPerpOrdersBench. */
   ratio: number;
+  /**
+   * The same figure on the same server once warm: `steadyWarm` orders more, unmeasured, then
+   * `orders` measured again (BENCH_PERP_ENTRY_STEADY; absent when 0), as the single REST figure's
+   * steady window.
+   */
+  steady?: WindowFigure & { warmOrders: number };
 }
 
 export type PerpOrdersTopology = 'one-process' | 'two-apis';
@@ -629,6 +635,8 @@ export async function runPerpOrdersBench(
     : [];
   const entryOrders = Number(process.env.BENCH_PERP_ENTRY_ORDERS ?? 12_000);
   const entryWarm = 1_000;
+  // The batch and WebSocket figures' warm window (one process only): this many orders more, then the same count again (0: none).
+  const entrySteadyWarm = topology === 'one-process' ? Number(process.env.BENCH_PERP_ENTRY_STEADY ?? 24_000) : 0;
   const batchSize = Math.min(20, Math.max(1, Number(process.env.BENCH_PERP_BATCH ?? 20)));
   const batchConnections = Number(process.env.BENCH_PERP_BATCH_CONNECTIONS ?? 16);
   const wsConnections = Math.max(walletCount, Number(process.env.BENCH_PERP_WS_CONNECTIONS ?? 32));
@@ -664,7 +672,7 @@ export async function runPerpOrdersBench(
     // bench's rounds) reads the first window alone.
     const steadyWarm = opts.steadyWarm ?? (topology === 'one-process' && opts.nativeRecoverPerSec === undefined ? Number(process.env.BENCH_PERP_STEADY ?? 24_000) : 0);
     const steadyOrders = steadyWarm > 0 ? 2 * orders : 0;
-    const signed = await signOrders(wallets, Math.max(orders + warm + (steadyWarm > 0 ? steadyWarm + steadyOrders : 0), entryKinds.length > 0 ? entryWarm + entryOrders : 0));
+    const signed = await signOrders(wallets, Math.max(orders + warm + (steadyWarm > 0 ? steadyWarm + steadyOrders : 0), entryKinds.length > 0 ? entryWarm + entryOrders + (entrySteadyWarm > 0 ? entrySteadyWarm + entryOrders : 0) : 0));
     let failures = 0;
     let latency = { p50: 0, p99: 0 };
     /**
@@ -797,7 +805,7 @@ export async function runPerpOrdersBench(
     for (const kind of entryKinds) {
       const server = await startChild(['server', path.join(dir, `${kind}.sqlite`), '-', ...wallets.map((w) => w.address)], master, kind === 'ws' ? { BENCH_PERP_WS: 'on' } : {});
       try {
-        entry.push(await measureEntry(kind, server, signed, walletCount, { warm: entryWarm, orders: entryOrders, batchSize, connections: kind === 'ws' ? wsConnections : batchConnections, window: wsWindow }));
+        entry.push(await measureEntry(kind, server, signed, walletCount, { warm: entryWarm, orders: entryOrders, batchSize, connections: kind === 'ws' ? wsConnections : batchConnections, window: wsWindow, steadyWarm: entrySteadyWarm }));
         load.push(`${kind} ${os.loadavg()[0].toFixed(1)}`);
       } finally {
         await stopChild(server.child);
@@ -860,6 +868,12 @@ export async function runPerpOrdersBench(
         `| &nbsp;&nbsp;latency ${unit} p50 / p99; server CPU per order; loop busy per order | ${e.p50Ms.toFixed(1)} / ${e.p99Ms.toFixed(1)} ms; ${e.cpuUsPerOrder.toFixed(0)} µs; ${e.loopUsPerOrder.toFixed(0)} µs |`,
         `| &nbsp;&nbsp;server CPU an order by thread, µs | ${e.threads} |`,
         `| &nbsp;&nbsp;÷ native recovery alone (target ≥ 0.25) | **${r.toFixed(3)}** ${met(r, 0.25, e.refused)} |`,
+        ...(e.steady
+          ? [
+              `| &nbsp;&nbsp;the same once warm, after ${e.steady.warmOrders} orders (${e.steady.orders} orders, ${e.steady.refused} refused): orders/s; latency ${unit} p50 / p99; server CPU per order; loop busy per order | ${e.steady.perSec.toFixed(0)}/s; ${e.steady.p50Ms.toFixed(1)} / ${e.steady.p99Ms.toFixed(1)} ms; ${e.steady.cpuUsPerOrder.toFixed(0)} µs; ${e.steady.loopUsPerOrder.toFixed(0)} µs |`,
+              `| &nbsp;&nbsp;&nbsp;&nbsp;server CPU an order by thread, µs | ${e.steady.threads} |`,
+            ]
+          : []),
       ];
     });
     // Issue 40: server CPU per accepted order against recovery alone plus the bare route's CPU for
@@ -868,14 +882,27 @@ export async function runPerpOrdersBench(
     const overhead: OverheadRow[] = [
       { kind: 'single' as const, ordersPerRequest: 1, cpuUsPerOrder: serverCpuUsPerOrder, target: 2.5 },
       ...(steady ? [{ kind: 'single-steady' as const, ordersPerRequest: 1, cpuUsPerOrder: steady.cpuUsPerOrder, target: 2.5 }] : []),
-      ...entry.map((e) => ({ kind: e.kind, ordersPerRequest: e.batchSize, cpuUsPerOrder: e.cpuUsPerOrder, target: 2.0 })),
+      ...entry.flatMap((e) => [
+        { kind: e.kind, ordersPerRequest: e.batchSize, cpuUsPerOrder: e.cpuUsPerOrder, target: 2.0 },
+        ...(e.steady ? [{ kind: `${e.kind}-steady` as const, ordersPerRequest: e.batchSize, cpuUsPerOrder: e.steady.cpuUsPerOrder, target: 2.0 }] : []),
+      ]),
     ].map((x) => {
       const f = overheadFactor({ cpuUsPerOrder: x.cpuUsPerOrder, nativeRecoverPerSec: alone.nativePerSec, floorCpuUsPerRequest, ordersPerRequest: x.ordersPerRequest });
       const slow = overheadFactor({ cpuUsPerOrder: x.cpuUsPerOrder, nativeRecoverPerSec: slowestRecovery, floorCpuUsPerRequest, ordersPerRequest: x.ordersPerRequest });
       return { ...x, recoveryUs: f.recoveryUs, floorUsPerOrder: f.floorUsPerOrder, factor: f.factor, factorSlowestRecovery: slow.factor };
     });
-    const overheadName = { single: 'single REST orders', 'single-steady': `single REST orders, warm (after ${steady?.warmOrders ?? 0} orders)`, batch: `batches of ${batchSize}`, ws: 'WebSocket orders' } as const;
-    const refusedOf = (k: OverheadRow['kind']) => (k === 'single' ? refusedInRun : k === 'single-steady' ? (steady?.refused ?? 0) : (entry.find((e) => e.kind === k)?.refused ?? 0));
+    const warmOf = (k: EntryKind) => entry.find((e) => e.kind === k)?.steady?.warmOrders ?? 0;
+    const overheadName = {
+      single: 'single REST orders', 'single-steady': `single REST orders, warm (after ${steady?.warmOrders ?? 0} orders)`,
+      batch: `batches of ${batchSize}`, 'batch-steady': `batches of ${batchSize}, warm (after ${warmOf('batch')} orders)`,
+      ws: 'WebSocket orders', 'ws-steady': `WebSocket orders, warm (after ${warmOf('ws')} orders)`,
+    } as const;
+    const refusedOf = (k: OverheadRow['kind']) => {
+      if (k === 'single') return refusedInRun;
+      if (k === 'single-steady') return steady?.refused ?? 0;
+      const e = entry.find((x) => x.kind === k.replace('-steady', ''));
+      return (k.endsWith('-steady') ? e?.steady?.refused : e?.refused) ?? 0;
+    };
     const overheadRows = [
       `| overhead factor (issue 40): server CPU per accepted order ÷ (native recovery alone ${(1e6 / alone.nativePerSec).toFixed(1)} µs, rounds ${alone.nativeRoundsPerSec.map((r) => (1e6 / r).toFixed(1)).join(' / ')} µs, + bare Fastify CPU ${floorCpuUsPerRequest.toFixed(1)} µs a request ÷ orders a request) | |`,
       ...overhead.map(
@@ -901,6 +928,7 @@ export async function runPerpOrdersBench(
       `| single signed order ÷ the floor, orders/s ÷ requests/s (issue 29's target ≥ 0.4) | **${floorRatio.toFixed(3)}** ${met(floorRatio, 0.4, refusedInRun)} (CPU a request ÷ CPU an order: ${(floorCpuUsPerRequest / serverCpuUsPerOrder).toFixed(3)}) |`,
       `| signer recovery alone, native libsecp256k1 (${alone.signatures} signatures, one core) | ${alone.nativePerSec.toFixed(0)}/s |`,
       `| signer recovery alone, viem JS (${alone.jsSignatures} signatures, one core) | ${alone.jsPerSec.toFixed(0)}/s |`,
+      `| an order's two address checksums (its account, its signer) where the venue has more traders than viem's LRU of 8,192 (${alone.checksumUs.addresses} distinct addresses, one core): viem getAddress (before 28 November) / Keccak in wasm, µs an order | ${(2 * alone.checksumUs.viem).toFixed(1)} / ${(2 * alone.checksumUs.wasm).toFixed(1)} |`,
       `| EIP-712 digest alone of these orders, viem hashTypedData (one core) | ${digestPerSec.toFixed(0)}/s (${(1e6 / digestPerSec).toFixed(0)} µs) |`,
       `| EIP-712 recovery of these orders, digest + native (one core) | ${typedNativePerSec.toFixed(0)}/s |`,
       `| EIP-712 recovery of these orders, viem recoverTypedDataAddress (one core) | ${typedViemPerSec.toFixed(0)}/s |`,
@@ -1135,7 +1163,7 @@ async function measureEntry(
   server: ServerChild,
   signed: SignedOrder[],
   wallets: number,
-  o: { warm: number; orders: number; batchSize: number; connections: number; window: number },
+  o: { warm: number; orders: number; batchSize: number; connections: number; window: number; steadyWarm: number },
 ): Promise<EntryFigure> {
   const { keys } = server.ready;
   const warmList = signed.slice(0, o.warm);
@@ -1152,11 +1180,28 @@ async function measureEntry(
   const r = await send(list);
   await profileChild(server.child, 'stop', kind === 'batch' ? 'batch-orders' : 'ws-orders', list.length);
   const u1 = await childUsage(server.child);
+  let steady: EntryFigure['steady'];
+  if (o.steadyWarm > 0) {
+    // Issue 40: the warm window, as for single REST orders: V8 still optimises the order path
+    // through the first window, and its compiler threads' CPU is counted in it.
+    const from = o.warm + o.orders;
+    const more = await send(signed.slice(from, from + o.steadyWarm));
+    if (more.refused > 0) throw new Error(`perp bench: ${more.refused} of the ${kind} orders before the warm window were refused`);
+    const again = signed.slice(from + o.steadyWarm, from + o.steadyWarm + o.orders);
+    const v0 = await childUsage(server.child);
+    const s1 = await send(again);
+    const v1 = await childUsage(server.child);
+    steady = {
+      warmOrders: from + o.steadyWarm, orders: again.length, refused: s1.refused, perSec: again.length / s1.seconds, p50Ms: s1.p50, p99Ms: s1.p99,
+      cpuUsPerOrder: (v1.us - v0.us) / again.length, loopUsPerOrder: ((v1.activeMs - v0.activeMs) * 1000) / again.length,
+      threads: threadSplit(server.child.pid, v0.threads, v1.threads, again.length),
+    };
+  }
   return {
     kind, orders: list.length, requests: kind === 'batch' ? Math.ceil(list.length / o.batchSize) : list.length, batchSize: kind === 'batch' ? o.batchSize : 1,
     connections: o.connections, window: kind === 'ws' ? o.window : 1, refused: r.refused, seconds: r.seconds, perSec: list.length / r.seconds,
     p50Ms: r.p50, p99Ms: r.p99, cpuUsPerOrder: (u1.us - u0.us) / list.length, loopUsPerOrder: ((u1.activeMs - u0.activeMs) * 1000) / list.length,
-    threads: threadSplit(server.child.pid, u0.threads, u1.threads, list.length), ratio: 0,
+    threads: threadSplit(server.child.pid, u0.threads, u1.threads, list.length), ratio: 0, steady,
   };
 }
 

@@ -15,7 +15,9 @@ import { randomBytes } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { bytesToHex, recoverAddress, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { getAddress } from 'viem';
 import { nativeRecovery, recoverSigner } from '../src/chain/signature-recovery.ts';
+import { checksumAddress } from '../src/chain/address-checksum.ts';
 
 interface NativeSign {
   ecdsaSign(msg32: Uint8Array, seckey: Uint8Array): { signature: Uint8Array; recid: number };
@@ -28,7 +30,32 @@ export interface SignatureRecoveryBenchResult {
   nativeRoundsPerSec: number[];
   jsPerSec: number;
   jsSignatures: number;
+  /** µs an address checksum over more distinct addresses than viem's LRU holds: viem's getAddress, then address-checksum.ts. */
+  checksumUs: { addresses: number; viem: number; wasm: number };
   table: string;
+}
+
+/**
+ * An address's EIP-55 checksum, µs, over `count` distinct lower-case addresses (more than the 8,192
+ * viem's LRU keeps, as a venue with that many traders sees): viem's `getAddress` (pure-JS Keccak
+ * behind the LRU), then address-checksum.ts (Keccak in WebAssembly), the best of three rounds each,
+ * alternated. A signed order checksums two addresses (its account field and its recovered signer).
+ */
+function checksumCost(count: number): { addresses: number; viem: number; wasm: number } {
+  const addresses = Array.from({ length: count }, () => `0x${randomBytes(20).toString('hex')}`);
+  let viem = Infinity;
+  let wasm = Infinity;
+  let sink = 0;
+  for (let r = 0; r < 3; r++) {
+    let t0 = process.hrtime.bigint();
+    for (const a of addresses) sink += getAddress(a).charCodeAt(5);
+    viem = Math.min(viem, Number(process.hrtime.bigint() - t0) / 1e3 / count);
+    t0 = process.hrtime.bigint();
+    for (const a of addresses) sink += checksumAddress(a).charCodeAt(5);
+    wasm = Math.min(wasm, Number(process.hrtime.bigint() - t0) / 1e3 / count);
+  }
+  if (sink === 0) throw new Error('unreachable');
+  return { addresses: count, viem, wasm };
 }
 
 /** Each round's rate (the best is the figure; the others show the noise of the shared cores). */
@@ -73,14 +100,16 @@ export async function runSignatureRecoveryBench(opts: { signatures?: number; jsS
     jsPerSec = Math.max(jsPerSec, jsN / (Number(process.hrtime.bigint() - t0) / 1e9));
   }
   if (sink === 0) throw new Error('unreachable');
+  const checksumUs = checksumCost(Number(process.env.BENCH_CHECKSUM_ADDRESSES ?? 20_000));
   const table = [
     '| figure | value |',
     '| --- | ---: |',
     `| signer recovery, native libsecp256k1 (recoverSigner, ${n} signatures, one core) | ${nativePerSec.toFixed(0)}/s (${(1e6 / nativePerSec).toFixed(1)} µs) |`,
     `| signer recovery, viem recoverAddress in JS (${jsN} signatures, one core) | ${jsPerSec.toFixed(0)}/s (${(1e6 / jsPerSec).toFixed(0)} µs) |`,
     `| native ÷ JS | ${(nativePerSec / jsPerSec).toFixed(1)}× |`,
+    `| an address's EIP-55 checksum over ${checksumUs.addresses} distinct addresses (past viem's LRU of 8,192): viem getAddress / Keccak in wasm (address-checksum.ts), µs | ${checksumUs.viem.toFixed(1)} / ${checksumUs.wasm.toFixed(1)} |`,
   ].join('\n');
-  return { signatures: n, nativePerSec, nativeRoundsPerSec, jsPerSec, jsSignatures: jsN, table };
+  return { signatures: n, nativePerSec, nativeRoundsPerSec, jsPerSec, jsSignatures: jsN, checksumUs, table };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {

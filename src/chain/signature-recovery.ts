@@ -29,7 +29,8 @@
  * throws a plain Error without it.
  */
 import { createRequire } from 'node:module';
-import { bytesToHex, checksumAddress, recoverAddress, type Address, type Hex } from 'viem';
+import { recoverAddress, type Address, type Hex } from 'viem';
+import { checksumAddressOfBytes } from './address-checksum.ts';
 import { ValidationError } from '../errors/app-error.ts';
 import { keccak256Bytes } from './keccak.ts';
 
@@ -103,7 +104,7 @@ export function recoverSigner(digest: Hex, signature: Hex): Address {
     throw invalid();
   }
   // Uncompressed key: 0x04 ‖ x ‖ y; the address is the last 20 bytes of keccak256(x ‖ y).
-  return checksumAddress(bytesToHex(keccak256Bytes(publicKey.subarray(1)).subarray(12)));
+  return checksumAddressOfBytes(keccak256Bytes(publicKey.subarray(1)).subarray(12));
 }
 
 /**

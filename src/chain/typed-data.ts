@@ -14,7 +14,8 @@
  * {@link parseSignature}: the compact form of EIP-2098 is accepted wherever the 65-byte one is, and a
  * high `s` is refused everywhere (EIP-2). Nothing here logs, and no error carries a signature.
  */
-import { getAddress, isAddress, isHex, type Address, type Hex } from 'viem';
+import { isHex, type Address, type Hex } from 'viem';
+import { checksumAddress, isAddressText } from './address-checksum.ts';
 import { ValidationError } from '../errors/app-error.ts';
 import { keccak256Bytes, keccak256Hex, keccak256Utf8 } from './keccak.ts';
 import { nativeRecovery, recoverSigner as recoverNative, recoverSignerJs } from './signature-recovery.ts';
@@ -58,8 +59,8 @@ export type TypedMessage = Record<string, unknown>;
 /** The domain of one verifying contract on one chain; throws on a malformed chain id or address. */
 export function typedDataDomain(d: { name: string; version: string; chainId: number; verifyingContract: string }): TypedDataDomain {
   if (!Number.isSafeInteger(d.chainId) || d.chainId <= 0) throw new ValidationError('domain.chainId', 'must be a positive integer');
-  if (!isAddress(d.verifyingContract, { strict: false })) throw new ValidationError('domain.verifyingContract', 'is not an address');
-  return { name: d.name, version: d.version, chainId: d.chainId, verifyingContract: getAddress(d.verifyingContract) };
+  if (!isAddressText(d.verifyingContract)) throw new ValidationError('domain.verifyingContract', 'is not an address');
+  return { name: d.name, version: d.version, chainId: d.chainId, verifyingContract: checksumAddress(d.verifyingContract) };
 }
 
 const SIGNATURE_RE = /^0x(?:[0-9a-fA-F]{130}|[0-9a-fA-F]{128})$/;
@@ -161,8 +162,8 @@ const fieldName = (parent: string, name: string | undefined): string => (name ==
 function readAtomic(t: Atomic, raw: unknown, parent: string, name?: string): unknown {
   switch (t.kind) {
     case 'address':
-      if (typeof raw !== 'string' || !isAddress(raw, { strict: false })) throw new ValidationError(fieldName(parent, name), 'must be an address');
-      return getAddress(raw);
+      if (!isAddressText(raw)) throw new ValidationError(fieldName(parent, name), 'must be an address');
+      return checksumAddress(raw);
     case 'bool':
       if (typeof raw !== 'boolean') throw new ValidationError(fieldName(parent, name), 'must be true or false');
       return raw;

@@ -1,0 +1,48 @@
+/**
+ * EIP-55 checksummed addresses on the request path, on the WebAssembly Keccak (keccak.ts). viem's
+ * `getAddress` and `checksumAddress` hash in pure JavaScript (@noble/hashes) behind an LRU of 8,192
+ * addresses: 2.6 µs an address it holds, 30–34 µs one it does not (these 2-core machines). A signed
+ * order checksums two addresses (its `account` field and the recovered signer), so a venue whose
+ * traders outnumber the LRU paid about 60 µs an order, most of a signature recovery, which a bench of
+ * 16 wallets never shows (docs/performance.md, "Checksums off the LRU"). Here an address costs the
+ * same whoever sent it. address-checksum.test.ts holds the answers equal to viem's.
+ */
+import type { Address } from 'viem';
+import { keccak256Bytes } from './keccak.ts';
+
+const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+// One buffer for the thread: each call fills and hashes it synchronously, so no two calls interleave.
+const ascii = new Uint8Array(40);
+const digits = new Uint16Array(42);
+digits[0] = 0x30; // '0'
+digits[1] = 0x78; // 'x'
+
+/** True for `0x` and 40 hex digits in any case (viem's `isAddress` with `strict: false`). */
+export function isAddressText(value: unknown): value is string {
+  return typeof value === 'string' && ADDRESS_RE.test(value);
+}
+
+/**
+ * The EIP-55 spelling of `address` (0x and 40 hex digits, any case; the caller has checked it with
+ * {@link isAddressText}): a letter is upper case where the matching nibble of keccak256 of the
+ * lower-case digits is 8 or more.
+ */
+export function checksumAddress(address: string): Address {
+  for (let i = 0; i < 40; i++) {
+    let c = address.charCodeAt(i + 2);
+    if (c >= 0x41 && c <= 0x46) c += 0x20; // A–F → a–f
+    ascii[i] = c;
+  }
+  const hash = keccak256Bytes(ascii);
+  for (let i = 0; i < 40; i++) {
+    const c = ascii[i];
+    const nibble = i % 2 === 0 ? hash[i >> 1] >> 4 : hash[i >> 1] & 0x0f;
+    digits[i + 2] = c >= 0x61 && nibble >= 8 ? c - 0x20 : c;
+  }
+  return String.fromCharCode.apply(null, digits as unknown as number[]) as Address;
+}
+
+/** The checksummed address of 20 bytes (a public key's hash tail, say). */
+export function checksumAddressOfBytes(bytes: Uint8Array): Address {
+  return checksumAddress(`0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`);
+}
