@@ -39,7 +39,7 @@ import { signPerp } from '../src/auth/hmac.ts';
 import { breakdownTable, summariseProfile } from './perp-profile-summary.ts';
 import { dueCount, halfOfSaturation, latenciesFromSchedule, openLoopSchedule, summariseLatencies, type LatencySummary } from './open-loop.ts';
 import {
-  batchesOf, CHAIN_ID, childUsage, makeWallets, sendBatches, sendFrames, sendOrders, signOrders, startChild, stopChild, threadSplit,
+  batchesOf, CHAIN_ID, childGcPauses, childUsage, makeWallets, sendBatches, sendFrames, sendOrders, signOrders, startChild, stopChild, threadSplit,
   openOrderStream, type Ready, type ServerChild, type SignedOrder,
 } from './perp-orders-bench.ts';
 
@@ -76,6 +76,12 @@ export interface LatencyFigure {
    * removes.
    */
   coreWait?: { msPerSec: number; perWakeupMs: number; writerMsPerSec: number };
+  /**
+   * The server's main-thread GC over the open loops: scavenges and the mark-compact's pauses (its
+   * atomic pause, incremental marking steps, weak callbacks): count and ms a second of wall time, and
+   * the longest pause, ms. Every request in the loop's queue waits out a pause.
+   */
+  gc?: { minorPerSec: number; minorMsPerSec: number; majorPerSec: number; majorMsPerSec: number; longestMs: number; over5Ms: number };
   /** How long the server took to go quiet after the closed loop, before the open loop. */
   quietMs: number;
   /** Target p99, ms (single and WebSocket orders). */
@@ -363,6 +369,15 @@ export async function runPerpLatencyBench(opts: { saturated?: Partial<Record<Lat
         const wall = (Math.max(...r.answered.filter((x) => !Number.isNaN(x))) - r.schedule[0]) / 1000;
         const c1 = process.cpuUsage(c0);
         const u1 = await childUsage(server.child);
+        const pauses = u0.gc ? await childGcPauses(server.child, u0.gc.pauses) : [];
+        const loopSeconds = (performance.now() - t0) / 1000;
+        const gc = u0.gc && u1.gc
+          ? {
+              minorPerSec: (u1.gc.minorCount - u0.gc.minorCount) / loopSeconds, minorMsPerSec: (u1.gc.minorMs - u0.gc.minorMs) / loopSeconds,
+              majorPerSec: (u1.gc.majorCount - u0.gc.majorCount) / loopSeconds, majorMsPerSec: (u1.gc.majorMs - u0.gc.majorMs) / loopSeconds,
+              longestMs: pauses.reduce((a, b) => Math.max(a, b), 0), over5Ms: pauses.filter((p) => p > 5).length,
+            }
+          : undefined;
         if (profDir) {
           await profile(server, 'stop', path.resolve(profDir, `latency-${kind}.cpuprofile`));
           fs.writeFileSync(path.resolve(profDir, `latency-${kind}.orders`), String(list.length));
@@ -378,7 +393,7 @@ export async function runPerpLatencyBench(opts: { saturated?: Partial<Record<Lat
           serverCpuShare: (u1.us - u0.us) / ((performance.now() - t0) * 1000),
           clientCpuShare: (c1.user + c1.system) / ((performance.now() - t0) * 1000),
           threads: threadSplit(server.child.pid, u0.threads, u1.threads, (warmRequests + measured) * perRequest),
-          coreWait: coreWaitOf(server.child.pid, u0, u1, (performance.now() - t0) / 1000),
+          coreWait: coreWaitOf(server.child.pid, u0, u1, (performance.now() - t0) / 1000), gc,
           ...(kind === 'batch' ? {} : { targetP99Ms: 10 }), loadAvg: os.loadavg()[0],
         });
       } finally {
@@ -390,12 +405,13 @@ export async function runPerpLatencyBench(opts: { saturated?: Partial<Record<Lat
   }
   const name = { single: 'single REST orders', batch: `batches of ${batchSize} over REST (latency per batch)`, ws: 'WebSocket orders' } as const;
   const table = [
-    `| way in | saturation (closed loop) | open loop at ${fixedRate === undefined ? 'half' : 'a fixed rate'}: scheduled / achieved | requests (refused) | p50 / p99 / max from the scheduled send | of which the client's own send lag p50 / p99 | server CPU share (client's) | server CPU an order by thread, µs | waiting for a core, ms a second: order thread (a wake-up) · writer | target p99 | load avg |`,
-    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | ---: |',
+    `| way in | saturation (closed loop) | open loop at ${fixedRate === undefined ? 'half' : 'a fixed rate'}: scheduled / achieved | requests (refused) | p50 / p99 / max from the scheduled send | of which the client's own send lag p50 / p99 | server CPU share (client's) | server CPU an order by thread, µs | waiting for a core, ms a second: order thread (a wake-up) · writer | GC on the order thread: scavenges a second (ms a second) · mark-compact pauses a second (ms a second) · longest pause, pauses over 5 ms | target p99 | load avg |`,
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | --- | ---: |',
     ...figures.map((f) =>
       `| ${name[f.kind]} | ${f.saturatedPerSec.toFixed(0)} orders/s${f.saturationFrom === 'given' ? ' (this run\'s perp-orders figure)' : ''} | ${f.ratePerSec.toFixed(0)} / ${f.achievedPerSec.toFixed(0)} orders/s | ${f.requests} (${f.refused}) | ` +
         `${f.latency.p50Ms.toFixed(1)} / ${f.latency.p99Ms.toFixed(1)} / ${f.latency.maxMs.toFixed(1)} ms | ${f.sendLag.p50Ms.toFixed(1)} / ${f.sendLag.p99Ms.toFixed(1)} ms | ${(100 * f.serverCpuShare).toFixed(0)} % (${(100 * f.clientCpuShare).toFixed(0)} %) | ${f.threads} | ` +
         `${f.coreWait ? `${f.coreWait.msPerSec.toFixed(1)} (${(f.coreWait.perWakeupMs * 1000).toFixed(0)} µs) · ${f.coreWait.writerMsPerSec.toFixed(1)}` : 'n/a'} | ` +
+        `${f.gc ? `${f.gc.minorPerSec.toFixed(1)} (${f.gc.minorMsPerSec.toFixed(1)}) · ${f.gc.majorPerSec.toFixed(2)} (${f.gc.majorMsPerSec.toFixed(1)}) · ${f.gc.longestMs.toFixed(1)} ms, ${f.gc.over5Ms}` : 'n/a'} | ` +
         `${f.targetP99Ms === undefined ? '—' : `≤ ${f.targetP99Ms} ms: ${f.latency.p99Ms <= f.targetP99Ms && f.refused === 0 ? 'met' : 'NOT met'}`} | ${f.loadAvg.toFixed(1)} |`,
     ),
   ].join('\n');

@@ -56,7 +56,7 @@ import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { performance as nodePerformance } from 'node:perf_hooks';
+import { PerformanceObserver, performance as nodePerformance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { hashTypedData, hexToBytes, recoverTypedDataAddress, type Hex } from 'viem';
@@ -112,11 +112,29 @@ const sqlTimer = process.env.BENCH_PERP_PROF && ['server', 'api'].includes(proce
 function serveControl(stop: () => Promise<void>, eventsPublished?: () => number): void {
   let profile: CpuProfile | undefined;
   let sql0: SqlTotals | undefined;
+  // The main thread's GC pauses so far (V8's `gc` entries: minor (1) = scavenges; the rest = the
+  // mark-compact's pauses: its atomic pause (4), incremental marking steps (8), weak callbacks (16)),
+  // for the latency bench: whether the tail is a collection or a queue.
+  const gc = { minorCount: 0, minorMs: 0, majorCount: 0, majorMs: 0, pauses: [] as number[] };
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind;
+      if (kind === 1) {
+        gc.minorCount++;
+        gc.minorMs += e.duration;
+      } else {
+        gc.majorCount++;
+        gc.majorMs += e.duration;
+      }
+      gc.pauses.push(e.duration);
+    }
+  }).observe({ entryTypes: ['gc'] });
   process.on('message', async (m: any) => {
     // The loop's busy time counts a synchronous SQLite commit waiting on fsync; CPU time does not.
     // A mark between V8's own trace lines (--trace-opt, --trace-gc) when they are shown.
     if (m === 'cpu' && process.env.BENCH_CHILD_STDOUT === 'inherit') fs.writeSync(1, `--- cpu ${process.pid} ${Date.now()}\n`);
-    if (m === 'cpu') process.send?.({ cpu: process.cpuUsage(), elu: nodePerformance.eventLoopUtilization(), threads: threadTimes(), waits: threadTimes(1), wakeups: threadTimes(2), events: eventsPublished?.() });
+    if (m === 'cpu') process.send?.({ cpu: process.cpuUsage(), elu: nodePerformance.eventLoopUtilization(), threads: threadTimes(), waits: threadTimes(1), wakeups: threadTimes(2), events: eventsPublished?.(), gc: { ...gc, pauses: gc.pauses.length } });
+    if (m?.gcPausesFrom !== undefined) process.send?.({ gcPauses: gc.pauses.slice(Number(m.gcPausesFrom)) });
     if (m?.profile === 'start') {
       sql0 = sqlTimer?.totals();
       // BENCH_PERP_HEAP=1: what the window allocates (cpu-profile.ts startHeapSampling) instead of its CPU.
@@ -948,7 +966,7 @@ export async function runPerpOrdersBench(
     // BENCH_PERP_HEAP=1 leaves heap profiles, read by bench/heap-sampling-summary.ts.
     const breakdown = profiles && process.env.BENCH_PERP_HEAP !== '1'
       ? `\n\nwhere the time goes (profiled runs in ${profiles}; bench/perp-profile-summary.ts):\n\n` +
-        breakdownTable(['rest-order', ...(steady ? ['rest-order-steady'] : []), 'floor', ...entry.map((e) => (e.kind === 'batch' ? 'batch-orders' : 'ws-orders'))].map((n) => summariseProfile(profiles, n)))
+        breakdownTable(['rest-order', ...(steady ? ['rest-order-steady'] : []), 'floor', ...entry.flatMap((e) => { const n = e.kind === 'batch' ? 'batch-orders' : 'ws-orders'; return e.steady ? [n, `${n}-warm`] : [n]; })].map((n) => summariseProfile(profiles, n)))
       : '';
     return {
       orders, failures: refusedInRun, seconds, perSec, p50Ms, p99Ms, serverCpuUsPerOrder, serverLoopUsPerOrder,
@@ -1034,13 +1052,23 @@ export function threadSplit(pid: number | undefined, t0: Record<string, number> 
   return line;
 }
 
-/** A server child's CPU (user + system, µs) and event-loop busy time (ms) so far, with its threads' times (threadTimes: on a core, waiting for one, put on one). */
-export function childUsage(child: ServerChild['child']): Promise<{ us: number; activeMs: number; threads?: Record<string, number>; waits?: Record<string, number>; wakeups?: Record<string, number> }> {
+/** A server child's main-thread GC pauses so far (serveControl's observer of V8's `gc` entries). */
+export interface ChildGc {
+  minorCount: number;
+  minorMs: number;
+  majorCount: number;
+  majorMs: number;
+  /** How many pauses so far (the index the next one will take in the child's list). */
+  pauses: number;
+}
+
+/** A server child's CPU (user + system, µs) and event-loop busy time (ms) so far, with its threads' times (threadTimes: on a core, waiting for one, put on one) and its GC pauses. */
+export function childUsage(child: ServerChild['child']): Promise<{ us: number; activeMs: number; threads?: Record<string, number>; waits?: Record<string, number>; wakeups?: Record<string, number>; gc?: ChildGc }> {
   return new Promise((resolve) => {
     const on = (m: any) => {
       if (m?.cpu) {
         child.off('message', on);
-        resolve({ us: m.cpu.user + m.cpu.system, activeMs: m.elu.active, threads: m.threads, waits: m.waits, wakeups: m.wakeups });
+        resolve({ us: m.cpu.user + m.cpu.system, activeMs: m.elu.active, threads: m.threads, waits: m.waits, wakeups: m.wakeups, gc: m.gc });
       }
     };
     child.on('message', on);
@@ -1189,7 +1217,9 @@ async function measureEntry(
     if (more.refused > 0) throw new Error(`perp bench: ${more.refused} of the ${kind} orders before the warm window were refused`);
     const again = signed.slice(from + o.steadyWarm, from + o.steadyWarm + o.orders);
     const v0 = await childUsage(server.child);
+    await profileChild(server.child, 'start');
     const s1 = await send(again);
+    await profileChild(server.child, 'stop', kind === 'batch' ? 'batch-orders-warm' : 'ws-orders-warm', again.length);
     const v1 = await childUsage(server.child);
     steady = {
       warmOrders: from + o.steadyWarm, orders: again.length, refused: s1.refused, perSec: again.length / s1.seconds, p50Ms: s1.p50, p99Ms: s1.p99,
@@ -1502,5 +1532,19 @@ export function openOrderStream(wsUrl: string, key: Ready['keys'][number]): Prom
         else resolve(ws);
       });
     });
+  });
+}
+
+/** A server child's main-thread GC pause durations (ms), from the `from`-th on (ChildGc.pauses counts them). */
+export function childGcPauses(child: ServerChild['child'], from: number): Promise<number[]> {
+  return new Promise((resolve) => {
+    const on = (m: any) => {
+      if (m?.gcPauses) {
+        child.off('message', on);
+        resolve(m.gcPauses as number[]);
+      }
+    };
+    child.on('message', on);
+    child.send({ gcPausesFrom: from });
   });
 }

@@ -176,7 +176,7 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     process.exit(2);
   }
   const found = names.length > 0 ? names : fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => f.replace(/\.cpuprofile$/, ''));
-  const order = ['rest-order', 'floor', 'batch-orders', 'ws-orders'];
+  const order = ['rest-order', 'rest-order-steady', 'floor', 'batch-orders', 'batch-orders-warm', 'ws-orders', 'ws-orders-warm'];
   found.sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
   console.log(breakdownTable(found.filter((n) => fs.existsSync(path.join(dir, `${n}.orders`))).map((n) => summariseProfile(dir, n))));
 }
