@@ -1,9 +1,9 @@
 /**
  * EIP-55 checksummed addresses on the request path, on the WebAssembly Keccak (keccak.ts). viem's
  * `getAddress` and `checksumAddress` hash in pure JavaScript (@noble/hashes) behind an LRU of 8,192
- * addresses: 2.6 µs an address it holds, 30–34 µs one it does not (these 2-core machines). A signed
+ * addresses: 2.6 µs an address it holds, 30–62 µs one it does not (these 2-core machines). A signed
  * order checksums two addresses (its `account` field and the recovered signer), so a venue whose
- * traders outnumber the LRU paid about 60 µs an order, most of a signature recovery, which a bench of
+ * traders outnumber the LRU paid 60–120 µs an order, about a signature recovery, which a bench of
  * 16 wallets never shows (docs/performance.md, "Checksums off the LRU"). Here an address costs the
  * same whoever sent it. address-checksum.test.ts holds the answers equal to viem's.
  */
