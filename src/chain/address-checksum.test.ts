@@ -26,6 +26,15 @@ describe('EIP-55 checksums on the WebAssembly Keccak', () => {
     );
   });
 
+  it("checksums random 20 bytes as viem checksums their hex", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 20, maxLength: 20 }), (b) => {
+        expect(checksumAddressOfBytes(b)).toBe(viemChecksum(`0x${Buffer.from(b).toString('hex')}`));
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
   it('checksums 20 bytes, a view into a larger buffer included', () => {
     const big = new Uint8Array(32).map((_, i) => i * 7 + 3);
     const tail = big.subarray(12);

@@ -24,15 +24,29 @@ export function isAddressText(value: unknown): value is string {
 
 /**
  * The EIP-55 spelling of `address` (0x and 40 hex digits, any case; the caller has checked it with
- * {@link isAddressText}): a letter is upper case where the matching nibble of keccak256 of the
- * lower-case digits is 8 or more.
+ * {@link isAddressText}).
  */
 export function checksumAddress(address: string): Address {
   for (let i = 0; i < 40; i++) {
-    let c = address.charCodeAt(i + 2);
-    if (c >= 0x41 && c <= 0x46) c += 0x20; // A–F → a–f
-    ascii[i] = c;
+    const c = address.charCodeAt(i + 2);
+    ascii[i] = c >= 0x41 && c <= 0x46 ? c + 0x20 : c; // A–F → a–f
   }
+  return checksumOfAscii();
+}
+
+const HEX_DIGITS = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+
+/** The checksummed address of 20 bytes (a public key's hash tail, say), without a hex string between. */
+export function checksumAddressOfBytes(bytes: Uint8Array): Address {
+  for (let i = 0; i < 20; i++) {
+    ascii[2 * i] = HEX_DIGITS[bytes[i] >> 4];
+    ascii[2 * i + 1] = HEX_DIGITS[bytes[i] & 0x0f];
+  }
+  return checksumOfAscii();
+}
+
+/** EIP-55 over the lower-case digits in `ascii`: a letter is upper case where its nibble of their keccak256 is 8 or more. */
+function checksumOfAscii(): Address {
   const hash = keccak256Bytes(ascii);
   for (let i = 0; i < 40; i++) {
     const c = ascii[i];
@@ -40,9 +54,4 @@ export function checksumAddress(address: string): Address {
     digits[i + 2] = c >= 0x61 && nibble >= 8 ? c - 0x20 : c;
   }
   return String.fromCharCode.apply(null, digits as unknown as number[]) as Address;
-}
-
-/** The checksummed address of 20 bytes (a public key's hash tail, say). */
-export function checksumAddressOfBytes(bytes: Uint8Array): Address {
-  return checksumAddress(`0x${Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex')}`);
 }
