@@ -81,7 +81,7 @@ export interface LatencyFigure {
    * atomic pause, incremental marking steps, weak callbacks): count and ms a second of wall time, and
    * the longest pause, ms. Every request in the loop's queue waits out a pause.
    */
-  gc?: { minorPerSec: number; minorMsPerSec: number; majorPerSec: number; majorMsPerSec: number; longestMs: number; over5Ms: number };
+  gc?: { minor: { count: number; ms: number }; major: { count: number; ms: number }; longestMs: number; over5Ms: number };
   /** How long the server took to go quiet after the closed loop, before the open loop. */
   quietMs: number;
   /** Target p99, ms (single and WebSocket orders). */
@@ -369,15 +369,13 @@ export async function runPerpLatencyBench(opts: { saturated?: Partial<Record<Lat
         const wall = (Math.max(...r.answered.filter((x) => !Number.isNaN(x))) - r.schedule[0]) / 1000;
         const c1 = process.cpuUsage(c0);
         const u1 = await childUsage(server.child);
-        const pauses = u0.gc ? await childGcPauses(server.child, u0.gc.pauses) : [];
+        const pauses = u0.gcPauses === undefined ? undefined : await childGcPauses(server.child, u0.gcPauses);
         const loopSeconds = (performance.now() - t0) / 1000;
-        const gc = u0.gc && u1.gc
-          ? {
-              minorPerSec: (u1.gc.minorCount - u0.gc.minorCount) / loopSeconds, minorMsPerSec: (u1.gc.minorMs - u0.gc.minorMs) / loopSeconds,
-              majorPerSec: (u1.gc.majorCount - u0.gc.majorCount) / loopSeconds, majorMsPerSec: (u1.gc.majorMs - u0.gc.majorMs) / loopSeconds,
-              longestMs: pauses.reduce((a, b) => Math.max(a, b), 0), over5Ms: pauses.filter((p) => p > 5).length,
-            }
-          : undefined;
+        const perSec = (ps: Array<[number, number]>) => ({ count: ps.length / loopSeconds, ms: ps.reduce((a, [, ms]) => a + ms, 0) / loopSeconds });
+        const gc = pauses && {
+          minor: perSec(pauses.filter(([k]) => k === 1)), major: perSec(pauses.filter(([k]) => k !== 1)),
+          longestMs: pauses.reduce((a, [, ms]) => Math.max(a, ms), 0), over5Ms: pauses.filter(([, ms]) => ms > 5).length,
+        };
         if (profDir) {
           await profile(server, 'stop', path.resolve(profDir, `latency-${kind}.cpuprofile`));
           fs.writeFileSync(path.resolve(profDir, `latency-${kind}.orders`), String(list.length));
@@ -411,7 +409,7 @@ export async function runPerpLatencyBench(opts: { saturated?: Partial<Record<Lat
       `| ${name[f.kind]} | ${f.saturatedPerSec.toFixed(0)} orders/s${f.saturationFrom === 'given' ? ' (this run\'s perp-orders figure)' : ''} | ${f.ratePerSec.toFixed(0)} / ${f.achievedPerSec.toFixed(0)} orders/s | ${f.requests} (${f.refused}) | ` +
         `${f.latency.p50Ms.toFixed(1)} / ${f.latency.p99Ms.toFixed(1)} / ${f.latency.maxMs.toFixed(1)} ms | ${f.sendLag.p50Ms.toFixed(1)} / ${f.sendLag.p99Ms.toFixed(1)} ms | ${(100 * f.serverCpuShare).toFixed(0)} % (${(100 * f.clientCpuShare).toFixed(0)} %) | ${f.threads} | ` +
         `${f.coreWait ? `${f.coreWait.msPerSec.toFixed(1)} (${(f.coreWait.perWakeupMs * 1000).toFixed(0)} µs) · ${f.coreWait.writerMsPerSec.toFixed(1)}` : 'n/a'} | ` +
-        `${f.gc ? `${f.gc.minorPerSec.toFixed(1)} (${f.gc.minorMsPerSec.toFixed(1)}) · ${f.gc.majorPerSec.toFixed(2)} (${f.gc.majorMsPerSec.toFixed(1)}) · ${f.gc.longestMs.toFixed(1)} ms, ${f.gc.over5Ms}` : 'n/a'} | ` +
+        `${f.gc ? `${f.gc.minor.count.toFixed(1)} (${f.gc.minor.ms.toFixed(1)}) · ${f.gc.major.count.toFixed(2)} (${f.gc.major.ms.toFixed(1)}) · ${f.gc.longestMs.toFixed(1)} ms, ${f.gc.over5Ms}` : 'n/a'} | ` +
         `${f.targetP99Ms === undefined ? '—' : `≤ ${f.targetP99Ms} ms: ${f.latency.p99Ms <= f.targetP99Ms && f.refused === 0 ? 'met' : 'NOT met'}`} | ${f.loadAvg.toFixed(1)} |`,
     ),
   ].join('\n');

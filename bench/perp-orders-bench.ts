@@ -112,29 +112,19 @@ const sqlTimer = process.env.BENCH_PERP_PROF && ['server', 'api'].includes(proce
 function serveControl(stop: () => Promise<void>, eventsPublished?: () => number): void {
   let profile: CpuProfile | undefined;
   let sql0: SqlTotals | undefined;
-  // The main thread's GC pauses so far (V8's `gc` entries: minor (1) = scavenges; the rest = the
-  // mark-compact's pauses: its atomic pause (4), incremental marking steps (8), weak callbacks (16)),
-  // for the latency bench: whether the tail is a collection or a queue.
-  const gc = { minorCount: 0, minorMs: 0, majorCount: 0, majorMs: 0, pauses: [] as number[] };
+  // The main thread's GC pauses so far, [kind, ms] (V8's `gc` entries: kind 1 = a scavenge; the
+  // others are the mark-compact's: its atomic pause (4), incremental marking steps (8), weak
+  // callbacks (16)), for the latency bench: whether the tail is a collection or a queue.
+  const gcPauses: Array<[number, number]> = [];
   new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) {
-      const kind = (e as unknown as { detail?: { kind?: number } }).detail?.kind;
-      if (kind === 1) {
-        gc.minorCount++;
-        gc.minorMs += e.duration;
-      } else {
-        gc.majorCount++;
-        gc.majorMs += e.duration;
-      }
-      gc.pauses.push(e.duration);
-    }
+    for (const e of list.getEntries()) gcPauses.push([(e as unknown as { detail?: { kind?: number } }).detail?.kind ?? 0, e.duration]);
   }).observe({ entryTypes: ['gc'] });
   process.on('message', async (m: any) => {
     // The loop's busy time counts a synchronous SQLite commit waiting on fsync; CPU time does not.
     // A mark between V8's own trace lines (--trace-opt, --trace-gc) when they are shown.
     if (m === 'cpu' && process.env.BENCH_CHILD_STDOUT === 'inherit') fs.writeSync(1, `--- cpu ${process.pid} ${Date.now()}\n`);
-    if (m === 'cpu') process.send?.({ cpu: process.cpuUsage(), elu: nodePerformance.eventLoopUtilization(), threads: threadTimes(), waits: threadTimes(1), wakeups: threadTimes(2), events: eventsPublished?.(), gc: { ...gc, pauses: gc.pauses.length } });
-    if (m?.gcPausesFrom !== undefined) process.send?.({ gcPauses: gc.pauses.slice(Number(m.gcPausesFrom)) });
+    if (m === 'cpu') process.send?.({ cpu: process.cpuUsage(), elu: nodePerformance.eventLoopUtilization(), threads: threadTimes(), waits: threadTimes(1), wakeups: threadTimes(2), events: eventsPublished?.(), gcPauses: gcPauses.length });
+    if (m?.gcPausesFrom !== undefined) process.send?.({ gcPausesSince: gcPauses.slice(Number(m.gcPausesFrom)) });
     if (m?.profile === 'start') {
       sql0 = sqlTimer?.totals();
       // BENCH_PERP_HEAP=1: what the window allocates (cpu-profile.ts startHeapSampling) instead of its CPU.
@@ -1052,23 +1042,13 @@ export function threadSplit(pid: number | undefined, t0: Record<string, number> 
   return line;
 }
 
-/** A server child's main-thread GC pauses so far (serveControl's observer of V8's `gc` entries). */
-export interface ChildGc {
-  minorCount: number;
-  minorMs: number;
-  majorCount: number;
-  majorMs: number;
-  /** How many pauses so far (the index the next one will take in the child's list). */
-  pauses: number;
-}
-
-/** A server child's CPU (user + system, µs) and event-loop busy time (ms) so far, with its threads' times (threadTimes: on a core, waiting for one, put on one) and its GC pauses. */
-export function childUsage(child: ServerChild['child']): Promise<{ us: number; activeMs: number; threads?: Record<string, number>; waits?: Record<string, number>; wakeups?: Record<string, number>; gc?: ChildGc }> {
+/** A server child's CPU (user + system, µs) and event-loop busy time (ms) so far, with its threads' times (threadTimes: on a core, waiting for one, put on one) and how many GC pauses its main thread has had. */
+export function childUsage(child: ServerChild['child']): Promise<{ us: number; activeMs: number; threads?: Record<string, number>; waits?: Record<string, number>; wakeups?: Record<string, number>; gcPauses?: number }> {
   return new Promise((resolve) => {
     const on = (m: any) => {
       if (m?.cpu) {
         child.off('message', on);
-        resolve({ us: m.cpu.user + m.cpu.system, activeMs: m.elu.active, threads: m.threads, waits: m.waits, wakeups: m.wakeups, gc: m.gc });
+        resolve({ us: m.cpu.user + m.cpu.system, activeMs: m.elu.active, threads: m.threads, waits: m.waits, wakeups: m.wakeups, gcPauses: m.gcPauses });
       }
     };
     child.on('message', on);
@@ -1535,13 +1515,13 @@ export function openOrderStream(wsUrl: string, key: Ready['keys'][number]): Prom
   });
 }
 
-/** A server child's main-thread GC pause durations (ms), from the `from`-th on (ChildGc.pauses counts them). */
-export function childGcPauses(child: ServerChild['child'], from: number): Promise<number[]> {
+/** A server child's main-thread GC pauses, [kind, ms], from the `from`-th on (childUsage's `gcPauses` counts them). */
+export function childGcPauses(child: ServerChild['child'], from: number): Promise<Array<[number, number]>> {
   return new Promise((resolve) => {
     const on = (m: any) => {
-      if (m?.gcPauses) {
+      if (m?.gcPausesSince) {
         child.off('message', on);
-        resolve(m.gcPauses as number[]);
+        resolve(m.gcPausesSince as Array<[number, number]>);
       }
     };
     child.on('message', on);
