@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '../../src/auth/nonce-store.ts';
 import { until } from '../support/poll.ts';
+import { monitorRedis } from '../support/redis-monitor.ts';
 
 const stores: Array<{ name: string; make(): Promise<{ store: NonceStore; done(): Promise<void> }> }> = [
   {
@@ -87,15 +88,15 @@ describe.runIf(process.env.REDIS_URL)('redis nonce store scripts', () => {
   it('claims by the script\'s hash (EVALSHA), and still once Redis has forgotten its scripts (SCRIPT FLUSH, as a restart does)', async () => {
     const redis = new Redis(process.env.REDIS_URL!, { lazyConnect: false, maxRetriesPerRequest: 1 });
     const prefix = `test:sha:${process.pid}:${Date.now()}:`;
-    const monitor = await redis.monitor();
     // Every command that names this store's keys, as Redis received it: the command and its key.
     const seen: string[] = [];
-    monitor.on('monitor', (_t: string, args: string[]) => {
+    const monitor = monitorRedis(process.env.REDIS_URL!, (args) => {
       const key = args.find((a) => a.startsWith(`${prefix}k:`));
       // The scripts' own SETs show too: only the calls are of interest.
       if (key && /^eval/i.test(args[0])) seen.push(`${args[0].toLowerCase()} ${key.slice(prefix.length)}`);
     });
     try {
+      await monitor.ready;
       const store = createRedisNonceStore(redis, { prefix });
       expect(await store.claim('k', 'n-1', 60_000)).toBe(true);
       expect(await store.claim('k', 'n-2', 60_000)).toBe(true);
@@ -107,7 +108,7 @@ describe.runIf(process.env.REDIS_URL)('redis nonce store scripts', () => {
       // n-1 may go as EVAL (the script not loaded yet); after the flush n-3's first EVALSHA is answered NOSCRIPT and sent again as EVAL.
       expect(seen.slice(1)).toEqual(['evalsha k:n-2', 'evalsha k:n-3', 'eval k:n-3', 'evalsha k:n-3']);
     } finally {
-      monitor.disconnect();
+      monitor.close();
       const keys = await redis.keys(`${prefix}*`);
       if (keys.length > 0) await redis.del(...keys);
       redis.disconnect();
