@@ -45,7 +45,7 @@
  * lists every thread). BENCH_NODE_ARGS passes Node or V8 flags to the servers (BENCH_CHILD_STDOUT=inherit
  * shows what V8 prints, such as --trace-opt).
  *
- *   npx tsx bench/perp-orders-bench.ts     (BENCH_PERP_ORDERS, BENCH_PERP_WALLETS, BENCH_PERP_CONNECTIONS, BENCH_PERP_PROF, BENCH_PERP_FLOOR_REQUESTS, BENCH_PERP_STEADY, BENCH_PERP_METRICS=off,
+ *   npx tsx bench/perp-orders-bench.ts     (BENCH_PERP_ORDERS, BENCH_PERP_WALLETS, BENCH_PERP_CONNECTIONS, BENCH_PERP_PROF, BENCH_PERP_FLOOR_REQUESTS, BENCH_PERP_STEADY, BENCH_PERP_METRICS=off, BENCH_PERP_LEAN,
  *                                           BENCH_PERP_ENTRY=batch,ws, BENCH_PERP_ENTRY_ORDERS, BENCH_PERP_BATCH, BENCH_PERP_BATCH_CONNECTIONS,
  *                                           BENCH_PERP_WS_CONNECTIONS, BENCH_PERP_WS_WINDOW)
  *   npx tsx bench/perp-orders-bench.ts metrics-cost     (the metrics' cost alone: BENCH_METRICS_ORDERS, BENCH_METRICS_ROUNDS, BENCH_METRICS_SERVERS, BENCH_METRICS_SCRAPE_MS)
@@ -100,6 +100,32 @@ async function openBenchDatabase(dbPath: string, migrate: boolean) {
   return schema
     ? openDatabase({ url: process.env.DATABASE_URL!, schema, migrate })
     : openDatabase({ sqlitePath: dbPath, migrate, ...(pageSize ? { pageSize } : {}), ...(tempStore ? { tempStore } : {}) });
+}
+
+/**
+ * BENCH_PERP_LEAN (diagnosis only, never a venue): parts of the durable path left out of the server, to
+ * measure the floor the storage's design sets (docs/performance.md "The design's floor"):
+ * - `journal`: the journal append-only (`seq` the rowid, no index on `command_id`: the table rebuilt
+ *   after the migrations) and the order nonce claims decided in memory but never written. A restart
+ *   of such a server would accept a replay: it is the bound a journal whose keys are kept elsewhere
+ *   can approach, not a way to run.
+ * - `projection`: no projector, so no history rows and no projection worker.
+ */
+export function benchLean(env: NodeJS.ProcessEnv = process.env): Set<'journal' | 'projection'> {
+  const parts = (env.BENCH_PERP_LEAN ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+  for (const p of parts) if (p !== 'journal' && p !== 'projection') throw new Error(`BENCH_PERP_LEAN: unknown part ${p} (journal, projection)`);
+  return new Set(parts as Array<'journal' | 'projection'>);
+}
+
+async function leanJournal(db: Awaited<ReturnType<typeof openBenchDatabase>>): Promise<void> {
+  if (db.dialect !== 'sqlite') throw new Error('BENCH_PERP_LEAN=journal: SQLite only');
+  const { sql } = await import('kysely');
+  await db.kysely.transaction().execute(async (tx) => {
+    await sql`create table perp_journal_lean (seq integer primary key, command_id text not null, kind text not null, command text not null, ts bigint not null, code text not null, last_event_seq bigint not null, result text not null)`.execute(tx);
+    await sql`insert into perp_journal_lean (seq, command_id, kind, command, ts, code, last_event_seq, result) select seq, command_id, kind, command, ts, code, last_event_seq, result from perp_journal`.execute(tx);
+    await sql`drop table perp_journal`.execute(tx);
+    await sql`alter table perp_journal_lean rename to perp_journal`.execute(tx);
+  });
 }
 
 /** BENCH_PERP_PROF: every SQLite call of a server child timed by purpose (bench/sqlite-timing.ts). */
@@ -163,6 +189,8 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
   const { perpStreams, serveEngineOverRedis } = await import('../src/perp/sequencer/redis-stream-transport.ts');
   const { openRedis } = await import('../src/storage/redis-client.ts');
   const db = await openBenchDatabase(dbPath, true);
+  const lean = benchLean();
+  if (lean.has('journal')) await leanJournal(db);
   const logger = createLogger({ level: process.env.LOG_LEVEL ?? 'info' });
   const stopRecoveryPool = await startRecoveryPool(logger);
   // As the perp-engine role does: with the API in this process (no Redis transport) the order nonces
@@ -178,6 +206,14 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
     ...(process.env.PERP_EVENT_BUFFER ? { eventBuffer: Number(process.env.PERP_EVENT_BUFFER) } : {}),
     ...(process.env.PERP_RECENT_RESULTS ? { recentResults: Number(process.env.PERP_RECENT_RESULTS) } : {}),
   };
+  if (nonceLedger && lean.has('journal')) {
+    // The claims stay decided in memory (the bench sends no replays) and none reaches a commit.
+    const take = nonceLedger.take.bind(nonceLedger);
+    nonceLedger.take = () => {
+      nonceLedger.written(take());
+      return [];
+    };
+  }
   const sequencer = new EngineSequencer({ db, logger, ...buffers, ...(nonceLedger ? { nonceLedger } : {}), ...(journalWriter ? { journalWriter } : {}) });
   await sequencer.start();
   const gateway = createInProcessGateway(sequencer);
@@ -198,7 +234,7 @@ async function serve(dbPath: string, masterHex: string, prefix: string, addresse
     ...(process.env.BENCH_PERP_PROJECTOR_INTERVAL ? { minWriteIntervalMs: Number(process.env.BENCH_PERP_PROJECTOR_INTERVAL) } : {}),
     ...(!projectorOnWorker((process.env.BENCH_PERP_PROJECTOR as 'thread' | 'worker' | undefined) ?? 'auto', db.location) ? {} : { writer: (onUnknownReason: (r: string) => void) => workerProjectionWriter({ database: hdb.location, feeAccount, onUnknownReason, logger, ...(process.env.BENCH_PERP_PROJECTION_CHUNK ? { chunkEvents: Number(process.env.BENCH_PERP_PROJECTION_CHUNK) } : {}) }) }),
   });
-  await projector.start();
+  if (!lean.has('projection')) await projector.start();
   await gateway.submit({ kind: 'setMarkPrice', id: 'bench-mark', ts: Date.now(), symbol: SYMBOL, markPriceTicks: 20_000, indexPriceTicks: 20_000 });
   const keys = createApiKeyService({ db, secretBox: createSecretBox(Buffer.from(masterHex, 'hex')), cacheTtlMs: 60_000 });
   const created: Ready['keys'] = [];
@@ -918,9 +954,11 @@ export async function runPerpOrdersBench(
           `| &nbsp;&nbsp;${overheadName[o.kind]}: ${o.cpuUsPerOrder.toFixed(0)} µs ÷ (${o.recoveryUs.toFixed(1)} + ${o.floorUsPerOrder.toFixed(1)}) µs (target ≤ ${o.target.toFixed(1)}; with the slowest recovery round ${o.factorSlowestRecovery.toFixed(2)}) | **${o.factor.toFixed(2)}** ${o.factor <= o.target && refusedOf(o.kind) === 0 ? 'met' : 'NOT met'} |`,
       ),
     ];
+    const lean = [...benchLean()];
     const table = [
       '| figure | value |',
       '| --- | ---: |',
+      ...(lean.length > 0 ? [`| **BENCH_PERP_LEAN=${lean.join(',')}: a diagnosis, not the venue (left out: ${lean.map((p) => (p === 'journal' ? "the journal's command-id index and nonce claims" : 'the projection')).join(', ')})** | |`] : []),
       `| signed orders end to end over HTTP (${walletCount} wallets, ${connections} connections, ${orders} orders, ${refusedInRun} refused) | ${perSec.toFixed(0)}/s |`,
       `| latency per order p50 / p99 | ${p50Ms.toFixed(1)} / ${p99Ms.toFixed(1)} ms |`,
       `| server CPU per order (user + system, all threads) | ${serverCpuUsPerOrder.toFixed(0)} µs |`,
