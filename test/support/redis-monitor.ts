@@ -15,9 +15,12 @@ export interface RedisMonitor {
 }
 
 export function monitorRedis(url: string, onCommand: (args: string[]) => void): RedisMonitor {
-  const { hostname, port } = new URL(url);
+  const { hostname, port, username, password } = new URL(url);
   const socket: Socket = connect({ host: hostname || '127.0.0.1', port: Number(port || 6379) });
+  // A URL with a password authenticates first (AUTH, as ioredis would): one more OK to read.
+  const auth = password ? [...(username ? [decodeURIComponent(username)] : []), decodeURIComponent(password)] : [];
   let buffered = '';
+  let oks = auth.length > 0 ? 2 : 1;
   let answered = false;
   let resolveReady!: () => void;
   let rejectReady!: (error: Error) => void;
@@ -26,7 +29,10 @@ export function monitorRedis(url: string, onCommand: (args: string[]) => void): 
     rejectReady = reject;
   });
   socket.setEncoding('utf8');
-  socket.on('connect', () => socket.write('MONITOR\r\n'));
+  socket.on('connect', () => {
+    if (auth.length > 0) socket.write(resp(['AUTH', ...auth]));
+    socket.write('MONITOR\r\n');
+  });
   socket.on('error', (error) => rejectReady(error));
   socket.on('data', (chunk: string) => {
     buffered += chunk;
@@ -35,9 +41,15 @@ export function monitorRedis(url: string, onCommand: (args: string[]) => void): 
       const line = buffered.slice(0, end);
       buffered = buffered.slice(end + 2);
       if (!answered) {
-        answered = true;
-        if (line === '+OK') resolveReady();
-        else rejectReady(new Error(`MONITOR was answered ${line}`));
+        if (line !== '+OK') {
+          // The reply names no secret (Redis answers WRONGPASS or NOAUTH without the password).
+          answered = true;
+          rejectReady(new Error(`MONITOR was answered ${line}`));
+          socket.destroy();
+        } else if (--oks === 0) {
+          answered = true;
+          resolveReady();
+        }
         continue;
       }
       if (line.startsWith('+')) onCommand(monitorArgs(line));
@@ -56,4 +68,9 @@ export function monitorArgs(line: string): string[] {
     }));
   }
   return args;
+}
+
+/** A command as a RESP array of bulk strings. */
+function resp(args: string[]): string {
+  return `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
 }
