@@ -22,7 +22,8 @@
  * the journal and the projector with SQLite statements kept per text against prepared per query
  * (bench/sqlite-statements-bench.ts; BENCH_ONLY=sqlite-statements runs that alone), then what the
  * journal's group commit pays for each index an order's row lands in (bench/journal-index-cost-bench.ts;
- * BENCH_ONLY=journal-index), then signed orders end to end over HTTP against native signer recovery alone (libsecp256k1, with viem's
+ * BENCH_ONLY=journal-index), then what the history projection pays for each of its secondary indexes
+ * (bench/projection-index-cost-bench.ts; BENCH_ONLY=projection-indexes), then signed orders end to end over HTTP against native signer recovery alone (libsecp256k1, with viem's
  * JS recovery beside it), the same against a bare Fastify route, and (issue 29) the same orders in
  * batches of 20 over HTTP and as place frames over the WebSocket against the same recovery
  * (BENCH_ONLY=perp-orders runs that alone, with the scale-out part after it), then the scale-out's
@@ -60,6 +61,7 @@ import { runPerpEngineBench } from './perp-engine-bench.ts';
 import { runPerpJournalBench } from './perp-journal-bench.ts';
 import { runSqliteStatementsBench } from './sqlite-statements-bench.ts';
 import { journalIndexCostTable, runJournalIndexCost } from './journal-index-cost-bench.ts';
+import { projectionIndexCostTable, runProjectionIndexCost } from './projection-index-cost-bench.ts';
 import { runPerpLatencyBench, type LatencyKind } from './perp-latency-bench.ts';
 import { runMetricsCostBench, runPerpOrdersBench } from './perp-orders-bench.ts';
 import { runPerpScaleOutBench } from './perp-scaleout-bench.ts';
@@ -541,6 +543,10 @@ if (!only || only === 'perp' || only === 'sqlite-statements') {
 if (!only || only === 'perp' || only === 'journal-index') {
   console.log('\nthe journal\'s group commit by index layout (issue 40): CPU a journalled order, by default commits of 20 over 200,000 orders already there (bench/journal-index-cost-bench.ts):');
   console.log(journalIndexCostTable(await runJournalIndexCost()));
+}
+if (!only || only === 'perp' || only === 'projection-indexes') {
+  console.log('\nthe history projection by index layout (issue 40): its CPU an order, writes of 400 orders as the projector makes them at 4,000 orders a second (bench/projection-index-cost-bench.ts):');
+  console.log(projectionIndexCostTable(await runProjectionIndexCost()));
 }
 /** The closed-loop throughputs of the perp-orders part, orders a second: the latency part's saturation in a full run. */
 let perpSaturation: Partial<Record<LatencyKind, number>> | undefined;

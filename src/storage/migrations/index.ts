@@ -27,6 +27,7 @@ import * as m0026 from './0026-app-releases.ts';
 import * as m0027 from './0027-perp-withdrawal-signatures.ts';
 import * as m0028 from './0028-perp-reserve-leaf-flows.ts';
 import * as m0029 from './0029-stock-key-scopes.ts';
+import * as m0030 from './0030-perp-client-order-partial-index.ts';
 
 /** Migrations by name, in the order they run (names sort lexically). */
 export type MigrationList = ReadonlyArray<readonly [name: string, migration: Migration]>;
@@ -71,6 +72,7 @@ export const MIGRATIONS: MigrationList = [
   ['0027-perp-withdrawal-signatures', m0027],
   ['0028-perp-reserve-leaf-flows', m0028],
   ['0029-stock-key-scopes', m0029],
+  ['0030-perp-client-order-partial-index', m0030],
 ];
 
 /** A static provider of `list`: no filesystem scanning, so it works the same from tsx, a bundle or tests. */
