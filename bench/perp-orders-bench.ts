@@ -58,6 +58,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PerformanceObserver, performance as nodePerformance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import v8 from 'node:v8';
 import autocannon from 'autocannon';
 import { hashTypedData, hexToBytes, recoverTypedDataAddress, type Hex } from 'viem';
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
@@ -150,6 +151,8 @@ function serveControl(stop: () => Promise<void>, eventsPublished?: () => number)
     // A mark between V8's own trace lines (--trace-opt, --trace-gc) when they are shown.
     if (m === 'cpu' && process.env.BENCH_CHILD_STDOUT === 'inherit') fs.writeSync(1, `--- cpu ${process.pid} ${Date.now()}\n`);
     if (m === 'cpu') process.send?.({ cpu: process.cpuUsage(), elu: nodePerformance.eventLoopUtilization(), threads: threadTimes(), waits: threadTimes(1), wakeups: threadTimes(2), events: eventsPublished?.(), gcPauses: gcPauses.length });
+    // A heap snapshot of the server (bench/perp-heap-growth.ts): what its orders leave behind.
+    if (m?.heapSnapshot) process.send?.({ heapSnapshot: v8.writeHeapSnapshot(String(m.heapSnapshot)) });
     if (m?.gcPausesFrom !== undefined) process.send?.({ gcPausesSince: gcPauses.slice(Number(m.gcPausesFrom)) });
     if (m?.profile === 'start') {
       sql0 = sqlTimer?.totals();
