@@ -35,6 +35,7 @@ const KINDS_ARE_LABELLED: Same<(typeof ENGINE_COMMAND_KINDS)[number], CommandKin
 void KINDS_ARE_LABELLED;
 import { threadJournalWriter, type JournalWriter } from './journal-writer.ts';
 import { JournalCorruptError, engineOfSnapshot, genesisEngine, loadFromJournal, replayJournal, sha256 } from './journal-replay.ts';
+import { EventRing } from './event-ring.ts';
 
 export { JournalCorruptError } from './journal-replay.ts';
 
@@ -251,7 +252,7 @@ export class EngineSequencer {
   private snapshotWrite: Promise<void> = Promise.resolve();
 
   private readonly listeners = new Set<Subscriber>();
-  private ring: EngineEvent[] = [];
+  private readonly ring: EventRing;
   private publishedSeq = 0;
   private recovery: Promise<void> | null = null;
   /** The engine holds commands that are not (known to be) journalled: never snapshot it. */
@@ -274,6 +275,7 @@ export class EngineSequencer {
       recoveryRetryMs: options.recoveryRetryMs ?? 1_000,
       now: options.now ?? Date.now,
     };
+    this.ring = new EventRing(this.opts.eventBuffer);
   }
 
   get state(): SequencerState {
@@ -371,7 +373,7 @@ export class EngineSequencer {
     // Events a failed batch applied that did commit after all were never published: do it now.
     const fresh = loaded.replayed.filter((e) => e.seq > this.publishedSeq);
     if (this._state === 'new') {
-      this.ring = fresh;
+      this.ring.reset(fresh);
       this.publishedSeq = this._engine.lastSeq;
     } else {
       this.publish(fresh);
@@ -763,10 +765,10 @@ export class EngineSequencer {
    */
   subscribe(fromSeq: number, listener: EventListener, onError?: (err: unknown) => void): () => void {
     const sub: Subscriber = { next: Math.max(1, Math.trunc(fromSeq)), fn: listener, queued: null };
-    const oldest = this.ring.length > 0 ? this.ring[0].seq : this.publishedSeq + 1;
+    const oldest = this.ring.oldestSeq() ?? this.publishedSeq + 1;
     const unsubscribe = () => void this.listeners.delete(sub);
     if (sub.next >= oldest || sub.next > this.publishedSeq) {
-      for (const e of this.ring) if (e.seq >= sub.next) this.deliver(sub, e);
+      for (const e of this.ring.since(sub.next)) this.deliver(sub, e);
       this.listeners.add(sub);
       return unsubscribe;
     }
@@ -801,11 +803,8 @@ export class EngineSequencer {
 
   private publish(events: EngineEvent[]): void {
     if (events.length === 0) return;
-    for (const e of events) this.ring.push(e);
-    // Trimmed a quarter at a time: cutting the excess at every publish moved the whole buffer (100 000
-    // references) once a group commit, about a tenth of a single order's CPU once the buffer was full
-    // (docs/performance.md, "The event buffer's trim"). So between trims it holds up to a quarter more.
-    if (this.ring.length > this.opts.eventBuffer + Math.max(1, this.opts.eventBuffer >> 2)) this.ring.splice(0, this.ring.length - this.opts.eventBuffer);
+    // Serialized and trimmed a quarter at a time (event-ring.ts): between trims it holds up to a quarter more.
+    this.ring.push(events);
     this.publishedSeq = events[events.length - 1].seq;
     for (const sub of this.listeners) {
       if (sub.queued !== null) for (const e of events) sub.queued.push(e);
