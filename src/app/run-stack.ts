@@ -6,6 +6,9 @@ import { applyServingV8Flags } from './v8-serving-flags.ts';
 import { bannerTitle } from './start-banner.ts';
 import { checkAppDatabase } from './storage-wiring.ts';
 import { isLoopbackHost } from '../http/tls-options.ts';
+import { awaitRolesFresh } from './await-roles-fresh.ts';
+import { STATUS_ROLES } from '../observability/role-status.ts';
+import { listRoleStatus } from '../storage/role-status-store.ts';
 
 export async function runStack(roles: Role | readonly Role[], chains?: readonly number[]): Promise<void> {
   const role = typeof roles === 'string' ? roles : roles.join(',');
@@ -63,7 +66,22 @@ export async function runStack(roles: Role | readonly Role[], chains?: readonly 
     return;
   }
 
+  // The whole stack's roles fresh before the banner, so that `tokex status` right after it shows
+  // them so (await-roles-fresh.ts). Only where this process runs them all: a process of some roles
+  // cannot tell which others run elsewhere.
+  const running = stack;
+  const starting = await awaitRolesFresh({
+    roles: (typeof roles === 'string' ? [roles] : roles).includes('all') && chains === undefined ? STATUS_ROLES : [],
+    publish: () => running.publishStatus(),
+    read: () => listRoleStatus(running.db),
+    staleMs: config.readinessStaleMs,
+    // Roles report within about a second; one waiting on another process's lease may not for long.
+    timeoutMs: 20_000,
+  });
+  if (stopping) return;
+
   const lines = [bannerTitle(role)];
+  if (starting) lines.push(`  roles      not fresh yet: ${starting} (npx tokex status)`);
   if (chains !== undefined) lines.push(`  per chain  indexer, executor and relayer of chain ${chains.join(', ')} only (--chain)`);
   for (const note of stack.upgradeNotes) lines.push(`  upgrade    ${note}`);
   if (stack.stockBaseUrl) {

@@ -125,6 +125,8 @@ export interface StackHandle {
    * it on SIGHUP. Empty without TLS.
    */
   reloadTls(): TlsReloadResult[];
+  /** Writes this process's role statuses (the first chain's) now, not at the publisher's next tick. */
+  publishStatus(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -362,7 +364,9 @@ export async function startStack(
       get chains(): StackChain[] {
         return [ctx, ...ctx.otherChains].map((c) => ({ chainId: c.chain.chainId, rpcUrl: c.chain.rpcUrl, deployment: c.chain.deployment, db: c.db, dataDir: c.config.dataDir }));
       },
-      unstartedChains: ctx.unstartedChains, keys, calendar, metricsUrl: metrics.url, upgradeNotes: chain.upgradeNotes, reloadTls, stop: () => stops.stopAll(),
+      unstartedChains: ctx.unstartedChains, keys, calendar, metricsUrl: metrics.url, upgradeNotes: chain.upgradeNotes, reloadTls,
+      publishStatus: () => publisher.publishOnce(),
+      stop: () => stops.stopAll(),
     };
     const perpApi = ctx.endpoints.perp;
     if (perpApi) {
