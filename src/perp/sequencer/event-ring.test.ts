@@ -70,6 +70,14 @@ describe('EventRing', () => {
     expect(ring.oldestSeq()).toBe(103);
   });
 
+  it('holds a restart\'s replayed events in runs, so that reading the last few does not read them all', () => {
+    const ring = new EventRing(5_000);
+    ring.reset(events(1, 3_000));
+    expect(ring.size).toBe(3_000);
+    expect(seqs(ring.since(2_990))).toEqual(range(2_990, 3_000));
+    expect((ring as unknown as { chunks: Array<{ count: number }> }).chunks.map((c) => c.count)).toEqual([1_024, 1_024, 952]);
+  });
+
   it('stays bounded over many small runs (the dropped runs are let go)', () => {
     const ring = new EventRing(1_000);
     for (let s = 1; s <= 200_000; s += 2) ring.push(events(s, 2));

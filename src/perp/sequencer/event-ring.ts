@@ -22,6 +22,8 @@ interface Chunk {
   bytes: Buffer;
 }
 
+const RESET_RUN = 1_024;
+
 export class EventRing {
   private chunks: Chunk[] = [];
   /** Index of the first chunk still held (chunks before it are dropped; compacted now and then). */
@@ -76,7 +78,9 @@ export class EventRing {
     this.head = 0;
     this.skip = 0;
     this.held = 0;
-    this.push(events);
+    // In runs of RESET_RUN: a restart replays up to the whole capacity, and a subscriber that wants
+    // its last events then deserializes one run, not all of them.
+    for (let i = 0; i < events.length; i += RESET_RUN) this.push(events.slice(i, i + RESET_RUN));
     if (this.held > this.capacity) this.trimTo(this.capacity);
   }
 
