@@ -211,6 +211,21 @@ describe('huge page numbers', () => {
         expect(r.json!.data).toEqual({ total: 0, rows: [] });
       }
     });
+
+    it('a symbol filter with a NUL byte or other controls is 400, not a PostgreSQL error (found by the hostile-input run)', async () => {
+      for (const path of ['/api/v1/corporate-action', '/api/v1/orders']) {
+        for (const symbol of ['%00', 'AA%00PL', '%0A', '%C3%A9']) {
+          expectAnswer(await signed(s, 'GET', `${path}?symbol=${symbol}`), 400, 400, 'symbol: must be visible ASCII characters only');
+        }
+      }
+      // An empty filter and a ticker with a dot pass the pattern, as before: corporate actions have
+      // none for them, and the order list names the symbol it does not list.
+      for (const symbol of ['', 'BRK.B']) {
+        const r = await signed(s, 'GET', `/api/v1/corporate-action?symbol=${symbol}`);
+        expect(r.status, symbol).toBe(200);
+        expectAnswer(await signed(s, 'GET', `/api/v1/orders?symbol=${symbol}`), 400, 400, `symbol: "${symbol}" is not listed`);
+      }
+    });
   });
 });
 

@@ -13,6 +13,8 @@ export const UINT_PATTERN = '^(0|[1-9][0-9]{0,76})$';
 export const SIGNATURE_PATTERN = '^0x([0-9a-fA-F]{130}|[0-9a-fA-F]{128})$';
 /** Identifiers that reach a database: PostgreSQL refuses a NUL byte in text (a 500 otherwise). */
 export const VISIBLE_ASCII_PATTERN = '^[!-~]+$';
+/** The same for an optional filter, which may be sent empty (`symbol=`: no filter). */
+export const VISIBLE_ASCII_OR_EMPTY_PATTERN = '^[!-~]*$';
 
 export const PATTERN_REASONS: Readonly<Record<string, string>> = {
   [ADDRESS_PATTERN]: 'must be a 0x-prefixed 20-byte hex address',
@@ -21,5 +23,6 @@ export const PATTERN_REASONS: Readonly<Record<string, string>> = {
   [TX_HASH_PATTERN]: 'must be a 0x-prefixed 32-byte hex transaction hash',
   [UINT_PATTERN]: 'must be a non-negative integer string',
   [VISIBLE_ASCII_PATTERN]: 'must be visible ASCII characters only',
+  [VISIBLE_ASCII_OR_EMPTY_PATTERN]: 'must be visible ASCII characters only',
   [SIGNATURE_PATTERN]: 'must be a 0x-prefixed 65-byte hex signature (or a 64-byte EIP-2098 compact one)',
 };

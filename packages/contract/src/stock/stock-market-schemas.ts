@@ -3,6 +3,7 @@
  * A quote and a candle are also what the `quotes` and `klines:<interval>` streams push.
  */
 import { PageQueryProps } from '../common/paging.ts';
+import { VISIBLE_ASCII_OR_EMPTY_PATTERN } from '../common/patterns.ts';
 import { AddressIn, DecimalOut, Millis, Nullable, StringEnum, Type, type Static } from '../common/schema-kit.ts';
 import {
   STOCK_CORPORATE_ACTION_STATUSES,
@@ -309,7 +310,7 @@ export const StockCorporateActionSchema = Type.Object({
 export type StockCorporateAction = Static<typeof StockCorporateActionSchema>;
 
 export const StockCorporateActionQuerySchema = Type.Object({
-  symbol: Type.Optional(Type.String({ maxLength: STOCK_SYMBOL_MAX_LENGTH })),
+  symbol: Type.Optional(Type.String({ maxLength: STOCK_SYMBOL_MAX_LENGTH, pattern: VISIBLE_ASCII_OR_EMPTY_PATTERN })),
   userAddress: Type.Optional(AddressIn({ description: "wallet whose DIVIDEND operations the rows carry (default: the key's bound wallet)" })),
   ...PageQueryProps,
 });

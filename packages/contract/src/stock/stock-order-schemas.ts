@@ -4,6 +4,7 @@
  * and an order as the API shows it (also the `orders` stream).
  */
 import { PageQueryProps } from '../common/paging.ts';
+import { VISIBLE_ASCII_OR_EMPTY_PATTERN } from '../common/patterns.ts';
 import { AddressIn, DecimalOut, Millis, Nullable, StringEnum, Type, type Static } from '../common/schema-kit.ts';
 import {
   STOCK_ANCHORED_ORDER_STATUSES,
@@ -85,7 +86,7 @@ export type StockCancelSendBody = { gasLimit?: number | string };
 const orderStatusList = `${STOCK_ORDER_STATUSES.slice(0, -1).join(', ')} or ${STOCK_ORDER_STATUSES[STOCK_ORDER_STATUSES.length - 1]}`;
 
 export const StockOrderListQuerySchema = Type.Object({
-  symbol: Type.Optional(Type.String({ maxLength: STOCK_SYMBOL_MAX_LENGTH })),
+  symbol: Type.Optional(Type.String({ maxLength: STOCK_SYMBOL_MAX_LENGTH, pattern: VISIBLE_ASCII_OR_EMPTY_PATTERN })),
   status: Type.Optional(Type.String({ description: orderStatusList })),
   state: Type.Optional(StringEnum(STOCK_ORDER_LIST_STATES)),
   ...StockTimeRangeProps,
