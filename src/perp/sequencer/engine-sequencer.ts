@@ -36,6 +36,7 @@ void KINDS_ARE_LABELLED;
 import { threadJournalWriter, type JournalWriter } from './journal-writer.ts';
 import { JournalCorruptError, engineOfSnapshot, genesisEngine, loadFromJournal, replayJournal, sha256 } from './journal-replay.ts';
 import { EventRing } from './event-ring.ts';
+import { FifoStringTable } from '../../lib/fifo-string-table.ts';
 
 export { JournalCorruptError } from './journal-replay.ts';
 
@@ -239,9 +240,11 @@ export class EngineSequencer {
 
   /** Command ids applied and not yet answered. */
   private readonly inflight = new Map<string, Promise<SequencedResult>>();
-  /** Answers by command id, oldest first (Map order), bounded. */
-  /** The journalled form (row `result` text and seq): a few hundred bytes each, not the events. */
-  private readonly recent = new Map<string, { seq: number; result: string }>();
+  /**
+   * Answers by command id, oldest first, bounded: the journalled form (the row's `result` text and
+   * its seq), a few hundred bytes each, held outside the JS heap (FifoStringTable says why).
+   */
+  private readonly recent = new FifoStringTable();
   /** True once the journal may hold ids that `recent` no longer has: new ids are looked up first. */
   private lookupMode = false;
   private lookupQueue: Waiting[] = [];
@@ -380,7 +383,7 @@ export class EngineSequencer {
       this.publishedSeq = Math.max(this.publishedSeq, this._engine.lastSeq);
     }
     this.recent.clear();
-    for (const row of await readJournalTail(this.db, this.opts.recentResults)) this.recent.set(row.commandId, { seq: row.seq, result: row.result });
+    for (const row of await readJournalTail(this.db, this.opts.recentResults)) this.recent.push(row.commandId, row.seq, row.result);
     this.lookupMode = this.durableSeq > this.recent.size;
   }
 
@@ -421,8 +424,8 @@ export class EngineSequencer {
         journalSeq: null,
       });
     }
-    const known = this.recent.get(id);
-    if (known !== undefined) return Promise.resolve({ ...resultFromSummary(known.result), journalSeq: known.seq, resubmitted: true });
+    const known = this.recent.find(id);
+    if (known >= 0) return Promise.resolve({ ...resultFromSummary(this.recent.textAt(known)!), journalSeq: this.recent.numberAt(known), resubmitted: true });
     const pending = this.inflight.get(id);
     if (pending !== undefined) return pending.then((r) => ({ ...r, resubmitted: true }) as SequencedResult);
     let resolve!: Pending['resolve'];
@@ -592,10 +595,11 @@ export class EngineSequencer {
   }
 
   private remember(row: JournalRow): void {
-    this.recent.set(row.commandId, { seq: row.seq, result: row.result });
+    // A command id is journalled once (the journal's unique key), and only an id that is neither
+    // recent nor in flight is applied, so the id is not held yet.
+    this.recent.push(row.commandId, row.seq, row.result);
     if (this.recent.size > this.opts.recentResults) {
-      const oldest = this.recent.keys().next().value as string;
-      this.recent.delete(oldest);
+      this.recent.shift();
       this.lookupMode = true;
     }
   }
