@@ -1,4 +1,4 @@
-import { StorageUnavailableError } from '../errors/app-error.ts';
+import { StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
 
 /**
  * Classifying driver errors. better-sqlite3 raises SqliteError with `code` like `SQLITE_BUSY`;
@@ -59,10 +59,24 @@ export function isUnavailableError(err: unknown): boolean {
   return PG_CONNECTION_MESSAGES.some((m) => message.includes(m));
 }
 
-/** Wraps unavailability errors in StorageUnavailableError (keeping the driver error as `cause`). */
+/**
+ * PostgreSQL refuses a NUL (U+0000) in a text value (22021, "invalid byte sequence for encoding
+ * UTF8: 0x00"; the pg driver sends JavaScript strings as valid UTF-8, so NUL is the only way to meet
+ * it) and in jsonb (22P05). SQLite stores one. Such a text can only come from a client's input that
+ * no pattern of the contract stopped: the client's error (400), not the server's (500), on every
+ * route at once. The hostile-input fuzz found two such fields (docs/reliability.md).
+ */
+const PG_UNSTORABLE_TEXT = new Set(['22021', '22P05']);
+
+/**
+ * Wraps unavailability errors in StorageUnavailableError (keeping the driver error as `cause`), and
+ * a text PostgreSQL cannot store in a ValidationError.
+ */
 export function toStorageError(err: unknown): unknown {
   if (err instanceof StorageUnavailableError) return err;
   if (isUnavailableError(err)) return new StorageUnavailableError({ cause: err });
+  const code = codeOf(err);
+  if (code !== undefined && PG_UNSTORABLE_TEXT.has(code)) return new ValidationError('text', 'holds a NUL character (U+0000), which cannot be stored', { cause: err });
   return err;
 }
 
