@@ -64,7 +64,8 @@ export function isUnavailableError(err: unknown): boolean {
  * UTF8: 0x00"; the pg driver sends JavaScript strings as valid UTF-8, so NUL is the only way to meet
  * it) and in jsonb (22P05). SQLite stores one. Such a text can only come from a client's input that
  * no pattern of the contract stopped: the client's error (400), not the server's (500), on every
- * route at once. The hostile-input fuzz found two such fields (docs/reliability.md).
+ * route at once. The hostile-input fuzz (test/stock/stock-hostile-input.test.ts) found two such
+ * fields one by one.
  */
 const PG_UNSTORABLE_TEXT = new Set(['22021', '22P05']);
 

@@ -2,7 +2,7 @@
  * A NUL (U+0000) in a text value is the client's error on either engine, never a 500: PostgreSQL
  * refuses it (22021 in text, 22P05 in jsonb) and the storage layer answers that as a ValidationError
  * for every query at once; SQLite stores and returns it. The hostile-input fuzz found two routes
- * whose free text reached PostgreSQL this way (docs/reliability.md); this holds the rule for any
+ * whose free text reached PostgreSQL this way (test/stock/stock-hostile-regressions.test.ts); this holds the rule for any
  * field no pattern of the contract stops.
  */
 import { sql } from 'kysely';
