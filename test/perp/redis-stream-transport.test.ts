@@ -46,7 +46,7 @@ async function closeAll(h: { server: { stop(): Promise<void> }; gateway: { close
  * `body`; everything stopped and the streams deleted after. `body` may stop the server itself.
  */
 async function overRedis(
-  serverOpts: { publishEvents?: boolean; claims?: boolean; trimEveryMs?: number },
+  serverOpts: { publishEvents?: boolean; eventsMaxLen?: number; claims?: boolean; trimEveryMs?: number },
   body: (h: { sequencer: EngineSequencer; gateway: ReturnType<typeof createRedisGateway>; admin: Redis; names: { commands: string; events: string; group: string }; db: Db; stopServer(): Promise<void> }) => Promise<void>,
 ): Promise<void> {
   const { p, names, db, admin, sequencer } = await freshSequencer();
@@ -139,6 +139,40 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       await stopServer();
       expect(await admin.xlen(names.events)).toBe(0);
       expect(await admin.exists(names.events)).toBe(0);
+    });
+  });
+
+  it('keeps about eventsMaxLen events in the event stream, and a reader behind the trim is told of the gap instead of skipping it', { timeout: 30_000 }, async () => {
+    await overRedis({ publishEvents: true, eventsMaxLen: 50 }, async ({ sequencer, gateway, admin, names, stopServer }) => {
+      const cmds = takeCommands(7, 'evtrim', 400);
+      await Promise.all(cmds.map((c) => gateway.submit(c)));
+      await stopServer();
+      const published = sequencer.lastDurableEventSeq;
+      // Approximate trimming drops whole nodes of the stream (100 entries each by Redis's default):
+      // well under the events published, never fewer than asked for.
+      const len = await admin.xlen(names.events);
+      expect(published).toBeGreaterThan(1_000);
+      expect(len).toBeGreaterThanOrEqual(50);
+      expect(len).toBeLessThanOrEqual(50 + 200);
+      const [[lastId]] = (await admin.xrevrange(names.events, '+', '-', 'COUNT', 1)) as Array<[string, string[]]>;
+      expect(lastId).toBe(`0-${published}`);
+      const [[firstId]] = (await admin.xrange(names.events, '-', '+', 'COUNT', 1)) as Array<[string, string[]]>;
+      const first = Number(firstId.split('-')[1]);
+      // A reader from inside what is kept gets every event from there, in order and without a gap.
+      const seen: number[] = [];
+      const un = gateway.subscribe(first + 1, (e: EngineEvent) => seen.push(e.seq));
+      await until(async () => seen.length, (n) => n >= published - first);
+      un();
+      expect(seen).toEqual(Array.from({ length: published - first }, (_, i) => first + 1 + i));
+      // A reader from before it gets no event, only the gap.
+      const early: number[] = [];
+      let gap: unknown;
+      const un2 = gateway.subscribe(1, (e: EngineEvent) => early.push(e.seq), (err) => (gap = err));
+      await until(async () => gap, (g) => g !== undefined);
+      un2();
+      expect(early).toEqual([]);
+      expect(gap).toMatchObject({ code: 'STORAGE_UNAVAILABLE', retryable: false });
+      expect((gap as Error).message).toBe(`perp engine: events 1..${first - 1} are no longer in the event stream (trimmed); resubscribe from a snapshot`);
     });
   });
 

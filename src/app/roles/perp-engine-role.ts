@@ -120,7 +120,7 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
       // Perp APIs of this release send each order's nonce claim with it (protocol 2) and the engine
       // makes it here, with the statement APIs of the previous release still make on their own.
       const nonces = createOrderNonceClaimer(db, { retentionMs: NONCE_RETENTION_MS });
-      const served = await serveEngineOverRedis(sequencer, redis, { ...perpStreams(config.perp.engineStream), publishEvents: config.perp.engineEvents, nonces, onError: (err) => logger.warn({ err }, 'perp engine: Redis transport') });
+      const served = await serveEngineOverRedis(sequencer, redis, { ...perpStreams(config.perp.engineStream), publishEvents: config.perp.engineEvents, eventsMaxLen: config.perp.eventBuffer, nonces, onError: (err) => logger.warn({ err }, 'perp engine: Redis transport') });
       stops.add(() => served.stop());
     }
 

@@ -75,6 +75,13 @@ export interface RedisEngineServerOptions extends RedisStreamNames {
    */
   publishEvents?: boolean;
   /**
+   * About how many events the event stream keeps (`XADD … MAXLEN ~`, default 100 000, as the
+   * engine's own buffer of recent events): it grew without bound before. A reader further behind
+   * than this finds a gap at its cursor and is told so (the gateway's `subscribe` fails with a
+   * gap error) instead of silently skipping events.
+   */
+  eventsMaxLen?: number;
+  /**
    * Claims the order nonces commands carry (protocol 2, `CommandMessage.claim`) before they are
    * applied: the perp APIs then make no database write of their own per order (issue 40, item 5).
    * The claimer must be the one every API process of an older release uses too
@@ -112,6 +119,7 @@ export async function serveEngineOverRedis(
   const blockMs = opts.blockMs ?? 500;
   const replyMaxLen = opts.replyMaxLen ?? 10_000;
   const replyTtlMs = opts.replyTtlMs ?? 3_600_000;
+  const eventsMaxLen = Math.max(1, opts.eventsMaxLen ?? 100_000);
   const onError = opts.onError ?? (() => undefined);
   const nonces = opts.nonces;
   // What replies tell the APIs this engine takes: claims only where it can make them.
@@ -131,7 +139,8 @@ export async function serveEngineOverRedis(
     const batch = eventBatch;
     eventBatch = [];
     const pipe = writer.pipeline();
-    for (const e of batch) pipe.xadd(events, `0-${e.seq}`, 'm', eventMessageText(e));
+    // Approximate trimming (`~`) removes whole radix-tree nodes, so it costs Redis next to nothing.
+    for (const e of batch) pipe.xadd(events, 'MAXLEN', '~', eventsMaxLen, `0-${e.seq}`, 'm', eventMessageText(e));
     // An id not above the stream's last (a rewrite after a restart) is refused: nothing duplicated.
     eventChain = eventChain.then(() => pipe.exec()).catch(onError);
   };
@@ -444,13 +453,23 @@ export function createRedisGateway(redis: Redis, opts: RedisGatewayOptions = {})
       readers.add(reader);
       let active = true;
       void (async () => {
-        let cursor = `0-${Math.max(0, Math.trunc(fromSeq) - 1)}`;
+        let next = Math.max(1, Math.trunc(fromSeq));
+        let cursor = `0-${next - 1}`;
         while (active && open) {
           try {
             const res = (await reader.xread('COUNT', 1_000, 'BLOCK', blockMs, 'STREAMS', events, cursor)) as StreamReply;
             for (const entry of res?.[0]?.[1] ?? []) {
-              cursor = entry[0];
               if (!active) break;
+              const seq = Number(entry[0].slice(entry[0].indexOf('-') + 1));
+              if (seq > next) {
+                // The stream was trimmed past this reader (eventsMaxLen): events next … seq - 1 are
+                // gone from it. A subscriber must not go on as if it had them.
+                active = false;
+                onError?.(new AppError('STORAGE_UNAVAILABLE', `perp engine: events ${next}..${seq - 1} are no longer in the event stream (trimmed); resubscribe from a snapshot`, { retryable: false }));
+                break;
+              }
+              cursor = entry[0];
+              next = seq + 1;
               listener(fromEventMessage(JSON.parse(field(entry) ?? 'null') as EventMessage));
             }
           } catch (err) {
