@@ -735,6 +735,7 @@ export class EngineSequencer {
     await this.snapshotWrite;
     this._state = 'stopped';
     this.releaseBarriers(true);
+    this.ring.close();
     await this.journalWriter.close();
     await this.releaseLock();
   }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EngineEvent } from '../engine/engine-types.ts';
 import { EventRing } from './event-ring.ts';
 
@@ -76,6 +76,48 @@ describe('EventRing', () => {
     expect(ring.size).toBe(3_000);
     expect(seqs(ring.since(2_990))).toEqual(range(2_990, 3_000));
     expect((ring as unknown as { chunks: Array<{ count: number }> }).chunks.map((c) => c.count)).toEqual([1_024, 1_024, 952]);
+  });
+
+  describe('the unserialized tail', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+    const chunkCounts = (ring: EventRing) => (ring as unknown as { chunks: Array<{ count: number }> }).chunks.map((c) => c.count);
+
+    it('serializes small runs together: once SEAL_AT (256) events are waiting, or sealAfterMs after the first', () => {
+      vi.useFakeTimers();
+      const ring = new EventRing(10_000, 20);
+      let next = 1;
+      // 300 commits of one or two events, as below saturation: the first 256 events make one chunk.
+      for (let i = 0; i < 200; i++) {
+        const n = 1 + (i % 2);
+        ring.push(events(next, n));
+        next += n;
+      }
+      expect(chunkCounts(ring)).toEqual([256]);
+      expect(ring.size).toBe(300);
+      // The other 44 wait until the timer serializes them.
+      vi.advanceTimersByTime(19);
+      expect(chunkCounts(ring)).toEqual([256]);
+      vi.advanceTimersByTime(1);
+      expect(chunkCounts(ring)).toEqual([256, 44]);
+      expect(seqs(ring.since(1))).toEqual(range(1, 300));
+    });
+
+    it('answers since() and oldestSeq() with the waiting events too, as copies, and starts a new run at a gap in seqs', () => {
+      const ring = new EventRing(100);
+      const first = events(1, 3);
+      ring.push(first);
+      expect(ring.oldestSeq()).toBe(1);
+      const got = ring.since(2);
+      expect(got).toEqual(first.slice(1));
+      // Serialized copies, not the pushed objects (a subscriber cannot change what the ring holds).
+      expect(got[0]).not.toBe(first[1]);
+      ring.push(events(10, 2));
+      ring.close();
+      expect(chunkCounts(ring)).toEqual([3, 2]);
+      expect(seqs(ring.since(0))).toEqual([1, 2, 3, 10, 11]);
+    });
   });
 
   it('stays bounded over many small runs (the dropped runs are let go)', () => {

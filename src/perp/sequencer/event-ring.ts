@@ -10,6 +10,12 @@
  * tail of the order latency (docs/performance.md, "the tail's collections"). A run of events is one
  * buffer whose bytes live outside the JS heap; serializing it costs about 2.5 µs an order in group
  * commits of 20, and reading it back is only for a subscriber that starts behind.
+ *
+ * Below saturation a group commit holds one or two orders, and serializing each commit's events on
+ * its own cost 16 µs an order (v8.serialize's fixed part) and left one small Buffer a commit to be
+ * promoted and to die in old space. So the newest events wait in a tail of at most SEAL_AT events,
+ * serialized together when it is full or `sealAfterMs` after its first event, whichever is first:
+ * far shorter than the young generation's collections are apart, so the tail's objects die young.
  */
 import v8 from 'node:v8';
 import type { EngineEvent } from '../engine/engine-types.ts';
@@ -23,6 +29,8 @@ interface Chunk {
 }
 
 const RESET_RUN = 1_024;
+/** Events of the unserialized tail that make it a chunk at once. */
+const SEAL_AT = 256;
 
 export class EventRing {
   private chunks: Chunk[] = [];
@@ -30,9 +38,17 @@ export class EventRing {
   private head = 0;
   /** Events of the head chunk trimmed away (its first `skip`). */
   private skip = 0;
+  /** Events held, the tail's included. */
   private held = 0;
+  /** The newest events, consecutive seqs after the last chunk's, not serialized yet. */
+  private tail: EngineEvent[] = [];
+  private sealTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly capacity: number) {}
+  /** `sealAfterMs`: the longest an event waits in the tail before it is serialized (default 20). */
+  constructor(
+    private readonly capacity: number,
+    private readonly sealAfterMs = 20,
+  ) {}
 
   /** Events held. */
   get size(): number {
@@ -42,26 +58,50 @@ export class EventRing {
   /** Seq of the oldest event held, or undefined when none is. */
   oldestSeq(): number | undefined {
     const c = this.chunks[this.head];
-    return c === undefined ? undefined : c.first + this.skip;
+    return c === undefined ? this.tail[0]?.seq : c.first + this.skip;
   }
 
-  /** Appends events in seq order (a run of consecutive seqs; a gap starts a chunk of its own). */
+  /** Appends events in seq order (a gap in seqs starts a chunk of its own). */
   push(events: readonly EngineEvent[]): void {
     if (this.capacity === 0 || events.length === 0) return;
-    let start = 0;
-    for (let i = 1; i <= events.length; i++) {
-      if (i === events.length || events[i].seq !== events[i - 1].seq + 1) {
-        const run = start === 0 && i === events.length ? events : events.slice(start, i);
-        this.chunks.push({ first: run[0].seq, count: run.length, bytes: v8.serialize(run) });
-        this.held += run.length;
-        start = i;
-      }
+    for (const e of events) {
+      const last = this.tail[this.tail.length - 1];
+      if (last !== undefined && e.seq !== last.seq + 1) this.seal();
+      this.tail.push(e);
+      this.held++;
+      if (this.tail.length >= SEAL_AT) this.seal();
     }
-    if (this.held > this.capacity + Math.max(1, this.capacity >> 2)) this.trimTo(this.capacity);
+    if (this.tail.length > 0 && this.sealTimer === undefined) {
+      this.sealTimer = setTimeout(() => {
+        this.sealTimer = undefined;
+        this.seal();
+      }, this.sealAfterMs);
+      this.sealTimer.unref();
+    }
+    if (this.held > this.capacity + Math.max(1, this.capacity >> 2)) {
+      this.seal();
+      this.trimTo(this.capacity);
+    }
   }
 
-  /** Every event held with seq ≥ `fromSeq`, in order. */
+  /** Serializes the tail into a chunk of its own. */
+  seal(): void {
+    if (this.tail.length === 0) return;
+    const run = this.tail;
+    this.tail = [];
+    this.chunks.push({ first: run[0].seq, count: run.length, bytes: v8.serialize(run) });
+  }
+
+  /** Stops the tail's timer (the tail is serialized first): for a sequencer that stops. */
+  close(): void {
+    this.seal();
+    if (this.sealTimer !== undefined) clearTimeout(this.sealTimer);
+    this.sealTimer = undefined;
+  }
+
+  /** Every event held with seq ≥ `fromSeq`, in order: copies, never the objects pushed. */
   since(fromSeq: number): EngineEvent[] {
+    this.seal();
     const out: EngineEvent[] = [];
     for (let i = this.head; i < this.chunks.length; i++) {
       const c = this.chunks[i];
@@ -78,9 +118,19 @@ export class EventRing {
     this.head = 0;
     this.skip = 0;
     this.held = 0;
+    this.tail = [];
+    if (this.capacity === 0) return;
     // In runs of RESET_RUN: a restart replays up to the whole capacity, and a subscriber that wants
     // its last events then deserializes one run, not all of them.
-    for (let i = 0; i < events.length; i += RESET_RUN) this.push(events.slice(i, i + RESET_RUN));
+    for (let i = 0; i < events.length; i += RESET_RUN) {
+      for (const e of events.slice(i, i + RESET_RUN)) {
+        const last = this.tail[this.tail.length - 1];
+        if (last !== undefined && e.seq !== last.seq + 1) this.seal();
+        this.tail.push(e);
+        this.held++;
+      }
+      this.seal();
+    }
     if (this.held > this.capacity) this.trimTo(this.capacity);
   }
 
