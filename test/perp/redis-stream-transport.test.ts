@@ -172,7 +172,7 @@ describe.skipIf(!url)('perp engine over Redis Streams', () => {
       un2();
       expect(early).toEqual([]);
       expect(gap).toMatchObject({ code: 'STORAGE_UNAVAILABLE', retryable: false });
-      expect((gap as Error).message).toBe(`perp engine: events 1..${first - 1} are no longer in the event stream (trimmed); resubscribe from a snapshot`);
+      expect((gap as Error).message).toBe(`perp engine: events 1..${first - 1} are not in the event stream (trimmed or never written); resubscribe from a snapshot`);
     });
   });
 

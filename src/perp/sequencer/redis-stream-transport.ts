@@ -462,10 +462,11 @@ export function createRedisGateway(redis: Redis, opts: RedisGatewayOptions = {})
               if (!active) break;
               const seq = Number(entry[0].slice(entry[0].indexOf('-') + 1));
               if (seq > next) {
-                // The stream was trimmed past this reader (eventsMaxLen): events next … seq - 1 are
-                // gone from it. A subscriber must not go on as if it had them.
+                // The stream does not hold events next … seq - 1: trimmed past this reader
+                // (eventsMaxLen), or never written (a stream turned on after the engine's retained
+                // events). A subscriber must not go on as if it had them.
                 active = false;
-                onError?.(new AppError('STORAGE_UNAVAILABLE', `perp engine: events ${next}..${seq - 1} are no longer in the event stream (trimmed); resubscribe from a snapshot`, { retryable: false }));
+                onError?.(new AppError('STORAGE_UNAVAILABLE', `perp engine: events ${next}..${seq - 1} are not in the event stream (trimmed or never written); resubscribe from a snapshot`, { retryable: false }));
                 break;
               }
               cursor = entry[0];
