@@ -14,7 +14,9 @@
  * addressing hash table (linear probing, deletion by backward shift, load ≤ 1/2) maps a key's hash
  * to its ring position; a hit is confirmed by comparing the key's bytes, so a hash collision never
  * answers for another key. Bytes go into chunks of `chunkBytes`, appended in entry order; a chunk is
- * dropped once every entry in it has left the front.
+ * dropped once every entry in it has left the front. Keys are compared as UTF-8, which cannot carry
+ * an unpaired surrogate (each becomes U+FFFD): two keys differing only there are told apart by
+ * their hashes alone. The callers' keys are ASCII (command ids, API keys and signatures).
  */
 
 const EMPTY = 0;
