@@ -23,6 +23,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { uniqueSchemaName } from '../support/test-databases.ts';
+import { dropStackSchema } from '../support/stack-engines.ts';
 import { requestBytes, sendRaw, stockAuthHeaders, UUID_V4, type RawAnswer } from '../http/raw-http.ts';
 
 const RUNS = Number(process.env.FUZZ_REQUESTS ?? 300);
@@ -70,10 +71,12 @@ interface FuzzRequest {
 
 let t: TestStack;
 let operations: Operation[] = [];
+/** The PostgreSQL settings of the run (empty on SQLite): its schema is dropped afterwards. */
+let pg: Record<string, string> = {};
 
 beforeAll(async () => {
   // On PostgreSQL when DATABASE_URL is set (in a schema of its own), on SQLite otherwise.
-  const pg: Record<string, string> = process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL, DATABASE_SCHEMA: uniqueSchemaName('fuzz') } : {};
+  pg = process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL, DATABASE_SCHEMA: uniqueSchemaName('fuzz') } : {};
   t = await startTestStack({ LOG_LEVEL: 'warn', ...pg });
   const res = await fetch(`${t.stack.stockBaseUrl}/openapi.json`);
   const doc = (await res.json()) as { paths: Record<string, Record<string, { parameters?: Array<{ in: string; name: string; schema: Schema }>; requestBody?: { content: Record<string, { schema: Schema }> } }>> };
@@ -93,6 +96,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.stop();
+  await dropStackSchema(pg);
 });
 
 // ---------- values ----------

@@ -6,6 +6,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { uniqueSchemaName } from '../support/test-databases.ts';
+import { dropStackSchema } from '../support/stack-engines.ts';
 import { send, sendRaw, stockAuthHeaders, UUID_V4, type RawAnswer, type RawRequest } from '../http/raw-http.ts';
 
 const DECIMAL_REASON = 'must be a decimal string like "12.5" (no sign, exponent or spaces)';
@@ -189,6 +190,7 @@ describe('huge page numbers', () => {
     }, 120_000);
     afterAll(async () => {
       if (s !== t) await s?.stop();
+      await dropStackSchema(env);
     });
 
     it('falls back or answers 400, never 500', async () => {

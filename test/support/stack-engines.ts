@@ -24,15 +24,21 @@ export function stackEngines(schemaPrefix: string): StackEngine[] {
         ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
       }),
       async cleanup(env) {
-        const client = new pg.Client({ connectionString: env.DATABASE_URL });
-        await client.connect();
-        try {
-          await client.query(`drop schema if exists "${env.DATABASE_SCHEMA}" cascade`);
-        } finally {
-          await client.end();
-        }
+        await dropStackSchema(env);
       },
     });
   }
   return engines;
+}
+
+/** Drops the PostgreSQL schema a stack ran in (`DATABASE_SCHEMA` of its env); nothing for SQLite. */
+export async function dropStackSchema(env: Record<string, string>): Promise<void> {
+  if (!env.DATABASE_URL || !env.DATABASE_SCHEMA) return;
+  const client = new pg.Client({ connectionString: env.DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists "${env.DATABASE_SCHEMA}" cascade`);
+  } finally {
+    await client.end();
+  }
 }
