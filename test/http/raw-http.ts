@@ -132,4 +132,11 @@ export function stockAuthHeaders(method: string, uri: string, body: Uint8Array |
   };
 }
 
+/** Percent-encodes the UTF-8 bytes of `s` (an unpaired surrogate becomes U+FFFD, which encodeURIComponent refuses). */
+export function percentEncodeUtf8(s: string): string {
+  let out = '';
+  for (const b of Buffer.from(s, 'utf8')) out += /[A-Za-z0-9\-_.~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  return out;
+}
+
 export const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -13,16 +13,15 @@
  * `npm test` sends 300 requests an engine. FUZZ_REQUESTS=<n> sends more; FUZZ_SEED=<n> replays a run
  * (a failure names its seed and the request).
  */
-import http from 'node:http';
 import { createHmac } from 'node:crypto';
-import { canonicalQuery } from '@tokex/contract';
+import { canonicalQuery, perpSignMessage, PERP_HEADERS } from '@tokex/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HARNESS_CHAIN_ID, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { percentEncodeUtf8 as pct, send, UUID_V4, type RawRequest } from '../http/raw-http.ts';
 
 const RUNS = Number(process.env.FUZZ_REQUESTS ?? 300);
 const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : Math.floor(Math.random() * 2 ** 31);
 const WALLET = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 interface Schema {
   type?: string | string[];
@@ -51,14 +50,7 @@ const HOSTILE = ['', ' ', '%', '\u0000', 'a\u0000b', '\uFEFF', '../..', '1e18', 
 const HOSTILE_JSON = ['null', 'true', '{}', '[]', '"x"', '1e400', '-1', '9007199254740993', '"\\u0000"', '"a\\u0000b"', '"\\ud800"', '{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}', '[[[[[[[[[[]]]]]]]]]]', JSON.stringify('A'.repeat(10_000)), '1.5'];
 const PLAUSIBLE = ['BTC-USD', 'ETH-USD', '1', '0.01', '95000', 'LIMIT', 'MARKET', 'BUY', 'SELL', 'GTC', 'IOC', WALLET, `0x${'ab'.repeat(65)}`];
 
-/** Percent-encodes the UTF-8 bytes of `s` (an unpaired surrogate becomes U+FFFD). */
-function pct(s: string): string {
-  let out = '';
-  for (const b of Buffer.from(s, 'utf8')) out += /[A-Za-z0-9\-_.~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
-  return out;
-}
-
-function request(op: Operation, g: ReturnType<typeof generator>, key: { apiKey: string; apiSecret: string }) {
+function request(op: Operation, g: ReturnType<typeof generator>, key: { apiKey: string; apiSecret: string }): RawRequest & { body?: string } {
   const value = (schema: Schema | undefined, depth: number): string => {
     const r = g.next();
     if (r < 0.3) return g.pick(HOSTILE_JSON);
@@ -87,30 +79,13 @@ function request(op: Operation, g: ReturnType<typeof generator>, key: { apiKey: 
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (g.next() < 0.9) {
     const ts = String(Date.now());
-    headers['x-api-key'] = key.apiKey;
-    headers['x-api-ts'] = ts;
-    headers['x-chain-id'] = String(HARNESS_CHAIN_ID);
-    headers['x-api-sign'] = createHmac('sha256', key.apiSecret).update(ts + op.method + target + (body ?? ''), 'utf8').digest('base64');
+    headers[PERP_HEADERS.key] = key.apiKey;
+    headers[PERP_HEADERS.ts] = ts;
+    headers[PERP_HEADERS.chainId] = String(HARNESS_CHAIN_ID);
+    headers[PERP_HEADERS.sign] = createHmac('sha256', key.apiSecret).update(perpSignMessage({ ts, method: op.method, requestPath: target, body: body ?? '' }), 'utf8').digest('base64');
   }
-  if (g.next() < 0.2) headers['idempotency-key'] = g.pick(['k-1', 'x'.repeat(100), 'a b', '%00']);
+  if (g.next() < 0.2) headers[PERP_HEADERS.idempotencyKey] = g.pick(['k-1', 'x'.repeat(100), 'a b', '%00']);
   return { method: op.method, target, body, headers };
-}
-
-function send(baseUrl: string, r: ReturnType<typeof request>): Promise<{ status: number; text: string }> {
-  const url = new URL(baseUrl);
-  return new Promise((resolve) => {
-    const req = http.request(
-      { host: url.hostname, port: url.port, method: r.method, path: r.target, headers: { ...r.headers, ...(r.body !== undefined ? { 'content-length': String(Buffer.byteLength(r.body)) } : {}) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      },
-    );
-    req.on('error', (e) => resolve({ status: -1, text: String(e) }));
-    if (r.body !== undefined) req.write(r.body);
-    req.end();
-  });
 }
 
 describe.each(perpHarnessVariants())('perp API under hostile input ($name)', (variant) => {
@@ -143,12 +118,7 @@ describe.each(perpHarnessVariants())('perp API under hostile input ($name)', (va
     for (let i = 0; i < RUNS; i++) {
       const r = request(g.pick(operations), g, key);
       const answer = await send(h.baseUrl, r);
-      let body: { code?: unknown; msg?: unknown; requestId?: unknown } | undefined;
-      try {
-        body = JSON.parse(answer.text) as typeof body;
-      } catch {
-        body = undefined;
-      }
+      const body = answer.json as { code?: unknown; msg?: unknown; requestId?: unknown } | undefined;
       const what = `FUZZ_SEED=${SEED}, request ${i}: ${r.method} ${r.target.slice(0, 200)} ${r.body?.slice(0, 200) ?? ''} → ${answer.status} ${answer.text.slice(0, 300)}`;
       expect(answer.status, what).toBeGreaterThanOrEqual(200);
       // 503 only as the documented retryable 50002: the harness has no chain to relay a vault
@@ -157,7 +127,7 @@ describe.each(perpHarnessVariants())('perp API under hostile input ($name)', (va
       else expect(answer.status, what).toBeLessThan(500);
       expect(typeof body?.code, what).toBe('number');
       expect(typeof body?.msg, what).toBe('string');
-      expect(String(body?.requestId), what).toMatch(UUID);
+      expect(String(body?.requestId), what).toMatch(UUID_V4);
       statuses.add(answer.status);
     }
     // The run reached past authentication: some requests were answered, some refused as invalid.

@@ -24,7 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { uniqueSchemaName } from '../support/test-databases.ts';
 import { dropStackSchema } from '../support/stack-engines.ts';
-import { requestBytes, sendRaw, stockAuthHeaders, UUID_V4, type RawAnswer } from '../http/raw-http.ts';
+import { percentEncodeUtf8 as pct, requestBytes, sendRaw, stockAuthHeaders, UUID_V4, type RawAnswer } from '../http/raw-http.ts';
 
 const RUNS = Number(process.env.FUZZ_REQUESTS ?? 300);
 const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : undefined;
@@ -110,13 +110,6 @@ const nastyText = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 20 }),
   fc.constantFrom('', ' ', '%', '%00', '\u0000', '\uFEFF', '../..', '1e18', '-1', '0x10', 'NaN', '\u202Eevil', '🚀'.repeat(30), 'A'.repeat(5000)),
 );
-
-/** Percent-encodes the UTF-8 bytes of `s` (lone surrogates become U+FFFD, which encodeURIComponent refuses). */
-function pct(s: string): string {
-  let out = '';
-  for (const b of Buffer.from(s, 'utf8')) out += /[A-Za-z0-9\-_.~]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
-  return out;
-}
 
 const hugeNumbers = ['9007199254740993', '1e3', '1e18', '1e308', '1e400', '-0', '-1', '0.1', '99999999999999999999', '123456789012345678901234567890.5'];
 
