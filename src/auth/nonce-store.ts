@@ -13,7 +13,6 @@
  */
 import type { Redis } from 'ioredis';
 import { StorageUnavailableError } from '../errors/app-error.ts';
-import { FifoStringTable } from '../lib/fifo-string-table.ts';
 
 export interface NonceStore {
   /**
@@ -25,29 +24,28 @@ export interface NonceStore {
 }
 
 /**
- * In-memory store for a single instance: `${scope}:${nonce}` to its expiry, in insertion order.
- * Nonces are claimed in time order with nearly equal lifetimes, so the sweep (every `sweepMs`)
- * removes expired entries from the front and stops at the first live one: its cost is the entries
- * it removes, not the whole table (a full scan of a million entries every few seconds cost about a
- * microsecond a claim and stalled requests). An entry living longer than those behind it (a
- * timestamp from the future) holds them until it expires; they are still refused as expired by a
- * claim, which takes them again at the back. Past `maxEntries` live nonces a claim is refused, as a
- * replay would be: the client retries with a fresh nonce, and memory stays bounded whatever a
+ * In-memory store for a single instance: `${scope}:${nonce}` to its expiry in a Map. A Map iterates
+ * in insertion order and nonces are claimed in time order with nearly equal lifetimes, so the sweep
+ * (every `sweepMs`) removes expired entries from the front and stops at the first live one: its cost
+ * is the entries it removes, not the whole table (a full scan of a million entries every few seconds
+ * cost about a microsecond a claim and stalled requests). An entry living longer than those behind
+ * it (a timestamp from the future) holds them until it expires; they are still refused as expired
+ * by a claim, which takes them again at the back. Past `maxEntries` live nonces a claim is refused,
+ * as a replay would be: the client retries with a fresh nonce, and memory stays bounded whatever a
  * flood of distinct nonces does.
- *
- * The entries are a FifoStringTable, outside the JS heap: each claim lives for the window (46 s for
- * the perp API) and a Map of them was promoted and died in V8's old space at the request rate,
- * feeding the full collections of the order latency's tail (docs/performance.md).
  */
 export function createMemoryNonceStore(opts: { now?: () => number; sweepMs?: number; maxEntries?: number } = {}): NonceStore {
   const now = opts.now ?? Date.now;
   const sweepMs = opts.sweepMs ?? 5_000;
   const maxEntries = opts.maxEntries ?? 2_000_000;
-  const expiries = new FifoStringTable();
+  const expiries = new Map<string, number>();
   let nextSweep = now() + sweepMs;
 
   function sweep(t: number): void {
-    for (let oldest = expiries.oldestNumber(); oldest !== undefined && oldest <= t; oldest = expiries.oldestNumber()) expiries.shift();
+    for (const [k, expiresAt] of expiries) {
+      if (expiresAt > t) break;
+      expiries.delete(k);
+    }
     nextSweep = t + sweepMs;
   }
 
@@ -61,22 +59,16 @@ export function createMemoryNonceStore(opts: { now?: () => number; sweepMs?: num
       // Also swept from here: tests (and a stalled timer) drive time through `now`.
       if (t >= nextSweep) sweep(t);
       const k = `${scope}:${nonce}`;
-      const held = expiries.find(k);
-      if (held >= 0) {
-        if (expiries.numberAt(held) > t) return false;
+      const expiresAt = expiries.get(k);
+      if (expiresAt !== undefined) {
+        if (expiresAt > t) return false;
         // Expired but not yet swept: taken again, at the back of the order.
-        expiries.removeAt(held);
+        expiries.delete(k);
       } else if (expiries.size >= maxEntries) {
         sweep(t);
         if (expiries.size >= maxEntries) return false;
       }
-      // Entries taken again leave their old place behind until the sweep passes it, which a live
-      // entry at the front can delay: those places are memory too, bounded at as many again.
-      if (expiries.held >= 2 * maxEntries) {
-        sweep(t);
-        if (expiries.held >= 2 * maxEntries) return false;
-      }
-      expiries.push(k, t + Math.max(1, ttlMs));
+      expiries.set(k, t + Math.max(1, ttlMs));
       return true;
     },
     async close() {

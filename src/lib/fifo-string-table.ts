@@ -1,9 +1,9 @@
 /**
  * A table of string keys, each with a number and optionally a text, in insertion order, removed
  * from the front: the shape of the sequencer's recent answers (command id → journal seq and answer
- * text) and of the in-memory replay claims (scope and signature → expiry).
+ * text).
  *
- * Why not a Map: both hold tens of thousands of entries for seconds to minutes, so every entry
+ * Why not a Map: it holds 100,000 entries for minutes, so every entry
  * lives long enough to be promoted to V8's old space, and once the table is full each new entry
  * pushes out one that dies there. At the order rate that fills old space with garbage, and the full
  * collections that clear it were the tail of the order latency (docs/performance.md, "the tail's
@@ -16,7 +16,7 @@
  * answers for another key. Bytes go into chunks of `chunkBytes`, appended in entry order; a chunk is
  * dropped once every entry in it has left the front. Keys are compared as UTF-8, which cannot carry
  * an unpaired surrogate (each becomes U+FFFD): two keys differing only there are told apart by
- * their hashes alone. The callers' keys are ASCII (command ids, API keys and signatures).
+ * their hashes alone. The caller's keys are ASCII command ids.
  */
 
 const EMPTY = 0;
@@ -44,7 +44,6 @@ export class FifoStringTable {
   private capacity: number;
   private head = 0;
   private count = 0;
-  private live = 0;
   private nums: Float64Array;
   private hashes: Int32Array;
   /** Absolute chunk number of the entry's bytes (key, then text). */
@@ -52,8 +51,6 @@ export class FifoStringTable {
   private offsets: Int32Array;
   private keyLens: Int32Array;
   private textLens: Int32Array;
-  /** 1 while the entry is in the hash table; a removed entry stays in the ring until it reaches the front. */
-  private alive: Uint8Array;
 
   // The hash table: ring position + 1, EMPTY for none.
   private slots: Int32Array;
@@ -79,19 +76,13 @@ export class FifoStringTable {
     this.offsets = new Int32Array(cap);
     this.keyLens = new Int32Array(cap);
     this.textLens = new Int32Array(cap);
-    this.alive = new Uint8Array(cap);
     this.slots = new Int32Array(cap * 2);
     this.mask = cap * 2 - 1;
     this.chunkBytes = Math.max(1_024, opts.chunkBytes ?? 1 << 20);
   }
 
-  /** Entries that can be found (added and neither shifted nor removed). */
+  /** Entries held. */
   get size(): number {
-    return this.live;
-  }
-
-  /** Ring positions in use, removed entries not yet at the front included: what the memory holds. */
-  get held(): number {
     return this.count;
   }
 
@@ -162,52 +153,31 @@ export class FifoStringTable {
     this.offsets[pos] = off;
     this.keyLens[pos] = keyBytes;
     this.textLens[pos] = text === undefined ? NO_TEXT : textBytes;
-    this.alive[pos] = 1;
     this.count++;
-    this.live++;
     this.insertSlot(h, pos);
   }
 
-  /** The number of the oldest entry still held (removed ones skipped), undefined when empty. */
+  /** The number of the oldest entry, undefined when empty. */
   oldestNumber(): number | undefined {
-    this.dropDeadFront();
     return this.count === 0 ? undefined : this.nums[this.head]!;
   }
 
-  /** Removes the oldest entry still held; false when empty. */
+  /** Removes the oldest entry; false when empty. */
   shift(): boolean {
-    this.dropDeadFront();
     if (this.count === 0) return false;
     this.deleteSlot(this.head);
-    this.alive[this.head] = 0;
-    this.live--;
     this.dropFront();
     return true;
-  }
-
-  /** Removes the entry of `handle` (from find) wherever it is. */
-  removeAt(handle: number): void {
-    if (this.alive[handle] !== 1) return;
-    this.deleteSlot(handle);
-    this.alive[handle] = 0;
-    this.live--;
-    this.dropDeadFront();
   }
 
   clear(): void {
     this.head = 0;
     this.count = 0;
-    this.live = 0;
     this.slots.fill(EMPTY);
-    this.alive.fill(0);
     this.chunks = [];
     this.chunkEntries = [];
     this.chunkBase = 0;
     this.writeAt = 0;
-  }
-
-  private dropDeadFront(): void {
-    while (this.count > 0 && this.alive[this.head] === 0) this.dropFront();
   }
 
   /** Takes the front position out of the ring (already out of the hash table) and frees its chunk when it was the chunk's last. */
@@ -257,7 +227,7 @@ export class FifoStringTable {
   private grow(): void {
     const cap = this.capacity * 2;
     const old = this.capacity;
-    const order = (a: Int32Array | Float64Array | Uint8Array, b: Int32Array | Float64Array | Uint8Array): void => {
+    const order = (a: Int32Array | Float64Array, b: Int32Array | Float64Array): void => {
       for (let k = 0; k < this.count; k++) b[k] = a[(this.head + k) & (old - 1)]!;
     };
     const nums = new Float64Array(cap);
@@ -266,26 +236,23 @@ export class FifoStringTable {
     const offsets = new Int32Array(cap);
     const keyLens = new Int32Array(cap);
     const textLens = new Int32Array(cap);
-    const alive = new Uint8Array(cap);
     order(this.nums, nums);
     order(this.hashes, hashes);
     order(this.chunkOf, chunkOf);
     order(this.offsets, offsets);
     order(this.keyLens, keyLens);
     order(this.textLens, textLens);
-    order(this.alive, alive);
     this.nums = nums;
     this.hashes = hashes;
     this.chunkOf = chunkOf;
     this.offsets = offsets;
     this.keyLens = keyLens;
     this.textLens = textLens;
-    this.alive = alive;
     this.capacity = cap;
     this.head = 0;
     this.slots = new Int32Array(cap * 2);
     this.mask = cap * 2 - 1;
-    for (let k = 0; k < this.count; k++) if (alive[k] === 1) this.insertSlot(hashes[k]!, k);
+    for (let k = 0; k < this.count; k++) this.insertSlot(hashes[k]!, k);
   }
 
   private writeScratch(key: string): number {
