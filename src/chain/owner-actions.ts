@@ -59,9 +59,19 @@ async function wait(publicClient: ChainPublicClient, hash: Hex, label: string): 
   if (receipt.status !== 'success') throw new AppError('INTERNAL', `owner call: ${label} reverted`, { detail: { txHash: hash } });
 }
 
-async function send(publicClient: ChainPublicClient, wallet: ChainWalletClient, label: string, to: Address, data: Hex): Promise<void> {
+/**
+ * The node's estimate with a margin. An estimate is the least gas that succeeded in the pending
+ * block, to within the node's search tolerance; the mined block can differ (its timestamp, a call
+ * that gets only 63/64 of what is left), and a limit at the edge then runs out of gas.
+ */
+export async function gasWithMargin(publicClient: ChainPublicClient, wallet: ChainWalletClient, to: Address, data: Hex): Promise<bigint> {
   const gas = await publicClient.estimateGas({ account: wallet.account, to, data });
-  const hash = await wallet.sendTransaction({ account: wallet.account, chain: wallet.chain, to, data, gas: (gas * 13n) / 10n + 20_000n });
+  return (gas * 13n) / 10n + 20_000n;
+}
+
+async function send(publicClient: ChainPublicClient, wallet: ChainWalletClient, label: string, to: Address, data: Hex): Promise<void> {
+  const gas = await gasWithMargin(publicClient, wallet, to, data);
+  const hash = await wallet.sendTransaction({ account: wallet.account, chain: wallet.chain, to, data, gas });
   await wait(publicClient, hash, label);
 }
 

@@ -14,7 +14,7 @@ import { AppError } from '../errors/app-error.ts';
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
 import { TxBatch } from './deploy-contracts.ts';
 import type { ContractAddresses, DeployedCode, DeploymentRecord, VenueDeployment } from './deployment-file.ts';
-import { isTimelock, timelockCalls } from './owner-actions.ts';
+import { gasWithMargin, isTimelock, timelockCalls } from './owner-actions.ts';
 import { buildCodeHash, isVenueContract, VENUE_CONTRACTS, type VenueContractName } from './venue-code.ts';
 
 /** ERC-1967's implementation slot: bytes32(uint256(keccak256('eip1967.proxy.implementation')) - 1). */
@@ -221,7 +221,8 @@ export async function applyUpgrade(params: ApplyUpgradeParams): Promise<ApplyUpg
               continue;
             }
           } else {
-            const hash = await upgraderWallet.sendTransaction({ to: step.address, data, account: upgraderWallet.account, chain: upgraderWallet.chain });
+            const gas = await gasWithMargin(publicClient, upgraderWallet, step.address, data);
+            const hash = await upgraderWallet.sendTransaction({ to: step.address, data, gas, account: upgraderWallet.account, chain: upgraderWallet.chain });
             const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: 120_000 });
             if (receipt.status !== 'success') {
               throw new AppError('INTERNAL', `upgrade: ${step.venue} ${step.path} (${step.contract}): upgradeToAndCall reverted`, { detail: { txHash: hash } });

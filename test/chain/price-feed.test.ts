@@ -6,13 +6,12 @@
  * reverts naming the order, the price and the answer.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { createWalletClient, getAddress, parseEventLogs, type Address } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { getAddress, parseEventLogs, type Address } from 'viem';
 import { priceFeedAbi, priceFeedHubAbi, priceFeedBytecode, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
-import { chainTransport } from '../../src/chain/chain-client.ts';
+import type { ChainWalletClient } from '../../src/chain/chain-client.ts';
 import { ensurePriceFeeds, type PriceFeedSetup } from '../../src/chain/deploy-contracts.ts';
-import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { startChainFixture, testWallet, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import { confirm, contracts, deadlineIn, depositStock, depositUsdc, expectRevert, musd, OrderStatus, price, shares, Side, usdc, withAnyWorstPrice } from './chain-test-helpers.ts';
 
 let f: ChainFixture;
@@ -23,7 +22,7 @@ let AAPL: Address;
 let TSLA: Address;
 let hub: Address;
 let feeds: Record<string, Address>;
-let publisher: ReturnType<typeof createWalletClient>;
+let publisher: ChainWalletClient;
 let deadline: number;
 
 const TOLERANCE_BPS = 100;
@@ -71,7 +70,7 @@ beforeAll(async () => {
   [alice, bob] = f.users;
   router = contracts(f).stockRouter;
   ({ AAPL, TSLA } = contracts(f).stocks);
-  publisher = createWalletClient({ account: privateKeyToAccount(ORACLE_PUBLISHER_ACCOUNT.privateKey), chain: f.chain, transport: chainTransport(f.rpcUrl) });
+  publisher = testWallet(ORACLE_PUBLISHER_ACCOUNT.privateKey, f.chain, f.rpcUrl);
   const result = await ensurePriceFeeds({ publicClient: f.publicClient, walletClient: f.operator, stockRouter: router, setup: setup() });
   expect(result?.hub).toBeDefined();
   hub = result!.hub!;

@@ -10,7 +10,8 @@
  * `snapshot()` / `revert(id)` wrap anvil's evm_snapshot / evm_revert for per-test isolation
  * (a snapshot id can be reverted to once).
  */
-import { createTestClient, type Address, type Hex, type TestClient } from 'viem';
+import { createTestClient, createWalletClient, http, toHex, type Address, type Hex, type TestClient } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { afterEach, beforeEach } from 'vitest';
 import { DEMO_SYMBOLS, type SymbolSpec } from '../../src/marketdata/symbol-catalog.ts';
 import { ANVIL_CHAIN_ID, DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
@@ -18,7 +19,6 @@ import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
 import {
   chainTransport,
   createChainClients,
-  createChainWallet,
   type ChainPublicClient,
   type ChainWalletClient,
 } from '../../src/chain/chain-client.ts';
@@ -57,16 +57,15 @@ export interface ChainFixtureOptions {
 export async function startChainFixture(opts: ChainFixtureOptions = {}): Promise<ChainFixture> {
   const anvil = await startAnvil({ chainId: ANVIL_CHAIN_ID });
   try {
-    const { chain, publicClient, walletClient } = createChainClients({
+    const { chain, publicClient } = createChainClients({
       rpcUrl: anvil.rpcUrl,
       chainId: ANVIL_CHAIN_ID,
-      operatorPrivateKey: OPERATOR_ACCOUNT.privateKey,
       pollingIntervalMs: 20,
       // Tests revert this chain to snapshots: a block number read before a revert (a receipt wait
       // polls it) was answered after it, and a test's `fromBlock` lay beyond the new head (CI).
       cacheTimeMs: 0,
     });
-    const operator = walletClient as ChainWalletClient;
+    const operator = testWallet(OPERATOR_ACCOUNT.privateKey, chain, anvil.rpcUrl);
     const started = performance.now();
     const deployment = await deployStack({
       publicClient,
@@ -81,7 +80,7 @@ export async function startChainFixture(opts: ChainFixtureOptions = {}): Promise
     const users = DEMO_WALLETS.map((w) => ({
       address: w.address,
       privateKey: w.privateKey,
-      wallet: createChainWallet(w.privateKey, { chain, rpcUrl: anvil.rpcUrl, pollingIntervalMs: 20 }),
+      wallet: testWallet(w.privateKey, chain, anvil.rpcUrl),
     }));
     const testClient = createTestClient({ mode: 'anvil', chain, transport: chainTransport(anvil.rpcUrl) });
     return {
@@ -103,6 +102,29 @@ export async function startChainFixture(opts: ChainFixtureOptions = {}): Promise
     await anvil.stop();
     throw err;
   }
+}
+
+/**
+ * A wallet whose gas estimates are padded as the venue's own senders pad theirs (`gasWithMargin`).
+ * A bare estimate is the least gas that succeeded in the pending block, to within anvil's search
+ * tolerance; mined in the next block, a settle at that edge ran out of gas once in CI (its feed call
+ * gets only 63/64 of what is left). Tests that need an exact limit pass `gas` themselves.
+ */
+export function testWallet(privateKey: Hex, chain: Chain, rpcUrl: string): ChainWalletClient {
+  const transport = http(rpcUrl, {
+    timeout: 5_000,
+    retryCount: 1,
+    retryDelay: 100,
+    fetchFn: async (input, init) => {
+      const res = await fetch(input, init);
+      const sent = typeof init?.body === 'string' ? (JSON.parse(init.body) as { method?: string }) : undefined;
+      if (sent?.method !== 'eth_estimateGas' || !res.ok) return res;
+      const answer = (await res.json()) as { result?: Hex };
+      if (answer.result !== undefined) answer.result = toHex((BigInt(answer.result) * 13n) / 10n + 20_000n);
+      return new Response(JSON.stringify(answer), { status: res.status, headers: res.headers });
+    },
+  });
+  return createWalletClient({ account: privateKeyToAccount(privateKey), chain, transport, pollingInterval: 20 });
 }
 
 /**

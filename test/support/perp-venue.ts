@@ -9,11 +9,11 @@ import { PERP_DOMAIN_NAME, PERP_DOMAIN_VERSION, WITHDRAWAL_FIELDS } from '@tokex
 import { expect } from 'vitest';
 import { cashTokenAbi, marginVaultAbi } from '../../src/chain/abi/generated/index.ts';
 import { DEMO_WALLETS } from '../../src/chain/anvil-accounts.ts';
-import { createChainWallet, type ChainPublicClient, type ChainWalletClient } from '../../src/chain/chain-client.ts';
+import type { ChainPublicClient, ChainWalletClient } from '../../src/chain/chain-client.ts';
 import { ensureVenues } from '../../src/chain/deploy-contracts.ts';
 import { DEMO_PERP_DEPOSIT, perpDeploymentOf, perpVenueDeployer, type PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
 import { SENDER_ROLE_SPECS } from '../../src/chain/operator-roles.ts';
-import type { ChainFixture, ChainUser } from './chain-fixture.ts';
+import { testWallet, type ChainFixture, type ChainUser } from './chain-fixture.ts';
 import type { Logger } from '../../src/lib/logger.ts';
 import { createVaultTransactionService } from '../../src/perp/vault-transaction-service.ts';
 import type { PerpHarness, PerpHarnessVariant } from './perp-api-harness.ts';
@@ -38,7 +38,7 @@ export async function deployPerpVenue(f: ChainFixture, opts: { demoDeposit?: boo
 }
 
 export function perpOperatorWallet(f: ChainFixture): ChainWalletClient {
-  return createChainWallet(PERP_OPERATOR.privateKey, { chain: f.chain, rpcUrl: f.rpcUrl, pollingIntervalMs: 20 });
+  return testWallet(PERP_OPERATOR.privateKey, f.chain, f.rpcUrl);
 }
 
 /**
