@@ -69,10 +69,17 @@ export type AuthFailure = 'credentials' | 'key' | 'expired' | 'ip' | 'timestamp'
 export class UnauthorizedError extends AppError {
   readonly reason: string;
   readonly failure: AuthFailure;
-  constructor(reason: string, options?: AppErrorOptions & { failure?: AuthFailure }) {
+  /**
+   * What an API that names its failures may answer instead of 'Unauthorized' (the perp API's
+   * signature mismatch: the text the signature must cover). Written for the client, never the
+   * reason's detail.
+   */
+  readonly publicMessage?: string;
+  constructor(reason: string, options?: AppErrorOptions & { failure?: AuthFailure; publicMessage?: string }) {
     super('UNAUTHORIZED', 'Unauthorized', options);
     this.reason = reason;
     this.failure = options?.failure ?? 'credentials';
+    if (options?.publicMessage !== undefined) this.publicMessage = options.publicMessage;
   }
 }
 

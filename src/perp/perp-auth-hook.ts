@@ -130,10 +130,31 @@ export function requiredPermission(request: FastifyRequest): PerpPermission {
 /** The signed request_path: from `/v4/` (whatever prefix the URL has before it), query sorted. */
 export function perpRequestPath(rawUrl: string): string {
   const q = rawUrl.indexOf('?');
-  let path = q === -1 ? rawUrl : rawUrl.slice(0, q);
+  return signedUri(signedPathOf(rawUrl, q), q === -1 ? '' : canonicalQuery(rawUrl.slice(q + 1)));
+}
+
+/** The request_path with the query as sent (unsorted): what a client that forgot to sort it signed. */
+export function sentPerpRequestPath(rawUrl: string): string {
+  const q = rawUrl.indexOf('?');
+  return signedUri(signedPathOf(rawUrl, q), q === -1 ? '' : rawUrl.slice(q + 1));
+}
+
+function signedPathOf(rawUrl: string, q: number): string {
+  const path = q === -1 ? rawUrl : rawUrl.slice(0, q);
   const at = path.indexOf(SIGNED_PATH_ROOT);
-  if (at > 0) path = path.slice(at);
-  return signedUri(path, q === -1 ? '' : canonicalQuery(rawUrl.slice(q + 1)));
+  return at > 0 ? path.slice(at) : path;
+}
+
+/** The signed text as a refusal names it (the request_path cut short: it may be long). */
+const MAX_PATH_IN_MESSAGE = 200;
+
+function signatureMismatch(parts: PerpSignedParts, sentQueryVerifies: boolean): UnauthorizedError {
+  const path = parts.requestPath.length > MAX_PATH_IN_MESSAGE ? `${parts.requestPath.slice(0, MAX_PATH_IN_MESSAGE)}…` : parts.requestPath;
+  const signed = `X-Api-Ts + ${parts.method} + ${path}${parts.body.length > 0 ? ' + the body as sent' : ''}`;
+  const publicMessage = sentQueryVerifies
+    ? `signature mismatch: it was made over the query as sent; sign the query sorted by parameter name: ${signed}`
+    : `signature mismatch: expected HMAC-SHA256 with the API secret over ${signed}`;
+  return new UnauthorizedError(sentQueryVerifies ? 'signature over the unsorted query' : 'signature mismatch', { failure: 'signature', publicMessage });
 }
 
 /** What a perp signature covers and who sent it: the request's parts, or a stream's `auth` frame. */
@@ -143,6 +164,11 @@ export interface PerpSignedParts {
   ts: string;
   method: string;
   requestPath: string;
+  /**
+   * The request_path with the query as the URL has it, when that differs from `requestPath` (an
+   * unsorted query): tried only to say why a signature failed, never accepted.
+   */
+  sentRequestPath?: string;
   body: Uint8Array;
   peer: string | undefined;
 }
@@ -214,7 +240,10 @@ export function createPerpSignatureCheck(opts: Pick<PerpAuthOptions, 'keys' | 'n
       !verifyPerp(key.hmacKey, { ts, method: parts.method, requestPath: parts.requestPath, body: parts.body }, sign) &&
       !verifiesSorted(key.hmacKey, parts)
     ) {
-      throw deny('signature', 'signature mismatch');
+      // A signature over the unsorted query proves the sender holds the secret: telling it what to
+      // sort gives nobody else anything.
+      const sent = parts.sentRequestPath;
+      throw signatureMismatch(parts, sent !== undefined && verifyPerp(key.hmacKey, { ts, method: parts.method, requestPath: sent, body: parts.body }, sign));
     }
     // Claimed only after the signature holds, so nobody can burn another key's signatures.
     const ttl = Math.max(PERP_TS_WINDOW_MS, tsMs + PERP_TS_WINDOW_MS - t) + 1_000;
@@ -243,7 +272,19 @@ export function createPerpAuthHook(opts: PerpAuthOptions) {
     if (chain === undefined) throw deny('scope', 'missing X-Chain-Id');
     if (chain !== serviceChain) throw deny('scope', 'X-Chain-Id is not the service chain');
     // The bytes exactly as received, whatever the content type (decoded as JSON only after this).
-    return checkSigned({ apiKey, sign, ts, method: request.method, requestPath: perpRequestPath(request.raw.url ?? '/'), body: request.rawBody, peer: request.ip as string | undefined });
+    const url = request.raw.url ?? '/';
+    const requestPath = perpRequestPath(url);
+    const sent = sentPerpRequestPath(url);
+    return checkSigned({
+      apiKey,
+      sign,
+      ts,
+      method: request.method,
+      requestPath,
+      ...(sent !== requestPath ? { sentRequestPath: sent } : {}),
+      body: request.rawBody,
+      peer: request.ip as string | undefined,
+    });
   }
 
   async function count(request: FastifyRequest, reply: FastifyReply, bucket: string, weight = 1): Promise<RateLimitState> {

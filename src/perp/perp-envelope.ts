@@ -3,7 +3,7 @@
  * and otherwise a number from the documented table (src/perp/perp-error-codes.ts, docs/perp-api.md)
  * with the HTTP status the table gives. Data that depend on chain state also carry `blockInfo`.
  */
-import type { AppError } from '../errors/app-error.ts';
+import { UnauthorizedError, type AppError } from '../errors/app-error.ts';
 import { PERP_ERROR_CODES, PERP_OK_CODE, perpErrorOf } from './perp-error-codes.ts';
 import type { EnvelopeFormat } from '../http/envelope.ts';
 import type { ProbeEnvelope } from '../http/probe-routes.ts';
@@ -46,12 +46,15 @@ export const perpEnvelope: EnvelopeFormat = {
   renderError(err: AppError, requestId: string) {
     const entry = perpErrorOf(err);
     // A chain mismatch says so (the chain id is public, and a client configured for another
-    // deployment, a Monday Trade client still on chain 143, needs to know); other authentication
-    // failures stay 'Unauthorized' beside their code.
+    // deployment, a Monday Trade client still on chain 143, needs to know), and a signature mismatch
+    // names the text the signature must cover (the request's own method and path, never the secret:
+    // perp-auth-hook.ts); other authentication failures stay 'Unauthorized' beside their code.
     const msg =
       entry.name === 'CHAIN_MISMATCH'
         ? CHAIN_MISMATCH_MESSAGE
-        : (FIXED_MESSAGES[err.code] ?? (entry.name === 'INTERNAL' ? 'Internal server error' : err.message));
+        : entry.name === 'INVALID_SIGNATURE' && err instanceof UnauthorizedError && err.publicMessage !== undefined
+          ? err.publicMessage
+          : (FIXED_MESSAGES[err.code] ?? (entry.name === 'INTERNAL' ? 'Internal server error' : err.message));
     // `data` is an object on errors too; a validation error names its field there as well, and an
     // error's own `data` (what the client needs to act: `outcome: "unknown"` on a 50002 whose
     // request may or may not have been applied) is answered, except on faults whose cause stays in

@@ -108,6 +108,9 @@ describe('perp envelope', () => {
       headers: undefined,
     });
     expect(perpEnvelope.renderError(new UnauthorizedError('signature over abc', { failure: 'signature' }), ID).body).toEqual({ code: 20006, msg: 'Unauthorized', data: {}, requestId: ID });
+    // A public message is answered only where the failure is a signature's and the error carries one.
+    expect(perpEnvelope.renderError(new UnauthorizedError('signature over abc', { failure: 'signature', publicMessage: 'sign X' }), ID).body).toEqual({ code: 20006, msg: 'sign X', data: {}, requestId: ID });
+    expect(perpEnvelope.renderError(new UnauthorizedError('key k', { failure: 'key', publicMessage: 'sign X' }), ID).body).toEqual({ code: 20002, msg: 'Unauthorized', data: {}, requestId: ID });
     expect(perpEnvelope.renderError(new AppError('INTERNAL', 'db password wrong at line 3'), ID).body).toEqual({ code: 50000, msg: 'Internal server error', data: {}, requestId: ID });
     expect(perpEnvelope.renderError(new RateLimitedError(7), ID)).toMatchObject({ statusCode: 429, body: { code: 42900 }, headers: { 'retry-after': '7' } });
   });

@@ -103,6 +103,33 @@ describe.each(perpHarnessVariants())('perp API authentication ($name)', (variant
     expectError(await signed('GET', 'instruments', (hd) => (hd['X-Api-Ts'] = '12e5')), 401, 20001);
   });
 
+  it('says what a refused signature should have covered, and that a query signed as sent must be sorted, accepting neither', async () => {
+    const unsortedPath = '/v4/public/trader/instruments?symbol=BTC-USD&_=1';
+    const sortedPath = '/v4/public/trader/instruments?_=1&symbol=BTC-USD';
+    const headersFor = (requestPath: string, secret = trader.apiSecret) => {
+      const ts = String(Date.now());
+      return { 'X-Api-Key': trader.apiKey, 'X-Api-Ts': ts, 'X-Api-Sign': signPerp(secret, { ts, method: 'GET', requestPath, body: '' }), 'X-Chain-Id': String(HARNESS_CHAIN_ID) };
+    };
+    // Signed over the query in the order the URL has it: refused, and told to sort it.
+    const asSent = await send(`${h.baseUrl}${unsortedPath}`, { headers: headersFor(unsortedPath) });
+    expectError(asSent, 401, 20006);
+    expect(asSent.body.msg).toBe(`signature mismatch: it was made over the query as sent; sign the query sorted by parameter name: X-Api-Ts + GET + ${sortedPath}`);
+    // Another secret over the same text: the generic refusal, naming what is signed and nothing more.
+    const wrong = await send(`${h.baseUrl}${unsortedPath}`, { headers: headersFor(unsortedPath, 'another secret') });
+    expectError(wrong, 401, 20006);
+    expect(wrong.body.msg).toBe(`signature mismatch: expected HMAC-SHA256 with the API secret over X-Api-Ts + GET + ${sortedPath}`);
+    expect(wrong.body.msg).not.toContain(trader.apiSecret);
+    // The same URL signed over the sorted query is authenticated: the route's own validation answers
+    // (`_` is no parameter of instruments).
+    const sorted = await send(`${h.baseUrl}${unsortedPath}`, { headers: headersFor(sortedPath) });
+    expectError(sorted, 400, 10000);
+    // A body is named as part of the signed text.
+    const post = trader.client.sign('POST', 'orders/cancel-all', { body: { symbol: 'BTC-USD' } });
+    const tampered = await send(post.url, { method: 'POST', headers: { ...post.headers, 'X-Api-Sign': headersFor('/v4/public/trader/orders/cancel-all')['X-Api-Sign'] }, body: post.body });
+    expectError(tampered, 401, 20006);
+    expect(tampered.body.msg).toBe('signature mismatch: expected HMAC-SHA256 with the API secret over X-Api-Ts + POST + /v4/public/trader/orders/cancel-all + the body as sent');
+  });
+
   it('refuses a missing or foreign X-Chain-Id with 20008', async () => {
     expectError(await signed('GET', 'instruments', (hd) => delete hd['X-Chain-Id']), 401, 20008);
     expectError(await signed('GET', 'instruments', (hd) => (hd['X-Chain-Id'] = '1')), 401, 20008);
