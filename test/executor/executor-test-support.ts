@@ -20,7 +20,8 @@ import type { ChainOrder } from '../../src/stock/executor/fill-policy.ts';
 import { accountLensAbi } from '../../src/chain/abi/generated/index.ts';
 import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
 import { ANVIL_CHAIN_ID, DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
-import { createChainClients, createChainWallet, type ChainWalletClient } from '../../src/chain/chain-client.ts';
+import { createChainClients, type ChainWalletClient } from '../../src/chain/chain-client.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 import { deployStack } from '../../src/chain/deploy-contracts.ts';
 import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
 import { ANY_BUY_PRICE, ANY_SELL_PRICE } from '../chain/chain-test-helpers.ts';
@@ -251,7 +252,7 @@ export async function startRestartableChain(): Promise<RestartableChain> {
   const users = DEMO_WALLETS.map((w) => ({
     address: w.address,
     privateKey: w.privateKey,
-    wallet: createChainWallet(w.privateKey, { chain, rpcUrl: anvil.rpcUrl, pollingIntervalMs: 20 }),
+    wallet: testWallet(w.privateKey, chain, anvil.rpcUrl),
   }));
   return {
     publicClient,

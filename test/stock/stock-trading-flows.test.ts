@@ -7,7 +7,6 @@ import { ownerCall } from '../../src/chain/owner-actions.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createPublicClient,
-  createWalletClient,
   erc20Abi,
   http,
   maxUint256,
@@ -15,10 +14,10 @@ import {
   type Address,
   type Hex,
 } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import type { StockClient } from '@tokex/sdk';
+import { testWallet } from '../support/chain-fixture.ts';
 import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { mulDiv, parseDecimal } from '../../src/lib/decimal.ts';
@@ -36,7 +35,7 @@ function walletOf(i: number) {
   const chain = chainOf(t.demo.rpcUrl, t.demo.chainId);
   return {
     address: w.address as Address,
-    wallet: createWalletClient({ account: privateKeyToAccount(w.privateKey), chain, transport: http(t.demo.rpcUrl) }),
+    wallet: testWallet(w.privateKey, chain, t.demo.rpcUrl),
     pub: createPublicClient({ chain, transport: http(t.demo.rpcUrl) }),
   };
 }
@@ -118,7 +117,7 @@ describe('cash', () => {
     expect(w1 - w0).toBe(parseUnits('100', 6));
 
     // Shrink the withdrawal buffer so the next withdrawal queues.
-    const op = createWalletClient({ account: privateKeyToAccount(OPERATOR_ACCOUNT.privateKey), chain: chainOf(t.demo.rpcUrl, t.demo.chainId), transport: http(t.demo.rpcUrl) });
+    const op = testWallet(OPERATOR_ACCOUNT.privateKey, chainOf(t.demo.rpcUrl, t.demo.chainId), t.demo.rpcUrl);
     // An owner change: through the venue's timelock (delay 0 on the embedded chain).
     expect(await ownerCall({ publicClient: pub as never, wallet: op as never, target: t.demo.stock.contracts.cashier, abi: cashierAbi, functionName: 'setWithdrawBuffer', args: [usdc, parseUnits('10', 6)] })).toMatchObject({ done: true, via: 'timelock' });
     const before = await balance(t.writable, user0());

@@ -11,7 +11,7 @@
  * (a snapshot id can be reverted to once).
  */
 import { createTestClient, createWalletClient, http, toHex, type Address, type Hex, type TestClient } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterEach, beforeEach } from 'vitest';
 import { DEMO_SYMBOLS, type SymbolSpec } from '../../src/marketdata/symbol-catalog.ts';
 import { ANVIL_CHAIN_ID, DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
@@ -110,7 +110,7 @@ export async function startChainFixture(opts: ChainFixtureOptions = {}): Promise
  * tolerance; mined in the next block, a settle at that edge ran out of gas once in CI (its feed call
  * gets only 63/64 of what is left). Tests that need an exact limit pass `gas` themselves.
  */
-export function testWallet(privateKey: Hex, chain: Chain, rpcUrl: string): ChainWalletClient {
+export function testWallet(key: Hex | PrivateKeyAccount, chain: Chain, rpcUrl: string): ChainWalletClient {
   const transport = http(rpcUrl, {
     timeout: 5_000,
     retryCount: 1,
@@ -124,7 +124,8 @@ export function testWallet(privateKey: Hex, chain: Chain, rpcUrl: string): Chain
       return new Response(JSON.stringify(answer), { status: res.status, headers: res.headers });
     },
   });
-  return createWalletClient({ account: privateKeyToAccount(privateKey), chain, transport, pollingInterval: 20 });
+  const account = typeof key === 'string' ? privateKeyToAccount(key) : key;
+  return createWalletClient({ account, chain, transport, pollingInterval: 20 });
 }
 
 /**

@@ -4,10 +4,10 @@
  * chain's own node and recorded with the API; a stream `auth` frame.
  */
 import { createHmac, randomUUID } from 'node:crypto';
-import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, type Address, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
+import { createPublicClient, erc20Abi, http, maxUint256, type Address, type Hex } from 'viem';
 import { expect } from 'vitest';
 import type { StockClient } from '@tokex/sdk';
+import { testWallet } from './chain-fixture.ts';
 import { until } from './poll.ts';
 import type { TestStack } from './stock-stack.ts';
 
@@ -30,7 +30,7 @@ export async function buyOnChain(stack: TestStack, client: StockClient, chainId:
   const chain = { id: chainId, name: `anvil-${chainId}`, nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [entry.rpcUrl] } } };
   const w = stack.demo.wallets[MULTICHAIN_WALLET];
   const pub = createPublicClient({ chain, transport: http(entry.rpcUrl) });
-  const wallet = createWalletClient({ account: privateKeyToAccount(w.privateKey), chain, transport: http(entry.rpcUrl) });
+  const wallet = testWallet(w.privateKey, chain, entry.rpcUrl);
   const c = entry.contracts;
   await pub.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: c.cashToken, abi: erc20Abi, functionName: 'approve', args: [c.stockRouter, maxUint256] }) });
   const cd = await client.post<{ toAddress: Address; callData: Hex }>('/api/v1/orders/with-deposit/calldata', {

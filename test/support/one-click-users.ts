@@ -2,12 +2,13 @@
  * Users for One Click suites on a running test stack: fresh wallets funded with gas and USDC that
  * approved the StockRouter (their last own transaction), each with a WRITABLE key bound to it.
  */
-import { createPublicClient, createWalletClient, erc20Abi, http, keccak256, maxUint256, parseUnits, toHex, type Address, type Hex } from 'viem';
+import { createPublicClient, erc20Abi, http, keccak256, maxUint256, parseUnits, toHex, type Address, type Hex } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { cashTokenAbi } from '../../src/chain/abi/generated/index.ts';
 import { OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { SENDER_ROLE_SPECS } from '../../src/chain/operator-roles.ts';
 import type { StockClient } from '@tokex/sdk';
+import { testWallet } from './chain-fixture.ts';
 import type { TestStack } from './stock-stack.ts';
 
 export interface OneClickUser {
@@ -22,7 +23,7 @@ export const RELAYER = SENDER_ROLE_SPECS.relayer.devAccount.address;
 export function chainClients(t: Pick<TestStack, 'demo'>) {
   const chain = { id: t.demo.chainId, name: 'anvil', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [t.demo.rpcUrl] } } };
   const pub = createPublicClient({ chain, transport: http(t.demo.rpcUrl) });
-  const walletOf = (account: PrivateKeyAccount) => createWalletClient({ account, chain, transport: http(t.demo.rpcUrl) });
+  const walletOf = (account: PrivateKeyAccount) => testWallet(account, chain, t.demo.rpcUrl);
   return { chain, pub, walletOf };
 }
 
