@@ -16,7 +16,7 @@ import { priceFeedHubAbi, stockRouterAbi } from '../../src/chain/abi/generated/i
 import { ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { chainTransport } from '../../src/chain/chain-client.ts';
 import { ensurePriceFeeds } from '../../src/chain/deploy-contracts.ts';
-import { revertEachTest, startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { testWallet, revertEachTest, startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { confirm, contracts, depositStock, settle as settleOrders, depositUsdc, expectRevert, musd, price, shares, Side, usdc, withAnyWorstPrice } from './chain-test-helpers.ts';
 
 let f: ChainFixture;
@@ -78,7 +78,7 @@ beforeAll(async () => {
   [alice, bob] = f.users;
   router = contracts(f).stockRouter;
   ({ AAPL, TSLA } = contracts(f).stocks);
-  publisher = createWalletClient({ account: privateKeyToAccount(ORACLE_PUBLISHER_ACCOUNT.privateKey), chain: f.chain, transport: chainTransport(f.rpcUrl) });
+  publisher = testWallet(ORACLE_PUBLISHER_ACCOUNT.privateKey, f.chain, f.rpcUrl);
   const result = await ensurePriceFeeds({
     publicClient: f.publicClient,
     walletClient: f.operator,

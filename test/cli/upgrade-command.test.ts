@@ -14,7 +14,7 @@ import { parseUnits, type Abi, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { startAnvil } from '../../src/chain/anvil-process.ts';
-import { createChainClients, createChainWallet } from '../../src/chain/chain-client.ts';
+import { createChainClients } from '../../src/chain/chain-client.ts';
 import { readDeploymentRecord, writeDeploymentRecord, type DeploymentRecord } from '../../src/chain/deployment-file.ts';
 import { buildCodeHash, VENUE_CONTRACTS, type VenueContractName } from '../../src/chain/venue-code.ts';
 import { APP_VERSION } from '../../src/config/build-info.ts';
@@ -22,6 +22,7 @@ import { openDatabase } from '../../src/storage/database.ts';
 import { getMeta, setMeta } from '../../src/storage/meta-store.ts';
 import { readSqlitePages } from '../../src/storage/sqlite-page-size.ts';
 import { deployLegacyVenue } from '../support/legacy-venue.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 
 const run = promisify(execFile);
 const CLI = ['bin/tokex.mjs', 'upgrade'];
@@ -123,7 +124,7 @@ describe('tokex upgrade on a venue deployed before the proxies', () => {
       const { publicClient, walletClient, chain } = createChainClients({ rpcUrl: anvil.rpcUrl, chainId: 31337, operatorPrivateKey: OPERATOR_ACCOUNT.privateKey, pollingIntervalMs: 20 });
       const venue = await deployLegacyVenue({ commit: '374f31d', publicClient, walletClient: walletClient!, symbols: [{ symbol: 'AAPL', name: 'Apple Inc.' }], demoWallets: [alice.address] });
       legacy = venue.record;
-      const user = createChainWallet(alice.privateKey, { chain, rpcUrl: anvil.rpcUrl, pollingIntervalMs: 20 });
+      const user = testWallet(alice.privateKey, chain, anvil.rpcUrl);
       const c = legacy.venues.stock.contracts as Record<string, Address> & { stocks: Record<string, Address> };
       const send = async (to: Address, abi: Abi, functionName: string, args: readonly unknown[]) => {
         const hash = await user.writeContract({ address: to, abi, functionName, args, account: user.account, chain, gas: 1_000_000n } as never);

@@ -12,13 +12,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { createPublicClient, createWalletClient, erc20Abi, http, parseUnits, type Address } from 'viem';
+import { createPublicClient, erc20Abi, http, parseUnits, type Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatCash } from '../../src/console/browser/amount-format.ts';
 import { getCorporateAction, insertCorporateAction, markActionFailed } from '../../src/stock/corporate-actions/corporate-action-store.ts';
 import { ARTIFACTS, SLOW } from '../support/console-page.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const A = 31337;
@@ -65,7 +66,7 @@ describe.skipIf(!fs.existsSync(CHROMIUM))('web console on two chains', () => {
     const second = t.demo.stock.chains.find((c) => c.chainId === B)!;
     const chain = { id: B, name: 'anvil-b', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [second.rpcUrl] } } };
     const pub = createPublicClient({ chain, transport: http(second.rpcUrl) });
-    const sender = createWalletClient({ account: privateKeyToAccount(wallet.privateKey), chain, transport: http(second.rpcUrl) });
+    const sender = testWallet(wallet.privateKey, chain, second.rpcUrl);
     const hash = await sender.writeContract({ address: second.contracts.cashToken as Address, abi: erc20Abi, functionName: 'transfer', args: ['0x000000000000000000000000000000000000dEaD', parseUnits('1234.56', 6)] });
     expect((await pub.waitForTransactionReceipt({ hash })).status).toBe('success');
     const k = t.demo.stock.keys.writable;

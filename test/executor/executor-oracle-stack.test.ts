@@ -12,12 +12,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Address } from 'viem';
 import { cashTokenAbi, priceFeedAbi, priceFeedHubAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { DEMO_WALLETS, ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
-import { createChainClients, createChainWallet } from '../../src/chain/chain-client.ts';
+import { createChainClients } from '../../src/chain/chain-client.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { waitFor } from './executor-test-support.ts';
 import { startIndexOracle } from '../../src/app/oracle-wiring.ts';
 import type { StackContext } from '../../src/app/stack-context.ts';
 import { ANY_BUY_PRICE } from '../chain/chain-test-helpers.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 
 let t: TestStack | undefined;
 afterAll(async () => {
@@ -52,7 +53,7 @@ describe('the oracle in the stack', () => {
     }
 
     // A market buy (deposit and buy, from the demo wallet) fills within the tolerance of the feed.
-    const wallet = createChainWallet(DEMO_WALLETS[0].privateKey, { chain, rpcUrl: t.stack.rpcUrl });
+    const wallet = testWallet(DEMO_WALLETS[0].privateKey, chain, t.stack.rpcUrl);
     const { cashToken } = t.stack.deployment.contracts;
     const send = async (hash: Promise<`0x${string}`>) => expect((await publicClient.waitForTransactionReceipt({ hash: await hash })).status).toBe('success');
     await send(wallet.writeContract({ address: cashToken, abi: cashTokenAbi, functionName: 'approve', args: [stockRouter, 100_000_000n] }));

@@ -17,7 +17,7 @@ import { ensurePriceFeeds } from '../../src/chain/deploy-contracts.ts';
 import { OrderStatus } from '../../src/stock/executor/fill-policy.ts';
 import { loadCloseReasons } from '../../src/stock/store/order-reason-store.ts';
 import type { Db } from '../../src/storage/database.ts';
-import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { testWallet, startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import { deadlineIn, depositStock, depositUsdc, mUsdOf, musd, price, shares, usdc } from '../chain/chain-test-helpers.ts';
 import { fillEvents, makeExecutor, openDb, placeMarket, readOrders, waitFor } from './executor-test-support.ts';
 
@@ -60,7 +60,7 @@ beforeAll(async () => {
   f = await startChainFixture();
   [alice, bob] = f.users;
   ({ AAPL, TSLA } = f.deployment.contracts.stocks);
-  publisher = createWalletClient({ account: privateKeyToAccount(ORACLE_PUBLISHER_ACCOUNT.privateKey), chain: f.chain, transport: chainTransport(f.rpcUrl) });
+  publisher = testWallet(ORACLE_PUBLISHER_ACCOUNT.privateKey, f.chain, f.rpcUrl);
   const r = await ensurePriceFeeds({
     publicClient: f.publicClient,
     walletClient: f.operator,

@@ -13,7 +13,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, type Address, type Hex } from 'viem';
+import { createPublicClient, erc20Abi, http, maxUint256, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
 import { ANVIL_ACCOUNTS } from '../../src/chain/anvil-accounts.ts';
@@ -21,6 +21,7 @@ import { until } from '../support/poll.ts';
 import { openSocket, refusedUpgrade } from '../support/ws-client.ts';
 import { stockStreamAuthFrame } from '../support/multichain-stock.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 
 const A = 31337;
 const B = 31338;
@@ -98,7 +99,7 @@ it('a paused second chain is named by /readyz, which stays 200, and the first ch
   const w = t.demo.wallets[3];
   const chain = { id: A, name: 'a', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [anvilA.rpcUrl] } } };
   const pub = createPublicClient({ chain, transport: http(anvilA.rpcUrl) });
-  const wallet = createWalletClient({ account: privateKeyToAccount(w.privateKey), chain, transport: http(anvilA.rpcUrl) });
+  const wallet = testWallet(w.privateKey, chain, anvilA.rpcUrl);
   const c = t.demo.stock.contracts;
   const made = await t.stack.keys.create({ scopes: [{ chainId: A, productType: 'STOCK', access: 'WRITABLE' }, { chainId: B, productType: 'STOCK', access: 'WRITABLE' }], ipWhitelist: ['127.0.0.1', '::1'], userAddress: w.address });
   const onA = t.client(made.key.apiKey, made.apiSecret, { chainId: A });

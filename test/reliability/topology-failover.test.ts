@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, parseAbi, parseUnits, type Address, type Hex } from 'viem';
+import { createPublicClient, erc20Abi, http, maxUint256, parseAbi, parseUnits, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { PerpClient, StockClient } from '@tokex/sdk';
 import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
@@ -22,6 +22,7 @@ import { readLease } from '../../src/storage/lease-store.ts';
 import { uniqueSchemaName } from '../support/test-databases.ts';
 import { senderKeysEnv, startRoleProcess, type RoleProcess } from '../support/role-process.ts';
 import { fractionOnTick } from '../support/perp-prices.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 
 const ENABLED = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
 const SINGLETONS = ['marketdata', 'indexer', 'executor', 'relayer', 'perp-engine'] as const;
@@ -147,7 +148,7 @@ describe.runIf(ENABLED)('singleton roles under leases, as real processes', () =>
     const stockUrls = [worker('stock-api-1').baseUrl('stock'), worker('stock-api-2').baseUrl('stock')];
     const stock = stockUrls.map((u) => new StockClient({ baseUrl: u, chainId: demo.chainId, ...demo.stock.keys.writable }));
     // The writable demo key is bound to wallet 0; wallet 0 trades stock, the perp venue uses wallet 1's own keys.
-    const stockWallet = createWalletClient({ account: privateKeyToAccount(DEMO_WALLETS[0].privateKey), chain, transport: http(anvil.rpcUrl) });
+    const stockWallet = testWallet(DEMO_WALLETS[0].privateKey, chain, anvil.rpcUrl);
     const sendTx = async (cd: { toAddress: Address; callData: Hex }) => {
       const hash = await stockWallet.sendTransaction({ to: cd.toAddress, data: cd.callData });
       await pub.waitForTransactionReceipt({ hash });

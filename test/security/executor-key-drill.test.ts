@@ -12,13 +12,13 @@
  * untouched, and they can still cancel and withdraw.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { createWalletClient, parseEventLogs, zeroAddress, type Address, type TransactionReceipt } from 'viem';
+import { parseEventLogs, zeroAddress, type Address, type TransactionReceipt } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { cashierAbi, cashTokenAbi, priceFeedHubAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { EXECUTOR_ACCOUNT, ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
-import { chainTransport, createChainWallet, type ChainWalletClient } from '../../src/chain/chain-client.ts';
+import { type ChainWalletClient } from '../../src/chain/chain-client.ts';
 import { ensurePriceFeeds } from '../../src/chain/deploy-contracts.ts';
-import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { testWallet, startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { confirm, contracts, DAY, depositStock, depositUsdc, expectCashInvariant, expectRevert, mUsdOf, musd, OrderStatus, price, routerCall, settlementGas, shares, Side, stockOf, usdc, usdcOf, ANY_BUY_PRICE, ANY_SELL_PRICE } from '../chain/chain-test-helpers.ts';
 
 let f: ChainFixture;
@@ -58,11 +58,11 @@ beforeAll(async () => {
     stockRouter: router,
     setup: { symbols, stocks, publishers: [ORACLE_PUBLISHER_ACCOUNT.address], toleranceBps: 100, maxAgeSeconds: 7 * 86_400 },
   });
-  const publisher = createWalletClient({ account: privateKeyToAccount(ORACLE_PUBLISHER_ACCOUNT.privateKey), chain: f.chain, transport: chainTransport(f.rpcUrl) });
+  const publisher = testWallet(ORACLE_PUBLISHER_ACCOUNT.privateKey, f.chain, f.rpcUrl);
   const t = (await f.publicClient.getBlock()).timestamp;
   const updates = symbols.map((s) => ({ feed: oracle!.feeds[s], answer: ORACLE / 10n ** 10n, observedAt: t }));
   await confirm(f, publisher.writeContract({ address: oracle!.hub!, abi: priceFeedHubAbi, functionName: 'publish', args: [updates], chain: f.chain, account: publisher.account! }));
-  executor = createChainWallet(EXECUTOR_ACCOUNT.privateKey, { chain: f.chain, rpcUrl: f.rpcUrl, pollingIntervalMs: 20 });
+  executor = testWallet(EXECUTOR_ACCOUNT.privateKey, f.chain, f.rpcUrl);
   await confirm(f, f.operator.writeContract({ address: router, abi: stockRouterAbi, functionName: 'setOperator', args: [EXECUTOR_ACCOUNT.address, true] }));
   await confirm(f, f.operator.writeContract({ address: cashier, abi: cashierAbi, functionName: 'setOperator', args: [EXECUTOR_ACCOUNT.address, true] }));
   // The attacker's own capital.

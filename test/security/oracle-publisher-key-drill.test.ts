@@ -14,7 +14,7 @@ import { priceFeedAbi, priceFeedHubAbi, stockRouterAbi } from '../../src/chain/a
 import { ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { createChainWallet } from '../../src/chain/chain-client.ts';
 import { ensurePriceFeeds } from '../../src/chain/deploy-contracts.ts';
-import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { testWallet, startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import {
   confirm,
   contracts,
@@ -59,7 +59,7 @@ afterAll(async () => {
 });
 
 const chainNow = async () => (await f.publicClient.getBlock()).timestamp;
-const stolen = () => createChainWallet(ORACLE_PUBLISHER_ACCOUNT.privateKey, { chain: f.chain, rpcUrl: f.rpcUrl, pollingIntervalMs: 20 });
+const stolen = () => testWallet(ORACLE_PUBLISHER_ACCOUNT.privateKey, f.chain, f.rpcUrl);
 const publish = async (updates: Array<{ symbol: string; answer: bigint; observedAt: bigint }>) =>
   confirm(f, stolen().writeContract({ address: hub, abi: priceFeedHubAbi, functionName: 'publish', args: [updates.map((u) => ({ feed: feeds[u.symbol], answer: u.answer, observedAt: u.observedAt }))] }));
 const latest = async (symbol: string) => f.publicClient.readContract({ address: feeds[symbol], abi: priceFeedAbi, functionName: 'latestRoundData' });
@@ -126,7 +126,7 @@ describe('the oracle publisher key, stolen', () => {
     await expect(publish([{ symbol: 'AAPL', answer: answer('2'), observedAt: again }])).rejects.toThrow(/NotPublisher|reverted/);
     const fresh = privateKeyToAccount(f.users[3].privateKey);
     await confirm(f, f.operator.writeContract({ address: hub, abi: priceFeedHubAbi, functionName: 'setPublisher', args: [fresh.address, true] }));
-    const honestWallet = createChainWallet(f.users[3].privateKey, { chain: f.chain, rpcUrl: f.rpcUrl, pollingIntervalMs: 20 });
+    const honestWallet = testWallet(f.users[3].privateKey, f.chain, f.rpcUrl);
     await confirm(f, honestWallet.writeContract({ address: hub, abi: priceFeedHubAbi, functionName: 'publish', args: [[{ feed: feeds.AAPL, answer: answer('200'), observedAt: (await chainNow()) + 60n }]] }));
     expect((await latest('AAPL'))[1]).toBe(answer('200'));
   });

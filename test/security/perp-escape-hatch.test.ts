@@ -21,7 +21,7 @@ import { PerpEngine } from '../../src/perp/engine/perp-engine.ts';
 import { snapshotLiabilities, type LiabilitiesSnapshot } from '../../src/perp/reserves/liabilities-snapshot.ts';
 import { leafHash, proof } from '../../src/perp/reserves/merkle-sum-tree.ts';
 import { expectRevert, usdc, usdcOf } from '../chain/chain-test-helpers.ts';
-import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { testWallet, startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { deployPerpVenue, perpOperatorWallet, vaultDeposit, vaultWithdraw } from '../support/perp-venue.ts';
 
 /** 1 tick = 1 USD, 1 lot = 1 unit. */
@@ -46,7 +46,7 @@ let n = 0;
 const run = (c: Record<string, unknown>) => engine.apply({ id: `c${++n}`, ts: 1_000 + n, ...c } as EngineCommand);
 
 const vault = () => perp.contracts.marginVault;
-const guardian = () => createChainWallet(ANVIL_ACCOUNTS[4].privateKey, { chain: f.chain, rpcUrl: f.rpcUrl, pollingIntervalMs: 20 });
+const guardian = () => testWallet(ANVIL_ACCOUNTS[4].privateKey, f.chain, f.rpcUrl);
 const mined = async (hash: Hex) => {
   const r = await f.publicClient.waitForTransactionReceipt({ hash });
   expect(r.status).toBe('success');

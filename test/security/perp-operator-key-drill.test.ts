@@ -16,7 +16,7 @@ import { ANVIL_ACCOUNTS } from '../../src/chain/anvil-accounts.ts';
 import type { PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
 import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
 import { confirm, expectRevert, usdc, usdcOf } from '../chain/chain-test-helpers.ts';
-import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { testWallet, startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { deployPerpVenue, PERP_OPERATOR, perpOperatorWallet, relayWithdrawal, signVaultWithdrawal, vaultDeposit, type VaultWithdrawalRequest } from '../support/perp-venue.ts';
 
 let f: ChainFixture;
@@ -142,7 +142,7 @@ describe('the perpetual operator key, stolen', () => {
       'NotOperator',
       [PERP_OPERATOR.address],
     );
-    const wallet = createChainWallet(fresh.privateKey as Hex, { chain: f.chain, rpcUrl: f.rpcUrl, pollingIntervalMs: 20 });
+    const wallet = testWallet(fresh.privateKey as Hex, f.chain, f.rpcUrl);
     // The cap of the day is spent: the owner raises it for the drill's last payments.
     await f.publicClient.waitForTransactionReceipt({ hash: await f.operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setWithdrawalCap', args: [usdc('20000'), 86_400n] }) });
     const before = await usdcOf(f, v.address);

@@ -13,10 +13,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { encodeFunctionData, parseEventLogs, type Address, type Hex } from 'viem';
 import { oneClickRouterAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { createChainWallet, type ChainWalletClient } from '../../src/chain/chain-client.ts';
+import { type ChainWalletClient } from '../../src/chain/chain-client.ts';
 import { delegateTypedData, oneClickDomain } from '../../src/chain/one-click-typed-data.ts';
 import { SENDER_ROLE_SPECS } from '../../src/chain/operator-roles.ts';
-import { revertEachTest, startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { testWallet, revertEachTest, startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { approveUsdc, confirm, contracts, deadlineIn, depositUsdc, expectRevert, mUsdOf, musd, OrderStatus, Side, usdc, usdcOf } from '../chain/chain-test-helpers.ts';
 
 const RELAYER_KEY = SENDER_ROLE_SPECS.relayer.devAccount;
@@ -36,7 +36,7 @@ const abi = [...oneClickRouterAbi, ...stockRouterAbi.filter((e) => e.type === 'e
 beforeAll(async () => {
   f = await startChainFixture();
   [alice, bob, carol] = f.users;
-  attacker = createChainWallet(RELAYER_KEY.privateKey, { chain: f.chain, rpcUrl: f.rpcUrl, pollingIntervalMs: 20 });
+  attacker = testWallet(RELAYER_KEY.privateKey, f.chain, f.rpcUrl);
   oneClick = contracts(f).oneClickRouter;
   router = contracts(f).stockRouter;
 });

@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, createWalletClient, erc20Abi, http, parseUnits, type Address } from 'viem';
+import { createPublicClient, erc20Abi, http, parseUnits, type Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { selfSubmitOperation, selfSubmitOrder } from '@tokex/sdk';
 import { stockAbi } from '../../src/chain/abi/generated/index.ts';
@@ -29,6 +29,7 @@ import { newYorkDate } from '../../src/marketdata/corporate-actions.ts';
 import { getCorporateAction, markActionFailed } from '../../src/stock/corporate-actions/corporate-action-store.ts';
 import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 
 const run = promisify(execFile);
 const A = 31337;
@@ -165,7 +166,7 @@ describe('run-time corporate actions on two embedded chains', () => {
     for (const c of [A, B]) {
       const { entry } = chainOf(t, c);
       const chain = { id: c, name: `anvil-${c}`, nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [entry.rpcUrl] } } };
-      const w = createWalletClient({ account: privateKeyToAccount(t.demo.wallets[0].privateKey), chain, transport: http(entry.rpcUrl) });
+      const w = testWallet(t.demo.wallets[0].privateKey, chain, entry.rpcUrl);
       const reader = createPublicClient({ chain, transport: http(entry.rpcUrl) });
       const api = t.client(k.apiKey, k.apiSecret, { chainId: c });
       await selfSubmitOperation(api, w, reader, 'stockDeposit', { tokenAddress: entry.contracts.stocks.NVDA, tokenAmount: '1' }, { timeoutMs: 60_000 });

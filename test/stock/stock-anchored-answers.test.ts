@@ -17,7 +17,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createPublicClient,
-  createWalletClient,
   erc20Abi,
   formatUnits,
   getAbiItem,
@@ -36,6 +35,7 @@ import { upsertQuotes } from '../../src/storage/quote-store.ts';
 import { RELAYER } from '../support/one-click-users.ts';
 import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 
 let t: TestStack;
 let validatorOf: (schema: TSchema) => ((v: unknown) => boolean) & { errors?: unknown };
@@ -56,7 +56,7 @@ function chainClients() {
   return {
     account,
     pub: createPublicClient({ chain, transport: http(t.demo.rpcUrl) }),
-    wallet: createWalletClient({ account, chain, transport: http(t.demo.rpcUrl) }),
+    wallet: testWallet(account, chain, t.demo.rpcUrl),
   };
 }
 

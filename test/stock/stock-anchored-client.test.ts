@@ -24,6 +24,7 @@ import { AnchoredClient, anchoredCanonicalUri, type AnchoredAnswer } from '../su
 import { RELAYER } from '../support/one-click-users.ts';
 import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 
 const CHAIN_ID = 8453;
 const PRODUCT = 'Anchored';
@@ -121,7 +122,7 @@ beforeAll(async () => {
 
   const chain = { id: CHAIN_ID, name: 'base (anvil)', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [t.demo.rpcUrl] } } };
   pub = createPublicClient({ chain, transport: http(t.demo.rpcUrl) });
-  wallet = createWalletClient({ account, chain, transport: http(t.demo.rpcUrl) });
+  wallet = testWallet(account, chain, t.demo.rpcUrl);
   expect(await pub.getChainId()).toBe(CHAIN_ID);
   // The API reads the quotes table every second.
   await until(() => api.get('/api/v1/prices/AAPL'), (r) => r.code === 200 && r.data?.basicInfo?.last !== undefined);

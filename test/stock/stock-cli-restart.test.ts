@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, createWalletClient, http, parseUnits } from 'viem';
+import { createPublicClient, http, parseUnits } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { cashierAbi, cashTokenAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { DEMO_TAKER_ACCOUNT, EXECUTOR_ACCOUNT, MARKET_MAKER_ACCOUNT, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
@@ -17,6 +17,7 @@ import { startAnvil } from '../../src/chain/anvil-process.ts';
 import { listCollateralEvents } from '../../src/perp/store/collateral-event-store.ts';
 import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 
 const run = promisify(execFile);
 let t: TestStack;
@@ -82,7 +83,7 @@ describe('restart', () => {
     const before = t.demo;
     const w = before.wallets[2];
     const chain = { id: before.chainId, name: 'anvil', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [before.rpcUrl] } } };
-    const wallet = createWalletClient({ account: privateKeyToAccount(w.privateKey), chain, transport: http(before.rpcUrl) });
+    const wallet = testWallet(w.privateKey, chain, before.rpcUrl);
     const pub = createPublicClient({ chain, transport: http(before.rpcUrl) });
     const hash = await wallet.writeContract({ address: before.stock.contracts.cashToken, abi: cashTokenAbi, functionName: 'approve', args: [before.stock.contracts.stockRouter, parseUnits('123.45', 6)] });
     await pub.waitForTransactionReceipt({ hash });
@@ -139,7 +140,7 @@ describe('restart', () => {
     const anvil = await startAnvil({ stateFile: path.join(t.dataDir, 'anvil-state.json') });
     try {
       const chain = { id: d.chainId, name: 'anvil', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [anvil.rpcUrl] } } };
-      const owner = createWalletClient({ account: privateKeyToAccount(OPERATOR_ACCOUNT.privateKey), chain, transport: http(anvil.rpcUrl) });
+      const owner = testWallet(OPERATOR_ACCOUNT.privateKey, chain, anvil.rpcUrl);
       const pub = createPublicClient({ chain, transport: http(anvil.rpcUrl) });
       // The venue's timelock owns the contracts (delay 0 on the embedded chain): the revocation goes through it.
       for (const [address, abi] of [[d.contracts.stockRouter, stockRouterAbi], [d.contracts.cashier, cashierAbi]] as const) {

@@ -19,12 +19,13 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dividendDistributorAbi } from '../../src/chain/abi/generated/index.ts';
 import { EXECUTOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
-import { createChainClients, createChainWallet } from '../../src/chain/chain-client.ts';
+import { createChainClients } from '../../src/chain/chain-client.ts';
 import { senderFor } from '../../src/chain/tx-sender.ts';
 import { newYorkDate } from '../../src/marketdata/corporate-actions.ts';
 import { createDividendScheduler } from '../../src/stock/corporate-actions/dividend-scheduler.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { openSocket, type TestSocket } from '../support/ws-client.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 
 const run = promisify(execFile);
 const DAY = 86_400_000;
@@ -192,7 +193,7 @@ async function fund(to: Address, amount: bigint): Promise<void> {
   const cash = t.stack.deployment.contracts.cashToken as Address;
   const has = await publicClient.readContract({ address: cash, abi: erc20Abi, functionName: 'balanceOf', args: [to] });
   if (has >= amount) return;
-  const wallet = createChainWallet(t.demo.wallets[3].privateKey as `0x${string}`, { chain, rpcUrl: t.stack.rpcUrl });
+  const wallet = testWallet(t.demo.wallets[3].privateKey as `0x${string}`, chain, t.stack.rpcUrl);
   const hash = await wallet.writeContract({ address: cash, abi: erc20Abi, functionName: 'transfer', args: [to, amount - has], chain, account: wallet.account });
   expect((await publicClient.waitForTransactionReceipt({ hash })).status).toBe('success');
 }

@@ -9,13 +9,14 @@ import { execFile } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, type Address, type Hex } from 'viem';
+import { createPublicClient, erc20Abi, http, maxUint256, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { StockClient } from '@tokex/sdk';
 import { refusedFor as refusal, send } from '../support/stock-refusals.ts';
 import { until } from '../support/poll.ts';
 import { openSocket } from '../support/ws-client.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 
 const run = promisify(execFile);
 let t: TestStack;
@@ -189,7 +190,7 @@ describe('a key of two scopes', () => {
     const w = t.demo.wallets[3];
     const { client } = await keyWith([`${served}:WRITABLE`, `${OTHER_CHAIN}:Anchored:READ_ONLY`], ['--user-address', w.address]);
     const chain = { id: t.demo.chainId, name: 'anvil', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [t.demo.rpcUrl] } } };
-    const wallet = createWalletClient({ account: privateKeyToAccount(w.privateKey), chain, transport: http(t.demo.rpcUrl) });
+    const wallet = testWallet(w.privateKey, chain, t.demo.rpcUrl);
     const pub = createPublicClient({ chain, transport: http(t.demo.rpcUrl) });
     const c = t.demo.stock.contracts;
     await pub.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: c.cashToken, abi: erc20Abi, functionName: 'approve', args: [c.stockRouter, maxUint256] }) });

@@ -1,6 +1,6 @@
 /** Market-data and portfolio endpoints against the real stack: values come from the chain and the market-data service. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, createWalletClient, erc20Abi, formatUnits, http, parseUnits, type Address } from 'viem';
+import { createPublicClient, erc20Abi, formatUnits, http, parseUnits, type Address } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { cashierAbi, stockAbi } from '../../src/chain/abi/generated/index.ts';
 import type { StockClient } from '@tokex/sdk';
@@ -10,6 +10,7 @@ import { getQuote } from '../../src/storage/quote-store.ts';
 import { countCandles } from '../../src/storage/candle-store.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { until } from '../support/poll.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 
 let t: TestStack;
 
@@ -186,7 +187,7 @@ describe('portfolio', () => {
     const w = t.demo.wallets[1];
     const account = privateKeyToAccount(w.privateKey);
     const chain = { id: t.demo.chainId, name: 'anvil', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [t.demo.rpcUrl] } } };
-    const wallet = createWalletClient({ account, chain, transport: http(t.demo.rpcUrl) });
+    const wallet = testWallet(account, chain, t.demo.rpcUrl);
     const pub = createPublicClient({ chain, transport: http(t.demo.rpcUrl) });
     const router = t.demo.stock.contracts.stockRouter;
     const nvda = t.demo.stock.contracts.stocks.NVDA;

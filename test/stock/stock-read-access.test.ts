@@ -5,12 +5,13 @@
  * (with REDIS_URL, its nonce store in Redis).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, type Address, type Hex } from 'viem';
+import { createPublicClient, erc20Abi, http, maxUint256, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { StockClient } from '@tokex/sdk';
 import { until } from '../support/poll.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { stackEngines } from '../support/stack-engines.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 
 const engines = stackEngines('ra');
 
@@ -31,7 +32,7 @@ describe.each(engines)('read access by wallet ($name)', (engine) => {
     const w = t.demo.wallets[i];
     const chain = chainOf(t.demo.rpcUrl, t.demo.chainId);
     return {
-      wallet: createWalletClient({ account: privateKeyToAccount(w.privateKey), chain, transport: http(t.demo.rpcUrl) }),
+      wallet: testWallet(w.privateKey, chain, t.demo.rpcUrl),
       pub: createPublicClient({ chain, transport: http(t.demo.rpcUrl) }),
     };
   }

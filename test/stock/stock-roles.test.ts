@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, type Address, type Hex } from 'viem';
+import { createPublicClient, erc20Abi, http, maxUint256, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
 import { ANVIL_ACCOUNTS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
@@ -19,6 +19,7 @@ import { uniqueSchemaName } from '../support/test-databases.ts';
 import { openSocket, type StreamFrame } from '../support/ws-client.ts';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.ts';
 import { until } from '../support/poll.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 
 let anvil: AnvilHandle;
 // With Redis the perp roles run apart too, each run on streams of its own.
@@ -215,7 +216,7 @@ describe('roles as separate processes', () => {
     const demo = JSON.parse(fs.readFileSync(path.join(dataDir, 'demo.json'), 'utf8')) as DemoFile;
     const api = new StockClient({ baseUrl: demo.stock.baseUrl, chainId: demo.chainId, ...demo.stock.keys.writable });
     const chain = { id: demo.chainId, name: 'anvil', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [demo.rpcUrl] } } };
-    const wallet = createWalletClient({ account: privateKeyToAccount(demo.wallets[0].privateKey), chain, transport: http(demo.rpcUrl) });
+    const wallet = testWallet(demo.wallets[0].privateKey, chain, demo.rpcUrl);
     const pub = createPublicClient({ chain, transport: http(demo.rpcUrl) });
     const sendTx = async (cd: { toAddress: Address; callData: Hex }) => {
       const hash = await wallet.sendTransaction({ to: cd.toAddress, data: cd.callData });

@@ -7,13 +7,14 @@
  * rests; a market order self-submitted past the API is rejected by the executor with its reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, parseUnits, type Address, type Hex } from 'viem';
+import { createPublicClient, erc20Abi, http, maxUint256, parseUnits, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { usSessionRulesOf } from '../../src/marketdata/symbol-catalog.ts';
 import { orderWithDepositCalldata } from '../../src/stock/router-calldata.ts';
 import { until } from '../support/poll.ts';
 import { openSocket } from '../support/ws-client.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 
 // Tuesday 2026-03-10 08:00 New York (EDT): pre-market until 09:30 (13:30Z).
 const PRE_MARKET = '2026-03-10T08:00:00-04:00';
@@ -25,7 +26,7 @@ const chainOf = (rpc: string, id: number) => ({ id, name: 'anvil', nativeCurrenc
 function wallet0() {
   const chain = chainOf(t.demo.rpcUrl, t.demo.chainId);
   return {
-    wallet: createWalletClient({ account: privateKeyToAccount(t.demo.wallets[0].privateKey), chain, transport: http(t.demo.rpcUrl) }),
+    wallet: testWallet(t.demo.wallets[0].privateKey, chain, t.demo.rpcUrl),
     pub: createPublicClient({ chain, transport: http(t.demo.rpcUrl) }),
   };
 }

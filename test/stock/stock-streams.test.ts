@@ -9,7 +9,7 @@
  */
 import { ownerCall } from '../../src/chain/owner-actions.ts';
 import { createHmac, randomUUID } from 'node:crypto';
-import { createPublicClient, createWalletClient, erc20Abi, http, maxUint256, parseUnits, type Address, type Hex } from 'viem';
+import { createPublicClient, erc20Abi, http, maxUint256, parseUnits, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cashierAbi } from '../../src/chain/abi/generated/index.ts';
@@ -18,6 +18,7 @@ import { parseDecimal } from '../../src/lib/decimal.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { stackEngines } from '../support/stack-engines.ts';
 import { openSocket, type StreamFrame, type TestSocket } from '../support/ws-client.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 
 const wei = (amount: string): bigint => parseDecimal(amount, { field: 'amount', decimals: 18, positive: false });
 
@@ -88,7 +89,7 @@ describe.each(stackEngines('stock_streams'))('stock streams ($name)', (engine) =
   const user = () => t.demo.wallets[0].address as Address;
   const chain = () => ({ id: t.demo.chainId, name: 'anvil', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [t.demo.rpcUrl] } } });
   const pub = () => createPublicClient({ chain: chain(), transport: http(t.demo.rpcUrl) });
-  const walletClient = (privateKey: Hex) => createWalletClient({ account: privateKeyToAccount(privateKey), chain: chain(), transport: http(t.demo.rpcUrl) });
+  const walletClient = (privateKey: Hex) => testWallet(privateKey, chain(), t.demo.rpcUrl);
   async function send(calldata: { toAddress: Address; callData: Hex }, wallet = 0): Promise<Hex> {
     const hash = await walletClient(t.demo.wallets[wallet].privateKey).sendTransaction({ to: calldata.toAddress, data: calldata.callData });
     expect((await pub().waitForTransactionReceipt({ hash })).status).toBe('success');
