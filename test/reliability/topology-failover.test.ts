@@ -23,6 +23,7 @@ import { uniqueSchemaName } from '../support/test-databases.ts';
 import { senderKeysEnv, startRoleProcess, type RoleProcess } from '../support/role-process.ts';
 import { fractionOnTick } from '../support/perp-prices.ts';
 import { testWallet } from '../support/chain-fixture.ts';
+import { dropRedisKeys } from '../support/redis-keys.ts';
 
 const ENABLED = Boolean(process.env.DATABASE_URL && process.env.REDIS_URL);
 const SINGLETONS = ['marketdata', 'indexer', 'executor', 'relayer', 'perp-engine'] as const;
@@ -128,6 +129,7 @@ afterAll(async () => {
     await db.close();
   }
   if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  await dropRedisKeys(process.env.REDIS_URL!, `${prefix}:`);
   expect(stubborn).toEqual([]);
 });
 

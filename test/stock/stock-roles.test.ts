@@ -20,6 +20,7 @@ import { openSocket, type StreamFrame } from '../support/ws-client.ts';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.ts';
 import { until } from '../support/poll.ts';
 import { testWallet } from '../support/chain-fixture.ts';
+import { dropRedisKeys } from '../support/redis-keys.ts';
 
 let anvil: AnvilHandle;
 // With Redis the perp roles run apart too, each run on streams of its own.
@@ -88,6 +89,7 @@ afterAll(async () => {
   for (const c of children) c.kill('SIGTERM');
   await Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
   await anvil?.stop();
+  if (PERP_STREAM) await dropRedisKeys(process.env.REDIS_URL!, `${PERP_STREAM}:`);
   if (schema) {
     const db = await openDatabase({ url: process.env.DATABASE_URL, schema, migrate: false });
     await db.kysely.schema.dropSchema(schema).ifExists().cascade().execute();

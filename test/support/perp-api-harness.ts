@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { dropRedisKeys } from './redis-keys.ts';
 import type { FastifyInstance } from 'fastify';
 import { createApiKeyService, type ApiKeyService } from '../../src/auth/api-key-service.ts';
 import type { PerpPermission } from '../../src/auth/api-key-model.ts';
@@ -108,13 +109,14 @@ async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefi
   const venue = opts.engine ? await startVenue(db, opts.projectorWriteIntervalMs) : undefined;
   const keys = createApiKeyService({ db, secretBox: createSecretBox(randomBytes(32)), cacheTtlMs: 0 });
   let redis: Redis | undefined;
+  let space: string | undefined;
   let nonces: NonceStore;
   let rateLimit: RateLimitSettings = { limit: opts.limit ?? 120 };
   if (redisUrl) {
     redis = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
     await redis.connect();
     // Each harness its own key space, so parallel files and earlier runs never share a window.
-    const space = randomBytes(6).toString('hex');
+    space = randomBytes(6).toString('hex');
     // A key space in use for a while, as a deployment's is: its fence (src/auth/nonce-store.ts) a
     // minute back, so a client clock up to the window behind is accepted as it would be there.
     await redis.set(nonceFenceKey(`test:${space}:nonce:`), String((opts.now ?? Date.now)() - 60_000));
@@ -177,6 +179,7 @@ async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefi
       await venue?.sequencer.stop();
       await nonces.close();
       redis?.disconnect();
+      if (redisUrl && space !== undefined) await dropRedisKeys(redisUrl, `test:${space}:`);
       await db.close();
     },
   };

@@ -13,6 +13,7 @@ import { createLogger } from '../../src/lib/logger.ts';
 import { startStack, type StackHandle } from '../../src/app/stack.ts';
 import type { DemoFile } from '../../src/app/demo-file.ts';
 import { PerpClient, StockClient } from '@tokex/sdk';
+import { dropRedisKeys } from './redis-keys.ts';
 
 export interface TestStack {
   stack: StackHandle;
@@ -75,6 +76,10 @@ export async function startTestStack(env: Record<string, string> = {}, opts: { r
       stack.perpBaseUrl && demo.perp
         ? new PerpClient({ baseUrl: stack.perpBaseUrl, apiKey: demo.perp.keys.trader.apiKey, apiSecret: demo.perp.keys.trader.apiSecret, chainId: demo.chainId })
         : undefined,
-    stop: () => stack.stop(),
+    stop: async () => {
+      await stack.stop();
+      // Keys under a prefix this stack made up are its own; a prefix the test gave may be shared.
+      if (config.redisUrl && env.STREAM_PREFIX === undefined) await dropRedisKeys(config.redisUrl, `${config.streamPrefix}:`);
+    },
   };
 }
