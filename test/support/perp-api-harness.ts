@@ -179,7 +179,7 @@ async function startHarness(openDb: () => Promise<Db>, redisUrl: string | undefi
       await venue?.sequencer.stop();
       await nonces.close();
       redis?.disconnect();
-      if (redisUrl && space !== undefined) await dropRedisKeys(redisUrl, `test:${space}:`);
+      if (redisUrl && space !== undefined) await dropRedisKeys(redisUrl, `test:${space}:`).catch(() => undefined);
       await db.close();
     },
   };
