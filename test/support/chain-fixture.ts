@@ -19,6 +19,7 @@ import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
 import {
   chainTransport,
   createChainClients,
+  SETUP_RPC_TIMEOUT_MS,
   type ChainPublicClient,
   type ChainWalletClient,
 } from '../../src/chain/chain-client.ts';
@@ -66,10 +67,13 @@ export async function startChainFixture(opts: ChainFixtureOptions = {}): Promise
       cacheTimeMs: 0,
     });
     const operator = testWallet(OPERATOR_ACCOUNT.privateKey, chain, anvil.rpcUrl);
+    // The deploy waits on its node as the app's start does (SETUP_RPC_TIMEOUT_MS), not the 5 s of
+    // the request path: at the busy end of a CI run a request past 5 s, twice, failed a fixture.
+    const setup = createChainClients({ rpcUrl: anvil.rpcUrl, chainId: ANVIL_CHAIN_ID, pollingIntervalMs: 20, cacheTimeMs: 0, timeoutMs: SETUP_RPC_TIMEOUT_MS });
     const started = performance.now();
     const deployment = await deployStack({
-      publicClient,
-      walletClient: operator,
+      publicClient: setup.publicClient,
+      walletClient: testWallet(OPERATOR_ACCOUNT.privateKey, chain, anvil.rpcUrl, SETUP_RPC_TIMEOUT_MS),
       symbols: opts.symbols ?? DEMO_SYMBOLS,
       demoWallets: DEMO_WALLETS.map((w) => w.address),
       // The fixture's tests fill at prices of their own choosing without price feeds: an explicit
@@ -110,9 +114,9 @@ export async function startChainFixture(opts: ChainFixtureOptions = {}): Promise
  * tolerance; mined in the next block, a settle at that edge ran out of gas once in CI (its feed call
  * gets only 63/64 of what is left). Tests that need an exact limit pass `gas` themselves.
  */
-export function testWallet(key: Hex | PrivateKeyAccount, chain: Chain, rpcUrl: string): ChainWalletClient {
+export function testWallet(key: Hex | PrivateKeyAccount, chain: Chain, rpcUrl: string, timeoutMs = 5_000): ChainWalletClient {
   const transport = http(rpcUrl, {
-    timeout: 5_000,
+    timeout: timeoutMs,
     retryCount: 1,
     retryDelay: 100,
     fetchFn: async (input, init) => {
