@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createMemoryNonceStore, createRedisNonceStore, type NonceStore } from '../../src/auth/nonce-store.ts';
 import { until } from '../support/poll.ts';
 import { monitorRedis } from '../support/redis-monitor.ts';
+import { dropRedisKeys } from '../support/redis-keys.ts';
 
 const stores: Array<{ name: string; make(): Promise<{ store: NonceStore; done(): Promise<void> }> }> = [
   {
@@ -18,8 +19,15 @@ if (process.env.REDIS_URL) {
     name: 'redis',
     async make() {
       const redis = new Redis(process.env.REDIS_URL!, { lazyConnect: false, maxRetriesPerRequest: 1 });
-      const store = createRedisNonceStore(redis, { prefix: `test:${process.pid}:${Date.now()}:` });
-      return { store, done: async () => void redis.disconnect() };
+      const prefix = `test:${process.pid}:${Date.now()}:`;
+      const store = createRedisNonceStore(redis, { prefix });
+      return {
+        store,
+        done: async () => {
+          redis.disconnect();
+          await dropRedisKeys(process.env.REDIS_URL!, prefix);
+        },
+      };
     },
   });
 }
