@@ -274,7 +274,8 @@ export function createPerpAuthHook(opts: PerpAuthOptions) {
     // The bytes exactly as received, whatever the content type (decoded as JSON only after this).
     const url = request.raw.url ?? '/';
     const requestPath = perpRequestPath(url);
-    const sent = sentPerpRequestPath(url);
+    // Only a URL with a query can have been signed over another order of it.
+    const sent = url.includes('?') ? sentPerpRequestPath(url) : requestPath;
     return checkSigned({
       apiKey,
       sign,
