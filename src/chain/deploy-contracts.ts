@@ -7,6 +7,7 @@ import {
   keccak256,
   parseUnits,
   toHex,
+  WaitForTransactionReceiptTimeoutError,
   type Abi,
   type Address,
   type Hash,
@@ -222,13 +223,18 @@ interface FeeFields {
   gasPrice?: bigint;
 }
 
+/** How long `TxBatch.finish` waits for the batch's last receipt in all. */
+export const TX_BATCH_RECEIPT_TIMEOUT_MS = 120_000;
+/** How long it waits before it broadcasts again what the node has not mined. */
+export const TX_BATCH_REBROADCAST_AFTER_MS = 10_000;
+
 /**
  * Sends transactions back to back with locally managed nonces and waits for all receipts at the
  * end (a mined nonce n implies every nonce below it is mined). For deployments and other one-off
  * set-up only: the sending roles use tx-sender.ts.
  */
 export class TxBatch {
-  private readonly sent: Array<{ label: string; hash: Hash; contract?: Address }> = [];
+  private readonly sent: Array<{ label: string; hash: Hash; nonce: number; serialized: Hex; contract?: Address }> = [];
   /** Implementations deployed in this batch by contract and constructor arguments: proxies of one kind share one. */
   private readonly implementations = new Map<string, Address>();
   /** What each address deployed in this batch runs, for the record's `code` section. */
@@ -439,14 +445,22 @@ export class TxBatch {
           };
     const serialized = await account.signTransaction(request);
     const hash = await this.publicClient.sendRawTransaction({ serializedTransaction: serialized });
-    this.sent.push({ label, hash, contract });
+    this.sent.push({ label, hash, nonce, serialized, contract });
   }
 
-  /** Waits for every receipt; throws naming the first step that reverted. */
-  async finish(): Promise<TransactionReceipt> {
+  /**
+   * Waits for every receipt; throws naming the first step that reverted.
+   *
+   * A node can accept a transaction and then lose it (evicted from its pool, restarted before it
+   * was mined). Every later transaction of the batch then waits behind the gap and is never mined.
+   * So while the last receipt is missing, every `rebroadcastAfterMs` the signed transactions from the
+   * account's next unmined nonce on are sent again: the same bytes, so nothing can be mined twice.
+   * Past `timeoutMs` the error names the step the batch is stuck at.
+   */
+  async finish(opts: { timeoutMs?: number; rebroadcastAfterMs?: number } = {}): Promise<TransactionReceipt> {
     const last = this.sent[this.sent.length - 1];
     if (!last) throw new AppError('INTERNAL', 'deploy: nothing was sent');
-    const lastReceipt = await this.publicClient.waitForTransactionReceipt({ hash: last.hash, timeout: 120_000 });
+    const lastReceipt = await this.lastReceipt(last.hash, opts.timeoutMs ?? TX_BATCH_RECEIPT_TIMEOUT_MS, opts.rebroadcastAfterMs ?? TX_BATCH_REBROADCAST_AFTER_MS);
     const receipts = await Promise.all(
       this.sent.slice(0, -1).map((tx) => this.publicClient.getTransactionReceipt({ hash: tx.hash })),
     );
@@ -467,6 +481,35 @@ export class TxBatch {
       if (code === undefined || code === '0x') throw new AppError('INTERNAL', `deploy: no code at the deterministic address ${address}`);
     }
     return lastReceipt;
+  }
+
+  private async lastReceipt(hash: Hash, timeoutMs: number, rebroadcastAfterMs: number): Promise<TransactionReceipt> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const wait = Math.max(1, Math.min(rebroadcastAfterMs, deadline - Date.now()));
+      try {
+        return await this.publicClient.waitForTransactionReceipt({ hash, timeout: wait });
+      } catch (err) {
+        if (!(err instanceof WaitForTransactionReceiptTimeoutError)) throw err;
+      }
+      const mined = await this.publicClient.getTransactionCount({ address: this.from, blockTag: 'latest' });
+      const unmined = this.sent.filter((tx) => tx.nonce >= mined);
+      if (Date.now() >= deadline) {
+        const stuck = unmined[0] ?? this.sent[this.sent.length - 1];
+        throw new AppError(
+          'CHAIN_UNAVAILABLE',
+          `deploy: step "${stuck.label}" (nonce ${stuck.nonce}) was not mined within ${Math.round(timeoutMs / 1000)} s; the node has mined this account's nonces below ${mined}, and ${unmined.length} of the batch's ${this.sent.length} transactions are not mined`,
+          { retryable: true, detail: { txHash: stuck.hash, nonce: stuck.nonce, minedNonce: mined } },
+        );
+      }
+      for (const tx of unmined) {
+        try {
+          await this.publicClient.sendRawTransaction({ serializedTransaction: tx.serialized });
+        } catch {
+          // "already known" (the node still holds it) or a refusal: the next wait decides.
+        }
+      }
+    }
   }
 }
 

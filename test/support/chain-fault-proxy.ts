@@ -24,6 +24,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { keccak256, type Hex } from 'viem';
 
 export const SEND_FAULTS = ['nonce-too-low', 'replacement-underpriced', 'already-known', 'drop-after-forward'] as const;
 export const ANY_CALL_FAULTS = ['http-429', 'http-503', 'hang'] as const;
@@ -50,6 +51,12 @@ export interface ChainFaultProxyOptions {
    * of `methods` are forwarded only after `ms`, and answered as the node answers.
    */
   slow?: { methods: readonly string[]; calls: number; ms: number };
+  /**
+   * A node that accepts a transaction and then loses it (evicted from its pool, restarted before it
+   * was mined): the first `sends` `eth_sendRawTransaction` calls without another fault are answered
+   * with the transaction's hash, as a node that took it answers, and not forwarded.
+   */
+  lose?: { sends: number };
   host?: string;
   port?: number;
 }
@@ -69,6 +76,8 @@ export interface ChainFaultStats {
   totalFaults: number;
   /** Exchanges held back by `slow`. */
   slowed: number;
+  /** Transactions answered and not forwarded by `lose`. */
+  lost: number;
 }
 
 export interface ChainFaultProxy {
@@ -131,7 +140,8 @@ export async function startChainFaultProxy(opts: ChainFaultProxyOptions): Promis
   const hangMs = opts.hangMs ?? 6_000;
   const methods = opts.methods ? new Set(opts.methods) : undefined;
   let injected = 0;
-  let stats = { httpRequests: 0, calls: 0, sends: 0, forwarded: 0, faults: emptyFaults(), slowed: 0 };
+  let stats = { httpRequests: 0, calls: 0, sends: 0, forwarded: 0, faults: emptyFaults(), slowed: 0, lost: 0 };
+  let loseLeft = opts.lose?.sends ?? 0;
   let slowLeft = opts.slow?.calls ?? 0;
   const slowMethods = new Set(opts.slow?.methods ?? []);
   const sockets = new Set<Socket>();
@@ -210,6 +220,10 @@ export async function startChainFaultProxy(opts: ChainFaultProxyOptions): Promis
       if (k === 'nonce-too-low' || k === 'replacement-underpriced') {
         stats.faults[k]++;
         out[i] = { jsonrpc: '2.0', id: calls[i]?.id ?? null, error: NODE_ERRORS[k] };
+      } else if (k === undefined && loseLeft > 0 && calls[i]?.method === 'eth_sendRawTransaction' && Array.isArray(calls[i].params)) {
+        loseLeft--;
+        stats.lost++;
+        out[i] = { jsonrpc: '2.0', id: calls[i]?.id ?? null, result: keccak256((calls[i].params as Hex[])[0]) };
       } else {
         toForward.push({ index: i, call: calls[i] });
       }
@@ -304,7 +318,7 @@ export async function startChainFaultProxy(opts: ChainFaultProxyOptions): Promis
     },
     stats: () => ({ ...stats, faults: { ...stats.faults }, totalFaults: Object.values(stats.faults).reduce((a, b) => a + b, 0) }),
     resetStats() {
-      stats = { httpRequests: 0, calls: 0, sends: 0, forwarded: 0, faults: emptyFaults(), slowed: 0 };
+      stats = { httpRequests: 0, calls: 0, sends: 0, forwarded: 0, faults: emptyFaults(), slowed: 0, lost: 0 };
     },
     async close() {
       if (closed) return;
