@@ -495,7 +495,15 @@ export class TxBatch {
       const mined = await this.publicClient.getTransactionCount({ address: this.from, blockTag: 'latest' });
       const unmined = this.sent.filter((tx) => tx.nonce >= mined);
       if (Date.now() >= deadline) {
-        const stuck = unmined[0] ?? this.sent[this.sent.length - 1];
+        const stuck = unmined[0];
+        if (stuck === undefined) {
+          // Every nonce is mined, yet the node has no receipt for the last: it answers from a stale or another view.
+          const lastTx = this.sent[this.sent.length - 1];
+          throw new AppError('CHAIN_UNAVAILABLE', `deploy: the node has mined every transaction of the batch but did not answer the receipt of step "${lastTx.label}" within ${Math.round(timeoutMs / 1000)} s`, {
+            retryable: true,
+            detail: { txHash: lastTx.hash, nonce: lastTx.nonce, minedNonce: mined },
+          });
+        }
         throw new AppError(
           'CHAIN_UNAVAILABLE',
           `deploy: step "${stuck.label}" (nonce ${stuck.nonce}) was not mined within ${Math.round(timeoutMs / 1000)} s; the node has mined this account's nonces below ${mined}, and ${unmined.length} of the batch's ${this.sent.length} transactions are not mined`,
