@@ -22,5 +22,7 @@ export default defineConfig({
     // Stacks and role processes started by tests serve their metrics on a free port each, never
     // 9464: two workers and many stacks run at once (docs/operations.md).
     env: { METRICS_PORT: '0' },
+    // After each file, the data directories its test stacks were made (test/support/made-data-dirs.ts).
+    setupFiles: ['test/support/remove-made-data-dirs.ts'],
   },
 });

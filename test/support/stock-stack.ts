@@ -14,6 +14,7 @@ import { startStack, type StackHandle } from '../../src/app/stack.ts';
 import type { DemoFile } from '../../src/app/demo-file.ts';
 import { PerpClient, StockClient } from '@tokex/sdk';
 import { dropRedisKeys } from './redis-keys.ts';
+import { noteMadeDataDir } from './made-data-dirs.ts';
 
 export interface TestStack {
   stack: StackHandle;
@@ -32,7 +33,11 @@ export interface TestStack {
 }
 
 export async function startTestStack(env: Record<string, string> = {}, opts: { role?: Role | readonly Role[]; dataDir?: string; chains?: readonly number[] } = {}): Promise<TestStack> {
-  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-stack-'));
+  let dataDir = opts.dataDir;
+  if (dataDir === undefined) {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-stack-'));
+    noteMadeDataDir(dataDir);
+  }
   const config = loadConfig({
     DATA_DIR: dataDir,
     STOCK_API_PORT: '0',
