@@ -25,7 +25,7 @@ if (process.env.REDIS_URL) {
         store,
         done: async () => {
           redis.disconnect();
-          await dropRedisKeys(process.env.REDIS_URL!, prefix);
+          await dropRedisKeys(process.env.REDIS_URL!, prefix).catch(() => undefined);
         },
       };
     },

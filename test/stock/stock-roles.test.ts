@@ -89,7 +89,7 @@ afterAll(async () => {
   for (const c of children) c.kill('SIGTERM');
   await Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
   await anvil?.stop();
-  if (PERP_STREAM) await dropRedisKeys(process.env.REDIS_URL!, `${PERP_STREAM}:`);
+  if (PERP_STREAM) await dropRedisKeys(process.env.REDIS_URL!, `${PERP_STREAM}:`).catch(() => undefined);
   if (schema) {
     const db = await openDatabase({ url: process.env.DATABASE_URL, schema, migrate: false });
     await db.kysely.schema.dropSchema(schema).ifExists().cascade().execute();
