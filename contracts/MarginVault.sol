@@ -11,6 +11,7 @@ import {EIP712Upgradeable} from "@openzeppelin/contracts-upgradeable/utils/crypt
 import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
 import {IMarginVault} from "./interfaces/IMarginVault.sol";
 import {IReserveRegistry} from "./interfaces/IReserveRegistry.sol";
+import {ReservesTree} from "./libraries/ReservesTree.sol";
 
 /// @title MarginVault
 /// @notice The perpetual venue's collateral vault; see {IMarginVault}.
@@ -60,6 +61,7 @@ contract MarginVault is
     uint256 private _withdrawnInPeriod;
     uint64 private _withdrawalPeriod;
     uint64 private _periodStart;
+    /// @dev Unused since 0.3.0 (the token bucket alerts on each crossing of 90 %).
     bool private _capAlerted;
     // Appended in 0.2.0 (issue 43, the escape hatch); every zero value is the safe default, so a
     // vault upgraded from an implementation without them starts with the hatch shut until silence.
@@ -75,6 +77,15 @@ contract MarginVault is
     uint64 private _escapeEpoch;
     bytes32 private _escapeRoot;
     uint256 private _escapeTotal;
+    // Appended in 0.3.0 (issue 60); zero is the safe default for a vault upgraded in place.
+    /// @dev The frozen record's leaf count, and whether its leaves were published in account order
+    /// (only then can an account show it has none).
+    uint64 private _escapeLeafCount;
+    bool private _escapeLeavesSorted;
+    /// @dev The cap's token bucket was last brought up to date at this time (0: still the fixed
+    /// window's total of a vault upgraded from 0.2.0, counted in full once).
+    uint64 private _bucketAt;
+    mapping(address account => ForcedWithdrawal) private _forced;
 
     modifier onlyOperator() {
         if (!isOperator[msg.sender]) revert NotOperator(msg.sender);
@@ -118,14 +129,14 @@ contract MarginVault is
     /// @inheritdoc IMarginVault
     function setWithdrawalCap(uint256 cap, uint64 period) external onlyOwner {
         if (period == 0) revert InvalidWithdrawalPeriod();
+        // The level carries over, brought up to now under the old setting: a change never empties
+        // the bucket (lowering the cap below the level stops payments until it drains).
+        uint64 oldPeriod = _withdrawalPeriod;
+        _withdrawnInPeriod = oldPeriod == 0 ? 0 : _bucketLevel(_withdrawalCap, oldPeriod);
+        _bucketAt = uint64(block.timestamp);
+        _periodStart = uint64(block.timestamp);
         _withdrawalCap = cap;
-        if (period != _withdrawalPeriod) {
-            // A new period length starts a new window: the running total of the old one no longer applies.
-            _withdrawalPeriod = period;
-            _periodStart = uint64(block.timestamp / period) * period;
-            _withdrawnInPeriod = 0;
-            _capAlerted = false;
-        }
+        _withdrawalPeriod = period;
         emit WithdrawalCapSet(cap, period);
     }
 
@@ -222,11 +233,31 @@ contract MarginVault is
         uint256 openAt = freezableAt();
         if (openAt == 0) revert NoReservesRoot();
         if (block.timestamp < openAt) revert OperatorNotSilent(openAt);
-        IReserveRegistry.ReserveRecord memory r = _registry.latest();
+        _freeze();
+    }
+
+    /// @inheritdoc IMarginVault
+    function freezeOverdue(address account) external notFrozen {
+        ForcedWithdrawal memory f = _forced[account];
+        if (f.requestedAt == 0) revert NoForcedWithdrawal(account);
+        uint256 dueAt = uint256(f.requestedAt) + operatorSilence();
+        if (block.timestamp < dueAt) revert ForcedWithdrawalNotDue(account, dueAt);
+        if (address(_registry) == address(0) || _registry.epochCount() == 0) revert NoReservesRoot();
+        _freeze();
+    }
+
+    function _freeze() private {
+        IReserveRegistry registry = _registry;
+        IReserveRegistry.ReserveRecord memory r = registry.latest();
         _frozenAt = uint64(block.timestamp);
         _escapeEpoch = r.epoch;
         _escapeRoot = r.root;
         _escapeTotal = r.total;
+        _escapeLeafCount = r.leafCount;
+        // A registry without the view (before 0.3.0) must not be able to stop the freeze.
+        try registry.leavesPublished(r.epoch) returns (bool sorted) {
+            _escapeLeavesSorted = sorted;
+        } catch {}
         emit VaultFrozenBy(msg.sender, r.epoch, r.root, r.total);
     }
 
@@ -241,26 +272,33 @@ contract MarginVault is
     ) external nonReentrant {
         if (_frozenAt == 0) revert VaultNotFrozen();
         address account = msg.sender;
+        if (equity >= MAX_SUM || pendingWithdrawals >= MAX_SUM) revert InvalidEscapeProof();
         uint256 value = equity + pendingWithdrawals;
-        if (equity >= MAX_SUM || pendingWithdrawals >= MAX_SUM || value >= MAX_SUM) revert InvalidEscapeProof();
         bytes32 hash = keccak256(abi.encode(salt, account, equity, pendingWithdrawals, deposited, withdrawn));
-        uint256 sum = value;
-        for (uint256 i; i < path.length; ++i) {
-            ProofStep calldata step = path[i];
-            if (step.sum >= MAX_SUM) revert InvalidEscapeProof();
-            hash = step.left
-                ? keccak256(abi.encode(step.hash, step.sum, hash, sum))
-                : keccak256(abi.encode(hash, sum, step.hash, step.sum));
-            sum += step.sum;
-            if (sum >= MAX_SUM) revert InvalidEscapeProof();
-        }
-        if (hash != _escapeRoot || sum != _escapeTotal) revert InvalidEscapeProof();
+        (bool ok, bytes32 root, uint256 sum,) = ReservesTree.walk(hash, value, path);
+        if (!ok || root != _escapeRoot || sum != _escapeTotal) revert InvalidEscapeProof();
         // What the vault took from the account since the snapshot comes back, what it paid since
         // is taken off: the per-account totals are the vault's own, the leaf commits the engine's.
         uint256 credit = value + depositedOf[account] + withdrawn;
         uint256 debit = deposited + withdrawnOf[account];
         if (credit <= debit) revert NothingToEscape(account);
-        uint256 amount = credit - debit;
+        _payEscape(account, credit - debit);
+    }
+
+    /// @inheritdoc IMarginVault
+    function escapeUnlisted(LeafProof[] calldata neighbours) external nonReentrant {
+        if (_frozenAt == 0) revert VaultNotFrozen();
+        address account = msg.sender;
+        if (!_escapeLeavesSorted || !_absent(account, neighbours)) revert InvalidAbsenceProof();
+        // No leaf: the engine never credited the account, so everything it put in and was not paid
+        // back is still its own.
+        uint256 deposited = depositedOf[account];
+        uint256 paid = withdrawnOf[account];
+        if (deposited <= paid) revert NothingToEscape(account);
+        _payEscape(account, deposited - paid);
+    }
+
+    function _payEscape(address account, uint256 amount) private {
         IERC20 token = IERC20(collateralToken);
         uint256 available = token.balanceOf(address(this));
         if (available < amount) revert InsufficientVaultBalance(available, amount);
@@ -268,6 +306,104 @@ contract MarginVault is
         totalWithdrawn += amount;
         token.safeTransfer(account, amount);
         emit EscapeWithdrawn(account, amount, _escapeEpoch);
+    }
+
+    /// @dev Whether `neighbours` show that `account` has no leaf in the escape root, whose leaves are
+    /// strictly increasing by account (the registry checked it): the leaf just below the account and
+    /// the one just above it sit at adjacent indexes, or the account sorts before the first or after
+    /// the last leaf, or the root has no leaf at all.
+    function _absent(address account, LeafProof[] calldata neighbours) private view returns (bool) {
+        uint256 count = _escapeLeafCount;
+        if (neighbours.length == 0) return count == 0;
+        if (neighbours.length > 2) return false;
+        (bool okA, address a, uint256 ia) = _leafAt(neighbours[0]);
+        if (!okA) return false;
+        if (neighbours.length == 1) {
+            // Alone: the first leaf sorting above the account, or the last sorting below it.
+            if (uint160(a) > uint160(account)) return ia == 0;
+            return uint160(a) < uint160(account) && ia + 1 == count;
+        }
+        (bool okB, address b, uint256 ib) = _leafAt(neighbours[1]);
+        return okB && uint160(a) < uint160(account) && uint160(account) < uint160(b) && ib == ia + 1;
+    }
+
+    /// @dev A leaf of the escape root: its account and index, if the path leads to the root.
+    function _leafAt(LeafProof calldata p) private view returns (bool, address, uint256) {
+        IReserveRegistry.Leaf calldata l = p.leaf;
+        if (l.equity >= MAX_SUM || l.pendingWithdrawals >= MAX_SUM) return (false, address(0), 0);
+        (bool ok, bytes32 root, uint256 sum, uint256 index) =
+            ReservesTree.walk(ReservesTree.leafHash(l), l.equity + l.pendingWithdrawals, p.path);
+        if (!ok || root != _escapeRoot || sum != _escapeTotal || index >= _escapeLeafCount) return (false, address(0), 0);
+        return (true, l.account, index);
+    }
+
+    // ------------------------------------------------------- Forced withdrawals
+
+    /// @inheritdoc IMarginVault
+    function requestForcedWithdrawal(uint256 amount) external notFrozen {
+        address account = msg.sender;
+        if (amount == 0) revert ZeroAmount();
+        if (amount >= MAX_SUM) revert AmountTooLarge(amount);
+        if (_forced[account].requestedAt != 0) revert ForcedWithdrawalPending(account);
+        if (depositedOf[account] == 0) revert NothingDeposited(account);
+        _forced[account] = ForcedWithdrawal({amount: uint128(amount), requestedAt: uint64(block.timestamp)});
+        emit ForcedWithdrawalRequested(account, amount, block.timestamp + operatorSilence());
+    }
+
+    /// @inheritdoc IMarginVault
+    function cancelForcedWithdrawal() external {
+        if (_forced[msg.sender].requestedAt == 0) revert NoForcedWithdrawal(msg.sender);
+        delete _forced[msg.sender];
+        emit ForcedWithdrawalCancelled(msg.sender);
+    }
+
+    /// @inheritdoc IMarginVault
+    function payForcedWithdrawal(address account, bytes32 withdrawalId) external onlyOperator nonReentrant {
+        if (_paused) revert VenuePaused();
+        if (_frozenAt != 0) revert VaultFrozen();
+        ForcedWithdrawal memory f = _forced[account];
+        if (f.requestedAt == 0) revert NoForcedWithdrawal(account);
+        if (withdrawalId == bytes32(0)) revert ZeroWithdrawalId();
+        if (withdrawalPaid[withdrawalId]) revert WithdrawalAlreadyPaid(withdrawalId);
+        uint256 amount = f.amount;
+        _countAgainstCap(amount);
+        IERC20 token = IERC20(collateralToken);
+        uint256 available = token.balanceOf(address(this));
+        if (available < amount) revert InsufficientVaultBalance(available, amount);
+        delete _forced[account];
+        withdrawalPaid[withdrawalId] = true;
+        _lastOperatorActivity = uint64(block.timestamp);
+        withdrawnOf[account] += amount;
+        totalWithdrawn += amount;
+        // Only ever to the account itself: its own request on chain is the authorisation.
+        token.safeTransfer(account, amount);
+        emit Withdrawn(account, amount, withdrawalId);
+        emit ForcedWithdrawalPaid(account, amount, withdrawalId);
+    }
+
+    /// @inheritdoc IMarginVault
+    function rejectForcedWithdrawal(address account, LeafProof calldata proof) external onlyOperator {
+        if (_frozenAt != 0) revert VaultFrozen();
+        ForcedWithdrawal memory f = _forced[account];
+        if (f.requestedAt == 0) revert NoForcedWithdrawal(account);
+        IReserveRegistry registry = _registry;
+        if (address(registry) == address(0) || registry.epochCount() == 0) revert NoReservesRoot();
+        uint256 postedAt = registry.lastPostedAt();
+        if (postedAt < f.requestedAt) revert RootBeforeRequest(postedAt, f.requestedAt);
+        IReserveRegistry.ReserveRecord memory r = registry.latest();
+        IReserveRegistry.Leaf calldata l = proof.leaf;
+        if (l.account != account || l.equity >= MAX_SUM || l.pendingWithdrawals >= MAX_SUM) revert InvalidEscapeProof();
+        (bool ok, bytes32 root, uint256 sum,) =
+            ReservesTree.walk(ReservesTree.leafHash(l), l.equity + l.pendingWithdrawals, proof.path);
+        if (!ok || root != r.root || sum != r.total) revert InvalidEscapeProof();
+        // What the account could take: its equity at the snapshot, plus what the vault took from it
+        // since, less what the vault paid it since (pending withdrawals are on their way already).
+        uint256 credit = l.equity + depositedOf[account] + l.withdrawn;
+        uint256 debit = l.deposited + withdrawnOf[account];
+        uint256 available = credit > debit ? credit - debit : 0;
+        if (available >= f.amount) revert ForcedWithdrawalCovered(available, f.amount);
+        delete _forced[account];
+        emit ForcedWithdrawalRejected(account, f.amount, available, r.epoch);
     }
 
     // ----------------------------------------------------------------- Views
@@ -321,8 +457,14 @@ contract MarginVault is
         cap = _withdrawalCap;
         period = _withdrawalPeriod;
         if (period == 0) return (cap, 0, 0, 0);
-        periodStart = uint64(block.timestamp / period) * period;
-        withdrawnInPeriod = periodStart == _periodStart ? _withdrawnInPeriod : 0;
+        return (cap, period, uint64(block.timestamp), _bucketLevel(cap, period));
+    }
+
+    /// @inheritdoc IMarginVault
+    function forcedWithdrawal(address account) external view returns (uint256 amount, uint64 requestedAt, uint256 dueAt) {
+        ForcedWithdrawal memory f = _forced[account];
+        if (f.requestedAt == 0) return (0, 0, 0);
+        return (f.amount, f.requestedAt, uint256(f.requestedAt) + operatorSilence());
     }
 
     /// @inheritdoc IMarginVault
@@ -344,27 +486,37 @@ contract MarginVault is
         );
     }
 
-    /// @dev Fixed windows of `period` seconds: a payment past the window's cap waits for the next
-    /// window (the relayer retries), so a leaked signing path drains at most the cap per period.
+    /// @dev What counts against the cap now: the bucket's level drained at `cap` per `period` since
+    /// it was last written. A vault upgraded from 0.2.0 holds the fixed window's total instead
+    /// (`_bucketAt` 0): it counts in full while that window lasts, never less than what was paid.
+    function _bucketLevel(uint256 cap, uint64 period) private view returns (uint256) {
+        uint256 level = _withdrawnInPeriod;
+        uint64 at = _bucketAt;
+        if (at == 0) return _periodStart == uint64(block.timestamp / period) * period ? level : 0;
+        uint256 drained = (cap * (block.timestamp - at)) / period;
+        return level > drained ? level - drained : 0;
+    }
+
+    /// @dev A token bucket of `cap`, refilled at `cap` per `period`: a payment past the level waits
+    /// (the relayer retries), so a leaked signing path drains at most the cap at once and the cap
+    /// per period after it, with no window edge to double it at.
     function _countAgainstCap(uint256 amount) private {
         uint64 period = _withdrawalPeriod;
         uint256 cap = _withdrawalCap;
         if (amount > cap) revert WithdrawalAboveCap(amount, cap);
-        uint64 start = period == 0 ? 0 : uint64(block.timestamp / period) * period;
-        uint256 withdrawn = _withdrawnInPeriod;
-        if (start != _periodStart) {
-            _periodStart = start;
-            withdrawn = 0;
-            _capAlerted = false;
+        uint256 level = period == 0 ? _withdrawnInPeriod : _bucketLevel(cap, period);
+        uint256 available = cap - (level < cap ? level : cap);
+        if (amount > available) {
+            // When enough has drained for `amount` (rounded up to the second).
+            uint256 wait = period == 0 ? 0 : ((level + amount - cap) * period + cap - 1) / cap;
+            revert WithdrawalCapExceeded(available, amount, uint64(block.timestamp + wait));
         }
-        uint256 available = cap > withdrawn ? cap - withdrawn : 0;
-        if (amount > available) revert WithdrawalCapExceeded(available, amount, start + period);
-        withdrawn += amount;
-        _withdrawnInPeriod = withdrawn;
-        if (!_capAlerted && withdrawn * 10 >= cap * 9) {
-            _capAlerted = true;
-            emit WithdrawalCapNearlyReached(start, withdrawn, cap);
-        }
+        uint256 next = level + amount;
+        _withdrawnInPeriod = next;
+        _bucketAt = uint64(block.timestamp);
+        _periodStart = uint64(block.timestamp);
+        // The alert when the level crosses 90 % of the cap (each time it does).
+        if (level * 10 < cap * 9 && next * 10 >= cap * 9) emit WithdrawalCapNearlyReached(uint64(block.timestamp), next, cap);
     }
 
     // ---------------------------------------------------------- Migration

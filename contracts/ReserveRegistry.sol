@@ -5,6 +5,7 @@ import {OwnableUpgradeable} from "@openzeppelin/contracts-upgradeable/access/Own
 import {Ownable2StepUpgradeable} from "@openzeppelin/contracts-upgradeable/access/Ownable2StepUpgradeable.sol";
 import {VenueUpgradeable} from "./VenueUpgradeable.sol";
 import {IReserveRegistry} from "./interfaces/IReserveRegistry.sol";
+import {ReservesTree} from "./libraries/ReservesTree.sol";
 
 /// @title ReserveRegistry
 /// @notice The perpetual venue's published liabilities roots; see {IReserveRegistry}.
@@ -23,6 +24,9 @@ contract ReserveRegistry is IReserveRegistry, VenueUpgradeable, Ownable2StepUpgr
     // Appended in 0.2.0 (issue 43).
     /// @inheritdoc IReserveRegistry
     uint64 public lastPostedAt;
+    // Appended in 0.3.0 (issue 60).
+    /// @inheritdoc IReserveRegistry
+    mapping(uint64 epoch => bool) public leavesPublished;
 
     modifier onlyOperator() {
         if (!isOperator[msg.sender]) revert NotOperator(msg.sender);
@@ -48,7 +52,25 @@ contract ReserveRegistry is IReserveRegistry, VenueUpgradeable, Ownable2StepUpgr
     // -------------------------------------------------------------- Operator
 
     /// @inheritdoc IReserveRegistry
-    function postReserves(uint64 epoch, bytes32 root, uint256 total, uint64 leafCount, uint64 timestamp) external onlyOperator {
+    function postReserves(uint64, bytes32, uint256, uint64, uint64) external view onlyOperator {
+        revert LeavesRequired();
+    }
+
+    /// @inheritdoc IReserveRegistry
+    function postReservesWithLeaves(uint64 epoch, uint64 timestamp, Leaf[] calldata leaves) external onlyOperator {
+        uint160 previous;
+        for (uint256 i; i < leaves.length; ++i) {
+            uint160 account = uint160(leaves[i].account);
+            if (account <= previous) revert LeavesNotSorted(i);
+            previous = account;
+        }
+        (bytes32 root, uint256 total) = ReservesTree.build(leaves);
+        _record(epoch, root, total, uint64(leaves.length), timestamp);
+        leavesPublished[epoch] = true;
+        emit ReserveLeaves(epoch, leaves);
+    }
+
+    function _record(uint64 epoch, bytes32 root, uint256 total, uint64 leafCount, uint64 timestamp) private {
         // Epoch 0 is the "nothing posted" value of `latest()`: strictly after it, like every other.
         if (epoch <= _latest.epoch) revert EpochNotIncreasing(epoch, _latest.epoch);
         // An epoch is a time (ms): one far ahead of the chain's clock would refuse every real epoch
@@ -56,7 +78,6 @@ contract ReserveRegistry is IReserveRegistry, VenueUpgradeable, Ownable2StepUpgr
         uint256 maxEpoch = block.timestamp * 1000 + MAX_EPOCH_LEAD_MS;
         if (epoch > maxEpoch) revert EpochTooFarAhead(epoch, maxEpoch);
         if (total > type(uint128).max) revert AmountTooLarge(total);
-        if (leafCount == 0 ? (root != bytes32(0) || total != 0) : root == bytes32(0)) revert InvalidRecord();
         ReserveRecord memory r = ReserveRecord({
             epoch: epoch,
             root: root,

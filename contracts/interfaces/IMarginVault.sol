@@ -2,6 +2,7 @@
 pragma solidity ^0.8.24;
 
 import {ICommonErrors} from "./ICommonErrors.sol";
+import {IReserveRegistry} from "./IReserveRegistry.sol";
 
 /// @title IMarginVault
 /// @notice The perpetual venue's collateral. A user deposits the collateral token (the exchange's
@@ -20,8 +21,32 @@ import {ICommonErrors} from "./ICommonErrors.sol";
 /// can `freeze` the vault for good, fixing the registry's latest root as the escape root. Each
 /// account then takes its own leaf of that root back with `escapeWithdraw`: the leaf's equity and
 /// pending withdrawals, plus what the vault took from it since the snapshot, less what it paid it
-/// since (both from the vault's own per-account totals against the ones the leaf commits).
+/// since (both from the vault's own per-account totals against the ones the leaf commits). An
+/// account with no leaf in the escape root (it deposited after the snapshot) shows so with its two
+/// neighbours in the root's published, account-ordered leaves and takes its deposits back
+/// (`escapeUnlisted`). Since 0.3.0 a root's leaves are public on chain (ReserveRegistry
+/// `ReserveLeaves`), so a user needs nothing but a node and their keys.
+///
+/// Forced withdrawals (0.3.0): an account that the operator does not pay files
+/// `requestForcedWithdrawal(amount)` on chain. The operator must pay it (`payForcedWithdrawal`) or
+/// show from a root posted since that the account holds less (`rejectForcedWithdrawal`) within
+/// `operatorSilence()`; past that, anyone can freeze the vault (`freezeOverdue`), as StarkEx's
+/// forced operations work: posting roots alone does not keep a censoring venue alive.
 interface IMarginVault is ICommonErrors {
+    /// @notice One leaf of the escape root and its path: a neighbour in `escapeUnlisted`, the
+    /// account's own in `rejectForcedWithdrawal`.
+    struct LeafProof {
+        IReserveRegistry.Leaf leaf;
+        ProofStep[] path;
+    }
+
+    /// @notice An account's open forced withdrawal: `amount` collateral-token units asked on chain at
+    /// `requestedAt` (unix seconds; 0: none).
+    struct ForcedWithdrawal {
+        uint128 amount;
+        uint64 requestedAt;
+    }
+
     /// @notice One step of a Merkle-sum path: the sibling's hash and sum, and whether the sibling
     /// is the left child (node = H(sibling, current)) or the right one.
     struct ProofStep {
@@ -80,6 +105,22 @@ interface IMarginVault is ICommonErrors {
     error NothingToEscape(address account);
     /// @notice The operator silence must be 1 to 30 days.
     error InvalidOperatorSilence(uint32 silence);
+    /// @notice The neighbours given do not show that the caller has no leaf in the escape root (they
+    /// are not adjacent leaves around the caller's address, or the root's leaves were not published
+    /// in account order: a root posted before 0.3.0).
+    error InvalidAbsenceProof();
+    /// @notice `account` has a forced withdrawal open already (one at a time).
+    error ForcedWithdrawalPending(address account);
+    /// @notice `account` has no open forced withdrawal.
+    error NoForcedWithdrawal(address account);
+    /// @notice Only an account the vault has taken deposits from can file a forced withdrawal.
+    error NothingDeposited(address account);
+    /// @notice The forced withdrawal of `account` is due at `dueAt` (unix seconds), not before.
+    error ForcedWithdrawalNotDue(address account, uint256 dueAt);
+    /// @notice A rejection needs a root posted after the request (`requestedAt`); the latest was posted at `postedAt`.
+    error RootBeforeRequest(uint256 postedAt, uint256 requestedAt);
+    /// @notice The leaf shows `available` for the account, not less than the `amount` asked: it must be paid.
+    error ForcedWithdrawalCovered(uint256 available, uint256 amount);
 
     /// @notice `account` deposited `amount` collateral-token units; the engine credits its margin.
     event Deposited(address indexed account, uint256 amount);
@@ -108,15 +149,25 @@ interface IMarginVault is ICommonErrors {
     event VaultFrozenBy(address indexed by, uint64 indexed epoch, bytes32 root, uint256 total);
     /// @notice `account` took `amount` collateral-token units back through the escape hatch, against the root of `epoch`.
     event EscapeWithdrawn(address indexed account, uint256 amount, uint64 indexed epoch);
+    /// @notice `account` asked on chain for `amount`; unless paid or rejected by `dueAt`, anyone can freeze the vault.
+    event ForcedWithdrawalRequested(address indexed account, uint256 amount, uint256 dueAt);
+    /// @notice The operator paid `account`'s forced withdrawal (a `Withdrawn` event with the id is emitted too).
+    event ForcedWithdrawalPaid(address indexed account, uint256 amount, bytes32 indexed withdrawalId);
+    /// @notice The operator showed from the root of `epoch` that `account` holds `available`, less than the `amount` asked.
+    event ForcedWithdrawalRejected(address indexed account, uint256 amount, uint256 available, uint64 indexed epoch);
+    /// @notice `account` withdrew its own forced request.
+    event ForcedWithdrawalCancelled(address indexed account);
 
     // ------------------------------------------------------------------ Admin
 
     /// @notice Grants or revokes the operator right (relaying signed withdrawals). Owner only.
     function setOperator(address operator, bool enabled) external;
 
-    /// @notice At most `cap` collateral-token units paid per `period` seconds (fixed windows of
-    /// `block.timestamp / period`). A new vault's cap is zero: it pays nothing until the owner sets
-    /// one. Owner only.
+    /// @notice At most `cap` collateral-token units at once, refilled continuously at `cap` per
+    /// `period` seconds (a token bucket, since 0.3.0: over any window of `t` seconds at most
+    /// `cap + cap * t / period` leaves, where fixed windows let twice the cap out within seconds of a
+    /// window's edge). A new vault's cap is zero: it pays nothing until the owner sets one. The
+    /// bucket's level carries over a change. Owner only.
     function setWithdrawalCap(uint256 cap, uint64 period) external;
 
     /// @notice Names the guardian (zero: none). Owner only.
@@ -149,6 +200,40 @@ interface IMarginVault is ICommonErrors {
     /// becomes the escape root, payments and deposits stop, `escapeWithdraw` opens. Anyone may call
     /// it (`OperatorNotSilent` before the silence has run, `NoReservesRoot` without a root).
     function freeze() external;
+
+    /// @notice Freezes the vault as `freeze` does, once `account`'s forced withdrawal is overdue
+    /// (neither paid nor rejected within `operatorSilence()` of its request). Anyone may call it.
+    function freezeOverdue(address account) external;
+
+    /// @notice Pays the caller, who has no leaf in the escape root, what the vault took from it less
+    /// what it paid it (`depositedOf - withdrawnOf`): deposits the engine had not credited at the
+    /// snapshot. `neighbours` are the leaves next to the caller's address in the root's account order
+    /// with their paths: the one below and the one above (adjacent indexes), only the one above when
+    /// the caller sorts first, only the one below when last, none for a root of no leaf
+    /// (`InvalidAbsenceProof` otherwise). Only once frozen, and only against a root posted with its
+    /// leaves (0.3.0); counts in `withdrawnOf`, so it pays once.
+    function escapeUnlisted(LeafProof[] calldata neighbours) external;
+
+    /// @notice Files the caller's forced withdrawal of `amount` (one open at a time; only an account
+    /// that deposited). Due `operatorSilence()` later.
+    function requestForcedWithdrawal(uint256 amount) external;
+
+    /// @notice Withdraws the caller's own open forced request.
+    function cancelForcedWithdrawal() external;
+
+    /// @notice Pays `account`'s forced withdrawal to the account itself under the engine's
+    /// `withdrawalId` (paid once; counts against the cap; `VenuePaused` while paused). Operator only:
+    /// the engine debits the account first.
+    function payForcedWithdrawal(address account, bytes32 withdrawalId) external;
+
+    /// @notice Closes `account`'s forced withdrawal without paying: `proof` is the account's leaf in
+    /// the registry's latest root, posted after the request, and shows it holds less than it asked
+    /// (`equity` plus what the vault took from it since the snapshot less what it paid it since).
+    /// Operator only.
+    function rejectForcedWithdrawal(address account, LeafProof calldata proof) external;
+
+    /// @notice `account`'s open forced withdrawal (zeros: none) and when it falls due.
+    function forcedWithdrawal(address account) external view returns (uint256 amount, uint64 requestedAt, uint256 dueAt);
 
     /// @notice Pays the caller its leaf of the escape root: `equity + pendingWithdrawals` of the leaf,
     /// plus `depositedOf(caller) - deposited`, less `withdrawnOf(caller) - withdrawn` (never below
@@ -189,7 +274,8 @@ interface IMarginVault is ICommonErrors {
     function totalDeposited() external view returns (uint256);
     /// @notice Collateral-token units paid by every withdrawal, in total.
     function totalWithdrawn() external view returns (uint256);
-    /// @notice The cap, its period, the start of the current period and what was paid in it so far.
+    /// @notice The cap, its period, and the bucket's level now: `withdrawnInPeriod` is what counts
+    /// against the cap at `periodStart` (this block's time; since 0.3.0 the cap is a token bucket).
     function withdrawalCap()
         external
         view

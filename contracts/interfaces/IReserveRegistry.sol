@@ -25,6 +25,26 @@ interface IReserveRegistry is ICommonErrors {
         uint64 timestamp;
     }
 
+    /// @notice One account's leaf as an epoch publishes it (docs/proof-of-reserves.md "Leaves"):
+    /// `keccak256(abi.encode(salt, account, equity, pendingWithdrawals, deposited, withdrawn))`, value
+    /// `equity + pendingWithdrawals`, collateral-token units.
+    struct Leaf {
+        bytes32 salt;
+        address account;
+        uint256 equity;
+        uint256 pendingWithdrawals;
+        uint256 deposited;
+        uint256 withdrawn;
+    }
+
+    /// @notice Since 0.3.0 every record is posted with its leaves (`postReservesWithLeaves`), so that
+    /// any user can rebuild their escape proof from the chain alone.
+    error LeavesRequired();
+    /// @notice Leaf `index` is not strictly after the one before it by account (or is the zero
+    /// account): the published order is by account, which is what lets the vault see that an
+    /// account has no leaf.
+    error LeavesNotSorted(uint256 index);
+
     /// @notice `epoch` is not after the latest posted epoch `latestEpoch`.
     error EpochNotIncreasing(uint64 epoch, uint64 latestEpoch);
     /// @notice `epoch` (ms) is more than `MAX_EPOCH_LEAD_MS` after the block's time: at most `maxEpoch`.
@@ -38,6 +58,9 @@ interface IReserveRegistry is ICommonErrors {
     /// @notice The operator posted the reserves record of `epoch`.
     event ReservesPosted(uint64 indexed epoch, bytes32 root, uint256 total, uint64 leafCount, uint64 timestamp);
     event OperatorSet(address indexed operator, bool enabled);
+    /// @notice Every leaf of `epoch`'s tree, in the tree's order (by account): with these alone a
+    /// user rebuilds the path of their own leaf, or shows that they have none, after the API is gone.
+    event ReserveLeaves(uint64 indexed epoch, Leaf[] leaves);
 
     // ------------------------------------------------------------------ Admin
 
@@ -51,7 +74,15 @@ interface IReserveRegistry is ICommonErrors {
     /// block's time in ms (`EpochTooFarAhead`: an epoch far in the future would refuse every real one
     /// after it, stopping proof of reserves for good). `total` must fit 128 bits (`AmountTooLarge`).
     /// Operator only.
+    /// Since 0.3.0 it reverts `LeavesRequired`: a root whose leaves nobody can read is no exit.
     function postReserves(uint64 epoch, bytes32 root, uint256 total, uint64 leafCount, uint64 timestamp) external;
+
+    /// @notice Records `epoch` from its leaves: the registry builds the tree itself (root, total and
+    /// leaf count are the leaves'), so the root on chain is always one whose leaves are public, and
+    /// emits them in `ReserveLeaves`. The leaves must be strictly increasing by account
+    /// (`LeavesNotSorted`), every value and sum below 2^128; the epoch rules are `postReserves`'.
+    /// About 5,000 gas a leaf with its calldata: some 5,000 leaves fit a 30M-gas block. Operator only.
+    function postReservesWithLeaves(uint64 epoch, uint64 timestamp, Leaf[] calldata leaves) external;
 
     // ------------------------------------------------------------------ Views
 
@@ -69,4 +100,6 @@ interface IReserveRegistry is ICommonErrors {
     /// the MarginVault's escape hatch closed (0 before the first post since 0.2.0).
     function lastPostedAt() external view returns (uint64);
     function isOperator(address account) external view returns (bool);
+    /// @notice Whether `epoch` was posted with its leaves (sorted by account, in `ReserveLeaves`).
+    function leavesPublished(uint64 epoch) external view returns (bool);
 }

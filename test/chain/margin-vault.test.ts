@@ -179,39 +179,59 @@ describe('withdraw', () => {
     expect(await read<bigint>('withdrawnOf', [carol.address])).toBe(usdc('5'));
   });
 
-  test('the cap bounds what is paid per period: 90 % raises the alert, past it waits for the next period', async () => {
+  test('the cap is a token bucket: 90 % raises the alert, a payment past the level waits exactly until enough has drained, and no window edge doubles it', async () => {
     const owner = (cap: bigint, period: bigint) =>
       f.operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setWithdrawalCap', args: [cap, period] });
-    // 10 s into the next UTC day: the window cannot roll over between the payments below.
-    await f.publicClient.request({ method: 'evm_setNextBlockTimestamp' as never, params: [toHex(((await chainNow()) / 86_400n + 1n) * 86_400n + 10n)] as never });
-    const set = await f.publicClient.waitForTransactionReceipt({ hash: await owner(usdc('100'), 86_400n) });
-    expect(parseEventLogs({ abi: marginVaultAbi, logs: set.logs, eventName: 'WithdrawalCapSet' }).map((e) => e.args)).toEqual([{ cap: usdc('100'), period: 86_400n }]);
-    const first = await vaultWithdraw(f, perp, carol, usdc('89'), id('cap-1'));
+    // 86.4 USDC a day drains 1,000 units (0.001 USDC) a second: every figure below is exact. Each
+    // transaction's block time is pinned, so nothing drains between them but what the test says.
+    const CAP = usdc('86.4');
+    const at = (t: bigint) => f.testClient.setNextBlockTimestamp({ timestamp: t });
+    const edge = ((await chainNow()) / 86_400n + 1n) * 86_400n;
+    const T = edge - 100n;
+    await at(T);
+    const set = await f.publicClient.waitForTransactionReceipt({ hash: await owner(CAP, 86_400n) });
+    expect(parseEventLogs({ abi: marginVaultAbi, logs: set.logs, eventName: 'WithdrawalCapSet' }).map((e) => e.args)).toEqual([{ cap: CAP, period: 86_400n }]);
+    await at(T + 1n);
+    const first = await vaultWithdraw(f, perp, carol, usdc('70'), id('cap-1'));
     expect(parseEventLogs({ abi: marginVaultAbi, logs: first.logs, eventName: 'WithdrawalCapNearlyReached' })).toEqual([]);
-    const second = await vaultWithdraw(f, perp, carol, usdc('1'), id('cap-2'));
-    const state = await read<readonly [bigint, bigint, bigint, bigint]>('withdrawalCap');
-    expect(state[0]).toBe(usdc('100'));
-    expect(state[1]).toBe(86_400n);
-    expect(state[3]).toBe(usdc('90'));
+    // One second later the level is 69.999; 7.761 takes it to 77.76, 90 % of the cap: the alert.
+    await at(T + 2n);
+    const second = await vaultWithdraw(f, perp, carol, usdc('7.761'), id('cap-2'));
+    const state = await f.publicClient.readContract({ address: vault(), abi: marginVaultAbi, functionName: 'withdrawalCap', blockNumber: second.blockNumber });
+    expect(state).toEqual([CAP, 86_400n, T + 2n, usdc('77.76')]);
     expect(parseEventLogs({ abi: marginVaultAbi, logs: second.logs, eventName: 'WithdrawalCapNearlyReached' }).map((e) => e.args)).toEqual([
-      { periodStart: state[2], withdrawn: usdc('90'), cap: usdc('100') },
+      { periodStart: T + 2n, withdrawn: usdc('77.76'), cap: CAP },
     ]);
-    // 10 left this period: 10.000001 waits, 10 is paid, then nothing more.
-    const over = await requestOf(carol, usdc('10.000001'), id('cap-3'));
-    await expectRevert(async () => pay(over, await signVaultWithdrawal(f, perp, carol.privateKey, over)), 'WithdrawalCapExceeded', [
-      usdc('10'),
-      usdc('10.000001'),
-      state[2] + 86_400n,
-    ]);
-    await vaultWithdraw(f, perp, carol, usdc('10'), id('cap-4'));
-    const more = await requestOf(carol, 1n, id('cap-5'));
-    await expectRevert(async () => pay(more, await signVaultWithdrawal(f, perp, carol.privateKey, more)), 'WithdrawalCapExceeded', [0n, 1n, state[2] + 86_400n]);
-    // The next period opens the cap again: the same signed request is paid then.
-    await f.publicClient.request({ method: 'evm_setNextBlockTimestamp' as never, params: [toHex(state[2] + 86_400n)] as never });
-    const laterRequest = await requestOf(carol, usdc('10.000001'), id('cap-3'), state[2] + 90_000n);
-    const later = await pay(laterRequest, await signVaultWithdrawal(f, perp, carol.privateKey, laterRequest));
-    expect((await f.publicClient.waitForTransactionReceipt({ hash: later })).status).toBe('success');
-    expect((await read<readonly [bigint, bigint, bigint, bigint]>('withdrawalCap'))[3]).toBe(usdc('10.000001'));
+    // At T + 3 the level is 77.759: 8.641 is left; 8.642 waits one second more, named in the error.
+    const over = await requestOf(carol, usdc('8.642'), id('cap-3'));
+    const overSig = await signVaultWithdrawal(f, perp, carol.privateKey, over);
+    await at(T + 3n);
+    await f.testClient.mine({ blocks: 1 });
+    const atT3 = await f.publicClient.getBlockNumber();
+    await expectRevert(
+      () => f.publicClient.simulateContract({ account: perpOperatorWallet(f).account!, address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [over, overSig], blockNumber: atT3 }),
+      'WithdrawalCapExceeded',
+      [usdc('8.641'), usdc('8.642'), T + 4n],
+    );
+    await at(T + 4n);
+    await pay(over, overSig).then((h) => f.publicClient.waitForTransactionReceipt({ hash: h })).then((r) => expect(r.status).toBe('success'));
+    // Full now (86.4 at T + 4). The old fixed windows let a whole cap out again the second the UTC
+    // day turned; the bucket lets out only what drained: 100 s × 0.001 = 0.1 at the edge.
+    await at(edge);
+    const atEdge = await requestOf(carol, usdc('0.100001'), id('cap-edge'));
+    const atEdgeSig = await signVaultWithdrawal(f, perp, carol.privateKey, atEdge);
+    const refused = await perpOperatorWallet(f).writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [atEdge, atEdgeSig], gas: 300_000n });
+    const refusedReceipt = await f.publicClient.waitForTransactionReceipt({ hash: refused });
+    expect(refusedReceipt.status).toBe('reverted');
+    await expectRevert(
+      () => f.publicClient.simulateContract({ account: perpOperatorWallet(f).account!, address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [atEdge, atEdgeSig], blockNumber: refusedReceipt.blockNumber }),
+      'WithdrawalCapExceeded',
+      [usdc('0.096'), usdc('0.100001'), edge + 5n],
+    );
+    // A whole period after the bucket was full it is empty again: the whole cap is paid at once.
+    await at(T + 4n + 86_400n);
+    const refill = await requestOf(carol, CAP, id('cap-refill'), T + 4n + 90_000n);
+    await pay(refill, await signVaultWithdrawal(f, perp, carol.privateKey, refill)).then((h) => f.publicClient.waitForTransactionReceipt({ hash: h })).then((r) => expect(r.status).toBe('success'));
   });
 
   test('more than a whole period\'s cap is refused for good (WithdrawalAboveCap); a zero period is refused; only the owner sets the cap', async () => {
@@ -254,7 +274,7 @@ describe('withdraw', () => {
 });
 
 describe('deployment by ensureVenues', () => {
-  const stockVenue = stockVenueDeployer({ symbols: [{ symbol: 'AAPL', name: 'Apple Inc.' }], demoWallets: [] });
+  const stockVenue = stockVenueDeployer({ symbols: [{ symbol: 'AAPL', name: 'Apple Inc.' }], demoWallets: [], options: { deployerOperator: true } });
 
   test('beside the stock venue, reused on restart, recorded and read back', async () => {
     const deploys: string[] = [];

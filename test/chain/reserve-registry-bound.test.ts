@@ -13,7 +13,8 @@ import { deployPerpVenue, perpOperatorWallet } from '../support/perp-venue.ts';
 import { confirm, expectRevert } from './chain-test-helpers.ts';
 
 const HOUR_MS = 3_600_000n;
-const ROOT = `0x${'ab'.repeat(32)}` as Hex;
+/** One leaf: the registry builds the root from it. */
+const LEAVES = [{ salt: `0x${'ab'.repeat(32)}` as Hex, account: '0x00000000000000000000000000000000000000aa' as Address, equity: 10n, pendingWithdrawals: 0n, deposited: 10n, withdrawn: 0n }];
 
 describe('ReserveRegistry epoch bound', () => {
   let f: ChainFixture;
@@ -30,7 +31,7 @@ describe('ReserveRegistry epoch bound', () => {
   const registry = () => perp.contracts.reserveRegistry as Address;
   const post = (epoch: bigint) => {
     const op = perpOperatorWallet(f);
-    return () => f.publicClient.simulateContract({ account: op.account, address: registry(), abi: reserveRegistryAbi, functionName: 'postReserves', args: [epoch, ROOT, 10n, 2n, 1n] });
+    return () => f.publicClient.simulateContract({ account: op.account, address: registry(), abi: reserveRegistryAbi, functionName: 'postReservesWithLeaves', args: [epoch, 1n, LEAVES] });
   };
   /** Mines the next block at `seconds` and answers its time in ms. */
   async function blockAt(seconds: bigint): Promise<bigint> {
@@ -50,11 +51,11 @@ describe('ReserveRegistry epoch bound', () => {
     // Written on chain, at a block whose time is fixed: the bound is block time (ms) + one hour exactly.
     const op = perpOperatorWallet(f);
     await f.testClient.setNextBlockTimestamp({ timestamp: T + 1n });
-    const tooFar = await op.writeContract({ address: registry(), abi: reserveRegistryAbi, functionName: 'postReserves', args: [(T + 1n) * 1000n + HOUR_MS + 1n, ROOT, 10n, 2n, 1n], gas: 300_000n });
+    const tooFar = await op.writeContract({ address: registry(), abi: reserveRegistryAbi, functionName: 'postReservesWithLeaves', args: [(T + 1n) * 1000n + HOUR_MS + 1n, 1n, LEAVES], gas: 300_000n });
     expect((await f.publicClient.waitForTransactionReceipt({ hash: tooFar })).status).toBe('reverted');
     await f.testClient.setNextBlockTimestamp({ timestamp: T + 2n });
     const edge = (T + 2n) * 1000n + HOUR_MS;
-    await confirm(f, op.writeContract({ address: registry(), abi: reserveRegistryAbi, functionName: 'postReserves', args: [edge, ROOT, 10n, 2n, 1n] }));
+    await confirm(f, op.writeContract({ address: registry(), abi: reserveRegistryAbi, functionName: 'postReservesWithLeaves', args: [edge, 1n, LEAVES] }));
     expect((await f.publicClient.readContract({ address: registry(), abi: reserveRegistryAbi, functionName: 'latest' })).epoch).toBe(edge);
     // The worst a leaked operator key does with it: the next real epoch waits at most one hour.
     await expectRevert(post(edge), 'EpochNotIncreasing', [edge, edge]);

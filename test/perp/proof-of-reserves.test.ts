@@ -13,14 +13,14 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { erc20Abi, parseUnits, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { PerpApiError, PerpClient } from '@tokex/sdk';
+import { PerpApiError, PerpClient, readPublishedLeaves } from '@tokex/sdk';
 import { reserveRegistryAbi } from '../../src/chain/abi/generated/index.ts';
 import { ensureReserveRegistry, ensureVaultEscapeHatch, type PerpDeployment, type PerpVenueDeployment } from '../../src/chain/deploy-perp-venue.ts';
 import { marginVaultAbi } from '../../src/chain/abi/generated/index.ts';
 import { GUARDIAN_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { createTxSender } from '../../src/chain/tx-sender.ts';
 import type { MarginSummary } from '../../src/perp/engine/engine-types.ts';
-import { verify } from '../../src/perp/reserves/merkle-sum-tree.ts';
+import { build, verify } from '../../src/perp/reserves/merkle-sum-tree.ts';
 import { accountProof } from '../../src/perp/reserves/proof-service.ts';
 import { getReserveEpoch, insertReserveEpoch, latestReserveEpoch } from '../../src/perp/store/reserves-store.ts';
 import { snapshotLiabilities } from '../../src/perp/reserves/liabilities-snapshot.ts';
@@ -29,7 +29,8 @@ import { createReservesTask } from '../../src/perp/workers/reserves-task.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { verifyProof } from '../../examples/verify-reserves.ts';
 import { revertEachTest, startChainFixture, type ChainFixture } from '../support/chain-fixture.ts';
-import { deployPerpVenue, PERP_OPERATOR, perpOperatorWallet } from '../support/perp-venue.ts';
+import { deployPerpVenue, PERP_OPERATOR, perpOperatorWallet, registryLeaves } from '../support/perp-venue.ts';
+import { confirm } from '../chain/chain-test-helpers.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 
@@ -45,6 +46,7 @@ const C = '0x00000000000000000000000000000000000000c3';
 function engineOf(accounts: Record<string, { equity: bigint; pending?: bigint; deposited?: bigint; withdrawn?: bigint }>, seq = 7) {
   return {
     lastSeq: seq,
+    lpValues: () => new Map<string, bigint>(),
     accountAddresses: () => Object.keys(accounts),
     marginSummary: (a: string) => {
       const x = accounts[a.toLowerCase()];
@@ -76,26 +78,40 @@ describe('ReserveRegistry and the reserves task (anvil)', () => {
   const read = <T>(functionName: 'latest' | 'epochCount', args?: never) =>
     f.publicClient.readContract({ address: registry(), abi: reserveRegistryAbi, functionName, ...(args ? { args } : {}) }) as Promise<T>;
 
-  it('is deployed with the venue, the perp operator its only poster; epochs strictly increase; records are consistent', async () => {
+  it('is deployed with the venue, the perp operator its only poster; it builds the root from the published leaves; epochs strictly increase', async () => {
     expect(registry()).toMatch(/^0x[0-9a-fA-F]{40}$/);
     expect(await f.publicClient.readContract({ address: registry(), abi: reserveRegistryAbi, functionName: 'isOperator', args: [PERP_OPERATOR.address] })).toBe(true);
     const op = perpOperatorWallet(f);
-    const root = `0x${'ab'.repeat(32)}` as Hex;
-    const post = (w: typeof op, epoch: bigint, r: Hex, total: bigint, leaves: bigint) =>
-      f.publicClient.simulateContract({ account: w.account, address: registry(), abi: reserveRegistryAbi, functionName: 'postReserves', args: [epoch, r, total, leaves, 1n] });
-    await expect(post(f.operator, 5n, root, 10n, 2n)).rejects.toThrow(/NotOperator/);
-    await expect(post(op, 0n, root, 10n, 2n)).rejects.toThrow(/EpochNotIncreasing/);
-    await expect(post(op, 5n, root, 1n << 128n, 2n)).rejects.toThrow(/AmountTooLarge/);
-    await expect(post(op, 5n, `0x${'00'.repeat(32)}`, 10n, 2n)).rejects.toThrow(/InvalidRecord/);
-    await expect(post(op, 5n, root, 10n, 0n)).rejects.toThrow(/InvalidRecord/);
-    const { request } = await post(op, 5n, root, 10n, 2n);
+    const snap = snapshotLiabilities(engineOf({ [A]: { equity: 4n, deposited: 9n }, [B]: { equity: 3n, pending: 2n }, [C]: { equity: 1n, withdrawn: 5n } }));
+    const leaves = registryLeaves(snap.leaves);
+    type Leaves = typeof leaves;
+    const post = (w: typeof op, epoch: bigint, ls: Leaves = leaves) =>
+      f.publicClient.simulateContract({ account: w.account, address: registry(), abi: reserveRegistryAbi, functionName: 'postReservesWithLeaves', args: [epoch, 1n, ls] });
+    await expect(post(f.operator, 5n)).rejects.toThrow(/NotOperator/);
+    await expect(post(op, 0n)).rejects.toThrow(/EpochNotIncreasing/);
+    await expect(post(op, 5n, [{ ...leaves[0]!, equity: 1n << 128n }, ...leaves.slice(1)])).rejects.toThrow(/ReservesValueOutOfRange/);
+    // Only in account order, each account once: what lets the vault see an account has no leaf.
+    await expect(post(op, 5n, [leaves[1]!, leaves[0]!, leaves[2]!])).rejects.toThrow(/LeavesNotSorted/);
+    await expect(post(op, 5n, [leaves[0]!, leaves[0]!])).rejects.toThrow(/LeavesNotSorted/);
+    // A root without its leaves is refused since 0.3.0: nobody could rebuild a proof from it.
+    await expect(
+      f.publicClient.readContract({ account: op.account, address: registry(), abi: reserveRegistryAbi, functionName: 'postReserves', args: [5n, snap.tree.root, snap.tree.total, 3n, 1n] }),
+    ).rejects.toThrow(/LeavesRequired/);
+    const { request } = await post(op, 5n);
     expect((await f.publicClient.waitForTransactionReceipt({ hash: await op.writeContract(request) })).status).toBe('success');
-    await expect(post(op, 5n, root, 10n, 2n)).rejects.toThrow(/EpochNotIncreasing/);
-    await expect(post(op, 4n, root, 10n, 2n)).rejects.toThrow(/EpochNotIncreasing/);
-    expect(await read('latest')).toEqual({ epoch: 5n, root, total: 10n, leafCount: 2n, timestamp: 1n });
+    await expect(post(op, 5n)).rejects.toThrow(/EpochNotIncreasing/);
+    await expect(post(op, 4n)).rejects.toThrow(/EpochNotIncreasing/);
+    // The chain's root is the off-chain builder's, to the hash.
+    expect(await read('latest')).toEqual({ epoch: 5n, root: snap.tree.root, total: 10n, leafCount: 3n, timestamp: 1n });
+    expect(await f.publicClient.readContract({ address: registry(), abi: reserveRegistryAbi, functionName: 'leavesPublished', args: [5n] })).toBe(true);
     await expect(f.publicClient.readContract({ address: registry(), abi: reserveRegistryAbi, functionName: 'rootOf', args: [6n] })).rejects.toThrow(/UnknownEpoch/);
     const logs = await f.publicClient.getContractEvents({ address: registry(), abi: reserveRegistryAbi, eventName: 'ReservesPosted', fromBlock: 0n });
-    expect(logs.map((l) => l.args)).toEqual([{ epoch: 5n, root, total: 10n, leafCount: 2n, timestamp: 1n }]);
+    expect(logs.map((l) => l.args)).toEqual([{ epoch: 5n, root: snap.tree.root, total: 10n, leafCount: 3n, timestamp: 1n }]);
+    // The leaves, as published, are every field of every leaf in the tree's order.
+    expect(await readPublishedLeaves(f.publicClient, registry(), 5n)).toEqual(leaves);
+    // An empty tree is a record too: root 0, total 0.
+    await confirm(f, op.writeContract({ address: registry(), abi: reserveRegistryAbi, functionName: 'postReservesWithLeaves', args: [6n, 1n, []] }));
+    expect(await read('latest')).toEqual({ epoch: 6n, root: `0x${'00'.repeat(32)}`, total: 0n, leafCount: 0n, timestamp: 1n });
   });
 
   it("points an upgraded vault's escape hatch at the venue's registry and names its guardian, once", async () => {
@@ -207,9 +223,8 @@ describe('ReserveRegistry and the reserves task (anvil)', () => {
       expect(verifyProof({ ...p, total: (BigInt(p.total) - 1n).toString() })).toBe(false);
       expect(verifyProof({ ...p, path: p.path.map((s, i) => (i === 0 ? { ...s, side: s.side === 'left' ? 'right' : 'left' } : s)) })).toBe(false);
       expect(verifyProof({ ...p, path: [...p.path].reverse() })).toBe(false);
-      // A sibling lowered to hide liabilities, and one "negative" (wrapped) to cancel them. Leaves are
-      // ordered by their random salts, so B's first sibling may be the zero leaf (sum 0, nothing to
-      // lower): take the first sibling that holds something.
+      // A sibling lowered to hide liabilities, and one "negative" (wrapped) to cancel them: the first
+      // sibling that holds something (a zero leaf has nothing to lower).
       const k = p.path.findIndex((s) => BigInt(s.sum) > 0n);
       expect(k).toBeGreaterThanOrEqual(0);
       expect(verifyProof({ ...p, path: p.path.map((s, i) => (i === k ? { ...s, sum: '0' } : s)), total: (BigInt(p.total) - BigInt(p.path[k].sum)).toString() })).toBe(false);
@@ -225,7 +240,7 @@ describe('ReserveRegistry and the reserves task (anvil)', () => {
       expect(await insertReserveEpoch(db, stored, T0 + 1)).toBe(false);
       // The post landed, the process died before it marked the row.
       const op = perpOperatorWallet(f);
-      const hash = await op.writeContract({ address: registry(), abi: reserveRegistryAbi, functionName: 'postReserves', args: [BigInt(T0), snap.tree.root, snap.tree.total, 2n, BigInt(T0 + 1)] });
+      const hash = await op.writeContract({ address: registry(), abi: reserveRegistryAbi, functionName: 'postReservesWithLeaves', args: [BigInt(T0), BigInt(T0 + 1), registryLeaves(snap.leaves)] });
       await f.publicClient.waitForTransactionReceipt({ hash });
       expect((await getReserveEpoch(db, T0))!.status).toBe('BUILT');
 
@@ -241,6 +256,24 @@ describe('ReserveRegistry and the reserves task (anvil)', () => {
       expect(lines.some((l) => l.msg.includes('skipped'))).toBe(true);
       expect((await latestReserveEpoch(db, 'POSTED'))!.epoch).toBe(T0);
       expect(await read('epochCount')).toBe(1n);
+    });
+
+    it('skips an epoch an earlier release stored with its leaves in salt order, and posts the next interval with its leaves', async () => {
+      const engine = engineOf({ [A]: { equity: usdc('1') }, [B]: { equity: usdc('2') } });
+      const snap = snapshotLiabilities(engine);
+      // 0.2.0 ordered the leaves by salt: here B before A, which the registry no longer takes.
+      const swapped = [{ ...snap.leaves[1]!, leafIndex: 0 }, { ...snap.leaves[0]!, leafIndex: 1 }];
+      const tree = build(swapped);
+      await insertReserveEpoch(db, { epoch: T0, tree, leaves: swapped, badDebt: 0n, snapshotTs: T0 + 1, engineSeq: 7, chainId: f.chainId, registry: registry(), vault: perp.contracts.marginVault, collateralToken: perp.contracts.collateralToken }, T0 + 1);
+      const { lines, logger } = capture();
+      const task = taskFor(engine, () => T0 + 30_000, logger);
+      expect(await task.runEpoch()).toMatchObject({ epoch: T0, status: 'SKIPPED' });
+      expect(lines.some((l) => l.msg.includes('earlier release'))).toBe(true);
+      expect(await read('epochCount')).toBe(0n);
+      const next = (await taskFor(engine, () => T0 + INTERVAL + 5).runEpoch())!;
+      expect(next).toMatchObject({ epoch: T0 + INTERVAL, status: 'POSTED', total: usdc('3') });
+      const published = await readPublishedLeaves(f.publicClient, registry(), BigInt(T0 + INTERVAL));
+      expect(published.map((l) => l.account.toLowerCase())).toEqual([A, B]);
     });
   });
 });

@@ -5,9 +5,12 @@
  * but traps nobody: after the silence anyone freezes the vault, and each account takes back, to the
  * unit, its equity and pending withdrawals at the snapshot plus what it deposited since, less what
  * the vault paid it since; with the proof the API's `GET account/proof` answers (built here by the
- * same code), through the SDK's `escapeWithdrawArgs`.
+ * same code), through the SDK's `escapeWithdrawArgs`, or with no saved proof at all: the SDK
+ * rebuilds it from the leaves the registry published (`escapeCallFromChain`). A liquidity provider
+ * takes its share of the pool back in its own leaf, and an account that deposited after the root
+ * (no leaf) shows its absence with its two neighbours and takes its deposit back (issue 60).
  */
-import { escapeWithdrawArgs, MARGIN_VAULT_ESCAPE_ABI, type AccountProof } from '@tokex/sdk';
+import { escapeCallFromChain, escapeWithdrawArgs, MARGIN_VAULT_ESCAPE_ABI, type AccountProof } from '@tokex/sdk';
 import { keccak256, parseEventLogs, toHex, type Address, type Hex } from 'viem';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { marginVaultAbi, reserveRegistryAbi } from '../../src/chain/abi/generated/index.ts';
@@ -17,12 +20,12 @@ import type { PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
 import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
 import type { EngineCommand, PlaceOrderAccepted } from '../../src/perp/engine/engine-types.ts';
 import type { InstrumentConfig } from '../../src/perp/engine/instruments.ts';
-import { PerpEngine } from '../../src/perp/engine/perp-engine.ts';
+import { PerpEngine, POOL_ACCOUNT } from '../../src/perp/engine/perp-engine.ts';
 import { snapshotLiabilities, type LiabilitiesSnapshot } from '../../src/perp/reserves/liabilities-snapshot.ts';
 import { leafHash, proof } from '../../src/perp/reserves/merkle-sum-tree.ts';
 import { expectRevert, usdc, usdcOf } from '../chain/chain-test-helpers.ts';
 import { testWallet, startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import { deployPerpVenue, perpOperatorWallet, vaultDeposit, vaultWithdraw } from '../support/perp-venue.ts';
+import { deployPerpVenue, postReservesRoot, registryLeaves, vaultDeposit, vaultWithdraw } from '../support/perp-venue.ts';
 
 /** 1 tick = 1 USD, 1 lot = 1 unit. */
 const X: InstrumentConfig = {
@@ -36,6 +39,8 @@ let f: ChainFixture;
 let perp: PerpDeployment;
 let a: ChainUser;
 let b: ChainUser;
+let lp: ChainUser;
+/** Deposits only after the root: no leaf. */
 let outsider: ChainUser;
 let engine: PerpEngine;
 let snap: LiabilitiesSnapshot;
@@ -79,7 +84,7 @@ const escape = (user: ChainUser, p: AccountProof) =>
 beforeAll(async () => {
   f = await startChainFixture({ symbols: DEMO_SYMBOLS.slice(0, 1) });
   perp = await deployPerpVenue(f, { demoDeposit: false });
-  [, a, b, outsider] = f.users;
+  [lp, a, b, outsider] = f.users;
   // The owner names the guardian (the embedded stack's deployment does it at once).
   await mined(await f.operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setGuardian', args: [ANVIL_ACCOUNTS[4].address] }));
   engine = new PerpEngine({ instruments: [X] });
@@ -112,13 +117,14 @@ beforeAll(async () => {
   expect(run({ kind: 'settleWithdrawal', withdrawalId: 'wa', outcome: 'PAID' }).ok).toBe(true);
   expect(run({ kind: 'requestWithdrawal', account: b.address, withdrawalId: 'wb', amount: usdc('500') }).ok).toBe(true);
 
-  // The venue posts the snapshot's root, as the reserves task does each funding interval.
+  // A liquidity provider deposits 1,000 and puts 800 of it in the pool, which took b's side of the trade.
+  await vaultDeposit(f, perp, lp, usdc('1000'));
+  run({ kind: 'deposit', account: lp.address, amount: usdc('1000') });
+  expect(run({ kind: 'addLiquidity', account: lp.address, amount: usdc('800'), lockupMs: 0 }).ok).toBe(true);
+
+  // The venue posts the snapshot's root with its leaves, as the reserves task does each funding interval.
   snap = snapshotLiabilities(engine);
-  const operator = perpOperatorWallet(f);
-  const posted = await mined(await operator.writeContract({
-    address: perp.contracts.reserveRegistry!, abi: reserveRegistryAbi, functionName: 'postReserves',
-    args: [1n, snap.tree.root, snap.tree.total, BigInt(snap.leaves.length), 1n],
-  }));
+  const posted = await postReservesRoot(f, perp, 1n, registryLeaves(snap.leaves));
   postedAt = (await f.publicClient.getBlock({ blockNumber: posted.blockNumber })).timestamp;
 
   // After the snapshot: b's pending 500 is paid on chain (the engine is not told), and a deposits
@@ -126,6 +132,8 @@ beforeAll(async () => {
   const paid = await vaultWithdraw(f, perp, b, usdc('500'), keccak256(toHex('wb')));
   silentFrom = (await f.publicClient.getBlock({ blockNumber: paid.blockNumber })).timestamp;
   await vaultDeposit(f, perp, a, usdc('200'));
+  // The outsider's first deposit comes after the root too: it has no leaf.
+  await vaultDeposit(f, perp, outsider, usdc('500'));
 });
 afterAll(async () => {
   await f?.stop();
@@ -169,9 +177,7 @@ describe('the perpetual vault escape hatch', () => {
     const [epoch, root, total] = await read<readonly [bigint, Hex, bigint, bigint]>('escapeRoot');
     expect([epoch, root, total]).toEqual([1n, snap.tree.root, snap.tree.total]);
     // A root posted after the freeze changes nothing the hatch pays against.
-    await mined(await perpOperatorWallet(f).writeContract({
-      address: perp.contracts.reserveRegistry!, abi: reserveRegistryAbi, functionName: 'postReserves', args: [2n, keccak256(toHex('forged')), usdc('999999'), 1n, 2n],
-    }));
+    await postReservesRoot(f, perp, 2n, [{ salt: keccak256(toHex('forged')), account: outsider.address, equity: usdc('999999'), pendingWithdrawals: 0n, deposited: 0n, withdrawn: 0n }]);
     expect((await read<readonly [bigint, Hex, bigint, bigint]>('escapeRoot'))[1]).toBe(snap.tree.root);
     await mined(await guardian().writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'unpause' }));
     await expect(vaultWithdraw(f, perp, a, usdc('1'), keccak256(toHex('frozen')))).rejects.toThrow(/VaultFrozen/);
@@ -179,7 +185,7 @@ describe('the perpetual vault escape hatch', () => {
     await expectRevert(() => outsider.wallet.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'freeze' }), 'VaultFrozen');
   });
 
-  test('each account takes its leaf plus deposits since, less payments since, to the unit, once', async () => {
+  test('each account takes its leaf plus deposits since, less payments since, to the unit, once: with a kept proof or from the chain alone', async () => {
     const held = await usdcOf(f, vault());
     const leafA = snap.leaves.find((l) => l.account === a.address)!;
     const leafB = snap.leaves.find((l) => l.account === b.address)!;
@@ -193,19 +199,73 @@ describe('the perpetual vault escape hatch', () => {
     await expectRevert(() => escape(a, { ...proofOf(a.address), equity: (leafA.equity + 1n).toString() }), 'InvalidEscapeProof');
     await expectRevert(() => escape(a, { ...proofOf(a.address), withdrawn: (leafA.withdrawn! + 1n).toString() }), 'InvalidEscapeProof');
 
-    for (const [user, owed] of [[a, owedA], [b, owedB]] as const) {
+    // a uses the proof it kept from the API; b kept nothing: the SDK rebuilds its call from the chain.
+    const fromChain = (user: ChainUser) => escapeCallFromChain(f.publicClient, { vault: vault(), account: user.address });
+    const callB = await fromChain(b);
+    expect(callB.functionName).toBe('escapeWithdraw');
+    expect(callB.epoch).toBe(1n);
+    expect(callB.args).toEqual(escapeWithdrawArgs(proofOf(b.address)));
+    const sendFromChain = async (user: ChainUser) => {
+      const call = await fromChain(user);
+      return user.wallet.writeContract({ address: vault(), abi: MARGIN_VAULT_ESCAPE_ABI, functionName: call.functionName, args: call.args as never });
+    };
+    for (const [user, owed, send] of [[a, owedA, () => escape(a, proofOf(a.address))], [b, owedB, () => sendFromChain(b)]] as const) {
       const before = await usdcOf(f, user.address);
-      const r = await mined(await escape(user, proofOf(user.address)));
+      const r = await mined(await send());
       expect(await usdcOf(f, user.address)).toBe(before + owed);
       const [ev] = parseEventLogs({ abi: marginVaultAbi, logs: r.logs, eventName: 'EscapeWithdrawn' });
       expect(ev.args).toEqual({ account: user.address, amount: owed, epoch: 1n });
       // Once: the payment counts in withdrawnOf, so the same leaf now gives nothing.
       await expectRevert(() => escape(user, proofOf(user.address)), 'NothingToEscape', [user.address]);
     }
-    // What stays in the vault is the fee account's leaf: the fees the two paid at the trade.
-    expect(await usdcOf(f, vault())).toBe(held - owedA - owedB);
-    expect(held - owedA - owedB).toBe(usdc('0.7'));
-    const fees = snap.leaves.filter((l) => l.account !== a.address && l.account !== b.address).reduce((s, l) => s + l.equity + l.pendingWithdrawals, 0n);
-    expect(fees).toBe(usdc('0.7'));
+    const paidOut = owedA + owedB;
+    expect(await usdcOf(f, vault())).toBe(held - paidOut);
+  });
+
+  test("a liquidity provider takes its share of the pool back in its own leaf; the pool's synthetic account keeps only dust", async () => {
+    const lpLeaf = snap.leaves.find((l) => l.account === lp.address)!;
+    const share = engine.lpPosition(lp.address)!.value;
+    // 800 into an empty pool that has not traded since: its shares are worth the 800 exactly.
+    expect(share).toBe(usdc('800'));
+    expect(lpLeaf.equity).toBe(usdc('200') + share);
+    const poolLeaf = snap.leaves.find((l) => l.account.toLowerCase() === POOL_ACCOUNT)!;
+    expect(poolLeaf.equity).toBe(0n);
+    const call = await escapeCallFromChain(f.publicClient, { vault: vault(), account: lp.address });
+    expect(call.functionName).toBe('escapeWithdraw');
+    const before = await usdcOf(f, lp.address);
+    await mined(await lp.wallet.writeContract({ address: vault(), abi: MARGIN_VAULT_ESCAPE_ABI, functionName: call.functionName, args: call.args as never }));
+    expect(await usdcOf(f, lp.address)).toBe(before + usdc('1000'));
+  });
+
+  test('an account with no leaf (its first deposit came after the root) shows its absence and takes its deposit back, once', async () => {
+    // A leaf holder cannot pass for absent: no two adjacent leaves bracket an address that has one.
+    const holder = await escapeCallFromChain(f.publicClient, { vault: vault(), account: a.address });
+    expect(holder.functionName).toBe('escapeWithdraw');
+    const leaves = [...snap.leaves].sort((x, y) => (BigInt(x.account) < BigInt(y.account) ? -1 : 1));
+    const i = leaves.findIndex((l) => l.account === a.address);
+    const stepsOf = (k: number) => proof(snap.tree, k).map((st) => ({ hash: st.hash, sum: st.sum, left: st.side === 'left' }));
+    const asNeighbour = (k: number) => ({ leaf: registryLeaves([leaves[k]!])[0]!, path: stepsOf(k) });
+    const around = [i - 1, i + 1].filter((k) => k >= 0 && k < leaves.length).map(asNeighbour);
+    await expectRevert(() => a.wallet.writeContract({ address: vault(), abi: MARGIN_VAULT_ESCAPE_ABI, functionName: 'escapeUnlisted', args: [around] }), 'InvalidAbsenceProof');
+    // Its own leaf given as a neighbour: not strictly around it.
+    await expectRevert(() => a.wallet.writeContract({ address: vault(), abi: MARGIN_VAULT_ESCAPE_ABI, functionName: 'escapeUnlisted', args: [[asNeighbour(i)]] }), 'InvalidAbsenceProof');
+
+    const call = await escapeCallFromChain(f.publicClient, { vault: vault(), account: outsider.address });
+    expect(call.functionName).toBe('escapeUnlisted');
+    expect(call.leaf).toBeNull();
+    // A non-adjacent pair around the outsider is refused too (a gap hides leaves).
+    if (leaves.length >= 3) {
+      const wide = [asNeighbour(0), asNeighbour(leaves.length - 1)];
+      await expectRevert(() => outsider.wallet.writeContract({ address: vault(), abi: MARGIN_VAULT_ESCAPE_ABI, functionName: 'escapeUnlisted', args: [wide] }), 'InvalidAbsenceProof');
+    }
+    const before = await usdcOf(f, outsider.address);
+    const r = await mined(await outsider.wallet.writeContract({ address: vault(), abi: MARGIN_VAULT_ESCAPE_ABI, functionName: 'escapeUnlisted', args: call.args as never }));
+    expect(await usdcOf(f, outsider.address)).toBe(before + usdc('500'));
+    expect(parseEventLogs({ abi: marginVaultAbi, logs: r.logs, eventName: 'EscapeWithdrawn' })[0]!.args).toEqual({ account: outsider.address, amount: usdc('500'), epoch: 1n });
+    await expectRevert(() => outsider.wallet.writeContract({ address: vault(), abi: MARGIN_VAULT_ESCAPE_ABI, functionName: 'escapeUnlisted', args: call.args as never }), 'NothingToEscape', [outsider.address]);
+    // What stays in the vault is the fee account's leaf: the fees a and b paid at the trade.
+    expect(await usdcOf(f, vault())).toBe(usdc('0.7'));
+    const synthetic = snap.leaves.filter((l) => ![a.address, b.address, lp.address].includes(l.account)).reduce((sum, l) => sum + l.equity + l.pendingWithdrawals, 0n);
+    expect(synthetic).toBe(usdc('0.7'));
   });
 });

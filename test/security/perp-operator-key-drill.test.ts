@@ -82,50 +82,54 @@ describe('the perpetual operator key, stolen', () => {
     expect(await usdcOf(f, vault())).toBe(held - usdc('1'));
   });
 
-  test('with valid signatures to relay (a compromised engine and signing path) it pays at most the cap of the period, after the alert', async () => {
+  test('with valid signatures to relay (a compromised engine and signing path) it pays at most the cap, after the alert', async () => {
     const stolen = perpOperatorWallet(f);
-    // A venue sized cap: 2,000 USDC a day on this vault.
+    // A venue sized cap: 2,000 USDC a day on this vault. Every block of the flood is pinned to the
+    // same second, so the bucket drains nothing between them: the bound is exact.
+    const T = (await chainNow()) + 10n;
+    await f.testClient.setNextBlockTimestamp({ timestamp: T });
     const setCap = await f.operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setWithdrawalCap', args: [usdc('2000'), 86_400n] });
     const capSet = await f.publicClient.waitForTransactionReceipt({ hash: setCap });
-    // Read at the block that set the cap: its time is the chain's (warped to the new day), never the
-    // clock a node may give a call on `latest` (a CI run once read the day before here).
-    const [, , periodStart, already] = (await f.publicClient.readContract({
+    // What the first drill paid still counts (less what drained since): read at the block that set the cap.
+    const [, , readAt, already] = (await f.publicClient.readContract({
       address: vault(), abi: marginVaultAbi, functionName: 'withdrawalCap', blockNumber: capSet.blockNumber,
     })) as readonly [bigint, bigint, bigint, bigint];
+    expect(readAt).toBe(T);
+    expect(already).toBeLessThanOrEqual(usdc('1'));
     const before = await usdcOf(f, vault());
     let paid = 0n;
     const alerts: unknown[] = [];
     let refusedAt: bigint | undefined;
     for (let i = 0; i < 30; i++) {
       const v = victims[i % 2];
-      const request: VaultWithdrawalRequest = { account: v.address, recipient: v.address, amount: usdc('150'), withdrawalId: id(`flood-${i}`), deadline: (await chainNow()) + 600n };
+      const request: VaultWithdrawalRequest = { account: v.address, recipient: v.address, amount: usdc('150'), withdrawalId: id(`flood-${i}`), deadline: T + 600n };
       const signature = await signVaultWithdrawal(f, perp, v.privateKey, request);
-      // Sent with a fixed gas limit and judged by its receipt: a node may estimate in a pending block
-      // whose clock is not the warped chain's (another day's cap window: a CI run saw the 14th pass
-      // its estimate and revert in its block), so the estimate says nothing here.
+      await f.testClient.setNextBlockTimestamp({ timestamp: T });
+      // Sent with a fixed gas limit and judged by its receipt: the block's time is the pinned one.
       const hash = await stolen.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [request, signature], gas: 300_000n });
       const receipt = await f.publicClient.waitForTransactionReceipt({ hash });
       if (receipt.status === 'reverted') {
         refusedAt = BigInt(i);
-        // Why, replayed at the block it reverted in (that block's time, that block's state).
+        // Why, replayed at the block it reverted in (that block's time, that block's state): what is
+        // left, and when 150 fits (ceil of the excess at 2,000 a day).
+        const excess = already + paid + usdc('150') - usdc('2000');
         await expectRevert(
           () => f.publicClient.simulateContract({ account: stolen.account!, address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [request, signature], blockNumber: receipt.blockNumber }),
           'WithdrawalCapExceeded',
-          [usdc('2000') - already - paid, usdc('150'), periodStart + 86_400n],
+          [usdc('2000') - already - paid, usdc('150'), T + (excess * 86_400n + usdc('2000') - 1n) / usdc('2000')],
         );
         break;
       }
       alerts.push(...parseEventLogs({ abi: marginVaultAbi, logs: receipt.logs, eventName: 'WithdrawalCapNearlyReached' }).map((e) => e.args));
       paid += request.amount;
     }
-    // 1 USDC was paid in this period by the first drill: 13 × 150 = 1,950 fit under 2,000 − 1, the 14th does not.
-    expect(already).toBe(usdc('1'));
+    // At most 1 USDC counted from the first drill: 13 × 150 = 1,950 fit under the cap, the 14th does not.
     expect(refusedAt).toBe(13n);
     expect(paid).toBe(usdc('1950'));
     expect(paid + already).toBeLessThanOrEqual(usdc('2000'));
     expect(await usdcOf(f, vault())).toBe(before - paid);
-    // The alert came once, when the period's payments reached 90 % (1,801 = 1 + 12 × 150).
-    expect(alerts).toEqual([{ periodStart, withdrawn: usdc('1801'), cap: usdc('2000') }]);
+    // The alert came once, when the level crossed 90 % (1,800 + what was left of the first drill's 1).
+    expect(alerts).toEqual([{ periodStart: T, withdrawn: already + usdc('1800'), cap: usdc('2000') }]);
   });
 
   test('rotation: the owner revokes the stolen key, a new operator relays what users signed, and every user leaves with its whole deposit', async () => {

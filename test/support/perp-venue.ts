@@ -7,7 +7,7 @@ import type { Address, Hex, TransactionReceipt } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { PERP_DOMAIN_NAME, PERP_DOMAIN_VERSION, WITHDRAWAL_FIELDS } from '@tokex/contract';
 import { expect } from 'vitest';
-import { cashTokenAbi, marginVaultAbi } from '../../src/chain/abi/generated/index.ts';
+import { cashTokenAbi, marginVaultAbi, reserveRegistryAbi } from '../../src/chain/abi/generated/index.ts';
 import { DEMO_WALLETS } from '../../src/chain/anvil-accounts.ts';
 import type { ChainPublicClient, ChainWalletClient } from '../../src/chain/chain-client.ts';
 import { ensureVenues } from '../../src/chain/deploy-contracts.ts';
@@ -130,4 +130,27 @@ export function startVaultApi(
       }),
     }),
   });
+}
+
+/** A leaf as the registry takes it (IReserveRegistry.Leaf): the stored or snapshot leaf's fields. */
+export interface RegistryLeaf {
+  salt: Hex;
+  account: Address;
+  equity: bigint;
+  pendingWithdrawals: bigint;
+  deposited: bigint;
+  withdrawn: bigint;
+}
+
+export const registryLeaves = (leaves: ReadonlyArray<Omit<RegistryLeaf, 'deposited' | 'withdrawn'> & { deposited?: bigint; withdrawn?: bigint }>): RegistryLeaf[] =>
+  leaves.map((l) => ({ salt: l.salt, account: l.account, equity: l.equity, pendingWithdrawals: l.pendingWithdrawals, deposited: l.deposited ?? 0n, withdrawn: l.withdrawn ?? 0n }));
+
+/** Posts `epoch` with its leaves from the perp operator, as the reserves task does; answers the mined receipt. */
+export async function postReservesRoot(f: ChainFixture, perp: PerpDeployment, epoch: bigint, leaves: readonly RegistryLeaf[], timestamp = 1n): Promise<TransactionReceipt> {
+  const hash = await perpOperatorWallet(f).writeContract({
+    address: perp.contracts.reserveRegistry!, abi: reserveRegistryAbi, functionName: 'postReservesWithLeaves', args: [epoch, timestamp, leaves],
+  });
+  const receipt = await f.publicClient.waitForTransactionReceipt({ hash });
+  expect(receipt.status).toBe('success');
+  return receipt;
 }

@@ -142,7 +142,8 @@ import type {
 
 export { PERP_PATH_ROOT } from './perp/perp-transport.ts';
 /** The vault's escape hatch, called from a wallet with a kept proof (docs/security.md). */
-export { escapeWithdrawArgs, MARGIN_VAULT_ESCAPE_ABI, type EscapeWithdrawArgs } from '@tokex/contract';
+export { escapeWithdrawArgs, MARGIN_VAULT_ESCAPE_ABI, RESERVE_REGISTRY_LEAVES_ABI, type EscapeWithdrawArgs } from '@tokex/contract';
+export { escapeCallFromChain, readPublishedLeaves, type EscapeCall, type EscapeFromChainOptions, type EscapeLeafProof } from './perp/escape-from-chain.ts';
 
 export class PerpClient {
   readonly #t: PerpTransport;

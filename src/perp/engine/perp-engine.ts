@@ -414,6 +414,16 @@ export class PerpEngine {
     return { equity: poolEquity(this.s), collateral: this.s.pool.collateral, totalShares: this.s.totalShares, holders: this.s.lps.size };
   }
 
+  /**
+   * What each liquidity provider's shares are worth now (shares × pool equity ÷ total, rounded down):
+   * the reserves leaves carry them in the provider's own leaf (docs/proof-of-reserves.md).
+   */
+  lpValues(): Map<string, bigint> {
+    const out = new Map<string, bigint>();
+    for (const [a, h] of this.s.lps) if (h.shares > 0n) out.set(a, valueOf(this.s, h.shares));
+    return out;
+  }
+
   lpPosition(account: string): LpView | undefined {
     const a = account.toLowerCase();
     const h = this.s.lps.get(a);

@@ -1,11 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { Hex } from 'viem';
 import type { MarginSummary } from '../engine/engine-types.ts';
+import { POOL_ACCOUNT } from '../engine/perp-engine.ts';
 import { snapshotLiabilities } from './liabilities-snapshot.ts';
 import { verify, proof } from './merkle-sum-tree.ts';
 
-const engine = (accounts: Record<string, [equity: bigint, pending: bigint]>) => ({
+const engine = (accounts: Record<string, [equity: bigint, pending: bigint]>, lps: Record<string, bigint> = {}) => ({
   lastSeq: 42,
+  lpValues: () => new Map(Object.entries(lps)),
   accountAddresses: () => Object.keys(accounts),
   marginSummary: (a: string) => {
     const x = accounts[a.toLowerCase()];
@@ -30,15 +32,27 @@ describe('snapshotLiabilities', () => {
     for (const l of s.leaves) expect(verify(l, proof(s.tree, l.leafIndex), s.tree.root, s.tree.total)).toBe(true);
   });
 
-  it('orders the leaves by their salts: a fresh order every epoch, deterministic for given salts', () => {
-    const accounts = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [addr(i + 1), [BigInt(i + 1) * 1_000_000n, 0n] as [bigint, bigint]]));
-    const orders = new Set<string>();
-    for (let i = 0; i < 5; i++) orders.add(snapshotLiabilities(engine(accounts)).leaves.map((l) => l.account).join());
-    expect(orders.size).toBeGreaterThan(1);
-    // Salts given: the order follows them (descending addresses here), and the same input gives the same root.
+  it('orders the leaves by address, whatever the salts (the order the registry checks and absence proofs rely on)', () => {
+    const accounts = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [addr(16 - i), [BigInt(i + 1) * 1_000_000n, 0n] as [bigint, bigint]]));
     const salt = (a: string): Hex => `0x${(0xff - Number(BigInt(a))).toString(16).padStart(64, '0')}`;
     const a = snapshotLiabilities(engine(accounts), salt);
-    expect(a.leaves[0].account.toLowerCase()).toBe(addr(16));
+    expect(a.leaves.map((l) => l.account.toLowerCase())).toEqual(Array.from({ length: 16 }, (_, i) => addr(i + 1)));
+    expect(a.leaves.map((l) => l.leafIndex)).toEqual(Array.from({ length: 16 }, (_, i) => i));
     expect(snapshotLiabilities(engine(accounts), salt).tree.root).toBe(a.tree.root);
+  });
+
+  it("puts each liquidity provider's share of the pool in its own leaf and leaves the pool only the dust", () => {
+    const lp1 = addr(0x11);
+    const lp2 = addr(0x22);
+    const s = snapshotLiabilities(
+      engine({ [POOL_ACCOUNT]: [1_000_000_003n, 0n], [lp1]: [200_000_000n, 0n], [lp2]: [0n, 0n] }, { [lp1]: 800_000_001n, [lp2]: 200_000_000n }),
+    );
+    const equity = (a: string) => s.leaves.find((l) => l.account.toLowerCase() === a)!.equity;
+    expect(equity(lp1)).toBe(1_000_000_001n);
+    expect(equity(lp2)).toBe(200_000_000n);
+    expect(equity(POOL_ACCOUNT)).toBe(2n);
+    // Nothing is counted twice or lost: the total is the pool's equity plus the providers' own.
+    expect(s.tree.total).toBe(1_200_000_003n);
+    expect(s.badDebt).toBe(0n);
   });
 });

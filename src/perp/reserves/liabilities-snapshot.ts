@@ -4,18 +4,23 @@
  * one consistent state, at one sequence number.
  *
  * Every account the engine holds is a leaf (the venue's fee account included: it only adds to the
- * liabilities), in the order of their salts: a fresh random order each epoch, so the sibling whose
- * sum a proof reveals is not the same, guessable neighbour every time (as sorting by address would make it). A leaf's value is max(equity, 0) + pending withdrawals, in
+ * liabilities), in the order of their addresses: since 0.3.0 the leaves are published on chain with
+ * the root, and the registry checks this order, which is what lets an account with no leaf show so
+ * to the vault's escape hatch. A leaf's value is max(equity, 0) + pending withdrawals, in
  * collateral-token units (USDC 6 decimals = the engine's micro-USD). An account below zero is
  * committed at equity 0 and its shortfall reported as bad debt beside the total: the venue cannot
  * count a user's debt as an asset that offsets what it owes everyone else.
+ *
+ * A liquidity provider's share of the pool is in its own leaf (its equity plus what its shares are
+ * worth), and out of the pool's: the pool's synthetic account keeps only the rounding dust, so the
+ * escape hatch pays each provider its share and the total is unchanged.
  *
  * Each leaf also commits the account's vault flows as the engine knows them (deposits credited,
  * payments confirmed): the vault's escape hatch settles the difference to its own totals.
  */
 import { randomBytes } from 'node:crypto';
 import { getAddress, type Hex } from 'viem';
-import type { PerpEngine } from '../engine/perp-engine.ts';
+import { POOL_ACCOUNT, type PerpEngine } from '../engine/perp-engine.ts';
 import type { ReserveLeaf } from '../store/reserves-store.ts';
 import { build, type MerkleSumTree } from './merkle-sum-tree.ts';
 
@@ -28,27 +33,35 @@ export interface LiabilitiesSnapshot {
   engineSeq: number;
 }
 
-/** A fresh 32-byte salt per account and epoch: it keeps a leaf from being guessed from its parts, and orders the leaves. */
+/** A fresh 32-byte salt per account and epoch (published with the leaf since 0.3.0; kept so the leaf's shape is unchanged). */
 export const randomSalt = (): Hex => `0x${randomBytes(32).toString('hex')}`;
 
 export function snapshotLiabilities(
-  engine: Pick<PerpEngine, 'accountAddresses' | 'marginSummary' | 'lastSeq' | 'vaultFlows'>,
+  engine: Pick<PerpEngine, 'accountAddresses' | 'marginSummary' | 'lastSeq' | 'vaultFlows' | 'lpValues'>,
   salt: (account: string) => Hex = randomSalt,
 ): LiabilitiesSnapshot {
   // No await from here to the end of the loop: one state of the engine.
   const engineSeq = engine.lastSeq;
+  // Numeric address order, which the registry checks (strictly increasing uint160); for lower-case
+  // hex of one length it is the string order.
   const accounts = engine.accountAddresses().map((a) => a.toLowerCase()).sort();
-  const unordered: ReserveLeaf[] = [];
+  const lp = engine.lpValues();
+  let lpTotal = 0n;
+  for (const v of lp.values()) lpTotal += v;
+  const leaves: ReserveLeaf[] = [];
   let badDebt = 0n;
   for (const account of accounts) {
     const m = engine.marginSummary(account);
-    const equity = m?.equity ?? 0n;
+    const own = m?.equity ?? 0n;
+    const debt = own < 0n ? -own : 0n;
+    // The pool keeps its equity less what its providers' shares are worth (the shares round down, so
+    // only dust is left); a provider's leaf adds its shares' worth to its own equity.
+    const equity = account === POOL_ACCOUNT ? own - lpTotal : own + (lp.get(account) ?? 0n);
     const pending = m?.pendingWithdrawals ?? 0n;
-    const debt = equity < 0n ? -equity : 0n;
     const flows = engine.vaultFlows(account) ?? { deposited: 0n, withdrawn: 0n };
     badDebt += debt;
-    unordered.push({
-      leafIndex: 0,
+    leaves.push({
+      leafIndex: leaves.length,
       account: getAddress(account),
       salt: salt(account),
       equity: equity < 0n ? 0n : equity,
@@ -58,9 +71,5 @@ export function snapshotLiabilities(
       withdrawn: flows.withdrawn,
     });
   }
-  // Ties (a caller's fixed salts) fall back to the address order: the result is deterministic.
-  const leaves = unordered
-    .sort((a, b) => (a.salt < b.salt ? -1 : a.salt > b.salt ? 1 : a.account.toLowerCase() < b.account.toLowerCase() ? -1 : 1))
-    .map((l, i) => ({ ...l, leafIndex: i }));
   return { leaves, tree: build(leaves), badDebt, engineSeq };
 }

@@ -206,14 +206,23 @@ export async function markReserveEpoch(
     .execute();
 }
 
-export async function getReserveLeaf(db: DbExecutor, epoch: number, account: string): Promise<ReserveLeaf | undefined> {
-  const r = await k(db).selectFrom('perp_reserve_leaves').selectAll().where('epoch', '=', epoch).where('account', '=', account.toLowerCase()).executeTakeFirst();
-  if (!r) return undefined;
+function leafOf(r: ReserveLeavesTable): ReserveLeaf {
   return {
     leafIndex: Number(r.leaf_index), account: r.account as Address, salt: r.salt as Hex, equity: BigInt(r.equity),
     pendingWithdrawals: BigInt(r.pending_withdrawals), badDebt: BigInt(r.bad_debt),
     ...(r.deposited !== null && r.withdrawn !== null ? { deposited: BigInt(r.deposited), withdrawn: BigInt(r.withdrawn) } : {}),
   };
+}
+
+export async function getReserveLeaf(db: DbExecutor, epoch: number, account: string): Promise<ReserveLeaf | undefined> {
+  const r = await k(db).selectFrom('perp_reserve_leaves').selectAll().where('epoch', '=', epoch).where('account', '=', account.toLowerCase()).executeTakeFirst();
+  return r ? leafOf(r) : undefined;
+}
+
+/** Every leaf of an epoch in the tree's order (what the registry publishes with the root). */
+export async function listReserveLeaves(db: DbExecutor, epoch: number): Promise<ReserveLeaf[]> {
+  const rows = await k(db).selectFrom('perp_reserve_leaves').selectAll().where('epoch', '=', epoch).orderBy('leaf_index').execute();
+  return rows.map(leafOf);
 }
 
 /** The stored nodes at `positions` ([level, index]) of an epoch's tree; a position with no node is absent from the map. */

@@ -5,6 +5,10 @@
  * transaction), then its root and total are posted to the ReserveRegistry with the perp operator's
  * key through the process's shared sender, and the MarginVault's collateral-token balance is
  * checked against the total (`solvent`, both figures recorded; a warning when it does not cover it).
+ * Since 0.3.0 the root is posted with every leaf (`postReservesWithLeaves`: the registry builds the
+ * root itself and publishes the leaves in account order), so any user can rebuild their escape proof
+ * from the chain alone; an epoch stored by an earlier release (leaves in salt order, or without the
+ * vault flows) cannot be posted so and is SKIPPED: the next interval's epoch takes its place.
  *
  * The epoch is the funding interval's start time in ms (every process agrees on it). Exactly once:
  * an epoch already stored is never rebuilt (a restart in the same interval does nothing new); a
@@ -28,6 +32,7 @@ import {
   insertReserveEpoch,
   latestReserveEpoch,
   listBuiltReserveEpochs,
+  listReserveLeaves,
   markReserveEpoch,
   type ReserveEpoch,
 } from '../store/reserves-store.ts';
@@ -35,7 +40,7 @@ import { fundingTimeAt } from './funding-task.ts';
 
 export interface ReservesTaskOptions {
   db: DbExecutor;
-  engine: () => Pick<PerpEngine, 'accountAddresses' | 'marginSummary' | 'lastSeq' | 'vaultFlows'>;
+  engine: () => Pick<PerpEngine, 'accountAddresses' | 'marginSummary' | 'lastSeq' | 'vaultFlows' | 'lpValues'>;
   publicClient: ChainPublicClient;
   /** The perp operator's sender (an operator of the registry). */
   sender: TxSender;
@@ -96,6 +101,20 @@ export function createReservesTask(opts: ReservesTaskOptions): ReservesTask {
     else log?.warn(fields, 'perp reserves: posted; the vault holds LESS than the liabilities');
   };
 
+  /** The stored leaves as the registry takes them; undefined when they are not strictly in account order with their flows. */
+  const postableLeaves = async (e: ReserveEpoch) => {
+    const stored = await listReserveLeaves(db, e.epoch);
+    const out = [];
+    let previous = -1n;
+    for (const l of stored) {
+      const key = BigInt(l.account);
+      if (key <= previous || l.deposited === undefined || l.withdrawn === undefined) return undefined;
+      previous = key;
+      out.push({ salt: l.salt, account: l.account, equity: l.equity, pendingWithdrawals: l.pendingWithdrawals, deposited: l.deposited, withdrawn: l.withdrawn });
+    }
+    return stored.length === e.leafCount ? out : undefined;
+  };
+
   /** Decides a stored BUILT epoch from the registry, sending the record when it is not there yet. */
   const publish = async (e: ReserveEpoch): Promise<void> => {
     for (let attempt = 0; attempt < 2; attempt++) {
@@ -113,10 +132,16 @@ export function createReservesTask(opts: ReservesTaskOptions): ReservesTask {
         return;
       }
       if (attempt > 0) break;
+      const leaves = await postableLeaves(e);
+      if (leaves === undefined) {
+        log?.warn({ epoch: e.epoch }, 'perp reserves: epoch built by an earlier release (leaves not in account order); skipped, the next one is posted with its leaves');
+        await markReserveEpoch(db, e.epoch, { status: 'SKIPPED' }, now());
+        return;
+      }
       const data = encodeFunctionData({
         abi: reserveRegistryAbi,
-        functionName: 'postReserves',
-        args: [BigInt(e.epoch), e.root, e.total, BigInt(e.leafCount), BigInt(e.snapshotTs)],
+        functionName: 'postReservesWithLeaves',
+        args: [BigInt(e.epoch), BigInt(e.snapshotTs), leaves],
       });
       let gas: bigint;
       try {

@@ -2,9 +2,65 @@
  * The MarginVault's escape hatch as a wallet calls it (docs/security.md, "Perpetual vault escape
  * hatch"): once the vault is frozen after the operator's silence, an account takes its leaf of the
  * escape root back with `escapeWithdraw`, from the proof `GET account/proof` gave it. The proof is
- * all it needs: keep the latest one, since the API may be gone when the hatch opens.
+ * enough, and since 0.3.0 not even needed: every root's leaves are published on chain, and the SDK's
+ * `escapeCallFromChain` rebuilds the call (a leaf's path, or an account's absence from the root)
+ * from a node alone.
  */
 import type { AccountProof } from './perp-account-schemas.ts';
+
+/** A leaf as the ReserveRegistry publishes it (IReserveRegistry.Leaf). */
+export const RESERVE_LEAF_COMPONENTS = [
+  { name: 'salt', type: 'bytes32' },
+  { name: 'account', type: 'address' },
+  { name: 'equity', type: 'uint256' },
+  { name: 'pendingWithdrawals', type: 'uint256' },
+  { name: 'deposited', type: 'uint256' },
+  { name: 'withdrawn', type: 'uint256' },
+] as const;
+
+const PROOF_STEP_COMPONENTS = [
+  { name: 'hash', type: 'bytes32' },
+  { name: 'sum', type: 'uint256' },
+  { name: 'left', type: 'bool' },
+] as const;
+
+const LEAF_PROOF_COMPONENTS = [
+  { name: 'leaf', type: 'tuple', components: RESERVE_LEAF_COMPONENTS },
+  { name: 'path', type: 'tuple[]', components: PROOF_STEP_COMPONENTS },
+] as const;
+
+/** The registry's views and event a user rebuilds an escape proof from (IReserveRegistry.sol). */
+export const RESERVE_REGISTRY_LEAVES_ABI = [
+  {
+    type: 'event',
+    name: 'ReserveLeaves',
+    anonymous: false,
+    inputs: [
+      { name: 'epoch', type: 'uint64', indexed: true },
+      { name: 'leaves', type: 'tuple[]', indexed: false, components: RESERVE_LEAF_COMPONENTS },
+    ],
+  },
+  {
+    type: 'function',
+    name: 'latest',
+    stateMutability: 'view',
+    inputs: [],
+    outputs: [
+      {
+        name: '',
+        type: 'tuple',
+        components: [
+          { name: 'epoch', type: 'uint64' },
+          { name: 'root', type: 'bytes32' },
+          { name: 'total', type: 'uint128' },
+          { name: 'leafCount', type: 'uint64' },
+          { name: 'timestamp', type: 'uint64' },
+        ],
+      },
+    ],
+  },
+  { type: 'function', name: 'leavesPublished', stateMutability: 'view', inputs: [{ name: 'epoch', type: 'uint64' }], outputs: [{ name: '', type: 'bool' }] },
+] as const;
 
 /** The vault's escape functions and views (IMarginVault.sol), for viem or any ABI encoder. */
 export const MARGIN_VAULT_ESCAPE_ABI = [
@@ -18,19 +74,33 @@ export const MARGIN_VAULT_ESCAPE_ABI = [
       { name: 'pendingWithdrawals', type: 'uint256' },
       { name: 'deposited', type: 'uint256' },
       { name: 'withdrawn', type: 'uint256' },
-      {
-        name: 'path',
-        type: 'tuple[]',
-        components: [
-          { name: 'hash', type: 'bytes32' },
-          { name: 'sum', type: 'uint256' },
-          { name: 'left', type: 'bool' },
-        ],
-      },
+      { name: 'path', type: 'tuple[]', components: PROOF_STEP_COMPONENTS },
     ],
     outputs: [],
   },
+  {
+    type: 'function',
+    name: 'escapeUnlisted',
+    stateMutability: 'nonpayable',
+    inputs: [{ name: 'neighbours', type: 'tuple[]', components: LEAF_PROOF_COMPONENTS }],
+    outputs: [],
+  },
   { type: 'function', name: 'freeze', stateMutability: 'nonpayable', inputs: [], outputs: [] },
+  { type: 'function', name: 'freezeOverdue', stateMutability: 'nonpayable', inputs: [{ name: 'account', type: 'address' }], outputs: [] },
+  { type: 'function', name: 'requestForcedWithdrawal', stateMutability: 'nonpayable', inputs: [{ name: 'amount', type: 'uint256' }], outputs: [] },
+  { type: 'function', name: 'cancelForcedWithdrawal', stateMutability: 'nonpayable', inputs: [], outputs: [] },
+  {
+    type: 'function',
+    name: 'forcedWithdrawal',
+    stateMutability: 'view',
+    inputs: [{ name: 'account', type: 'address' }],
+    outputs: [
+      { name: 'amount', type: 'uint256' },
+      { name: 'requestedAt', type: 'uint64' },
+      { name: 'dueAt', type: 'uint256' },
+    ],
+  },
+  { type: 'function', name: 'reserveRegistry', stateMutability: 'view', inputs: [], outputs: [{ name: '', type: 'address' }] },
   { type: 'function', name: 'freezableAt', stateMutability: 'view', inputs: [], outputs: [{ name: '', type: 'uint256' }] },
   {
     type: 'function',
@@ -51,6 +121,11 @@ export const MARGIN_VAULT_ESCAPE_ABI = [
   { type: 'error', name: 'NothingToEscape', inputs: [{ name: 'account', type: 'address' }] },
   { type: 'error', name: 'NoReservesRoot', inputs: [] },
   { type: 'error', name: 'OperatorNotSilent', inputs: [{ name: 'openAt', type: 'uint256' }] },
+  { type: 'error', name: 'InvalidAbsenceProof', inputs: [] },
+  { type: 'error', name: 'ForcedWithdrawalPending', inputs: [{ name: 'account', type: 'address' }] },
+  { type: 'error', name: 'NoForcedWithdrawal', inputs: [{ name: 'account', type: 'address' }] },
+  { type: 'error', name: 'NothingDeposited', inputs: [{ name: 'account', type: 'address' }] },
+  { type: 'error', name: 'ForcedWithdrawalNotDue', inputs: [{ name: 'account', type: 'address' }, { name: 'dueAt', type: 'uint256' }] },
   { type: 'error', name: 'InsufficientVaultBalance', inputs: [{ name: 'available', type: 'uint256' }, { name: 'needed', type: 'uint256' }] },
 ] as const;
 
