@@ -16,13 +16,16 @@ import { table } from './cli-output.ts';
 /** One row of the status table (and of `--json`). */
 export interface RoleStatusLine {
   role: string;
-  state: 'fresh' | 'stale' | 'missing';
+  /** `blocked`: it makes progress but cannot do its work (the executor under a chain clock the oracle refuses); `reason` says why. */
+  state: 'fresh' | 'stale' | 'missing' | 'blocked';
   /** Wall-clock ms of the role's last progress. */
   progressAt?: number;
   ageMs?: number;
   lease?: string;
   holder?: string;
   detail?: Record<string, unknown>;
+  /** Why a blocked role cannot work: both clocks and the bound. */
+  reason?: string;
 }
 
 /** One chain's roles: the first chain's carry every singleton, the others' the per-chain ones. */
@@ -126,6 +129,7 @@ async function chainStatus(config: AppConfig, firstChain: boolean, now: number):
         lease: r.leaseState,
         holder: lease ? lease.holder || '(released)' : undefined,
         detail: r.detail,
+        ...(r.reason === undefined ? {} : { reason: r.reason }),
       });
     }
     return { chainId: config.chainId, ok: report.ready, source: config.databaseUrl ? (firstChain ? 'DATABASE_URL' : `DATABASE_URL, schema ${config.databaseSchema}`) : file, roles: lines };
@@ -158,6 +162,7 @@ export async function statusFromUrl(url: string): Promise<StatusReport> {
       progressAt: typeof r.ageMs === 'number' ? Date.now() - r.ageMs : undefined,
       lease: typeof r.lease === 'string' ? r.lease : undefined,
       detail: r.detail as Record<string, unknown> | undefined,
+      ...(typeof r.reason === 'string' ? { reason: r.reason } : {}),
     }));
   const source = `${base}/readyz`;
   // Several chains: /readyz answers 200 while only another chain is not ready; status says so too.
@@ -213,12 +218,14 @@ function renderChain(roles: RoleStatusLine[], staleAfterMs: number, source: stri
     holder: l.holder ?? '-',
     figures: summary(l.detail),
   }));
-  const bad = r.roles.filter((l) => l.state !== 'fresh').map((l) => l.role);
+  const bad = r.roles.filter((l) => l.state !== 'fresh').map((l) => (l.state === 'blocked' ? `${l.role} blocked` : l.role));
   const verdict = bad.length === 0
     ? `all ${r.roles.length} roles fresh (stale after ${r.staleAfterMs / 1000} s)`
     : `${bad.length} of ${r.roles.length} roles not fresh: ${bad.join(', ')} (stale after ${r.staleAfterMs / 1000} s)`;
   const stopped = r.roles.length > 0 && r.roles.every((l) => l.lease === 'released');
-  return `${table(rows)}\n\n${verdict}; from ${r.source}${stopped ? '\nthe stack is stopped: every role released its lease (start it with npm start)' : ''}`;
+  // A blocked role ticks on, so its age looks fine: the line says what its venue cannot do, and why.
+  const blocked = r.roles.filter((l) => l.state === 'blocked').map((l) => `\n${l.role === 'executor' ? 'the stock venue cannot fill' : `${l.role} cannot work`}: ${l.reason ?? 'blocked'}`);
+  return `${table(rows)}\n\n${verdict}; from ${r.source}${blocked.join('')}${stopped ? '\nthe stack is stopped: every role released its lease (start it with npm start)' : ''}`;
 }
 
 export function statusCommand(): Command {

@@ -1,8 +1,8 @@
 /**
  * `GET /healthz` and `GET /readyz` (contract.md §0 "operations", docs/operations.md): liveness
  * answers 200 whenever the process answers, with the release it runs; readiness 200 while every
- * role the API depends on has made progress within the threshold, else 503 naming each stale role
- * and its age. Both without authentication, rate limit or secrets: a role's figures are counts,
+ * role the API depends on has made progress within the threshold (and none is blocked by the chain's
+ * clock), else 503 naming each stale role and its age, or the blocked role and why. Both without authentication, rate limit or secrets: a role's figures are counts,
  * sequence numbers and block numbers, never keys, addresses or holder ids. Each API renders them in
  * its own envelope.
  */
@@ -32,6 +32,9 @@ export function publicReport(r: ReadinessReport): Record<string, unknown> {
       ...(role.ageMs === undefined ? {} : { ageMs: role.ageMs }),
       ...(role.leaseState === undefined ? {} : { lease: role.leaseState }),
       ...(role.detail === undefined ? {} : { detail: role.detail }),
+      // A blocked role: the check that fails, both clocks and the bound (numbers and a sentence, no secrets).
+      ...(role.reason === undefined ? {} : { reason: role.reason }),
+      ...(role.clock === undefined ? {} : { clock: role.clock }),
     })),
     // Several chains: each other chain's state, and what stops it, by name (docs/operations.md).
     ...(r.chains === undefined
@@ -42,7 +45,13 @@ export function publicReport(r: ReadinessReport): Record<string, unknown> {
             chainId: c.chainId,
             status: c.ready ? 'ready' : 'not_ready',
             ...(c.ready ? {} : { summary: c.summary }),
-            roles: c.roles.map((role) => ({ role: role.role, state: role.state, ...(role.ageMs === undefined ? {} : { ageMs: role.ageMs }), ...(role.leaseState === undefined ? {} : { lease: role.leaseState }) })),
+            roles: c.roles.map((role) => ({
+              role: role.role,
+              state: role.state,
+              ...(role.ageMs === undefined ? {} : { ageMs: role.ageMs }),
+              ...(role.leaseState === undefined ? {} : { lease: role.leaseState }),
+              ...(role.reason === undefined ? {} : { reason: role.reason }),
+            })),
           })),
         }),
   };

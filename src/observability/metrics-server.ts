@@ -18,6 +18,9 @@
 import net, { type AddressInfo } from 'node:net';
 import type { Logger } from '../lib/logger.ts';
 import { acquireMetrics, metricsRegistry, trackMetricsSource, type MetricsSource } from './metrics-registry.ts';
+// The stock venue's series register themselves in the registry on load: every process serving
+// metrics exports them, an API-only one too (at 0 or empty), so a dashboard reads no gaps.
+import './venue-metrics.ts';
 
 export interface MetricsHandle {
   /** `http://host:port/metrics`; undefined when metrics are off or the listener could not start. */

@@ -8,6 +8,7 @@
 import type { DbExecutor } from '../storage/database.ts';
 import { listRoleStatus, type RoleStatusRow } from '../storage/role-status-store.ts';
 import { STATUS_ROLES, type StatusRole } from './role-status.ts';
+import { chainClockOf, judgeChainClock, type ClockCheck } from './chain-clock-policy.ts';
 
 /** The roles each API's answers depend on. */
 export const API_DEPENDENCIES: Readonly<Record<'stock' | 'perp', readonly StatusRole[]>> = {
@@ -19,7 +20,24 @@ export const API_DEPENDENCIES: Readonly<Record<'stock' | 'perp', readonly Status
 
 export const DEFAULT_READINESS_STALE_MS = 15_000;
 
-export type RoleHealth = 'fresh' | 'stale' | 'missing';
+/**
+ * `blocked`: the role makes progress, but a check of the venue fails for everything it would do
+ * (the chain's clock beyond what the oracle's age allows: docs/operations.md, "The chain's clock").
+ * Not ready, like stale, and named with its reason.
+ */
+export type RoleHealth = 'fresh' | 'stale' | 'missing' | 'blocked';
+
+/** What blocks a role: the time check that fails, both clocks at the reading and the bound. */
+export interface RoleBlock {
+  check: ClockCheck;
+  /** The chain's time and the wall clock's, ms. */
+  chainTime: number;
+  wallTime: number;
+  /** Chain minus wall, ms (negative: behind). */
+  skewMs: number;
+  /** The largest skew the check allows, seconds. */
+  limitS: number;
+}
 
 export interface RoleReadiness {
   role: StatusRole;
@@ -29,6 +47,9 @@ export interface RoleReadiness {
   leaseState?: string;
   /** The role's own figures (a copy of what it published): seq, head and indexed block, queue depth… */
   detail?: Record<string, unknown>;
+  /** Why a `blocked` role cannot do its work: a sentence with both times and the bound. */
+  reason?: string;
+  clock?: RoleBlock;
 }
 
 export interface ReadinessReport {
@@ -55,6 +76,16 @@ export function judgeReadiness(rows: readonly RoleStatusRow[], roles: readonly S
     const since = row.progressAt ?? row.publishedAt;
     const ageMs = Math.max(0, now - since);
     const state: RoleHealth = ageMs > staleMs || row.leaseState !== 'held' ? 'stale' : 'fresh';
+    if (state === 'fresh') {
+      // A fresh role whose chain clock fails a venue check: its progress fills nothing. A reading as
+      // old as the stale threshold is not judged (the role that took it is stale by then anyway).
+      const clock = chainClockOf(row.detail);
+      const refusal = clock !== undefined && now - clock.readAt <= staleMs ? judgeChainClock(clock) : undefined;
+      if (refusal) {
+        const { reason, ...block } = refusal;
+        return { role, state: 'blocked', ageMs, leaseState: row.leaseState, detail: row.detail, reason, clock: block };
+      }
+    }
     return { role, state, ageMs, leaseState: row.leaseState, detail: row.detail };
   });
   const bad = out.filter((r) => r.state !== 'fresh');
@@ -62,9 +93,11 @@ export function judgeReadiness(rows: readonly RoleStatusRow[], roles: readonly S
     .map((r) =>
       r.state === 'missing'
         ? `${r.role} has never reported`
-        : r.leaseState !== 'held'
-          ? `${r.role} stale for ${Math.round((r.ageMs ?? 0) / 1000)} s (lease ${r.leaseState})`
-          : `${r.role} stale for ${Math.round((r.ageMs ?? 0) / 1000)} s`,
+        : r.state === 'blocked'
+          ? `${r.role} blocked: ${r.reason}`
+          : r.leaseState !== 'held'
+            ? `${r.role} stale for ${Math.round((r.ageMs ?? 0) / 1000)} s (lease ${r.leaseState})`
+            : `${r.role} stale for ${Math.round((r.ageMs ?? 0) / 1000)} s`,
     )
     .join(', ');
   return { ready: bad.length === 0, staleMs, checkedAt: now, roles: out, summary };

@@ -16,6 +16,7 @@ import { chainTransport } from '../../src/chain/chain-client.ts';
 import { ensurePriceFeeds } from '../../src/chain/deploy-contracts.ts';
 import { OrderStatus } from '../../src/stock/executor/fill-policy.ts';
 import { loadCloseReasons } from '../../src/stock/store/order-reason-store.ts';
+import { acquireMetrics, metricsRegistry } from '../../src/observability/metrics-registry.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { testWallet, startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
 import { deadlineIn, depositStock, depositUsdc, mUsdOf, musd, price, shares, usdc } from '../chain/chain-test-helpers.ts';
@@ -172,6 +173,12 @@ describe('the executor and the on-chain oracle', () => {
     await publish({ AAPL: '150' });
     const clock = { now: 0 };
     const { executor, quotes, log } = makeExecutor(f, db, { clock, noQuoteTimeoutMs: 10_000 });
+    // The rejection counted by its rule once the close is mined (docs/operations.md, "Metrics").
+    const release = acquireMetrics();
+    const rejections = async (reason: string) =>
+      (await metricsRegistry.getMetricsAsJSON()).find((m) => m.name === 'tokex_executor_rejections_total')?.values.find((v) => v.labels.reason === reason)?.value;
+    // Read as differences: a worker's files share the registry (vitest.config.ts, isolate: false).
+    const [deviation, stale] = [await rejections('oracle_deviation'), await rejections('oracle_stale')];
     const before = await mUsdOf(f, alice.address);
     const id = await placeMarket(f, alice, AAPL, 0, musd('800'), deadline);
     clock.now = Number((await readOrders(f, [id]))[0].createdAt) * 1000;
@@ -186,5 +193,8 @@ describe('the executor and the on-chain oracle', () => {
     const reason = "the price 180.01 for AAPL strayed from its on-chain oracle's 150 by more than 100 bps for 10 s";
     expect(await loadCloseReasons(db, [{ orderId: String(id), status: 'Rejected' }])).toEqual(new Map([[String(id), reason]]));
     expect(log.messages('executor: order rejected').map((l) => l.reason)).toEqual([reason]);
+    expect(await rejections('oracle_deviation')).toBe(deviation! + 1);
+    expect(await rejections('oracle_stale')).toBe(stale);
+    release();
   });
 });

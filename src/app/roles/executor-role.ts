@@ -6,6 +6,10 @@ import { AppError } from '../../errors/app-error.ts';
 import { grantStockOperators } from '../../chain/deploy-contracts.ts';
 import { describePending } from '../../chain/owner-actions.ts';
 import { createStockExecutor } from '../../stock/executor/stock-executor.ts';
+import { DEFAULT_ORACLE_AGE_MARGIN_S } from '../../stock/executor/fill-policy.ts';
+import { createChainClockMonitor } from '../../chain/chain-clock-monitor.ts';
+import { chainClockDetail, skewSeconds } from '../../observability/chain-clock-policy.ts';
+import { trackChainClock } from '../../observability/venue-metrics.ts';
 import { startDividendTask } from '../corporate-action-wiring.ts';
 import type { StackContext } from '../stack-context.ts';
 import { startOracle } from '../oracle-wiring.ts';
@@ -49,16 +53,46 @@ export async function startExecutorRole(ctx: StackContext): Promise<() => Promis
     noQuoteTimeoutMs: s.noQuoteTimeoutMs,
   });
   await executor.start();
+  // The chain's clock against this host's, with the bounds the fills' time checks take from the
+  // chain: published with the executor's progress, so /readyz and `tokex status` say when a clock
+  // halts every fill while the executor still ticks (docs/operations.md, "The chain's clock").
+  const clock = createChainClockMonitor({
+    publicClient: chain.publicClient,
+    intervalMs: config.statusPublishMs,
+    venue: {
+      stockRouter: chain.deployment.contracts.stockRouter,
+      stocks: Object.values(chain.deployment.contracts.stocks),
+      // Read from the record each time: startOracle above writes the hub there when it makes one.
+      hub: () => (chain.record.venues.stock?.contracts as { priceFeedHub?: `0x${string}` } | undefined)?.priceFeedHub,
+      oracleAgeMarginS: DEFAULT_ORACLE_AGE_MARGIN_S,
+    },
+    logger: ctx.logger,
+  });
+  // The first reading before the role reports: the start's banner then judges a clock already read.
+  await clock.refresh().catch(() => undefined);
+  clock.start();
+  const untrackClock = trackChainClock({ chainId: config.chainId, figures: () => clock.figures() });
   // Cash dividends are paid by the executor's key too (docs/corporate-actions.md).
   const stopDividends = await startDividendTask(ctx, walletClient);
   const untrack = ctx.status.track('executor', () => {
     const p = executor.progress();
     const o = oracle.progress();
-    return { progressAt: p.tickedAt, detail: { queueDepth: p.queueDepth, oldestPendingAt: p.oldestPendingAt ?? null, ...(o ? { oraclePublishedAt: o.publishedAt ?? null, oracleFailures: o.failures } : {}) } };
+    const c = clock.figures();
+    return {
+      progressAt: p.tickedAt,
+      detail: {
+        queueDepth: p.queueDepth,
+        oldestPendingAt: p.oldestPendingAt ?? null,
+        ...(o ? { oraclePublishedAt: o.publishedAt ?? null, oracleFailures: o.failures } : {}),
+        ...(c ? { clockSkewS: skewSeconds(c.skewMs), chainClock: chainClockDetail(c) } : {}),
+      },
+    };
   });
   return async () => {
     untrack();
+    untrackClock();
     await stopDividends();
+    await clock.stop();
     await executor.stop();
     await oracle.stop();
   };

@@ -24,6 +24,7 @@ import type { DbExecutor } from '../../storage/database.ts';
 import { createCashQueueSettler, DEFAULT_CASH_SETTLE_DELAY_MS, type CashQueueSettler } from './cash-queue-settler.ts';
 import type { ExecutorLogger } from './executor-logger.ts';
 import { recordCloseReasons, type OrderCloseReason } from '../store/order-reason-store.ts';
+import { recordExecutorRejection, type ExecutorRejectionReason } from '../../observability/venue-metrics.ts';
 import {
   closeReason,
   decideFill,
@@ -36,6 +37,7 @@ import {
   type ExecutorCalendar,
   type FeeConfig,
   type OracleCheck,
+  type DecisionReason,
 } from './fill-policy.ts';
 import { createOrderTracker, type OrderTracker, type TrackedOrder } from './order-tracker.ts';
 import { createSettlementBatcher, type OrderSettlement, type SettlementBatcher } from './settlement-batcher.ts';
@@ -225,7 +227,7 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
   };
   let lastBlock = 0n;
   /** Orders this process is closing REJECTED or EXPIRED, and why (written before the settlement is sent). */
-  const closing = new Map<bigint, { status: 'Rejected' | 'Expired'; reason: string; symbol: string }>();
+  const closing = new Map<bigint, { status: 'Rejected' | 'Expired'; reason: string; symbol: string; rule: DecisionReason }>();
   /** The reason last written per order, so a settlement retried tick after tick writes it once. */
   const recordedReasons = new Map<bigint, string>();
 
@@ -259,8 +261,11 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
       if (c === undefined) continue;
       const fields = { orderId: id.toString(), symbol: c.symbol, status: c.status.toUpperCase(), reason: c.reason };
       // A rejection is an order the venue could not serve; an expiry is the DAY order's normal end.
-      if (c.status === 'Rejected') log.warn(fields, 'executor: order rejected');
-      else log.info(fields, 'executor: order expired');
+      if (c.status === 'Rejected') {
+        log.warn(fields, 'executor: order rejected');
+        // Counted by rule (a fixed set): a venue that rejects every buy shows it on a dashboard, not only in the log.
+        recordExecutorRejection(c.rule);
+      } else log.info(fields, 'executor: order expired');
     }
   };
 
@@ -329,7 +334,7 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
     }
     if (!decision.fill && decision.close === undefined) return undefined;
     const why = closeReason(input, decision, symbol ?? order.stock);
-    if (why !== undefined) closing.set(t.id, { status: decision.close === OrderStatus.Rejected ? 'Rejected' : 'Expired', reason: why, symbol: symbol ?? order.stock });
+    if (why !== undefined) closing.set(t.id, { status: decision.close === OrderStatus.Rejected ? 'Rejected' : 'Expired', reason: why, symbol: symbol ?? order.stock, rule: decision.reason });
     else closing.delete(t.id);
     const stateKey = [
       order.status,
@@ -567,6 +572,26 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
     progress: () => lastProgress,
   };
 }
+
+/**
+ * The fill policy's rejecting reasons and their labels of `tokex_executor_rejections_total`, checked
+ * at compile time: a reason renamed in the policy, or a label dropped from the metric's set, fails
+ * here instead of counting silently as `other`.
+ */
+type RejectingReason = Extract<DecisionReason, 'no-quote' | 'notional-too-small' | 'beyond-worst-price' | 'lock-exhausted' | `oracle-${string}` | 'market-outside-regular' | 'not-fractionable'>;
+type Underscored<S extends string> = S extends `${infer A}-${infer B}` ? `${A}_${Underscored<B>}` : S;
+const REJECTION_LABELS_COVER: Record<Underscored<RejectingReason>, ExecutorRejectionReason> = {
+  no_quote: 'no_quote',
+  notional_too_small: 'notional_too_small',
+  beyond_worst_price: 'beyond_worst_price',
+  lock_exhausted: 'lock_exhausted',
+  oracle_stale: 'oracle_stale',
+  oracle_deviation: 'oracle_deviation',
+  oracle_invalid: 'oracle_invalid',
+  market_outside_regular: 'market_outside_regular',
+  not_fractionable: 'not_fractionable',
+};
+void REJECTION_LABELS_COVER;
 
 /** The share multiplier a quote is stated in (none: never split). */
 function quoteMultiplierOf(quote: { multiplier?: string }): bigint {
