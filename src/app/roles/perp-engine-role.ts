@@ -32,6 +32,7 @@ import { createInProcessGateway } from '../../perp/sequencer/engine-gateway.ts';
 import { perpStreams, serveEngineOverRedis } from '../../perp/sequencer/redis-stream-transport.ts';
 import { createCollateralTask } from '../../perp/workers/collateral-task.ts';
 import { createWithdrawalTask } from '../../perp/workers/withdrawal-task.ts';
+import { createForcedWithdrawalTask } from '../../perp/workers/forced-withdrawal-task.ts';
 import { senderFor } from '../../chain/tx-sender.ts';
 import { createFundingTask } from '../../perp/workers/funding-task.ts';
 import { createDemoPoolSeedTask } from '../../perp/workers/demo-pool-seed-task.ts';
@@ -145,6 +146,15 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
       });
       withdrawals.start();
       stops.add(() => withdrawals.stop());
+      // Forced withdrawals filed on chain: paid or rejected before the vault lets anyone freeze it.
+      const forced = createForcedWithdrawalTask({
+        db, gateway, engine, logger, publicClient: ctx.chain.publicClient,
+        sender: senderFor({ publicClient: ctx.chain.publicClient, account: perpOperator.account, logger }),
+        marginVault: perpDeploymentOf(ctx.chain.record)!.contracts.marginVault,
+        fromBlock: BigInt(perpDeploymentOf(ctx.chain.record)!.blockNumber),
+      });
+      forced.start();
+      stops.add(() => forced.stop());
 
       // Proof of reserves (docs/proof-of-reserves.md): the perp operator posts each funding
       // interval's liabilities root. A deployment recorded before the registry existed gets it now.

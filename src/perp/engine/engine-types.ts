@@ -194,6 +194,13 @@ export interface RequestWithdrawalCommand extends CommandBase {
   /** Unique forever: the vault's withdrawal id is derived from it. */
   withdrawalId: string;
   amount: bigint;
+  /**
+   * The account's forced withdrawal filed on chain (IMarginVault.requestForcedWithdrawal): reserved
+   * up to the account's equity rather than its withdrawable amount, so that a venue can always
+   * answer one it owes (the account's positions, left with less margin, are then liquidated as any
+   * other's would be). Withdrawals still pause while bad debt is open.
+   */
+  forced?: boolean;
 }
 
 /** Settles a pending withdrawal: paid on chain (the reserve leaves), or failed (released once). */
@@ -850,6 +857,8 @@ export interface WithdrawalSnapshot {
   amount: string;
   status: 'PENDING' | 'PAID' | 'FAILED';
   requestedTs: number;
+  /** Present (true) only on a forced withdrawal. */
+  forced?: true;
 }
 
 export interface LpSnapshot {

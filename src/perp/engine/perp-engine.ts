@@ -437,11 +437,11 @@ export class PerpEngine {
   }
 
   /** Withdrawals reserved and not yet settled, oldest first (for the payment worker). */
-  pendingWithdrawals(): Array<{ withdrawalId: string; account: string; amount: bigint; requestedTs: number }> {
-    const out: Array<{ withdrawalId: string; account: string; amount: bigint; requestedTs: number }> = [];
+  pendingWithdrawals(): Array<{ withdrawalId: string; account: string; amount: bigint; requestedTs: number; forced: boolean }> {
+    const out: Array<{ withdrawalId: string; account: string; amount: bigint; requestedTs: number; forced: boolean }> = [];
     for (const id of this.s.pendingWithdrawalIds) {
       const w = this.s.withdrawals.get(id)!;
-      out.push({ withdrawalId: w.withdrawalId, account: w.account, amount: w.amount, requestedTs: w.requestedTs });
+      out.push({ withdrawalId: w.withdrawalId, account: w.account, amount: w.amount, requestedTs: w.requestedTs, forced: w.forced === true });
     }
     return out.sort((a, b) => a.requestedTs - b.requestedTs || (a.withdrawalId < b.withdrawalId ? -1 : 1));
   }

@@ -54,7 +54,8 @@ export function snapshotOf(s: EngineState): EngineSnapshot {
     .map((r) => ({ account: r.account, clientOrderId: r.clientOrderId, orderId: r.orderId, status: r.status, sizeLots: r.sizeLots, filledLots: r.filledLots, remainingLots: r.remainingLots }))
     .sort((a, b) => byString(a.account, b.account) || byString(a.clientOrderId, b.clientOrderId));
   const withdrawals = [...s.withdrawals.values()]
-    .map((w) => ({ withdrawalId: w.withdrawalId, account: w.account, amount: w.amount.toString(), status: w.status, requestedTs: w.requestedTs }))
+    // `forced` only when set: a snapshot without forced withdrawals is what it was before they existed.
+    .map((w) => ({ withdrawalId: w.withdrawalId, account: w.account, amount: w.amount.toString(), status: w.status, requestedTs: w.requestedTs, ...(w.forced ? { forced: true as const } : {}) }))
     .sort((a, b) => byString(a.withdrawalId, b.withdrawalId));
   const lps = [...s.lps.entries()]
     .map(([account, h]) => ({ account, shares: h.shares.toString(), lockedUntil: h.lockedUntil, netDeposited: h.netDeposited.toString() }))

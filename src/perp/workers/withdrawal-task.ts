@@ -288,7 +288,8 @@ export function createWithdrawalTask(opts: WithdrawalTaskOptions): WithdrawalTas
   const runOnce = async (): Promise<number> => {
     const engine = opts.engine();
     const t = now();
-    const due = engine.pendingWithdrawals().filter((w) => !active.has(w.withdrawalId) && (backoff.get(w.withdrawalId)?.at ?? 0) <= t);
+    // Forced withdrawals (filed on chain) are the forced-withdrawal task's: no signed request to relay.
+    const due = engine.pendingWithdrawals().filter((w) => !w.forced && !active.has(w.withdrawalId) && (backoff.get(w.withdrawalId)?.at ?? 0) <= t);
     const rows = due.length > 0 ? await getWithdrawals(db, due.map((w) => w.withdrawalId)) : new Map<string, WithdrawalRecord>();
     // Payments already signed first: their nonces come before any new one's.
     const signed = (w: Pending) => {

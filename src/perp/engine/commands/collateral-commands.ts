@@ -4,7 +4,7 @@
  * uses: requestWithdrawal reserves, settleWithdrawal pays or releases it, each exactly once.
  */
 import type { Accepted, DepositCommand, Rejected, RequestWithdrawalCommand, SettleWithdrawalCommand, WithdrawCommand, WithdrawalAccepted } from '../engine-types.ts';
-import { withdrawable } from '../risk/margin.ts';
+import { totalHealth, withdrawable } from '../risk/margin.ts';
 import type { Account } from '../state/entities.ts';
 import { reject, type EngineState } from '../state/engine-state.ts';
 import { accountOf, checkAmount, checkBase, isRejected, normaliseAccount } from '../state/validate.ts';
@@ -25,9 +25,16 @@ export function depositCommand(s: EngineState, cmd: DepositCommand): Accepted | 
   return { ok: true, code: 'OK', events: s.end() };
 }
 
-/** The withdrawal rule, both commands: none while bad debt is open, and at most the withdrawable amount. */
-function refuseWithdrawal(s: EngineState, acct: Account, amount: bigint): Rejected | null {
+/**
+ * The withdrawal rule, both commands: none while bad debt is open, and at most the withdrawable
+ * amount; a forced one (filed on chain) at most the account's equity.
+ */
+function refuseWithdrawal(s: EngineState, acct: Account, amount: bigint, forced = false): Rejected | null {
   if (s.badDebtAccounts.size !== 0) return reject('WITHDRAWALS_PAUSED', `withdrawals pause while ${s.badDebtAccounts.size} account(s) hold unresolved bad debt`);
+  if (forced) {
+    const equity = totalHealth(acct).equity;
+    return amount > equity ? reject('INSUFFICIENT_BALANCE', `amount: more than the equity ${equity}`) : null;
+  }
   const max = withdrawable(acct);
   return amount > max ? reject('INSUFFICIENT_BALANCE', `amount: more than the withdrawable ${max}`) : null;
 }
@@ -60,12 +67,13 @@ export function requestWithdrawalCommand(s: EngineState, cmd: RequestWithdrawalC
     return { ok: true, code: 'OK', events: [], withdrawalId: id, status: known.status, duplicate: true };
   }
   if (acct.system) return reject('ACCOUNT_RESERVED', 'account: the venue\'s own accounts withdraw by operator command');
-  const refused = refuseWithdrawal(s, acct, cmd.amount);
+  const forced = cmd.forced === true;
+  const refused = refuseWithdrawal(s, acct, cmd.amount, forced);
   if (refused) return refused;
   s.begin(cmd);
   acct.collateral -= cmd.amount;
   acct.pendingWithdrawals += cmd.amount;
-  s.withdrawals.set(id, { withdrawalId: id, account: acct.address, amount: cmd.amount, status: 'PENDING', requestedTs: cmd.ts });
+  s.withdrawals.set(id, { withdrawalId: id, account: acct.address, amount: cmd.amount, status: 'PENDING', requestedTs: cmd.ts, ...(forced ? { forced: true as const } : {}) });
   s.pendingWithdrawalIds.add(id);
   s.markDirty(acct);
   s.emitBalance(acct, -cmd.amount, 'withdrawalReserve');

@@ -31,6 +31,8 @@ export interface WithdrawalRecord {
   amount: bigint;
   status: 'PENDING' | 'PAID' | 'FAILED';
   requestedTs: number;
+  /** A forced withdrawal the account filed on chain (paid by `payForcedWithdrawal`, not a signed request). */
+  forced?: true;
 }
 
 export interface LpHolding {
