@@ -222,9 +222,9 @@ export function createWithdrawalTask(opts: WithdrawalTaskOptions): WithdrawalTas
       if (e instanceof ChainRevertError && e.errorName !== undefined && VAULT_REFUSALS.has(e.errorName)) {
         return { outcome: 'FAILED', txHash: null, blockNumber: null, reason: `the vault cannot pay it: ${e.errorName}` };
       }
-      // Past this period's cap: it waits (retried with the backoff) until the next period opens.
+      // Past the cap's level: it waits (retried with the backoff) until enough has refilled.
       if (e instanceof ChainRevertError && e.errorName === 'WithdrawalCapExceeded') {
-        throw new Error("perp withdrawals: the vault's withdrawal cap for this period is reached; the payment waits for the next period");
+        throw new Error("perp withdrawals: the vault's withdrawal cap is reached; the payment waits until enough of it has refilled");
       }
       // The guardian's pause: the payment waits (retried with the backoff) until it is lifted.
       if (e instanceof ChainRevertError && e.errorName === 'VenuePaused') {
