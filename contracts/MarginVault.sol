@@ -507,8 +507,10 @@ contract MarginVault is
         uint256 level = period == 0 ? _withdrawnInPeriod : _bucketLevel(cap, period);
         uint256 available = cap - (level < cap ? level : cap);
         if (amount > available) {
-            // When enough has drained for `amount` (rounded up to the second).
+            // When enough has drained for `amount` (rounded up to the second); a 0.2.0 window's
+            // total counts until the window ends, and drains from then on.
             uint256 wait = period == 0 ? 0 : ((level + amount - cap) * period + cap - 1) / cap;
+            if (period != 0 && _bucketAt == 0) wait = uint256(_periodStart) + period - block.timestamp;
             revert WithdrawalCapExceeded(available, amount, uint64(block.timestamp + wait));
         }
         uint256 next = level + amount;

@@ -234,6 +234,42 @@ describe('withdraw', () => {
     await pay(refill, await signVaultWithdrawal(f, perp, carol.privateKey, refill)).then((h) => f.publicClient.waitForTransactionReceipt({ hash: h })).then((r) => expect(r.status).toBe('success'));
   });
 
+  test("a vault upgraded from 0.2.0 counts its fixed window's total in full until that window ends, then the bucket drains", async () => {
+    // The 0.2.0 layout (contracts/layouts/0.2.0.json): slot 8 the window's total, slot 9 packs the
+    // period (bytes 0-7) and the window's start (bytes 8-15); 0.3.0 appended `_bucketAt` in slot 15
+    // (bytes 9-16), zero on a vault upgraded in place. The state is written as an upgrade leaves it.
+    const CAP = usdc('86.4');
+    const at = (t: bigint) => f.testClient.setNextBlockTimestamp({ timestamp: t });
+    const windowStart = ((await chainNow()) / 86_400n + 1n) * 86_400n;
+    await at(windowStart + 1_000n);
+    await f.publicClient.waitForTransactionReceipt({ hash: await f.operator.writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'setWithdrawalCap', args: [CAP, 86_400n] }) });
+    const word = async (slot: bigint) => BigInt((await f.publicClient.getStorageAt({ address: vault(), slot: toHex(slot, { size: 32 }) }))!);
+    const put = (slot: bigint, value: bigint) => f.testClient.setStorageAt({ address: vault(), index: toHex(slot, { size: 32 }), value: toHex(value, { size: 32 }) });
+    const field = (w: bigint, offset: bigint, bytes: bigint, v: bigint) => (w & ~(((1n << (8n * bytes)) - 1n) << (8n * offset))) | (v << (8n * offset));
+    await put(8n, usdc('50'));
+    await put(9n, field(await word(9n), 8n, 8n, windowStart));
+    await put(15n, field(await word(15n), 9n, 8n, 0n));
+    // 1,000 s later nothing has drained: the window's 50 count in full, 36.4 is left.
+    const over = await requestOf(carol, usdc('36.400001'), id('up-1'), windowStart + 5_000n);
+    const overSig = await signVaultWithdrawal(f, perp, carol.privateKey, over);
+    await at(windowStart + 2_000n);
+    const refused = await perpOperatorWallet(f).writeContract({ address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [over, overSig], gas: 300_000n });
+    const r = await f.publicClient.waitForTransactionReceipt({ hash: refused });
+    expect(r.status).toBe('reverted');
+    await expectRevert(
+      () => f.publicClient.simulateContract({ account: perpOperatorWallet(f).account!, address: vault(), abi: marginVaultAbi, functionName: 'payWithdrawal', args: [over, overSig], blockNumber: r.blockNumber }),
+      'WithdrawalCapExceeded',
+      [usdc('36.4'), usdc('36.400001'), windowStart + 86_400n],
+    );
+    // From the first payment on, the bucket runs: full at 86.4 now, draining 0.001 a second.
+    await at(windowStart + 2_001n);
+    const ok = await requestOf(carol, usdc('36.4'), id('up-2'), windowStart + 5_000n);
+    await pay(ok, await signVaultWithdrawal(f, perp, carol.privateKey, ok)).then((h) => f.publicClient.waitForTransactionReceipt({ hash: h })).then((x) => expect(x.status).toBe('success'));
+    await at(windowStart + 2_101n);
+    await f.testClient.mine({ blocks: 1 });
+    expect(await read<readonly [bigint, bigint, bigint, bigint]>('withdrawalCap')).toEqual([CAP, 86_400n, windowStart + 2_101n, usdc('86.3')]);
+  });
+
   test('more than a whole period\'s cap is refused for good (WithdrawalAboveCap); a zero period is refused; only the owner sets the cap', async () => {
     const big = await requestOf(carol, usdc('1000000.000001'), id('w-above'));
     await expectRevert(async () => pay(big, await signVaultWithdrawal(f, perp, carol.privateKey, big)), 'WithdrawalAboveCap', [usdc('1000000.000001'), usdc('1000000')]);
