@@ -213,6 +213,13 @@ contract MarginVault is
         if (!SignatureChecker.isValidSignatureNow(account, _withdrawalDigest(request), signature)) {
             revert InvalidWithdrawalSignature(account);
         }
+        _payOut(account, recipient, amount, withdrawalId);
+        if (recipient != account) emit WithdrawalRecipient(withdrawalId, recipient);
+    }
+
+    /// @dev The operator's payment, both ways (signed and forced): within the cap, once per id, and
+    /// it counts as the operator's activity.
+    function _payOut(address account, address recipient, uint256 amount, bytes32 withdrawalId) private {
         _countAgainstCap(amount);
         IERC20 token = IERC20(collateralToken);
         uint256 available = token.balanceOf(address(this));
@@ -223,7 +230,6 @@ contract MarginVault is
         totalWithdrawn += amount;
         token.safeTransfer(recipient, amount);
         emit Withdrawn(account, amount, withdrawalId);
-        if (recipient != account) emit WithdrawalRecipient(withdrawalId, recipient);
     }
 
     // ------------------------------------------------------------ Escape hatch
@@ -365,20 +371,10 @@ contract MarginVault is
         if (f.requestedAt == 0) revert NoForcedWithdrawal(account);
         if (withdrawalId == bytes32(0)) revert ZeroWithdrawalId();
         if (withdrawalPaid[withdrawalId]) revert WithdrawalAlreadyPaid(withdrawalId);
-        uint256 amount = f.amount;
-        _countAgainstCap(amount);
-        IERC20 token = IERC20(collateralToken);
-        uint256 available = token.balanceOf(address(this));
-        if (available < amount) revert InsufficientVaultBalance(available, amount);
         delete _forced[account];
-        withdrawalPaid[withdrawalId] = true;
-        _lastOperatorActivity = uint64(block.timestamp);
-        withdrawnOf[account] += amount;
-        totalWithdrawn += amount;
         // Only ever to the account itself: its own request on chain is the authorisation.
-        token.safeTransfer(account, amount);
-        emit Withdrawn(account, amount, withdrawalId);
-        emit ForcedWithdrawalPaid(account, amount, withdrawalId);
+        _payOut(account, account, f.amount, withdrawalId);
+        emit ForcedWithdrawalPaid(account, f.amount, withdrawalId);
     }
 
     /// @inheritdoc IMarginVault

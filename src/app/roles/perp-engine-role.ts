@@ -138,21 +138,17 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
       logger.warn({ err: (err as Error).message }, 'perp-engine: no perp operator key; withdrawals are reserved but not paid');
     }
     if (perpOperator) {
-      const withdrawals = createWithdrawalTask({
+      const vaultTasks = {
         db, gateway, engine, logger, publicClient: ctx.chain.publicClient,
         sender: senderFor({ publicClient: ctx.chain.publicClient, account: perpOperator.account, logger }),
         marginVault: perpDeploymentOf(ctx.chain.record)!.contracts.marginVault,
         fromBlock: BigInt(perpDeploymentOf(ctx.chain.record)!.blockNumber),
-      });
+      };
+      const withdrawals = createWithdrawalTask(vaultTasks);
       withdrawals.start();
       stops.add(() => withdrawals.stop());
       // Forced withdrawals filed on chain: paid or rejected before the vault lets anyone freeze it.
-      const forced = createForcedWithdrawalTask({
-        db, gateway, engine, logger, publicClient: ctx.chain.publicClient,
-        sender: senderFor({ publicClient: ctx.chain.publicClient, account: perpOperator.account, logger }),
-        marginVault: perpDeploymentOf(ctx.chain.record)!.contracts.marginVault,
-        fromBlock: BigInt(perpDeploymentOf(ctx.chain.record)!.blockNumber),
-      });
+      const forced = createForcedWithdrawalTask(vaultTasks);
       forced.start();
       stops.add(() => forced.stop());
 

@@ -22,14 +22,11 @@
 import { encodeAbiParameters, encodeFunctionData, keccak256, type Address, type Hex } from 'viem';
 import { marginVaultAbi, reserveRegistryAbi } from '../../chain/abi/generated/index.ts';
 import { toChainError, type ChainPublicClient } from '../../chain/chain-client.ts';
-import type { TxSender } from '../../chain/tx-sender.ts';
 import { ChainRevertError } from '../../errors/app-error.ts';
 import { periodic, type PeriodicTask } from '../../lib/async.ts';
 import type { Logger } from '../../lib/logger.ts';
-import type { DbExecutor } from '../../storage/database.ts';
-import type { PerpEngine } from '../engine/perp-engine.ts';
 import { accountProof } from '../reserves/proof-service.ts';
-import type { EngineGateway } from '../sequencer/engine-gateway.ts';
+import type { WithdrawalTaskOptions } from './withdrawal-task.ts';
 
 /** Domain tag of a forced withdrawal's id: no other hash of an address and a time collides with it. */
 export const FORCED_WITHDRAWAL_ID_TAG = 'tokex.perp.forced-withdrawal';
@@ -43,14 +40,8 @@ export function forcedWithdrawalIdOf(account: string, requestedAt: bigint): Hex 
   return keccak256(encodeAbiParameters([{ type: 'string' }, { type: 'address' }, { type: 'uint64' }], [FORCED_WITHDRAWAL_ID_TAG, account.toLowerCase() as Address, requestedAt]));
 }
 
-export interface ForcedWithdrawalTaskOptions {
-  db: DbExecutor;
-  gateway: Pick<EngineGateway, 'submit'>;
-  engine: () => Pick<PerpEngine, 'withdrawal' | 'pendingWithdrawals'>;
-  publicClient: ChainPublicClient;
-  /** The perp operator's sender (an operator of the vault). */
-  sender: TxSender;
-  marginVault: Address;
+/** What both payment tasks of the vault take (the regular one's options, src/perp/workers/withdrawal-task.ts). */
+export interface ForcedWithdrawalTaskOptions extends Pick<WithdrawalTaskOptions, 'db' | 'gateway' | 'engine' | 'publicClient' | 'sender' | 'marginVault'> {
   /** The vault's deployment block: where its events start. */
   fromBlock: bigint;
   /** Default 2 000 ms. */
