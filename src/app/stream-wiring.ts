@@ -9,8 +9,19 @@ import { openRedis } from '../storage/redis-client.ts';
 import type { Logger } from '../lib/logger.ts';
 import { createMemoryStreamBroker, type StreamBroker } from '../streams/stream-broker.ts';
 import { createRedisStreamBroker } from '../streams/redis-stream-broker.ts';
-import type { StackContext } from './stack-context.ts';
+import type { AppConfig } from '../config/app-config.ts';
 import type { StopList } from './stop-list.ts';
+
+/**
+ * What the brokers need of the stack, a structural part of StackContext: named here so that
+ * stack-context.ts, which makes the shared brokers, is not imported back.
+ */
+export interface StreamWiringContext {
+  config: AppConfig;
+  logger: Logger;
+  /** Whether this context's chain is the first (its streams keep the single-chain prefix). */
+  firstChain: boolean;
+}
 
 /** A venue's broker shared by the roles of a process, with who hears it lose a batch. */
 export interface SharedStreamBroker {
@@ -23,7 +34,7 @@ export interface SharedStreamBroker {
  * The process's broker of `venue`, for the stack's life (StackContext.streamBroker): stopped with
  * `stops`, the stack's, not a role's.
  */
-export async function createSharedStreamBroker(ctx: Pick<StackContext, 'config' | 'logger' | 'firstChain'>, venue: 'perp' | 'stock', stops: StopList): Promise<SharedStreamBroker> {
+export async function createSharedStreamBroker(ctx: StreamWiringContext, venue: 'perp' | 'stock', stops: StopList): Promise<SharedStreamBroker> {
   const listeners = new Set<(err: unknown) => void>();
   const broker = await streamBrokerFor(ctx, venue, stops, (err) => {
     for (const l of listeners) l(err);
@@ -38,7 +49,7 @@ export async function createSharedStreamBroker(ctx: Pick<StackContext, 'config' 
 }
 
 export async function streamBrokerFor(
-  ctx: Pick<StackContext, 'config' | 'logger' | 'firstChain'>,
+  ctx: StreamWiringContext,
   venue: 'perp' | 'stock',
   stops: StopList,
   onLost?: (err: unknown) => void,
@@ -60,7 +71,7 @@ export async function streamBrokerFor(
 }
 
 /** The Redis prefix of a venue's streams on this context's chain. */
-export function streamPrefixOf(ctx: Pick<StackContext, 'config' | 'firstChain'>, venue: 'perp' | 'stock'): string {
+export function streamPrefixOf(ctx: Pick<StreamWiringContext, 'config' | 'firstChain'>, venue: 'perp' | 'stock'): string {
   const base = `${ctx.config.streamPrefix}:${venue}`;
   return ctx.firstChain ? base : `${base}:${ctx.config.chainId}`;
 }

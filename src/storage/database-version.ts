@@ -12,7 +12,7 @@ import { Kysely, sql } from 'kysely';
 import { APP_VERSION, compareVersions, isVersion } from '../config/build-info.ts';
 import { AppError } from '../errors/app-error.ts';
 import { MIGRATIONS, type MigrationList } from './migrations/index.ts';
-import type { Db, DbExecutor } from './database.ts';
+import type { Db, DbExecutor } from './database-handle.ts';
 
 /** The tables the check reads: Kysely's record of applied migrations, and the releases'. */
 const MIGRATION_TABLE = 'kysely_migration';

@@ -6,12 +6,14 @@ import { bulkInsertWith, chunked, type BulkTable } from '../../storage/bulk-sql.
 import { Kysely, PostgresAdapter, sql } from 'kysely';
 import { kyselyOf, type Db, type DbExecutor } from '../../storage/database.ts';
 import { withTransaction } from '../../storage/transaction.ts';
-import type { NonceClaimInput, OrderNonceClaimer } from './order-nonce-store.ts';
+import type { NonceClaimInput, OrderNonceClaimer } from './order-nonce-types.ts';
 
-/** An order nonce claim as the journal's commits write it (order-nonce-store.ts). */
+/** An order nonce claim as the journal's commits write it (order-nonce-types.ts). */
 export type JournalNonceClaim = NonceClaimInput;
 /** What makes those claims for the engine's transport (order-nonce-store.ts `createOrderNonceClaimer`), as the journal's side names it. */
 export type JournalNonceClaimer = OrderNonceClaimer;
+/** What the journal's commits take those claims from (order-nonce-store.ts `createJournalNonceLedger`). */
+export type { JournalNonceWriter } from './order-nonce-types.ts';
 
 export interface JournalRow {
   /** Journal order, 1, 2, … without gaps. */
@@ -63,20 +65,6 @@ function fromDb(r: JournalDbRow): JournalRow {
     lastEventSeq: Number(r.last_event_seq),
     result: r.result,
   };
-}
-
-/**
- * Appends `rows` in one transaction (multi-row inserts): all of them are durable when this resolves,
- * or none. A seq or command id already in the journal fails the whole batch.
- */
-/**
- * Claims the journal writes in its commits, for whoever made them (order-nonce-store.ts
- * `createJournalNonceLedger`): taken as a commit starts, then reported written or handed back.
- */
-export interface JournalNonceWriter {
-  take(): NonceClaimInput[];
-  written(rows: readonly NonceClaimInput[]): void;
-  restore(rows: readonly NonceClaimInput[]): void;
 }
 
 /**

@@ -7,27 +7,12 @@
 import { PostgresAdapter, sql } from 'kysely';
 import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
 import { withTransaction } from '../../storage/transaction.ts';
-import type { JournalNonceWriter } from './engine-journal-store.ts';
+import type { JournalNonceWriter, NonceClaim, NonceClaimInput, OrderNonceClaimer } from './order-nonce-types.ts';
 
 /** Used nonces are kept a day past their order's expiry, then pruned. */
 export const NONCE_RETENTION_MS = 24 * 60 * 60_000;
 
-/** `claimed` the first time, `same-order` when that very order claimed it before, `used` when another order did. */
-export type NonceClaim = 'claimed' | 'same-order' | 'used';
-
-export interface NonceClaimInput {
-  account: string;
-  nonce: string;
-  orderHash: string;
-  expiry: number;
-  usedAt: number;
-}
-
-/** Claims of many requests written together: one transaction, so one commit, per batch. */
-export interface OrderNonceClaimer {
-  /** Records `nonce` as used by `account` for `orderHash`; answered once the batch holding the claim has committed. */
-  claim(rec: NonceClaimInput): Promise<NonceClaim>;
-}
+export type { NonceClaim, NonceClaimInput, OrderNonceClaimer } from './order-nonce-types.ts';
 
 interface Waiting {
   rec: NonceClaimInput;

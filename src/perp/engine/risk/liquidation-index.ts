@@ -15,7 +15,8 @@
 import { PPM, ceilDiv } from '../fixed-point.ts';
 import type { Account, Instrument, Position } from '../state/entities.ts';
 import { abs, maintenanceMargin, valuation, walletBelow } from './margin.ts';
-import { compact, heapPop, heapPush, isLive, longBefore, shortBefore } from './trigger-heap.ts';
+import { heapPop, heapPush } from '../binary-heap.ts';
+import { compact, isLive, longBefore, shortBefore } from './trigger-heap.ts';
 
 const ALWAYS_LONG = Number.MAX_SAFE_INTEGER;
 const ALWAYS_SHORT = 0;

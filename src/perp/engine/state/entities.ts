@@ -7,7 +7,7 @@ import { BookOrder, OrderBook, type Side } from '../book/order-book.ts';
 import type { MarginMode, OrderType, TimeInForce, TriggerBy } from '../engine-types.ts';
 import type { InstrumentSpec } from '../instruments.ts';
 import { imrFor } from '../risk/margin-rates.ts';
-import { TriggerBook } from '../triggers/trigger-book.ts';
+import { TriggerBook, type OrderTrigger } from '../triggers/trigger-book.ts';
 
 export class Account {
   collateral = 0n;
@@ -116,7 +116,7 @@ export class Instrument {
   readonly longTriggers: TriggerEntry[] = [];
   readonly shortTriggers: TriggerEntry[] = [];
   /** Untriggered stop and take-profit orders by trigger price (triggers/trigger-book.ts). */
-  readonly triggers = new TriggerBook();
+  readonly triggers = new TriggerBook<EngineOrder>();
   constructor(spec: InstrumentSpec, index: Map<number, EngineOrder>, defaultLeverage: number) {
     this.book = new OrderBook<EngineOrder>(index);
     this.spec = spec;
@@ -139,17 +139,6 @@ export class Instrument {
   get valuationTicks(): number {
     return this.markTicks !== 0 ? this.markTicks : this.lastTradeTicks;
   }
-}
-
-/** What a trigger order waits for (docs/perp-engine.md "Trigger orders"). */
-export interface OrderTrigger {
-  priceTicks: number;
-  by: TriggerBy;
-  /** Fires when the watched price rises to priceTicks (else when it falls to it). */
-  rise: boolean;
-  closePosition: boolean;
-  /** In its instrument's trigger book, waiting; false once fired or cancelled (its heap entries are then stale). */
-  armed: boolean;
 }
 
 export class EngineOrder extends BookOrder {

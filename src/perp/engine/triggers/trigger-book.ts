@@ -9,34 +9,53 @@
  * skipped when it reaches the top. A heap is rebuilt when its stale entries outnumber its live ones,
  * which keeps it within twice the orders waiting. Derived state: rebuilt from the orders on restore.
  */
-import { heapPop, heapPush } from '../risk/trigger-heap.ts';
-import type { EngineOrder } from '../state/entities.ts';
+import { heapPop, heapPush } from '../binary-heap.ts';
 import type { TriggerBy } from '../engine-types.ts';
 
-interface Entry {
-  trig: number;
-  id: number;
-  order: EngineOrder;
+/** What a trigger order waits for (docs/perp-engine.md "Trigger orders"). */
+export interface OrderTrigger {
+  priceTicks: number;
+  by: TriggerBy;
+  /** Fires when the watched price rises to priceTicks (else when it falls to it). */
+  rise: boolean;
+  closePosition: boolean;
+  /** In its instrument's trigger book, waiting; false once fired or cancelled (its heap entries are then stale). */
+  armed: boolean;
 }
 
-const riseBefore = (a: Entry, b: Entry): boolean => a.trig < b.trig || (a.trig === b.trig && a.id < b.id);
-const fallBefore = (a: Entry, b: Entry): boolean => a.trig > b.trig || (a.trig === b.trig && a.id < b.id);
+/**
+ * What the book reads of an order: structural, so that state/entities.ts, whose instruments each hold
+ * a book of their EngineOrders, is not imported back.
+ */
+export interface TriggerBookOrder {
+  readonly id: number;
+  trigger: OrderTrigger | null;
+}
 
-const live = (e: Entry): boolean => e.order.trigger !== null && e.order.trigger.armed;
+interface Entry<O extends TriggerBookOrder> {
+  trig: number;
+  id: number;
+  order: O;
+}
 
-class Heap {
-  readonly entries: Entry[] = [];
+const riseBefore = <O extends TriggerBookOrder>(a: Entry<O>, b: Entry<O>): boolean => a.trig < b.trig || (a.trig === b.trig && a.id < b.id);
+const fallBefore = <O extends TriggerBookOrder>(a: Entry<O>, b: Entry<O>): boolean => a.trig > b.trig || (a.trig === b.trig && a.id < b.id);
+
+const live = <O extends TriggerBookOrder>(e: Entry<O>): boolean => e.order.trigger !== null && e.order.trigger.armed;
+
+class Heap<O extends TriggerBookOrder> {
+  readonly entries: Entry<O>[] = [];
   /** Live entries (armed orders). */
   live = 0;
-  constructor(readonly before: (a: Entry, b: Entry) => boolean) {}
+  constructor(readonly before: (a: Entry<O>, b: Entry<O>) => boolean) {}
 
-  push(order: EngineOrder, trig: number): void {
+  push(order: O, trig: number): void {
     heapPush(this.entries, { trig, id: order.id, order }, this.before);
     this.live++;
   }
 
   /** Pops every live entry the price has reached, in firing order (nearest trigger first). */
-  popReached(priceTicks: number, rise: boolean, out: EngineOrder[]): void {
+  popReached(priceTicks: number, rise: boolean, out: O[]): void {
     const h = this.entries;
     while (h.length > 0) {
       const top = h[0];
@@ -60,11 +79,11 @@ class Heap {
   }
 }
 
-export class TriggerBook {
-  private readonly markRise = new Heap(riseBefore);
-  private readonly markFall = new Heap(fallBefore);
-  private readonly lastRise = new Heap(riseBefore);
-  private readonly lastFall = new Heap(fallBefore);
+export class TriggerBook<O extends TriggerBookOrder = TriggerBookOrder> {
+  private readonly markRise = new Heap<O>(riseBefore);
+  private readonly markFall = new Heap<O>(fallBefore);
+  private readonly lastRise = new Heap<O>(riseBefore);
+  private readonly lastFall = new Heap<O>(fallBefore);
 
   /** Orders waiting (for reads and tests). */
   get size(): number {
@@ -76,19 +95,19 @@ export class TriggerBook {
     return this.lastRise.live + this.lastFall.live > 0;
   }
 
-  private heap(by: TriggerBy, rise: boolean): Heap {
+  private heap(by: TriggerBy, rise: boolean): Heap<O> {
     if (by === 'MARK') return rise ? this.markRise : this.markFall;
     return rise ? this.lastRise : this.lastFall;
   }
 
   /** Indexes an armed trigger order. */
-  add(order: EngineOrder): void {
+  add(order: O): void {
     const t = order.trigger!;
     this.heap(t.by, t.rise).push(order, t.priceTicks);
   }
 
   /** Disarms an order leaving the index unfired (cancelled). */
-  remove(order: EngineOrder): void {
+  remove(order: O): void {
     const t = order.trigger!;
     t.armed = false;
     this.heap(t.by, t.rise).dropped();
@@ -98,8 +117,8 @@ export class TriggerBook {
    * Disarms and answers the orders watching `by` that `priceTicks` has reached, in ascending id
    * (the order they were placed in), so that a replay fires them in the same order.
    */
-  reached(by: TriggerBy, priceTicks: number): EngineOrder[] {
-    const out: EngineOrder[] = [];
+  reached(by: TriggerBy, priceTicks: number): O[] {
+    const out: O[] = [];
     if (priceTicks <= 0) return out;
     this.heap(by, true).popReached(priceTicks, true, out);
     this.heap(by, false).popReached(priceTicks, false, out);
