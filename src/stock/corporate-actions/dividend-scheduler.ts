@@ -1,8 +1,9 @@
 /**
  * Applies the scheduled corporate actions at their ex-date (docs/corporate-actions.md): the cash
- * dividends, below, and the splits, through the split applier (split-applier.ts: one owner
- * transaction on the Stock token). Runs in the executor role, sending with the executor's key
- * through the process's sender for that key (one nonce sequence with the order settlement).
+ * dividends, below, and the splits, which split-scheduler.ts takes up and hands to the split applier
+ * (split-applier.ts: one owner transaction on the Stock token). Runs in the executor role, sending
+ * with the executor's key through the process's sender for that key (one nonce sequence with the
+ * order settlement).
  *
  * Each due dividend goes through three steps, each recorded before the next, so that a restart
  * resumes where the last one stopped and nothing is paid twice:
@@ -55,6 +56,7 @@ import {
 } from './corporate-action-store.ts';
 import { computeDividend, parseAmountPerShare, type Holding } from './dividend-amounts.ts';
 import type { SplitApplier } from './split-applier.ts';
+import { createSplitScheduler } from './split-scheduler.ts';
 import { BASE_MULTIPLIER } from '../../marketdata/price-splits.ts';
 import { buildMerkleTree } from './merkle-tree.ts';
 
@@ -418,10 +420,7 @@ export function createDividendScheduler(opts: DividendSchedulerOptions): Dividen
     return 'applied';
   };
 
-  const applySplit = async (a: CorporateActionRecord): Promise<'applied' | 'waiting'> => {
-    if (!opts.splits) throw new AppError('VALIDATION', 'splits are not applied by this process (no split applier)');
-    return opts.splits.apply(a, abort.signal);
-  };
+  const splitScheduler = createSplitScheduler({ db, splits: opts.splits });
 
   const runOnce = async (): Promise<DividendRunResult> => {
     const result: DividendRunResult = { applied: [], failed: [], waiting: [] };
@@ -432,16 +431,10 @@ export function createDividendScheduler(opts: DividendSchedulerOptions): Dividen
     await takeUpRunTimeActions();
     const t = now();
     const due = await listDueActions(db, newYorkDate(t));
-    // A split through a timelock is scheduled its delay before its moment: the applier sees it from
-    // then on (it waits until exactly the delay before, and acts on nothing earlier).
-    const lead = opts.splits ? await opts.splits.leadMs().catch(() => 0) : 0;
-    if (lead > 0) {
-      const listed = new Set(due.map((a) => a.actionId));
-      for (const a of await listDueActions(db, newYorkDate(t + lead))) if (a.type === 'SPLIT' && !listed.has(a.actionId)) due.push(a);
-    }
+    due.push(...(await splitScheduler.dueAhead(due, t)));
     for (const a of due) {
       try {
-        const state = a.type === 'SPLIT' ? await applySplit(a) : await apply(a.actionId);
+        const state = a.type === 'SPLIT' ? await splitScheduler.apply(a, abort.signal) : await apply(a.actionId);
         result[state === 'applied' ? 'applied' : 'waiting'].push(a.actionId);
       } catch (err) {
         const e = toChainError(err);
