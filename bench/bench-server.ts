@@ -4,20 +4,16 @@
  * market data, indexer, executor and an API); `api` is one stateless `stock-api` instance beside
  * that stack (same data directory and chain), as a scaled-out deployment runs it: its CPU time is
  * the API's alone, not the background workers'.
- * Talks to the parent over IPC: sends {ready, ...} once listening, answers 'cpu' with cpuUsage() and
- * 'gc' with its collections by kind and its heap.
+ * Talks to the parent over IPC: sends {ready, ...} once listening, answers 'cpu' with cpuUsage().
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
-import v8 from 'node:v8';
 import Fastify from 'fastify';
 import { loadConfig } from '../src/config/app-config.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import { startStack } from '../src/app/stack.ts';
 import { applyServingV8Flags } from '../src/app/v8-serving-flags.ts';
-import { startCpuProfile, type CpuProfile } from './cpu-profile.ts';
 
 const mode = process.argv[2];
 const send = (msg: unknown) => process.send?.(msg);
@@ -84,70 +80,7 @@ async function fundExchange(demo: NonNullable<Awaited<ReturnType<typeof startSta
   await pub.waitForTransactionReceipt({ hash: await wallet.writeContract({ address: c.stockRouter, abi: stockRouterAbi, functionName: 'deposit', args: [c.cashToken, parseUnits('50000', 6)] }) });
 }
 
-/**
- * CPU profiles of a measured window only (BENCH_CPU_PROF=1): {profile:'start'} starts V8's
- * sampler, {profile:'stop', file} writes what it saw.
- */
-let profiler: CpuProfile | undefined;
-async function onProfile(msg: { profile: 'start' | 'stop'; file?: string }) {
-  if (msg.profile === 'start') profiler = await startCpuProfile();
-  else if (profiler) {
-    await profiler.stop(msg.file!);
-    profiler = undefined;
-  }
-  send({ profiled: msg.profile });
-}
-
-/**
- * Garbage collections since the start, by kind (count and milliseconds): which kind a change made
- * dearer, when a profile shows only "(garbage collector)". Answered with the heap on 'gc'.
- */
-const gcKinds: Record<string, { count: number; ms: number }> = {};
-const GC_KIND: Record<number, string> = {
-  [perfConstants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
-  [perfConstants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
-  [perfConstants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
-  [perfConstants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
-};
-new PerformanceObserver((list) => {
-  for (const e of list.getEntries()) {
-    const kind = GC_KIND[(e as unknown as { detail?: { kind?: number } }).detail?.kind ?? -1] ?? 'other';
-    const k = (gcKinds[kind] ??= { count: 0, ms: 0 });
-    k.count++;
-    k.ms += e.duration;
-  }
-}).observe({ entryTypes: ['gc'] });
-
-let sampler: import('node:inspector/promises').Session | undefined;
-/**
- * V8's sampling heap profiler over a window, counting only what survived the young collections
- * (collected by a major one, or still alive): `{ start: true }`, then `{ file }` to write the
- * .heapprofile.
- */
-async function onHeapSample(m: { start?: boolean; file?: string }): Promise<void> {
-  if (m.start) {
-    const { Session } = await import('node:inspector/promises');
-    sampler = new Session();
-    sampler.connect();
-    await sampler.post('HeapProfiler.enable');
-    await sampler.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false });
-    send({ heapSampling: 'started' });
-  } else if (sampler && m.file) {
-    const { profile } = await sampler.post('HeapProfiler.stopSampling');
-    fs.writeFileSync(m.file, JSON.stringify(profile));
-    sampler.disconnect();
-    sampler = undefined;
-    send({ heapSampling: m.file });
-  }
-}
-
 process.on('message', (msg: any) => {
   if (msg === 'cpu') send({ cpu: process.cpuUsage() });
-  if (msg === 'gc') send({ gc: structuredClone(gcKinds), heapUsed: process.memoryUsage().heapUsed, heap: v8.getHeapSpaceStatistics().map((s) => ({ space: s.space_name, used: s.space_used_size, size: s.space_size })), stats: v8.getHeapStatistics() });
-  if (msg?.profile) void onProfile(msg);
-  // Where the objects that outlive young collections are allocated (bench/heap-probe.ts).
-  if (msg?.heapSample) void onHeapSample(msg.heapSample);
-  // A heap snapshot to read what a process holds (bench/heap-diff.ts compares two).
-  if (msg?.heapSnapshot) send({ heapSnapshot: v8.writeHeapSnapshot(msg.heapSnapshot) });
   if (msg === 'stop') void stop().then(() => process.exit(0));
 });
