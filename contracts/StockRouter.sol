@@ -92,6 +92,12 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
     address private _guardian;
     /// @dev 0: DEFAULT_OPERATOR_SILENCE.
     uint32 private _operatorSilence;
+    // Appended in 0.3.0 (issue 60); packs into the guardian's slot. Zero (a router upgraded in place
+    // from 0.2.0) reads as "no pause start known": queued cash then follows the operator's silence,
+    // counted from its last settlement, which a paused router cannot move.
+    /// @dev When the latest pause began (unix seconds). Kept after `unpause` so that pausing again
+    /// with no settlement in between continues the same hold instead of starting a new one.
+    uint64 private _pausedAt;
 
     /// @dev One slot: the budget (`limitSet` false: the default), the window it last counted and the
     /// window's net loss in mUSD (negative: a net gain, which later losses of the window use up).
@@ -215,6 +221,12 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
 
     /// @inheritdoc IStockRouter
     function pause() external onlyGuardianOrOwner {
+        // A new start, so a new hold on queued cash, only when the operator settled since the previous
+        // pause began: unpausing and pausing again cannot keep queued cash from the hatch for good.
+        // Zero while paused: paused since before the upgrade that records it; this call is the first
+        // to see it.
+        uint64 previous = _pausedAt;
+        if (previous == 0 || (!_paused && _lastOperatorActivity > previous)) _pausedAt = uint64(block.timestamp);
         _paused = true;
         emit VenuePausedBy(msg.sender);
     }
@@ -367,13 +379,13 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
 
     /// @inheritdoc IStockRouter
     function emergencySettleDeposit(uint256 queueId) external {
-        _requireEscapeHatch();
+        _requireQueuedCashHatch();
         _cashier.settleDepositFor(_msgSender(), queueId);
     }
 
     /// @inheritdoc IStockRouter
     function emergencySettleWithdrawal(uint256 queueId) external {
-        _requireEscapeHatch();
+        _requireQueuedCashHatch();
         _cashier.settleWithdrawalFor(_msgSender(), queueId);
     }
 
@@ -407,6 +419,26 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
     /// @inheritdoc IStockRouter
     function escapeHatchOpen() public view returns (bool) {
         return _paused || block.timestamp > uint256(_lastOperatorActivity) + _silence();
+    }
+
+    /// @inheritdoc IStockRouter
+    function queuedCashHatchOpensAt() public view returns (uint256) {
+        uint256 silence = _silence();
+        uint256 from = _lastOperatorActivity;
+        // Paused: counted from the pause's start instead, unless that is unknown (paused since before
+        // the upgrade) or the silence had opened the hatch before the pause began. A known start is
+        // never before the last settlement: `pause` records one only at or after it, and a paused
+        // router settles nothing.
+        if (_paused) {
+            uint256 start = _pausedAt;
+            if (start != 0 && from + silence >= start) from = start;
+        }
+        return from + silence + 1;
+    }
+
+    /// @inheritdoc IStockRouter
+    function pausedSince() external view returns (uint64) {
+        return _paused ? _pausedAt : 0;
     }
 
     /// @inheritdoc IStockRouter
@@ -844,6 +876,13 @@ contract StockRouter is IStockRouter, VenueUpgradeable, ERC2771ContextUpgradeabl
 
     function _requireEscapeHatch() private view {
         if (!escapeHatchOpen()) revert EscapeHatchClosed();
+    }
+
+    /// @dev A pause opens the hatch for one's own orders at once, never for queued cash: a suspect
+    /// withdrawal is held for the operator's silence period from the pause's start (docs/security.md).
+    function _requireQueuedCashHatch() private view {
+        uint256 opensAt = queuedCashHatchOpensAt();
+        if (block.timestamp < opensAt) revert QueuedCashHatchClosed(opensAt);
     }
 
     function _silence() private view returns (uint256) {

@@ -61,6 +61,11 @@ interface IStockRouterErrors {
     /// @notice The escape hatch is closed: the venue is not paused and the operator settled within
     /// the silence period, so the operator's own path serves (cancel requests, queued payments).
     error EscapeHatchClosed();
+    /// @notice Queued cash (`emergencySettleWithdrawal`, `emergencySettleDeposit`) reaches the escape
+    /// hatch only from `opensAt` (unix seconds): `operatorSilence()` after the operator's last
+    /// settlement or, while paused, after the pause began. A pause does not open it at once; a
+    /// settlement by the operator (only possible while not paused) moves `opensAt` later.
+    error QueuedCashHatchClosed(uint256 opensAt);
     /// @notice The operator silence after which the escape hatch opens must be 1 to 30 days.
     error InvalidOperatorSilence(uint32 silence);
 }
@@ -293,16 +298,20 @@ interface IStockRouter is
 
     // ------------------------------------------------------------ Escape hatch
 
-    /// @notice While the escape hatch is open ({escapeHatchOpen}), the order's owner closes it as
-    /// Canceled at once and gets its whole lock back, without the operator.
+    /// @notice While the escape hatch is open ({escapeHatchOpen}: paused, from the pause's first
+    /// block, or the operator silent), the order's owner closes it as Canceled at once and gets its
+    /// whole lock back, without the operator.
     function emergencyCancel(uint256 orderId) external;
 
-    /// @notice While the escape hatch is open, the user credits their own queued deposit (its tokens
-    /// are in the Cashier already) as the operator would (`DepositSettled`).
+    /// @notice From {queuedCashHatchOpensAt} on (else `QueuedCashHatchClosed(opensAt)`), the user
+    /// credits their own queued deposit (its tokens are in the Cashier already) as the operator
+    /// would (`DepositSettled`).
     function emergencySettleDeposit(uint256 queueId) external;
 
-    /// @notice While the escape hatch is open, the user is paid their own queued withdrawal from the
-    /// Cashier's tokens as the operator would (`WithdrawalSettled`).
+    /// @notice From {queuedCashHatchOpensAt} on (else `QueuedCashHatchClosed(opensAt)`), the user is
+    /// paid their own queued withdrawal from the Cashier's tokens as the operator would
+    /// (`WithdrawalSettled`). A pause alone does not open it: it opens `operatorSilence()` after the
+    /// pause began (or after the operator's last settlement, paused or not).
     function emergencySettleWithdrawal(uint256 queueId) external;
 
     // -------------------------------------------------------------- Operator
@@ -322,7 +331,10 @@ interface IStockRouter is
     function setGuardian(address guardian_) external;
 
     /// @notice Pauses new orders, fills and the Cashier's operator actions; deposits, withdrawals,
-    /// cancel requests and the escape hatch stay open. The guardian or the owner.
+    /// cancel requests and the escape hatch for one's own orders stay open. The guardian or the
+    /// owner. Records the pause's start ({pausedSince}): a new start only when the operator settled
+    /// since the previous pause began (or there was none), so pausing again, or unpausing and pausing
+    /// again with no settlement in between, never restarts the hold on queued cash.
     function pause() external;
 
     /// @notice Lifts the pause. The guardian or the owner.
@@ -361,9 +373,24 @@ interface IStockRouter is
     /// @notice Whether the guardian (or the owner) has paused the venue.
     function paused() external view returns (bool);
 
-    /// @notice Whether users may exit without the operator: the venue is paused, or the operator has
-    /// not settled for longer than `operatorSilence()` (since `lastOperatorActivity()`).
+    /// @notice Whether users may cancel their own open orders without the operator
+    /// (`emergencyCancel`): the venue is paused, or the operator has not settled for longer than
+    /// `operatorSilence()` (since `lastOperatorActivity()`). Queued cash follows
+    /// {queuedCashHatchOpensAt}.
     function escapeHatchOpen() external view returns (bool);
+
+    /// @notice The first second (unix) from which users may settle their own queued withdrawals and
+    /// deposits without the operator (open when it is at or before the latest block's time). Not
+    /// paused: `lastOperatorActivity() + operatorSilence() + 1`. Paused: `pausedSince() +
+    /// operatorSilence() + 1`, unless the operator's silence had opened it before the pause began (a
+    /// pause never closes it again), or the pause's start is unknown (a router paused since before
+    /// its upgrade to 0.3.0: the operator's silence alone, counted from its last settlement, which
+    /// came before that pause).
+    function queuedCashHatchOpensAt() external view returns (uint256);
+
+    /// @notice When the current pause began (unix seconds); 0 when not paused, or when paused since
+    /// before the upgrade to 0.3.0 (unknown until the next `pause()` records it).
+    function pausedSince() external view returns (uint64);
 
     /// @notice When the operator last settled (unix seconds; the deployment before any settlement).
     function lastOperatorActivity() external view returns (uint64);

@@ -2,10 +2,12 @@
  * The guardian's pause and the users' escape hatch on a real anvil (docs/security.md, "Guardian" and
  * "Escape hatch"): the guardian (or the owner) pauses new orders, fills and the Cashier's operator
  * actions, never users' exits; while paused, or once the operator has not settled for the silence
- * period, a user cancels their own open orders with the whole lock back and takes their own queued
- * deposits and withdrawals without the operator; nobody acts on another user's order or queue entry.
+ * period, a user cancels their own open orders with the whole lock back. Queued deposits and
+ * withdrawals reach the hatch only once the operator has been silent for `operatorSilence()` or the
+ * pause has lasted that long (issue 60: a pause no longer releases every queued withdrawal at once);
+ * nobody acts on another user's order or queue entry.
  */
-import { parseEventLogs, toHex, type Address } from 'viem';
+import { hexToBigInt, parseEventLogs, toHex, type Address, type Hex } from 'viem';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { startChainFixture, revertEachTest, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
@@ -44,6 +46,43 @@ const increaseTime = async (seconds: bigint) => {
   await f.publicClient.request({ method: 'evm_increaseTime' as never, params: [toHex(seconds)] as never });
   await f.publicClient.request({ method: 'evm_mine' as never, params: [] as never });
 };
+const SILENCE = 3n * 86_400n;
+const latestTime = async () => (await f.publicClient.getBlock()).timestamp;
+/** Moves the chain's clock so that the latest block is at `at` or (by its own second) just after. */
+const advanceTo = async (at: bigint) => {
+  const now = await latestTime();
+  if (at > now) await increaseTime(at - now);
+};
+const blockTime = async (receipt: { blockNumber: bigint }) => (await f.publicClient.getBlock({ blockNumber: receipt.blockNumber })).timestamp;
+const opensAt = () => read<bigint>('queuedCashHatchOpensAt');
+
+/**
+ * The brief's incident: a withdraw buffer of 1,000 USDC, Alice's 40,000 USDC withdrawal queued for the
+ * operator, Bob's 500 USDC deposit queued (credit buffer 0).
+ */
+async function queuedCash(): Promise<{ withdrawal: bigint; deposit: bigint }> {
+  const c = contracts(f);
+  await depositUsdc(f, alice, usdc('50000'));
+  await confirm(f, cashierAs('setWithdrawBuffer', [c.cashToken, usdc('1000')]));
+  await confirm(f, cashierAs('setCreditBuffer', [0n]));
+  const w = (await routerCall<[boolean, bigint]>(f, alice, 'withdraw', [c.cashToken, usdc('40000')])).result;
+  await approveUsdc(f, bob, usdc('500'));
+  const d = (await routerCall<[boolean, bigint]>(f, bob, 'deposit', [c.cashToken, usdc('500')])).result;
+  expect([w[0], d[0]]).toEqual([false, false]);
+  return { withdrawal: w[1], deposit: d[1] };
+}
+
+/** Pays Alice's queued withdrawal through the hatch and asserts the payment to the unit. */
+async function takeQueuedWithdrawal(queueId: bigint): Promise<void> {
+  const c = contracts(f);
+  const wallet = await usdcOf(f, alice.address);
+  const paid = await confirm(f, as(alice, 'emergencySettleWithdrawal', [queueId]));
+  expect(parseEventLogs({ abi: cashierAbi, logs: paid.logs, eventName: 'WithdrawalSettled' }).map((e) => e.args)).toEqual([
+    { queueId, user: alice.address, token: c.cashToken, tokenAmount: usdc('40000'), musdAmount: musd('40000') },
+  ]);
+  expect(await usdcOf(f, alice.address)).toBe(wallet + usdc('40000'));
+  await expectRevert(() => as(alice, 'emergencySettleWithdrawal', [queueId]), 'QueuedOpNotPending', [queueId]);
+}
 
 /** Alice's limit buy of 2 AAPL at 100 (200 mUSD locked, fees included) and her limit sell of 1 at 500. */
 async function aliceOpenOrders(): Promise<{ buy: bigint; sell: bigint; locked: bigint }> {
@@ -105,8 +144,11 @@ describe('the escape hatch', () => {
     const { buy } = await aliceOpenOrders();
     expect(await read<boolean>('escapeHatchOpen')).toBe(false);
     await expectRevert(() => as(alice, 'emergencyCancel', [buy]), 'EscapeHatchClosed');
-    await expectRevert(() => as(alice, 'emergencySettleWithdrawal', [1n]), 'EscapeHatchClosed');
-    await expectRevert(() => as(alice, 'emergencySettleDeposit', [1n]), 'EscapeHatchClosed');
+    // Queued cash names when the operator's silence would open it.
+    const last = await read<bigint>('lastOperatorActivity');
+    expect(await opensAt()).toBe(last + SILENCE + 1n);
+    await expectRevert(() => as(alice, 'emergencySettleWithdrawal', [1n]), 'QueuedCashHatchClosed', [last + SILENCE + 1n]);
+    await expectRevert(() => as(alice, 'emergencySettleDeposit', [1n]), 'QueuedCashHatchClosed', [last + SILENCE + 1n]);
   });
 
   test('while paused, a user cancels their own orders with the whole lock back; never another user\'s', async () => {
@@ -132,31 +174,102 @@ describe('the escape hatch', () => {
     await expectCashInvariant(f, [alice.address, bob.address]);
   });
 
-  test('while paused, a user takes their own queued withdrawal and credits their own queued deposit', async () => {
-    const c = contracts(f);
-    await depositUsdc(f, alice, usdc('1000'));
-    // Buffers at zero: the withdrawal and the deposit queue for the operator.
-    await confirm(f, cashierAs('setWithdrawBuffer', [c.cashToken, 0n]));
-    await confirm(f, cashierAs('setCreditBuffer', [0n]));
-    const queuedW = (await routerCall<[boolean, bigint]>(f, alice, 'withdraw', [c.cashToken, usdc('300')])).result;
-    await approveUsdc(f, alice, usdc('50'));
-    const queuedD = (await routerCall<[boolean, bigint]>(f, alice, 'deposit', [c.cashToken, usdc('50')])).result;
-    expect(queuedW[0]).toBe(false);
-    expect(queuedD[0]).toBe(false);
-    await asOwner('pause');
-    await expectRevert(() => as(bob, 'emergencySettleWithdrawal', [queuedW[1]]), 'NotQueuedOpOwner', [queuedW[1], bob.address]);
-    await expectRevert(() => as(bob, 'emergencySettleDeposit', [queuedD[1]]), 'NotQueuedOpOwner', [queuedD[1], bob.address]);
-    const wallet = await usdcOf(f, alice.address);
-    const paid = await confirm(f, as(alice, 'emergencySettleWithdrawal', [queuedW[1]]));
-    expect(parseEventLogs({ abi: cashierAbi, logs: paid.logs, eventName: 'WithdrawalSettled' }).map((e) => e.args)).toEqual([
-      { queueId: queuedW[1], user: alice.address, token: c.cashToken, tokenAmount: usdc('300'), musdAmount: musd('300') },
-    ]);
-    expect(await usdcOf(f, alice.address)).toBe(wallet + usdc('300'));
-    const free = (await mUsdOf(f, alice.address)).free;
-    await confirm(f, as(alice, 'emergencySettleDeposit', [queuedD[1]]));
-    expect((await mUsdOf(f, alice.address)).free).toBe(free + musd('50'));
-    await expectRevert(() => as(alice, 'emergencySettleWithdrawal', [queuedW[1]]), 'QueuedOpNotPending', [queuedW[1]]);
+  test("a guardian pause holds a queued 40,000 withdrawal: refused at once, naming when it opens; the user's own orders are cancelled at once", async () => {
+    const { buy } = await aliceOpenOrders();
+    const { withdrawal, deposit } = await queuedCash();
+    await asOwner('setGuardian', [guardian.address]);
+    const paused = await confirm(f, as(guardian, 'pause'));
+    const pausedAt = await blockTime(paused);
+    expect(await read<bigint>('pausedSince')).toBe(pausedAt);
+    const at = pausedAt + SILENCE + 1n;
+    expect(await opensAt()).toBe(at);
+    // (a) The owner of the queued withdrawal, at once: held, and told until when. The deposit too;
+    // another user's entry is still not theirs.
+    await expectRevert(() => as(alice, 'emergencySettleWithdrawal', [withdrawal]), 'QueuedCashHatchClosed', [at]);
+    await expectRevert(() => as(bob, 'emergencySettleDeposit', [deposit]), 'QueuedCashHatchClosed', [at]);
+    // (c) Cancelling one's own order needs no wait: the hatch for orders opens with the pause.
+    expect(await read<boolean>('escapeHatchOpen')).toBe(true);
+    const cancelled = await confirm(f, as(alice, 'emergencyCancel', [buy]));
+    expect(parseEventLogs({ abi: stockRouterAbi, logs: cancelled.logs, eventName: 'EmergencyCancel' }).map((e) => e.args)).toEqual([{ orderId: buy, user: alice.address }]);
+    // A minute before the documented minimum: still held, the same second named.
+    await advanceTo(at - 60n);
+    await expectRevert(() => as(alice, 'emergencySettleWithdrawal', [withdrawal]), 'QueuedCashHatchClosed', [at]);
+    // (b) Once the pause has lasted operatorSilence(): paid, as the operator would have.
+    await advanceTo(at);
+    await expectRevert(() => as(bob, 'emergencySettleWithdrawal', [withdrawal]), 'NotQueuedOpOwner', [withdrawal, bob.address]);
+    await takeQueuedWithdrawal(withdrawal);
+    const free = (await mUsdOf(f, bob.address)).free;
+    await confirm(f, as(bob, 'emergencySettleDeposit', [deposit]));
+    expect((await mUsdOf(f, bob.address)).free).toBe(free + musd('500'));
     await expectCashInvariant(f, [alice.address, bob.address]);
+  });
+
+  test("(d) the operator's silence alone, without a pause, opens it as before", async () => {
+    const { withdrawal } = await queuedCash();
+    const last = await read<bigint>('lastOperatorActivity');
+    expect(await read<boolean>('paused')).toBe(false);
+    await advanceTo(last + SILENCE - 60n);
+    await expectRevert(() => as(alice, 'emergencySettleWithdrawal', [withdrawal]), 'QueuedCashHatchClosed', [last + SILENCE + 1n]);
+    await advanceTo(last + SILENCE + 1n);
+    expect(await read<boolean>('escapeHatchOpen')).toBe(true);
+    await takeQueuedWithdrawal(withdrawal);
+    await expectCashInvariant(f, [alice.address, bob.address]);
+  });
+
+  test('a pause never closes what the silence opened: paused after the silence period, the queue stays open', async () => {
+    const { withdrawal } = await queuedCash();
+    const last = await read<bigint>('lastOperatorActivity');
+    await advanceTo(last + SILENCE + 10n);
+    await asOwner('pause');
+    expect(await opensAt()).toBe(last + SILENCE + 1n);
+    await takeQueuedWithdrawal(withdrawal);
+  });
+
+  test('pausing again, or unpausing and pausing with no settlement in between, does not restart the hold; a settlement does', async () => {
+    const { withdrawal } = await queuedCash();
+    await asOwner('setGuardian', [guardian.address]);
+    const first = await blockTime(await confirm(f, as(guardian, 'pause')));
+    const at = first + SILENCE + 1n;
+    await increaseTime(86_400n);
+    await confirm(f, as(guardian, 'pause'));
+    await confirm(f, as(guardian, 'unpause'));
+    expect(await read<bigint>('pausedSince')).toBe(0n);
+    await confirm(f, as(guardian, 'pause'));
+    expect(await read<bigint>('pausedSince')).toBe(first);
+    expect(await opensAt()).toBe(at);
+    // The venue ran in between (a settlement an hour or more after the last one noted): a new pause
+    // is a new incident, held from its own start.
+    await confirm(f, as(guardian, 'unpause'));
+    await settle(f, [], []);
+    const last = await read<bigint>('lastOperatorActivity');
+    expect(last).toBeGreaterThan(first);
+    const second = await blockTime(await confirm(f, as(guardian, 'pause')));
+    expect(await read<bigint>('pausedSince')).toBe(second);
+    expect(await opensAt()).toBe(second + SILENCE + 1n);
+    await expectRevert(() => as(alice, 'emergencySettleWithdrawal', [withdrawal]), 'QueuedCashHatchClosed', [second + SILENCE + 1n]);
+    await advanceTo(second + SILENCE + 1n);
+    await takeQueuedWithdrawal(withdrawal);
+  });
+
+  test("a router paused since before its upgrade (start unknown, zero): the operator's silence alone, until the next pause() records the start", async () => {
+    const { withdrawal } = await queuedCash();
+    await asOwner('pause');
+    // As an in-place upgrade from 0.2.0 leaves a paused router: `_pausedAt` (slot 12, its top 8
+    // bytes, per the build's storage layout) zero.
+    const slot = toHex(12n, { size: 32 });
+    const word = hexToBigInt((await f.publicClient.getStorageAt({ address: router(), slot })) as Hex);
+    await f.publicClient.request({ method: 'anvil_setStorageAt' as never, params: [router(), slot, toHex(word & ((1n << 192n) - 1n), { size: 32 })] as never });
+    expect(await read<boolean>('paused')).toBe(true);
+    expect(await read<bigint>('pausedSince')).toBe(0n);
+    const last = await read<bigint>('lastOperatorActivity');
+    expect(await opensAt()).toBe(last + SILENCE + 1n);
+    await expectRevert(() => as(alice, 'emergencySettleWithdrawal', [withdrawal]), 'QueuedCashHatchClosed', [last + SILENCE + 1n]);
+    // The guardian's (or owner's) next pause() is the first call to see it: the start is recorded.
+    const noticed = await blockTime(await asOwner('pause'));
+    expect(await read<bigint>('pausedSince')).toBe(noticed);
+    expect(await opensAt()).toBe(noticed + SILENCE + 1n);
+    await advanceTo(noticed + SILENCE + 1n);
+    await takeQueuedWithdrawal(withdrawal);
   });
 
   test('opens by itself once the operator has not settled for the silence period, and closes at its next settlement', async () => {

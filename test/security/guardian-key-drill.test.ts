@@ -1,13 +1,15 @@
 /**
  * Key-compromise drill: the guardian's key (docs/security.md, "Guardian"). The worst it can do is
  * pause the stock venue, and keep pausing: no money moves, every user still leaves with what is
- * theirs through the escape hatch (orders cancelled with their whole locks back, cash and stock
- * withdrawn), the pause is visible (`VenuePausedBy`) and the owner lifts it and names another guardian,
- * after which the stolen key can do nothing.
+ * theirs through the escape hatch (orders cancelled with their whole locks back at once, cash and
+ * stock withdrawn), the pause is visible (`VenuePausedBy`) and the owner lifts it and names another
+ * guardian, after which the stolen key can do nothing. A queued withdrawal waits for the hold
+ * (`operatorSilence()` from the pause's start, 3 days; issue 60), which the stolen key cannot
+ * restart by unpausing and pausing again: the pause is at worst an outage, never a lock.
  */
-import { parseEventLogs, type Address } from 'viem';
+import { parseEventLogs, toHex, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
+import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import {
   approveStock,
@@ -62,6 +64,13 @@ describe('the guardian key, stolen', () => {
       const sell = (await routerCall<bigint>(f, user, 'placeLimitOrder', [aapl, Side.Sell, shares('3'), price('900'), DAY, deadline])).result;
       orders.push({ user, buy, sell });
     }
+    // The last user also has a large withdrawal queued for the operator (buffer 5,000 USDC).
+    const c = contracts(f);
+    await confirm(f, f.operator.writeContract({ address: c.cashier, abi: cashierAbi, functionName: 'setWithdrawBuffer', args: [c.cashToken, usdc('5000')] }));
+    const big = users[2];
+    await depositUsdc(f, big, usdc('40000'));
+    const [instant, queueId] = (await routerCall<[boolean, bigint]>(f, big, 'withdraw', [c.cashToken, usdc('40000')])).result;
+    expect(instant).toBe(false);
     const before = await Promise.all(users.map(async (u) => ({ cash: await mUsdOf(f, u.address), stock: await stockOf(f, aapl, u.address), wallet: await usdcOf(f, u.address) })));
 
     // The worst: pause, and nothing else it is allowed.
@@ -78,6 +87,16 @@ describe('the guardian key, stolen', () => {
     await expectRevert(() => as(stolen, 'settleOrders', [[], []]), 'NotOperator', [stolen.address]);
     await expectRevert(() => as(stolen, 'emergencyCancel', [orders[0].buy]), 'NotOrderOwner', [orders[0].buy]);
 
+    // The queued withdrawal is held from the pause's start; the stolen key cannot restart the hold.
+    const pausedAt = (await f.publicClient.getBlock({ blockNumber: paused.blockNumber })).timestamp;
+    const opensAt = pausedAt + 3n * 86_400n + 1n;
+    await expectRevert(() => as(big, 'emergencySettleWithdrawal', [queueId]), 'QueuedCashHatchClosed', [opensAt]);
+    await confirm(f, as(stolen, 'unpause'));
+    await confirm(f, as(stolen, 'pause'));
+    await confirm(f, as(stolen, 'pause'));
+    expect(await f.publicClient.readContract({ address: router(), abi: stockRouterAbi, functionName: 'pausedSince' })).toBe(pausedAt);
+    expect(await f.publicClient.readContract({ address: router(), abi: stockRouterAbi, functionName: 'queuedCashHatchOpensAt' })).toBe(opensAt);
+
     // Every user leaves: orders cancelled through the hatch, then cash and stock out to the wallet.
     for (const [i, { user, buy, sell }] of orders.entries()) {
       await confirm(f, as(user, 'emergencyCancel', [buy]));
@@ -91,6 +110,16 @@ describe('the guardian key, stolen', () => {
       expect(await usdcOf(f, user.address)).toBe(before[i].wallet + cash.free / 10n ** 12n);
       expect(await stockOf(f, aapl, user.address)).toEqual({ wallet: before[i].stock.wallet + stock.exchange, exchange: 0n, locked: 0n });
     }
+    await expectCashInvariant(f, users.map((u) => u.address));
+
+    // Worst case, the owner not back in time: the hold ends operatorSilence() after the first pause.
+    const now = (await f.publicClient.getBlock()).timestamp;
+    await f.publicClient.request({ method: 'evm_increaseTime' as never, params: [toHex(opensAt - now)] as never });
+    await f.publicClient.request({ method: 'evm_mine' as never, params: [] as never });
+    await expectRevert(() => as(stolen, 'emergencySettleWithdrawal', [queueId]), 'NotQueuedOpOwner', [queueId, stolen.address]);
+    const wallet = await usdcOf(f, big.address);
+    await confirm(f, as(big, 'emergencySettleWithdrawal', [queueId]));
+    expect(await usdcOf(f, big.address)).toBe(wallet + usdc('40000'));
     await expectCashInvariant(f, users.map((u) => u.address));
 
     // The owner lifts the pause and names another guardian: the stolen key is powerless.
