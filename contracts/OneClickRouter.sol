@@ -188,10 +188,27 @@ contract OneClickRouter is IOneClickRouter, VenueUpgradeable, EIP712Upgradeable,
         // counted from this call, then must be signed again.
         uint64 expiresAt = uint64(block.timestamp) + DELEGATION_LIFETIME;
         for (uint256 i; i < users.length; ++i) {
-            delegateOf[users[i]] = delegatees[i];
-            delegationExpiresAt[users[i]] = delegatees[i] == address(0) ? 0 : expiresAt;
-            nonces[users[i]] = nonces_[i];
-            emit DelegationMigrated(users[i], delegatees[i], nonces_[i], delegatees[i] == address(0) ? 0 : expiresAt);
+            address user = users[i];
+            address delegatee = delegatees[i];
+            uint64 carried = nonces_[i];
+            uint64 current = nonces[user];
+            // Every delegateBySig and undelegate on this router advances the nonce: a user whose nonce
+            // moved here acted after the snapshot (or this user was carried over already, a rerun), so
+            // what this router holds is newer and stays. The nonce never goes down: a signature spent
+            // here is never valid again.
+            if (current != 0) {
+                if (carried > current) nonces[user] = carried;
+                emit DelegationMigrationKept(user, carried, carried > current ? carried : current);
+                continue;
+            }
+            // A delegatee that refused this user here (refuseDelegation, revokeDelegation: the API's
+            // 1ct/disable) after the snapshot is not given the delegation back; the nonce still is.
+            if (delegatee != address(0) && nonceOffset[user][delegatee] != 0) delegatee = address(0);
+            uint64 until = delegatee == address(0) ? 0 : expiresAt;
+            delegateOf[user] = delegatee;
+            delegationExpiresAt[user] = until;
+            nonces[user] = carried;
+            emit DelegationMigrated(user, delegatee, carried, until);
         }
     }
 }

@@ -92,9 +92,18 @@ interface IOneClickRouter is ICommonErrors {
     /// @notice `user`'s delegation of the earlier deployment was carried over, until `expiresAt` (0: only the nonce).
     event DelegationMigrated(address indexed user, address indexed delegatee, uint64 nonce, uint64 expiresAt);
 
+    /// @notice `user` had acted on this router already (its nonce was not zero: a delegation or an
+    /// `undelegate` after the snapshot, or a rerun of the migration), so its delegation here was kept
+    /// as it is; its nonce is now `nonce`, the larger of the carried and the current one.
+    event DelegationMigrationKept(address indexed user, uint64 carriedNonce, uint64 nonce);
+
     /// @notice Carries delegations over with their signature nonces (a zero delegatee carries only the
     /// nonce); each carried delegation expires `DELEGATION_LIFETIME` after this call. Only
-    /// the upgrader, only while the migration window is open.
+    /// the upgrader, only while the migration window is open. Never lowers a nonce, so a signature
+    /// spent on this router during the window is never valid again: a user whose nonce here is not
+    /// zero keeps its delegation (or its `undelegate`) and gets `max(carried, current)` as its nonce
+    /// (`DelegationMigrationKept`); a delegatee that refused the user here is not carried back
+    /// (only the nonce is). A rerun therefore changes nothing a user did in between.
     function migrateDelegations(address[] calldata users, address[] calldata delegatees, uint64[] calldata nonces_)
         external;
 }
