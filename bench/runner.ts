@@ -112,6 +112,7 @@ export async function runSuites(suites: Suite[], env: NodeJS.ProcessEnv = proces
   const stamp = `${when.slice(0, 10)}, ${os.availableParallelism()} cores, Node ${process.version}`;
   const ctx: SuiteContext = { log: (l) => console.log(`  ${l}`), num: (name, fallback) => (env[name] ? Number(env[name]) : fallback) };
   const fresh = new Map<string, string[]>();
+  const failed: string[] = [];
   for (const s of chosen) {
     const missing = (s.needs ?? []).filter((n) => !env[n]);
     if (missing.length > 0) {
@@ -125,13 +126,14 @@ export async function runSuites(suites: Suite[], env: NodeJS.ProcessEnv = proces
       fresh.set(s.key, rows.map((r) => rowLine(s.key, r, stamp)));
       console.table(rows.map((r) => ({ figure: r.figure, value: `${fmt(r.value)} ${r.unit}`, baseline: r.baseline ?? '', ratio: r.ratio?.toFixed(3) ?? '', target: r.target ? `${r.target} ${r.met === undefined ? '' : r.met ? 'met' : 'NOT met'}` : '' })));
     } catch (e) {
+      // A failed suite keeps its earlier rows; the heading says it failed.
       console.error(`${s.key} failed: ${(e as Error).stack ?? e}`);
-      fresh.set(s.key, [rowLine(s.key, { figure: `failed: ${String((e as Error).message ?? e).slice(0, 120)}`, value: '', unit: '' }, stamp)]);
+      failed.push(`${s.key} (${String((e as Error).message ?? e).slice(0, 80)})`);
     }
     console.log(`  (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
   }
   if (fresh.size === 0 || env.BENCH_WRITE === 'off') return;
-  const heading = `Last run ${when} UTC: ${[...fresh.keys()].join(', ')} on ${os.availableParallelism()} cores (load average ${os.loadavg()[0].toFixed(1)}), Node ${process.version}. Each row says when it was measured.`;
+  const heading = `Last run ${when} UTC: ${[...fresh.keys()].join(', ')} on ${os.availableParallelism()} cores (load average ${os.loadavg()[0].toFixed(1)}), Node ${process.version}.${failed.length ? ` Failed, earlier rows kept: ${failed.join('; ')}.` : ''} Each row says when it was measured.`;
   fs.writeFileSync(DOC, mergeTable(fs.readFileSync(DOC, 'utf8'), suites.map((s) => s.key), new Set(fresh.keys()), fresh, heading));
   console.log(`\nwritten to ${path.relative(process.cwd(), DOC)} (${START})`);
 }
