@@ -145,7 +145,7 @@ export async function prepareExecutorVenue(params: {
     symbols: DEMO_SYMBOLS,
     demoWallets: signers.map((s) => s.address),
     // Fixed quotes without price feeds (an earlier release's deploy ignores the option).
-    options: { requireOracle: false },
+    options: { requireOracle: false, deployerOperator: true },
   });
   const c = deployment.contracts;
   const symbols = Object.keys(c.stocks);

@@ -278,8 +278,8 @@ export async function prepareIndexerChain(chainId: number, targetEvents: number)
       walletClient: operator,
       symbols: DEMO_SYMBOLS,
       demoWallets: DEMO_WALLETS.map((w) => w.address),
-      // Fills at the bench's own prices, without price feeds.
-      options: { requireOracle: false },
+      // Fills at the bench's own prices, without price feeds, with the deployer's key.
+      options: { requireOracle: false, deployerOperator: true },
     });
     const user = createChainWallet(DEMO_WALLETS[0].privateKey, { chain, rpcUrl: anvil.rpcUrl, pollingIntervalMs: 20, timeoutMs: 60_000 });
 

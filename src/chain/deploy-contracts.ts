@@ -51,8 +51,18 @@ export type { Deployment, DeploymentContracts, StockVenueDeployment } from './de
 export interface DeployStackOptions {
   /** Treasury account (counterparty of every settlement). Default: the deployer. */
   treasury?: Address;
-  /** Extra operators besides the deployer. */
+  /**
+   * The operators of the StockRouter, the Cashier and the DividendDistributor: the executor's
+   * address in the app (src/chain/venue-roles.ts; docs/security.md, "Who holds which role"). The
+   * deployer is not one unless `deployerOperator` says so.
+   */
   operators?: Address[];
+  /**
+   * Make the deployer an operator too. Default false: the admin key (OPERATOR_PRIVATE_KEY) proposes
+   * owner changes through the timelock and settles nothing (issue 60). Test fixtures and benches whose
+   * one key deploys and settles opt in explicitly, as they opt out of `requireOracle`.
+   */
+  deployerOperator?: boolean;
   /** mUSD (18 decimals). Default 1,000,000. */
   creditBuffer?: bigint;
   /** USDC units (6 decimals). Default 250,000. */
@@ -523,7 +533,8 @@ export class TxBatch {
 
 /**
  * Deploys and wires the whole stock stack and funds the demo wallets. The caller's wallet becomes
- * owner, operator and (unless overridden) treasury. Only the caller's account sends transactions;
+ * owner and (unless overridden) treasury; the operators are `options.operators` (the deployer only
+ * with `deployerOperator`). Only the caller's account sends transactions;
  * it must be a local account (private key).
  */
 export async function deployStack(params: {
@@ -577,7 +588,8 @@ export async function deployStack(params: {
     ]);
     if (o.requireOracle === false) await tx.call('setRequireOracle', stockRouter, stockRouterAbi, 'setRequireOracle', [false]);
     if (o.guardian) await tx.call('setGuardian', stockRouter, stockRouterAbi, 'setGuardian', [o.guardian]);
-    for (const operator of [me, ...(o.operators ?? [])]) {
+    const operators = venueOperators(me, o);
+    for (const operator of operators) {
       await tx.call('router.setOperator', stockRouter, stockRouterAbi, 'setOperator', [operator, true]);
       await tx.call('cashier.setOperator', cashier, cashierAbi, 'setOperator', [operator, true]);
     }
@@ -585,9 +597,14 @@ export async function deployStack(params: {
       await tx.call('setTreasury', cashier, cashierAbi, 'setTreasury', [o.treasury]);
     }
     if (o.treasuryFunding > 0n) {
+      // fundTreasury is an operator's call: a deployer that is not one is made one for this call
+      // only and revoked in the same batch, so the deployment ends with the operators configured.
+      const temporary = !operators.some((a) => a.toLowerCase() === me.toLowerCase());
+      if (temporary) await tx.call('cashier.setOperator(deployer) for the funding', cashier, cashierAbi, 'setOperator', [me, true]);
       await tx.call('mint treasury funding', cashToken, cashTokenAbi, 'mint', [me, o.treasuryFunding]);
       await tx.call('approve treasury funding', cashToken, cashTokenAbi, 'approve', [cashier, o.treasuryFunding]);
       await tx.call('fundTreasury', cashier, cashierAbi, 'fundTreasury', [cashToken, o.treasuryFunding]);
+      if (temporary) await tx.call('cashier.setOperator(deployer, false)', cashier, cashierAbi, 'setOperator', [me, false]);
     }
     for (const wallet of demoWallets) {
       if (o.walletCash > 0n) await tx.call('mint USDC', cashToken, cashTokenAbi, 'mint', [wallet, o.walletCash]);
@@ -599,7 +616,7 @@ export async function deployStack(params: {
     }
 
     // Dividends (docs/corporate-actions.md): paid by the operators, so each is one of the distributor's.
-    const dividendDistributor = await queueDividendDistributor(tx, { operators: [me, ...(o.operators ?? [])], cashToken, demo: demoWallets.length > 0, upgrader });
+    const dividendDistributor = await queueDividendDistributor(tx, { operators, cashToken, demo: demoWallets.length > 0, upgrader });
 
     // The venue's owner-to-be (docs/security.md, "Owner and upgrader"): delay 0 until
     // handOverToTimelock, after the deployment's configuration, hands the contracts over and sets it.
@@ -622,6 +639,15 @@ export async function deployStack(params: {
   } catch (err) {
     throw err instanceof AppError ? err : toChainError(err);
   }
+}
+
+/** The stock venue's operators a deployment grants: `operators`, and the deployer only when asked (deduplicated). */
+function venueOperators(me: Address, o: Pick<DeployStackOptions, 'operators' | 'deployerOperator'>): Address[] {
+  const out: Address[] = [];
+  for (const a of [...(o.deployerOperator ? [me] : []), ...(o.operators ?? [])]) {
+    if (!out.some((x) => x.toLowerCase() === a.toLowerCase())) out.push(getAddress(a));
+  }
+  return out;
 }
 
 /** Whether the chain behind `publicClient` is the deployment's chain and has code at every address. */

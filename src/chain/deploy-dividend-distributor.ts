@@ -2,7 +2,7 @@
  * The dividend distributor's part of the stock venue's deployment (deploy-contracts.ts calls it
  * inside its batch; docs/corporate-actions.md): the DividendDistributor, owned by the deployer, with every operator
  * of the venue made one of the distributor's (the executor pays dividends with its own key), and,
- * in a demo deployment, a cash reserve minted to each extra operator so that it can fund them.
+ * in a demo deployment, a cash reserve minted to each operator but the deployer so that it can fund them.
  */
 import { parseUnits, type Address } from 'viem';
 import { cashTokenAbi, dividendDistributorAbi } from './abi/generated/index.ts';
@@ -14,7 +14,7 @@ export const DEMO_DIVIDEND_RESERVE = parseUnits('1000000', 6);
 export async function queueDividendDistributor(
   tx: TxBatch,
   params: {
-    /** Every operator of the venue, the deployer first. */
+    /** Every operator of the venue (the executor's address; the deployer only when a fixture asks). */
     operators: readonly Address[];
     cashToken: Address;
     /** A demo deployment: mint {@link DEMO_DIVIDEND_RESERVE} to each operator but the deployer. */

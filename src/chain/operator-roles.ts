@@ -146,9 +146,9 @@ export function senderAddress(role: SenderRole, opts: SenderKeyOptions): Address
 }
 
 /**
- * The addresses the StockRouter and the Cashier must hold as operators besides the deployer
- * (`DeployStackOptions.operators`, and `setOperator(address, true)` by the owner on a deployment
- * made before): the executor's. Empty when the executor's address is not configured here.
+ * The addresses the StockRouter and the Cashier must hold as operators (`DeployStackOptions.operators`,
+ * and `setOperator(address, true)` by the owner on a deployment made before): the executor's, and
+ * nobody else (src/chain/venue-roles.ts). Empty when the executor's address is not configured here.
  */
 export function stockOperatorGrants(opts: SenderKeyOptions): Address[] {
   const executor = senderAddress('executor', opts);

@@ -217,7 +217,7 @@ describe('deployment', () => {
         return { blockNumber: receipt.blockNumber.toString(), deployedAt: Date.now(), operator: walletClient.account.address, contracts: { token: receipt.contractAddress! } };
       },
     };
-    const stockVenue = stockVenueDeployer({ symbols: [{ symbol: 'AAPL', name: 'Apple Inc.' }], demoWallets: [] });
+    const stockVenue = stockVenueDeployer({ symbols: [{ symbol: 'AAPL', name: 'Apple Inc.' }], demoWallets: [], options: { deployerOperator: true } });
     const counted: VenueDeployer = { venue: 'stock', deploy: (c) => (deploys.push('stock'), stockVenue.deploy(c)) };
     const { chainId, ...stock } = f.deployment;
     const onlyStock: DeploymentRecord = { chainId, venues: { stock } };
@@ -280,6 +280,8 @@ describe('deployment', () => {
         ]);
       expect(await isOperator(executor)).toEqual([true, true]);
       expect(await isOperator(other)).toEqual([false, false]);
+      // The deployer (the admin key) is made an operator of nothing (issue 60).
+      expect(await isOperator(OPERATOR_ACCOUNT.address)).toEqual([false, false]);
       expect(await grantStockOperators({ publicClient, walletClient: walletClient!, deployment: d, accounts: [executor, other] })).toEqual([other]);
       expect(await isOperator(other)).toEqual([true, true]);
       expect(await grantStockOperators({ publicClient, walletClient: walletClient!, deployment: d, accounts: [executor, other] })).toEqual([]);
@@ -320,7 +322,7 @@ describe('anvil process', () => {
     let deployment: Deployment;
     try {
       const { publicClient, walletClient } = createChainClients({ rpcUrl: first.rpcUrl, chainId: ANVIL_CHAIN_ID, operatorPrivateKey: OPERATOR_ACCOUNT.privateKey });
-      deployment = await deployStack({ publicClient, walletClient: walletClient!, symbols: DEMO_SYMBOLS.slice(0, 1), demoWallets: [DEMO_WALLETS[0].address] });
+      deployment = await deployStack({ publicClient, walletClient: walletClient!, symbols: DEMO_SYMBOLS.slice(0, 1), demoWallets: [DEMO_WALLETS[0].address], options: { deployerOperator: true } });
     } finally {
       await first.stop();
     }

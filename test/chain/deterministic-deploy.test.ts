@@ -62,7 +62,7 @@ async function chainWith(chainId: number, opts: { dummyTxs?: number; create2Depl
   const nonceBefore = await publicClient.getTransactionCount({ address: OPERATOR });
   const notes: TestChain['notes'] = [];
   const note: DeployNote = (level, message) => notes.push({ level, message });
-  const deployment = await deployStack({ publicClient, walletClient: operator, symbols: SYMBOLS, demoWallets: DEMO_WALLETS.map((w) => w.address), options: { requireOracle: false }, note });
+  const deployment = await deployStack({ publicClient, walletClient: operator, symbols: SYMBOLS, demoWallets: DEMO_WALLETS.map((w) => w.address), options: { requireOracle: false, deployerOperator: true }, note });
   return { anvil, chainId, chain, publicClient, operator, deployment, notes, nonceBefore };
 }
 
@@ -181,7 +181,7 @@ describe('the stock venue at the same addresses on every chain', () => {
 
   it('deploys a second venue of the same deployer on the same chain at nonce-derived addresses, each noted', async () => {
     const notes: Array<{ level: string; message: string }> = [];
-    const again = await deployStack({ publicClient: a.publicClient, walletClient: a.operator, symbols: SYMBOLS.slice(0, 1), demoWallets: [], options: { requireOracle: false, treasuryFunding: 0n }, note: (level, message) => notes.push({ level, message }) });
+    const again = await deployStack({ publicClient: a.publicClient, walletClient: a.operator, symbols: SYMBOLS.slice(0, 1), demoWallets: [], options: { requireOracle: false, treasuryFunding: 0n, deployerOperator: true }, note: (level, message) => notes.push({ level, message }) });
     expect(again.contracts.stockRouter).not.toBe(a.deployment.contracts.stockRouter);
     expect(again.timelock!.address).not.toBe(a.deployment.timelock!.address);
     const nonceNow = await a.publicClient.getTransactionCount({ address: OPERATOR });

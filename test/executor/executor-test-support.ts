@@ -246,8 +246,9 @@ export async function startRestartableChain(): Promise<RestartableChain> {
     walletClient: operator,
     symbols: DEMO_SYMBOLS,
     demoWallets: DEMO_WALLETS.map((w) => w.address),
-    // Fixed quotes without price feeds: an explicit opt-out of the router's requireOracle.
-    options: { requireOracle: false },
+    // Fixed quotes without price feeds: an explicit opt-out of the router's requireOracle; the
+    // deployer's key settles here, an explicit opt-in (the app's deployer is no operator).
+    options: { requireOracle: false, deployerOperator: true },
   });
   const users = DEMO_WALLETS.map((w) => ({
     address: w.address,

@@ -53,7 +53,7 @@ afterAll(async () => {
 describe('an indexer on a node whose block 1 does not link to its block 0', () => {
   test('anchors at the genesis block 1 links to, indexes every event once, and stays put', async () => {
     const { publicClient, walletClient } = createChainClients({ rpcUrl: anvil.rpcUrl, chainId: 31337, operatorPrivateKey: OPERATOR_ACCOUNT.privateKey, pollingIntervalMs: 20 });
-    const deployment = await deployStack({ publicClient, walletClient: walletClient!, symbols: DEMO_SYMBOLS.slice(0, 1), demoWallets: [] });
+    const deployment = await deployStack({ publicClient, walletClient: walletClient!, symbols: DEMO_SYMBOLS.slice(0, 1), demoWallets: [], options: { deployerOperator: true } });
     const client = createChainClients({ rpcUrl: proxy.url, chainId: 31337 }).publicClient;
     const [genesis, one] = await Promise.all([client.getBlock({ blockNumber: 0n }), client.getBlock({ blockNumber: 1n })]);
     expect(genesis.hash).toBe(REGENERATED);

@@ -78,7 +78,8 @@ export async function startChainFixture(opts: ChainFixtureOptions = {}): Promise
       demoWallets: DEMO_WALLETS.map((w) => w.address),
       // The fixture's tests fill at prices of their own choosing without price feeds: an explicit
       // opt-out of the router's requireOracle, which a test of the oracle rules turns back on.
-      options: { requireOracle: false, ...opts.deployOptions },
+      // The fixture's tests settle with the deployer's key: an explicit opt-in (the app's deployer is no operator).
+      options: { requireOracle: false, deployerOperator: true, ...opts.deployOptions },
     });
     const deployMs = performance.now() - started;
     const users = DEMO_WALLETS.map((w) => ({
