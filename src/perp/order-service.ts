@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
-  DEFAULT_ORDER_TTL_MS, defaultTimeInForce, isTriggerType, MAX_BATCH_ORDERS, OPEN_ORDER_STATUSES, MAX_ORDER_TTL_MS, orderBasicIssue, orderExpiryIssue, type TriggerBy,
+  DEFAULT_ORDER_TTL_MS, defaultTimeInForce, isTriggerType, MAX_BATCH_ORDERS, OPEN_ORDER_STATUSES, MAX_ORDER_TTL_MS, orderBasicIssue, orderExpiryIssue,
   type AmendInput, type BatchOrderResult, type BatchOrdersResult, type CancelAllAfterStatus, type Order, type OrderInput, type SubmittedOrder,
 } from '@tokex/contract';
 import type { Address } from 'viem';
@@ -22,11 +22,10 @@ import type { AuthKey } from '../auth/api-key-service.ts';
 import type { Db } from '../storage/database.ts';
 import type { TypedDataDomain } from '../chain/typed-data.ts';
 import { parseDecimal } from '../lib/decimal.ts';
-import { decimalToSteps, COLLATERAL_DECIMALS, type InstrumentSpec } from './engine/instruments.ts';
+import { COLLATERAL_DECIMALS, type InstrumentSpec } from './engine/instruments.ts';
 import type {
   AdjustMarginCommand,
   AmendAccepted,
-  AmendOrderCommand,
   CancelAllAfterCommand,
   CancelAllCommand,
   CancelOrderCommand,
@@ -35,18 +34,16 @@ import type {
   MarginMode,
   OrderAcceptedEvent,
   OrderDoneEvent,
-  OrderType,
   OrderView,
   PlaceOrderAccepted,
   PlaceOrderCommand,
   SetLeverageCommand,
-  Side,
-  TimeInForce,
 } from './engine/engine-types.ts';
 import { commandIdFor, submitOnce, unknownOutcomeData } from './idempotency.ts';
 import { NONCE_USED_MESSAGE, engineError, readYourWrites, walletOf } from './venue-calls.ts';
 import { amendOrderType, orderType, triggerOrderType, type AmendMessage, type OrderMessage } from './order-typed-data.ts';
 import { perpEnvelope } from './perp-envelope.ts';
+import { amendCommandFor, placeCommandOf, type OrderCommandFields } from './order-commands.ts';
 import { MAX_CANCEL_AFTER_MS, MIN_CANCEL_AFTER_MS } from './engine/perp-engine.ts';
 import { NONCE_RETENTION_MS, createOrderNonceClaimer, type NonceClaimInput } from './store/order-nonce-store.ts';
 import { assertSessionSigner } from './one-click-service.ts';
@@ -160,59 +157,8 @@ export function createOrderService(opts: {
     return s;
   };
 
-  /** The engine command of an order message, every field checked against the instrument. */
-  const ticksOf = (s: InstrumentSpec, field: string, value: string): number => {
-    const ticks = decimalToSteps(value, s.tickSize);
-    if (ticks === null) throw new RejectedError('PRICE_OUT_OF_RANGE', `${field}: ${value} is off the tick: not a multiple of the tick size ${s.tickSize}`);
-    if (ticks <= 0 || ticks > s.maxPriceTicks) {
-      throw new RejectedError('PRICE_OUT_OF_RANGE', `${field}: ${value} is outside ${s.symbol}'s prices ${priceOf(s, 1)} to ${priceOf(s, s.maxPriceTicks)}`);
-    }
-    return ticks;
-  };
-  const lotsOf = (s: InstrumentSpec, value: string): number => {
-    const lots = decimalToSteps(value, s.lotSize);
-    if (lots === null) throw new RejectedError('SIZE_OUT_OF_RANGE', `size: ${value} is not a multiple of the lot size ${s.lotSize}`);
-    if (lots < s.minSizeLots || lots > s.maxSizeLots) {
-      throw new RejectedError('SIZE_OUT_OF_RANGE', `size: ${value} is outside ${s.symbol}'s sizes ${sizeOf(s, s.minSizeLots)} to ${sizeOf(s, s.maxSizeLots)}`);
-    }
-    return lots;
-  };
-
-  const commandOf = (
-    m: Pick<OrderMessage, 'symbol' | 'side' | 'orderType' | 'size' | 'price' | 'timeInForce' | 'reduceOnly' | 'clientOrderId' | 'triggerPrice' | 'triggerBy' | 'closePosition'>,
-    prefix: string,
-  ) => {
-    const s = spec(m.symbol);
-    // The stateless rules are the contract's (the clients refuse the same before sending); the
-    // signed message names the type `orderType`.
-    const issue = orderBasicIssue({
-      side: m.side, type: m.orderType, size: m.size, price: m.price, timeInForce: m.timeInForce, clientOrderId: m.clientOrderId,
-      triggerPrice: m.triggerPrice, triggerBy: m.triggerBy, closePosition: m.closePosition,
-    });
-    if (issue) throw new ValidationError(`${prefix}${prefix && issue.field === 'type' ? 'orderType' : issue.field}`, issue.reason);
-    const trigger = isTriggerType(m.orderType);
-    const lots = m.closePosition === true ? 0 : lotsOf(s, m.size);
-    const priceTicks = m.price !== '' ? ticksOf(s, 'price', m.price) : undefined;
-    const cmd: Omit<PlaceOrderCommand, 'id' | 'ts' | 'account'> = {
-      kind: 'placeOrder',
-      symbol: s.symbol,
-      side: m.side as Side,
-      type: m.orderType as OrderType,
-      sizeLots: lots,
-      timeInForce: m.timeInForce as TimeInForce,
-      reduceOnly: m.reduceOnly,
-      ...(priceTicks !== undefined ? { priceTicks } : {}),
-      ...(m.clientOrderId !== '' ? { clientOrderId: m.clientOrderId } : {}),
-      ...(trigger
-        ? {
-            triggerPriceTicks: ticksOf(s, 'triggerPrice', m.triggerPrice as string),
-            triggerBy: (m.triggerBy || 'MARK') as TriggerBy,
-            ...(m.closePosition === true ? { closePosition: true } : {}),
-          }
-        : {}),
-    };
-    return { spec: s, cmd };
-  };
+  /** The engine command of an order message, every field checked against its instrument. */
+  const commandOf = (m: OrderCommandFields, prefix: string) => placeCommandOf(spec(m.symbol), m, prefix);
 
   /** The order's current state: resting in the engine, else its history row. */
   const currentOrder = async (s: InstrumentSpec, orderId: number): Promise<OrderBody | undefined> => {
@@ -359,20 +305,7 @@ export function createOrderService(opts: {
     if (!Number.isSafeInteger(orderId) || orderId <= 0) throw new NotFoundError('order');
     const live = venue.engine().getOrder(orderId);
     if (!live || live.account !== account) throw new NotFoundError('order');
-    const s = spec(live.symbol);
-    if (m.price === '' && m.size === '') throw new ValidationError(`${prefix}price`, 'give a new price, a new size, or both');
-    const issue = (field: string, v: string) => {
-      if (v !== '' && !/^(0|[1-9][0-9]*)(\.[0-9]+)?$/.test(v)) throw new ValidationError(`${prefix}${field}`, 'must be a decimal string like "50000.5"');
-    };
-    issue('price', m.price);
-    issue('size', m.size);
-    const cmd: Omit<AmendOrderCommand, 'id' | 'ts' | 'account'> = {
-      kind: 'amendOrder',
-      orderId,
-      ...(m.price !== '' ? { priceTicks: ticksOf(s, 'price', m.price) } : {}),
-      ...(m.size !== '' ? { sizeLots: lotsOf(s, m.size) } : {}),
-    };
-    return { spec: s, cmd };
+    return amendCommandFor(spec(live.symbol), orderId, m, prefix);
   }
 
   /** An open order of the account by clientOrderId before the history has it (placed a moment ago). */
