@@ -15,6 +15,7 @@ import type { DeploymentContracts } from '../chain/deployment-file.ts';
 import { getMeta, setMeta } from '../storage/meta-store.ts';
 import type { StackContext } from './stack-context.ts';
 import { metricsUrlOf } from './metrics-wiring.ts';
+import { SANDBOX_PATH } from '@tokex/contract';
 
 export interface DemoCredentials {
   apiKey: string;
@@ -64,6 +65,11 @@ export interface DemoFile {
       trader: DemoCredentials & { address: Address };
     };
   };
+  /**
+   * The sandbox control API (docs/sandbox.md), present while SANDBOX is on: its base URL (the stock
+   * API's, then `/sandbox/v1`) and the bearer token its routes need.
+   */
+  sandbox?: { baseUrl: string; token: string };
 }
 
 export function demoFilePath(dataDir: string): string {
@@ -158,6 +164,7 @@ export async function writeDemoFile(ctx: StackContext, stockBaseUrl: string): Pr
       keys: { trader: { ...trader, address: demoUser } },
     };
   }
+  if (ctx.sandbox) demo.sandbox = { baseUrl: `${stockBaseUrl}${SANDBOX_PATH}`, token: ctx.sandbox.token };
   fs.writeFileSync(file, JSON.stringify(demo, null, 2) + '\n', { mode: 0o600 });
   return demo;
 }

@@ -21,6 +21,7 @@ import { createRelaySignals, type RelaySignals } from '../stock/relay-signals.ts
 import type { ChainWiring } from './chain-wiring.ts';
 import type { StopList } from './stop-list.ts';
 import type { RoleStatusRegistry } from '../observability/role-status.ts';
+import type { SandboxState } from '../sandbox/sandbox-state.ts';
 
 /** An HTTP API a role serves. */
 export interface ApiEndpoint {
@@ -109,6 +110,12 @@ export interface StackContext {
    * answers, when the entry leaves this list and the chain's context joins `otherChains`.
    */
   unstartedChains: UnstartedChain[];
+  /**
+   * The sandbox (SANDBOX, docs/sandbox.md) when on: its token and the faults in force, one for the
+   * process (every chain's context holds the same): the stock API serves its routes, both APIs and
+   * the executors obey its faults.
+   */
+  sandbox?: SandboxState;
 }
 
 /** A chain whose node did not answer at start (docs/deployment.md, "Several chains"). */

@@ -42,6 +42,8 @@ import { startRelayerRole } from './roles/relayer-role.ts';
 import { startPerpApiRole } from './roles/perp-api-role.ts';
 import { startPerpEngineRole } from './roles/perp-engine-role.ts';
 import { configureSignatureRecovery, signatureWorkerCount } from '../chain/signature-recovery-pool.ts';
+import { createSandboxState } from '../sandbox/sandbox-state.ts';
+import { SANDBOX_PATH } from '@tokex/contract';
 
 /**
  * The roles this version runs, in start order: market data first, so that the roles after it in
@@ -119,6 +121,8 @@ export interface StackHandle {
   upgradeNotes: string[];
   /** `GET /metrics` of this process (METRICS_HOST/METRICS_PORT); undefined with METRICS_PORT=off. */
   metricsUrl?: string;
+  /** The sandbox control API's base URL (docs/sandbox.md) when it is on and this process serves the stock API. */
+  sandboxUrl?: string;
   /**
    * Reads TLS_CERT_FILE / TLS_KEY_FILE / TLS_CA_FILE again for both APIs' new connections (open
    * ones keep theirs); a bad file keeps the running certificate and is logged. `tokex start` calls
@@ -243,7 +247,9 @@ export async function startStack(
     }
     const keys = openKeyService(config, db, logger);
     const status = createRoleStatusRegistry(newHolderId());
-    const ctx = createStackContext({ config, logger, chain, db, keys, calendar, symbols, status }, stops);
+    // The sandbox's token and faults (docs/sandbox.md), one for the process and every chain's roles.
+    const sandbox = config.sandbox ? createSandboxState({ dataDir: config.dataDir, allInOne: asked.includes('all'), stockApiPrefix: config.stockApiPrefix }) : undefined;
+    const ctx = createStackContext({ config, logger, chain, db, keys, calendar, symbols, status, sandbox }, stops);
     // The perpetual history's file opened, and an earlier release's history moved into it, before
     // any role holds a lease: on SQLite the move's statements run on this thread, like the
     // migrations above, and for a long history they take a while (docs/perp-sequencer.md "The
@@ -272,7 +278,7 @@ export async function startStack(
       const otherDb = db ?? (await openAppDatabase(chainConfig));
       if (!db) stops.add(() => otherDb.close());
       const otherStatus = createRoleStatusRegistry(newHolderId());
-      const otherCtx = createStackContext({ config: chainConfig, logger: chainLogger, chain: other, db: otherDb, keys, calendar, symbols, status: otherStatus }, stops, ctx);
+      const otherCtx = createStackContext({ config: chainConfig, logger: chainLogger, chain: other, db: otherDb, keys, calendar, symbols, status: otherStatus, sandbox }, stops, ctx);
       const otherPublisher = startStatusPublisher({ db: otherDb, registry: otherStatus, intervalMs: config.statusPublishMs, logger: chainLogger });
       stops.add(() => otherPublisher.stop());
       return otherCtx;
@@ -377,6 +383,7 @@ export async function startStack(
     if (stockApi) {
       handle.stockApi = stockApi.app;
       handle.stockBaseUrl = stockApi.baseUrl;
+      if (sandbox) handle.sandboxUrl = `${stockApi.baseUrl}${SANDBOX_PATH}`;
       if (config.demoMode) {
         handle.demo = await writeDemoFile(ctx, stockApi.baseUrl);
         handle.demoFile = demoFilePath(config.dataDir);

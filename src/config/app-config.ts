@@ -194,6 +194,13 @@ export interface AppConfig {
    * keys and their secrets. On by default only for the embedded anvil (DEMO_MODE overrides).
    */
   demoMode: boolean;
+  /**
+   * `SANDBOX`: the sandbox control API under the stock API's `/sandbox/v1` (docs/sandbox.md): prices
+   * pinned at once, tokens minted to any wallet, faults injected. On by default on the embedded
+   * stack (no RPC_URL, no DATABASE_URL) outside production; `SANDBOX=1` turns it on with a chain or
+   * database of one's own. Refused with `TOKEX_ENV=production`: its routes must not exist there.
+   */
+  sandbox: boolean;
   indexer: {
     /** Blocks behind the head the indexer stays (reorg safety on real chains); 0 on anvil. */
     confirmations: number;
@@ -530,6 +537,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (marketClockStart !== undefined && production) {
     throw new AppError('VALIDATION', 'MARKET_CLOCK_START: not with TOKEX_ENV=production (it moves the trading calendar away from the real time)');
   }
+  const sandbox = envBool(env, 'SANDBOX', rpcUrl === undefined && envString(env, 'DATABASE_URL') === undefined && !production);
+  if (sandbox && production) {
+    throw new AppError('VALIDATION', 'SANDBOX: not with TOKEX_ENV=production (its routes move prices, mint tokens and inject faults); unset SANDBOX or set SANDBOX=0');
+  }
   return {
     dataDir: path.resolve(envString(env, 'DATA_DIR') ?? './data'),
     host: envString(env, 'HOST') ?? '127.0.0.1',
@@ -594,6 +605,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logRequests: envBool(env, 'LOG_REQUESTS', !envBool(env, 'DEMO_MODE', rpcUrl === undefined)),
     logFormat: envChoice(env, 'LOG_FORMAT', ['auto', 'pretty', 'json'] as const, 'auto'),
     demoMode: envBool(env, 'DEMO_MODE', rpcUrl === undefined),
+    sandbox,
     indexer: {
       confirmations: envInt(env, 'INDEXER_CONFIRMATIONS', 0),
       pollMs: envInt(env, 'INDEXER_POLL_MS', 500),

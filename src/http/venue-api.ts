@@ -14,6 +14,7 @@ import { createHttpServer, type HttpServerOptions } from './create-http-server.t
 import { registerProbes, type ProbeEnvelope } from './probe-routes.ts';
 import { registerReferencePage } from './reference-page.ts';
 import { decodeJsonRequest } from './request-decoder.ts';
+import { registerRequestFaults, type RequestFaultSource } from './request-faults.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -58,11 +59,17 @@ export interface VenueApiOptions extends HttpServerOptions {
   routes(api: FastifyInstance): Promise<void>;
   /** Extra route modules registered inside the authenticated scope after the venue's own. */
   extraRoutes?: Array<(api: FastifyInstance) => Promise<void>>;
+  /**
+   * Injected faults (the sandbox's, docs/sandbox.md), answered before anything else runs
+   * (request-faults.ts); `rateLimitPerWindow` is the API's real limit, for the 429's headers.
+   */
+  faults?: { source: RequestFaultSource; rateLimitPerWindow?: number };
 }
 
 export async function buildVenueApi(opts: VenueApiOptions): Promise<FastifyInstance> {
   // The options are a superset of the server's: it reads only its own.
   const app = createHttpServer(opts);
+  if (opts.faults) registerRequestFaults(app, { api: opts.api ?? 'other', envelope: opts.envelope, ...opts.faults });
   const schemes = Object.entries(opts.securityHeaders);
   await app.register(swagger, {
     openapi: {

@@ -12,6 +12,7 @@ import type { ApiTransport } from '../http/tls-options.ts';
 import type { ReadinessProbe } from '../observability/readiness.ts';
 import { registerRateLimit, type RateLimitSettings } from '../http/rate-limiter.ts';
 import { buildVenueApi } from '../http/venue-api.ts';
+import type { RequestFaultSource } from '../http/request-faults.ts';
 import type { Db } from '../storage/database.ts';
 import { DEFAULT_INSTRUMENTS, instrumentSpec, type InstrumentConfig } from './engine/instruments.ts';
 import { createPerpAuthHook } from './perp-auth-hook.ts';
@@ -125,6 +126,8 @@ export interface PerpApiOptions {
   extraRoutes?: Array<(api: FastifyInstance) => Promise<void>>;
   /** `/readyz`'s judge (docs/operations.md); without it the API says ready. */
   readiness?: ReadinessProbe;
+  /** Injected faults (the sandbox's, docs/sandbox.md); none without. */
+  faults?: RequestFaultSource;
 }
 
 const orderServices = new WeakMap<FastifyInstance, OrderService>();
@@ -195,6 +198,7 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
       });
     },
     extraRoutes: opts.extraRoutes,
+    ...(opts.faults ? { faults: { source: opts.faults, rateLimitPerWindow: opts.rateLimit.limit } } : {}),
   });
   if (orders) orderServices.set(app, orders);
   return app;

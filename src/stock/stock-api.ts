@@ -9,6 +9,7 @@ import type { ApiKeyService } from '../auth/api-key-service.ts';
 import type { NonceStore } from '../auth/nonce-store.ts';
 import type { ApiTransport } from '../http/tls-options.ts';
 import { buildVenueApi } from '../http/venue-api.ts';
+import type { RequestFaultSource } from '../http/request-faults.ts';
 import type { ReadinessProbe } from '../observability/readiness.ts';
 import { createStockAuthHook } from './stock-auth-hook.ts';
 import type { StockApiDeps } from './stock-deps.ts';
@@ -45,6 +46,8 @@ export interface StockApiOptions {
   extraRoutes?: Array<(api: FastifyInstance) => Promise<void>>;
   /** `/readyz`'s judge (docs/operations.md); without it the API says ready. */
   readiness?: ReadinessProbe;
+  /** Injected faults (the sandbox's, docs/sandbox.md); none without. */
+  faults?: RequestFaultSource;
 }
 
 export const STOCK_API_VERSION = '1.0.0';
@@ -182,5 +185,7 @@ export async function buildStockApi(opts: StockApiOptions): Promise<FastifyInsta
       for (const [i, venue] of venues.entries()) await api.register(venueRoutes(venue, { first: i === 0 }));
     },
     extraRoutes: opts.extraRoutes,
+    // The stock API has no rate limit of its own (docs/stock-api.md): a 429 fault carries Retry-After only.
+    ...(opts.faults ? { faults: { source: opts.faults } } : {}),
   });
 }

@@ -31,6 +31,8 @@ const LAYERS: Record<string, number> = {
   perp: 6,
   sdk: 7,
   console: 7,
+  // The sandbox control API (docs/sandbox.md): above the domains it drives, below the wiring.
+  sandbox: 7,
   app: 8,
   cli: 9,
 };

@@ -13,3 +13,4 @@ export * from './common/idempotency.ts';
 export * from './common/display-precision.ts';
 export * from './perp/index.ts';
 export * from './stock/index.ts';
+export * from './sandbox/index.ts';

@@ -51,6 +51,8 @@ export async function startExecutorRole(ctx: StackContext): Promise<() => Promis
     maxFill: s.maxFill,
     quoteMaxAgeMs: s.quoteMaxAgeMs,
     noQuoteTimeoutMs: s.noQuoteTimeoutMs,
+    // The sandbox's executor-paused fault (docs/sandbox.md): nothing is decided or sent while it stands.
+    ...(ctx.sandbox ? { held: () => ctx.sandbox!.faults.executorHeld() } : {}),
   });
   await executor.start();
   // The chain's clock against this host's, with the bounds the fills' time checks take from the

@@ -92,6 +92,8 @@ export async function startPerpApiRole(ctx: StackContext): Promise<() => Promise
       fundingIntervalMs: config.perp.fundingIntervalMs,
       lpLockupMs: config.perp.lpLockupMs,
       readiness: createReadinessProbe({ db, roles: API_DEPENDENCIES.perp, staleMs: config.readinessStaleMs }),
+      // The sandbox's injected faults (docs/sandbox.md), when it is on.
+      ...(ctx.sandbox ? { faults: ctx.sandbox.faults } : {}),
     });
     // The WebSocket streams (docs/streams.md): this process's publisher, or the shared one over Redis.
     const broker = ctx.perpStreams ?? (config.redisUrl ? (await ctx.streamBroker('perp')).broker : undefined);

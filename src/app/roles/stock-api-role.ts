@@ -19,6 +19,7 @@ import type { StockApiDeps } from '../../stock/stock-deps.ts';
 import type { Address } from 'viem';
 import { consoleRoutes } from '../../console/console-routes.ts';
 import { API_DEPENDENCIES, createChainsReadinessProbe, createReadinessProbe, type ReadinessProbe } from '../../observability/readiness.ts';
+import { registerSandbox } from '../sandbox-wiring.ts';
 
 export async function startStockApiRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config, logger } = ctx;
@@ -73,6 +74,8 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
       trustedProxies: config.trustedProxies,
       // Without a relayer address One Click answers 503 by design: the relayer is then no dependency.
       // A chain after the first has no marketdata role of its own: its quotes are the first chain's.
+      // The sandbox's injected faults (docs/sandbox.md), when it is on.
+      ...(ctx.sandbox ? { faults: ctx.sandbox.faults } : {}),
       readiness:
         ctx.otherChains.length === 0 && late.length === 0
           ? readiness(ctx)
@@ -128,6 +131,9 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
     }
     // The web console at /console, its operator page at /console/ops (docs/console.md).
     await app.register(consoleRoutes, { ctx, ops: { ctx, chains: actionChains } });
+    // The sandbox control API at /sandbox/v1 (docs/sandbox.md): registered only when it is on, so
+    // that nothing of it exists otherwise (a 404 like any unknown path).
+    if (ctx.sandbox) await registerSandbox(ctx, app, ctx.sandbox, stops);
     const address = await app.listen({ host: config.host, port: config.stockApiPort });
     stops.add(() => app.close());
     ctx.endpoints.stock = { app, baseUrl: address + config.stockApiPrefix };

@@ -90,6 +90,11 @@ export interface StockExecutorOptions {
   stopTimeoutMs?: number;
   /** Clock (ms). Default Date.now; tests pass a fake one. */
   now?: () => number;
+  /**
+   * While it answers true, a tick reads, decides and sends nothing, and reports no progress: the
+   * sandbox's `executor-paused` fault (docs/sandbox.md), which must look like an executor that stopped.
+   */
+  held?: () => boolean;
 }
 
 export interface ExecutorTickResult {
@@ -407,6 +412,9 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
     const started = performance.now();
     const phases = { scanMs: 0, decideMs: 0, submitMs: 0 };
     const at = now();
+    if (opts.held?.()) {
+      return { settled: 0, closed: 0, filled: 0, transactions: 0, dropped: 0, repriced: 0, open: tracker.openCount(), scanned: 0, cashDeposits: 0, cashWithdrawals: 0 };
+    }
     if (!(await preflight())) {
       return { settled: 0, closed: 0, filled: 0, transactions: 0, dropped: 0, repriced: 0, open: tracker.openCount(), scanned: 0, cashDeposits: 0, cashWithdrawals: 0 };
     }

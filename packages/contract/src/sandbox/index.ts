@@ -1,0 +1,2 @@
+/** The sandbox control API's part of the contract (docs/sandbox.md). */
+export * from './sandbox-schemas.ts';

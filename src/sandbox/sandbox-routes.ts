@@ -1,0 +1,76 @@
+/**
+ * The sandbox control API's routes (docs/sandbox.md), registered on the stock API's server under
+ * `{prefix}/sandbox/v1` only when the sandbox is on, outside the signed `/api/v1` scope, answering in
+ * the stock API's envelope. Every route, and every unknown path under the prefix, first checks
+ * `Authorization: Bearer <token>`; then the body is decoded as strict JSON (src/http/request-decoder.ts)
+ * and validated against the contract's schema, so bad input is a 400 naming the field.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import {
+  SandboxClockSchema,
+  SandboxFaultListSchema,
+  SandboxFaultRequestSchema,
+  SandboxFaultSchema,
+  SandboxFaultsClearedSchema,
+  SandboxFundRequestSchema,
+  SandboxFundSchema,
+  SandboxPriceRequestSchema,
+  SandboxPriceSchema,
+  stockResponses,
+} from '@tokex/contract';
+import { NotFoundError } from '../errors/app-error.ts';
+import type { Logger } from '../lib/logger.ts';
+import { decodeJsonRequest } from '../http/request-decoder.ts';
+import { okReply } from '../stock/routes/stock-reply.ts';
+import type { SandboxFunding } from './sandbox-funding.ts';
+import type { SandboxService } from './sandbox-service.ts';
+import { bearerMatches } from './sandbox-token.ts';
+
+export interface SandboxRoutesOptions {
+  token: string;
+  service: SandboxService;
+  funding: SandboxFunding;
+  logger: Pick<Logger, 'warn'>;
+}
+
+export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = async (app, opts) => {
+  const { service, funding, token, logger } = opts;
+  // The bearer check answers itself: a plain HTTP 401 with WWW-Authenticate (RFC 6750), the envelope's
+  // code 401 and 'Unauthorized', never which part was wrong (the reason goes to the log under the uuid).
+  // The signed API's HTTP 400 for its 401 is Anchored's convention for signed requests, not this API's.
+  app.addHook('onRequest', async (request, reply) => {
+    if (bearerMatches(request.headers.authorization, token)) return;
+    logger.warn({ uuid: request.id, reason: request.headers.authorization === undefined ? 'no Authorization header' : 'not the sandbox token' }, 'sandbox: authentication failed');
+    return reply
+      .code(401)
+      .header('www-authenticate', 'Bearer realm="tokex-sandbox"')
+      .send({ code: 401, errMsg: 'Unauthorized', uuid: request.id, t: Date.now() });
+  });
+  app.addHook('preValidation', decodeJsonRequest);
+  // Unknown paths under the prefix authenticate first, as the signed scope's do.
+  app.setNotFoundHandler(async () => {
+    throw new NotFoundError('route');
+  });
+  // Hidden from the stock API's OpenAPI document: docs/sandbox.md documents these routes.
+  const hide = true;
+
+  app.get('/clock', { schema: { hide, response: stockResponses(SandboxClockSchema) } }, async (request) => okReply(request.id, service.clock()));
+
+  app.post('/prices', { schema: { hide, body: SandboxPriceRequestSchema, response: stockResponses(SandboxPriceSchema) } }, async (request) =>
+    okReply(request.id, await service.setPrice(request.body)),
+  );
+
+  app.post('/fund', { schema: { hide, body: SandboxFundRequestSchema, response: stockResponses(SandboxFundSchema) } }, async (request) =>
+    okReply(request.id, await funding.fund(request.body)),
+  );
+
+  app.get('/faults', { schema: { hide, response: stockResponses(SandboxFaultListSchema) } }, async (request) => okReply(request.id, { faults: service.listFaults() }));
+
+  app.post('/faults', { schema: { hide, body: SandboxFaultRequestSchema, response: stockResponses(SandboxFaultSchema) } }, async (request) =>
+    okReply(request.id, await service.addFault(request.body)),
+  );
+
+  app.delete('/faults', { schema: { hide, response: stockResponses(SandboxFaultsClearedSchema) } }, async (request) =>
+    okReply(request.id, { cleared: await service.clearFaults() }),
+  );
+};

@@ -1,0 +1,26 @@
+/**
+ * What the sandbox keeps in a process whose configuration turns it on (SANDBOX, docs/sandbox.md):
+ * its token and the faults in force. The stack makes one per process and hands it to the roles:
+ * the stock API serves the routes, both APIs and the executor read the faults.
+ */
+import { SANDBOX_PATH } from '@tokex/contract';
+import { createFaultRegistry, type FaultRegistry } from './fault-registry.ts';
+import { sandboxToken } from './sandbox-token.ts';
+
+export interface SandboxState {
+  /** The bearer token (never logged). */
+  token: string;
+  faults: FaultRegistry;
+  /**
+   * Whether this process runs every role (`--role all`): faults act in process only, so with the
+   * roles in separate processes they would reach some parts and not others, and are refused.
+   */
+  allInOne: boolean;
+  /** Where the routes are on the stock API's server: the service prefix, then `/sandbox/v1`. */
+  path: string;
+}
+
+export function createSandboxState(opts: { dataDir: string; allInOne: boolean; stockApiPrefix: string }): SandboxState {
+  const path = `${opts.stockApiPrefix}${SANDBOX_PATH}`;
+  return { token: sandboxToken(opts.dataDir), faults: createFaultRegistry({ exemptPrefixes: [path] }), allInOne: opts.allInOne, path };
+}
