@@ -13,7 +13,7 @@ import type { ChainPublicClient, ChainWalletClient } from '../chain/chain-client
 import { stockDeploymentOf } from '../chain/deploy-contracts.ts';
 import { perpDeploymentOf } from '../chain/deploy-perp-venue.ts';
 import { writeDeploymentRecord, type DeploymentRecord } from '../chain/deployment-file.ts';
-import { legacyVenues, migrateLegacyVenues, migrationJournalPath, payFromLegacyVault, type MigrationJournal } from '../chain/legacy-migration.ts';
+import { legacyVenues, migrateLegacyVenues, migrationJournalPath, payFromLegacyVault, type MigrateParams, type MigrationJournal } from '../chain/legacy-migration.ts';
 import { recordDeployedLayouts } from '../chain/upgrade-layout-check.ts';
 import type { Db } from '../storage/database.ts';
 import { setMeta } from '../storage/meta-store.ts';
@@ -25,6 +25,18 @@ import { clearWithdrawalTxs, listOpenWithdrawals, setWithdrawalOutcome } from '.
 
 /** The reason an order open at the migration shows (`history.reason`). */
 export const MIGRATED_REASON = `MIGRATED: the venue moved to upgradeable contracts (tokex ${APP_VERSION}); the order was cancelled and its lock returned`;
+
+/**
+ * The role keys a migrated venue takes (docs/security.md, "Who holds which role"): the executor's
+ * address operates the stock venue, the perp operator's the vault and the registry, the guardian
+ * pauses both. A role whose address this process does not know gets no grant now (its own role's
+ * start grants it through the timelock), never the old contracts' operators or the admin key.
+ */
+export function migrationRoles(addressOf: (role: 'executor' | 'perp-operator') => Address | undefined, guardian: Address | undefined): NonNullable<MigrateParams['roles']> {
+  const executor = addressOf('executor');
+  const perpOperator = addressOf('perp-operator');
+  return { stock: executor ? [executor] : [], perp: perpOperator ? [perpOperator] : [], ...(guardian ? { guardian } : {}) };
+}
 
 export interface LegacyMigrationResult {
   record: DeploymentRecord;
@@ -48,6 +60,8 @@ export async function migrateLegacyDeployment(params: {
   durable?(): Promise<void>;
   /** The new vault's cap on payments per period (config PERP_WITHDRAWAL_CAP_USDC). */
   withdrawalCap?: { amount: bigint; periodSeconds: number };
+  /** The configured role keys the new contracts take (MigrateParams.roles). */
+  roles?: MigrateParams['roles'];
 }): Promise<LegacyMigrationResult | undefined> {
   const { db, publicClient, record, file, logger } = params;
   const venues = legacyVenues(record);
@@ -67,6 +81,7 @@ export async function migrateLegacyDeployment(params: {
     onStep: say,
     durable: params.durable,
     withdrawalCap: params.withdrawalCap,
+    roles: params.roles,
     async afterOrdersClosed(closed) {
       if (!oldStock || !venues.includes('stock')) return;
       // Written before the indexer folds the closes, so the orders read MIGRATED from the first look.
@@ -112,7 +127,11 @@ export async function migrateLegacyDeployment(params: {
       // The head now, the payments just mined included.
       const head = await publicClient.getBlockNumber({ cacheTime: 0 });
       await indexer.waitForBlock(head, 120_000);
-      say(`perp: the database has the old vault's events up to block ${head}`);
+      // The block the engine's credits end at: a deposit into the old vault after it is never
+      // indexed (the indexer follows the new vault from here), so the migration pays it back.
+      const through = (await indexer.checkpoint())?.number ?? head;
+      say(`perp: the database has the old vault's events up to block ${through}`);
+      return through;
     },
   });
   const counts = await restateStockAddresses(db, result.moved as Record<string, Address>);

@@ -13,7 +13,7 @@ import type { ApiKeyService } from '../auth/api-key-service.ts';
 import { DEMO_TAKER_ACCOUNT, DEMO_WALLETS, guardianAddressOf, MARKET_MAKER_ACCOUNT } from '../chain/anvil-accounts.ts';
 import { stockDeploymentOf, stockVenueDeployer, type Deployment } from '../chain/deploy-contracts.ts';
 import { APP_VERSION } from '../config/build-info.ts';
-import { migrateLegacyDeployment } from './legacy-venue-migration.ts';
+import { migrateLegacyDeployment, migrationRoles } from './legacy-venue-migration.ts';
 import { DEMO_PERP_DEPOSIT, DEMO_TAKER_DEPOSIT, MARKET_MAKER_DEPOSIT, MARKET_MAKER_GAS, perpVenueDeployer } from '../chain/deploy-perp-venue.ts';
 import { createVenueCalendar, DEMO_SYMBOLS, withSessionFlags, type VenueCalendar } from '../marketdata/symbol-catalog.ts';
 import { createMarketCalendar } from '../marketdata/market-calendar.ts';
@@ -186,14 +186,14 @@ export async function startStack(
   fs.mkdirSync(config.dataDir, { recursive: true });
   const stops = createStopList(logger);
   try {
-    // The executor signs with its own key where it has one: granted operator with the deployment.
+    // The executor's address is the venue's one operator (src/chain/venue-roles.ts): the deployer is
+    // not made one, unless the shared key stands in for the executor's own (then it is the executor).
     const stockVenue = (addressOf: (signer: Signer) => Address | undefined) => {
-      const deployer = addressOf('deployer');
       const executor = addressOf('executor');
       return stockVenueDeployer({
         symbols: DEMO_SYMBOLS.map(({ symbol, name }) => ({ symbol, name })),
         demoWallets: config.demoMode ? DEMO_WALLETS.map((w) => w.address) : [],
-        options: { operators: executor && executor !== deployer ? [executor] : [], guardian: guardianAddressOf(config) },
+        options: { operators: executor ? [executor] : [], guardian: guardianAddressOf(config) },
       });
     };
     const chain = await startChain({
@@ -237,6 +237,7 @@ export async function startStack(
       logger,
       durable: chain.flushState,
       withdrawalCap: config.perpWithdrawalCap,
+      roles: migrationRoles(chain.addressOf, guardianAddressOf(config)),
     });
     if (migrated) {
       chain.record = migrated.record;

@@ -14,13 +14,18 @@
  *   5. deploy  the new venue behind proxies, its migration window open, order ids continuing;
  *   6. import  balances, fees, queued operations, holdings, delegations (each once per account:
  *              a rerun never credits twice);
- *   7. fund    the drained tokens go to the new Cashier;
+ *   7. fund    the drained tokens go to the new Cashier (what the owner sent, read from the token's
+ *              Transfer events: a donation to its address is never counted as funding);
  *   8. finish  the windows close; the Cashier refuses to close unless its cash covers all it owes;
- *   9. reconcile: per token, what the old contracts held equals what the new ones hold, to the unit.
+ *   9. retire  every operator of the old router and Cashier is revoked;
+ *  10. reconcile: per token, the new contracts hold at least what the old ones owed (a surplus is
+ *              reported, never a reason to stop); what the migration credited equals the snapshot.
  *
- * The perpetual MarginVault moves the same way: its operator pays the vault's collateral to the new
- * vault, whose totals and paid withdrawal ids are imported. The engine's own accounting (journal)
- * does not move: only the custody does.
+ * The perpetual MarginVault moves the same way (legacy-vault-migration.ts): its operator pays the
+ * vault's collateral to the new vault, whose totals and paid withdrawal ids are imported; a deposit
+ * the engine never credited is paid back. The engine's own accounting (journal) does not move: only
+ * the custody does. The reconciliation (legacy-reconciliation.ts) checks that the new contracts hold
+ * at least what they owe; a surplus is reported. Every old operator is revoked at the end.
  *
  * Every step records what it did in a journal beside the deployment record before the next one
  * starts, so a run stopped at any point (kill -9 included) resumes where it stopped and is
@@ -43,11 +48,10 @@ import {
 } from 'viem';
 import { APP_VERSION } from '../config/build-info.ts';
 import { AppError } from '../errors/app-error.ts';
-import { cashierAbi, cashTokenAbi, marginVaultAbi, oneClickRouterAbi, reserveRegistryAbi, stockAbi, stockRouterAbi } from './abi/generated/index.ts';
+import { cashierAbi, cashTokenAbi, marginVaultAbi, oneClickRouterAbi, stockAbi, stockRouterAbi } from './abi/generated/index.ts';
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
 import { deployStack, TxBatch, type Deployment, type DeploymentContracts } from './deploy-contracts.ts';
-import { handOverToTimelock, timelockDeployArgs } from './owner-actions.ts';
-import { DEFAULT_WITHDRAWAL_CAP } from './deploy-perp-venue.ts';
+import { handOverToTimelock } from './owner-actions.ts';
 import type { ContractAddresses, DeploymentRecord, VenueDeployment } from './deployment-file.ts';
 
 /** The old routers' `getOrder`: the fields every release before 0.2.0 shares (later ones append). */
@@ -60,51 +64,11 @@ const ORDER_CANCELED = 4;
 const ONE = 10n ** 36n;
 /** Old Stock (split-aware, before 0.2.0) storage: `_baseBalances`, `_freeBase`, `_lockedBase` (OZ ERC20 5 + Ownable2Step first). */
 const LEGACY_STOCK_SLOTS = { baseBalances: 10n, freeBase: 12n, lockedBase: 13n } as const;
-/** The 0.1.0 MarginVault's payment, which later vaults replaced with the wallet-signed `payWithdrawal`. */
-const LEGACY_VAULT_ABI = parseAbi([
-  'function withdraw(address account, uint256 amount, bytes32 withdrawalId)',
-  'function withdrawalPaid(bytes32 withdrawalId) view returns (bool)',
-  'function isOperator(address account) view returns (bool)',
-  'function setOperator(address operator, bool enabled)',
-  'event Withdrawn(address indexed account, uint256 amount, bytes32 indexed withdrawalId)',
-]);
-
-/**
- * Pays, from a 0.1.0 vault and under that release's rules (the operator's word, no wallet signature),
- * a withdrawal its engine reserved and did not pay before the stop, so that the migration leaves
- * nothing waiting on a vault that is about to move (the new vault pays only what a wallet signed).
- * The owner makes itself an operator of the old vault if it is not one. Idempotent: an id the old
- * vault paid already is answered with that payment. Answers where it was paid.
- */
-export async function payFromLegacyVault(p: {
-  publicClient: ChainPublicClient;
-  ownerWallet: ChainWalletClient;
-  vault: Address;
-  account: Address;
-  amount: bigint;
-  withdrawalId: Hex;
-  fromBlock: bigint;
-}): Promise<{ txHash: Hex; blockNumber: bigint } | undefined> {
-  const { publicClient: client, vault } = p;
-  const read = <T>(functionName: 'withdrawalPaid' | 'isOperator', args: readonly unknown[]) =>
-    client.readContract({ address: vault, abi: LEGACY_VAULT_ABI, functionName, args } as never) as Promise<T>;
-  const paidLog = async () => {
-    const logs = await client.getLogs({ address: vault, event: LEGACY_VAULT_ABI[4], args: { withdrawalId: p.withdrawalId }, fromBlock: p.fromBlock });
-    const last = logs[logs.length - 1];
-    return last ? { txHash: last.transactionHash, blockNumber: last.blockNumber } : undefined;
-  };
-  if (await read<boolean>('withdrawalPaid', [p.withdrawalId])) return paidLog();
-  const owner = p.ownerWallet.account.address;
-  const tx = await TxBatch.open(client, p.ownerWallet);
-  if (!(await read<boolean>('isOperator', [owner]))) await tx.call('old vault.setOperator(owner)', vault, LEGACY_VAULT_ABI as unknown as Abi, 'setOperator', [owner, true]);
-  await tx.call('old vault pays a pending withdrawal', vault, LEGACY_VAULT_ABI as unknown as Abi, 'withdraw', [p.account, p.amount, p.withdrawalId], 120_000n);
-  const receipt = await tx.finish();
-  return { txHash: receipt.transactionHash, blockNumber: receipt.blockNumber };
-}
-
-/** The withdrawal id under which the old vault pays its collateral to the new one. */
-export const VAULT_MIGRATION_WITHDRAWAL_ID = keccak256(new TextEncoder().encode('tokex: vault migration to 0.2.0'));
-const CHUNK = 100;
+// The vault's part (0.1.0 vault ABI, late deposits, the move) is legacy-vault-migration.ts.
+export { LEGACY_VAULT_ABI, lateDepositReturnId, payFromLegacyVault, VAULT_MIGRATION_WITHDRAWAL_ID } from './legacy-vault-migration.ts';
+import { migratePerpVenue } from './legacy-vault-migration.ts';
+import { reconcile } from './legacy-reconciliation.ts';
+export const CHUNK = 100;
 const LOG_RANGE = 5_000n;
 
 const s = (v: bigint) => v.toString();
@@ -152,6 +116,23 @@ export interface Reconciliation {
   before: string;
   after: string;
   ok: boolean;
+  /**
+   * Tokens held beyond what is owed (a donation to the new contract's public address): reported,
+   * never a reason to stop. The Cashier's is credited to the treasury by `cashierSurplusSweepCalls`
+   * through the timelock; the vault's stays as reserves above the liabilities.
+   */
+  surplus?: string;
+}
+
+/** A deposit into the old vault the engine never credited (after `creditedThrough`), paid back to its depositor. */
+export interface LateDeposit {
+  account: Address;
+  amount: string;
+  block: string;
+  txHash: Hex;
+  logIndex: number;
+  /** The old vault's withdrawal id that pays it back (`lateDepositReturnId`). */
+  returnId: Hex;
 }
 
 /** The migration's journal: what each step did (docs/upgrades.md). */
@@ -171,14 +152,26 @@ export interface MigrationJournal {
     imported?: { cash?: boolean; queued?: boolean; fees?: boolean; stocks?: string[]; delegations?: boolean };
     funded?: boolean;
     finished?: boolean;
+    /** Every operator of the old router and Cashier revoked. */
+    retired?: boolean;
   };
   perp?: {
     old: ContractAddresses;
+    /** The last block of the old vault's events the engine credited (its database); a deposit after it is late. */
+    creditedThrough?: string;
     snapshot?: VaultSnapshot;
+    /** What the engine's accounts own at the snapshot: its balance less the late deposits up to it. */
+    owed?: string;
     deployed?: VenueDeployment;
+    /** What the old vault paid the new one. */
+    movedAmount?: string;
     moved?: boolean;
     imported?: boolean;
     finished?: boolean;
+    /** Late deposits paid back to their depositors. */
+    lateDeposits?: LateDeposit[];
+    /** Every operator of the old vault revoked. */
+    retired?: boolean;
   };
   reconciliation?: Reconciliation[];
 }
@@ -215,8 +208,12 @@ export interface MigrateParams {
    * caller brings its database up to the chain's head (the old indexer projects the closes).
    */
   afterOrdersClosed?(closed: readonly string[]): Promise<void>;
-  /** Called once the old vault is no longer paid into, before its collateral moves (the perp indexer catches up). */
-  beforeVaultMoved?(): Promise<void>;
+  /**
+   * Called once before the old vault's snapshot (the perp indexer catches up): answers the last block
+   * of the old vault's events the database holds. Every deposit after it is late: returned to its
+   * depositor, not moved (the engine never credits it). Without an answer, the snapshot's block.
+   */
+  beforeVaultMoved?(): Promise<bigint | void>;
   /**
    * Called once the old vault's collateral is in the new vault, before the paid withdrawal ids are
    * imported: a payment signed for the old vault that has not landed can no longer pay anything
@@ -226,8 +223,16 @@ export interface MigrateParams {
   onStep?(line: string): void;
   /** Makes what was mined so far durable before a step is recorded (the embedded anvil's `flushState`). */
   durable?(): Promise<void>;
-  /** The new vault's cap on payments per period (docs/security.md). Default DEFAULT_WITHDRAWAL_CAP. */
+  /** The new vault's cap on payments per period (docs/security.md). Default deploy-perp-venue's DEFAULT_WITHDRAWAL_CAP. */
   withdrawalCap?: { amount: bigint; periodSeconds: number };
+  /**
+   * The new venues' role keys (src/chain/venue-roles.ts): `stock` the operators of the new
+   * StockRouter, Cashier and DividendDistributor (the executor's address), `perp` of the new
+   * MarginVault and ReserveRegistry (the perp operator's), `guardian` the pauser of both. Default:
+   * the old contracts' operators but the owner, and no guardian. The owner (the admin key) is made an
+   * operator of no new contract either way.
+   */
+  roles?: { stock?: readonly Address[]; perp?: readonly Address[]; guardian?: Address };
 }
 
 export interface MigrateResult {
@@ -283,7 +288,11 @@ export async function migrateLegacyVenues(params: MigrateParams): Promise<Migrat
       if (bad.length > 0) {
         throw new AppError('INTERNAL', `migration: the reconciliation does not balance: ${bad.map((r) => `${r.what} before ${r.before} after ${r.after}`).join('; ')}`);
       }
-      for (const r of journal.reconciliation) say(`reconciled ${r.what}: ${r.before} before = ${r.after} after`);
+      for (const r of journal.reconciliation) {
+        say(r.surplus && r.surplus !== '0'
+          ? `reconciled ${r.what}: ${r.before} owed, ${r.after} held: a surplus of ${r.surplus} (sent to its public address by someone; recorded in the journal${r.what.startsWith('cash') ? ', sweepable to the treasury through the timelock' : ''})`
+          : `reconciled ${r.what}: ${r.before} before = ${r.after} after`);
+      }
       journal.finishedAt = Date.now();
       await save();
     }
@@ -306,7 +315,7 @@ function addMoves(moved: Record<string, Address>, old: ContractAddresses, next: 
   }
 }
 
-interface StepContext extends MigrateParams {
+export interface StepContext extends MigrateParams {
   journal: MigrationJournal;
   save(): Promise<void>;
   say(line: string): void;
@@ -316,7 +325,7 @@ interface StepContext extends MigrateParams {
  * One transaction of the owner's, estimated first: a refusal surfaces with the contract's reason
  * before anything is sent, and a batch of a hundred accounts gets the gas it needs.
  */
-async function send(ctx: StepContext, label: string, to: Address, abi: Abi, functionName: string, args: readonly unknown[]): Promise<void> {
+export async function send(ctx: StepContext, label: string, to: Address, abi: Abi, functionName: string, args: readonly unknown[]): Promise<void> {
   const gas = await ctx.publicClient.estimateContractGas({ address: to, abi, functionName, args, account: ctx.ownerWallet.account });
   const tx = await TxBatch.open(ctx.publicClient, ctx.ownerWallet);
   await tx.call(label, to, abi, functionName, args, (gas * 6n) / 5n + 20_000n);
@@ -347,7 +356,7 @@ const ADDRESS_TOPICS: ReadonlyMap<string, number[]> = (() => {
  * an address with at least one of its first eight bytes set, so an indexed order id is not taken for
  * one.
  */
-async function accountsSeen(client: ChainPublicClient, addresses: Address[], fromBlock: bigint, toBlock: bigint): Promise<Address[]> {
+export async function accountsSeen(client: ChainPublicClient, addresses: Address[], fromBlock: bigint, toBlock: bigint): Promise<Address[]> {
   const seen = new Set<string>();
   for (let from = fromBlock; from <= toBlock; from += LOG_RANGE) {
     const to = from + LOG_RANGE - 1n < toBlock ? from + LOG_RANGE - 1n : toBlock;
@@ -363,7 +372,7 @@ async function accountsSeen(client: ChainPublicClient, addresses: Address[], fro
   return [...seen].sort() as Address[];
 }
 
-async function mapChunked<T, R>(items: readonly T[], fn: (item: T) => Promise<R>, width = 16): Promise<R[]> {
+export async function mapChunked<T, R>(items: readonly T[], fn: (item: T) => Promise<R>, width = 16): Promise<R[]> {
   const out: R[] = [];
   for (let i = 0; i < items.length; i += width) out.push(...(await Promise.all(items.slice(i, i + width).map(fn))));
   return out;
@@ -464,7 +473,8 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
       demoWallets: [],
       options: {
         treasury: snap.treasury,
-        operators: snap.operators.filter((o) => o.toLowerCase() !== owner.toLowerCase()),
+        operators: [...(ctx.roles?.stock ?? snap.operators.filter((o) => o.toLowerCase() !== owner.toLowerCase()))],
+        guardian: ctx.roles?.guardian,
         creditBuffer: b(snap.creditBuffer),
         withdrawBuffer: usdc ? b(usdc.withdrawBuffer) : 0n,
         minAmount: usdc ? b(usdc.minAmount) : 0n,
@@ -553,13 +563,16 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
     say('stock: balances, fees, queued operations, holdings and delegations imported');
   }
 
-  // 7. fund the new Cashier with what was drained (its balance read again on every run).
+  // 7. fund the new Cashier with what was drained: what the owner sent it is read from the token's
+  // Transfer events on every run (a run that died after its transfer sends nothing again), not from
+  // the Cashier's balance, which anyone can raise (a donation to its predictable address is a
+  // surplus the reconciliation reports, never a part of the funding).
   {
     for (const t of snap.tokens) {
       const amount = b(j.drained![t.token] ?? '0');
       if (amount === 0n) continue;
-      const has = await client.readContract({ address: t.token, abi: cashTokenAbi, functionName: 'balanceOf', args: [next.contracts.cashier] });
-      if (has < amount) await send(ctx, 'fund the new Cashier', t.token, cashTokenAbi, 'transfer', [next.contracts.cashier, amount - has]);
+      const sent = await transferredTo(client, t.token, owner, next.contracts.cashier, BigInt(next.firstBlockNumber ?? next.blockNumber));
+      if (sent < amount) await send(ctx, 'fund the new Cashier', t.token, cashTokenAbi, 'transfer', [next.contracts.cashier, amount - sent]);
     }
     if (!j.funded) {
       j.funded = true;
@@ -583,7 +596,28 @@ async function migrateStockVenue(ctx: StepContext): Promise<Omit<Deployment, 'ch
       say('stock: migration windows closed');
     }
   }
+
+  // 9. the old router and Cashier keep no operator (the owner's own, made for the closes, included):
+  // frozen already, they now have nobody who could act on them.
+  if (!j.retired) {
+    for (const [label, address, abi] of [['old router', old.stockRouter, stockRouterAbi], ['old cashier', old.cashier, cashierAbi]] as const) {
+      const named = await client.getContractEvents({ address, abi: abi as Abi, eventName: 'OperatorSet', fromBlock: firstBlock }).catch(() => []);
+      const candidates = new Set([...snap.operators, owner, ...named.map((l) => getAddress((l.args as { operator: Address }).operator))].map((a) => getAddress(a)));
+      for (const op of candidates) {
+        if (await client.readContract({ address, abi: abi as Abi, functionName: 'isOperator', args: [op] })) await send(ctx, `${label}.setOperator(false)`, address, abi as Abi, 'setOperator', [op, false]);
+      }
+    }
+    j.retired = true;
+    await save();
+    say('stock: the old router and Cashier have no operator left');
+  }
   return next;
+}
+
+/** What `from` sent `to` in `token` from `fromBlock` on (the token's Transfer events). */
+async function transferredTo(client: ChainPublicClient, token: Address, from: Address, to: Address, fromBlock: bigint): Promise<bigint> {
+  const logs = await client.getContractEvents({ address: token, abi: cashTokenAbi, eventName: 'Transfer', args: { from, to } as never, fromBlock });
+  return logs.reduce((n, l) => n + ((l.args as { value: bigint }).value ?? 0n), 0n);
 }
 
 async function snapshotStockVenue(client: ChainPublicClient, old: DeploymentContracts, owner: Address, firstBlock: bigint): Promise<StockVenueSnapshot> {
@@ -690,169 +724,4 @@ async function snapshotStockVenue(client: ChainPublicClient, old: DeploymentCont
     stocks: stockSnaps,
     delegations,
   };
-}
-
-async function migratePerpVenue(ctx: StepContext & { collateralFallback?: Address }): Promise<VenueDeployment> {
-  const { publicClient: client, journal, save, say } = ctx;
-  const j = journal.perp!;
-  const oldVault = j.old.marginVault as Address;
-  const token = (j.old.collateralToken as Address | undefined) ?? ctx.collateralFallback!;
-  const owner = ctx.ownerWallet.account.address;
-  const section = ctx.record.venues.perp;
-  const firstBlock = BigInt(section.firstBlockNumber ?? section.blockNumber);
-
-  // Likewise the old vault only until its collateral has moved (the move is not a user's withdrawal).
-  const movedOnChain = await client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'withdrawalPaid', args: [VAULT_MIGRATION_WITHDRAWAL_ID] });
-  if (!j.moved && !movedOnChain) await ctx.beforeVaultMoved?.();
-  if (!j.snapshot) {
-    // The head now (cacheTime 0): the pending withdrawal just paid above is in a block newer than
-    // viem's cached one, and a snapshot at the cached block still counted its collateral as held,
-    // so the reconciliation found the vault 25 USDC short of it (CI).
-    const block = await client.getBlockNumber({ cacheTime: 0 });
-    const at = { blockNumber: block } as const;
-    const seen = await accountsSeen(client, [oldVault], firstBlock, block);
-    const accounts = (
-      await mapChunked(seen, async (account) => {
-        const [deposited, withdrawn] = await Promise.all([
-          client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'depositedOf', args: [account], ...at }),
-          client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'withdrawnOf', args: [account], ...at }),
-        ]);
-        return { account, deposited: s(deposited), withdrawn: s(withdrawn) };
-      })
-    ).filter((a) => a.deposited !== '0' || a.withdrawn !== '0');
-    const paidLogs = await client.getLogs({ address: oldVault, event: marginVaultAbi.find((e) => e.type === 'event' && e.name === 'Withdrawn') as never, fromBlock: firstBlock, toBlock: block });
-    const paid = paidLogs.map((l) => (l as unknown as { args: { withdrawalId: Hex } }).args.withdrawalId);
-    const held = await client.readContract({ address: token, abi: cashTokenAbi, functionName: 'balanceOf', args: [oldVault], ...at });
-    j.snapshot = { block: s(block), held: s(held), accounts, paid };
-    await save();
-    say(`perp: snapshot of the vault at block ${block}: ${accounts.length} account(s), ${held} units held`);
-  }
-  const snap = j.snapshot;
-
-  const vaultCode = j.deployed ? await client.getCode({ address: j.deployed.contracts.marginVault as Address }) : undefined;
-  if (!j.deployed || vaultCode === undefined || vaultCode === '0x') {
-    j.imported = false;
-    const operators: Address[] = [];
-    for (const account of snap.accounts.map((a) => a.account).concat([owner])) {
-      const isOp = await client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'isOperator', args: [account] });
-      if (isOp) operators.push(account);
-    }
-    const tx = await TxBatch.open(client, ctx.ownerWallet);
-    const marginVault = await tx.deployProxy('MarginVault', 'MarginVault', [token], [owner, owner, true]);
-    const cap = ctx.withdrawalCap ?? DEFAULT_WITHDRAWAL_CAP;
-    await tx.call('vault.setWithdrawalCap', marginVault, marginVaultAbi, 'setWithdrawalCap', [cap.amount, BigInt(cap.periodSeconds)]);
-    const reserveRegistry = await tx.deployProxy('ReserveRegistry', 'ReserveRegistry', [], [owner, owner]);
-    const opsSet = new Set<string>();
-    for (const op of [...operators, ...(await operatorsOf(client, oldVault, firstBlock))]) {
-      if (opsSet.has(op.toLowerCase())) continue;
-      opsSet.add(op.toLowerCase());
-      await tx.call('vault.setOperator', marginVault, marginVaultAbi, 'setOperator', [op, true]);
-      await tx.call('registry.setOperator', reserveRegistry, reserveRegistryAbi, 'setOperator', [op, true]);
-    }
-    // The venue's owner-to-be (docs/security.md, "Owner and upgrader"): the migration ends by handing over to it.
-    const timelockCode = timelockDeployArgs(owner);
-    const timelock = await tx.deploy('VenueTimelock', timelockCode.abi, timelockCode.bytecode, timelockCode.args);
-    const last = await tx.finish();
-    const contracts = { ...j.old, marginVault, collateralToken: token, reserveRegistry };
-    j.deployed = { release: APP_VERSION, code: tx.codeOf({ marginVault, reserveRegistry }), blockNumber: s(last.blockNumber), firstBlockNumber: s(tx.firstBlock!), deployedAt: Date.now(), operator: owner, contracts, timelock: { address: timelock, minDelay: 0 } };
-    await save();
-    say(`perp: the new vault is deployed behind a proxy (${marginVault})`);
-  }
-  const next = j.deployed;
-  const newVault = next.contracts.marginVault as Address;
-
-  {
-    const held = await client.readContract({ address: token, abi: cashTokenAbi, functionName: 'balanceOf', args: [oldVault] });
-    if (held > 0n) {
-      const isOp = await client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'isOperator', args: [owner] });
-      if (!isOp) await send(ctx, 'old vault.setOperator(owner)', oldVault, marginVaultAbi, 'setOperator', [owner, true]);
-      const paid = await client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'withdrawalPaid', args: [VAULT_MIGRATION_WITHDRAWAL_ID] });
-      // The 0.1.0 vault's operator payment (it took no signature): the old vault's own ABI.
-      if (!paid) await send(ctx, 'old vault pays the new vault', oldVault, LEGACY_VAULT_ABI, 'withdraw', [newVault, held, VAULT_MIGRATION_WITHDRAWAL_ID]);
-    }
-    if (!j.moved) {
-      j.moved = true;
-      await save();
-      say(`perp: the old vault's collateral is in the new vault`);
-    }
-  }
-  await ctx.afterVaultMoved?.();
-  if (await client.readContract({ address: newVault, abi: marginVaultAbi, functionName: 'migrating' })) {
-    // Totals as the old vault holds them now: a payment that landed after the snapshot (signed for
-    // the old vault before the stop) counts, and so does its id below.
-    const accounts = await mapChunked(snap.accounts, async (a) => {
-      const [deposited, withdrawn] = await Promise.all([
-        client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'depositedOf', args: [a.account] }),
-        client.readContract({ address: oldVault, abi: marginVaultAbi, functionName: 'withdrawnOf', args: [a.account] }),
-      ]);
-      return { account: a.account, deposited: s(deposited), withdrawn: s(withdrawn) };
-    });
-    for (let i = 0; i < accounts.length; i += CHUNK) {
-      const part = accounts.slice(i, i + CHUNK);
-      await send(ctx, 'vault.migrateAccounts', newVault, marginVaultAbi, 'migrateAccounts', [part.map((a) => a.account), part.map((a) => b(a.deposited)), part.map((a) => b(a.withdrawn))]);
-    }
-    // Every id the old vault paid, read after the move: the old vault can pay nothing more, so no
-    // id paid there can be paid again here.
-    const paidLogs = await client.getLogs({ address: oldVault, event: marginVaultAbi.find((e) => e.type === 'event' && e.name === 'Withdrawn') as never, fromBlock: firstBlock });
-    const paid = [...new Set(paidLogs.map((l) => (l as unknown as { args: { withdrawalId: Hex } }).args.withdrawalId))].filter((id) => id !== VAULT_MIGRATION_WITHDRAWAL_ID);
-    for (let i = 0; i < paid.length; i += CHUNK) {
-      await send(ctx, 'vault.migrateWithdrawalsPaid', newVault, marginVaultAbi, 'migrateWithdrawalsPaid', [paid.slice(i, i + CHUNK)]);
-    }
-    j.imported = true;
-    await save();
-  }
-  {
-    const open = await client.readContract({ address: newVault, abi: marginVaultAbi, functionName: 'migrating' });
-    if (open) await send(ctx, 'vault.finishMigration', newVault, marginVaultAbi, 'finishMigration', []);
-    if (!j.finished) {
-      j.finished = true;
-      await save();
-    }
-  }
-  return next;
-}
-
-async function operatorsOf(client: ChainPublicClient, vault: Address, fromBlock: bigint): Promise<Address[]> {
-  const logs = await client.getLogs({ address: vault, event: marginVaultAbi.find((e) => e.type === 'event' && e.name === 'OperatorSet') as never, fromBlock });
-  const out: Address[] = [];
-  for (const l of logs) {
-    const { operator } = (l as unknown as { args: { operator: Address } }).args;
-    if (await client.readContract({ address: vault, abi: marginVaultAbi, functionName: 'isOperator', args: [operator] })) out.push(getAddress(operator));
-  }
-  return out;
-}
-
-/** Per token, before and after, to the unit. */
-async function reconcile(client: ChainPublicClient, journal: MigrationJournal): Promise<Reconciliation[]> {
-  const out: Reconciliation[] = [];
-  const st = journal.stock;
-  if (st?.snapshot && st.deployed) {
-    const next = st.deployed.contracts;
-    for (const t of st.snapshot.tokens) {
-      const after = await client.readContract({ address: t.token, abi: cashTokenAbi, functionName: 'balanceOf', args: [next.cashier] });
-      out.push({ what: `cash ${t.token} held by the Cashier`, before: t.held, after: s(after), ok: after === b(t.held) });
-    }
-    const owedBefore = st.snapshot.accounts.reduce((n, a) => n + b(a.free) + b(a.locked), 0n);
-    const owedAfter = (
-      await mapChunked(st.snapshot.accounts, async (a) => {
-        const [free, locked] = await Promise.all([
-          client.readContract({ address: next.cashier, abi: cashierAbi, functionName: 'balanceOf', args: [a.user] }),
-          client.readContract({ address: next.cashier, abi: cashierAbi, functionName: 'lockedOf', args: [a.user] }),
-        ]);
-        return free + locked;
-      })
-    ).reduce((n, v) => n + v, 0n);
-    out.push({ what: 'cash balances (mUSD, free + locked)', before: s(owedBefore), after: s(owedAfter), ok: owedBefore === owedAfter });
-    for (const x of st.snapshot.stocks) {
-      const after = await client.readContract({ address: next.stocks[x.symbol], abi: stockAbi, functionName: 'totalSupply' });
-      out.push({ what: `stock ${x.symbol} supply (shares)`, before: x.totalSupply, after: s(after), ok: after === b(x.totalSupply) });
-    }
-  }
-  const pp = journal.perp;
-  if (pp?.snapshot && pp.deployed) {
-    const token = pp.deployed.contracts.collateralToken as Address;
-    const after = await client.readContract({ address: token, abi: cashTokenAbi, functionName: 'balanceOf', args: [pp.deployed.contracts.marginVault as Address] });
-    out.push({ what: `vault collateral ${token}`, before: pp.snapshot.held, after: s(after), ok: after === b(pp.snapshot.held) });
-  }
-  return out;
 }

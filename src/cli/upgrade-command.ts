@@ -69,14 +69,16 @@ export function upgradeCommand(): Command {
               const ownerKey = config.operatorPrivateKey ?? (config.rpcUrl ? undefined : OPERATOR_ACCOUNT.privateKey);
               if (!ownerKey) throw new AppError('VALIDATION', 'the migration needs the old contracts\' owner key: set OPERATOR_PRIVATE_KEY');
               const owner = createChainClients({ rpcUrl, chainId: config.chainId, operatorPrivateKey: ownerKey, timeoutMs: SETUP_RPC_TIMEOUT_MS }).walletClient!;
-              const [{ openAppDatabase }, { migrateLegacyDeployment }, { createLogger }] = await Promise.all([
+              const [{ openAppDatabase }, { migrateLegacyDeployment, migrationRoles }, { createLogger }, { senderAddress }, { guardianAddressOf }] = await Promise.all([
                 import('../app/storage-wiring.ts'),
                 import('../app/legacy-venue-migration.ts'),
                 import('../lib/logger.ts'),
+                import('../chain/operator-roles.ts'),
+                import('../chain/anvil-accounts.ts'),
               ]);
               const db = await openAppDatabase(config);
               try {
-                const migrated = await migrateLegacyDeployment({ db, publicClient, ownerWallet: owner, record: read.record, file, logger: createLogger({ name: 'upgrade', level: process.env.UPGRADE_LOG_LEVEL ?? 'error' }), onStep: (line) => out(`contracts: ${line}`), durable: flushState, withdrawalCap: config.perpWithdrawalCap });
+                const migrated = await migrateLegacyDeployment({ db, publicClient, ownerWallet: owner, record: read.record, file, logger: createLogger({ name: 'upgrade', level: process.env.UPGRADE_LOG_LEVEL ?? 'error' }), onStep: (line) => out(`contracts: ${line}`), durable: flushState, withdrawalCap: config.perpWithdrawalCap, roles: migrationRoles((role) => senderAddress(role, { keys: { shared: config.operatorPrivateKey, own: config.roleKeys, addresses: config.roleAddresses }, embeddedAnvil: !config.rpcUrl, allInOneProcess: true }), guardianAddressOf(config)) });
                 if (migrated) read.record = migrated.record;
               } finally {
                 await db.close();

@@ -12,14 +12,16 @@ import path from 'node:path';
 import { encodeFunctionData, parseUnits, type Abi, type Address } from 'viem';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { cashierAbi, marginVaultAbi, oneClickRouterAbi, stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
+import { ANVIL_ACCOUNTS, DEMO_WALLETS, EXECUTOR_ACCOUNT, GUARDIAN_ACCOUNT, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
 import { createChainClients, createChainWallet, SETUP_RPC_TIMEOUT_MS, type ChainPublicClient, type ChainWalletClient } from '../../src/chain/chain-client.ts';
 import type { DeploymentRecord } from '../../src/chain/deployment-file.ts';
 import { migrateLegacyVenues, readMigrationJournal, VAULT_MIGRATION_WITHDRAWAL_ID } from '../../src/chain/legacy-migration.ts';
 import { planUpgrade } from '../../src/chain/venue-upgrade.ts';
-import { ownableAbi, ownerCall, statefulContractsOf } from '../../src/chain/owner-actions.ts';
+import { ownableAbi, ownerCall, ownerCalls, statefulContractsOf } from '../../src/chain/owner-actions.ts';
+import { cashierSurplusSweepCalls } from '../../src/chain/legacy-reconciliation.ts';
 import { APP_VERSION } from '../../src/config/build-info.ts';
+import { expectedVenueRoles, readVenueRoles } from '../../src/chain/venue-roles.ts';
 import { deployLegacyVenue, type LegacyArtifacts } from '../support/legacy-venue.ts';
 import { delegateTypedData, oneClickDomain } from '../../src/chain/one-click-typed-data.ts';
 
@@ -30,10 +32,15 @@ const SYMBOLS = [
 // Within the hour: 374f31d refused deadlines further ahead (DeadlineTooFar).
 const FAR = Math.floor(Date.now() / 1000) + 3000;
 
+/** The role keys the migrated venue takes (the app passes its configured ones: migrationRoles). */
+const ROLES = { stock: [EXECUTOR_ACCOUNT.address], perp: [ANVIL_ACCOUNTS[6].address], guardian: GUARDIAN_ACCOUNT.address };
+
 interface Fixture {
   anvil: AnvilHandle;
   client: ChainPublicClient;
   owner: ChainWalletClient;
+  /** The executor's key: the new venue's operator. */
+  executor: ChainWalletClient;
   users: ChainWalletClient[];
   record: DeploymentRecord;
   a: LegacyArtifacts;
@@ -48,7 +55,8 @@ async function setUp(commit: string): Promise<Fixture> {
   const { publicClient: client, walletClient, chain } = createChainClients({ rpcUrl: anvil.rpcUrl, chainId: 31337, operatorPrivateKey: OPERATOR_ACCOUNT.privateKey, pollingIntervalMs: 20, timeoutMs });
   const users = DEMO_WALLETS.slice(0, 3).map((w) => createChainWallet(w.privateKey, { chain, rpcUrl: anvil.rpcUrl, pollingIntervalMs: 20, timeoutMs }));
   const { record, artifacts } = await deployLegacyVenue({ commit, publicClient: client, walletClient: walletClient!, symbols: SYMBOLS, demoWallets: users.map((u) => u.account.address) });
-  return { anvil, client, owner: walletClient!, users, record, a: artifacts, dir: mkdtempSync(path.join(os.tmpdir(), 'tokex-legacy-')) };
+  const executor = createChainWallet(EXECUTOR_ACCOUNT.privateKey, { chain, rpcUrl: anvil.rpcUrl, pollingIntervalMs: 20, timeoutMs });
+  return { anvil, client, owner: walletClient!, executor, users, record, a: artifacts, dir: mkdtempSync(path.join(os.tmpdir(), 'tokex-legacy-')) };
 }
 
 async function call(f: Fixture, who: ChainWalletClient, to: Address, abi: Abi, functionName: string, args: readonly unknown[]): Promise<void> {
@@ -147,7 +155,7 @@ for (const commit of ['374f31d', '6a0f45b']) {
       expect(planUpgrade(f.record).venues.map((v) => [v.venue, v.state])).toEqual([['stock', 'legacy'], ['perp', 'legacy']]);
       const journalFile = path.join(f.dir, 'migration.json');
       const closedSeen: string[][] = [];
-      const { record, journal, moved } = await migrateLegacyVenues({ publicClient: f.client, ownerWallet: f.owner, record: f.record, journalFile, afterOrdersClosed: async (ids) => void closedSeen.push([...ids]) });
+      const { record, journal, moved } = await migrateLegacyVenues({ publicClient: f.client, ownerWallet: f.owner, record: f.record, journalFile, roles: ROLES, afterOrdersClosed: async (ids) => void closedSeen.push([...ids]) });
 
       expect(closedSeen).toEqual([openOrders.map(String)]);
       for (const venue of ['stock', 'perp']) {
@@ -211,7 +219,7 @@ for (const commit of ['374f31d', '6a0f45b']) {
       // this test has none, so its owner opts out explicitly.
       expect(await read<boolean>(f, newStock.stockRouter, stockRouterAbi, 'requireOracle')).toBe(true);
       const fill = [[{ orderId: id, quantity: parseUnits('1', 18), price: parseUnits('150', 18) }], [{ orderId: id, status: 3 }]];
-      await expect(f.client.simulateContract({ address: newStock.stockRouter, abi: stockRouterAbi, functionName: 'settleOrders', args: fill as never, account: f.owner.account! })).rejects.toThrow(/PriceFeedRequired/);
+      await expect(f.client.simulateContract({ address: newStock.stockRouter, abi: stockRouterAbi, functionName: 'settleOrders', args: fill as never, account: f.executor.account! })).rejects.toThrow(/PriceFeedRequired/);
       // The migration ends with every new contract owned and upgraded by its venue's timelock: the
       // admin key no longer calls onlyOwner itself, it goes through the timelock (delay 0 here).
       for (const venue of ['stock', 'perp']) {
@@ -224,7 +232,11 @@ for (const commit of ['374f31d', '6a0f45b']) {
       }
       await expect(call(f, f.owner, newStock.stockRouter, stockRouterAbi, 'setRequireOracle', [false])).rejects.toThrow(/reverted/);
       expect(await ownerCall({ publicClient: f.client, wallet: f.owner, target: newStock.stockRouter, abi: stockRouterAbi, functionName: 'setRequireOracle', args: [false] })).toMatchObject({ done: true, via: 'timelock' });
-      await call(f, f.owner, newStock.stockRouter, stockRouterAbi, 'settleOrders', fill);
+      // The executor's key settles; the admin key is an operator of no new contract (issue 60).
+      await expect(f.client.simulateContract({ address: newStock.stockRouter, abi: stockRouterAbi, functionName: 'settleOrders', args: fill as never, account: f.owner.account! })).rejects.toThrow(/NotOperator/);
+      await call(f, f.executor, newStock.stockRouter, stockRouterAbi, 'settleOrders', fill);
+      // Every role of every new contract is the table's (docs/security.md, "Who holds which role").
+      expect(await readVenueRoles({ publicClient: f.client, record, keys: { admin: f.owner.account.address, executor: f.executor.account.address, 'perp-operator': ROLES.perp[0], guardian: ROLES.guardian } })).toEqual(expectedVenueRoles(record));
       // A rerun finds a finished journal and starts a new one only for a record that still has legacy venues: none.
       expect(readMigrationJournal(journalFile)?.finishedAt).toBeGreaterThan(0);
     }, 300_000);
@@ -320,5 +332,114 @@ describe('a migration killed between a transaction and its record', () => {
     }
     expect(done).toBe(true);
     expect(kills).toBeGreaterThan(10);
+  }, 900_000);
+});
+
+describe('a migration attacked at each step (issue 60)', () => {
+  const fx = withStateOn('374f31d');
+
+  test('a donation to the new Cashier and vault, deposits into the old vault after its snapshot, before and after the move: it completes, killed after every step in turn, returns every late deposit, reports the surpluses and retires the old operators', async () => {
+    const f = fx();
+    const c = f.record.venues.stock.contracts as Record<string, Address> & { stocks: Record<string, Address> };
+    const oldVault = f.record.venues.perp.contracts.marginVault as Address;
+    const [alice, bob, carol] = f.users;
+    const journalFile = path.join(f.dir, 'migration.json');
+    const before = await picture(f, f.record, { cashier: f.a.Cashier.abi, stock: f.a.Stock.abi });
+    const usdc = (u: ChainWalletClient) => read<bigint>(f, c.cashToken, f.a.CashToken.abi, 'balanceOf', [u.account.address]);
+    const wallets = { alice: await usdc(alice), bob: await usdc(bob), carol: await usdc(carol) };
+    const deposit = async (u: ChainWalletClient, amount: bigint) => {
+      await call(f, u, c.cashToken, f.a.CashToken.abi, 'approve', [oldVault, amount]);
+      await call(f, u, oldVault, f.a.MarginVault.abi, 'deposit', [amount]);
+    };
+    const CASHIER_DONATION = 1n;
+    const VAULT_DONATION = parseUnits('2', 6);
+    const done = new Set<string>();
+    const once = async (name: string, act: () => Promise<void>) => {
+      if (done.has(name)) return;
+      done.add(name);
+      await act();
+    };
+    // Each attack once, at the step it targets, in whichever attempt first reaches it.
+    const attack = async (line: string) => {
+      const j = readMigrationJournal(journalFile);
+      if (line.startsWith('stock: the new Cashier holds the cash')) {
+        // The finding's attack: one unit to the freshly funded Cashier, from any wallet.
+        await once('cashier donation', () => call(f, alice, c.cashToken, f.a.CashToken.abi, 'transfer', [j!.stock!.deployed!.contracts.cashier, CASHIER_DONATION]));
+      }
+      if (line.startsWith('perp: snapshot of the vault')) await once('deposit after the snapshot', () => deposit(carol, parseUnits('7', 6)));
+      if (line.startsWith('perp: the new vault is deployed')) {
+        // A deposit racing the move, and a donation to the new vault.
+        await once('deposit before the move', () => deposit(bob, parseUnits('5', 6)));
+        await once('vault donation', () => call(f, alice, c.cashToken, f.a.CashToken.abi, 'transfer', [j!.perp!.deployed!.contracts.marginVault, VAULT_DONATION]));
+      }
+      if (line.startsWith("perp: the old vault's collateral is in the new vault")) await once('deposit after the move', () => deposit(alice, parseUnits('3', 6)));
+    };
+    // onStep is synchronous (a kill throws from it): the attacks it queues are sent at the next
+    // journal write (`durable` is awaited before each) or right after a kill, so each lands after
+    // its step and before the step after it is recorded.
+    const queued: string[] = [];
+    const drain = async () => {
+      while (queued.length > 0) await attack(queued.shift()!);
+    };
+    let result: Awaited<ReturnType<typeof migrateLegacyVenues>> | undefined;
+    let attempts = 0;
+    for (let attempt = 1; attempt < 80 && !result; attempt++) {
+      attempts = attempt;
+      let steps = 0;
+      try {
+        result = await migrateLegacyVenues({
+          publicClient: f.client,
+          ownerWallet: f.owner,
+          record: f.record,
+          journalFile,
+          roles: ROLES,
+          durable: drain,
+          onStep: (line) => {
+            queued.push(line);
+            if (++steps === attempt) throw new Error(`killed after step ${attempt}`);
+          },
+        });
+      } catch (err) {
+        expect((err as Error).message).toBe(`killed after step ${attempt}`);
+      }
+      await drain();
+    }
+    expect(result, 'the migration never completed').toBeDefined();
+    expect(attempts).toBeGreaterThan(5);
+    expect([...done].sort()).toEqual(['cashier donation', 'deposit after the move', 'deposit after the snapshot', 'deposit before the move', 'vault donation']);
+    const { record, journal } = result!;
+
+    // Balanced: every account's cash and stock to the unit; the surpluses reported, not refused.
+    const after = await picture(f, record, { cashier: cashierAbi, stock: stockAbi });
+    expect({ ...after, vault: undefined }).toEqual({ ...before, vault: undefined });
+    expect(after.vault).toBe(before.vault + VAULT_DONATION);
+    expect(journal.reconciliation!.every((r) => r.ok)).toBe(true);
+    expect(journal.reconciliation!.filter((r) => r.surplus !== undefined && r.surplus !== '0').map((r) => [r.what.split(' ')[0], r.surplus])).toEqual([['cash', String(CASHIER_DONATION)], ['vault', String(VAULT_DONATION)]]);
+    // Every late deposit paid back to its depositor: their wallets hold what they held, less the donations.
+    expect(journal.perp!.lateDeposits!.map((d) => [d.account, d.amount]).sort()).toEqual(
+      [[carol.account.address, String(parseUnits('7', 6))], [bob.account.address, String(parseUnits('5', 6))], [alice.account.address, String(parseUnits('3', 6))]].sort(),
+    );
+    expect({ alice: await usdc(alice), bob: await usdc(bob), carol: await usdc(carol) }).toEqual({ alice: wallets.alice - CASHIER_DONATION - VAULT_DONATION, bob: wallets.bob, carol: wallets.carol });
+    // The new vault's books are the engine's: late deposits and their returns are in neither total.
+    const vault = record.venues.perp.contracts.marginVault as Address;
+    expect(await read<bigint>(f, vault, marginVaultAbi, 'depositedOf', [alice.account.address])).toBe(parseUnits('1000', 6));
+    expect(await read<bigint>(f, vault, marginVaultAbi, 'withdrawnOf', [alice.account.address])).toBe(parseUnits('100', 6));
+    expect(await read<bigint>(f, vault, marginVaultAbi, 'depositedOf', [carol.account.address])).toBe(parseUnits('1000', 6));
+    expect(await read<bigint>(f, vault, marginVaultAbi, 'depositedOf', [bob.account.address])).toBe(0n);
+    expect(await read<Address>(f, vault, marginVaultAbi, 'reserveRegistry')).toBe(record.venues.perp.contracts.reserveRegistry);
+    // The old contracts keep no operator; the old router refuses a deposit, naming why.
+    expect(await read<boolean>(f, oldVault, f.a.MarginVault.abi, 'isOperator', [f.owner.account.address])).toBe(false);
+    expect(await read<boolean>(f, c.stockRouter, f.a.StockRouter.abi, 'isOperator', [f.owner.account.address])).toBe(false);
+    expect(await read<boolean>(f, c.cashier, f.a.Cashier.abi, 'isOperator', [f.owner.account.address])).toBe(false);
+    await expect(f.client.simulateContract({ address: c.stockRouter, abi: f.a.StockRouter.abi, functionName: 'deposit', args: [c.cashToken, parseUnits('10', 6)], account: alice.account! })).rejects.toThrow(/NotRouter/);
+
+    // The Cashier's surplus goes to the treasury's balance through the timelock: no token moves.
+    const newStock = record.venues.stock.contracts as Record<string, Address>;
+    const treasury = await read<Address>(f, newStock.cashier, cashierAbi, 'treasury');
+    const treasuryBefore = await read<bigint>(f, newStock.cashier, cashierAbi, 'balanceOf', [treasury]);
+    const calls = await cashierSurplusSweepCalls({ publicClient: f.client, cashier: newStock.cashier, token: newStock.cashToken, amount: CASHIER_DONATION, timelock: record.venues.stock.timelock!.address });
+    expect(await ownerCalls({ publicClient: f.client, wallet: f.owner, calls, label: 'cashier surplus to the treasury' })).toMatchObject({ done: true });
+    expect(await read<bigint>(f, newStock.cashier, cashierAbi, 'balanceOf', [treasury])).toBe(treasuryBefore + CASHIER_DONATION * 10n ** 12n);
+    expect(await read<Address>(f, newStock.cashier, cashierAbi, 'router')).toBe(newStock.stockRouter);
   }, 900_000);
 });
