@@ -76,7 +76,8 @@ export const perpEngine: Suite = {
   key: 'perp-engine',
   name: 'perpetual book ÷ nodejs-order-book on the same seeded streams, and the full engine, in process, one core (bench/perp-engine-bench.ts)',
   async run(ctx) {
-    const r = await runPerpEngineBench({ ops: ctx.num('BENCH_PERP_OPS', 1_000_000), print: ctx.log });
+    // The book depths given here: BENCH_PERP_STEADY is the perp-orders suite's warm-up in a full run.
+    const r = await runPerpEngineBench({ ops: ctx.num('BENCH_PERP_OPS', 1_000_000), steadyDepth: 5_000, deepDepth: 120_000, print: ctx.log });
     return [
       ...r.books.map((b): Row => {
         const target = b.scenario === 'steady' ? 2 : 10;
