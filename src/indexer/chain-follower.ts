@@ -17,20 +17,20 @@
  *
  * Chain and storage failures never escape the polling loop: they are logged and retried with
  * backoff. `syncOnce` (for tests and tools) does throw them.
+ *
+ * The definition an indexer makes of itself is indexer-definition.ts, the follower's options and
+ * interface chain-follower-types.ts; both are re-exported here.
  */
 import { pino } from 'pino';
 import type { CompiledQuery, Kysely } from 'kysely';
-import type { Abi, PublicClient } from 'viem';
 import { AppError, ChainUnavailableError, ConflictError, isAppError } from '../errors/app-error.ts';
 import { createLock, sleep } from '../lib/async.ts';
-import type { Logger } from '../lib/logger.ts';
 import {
   deleteBlocksAbove,
   getCheckpoint,
   initCheckpoint,
   insertBlocks,
   insertEvents,
-  isIndexerName,
   listBlocksDescending,
   listEventsAbove,
   moveCheckpoint,
@@ -39,232 +39,22 @@ import {
   type Checkpoint,
 } from '../storage/chain-block-store.ts';
 import { createBatchWriter } from '../storage/batch-writer.ts';
-import type { DatabaseSchema, Db, DbExecutor } from '../storage/database.ts';
+import type { DatabaseSchema } from '../storage/database.ts';
 import { getMeta, setMeta } from '../storage/meta-store.ts';
 import { withTransaction } from '../storage/transaction.ts';
 import { createWriteRecorder } from '../storage/write-recorder.ts';
 import { createChainSource, type BlockHeader, type ChainSource } from './chain-source.ts';
 import { createEventDecoder, type RawLog } from './event-decoder.ts';
 import { decodeLogs } from './event-records.ts';
+import type { EventHandler, HandlerContext, IndexerDefinition } from './indexer-definition.ts';
+import type { BlockDelivery, ChainFollower, ChainFollowerOptions } from './chain-follower-types.ts';
 
-// ------------------------------------------------------------- definitions
-
-export interface IndexedContract {
-  /** The contract's name in handler keys (`StockRouter` in `StockRouter:OrderFilled`). */
-  name: string;
-  abi: Abi;
-  /** Every address with this ABI (the Stocks are many contracts of one kind). */
-  addresses: readonly string[];
-}
-
-/** A handler's view of the batch its event belongs to. */
-export interface HandlerContext<B> {
-  /** The indexer's state for this batch (`hooks.createBatch`). */
-  batch: B;
-  /** The contract (as registered) that emitted the event. */
-  contract: string;
-  /**
-   * Adds writes to the batch's transaction: `fn` runs against a recorder when the batch is
-   * written, so it may only write (reads belong in `hooks.prepare`).
-   */
-  write(fn: (db: Kysely<DatabaseSchema>) => Promise<unknown>): void;
-}
-
-/**
- * Folds one event into the batch. Handlers run in chain order; a handler may set `event.entityKey`
- * (the projection entity the event feeds, stored with it) for its rollback to find.
- */
-export type EventHandler<B> = (event: ChainEventRecord, ctx: HandlerContext<B>) => void | Promise<void>;
-
-export interface BatchStart {
-  indexer: string;
-  db: Db;
-  /** Awaits the batch being written, if any: a database read must see the batches before it. */
-  settled(): Promise<void>;
-}
-
-export interface FlushContext {
-  indexer: string;
-  /** The last block the batch covers (its checkpoint). */
-  end: BlockHeader;
-  chain: ChainSource;
-  confirmations: number;
-  /** Records writes into the batch's transaction (the same as a handler's `write`). */
-  record(fn: (db: Kysely<DatabaseSchema>) => Promise<unknown>): Promise<void>;
-}
-
-export interface RollbackContext {
-  indexer: string;
-  db: Db;
-  chain: ChainSource;
-  confirmations: number;
-  /** The indexer's events in the orphaned blocks, in chain order (still stored while this runs). */
-  orphaned: readonly ChainEventRecord[];
-  /** The block the checkpoint moves back to (number -1: before the chain). */
-  anchor: { number: number; hash: string };
-  /** No stored block is canonical any more: everything is rolled back to the start. */
-  reset: boolean;
-  /** Timestamp (ms) of the anchor block. */
-  anchorTimestamp(): Promise<number>;
-}
-
-/** The writes of a rollback, run in its transaction after the orphaned rows are deleted. */
-export type RollbackWrites = (tx: Kysely<DatabaseSchema>) => Promise<void>;
-
-/**
- * Batch hooks, for indexers whose handlers fold many events per entity: state per batch, bulk
- * reads before a range's handlers run, the batch's writes at its end.
- */
-export interface IndexerHooks<B> {
-  /** The state of a new batch (one database transaction). Absent: handlers see `batch` undefined. */
-  createBatch?(start: BatchStart): B;
-  /** Before the handlers of a range run: bulk reads, entity keys. */
-  prepare?(batch: B, events: readonly ChainEventRecord[]): Promise<void>;
-  /** After the batch's last range: its writes (`ctx.record`) and the reads they need. */
-  flush?(batch: B, ctx: FlushContext): Promise<void>;
-  /** The batch was submitted for writing (not yet committed): the next one is prepared on it. */
-  submitted?(batch: B): void;
-  /** The batch is committed (batches commit one at a time, in chain order): what it wrote is readable. */
-  committed?(batch: B): void;
-  /** A reorg's rollback is committed: what the orphaned events had written may have changed or gone. */
-  rolledBack?(): void;
-  /** What the indexer holds in memory may be stale: a write failed, a rollback, another writer. */
-  reset?(): void;
-  /**
-   * A reorg: re-derive what the orphaned events touched. Reads (database, chain) happen here; the
-   * returned writes run in the rollback's transaction.
-   */
-  rollback?(ctx: RollbackContext): Promise<RollbackWrites | undefined>;
-}
-
-export interface IndexerSpec<B> {
-  /** Namespace of the indexer's rows and its checkpoint's name: lower-case letters, digits, `_`, `-`. */
-  name: string;
-  contracts: readonly IndexedContract[];
-  hooks?: IndexerHooks<B>;
-}
-
-export interface IndexerDefinition<B> {
-  readonly name: string;
-  readonly contracts: readonly IndexedContract[];
-  readonly hooks?: IndexerHooks<B>;
-  /** Registers the handler of one event of one contract (`Contract:Event`, as in its ABI). */
-  on(key: string, handler: EventHandler<B>): IndexerDefinition<B>;
-  /** The handler registered for `contract`'s event `name`, if any. */
-  handlerOf(contract: string, name: string): EventHandler<B> | undefined;
-}
-
-/**
- * Defines an indexer. Handlers are registered with `on`; an unknown contract or event, or a second
- * handler for one event, is refused at once (a typo must not silently index nothing).
- */
-export function defineIndexer<B = undefined>(spec: IndexerSpec<B>): IndexerDefinition<B> {
-  if (!isIndexerName(spec.name)) throw new AppError('INTERNAL', `indexer: invalid name ${JSON.stringify(spec.name)}`);
-  const contracts = new Map<string, IndexedContract>();
-  for (const c of spec.contracts) {
-    if (contracts.has(c.name)) throw new AppError('INTERNAL', `indexer ${spec.name}: contract ${c.name} defined twice`);
-    contracts.set(c.name, c);
-  }
-  const handlers = new Map<string, EventHandler<B>>();
-  const def: IndexerDefinition<B> = {
-    name: spec.name,
-    contracts: spec.contracts,
-    hooks: spec.hooks,
-    on(key, handler) {
-      const [contract, event, extra] = key.split(':');
-      const c = contracts.get(contract);
-      if (!c || extra !== undefined) throw new AppError('INTERNAL', `indexer ${spec.name}: no contract for ${key}`);
-      if (!c.abi.some((item) => item.type === 'event' && item.name === event)) {
-        throw new AppError('INTERNAL', `indexer ${spec.name}: ${contract} has no event ${event}`);
-      }
-      if (handlers.has(key)) throw new AppError('INTERNAL', `indexer ${spec.name}: ${key} has a handler already`);
-      handlers.set(key, handler);
-      return def;
-    },
-    handlerOf(contract, name) {
-      return handlers.get(`${contract}:${name}`);
-    },
-  };
-  return def;
-}
+export { defineIndexer } from './indexer-definition.ts';
+export type { BatchStart, EventHandler, FlushContext, HandlerContext, IndexedContract, IndexerDefinition, IndexerHooks, IndexerSpec, RollbackContext, RollbackWrites } from './indexer-definition.ts';
+export { deployedBlocksOf } from './chain-follower-types.ts';
+export type { BlockDelivery, ChainFollower, ChainFollowerOptions, FollowerProgress } from './chain-follower-types.ts';
 
 // ----------------------------------------------------------------- follower
-
-/** The deployment blocks of a venue's record (the last only, for records older than `firstBlockNumber`). */
-export function deployedBlocksOf(d: { blockNumber: string; firstBlockNumber?: string }): { first: number; last: number } {
-  return { first: Number(d.firstBlockNumber ?? d.blockNumber), last: Number(d.blockNumber) };
-}
-
-export interface ChainFollowerOptions {
-  db: Db;
-  publicClient: PublicClient;
-  /** Blocks to stay behind the head. Default 0 (anvil). */
-  confirmations?: number;
-  /** Polling interval of `start()`'s loop, ms. Default 1000. */
-  pollMs?: number;
-  /**
-   * Most blocks per eth_getLogs request. Default 2000. Within it the range adapts to the log
-   * density, aiming at about 3000 logs per request (a few MB of JSON), and halves when a provider
-   * refuses a range.
-   */
-  batchBlocks?: number;
-  /**
-   * First block to index. Default: the first block in which one of the contracts has code (binary
-   * search on eth_getCode up to `deployedBlocks.last`, or the head), or `deployedBlocks.first` on a
-   * node that cannot answer for old blocks (a pruned one).
-   */
-  startBlock?: number | bigint;
-  /** The blocks of the first and the last deployment transactions, from the deployment record. */
-  deployedBlocks?: { first: number | bigint; last: number | bigint };
-  logger?: Logger;
-  /**
-   * During a catch-up, consecutive ranges share one database transaction until it holds this many
-   * events (or has gathered ranges for 3 s). Default 200 000; 1 commits every range on its own.
-   */
-  commitEvents?: number;
-  /** Called after each committed range (metrics, benchmarks). */
-  onRange?: (range: { from: number; to: number; events: number }) => void;
-}
-
-/** How `deliverBlock` reconciled a block. */
-export type BlockDelivery = 'appended' | 'duplicate' | 'gap-filled' | 'reorged' | 'unconfirmed' | 'stale';
-
-export interface ChainFollower {
-  /** The indexer's name (its rows' namespace and checkpoint). */
-  readonly name: string;
-  /** Starts the polling loop (returns at once; progress shows in the checkpoint). */
-  start(): Promise<void>;
-  /** Stops the loop after the range in progress; idempotent. */
-  stop(): Promise<void>;
-  /** One reconciliation and catch-up to `head - confirmations`; resolves with the checkpointed block. */
-  syncOnce(): Promise<{ head: bigint }>;
-  /** Resolves once block `n` is indexed (driving `syncOnce` itself when the loop is not running). */
-  waitForBlock(n: bigint, timeoutMs?: number): Promise<void>;
-  /**
-   * Looks at the chain now instead of at the next poll (a transaction this process is waiting on was
-   * just mined); a nudge during a sync makes the loop sync once more straight after it.
-   */
-  nudge(): void;
-  /**
-   * Reconciles one block pushed from outside (e.g. a newHeads subscription) against the
-   * checkpoint: its parent is the checkpoint → appended; already indexed → duplicate; ahead →
-   * the missing blocks are fetched first (gap); on another branch → reorg.
-   */
-  deliverBlock(hash: string): Promise<BlockDelivery>;
-  /** The stored checkpoint, or undefined before the first sync. */
-  checkpoint(): Promise<{ number: bigint; hash: string } | undefined>;
-  /** For readiness and metrics: the last head seen, the block indexed, and when it last made progress. */
-  progress(): FollowerProgress;
-}
-
-export interface FollowerProgress {
-  /** Wall-clock ms of the last sync that reached its target, or of the last batch committed on the way. */
-  progressAt?: number;
-  /** The chain head at the last sync (undefined before the first). */
-  head?: number;
-  /** The block indexed (committed) so far. */
-  indexed?: number;
-}
 
 interface FetchedRange {
   from: number;
