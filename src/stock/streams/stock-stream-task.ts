@@ -22,27 +22,25 @@
  *   the previous one's last form when a new one began since the last read).
  * - corporate actions (`corporateActions`, every `pollMs`): a symbol's `GET corporate-action` row
  *   whenever its stored action changed (`updated_at`); dividends (`dividends`): each payout once
- *   paid as its holder's DIVIDEND operation, and every payout among the seed's operations.
+ *   paid as its holder's DIVIDEND operation, and every payout among the seed's operations. These two
+ *   are corporate-action-feed.ts's, published here as the rest.
  *
  * Each update shows a row as a committed batch wrote it; rows waiting to be published keep only
  * their latest state, and what was already published to a stream is not published again (the same
  * JSON). A backlog beyond `BACKLOG` rows (a long catch-up) is dropped for a new epoch, whose
  * snapshot reads the store once instead of holding every row in memory.
  */
-import { STOCK_KLINE_INTERVALS, type StockCorporateAction, type StockDividendOperation, type StockKlineInterval } from '@tokex/contract';
+import { STOCK_KLINE_INTERVALS, type StockDividendOperation, type StockKlineInterval } from '@tokex/contract';
 import type { Address } from 'viem';
-import type { Logger } from '../../lib/logger.ts';
-import type { Quote, QuoteReader } from '../../marketdata/market-types.ts';
+import type { Quote } from '../../marketdata/market-types.ts';
 import { readPriceHistory, type HistoryBar } from '../../marketdata/price-history.ts';
-import type { MarketCalendar } from '../../marketdata/market-calendar.ts';
-import type { Db } from '../../storage/database.ts';
-import type { PublishedUpdate, StreamPublisher } from '../../streams/stream-publisher.ts';
-import { balanceView, type BalanceVenue } from '../balance-view.ts';
-import type { OrderUpdate, StockIndexChange } from '../indexer/stock-indexer.ts';
+import type { PublishedUpdate } from '../../streams/stream-publisher.ts';
+import { balanceView } from '../balance-view.ts';
+import type { OrderUpdate } from '../indexer/stock-indexer.ts';
 import { cashOperationView, stockOperationView } from '../operation-views.ts';
 import { orderView } from '../order-view.ts';
 import { barView, marketStateAt, quoteStale, quoteView, STALE_QUOTE_MS, type MarketState } from '../quote-view.ts';
-import type { MarketConfigView, StockChainReader, StockDirectory, StockListing } from '../stock-deps.ts';
+import type { MarketConfigView, StockListing } from '../stock-deps.ts';
 import {
   listCashOperationsForApiKey,
   listOperationWallets,
@@ -54,86 +52,12 @@ import {
 import { listFillsOfOrders, listLiveOrders, listOrdersForApiKey, listOrderWallets, type OrderRecord } from '../store/stock-order-store.ts';
 import { loadCloseReasons } from '../store/order-reason-store.ts';
 import { listTxRecorders } from '../store/tx-record-store.ts';
-import { CORPORATE_ACTIONS_CHANNEL, keySubject, RECENT_OPERATIONS } from './stock-stream-channels.ts';
-import { dividendOperationView } from '../corporate-actions/corporate-action-registry.ts';
-import {
-  listActionsUpdatedAfter,
-  lastPaidPayout,
-  listCorporateActions,
-  listPayoutsOfUser,
-  listPayoutsPaidAfter,
-  listPayoutWallets,
-  type CorporateActionRecord,
-} from '../corporate-actions/corporate-action-store.ts';
+import { keySubject, RECENT_OPERATIONS } from './stock-stream-channels.ts';
+import { createCorporateActionFeed } from './corporate-action-feed.ts';
+import { listPayoutWallets } from '../corporate-actions/corporate-action-store.ts';
+import type { StockStreamTask, StockStreamTaskOptions, StreamKey } from './stock-stream-task-types.ts';
 
-export interface StockStreamTaskOptions {
-  db: Db;
-  /** Where the price history lives, for the candles: the first chain's database (the one feed's). Absent: `db`. */
-  historyDb?: Db;
-  publisher: StreamPublisher;
-  /** The quotes; with `onQuote` (the simulator in this process) every quote is published as it comes. */
-  quotes: QuoteReader & { onQuote?(listener: (q: Quote) => void): () => void };
-  chain: Pick<StockChainReader, 'account' | 'marketConfig'>;
-  stocks: StockDirectory;
-  calendar: MarketCalendar;
-  /**
-   * The chain id and product the `balances` bodies name (`chainId`, `productType`, as
-   * `GET users/{id}/balance` answers them); without it they leave both out.
-   */
-  venue?: BalanceVenue;
-  /**
-   * The venue's stock API keys: a bound wallet's balances are streamed from the start, even before
-   * its first order; a key bound to none has the streams of what it recorded.
-   */
-  keys?: () => Promise<readonly StreamKey[]>;
-  /** How long a changed order's or operation's transaction is looked up for a recording. Default 60 000 ms. */
-  recordWaitMs?: number;
-  /** Default 250 ms, or 1 000 ms when the quotes come through `onQuote`. */
-  quoteMs?: number;
-  /** Default 1 000 ms. */
-  candleMs?: number;
-  /** A quote older than this is published `stale: true` (the executor's quote max age). Default 30 000 ms. */
-  quoteMaxAgeMs?: number;
-  /** How often the keys are listed (a new key, a key bound to a new wallet). Default 1 000 ms. */
-  keysMs?: number;
-  /** How often the transactions waiting for a recording are looked up. Default 250 ms. */
-  recordingMs?: number;
-  /** Wait before a failed round (recordings, market config, balances) is tried again. Default 500 ms. */
-  retryMs?: number;
-  /**
-   * Cash dividends (docs/corporate-actions.md): each payout once paid is an `operations` update of
-   * its holder (a DIVIDEND operation) and refreshes the holder's balance. Unset: none published.
-   */
-  dividends?: { cashToken: string; cashDecimals: number; pollMs?: number };
-  /**
-   * The `corporateActions` channel (docs/corporate-actions.md, "Streams"): each symbol's
-   * `GET corporate-action` rows (`list`, the route's registry, so the file's actions are there too),
-   * and each row again when a stored action changed (its `updated_at`, polled every `pollMs`,
-   * default 1 000 ms; the whole table every `sweepMs`, default 10 000 ms, for a writer whose clock
-   * is behind the others'). Unset: the channel stays empty.
-   */
-  corporateActions?: { list(symbol: string): Promise<StockCorporateAction[]>; pollMs?: number; sweepMs?: number };
-  logger?: Pick<Logger, 'warn' | 'error'>;
-  now?: () => number;
-}
-
-export interface StockStreamTask {
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  /** Starts a new epoch from the current state (the broker lost a batch, a reorg). */
-  resync(): Promise<void>;
-  /** The stock indexer's commit listener: what a committed batch wrote. */
-  changed(change: StockIndexChange): void;
-}
-
-export interface StreamKey {
-  apiKey: string;
-  userAddress: string | null;
-  permissions: readonly string[];
-  /** A stock key's scopes; without them, `permissions` says whether the key may write. */
-  scopes?: ReadonlyArray<{ access: string }>;
-  active: boolean;
-}
+export type { StockStreamTask, StockStreamTaskOptions, StreamKey } from './stock-stream-task-types.ts';
 
 /**
  * Whether the key may write somewhere: a WRITABLE scope on any chain (its first scope is only one
@@ -256,6 +180,21 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
     }
     while (published.size > REMEMBERED) published.delete(published.keys().next().value as string);
   }
+
+  // The dividends' and corporate actions' updates (corporate-action-feed.ts), published as the rest.
+  const feed = createCorporateActionFeed({
+    db,
+    stocks,
+    now,
+    round: ROUND,
+    dividends: opts.dividends,
+    corporateActions: opts.corporateActions,
+    published,
+    fresh,
+    remember,
+    walletChanged: (user) => merge(pending, { wallets: [user] }),
+    kick: () => kick(),
+  });
 
   let listed = 0;
   /** Lists the keys; answers the wallets the active ones are bound to. */
@@ -581,26 +520,6 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
     }
   }
 
-  /** Each wallet's DIVIDEND operations (all its payouts, as `GET corporate-action` shows them to it). */
-  async function dividendViewsOf(wallets: Iterable<string>): Promise<Map<string, StockDividendOperation[]>> {
-    const out = new Map<string, StockDividendOperation[]>();
-    const d = opts.dividends;
-    if (d === undefined) return out;
-    let actions: Map<string, CorporateActionRecord> | undefined;
-    for (const user of wallets) {
-      const payouts = await listPayoutsOfUser(db, user);
-      if (payouts.length === 0) continue;
-      actions ??= new Map((await listCorporateActions(db)).map((a) => [a.actionId, a]));
-      const views: StockDividendOperation[] = [];
-      for (const p of payouts) {
-        const a = actions.get(p.actionId);
-        if (a !== undefined) views.push(dividendOperationView(p, a, d.cashToken, d.cashDecimals));
-      }
-      out.set(user, views);
-    }
-    return out;
-  }
-
   async function seed(): Promise<PublishedUpdate[]> {
     // Everything committed so far is in what is read below.
     pending = emptyPending();
@@ -611,7 +530,7 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
     lastCandle.clear();
     published.clear();
     seen.clear();
-    const out: PublishedUpdate[] = [...(await quoteUpdates()), ...(await candleUpdates()), ...(await corporateActionSeed())];
+    const out: PublishedUpdate[] = [...(await quoteUpdates()), ...(await candleUpdates()), ...(await feed.corporateActionSeed())];
     const keyWallets = await listKeys();
 
     const live = new Map<string, OrderRecord[]>();
@@ -624,10 +543,10 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
     const operationWallets = new Set(await listOperationWallets(db));
     if (opts.dividends !== undefined) {
       // Before the payouts are read: one paid in between is polled again, and found published.
-      dividendCursor = (await lastPaidPayout(db)) ?? { updatedAt: 0, operationId: '' };
+      await feed.seedDividendCursor();
     }
     const payoutWallets = opts.dividends !== undefined ? await listPayoutWallets(db) : [];
-    const dividends = await dividendViewsOf(payoutWallets);
+    const dividends = await feed.dividendViewsOf(payoutWallets);
     for (const user of new Set([...live.keys(), ...operationWallets, ...dividends.keys()])) {
       const recent = operationWallets.has(user) ? await listRecentOperationsOfWallet(db, user, RECENT_OPERATIONS) : { cash: [], stock: [] };
       await seedOwner(out, user, live.get(user) ?? [], recent.cash, recent.stock, dividends.get(user));
@@ -700,96 +619,6 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
   }
 
   /** A new key, or a key bound to a new wallet: its wallet's balances follow (null in a snapshot before). */
-  /**
-   * The last payout paid that the seed read (each epoch's seed holds the ones before among its
-   * wallets' operations); a cursor read from the table, not a clock, as the scheduler's clock may
-   * be shifted (MARKET_CLOCK_START).
-   */
-  let dividendCursor = { updatedAt: now(), operationId: '' };
-  async function dividendUpdates(): Promise<PublishedUpdate[]> {
-    const d = opts.dividends;
-    if (d === undefined) return [];
-    const paid = await listPayoutsPaidAfter(db, dividendCursor, ROUND);
-    if (paid.length === 0) return [];
-    const out: PublishedUpdate[] = [];
-    const marks: Array<[string, string]> = [];
-    for (const { payout, action } of paid) {
-      const view = dividendOperationView(payout, action, d.cashToken, d.cashDecimals);
-      const user = payout.userAddress.toLowerCase();
-      if (fresh(`${user} d:${view.operationId}`, JSON.stringify(view), marks)) out.push({ channel: 'operations', subject: user, data: view });
-      // The cash reached the wallet: its balance goes round too.
-      merge(pending, { wallets: [user] });
-    }
-    const last = paid[paid.length - 1].payout;
-    dividendCursor = { updatedAt: last.updatedAt, operationId: last.operationId };
-    remember(marks);
-    kick();
-    return out;
-  }
-
-  /** Stored actions as last seen (each record's JSON) by id, the highest `updated_at` among them, and when the whole table was last read. */
-  let actionsSeen = new Map<string, string>();
-  let actionCursor = 0;
-  let actionSweep = 0;
-  const caEntity = (symbol: string, exDate: string) => `${symbol} ca:${exDate}`;
-
-  function sawActions(actions: readonly CorporateActionRecord[]): void {
-    for (const a of actions) {
-      actionsSeen.set(a.actionId, JSON.stringify(a));
-      if (a.updatedAt > actionCursor) actionCursor = a.updatedAt;
-    }
-  }
-
-  /** Every listed symbol's `GET corporate-action` rows (the channel's snapshots), remembered as published. */
-  async function corporateActionSeed(): Promise<PublishedUpdate[]> {
-    const ca = opts.corporateActions;
-    if (ca === undefined) return [];
-    // The table before the rows: a change committed in between is polled again, and found published.
-    const stored = await listActionsUpdatedAfter(db, Number.MIN_SAFE_INTEGER);
-    const out: PublishedUpdate[] = [];
-    for (const listing of stocks.list()) {
-      const rows = await ca.list(listing.symbol);
-      for (const r of rows) published.set(caEntity(listing.symbol, r.exDate), JSON.stringify(r));
-      out.push({ channel: CORPORATE_ACTIONS_CHANNEL, subject: listing.symbol, data: rows });
-    }
-    actionsSeen = new Map();
-    actionCursor = 0;
-    actionSweep = now();
-    sawActions(stored);
-    return out;
-  }
-
-  /**
-   * The rows of the symbols whose stored actions changed since the last poll (a new action, a new
-   * state, totals or transaction), each row published when its body changed. The cursor is the
-   * highest `updated_at` seen, read from one millisecond back (a row written in that millisecond and
-   * committed after the read); the whole table is read every `sweepMs`, for a writer whose clock is
-   * behind (the scheduler runs on the market calendar's clock, MARKET_CLOCK_START; the CLI on the
-   * wall clock).
-   */
-  async function corporateActionUpdates(): Promise<PublishedUpdate[]> {
-    const ca = opts.corporateActions;
-    if (ca === undefined) return [];
-    const t = now();
-    const sweep = t - actionSweep >= (ca.sweepMs ?? 10_000);
-    const read = await listActionsUpdatedAfter(db, sweep ? Number.MIN_SAFE_INTEGER : actionCursor - 1);
-    const changed = read.filter((a) => actionsSeen.get(a.actionId) !== JSON.stringify(a));
-    const out: PublishedUpdate[] = [];
-    const marks: Array<[string, string]> = [];
-    for (const symbol of new Set(changed.map((a) => a.symbol))) {
-      // An action on a symbol no longer listed has no stream.
-      if (stocks.bySymbol(symbol) === undefined) continue;
-      for (const r of await ca.list(symbol)) {
-        if (fresh(caEntity(symbol, r.exDate), JSON.stringify(r), marks)) out.push({ channel: CORPORATE_ACTIONS_CHANNEL, subject: symbol, data: r });
-      }
-    }
-    // Only once every row was rendered: a failed round reads the same actions again.
-    sawActions(changed);
-    if (sweep) actionSweep = t;
-    remember(marks);
-    return out;
-  }
-
   async function keysUpdates(): Promise<PublishedUpdate[]> {
     const wallets = (await listKeys()).filter((w) => !seen.has(w) && !pending.wallets.has(w));
     if (wallets.length > 0) {
@@ -811,8 +640,8 @@ export function createStockStreamTask(opts: StockStreamTaskOptions): StockStream
       timers.push(setInterval(tick(candleUpdates), opts.candleMs ?? 1_000));
       timers.push(setInterval(tick(keysUpdates), opts.keysMs ?? 1_000));
       timers.push(setInterval(tick(recordings), opts.recordingMs ?? 250));
-      if (opts.dividends) timers.push(setInterval(tick(dividendUpdates), opts.dividends.pollMs ?? 1_000));
-      if (opts.corporateActions) timers.push(setInterval(tick(corporateActionUpdates), opts.corporateActions.pollMs ?? 1_000));
+      if (opts.dividends) timers.push(setInterval(tick(feed.dividendUpdates), opts.dividends.pollMs ?? 1_000));
+      if (opts.corporateActions) timers.push(setInterval(tick(feed.corporateActionUpdates), opts.corporateActions.pollMs ?? 1_000));
       for (const t of timers) t.unref();
       kick();
     },
