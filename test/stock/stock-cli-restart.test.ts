@@ -122,9 +122,10 @@ describe('restart', () => {
     const d = t.stack.deployment;
     expect(d.operator).toBe(OPERATOR_ACCOUNT.address);
     const pub = createPublicClient({ transport: http(t.demo.rpcUrl) });
-    for (const account of [OPERATOR_ACCOUNT.address, EXECUTOR_ACCOUNT.address]) {
-      expect(await pub.readContract({ address: d.contracts.stockRouter, abi: stockRouterAbi, functionName: 'isOperator', args: [account] })).toBe(true);
-      expect(await pub.readContract({ address: d.contracts.cashier, abi: cashierAbi, functionName: 'isOperator', args: [account] })).toBe(true);
+    // The executor's key is an operator, the deployer's is not (issue 60: keys hold exactly their roles).
+    for (const [account, operator] of [[OPERATOR_ACCOUNT.address, false], [EXECUTOR_ACCOUNT.address, true]] as const) {
+      expect(await pub.readContract({ address: d.contracts.stockRouter, abi: stockRouterAbi, functionName: 'isOperator', args: [account] })).toBe(operator);
+      expect(await pub.readContract({ address: d.contracts.cashier, abi: cashierAbi, functionName: 'isOperator', args: [account] })).toBe(operator);
     }
     expect(t.logs.some((l) => l.includes('"msg":"executor: running"') && l.includes(`"operator":"${EXECUTOR_ACCOUNT.address}"`))).toBe(true);
   });
