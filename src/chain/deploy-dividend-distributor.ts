@@ -4,15 +4,24 @@
  * of the venue made one of the distributor's (the executor pays dividends with its own key), and,
  * in a demo deployment, a cash reserve minted to each operator but the deployer so that it can fund them.
  */
-import { parseUnits, type Address } from 'viem';
+import { parseUnits, type Abi, type Address } from 'viem';
 import { cashTokenAbi, dividendDistributorAbi } from './abi/generated/index.ts';
-import type { TxBatch } from './deploy-contracts.ts';
+
+/**
+ * What this part uses of the deployment's batch (deploy-contracts.ts's TxBatch, which is passed in):
+ * named here, structurally, so that this module does not import deploy-contracts.ts, which imports it.
+ */
+export interface DividendDeployBatch {
+  readonly from: Address;
+  deployProxy(label: string, contract: 'DividendDistributor', ctorArgs: readonly unknown[], initArgs: readonly unknown[]): Promise<Address>;
+  call(label: string, to: Address, abi: Abi, functionName: string, args: readonly unknown[]): Promise<void>;
+}
 
 /** USDC minted to each extra operator of a demo deployment, to fund dividends with. */
 export const DEMO_DIVIDEND_RESERVE = parseUnits('1000000', 6);
 
 export async function queueDividendDistributor(
-  tx: TxBatch,
+  tx: DividendDeployBatch,
   params: {
     /** Every operator of the venue (the executor's address; the deployer only when a fixture asks). */
     operators: readonly Address[];
