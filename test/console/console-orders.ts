@@ -22,6 +22,23 @@ const cellsOf = async (row: Locator) => (await row.getByRole('cell').allTextCont
 const buttonsOf = async (row: Locator) => row.getByRole('button').allTextContents();
 const statusLine = (page: Page, orderId: string) => page.getByRole('status').filter({ hasText: `Order ${orderId}` }).textContent();
 
+/**
+ * Waits for an order's row; when it does not come, the error says what the page said instead (its
+ * alert, its status lines and the open orders' rows), which a timeout alone does not.
+ */
+async function rowAppears(page: Page, row: Locator, what: string): Promise<void> {
+  try {
+    await row.waitFor(SLOW);
+  } catch (err) {
+    const said = {
+      alert: await page.getByRole('alert').allTextContents(),
+      status: await page.getByRole('status').allTextContents(),
+      openOrders: await openOrders(page).getByRole('row').allTextContents(),
+    };
+    throw new Error(`${what}: no row after ${SLOW.timeout} ms; the page said ${JSON.stringify(said)}`, { cause: err });
+  }
+}
+
 async function markOf(trader: PerpClient): Promise<number> {
   const [ticker] = await trader.getTickers({ symbol: SYMBOL });
   return Number(ticker.markPrice);
@@ -59,7 +76,7 @@ export async function placeAndCancel(page: Page, trader: PerpClient, fraction: b
   await page.getByRole('button', { name: 'Place order' }).click();
 
   const row = openOrders(page).getByRole('row').filter({ hasText: px(price) });
-  await row.waitFor(SLOW);
+  await rowAppears(page, row, 'the limit order');
   const orderId = (await row.getAttribute('data-order-id'))!;
   expect(orderId).toMatch(/^\d+$/);
   expect(await cellsOf(row)).toEqual([orderId, SYMBOL, 'BUY', 'LIMIT', px(price), '', '0.001', '0', 'NEW']);
@@ -87,7 +104,7 @@ export async function placeStop(page: Page, trader: PerpClient, shot: string): P
   await page.getByRole('button', { name: 'Place order' }).click();
 
   const row = openOrders(page).getByRole('row').filter({ hasText: `${px(trigger)} (MARK)` });
-  await row.waitFor(SLOW);
+  await rowAppears(page, row, 'the stop order');
   const orderId = (await row.getAttribute('data-order-id'))!;
   expect(await cellsOf(row)).toEqual([orderId, SYMBOL, 'SELL', 'STOP_MARKET', '', `${px(trigger)} (MARK)`, '0.001', '0', 'UNTRIGGERED']);
   expect(await buttonsOf(row)).toEqual(['Cancel']);
@@ -106,7 +123,7 @@ export async function placeAndAmend(page: Page, trader: PerpClient, shot: string
   await fillOrder(page, { type: 'LIMIT', side: 'BUY', size: '0.002', price });
   await page.getByRole('button', { name: 'Place order' }).click();
   const placed = openOrders(page).getByRole('row').filter({ hasText: px(price) });
-  await placed.waitFor(SLOW);
+  await rowAppears(page, placed, 'the order to amend');
   const orderId = (await placed.getAttribute('data-order-id'))!;
   const row = orderRow(page, orderId);
 
@@ -137,7 +154,7 @@ export async function placeClosingTakeProfit(page: Page, trader: PerpClient): Pr
   expect(await page.getByLabel('Size', { exact: true }).isHidden()).toBe(true);
   await page.getByRole('button', { name: 'Place order' }).click();
   const row = openOrders(page).getByRole('row').filter({ hasText: `${px(trigger)} (MARK)` });
-  await row.waitFor(SLOW);
+  await rowAppears(page, row, 'the closing take-profit');
   const orderId = (await row.getAttribute('data-order-id'))!;
   expect(await cellsOf(row)).toEqual([orderId, SYMBOL, 'SELL', 'TAKE_PROFIT_MARKET', '', `${px(trigger)} (MARK)`, 'position', '0', 'UNTRIGGERED']);
   await expect.poll(() => statusLine(page, orderId)).toBe(`Order ${orderId} UNTRIGGERED: SELL ${SYMBOL} closing the position, TAKE_PROFIT_MARKET at market when MARK reaches ${trigger}.`);

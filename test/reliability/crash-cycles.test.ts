@@ -59,14 +59,14 @@ async function everyRow<T>(page: (n: number) => Promise<{ total: number; rows: T
   }
 }
 
-async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, limitMs = 120_000): Promise<T> {
+async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, limitMs = 120_000, show: (v: T) => unknown = (v) => v): Promise<T> {
   const deadline = performance.now() + limitMs;
   let last: unknown;
   for (;;) {
     try {
       const v = await read();
       if (done(v)) return v;
-      last = v;
+      last = show(v);
     } catch (err) {
       last = (err as Error).message;
     }
@@ -217,6 +217,12 @@ it(`${CYCLES} SIGKILLs of the stack under ${RATE} operations a second: nothing a
     'every withdrawal final',
     () => everyRow((page) => perp.listWithdrawals({ page, limit: 100 })),
     (rows) => rows.every((w) => w.status === 'COMPLETED' || w.status === 'FAILED') && [...ackedWithdrawals].every((id) => rows.some((w) => w.clientWithdrawalId === id)),
+    120_000,
+    // On a timeout, what is not settled: the rows not final and the acknowledged ids without a row.
+    (rows) => ({
+      notFinal: rows.filter((w) => w.status !== 'COMPLETED' && w.status !== 'FAILED'),
+      ackedWithoutRow: [...ackedWithdrawals].filter((id) => !rows.some((w) => w.clientWithdrawalId === id)),
+    }),
   );
   expect(done.filter((w) => !sentWithdrawals.has(w.clientWithdrawalId!))).toEqual([]);
   const paid = done.filter((w) => w.status === 'COMPLETED');
