@@ -299,13 +299,15 @@ function analyze(
 }
 
 /**
- * Compiles the given .sol files (paths relative to the repo root, e.g. test fixtures) with the
- * build's settings and returns upgrades-core's verdict and layout for every deployable contract they
- * define, keyed `path:Name`. Writes nothing; the storage-layout tests use it.
+ * Compiles the given Solidity sources (source unit name, as a path relative to the repo root, e.g.
+ * of a test fixture → its text; the unit need not exist as a file, so a test can compile variants it
+ * makes of one fixture) with the build's settings and returns upgrades-core's verdict and layout for
+ * every deployable contract they define, keyed `unit:Name`. Writes nothing; the storage-layout tests
+ * use it.
  */
-export function analyzeSolidityFiles(files: string[]): Record<string, ContractUpgradeInfo> {
+export function analyzeSoliditySources(texts: Record<string, string>): Record<string, ContractUpgradeInfo> {
   const sources: Record<string, { content: string }> = {};
-  for (const file of files) sources[unitName(path.resolve(ROOT, file))] = { content: readFileSync(path.resolve(ROOT, file), 'utf8') };
+  for (const [unit, content] of Object.entries(texts)) sources[unitName(path.resolve(ROOT, unit))] = { content };
   const solc = loadSolc();
   const compilation = compile(solc, sources);
   const wanted: Array<{ unit: string; name: string }> = [];

@@ -1,21 +1,63 @@
 /**
  * The storage-layout check can fail, and says which variable: releases of a small UUPS contract
- * (test/chain/fixtures/storage-layout/<variant>/Box.sol, importing @openzeppelin/contracts-upgradeable)
- * compiled with the build's settings and judged by upgrades-core as the build judges contracts/.
+ * (test/chain/fixtures/storage-layout/v1/Box.sol, importing @openzeppelin/contracts-upgradeable, and
+ * variants of it made below) compiled with the build's settings and judged by upgrades-core as the
+ * build judges contracts/.
  */
+import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { analyzeSolidityFiles, type ContractUpgradeInfo } from '../../src/chain/contract-build.ts';
+import { analyzeSoliditySources, type ContractUpgradeInfo } from '../../src/chain/contract-build.ts';
 import { checkRelease, compareLayouts } from '../../src/chain/storage-layout.ts';
 
 const DIR = 'test/chain/fixtures/storage-layout';
 const VARIANTS = ['v1', 'v2-inserted', 'v2-appended', 'v2-retyped', 'v2-namespace-inserted', 'unsafe-immutable'] as const;
 type Variant = (typeof VARIANTS)[number];
 
+/**
+ * Every variant is release 1 with the edits listed, [text of release 1, what it becomes]: the one
+ * difference each test judges stands here in view, rather than in a copy of the whole contract.
+ */
+const EDITS: Record<Exclude<Variant, 'v1'>, Array<[string, string]>> = {
+  // Release 2, incompatible: `fee` inserted before `price` moves `price` and `credit` one slot on.
+  'v2-inserted': [['    uint256 public price;\n', '    uint256 public fee;\n    uint256 public price;\n']],
+  // Release 2, compatible: `fee` appended after the variables release 1 wrote.
+  'v2-appended': [['uint256) public credit;\n', 'uint256) public credit;\n    uint256 public fee;\n']],
+  // Release 2, incompatible: `price` changed from uint256 to address.
+  'v2-retyped': [
+    ['uint256 public price;', 'address public price;'],
+    ['setPrice(uint256 price_)', 'setPrice(address price_)'],
+  ],
+  // Release 2, incompatible: `epoch` inserted before `keeper` in the ERC-7201 namespace.
+  'v2-namespace-inserted': [['    struct BoxStorage {\n', '    struct BoxStorage {\n        uint64 epoch;\n']],
+  // Not upgrade-safe: the immutable `cap` lacks the unsafe-allow annotation that `limit` has.
+  'unsafe-immutable': [
+    [
+      'uint256) public credit;\n',
+      'uint256) public credit;\n' +
+        '    /// @custom:oz-upgrades-unsafe-allow state-variable-immutable\n' +
+        '    uint256 public immutable limit;\n' +
+        '    uint256 public immutable cap;\n',
+    ],
+    ['    constructor() {\n', '    constructor(uint256 cap_) {\n        limit = 2 * cap_;\n        cap = cap_;\n'],
+  ],
+};
+
+function variantSource(release1: string, variant: Variant): string {
+  if (variant === 'v1') return release1;
+  return EDITS[variant].reduce((text, [from, to]) => {
+    // An edit that no longer finds its text would compile release 1 again under another name.
+    if (!text.includes(from)) throw new Error(`${variant}: release 1 no longer has ${JSON.stringify(from)}`);
+    return text.replace(from, to);
+  }, release1);
+}
+
 let box: Record<Variant, ContractUpgradeInfo>;
 
 beforeAll(() => {
-  // One compilation for all variants: each is a `Box` in its own source unit.
-  const analyzed = analyzeSolidityFiles(VARIANTS.map((v) => `${DIR}/${v}/Box.sol`));
+  // One compilation for all variants: each is a `Box` in its own source unit, named as if it lay
+  // beside release 1 (the reports below name it so).
+  const release1 = readFileSync(new URL('fixtures/storage-layout/v1/Box.sol', import.meta.url), 'utf8');
+  const analyzed = analyzeSoliditySources(Object.fromEntries(VARIANTS.map((v) => [`${DIR}/${v}/Box.sol`, variantSource(release1, v)])));
   box = Object.fromEntries(VARIANTS.map((v) => [v, analyzed[`${DIR}/${v}/Box.sol:Box`]])) as Record<Variant, ContractUpgradeInfo>;
 });
 
