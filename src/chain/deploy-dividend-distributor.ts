@@ -1,5 +1,5 @@
 /**
- * The dividend distributor's part of the stock venue's deployment (deploy-contracts.ts calls it
+ * The dividend distributor's part of the stock venue's deployment (deploy-stock-venue.ts calls it
  * inside its batch; docs/corporate-actions.md): the DividendDistributor, owned by the deployer, with every operator
  * of the venue made one of the distributor's (the executor pays dividends with its own key), and,
  * in a demo deployment, a cash reserve minted to each operator but the deployer so that it can fund them.
@@ -8,8 +8,8 @@ import { parseUnits, type Abi, type Address } from 'viem';
 import { cashTokenAbi, dividendDistributorAbi } from './abi/generated/index.ts';
 
 /**
- * What this part uses of the deployment's batch (deploy-contracts.ts's TxBatch, which is passed in):
- * named here, structurally, so that this module does not import deploy-contracts.ts, which imports it.
+ * What this part uses of the deployment's batch (deploy-tx-batch.ts's TxBatch, which is passed in):
+ * named here, structurally: this part needs no more of the batch than these.
  */
 export interface DividendDeployBatch {
   readonly from: Address;

@@ -12,7 +12,9 @@ import { AppError } from '../errors/app-error.ts';
 import { cashTokenAbi, marginVaultAbi, reserveRegistryAbi } from './abi/generated/index.ts';
 import { APP_VERSION } from '../config/build-info.ts';
 import { toChainError, type ChainPublicClient, type ChainWalletClient } from './chain-client.ts';
-import { stockDeploymentOf, TxBatch, type VenueDeployer } from './deploy-contracts.ts';
+import { stockDeploymentOf } from './deploy-stock-venue.ts';
+import { TxBatch } from './deploy-tx-batch.ts';
+import type { VenueDeployer } from './deploy-venues.ts';
 import type { DeploymentRecord, VenueDeployment } from './deployment-file.ts';
 import { ownerCalls, timelockDeployArgs, type OwnerCallResult } from './owner-actions.ts';
 
