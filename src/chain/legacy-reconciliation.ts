@@ -10,7 +10,7 @@
 import type { Address } from 'viem';
 import { cashierAbi, cashTokenAbi, stockAbi } from './abi/generated/index.ts';
 import type { ChainPublicClient } from './chain-client.ts';
-import type { MigrationJournal, Reconciliation } from './legacy-migration.ts';
+import type { MigrationJournal, Reconciliation } from './legacy-migration-journal.ts';
 import type { OwnerCallSpec } from './owner-actions.ts';
 
 const s = (v: bigint) => v.toString();

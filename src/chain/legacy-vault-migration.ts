@@ -20,10 +20,11 @@
 import { getAddress, keccak256, parseAbi, toHex, type Abi, type Address, type Hex } from 'viem';
 import { cashTokenAbi, marginVaultAbi, reserveRegistryAbi } from './abi/generated/index.ts';
 import type { ChainPublicClient, ChainWalletClient } from './chain-client.ts';
-import { TxBatch } from './deploy-contracts.ts';
+import { TxBatch } from './deploy-tx-batch.ts';
 import { DEFAULT_WITHDRAWAL_CAP } from './deploy-perp-venue.ts';
 import type { VenueDeployment } from './deployment-file.ts';
-import { accountsSeen, CHUNK, mapChunked, send, type LateDeposit, type StepContext } from './legacy-migration.ts';
+import { accountsSeen, CHUNK, mapChunked, send, type StepContext } from './legacy-migration-context.ts';
+import type { LateDeposit } from './legacy-migration-journal.ts';
 import { APP_VERSION } from '../config/build-info.ts';
 import { timelockDeployArgs } from './owner-actions.ts';
 
