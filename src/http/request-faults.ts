@@ -29,9 +29,34 @@ export interface RequestFaultProbe {
   apiKey: string | undefined;
 }
 
+/** How a stream endpoint drops its connections: a close frame of its own, or the socket cut. */
+export type StreamDropMode = 'close' | 'terminate';
+
+/** A stream endpoint on an API's server as faults reach it (the sandbox's `stream-drop`). */
+export interface DroppableStream {
+  /** Drops every open connection now; answers how many there were. */
+  drop(mode: StreamDropMode): number;
+}
+
 export interface RequestFaultSource {
   /** The fault this request is answered with, if any; taking it uses up one of the fault's count. */
   take(probe: RequestFaultProbe): RequestFault | undefined;
+  /**
+   * A stream endpoint attached to an API this source serves (src/streams/stream-endpoint.ts), so
+   * that a fault can drop its connections; answers the call that detaches it (the endpoint's close).
+   */
+  attachStream?(api: string, stream: DroppableStream): () => void;
+}
+
+/**
+ * The fault source of each API server, for what is attached to the server after the hook (its
+ * stream endpoint): keyed by the root instance, which both the hook and the endpoint are given.
+ */
+const sources = new WeakMap<FastifyInstance, { api: string; source: RequestFaultSource }>();
+
+/** The fault source registered on `app` with its API's name, if any. */
+export function requestFaultsOf(app: FastifyInstance): { api: string; source: RequestFaultSource } | undefined {
+  return sources.get(app);
 }
 
 export interface RequestFaultOptions {
@@ -54,6 +79,7 @@ function errorOf(fault: RequestFault): AppError {
 /** Registers the fault hook on the API's root, so that every path (unknown ones included) passes it. */
 export function registerRequestFaults(app: FastifyInstance, opts: RequestFaultOptions): void {
   const { source, envelope } = opts;
+  sources.set(app, { api: opts.api, source });
   app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
     const url = request.raw.url ?? '/';
     const q = url.indexOf('?');

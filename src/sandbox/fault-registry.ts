@@ -2,21 +2,28 @@
  * The faults the sandbox has injected (docs/sandbox.md, "Faults"), held in the process: the embedded
  * stack runs every role in one process, so the APIs' request hook (src/http/request-faults.ts), the
  * executor and the chain see the same registry. Counted faults (`rate-limit`, `http-503`) leave once
- * their count is used up; the others (`executor-paused`, `chain-stall`) stand until cleared.
+ * their count is used up; the others (`executor-paused`, `chain-stall`) stand until cleared, but for
+ * `stream-drop`, which acts once, when set, on the stream endpoints attached here, and is not kept.
  */
 import { randomUUID } from 'node:crypto';
-import type { SandboxFault, SandboxFaultKind } from '@tokex/contract';
-import type { RequestFault, RequestFaultProbe, RequestFaultSource } from '../http/request-faults.ts';
+import { SANDBOX_STREAM_DROP_CLOSE, type SandboxFault, type SandboxFaultKind, type SandboxStream } from '@tokex/contract';
+import { ConflictError } from '../errors/app-error.ts';
+import type { DroppableStream, RequestFault, RequestFaultProbe, RequestFaultSource, StreamDropMode } from '../http/request-faults.ts';
 
 /** A fault as it is set: the kind with the fields that kind takes (checked by the service). */
 export type FaultSpec =
   | { kind: 'rate-limit'; apiKey: string; count: number; retryAfterSeconds: number }
   | { kind: 'http-503'; path: string; count: number; cause: 'storage' | 'chain' }
   | { kind: 'executor-paused' }
-  | { kind: 'chain-stall' };
+  | { kind: 'chain-stall' }
+  | { kind: 'stream-drop'; stream: SandboxStream; mode: StreamDropMode };
 
 export interface FaultRegistry extends RequestFaultSource {
-  /** Adds a fault; a standing kind already set is answered as it is (setting it twice changes nothing). */
+  /**
+   * Adds a fault; a standing kind already set is answered as it is (setting it twice changes nothing).
+   * A `stream-drop` drops the connections now and answers how many, without being kept; one whose
+   * API has no stream endpoint attached here is a ConflictError.
+   */
   add(spec: FaultSpec): SandboxFault;
   /** The faults in force, oldest first. */
   list(): SandboxFault[];
@@ -45,6 +52,19 @@ export interface FaultRegistryOptions {
 export function createFaultRegistry(opts: FaultRegistryOptions): FaultRegistry {
   const now = opts.now ?? Date.now;
   let entries: Entry[] = [];
+  // The stream endpoints of the APIs, attached as they start (an API's set: one per chain at most).
+  const streams = new Map<string, Set<DroppableStream>>();
+
+  const dropStreams = (stream: SandboxStream, mode: StreamDropMode): Record<string, number> => {
+    const apis = stream === 'all' ? [...streams.keys()].filter((api) => streams.get(api)!.size > 0).sort() : [stream];
+    for (const api of apis) {
+      if ((streams.get(api)?.size ?? 0) === 0) throw new ConflictError(`faults: stream-drop: this process serves no ${api} stream (/${api === 'perp' ? 'v4/public/ws' : 'api/v1/ws'})`);
+    }
+    if (apis.length === 0) throw new ConflictError('faults: stream-drop: this process serves no stream');
+    const dropped: Record<string, number> = {};
+    for (const api of apis) dropped[api] = [...streams.get(api)!].reduce((n, s) => n + s.drop(mode), 0);
+    return dropped;
+  };
   const snapshot = (e: Entry): SandboxFault => ({ ...e.fault });
 
   /** The first counted fault of `kind` that applies and has requests left; one of them used up. */
@@ -58,6 +78,18 @@ export function createFaultRegistry(opts: FaultRegistryOptions): FaultRegistry {
 
   return {
     add(spec) {
+      if (spec.kind === 'stream-drop') {
+        const dropped = dropStreams(spec.stream, spec.mode);
+        return {
+          id: randomUUID(),
+          kind: spec.kind,
+          createdAt: now(),
+          stream: spec.stream,
+          mode: spec.mode,
+          ...(spec.mode === 'close' ? { closeCode: SANDBOX_STREAM_DROP_CLOSE.code } : {}),
+          dropped,
+        };
+      }
       if (spec.kind === 'executor-paused' || spec.kind === 'chain-stall') {
         const standing = entries.find((e) => e.spec.kind === spec.kind);
         if (standing) return snapshot(standing);
@@ -82,6 +114,14 @@ export function createFaultRegistry(opts: FaultRegistryOptions): FaultRegistry {
       if (paused === undefined) return false;
       paused.fault.heldTicks = (paused.fault.heldTicks ?? 0) + 1;
       return true;
+    },
+    attachStream(api, stream) {
+      const set = streams.get(api) ?? new Set<DroppableStream>();
+      streams.set(api, set);
+      set.add(stream);
+      return () => {
+        set.delete(stream);
+      };
     },
     take(probe: RequestFaultProbe): RequestFault | undefined {
       if (entries.length === 0) return undefined;

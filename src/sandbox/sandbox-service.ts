@@ -143,12 +143,13 @@ export function createSandboxService(deps: SandboxServiceDeps) {
       'http-503': ['path', 'count', 'cause'],
       'executor-paused': [],
       'chain-stall': [],
+      'stream-drop': ['stream', 'mode'],
     };
     const allowed = fields[body.kind];
     for (const key of Object.keys(body)) {
       if (key !== 'kind' && !allowed.includes(key)) throw new ValidationError(key, `not a field of kind ${body.kind}${allowed.length > 0 ? ` (it takes ${allowed.join(', ')})` : ' (it takes none)'}`);
     }
-    const required = (key: 'apiKey' | 'count' | 'path'): never => {
+    const required = (key: 'apiKey' | 'count' | 'path' | 'stream'): never => {
       throw new ValidationError(key, `required for kind ${body.kind}`);
     };
     switch (body.kind) {
@@ -156,6 +157,8 @@ export function createSandboxService(deps: SandboxServiceDeps) {
         return { kind: 'rate-limit', apiKey: body.apiKey ?? required('apiKey'), count: body.count ?? required('count'), retryAfterSeconds: body.retryAfterSeconds ?? 1 };
       case 'http-503':
         return { kind: 'http-503', path: body.path ?? required('path'), count: body.count ?? required('count'), cause: body.cause ?? 'storage' };
+      case 'stream-drop':
+        return { kind: 'stream-drop', stream: body.stream ?? required('stream'), mode: body.mode ?? 'close' };
       default:
         return { kind: body.kind };
     }
@@ -191,7 +194,7 @@ export function createSandboxService(deps: SandboxServiceDeps) {
         }
       }
       const fault = state.faults.add(spec);
-      logger.info({ kind: fault.kind, id: fault.id }, 'sandbox: fault set');
+      logger.info({ kind: fault.kind, id: fault.id, ...(fault.dropped ? { dropped: fault.dropped } : {}) }, fault.kind === 'stream-drop' ? 'sandbox: streams dropped' : 'sandbox: fault set');
       return fault;
     },
 

@@ -29,8 +29,11 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { WebSocketServer, type WebSocket } from 'ws';
+// The close of a drop: 1012 "service restart", the IANA code for a server restarting (RFC 6455 §7.4).
+import { SANDBOX_STREAM_DROP_CLOSE } from '@tokex/contract';
 import type { Logger } from '../lib/logger.ts';
 import { upgradeRefusalOf } from '../http/create-http-server.ts';
+import { requestFaultsOf, type StreamDropMode } from '../http/request-faults.ts';
 import type { ChannelCatalog } from './stream-channels.ts';
 import { StreamRefusal, type StreamHub, type StreamSink } from './stream-hub.ts';
 import { apiLabelOf, recordAuthRefusal, recordDroppedFrame, recordStreamReset, trackStreamEndpoint } from '../observability/metrics-registry.ts';
@@ -175,6 +178,12 @@ class FrameError extends Error {
 export interface StreamEndpoint {
   /** Open connections (tests, metrics). */
   connections(): number;
+  /**
+   * Drops every open connection as a real disconnect looks to its client (the sandbox's
+   * `stream-drop` fault): `close` sends 1012 "service restart", as a venue restarting does;
+   * `terminate` cuts the socket without a close frame (the client reports 1006). Answers how many.
+   */
+  drop(mode: StreamDropMode): number;
   close(): Promise<void>;
 }
 
@@ -190,6 +199,8 @@ export function attachStreamEndpoint<S extends { account: string }>(app: Fastify
   const maxPayload = ops.size > 0 ? Math.max(limits.maxFrameBytes, limits.opFrameBytes) : limits.maxFrameBytes;
   const wss = new WebSocketServer({ noServer: true, maxPayload, perMessageDeflate: false });
   const perAddress = new Map<string, number>();
+  // Each served connection's drop (see `drop`), removed at its cleanup.
+  const droppers = new Set<(mode: StreamDropMode) => void>();
   const paths = new Set(opts.paths);
   // Each open connection's subscriptions, counted by channel at scrape time only.
   const api = apiLabelOf(app);
@@ -237,9 +248,18 @@ export function attachStreamEndpoint<S extends { account: string }>(app: Fastify
     wss.handleUpgrade(req, socket, head, (ws) => serve(ws, peer, named));
   }
   app.server.on('upgrade', onUpgrade);
+  const drop = (mode: StreamDropMode): number => {
+    const all = [...droppers];
+    for (const d of all) d(mode);
+    return all.length;
+  };
+  // An API with injected faults (the sandbox's) can drop this endpoint's connections.
+  const faults = requestFaultsOf(app);
+  const detachFaults = faults?.source.attachStream?.(faults.api, { drop }) ?? (() => undefined);
   // Upgraded sockets would hold the HTTP server's close open: they go first.
   app.addHook('preClose', async () => {
     untrack();
+    detachFaults();
     for (const ws of wss.clients) ws.close(1001, 'server shutting down');
   });
 
@@ -278,6 +298,14 @@ export function attachStreamEndpoint<S extends { account: string }>(app: Fastify
     };
     const error = (id: unknown, code: number, msg: string) =>
       send(JSON.stringify({ type: 'error', ...(id !== undefined ? { id } : {}), code, msg }));
+    // A dropped connection stops taking frames at once, as a shut one does, whatever its client does next.
+    const dropper = (mode: StreamDropMode) => {
+      if (closed) return;
+      if (mode === 'terminate') ws.terminate();
+      else ws.close(SANDBOX_STREAM_DROP_CLOSE.code, SANDBOX_STREAM_DROP_CLOSE.reason);
+      cleanup();
+    };
+    droppers.add(dropper);
     const shut = (reason: string) => {
       if (closed) return;
       // Sent before the close frame, so the client reads the reason in the same place as every error.
@@ -294,6 +322,7 @@ export function attachStreamEndpoint<S extends { account: string }>(app: Fastify
     const cleanup = () => {
       if (closed) return;
       closed = true;
+      droppers.delete(dropper);
       clearInterval(timer);
       for (const s of subs.values()) s.hub.unsubscribe(s.channel, s.subject, sink);
       subs.clear();
@@ -515,8 +544,10 @@ export function attachStreamEndpoint<S extends { account: string }>(app: Fastify
 
   return {
     connections: () => wss.clients.size,
+    drop,
     async close() {
       untrack();
+      detachFaults();
       app.server.off('upgrade', onUpgrade);
       for (const ws of wss.clients) ws.close(1001, 'server shutting down');
       await new Promise<void>((resolve) => wss.close(() => resolve()));

@@ -297,7 +297,7 @@ describe('sandbox control API on the embedded stack', () => {
     expect(await refusal('POST', '/fund', { address: someone, asset: 'USDC', amount: '1000000000000.000001' })).toBe('amount: too large');
     expect(await refusal('POST', '/fund', { address: someone, asset: 'USDC', amount: '1', extra: 1 })).toBe('extra: unknown field');
     // faults
-    expect(await refusal('POST', '/faults', { kind: 'meteor' })).toBe('kind: must be one of rate-limit, http-503, executor-paused, chain-stall');
+    expect(await refusal('POST', '/faults', { kind: 'meteor' })).toBe('kind: must be one of rate-limit, http-503, executor-paused, chain-stall, stream-drop');
     expect(await refusal('POST', '/faults', { kind: 'rate-limit', count: 1 })).toBe('apiKey: required for kind rate-limit');
     expect(await refusal('POST', '/faults', { kind: 'rate-limit', apiKey: 'k' })).toBe('count: required for kind rate-limit');
     expect(await refusal('POST', '/faults', { kind: 'rate-limit', apiKey: 'k', count: 0 })).toBe('count: must be >= 1');
