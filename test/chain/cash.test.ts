@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { parseEventLogs, type Hex } from 'viem';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import {
   approveUsdc,
   confirm,
@@ -15,18 +15,12 @@ import {
   usdcOf,
 } from './chain-test-helpers.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob] = f.users;
 });
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
 
 const cashierRead = <N extends 'creditBuffer' | 'totalQueuedDeposits' | 'totalQueuedWithdrawals'>(functionName: N) =>
   f.publicClient.readContract({ address: contracts(f).cashier, abi: cashierAbi, functionName });

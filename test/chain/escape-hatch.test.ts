@@ -8,27 +8,21 @@
  * nobody acts on another user's order or queue entry.
  */
 import { hexToBigInt, parseEventLogs, toHex, type Address, type Hex } from 'viem';
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { startChainFixture, revertEachTest, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { approveStock, approveUsdc, confirm, contracts, DAY, deadlineIn, depositStock, depositUsdc, expectCashInvariant, expectRevert, mUsdOf, musd, OrderStatus, price, routerCall, settle, shares, Side, stockOf, usdc, usdcOf, ANY_BUY_PRICE } from './chain-test-helpers.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let guardian: ChainUser;
 let aapl: Address;
 let deadline: number;
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob, , guardian] = f.users;
   aapl = contracts(f).stocks.AAPL;
 });
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
 beforeEach(async () => {
   deadline = await deadlineIn(f, 3600);
 });

@@ -3,13 +3,12 @@
  * placement whatever `setFeeConfig` does while it is open, and the fees collected leave the
  * Cashier's fee balance only by the owner's `sweepFees`, into the treasury's free balance.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { parseEventLogs, type Address } from 'viem';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { revertEachTest, startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { confirm, contracts, DAY, deadlineIn, depositStock, depositUsdc, expectCashInvariant, expectRevert, mUsdOf, musd, OrderStatus, OrderType, price, routerCall, settle, shares, Side, usdc, ANY_BUY_PRICE, ANY_SELL_PRICE } from './chain-test-helpers.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let router: Address;
@@ -22,19 +21,14 @@ const setFees = (marketFeeBps: number, limitFeeBps: number) =>
   confirm(f, f.operator.writeContract({ address: router, abi: stockRouterAbi, functionName: 'setFeeConfig', args: [{ marketFeeBps, limitFeeBps }] }));
 const getOrder = (id: bigint) => f.publicClient.readContract({ address: router, abi: stockRouterAbi, functionName: 'getOrder', args: [id] });
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob] = f.users;
   router = contracts(f).stockRouter;
   cashier = contracts(f).cashier;
   AAPL = contracts(f).stocks.AAPL;
   await depositUsdc(f, alice, usdc('10000'));
   await depositStock(f, bob, AAPL, shares('20'));
-}, 60_000);
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
+}, {}, 60_000);
 
 describe('fees are fixed per order at placement', () => {
   test('a fee raised to 10% (or cut to 0) while orders are open charges them their placement rate; new orders pay the new one', async () => {

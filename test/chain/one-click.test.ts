@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import {
   BaseError,
   ContractFunctionRevertedError,
@@ -14,25 +14,19 @@ import { oneClickRouterAbi, stockRouterAbi } from '../../src/chain/abi/generated
 import { toChainError } from '../../src/chain/chain-client.ts';
 import { DELEGATION_LIFETIME_SECONDS, delegateDigest, delegateTypedData, oneClickDomain, verifyDelegation } from '../../src/chain/one-click-typed-data.ts';
 import { ChainRevertError } from '../../src/errors/app-error.ts';
-import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { approveUsdc, confirm, contracts, deadlineIn, depositUsdc, expectRevert, mUsdOf, musd, OrderStatus, Side, usdc, ANY_BUY_PRICE } from './chain-test-helpers.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let oneClick: Address;
 let router: Address;
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob] = f.users;
   oneClick = contracts(f).oneClickRouter;
   router = contracts(f).stockRouter;
 });
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
 
 /** How long every delegation lasts on chain: the router's fixed DELEGATION_LIFETIME, 30 days. */
 const LIFETIME = 30 * 86_400;

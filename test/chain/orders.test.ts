@@ -1,26 +1,20 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { parseEventLogs, type Address, type ContractFunctionName, type Hex } from 'viem';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { approveStock, approveUsdc, ceilDiv, confirm, contracts, DAY, deadlineIn, depositStock, depositUsdc, expectRevert, expectStockBacking, mUsdOf, musd, OrderStatus, OrderType, price, shares, Side, stockOf, usdc, usdcOf, ANY_BUY_PRICE, ANY_SELL_PRICE } from './chain-test-helpers.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let aapl: Address;
 let router: Address;
 let deadline: number;
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob] = f.users;
   aapl = contracts(f).stocks.AAPL;
   router = contracts(f).stockRouter;
 });
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
 beforeEach(async () => {
   deadline = await deadlineIn(f, 3600);
 });

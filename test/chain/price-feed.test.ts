@@ -5,16 +5,15 @@
  * in `settleOrders`: a fill outside the tolerance, or on an answer older than the maximum age,
  * reverts naming the order, the price and the answer.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { getAddress, parseEventLogs, type Address } from 'viem';
 import { priceFeedAbi, priceFeedHubAbi, priceFeedBytecode, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import type { ChainWalletClient } from '../../src/chain/chain-client.ts';
 import { ensurePriceFeeds, type PriceFeedSetup } from '../../src/chain/deploy-contracts.ts';
-import { startChainFixture, testWallet, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { useChainFixture, testWallet, type ChainUser } from '../support/chain-fixture.ts';
 import { confirm, contracts, deadlineIn, depositStock, depositUsdc, expectRevert, musd, OrderStatus, price, shares, Side, usdc, withAnyWorstPrice } from './chain-test-helpers.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let router: Address;
@@ -65,8 +64,7 @@ async function place(user: ChainUser, given: readonly unknown[], functionName: '
 const settleSim = (fills: Array<{ orderId: bigint; quantity: bigint; price: bigint }>) =>
   () => f.publicClient.simulateContract({ account: f.operator.account, address: router, abi: stockRouterAbi, functionName: 'settleOrders', args: [fills, []] });
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob] = f.users;
   router = contracts(f).stockRouter;
   ({ AAPL, TSLA } = contracts(f).stocks);
@@ -79,10 +77,6 @@ beforeAll(async () => {
   await depositUsdc(f, alice, usdc('20000'));
   await depositStock(f, bob, AAPL, shares('20'));
 });
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
 beforeEach(async () => {
   deadline = await deadlineIn(f, 3600);
 });

@@ -4,11 +4,11 @@
  * real epoch after it and stop proof of reserves for good. The registry takes an epoch up to
  * MAX_EPOCH_LEAD_MS (one hour) past the block's time in ms, and no further.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type Address, type Hex } from 'viem';
 import { reserveRegistryAbi } from '../../src/chain/abi/generated/index.ts';
 import type { PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
-import { revertEachTest, startChainFixture, type ChainFixture } from '../support/chain-fixture.ts';
+import { useChainFixture } from '../support/chain-fixture.ts';
 import { deployPerpVenue, perpOperatorWallet } from '../support/perp-venue.ts';
 import { confirm, expectRevert } from './chain-test-helpers.ts';
 
@@ -17,16 +17,10 @@ const HOUR_MS = 3_600_000n;
 const LEAVES = [{ salt: `0x${'ab'.repeat(32)}` as Hex, account: '0x00000000000000000000000000000000000000aa' as Address, equity: 10n, pendingWithdrawals: 0n, deposited: 10n, withdrawn: 0n }];
 
 describe('ReserveRegistry epoch bound', () => {
-  let f: ChainFixture;
   let perp: PerpDeployment;
-  beforeAll(async () => {
-    f = await startChainFixture();
+  const f = useChainFixture(async () => {
     perp = await deployPerpVenue(f);
-  }, 60_000);
-  afterAll(async () => {
-    await f?.stop();
-  });
-  revertEachTest(() => f);
+  }, {}, 60_000);
 
   const registry = () => perp.contracts.reserveRegistry as Address;
   const post = (epoch: bigint) => {

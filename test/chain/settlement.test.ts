@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { parseEventLogs, type Address, type ContractFunctionName, type Hex } from 'viem';
 import { accountLensAbi, cashierAbi, stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { confirm, contracts, DAY, deadlineIn, depositStock, depositUsdc, expectCashInvariant, expectRevert, expectStockBacking, mUsdOf, musd, OrderStatus, price, shares, Side, stockOf, usdc, ANY_BUY_PRICE, ANY_SELL_PRICE, settle as settleWithMargin } from './chain-test-helpers.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let carol: ChainUser;
@@ -13,17 +12,12 @@ let stocks: Record<string, Address>;
 let router: Address;
 let deadline: number;
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob, carol] = f.users;
   stocks = contracts(f).stocks;
   router = contracts(f).stockRouter;
   treasury = f.operator.account.address;
 });
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
 beforeEach(async () => {
   deadline = await deadlineIn(f, 3600);
 });

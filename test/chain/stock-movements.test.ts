@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { parseEventLogs, type Address, type Hex } from 'viem';
 import { stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import {
   approveStock,
   confirm,
@@ -17,21 +17,15 @@ import {
   stockOf,
 } from './chain-test-helpers.ts';
 
-let f: ChainFixture;
 let bob: ChainUser;
 let aapl: Address;
 let router: Address;
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   bob = f.users[1];
   aapl = contracts(f).stocks.AAPL;
   router = contracts(f).stockRouter;
 });
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
 
 function simulate(functionName: 'depositStock' | 'withdrawStock', args: readonly [Address, bigint]) {
   return () => f.publicClient.simulateContract({ account: bob.wallet.account, address: router, abi: stockRouterAbi, functionName, args });

@@ -2,10 +2,10 @@
  * A split on the Stock token (its share multiplier) on anvil: balances, supply, open orders and
  * fills across the split, the rounding rules and the refusals (docs/corporate-actions.md, "Splits").
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { keccak256, parseEventLogs, stringToHex, type Address, type Hex } from 'viem';
 import { stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import {
   approveStock,
   confirm,
@@ -29,7 +29,6 @@ import {
   usdc,
 } from './chain-test-helpers.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let aapl: Address;
@@ -38,16 +37,11 @@ let deadline: number;
 const ONE = 10n ** 36n;
 const ref = (id: string): Hex => keccak256(stringToHex(`tokex:split:${id}`));
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob] = f.users;
   aapl = contracts(f).stocks.AAPL;
   router = contracts(f).stockRouter;
 });
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
 beforeEach(async () => {
   deadline = await deadlineIn(f, 3600);
 });

@@ -8,7 +8,7 @@
  * The feed answers 100 mUSD throughout: a buy filled at 99 costs the treasury exactly 1 mUSD a
  * share, a sell filled at 99 earns it 1 mUSD a share.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { parseEventLogs, zeroAddress, type Address, type TransactionReceipt } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { createWalletClient } from 'viem';
@@ -16,10 +16,9 @@ import { priceFeedHubAbi, stockRouterAbi } from '../../src/chain/abi/generated/i
 import { ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { chainTransport } from '../../src/chain/chain-client.ts';
 import { ensurePriceFeeds } from '../../src/chain/deploy-contracts.ts';
-import { testWallet, revertEachTest, startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { testWallet, useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { confirm, contracts, depositStock, settle as settleOrders, depositUsdc, expectRevert, musd, price, shares, Side, usdc, withAnyWorstPrice } from './chain-test-helpers.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let router: Address;
@@ -73,8 +72,7 @@ const owner = (functionName: 'setTreasuryLossBudget' | 'setOverallTreasuryLossBu
 const lossOf = (stock: Address) => f.publicClient.readContract({ address: router, abi: stockRouterAbi, functionName: 'treasuryLoss', args: [stock] });
 const alerts = (r: TransactionReceipt) => parseEventLogs({ abi: stockRouterAbi, logs: r.logs, eventName: 'TreasuryLossBudgetAlert' }).map((l) => l.args);
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob] = f.users;
   router = contracts(f).stockRouter;
   ({ AAPL, TSLA } = contracts(f).stocks);
@@ -89,11 +87,7 @@ beforeAll(async () => {
   feeds = result!.feeds;
   await depositUsdc(f, alice, usdc('20000'));
   await depositStock(f, bob, AAPL, shares('50'));
-}, 60_000);
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
+}, {}, 60_000);
 
 describe('configuration', () => {
   test('defaults: 25,000 mUSD a stock and 100,000 mUSD overall per 1-day window, feeds required', async () => {

@@ -3,29 +3,23 @@
  * executor settles each `cashSettleDelayMs` after first seeing it — not before — and keeps its
  * cursors across a restart.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseEventLogs, type Hex } from 'viem';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { getMeta } from '../../src/storage/meta-store.ts';
-import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { approveUsdc, confirm, depositUsdc, expectCashInvariant, mUsdOf, musd, usdc, usdcOf } from '../chain/chain-test-helpers.ts';
 import { makeExecutor, openDb } from './executor-test-support.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let db: Db;
 
-beforeAll(async () => {
-  f = await startChainFixture({ deployOptions: { creditBuffer: musd('1000'), withdrawBuffer: usdc('100') } });
+const f = useChainFixture(async () => {
   [alice, bob] = f.users;
   await depositUsdc(f, bob, usdc('800')); // instant: within the 1,000 mUSD credit buffer
-});
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
+}, { deployOptions: { creditBuffer: musd('1000'), withdrawBuffer: usdc('100') } });
 beforeEach(async () => {
   db = await openDb();
 });

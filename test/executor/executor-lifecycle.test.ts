@@ -2,7 +2,7 @@
  * Expiry (DAY session close on the NYSE calendar with a fake clock, and the deadline), and a
  * restart that resumes from the persisted low-water mark without settling anything twice.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Address, Hex } from 'viem';
 import { OrderStatus } from '../../src/stock/executor/fill-policy.ts';
 import { loadCloseReasons } from '../../src/stock/store/order-reason-store.ts';
@@ -10,11 +10,10 @@ import { LOW_WATER_META_KEY } from '../../src/stock/executor/order-tracker.ts';
 import { createMarketCalendar } from '../../src/marketdata/market-calendar.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { getMeta } from '../../src/storage/meta-store.ts';
-import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { deadlineIn, depositStock, depositUsdc, mUsdOf, musd, price, shares, stockOf, usdc } from '../chain/chain-test-helpers.ts';
 import { fillEvents, fixedQuotes, makeExecutor, openDb, placeLimit, placeMarket, readOrders } from './executor-test-support.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let AAPL: Address;
@@ -22,17 +21,12 @@ let db: Db;
 
 const nyse = createMarketCalendar('nyse');
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob] = f.users;
   AAPL = f.deployment.contracts.stocks.AAPL;
   await depositUsdc(f, alice, usdc('20000'));
   await depositStock(f, bob, AAPL, shares('50'));
 });
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
 beforeEach(async () => {
   db = await openDb();
 });

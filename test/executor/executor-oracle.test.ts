@@ -7,7 +7,7 @@
  * the next round; an order whose fills the oracle keeps refusing is rejected after the no-quote
  * timeout, its lock released.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createWalletClient, parseGwei, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { priceFeedHubAbi } from '../../src/chain/abi/generated/index.ts';
@@ -18,11 +18,10 @@ import { OrderStatus } from '../../src/stock/executor/fill-policy.ts';
 import { loadCloseReasons } from '../../src/stock/store/order-reason-store.ts';
 import { acquireMetrics, metricsRegistry } from '../../src/observability/metrics-registry.ts';
 import type { Db } from '../../src/storage/database.ts';
-import { testWallet, startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { testWallet, useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { deadlineIn, depositStock, depositUsdc, mUsdOf, musd, price, shares, usdc } from '../chain/chain-test-helpers.ts';
 import { fillEvents, makeExecutor, openDb, placeMarket, readOrders, waitFor } from './executor-test-support.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let AAPL: Address;
@@ -57,8 +56,7 @@ async function publish(prices: Record<string, string>, opts: { wait?: boolean; t
 
 const nonceOf = (a: Address) => f.publicClient.getTransactionCount({ address: a });
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob] = f.users;
   ({ AAPL, TSLA } = f.deployment.contracts.stocks);
   publisher = testWallet(ORACLE_PUBLISHER_ACCOUNT.privateKey, f.chain, f.rpcUrl);
@@ -73,10 +71,6 @@ beforeAll(async () => {
   await depositUsdc(f, alice, usdc('20000'));
   await depositStock(f, bob, TSLA, shares('10'));
 });
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
 beforeEach(async () => {
   db = await openDb();
   deadline = await deadlineIn(f, 3600);

@@ -3,13 +3,13 @@
  * contract rounding, limit orders that wait for the quote to cross, cancels, rejections, and a
  * batch with an order whose settlement reverts (bisected; the rest settle).
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Address, Hex } from 'viem';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { OrderStatus } from '../../src/stock/executor/fill-policy.ts';
 import { loadCloseReasons } from '../../src/stock/store/order-reason-store.ts';
 import type { Db } from '../../src/storage/database.ts';
-import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { ceilDiv, confirm, deadlineIn, depositStock, depositUsdc, mUsdOf, musd, price, shares, stockOf, usdc } from '../chain/chain-test-helpers.ts';
 import {
   cancelLimit,
@@ -24,7 +24,6 @@ import {
   sendAndConfirm,
 } from './executor-test-support.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let AAPL: Address;
@@ -37,8 +36,7 @@ const E18 = 10n ** 18n;
 const MARKET_BPS = 10n;
 const LIMIT_BPS = 5n;
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob] = f.users;
   AAPL = f.deployment.contracts.stocks.AAPL;
   TSLA = f.deployment.contracts.stocks.TSLA;
@@ -49,10 +47,6 @@ beforeAll(async () => {
   await depositStock(f, bob, AAPL, shares('50'));
   await depositStock(f, bob, TSLA, shares('10'));
 });
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
 beforeEach(async () => {
   db = await openDb();
   deadline = await deadlineIn(f, 3600);

@@ -3,7 +3,7 @@
  * and the idempotent tx / calldata records. Indexed from real transactions on anvil, on SQLite and
  * (with DATABASE_URL) PostgreSQL.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import type { Address, Hex } from 'viem';
 import type { Db } from '../../src/storage/database.ts';
 import {
@@ -13,27 +13,21 @@ import {
 } from '../../src/stock/store/stock-operation-store.ts';
 import { getOrder, getOrderOwner, listOrdersForApiKey } from '../../src/stock/store/stock-order-store.ts';
 import { getCalldataRecord, getTxRecord, recordCalldata, recordTx } from '../../src/stock/store/tx-record-store.ts';
-import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 import { approveStock, contracts, DAY, deadlineIn, depositUsdc, OrderStatus, price, shares, Side, usdc } from '../chain/chain-test-helpers.ts';
 import { blockTimeMs, cashierAdmin, newIndexer, routerCall, settle } from './indexer-test-helpers.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let AAPL: Address;
 let TSLA: Address;
 let deadline: number;
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob] = f.users;
   ({ AAPL, TSLA } = contracts(f).stocks);
 });
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
 beforeEach(async () => {
   deadline = await deadlineIn(f, 3600);
 });

@@ -2,7 +2,7 @@
  * The indexer's projections against a real anvil with the stack deployed, on SQLite and (with
  * DATABASE_URL) PostgreSQL: every event type projected with exact values.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { decodeEventLog, keccak256, stringToHex, type Address, type Hex } from 'viem';
 import { accountLensAbi, cashierAbi, oneClickRouterAbi, stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { decodeEvent } from '../../src/indexer/event-decoder.ts';
@@ -13,12 +13,11 @@ import { getCashOperation, getStockOperation, listCashOperationsByTx, listStockO
 import { getOrder, listOrderFills, listOrdersByTx } from '../../src/stock/store/stock-order-store.ts';
 import { getPosition, listPositions } from '../../src/stock/store/stock-position-store.ts';
 import { withTransaction } from '../../src/storage/transaction.ts';
-import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 import { approveStock, approveUsdc, confirm, contracts, DAY, deadlineIn, depositUsdc, musd, OrderStatus, price, shares, Side, usdc, ANY_BUY_PRICE, ANY_SELL_PRICE } from '../chain/chain-test-helpers.ts';
 import { blockTimeMs, cashierAdmin, expectEventsMatchChain, newIndexer, routerCall, settle } from './indexer-test-helpers.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let carol: ChainUser;
@@ -26,15 +25,10 @@ let AAPL: Address;
 let TSLA: Address;
 let deadline: number;
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob, carol] = f.users;
   ({ AAPL, TSLA } = contracts(f).stocks);
 });
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
 beforeEach(async () => {
   deadline = await deadlineIn(f, 3600);
 });

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { encodeFunctionData, type Address, type Hex } from 'viem';
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { ANVIL_CHAIN_ID } from '../../src/chain/anvil-accounts.ts';
 import { createChainClients } from '../../src/chain/chain-client.ts';
@@ -23,28 +23,22 @@ import { getCheckpoint } from '../../src/storage/chain-block-store.ts';
 import { openDatabase, type Db } from '../../src/storage/database.ts';
 import { getCashOperation, listCashOperationsByTx, listStockOperationsByTx } from '../../src/stock/store/stock-operation-store.ts';
 import { getOrder, listOrderFills } from '../../src/stock/store/stock-order-store.ts';
-import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { testDatabases, uniqueSchemaName, useFreshDatabase } from '../support/test-databases.ts';
 import { until } from '../support/poll.ts';
 import { approveStock, approveUsdc, confirm, contracts, DAY, deadlineIn, depositUsdc, musd, OrderStatus, price, shares, Side, usdc } from '../chain/chain-test-helpers.ts';
 import { cashierAdmin, expectEventsMatchChain, mineBlocks, newIndexer, routerCall, settle } from './indexer-test-helpers.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let carol: ChainUser;
 let AAPL: Address;
 let deadline: number;
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob, carol] = f.users;
   ({ AAPL } = contracts(f).stocks);
 });
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
 beforeEach(async () => {
   deadline = await deadlineIn(f, 3600);
 });

@@ -7,30 +7,24 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { decodeEventLog, type Address, type Hex } from 'viem';
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { beforeEach, describe, expect, test } from 'vitest';
 import { cashTokenAbi } from '../../src/chain/abi/generated/index.ts';
 import { createChainFollower, defineIndexer, type ChainFollower } from '../../src/indexer/chain-follower.ts';
 import { getCheckpoint } from '../../src/storage/chain-block-store.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { getCashOperation, listCashOperationsByTx } from '../../src/stock/store/stock-operation-store.ts';
 import { operationIdOf } from '../../src/stock/operation-id.ts';
-import { startChainFixture, type ChainFixture, type ChainUser, revertEachTest } from '../support/chain-fixture.ts';
+import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 import { approveUsdc, contracts, depositUsdc, usdc } from '../chain/chain-test-helpers.ts';
 import { expectEventsMatchChain, mineBlocks, newIndexer, routerCall } from './indexer-test-helpers.ts';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob] = f.users;
 });
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
 
 interface TransferRow {
   tx_hash: string;

@@ -5,7 +5,7 @@
  * stock indexer's rows. SQLite and (with DATABASE_URL) PostgreSQL.
  */
 import { decodeEventLog, keccak256, toHex, type Hex } from 'viem';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { marginVaultAbi } from '../../src/chain/abi/generated/index.ts';
 import { DEMO_WALLETS } from '../../src/chain/anvil-accounts.ts';
 import type { PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
@@ -24,27 +24,21 @@ import {
 } from '../../src/perp/store/collateral-event-store.ts';
 import { getCheckpoint } from '../../src/storage/chain-block-store.ts';
 import type { Db } from '../../src/storage/database.ts';
-import { startChainFixture, revertEachTest, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { deployPerpVenue, vaultDeposit, vaultWithdraw } from '../support/perp-venue.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 import { usdc } from '../chain/chain-test-helpers.ts';
 import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
 import { blockTimeMs, mineBlocks, newIndexer } from './indexer-test-helpers.ts';
 
-let f: ChainFixture;
 let perp: PerpDeployment;
 let bob: ChainUser;
 let carol: ChainUser;
 
-beforeAll(async () => {
-  f = await startChainFixture({ symbols: DEMO_SYMBOLS.slice(0, 1) });
+const f = useChainFixture(async () => {
   perp = await deployPerpVenue(f);
   [, bob, carol] = f.users;
-});
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
+}, { symbols: DEMO_SYMBOLS.slice(0, 1) });
 
 function perpIndexer(db: Db): PerpIndexer {
   return createPerpIndexer({ db, publicClient: f.publicClient, deployment: perp, pollMs: 20 });

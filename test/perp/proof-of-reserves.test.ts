@@ -28,7 +28,7 @@ import { fundingTimeAt } from '../../src/perp/workers/funding-task.ts';
 import { createReservesTask } from '../../src/perp/workers/reserves-task.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { verifyProof } from '../../examples/verify-reserves.ts';
-import { revertEachTest, startChainFixture, type ChainFixture } from '../support/chain-fixture.ts';
+import { useChainFixture } from '../support/chain-fixture.ts';
 import { deployPerpVenue, PERP_OPERATOR, perpOperatorWallet, registryLeaves } from '../support/perp-venue.ts';
 import { confirm } from '../chain/chain-test-helpers.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
@@ -63,16 +63,10 @@ function capture() {
 }
 
 describe('ReserveRegistry and the reserves task (anvil)', () => {
-  let f: ChainFixture;
   let perp: PerpDeployment;
-  beforeAll(async () => {
-    f = await startChainFixture();
+  const f = useChainFixture(async () => {
     perp = await deployPerpVenue(f);
-  }, 60_000);
-  afterAll(async () => {
-    await f?.stop();
-  });
-  revertEachTest(() => f);
+  }, {}, 60_000);
 
   const registry = () => perp.contracts.reserveRegistry as Address;
   const read = <T>(functionName: 'latest' | 'epochCount', args?: never) =>

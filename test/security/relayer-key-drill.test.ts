@@ -10,20 +10,19 @@
  * - the user can still cancel their orders and end the delegation themselves;
  * - what it did shows in the events an operator alerts on (`Executed` naming it as delegatee).
  */
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { encodeFunctionData, parseEventLogs, type Address, type Hex } from 'viem';
 import { oneClickRouterAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { type ChainWalletClient } from '../../src/chain/chain-client.ts';
 import { delegateTypedData, oneClickDomain } from '../../src/chain/one-click-typed-data.ts';
 import { SENDER_ROLE_SPECS } from '../../src/chain/operator-roles.ts';
-import { testWallet, revertEachTest, startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
+import { testWallet, useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { approveUsdc, confirm, contracts, deadlineIn, depositUsdc, expectRevert, mUsdOf, musd, OrderStatus, Side, usdc, usdcOf } from '../chain/chain-test-helpers.ts';
 
 const RELAYER_KEY = SENDER_ROLE_SPECS.relayer.devAccount;
 const DAY = 86_400;
 const ZERO = '0x0000000000000000000000000000000000000000';
 
-let f: ChainFixture;
 let alice: ChainUser;
 let bob: ChainUser;
 let carol: ChainUser;
@@ -33,17 +32,12 @@ let router: Address;
 /** OneClickRouter's ABI with the StockRouter's errors, so forwarded reverts decode by name. */
 const abi = [...oneClickRouterAbi, ...stockRouterAbi.filter((e) => e.type === 'error')] as const;
 
-beforeAll(async () => {
-  f = await startChainFixture();
+const f = useChainFixture(async () => {
   [alice, bob, carol] = f.users;
   attacker = testWallet(RELAYER_KEY.privateKey, f.chain, f.rpcUrl);
   oneClick = contracts(f).oneClickRouter;
   router = contracts(f).stockRouter;
 });
-afterAll(async () => {
-  await f?.stop();
-});
-revertEachTest(() => f);
 
 const nonceFor = (user: Address) =>
   f.publicClient.readContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegationNonce', args: [user, RELAYER_KEY.address] });

@@ -12,7 +12,7 @@
  */
 import { createTestClient, createWalletClient, http, toHex, type Address, type Hex, type TestClient } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { afterEach, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { DEMO_SYMBOLS, type SymbolSpec } from '../../src/marketdata/symbol-catalog.ts';
 import { ANVIL_CHAIN_ID, DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
@@ -145,5 +145,39 @@ export function revertEachTest(fixture: () => ChainFixture): void {
   afterEach(async () => {
     if (snap !== undefined) await fixture().revert(snap);
     snap = undefined;
+  });
+}
+
+/**
+ * The life most suites give a fixture: started before their tests and handed to `ready` (for what the
+ * suite takes of it: users, contracts, deposits every test starts from), stopped after them, and each
+ * test reverted to the chain `ready` left (revertEachTest). Call it where those hooks would stand:
+ * hooks registered after it run after its own. The fixture it returns is usable in the suite's hooks
+ * and tests (each read goes to the one its beforeAll started), not while the file loads.
+ */
+export function useChainFixture(
+  ready: (fixture: ChainFixture) => void | Promise<void> = () => {},
+  opts: ChainFixtureOptions = {},
+  timeoutMs?: number,
+): ChainFixture {
+  let started: ChainFixture | undefined;
+  const current = (): ChainFixture => {
+    if (started === undefined) throw new Error('the chain fixture is read outside its suite, or did not start');
+    return started;
+  };
+  beforeAll(async () => {
+    started = await startChainFixture(opts);
+    await ready(started);
+  }, timeoutMs);
+  afterAll(async () => {
+    await started?.stop();
+  });
+  revertEachTest(current);
+  // Spreading it (`{ ...f, operator }`) copies the started fixture's fields, as it did before.
+  return new Proxy({} as ChainFixture, {
+    get: (_target, key) => Reflect.get(current(), key),
+    has: (_target, key) => Reflect.has(current(), key),
+    ownKeys: () => Reflect.ownKeys(current()),
+    getOwnPropertyDescriptor: (_target, key) => Reflect.getOwnPropertyDescriptor(current(), key),
   });
 }
