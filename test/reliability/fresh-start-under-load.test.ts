@@ -3,8 +3,9 @@
  * while two other processes keep both cores busy for its first 30 s. The history seed (30 days,
  * ~390,000 candles) then took longer than half the lease TTL in one synchronous transaction, the
  * market-data role lost its lease and waited for itself for ever: every price froze 7 s after
- * start. Two minutes after start the stock quotes, the perpetual index and mark, and the stock
- * quotes stream must still move, and both APIs must say they are ready.
+ * start. After the load (45 s after the start; two minutes with FRESH_START_CHECK_AFTER_MS=120000)
+ * the stock quotes, the perpetual index and mark, and the stock quotes stream must still move, and
+ * both APIs must say they are ready.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -15,7 +16,9 @@ import { PerpClient, StockClient } from '@tokex/sdk';
 import { openSocket } from '../support/ws-client.ts';
 
 const LOAD_MS = 30_000;
-const CHECK_AFTER_MS = 120_000;
+// The freeze came 7 s after the start and lasted for ever: a check 15 s after the load ends (and
+// well after the seed's 7 s) sees it. FRESH_START_CHECK_AFTER_MS=120000 is the original two minutes.
+const CHECK_AFTER_MS = Number(process.env.FRESH_START_CHECK_AFTER_MS ?? LOAD_MS + 15_000);
 const children: ChildProcess[] = [];
 let out = '';
 let dataDir: string | undefined;
@@ -52,7 +55,7 @@ async function waitFor<T>(what: string, look: () => T | undefined | Promise<T | 
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-it('a fresh npm start on a busy machine keeps its quotes, index, mark and quotes stream moving two minutes later', async () => {
+it('a fresh npm start on a busy machine keeps its quotes, index, mark and quotes stream moving once the load is over', async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-fresh-load-'));
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, STOCK_API_PORT: '0', PERP_API_PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'info' };
   // A newcomer's machine: SQLite and the embedded anvil, nothing shared.
@@ -74,8 +77,8 @@ it('a fresh npm start on a busy machine keeps its quotes, index, mark and quotes
   const stock = new StockClient({ baseUrl: demo.stock.baseUrl, chainId: demo.chainId, ...demo.stock.keys.readOnly });
   const perp = new PerpClient({ baseUrl: demo.perp.baseUrl, chainId: demo.chainId, apiKey: demo.perp.keys.trader.apiKey, apiSecret: demo.perp.keys.trader.apiSecret });
 
-  // A fixed wait on purpose: the claim is about the stack two minutes after its start (the freeze
-  // came 7 s after it and lasted for ever), so that time must pass; no state to poll for stands in.
+  // A fixed wait on purpose: the claim is about the stack after its busy start (the freeze came 7 s
+  // after it and lasted for ever), so that time must pass; no state to poll for stands in.
   await sleep(Math.max(0, startedAt + CHECK_AFTER_MS - Date.now()));
 
   // Stock quotes: a later read carries a later quote, made after this check began (moving now, not
