@@ -5,30 +5,14 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import WebSocket from 'ws';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PerpStreamClient, StreamClient, StreamError, streamApiOf, type StreamLogLevel } from '../../packages/sdk/src/stream-client.ts';
 import { createHmacSigner, nextStreamAuthTs, signPerpStreamAuth, signStockStreamAuth, stockStreamPayload, toBase64, toHex } from '../../packages/sdk/src/stream-sign.ts';
-import { Recorder, ScriptedStreamServer } from './stream-test-server.ts';
+import { Recorder, ScriptedStreamServer, useScriptedStreamServer } from './stream-test-server.ts';
 
 const SYMBOL = 'BTC-USD';
 let server: ScriptedStreamServer;
-const clients: StreamClient[] = [];
-const track = <T extends StreamClient>(c: T): T => {
-  clients.push(c);
-  return c;
-};
-
-beforeAll(async () => {
-  server = await ScriptedStreamServer.start();
-});
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-  for (const c of server.connections.items) c.drop();
-  server.connections.items.length = 0;
-});
-afterAll(async () => {
-  await server.stop();
-});
+const track = useScriptedStreamServer((started) => (server = started));
 
 /** A port nothing listens on (connections are refused). */
 async function refusedPort(): Promise<number> {

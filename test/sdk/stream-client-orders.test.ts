@@ -5,25 +5,13 @@
  * sent), a dropped connection, close(), a refused `auth`, missing credentials. Nothing is sent twice.
  */
 import WebSocket from 'ws';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PerpStreamClient, StockStreamClient, StreamClosedError, StreamOrderError, type StreamClient } from '../../packages/sdk/src/stream-client.ts';
-import { ScriptedStreamServer, type ServerConnection } from './stream-test-server.ts';
+import { ScriptedStreamServer, useScriptedStreamServer, type ServerConnection } from './stream-test-server.ts';
 
 const PATH = '/v4/public/ws';
 let server: ScriptedStreamServer;
-const clients: StreamClient[] = [];
-
-beforeAll(async () => {
-  server = await ScriptedStreamServer.start();
-});
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-  for (const c of server.connections.items) c.drop();
-  server.connections.items.length = 0;
-});
-afterAll(async () => {
-  await server.stop();
-});
+const track = useScriptedStreamServer((started) => (server = started));
 
 const client = (opts: { orderTimeoutMs?: number; credentials?: boolean; url?: string } = {}) => {
   const c = new PerpStreamClient({
@@ -33,8 +21,7 @@ const client = (opts: { orderTimeoutMs?: number; credentials?: boolean; url?: st
     orderTimeoutMs: opts.orderTimeoutMs,
     reconnect: { baseMs: 1, capMs: 5 },
   });
-  clients.push(c);
-  return c;
+  return track(c);
 };
 
 /** The n-th connection, after answering its `auth`. */
@@ -171,7 +158,7 @@ describe('stream client: order requests', () => {
     const anonymous = await rejection(client({ credentials: false }).placeOrder(signed));
     expect([anonymous.code, anonymous.sent]).toEqual(['NO_CREDENTIALS', false]);
     const stock = new StockStreamClient({ url: server.url('/api/v1/ws'), WebSocket, apiKey: 'k', apiSecret: 's' });
-    clients.push(stock);
+    track(stock);
     await expect(stock.sendOrder('place', signed)).rejects.toThrow(TypeError);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import WebSocket from 'ws';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   PerpStreamClient,
   StockStreamClient,
@@ -14,7 +14,7 @@ import {
   type ConnectionState,
   type StreamClient,
 } from '../../packages/sdk/src/stream-client.ts';
-import { Recorder, ScriptedStreamServer, type Frame, type ServerConnection } from './stream-test-server.ts';
+import { Recorder, ScriptedStreamServer, useScriptedStreamServer, type Frame, type ServerConnection } from './stream-test-server.ts';
 
 const SECRET = 'sdk-stream-secret-3f9c2a71d4e8b605';
 const SYMBOL = 'BTC-USD';
@@ -31,24 +31,7 @@ const update = (channel: string, symbol: string | undefined, seq: number, data: 
 });
 
 let server: ScriptedStreamServer;
-const clients: StreamClient[] = [];
-const track = <T extends StreamClient>(c: T): T => {
-  clients.push(c);
-  return c;
-};
-
-beforeAll(async () => {
-  server = await ScriptedStreamServer.start();
-});
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close()));
-  // Each test starts counting connections from zero.
-  for (const c of server.connections.items) c.drop();
-  server.connections.items.length = 0;
-});
-afterAll(async () => {
-  await server.stop();
-});
+const track = useScriptedStreamServer((started) => (server = started));
 
 /** Answers a subscribe with a snapshot. */
 function snapshot(conn: ServerConnection, sub: Frame, seq: number, data: unknown): void {

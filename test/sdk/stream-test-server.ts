@@ -4,6 +4,8 @@
  * misbehave) frame by frame. Waits are on frames and closes, never on fixed times.
  */
 import { WebSocketServer, type WebSocket } from 'ws';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import type { StreamClient } from '../../packages/sdk/src/stream-client.ts';
 
 export type Frame = Record<string, any>;
 
@@ -116,6 +118,32 @@ export class ScriptedStreamServer {
     for (const c of this.connections.items) c.ws.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
+}
+
+/**
+ * The scripted server a test file shares: started before its tests (and handed to `started`), after
+ * each test the clients it tracked closed and its connections dropped and forgotten (each test counts
+ * connections from zero), stopped after the file. Returns `track`, which registers a client for that.
+ */
+export function useScriptedStreamServer(started: (server: ScriptedStreamServer) => void): <T extends StreamClient>(client: T) => T {
+  let server: ScriptedStreamServer | undefined;
+  const clients: StreamClient[] = [];
+  beforeAll(async () => {
+    server = await ScriptedStreamServer.start();
+    started(server);
+  });
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.close()));
+    for (const c of server?.connections.items ?? []) c.drop();
+    if (server) server.connections.items.length = 0;
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return (client) => {
+    clients.push(client);
+    return client;
+  };
 }
 
 /** What a stream client's handlers saw, in order, with waits on it. */
