@@ -1,7 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { testDatabases } from '../support/test-databases.ts';
 import { until } from '../support/poll.ts';
-import type { Db } from '../../src/storage/database.ts';
 import { countCandles, listCandles } from '../../src/storage/candle-store.ts';
 import { getQuote, listQuotes } from '../../src/storage/quote-store.ts';
 import { INTERVALS, type Quote } from '../../src/marketdata/market-types.ts';
@@ -19,6 +18,7 @@ import {
   firstCandleDifference,
   memoryLogger,
   MINUTE,
+  useMarketDataServices,
 } from './marketdata-test-helpers.ts';
 
 const START = Date.UTC(2025, 2, 12, 15, 58, 41, 100);
@@ -26,22 +26,7 @@ const [AAPL, TSLA] = DEMO_SYMBOLS;
 const SYMBOLS = [AAPL, TSLA];
 
 describe.each(testDatabases)('market-data service ($name)', ({ open }) => {
-  const dbs: Db[] = [];
-  const services: MarketDataService[] = [];
-  afterEach(async () => {
-    await Promise.all(services.splice(0).map((s) => s.stop()));
-    await Promise.all(dbs.splice(0).map((db) => db.close()));
-  });
-  const openDb = async (): Promise<Db> => {
-    const db = await open();
-    dbs.push(db);
-    return db;
-  };
-  const fakeClockService = (db: Db, clock: { t: number }, extra: Partial<Parameters<typeof createMarketDataService>[0]> = {}) => {
-    const service = createMarketDataService({ db, symbols: SYMBOLS, seed: 42, historyDays: 1, now: () => clock.t, autoTick: false, ...extra });
-    services.push(service);
-    return service;
-  };
+  const { keep, openDb, fakeClockService } = useMarketDataServices(open, SYMBOLS);
 
   it('starts with history and quotes, and its ticks build the candles history would hold', async () => {
     const db = await openDb();
@@ -233,7 +218,7 @@ describe.each(testDatabases)('market-data service ($name)', ({ open }) => {
   it('ticks on its own timer and stop() waits for the tick in flight', async () => {
     const db = await openDb();
     const service = createMarketDataService({ db, symbols: SYMBOLS, seed: 9, tickMs: 40, historyDays: 1 });
-    services.push(service);
+    keep(service);
     const seen: Quote[] = [];
     service.onQuote((q) => seen.push(q));
     await service.start();

@@ -1,9 +1,11 @@
 import { sql } from 'kysely';
+import { afterEach } from 'vitest';
 import type { Db } from '../../src/storage/database.ts';
 import { listCandles } from '../../src/storage/candle-store.ts';
 import type { Candle, Interval } from '../../src/marketdata/market-types.ts';
 import type { MarketDataSource } from '../../src/marketdata/gbm-source.ts';
 import type { SymbolSpec } from '../../src/marketdata/symbol-catalog.ts';
+import { createMarketDataService, type MarketDataService } from '../../src/marketdata/market-data-service.ts';
 
 export const MINUTE = 60_000;
 export const DAY = 86_400_000;
@@ -87,4 +89,32 @@ export function continuityProblems(minutes: readonly Candle[]): string[] {
     if (minutes[i].open !== minutes[i - 1].close) problems.push(`open != previous close at ${minutes[i].openTime}`);
   }
   return problems;
+}
+
+/**
+ * For a suite over one kind of test database (`open`): the databases and market-data services its
+ * tests open, all closed after each test, the services first (they write to the databases).
+ * `fakeClockService` ticks only when told, at the time `clock.t` says.
+ */
+export function useMarketDataServices(open: () => Promise<Db>, symbols: readonly SymbolSpec[]) {
+  const dbs: Db[] = [];
+  const services: MarketDataService[] = [];
+  afterEach(async () => {
+    await Promise.all(services.splice(0).map((s) => s.stop()));
+    await Promise.all(dbs.splice(0).map((db) => db.close()));
+  });
+  const keep = (service: MarketDataService): MarketDataService => {
+    services.push(service);
+    return service;
+  };
+  return {
+    keep,
+    openDb: async (): Promise<Db> => {
+      const db = await open();
+      dbs.push(db);
+      return db;
+    },
+    fakeClockService: (db: Db, clock: { t: number }, extra: Partial<Parameters<typeof createMarketDataService>[0]> = {}) =>
+      keep(createMarketDataService({ db, symbols: [...symbols], seed: 42, historyDays: 1, now: () => clock.t, autoTick: false, ...extra })),
+  };
 }

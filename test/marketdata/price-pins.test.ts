@@ -3,9 +3,8 @@
  * pin is written by the CLI's own function, as the CLI process would, and the service reads it
  * at its next tick.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { testDatabases } from '../support/test-databases.ts';
-import type { Db } from '../../src/storage/database.ts';
 import { listCandles } from '../../src/storage/candle-store.ts';
 import { getQuote } from '../../src/storage/quote-store.ts';
 import { setMeta } from '../../src/storage/meta-store.ts';
@@ -17,9 +16,9 @@ import { createMarketCalendar } from '../../src/marketdata/market-calendar.ts';
 import { importCandlesCsv } from '../../src/marketdata/csv-importer.ts';
 import { HISTORY_META_KEY } from '../../src/marketdata/history-seeder.ts';
 import { readPricePins } from '../../src/marketdata/price-pins.ts';
-import { createMarketDataService, type MarketDataService } from '../../src/marketdata/market-data-service.ts';
+import type { MarketDataService } from '../../src/marketdata/market-data-service.ts';
 import { runSetPrice } from '../../src/cli/marketdata-command.ts';
-import { allCandles, continuityProblems, MINUTE } from './marketdata-test-helpers.ts';
+import { allCandles, continuityProblems, MINUTE, useMarketDataServices } from './marketdata-test-helpers.ts';
 
 const START = Date.UTC(2025, 2, 12, 15, 58, 41, 100);
 const AAPL = DEMO_SYMBOLS.find((s) => s.symbol === 'AAPL')!;
@@ -39,22 +38,7 @@ async function refusal(fn: () => Promise<unknown>, field: string): Promise<strin
 }
 
 describe.each(testDatabases)('price pins ($name)', ({ open }) => {
-  const dbs: Db[] = [];
-  const services: MarketDataService[] = [];
-  afterEach(async () => {
-    await Promise.all(services.splice(0).map((s) => s.stop()));
-    await Promise.all(dbs.splice(0).map((db) => db.close()));
-  });
-  const openDb = async (): Promise<Db> => {
-    const db = await open();
-    dbs.push(db);
-    return db;
-  };
-  const fakeClockService = (db: Db, clock: { t: number }, extra: Partial<Parameters<typeof createMarketDataService>[0]> = {}) => {
-    const service = createMarketDataService({ db, symbols: [AAPL, BTC], seed: 42, historyDays: 1, now: () => clock.t, autoTick: false, ...extra });
-    services.push(service);
-    return service;
-  };
+  const { openDb, fakeClockService } = useMarketDataServices(open, [AAPL, BTC]);
   const step = async (service: MarketDataService, clock: { t: number }, ms: number): Promise<void> => {
     clock.t += ms;
     await service.tick();
