@@ -6,6 +6,7 @@ import { ValidationError } from '../errors/app-error.ts';
 import { ANVIL_ACCOUNTS } from './anvil-accounts.ts';
 import { delegateDigest, delegateType, delegateTypedData, oneClickDomain, verifyDelegation } from './one-click-typed-data.ts';
 import { assertNotExpired, defineTypedData, parseSignature, typedDataDomain } from './typed-data.ts';
+import { CONTRACT_MD_DELEGATE_TYPES } from '../../test/support/contract-delegate-types.ts';
 
 const alice = privateKeyToAccount(ANVIL_ACCOUNTS[1].privateKey);
 const bob = privateKeyToAccount(ANVIL_ACCOUNTS[2].privateKey);
@@ -41,20 +42,7 @@ describe('One Click delegation typed data', () => {
     const td = delegateTypedData(domain, message);
     expect(JSON.parse(JSON.stringify(td))).toEqual({
       domain: { name: 'OneClickRouter', version: '1', chainId: 31337, verifyingContract: router },
-      types: {
-        EIP712Domain: [
-          { name: 'name', type: 'string' },
-          { name: 'version', type: 'string' },
-          { name: 'chainId', type: 'uint256' },
-          { name: 'verifyingContract', type: 'address' },
-        ],
-        Delegate: [
-          { name: 'user', type: 'address' },
-          { name: 'delegatee', type: 'address' },
-          { name: 'nonce', type: 'uint64' },
-          { name: 'deadline', type: 'uint32' },
-        ],
-      },
+      types: CONTRACT_MD_DELEGATE_TYPES,
       primaryType: 'Delegate',
       message: { user: alice.address, delegatee: relayer, nonce: '3', deadline: 1_700_000_600 },
     });

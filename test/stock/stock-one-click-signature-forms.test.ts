@@ -8,23 +8,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Address, Hex } from 'viem';
 import { oneClickRouterAbi } from '../../src/chain/abi/generated/index.ts';
-import { StockApiError } from '@tokex/sdk';
-import { chainClients, oneClickUsers, RELAYER, type OneClickUser } from '../support/one-click-users.ts';
+import { chainClients, oneClickUsers, RELAYER, stockApiFailure as failure, type OneClickUser } from '../support/one-click-users.ts';
 import { highS, toCompact } from '../support/signature-forms.ts';
 import { stackEngines } from '../support/stack-engines.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
 const deadlineIn = (s: number) => Math.floor(Date.now() / 1000) + s;
-
-async function failure(p: Promise<unknown>): Promise<StockApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof StockApiError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe.each(stackEngines('ocsig'))('One Click signature forms ($name)', (engine) => {
   let t: TestStack;

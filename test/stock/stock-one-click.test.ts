@@ -9,11 +9,12 @@ import { getAddress, toHex, type Address, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { oneClickRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { ALREADY_DELEGATED } from '../../src/stock/store/relay-request-store.ts';
-import { StockApiError, type StockClient } from '@tokex/sdk';
+import type { StockClient } from '@tokex/sdk';
 import { until } from '../support/poll.ts';
-import { chainClients, oneClickUsers, RELAYER, relayerNonces, type OneClickUser } from '../support/one-click-users.ts';
+import { chainClients, oneClickUsers, RELAYER, stockApiFailure as failure, relayerNonces, type OneClickUser } from '../support/one-click-users.ts';
 import { stackEngines } from '../support/stack-engines.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import { CONTRACT_MD_DELEGATE_TYPES } from '../support/contract-delegate-types.ts';
 
 const deadlineIn = (s: number) => Math.floor(Date.now() / 1000) + s;
 
@@ -23,16 +24,6 @@ function detail<T = any>(client: StockClient, path: string, done: (v: T) => bool
     () => client.request<T>('GET', path),
     (r) => r.code === 200 && done(r.data as T),
   ).then((r) => r.data as T);
-}
-
-async function failure(p: Promise<unknown>): Promise<StockApiError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof StockApiError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
 }
 
 describe.each(stackEngines('oc'))('One Click ($name)', (engine) => {
@@ -77,20 +68,7 @@ describe.each(stackEngines('oc'))('One Click ($name)', (engine) => {
         deadline,
         signPayload: {
           domain: { name: 'OneClickRouter', version: '1', chainId: t.demo.chainId, verifyingContract: getAddress(c.oneClickRouter) },
-          types: {
-            EIP712Domain: [
-              { name: 'name', type: 'string' },
-              { name: 'version', type: 'string' },
-              { name: 'chainId', type: 'uint256' },
-              { name: 'verifyingContract', type: 'address' },
-            ],
-            Delegate: [
-              { name: 'user', type: 'address' },
-              { name: 'delegatee', type: 'address' },
-              { name: 'nonce', type: 'uint64' },
-              { name: 'deadline', type: 'uint32' },
-            ],
-          },
+          types: CONTRACT_MD_DELEGATE_TYPES,
           primaryType: 'Delegate',
           message: { user: alice.address, delegatee: RELAYER, nonce: '0', deadline },
         },

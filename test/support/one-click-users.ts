@@ -7,7 +7,7 @@ import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { cashTokenAbi } from '../../src/chain/abi/generated/index.ts';
 import { OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { SENDER_ROLE_SPECS } from '../../src/chain/operator-roles.ts';
-import type { StockClient } from '@tokex/sdk';
+import { StockApiError, type StockClient } from '@tokex/sdk';
 import { testWallet } from './chain-fixture.ts';
 import type { TestStack } from './stock-stack.ts';
 
@@ -66,4 +66,15 @@ export async function relayerNonces(t: Pick<TestStack, 'demo'>, hashes: readonly
   const txs = await Promise.all(hashes.map((hash) => pub.getTransaction({ hash })));
   for (const tx of txs) if (tx.from.toLowerCase() !== RELAYER.toLowerCase()) throw new Error(`${tx.hash} not sent by the relayer`);
   return txs.map((tx) => tx.nonce).sort((a, b) => a - b);
+}
+
+/** The StockApiError `p` fails with (anything else it throws is rethrown). */
+export async function stockApiFailure(p: Promise<unknown>): Promise<StockApiError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof StockApiError) return err;
+    throw err;
+  }
+  throw new Error('expected the call to fail');
 }
