@@ -4,15 +4,19 @@
  * Called by the stock-api role only when SANDBOX is on.
  */
 import type { FastifyInstance } from 'fastify';
+import { createSandboxCorporateActions } from '../sandbox/sandbox-corporate-actions.ts';
 import { createSandboxFunding } from '../sandbox/sandbox-funding.ts';
+import { createPricePaths } from '../sandbox/sandbox-price-paths.ts';
 import { sandboxRoutes } from '../sandbox/sandbox-routes.ts';
 import { createSandboxService } from '../sandbox/sandbox-service.ts';
 import type { SandboxState } from '../sandbox/sandbox-state.ts';
+import { corporateActionRegistryOf } from './corporate-action-wiring.ts';
 import type { StackContext } from './stack-context.ts';
 import type { StopList } from './stop-list.ts';
 
 export async function registerSandbox(ctx: StackContext, app: FastifyInstance, state: SandboxState, stops: StopList): Promise<void> {
   const { chain, logger } = ctx;
+  const paths = createPricePaths({ db: ctx.firstChainDb, logger });
   const service = createSandboxService({
     state,
     db: ctx.firstChainDb,
@@ -22,6 +26,7 @@ export async function registerSandbox(ctx: StackContext, app: FastifyInstance, s
     // Every role runs here (the perp engine among them) only in the all-in-one stack.
     perpExpected: state.allInOne,
     publicClient: chain.publicClient,
+    paths,
     logger,
   });
   const funding = createSandboxFunding({
@@ -31,8 +36,12 @@ export async function registerSandbox(ctx: StackContext, app: FastifyInstance, s
     logger,
     stalled: () => state.faults.has('chain-stall'),
   });
+  // The same registry as the stock API's list and the CLI's add (the first chain's store).
+  const corporateActions = createSandboxCorporateActions({ registry: () => corporateActionRegistryOf(ctx), clockOffsetMs: ctx.calendar.clockOffsetMs, logger });
   // A node stalled by the fault mines again when the stack stops: a node of one's own outlives it.
   stops.add(() => service.release());
-  await app.register(sandboxRoutes, { prefix: state.path, token: state.token, service, funding, logger });
-  logger.info({ path: state.path }, 'sandbox control API on: prices, funds and faults (docs/sandbox.md)');
+  // No step of a price path is written after the stop.
+  stops.add(() => paths.stop());
+  await app.register(sandboxRoutes, { prefix: state.path, token: state.token, service, funding, corporateActions, logger });
+  logger.info({ path: state.path }, 'sandbox control API on: prices and price paths, funds, corporate actions and faults (docs/sandbox.md)');
 }

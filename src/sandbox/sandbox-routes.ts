@@ -8,21 +8,26 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
   SandboxClockSchema,
+  SandboxCorporateActionRequestSchema,
+  SandboxCorporateActionSchema,
   SandboxFaultListSchema,
   SandboxFaultRequestSchema,
   SandboxFaultSchema,
   SandboxFaultsClearedSchema,
   SandboxFundRequestSchema,
   SandboxFundSchema,
+  SandboxPriceAnswerSchema,
   SandboxPriceRequestSchema,
-  SandboxPriceSchema,
   stockResponses,
 } from '@tokex/contract';
 import { NotFoundError } from '../errors/app-error.ts';
 import type { Logger } from '../lib/logger.ts';
+import { idempotencyKeyOf, requestFingerprint } from '../http/idempotency-key.ts';
 import { decodeJsonRequest } from '../http/request-decoder.ts';
 import { okReply } from '../stock/routes/stock-reply.ts';
+import type { SandboxCorporateActions } from './sandbox-corporate-actions.ts';
 import type { SandboxFunding } from './sandbox-funding.ts';
+import { createIdempotentCalls } from './sandbox-idempotency.ts';
 import type { SandboxService } from './sandbox-service.ts';
 import { bearerMatches } from './sandbox-token.ts';
 
@@ -30,11 +35,14 @@ export interface SandboxRoutesOptions {
   token: string;
   service: SandboxService;
   funding: SandboxFunding;
+  corporateActions: SandboxCorporateActions;
   logger: Pick<Logger, 'warn'>;
 }
 
 export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = async (app, opts) => {
-  const { service, funding, token, logger } = opts;
+  const { service, funding, corporateActions, token, logger } = opts;
+  // The funds already answered under an Idempotency-Key (sandbox-idempotency.ts).
+  const funds = createIdempotentCalls();
   // The bearer check answers itself: a plain HTTP 401 with WWW-Authenticate (RFC 6750), the envelope's
   // code 401 and 'Unauthorized', never which part was wrong (the reason goes to the log under the uuid).
   // The signed API's HTTP 400 for its 401 is Anchored's convention for signed requests, not this API's.
@@ -56,12 +64,20 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
 
   app.get('/clock', { schema: { hide, response: stockResponses(SandboxClockSchema) } }, async (request) => okReply(request.id, service.clock()));
 
-  app.post('/prices', { schema: { hide, body: SandboxPriceRequestSchema, response: stockResponses(SandboxPriceSchema) } }, async (request) =>
+  app.post('/prices', { schema: { hide, body: SandboxPriceRequestSchema, response: stockResponses(SandboxPriceAnswerSchema) } }, async (request) =>
     okReply(request.id, await service.setPrice(request.body)),
   );
 
-  app.post('/fund', { schema: { hide, body: SandboxFundRequestSchema, response: stockResponses(SandboxFundSchema) } }, async (request) =>
-    okReply(request.id, await funding.fund(request.body)),
+  app.post('/fund', { schema: { hide, body: SandboxFundRequestSchema, response: stockResponses(SandboxFundSchema) } }, async (request, reply) => {
+    const key = idempotencyKeyOf(request.headers);
+    const { value, replayed } = await funds.run(key, requestFingerprint('POST', '/fund', request.body), () => funding.fund(request.body));
+    // A client can tell a replayed answer from a new mint (the header Stripe's API sends, for one).
+    if (replayed) reply.header('idempotent-replayed', 'true');
+    return okReply(request.id, value);
+  });
+
+  app.post('/corporate-actions', { schema: { hide, body: SandboxCorporateActionRequestSchema, response: stockResponses(SandboxCorporateActionSchema) } }, async (request) =>
+    okReply(request.id, await corporateActions.schedule(request.body)),
   );
 
   app.get('/faults', { schema: { hide, response: stockResponses(SandboxFaultListSchema) } }, async (request) => okReply(request.id, { faults: service.listFaults() }));

@@ -4,16 +4,17 @@
  * sandbox-funding.ts. Everything the stack provides comes in as `deps`, read at each call (a role
  * that loses its lease and takes it back brings a new engine).
  */
-import type { SandboxFault, SandboxFaultRequest, SandboxPrice } from '@tokex/contract';
+import type { SandboxFault, SandboxFaultRequest, SandboxPrice, SandboxPricePath, SandboxPriceRequest } from '@tokex/contract';
 import { toChainError, type ChainPublicClient } from '../chain/chain-client.ts';
 import { AppError, ConflictError, ValidationError } from '../errors/app-error.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Quote, QuoteReader } from '../marketdata/market-types.ts';
-import { releasePricePin, setPricePin } from '../marketdata/price-pins.ts';
+import { parsePinPrice, releasePricePin, setPricePin } from '../marketdata/price-pins.ts';
 import { DEFAULT_INSTRUMENTS, stepsToDecimal } from '../perp/engine/instruments.ts';
 import { indexSymbolOf, midTicks } from '../perp/pricing/index-price.ts';
 import type { DbExecutor } from '../storage/database.ts';
 import type { FaultSpec } from './fault-registry.ts';
+import type { PricePaths } from './sandbox-price-paths.ts';
 import type { SandboxState } from './sandbox-state.ts';
 
 /** The perpetual engine's view the prices wait on: an instrument's tick and its index. */
@@ -35,6 +36,8 @@ export interface SandboxServiceDeps {
    */
   perpExpected?: boolean;
   publicClient: ChainPublicClient;
+  /** Price paths (sandbox-price-paths.ts): a pin or a release of an underlying cancels its path. */
+  paths?: PricePaths;
   logger: Pick<Logger, 'info' | 'warn'>;
   /** How long a price waits to show in the quote and the index. Default 10 s. */
   settleMs?: number;
@@ -174,11 +177,21 @@ export function createSandboxService(deps: SandboxServiceDeps) {
     /** The stack's clock: the wall clock until clock control is built (docs/sandbox.md, "Next"). */
     clock: () => ({ now: now(), frozen: false }),
 
-    async setPrice(body: { symbol: string; price?: string; release?: boolean }): Promise<SandboxPrice> {
+    async setPrice(body: SandboxPriceRequest): Promise<SandboxPrice | SandboxPricePath> {
+      if (body.path !== undefined) {
+        if (body.price !== undefined) throw new ValidationError('price', 'give either price or path, not both');
+        if (body.release !== undefined) throw new ValidationError('release', 'give either release or path, not both');
+        if (deps.paths === undefined) throw new ConflictError('prices: price paths are not served by this process');
+        return deps.paths.start(underlyingOf(body.symbol), body.path);
+      }
       if (body.release === true && body.price !== undefined) throw new ValidationError('price', 'give either price or release: true, not both');
+      if (body.release !== true && body.price === undefined) throw new ValidationError('price', 'required: a price pins the underlying, release: true hands it back to the simulator');
+      // Checked before it ends anything: a bad price leaves a path running.
+      if (body.price !== undefined) parsePinPrice(body.price);
+      // A pin or a release ends the underlying's path: its steps to come would undo it.
+      await deps.paths?.cancel(underlyingOf(body.symbol).trim().toUpperCase());
       if (body.release === true) return release(body.symbol);
-      if (body.price === undefined) throw new ValidationError('price', 'required: a price pins the underlying, release: true hands it back to the simulator');
-      return pin(body.symbol, body.price);
+      return pin(body.symbol, body.price!);
     },
 
     async addFault(body: SandboxFaultRequest): Promise<SandboxFault> {
