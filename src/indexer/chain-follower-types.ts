@@ -42,6 +42,18 @@ export interface ChainFollowerOptions {
   onRange?: (range: { from: number; to: number; events: number }) => void;
 }
 
+/** What a domain indexer's caller chooses of its follower: the options it passes through as given. */
+export type FollowerChoices = Omit<ChainFollowerOptions, 'deployedBlocks'>;
+
+/**
+ * The follower options of a domain indexer: its caller's choices, and where its venue was deployed
+ * (the follower's start without a `startBlock`). What the caller left out is left to the follower's defaults.
+ */
+export function followerOptionsOf(choices: FollowerChoices, deployment: { blockNumber: string; firstBlockNumber?: string }): ChainFollowerOptions {
+  const { db, publicClient, confirmations, pollMs, batchBlocks, startBlock, logger, commitEvents, onRange } = choices;
+  return { db, publicClient, confirmations, pollMs, batchBlocks, startBlock, deployedBlocks: deployedBlocksOf(deployment), logger, commitEvents, onRange };
+}
+
 /** How `deliverBlock` reconciled a block. */
 export type BlockDelivery = 'appended' | 'duplicate' | 'gap-filled' | 'reorged' | 'unconfirmed' | 'stale';
 

@@ -51,8 +51,8 @@ import type { BlockDelivery, ChainFollower, ChainFollowerOptions } from './chain
 
 export { defineIndexer } from './indexer-definition.ts';
 export type { BatchStart, EventHandler, FlushContext, HandlerContext, IndexedContract, IndexerDefinition, IndexerHooks, IndexerSpec, RollbackContext, RollbackWrites } from './indexer-definition.ts';
-export { deployedBlocksOf } from './chain-follower-types.ts';
-export type { BlockDelivery, ChainFollower, ChainFollowerOptions, FollowerProgress } from './chain-follower-types.ts';
+export { deployedBlocksOf, followerOptionsOf } from './chain-follower-types.ts';
+export type { BlockDelivery, ChainFollower, ChainFollowerOptions, FollowerChoices, FollowerProgress } from './chain-follower-types.ts';
 
 // ----------------------------------------------------------------- follower
 

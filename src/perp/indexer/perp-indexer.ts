@@ -11,7 +11,7 @@
  */
 import { marginVaultAbi } from '../../chain/abi/generated/index.ts';
 import type { PerpDeployment } from '../../chain/deploy-perp-venue.ts';
-import { createChainFollower, deployedBlocksOf, defineIndexer, type ChainFollower, type ChainFollowerOptions, type IndexerDefinition } from '../../indexer/chain-follower.ts';
+import { createChainFollower, defineIndexer, followerOptionsOf, type ChainFollower, type ChainFollowerOptions, type IndexerDefinition } from '../../indexer/chain-follower.ts';
 import type { ChainEventRecord } from '../../storage/chain-block-store.ts';
 import { rollbackCollateralEventsAbove, upsertCollateralEvents, type CollateralEventKind, type NewCollateralEvent } from '../store/collateral-event-store.ts';
 
@@ -71,14 +71,5 @@ export function definePerpIndexer(deployment: Pick<PerpDeployment, 'contracts'>,
 
 /** The perpetual venue's indexer, running on its own chain follower. */
 export function createPerpIndexer(opts: PerpIndexerOptions): PerpIndexer {
-  return createChainFollower(definePerpIndexer(opts.deployment, { name: opts.name }), {
-    db: opts.db,
-    publicClient: opts.publicClient,
-    confirmations: opts.confirmations,
-    pollMs: opts.pollMs,
-    batchBlocks: opts.batchBlocks,
-    startBlock: opts.startBlock,
-    deployedBlocks: deployedBlocksOf(opts.deployment),
-    logger: opts.logger,
-  });
+  return createChainFollower(definePerpIndexer(opts.deployment, { name: opts.name }), followerOptionsOf(opts, opts.deployment));
 }

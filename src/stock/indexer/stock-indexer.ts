@@ -16,8 +16,8 @@ import { cashierAbi, oneClickRouterAbi, stockAbi, stockRouterAbi } from '../../c
 import type { Deployment } from '../../chain/deploy-contracts.ts';
 import {
   createChainFollower,
-  deployedBlocksOf,
   defineIndexer,
+  followerOptionsOf,
   type ChainFollower,
   type EventHandler,
   type IndexerDefinition,
@@ -169,16 +169,5 @@ export function defineStockIndexer(
 /** The stock domain's indexer, running on its own chain follower. */
 export function createStockIndexer(opts: StockIndexerOptions): StockIndexer {
   const { deployment } = opts;
-  return createChainFollower(defineStockIndexer(deployment, { name: opts.name, logger: opts.logger, onCommitted: opts.onCommitted }), {
-    db: opts.db,
-    publicClient: opts.publicClient,
-    confirmations: opts.confirmations,
-    pollMs: opts.pollMs,
-    batchBlocks: opts.batchBlocks,
-    startBlock: opts.startBlock,
-    deployedBlocks: deployedBlocksOf(deployment),
-    logger: opts.logger,
-    commitEvents: opts.commitEvents,
-    onRange: opts.onRange,
-  });
+  return createChainFollower(defineStockIndexer(deployment, { name: opts.name, logger: opts.logger, onCommitted: opts.onCommitted }), followerOptionsOf(opts, deployment));
 }
