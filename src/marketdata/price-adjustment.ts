@@ -18,6 +18,7 @@
  */
 import { formatDecimal } from '../lib/decimal.ts';
 import type { CorporateAction } from './corporate-actions.ts';
+import type { CandleRecord } from '../storage/candle-store.ts';
 
 /** Places an adjusted price or volume is rounded to (half up): the precision of the chain's price oracle. */
 export const ADJUSTED_DECIMALS = 8;
@@ -105,14 +106,8 @@ export interface AdjustmentStep {
   volume: Ratio;
 }
 
-export interface AdjustableBar {
-  openTime: number;
-  open: string;
-  high: string;
-  low: string;
-  close: string;
-  volume: string;
-}
+/** A bar's time and figures, as a stored candle holds them. */
+export type AdjustableBar = Omit<CandleRecord, 'symbol' | 'interval'>;
 
 /**
  * The bars with each step applied to those opening before its boundary (any order of steps and

@@ -89,6 +89,7 @@ export type {
   CommandResult,
 } from './types/result-types.ts';
 export type {
+  HeldOrderFields,
   OrderView,
   PositionView,
   AccountView,

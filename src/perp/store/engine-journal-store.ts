@@ -5,6 +5,7 @@
 import { bulkInsertWith, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
 import { Kysely, PostgresAdapter, sql } from 'kysely';
 import { kyselyOf, type Db, type DbExecutor } from '../../storage/database.ts';
+import type { PerpJournalTable } from '../../storage/schema.ts';
 import { withTransaction } from '../../storage/transaction.ts';
 import type { NonceClaimInput, OrderNonceClaimer } from './order-nonce-types.ts';
 
@@ -43,16 +44,7 @@ const JOURNAL: BulkTable = {
   columns: ['seq', 'command_id', 'kind', 'command', 'ts', 'code', 'last_event_seq', 'result'],
 };
 
-type JournalDbRow = {
-  seq: number;
-  command_id: string;
-  kind: string;
-  command: string;
-  ts: number;
-  code: string;
-  last_event_seq: number;
-  result: string;
-};
+type JournalDbRow = PerpJournalTable;
 
 function fromDb(r: JournalDbRow): JournalRow {
   return {

@@ -258,11 +258,12 @@ export interface LiquidityEvent extends EventBase {
   action: 'ADD' | 'REMOVE';
   /** Collateral moved (micro-USD). */
   amount: bigint;
+  /** Shares minted (ADD) or burned (REMOVE). */
   shares: bigint;
   /** The holder's shares after. */
   holderShares: bigint;
   totalShares: bigint;
-  /** Pool equity after (collateral + uPnL at the mark). */
+  /** Pool equity after (collateral + uPnL at the mark, micro-USD). */
   poolEquity: bigint;
   lockedUntil: number;
 }

@@ -3,10 +3,10 @@
  * events and results the same way for a journal.
  * Part of the engine's interface (engine-types.ts re-exports it whole).
  */
-import type { MarginMode, OrderType, TimeInForce, TriggerBy } from '@tokex/contract';
+import type { MarginMode } from '@tokex/contract';
 import type { InstrumentConfig } from '../instruments.ts';
-import type { Side } from '../book/order-book.ts';
 import type { OrderOutcome } from './result-types.ts';
+import type { HeldOrderFields } from './view-types.ts';
 
 export interface PositionSnapshot {
   symbol: string;
@@ -38,23 +38,8 @@ export interface AccountSnapshot {
   positions: PositionSnapshot[];
 }
 
-export interface OrderSnapshot {
-  orderId: number;
-  account: string;
-  symbol: string;
-  side: Side;
-  type: OrderType;
-  timeInForce: TimeInForce;
-  priceTicks: number;
-  sizeLots: number;
-  filledLots: number;
-  remainingLots: number;
-  reduceOnly: boolean;
-  clientOrderId: string | null;
+export interface OrderSnapshot extends HeldOrderFields {
   reservePerLot: string;
-  createdTs: number;
-  /** Present only on an UNTRIGGERED trigger order (it rests in the trigger index, not on the book). */
-  trigger?: { priceTicks: number; by: TriggerBy; closePosition: boolean };
 }
 
 export interface InstrumentStateSnapshot {

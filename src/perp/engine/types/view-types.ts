@@ -5,7 +5,8 @@
 import type { MarginMode, OrderType, TimeInForce, TriggerBy } from '@tokex/contract';
 import type { Side } from '../book/order-book.ts';
 
-export interface OrderView {
+/** An order the engine holds, as its view and its snapshot (snapshot-types.ts) both carry it. */
+export interface HeldOrderFields {
   orderId: number;
   account: string;
   symbol: string;
@@ -18,11 +19,17 @@ export interface OrderView {
   remainingLots: number;
   reduceOnly: boolean;
   clientOrderId: string | null;
+  createdTs: number;
+  /**
+   * Trigger orders only (UNTRIGGERED: waiting in the trigger index, not on the book; the order then
+   * rests or trades as its LIMIT or MARKET self). A snapshot holds it only while UNTRIGGERED.
+   */
+  trigger?: { priceTicks: number; by: TriggerBy; closePosition: boolean };
+}
+
+export interface OrderView extends HeldOrderFields {
   status: 'UNTRIGGERED' | 'NEW' | 'PARTIALLY_FILLED';
   reserved: bigint;
-  createdTs: number;
-  /** Trigger orders only (UNTRIGGERED: waiting; the order then rests or trades as its LIMIT or MARKET self). */
-  trigger?: { priceTicks: number; by: TriggerBy; closePosition: boolean };
 }
 
 export interface PositionView {
