@@ -37,7 +37,12 @@ export async function registerSandbox(ctx: StackContext, app: FastifyInstance, s
     stalled: () => state.faults.has('chain-stall'),
   });
   // The same registry as the stock API's list and the CLI's add (the first chain's store).
-  const corporateActions = createSandboxCorporateActions({ registry: () => corporateActionRegistryOf(ctx), clockOffsetMs: ctx.calendar.clockOffsetMs, logger });
+  const corporateActions = createSandboxCorporateActions({
+    registry: () => corporateActionRegistryOf(ctx),
+    clockOffsetMs: ctx.calendar.clockOffsetMs,
+    logger,
+    stalled: () => state.faults.has('chain-stall'),
+  });
   // A node stalled by the fault mines again when the stack stops: a node of one's own outlives it.
   stops.add(() => service.release());
   // No step of a price path is written after the stop.

@@ -23,6 +23,8 @@ export interface SandboxCorporateActionDeps {
   /** The market calendar's clock minus the wall clock (MARKET_CLOCK_START): the scheduler's clock. */
   clockOffsetMs: number;
   logger: Pick<Logger, 'info'>;
+  /** Whether the chain is stalled on purpose (the chain-stall fault): an action due now would not be applied. */
+  stalled?: () => boolean;
   /** How long past its moment an action due now may take to be applied. Default 60 s. */
   applyWaitMs?: number;
   /** Between two reads of its state. Default 200 ms. */
@@ -67,6 +69,10 @@ export function createSandboxCorporateActions(deps: SandboxCorporateActionDeps) 
       if (effective !== 'now' && !DATE.test(effective)) throw new ValidationError('effective', '"now" or an ex-date YYYY-MM-DD (New York)');
       // Today as the CLI takes it: the wall clock's date in New York.
       const exDate = effective === 'now' ? newYorkDate(Date.now()) : effective;
+      // Refused before it is stored: stored, it would stand applied later, after this answer's wait.
+      if (deps.stalled?.() === true && exDate <= newYorkDate(Date.now() + offset)) {
+        throw new ConflictError('corporate-actions: the chain is stalled by the chain-stall fault, and an action due now would not be applied; DELETE /sandbox/v1/faults first');
+      }
       const registry = await deps.registry();
       const added = await registry
         .add({

@@ -93,4 +93,15 @@ describe('sandbox corporate actions', () => {
     // One action per symbol and ex-date: AAPL split today already.
     expect(await sb.refusal('POST', '/corporate-actions', { symbol: 'AAPL', kind: 'dividend', amount: '1' })).toBe(`effective: AAPL already has a corporate action on ${today}`);
   });
+
+  it('is refused 409 while chain-stall stands, before anything is stored: after the fault is cleared the same request is applied', async () => {
+    await sb.ok('POST', '/faults', { kind: 'chain-stall' });
+    const refused = await sb.call('POST', '/corporate-actions', { symbol: 'SPY', kind: 'dividend', amount: '0.01' });
+    expect([refused.status, refused.json.code, refused.json.errMsg]).toEqual([
+      409, 409, 'corporate-actions: the chain is stalled by the chain-stall fault, and an action due now would not be applied; DELETE /sandbox/v1/faults first',
+    ]);
+    await sb.ok('DELETE', '/faults');
+    const applied = await sb.ok('POST', '/corporate-actions', { symbol: 'SPY', kind: 'dividend', amount: '0.01' });
+    expect(applied).toMatchObject({ actionId: `SPY-${newYorkDate(Date.now())}`, applied: true, action: { status: 'applied' } });
+  }, 120_000);
 });
