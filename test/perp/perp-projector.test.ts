@@ -9,7 +9,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EngineCommand, EngineEvent, TradeEvent } from '../../src/perp/engine/engine-types.ts';
-import type { InstrumentConfig } from '../../src/perp/engine/instruments.ts';
 import { FEE_ACCOUNT } from '../../src/perp/engine/perp-engine.ts';
 import { createPerpProjector, PROJECTION_CURSOR_KEY, type PerpProjector } from '../../src/perp/projection/perp-projector.ts';
 import { workerProjectionWriter } from '../../src/perp/projection/projection-worker-client.ts';
@@ -21,6 +20,7 @@ import type { Db } from '../../src/storage/database.ts';
 import { getMeta } from '../../src/storage/meta-store.ts';
 import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
+import { xUsdInstrument } from '../support/perp-test-instrument.ts';
 
 const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
@@ -262,11 +262,7 @@ describe.each(WITH_WRITERS)('perp projector ($name, written on its $writer)', ({
 // those of src/perp/engine/risk/liquidation.test.ts ("cancels the account's orders…"): X-USD, 1 tick
 // = 1 USD, 1 lot = 1 unit, IM 5 %, MM 2.5 %, maker 0.02 %, taker 0.05 %, liquidation fee 0.5 %.
 
-const X: InstrumentConfig = {
-  symbol: 'X-USD', tickSize: '1', lotSize: '1', minSizeLots: 1, maxSizeLots: 1_000_000, maxPriceTicks: 1_000_000,
-  maxLeverage: 20, initialMarginRatioPpm: 50_000, maintenanceMarginRatioPpm: 25_000, makerFeeRatePpm: 200, takerFeeRatePpm: 500,
-  fundingIntervalMs: 3_600_000, priceBandPpm: 0, markStaleMs: 0, indexStaleMs: 30_000, liquidationFeePpm: 5_000,
-};
+const X = xUsdInstrument({ markStaleMs: 0, indexStaleMs: 30_000, liquidationFeePpm: 5_000 });
 const M = '0x00000000000000000000000000000000000000d4';
 const LIQ_AT = H + 16_000;
 

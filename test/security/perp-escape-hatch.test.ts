@@ -19,20 +19,16 @@ import { createChainWallet } from '../../src/chain/chain-client.ts';
 import type { PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
 import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
 import type { EngineCommand, PlaceOrderAccepted } from '../../src/perp/engine/engine-types.ts';
-import type { InstrumentConfig } from '../../src/perp/engine/instruments.ts';
 import { PerpEngine, POOL_ACCOUNT } from '../../src/perp/engine/perp-engine.ts';
 import { snapshotLiabilities, type LiabilitiesSnapshot } from '../../src/perp/reserves/liabilities-snapshot.ts';
 import { leafHash, proof } from '../../src/perp/reserves/merkle-sum-tree.ts';
 import { expectRevert, usdc, usdcOf } from '../chain/chain-test-helpers.ts';
 import { testWallet, startChainFixture, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { deployPerpVenue, postReservesRoot, registryLeaves, vaultDeposit, vaultWithdraw } from '../support/perp-venue.ts';
+import { xUsdInstrument } from '../support/perp-test-instrument.ts';
 
 /** 1 tick = 1 USD, 1 lot = 1 unit. */
-const X: InstrumentConfig = {
-  symbol: 'X-USD', tickSize: '1', lotSize: '1', minSizeLots: 1, maxSizeLots: 1_000_000, maxPriceTicks: 1_000_000,
-  maxLeverage: 20, initialMarginRatioPpm: 50_000, maintenanceMarginRatioPpm: 25_000, makerFeeRatePpm: 200, takerFeeRatePpm: 500,
-  fundingIntervalMs: 3_600_000, priceBandPpm: 0,
-};
+const X = xUsdInstrument();
 const THREE_DAYS = 3n * 86_400n;
 
 let f: ChainFixture;

@@ -15,7 +15,6 @@ import { ANVIL_ACCOUNTS } from '../../src/chain/anvil-accounts.ts';
 import type { PerpDeployment } from '../../src/chain/deploy-perp-venue.ts';
 import { createTxSender } from '../../src/chain/tx-sender.ts';
 import type { EngineCommand, PlaceOrderAccepted } from '../../src/perp/engine/engine-types.ts';
-import type { InstrumentConfig } from '../../src/perp/engine/instruments.ts';
 import { PerpEngine } from '../../src/perp/engine/perp-engine.ts';
 import { snapshotLiabilities } from '../../src/perp/reserves/liabilities-snapshot.ts';
 import { proof } from '../../src/perp/reserves/merkle-sum-tree.ts';
@@ -27,13 +26,10 @@ import { expectRevert, usdc, usdcOf } from '../chain/chain-test-helpers.ts';
 import { startChainFixture, testWallet, type ChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { deployPerpVenue, PERP_OPERATOR, postReservesRoot, registryLeaves, vaultDeposit } from '../support/perp-venue.ts';
 import { openTestSqlite } from '../support/test-databases.ts';
+import { xUsdInstrument } from '../support/perp-test-instrument.ts';
 
 /** 1 tick = 1 USD, 1 lot = 1 unit; 5 % initial margin. */
-const X: InstrumentConfig = {
-  symbol: 'X-USD', tickSize: '1', lotSize: '1', minSizeLots: 1, maxSizeLots: 1_000_000, maxPriceTicks: 1_000_000,
-  maxLeverage: 20, initialMarginRatioPpm: 50_000, maintenanceMarginRatioPpm: 25_000, makerFeeRatePpm: 200, takerFeeRatePpm: 500,
-  fundingIntervalMs: 3_600_000, priceBandPpm: 0,
-};
+const X = xUsdInstrument();
 const DAY = 86_400n;
 
 let f: ChainFixture;

@@ -3,14 +3,10 @@ import type { EngineCommand, EngineEvent, PlaceOrderAccepted, PlaceOrderCommand,
 import { toJsonSafe } from './engine-types.ts';
 import { decimalToSteps, DEFAULT_INSTRUMENTS, instrumentSpec, notionalMicros, stepsToDecimal, type InstrumentConfig } from './instruments.ts';
 import { FEE_ACCOUNT, PerpEngine } from './perp-engine.ts';
+import { xUsdInstrument, addr } from '../../../test/support/perp-test-instrument.ts';
 
 /** 1 tick = 1 USD, 1 lot = 1 unit: notional = price × lots × 1e6 micro-USD. */
-const X: InstrumentConfig = {
-  symbol: 'X-USD', tickSize: '1', lotSize: '1', minSizeLots: 1, maxSizeLots: 1_000_000, maxPriceTicks: 1_000_000,
-  maxLeverage: 20, initialMarginRatioPpm: 50_000, maintenanceMarginRatioPpm: 25_000, makerFeeRatePpm: 200, takerFeeRatePpm: 500,
-  fundingIntervalMs: 3_600_000, priceBandPpm: 0,
-};
-const addr = (c: string): string => '0x' + c.repeat(40);
+const X = xUsdInstrument();
 const A = addr('a');
 const B = addr('b');
 const C = addr('c');

@@ -10,6 +10,7 @@ import { FEE_ACCOUNT, INSURANCE_ACCOUNT, PerpEngine, POOL_ACCOUNT } from '../eng
 import type { PerpOrderRecord } from '../store/perp-history-store.ts';
 import { perpCandleKey, type PerpCandleRecord } from '../store/perp-candle-store.ts';
 import { mergeCandle, projectEvents, referencedOrderIds, type ProjectedBatch } from './event-projection.ts';
+import { xUsdInstrument } from '../../../test/support/perp-test-instrument.ts';
 
 const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
@@ -256,11 +257,7 @@ describe('projectEvents', () => {
 // X-USD, 1 tick = 1 USD, 1 lot = 1 unit (1 000 000 µUSD per tick × lot), IM 5 %, MM 2.5 %, maker
 // 0.02 %, taker 0.05 %, liquidation fee 0.5 %, no price band. Figures worked by hand below.
 
-const X: InstrumentConfig = {
-  symbol: 'X-USD', tickSize: '1', lotSize: '1', minSizeLots: 1, maxSizeLots: 1_000_000, maxPriceTicks: 1_000_000,
-  maxLeverage: 20, initialMarginRatioPpm: 50_000, maintenanceMarginRatioPpm: 25_000, makerFeeRatePpm: 200, takerFeeRatePpm: 500,
-  fundingIntervalMs: 3_600_000, priceBandPpm: 0, markStaleMs: 0, indexStaleMs: 30_000, liquidationFeePpm: 5_000,
-};
+const X = xUsdInstrument({ markStaleMs: 0, indexStaleMs: 30_000, liquidationFeePpm: 5_000 });
 const XS = 'X-USD';
 const M = '0x00000000000000000000000000000000000000d4';
 const M2 = '0x00000000000000000000000000000000000000e5';

@@ -5,15 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { EngineCommand, EngineEvent, LiquidationEvent, PlaceOrderAccepted } from '../engine-types.ts';
-import type { InstrumentConfig } from '../instruments.ts';
 import { INSURANCE_ACCOUNT, PerpEngine, POOL_ACCOUNT } from '../perp-engine.ts';
+import { xUsdInstrument, addr } from '../../../../test/support/perp-test-instrument.ts';
 
-const X: InstrumentConfig = {
-  symbol: 'X-USD', tickSize: '1', lotSize: '1', minSizeLots: 1, maxSizeLots: 1_000_000, maxPriceTicks: 1_000_000,
-  maxLeverage: 20, initialMarginRatioPpm: 50_000, maintenanceMarginRatioPpm: 25_000, makerFeeRatePpm: 200, takerFeeRatePpm: 500,
-  fundingIntervalMs: 3_600_000, priceBandPpm: 0, markStaleMs: 0, indexStaleMs: 30_000, liquidationFeePpm: 5_000,
-};
-const addr = (c: string): string => '0x' + c.repeat(40);
+const X = xUsdInstrument({ markStaleMs: 0, indexStaleMs: 30_000, liquidationFeePpm: 5_000 });
 const A = addr('a');
 const M = addr('d');
 const M2 = addr('e');

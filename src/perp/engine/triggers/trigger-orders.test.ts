@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { AmendAccepted, EngineCommand, EngineEvent, PlaceOrderAccepted, PlaceOrderCommand, Rejected } from '../engine-types.ts';
-import type { InstrumentConfig } from '../instruments.ts';
 import { PerpEngine } from '../perp-engine.ts';
+import { xUsdInstrument, addr } from '../../../../test/support/perp-test-instrument.ts';
 
 /** 1 tick = 1 USD, 1 lot = 1 unit. Band 10 % so that fired orders can be refused by it. */
-const X: InstrumentConfig = {
-  symbol: 'X-USD', tickSize: '1', lotSize: '1', minSizeLots: 1, maxSizeLots: 1_000_000, maxPriceTicks: 1_000_000,
-  maxLeverage: 20, initialMarginRatioPpm: 50_000, maintenanceMarginRatioPpm: 25_000, makerFeeRatePpm: 200, takerFeeRatePpm: 500,
-  fundingIntervalMs: 3_600_000, priceBandPpm: 100_000,
-};
-const addr = (c: string): string => '0x' + c.repeat(40);
+const X = xUsdInstrument({ priceBandPpm: 100_000 });
 const A = addr('a');
 const M = addr('d');
 const T = addr('e');
