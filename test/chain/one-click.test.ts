@@ -52,6 +52,11 @@ async function enable(user: ChainUser, signer: ChainUser = user) {
   return { deadline, payload, signature };
 }
 
+/** The operator's `delegateBySig` with `args`, simulated: what it answers or how it reverts. */
+function submitDelegation(args: readonly [Address, Address, number, Hex]) {
+  return f.publicClient.simulateContract({ account: f.operator.account, address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args });
+}
+
 function execute(user: Address, data: Hex, account = f.operator.account) {
   return f.publicClient.simulateContract({ account, address: oneClick, abi: oneClickRouterAbi, functionName: 'execute', args: [user, data] });
 }
@@ -121,11 +126,9 @@ describe('delegation', () => {
     const block = await f.publicClient.getBlock();
     await verifyDelegation({ domain, message: typedData.message, signature, user: alice.address, delegatee, nowSeconds: Number(block.timestamp) });
 
-    const submit = (args: readonly [Address, Address, number, Hex]) =>
-      f.publicClient.simulateContract({ account: f.operator.account, address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args });
     // Any field other than signed: the contract recovers another address.
-    await expectRevert(() => submit([alice.address, delegatee, deadline + 1, signature]), 'InvalidSigner');
-    await expectRevert(() => submit([alice.address, bob.address, deadline, signature]), 'InvalidSigner');
+    await expectRevert(() => submitDelegation([alice.address, delegatee, deadline + 1, signature]), 'InvalidSigner');
+    await expectRevert(() => submitDelegation([alice.address, bob.address, deadline, signature]), 'InvalidSigner');
     await confirm(f, f.operator.writeContract({ address: oneClick, abi: oneClickRouterAbi, functionName: 'delegateBySig', args: [alice.address, delegatee, deadline, signature] }));
     expect(await delegateOf(alice.address)).toBe(delegatee);
   });
@@ -133,14 +136,7 @@ describe('delegation', () => {
   test('a signature from another wallet → InvalidSigner(recovered, expected)', async () => {
     const { deadline, signature } = await enable(alice, bob);
     await expectRevert(
-      () =>
-        f.publicClient.simulateContract({
-          account: f.operator.account,
-          address: oneClick,
-          abi: oneClickRouterAbi,
-          functionName: 'delegateBySig',
-          args: [alice.address, f.operator.account.address, deadline, signature],
-        }),
+      () => submitDelegation([alice.address, f.operator.account.address, deadline, signature]),
       'InvalidSigner',
       [bob.address, alice.address],
     );
@@ -151,14 +147,7 @@ describe('delegation', () => {
     const deadline = await deadlineIn(f, -1);
     const signature = await alice.wallet.signTypedData(delegatePayload(alice.address, f.operator.account.address, 0n, deadline));
     await expectRevert(
-      () =>
-        f.publicClient.simulateContract({
-          account: f.operator.account,
-          address: oneClick,
-          abi: oneClickRouterAbi,
-          functionName: 'delegateBySig',
-          args: [alice.address, f.operator.account.address, deadline, signature],
-        }),
+      () => submitDelegation([alice.address, f.operator.account.address, deadline, signature]),
       'SignatureExpired',
       [deadline],
     );

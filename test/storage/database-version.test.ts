@@ -15,8 +15,8 @@ import { assertDatabaseReadable, listAppReleases, NewerDatabaseError, readDataba
 import { checkDatabaseReadable, migrateToLatest, openDatabase, pendingMigrations, type Db } from '../../src/storage/database.ts';
 import { getMeta, setMeta } from '../../src/storage/meta-store.ts';
 import { MIGRATIONS, migrationProviderOf } from '../../src/storage/migrations/index.ts';
-import { withTransaction } from '../../src/storage/transaction.ts';
 import { bareDatabases, schemaSnapshot, type BareHandle } from './release-test-helpers.ts';
+import { holdWriteLock } from '../support/test-databases.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const LATEST = MIGRATIONS.at(-1)![0];
@@ -209,24 +209,15 @@ describe('the early check of `tokex start` (checkDatabaseReadable)', () => {
     dirs.push(dir);
     const sqlitePath = join(dir, 'tokex.sqlite');
     const holder = await openDatabase({ sqlitePath });
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    let started!: () => void;
-    const begun = new Promise<void>((r) => (started = r));
-    const tx = withTransaction(holder, async (t) => {
-      await setMeta(t, 'held', '1');
-      started();
-      await held;
-    });
+    const lock = await holdWriteLock(holder);
     try {
-      await begun;
       // A migration transaction or the release's row would wait for the lock, and give up after 200 ms.
       const reader = await openDatabase({ sqlitePath, connectTimeoutMs: 200 });
       expect((await listAppReleases(reader)).map((r) => r.version)).toEqual([APP_VERSION]);
       await reader.close();
     } finally {
-      release();
-      await tx;
+      lock.release();
+      await lock.committed;
       await holder.close();
     }
   });

@@ -9,7 +9,7 @@ import { openDatabase, type Db } from '../../src/storage/database.ts';
 import { getMeta, setMeta } from '../../src/storage/meta-store.ts';
 import { MIGRATIONS } from '../../src/storage/migrations/index.ts';
 import { withTransaction } from '../../src/storage/transaction.ts';
-import { testDatabases, uniqueSchemaName } from '../support/test-databases.ts';
+import { holdWriteLock, testDatabases, uniqueSchemaName } from '../support/test-databases.ts';
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const tempDirs: string[] = [];
@@ -209,24 +209,15 @@ describe('openDatabase on SQLite', () => {
     const holder = await openDatabase({ sqlitePath: path });
     const other = await openDatabase({ sqlitePath: path, connectTimeoutMs: 100 });
     try {
-      let release!: () => void;
-      const held = new Promise<void>((r) => (release = r));
-      let started!: () => void;
-      const begun = new Promise<void>((r) => (started = r));
-      const tx = withTransaction(holder, async (t) => {
-        await setMeta(t, 'held', '1');
-        started();
-        await held;
-      });
-      await begun;
+      const lock = await holdWriteLock(holder);
       const err = await setMeta(other, 'blocked', '1').then(
         () => undefined,
         (e: unknown) => e,
       );
       expect(err).toBeInstanceOf(StorageUnavailableError);
       expect((err as StorageUnavailableError).retryable).toBe(true);
-      release();
-      await tx;
+      lock.release();
+      await lock.committed;
       expect(await getMeta(other, 'held')).toBe('1');
     } finally {
       await other.close();

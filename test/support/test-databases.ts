@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, beforeEach } from 'vitest';
 import { openDatabase, type Db } from '../../src/storage/database.ts';
+import { setMeta } from '../../src/storage/meta-store.ts';
+import { withTransaction } from '../../src/storage/transaction.ts';
 
 /**
  * The engines every repository suite runs on: SQLite always, PostgreSQL when DATABASE_URL is set.
@@ -70,4 +72,22 @@ export function useFreshDatabase(open: () => Promise<Db>, set: (db: Db) => void)
     await current?.close();
     current = undefined;
   });
+}
+
+/**
+ * Holds `db`'s write lock: a transaction that has written meta `held` = 1 and waits for `release()`;
+ * `committed` settles once it has committed after that.
+ */
+export async function holdWriteLock(db: Db): Promise<{ release: () => void; committed: Promise<void> }> {
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let started!: () => void;
+  const begun = new Promise<void>((r) => (started = r));
+  const committed = withTransaction(db, async (t) => {
+    await setMeta(t, 'held', '1');
+    started();
+    await held;
+  });
+  await begun;
+  return { release, committed };
 }
