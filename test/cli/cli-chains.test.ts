@@ -18,7 +18,7 @@ import os from 'node:os';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createPublicClient, http, parseUnits } from 'viem';
 import { until } from '../support/poll.ts';
-import { senderKeysEnv, startRoleProcess, type RoleProcess } from '../support/role-process.ts';
+import { senderKeysEnv, startRoleProcess, STATUS_ROLES, type RoleProcess } from '../support/role-process.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
 const A = 31337;
@@ -100,15 +100,7 @@ it('a process started with --role and --chain runs that chain\'s roles and none 
   }, (r) => r.code === 0, 60_000);
   const lines = (roles: Array<{ role: string; state: string; lease: string; holder: string }>) => roles.map((r) => [r.role, r.state, r.lease]);
   expect(report.body).toMatchObject({ ok: true, chainId: A });
-  expect(lines(report.body.roles)).toEqual([
-    ['marketdata', 'fresh', 'held'],
-    ['indexer', 'fresh', 'held'],
-    ['perp-indexer', 'fresh', 'held'],
-    ['executor', 'fresh', 'held'],
-    ['relayer', 'fresh', 'held'],
-    ['perp-engine', 'fresh', 'held'],
-    ['projector', 'fresh', 'held'],
-  ]);
+  expect(lines(report.body.roles)).toEqual(STATUS_ROLES.map((role) => [role, 'fresh', 'held']));
   // The first chain's roles are this test process's; chain B's the worker's.
   for (const r of report.body.roles) expect(r.holder).toMatch(new RegExp(`^${os.hostname()}:${process.pid}:`));
   expect(report.body.chains).toHaveLength(1);

@@ -10,6 +10,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { STATUS_ROLES } from '../support/role-process.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
 let t: TestStack;
@@ -48,15 +49,7 @@ it('reports every role of a running stack fresh with its lease holder, and exits
   }
   const report = JSON.parse(run.stdout);
   expect(report.ok).toBe(true);
-  expect(report.roles.map((r: { role: string; state: string; lease: string }) => [r.role, r.state, r.lease])).toEqual([
-    ['marketdata', 'fresh', 'held'],
-    ['indexer', 'fresh', 'held'],
-    ['perp-indexer', 'fresh', 'held'],
-    ['executor', 'fresh', 'held'],
-    ['relayer', 'fresh', 'held'],
-    ['perp-engine', 'fresh', 'held'],
-    ['projector', 'fresh', 'held'],
-  ]);
+  expect(report.roles.map((r: { role: string; state: string; lease: string }) => [r.role, r.state, r.lease])).toEqual(STATUS_ROLES.map((role) => [role, 'fresh', 'held']));
   // The holder is the lease's, this process (the test runs the stack).
   for (const r of report.roles) expect(r.holder).toMatch(new RegExp(`^${os.hostname()}:${process.pid}:[0-9a-f]{8}$`));
   const human = await status([], { DATA_DIR: t.dataDir });

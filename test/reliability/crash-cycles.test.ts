@@ -20,7 +20,7 @@ import { DEMO_WALLETS } from '../../src/chain/anvil-accounts.ts';
 import type { DemoFile } from '../../src/app/demo-file.ts';
 import { openDatabase } from '../../src/storage/database.ts';
 import { loadEngineFromJournal } from '../../src/perp/sequencer/engine-sequencer.ts';
-import { senderKeysEnv, startRoleProcess, type RoleProcess } from '../support/role-process.ts';
+import { roleProcessEnv, startRoleProcess, type RoleProcess } from '../support/role-process.ts';
 import { fractionOnTick } from '../support/perp-prices.ts';
 
 const CYCLES = Number(process.env.CRASH_CYCLES ?? 4);
@@ -78,14 +78,7 @@ async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => bo
 it(`${CYCLES} SIGKILLs of the stack under ${RATE} operations a second: nothing acknowledged lost, nothing phantom`, async () => {
   anvil = await startAnvil({ port: 0 });
   const env: NodeJS.ProcessEnv = {
-    DATA_DIR: dataDir,
-    RPC_URL: anvil.rpcUrl,
-    ...senderKeysEnv(),
-    DEMO_MODE: 'true',
-    STOCK_API_PORT: '0',
-    PERP_API_PORT: '0',
-    HISTORY_DAYS: '1',
-    LOG_LEVEL: 'warn',
+    ...roleProcessEnv(dataDir, anvil.rpcUrl),
     PERP_RATE_LIMIT_PER_MIN: '1000000',
     INDEXER_POLL_MS: '100',
     PERP_MARK_INTERVAL_MS: '250',

@@ -8,14 +8,11 @@
  * stays ready.
  */
 import { execFile } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { createPublicClient, http } from 'viem';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
-import { ANVIL_ACCOUNTS } from '../../src/chain/anvil-accounts.ts';
-import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import type { AnvilHandle } from '../../src/chain/anvil-process.ts';
+import { startStackOnOwnAnvil, type TestStack } from '../support/stock-stack.ts';
 import { until } from '../support/poll.ts';
 
 let anvil: AnvilHandle;
@@ -82,15 +79,7 @@ async function moveClock(seconds: number): Promise<{ number: number; timestamp: 
 const timestampOf = async (n: number) => Number((await client().getBlock({ blockNumber: BigInt(n) })).timestamp);
 
 beforeAll(async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-clock-'));
-  anvil = await startAnvil({ port: 0, stateFile: path.join(dir, 'anvil-state.json') });
-  t = await startTestStack({
-    RPC_URL: anvil.rpcUrl,
-    OPERATOR_PRIVATE_KEY: ANVIL_ACCOUNTS[9].privateKey,
-    DEMO_MODE: 'true',
-    STATUS_PUBLISH_MS: '250',
-    METRICS_PORT: '0',
-  });
+  ({ anvil, t } = await startStackOnOwnAnvil({ STATUS_PUBLISH_MS: '250', METRICS_PORT: '0' }));
 });
 
 afterAll(async () => {

@@ -5,13 +5,9 @@
  * `/healthz`, prices and cached reads answer 200, and a read that needs the chain answers the
  * documented chain-unavailable 503, never another 5xx.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
-import { ANVIL_ACCOUNTS } from '../../src/chain/anvil-accounts.ts';
-import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import type { AnvilHandle } from '../../src/chain/anvil-process.ts';
+import { startStackOnOwnAnvil, type TestStack } from '../support/stock-stack.ts';
 
 const STALE_MS = 3_000;
 let anvil: AnvilHandle;
@@ -46,15 +42,7 @@ async function until<T>(what: string, look: () => Promise<T>, done: (v: T) => bo
 const stale = (p: Probe) => p.body.data.roles.filter((r) => r.state !== 'fresh').map((r) => r.role).sort();
 
 beforeAll(async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-pause-'));
-  anvil = await startAnvil({ port: 0, stateFile: path.join(dir, 'anvil-state.json') });
-  t = await startTestStack({
-    RPC_URL: anvil.rpcUrl,
-    OPERATOR_PRIVATE_KEY: ANVIL_ACCOUNTS[9].privateKey,
-    DEMO_MODE: 'true',
-    READINESS_STALE_MS: String(STALE_MS),
-    STATUS_PUBLISH_MS: '250',
-  });
+  ({ anvil, t } = await startStackOnOwnAnvil({ READINESS_STALE_MS: String(STALE_MS), STATUS_PUBLISH_MS: '250' }));
 });
 
 afterAll(async () => {

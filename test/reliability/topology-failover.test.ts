@@ -20,7 +20,7 @@ import type { DemoFile } from '../../src/app/demo-file.ts';
 import { openDatabase, type Db } from '../../src/storage/database.ts';
 import { readLease } from '../../src/storage/lease-store.ts';
 import { uniqueSchemaName } from '../support/test-databases.ts';
-import { senderKeysEnv, startRoleProcess, type RoleProcess } from '../support/role-process.ts';
+import { roleProcessEnv, startRoleProcess, type RoleProcess } from '../support/role-process.ts';
 import { fractionOnTick } from '../support/perp-prices.ts';
 import { testWallet } from '../support/chain-fixture.ts';
 import { dropRedisKeys } from '../support/redis-keys.ts';
@@ -82,19 +82,12 @@ beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-topo-'));
   anvil = await startAnvil({ port: 0 });
   env = {
-    DATA_DIR: dataDir,
-    RPC_URL: anvil.rpcUrl,
+    // Every worker copy holds every sending key; only the lease holder sends (docs/deployment.md).
+    ...roleProcessEnv(dataDir, anvil.rpcUrl),
     DATABASE_SCHEMA: schema,
     REDIS_URL: process.env.REDIS_URL,
     PERP_ENGINE_STREAM: prefix,
     STREAM_PREFIX: prefix,
-    // Every worker copy holds every sending key; only the lease holder sends (docs/deployment.md).
-    ...senderKeysEnv(),
-    DEMO_MODE: 'true',
-    STOCK_API_PORT: '0',
-    PERP_API_PORT: '0',
-    HISTORY_DAYS: '1',
-    LOG_LEVEL: 'warn',
     LEASE_TTL_MS: String(LEASE_TTL_MS),
     EXECUTOR_TICK_MS: '200',
     INDEXER_POLL_MS: '100',

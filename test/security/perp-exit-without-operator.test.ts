@@ -6,29 +6,24 @@
  * days pass, anyone freezes the vault, and each account takes back what is its own with nothing but a
  * node, its key and the SDK: no API, no saved proof.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { escapeCallFromChain, MARGIN_VAULT_ESCAPE_ABI, readPublishedLeaves } from '@tokex/sdk';
 import { createPublicClient, defineChain, erc20Abi, http, parseEventLogs, parseUnits, type Address, type Hex } from 'viem';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { marginVaultAbi, reserveRegistryAbi } from '../../src/chain/abi/generated/index.ts';
 import { ANVIL_ACCOUNTS, DEMO_TAKER_ACCOUNT, DEMO_WALLETS, MARKET_MAKER_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
-import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
+import type { AnvilHandle } from '../../src/chain/anvil-process.ts';
 import { FEE_ACCOUNT, INSURANCE_ACCOUNT, POOL_ACCOUNT } from '../../src/perp/engine/perp-engine.ts';
 import { testWallet } from '../support/chain-fixture.ts';
 import { until } from '../support/poll.ts';
-import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import { startStackOnOwnAnvil, type TestStack } from '../support/stock-stack.ts';
 
 const usdc = (v: string) => parseUnits(v, 6);
 let anvil: AnvilHandle;
 let t: TestStack | undefined;
 
 beforeAll(async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-exit-'));
-  anvil = await startAnvil({ port: 0, stateFile: path.join(dir, 'anvil-state.json') });
   // A short funding interval: a root with its leaves every 3 s.
-  t = await startTestStack({ RPC_URL: anvil.rpcUrl, OPERATOR_PRIVATE_KEY: ANVIL_ACCOUNTS[9].privateKey, DEMO_MODE: 'true', TIMELOCK_DELAY_S: '0', PERP_FUNDING_INTERVAL_MS: '3000' });
+  ({ anvil, t } = await startStackOnOwnAnvil({ TIMELOCK_DELAY_S: '0', PERP_FUNDING_INTERVAL_MS: '3000' }));
 }, 180_000);
 
 afterAll(async () => {

@@ -6,6 +6,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { SENDER_ROLE_SPECS, SENDER_ROLES } from '../../src/chain/operator-roles.ts';
 
+/** The roles `tokex status` reports for the whole stack of one chain, in the order it lists them. */
+export const STATUS_ROLES = ['marketdata', 'indexer', 'perp-indexer', 'executor', 'relayer', 'perp-engine', 'projector'] as const;
+
 /**
  * The keys of a stack on an external anvil (RPC_URL): the deployer's, and each sending role's own
  * key and address from its well-known anvil account (src/chain/operator-roles.ts).
@@ -18,6 +21,24 @@ export function senderKeysEnv(): Record<string, string> {
     env[spec.addressEnv] = spec.devAccount.address;
   }
   return env;
+}
+
+/**
+ * What every `tokex start` process of a stack on the external anvil at `rpcUrl` is started with: its
+ * data in `dataDir`, the demo deployment with each sending role's key, free API ports, one day of
+ * history, warnings only.
+ */
+export function roleProcessEnv(dataDir: string, rpcUrl: string): Record<string, string> {
+  return {
+    DATA_DIR: dataDir,
+    RPC_URL: rpcUrl,
+    ...senderKeysEnv(),
+    DEMO_MODE: 'true',
+    STOCK_API_PORT: '0',
+    PERP_API_PORT: '0',
+    HISTORY_DAYS: '1',
+    LOG_LEVEL: 'warn',
+  };
 }
 
 export interface RoleProcess {

@@ -15,6 +15,8 @@ import type { DemoFile } from '../../src/app/demo-file.ts';
 import { PerpClient, StockClient } from '@tokex/sdk';
 import { dropRedisKeys } from './redis-keys.ts';
 import { noteMadeDataDir } from './made-data-dirs.ts';
+import { ANVIL_ACCOUNTS } from '../../src/chain/anvil-accounts.ts';
+import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
 
 export interface TestStack {
   stack: StackHandle;
@@ -88,4 +90,21 @@ export async function startTestStack(env: Record<string, string> = {}, opts: { r
       if (config.redisUrl && env.STREAM_PREFIX === undefined) await dropRedisKeys(config.redisUrl, `${config.streamPrefix}:`).catch(() => undefined);
     },
   };
+}
+
+/**
+ * The demo stack on an anvil of the test's own (its state in a temp file), met as an external chain
+ * (RPC_URL, the deployer's key): for the tests that pause, stop or move that chain. The caller stops
+ * the stack, then the anvil.
+ */
+export async function startStackOnOwnAnvil(env: Record<string, string> = {}): Promise<{ anvil: AnvilHandle; t: TestStack }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-anvil-'));
+  const anvil = await startAnvil({ port: 0, stateFile: path.join(dir, 'anvil-state.json') });
+  try {
+    const t = await startTestStack({ RPC_URL: anvil.rpcUrl, OPERATOR_PRIVATE_KEY: ANVIL_ACCOUNTS[9].privateKey, DEMO_MODE: 'true', ...env });
+    return { anvil, t };
+  } catch (err) {
+    await anvil.stop();
+    throw err;
+  }
 }
