@@ -26,17 +26,17 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { decodeEventLog, parseUnits, type Abi, type Address, type Hex } from 'viem';
 import { cashTokenAbi, stockRouterAbi } from '../src/chain/abi/generated/index.ts';
-import { ANVIL_CHAIN_ID, DEMO_WALLETS, OPERATOR_ACCOUNT } from '../src/chain/anvil-accounts.ts';
+import { ANVIL_CHAIN_ID, DEMO_WALLETS } from '../src/chain/anvil-accounts.ts';
 import { startAnvil, type AnvilHandle } from '../src/chain/anvil-process.ts';
 import { createChainClients, createChainWallet, type ChainPublicClient, type ChainWalletClient } from '../src/chain/chain-client.ts';
-import { deployStack, type Deployment } from '../src/chain/deploy-contracts.ts';
+import type { Deployment } from '../src/chain/deploy-contracts.ts';
 import { readDeployment, writeDeployment } from '../src/chain/deployment-file.ts';
 import { createStockIndexer } from '../src/stock/indexer/stock-indexer.ts';
 import { indexedAddresses } from '../src/stock/operation-id.ts';
-import { DEMO_SYMBOLS } from '../src/marketdata/symbol-catalog.ts';
 import { countEvents } from '../src/storage/chain-block-store.ts';
 import { decodeEvent, INDEXED_ABIS } from '../src/indexer/event-decoder.ts';
 import { openDatabase, type Db } from '../src/storage/database.ts';
+import { deployDemoStack } from '../test/support/chain-fixture.ts';
 import { startCpuProfile } from './cpu-profile.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -265,22 +265,8 @@ export interface IndexerBenchChain {
 export async function prepareIndexerChain(chainId: number, targetEvents: number): Promise<IndexerBenchChain> {
   const anvil = await startAnvil({ chainId });
   try {
-    const { chain, publicClient, walletClient } = createChainClients({
-      rpcUrl: anvil.rpcUrl,
-      chainId,
-      operatorPrivateKey: OPERATOR_ACCOUNT.privateKey,
-      pollingIntervalMs: 20,
-      timeoutMs: 60_000,
-    });
-    const operator = walletClient as ChainWalletClient;
-    const deployment = await deployStack({
-      publicClient,
-      walletClient: operator,
-      symbols: DEMO_SYMBOLS,
-      demoWallets: DEMO_WALLETS.map((w) => w.address),
-      // Fills at the bench's own prices, without price feeds, with the deployer's key.
-      options: { requireOracle: false, deployerOperator: true },
-    });
+    // Fills at the bench's own prices, without price feeds, with the deployer's key.
+    const { chain, publicClient, operator, deployment } = await deployDemoStack(anvil.rpcUrl, chainId, 60_000);
     const user = createChainWallet(DEMO_WALLETS[0].privateKey, { chain, rpcUrl: anvil.rpcUrl, pollingIntervalMs: 20, timeoutMs: 60_000 });
 
     const genStarted = performance.now();

@@ -19,11 +19,8 @@ import { createMarketCalendar } from '../../src/marketdata/market-calendar.ts';
 import type { ChainOrder } from '../../src/stock/executor/fill-policy.ts';
 import { accountLensAbi } from '../../src/chain/abi/generated/index.ts';
 import { startAnvil, type AnvilHandle } from '../../src/chain/anvil-process.ts';
-import { ANVIL_CHAIN_ID, DEMO_WALLETS, OPERATOR_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
-import { createChainClients, type ChainWalletClient } from '../../src/chain/chain-client.ts';
-import { testWallet } from '../support/chain-fixture.ts';
-import { deployStack } from '../../src/chain/deploy-contracts.ts';
-import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
+import { ANVIL_CHAIN_ID, DEMO_WALLETS } from '../../src/chain/anvil-accounts.ts';
+import { deployDemoStack, testWallet } from '../support/chain-fixture.ts';
 import { ANY_BUY_PRICE, ANY_SELL_PRICE } from '../chain/chain-test-helpers.ts';
 
 export interface FixedQuotes extends QuoteReader {
@@ -112,6 +109,20 @@ export function orderIdOf(receipt: TransactionReceipt): bigint {
   return placed.args.orderId;
 }
 
+/** Places an order of `user` with a fixed gas limit (no estimate to race the tests' blocks) and answers its id. */
+async function placeOrder(
+  f: Pick<ChainFixture, 'publicClient' | 'deployment'>,
+  user: ChainUser,
+  functionName: 'placeMarketOrder' | 'placeLimitOrder',
+  args: readonly unknown[],
+): Promise<bigint> {
+  const receipt = await sendAndConfirm(
+    f,
+    user.wallet.writeContract({ address: f.deployment.contracts.stockRouter, abi: stockRouterAbi, functionName, args, gas: 400_000n } as never),
+  );
+  return orderIdOf(receipt);
+}
+
 export async function placeMarket(
   f: Pick<ChainFixture, 'publicClient' | 'deployment'>,
   user: ChainUser,
@@ -120,17 +131,7 @@ export async function placeMarket(
   amount: bigint,
   deadline: number,
 ): Promise<bigint> {
-  const receipt = await sendAndConfirm(
-    f,
-    user.wallet.writeContract({
-      address: f.deployment.contracts.stockRouter,
-      abi: stockRouterAbi,
-      functionName: 'placeMarketOrder',
-      args: side === 0 ? [stock, 0, 0n, amount, ANY_BUY_PRICE, deadline] : [stock, 1, amount, 0n, ANY_SELL_PRICE, deadline],
-      gas: 400_000n,
-    }),
-  );
-  return orderIdOf(receipt);
+  return placeOrder(f, user, 'placeMarketOrder', side === 0 ? [stock, 0, 0n, amount, ANY_BUY_PRICE, deadline] : [stock, 1, amount, 0n, ANY_SELL_PRICE, deadline]);
 }
 
 export async function placeLimit(
@@ -142,17 +143,7 @@ export async function placeLimit(
   price: bigint,
   deadline: number,
 ): Promise<bigint> {
-  const receipt = await sendAndConfirm(
-    f,
-    user.wallet.writeContract({
-      address: f.deployment.contracts.stockRouter,
-      abi: stockRouterAbi,
-      functionName: 'placeLimitOrder',
-      args: [stock, side, quantity, price, 0, deadline],
-      gas: 400_000n,
-    }),
-  );
-  return orderIdOf(receipt);
+  return placeOrder(f, user, 'placeLimitOrder', [stock, side, quantity, price, 0, deadline]);
 }
 
 export async function cancelLimit(f: Pick<ChainFixture, 'publicClient' | 'deployment'>, user: ChainUser, orderId: bigint): Promise<void> {
@@ -233,23 +224,8 @@ export async function startRestartableChain(): Promise<RestartableChain> {
   const stateFile = join(dir, 'anvil-state.json');
   let anvil: AnvilHandle = await startAnvil({ port: 0, stateFile });
   const port = anvil.port;
-  const { chain, publicClient, walletClient } = createChainClients({
-    rpcUrl: anvil.rpcUrl,
-    chainId: ANVIL_CHAIN_ID,
-    operatorPrivateKey: OPERATOR_ACCOUNT.privateKey,
-    pollingIntervalMs: 20,
-    timeoutMs: 1_000,
-  });
-  const operator = walletClient as ChainWalletClient;
-  const deployment = await deployStack({
-    publicClient,
-    walletClient: operator,
-    symbols: DEMO_SYMBOLS,
-    demoWallets: DEMO_WALLETS.map((w) => w.address),
-    // Fixed quotes without price feeds: an explicit opt-out of the router's requireOracle; the
-    // deployer's key settles here, an explicit opt-in (the app's deployer is no operator).
-    options: { requireOracle: false, deployerOperator: true },
-  });
+  // Fixed quotes without price feeds; the deployer's key settles here.
+  const { chain, publicClient, operator, deployment } = await deployDemoStack(anvil.rpcUrl, ANVIL_CHAIN_ID, 1_000);
   const users = DEMO_WALLETS.map((w) => ({
     address: w.address,
     privateKey: w.privateKey,

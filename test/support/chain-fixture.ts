@@ -110,6 +110,30 @@ export async function startChainFixture(opts: ChainFixtureOptions = {}): Promise
 }
 
 /**
+ * The demo stack deployed by the operator's key on the anvil at `rpcUrl`, for the tests and benches
+ * that fill at prices of their own choosing, as the fixture does: no price feed required (the
+ * router's requireOracle off) and the deployer's key an operator (the app's deployer is none).
+ */
+export async function deployDemoStack(rpcUrl: string, chainId: number, timeoutMs: number) {
+  const { chain, publicClient, walletClient } = createChainClients({
+    rpcUrl,
+    chainId,
+    operatorPrivateKey: OPERATOR_ACCOUNT.privateKey,
+    pollingIntervalMs: 20,
+    timeoutMs,
+  });
+  const operator = walletClient as ChainWalletClient;
+  const deployment = await deployStack({
+    publicClient,
+    walletClient: operator,
+    symbols: DEMO_SYMBOLS,
+    demoWallets: DEMO_WALLETS.map((w) => w.address),
+    options: { requireOracle: false, deployerOperator: true },
+  });
+  return { chain, publicClient, operator, deployment };
+}
+
+/**
  * A wallet whose gas estimates are padded as the venue's own senders pad theirs (`gasWithMargin`).
  * A bare estimate is the least gas that succeeded in the pending block, to within anvil's search
  * tolerance; mined in the next block, a settle at that edge ran out of gas once in CI (its feed call
