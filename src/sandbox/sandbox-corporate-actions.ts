@@ -20,8 +20,13 @@ import type { CorporateActionRegistry } from '../stock/corporate-actions/corpora
 export interface SandboxCorporateActionDeps {
   /** The venue's registry (the stock API's, src/app/corporate-action-wiring.ts). */
   registry: () => Promise<CorporateActionRegistry>;
-  /** The market calendar's clock minus the wall clock (MARKET_CLOCK_START): the scheduler's clock. */
+  /** The market calendar's clock minus the venue's (MARKET_CLOCK_START): the scheduler's clock is `now() + clockOffsetMs`. */
   clockOffsetMs: number;
+  /**
+   * The venue's clock, the one the registry dates an action by and the scheduler runs on before its
+   * calendar shift. Default the wall clock. The waits below are on the wall clock whatever it is.
+   */
+  now?: () => number;
   logger: Pick<Logger, 'info'>;
   /** Whether the chain is stalled on purpose (the chain-stall fault): an action due now would not be applied. */
   stalled?: () => boolean;
@@ -52,6 +57,7 @@ export function createSandboxCorporateActions(deps: SandboxCorporateActionDeps) 
   const applyWaitMs = deps.applyWaitMs ?? APPLY_WAIT_MS;
   const pollMs = deps.pollMs ?? 200;
   const offset = deps.clockOffsetMs;
+  const now = deps.now ?? Date.now;
 
   /** The action as the stock API lists it now. */
   const current = async (registry: CorporateActionRegistry, symbol: string, exDate: string): Promise<StockCorporateAction | undefined> =>
@@ -67,10 +73,10 @@ export function createSandboxCorporateActions(deps: SandboxCorporateActionDeps) 
       if (body.kind === 'dividend' && body.amount === undefined) throw new ValidationError('amount', 'required for kind dividend: the cash per share, like "0.25"');
       const effective = body.effective ?? 'now';
       if (effective !== 'now' && !DATE.test(effective)) throw new ValidationError('effective', '"now" or an ex-date YYYY-MM-DD (New York)');
-      // Today as the CLI takes it: the wall clock's date in New York.
-      const exDate = effective === 'now' ? newYorkDate(Date.now()) : effective;
+      // Today as the CLI takes it: the venue clock's date in New York.
+      const exDate = effective === 'now' ? newYorkDate(now()) : effective;
       // Refused before it is stored: stored, it would stand applied later, after this answer's wait.
-      if (deps.stalled?.() === true && exDate <= newYorkDate(Date.now() + offset)) {
+      if (deps.stalled?.() === true && exDate <= newYorkDate(now() + offset)) {
         throw new ConflictError('corporate-actions: the chain is stalled by the chain-stall fault, and an action due now would not be applied; DELETE /sandbox/v1/faults first');
       }
       const registry = await deps.registry();
@@ -91,14 +97,15 @@ export function createSandboxCorporateActions(deps: SandboxCorporateActionDeps) 
       deps.logger.info({ actionId, type: added.type, exDate }, 'sandbox: corporate action scheduled');
 
       // Due by the scheduler's clock (the market calendar's), which may run ahead of the wall clock.
-      if (added.exDate > newYorkDate(Date.now() + offset)) {
+      if (added.exDate > newYorkDate(now() + offset)) {
         const action = await current(registry, symbol, exDate);
         return { actionId, applied: false, action: action! };
       }
-      // Its moment on the wall clock: a dividend's is now, a split's the minute splitEffectiveAt names.
-      const moment = added.type === 'SPLIT' ? splitEffectiveAt(added.exDate, added.createdAt + offset) - offset : Date.now();
+      // Its moment on the venue's clock: a dividend's is now, a split's the minute splitEffectiveAt
+      // names; waited for on the wall clock (the venue's may be moved, or stand still).
+      const moment = added.type === 'SPLIT' ? splitEffectiveAt(added.exDate, added.createdAt + offset) - offset : now();
       const started = Date.now();
-      const deadline = Math.max(moment, started) + applyWaitMs;
+      const deadline = started + Math.max(moment - now(), 0) + applyWaitMs;
       for (;;) {
         const action = await current(registry, symbol, exDate);
         if (action?.status === 'applied') {

@@ -73,7 +73,8 @@ export function createPricePaths(deps: PricePathDeps) {
       running.set(underlying, path);
       const pin = async (i: number) => {
         try {
-          await setPricePin(deps.db, { symbol: underlying, price: prices[i], now: Date.now() });
+          // Dated by the pin rules' own clock, as a single pin is.
+          await setPricePin(deps.db, { symbol: underlying, price: prices[i] });
         } catch (err) {
           deps.logger.warn({ err: (err as Error).message, symbol: underlying, step: i }, 'sandbox: a price path step could not be pinned');
         }
