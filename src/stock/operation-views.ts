@@ -33,11 +33,7 @@ export function cashOperationView(r: CashOperationRecord, token: { decimals: num
     settleTxHash: r.settleTxHash,
   };
   return {
-    operationId: r.operationId,
-    operationStatus: r.status,
-    kind: r.kind,
-    txHash: r.txHash,
-    userAddress: r.userAddress,
+    ...operationHead(r),
     tokenAddress: r.tokenAddress,
     tokenSymbol: token?.symbol ?? null,
     tokenAmount,
@@ -49,8 +45,7 @@ export function cashOperationView(r: CashOperationRecord, token: { decimals: num
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
     completedAt: r.completedAt,
-    mappingStatus: 'Indexed',
-    mapping: { txHash: r.txHash, operationType: r.kind === 'deposit' ? 'deposit' : 'withdraw', operationId: r.operationId, status: 'Indexed' },
+    ...indexedMapping(r),
     depositOperation: r.kind === 'deposit' ? { ...move, creditAmount: exactNumber(mUsdAmount) } : null,
     withdrawalOperation: r.kind === 'withdrawal' ? { ...move, debitAmount: exactNumber(mUsdAmount) } : null,
   };
@@ -70,19 +65,27 @@ export function stockOperationView(r: StockOperationRecord, stock: StockListing 
     createTxHash: r.txHash,
   };
   return {
-    operationId: r.operationId,
-    operationStatus: r.status,
-    kind: r.kind,
-    txHash: r.txHash,
-    userAddress: r.userAddress,
+    ...operationHead(r),
     tokenAddress: r.stockAddress,
     symbol: stock?.symbol ?? null,
     tokenAmount,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
-    mappingStatus: 'Indexed',
-    mapping: { txHash: r.txHash, operationType: r.kind === 'deposit' ? 'deposit' : 'withdraw', operationId: r.operationId, status: 'Indexed' },
+    ...indexedMapping(r),
     depositOperation: r.kind === 'deposit' ? move : null,
     withdrawalOperation: r.kind === 'withdrawal' ? move : null,
+  };
+}
+
+/** The fields that name an operation of either kind, first in its answer. */
+function operationHead<R extends CashOperationRecord | StockOperationRecord>(r: R) {
+  return { operationId: r.operationId, operationStatus: r.status, kind: r.kind, txHash: r.txHash, userAddress: r.userAddress };
+}
+
+/** Anchored's link of an operation to its transaction, which the indexer made when it recorded the operation. */
+function indexedMapping(r: CashOperationRecord | StockOperationRecord) {
+  return {
+    mappingStatus: 'Indexed' as const,
+    mapping: { txHash: r.txHash, operationType: r.kind === 'deposit' ? ('deposit' as const) : ('withdraw' as const), operationId: r.operationId, status: 'Indexed' as const },
   };
 }

@@ -76,16 +76,18 @@ export function marketStateAt(calendar: { session(ms: number): StockMarketSessio
 
 export function quoteView(listing: StockListing, quote: Quote, cfg: MarketConfigView, market: MarketState, stale: boolean): StockQuote {
   const totalSupply = chainToken(cfg, listing)?.totalSupply ?? '0';
-  const marketStatus = market.open ? ('open' as const) : ('closed' as const);
-  const session = market.session;
-  return {
-    symbol: listing.symbol,
+  // The prices and the market's state, at the top and again in basicInfo.
+  const prices = {
     bid: quote.bid,
     ask: quote.ask,
     last: quote.last,
     timestamp: quote.timestamp,
-    marketStatus,
-    session,
+    marketStatus: market.open ? ('open' as const) : ('closed' as const),
+    session: market.session,
+  };
+  return {
+    symbol: listing.symbol,
+    ...prices,
     token: { address: listing.address, decimals: listing.decimals, totalSupply },
     stale,
     basicInfo: {
@@ -93,12 +95,7 @@ export function quoteView(listing: StockListing, quote: Quote, cfg: MarketConfig
       name: listing.name,
       underlying: listing.underlying,
       exchange: listing.exchange,
-      bid: quote.bid,
-      ask: quote.ask,
-      last: quote.last,
-      timestamp: quote.timestamp,
-      marketStatus,
-      session,
+      ...prices,
       stale,
     },
     onChain: onChainView(listing, cfg, totalSupply),

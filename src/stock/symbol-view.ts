@@ -15,7 +15,6 @@ import type { MarketConfigView, StockListing } from './stock-deps.ts';
  * overnight and fractions by night unless `nyse`).
  */
 export function symbolView(listing: StockListing, cfg: MarketConfigView | undefined, day: DayStats, flags: SymbolSessionFlags): StockSymbol {
-  const t = tokenNames(listing, cfg);
   return {
     symbol: listing.symbol,
     name: listing.name,
@@ -24,10 +23,7 @@ export function symbolView(listing: StockListing, cfg: MarketConfigView | undefi
     address: listing.address,
     decimals: listing.decimals,
     tradable: true,
-    contractAddress: t.contractAddress,
-    contractSymbol: t.contractSymbol,
-    contractName: t.contractName,
-    onChainDecimals: t.onChainDecimals,
+    ...tokenNames(listing, cfg),
     // Every token has 18 decimals: a symbol trades fractions unless its flags say not.
     fractionable: flags.fractionable && listing.decimals > 0,
     overnightTradable: flags.overnightTradable,
