@@ -164,22 +164,17 @@ export async function readOrders(f: Pick<ChainFixture, 'publicClient' | 'deploym
   ];
 }
 
+/** The StockRouter's `eventName` events from `fromBlock` on. */
+function routerEvents<E extends 'OrderFilled' | 'OrderClosed'>(f: Pick<ChainFixture, 'publicClient' | 'deployment'>, eventName: E, fromBlock: bigint) {
+  return f.publicClient.getContractEvents({ address: f.deployment.contracts.stockRouter, abi: stockRouterAbi, eventName, fromBlock });
+}
+
 export async function fillEvents(f: Pick<ChainFixture, 'publicClient' | 'deployment'>, fromBlock = 0n) {
-  return f.publicClient.getContractEvents({
-    address: f.deployment.contracts.stockRouter,
-    abi: stockRouterAbi,
-    eventName: 'OrderFilled',
-    fromBlock,
-  });
+  return routerEvents(f, 'OrderFilled', fromBlock);
 }
 
 export async function closeEvents(f: Pick<ChainFixture, 'publicClient' | 'deployment'>, fromBlock = 0n) {
-  return f.publicClient.getContractEvents({
-    address: f.deployment.contracts.stockRouter,
-    abi: stockRouterAbi,
-    eventName: 'OrderClosed',
-    fromBlock,
-  });
+  return routerEvents(f, 'OrderClosed', fromBlock);
 }
 
 /** Runs ticks until `done()` or the time is up. */

@@ -79,6 +79,16 @@ function reviveBigints(obj: Record<string, unknown>, fields: object | undefined)
   }
 }
 
+/**
+ * A copy of a JSON command or event with the bigint fields its kind (the value of `tag`) has in
+ * `table` read back as bigints; a kind the table does not know is copied as it is.
+ */
+function revived<T>(json: unknown, tag: 'kind' | 'type', table: Record<string, object>): T {
+  const obj = { ...(json as Record<string, unknown>) };
+  reviveBigints(obj, Object.hasOwn(table, String(obj[tag])) ? table[String(obj[tag])] : undefined);
+  return obj as unknown as T;
+}
+
 /** JSON-safe copy of a command (bigints as decimal strings). */
 export function commandToJson(cmd: EngineCommand): Json {
   return toJsonSafe(cmd) as Json;
@@ -87,9 +97,7 @@ export function commandToJson(cmd: EngineCommand): Json {
 /** The inverse of commandToJson. */
 export function commandFromJson(json: unknown): EngineCommand {
   if (json === null || typeof json !== 'object' || Array.isArray(json)) return json as EngineCommand;
-  const cmd = { ...(json as Record<string, unknown>) };
-  reviveBigints(cmd, Object.hasOwn(COMMAND_BIGINTS, String(cmd.kind)) ? COMMAND_BIGINTS[cmd.kind as EngineCommand['kind']] : undefined);
-  return cmd as unknown as EngineCommand;
+  return revived<EngineCommand>(json, 'kind', COMMAND_BIGINTS);
 }
 
 export function eventToJson(event: EngineEvent): Json {
@@ -97,9 +105,7 @@ export function eventToJson(event: EngineEvent): Json {
 }
 
 export function eventFromJson(json: unknown): EngineEvent {
-  const ev = { ...(json as Record<string, unknown>) };
-  reviveBigints(ev, Object.hasOwn(EVENT_BIGINTS, String(ev.type)) ? EVENT_BIGINTS[ev.type as EngineEvent['type']] : undefined);
-  return ev as unknown as EngineEvent;
+  return revived<EngineEvent>(json, 'type', EVENT_BIGINTS);
 }
 
 /** JSON-safe copy of a result, events and fills included. */
