@@ -51,23 +51,18 @@ describe('ccxt-tokex without a venue', () => {
     const ex = exchange();
     const fail = (code: number, path = 'account') => () =>
       ex.handleErrors(400, '', `http://h/v4/public/trader/${path}`, 'GET', {}, '', { code, msg: 'm', data: {}, requestId: 'r' }, {}, undefined);
-    expect(fail(20002)).toThrow(ccxt.AuthenticationError);
-    expect(fail(20006)).toThrow(ccxt.AuthenticationError);
-    expect(fail(30001)).toThrow(ccxt.PermissionDenied);
-    expect(fail(42900)).toThrow(ccxt.RateLimitExceeded);
-    expect(fail(50001)).toThrow(ccxt.ExchangeNotAvailable);
-    expect(fail(50002)).toThrow(ccxt.ExchangeNotAvailable);
+    // Each venue code with the CCXT error it becomes wherever it is answered.
+    const mapped: Array<[number, typeof ccxt.BaseError]> = [
+      [20002, ccxt.AuthenticationError], [20006, ccxt.AuthenticationError], [30001, ccxt.PermissionDenied], [42900, ccxt.RateLimitExceeded],
+      [50001, ccxt.ExchangeNotAvailable], [50002, ccxt.ExchangeNotAvailable], [40002, ccxt.BadSymbol], [40003, ccxt.OrderNotFound],
+      [51001, ccxt.InsufficientFunds], [51002, ccxt.InsufficientFunds], [51003, ccxt.OrderImmediatelyFillable], [51008, ccxt.DuplicateOrderId],
+      [51010, ccxt.InvalidOrder], [59999, ccxt.ExchangeError],
+    ];
+    for (const [code, error] of mapped) expect(fail(code), `code ${code}`).toThrow(error);
+    // 40000 is an order not found only on an order's path.
     expect(fail(40000, 'orders/12')).toThrow(ccxt.OrderNotFound);
     expect(fail(40000, 'approve/0xabc')).not.toThrow(ccxt.OrderNotFound);
     expect(fail(40000, 'approve/0xabc')).toThrow(ccxt.BadRequest);
-    expect(fail(40002)).toThrow(ccxt.BadSymbol);
-    expect(fail(40003)).toThrow(ccxt.OrderNotFound);
-    expect(fail(51001)).toThrow(ccxt.InsufficientFunds);
-    expect(fail(51002)).toThrow(ccxt.InsufficientFunds);
-    expect(fail(51003)).toThrow(ccxt.OrderImmediatelyFillable);
-    expect(fail(51008)).toThrow(ccxt.DuplicateOrderId);
-    expect(fail(51010)).toThrow(ccxt.InvalidOrder);
-    expect(fail(59999)).toThrow(ccxt.ExchangeError);
     expect(ex.handleErrors(200, '', 'http://h/x', 'GET', {}, '', { code: 0, msg: 'ok', data: {} }, {}, undefined)).toBeUndefined();
   });
 

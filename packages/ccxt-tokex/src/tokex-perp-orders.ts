@@ -325,39 +325,18 @@ export class TokexPerpOrders extends TokexPerpAccount {
 
   /** `GET orders/history`: every order of the account, open and done, as the history has it (one write behind the engine). */
   override async fetchOrders(symbol: Str = undefined, since: Int = undefined, limit: Int = undefined, params: Dict = {}): Promise<Order[]> {
-    await this.loadMarkets();
-    const request: Dict = {};
-    let market: Market = undefined;
-    if (symbol !== undefined) {
-      market = this.market(symbol);
-      request['symbol'] = market.id;
-    }
-    const data = await this.call('GET', 'orders/history', this.pageParams(request, since, limit, params));
-    return this.parseOrders(this.safeList(data, 'rows', []) as Json[], market, since, limit);
+    const { rows, market } = await this.accountRows('orders/history', symbol, since, limit, params);
+    return this.parseOrders(rows, market, since, limit);
   }
 
   override async fetchOpenOrders(symbol: Str = undefined, since: Int = undefined, limit: Int = undefined, params: Dict = {}): Promise<Order[]> {
-    await this.loadMarkets();
-    const request: Dict = {};
-    let market: Market = undefined;
-    if (symbol !== undefined) {
-      market = this.market(symbol);
-      request['symbol'] = market.id;
-    }
-    const data = await this.call('GET', 'orders/open', this.pageParams(request, since, limit, params));
-    return this.parseOrders(this.safeList(data, 'rows', []) as Json[], market, since, limit);
+    const { rows, market } = await this.accountRows('orders/open', symbol, since, limit, params);
+    return this.parseOrders(rows, market, since, limit);
   }
 
   override async fetchClosedOrders(symbol: Str = undefined, since: Int = undefined, limit: Int = undefined, params: Dict = {}): Promise<Order[]> {
-    await this.loadMarkets();
-    const request: Dict = {};
-    let market: Market = undefined;
-    if (symbol !== undefined) {
-      market = this.market(symbol);
-      request['symbol'] = market.id;
-    }
-    const data = await this.call('GET', 'orders/history', this.pageParams(request, since, undefined, params));
-    const done = (this.safeList(data, 'rows', []) as Json[]).filter((r) => !(OPEN_ORDER_STATUSES as readonly string[]).includes(this.safeString(r, 'status') as string));
+    const { rows, market } = await this.accountRows('orders/history', symbol, since, undefined, params);
+    const done = rows.filter((r) => !(OPEN_ORDER_STATUSES as readonly string[]).includes(this.safeString(r, 'status') as string));
     return this.parseOrders(done, market, since, limit);
   }
 
@@ -408,6 +387,12 @@ export class TokexPerpOrders extends TokexPerpAccount {
   }
 
   override async fetchMyTrades(symbol: Str = undefined, since: Int = undefined, limit: Int = undefined, params: Dict = {}): Promise<Trade[]> {
+    const { rows, market } = await this.accountRows('trades', symbol, since, limit, params);
+    return this.parseTrades(rows, market, since, limit);
+  }
+
+  /** One page of the account's rows at `path` (orders or trades), of `symbol`'s market when one is named. */
+  private async accountRows(path: string, symbol: Str, since: Int, limit: Int, params: Dict): Promise<{ rows: Json[]; market: Market }> {
     await this.loadMarkets();
     const request: Dict = {};
     let market: Market = undefined;
@@ -415,7 +400,7 @@ export class TokexPerpOrders extends TokexPerpAccount {
       market = this.market(symbol);
       request['symbol'] = market.id;
     }
-    const data = await this.call('GET', 'trades', this.pageParams(request, since, limit, params));
-    return this.parseTrades(this.safeList(data, 'rows', []) as Json[], market, since, limit);
+    const data = await this.call('GET', path, this.pageParams(request, since, limit, params));
+    return { rows: this.safeList(data, 'rows', []) as Json[], market };
   }
 }
