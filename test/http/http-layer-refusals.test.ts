@@ -9,21 +9,15 @@
  * On SQLite with memory stores, and on PostgreSQL with Redis when DATABASE_URL / REDIS_URL are set.
  */
 import { randomBytes } from 'node:crypto';
-import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKeyService, type ApiKeyService } from '../../src/auth/api-key-service.ts';
 import { signPerp } from '../../src/auth/hmac.ts';
-import { createMemoryNonceStore } from '../../src/auth/nonce-store.ts';
 import { createSecretBox } from '../../src/auth/secret-box.ts';
-import { NotFoundError } from '../../src/errors/app-error.ts';
-import { createHttpServer } from '../../src/http/create-http-server.ts';
-import { decodeJsonRequest } from '../../src/http/request-decoder.ts';
-import { createLogger } from '../../src/lib/logger.ts';
-import { createStockAuthHook } from '../../src/stock/stock-auth-hook.ts';
-import { stockEnvelope, stockOk } from '../../src/stock/stock-envelope.ts';
+import { stockOk } from '../../src/stock/stock-envelope.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { createStockAuthApp } from '../support/stock-auth-app.ts';
 import { openTestSqlite } from '../support/test-databases.ts';
 import { send, sendRaw, stockAuthHeaders, UUID_V4, type RawAnswer } from './raw-http.ts';
 
@@ -190,26 +184,14 @@ describe('stock API: credential headers sent twice', () => {
   beforeAll(async () => {
     db = await openTestSqlite();
     keys = createApiKeyService({ db, secretBox: createSecretBox(randomBytes(32)), cacheTtlMs: 0 });
-    const destination = new Writable({
-      write(chunk, _enc, cb) {
-        for (const line of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(line) as Record<string, unknown>);
-        cb();
-      },
-    });
     // The stock API's own HTTP layer, auth hook and decoder (its routes need a chain; these do not).
-    app = createHttpServer({ logger: createLogger({ level: 'info', destination }), envelope: stockEnvelope, bodyLimitBytes: 65_536 });
-    const auth = createStockAuthHook({ keys, nonces: createMemoryNonceStore(), chainId: CHAIN_ID, product: 'STOCK', prefix: '' });
-    await app.register(
-      async (api) => {
-        api.addHook('preValidation', auth);
-        api.addHook('preValidation', decodeJsonRequest);
-        api.setNotFoundHandler(async () => {
-          throw new NotFoundError('route');
-        });
-        api.get('/symbols', async (req) => stockOk(req.id, { key: req.apiKey!.apiKey }));
-      },
-      { prefix: '/api/v1' },
-    );
+    app = await createStockAuthApp({
+      keys,
+      chainId: CHAIN_ID,
+      logs,
+      decodeJson: true,
+      routes: (api) => api.get('/symbols', async (req) => stockOk(req.id, { key: req.apiKey!.apiKey })),
+    });
     baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(async () => {

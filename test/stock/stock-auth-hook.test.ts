@@ -6,19 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKeyService, type ApiKeyService } from '../../src/auth/api-key-service.ts';
-import { createMemoryNonceStore } from '../../src/auth/nonce-store.ts';
 import { createSecretBox } from '../../src/auth/secret-box.ts';
-import { NotFoundError } from '../../src/errors/app-error.ts';
-import { createHttpServer } from '../../src/http/create-http-server.ts';
-import { createLogger } from '../../src/lib/logger.ts';
 import { StockClient } from '@tokex/sdk';
-import { createStockAuthHook } from '../../src/stock/stock-auth-hook.ts';
-import { stockEnvelope, stockOk } from '../../src/stock/stock-envelope.ts';
+import { stockOk } from '../../src/stock/stock-envelope.ts';
 import type { Db } from '../../src/storage/database.ts';
+import { createStockAuthApp } from '../support/stock-auth-app.ts';
 import { openTestSqlite } from '../support/test-databases.ts';
 
 const CHAIN_ID = 31337;
@@ -42,27 +37,17 @@ beforeAll(async () => {
       return real.lookupForAuth(apiKey);
     },
   };
-  const destination = new Writable({
-    write(chunk, _enc, cb) {
-      for (const line of String(chunk).split('\n').filter(Boolean)) logs.push(JSON.parse(line) as Record<string, unknown>);
-      cb();
-    },
-  });
-  app = createHttpServer({ logger: createLogger({ level: 'info', destination }), envelope: stockEnvelope, bodyLimitBytes: 65_536 });
-  const auth = createStockAuthHook({ keys, nonces: createMemoryNonceStore(), chainId: CHAIN_ID, product: 'STOCK', prefix: '' });
-  await app.register(
-    async (api) => {
-      api.addHook('preValidation', auth);
-      api.setNotFoundHandler(async () => {
-        throw new NotFoundError('route');
-      });
+  app = await createStockAuthApp({
+    keys,
+    chainId: CHAIN_ID,
+    logs,
+    routes: (api) => {
       api.get('/time', { config: { auth: false } }, async (req) => stockOk(req.id, { public: true, key: req.apiKey?.apiKey ?? null }));
       api.get('/private', async (req) => stockOk(req.id, { key: req.apiKey!.apiKey }));
       // `auth: true` is the default written out: still authenticated.
       api.get('/explicit', { config: { auth: true } }, async (req) => stockOk(req.id, { key: req.apiKey!.apiKey }));
     },
-    { prefix: '/api/v1' },
-  );
+  });
   await app.listen({ host: '127.0.0.1', port: 0 });
   baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
 });
