@@ -14,6 +14,7 @@ import { createDividendScheduler } from '../stock/corporate-actions/dividend-sch
 import { listRunTimeActions } from '../stock/corporate-actions/corporate-action-store.ts';
 import { createCorporateActionRegistry, venueStartDateOf, type CorporateActionRegistry } from '../stock/corporate-actions/corporate-action-registry.ts';
 import { createSplitApplier } from '../stock/corporate-actions/split-applier.ts';
+import { onVenueClockStep, venueNow } from '../lib/venue-clock.ts';
 
 export async function startDividendTask(ctx: StackContext, walletClient: ChainWalletClient): Promise<() => Promise<void>> {
   const { config, chain, logger } = ctx;
@@ -36,7 +37,8 @@ export async function startDividendTask(ctx: StackContext, walletClient: ChainWa
     }
   }
   const file = await loadCorporateActions(config.corporateActionsFile);
-  const now = () => Date.now() + ctx.calendar.clockOffsetMs;
+  // The venue's clock (a sandbox may move it), on the calendar's shift (MARKET_CLOCK_START).
+  const now = () => venueNow() + ctx.calendar.clockOffsetMs;
   const paySender = senderFor({ publicClient: chain.publicClient, account: walletClient.account, logger });
   // Splits are the Stock tokens' owner's to apply; the payer's sender when it is the same account (one nonce sequence).
   const ownerSender = owner === undefined ? undefined : owner.account.address === payer ? paySender : senderFor({ publicClient: chain.publicClient, account: owner.account, logger });
@@ -67,7 +69,12 @@ export async function startDividendTask(ctx: StackContext, walletClient: ChainWa
     ...(ctx.firstChain ? {} : { runTimeSource: () => listRunTimeActions(ctx.firstChainDb) }),
   });
   scheduler.start();
-  return () => scheduler.stop();
+  // A sandbox's clock advance pays each dividend and applies each split at its step (docs/sandbox.md).
+  const offStep = ctx.sandbox ? onVenueClockStep({ stage: 'corporate actions', name: `stock corporate actions (chain ${config.chainId})`, run: () => scheduler.runOnce() }) : () => {};
+  return () => {
+    offStep();
+    return scheduler.stop();
+  };
 }
 
 /**

@@ -47,6 +47,8 @@ export async function registerSandbox(ctx: StackContext, app: FastifyInstance, s
   stops.add(() => service.release());
   // No step of a price path is written after the stop.
   stops.add(() => paths.stop());
-  await app.register(sandboxRoutes, { prefix: state.path, token: state.token, service, funding, corporateActions, logger });
-  logger.info({ path: state.path }, 'sandbox control API on: prices and price paths, funds, corporate actions and faults (docs/sandbox.md)');
+  // The stack made the clock before its roles (stack.ts); a stock API without it has no stack around it.
+  if (!state.clock) throw new Error('sandbox: the stack made no clock');
+  await app.register(sandboxRoutes, { prefix: state.path, token: state.token, service, clock: state.clock, funding, corporateActions, logger });
+  logger.info({ path: state.path }, 'sandbox control API on: the clock, prices and price paths, funds, corporate actions and faults (docs/sandbox.md)');
 }

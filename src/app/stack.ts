@@ -5,6 +5,7 @@
  * one is a module plus a line here.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { AppConfig, Role, StockChainSetting } from '../config/app-config.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -43,6 +44,9 @@ import { startPerpApiRole } from './roles/perp-api-role.ts';
 import { startPerpEngineRole } from './roles/perp-engine-role.ts';
 import { configureSignatureRecovery, signatureWorkerCount } from '../chain/signature-recovery-pool.ts';
 import { createSandboxState } from '../sandbox/sandbox-state.ts';
+import { createSandboxClock, SANDBOX_CLOCK_FILE } from '../sandbox/sandbox-clock.ts';
+import { resetVenueClock } from '../lib/venue-clock.ts';
+import { DEFAULT_INSTRUMENTS } from '../perp/engine/instruments.ts';
 import { SANDBOX_PATH } from '@tokex/contract';
 
 /**
@@ -250,6 +254,18 @@ export async function startStack(
     const status = createRoleStatusRegistry(newHolderId());
     // The sandbox's token and faults (docs/sandbox.md), one for the process and every chain's roles.
     const sandbox = config.sandbox ? createSandboxState({ dataDir: config.dataDir, allInOne: asked.includes('all'), stockApiPrefix: config.stockApiPrefix }) : undefined;
+    if (sandbox) {
+      // Before the roles: the advances of earlier runs on this data directory are back before any
+      // role reads the clock. The stop puts the process's clock back to the wall clock.
+      sandbox.clock = await createSandboxClock({
+        publicClient: chain.publicClient,
+        file: path.join(config.dataDir, SANDBOX_CLOCK_FILE),
+        nodeKeepsTime: config.rpcUrl !== undefined,
+        stepMs: config.perp.fundingIntervalMs ?? Math.min(...DEFAULT_INSTRUMENTS.map((i) => i.fundingIntervalMs)),
+        logger,
+      });
+      stops.add(async () => resetVenueClock());
+    }
     const ctx = createStackContext({ config, logger, chain, db, keys, calendar, symbols, status, sandbox }, stops);
     // The perpetual history's file opened, and an earlier release's history moved into it, before
     // any role holds a lease: on SQLite the move's statements run on this thread, like the

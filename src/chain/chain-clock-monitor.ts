@@ -16,6 +16,7 @@ import type { Logger } from '../lib/logger.ts';
 import { judgeChainClock, measureChainSkew, skewAtFirstSight, type ChainClockFigures } from '../observability/chain-clock-policy.ts';
 import { priceFeedHubAbi, stockRouterAbi } from './abi/generated/index.ts';
 import { toChainError, type ChainPublicClient } from './chain-client.ts';
+import { venueChainNow } from '../lib/venue-clock.ts';
 
 export interface ChainClockMonitorOptions {
   publicClient: ChainPublicClient;
@@ -54,7 +55,7 @@ interface Bounds {
 export function createChainClockMonitor(opts: ChainClockMonitorOptions): ChainClockMonitor {
   const intervalMs = opts.intervalMs ?? 2_000;
   if (!Number.isInteger(intervalMs) || intervalMs < 1) throw new AppError('INTERNAL', 'chain clock monitor: intervalMs must be a positive integer');
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueChainNow;
   const { publicClient, venue, logger } = opts;
   const boundsRefreshMs = opts.boundsRefreshMs ?? 60_000;
 

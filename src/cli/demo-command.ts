@@ -1,8 +1,8 @@
 /**
  * `tokex demo reset`: the embedded demo back to its seeded state (README "A way back"), without
  * deleting `data/` by hand. It removes what the embedded stack wrote in its data directory (the
- * anvil chain's state, the SQLite database, the deployment record, the master key, the sandbox
- * token and demo.json),
+ * anvil chain's state, the SQLite database, the deployment record, the master key, the sandbox's
+ * token and clock and demo.json),
  * so the next `npm start` deploys, seeds and funds everything afresh: prices on their seeded path
  * (no pin, no crash played with `set-price`), the demo wallets' balances, no orders or positions,
  * new demo API keys.
@@ -18,7 +18,7 @@ import { Command } from 'commander';
 import { ValidationError } from '../errors/app-error.ts';
 
 /** What an embedded stack writes in DATA_DIR: these and only these are removed. */
-const DEMO_ENTRIES = [/^anvil-state\.json$/, /^demo\.json$/, /^deployments$/, /^tokex\.sqlite(-wal|-shm|-journal)?$/, /^perp-history\.sqlite(-wal|-shm|-journal)?$/, /^master\.key(\.previous)?$/, /^sandbox\.token$/];
+const DEMO_ENTRIES = [/^anvil-state\.json$/, /^demo\.json$/, /^deployments$/, /^tokex\.sqlite(-wal|-shm|-journal)?$/, /^perp-history\.sqlite(-wal|-shm|-journal)?$/, /^master\.key(\.previous)?$/, /^sandbox\.token$/, /^sandbox-clock\.json$/];
 
 export interface DemoResetResult {
   dataDir: string;

@@ -22,6 +22,7 @@ import type { MarketCalendar } from './market-calendar.ts';
 import { DEFAULT_HISTORY_DAYS, DEFAULT_MARKETDATA_SEED, seedHistory, type MarketDataLogger } from './history-seeder.ts';
 import { readPricePins, type PricePin } from './price-pins.ts';
 import { BASE_MULTIPLIER, multiplierAfter, splitPrice, type PriceSplit } from './price-splits.ts';
+import { venueNow } from '../lib/venue-clock.ts';
 
 export type QuoteListener = (quote: Quote) => void;
 
@@ -39,7 +40,7 @@ export interface MarketDataServiceOptions {
   logger?: MarketDataLogger;
   /** History length on a fresh database. Default 30. */
   historyDays?: number;
-  /** Clock (ms); tests pass a fake one. Default Date.now. */
+  /** Clock (ms); tests pass a fake one. Default the venue clock (src/lib/venue-clock.ts). */
   now?: () => number;
   /** Schedule ticks on a timer after start. Default true; false leaves ticking to `tick()` (tests). */
   autoTick?: boolean;
@@ -99,7 +100,7 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
   if (!Number.isInteger(tickMs) || tickMs < 10) throw new Error('tickMs: must be an integer of at least 10');
   const seed = opts.seed ?? DEFAULT_MARKETDATA_SEED;
   const source = opts.source ?? createGbmSource({ seed });
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
   const calendarOpen = opts.calendar ? (ms: number) => opts.calendar!.isOpen(ms) : () => true;
   const log = opts.logger;
   const symbols = [...opts.symbols];

@@ -21,6 +21,7 @@ import { AppError, ChainRevertError } from '../errors/app-error.ts';
 import { periodic, type PeriodicTask } from '../lib/async.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { QuoteReader } from './market-types.ts';
+import { venueChainNow } from '../lib/venue-clock.ts';
 
 /** Decimals of every venue feed's answer, as Chainlink's USD feeds. */
 export const FEED_DECIMALS = 8;
@@ -237,7 +238,7 @@ export function createOraclePublisher(opts: OraclePublisherOptions): OraclePubli
   if (!(heartbeatMs > 0) || !Number.isInteger(deviationBps) || deviationBps < 1) {
     throw new AppError('INTERNAL', 'oracle publisher: heartbeatMs and deviationBps must be positive');
   }
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueChainNow;
   const log = opts.logger;
   const { publicClient, hub } = opts;
   const feeds = [...opts.feeds];
@@ -412,7 +413,7 @@ export interface OracleFeedReader {
  * previous answers, whose age then shows in the verdict.
  */
 export function createOracleFeedReader(opts: OracleFeedReaderOptions): OracleFeedReader {
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueChainNow;
   const bySymbol = new Map(opts.feeds.map((f) => [f.symbol, f.feed]));
   const answers = new Map<string, FeedAnswer & { readAt: number }>();
   const refresh = async (): Promise<void> => {

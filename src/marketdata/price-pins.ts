@@ -19,6 +19,7 @@ import { SIMULATED_SYMBOLS, type SymbolSpec } from './symbol-catalog.ts';
 import { HISTORY_META_KEY } from './history-seeder.ts';
 import { centsToString } from './gbm-source.ts';
 import type { PricePin } from './market-types.ts';
+import { venueNow } from '../lib/venue-clock.ts';
 
 export const PRICE_PIN_KEY_PREFIX = 'marketdata.pin.';
 
@@ -102,7 +103,7 @@ function parsePin(symbol: string, text: string): PricePin | undefined {
 export async function setPricePin(db: DbExecutor, input: { symbol: string; price: string; now?: number }): Promise<PricePin> {
   const price = parsePinPrice(input.price);
   const { symbol } = await simulatedSymbol(db, input.symbol);
-  const pin: PricePin = { symbol, price, setAt: input.now ?? Date.now() };
+  const pin: PricePin = { symbol, price, setAt: input.now ?? venueNow() };
   const value = JSON.stringify({ version: 1, price, setAt: pin.setAt });
   await kyselyOf(db)
     .insertInto('meta')

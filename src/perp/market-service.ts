@@ -15,13 +15,14 @@ import { klineBody, tradeBody } from './perp-views.ts';
 import { listPerpCandles, type PerpCandleKind } from './store/perp-candle-store.ts';
 import { listFundingRates, listMarketTrades, type Page, type TimeRange } from './store/perp-history-store.ts';
 import { fundingTimeAt } from './workers/funding-task.ts';
+import { venueNow } from '../lib/venue-clock.ts';
 
 const DAY = 86_400_000;
 
 /** `db`: where the projection's history is (it reads nothing else; storage-wiring.ts openHistoryDatabase). */
 export function createMarketService(opts: { db: Db; venue: PerpVenue; fundingIntervalMs?: number; now?: () => number }) {
   const { db, venue } = opts;
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
   const spec = (symbol: string): InstrumentSpec => {
     const s = venue.engine().instrument(symbol);
     if (s === undefined) throw new NotFoundError('symbol', { reason: notListed(String(symbol)) });

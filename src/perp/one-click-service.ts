@@ -24,6 +24,7 @@ import type { AuthKey } from '../auth/api-key-service.ts';
 import { defineTypedData, type CompleteTypedData, type TypedDataDomain } from '../chain/typed-data.ts';
 import type { Db, DbExecutor } from '../storage/database.ts';
 import { disableSession, enableSession, getSession, sessionActive, type SessionRecord } from './store/session-signer-store.ts';
+import { venueNow } from '../lib/venue-clock.ts';
 
 /** The furthest ahead a session's expiry may be. */
 export const MAX_SESSION_TTL_MS = 30 * 24 * 60 * 60_000;
@@ -106,7 +107,7 @@ export async function assertSessionSigner(db: DbExecutor, q: { account: string; 
 
 export function createOneClickService(opts: { db: Db; domain: TypedDataDomain; now?: () => number }): OneClickService {
   const { db, domain } = opts;
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
 
   const venueDelegate = venueDelegateAddress(domain);
 

@@ -52,6 +52,7 @@ import { findJournalByCommandIds } from './store/engine-journal-store.ts';
 import { getOrder, getOrderByClientId, listTrades, type PerpOrderRecord } from './store/perp-history-store.ts';
 import type { PerpVenue } from './perp-venue.ts';
 import { averagePrice, fillBody, openOrderBody, orderBody, positionBody, priceOf, sizeOf, takerFill, triggerFields, usd, type OrderBody, type PositionBody } from './perp-views.ts';
+import { venueNow } from '../lib/venue-clock.ts';
 
 export type BuildOrderInput = OrderInput;
 
@@ -142,7 +143,7 @@ export function createOrderService(opts: {
 }): OrderService {
   const { db, venue, domain } = opts;
   const historyDb = opts.history ?? db;
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
 
   const { submit, place, once } = readYourWrites(db, venue);
   // Used nonces are written in group commits (one transaction for the orders of a turn), and rows

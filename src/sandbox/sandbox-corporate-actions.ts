@@ -16,6 +16,7 @@ import type { Logger } from '../lib/logger.ts';
 import { newYorkDate } from '../marketdata/corporate-actions.ts';
 import { splitEffectiveAt } from '../marketdata/price-splits.ts';
 import type { CorporateActionRegistry } from '../stock/corporate-actions/corporate-action-registry.ts';
+import { venueNow } from '../lib/venue-clock.ts';
 
 export interface SandboxCorporateActionDeps {
   /** The venue's registry (the stock API's, src/app/corporate-action-wiring.ts). */
@@ -57,7 +58,7 @@ export function createSandboxCorporateActions(deps: SandboxCorporateActionDeps) 
   const applyWaitMs = deps.applyWaitMs ?? APPLY_WAIT_MS;
   const pollMs = deps.pollMs ?? 200;
   const offset = deps.clockOffsetMs;
-  const now = deps.now ?? Date.now;
+  const now = deps.now ?? venueNow;
 
   /** The action as the stock API lists it now. */
   const current = async (registry: CorporateActionRegistry, symbol: string, exDate: string): Promise<StockCorporateAction | undefined> =>

@@ -7,7 +7,10 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import {
-  SandboxClockSchema,
+  SandboxClockAdvanceRequestSchema,
+  SandboxClockAdvanceSchema,
+  SandboxClockFreezeRequestSchema,
+  SandboxClockStateSchema,
   SandboxCorporateActionRequestSchema,
   SandboxCorporateActionSchema,
   SandboxFaultListSchema,
@@ -28,19 +31,21 @@ import { okReply } from '../stock/routes/stock-reply.ts';
 import type { SandboxCorporateActions } from './sandbox-corporate-actions.ts';
 import type { SandboxFunding } from './sandbox-funding.ts';
 import { createIdempotentCalls } from './sandbox-idempotency.ts';
+import type { SandboxClock } from './sandbox-clock.ts';
 import type { SandboxService } from './sandbox-service.ts';
 import { bearerMatches } from './sandbox-token.ts';
 
 export interface SandboxRoutesOptions {
   token: string;
   service: SandboxService;
+  clock: SandboxClock;
   funding: SandboxFunding;
   corporateActions: SandboxCorporateActions;
   logger: Pick<Logger, 'warn'>;
 }
 
 export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = async (app, opts) => {
-  const { service, funding, corporateActions, token, logger } = opts;
+  const { service, clock, funding, corporateActions, token, logger } = opts;
   // The funds already answered under an Idempotency-Key (sandbox-idempotency.ts).
   const funds = createIdempotentCalls();
   // The bearer check answers itself: a plain HTTP 401 with WWW-Authenticate (RFC 6750), the envelope's
@@ -62,7 +67,15 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
   // Hidden from the stock API's OpenAPI document: docs/sandbox.md documents these routes.
   const hide = true;
 
-  app.get('/clock', { schema: { hide, response: stockResponses(SandboxClockSchema) } }, async (request) => okReply(request.id, service.clock()));
+  app.get('/clock', { schema: { hide, response: stockResponses(SandboxClockStateSchema) } }, async (request) => okReply(request.id, clock.clock()));
+
+  app.post('/clock/advance', { schema: { hide, body: SandboxClockAdvanceRequestSchema, response: stockResponses(SandboxClockAdvanceSchema) } }, async (request) =>
+    okReply(request.id, await clock.advance(request.body.seconds)),
+  );
+
+  app.post('/clock/freeze', { schema: { hide, body: SandboxClockFreezeRequestSchema, response: stockResponses(SandboxClockStateSchema) } }, async (request) =>
+    okReply(request.id, clock.freeze(request.body.frozen)),
+  );
 
   app.post('/prices', { schema: { hide, body: SandboxPriceRequestSchema, response: stockResponses(SandboxPriceAnswerSchema) } }, async (request) =>
     okReply(request.id, await service.setPrice(request.body)),

@@ -16,6 +16,7 @@ import type { DbExecutor } from '../storage/database.ts';
 import type { FaultSpec } from './fault-registry.ts';
 import type { PricePaths } from './sandbox-price-paths.ts';
 import type { SandboxState } from './sandbox-state.ts';
+import { venueNow } from '../lib/venue-clock.ts';
 
 /** The perpetual engine's view the prices wait on: an instrument's tick and its index. */
 export interface PerpIndexReader {
@@ -60,7 +61,7 @@ function underlyingOf(input: string): string {
 
 export function createSandboxService(deps: SandboxServiceDeps) {
   const { state, logger } = deps;
-  const now = deps.now ?? Date.now;
+  const now = deps.now ?? venueNow;
   const settleMs = deps.settleMs ?? PRICE_SETTLE_MS;
   const rpc = (method: string, params: unknown[]) => deps.publicClient.request({ method: method as never, params: params as never });
 
@@ -174,8 +175,6 @@ export function createSandboxService(deps: SandboxServiceDeps) {
   }
 
   return {
-    /** The stack's clock: the wall clock until clock control is built (docs/sandbox.md, "Next"). */
-    clock: () => ({ now: now(), frozen: false }),
 
     async setPrice(body: SandboxPriceRequest): Promise<SandboxPrice | SandboxPricePath> {
       if (body.path !== undefined) {

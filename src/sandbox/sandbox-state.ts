@@ -4,6 +4,7 @@
  * the stock API serves the routes, both APIs and the executor read the faults.
  */
 import { SANDBOX_PATH } from '@tokex/contract';
+import type { SandboxClock } from './sandbox-clock.ts';
 import { createFaultRegistry, type FaultRegistry } from './fault-registry.ts';
 import { sandboxToken } from './sandbox-token.ts';
 
@@ -18,6 +19,8 @@ export interface SandboxState {
   allInOne: boolean;
   /** Where the routes are on the stock API's server: the service prefix, then `/sandbox/v1`. */
   path: string;
+  /** The clock control (sandbox-clock.ts), made by the stack before its roles start. */
+  clock?: SandboxClock;
 }
 
 export function createSandboxState(opts: { dataDir: string; allInOne: boolean; stockApiPrefix: string }): SandboxState {

@@ -13,6 +13,7 @@ import type { QuoteReader } from '../marketdata/market-types.ts';
 import { formatDecimal } from '../lib/decimal.ts';
 import type { DbExecutor } from '../storage/database.ts';
 import { listCandles } from '../storage/candle-store.ts';
+import { venueNow } from '../lib/venue-clock.ts';
 
 export interface DayStats {
   /** Decimal strings, or null when there is nothing to compute them from. */
@@ -73,7 +74,7 @@ export interface MarketStats {
 }
 
 export function createMarketStats(opts: { db: DbExecutor; quotes: QuoteReader; now?: () => number; ttlMs?: number }): MarketStats {
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
   const ttlMs = opts.ttlMs ?? 2_000;
   let cached: { at: number; key: string; stats: Promise<Map<string, DayStats>> } | undefined;
   return {

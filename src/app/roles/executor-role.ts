@@ -13,6 +13,7 @@ import { trackChainClock } from '../../observability/venue-metrics.ts';
 import { startDividendTask } from '../corporate-action-wiring.ts';
 import type { StackContext } from '../stack-context.ts';
 import { startOracle } from '../oracle-wiring.ts';
+import { onVenueClockStep } from '../../lib/venue-clock.ts';
 
 export async function startExecutorRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config, chain } = ctx;
@@ -55,6 +56,8 @@ export async function startExecutorRole(ctx: StackContext): Promise<() => Promis
     ...(ctx.sandbox ? { held: () => ctx.sandbox!.faults.executorHeld() } : {}),
   });
   await executor.start();
+  // A sandbox's clock advance ticks the executor at each step: DAY orders expire at their close (docs/sandbox.md).
+  const offStep = ctx.sandbox ? onVenueClockStep({ stage: 'stock orders', name: `stock executor (chain ${config.chainId})`, run: () => executor.runOnce() }) : () => {};
   // The chain's clock against this host's, with the bounds the fills' time checks take from the
   // chain: published with the executor's progress, so /readyz and `tokex status` say when a clock
   // halts every fill while the executor still ticks (docs/operations.md, "The chain's clock").
@@ -91,6 +94,7 @@ export async function startExecutorRole(ctx: StackContext): Promise<() => Promis
     };
   });
   return async () => {
+    offStep();
     untrack();
     untrackClock();
     await stopDividends();

@@ -11,7 +11,8 @@
  *   price; a symbol whose two prices diverge beyond `QUOTE_MAX_DIVERGENCE_BPS` halts.
  */
 import { AppError } from '../../errors/app-error.ts';
-import { createMarketDataService, type QuoteFeed } from '../../marketdata/market-data-service.ts';
+import { createMarketDataService, type MarketDataService, type QuoteFeed } from '../../marketdata/market-data-service.ts';
+import { onVenueClockStep } from '../../lib/venue-clock.ts';
 import { loadCorporateActions, newYorkDate } from '../../marketdata/corporate-actions.ts';
 import { ceilToMinute, priceSplitsOf } from '../../marketdata/price-splits.ts';
 import { listCorporateActions } from '../../stock/corporate-actions/corporate-action-store.ts';
@@ -48,10 +49,12 @@ export async function startMarketDataRole(ctx: StackContext): Promise<() => Prom
     });
 
   let feed: QuoteFeed;
+  // The simulator's tick, for a sandbox's clock advance (docs/sandbox.md): each step's prices first.
+  let simulated: MarketDataService | undefined;
   let live: LiveQuoteService | undefined;
   let sources: QuoteSource[] = [];
   if (config.quoteSource.kind === 'simulator') {
-    feed = simulator(all);
+    feed = simulated = simulator(all);
   } else {
     const stocks = all.filter((s) => !s.alwaysOpen);
     const simulated = all.filter((s) => s.alwaysOpen);
@@ -97,6 +100,7 @@ export async function startMarketDataRole(ctx: StackContext): Promise<() => Prom
     );
   }
   ctx.provideQuotes(feed);
+  const offStep = ctx.sandbox && simulated ? onVenueClockStep({ stage: 'prices', name: 'price simulator', run: () => simulated!.tick() }) : () => {};
   // Progress is a write that reached storage (other processes read the quotes from there); the live
   // source's state and each halted symbol, with the guard's reasons, go with it to /readyz.
   const untrack = ctx.status.track('marketdata', (): RoleSample => ({
@@ -106,6 +110,7 @@ export async function startMarketDataRole(ctx: StackContext): Promise<() => Prom
   }));
   const untrackMetrics = live === undefined ? () => {} : trackQuoteFeed(liveQuoteMetrics(live));
   return async () => {
+    offStep();
     untrackMetrics();
     untrack();
     await feed.stop();

@@ -51,6 +51,7 @@ import { loadCorporateActions, newYorkDate } from '../../marketdata/corporate-ac
 import { quoteSessionOpen } from '../../marketdata/live-quote-service.ts';
 import { createSplitTask } from '../../perp/workers/split-task.ts';
 import { listCorporateActions } from '../../stock/corporate-actions/corporate-action-store.ts';
+import { onVenueClockStep, venueNow } from '../../lib/venue-clock.ts';
 
 export async function startPerpEngineRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config, logger, db } = ctx;
@@ -222,7 +223,7 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     // A stock perpetual trades 24/7; while its stock's market is closed (the calendar the stock
     // side and its quotes follow) its band is wider (docs/perp-risk.md "Closed-market band").
     const sessionOpen = new Map(ctx.symbols.map((spec) => [spec.symbol, quoteSessionOpen(ctx.calendar, spec)]));
-    const marketOpen = (symbol: string) => sessionOpen.get(indexSymbolOf(symbol))?.(Date.now() + ctx.calendar.clockOffsetMs) ?? true;
+    const marketOpen = (symbol: string) => sessionOpen.get(indexSymbolOf(symbol))?.(venueNow() + ctx.calendar.clockOffsetMs) ?? true;
     // The index is checked against the on-chain price feeds the executor's fills are (docs/market-data.md,
     // "On-chain oracle"): read only, no key; an index too far from its feed is withheld.
     const indexOracle = await startIndexOracle(ctx);
@@ -233,6 +234,16 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     const funding = createFundingTask({ gateway, engine, index, sampleMs: config.perp.fundingSampleMs, intervalMs: config.perp.fundingIntervalMs, logger });
     funding.start();
     stops.add(() => funding.stop());
+    // A sandbox's clock advance runs these at each step, so every mark, expiry, funding interval and
+    // split in the jump happens, in order (docs/sandbox.md "What an advance runs").
+    if (ctx.sandbox) {
+      const off = [
+        onVenueClockStep({ stage: 'marks and expiries', name: 'perp marks', run: () => mark.runOnce() }),
+        onVenueClockStep({ stage: 'funding', name: 'perp funding', run: () => funding.runOnce() }),
+        onVenueClockStep({ stage: 'corporate actions', name: 'perp splits', run: () => splits.runOnce() }),
+      ];
+      stops.add(async () => off.forEach((f) => f()));
+    }
     // The liquidity pool quotes every book from its own equity (docs/perp-risk.md "The liquidity pool").
     const poolQuoter = createPoolQuoterTask({ gateway, engine, logger });
     poolQuoter.start();

@@ -31,6 +31,7 @@ import { listPerpCandles, type PerpCandleRecord } from '../store/perp-candle-sto
 import { getOrdersByIds, listMarketTrades, type PerpOrderRecord } from '../store/perp-history-store.ts';
 import { RECENT_ITEMS } from './perp-stream-channels.ts';
 import { fundingTimeAt } from '../workers/funding-task.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 /** Levels a side the depth stream carries. */
 export const DEPTH_LEVELS = 200;
@@ -66,7 +67,7 @@ const OPEN: ReadonlySet<string> = new Set(OPEN_ORDER_STATUSES);
 
 export function createPerpStreamTask(opts: PerpStreamTaskOptions): PerpStreamTask {
   const { publisher } = opts;
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
   const refreshMs = opts.refreshMs ?? 1_000;
   const open = new Map<number, PerpOrderRecord>();
   const books = new Map<string, Levels>();

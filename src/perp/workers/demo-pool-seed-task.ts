@@ -8,6 +8,7 @@ import { periodic, type PeriodicTask } from '../../lib/async.ts';
 import type { Logger } from '../../lib/logger.ts';
 import type { PerpEngine } from '../engine/perp-engine.ts';
 import type { EngineGateway } from '../sequencer/engine-gateway.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 export const DEMO_POOL_SEED_ID = 'demo-pool-seed';
 
@@ -22,7 +23,7 @@ export function createDemoPoolSeedTask(opts: {
   logger?: Pick<Logger, 'info' | 'warn'>;
 }): PeriodicTask {
   const account = opts.account.toLowerCase();
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
   let done = false;
   return periodic(
     1_000,

@@ -10,6 +10,7 @@ import type { Logger } from '../../lib/logger.ts';
 import { ceilDiv } from '../engine/fixed-point.ts';
 import type { PerpEngine } from '../engine/perp-engine.ts';
 import type { EngineGateway } from '../sequencer/engine-gateway.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 export interface DemoTakerOptions {
   gateway: Pick<EngineGateway, 'submit'>;
@@ -24,7 +25,7 @@ export interface DemoTakerOptions {
 }
 
 export function createDemoTakerTask(opts: DemoTakerOptions): PeriodicTask {
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
   const account = opts.account.toLowerCase();
   const notional = opts.notionalMicros ?? 500n * 1_000_000n;
   let turn = 0;

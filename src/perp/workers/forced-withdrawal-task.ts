@@ -27,6 +27,7 @@ import { periodic, type PeriodicTask } from '../../lib/async.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { accountProof } from '../reserves/proof-service.ts';
 import type { WithdrawalTaskOptions } from './withdrawal-task.ts';
+import { venueChainNow } from '../../lib/venue-clock.ts';
 
 /** Domain tag of a forced withdrawal's id: no other hash of an address and a time collides with it. */
 export const FORCED_WITHDRAWAL_ID_TAG = 'tokex.perp.forced-withdrawal';
@@ -65,7 +66,7 @@ interface OpenRequest {
 
 export function createForcedWithdrawalTask(opts: ForcedWithdrawalTaskOptions): ForcedWithdrawalTask {
   const { publicClient, sender, marginVault: vault } = opts;
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueChainNow;
   const log = opts.logger;
   const chunk = opts.logChunk ?? 5_000n;
   const watched = new Set<Address>();

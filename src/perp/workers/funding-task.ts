@@ -14,6 +14,7 @@ import type { PerpEngine } from '../engine/perp-engine.ts';
 import { fundingRate, impactPrice, premiumSample, type FundingSettings } from '../pricing/funding-rate.ts';
 import type { EngineGateway } from '../sequencer/engine-gateway.ts';
 import type { IndexSource } from './mark-price-task.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 /** Impact notional: the market order size whose average fill price stands for a side of the book. */
 export const DEFAULT_IMPACT_NOTIONAL_MICROS = 10_000n * 1_000_000n;
@@ -38,7 +39,7 @@ export function fundingTimeAt(t: number, intervalMs: number): number {
 }
 
 export function createFundingTask(opts: FundingTaskOptions): PeriodicTask & { pendingSamples(symbol: string): number } {
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
   const impact = opts.impactNotionalMicros ?? DEFAULT_IMPACT_NOTIONAL_MICROS;
   const samples = new Map<string, bigint[]>();
   const period = new Map<string, number>();

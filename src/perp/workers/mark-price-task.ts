@@ -25,6 +25,7 @@ import type { EngineGateway } from '../sequencer/engine-gateway.ts';
 import { oracleVerdict, type FeedAnswer, type OracleVerdict } from '../../marketdata/oracle-publisher.ts';
 import { indexSymbolOf } from '../pricing/index-price.ts';
 import { effectiveBandPpm } from '../engine/risk/price-band.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 /** The mark's band around the index with the market open (pricing/mark-price.ts's default, ±5 %). */
 export const MARK_INDEX_BAND_PPM = 50_000;
@@ -94,7 +95,7 @@ export interface MarkPriceTaskOptions {
 }
 
 export function createMarkPriceTask(opts: MarkPriceTaskOptions): PeriodicTask {
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
   const heartbeat = opts.heartbeatMs ?? 10_000;
   const basis = new Map<string, BasisEma>();
   const sentAt = new Map<string, number>();

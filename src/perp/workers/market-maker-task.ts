@@ -20,6 +20,7 @@ import type { InstrumentSpec } from '../engine/instruments.ts';
 import type { OrderView } from '../engine/engine-types.ts';
 import type { PerpEngine } from '../engine/perp-engine.ts';
 import type { EngineGateway } from '../sequencer/engine-gateway.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 export interface MarketMakerOptions {
   gateway: Pick<EngineGateway, 'submit'>;
@@ -127,7 +128,7 @@ export async function placeQuoteLevels(q: QuoteLevelsInput): Promise<number> {
 }
 
 export function createMarketMakerTask(opts: MarketMakerOptions): PeriodicTask {
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
   const account = opts.account.toLowerCase();
   const levels = opts.levels ?? 5;
   const half = BigInt(opts.halfSpreadBps ?? 5);

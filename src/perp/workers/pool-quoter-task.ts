@@ -28,6 +28,7 @@ import type { Logger } from '../../lib/logger.ts';
 import { POOL_ACCOUNT, type PerpEngine } from '../engine/perp-engine.ts';
 import type { EngineGateway } from '../sequencer/engine-gateway.ts';
 import { BPS, inventorySkewBps, placeQuoteLevels, quotesDue, type QuotedBook } from './market-maker-task.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 export interface PoolQuoterOptions {
   gateway: Pick<EngineGateway, 'submit'>;
@@ -57,7 +58,7 @@ export interface PoolQuoterOptions {
 }
 
 export function createPoolQuoterTask(opts: PoolQuoterOptions): PeriodicTask {
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
   const account = POOL_ACCOUNT;
   const levels = opts.levels ?? 3;
   const half = BigInt(opts.halfSpreadBps ?? 10);

@@ -37,6 +37,7 @@ import {
   type ReserveEpoch,
 } from '../store/reserves-store.ts';
 import { fundingTimeAt } from './funding-task.ts';
+import { venueChainNow } from '../../lib/venue-clock.ts';
 
 export interface ReservesTaskOptions {
   db: DbExecutor;
@@ -69,7 +70,7 @@ function logSafe(err: unknown): string {
 
 export function createReservesTask(opts: ReservesTaskOptions): ReservesTask {
   const { db, publicClient, sender, registry } = opts;
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueChainNow;
   const log = opts.logger;
 
   const chainRecord = async (epoch?: number): Promise<{ epoch: number; root: Hex; total: bigint } | undefined> => {

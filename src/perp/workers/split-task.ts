@@ -29,6 +29,7 @@ import type { PerpEngine } from '../engine/perp-engine.ts';
 import type { ApplySplitCommand } from '../engine/engine-types.ts';
 import type { EngineGateway } from '../sequencer/engine-gateway.ts';
 import { indexSymbolOf } from '../pricing/index-price.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 /**
  * A corporate action as the table stores it, as far as the perpetual reads it (the stock side's
@@ -80,7 +81,7 @@ export interface SplitTaskOptions {
   quotesStartDate?: string;
   /** The market calendar's clock minus the wall clock (MARKET_CLOCK_START), ms. Default 0. */
   clockOffsetMs?: number;
-  /** The wall clock (command times, quote times). Default Date.now. */
+  /** The clock of command and quote times. Default the venue clock (src/lib/venue-clock.ts). */
   now?: () => number;
   /** Default 1 000 ms. */
   intervalMs?: number;
@@ -118,7 +119,7 @@ export function splitCommandOf(split: KnownSplit, perpSymbol: string, ts: number
 }
 
 export function createSplitTask(opts: SplitTaskOptions): SplitTask {
-  const wall = opts.now ?? Date.now;
+  const wall = opts.now ?? venueNow;
   const offset = opts.clockOffsetMs ?? 0;
   const marketNow = () => wall() + offset;
   const fileActions = (opts.fileActions ?? []).filter((a) => a.type === 'SPLIT');

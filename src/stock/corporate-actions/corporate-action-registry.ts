@@ -24,6 +24,7 @@ import {
   type CorporateActionRecord,
   type DividendPayoutRecord,
 } from './corporate-action-store.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 export const STOCK_DECIMALS = 18;
 
@@ -118,7 +119,7 @@ function totalsOf(r: CorporateActionRecord, cashToken: string, cashDecimals: num
 
 export function createCorporateActionRegistry(opts: CorporateActionRegistryOptions): CorporateActionRegistry {
   const { db } = opts;
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
   const cashDecimals = opts.cashDecimals ?? 6;
   const cashToken = opts.cashToken ?? '0x0000000000000000000000000000000000000000';
   const listed = new Set(opts.symbols.map((s) => s.toUpperCase()));

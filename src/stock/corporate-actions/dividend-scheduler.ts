@@ -59,6 +59,7 @@ import type { SplitApplier } from './split-applier.ts';
 import { createSplitScheduler } from './split-scheduler.ts';
 import { BASE_MULTIPLIER } from '../../marketdata/price-splits.ts';
 import { buildMerkleTree } from './merkle-tree.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 export type DividendLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
 
@@ -139,7 +140,7 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
 
 export function createDividendScheduler(opts: DividendSchedulerOptions): DividendScheduler {
   const { db, publicClient, sender } = opts;
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
   const log = opts.logger;
   const cashDecimals = opts.cashDecimals ?? 6;
   const pushBatchSize = opts.pushBatchSize ?? 100;

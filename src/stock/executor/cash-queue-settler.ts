@@ -18,6 +18,7 @@ import type { DbExecutor } from '../../storage/database.ts';
 import { getMeta, setMeta } from '../../storage/meta-store.ts';
 import type { ExecutorLogger } from './executor-logger.ts';
 import type { TxSender } from '../../chain/tx-sender.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 export type CashQueueKind = 'deposit' | 'withdrawal';
 
@@ -71,7 +72,7 @@ interface QueueState {
 
 export function createCashQueueSettler(opts: CashQueueSettlerOptions): CashQueueSettler {
   const delay = opts.settleDelayMs ?? DEFAULT_CASH_SETTLE_DELAY_MS;
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
   const maxPerRun = opts.maxPerRun ?? 50;
   const retryAfterMs = opts.retryAfterMs ?? 30_000;
   const { publicClient } = opts;

@@ -30,6 +30,7 @@ import { AppError, ChainRevertError } from '../../errors/app-error.ts';
 import type { CloseStatus } from './fill-policy.ts';
 import type { ExecutorLogger } from './executor-logger.ts';
 import type { TxSender } from '../../chain/tx-sender.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 export interface OrderSettlement {
   orderId: bigint;
@@ -135,7 +136,7 @@ export function createSettlementBatcher(opts: SettlementBatcherOptions): Settlem
   const poisonRetryMs = opts.poisonRetryMs ?? 60_000;
   const oracleRetryMs = opts.oracleRetryMs ?? 5_000;
   const margin = BigInt(100 + (opts.gasMarginPercent ?? 20));
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
   const log = opts.logger;
 
   const inFlight = new Set<bigint>();

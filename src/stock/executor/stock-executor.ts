@@ -41,6 +41,7 @@ import {
 } from './fill-policy.ts';
 import { createOrderTracker, type OrderTracker, type TrackedOrder } from './order-tracker.ts';
 import { createSettlementBatcher, type OrderSettlement, type SettlementBatcher } from './settlement-batcher.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 export interface StockExecutorOptions {
   db: DbExecutor;
@@ -88,7 +89,7 @@ export interface StockExecutorOptions {
   maxBackoffMs?: number;
   /** After this long, `stop()` abandons transactions it is still following. Default 30 s. */
   stopTimeoutMs?: number;
-  /** Clock (ms). Default Date.now; tests pass a fake one. */
+  /** Clock (ms). Default the venue clock (src/lib/venue-clock.ts); tests pass a fake one. */
   now?: () => number;
   /**
    * While it answers true, a tick reads, decides and sends nothing, and reports no progress: the
@@ -138,7 +139,7 @@ export interface ExecutorProgress {
 export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
   const tickMs = opts.tickMs ?? 1_000;
   if (!Number.isInteger(tickMs) || tickMs < 1) throw new Error('tickMs: must be a positive integer');
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
   const log = opts.logger;
   const { publicClient, deployment } = opts;
   const contracts = deployment.contracts;

@@ -23,6 +23,7 @@ import { ALREADY_DELEGATED, FINAL_RELAY_STATUSES, findRelayRequestByIdempotencyK
 import { isUniqueViolation } from '../../storage/storage-errors.ts';
 import { IDEMPOTENCY_HEADER } from '../../http/idempotency-key.ts';
 import { PROJECTED_KINDS, waitUntilProjected } from './answer-barrier.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 /** How long a mined send waits for the indexer when INDEX_WAIT_MS is not configured (as the `…/tx` endpoints). */
 const DEFAULT_INDEX_WAIT_MS = 10_000;
@@ -141,7 +142,7 @@ export interface SendIdempotency {
 }
 
 export function createOneClickService(deps: StockApiDeps): OneClickService {
-  const now = deps.now ?? Date.now;
+  const now = deps.now ?? venueNow;
   const nowSeconds = () => Math.floor(now() / 1000);
   // Read when used: a chain started after the API was built has its contracts only then.
   const router = () => deps.contracts.oneClickRouter;

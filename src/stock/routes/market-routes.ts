@@ -35,6 +35,7 @@ import { createMarketStats } from '../market-stats.ts';
 import { symbolView } from '../symbol-view.ts';
 import { symbolFlagsOf } from '../../marketdata/symbol-catalog.ts';
 import { okExactReply, okReply } from './stock-reply.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 // The contract's intervals and adjustments are the history's: a list that drifts fails to compile here.
 const sameIntervals: [StockKlineInterval, HistoryInterval] extends [HistoryInterval, StockKlineInterval] ? true : never = true;
@@ -82,7 +83,7 @@ export function listingByKey(deps: StockApiDeps, key: string): StockListing {
 }
 
 export const marketRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> = async (app, { deps }) => {
-  const now = deps.now ?? Date.now;
+  const now = deps.now ?? venueNow;
 
   // A quote is read far more often than it changes: its data is rendered once per (quote, chain
   // snapshot, market status) by the schema's own serializer, and each request only wraps it.

@@ -48,6 +48,7 @@ import { okReply } from './stock-reply.ts';
 import { recordOwnedTransaction, rememberCalldata, waitForProjection } from '../tx-recorder.ts';
 import { parseGasLimit, type OneClickService } from '../one-click/one-click-service.ts';
 import { orderSendView, sendIdempotencyOf } from './one-click-routes.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 /** The store's spelling of each status `GET orders?status=` takes. */
 const STORE_STATUS: Record<StockOrderStatus, OrderStatus> = {
@@ -67,7 +68,7 @@ function preCheckUser(req: { body: { userAddress?: string }; apiKey?: { userAddr
 type WithDepositBody = StockOrderWithDepositBody;
 
 export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneClick: OneClickService }> = async (app, { deps, oneClick }) => {
-  const now = deps.now ?? Date.now;
+  const now = deps.now ?? venueNow;
   /** The order a body asks for, accepted now: valid, and placeable in the session on (us-sessions). */
   const orderOf = (body: OrderBody): OrderIntent => {
     const t = now();

@@ -21,6 +21,7 @@ import { oneClickStatusView } from '../one-click/one-click-view.ts';
 import { quoteStale, STALE_QUOTE_MS } from '../quote-view.ts';
 import { okExactReply, okReply } from './stock-reply.ts';
 import { MUSD_DECIMALS } from '../stock-units.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 const STOCK_DECIMALS = 18;
 
@@ -37,7 +38,7 @@ export const portfolioRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> 
         address: user,
         oneClick: oneClickStatusView(oneClick),
         boundToKey: req.apiKey?.userAddress === user,
-        timestamp: (deps.now ?? Date.now)(),
+        timestamp: (deps.now ?? venueNow)(),
       });
     },
   );
@@ -97,7 +98,7 @@ export const portfolioRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps }> 
           lastPrice: last,
           marketValue: formatDecimal(mulDiv(qty, lastScaled, 10n ** BigInt(STOCK_DECIMALS)), MUSD_DECIMALS),
           lastPriceTime: quote?.timestamp ?? null,
-          lastPriceStale: quote === undefined || quoteStale(quote, (deps.now ?? Date.now)(), deps.quoteMaxAgeMs ?? STALE_QUOTE_MS),
+          lastPriceStale: quote === undefined || quoteStale(quote, (deps.now ?? venueNow)(), deps.quoteMaxAgeMs ?? STALE_QUOTE_MS),
         });
       }
       return okReply(req.id, rows);

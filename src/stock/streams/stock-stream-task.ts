@@ -56,6 +56,7 @@ import { keySubject, RECENT_OPERATIONS } from './stock-stream-channels.ts';
 import { createCorporateActionFeed } from './corporate-action-feed.ts';
 import { listPayoutWallets } from '../corporate-actions/corporate-action-store.ts';
 import type { StockStreamTask, StockStreamTaskOptions, StreamKey } from './stock-stream-task-types.ts';
+import { venueNow } from '../../lib/venue-clock.ts';
 
 export type { StockStreamTask, StockStreamTaskOptions, StreamKey } from './stock-stream-task-types.ts';
 
@@ -129,7 +130,7 @@ type OperationView =
 
 export function createStockStreamTask(opts: StockStreamTaskOptions): StockStreamTask {
   const { db, publisher, stocks } = opts;
-  const now = opts.now ?? Date.now;
+  const now = opts.now ?? venueNow;
   const retryMs = opts.retryMs ?? 500;
   const recordWaitMs = opts.recordWaitMs ?? 60_000;
   const quoteMaxAgeMs = opts.quoteMaxAgeMs ?? STALE_QUOTE_MS;

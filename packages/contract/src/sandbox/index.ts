@@ -1,2 +1,3 @@
 /** The sandbox control API's part of the contract (docs/sandbox.md). */
 export * from './sandbox-schemas.ts';
+export * from './sandbox-clock-schemas.ts';

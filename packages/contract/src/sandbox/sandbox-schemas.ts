@@ -38,11 +38,7 @@ export const SANDBOX_MAX_RETRY_AFTER_S = 60;
 
 // ------------------------------------------------------------------ clock
 
-export const SandboxClockSchema = Type.Object({
-  now: Millis({ description: 'the stack\'s clock, ms' }),
-  frozen: Type.Boolean({ description: 'whether the clock stands still (always false until clock control is built)' }),
-});
-export type SandboxClock = Static<typeof SandboxClockSchema>;
+// GET /clock and the clock control: sandbox-clock-schemas.ts.
 
 // ------------------------------------------------------------------ prices
 

@@ -1,0 +1,144 @@
+/**
+ * The sandbox's clock control (docs/sandbox.md "Clock"), after Stripe's test clocks: an advance
+ * moves the whole venue's time forward and answers only once everything that fell due in the jump
+ * has run, in order.
+ *
+ * The jump is walked in steps: every boundary of the shortest funding interval it crosses, then its
+ * end. At each step the venue's clock (src/lib/venue-clock.ts) and the chain's block time move to the
+ * step, then every role's registered task runs once, stage by stage: the simulator's prices, the
+ * perpetual marks (with the order and trigger expiries they drive), funding, corporate actions, the
+ * stock executor. A funding interval crossed is therefore paid once, on the prices of its own end;
+ * what is decided lazily from the time (sessions, One Click delegations, the vault's cap, the escape
+ * hatch's operator silence) follows from the clock and the chain's time alone.
+ */
+import type { SandboxClockAdvance, SandboxClockState } from '@tokex/contract';
+import { toChainError, type ChainPublicClient } from '../chain/chain-client.ts';
+import { AppError, ConflictError } from '../errors/app-error.ts';
+import fs from 'node:fs';
+import type { Logger } from '../lib/logger.ts';
+import { advanceVenueClock, freezeVenueClock, venueClockState, venueClockStepWork, venueNow } from '../lib/venue-clock.ts';
+
+/** The file of the data directory that keeps the advances across restarts. */
+export const SANDBOX_CLOCK_FILE = 'sandbox-clock.json';
+
+export interface SandboxClockDeps {
+  publicClient: ChainPublicClient;
+  /** Where the advance is kept across restarts (`DATA_DIR/sandbox-clock.json`). */
+  file: string;
+  /**
+   * Whether the chain's node keeps its time across the stack's restarts (a node of one's own,
+   * RPC_URL); the embedded anvil does not, and is moved again at the start.
+   */
+  nodeKeepsTime: boolean;
+  /** The step: the shortest funding interval of the venue (an hour by default). */
+  stepMs: number;
+  logger: Pick<Logger, 'info' | 'warn'>;
+}
+
+/** The advance kept in the data directory: how far the venue runs ahead of the wall clock. */
+function readAdvance(file: string): number {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw err;
+  }
+  const advancedMs = (JSON.parse(text) as { advancedMs?: unknown }).advancedMs;
+  if (!Number.isSafeInteger(advancedMs) || (advancedMs as number) < 0) throw new AppError('VALIDATION', `${file}: advancedMs is not a whole number of ms; delete the file to start on the wall clock`);
+  return advancedMs as number;
+}
+
+/**
+ * The sandbox's clock, with the advances of earlier runs on this data directory put back first: the
+ * venue's clock moved by them, and the chain's time too when its node lost them (the embedded
+ * anvil restarts on the wall clock; a node of one's own keeps its time and is left as it is).
+ */
+export async function createSandboxClock(deps: SandboxClockDeps) {
+  const { logger, stepMs } = deps;
+  const rpc = (method: string, params: unknown[]) => deps.publicClient.request({ method: method as never, params: params as never });
+  const kept = readAdvance(deps.file);
+  if (kept > venueClockState().advancedMs) advanceVenueClock(kept - venueClockState().advancedMs);
+  /** Whole seconds the chain has been moved, against the venue clock's `advancedMs`. */
+  let chainMovedS = deps.nodeKeepsTime ? Math.floor(venueClockState().advancedMs / 1000) : 0;
+  if (chainMovedS * 1000 < venueClockState().advancedMs - 999) {
+    // An embedded anvil starts on the wall clock again (its state file keeps the blocks, not the
+    // time offset): moved to the venue's time and mined there before any role reads it.
+    await moveChain();
+    logger.info({ advancedMs: kept }, 'sandbox clock: the advances of earlier runs put back');
+  }
+  /** One advance at a time: a second waits for the first, then walks from where it ended. */
+  let queue: Promise<unknown> = Promise.resolve();
+
+  const state = (): SandboxClockState => {
+    const s = venueClockState();
+    return { now: venueNow(), frozen: s.frozenAt !== undefined, advancedMs: s.advancedMs };
+  };
+
+  /** The chain's time moved by what the venue's clock was, and a block mined at it. */
+  async function moveChain(): Promise<void> {
+    // (A function statement: hoisted, so the start above can put earlier advances back with it.)
+    const due = Math.floor(venueClockState().advancedMs / 1000) - chainMovedS;
+    try {
+      if (due > 0) await rpc('evm_increaseTime', [due]);
+      chainMovedS += Math.max(due, 0);
+      await rpc('evm_mine', []);
+    } catch (cause) {
+      const err = toChainError(cause);
+      throw new ConflictError(`clock: the chain's node refused to move its time (evm_increaseTime, evm_mine: an anvil or Hardhat node is needed): ${err.message}`, { cause });
+    }
+  }
+
+  async function walk(seconds: number): Promise<SandboxClockAdvance> {
+    const from = venueNow();
+    const to = from + seconds * 1000;
+    const runs = new Map<string, { stage: string; name: string; runs: number; failed: number }>();
+    let steps = 0;
+    for (let at = (Math.floor(from / stepMs) + 1) * stepMs; ; at += stepMs) {
+      const step = Math.min(at, to);
+      // Time runs on while a step works (unless frozen): a step already passed is not moved back to.
+      advanceVenueClock(Math.max(0, step - venueNow()));
+      await moveChain();
+      for (const work of venueClockStepWork()) {
+        const key = `${work.stage}\u0000${work.name}`;
+        let row = runs.get(key);
+        if (!row) runs.set(key, (row = { stage: work.stage, name: work.name, runs: 0, failed: 0 }));
+        row.runs++;
+        try {
+          await work.run();
+        } catch (err) {
+          row.failed++;
+          logger.warn({ err, task: work.name, at: step }, 'sandbox clock: a task failed at a step of the advance');
+        }
+      }
+      steps++;
+      if (step >= to) break;
+    }
+    // Kept before the answer (a rename: never half a file), so a restart resumes at the venue's time.
+    const tmp = `${deps.file}.tmp`;
+    fs.writeFileSync(tmp, `${JSON.stringify({ advancedMs: venueClockState().advancedMs })}\n`);
+    fs.renameSync(tmp, deps.file);
+    const block = await deps.publicClient.getBlock({ blockTag: 'latest' });
+    const s = state();
+    logger.info({ from, to, steps }, 'sandbox: clock advanced');
+    return { from, to, now: s.now, frozen: s.frozen, steps, stepMs, chainTime: Number(block.timestamp), ran: [...runs.values()] };
+  }
+
+  return {
+    clock: state,
+
+    advance(seconds: number): Promise<SandboxClockAdvance> {
+      const run = queue.then(() => walk(seconds));
+      queue = run.catch(() => undefined);
+      return run;
+    },
+
+    freeze(frozen: boolean): SandboxClockState {
+      freezeVenueClock(frozen);
+      logger.info({ frozen }, frozen ? 'sandbox: clock frozen' : 'sandbox: clock running');
+      return state();
+    },
+  };
+}
+
+export type SandboxClock = Awaited<ReturnType<typeof createSandboxClock>>;
