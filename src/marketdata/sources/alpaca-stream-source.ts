@@ -36,7 +36,7 @@ import {
   type QuoteSource,
   type SourceTrade,
 } from './quote-source.ts';
-import { createSourceLifecycle, type ReconnectingSourceOptions } from './source-lifecycle.ts';
+import { createSourceLifecycle, retrySettings, type ReconnectingSourceOptions } from './source-lifecycle.ts';
 
 export type AlpacaFeed = 'iex' | 'sip' | 'delayed_sip' | 'test';
 export const ALPACA_FEEDS: readonly AlpacaFeed[] = ['iex', 'sip', 'delayed_sip', 'test'];
@@ -134,15 +134,11 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
   const maxSpreadBps = BigInt(positiveInt('maxSpreadBps', opts.maxSpreadBps, 1000));
   const maxPrice = parsePrice(opts.maxPrice ?? '1000000');
   if (maxPrice === undefined || maxPrice === 0n) throw new ValidationError('maxPrice', 'must be a positive decimal string');
-  const initialBackoffMs = positiveInt('initialBackoffMs', opts.initialBackoffMs, 1000, 1);
-  const maxBackoffMs = positiveInt('maxBackoffMs', opts.maxBackoffMs, 60_000, initialBackoffMs);
-  const jitter = opts.backoffJitter ?? 0.2;
-  if (!(jitter >= 0 && jitter < 1)) throw new ValidationError('backoffJitter', 'must be in [0, 1)');
+  const retry = retrySettings(opts, positiveInt);
   const handshakeTimeoutMs = positiveInt('handshakeTimeoutMs', opts.handshakeTimeoutMs, 15_000, 1);
   const pingIntervalMs = positiveInt('pingIntervalMs', opts.pingIntervalMs, 10_000);
   const pongTimeoutMs = positiveInt('pongTimeoutMs', opts.pongTimeoutMs, 5_000, 1);
-  const now = opts.now ?? Date.now;
-  const random = opts.random ?? Math.random;
+  const { now } = retry;
   const log = opts.logger;
   const secret = opts.secretKey;
   const keyId = opts.keyId;
@@ -188,11 +184,7 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
   const lifecycle = createSourceLifecycle({
     name,
     redact,
-    initialBackoffMs,
-    maxBackoffMs,
-    backoffJitter: jitter,
-    now,
-    random,
+    ...retry,
     logger: log,
     connect: () => connect(),
     drop: () => detach()?.terminate(),

@@ -33,7 +33,7 @@
 import { ValidationError } from '../../errors/app-error.ts';
 import { JsonNumber, parseJsonLossless, type JsonObject, type JsonValue } from './lossless-json.ts';
 import { PRICE_DECIMALS, formatPrice, parsePrice, type QuoteSource } from './quote-source.ts';
-import { createSourceLifecycle, type ReconnectingSourceOptions } from './source-lifecycle.ts';
+import { createSourceLifecycle, retrySettings, type ReconnectingSourceOptions } from './source-lifecycle.ts';
 
 /** The upgraded Hermes endpoint that Pyth's upgrade guide configures with an API key. */
 export const PYTH_HERMES_URL = 'https://pyth.dourolabs.app/hermes';
@@ -135,15 +135,11 @@ export function createPythHermesSource(opts: PythHermesSourceOptions): QuoteSour
   const maxConfBps = BigInt(intOption('PYTH_MAX_CONF_BPS', opts.maxConfBps, 100, 0, 9_999));
   const maxPrice = parsePrice(opts.maxPrice ?? '1000000');
   if (maxPrice === undefined || maxPrice === 0n) throw new ValidationError('maxPrice', 'must be a positive decimal string');
-  const initialBackoffMs = intOption('initialBackoffMs', opts.initialBackoffMs, 1000, 1);
-  const maxBackoffMs = intOption('maxBackoffMs', opts.maxBackoffMs, 60_000, initialBackoffMs);
-  const jitter = opts.backoffJitter ?? 0.2;
-  if (!(jitter >= 0 && jitter < 1)) throw new ValidationError('backoffJitter', 'must be in [0, 1)');
+  const retry = retrySettings(opts, intOption);
   const rateLimitDelayMs = intOption('rateLimitDelayMs', opts.rateLimitDelayMs, 60_000, 0);
   const connectTimeoutMs = intOption('connectTimeoutMs', opts.connectTimeoutMs, 15_000, 1);
   const idleTimeoutMs = intOption('idleTimeoutMs', opts.idleTimeoutMs, 45_000, 1);
-  const now = opts.now ?? Date.now;
-  const random = opts.random ?? Math.random;
+  const { now } = retry;
   const log = opts.logger;
   const apiKey = opts.apiKey;
 
@@ -182,11 +178,7 @@ export function createPythHermesSource(opts: PythHermesSourceOptions): QuoteSour
   const lifecycle = createSourceLifecycle({
     name,
     redact,
-    initialBackoffMs,
-    maxBackoffMs,
-    backoffJitter: jitter,
-    now,
-    random,
+    ...retry,
     logger: log,
     connect: () => connect(),
     drop: detach,

@@ -6,6 +6,7 @@
  * `connect` (opened at start() and when a retry is due) and `drop` (forget and close the current
  * connection), and calls `lose` or `fail` when a connection ends.
  */
+import { ValidationError } from '../../errors/app-error.ts';
 import type { MarketDataLogger } from '../history-seeder.ts';
 import { emptyCounters, type SourceCounters, type SourceError, type SourceHealth, type SourceState, type SourceTick } from './quote-source.ts';
 
@@ -43,6 +44,22 @@ export interface SourceLifecycleOptions {
   failedMessage: string;
   /** Symbols the provider did not confirm (a copy); none by default. */
   unconfirmedSymbols?: () => string[];
+}
+
+/**
+ * A source's retry settings as the lifecycle takes them: backoff from 1 s to 60 s with 20 % jitter
+ * unless the options say otherwise, checked by the source's own integer reader (its messages), and
+ * the clock and randomness it was given.
+ */
+export function retrySettings(
+  opts: ReconnectingSourceOptions,
+  int: (field: string, value: number | undefined, fallback: number, min: number) => number,
+): Pick<SourceLifecycleOptions, 'initialBackoffMs' | 'maxBackoffMs' | 'backoffJitter' | 'now' | 'random'> {
+  const initialBackoffMs = int('initialBackoffMs', opts.initialBackoffMs, 1000, 1);
+  const maxBackoffMs = int('maxBackoffMs', opts.maxBackoffMs, 60_000, initialBackoffMs);
+  const backoffJitter = opts.backoffJitter ?? 0.2;
+  if (!(backoffJitter >= 0 && backoffJitter < 1)) throw new ValidationError('backoffJitter', 'must be in [0, 1)');
+  return { initialBackoffMs, maxBackoffMs, backoffJitter, now: opts.now ?? Date.now, random: opts.random ?? Math.random };
 }
 
 export interface SourceLifecycle {
