@@ -36,7 +36,7 @@ import {
   type QuoteSource,
   type SourceTrade,
 } from './quote-source.ts';
-import { createSourceLifecycle, retrySettings, type ReconnectingSourceOptions } from './source-lifecycle.ts';
+import { createSourceLifecycle, lifecycleSettings, type ReconnectingSourceOptions } from './source-lifecycle.ts';
 
 export type AlpacaFeed = 'iex' | 'sip' | 'delayed_sip' | 'test';
 export const ALPACA_FEEDS: readonly AlpacaFeed[] = ['iex', 'sip', 'delayed_sip', 'test'];
@@ -134,11 +134,11 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
   const maxSpreadBps = BigInt(positiveInt('maxSpreadBps', opts.maxSpreadBps, 1000));
   const maxPrice = parsePrice(opts.maxPrice ?? '1000000');
   if (maxPrice === undefined || maxPrice === 0n) throw new ValidationError('maxPrice', 'must be a positive decimal string');
-  const retry = retrySettings(opts, positiveInt);
+  const settings = lifecycleSettings(opts, positiveInt);
   const handshakeTimeoutMs = positiveInt('handshakeTimeoutMs', opts.handshakeTimeoutMs, 15_000, 1);
   const pingIntervalMs = positiveInt('pingIntervalMs', opts.pingIntervalMs, 10_000);
   const pongTimeoutMs = positiveInt('pongTimeoutMs', opts.pongTimeoutMs, 5_000, 1);
-  const { now } = retry;
+  const { now } = settings;
   const log = opts.logger;
   const secret = opts.secretKey;
   const keyId = opts.keyId;
@@ -184,8 +184,7 @@ export function createAlpacaStreamSource(opts: AlpacaStreamSourceOptions): Quote
   const lifecycle = createSourceLifecycle({
     name,
     redact,
-    ...retry,
-    logger: log,
+    ...settings,
     connect: () => connect(),
     drop: () => detach()?.terminate(),
     failedMessage: 'quote source: stopped for good; fix the credentials or the plan, then restart',

@@ -33,7 +33,7 @@
 import { ValidationError } from '../../errors/app-error.ts';
 import { JsonNumber, parseJsonLossless, type JsonObject, type JsonValue } from './lossless-json.ts';
 import { PRICE_DECIMALS, formatPrice, parsePrice, type QuoteSource } from './quote-source.ts';
-import { createSourceLifecycle, retrySettings, type ReconnectingSourceOptions } from './source-lifecycle.ts';
+import { createSourceLifecycle, lifecycleSettings, type ReconnectingSourceOptions } from './source-lifecycle.ts';
 
 /** The upgraded Hermes endpoint that Pyth's upgrade guide configures with an API key. */
 export const PYTH_HERMES_URL = 'https://pyth.dourolabs.app/hermes';
@@ -135,11 +135,11 @@ export function createPythHermesSource(opts: PythHermesSourceOptions): QuoteSour
   const maxConfBps = BigInt(intOption('PYTH_MAX_CONF_BPS', opts.maxConfBps, 100, 0, 9_999));
   const maxPrice = parsePrice(opts.maxPrice ?? '1000000');
   if (maxPrice === undefined || maxPrice === 0n) throw new ValidationError('maxPrice', 'must be a positive decimal string');
-  const retry = retrySettings(opts, intOption);
+  const settings = lifecycleSettings(opts, intOption);
   const rateLimitDelayMs = intOption('rateLimitDelayMs', opts.rateLimitDelayMs, 60_000, 0);
   const connectTimeoutMs = intOption('connectTimeoutMs', opts.connectTimeoutMs, 15_000, 1);
   const idleTimeoutMs = intOption('idleTimeoutMs', opts.idleTimeoutMs, 45_000, 1);
-  const { now } = retry;
+  const { now } = settings;
   const log = opts.logger;
   const apiKey = opts.apiKey;
 
@@ -178,8 +178,7 @@ export function createPythHermesSource(opts: PythHermesSourceOptions): QuoteSour
   const lifecycle = createSourceLifecycle({
     name,
     redact,
-    ...retry,
-    logger: log,
+    ...settings,
     connect: () => connect(),
     drop: detach,
     failedMessage: 'quote source: stopped for good; fix the key, the feed ids or the URL, then restart',

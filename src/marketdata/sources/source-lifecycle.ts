@@ -47,19 +47,19 @@ export interface SourceLifecycleOptions {
 }
 
 /**
- * A source's retry settings as the lifecycle takes them: backoff from 1 s to 60 s with 20 % jitter
- * unless the options say otherwise, checked by the source's own integer reader (its messages), and
- * the clock and randomness it was given.
+ * What a source hands its lifecycle from its options: backoff from 1 s to 60 s with 20 % jitter
+ * unless they say otherwise, checked by the source's own integer reader (its messages), and the
+ * clock, randomness and logger it was given.
  */
-export function retrySettings(
+export function lifecycleSettings(
   opts: ReconnectingSourceOptions,
   int: (field: string, value: number | undefined, fallback: number, min: number) => number,
-): Pick<SourceLifecycleOptions, 'initialBackoffMs' | 'maxBackoffMs' | 'backoffJitter' | 'now' | 'random'> {
+): Pick<SourceLifecycleOptions, 'initialBackoffMs' | 'maxBackoffMs' | 'backoffJitter' | 'now' | 'random' | 'logger'> {
   const initialBackoffMs = int('initialBackoffMs', opts.initialBackoffMs, 1000, 1);
   const maxBackoffMs = int('maxBackoffMs', opts.maxBackoffMs, 60_000, initialBackoffMs);
   const backoffJitter = opts.backoffJitter ?? 0.2;
   if (!(backoffJitter >= 0 && backoffJitter < 1)) throw new ValidationError('backoffJitter', 'must be in [0, 1)');
-  return { initialBackoffMs, maxBackoffMs, backoffJitter, now: opts.now ?? Date.now, random: opts.random ?? Math.random };
+  return { initialBackoffMs, maxBackoffMs, backoffJitter, now: opts.now ?? Date.now, random: opts.random ?? Math.random, logger: opts.logger };
 }
 
 export interface SourceLifecycle {
