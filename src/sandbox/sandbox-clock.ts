@@ -92,24 +92,29 @@ export async function createSandboxClock(deps: SandboxClockDeps) {
   async function walk(seconds: number): Promise<SandboxClockAdvance> {
     const from = venueNow();
     const to = from + seconds * 1000;
-    const runs = new Map<string, { stage: string; name: string; runs: number; failed: number }>();
+    const runs = new Map<string, { stage: string; name: string; runs: number; failed: number; ms: number }>();
+    let chainMs = 0;
     let steps = 0;
     for (let at = (Math.floor(from / stepMs) + 1) * stepMs; ; at += stepMs) {
       const step = Math.min(at, to);
       // Time runs on while a step works (unless frozen): a step already passed is not moved back to.
       advanceVenueClock(Math.max(0, step - venueNow()));
+      const moving = performance.now();
       await moveChain();
+      chainMs += performance.now() - moving;
       for (const work of venueClockStepWork()) {
         const key = `${work.stage}\u0000${work.name}`;
         let row = runs.get(key);
-        if (!row) runs.set(key, (row = { stage: work.stage, name: work.name, runs: 0, failed: 0 }));
+        if (!row) runs.set(key, (row = { stage: work.stage, name: work.name, runs: 0, failed: 0, ms: 0 }));
         row.runs++;
+        const started = performance.now();
         try {
           await work.run();
         } catch (err) {
           row.failed++;
           logger.warn({ err, task: work.name, at: step }, 'sandbox clock: a task failed at a step of the advance');
         }
+        row.ms += performance.now() - started;
       }
       steps++;
       if (step >= to) break;
@@ -121,7 +126,10 @@ export async function createSandboxClock(deps: SandboxClockDeps) {
     const block = await deps.publicClient.getBlock({ blockTag: 'latest' });
     const s = state();
     logger.info({ from, to, steps }, 'sandbox: clock advanced');
-    return { from, to, now: s.now, frozen: s.frozen, steps, stepMs, chainTime: Number(block.timestamp), ran: [...runs.values()] };
+    return {
+      from, to, now: s.now, frozen: s.frozen, steps, stepMs, chainTime: Number(block.timestamp), chainMs: Math.round(chainMs),
+      ran: [...runs.values()].map((r) => ({ ...r, ms: Math.round(r.ms) })),
+    };
   }
 
   return {

@@ -31,6 +31,7 @@ export const SandboxClockRunSchema = Type.Object({
   name: Type.String({ description: 'the task (and its chain)' }),
   runs: Type.Integer({ minimum: 0 }),
   failed: Type.Integer({ minimum: 0, description: 'runs that failed (the advance goes on; the log has each)' }),
+  ms: Type.Integer({ minimum: 0, description: 'the time its runs took, ms' }),
 });
 
 export const SandboxClockAdvanceSchema = Type.Object({
@@ -41,6 +42,7 @@ export const SandboxClockAdvanceSchema = Type.Object({
   steps: Type.Integer({ minimum: 1, description: 'the instants every task ran at: each step boundary crossed, and `to`' }),
   stepMs: Type.Integer({ minimum: 1, description: 'the step: the shortest funding interval' }),
   chainTime: Type.Integer({ description: 'the chain\'s latest block time after the advance, s' }),
+  chainMs: Type.Integer({ minimum: 0, description: 'the time moving the chain took at the steps, ms' }),
   ran: Type.Array(SandboxClockRunSchema),
 });
 export type SandboxClockAdvance = Static<typeof SandboxClockAdvanceSchema>;
