@@ -6,21 +6,14 @@
  * last durable event.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import type { PerpClient } from '@tokex/sdk';
-import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { newTrader, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
 
 const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 
 describe.each(perpHarnessVariants())('perp history: read your own writes ($name)', (variant) => {
   let h: PerpHarness;
-  const trader = async (): Promise<{ wallet: PrivateKeyAccount; api: PerpClient }> => {
-    const wallet = privateKeyToAccount(generatePrivateKey());
-    const { client } = await h.key({ userAddress: wallet.address, permissions: ['READ', 'TRADE'] });
-    await h.venue!.deposit(wallet.address, 10_000n * USD);
-    return { wallet, api: client };
-  };
+  const trader = () => newTrader(h, 10_000n * USD);
 
   beforeAll(async () => {
     h = await variant.start({ engine: true, limit: 10_000, projectorWriteIntervalMs: 1_500 });

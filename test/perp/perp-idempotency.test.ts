@@ -29,17 +29,15 @@ import { createRedisGateway, perpStreams, serveEngineOverRedis } from '../../src
 import { appendJournal, findJournalByCommandIds, readJournalAfter } from '../../src/perp/store/engine-journal-store.ts';
 import { PerpClient, type PerpResponse } from '@tokex/sdk';
 import { refused } from '../support/perp-refusal.ts';
-import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { HARNESS_CHAIN_ID, HARNESS_VAULT, newTrader, perpHarnessVariants, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
 import { testDatabases } from '../support/test-databases.ts';
 import { until } from '../support/poll.ts';
 
 const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 
-interface Trader {
-  wallet: PrivateKeyAccount;
+interface Trader extends PerpTrader {
   account: string;
-  api: PerpClient;
 }
 
 const newKey = (label: string) => `${label}-${randomBytes(6).toString('hex')}`;
@@ -86,10 +84,8 @@ describe.each(perpHarnessVariants())('perp idempotency over HTTP ($name)', (vari
   let bob: Trader;
 
   const trader = async (deposit: bigint): Promise<Trader> => {
-    const wallet = privateKeyToAccount(generatePrivateKey());
-    const { client } = await h.key({ userAddress: wallet.address, permissions: ['READ', 'TRADE'] });
-    await h.venue!.deposit(wallet.address, deposit);
-    return { wallet, account: wallet.address.toLowerCase(), api: client };
+    const t = await newTrader(h, deposit);
+    return { ...t, account: t.wallet.address.toLowerCase() };
   };
   const hash = () => h.venue!.sequencer.engine.stateHash();
   const send = <T = any>(t: Trader, method: string, path: string, body: unknown, idempotencyKey?: string): Promise<PerpResponse<T>> =>

@@ -5,24 +5,17 @@
  * transactions.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import type { PerpClient } from '@tokex/sdk';
-import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { newTrader, perpHarnessVariants, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
 
 const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 
 describe.each(perpHarnessVariants())('perp market data ($name)', (variant) => {
   let h: PerpHarness;
-  let maker: { wallet: PrivateKeyAccount; api: PerpClient };
-  let taker: { wallet: PrivateKeyAccount; api: PerpClient };
+  let maker: PerpTrader;
+  let taker: PerpTrader;
 
-  const trader = async (deposit: bigint) => {
-    const wallet = privateKeyToAccount(generatePrivateKey());
-    const { client } = await h.key({ userAddress: wallet.address, permissions: ['READ', 'TRADE'] });
-    await h.venue!.deposit(wallet.address, deposit);
-    return { wallet, api: client };
-  };
+  const trader = (deposit: bigint) => newTrader(h, deposit);
 
   beforeAll(async () => {
     h = await variant.start({ engine: true, limit: 10_000 });

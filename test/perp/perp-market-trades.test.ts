@@ -3,27 +3,20 @@
  * taker's side), newest first, paged and filtered by time, signed like the other market data.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import type { PerpClient } from '@tokex/sdk';
-import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { newTrader, perpHarnessVariants, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
 
 const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 
 describe.each(perpHarnessVariants())('perp market trades ($name)', (variant) => {
   let h: PerpHarness;
-  let maker: { wallet: PrivateKeyAccount; api: PerpClient };
-  let taker: { wallet: PrivateKeyAccount; api: PerpClient };
+  let maker: PerpTrader;
+  let taker: PerpTrader;
   // The API's clock: each taker order one second after the last, so the trades' times differ.
   const t0 = Math.floor(Date.now() / 1000) * 1000;
   let clock = t0;
 
-  const trader = async (deposit: bigint) => {
-    const wallet = privateKeyToAccount(generatePrivateKey());
-    const { client } = await h.key({ userAddress: wallet.address, permissions: ['READ', 'TRADE'] });
-    await h.venue!.deposit(wallet.address, deposit);
-    return { wallet, api: client };
-  };
+  const trader = (deposit: bigint) => newTrader(h, deposit);
   const trades = (query: Record<string, string | number> = {}) => taker.api.get<{ total: number; rows: any[] }>('market-trades', { symbol: AAPL, ...query });
 
   beforeAll(async () => {

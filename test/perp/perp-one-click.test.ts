@@ -8,7 +8,7 @@
  * created with the session key's signature, the permissions. The server's clock is the test's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { createMemoryNonceStore } from '../../src/auth/nonce-store.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { enableSessionType, MAX_SESSION_TTL_MS } from '../../src/perp/one-click-service.ts';
@@ -18,16 +18,13 @@ import { orderType } from '../../src/perp/order-typed-data.ts';
 import { perpDomain } from '../../src/perp/perp-key-service.ts';
 import { PerpClient, type OneClickStatus, type PlacedOrder, type SessionSigner, type TypedDataSigner } from '@tokex/sdk';
 import { refused } from '../support/perp-refusal.ts';
-import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { HARNESS_CHAIN_ID, HARNESS_VAULT, newTrader, perpHarnessVariants, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
 
 const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 const HOUR = 60 * 60_000;
 
-interface Trader {
-  wallet: PrivateKeyAccount;
-  api: PerpClient;
-}
+type Trader = PerpTrader;
 
 describe.each(perpHarnessVariants())('perp One-Click Trade ($name)', (variant) => {
   let h: PerpHarness;
@@ -40,12 +37,7 @@ describe.each(perpHarnessVariants())('perp One-Click Trade ($name)', (variant) =
   const domain = perpDomain(HARNESS_CHAIN_ID, HARNESS_VAULT);
   let nonce = 0n;
 
-  const trader = async (deposit: bigint): Promise<Trader> => {
-    const wallet = privateKeyToAccount(generatePrivateKey());
-    const { client } = await h.key({ userAddress: wallet.address, permissions: ['READ', 'TRADE'] });
-    if (deposit > 0n) await h.venue!.deposit(wallet.address, deposit);
-    return { wallet, api: client };
-  };
+  const trader = (deposit: bigint): Promise<Trader> => newTrader(h, deposit);
   /** An order message built and signed here, to send what a client (or an attacker) could send. */
   const signLocal = async (signer: TypedDataSigner, fields: Record<string, unknown> & { account: string }) => {
     const message = {

@@ -6,31 +6,21 @@
  * input the issue lists, each with its code and nothing else changed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import type { PerpClient } from '@tokex/sdk';
 import { refused } from '../support/perp-refusal.ts';
-import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { newTrader, perpHarnessVariants, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
 import { until } from '../support/poll.ts';
 
 const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 
-interface Trader {
-  wallet: PrivateKeyAccount;
-  api: PerpClient;
-}
+type Trader = PerpTrader;
 
 describe.each(perpHarnessVariants())('perp order entry over HTTP ($name)', (variant) => {
   let h: PerpHarness;
   let alice: Trader;
   let maker: Trader;
 
-  const trader = async (deposit: bigint): Promise<Trader> => {
-    const wallet = privateKeyToAccount(generatePrivateKey());
-    const { client } = await h.key({ userAddress: wallet.address, permissions: ['READ', 'TRADE'] });
-    if (deposit > 0n) await h.venue!.deposit(wallet.address, deposit);
-    return { wallet, api: client };
-  };
+  const trader = (deposit: bigint): Promise<Trader> => newTrader(h, deposit);
   const hash = () => h.venue!.sequencer.engine.stateHash();
   const journalBatches = () => h.venue!.sequencer.stats.batches;
 

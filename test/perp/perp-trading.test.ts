@@ -6,20 +6,17 @@
  * and nothing changed (the engine's state hash is the same before and after).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { type PrivateKeyAccount } from 'viem/accounts';
 import { perpDomain } from '../../src/perp/perp-key-service.ts';
 import { orderType } from '../../src/perp/order-typed-data.ts';
-import type { PerpClient, PlacedOrder } from '@tokex/sdk';
+import type { PlacedOrder } from '@tokex/sdk';
 import { refused } from '../support/perp-refusal.ts';
-import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { HARNESS_CHAIN_ID, HARNESS_VAULT, newTrader, perpHarnessVariants, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
 
 const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 
-interface Trader {
-  wallet: PrivateKeyAccount;
-  api: PerpClient;
-}
+type Trader = PerpTrader;
 
 describe.each(perpHarnessVariants())('perp trading over HTTP ($name)', (variant) => {
   let h: PerpHarness;
@@ -28,12 +25,7 @@ describe.each(perpHarnessVariants())('perp trading over HTTP ($name)', (variant)
   let carol: Trader;
   const domain = perpDomain(HARNESS_CHAIN_ID, HARNESS_VAULT);
 
-  const trader = async (deposit: bigint, permissions: Array<'READ' | 'TRADE' | 'TRANSFER'> = ['READ', 'TRADE']): Promise<Trader> => {
-    const wallet = privateKeyToAccount(generatePrivateKey());
-    const { client } = await h.key({ userAddress: wallet.address, permissions });
-    if (deposit > 0n) await h.venue!.deposit(wallet.address, deposit);
-    return { wallet, api: client };
-  };
+  const trader = (deposit: bigint, permissions?: Array<'READ' | 'TRADE' | 'TRANSFER'>): Promise<Trader> => newTrader(h, deposit, permissions);
   /** A message built and signed here (not by orders/build), to send what a client could send. */
   const signLocal = async (signer: PrivateKeyAccount, fields: Partial<Record<string, unknown>> & { account: string }) => {
     const message = {

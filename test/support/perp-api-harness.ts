@@ -22,6 +22,7 @@ import { createPerpProjector, type PerpProjector } from '../../src/perp/projecti
 import { createInProcessGateway, type EngineGateway } from '../../src/perp/sequencer/engine-gateway.ts';
 import { EngineSequencer } from '../../src/perp/sequencer/engine-sequencer.ts';
 import { PerpClient } from '@tokex/sdk';
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { Db } from '../../src/storage/database.ts';
 import { testDatabases } from './test-databases.ts';
 
@@ -59,6 +60,20 @@ export interface PerpHarness {
   /** The API's journal replica, with `replicaPollMs`. */
   replica?: JournalReplica;
   stop(): Promise<void>;
+}
+
+/** A trader of the harness's venue: a wallet of its own and a client on a key bound to it. */
+export interface PerpTrader {
+  wallet: PrivateKeyAccount;
+  api: PerpClient;
+}
+
+/** A new trader with `permissions` (READ and TRADE unless said) and `deposit` micro-USD of collateral on the venue. */
+export async function newTrader(h: PerpHarness, deposit: bigint, permissions: PerpPermission[] = ['READ', 'TRADE']): Promise<PerpTrader> {
+  const wallet = privateKeyToAccount(generatePrivateKey());
+  const { client } = await h.key({ userAddress: wallet.address, permissions });
+  if (deposit > 0n) await h.venue!.deposit(wallet.address, deposit);
+  return { wallet, api: client };
 }
 
 export interface HarnessOptions {
