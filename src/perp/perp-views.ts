@@ -58,14 +58,15 @@ export type OrderBody = Order;
 export type FillBody = Trade;
 export type PositionBody = Position;
 
+/** What names an order and its kind, alike in the engine's view of it and in the history's record. */
+function orderNames(o: Pick<OrderView | PerpOrderRecord, 'orderId' | 'clientOrderId' | 'symbol' | 'side' | 'type'>) {
+  return { orderId: String(o.orderId), clientOrderId: o.clientOrderId, symbol: o.symbol, side: o.side, type: o.type };
+}
+
 /** A resting order as the engine holds it (its fills' notional and fees come from the history). */
 export function openOrderBody(spec: InstrumentSpec, o: OrderView, history?: PerpOrderRecord): ListedOrder {
   return {
-    orderId: String(o.orderId),
-    clientOrderId: o.clientOrderId,
-    symbol: o.symbol,
-    side: o.side,
-    type: o.type,
+    ...orderNames(o),
     timeInForce: o.timeInForce,
     // A waiting market-type trigger without a worst price has none (the engine keeps 0).
     price: o.priceTicks === 0 ? null : priceOf(spec, o.priceTicks),
@@ -98,11 +99,7 @@ export function triggerFields(spec: InstrumentSpec, t: TriggerFacts | undefined)
 export function orderBody(spec: InstrumentSpec, o: PerpOrderRecord): ListedOrder {
   const open = (OPEN_ORDER_STATUSES as readonly string[]).includes(o.status);
   return {
-    orderId: String(o.orderId),
-    clientOrderId: o.clientOrderId,
-    symbol: o.symbol,
-    side: o.side,
-    type: o.type,
+    ...orderNames(o),
     // The history holds what the engine accepted, a time in force of the enum.
     timeInForce: o.timeInForce as TimeInForce,
     price: o.priceTicks === null ? null : priceOf(spec, o.priceTicks),

@@ -22,6 +22,14 @@ export function describeOrder(o: Row): string {
   return `${what}, ${type} ${at} when ${o.triggerBy} reaches ${o.triggerPrice}`;
 }
 
+/** Cancel for the order `id` (`what` names it to assistive technology); disabled once pressed, so it is sent once. */
+function cancelButton(what: string, id: string, onCancel: (orderId: string) => void): HTMLButtonElement {
+  return actionButton('Cancel', what, (b) => {
+    b.disabled = true;
+    onCancel(id);
+  });
+}
+
 /** "Open orders": the perpetual orders open, waiting triggers included, with Amend and Cancel. */
 export function ordersView(priceDecimals: (symbol: string) => number, onCancel: (orderId: string) => void, onAmend: (order: Row) => void) {
   const orders = new Map<string, Row>();
@@ -42,12 +50,7 @@ export function ordersView(priceDecimals: (symbol: string) => number, onCancel: 
         );
         const actions = el('td');
         if (AMENDABLE.has(o.status)) actions.append(actionButton('Amend', `order ${id}`, () => onAmend(o)));
-        actions.append(
-          actionButton('Cancel', `order ${id}`, (b) => {
-            b.disabled = true;
-            onCancel(id);
-          }),
-        );
+        actions.append(cancelButton(`order ${id}`, id, onCancel));
         tr.append(actions);
         return tr;
       }),
@@ -95,12 +98,7 @@ export function stockOrdersView(onCancel: (orderId: string) => void) {
           );
           const actions = el('td');
           if (String(o.type).toLowerCase() === 'limit' && o.state === 'open') {
-            actions.append(
-              actionButton('Cancel', `stock order ${id}`, (b) => {
-                b.disabled = true;
-                onCancel(id);
-              }),
-            );
+            actions.append(cancelButton(`stock order ${id}`, id, onCancel));
           }
           tr.append(actions);
           return tr;
