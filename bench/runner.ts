@@ -93,7 +93,8 @@ export function mergeTable(doc: string, order: string[], ran: Set<string>, fresh
   const kept = new Map<string, string[]>();
   for (const line of doc.slice(a + START.length, b).split('\n')) {
     const key = /^\| ([a-z0-9-]+) \|/.exec(line)?.[1];
-    if (!key || key === 'suite' || ran.has(key)) continue;
+    // The header and its separator row (`| --- |`) are written anew below, never kept as a suite's.
+    if (!key || key === 'suite' || /^-+$/.test(key) || ran.has(key)) continue;
     kept.set(key, [...(kept.get(key) ?? []), line]);
   }
   const keys = [...order, ...[...kept.keys()].filter((k) => !order.includes(k))];
