@@ -6,9 +6,8 @@
  * last durable event.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTrader, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { newTrader, perpHarnessVariants, USD, type PerpHarness } from '../support/perp-api-harness.ts';
 
-const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 
 describe.each(perpHarnessVariants())('perp history: read your own writes ($name)', (variant) => {

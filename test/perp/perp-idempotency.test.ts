@@ -29,11 +29,10 @@ import { createRedisGateway, perpStreams, serveEngineOverRedis } from '../../src
 import { appendJournal, findJournalByCommandIds, readJournalAfter } from '../../src/perp/store/engine-journal-store.ts';
 import { PerpClient, type PerpResponse } from '@tokex/sdk';
 import { refused } from '../support/perp-refusal.ts';
-import { HARNESS_CHAIN_ID, HARNESS_VAULT, newTrader, perpHarnessVariants, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
+import { HARNESS_CHAIN_ID, HARNESS_VAULT, newTrader, perpHarnessVariants, USD, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
 import { testDatabases } from '../support/test-databases.ts';
 import { until } from '../support/poll.ts';
 
-const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 
 interface Trader extends PerpTrader {

@@ -27,9 +27,8 @@ import { inventorySkewBps, quotesDue } from '../../src/perp/workers/market-maker
 import { createPoolQuoterTask } from '../../src/perp/workers/pool-quoter-task.ts';
 import { PerpClient, type LiquidityMove } from '@tokex/sdk';
 import { refused } from '../support/perp-refusal.ts';
-import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { perpHarnessVariants, USD, type PerpHarness } from '../support/perp-api-harness.ts';
 
-const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 const LOCKUP = 345_600_000;
 

@@ -5,9 +5,8 @@
  * transactions.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTrader, perpHarnessVariants, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
+import { newTrader, perpHarnessVariants, USD, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
 
-const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 
 describe.each(perpHarnessVariants())('perp market data ($name)', (variant) => {

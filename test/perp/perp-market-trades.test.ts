@@ -3,9 +3,8 @@
  * taker's side), newest first, paged and filtered by time, signed like the other market data.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTrader, perpHarnessVariants, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
+import { newTrader, perpHarnessVariants, USD, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
 
-const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 
 describe.each(perpHarnessVariants())('perp market trades ($name)', (variant) => {

@@ -18,9 +18,8 @@ import { orderType } from '../../src/perp/order-typed-data.ts';
 import { perpDomain } from '../../src/perp/perp-key-service.ts';
 import { PerpClient, type OneClickStatus, type PlacedOrder, type SessionSigner, type TypedDataSigner } from '@tokex/sdk';
 import { refused } from '../support/perp-refusal.ts';
-import { HARNESS_CHAIN_ID, HARNESS_VAULT, newTrader, perpHarnessVariants, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
+import { HARNESS_CHAIN_ID, HARNESS_VAULT, newTrader, perpHarnessVariants, USD, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
 
-const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 const HOUR = 60 * 60_000;
 

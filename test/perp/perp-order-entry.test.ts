@@ -7,10 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { refused } from '../support/perp-refusal.ts';
-import { newTrader, perpHarnessVariants, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
+import { newTrader, perpHarnessVariants, USD, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
 import { until } from '../support/poll.ts';
 
-const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 
 type Trader = PerpTrader;

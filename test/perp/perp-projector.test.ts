@@ -18,11 +18,10 @@ import { listPerpCandles } from '../../src/perp/store/perp-candle-store.ts';
 import { getOrder, listFundingRates, listOrders, listTrades, listTransactions, type PerpTransactionRecord } from '../../src/perp/store/perp-history-store.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { getMeta } from '../../src/storage/meta-store.ts';
-import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { perpHarnessVariants, USD, type PerpHarness } from '../support/perp-api-harness.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
 import { xUsdInstrument } from '../support/perp-test-instrument.ts';
 
-const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 const A = '0x00000000000000000000000000000000000000a1';
 const B = '0x00000000000000000000000000000000000000b2';

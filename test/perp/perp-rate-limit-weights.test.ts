@@ -11,10 +11,9 @@ import type { PerpClient } from '@tokex/sdk';
 import { requestWeight } from '@tokex/contract';
 import { perpDomain } from '../../src/perp/perp-key-service.ts';
 import { orderType } from '../../src/perp/order-typed-data.ts';
-import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, USD, type PerpHarness } from '../support/perp-api-harness.ts';
 import { attachOrderStream, sendOrder, type OrderStream, type StreamKey } from './perp-ws-harness.ts';
 
-const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 const LIMIT = 60;
 

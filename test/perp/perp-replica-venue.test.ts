@@ -11,11 +11,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PerpClient } from '@tokex/sdk';
 import { perpDomain } from '../../src/perp/perp-key-service.ts';
 import { amendOrderType } from '../../src/perp/order-typed-data.ts';
-import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, USD, type PerpHarness } from '../support/perp-api-harness.ts';
 import type { StreamFrame } from '../support/ws-client.ts';
 import { attachOrderStream, sendOrder, signedOrder, type OrderStream, type StreamKey } from './perp-ws-harness.ts';
 
-const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 
 interface Trader extends StreamKey {

@@ -11,10 +11,9 @@ import type { Hex } from 'viem';
 import { orderType } from '../../src/perp/order-typed-data.ts';
 import { perpDomain } from '../../src/perp/perp-key-service.ts';
 import { PerpApiError, PerpClient, type PlacedOrder, type TypedDataSigner } from '@tokex/sdk';
-import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, USD, type PerpHarness } from '../support/perp-api-harness.ts';
 import { highS, toCompact } from '../support/signature-forms.ts';
 
-const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 const HIGH_S = 'signature: has a high s value (above secp256k1n/2), which Ethereum refuses (EIP-2): send the low-s form (r, n - s, the other v)';
 

@@ -9,9 +9,8 @@ import { perpDomain } from '../../src/perp/perp-key-service.ts';
 import { orderType } from '../../src/perp/order-typed-data.ts';
 import type { PerpClient, PlacedOrder } from '@tokex/sdk';
 import { refused } from '../support/perp-refusal.ts';
-import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { HARNESS_CHAIN_ID, HARNESS_VAULT, perpHarnessVariants, USD, type PerpHarness } from '../support/perp-api-harness.ts';
 
-const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 
 interface Trader {

@@ -11,9 +11,8 @@ import { perpDomain } from '../../src/perp/perp-key-service.ts';
 import { orderType } from '../../src/perp/order-typed-data.ts';
 import type { PlacedOrder } from '@tokex/sdk';
 import { refused } from '../support/perp-refusal.ts';
-import { HARNESS_CHAIN_ID, HARNESS_VAULT, newTrader, perpHarnessVariants, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
+import { HARNESS_CHAIN_ID, HARNESS_VAULT, newTrader, perpHarnessVariants, USD, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
 
-const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 
 type Trader = PerpTrader;

@@ -12,14 +12,13 @@
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PerpClient } from '@tokex/sdk';
-import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { perpHarnessVariants, USD, type PerpHarness } from '../support/perp-api-harness.ts';
 import { until } from '../support/poll.ts';
 import { stackEngines } from '../support/stack-engines.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { openSocket, type StreamFrame, type TestSocket } from '../support/ws-client.ts';
 import { attachOrderStream, authFrame, sendOrder, signedOrder, type OrderStream, type StreamKey } from './perp-ws-harness.ts';
 
-const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 
 interface Trader extends StreamKey {

@@ -9,10 +9,9 @@
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PerpApiError, PerpClient, PerpStreamClient, StreamOrderError, TokexValidationError, type PlacedOrder } from '@tokex/sdk';
-import { HARNESS_CHAIN_ID, perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
+import { HARNESS_CHAIN_ID, perpHarnessVariants, USD, type PerpHarness } from '../support/perp-api-harness.ts';
 import { attachOrderStream, type OrderStream } from '../perp/perp-ws-harness.ts';
 
-const USD = 1_000_000n;
 const AAPL = 'AAPL-USD';
 
 interface Trader {

@@ -26,6 +26,8 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import type { Db } from '../../src/storage/database.ts';
 import { testDatabases } from './test-databases.ts';
 
+/** One dollar in the venue's collateral units (micro-USD). */
+export const USD = 1_000_000n;
 export const HARNESS_CHAIN_ID = 31337;
 export const HARNESS_VAULT = '0x5FbDB2315678afecb367f032d93F642f64180aa3';
 
