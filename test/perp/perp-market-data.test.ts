@@ -5,7 +5,7 @@
  * transactions.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTrader, perpHarnessVariants, USD, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
+import { newTrader, perpHarnessVariants, placeMakerBook, USD, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
 
 const AAPL = 'AAPL-USD';
 
@@ -21,10 +21,7 @@ describe.each(perpHarnessVariants())('perp market data ($name)', (variant) => {
     await h.venue!.mark(AAPL, 20_000, 19_990);
     maker = await trader(100_000n * USD);
     taker = await trader(100_000n * USD);
-    await maker.api.placeOrder(maker.wallet, { symbol: AAPL, side: 'SELL', type: 'LIMIT', size: '5', price: '200.5' });
-    await maker.api.placeOrder(maker.wallet, { symbol: AAPL, side: 'SELL', type: 'LIMIT', size: '3', price: '200.5' });
-    await maker.api.placeOrder(maker.wallet, { symbol: AAPL, side: 'SELL', type: 'LIMIT', size: '4', price: '201' });
-    await maker.api.placeOrder(maker.wallet, { symbol: AAPL, side: 'BUY', type: 'LIMIT', size: '2', price: '199' });
+    await placeMakerBook(maker);
     await taker.api.placeOrder(taker.wallet, { symbol: AAPL, side: 'BUY', type: 'MARKET', size: '6' });
     await taker.api.placeOrder(taker.wallet, { symbol: AAPL, side: 'BUY', type: 'MARKET', size: '3' });
     await h.venue!.settled();

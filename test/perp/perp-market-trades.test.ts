@@ -3,7 +3,7 @@
  * taker's side), newest first, paged and filtered by time, signed like the other market data.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newTrader, perpHarnessVariants, USD, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
+import { newTrader, perpHarnessVariants, placeMakerBook, USD, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
 
 const AAPL = 'AAPL-USD';
 
@@ -23,10 +23,7 @@ describe.each(perpHarnessVariants())('perp market trades ($name)', (variant) => 
     await h.venue!.mark(AAPL, 20_000, 20_000);
     maker = await trader(100_000n * USD);
     taker = await trader(100_000n * USD);
-    await maker.api.placeOrder(maker.wallet, { symbol: AAPL, side: 'SELL', type: 'LIMIT', size: '5', price: '200.5' });
-    await maker.api.placeOrder(maker.wallet, { symbol: AAPL, side: 'SELL', type: 'LIMIT', size: '3', price: '200.5' });
-    await maker.api.placeOrder(maker.wallet, { symbol: AAPL, side: 'SELL', type: 'LIMIT', size: '4', price: '201' });
-    await maker.api.placeOrder(maker.wallet, { symbol: AAPL, side: 'BUY', type: 'LIMIT', size: '2', price: '199' });
+    await placeMakerBook(maker);
     clock = t0 + 1_000; // two fills: 5 and 1 at 200.5
     await taker.api.placeOrder(taker.wallet, { symbol: AAPL, side: 'BUY', type: 'MARKET', size: '6' });
     clock = t0 + 2_000; // one fill: the taker sells 1 at 199

@@ -78,6 +78,15 @@ export async function newTrader(h: PerpHarness, deposit: bigint, permissions: Pe
   return { wallet, api: client };
 }
 
+/** The book the market-data suites trade against on AAPL-USD: asks of 5 and 3 at 200.5 and 4 at 201, a bid of 2 at 199. */
+export async function placeMakerBook(maker: PerpTrader): Promise<void> {
+  const limit = (side: 'BUY' | 'SELL', size: string, price: string) => maker.api.placeOrder(maker.wallet, { symbol: 'AAPL-USD', side, type: 'LIMIT', size, price });
+  await limit('SELL', '5', '200.5');
+  await limit('SELL', '3', '200.5');
+  await limit('SELL', '4', '201');
+  await limit('BUY', '2', '199');
+}
+
 export interface HarnessOptions {
   limit?: number;
   now?: () => number;
