@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createAlpacaStreamSource, type AlpacaStreamSourceOptions } from '../../src/marketdata/sources/alpaca-stream-source.ts';
 import { createQuoteGuard } from '../../src/marketdata/sources/quote-guard.ts';
 import type { SourceHealth } from '../../src/marketdata/sources/quote-source.ts';
-import { leaks, sourceTestKit, tickLog, untilHealth } from '../support/quote-source-harness.ts';
+import { leaks, sourceTestKit, started, tickLog, untilHealth } from '../support/quote-source-harness.ts';
 
 import { FAKE_ALPACA_KEY as KEY, FAKE_ALPACA_SECRET as SECRET, frame, iso, quote, startFakeAlpaca, trade, type FakeAlpaca, type FakeAlpacaOptions as FakeOptions } from '../support/alpaca-fake-server.ts';
 
@@ -44,8 +44,7 @@ const secretLeaks = (...things: unknown[]): boolean => leaks(SECRET, ...things);
 
 describe('Alpaca stream source against a local stream', { timeout: 10_000 }, () => {
   it('authenticates, subscribes and turns quotes and trades into exact ticks', async () => {
-    const { server, source, log } = await setup();
-    await source.start();
+    const { server, source, log } = await started(setup());
     expect(source.health()).toMatchObject({ name: 'alpaca-iex', state: 'live', ready: true, connects: 1, lastError: undefined, unconfirmedSymbols: [] });
     const conn = server.connections[0];
     expect(conn.received).toEqual([
@@ -74,9 +73,7 @@ describe('Alpaca stream source against a local stream', { timeout: 10_000 }, () 
   });
 
   it('counts and skips duplicates, out-of-order, malformed and absurd messages without dropping the connection', async () => {
-    const { server, source, log } = await setup();
-    await source.start();
-    const conn = server.connections[0];
+    const { server, source, log, conn } = await started(setup());
     conn.send('[{"T":"q","S":"AAPL",'); // cut short
     conn.send(quote('AAPL', '229.80', '229.84', T0)); // not an array
     conn.send(
@@ -134,8 +131,7 @@ describe('Alpaca stream source against a local stream', { timeout: 10_000 }, () 
   });
 
   it('reconnects after a drop with backoff, authenticates and subscribes again, and drops replayed quotes', async () => {
-    const { server, source, log } = await setup();
-    await source.start();
+    const { server, source, log } = await started(setup());
     server.connections[0].send(frame(quote('AAPL', '229.80', '229.84', T0 + 5)));
     await log.count(1);
 
@@ -178,8 +174,7 @@ describe('Alpaca stream source against a local stream', { timeout: 10_000 }, () 
     ['a wrong secret', { secretKey: 'wrong-secret' }, {}, { code: 402, message: '402 auth failed' }],
     ['a plan without the feed', {}, { authAnswer: () => ({ code: 409, msg: 'insufficient subscription' }) }, { code: 409, message: '409 insufficient subscription' }],
   ] as const)('stops for good on %s, closes the socket and does not retry', async (_what, over, fakeOpts, error) => {
-    const { server, source } = await setup(fakeOpts, over);
-    await source.start();
+    const { server, source } = await started(setup(fakeOpts, over));
     expect(source.health()).toMatchObject({ state: 'failed', ready: false, connects: 1, nextRetryAt: undefined, retryAttempt: 0, lastError: { ...error, at: T0 } });
     // The server left its socket open after the error frame (as Alpaca does): the client closed it.
     await server.connections[0].closed;
@@ -193,8 +188,7 @@ describe('Alpaca stream source against a local stream', { timeout: 10_000 }, () 
   });
 
   it('gives up on a server that never greets and connects again', async () => {
-    const { server, source } = await setup({ greet: (i) => i > 0 }, { handshakeTimeoutMs: 300 });
-    await source.start();
+    const { server, source } = await started(setup({ greet: (i) => i > 0 }, { handshakeTimeoutMs: 300 }));
     expect(source.health()).toMatchObject({ state: 'reconnecting', lastError: { code: 'handshake-timeout', message: 'not subscribed within 300 ms of connecting' } });
     await untilHealth(source, (h) => h.state === 'live');
     expect(server.connections[0].received).toEqual([]); // no auth before the greeting
@@ -202,8 +196,7 @@ describe('Alpaca stream source against a local stream', { timeout: 10_000 }, () 
   });
 
   it('drops a connection whose pings go unanswered', async () => {
-    const { server, source } = await setup({ pong: (i) => i > 0 }, { pingIntervalMs: 30, pongTimeoutMs: 60 });
-    await source.start();
+    const { server, source } = await started(setup({ pong: (i) => i > 0 }, { pingIntervalMs: 30, pongTimeoutMs: 60 }));
     const reconnecting = untilHealth(source, (h) => h.state === 'reconnecting');
     expect((await reconnecting).lastError).toMatchObject({ code: 'ping-timeout', message: 'no pong within 60 ms' });
     await untilHealth(source, (h) => h.state === 'live' && h.connects === 2);
@@ -233,8 +226,7 @@ describe('Alpaca stream source against a local stream', { timeout: 10_000 }, () 
   });
 
   it('stops cleanly: closes the socket and schedules nothing', async () => {
-    const { server, source } = await setup();
-    await source.start();
+    const { server, source } = await started(setup());
     await source.stop();
     await server.connections[0].closed;
     expect(source.health()).toMatchObject({ state: 'stopped', ready: false, nextRetryAt: undefined });

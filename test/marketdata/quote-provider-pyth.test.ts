@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createPythHermesSource, type PythHermesSourceOptions } from '../../src/marketdata/sources/pyth-hermes-source.ts';
 import { createQuoteGuard } from '../../src/marketdata/sources/quote-guard.ts';
 import type { SourceHealth } from '../../src/marketdata/sources/quote-source.ts';
-import { leaks, sourceTestKit, tickLog, untilHealth } from '../support/quote-source-harness.ts';
+import { leaks, sourceTestKit, started, tickLog, untilHealth } from '../support/quote-source-harness.ts';
 import { FAKE_PYTH_KEY as KEY, FEED, startFakeHermes, updateJson, type FakeHermesOptions, type FeedPrice } from '../support/pyth-hermes-fake-server.ts';
 
 const T0 = Date.UTC(2026, 8, 15, 14, 30, 0);
@@ -47,8 +47,7 @@ const keyLeaks = (...things: unknown[]): boolean => leaks(KEY, ...things);
 
 describe('Pyth Hermes source against a local Hermes', { timeout: 10_000 }, () => {
   it('authenticates with the bearer key, asks for the mapped feeds and turns updates into exact ticks', async () => {
-    const { server, source, log } = await setup();
-    await source.start();
+    const { server, source, log } = await started(setup());
     expect(source.health()).toMatchObject({ name: 'pyth-hermes', state: 'live', ready: true, connects: 1, lastError: undefined, unconfirmedSymbols: [] });
     const conn = server.connections[0];
     expect(conn.headers.authorization).toBe(`Bearer ${KEY}`);
@@ -71,9 +70,7 @@ describe('Pyth Hermes source against a local Hermes', { timeout: 10_000 }, () =>
   });
 
   it('counts and skips duplicates, out-of-order, malformed, zero, negative and too-uncertain prices without dropping the stream', async () => {
-    const { server, source, log } = await setup();
-    await source.start();
-    const conn = server.connections[0];
+    const { server, source, log, conn } = await started(setup());
     conn.raw('data:{"parsed":[\n\n'); // cut short
     conn.raw('data:[1,2]\n\n'); // not an update
     conn.raw('data:{"binary":{"encoding":"hex","data":[]}}\n\n'); // no parsed array
@@ -112,9 +109,7 @@ describe('Pyth Hermes source against a local Hermes', { timeout: 10_000 }, () =>
   });
 
   it('refuses a price whose confidence interval is wider than the configured share of it', async () => {
-    const { server, source, log } = await setup({}, { maxConfBps: 25 });
-    await source.start();
-    const conn = server.connections[0];
+    const { server, source, log, conn } = await started(setup({}, { maxConfBps: 25 }));
     conn.update(aapl('22980000', S, { conf: '57451' })); // 25.0004 bps
     conn.update(aapl('22980000', S + 1, { conf: '57450' })); // 25 bps exactly
     await log.count(1);
@@ -123,8 +118,7 @@ describe('Pyth Hermes source against a local Hermes', { timeout: 10_000 }, () =>
   });
 
   it('stops for good on a refused key (401): one request, no retry, the key nowhere', async () => {
-    const { server, source } = await setup({ key: 'another-key' });
-    await source.start();
+    const { server, source } = await started(setup({ key: 'another-key' }));
     expect(source.health()).toMatchObject({ state: 'failed', ready: false, connects: 1, nextRetryAt: undefined, lastError: { code: 401, message: '401 Unauthorized' } });
     expect(server.connections).toHaveLength(1);
     expect(keyLeaks(logLines, source.health())).toBe(false);
@@ -135,16 +129,14 @@ describe('Pyth Hermes source against a local Hermes', { timeout: 10_000 }, () =>
   });
 
   it('stops for good on feed ids Hermes does not know (404), naming them', async () => {
-    const { server, source } = await setup({ known: [FEED.AAPL] });
-    await source.start();
+    const { server, source } = await started(setup({ known: [FEED.AAPL] }));
     // Asked for as configured (`0x` and upper case), in Hermes' own form: 64 lower-case hex digits.
     expect(source.health()).toMatchObject({ state: 'failed', lastError: { code: 404, message: `404 Price ids not found: ${FEED.MSFT}` } });
     expect(server.connections).toHaveLength(1);
   });
 
   it('scrubs the key from a refusal that echoes it', async () => {
-    const { source } = await setup({ answer: () => ({ status: 403, body: `key ${KEY} is not entitled to these feeds` }) });
-    await source.start();
+    const { source } = await started(setup({ answer: () => ({ status: 403, body: `key ${KEY} is not entitled to these feeds` }) }));
     expect(source.health()).toMatchObject({ state: 'failed', lastError: { code: 403, message: '403 key [redacted] is not entitled to these feeds' } });
     expect(keyLeaks(logLines, source.health())).toBe(false);
   });
@@ -181,9 +173,7 @@ describe('Pyth Hermes source against a local Hermes', { timeout: 10_000 }, () =>
   it('keeps a quiet stream that sends keep-alives, and drops one that sends nothing at all', async () => {
     // The idle limit is 15 times the keep-alive pace: a busy machine's stalled event loop does not
     // fake a silence.
-    const { server, source } = await setup({}, { idleTimeoutMs: 1_500 });
-    await source.start();
-    const conn = server.connections[0];
+    const { server, source, conn } = await started(setup({}, { idleTimeoutMs: 1_500 }));
     // 2 s of keep-alives every 100 ms: never 1.5 s of silence.
     for (let i = 0; i < 20; i++) {
       conn.keepAlive();

@@ -57,6 +57,15 @@ export function sourceTestKit() {
   return { logLines, logger, defer: (cleanup: () => Promise<void>): void => void cleanups.push(cleanup) };
 }
 
+/** A test's `setup()` (its fake server and source) with the source started, and the server's first connection. */
+export async function started<T extends { server: { connections: readonly unknown[] }; source: QuoteSource }>(
+  made: Promise<T>,
+): Promise<T & { conn: T['server']['connections'][number] }> {
+  const s = await made;
+  await s.source.start();
+  return { ...s, conn: s.server.connections[0] };
+}
+
 /** Whether `secret` appears anywhere in `things` (errors with their message and stack, bigints as text). */
 export const leaks = (secret: string, ...things: unknown[]): boolean =>
   JSON.stringify(things, (_k, v: unknown) => (v instanceof Error ? `${v.message} ${v.stack}` : typeof v === 'bigint' ? String(v) : v)).includes(secret);
