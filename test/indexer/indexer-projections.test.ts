@@ -105,29 +105,21 @@ describe.each(testDatabases)('indexer projections ($name)', ({ open }) => {
       createdAt: placedAt,
     });
     const fills = await listOrderFills(db, orderId);
+    // A fill row as the projection writes it: the settlement's transaction and block, exact amounts.
+    const fillRow = (receipt: typeof fill1, quantity: string, at: string, notional: string, fee: string, timestamp: number) => ({
+      orderId,
+      txHash: receipt.transactionHash,
+      blockNumber: Number(receipt.blockNumber),
+      logIndex: expect.any(Number),
+      quantity: shares(quantity).toString(),
+      price: price(at).toString(),
+      notional: musd(notional).toString(),
+      fee: musd(fee).toString(),
+      timestamp,
+    });
     expect(fills).toEqual([
-      {
-        orderId,
-        txHash: fill1.transactionHash,
-        blockNumber: Number(fill1.blockNumber),
-        logIndex: expect.any(Number),
-        quantity: shares('4').toString(),
-        price: price('199.5').toString(),
-        notional: musd('798').toString(),
-        fee: musd('0.399').toString(),
-        timestamp: await blockTimeMs(f, fill1.blockNumber),
-      },
-      {
-        orderId,
-        txHash: fill2.transactionHash,
-        blockNumber: Number(fill2.blockNumber),
-        logIndex: expect.any(Number),
-        quantity: shares('6').toString(),
-        price: price('199').toString(),
-        notional: musd('1194').toString(),
-        fee: musd('0.597').toString(),
-        timestamp: filledAt,
-      },
+      fillRow(fill1, '4', '199.5', '798', '0.399', await blockTimeMs(f, fill1.blockNumber)),
+      fillRow(fill2, '6', '199', '1194', '0.597', filledAt),
     ]);
     // The projection agrees with the router's own record.
     const onChain = await f.publicClient.readContract({ address: contracts(f).stockRouter, abi: stockRouterAbi, functionName: 'getOrder', args: [placed.result] });

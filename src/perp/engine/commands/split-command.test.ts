@@ -101,14 +101,21 @@ function gcd(a: number, b: number): number {
   return a;
 }
 
+/** An engine from genesis at `priceTicks` in which b sold a `lots` at that price (b rests, a takes). */
+function tradedAt(priceTicks: number, lots: number): PerpEngine {
+  const engine = new PerpEngine({ instruments: [AAPL] });
+  for (const c of genesis(priceTicks)) engine.apply(c);
+  const [a, b] = ACCOUNTS;
+  engine.placeOrder({ kind: 'placeOrder', id: 'o1', ts: 3, account: b, symbol: SYMBOL, side: 'SELL', type: 'LIMIT', priceTicks, sizeLots: lots });
+  engine.placeOrder({ kind: 'placeOrder', id: 'o2', ts: 4, account: a, symbol: SYMBOL, side: 'BUY', type: 'MARKET', sizeLots: lots });
+  return engine;
+}
+
 describe('applySplit', () => {
   it('a 10:1 split: sizes ×10, prices ÷10, entry cost kept, orders rounded to their passive side', () => {
-    const engine = new PerpEngine({ instruments: [AAPL] });
-    for (const c of genesis(22_987)) engine.apply(c);
+    const engine = tradedAt(22_987, 3);
     const [a, b, c] = ACCOUNTS;
     // b rests a sell at 229.87; a buys 3 lots of it; a bid at 229.81 and an ask at 230.05 rest.
-    engine.placeOrder({ kind: 'placeOrder', id: 'o1', ts: 3, account: b, symbol: SYMBOL, side: 'SELL', type: 'LIMIT', priceTicks: 22_987, sizeLots: 3 });
-    engine.placeOrder({ kind: 'placeOrder', id: 'o2', ts: 4, account: a, symbol: SYMBOL, side: 'BUY', type: 'MARKET', sizeLots: 3 });
     const bid = engine.placeOrder({ kind: 'placeOrder', id: 'o3', ts: 5, account: c, symbol: SYMBOL, side: 'BUY', type: 'LIMIT', priceTicks: 22_981, sizeLots: 7 });
     const ask = engine.placeOrder({ kind: 'placeOrder', id: 'o4', ts: 6, account: c, symbol: SYMBOL, side: 'SELL', type: 'LIMIT', priceTicks: 23_005, sizeLots: 2 });
     const before = valuations(engine);
@@ -146,11 +153,8 @@ describe('applySplit', () => {
   });
 
   it('a 1:10 reverse split closes the remainder below ten old lots against the pool at the mark (cash in lieu)', () => {
-    const engine = new PerpEngine({ instruments: [AAPL] });
-    for (const c of genesis(20_000)) engine.apply(c);
+    const engine = tradedAt(20_000, 25);
     const [a, b, c] = ACCOUNTS;
-    engine.placeOrder({ kind: 'placeOrder', id: 'o1', ts: 3, account: b, symbol: SYMBOL, side: 'SELL', type: 'LIMIT', priceTicks: 20_000, sizeLots: 25 });
-    engine.placeOrder({ kind: 'placeOrder', id: 'o2', ts: 4, account: a, symbol: SYMBOL, side: 'BUY', type: 'MARKET', sizeLots: 25 });
     // A resting bid of 7 lots: 0.7 new lots, rounds to none → cancelled with reason SPLIT.
     const small = engine.placeOrder({ kind: 'placeOrder', id: 'o3', ts: 5, account: c, symbol: SYMBOL, side: 'BUY', type: 'LIMIT', priceTicks: 19_999, sizeLots: 7 });
     engine.setMarkPrice({ kind: 'setMarkPrice', id: 'm', ts: 6, symbol: SYMBOL, markPriceTicks: 20_100, indexPriceTicks: 20_100 });

@@ -36,14 +36,19 @@ function setup() {
 
 const liquidations = (events: EngineEvent[]) => events.filter((x): x is LiquidationEvent => x.type === 'liquidation');
 
-/** A: $1,000 long 190 at 100 (19,000 notional, 19.0× leverage) against M's ask. */
-function longAt100(s: ReturnType<typeof setup>) {
+/** A with `dollars` of collateral at 20× leverage buys `lots` at 100 from the ask of M ($1M), the mark at 100. */
+function longFromM(s: ReturnType<typeof setup>, dollars: number, lots: number): PlaceOrderAccepted {
   s.deposit(M, 1_000_000);
-  s.deposit(A, 1_000);
+  s.deposit(A, dollars);
   s.run({ kind: 'setLeverage', account: A, symbol: 'X-USD', leverage: 20 });
   s.mark(100);
-  s.limit(M, 'SELL', 190, 100);
-  expect(s.limit(A, 'BUY', 190, 100).fills.length).toBe(1);
+  s.limit(M, 'SELL', lots, 100);
+  return s.limit(A, 'BUY', lots, 100);
+}
+
+/** A: $1,000 long 190 at 100 (19,000 notional, 19.0× leverage) against M's ask. */
+function longAt100(s: ReturnType<typeof setup>) {
+  expect(longFromM(s, 1_000, 190).fills.length).toBe(1);
   expect(s.collateral(A)).toBe(usd(990.5)); // 9.5 taker fee
 }
 
@@ -74,12 +79,7 @@ describe('liquidation through the book', () => {
 
   it('takes a position above $100k in a 20 % step, waits the cooldown, then closes the rest at once', () => {
     const s = setup();
-    s.deposit(M, 1_000_000);
-    s.deposit(A, 6_000);
-    s.run({ kind: 'setLeverage', account: A, symbol: 'X-USD', leverage: 20 });
-    s.mark(100);
-    s.limit(M, 'SELL', 1_100, 100);
-    s.limit(A, 'BUY', 1_100, 100);
+    longFromM(s, 6_000, 1_100);
     s.limit(M, 'BUY', 2_000, 96);
     // Mark 97: equity 5,945 − 3,300 = 2,645 < MM 2,667.5, notional 106,700 > 100k: 20 % = 220 lots.
     const first = liquidations(s.mark(97).events);
@@ -220,12 +220,7 @@ describe('withdrawal reservations', () => {
 
   it('pause while an account holds bad debt nothing could resolve', () => {
     const s = setup();
-    s.deposit(M, 1_000_000);
-    s.deposit(A, 1_000);
-    s.run({ kind: 'setLeverage', account: A, symbol: 'X-USD', leverage: 20 });
-    s.mark(100);
-    s.limit(M, 'SELL', 190, 100);
-    s.limit(A, 'BUY', 190, 100);
+    longFromM(s, 1_000, 190);
     // A's position is closed (ADL) only on a fresh index; a stale one leaves its negative equity open.
     s.run({ kind: 'applyFunding', symbol: 'X-USD', rateE9: 100_000_000n }, 40_000);
     expect(s.collateral(A) < 0n).toBe(true);
