@@ -240,6 +240,27 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneCl
 
   const sendTags = ['orders', 'one-click'];
 
+  /**
+   * A One Click order send: a retry under its Idempotency-Key answers the first attempt; otherwise
+   * the order is read and `call` makes the router calldata (and the send's own checks) relayed for
+   * the wallet bound to the key.
+   */
+  async function sendOrder(
+    req: FastifyRequest,
+    body: OrderBody & { userAddress?: string; gasLimit?: unknown },
+    call: (intent: OrderIntent, user: Address) => Promise<{ routerCalldata: Hex; checks?: ReadonlyArray<Promise<void>> }>,
+  ) {
+    const key = req.apiKey!;
+    const user = oneClick.sendingUser(key, body.userAddress);
+    const idempotency = sendIdempotencyOf(req);
+    const again = await oneClick.previousSend(key, idempotency);
+    if (again) return okReply(req.id, orderSendView(again));
+    const gasLimit = parseGasLimit(body.gasLimit);
+    const intent = orderOf(body);
+    const out = await oneClick.relay(key, user, { kind: 'order', ...(await call(intent, user)), gasLimit, idempotency });
+    return okReply(req.id, orderSendView(out));
+  }
+
   app.post(
     '/orders/send',
     {
@@ -251,17 +272,7 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneCl
         response: stockResponses(StockOrderSendSchema),
       },
     },
-    async (req) => {
-      const key = req.apiKey!;
-      const user = oneClick.sendingUser(key, req.body.userAddress);
-      const idempotency = sendIdempotencyOf(req);
-      const again = await oneClick.previousSend(key, idempotency);
-      if (again) return okReply(req.id, orderSendView(again));
-      const gasLimit = parseGasLimit(req.body.gasLimit);
-      const intent = orderOf(req.body);
-      const out = await oneClick.relay(key, user, { kind: 'order', routerCalldata: orderCalldata(intent), gasLimit, checks: [checkPlainOrder(intent, user)], idempotency });
-      return okReply(req.id, orderSendView(out));
-    },
+    (req) => sendOrder(req, req.body, async (intent, user) => ({ routerCalldata: orderCalldata(intent), checks: [checkPlainOrder(intent, user)] })),
   );
 
   app.post(
@@ -275,18 +286,11 @@ export const ordersRoutes: FastifyPluginAsyncTypebox<{ deps: StockApiDeps; oneCl
         response: stockResponses(StockOrderSendSchema),
       },
     },
-    async (req) => {
-      const key = req.apiKey!;
-      const user = oneClick.sendingUser(key, req.body.userAddress);
-      const idempotency = sendIdempotencyOf(req);
-      const again = await oneClick.previousSend(key, idempotency);
-      if (again) return okReply(req.id, orderSendView(again));
-      const gasLimit = parseGasLimit(req.body.gasLimit);
-      const intent = orderOf(req.body);
-      const [routerCalldata] = await Promise.all([withDepositCalldata(req.body, intent, user), oneClick.assertEnabled(user)]);
-      const out = await oneClick.relay(key, user, { kind: 'order', routerCalldata, gasLimit, idempotency });
-      return okReply(req.id, orderSendView(out));
-    },
+    (req) =>
+      sendOrder(req, req.body, async (intent, user) => {
+        const [routerCalldata] = await Promise.all([withDepositCalldata(req.body, intent, user), oneClick.assertEnabled(user)]);
+        return { routerCalldata };
+      }),
   );
 
   app.post(
