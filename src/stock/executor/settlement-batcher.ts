@@ -46,7 +46,7 @@ export interface OrderSettlement {
 export interface BatchOutcome {
   /** Orders whose settlement was mined. */
   settled: number;
-  /** Of those, orders closed with a final status. */
+  /** Of those, orders closed with a final status (Filled, Canceled, Expired, Rejected). */
   closed: number;
   /** Of those, orders that got a fill. */
   filled: number;
@@ -54,7 +54,7 @@ export interface BatchOutcome {
   transactions: number;
   /** Orders dropped because their settlement reverts on its own. */
   dropped: number;
-  /** Of those, fills the oracle check refused: decided again from a fresh price. */
+  /** Of those, fills the on-chain oracle refused: decided again from a fresh quote and feed. */
   repriced: number;
   /** Orders released unsent because of a retryable error. */
   deferred: number;

@@ -40,7 +40,7 @@ import {
   type DecisionReason,
 } from './fill-policy.ts';
 import { createOrderTracker, type OrderTracker, type TrackedOrder } from './order-tracker.ts';
-import { createSettlementBatcher, type OrderSettlement, type SettlementBatcher } from './settlement-batcher.ts';
+import { createSettlementBatcher, type BatchOutcome, type OrderSettlement, type SettlementBatcher } from './settlement-batcher.ts';
 import { venueNow } from '../../lib/venue-clock.ts';
 
 export interface StockExecutorOptions {
@@ -98,19 +98,8 @@ export interface StockExecutorOptions {
   held?: () => boolean;
 }
 
-export interface ExecutorTickResult {
-  /** Orders whose fill and/or close was mined this tick. */
-  settled: number;
-  /** Of those, orders closed (Filled, Canceled, Expired, Rejected). */
-  closed: number;
-  /** Of those, orders that got a fill. */
-  filled: number;
-  /** settleOrders transactions mined. */
-  transactions: number;
-  /** Orders dropped because their settlement reverts. */
-  dropped: number;
-  /** Of those, fills the on-chain oracle refused: decided again from a fresh quote and feed. */
-  repriced: number;
+/** The settlement counts of the tick's batches (settled: fill and/or close mined this tick), and what it read. */
+export interface ExecutorTickResult extends Pick<BatchOutcome, 'settled' | 'closed' | 'filled' | 'transactions' | 'dropped' | 'repriced'> {
   /** Orders open (or canceling) on chain after the scan. */
   open: number;
   /** Orders read from the chain this tick (new ids from the low-water mark up, and the open ones). */
