@@ -9,14 +9,14 @@ import { describe, expect, it } from 'vitest';
 import { createAlpacaStreamSource, type AlpacaStreamSourceOptions } from '../../src/marketdata/sources/alpaca-stream-source.ts';
 import { createQuoteGuard } from '../../src/marketdata/sources/quote-guard.ts';
 import type { SourceHealth } from '../../src/marketdata/sources/quote-source.ts';
-import { leaks, sourceTestKit, started, tickLog, untilHealth } from '../support/quote-source-harness.ts';
+import { FAST_RETRIES, leaks, sourceTestKit, started, untilHealth } from '../support/quote-source-harness.ts';
 
-import { FAKE_ALPACA_KEY as KEY, FAKE_ALPACA_SECRET as SECRET, frame, iso, quote, startFakeAlpaca, trade, type FakeAlpaca, type FakeAlpacaOptions as FakeOptions } from '../support/alpaca-fake-server.ts';
+import { FAKE_ALPACA_KEY as KEY, FAKE_ALPACA_SECRET as SECRET, frame, quote, startFakeAlpaca, trade, type FakeAlpacaOptions as FakeOptions } from '../support/alpaca-fake-server.ts';
 
 const T0 = Date.UTC(2026, 8, 15, 14, 30, 0);
 
 
-const { logLines, logger, defer } = sourceTestKit();
+const { logLines, logger, defer, adopt } = sourceTestKit();
 
 let clock = T0;
 async function setup(fakeOpts: FakeOptions = {}, over: Partial<AlpacaStreamSourceOptions> = {}) {
@@ -28,16 +28,12 @@ async function setup(fakeOpts: FakeOptions = {}, over: Partial<AlpacaStreamSourc
     secretKey: SECRET,
     url: server.url,
     symbols: ['AAPL', 'MSFT'],
-    initialBackoffMs: 20,
-    maxBackoffMs: 200,
-    random: () => 0.5,
+    ...FAST_RETRIES,
     now: () => clock,
     logger,
     ...over,
   });
-  defer(() => source.stop());
-  const log = tickLog(source);
-  return { server, source, log };
+  return adopt(server, source);
 }
 
 const secretLeaks = (...things: unknown[]): boolean => leaks(SECRET, ...things);

@@ -9,13 +9,13 @@ import { describe, expect, it } from 'vitest';
 import { createPythHermesSource, type PythHermesSourceOptions } from '../../src/marketdata/sources/pyth-hermes-source.ts';
 import { createQuoteGuard } from '../../src/marketdata/sources/quote-guard.ts';
 import type { SourceHealth } from '../../src/marketdata/sources/quote-source.ts';
-import { leaks, sourceTestKit, started, tickLog, untilHealth } from '../support/quote-source-harness.ts';
+import { FAST_RETRIES, leaks, sourceTestKit, started, untilHealth } from '../support/quote-source-harness.ts';
 import { FAKE_PYTH_KEY as KEY, FEED, startFakeHermes, updateJson, type FakeHermesOptions, type FeedPrice } from '../support/pyth-hermes-fake-server.ts';
 
 const T0 = Date.UTC(2026, 8, 15, 14, 30, 0);
 const S = T0 / 1000;
 
-const { logLines, logger, defer } = sourceTestKit();
+const { logLines, logger, defer, adopt } = sourceTestKit();
 
 let clock = T0;
 async function setup(fakeOpts: FakeHermesOptions = {}, over: Partial<PythHermesSourceOptions> = {}) {
@@ -27,17 +27,13 @@ async function setup(fakeOpts: FakeHermesOptions = {}, over: Partial<PythHermesS
     url: server.url,
     symbols: ['AAPL', 'MSFT'],
     feedIds: { AAPL: FEED.AAPL, MSFT: `0x${FEED.MSFT.toUpperCase()}` },
-    initialBackoffMs: 20,
-    maxBackoffMs: 200,
+    ...FAST_RETRIES,
     rateLimitDelayMs: 150,
-    random: () => 0.5,
     now: () => clock,
     logger,
     ...over,
   });
-  defer(() => source.stop());
-  const log = tickLog(source);
-  return { server, source, log };
+  return adopt(server, source);
 }
 
 const aapl = (price: string, publishTime: number, over: Partial<FeedPrice> = {}): FeedPrice => ({ id: FEED.AAPL, price, conf: '1150', expo: -5, publishTime, ...over });

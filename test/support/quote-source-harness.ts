@@ -54,8 +54,17 @@ export function sourceTestKit() {
     for (const c of cleanups.splice(0).reverse()) await c();
     logLines.length = 0;
   });
-  return { logLines, logger, defer: (cleanup: () => Promise<void>): void => void cleanups.push(cleanup) };
+  const defer = (cleanup: () => Promise<void>): void => void cleanups.push(cleanup);
+  /** A test's fake server and source, the source stopped after the test, its ticks logged. */
+  const adopt = <V, S extends QuoteSource>(server: V, source: S) => {
+    defer(() => source.stop());
+    return { server, source, log: tickLog(source) };
+  };
+  return { logLines, logger, defer, adopt };
 }
+
+/** Retries a test does not wait long for: 20 ms doubling to 200 ms, no jitter. */
+export const FAST_RETRIES = { initialBackoffMs: 20, maxBackoffMs: 200, random: () => 0.5 };
 
 /** A test's `setup()` (its fake server and source) with the source started, and the server's first connection. */
 export async function started<T extends { server: { connections: readonly unknown[] }; source: QuoteSource }>(
