@@ -35,9 +35,7 @@ import { until } from '../support/poll.ts';
 
 const AAPL = 'AAPL-USD';
 
-interface Trader extends PerpTrader {
-  account: string;
-}
+type Trader = PerpTrader;
 
 const newKey = (label: string) => `${label}-${randomBytes(6).toString('hex')}`;
 
@@ -82,10 +80,7 @@ describe.each(perpHarnessVariants())('perp idempotency over HTTP ($name)', (vari
   let alice: Trader;
   let bob: Trader;
 
-  const trader = async (deposit: bigint): Promise<Trader> => {
-    const t = await newTrader(h, deposit);
-    return { ...t, account: t.wallet.address.toLowerCase() };
-  };
+  const trader = (deposit: bigint): Promise<Trader> => newTrader(h, deposit);
   const hash = () => h.venue!.sequencer.engine.stateHash();
   const send = <T = any>(t: Trader, method: string, path: string, body: unknown, idempotencyKey?: string): Promise<PerpResponse<T>> =>
     t.api.request<T>(method, path, { body, ...(idempotencyKey !== undefined ? { idempotencyKey } : {}) });

@@ -19,33 +19,22 @@
  * comments.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { POOL_ACCOUNT } from '../../src/perp/engine/perp-engine.ts';
-import type { EngineCommand } from '../../src/perp/engine/engine-types.ts';
 import { usd } from '../../src/perp/perp-views.ts';
 import { inventorySkewBps, quotesDue } from '../../src/perp/workers/market-maker-task.ts';
 import { createPoolQuoterTask } from '../../src/perp/workers/pool-quoter-task.ts';
 import { PerpClient, type LiquidityMove } from '@tokex/sdk';
 import { refused } from '../support/perp-refusal.ts';
-import { perpHarnessVariants, USD, type PerpHarness } from '../support/perp-api-harness.ts';
+import { newTrader, perpHarnessVariants, USD, type PerpHarness, type PerpTrader } from '../support/perp-api-harness.ts';
 
 const AAPL = 'AAPL-USD';
 const LOCKUP = 345_600_000;
 
-interface Trader {
-  wallet: PrivateKeyAccount;
-  account: string;
-  api: PerpClient;
-}
-
+type Trader = PerpTrader;
 type Permission = 'READ' | 'TRADE' | 'TRANSFER';
 
-async function newTrader(h: PerpHarness, deposit: bigint, permissions: Permission[] = ['READ', 'TRADE', 'TRANSFER']): Promise<Trader> {
-  const wallet = privateKeyToAccount(generatePrivateKey());
-  const { client } = await h.key({ userAddress: wallet.address, permissions });
-  if (deposit > 0n) await h.venue!.deposit(wallet.address, deposit);
-  return { wallet, account: wallet.address.toLowerCase(), api: client };
-}
+/** A trader of the harness, allowed TRANSFER too unless said (liquidity moves need it). */
+const newLpTrader = (h: PerpHarness, deposit: bigint, permissions: Permission[] = ['READ', 'TRADE', 'TRANSFER']): Promise<Trader> => newTrader(h, deposit, permissions);
 
 describe('quoting helpers shared by the market maker and the pool', () => {
   it('inventorySkewBps: against the inventory, in proportion, full at the maximum and no further', () => {
@@ -93,10 +82,10 @@ describe.each(perpHarnessVariants())('the liquidity pool over HTTP ($name)', (va
   beforeAll(async () => {
     h = await variant.start({ engine: true, limit: 10_000, now });
     await h.venue!.mark(AAPL, 20_000);
-    lp1 = await newTrader(h, 200_000n * USD);
-    lp2 = await newTrader(h, 100_000n * USD);
-    taker = await newTrader(h, 50_000n * USD, ['READ', 'TRADE']);
-    noTransfer = await newTrader(h, 1_000n * USD, ['READ', 'TRADE']);
+    lp1 = await newLpTrader(h, 200_000n * USD);
+    lp2 = await newLpTrader(h, 100_000n * USD);
+    taker = await newLpTrader(h, 50_000n * USD, ['READ', 'TRADE']);
+    noTransfer = await newLpTrader(h, 1_000n * USD, ['READ', 'TRADE']);
   });
   afterAll(async () => {
     await h?.stop();
@@ -160,7 +149,7 @@ describe.each(perpHarnessVariants())('the liquidity pool over HTTP ($name)', (va
     expect(locked.msg).toBe(`shares: locked until ${new Date(adds.lp1.lockedUntil).toISOString()} (${adds.lp1.lockedUntil} ms), counted from the latest addition`);
     expect(await refused(lp1.api.removeLiquidity('100000.000001'))).toMatchObject({ code: 51024, msg: expect.stringContaining('shares: more than the 100000 the account holds') });
     // An account that never deposited holds none either.
-    const stranger = await newTrader(h, 0n);
+    const stranger = await newLpTrader(h, 0n);
     expect(await refused(stranger.api.removeLiquidity('1'))).toMatchObject({ code: 51024, msg: expect.stringContaining('shares: more than the 0 the account holds') });
     expect(await refused(noTransfer.api.post('liquidity/remove', { shares: '1.5', extra: 1 }))).toMatchObject({ code: 30001 });
     expect(hash()).toBe(before);
@@ -277,10 +266,10 @@ describe.each(perpHarnessVariants())('the insurance fund and the dead man\'s swi
   beforeAll(async () => {
     h = await variant.start({ engine: true, limit: 10_000 });
     await h.venue!.mark(AAPL, 20_000);
-    alice = await newTrader(h, 10_000n * USD);
-    bob = await newTrader(h, 10_000n * USD);
-    carol = await newTrader(h, 100n * USD);
-    dave = await newTrader(h, 1_000n * USD);
+    alice = await newLpTrader(h, 10_000n * USD);
+    bob = await newLpTrader(h, 10_000n * USD);
+    carol = await newLpTrader(h, 100n * USD);
+    dave = await newLpTrader(h, 1_000n * USD);
   });
   afterAll(async () => {
     await h?.stop();
@@ -355,14 +344,14 @@ describe.each(perpHarnessVariants())('the insurance fund and the dead man\'s swi
     await mark(17_900, b.deadline! + 1);
     expect((await dave.api.get<any>('orders/open')).rows.map((o: any) => o.orderId)).toEqual([order.orderId]);
     // TRADE is needed; a retry with the same Idempotency-Key is answered alike.
-    const reader = await newTrader(h, 0n, ['READ']);
+    const reader = await newLpTrader(h, 0n, ['READ']);
     expect(await refused(reader.api.cancelAllAfter(5_000))).toMatchObject({ code: 30001, httpStatus: 403 });
     const key = `dms-${Date.now()}`;
     const first = await dave.api.cancelAllAfter(10_000, { idempotencyKey: key });
     expect(await dave.api.cancelAllAfter(10_000, { idempotencyKey: key })).toEqual(first);
     expect(engine().cancelAfterDeadline(dave.account)).toBe(first.deadline);
     // An account that never deposited has no switch to arm.
-    const stranger = await newTrader(h, 0n, ['READ', 'TRADE']);
+    const stranger = await newLpTrader(h, 0n, ['READ', 'TRADE']);
     expect(await refused(stranger.api.cancelAllAfter(5_000))).toMatchObject({ code: 51018, httpStatus: 400 });
   });
 

@@ -64,9 +64,11 @@ export interface PerpHarness {
   stop(): Promise<void>;
 }
 
-/** A trader of the harness's venue: a wallet of its own and a client on a key bound to it. */
+/** A trader of the harness's venue: a wallet of its own, its engine account id and a client on a key bound to it. */
 export interface PerpTrader {
   wallet: PrivateKeyAccount;
+  /** The wallet's address in lower case, as the engine names accounts. */
+  account: string;
   api: PerpClient;
 }
 
@@ -75,7 +77,7 @@ export async function newTrader(h: PerpHarness, deposit: bigint, permissions: Pe
   const wallet = privateKeyToAccount(generatePrivateKey());
   const { client } = await h.key({ userAddress: wallet.address, permissions });
   if (deposit > 0n) await h.venue!.deposit(wallet.address, deposit);
-  return { wallet, api: client };
+  return { wallet, account: wallet.address.toLowerCase(), api: client };
 }
 
 /** The book the market-data suites trade against on AAPL-USD: asks of 5 and 3 at 200.5 and 4 at 201, a bid of 2 at 199. */
