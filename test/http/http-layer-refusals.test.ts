@@ -8,17 +8,11 @@
  *   stock the opaque 401 with the cause logged. Raw sockets, since fetch merges repeated headers.
  * On SQLite with memory stores, and on PostgreSQL with Redis when DATABASE_URL / REDIS_URL are set.
  */
-import { randomBytes } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKeyService, type ApiKeyService } from '../../src/auth/api-key-service.ts';
+import { afterEach, describe, expect, it } from 'vitest';
 import { signPerp } from '../../src/auth/hmac.ts';
-import { createSecretBox } from '../../src/auth/secret-box.ts';
 import { stockOk } from '../../src/stock/stock-envelope.ts';
-import type { Db } from '../../src/storage/database.ts';
 import { perpHarnessVariants, type PerpHarness } from '../support/perp-api-harness.ts';
-import { createStockAuthApp } from '../support/stock-auth-app.ts';
-import { openTestSqlite } from '../support/test-databases.ts';
+import { useStockAuthApp } from '../support/stock-auth-app.ts';
 import { send, sendRaw, stockAuthHeaders, UUID_V4, type RawAnswer } from './raw-http.ts';
 
 const TRADER = '/v4/public/trader';
@@ -175,34 +169,17 @@ describe.each(perpHarnessVariants())('perp API: HTTP-layer refusals ($name)', (v
 
 describe('stock API: credential headers sent twice', () => {
   const CHAIN_ID = 31337;
-  let db: Db;
-  let app: FastifyInstance;
-  let baseUrl: string;
-  let keys: ApiKeyService;
-  const logs: Array<Record<string, unknown>> = [];
-
-  beforeAll(async () => {
-    db = await openTestSqlite();
-    keys = createApiKeyService({ db, secretBox: createSecretBox(randomBytes(32)), cacheTtlMs: 0 });
-    // The stock API's own HTTP layer, auth hook and decoder (its routes need a chain; these do not).
-    app = await createStockAuthApp({
-      keys,
-      chainId: CHAIN_ID,
-      logs,
-      decodeJson: true,
-      routes: (api) => api.get('/symbols', async (req) => stockOk(req.id, { key: req.apiKey!.apiKey })),
-    });
-    baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await db?.close();
+  // The stock API's own HTTP layer, auth hook and decoder (its routes need a chain; these do not).
+  const auth = useStockAuthApp({
+    chainId: CHAIN_ID,
+    decodeJson: true,
+    routes: (api) => api.get('/symbols', async (req) => stockOk(req.id, { key: req.apiKey!.apiKey })),
   });
 
   it('answers the opaque 401 for x-api-key or x-api-chain-id (or any other) sent twice, and logs that cause', async () => {
-    const { key, apiSecret } = await keys.create({ permission: 'READ_ONLY', ipWhitelist: ['127.0.0.1'], chainId: CHAIN_ID, product: 'STOCK' });
+    const { key, apiSecret } = await auth.keys.create({ permission: 'READ_ONLY', ipWhitelist: ['127.0.0.1'], chainId: CHAIN_ID, product: 'STOCK' });
     const lines = () => Object.entries(stockAuthHeaders('GET', '/api/v1/symbols', undefined, { apiKey: key.apiKey, apiSecret, chainId: CHAIN_ID, product: 'STOCK' }));
-    const ok = await withLines(baseUrl, 'GET', '/api/v1/symbols', lines());
+    const ok = await withLines(auth.baseUrl, 'GET', '/api/v1/symbols', lines());
     expect([ok.status, ok.json?.code]).toEqual([200, 200]);
 
     const cases: Array<[string, string, (l: Array<[string, string]>) => Array<[string, string]>]> = [
@@ -214,11 +191,11 @@ describe('stock API: credential headers sent twice', () => {
       ['x-api-nonce twice', 'x-api-nonce', (l) => [...l, ['x-api-nonce', l.find(([n]) => n === 'x-api-nonce')![1]]]],
     ];
     for (const [name, header, edit] of cases) {
-      const r = await withLines(baseUrl, 'GET', '/api/v1/symbols', edit(lines()));
+      const r = await withLines(auth.baseUrl, 'GET', '/api/v1/symbols', edit(lines()));
       expect({ name, status: r.status, body: { ...r.json, uuid: undefined, t: undefined } }).toEqual({ name, status: 400, body: { code: 401, errMsg: 'Unauthorized', uuid: undefined, t: undefined } });
       expect(typeof r.json?.t).toBe('number');
       expect(r.json?.uuid).toMatch(UUID_V4);
-      const line = logs.find((l) => l.uuid === r.json?.uuid && l.msg === 'authentication failed');
+      const line = auth.logs.find((l) => l.uuid === r.json?.uuid && l.msg === 'authentication failed');
       expect({ name, reason: line?.reason }).toEqual({ name, reason: `${header} repeated` });
     }
   });

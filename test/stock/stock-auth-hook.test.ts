@@ -3,66 +3,43 @@
  * explicitly (`config: { auth: false }`), and a client that disconnects while its key is looked up
  * is denied, never a crash. Real SQLite key store, real HTTP.
  */
-import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKeyService, type ApiKeyService } from '../../src/auth/api-key-service.ts';
-import { createSecretBox } from '../../src/auth/secret-box.ts';
+import type { Socket } from 'node:net';
+import { describe, expect, it } from 'vitest';
 import { StockClient } from '@tokex/sdk';
 import { stockOk } from '../../src/stock/stock-envelope.ts';
-import type { Db } from '../../src/storage/database.ts';
-import { createStockAuthApp } from '../support/stock-auth-app.ts';
-import { openTestSqlite } from '../support/test-databases.ts';
+import { useStockAuthApp } from '../support/stock-auth-app.ts';
 
 const CHAIN_ID = 31337;
-let db: Db;
-let app: FastifyInstance;
-let baseUrl: string;
-let keys: ApiKeyService;
-const logs: Array<Record<string, unknown>> = [];
 /** Set by a test: the next uncached lookup waits for it. */
 let gate: Promise<void> | undefined;
 let lookupStarted: (() => void) | undefined;
 
-beforeAll(async () => {
-  db = await openTestSqlite();
-  const real = createApiKeyService({ db, secretBox: createSecretBox(randomBytes(32)), cacheTtlMs: 0 });
-  keys = {
+const auth = useStockAuthApp({
+  chainId: CHAIN_ID,
+  wrapKeys: (real) => ({
     ...real,
     async lookupForAuth(apiKey) {
       lookupStarted?.();
       if (gate) await gate;
       return real.lookupForAuth(apiKey);
     },
-  };
-  app = await createStockAuthApp({
-    keys,
-    chainId: CHAIN_ID,
-    logs,
-    routes: (api) => {
-      api.get('/time', { config: { auth: false } }, async (req) => stockOk(req.id, { public: true, key: req.apiKey?.apiKey ?? null }));
-      api.get('/private', async (req) => stockOk(req.id, { key: req.apiKey!.apiKey }));
-      // `auth: true` is the default written out: still authenticated.
-      api.get('/explicit', { config: { auth: true } }, async (req) => stockOk(req.id, { key: req.apiKey!.apiKey }));
-    },
-  });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  await app?.close();
-  await db?.close();
+  }),
+  routes: (api) => {
+    api.get('/time', { config: { auth: false } }, async (req) => stockOk(req.id, { public: true, key: req.apiKey?.apiKey ?? null }));
+    api.get('/private', async (req) => stockOk(req.id, { key: req.apiKey!.apiKey }));
+    // `auth: true` is the default written out: still authenticated.
+    api.get('/explicit', { config: { auth: true } }, async (req) => stockOk(req.id, { key: req.apiKey!.apiKey }));
+  },
 });
 
 async function client(): Promise<StockClient> {
-  const { key, apiSecret } = await keys.create({ permission: 'READ_ONLY', ipWhitelist: ['127.0.0.1'], chainId: CHAIN_ID, product: 'STOCK' });
-  return new StockClient({ baseUrl, apiKey: key.apiKey, apiSecret, chainId: CHAIN_ID });
+  const { key, apiSecret } = await auth.keys.create({ permission: 'READ_ONLY', ipWhitelist: ['127.0.0.1'], chainId: CHAIN_ID, product: 'STOCK' });
+  return new StockClient({ baseUrl: auth.baseUrl, apiKey: key.apiKey, apiSecret, chainId: CHAIN_ID });
 }
 
 async function unsigned(path: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const res = await fetch(baseUrl + path);
+  const res = await fetch(auth.baseUrl + path);
   return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
@@ -94,7 +71,7 @@ describe('a client that disconnects during an uncached key lookup', () => {
     gate = new Promise<void>((r) => (open = r));
     const started = new Promise<void>((r) => (lookupStarted = r));
     // The server's end of this request's connection, to know when it has seen the client go.
-    const serverSide = new Promise<Socket>((r) => app.server.once('connection', r));
+    const serverSide = new Promise<Socket>((r) => auth.app.server.once('connection', r));
     const req = httpRequest(signed.url, { method: 'GET', headers: signed.headers, agent: false });
     req.on('error', () => undefined);
     req.end();
@@ -110,6 +87,6 @@ describe('a client that disconnects during an uncached key lookup', () => {
     lookupStarted = undefined;
     // The next request is answered after the first one's hook has resumed on the same key read.
     expect((await c.request('GET', '/api/v1/private')).code).toBe(200);
-    expect(logs.filter((l) => l.msg === 'request failed' || (typeof l.level === 'number' && l.level >= 50))).toEqual([]);
+    expect(auth.logs.filter((l) => l.msg === 'request failed' || (typeof l.level === 'number' && l.level >= 50))).toEqual([]);
   });
 });

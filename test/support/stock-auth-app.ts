@@ -3,9 +3,14 @@
  * of what the layer and the hook answer and log: chain `chainId`, product STOCK, under /api/v1, an
  * unknown route answered as the API answers it.
  */
+import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import type { ApiKeyService } from '../../src/auth/api-key-service.ts';
+import { afterAll, beforeAll } from 'vitest';
+import { createApiKeyService, type ApiKeyService } from '../../src/auth/api-key-service.ts';
+import { createSecretBox } from '../../src/auth/secret-box.ts';
+import type { Db } from '../../src/storage/database.ts';
+import { openTestSqlite } from './test-databases.ts';
 import { createMemoryNonceStore } from '../../src/auth/nonce-store.ts';
 import { NotFoundError } from '../../src/errors/app-error.ts';
 import { createHttpServer } from '../../src/http/create-http-server.ts';
@@ -47,4 +52,50 @@ export async function createStockAuthApp(opts: StockAuthAppOptions): Promise<Fas
     { prefix: '/api/v1' },
   );
   return app;
+}
+
+export interface StockAuthAppHandle {
+  /** Every log line, parsed. */
+  readonly logs: Array<Record<string, unknown>>;
+  /** From the suite's beforeAll on. */
+  readonly app: FastifyInstance;
+  readonly keys: ApiKeyService;
+  readonly baseUrl: string;
+}
+
+/**
+ * The app for the enclosing suite, on a key service of its own (a fresh SQLite; `wrapKeys` may put
+ * itself in front of it), listening on a free port from its beforeAll on, closed after it.
+ */
+export function useStockAuthApp(
+  opts: Omit<StockAuthAppOptions, 'keys' | 'logs'> & { wrapKeys?: (keys: ApiKeyService) => ApiKeyService },
+): StockAuthAppHandle {
+  const logs: Array<Record<string, unknown>> = [];
+  let db: Db | undefined;
+  let app: FastifyInstance | undefined;
+  let keys: ApiKeyService | undefined;
+  let baseUrl = '';
+  beforeAll(async () => {
+    db = await openTestSqlite();
+    const real = createApiKeyService({ db, secretBox: createSecretBox(randomBytes(32)), cacheTtlMs: 0 });
+    keys = opts.wrapKeys ? opts.wrapKeys(real) : real;
+    app = await createStockAuthApp({ ...opts, keys, logs });
+    baseUrl = await app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await db?.close();
+  });
+  return {
+    logs,
+    get app() {
+      return app!;
+    },
+    get keys() {
+      return keys!;
+    },
+    get baseUrl() {
+      return baseUrl;
+    },
+  };
 }
