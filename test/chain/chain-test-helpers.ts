@@ -16,7 +16,9 @@ import {
   stockAbi,
   stockRouterAbi,
 } from '../../src/chain/abi/generated/index.ts';
+import { ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import { toChainError } from '../../src/chain/chain-client.ts';
+import { ensurePriceFeeds } from '../../src/chain/deploy-contracts.ts';
 import { ChainRevertError } from '../../src/errors/app-error.ts';
 import type { ChainFixture, ChainUser } from '../support/chain-fixture.ts';
 
@@ -228,4 +230,25 @@ export async function settle(f: ChainFixture, fills: Fill[], closes: Close[]): P
     f,
     f.operator.writeContract({ address: contracts(f).stockRouter, abi: stockRouterAbi, functionName: 'settleOrders', args: [fills, closes], gas }),
   );
+}
+
+/** The price feeds of a stock suite: the hub and each symbol's feed. */
+export interface StockFeeds {
+  hub: Address;
+  feeds: Record<string, Address>;
+}
+
+/**
+ * Price feeds for AAPL and TSLA with the router checking their fills against them (ensurePriceFeeds):
+ * the well-known publisher granted, 1 % tolerance, answers valid for `maxAgeSeconds`.
+ */
+export async function setUpStockFeeds(f: ChainFixture, maxAgeSeconds: number): Promise<StockFeeds> {
+  const { AAPL, TSLA } = contracts(f).stocks;
+  const r = await ensurePriceFeeds({
+    publicClient: f.publicClient,
+    walletClient: f.operator,
+    stockRouter: contracts(f).stockRouter,
+    setup: { symbols: ['AAPL', 'TSLA'], stocks: { AAPL, TSLA }, publishers: [ORACLE_PUBLISHER_ACCOUNT.address], toleranceBps: 100, maxAgeSeconds },
+  });
+  return { hub: r!.hub!, feeds: r!.feeds };
 }

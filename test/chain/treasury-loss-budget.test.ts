@@ -10,22 +10,18 @@
  */
 import { describe, expect, test } from 'vitest';
 import { parseEventLogs, zeroAddress, type Address, type TransactionReceipt } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { createWalletClient } from 'viem';
 import { priceFeedHubAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
-import { chainTransport } from '../../src/chain/chain-client.ts';
-import { ensurePriceFeeds } from '../../src/chain/deploy-contracts.ts';
 import { testWallet, useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import { confirm, contracts, depositStock, settle as settleOrders, depositUsdc, expectRevert, musd, price, shares, Side, usdc, withAnyWorstPrice } from './chain-test-helpers.ts';
+import { confirm, contracts, setUpStockFeeds, type StockFeeds, depositStock, settle as settleOrders, depositUsdc, expectRevert, musd, price, shares, Side, usdc, withAnyWorstPrice } from './chain-test-helpers.ts';
 
 let alice: ChainUser;
 let bob: ChainUser;
 let router: Address;
 let AAPL: Address;
 let TSLA: Address;
-let hub: Address;
-let feeds: Record<string, Address>;
+let oracle: StockFeeds;
 let publisher: ReturnType<typeof createWalletClient>;
 
 const DAY = 86_400n;
@@ -38,8 +34,8 @@ async function now(): Promise<bigint> {
 
 async function publishAll(value = '100'): Promise<void> {
   const t = await now();
-  const updates = ['AAPL', 'TSLA'].map((s) => ({ feed: feeds[s], answer: answer(value), observedAt: t }));
-  const { request } = await f.publicClient.simulateContract({ account: publisher.account!, address: hub, abi: priceFeedHubAbi, functionName: 'publish', args: [updates] });
+  const updates = ['AAPL', 'TSLA'].map((s) => ({ feed: oracle.feeds[s], answer: answer(value), observedAt: t }));
+  const { request } = await f.publicClient.simulateContract({ account: publisher.account!, address: oracle.hub, abi: priceFeedHubAbi, functionName: 'publish', args: [updates] });
   await confirm(f, publisher.writeContract(request));
 }
 
@@ -77,14 +73,7 @@ const f = useChainFixture(async () => {
   router = contracts(f).stockRouter;
   ({ AAPL, TSLA } = contracts(f).stocks);
   publisher = testWallet(ORACLE_PUBLISHER_ACCOUNT.privateKey, f.chain, f.rpcUrl);
-  const result = await ensurePriceFeeds({
-    publicClient: f.publicClient,
-    walletClient: f.operator,
-    stockRouter: router,
-    setup: { symbols: ['AAPL', 'TSLA'], stocks: { AAPL, TSLA }, publishers: [ORACLE_PUBLISHER_ACCOUNT.address], toleranceBps: 100, maxAgeSeconds: 3 * 86_400 },
-  });
-  hub = result!.hub!;
-  feeds = result!.feeds;
+  oracle = await setUpStockFeeds(f, 3 * 86_400);
   await depositUsdc(f, alice, usdc('20000'));
   await depositStock(f, bob, AAPL, shares('50'));
 }, {}, 60_000);

@@ -9,25 +9,21 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createWalletClient, parseGwei, type Address, type Hex } from 'viem';
-import { privateKeyToAccount } from 'viem/accounts';
 import { priceFeedHubAbi } from '../../src/chain/abi/generated/index.ts';
 import { ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
-import { chainTransport } from '../../src/chain/chain-client.ts';
-import { ensurePriceFeeds } from '../../src/chain/deploy-contracts.ts';
 import { OrderStatus } from '../../src/stock/executor/fill-policy.ts';
 import { loadCloseReasons } from '../../src/stock/store/order-reason-store.ts';
 import { acquireMetrics, metricsRegistry } from '../../src/observability/metrics-registry.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { testWallet, useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import { deadlineIn, depositStock, depositUsdc, mUsdOf, musd, price, shares, usdc } from '../chain/chain-test-helpers.ts';
+import { deadlineIn, depositStock, depositUsdc, mUsdOf, musd, price, setUpStockFeeds, shares, usdc, type StockFeeds } from '../chain/chain-test-helpers.ts';
 import { fillEvents, makeExecutor, openDb, placeMarket, readOrders, waitFor } from './executor-test-support.ts';
 
 let alice: ChainUser;
 let bob: ChainUser;
 let AAPL: Address;
 let TSLA: Address;
-let hub: Address;
-let feeds: Record<string, Address>;
+let oracle: StockFeeds;
 let publisher: ReturnType<typeof createWalletClient>;
 let db: Db;
 let deadline: number;
@@ -39,9 +35,9 @@ const answer = (v: string) => price(v) / 10n ** 10n;
 /** Publishes from the publisher's key; `fees` set a tip that puts it first in a block shared with the executor's. */
 async function publish(prices: Record<string, string>, opts: { wait?: boolean; tip?: bigint } = {}): Promise<Hex> {
   const t = (await f.publicClient.getBlock()).timestamp;
-  const updates = Object.entries(prices).map(([s, v]) => ({ feed: feeds[s], answer: answer(v), observedAt: t }));
+  const updates = Object.entries(prices).map(([s, v]) => ({ feed: oracle.feeds[s], answer: answer(v), observedAt: t }));
   const hash = await publisher.writeContract({
-    address: hub,
+    address: oracle.hub,
     abi: priceFeedHubAbi,
     functionName: 'publish',
     args: [updates],
@@ -60,14 +56,7 @@ const f = useChainFixture(async () => {
   [alice, bob] = f.users;
   ({ AAPL, TSLA } = f.deployment.contracts.stocks);
   publisher = testWallet(ORACLE_PUBLISHER_ACCOUNT.privateKey, f.chain, f.rpcUrl);
-  const r = await ensurePriceFeeds({
-    publicClient: f.publicClient,
-    walletClient: f.operator,
-    stockRouter: f.deployment.contracts.stockRouter,
-    setup: { symbols: ['AAPL', 'TSLA'], stocks: { AAPL, TSLA }, publishers: [ORACLE_PUBLISHER_ACCOUNT.address], toleranceBps: 100, maxAgeSeconds: MAX_AGE },
-  });
-  hub = r!.hub!;
-  feeds = r!.feeds;
+  oracle = await setUpStockFeeds(f, MAX_AGE);
   await depositUsdc(f, alice, usdc('20000'));
   await depositStock(f, bob, TSLA, shares('10'));
 });
