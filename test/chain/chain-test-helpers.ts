@@ -1,4 +1,4 @@
-import { expect } from 'vitest';
+import { beforeEach, expect } from 'vitest';
 import {
   BaseError,
   ContractFunctionRevertedError,
@@ -89,6 +89,13 @@ export async function expectRevert(call: () => Promise<unknown>, errorName: stri
 export async function deadlineIn(f: ChainFixture, seconds: number): Promise<number> {
   const block = await f.publicClient.getBlock();
   return Number(block.timestamp) + seconds;
+}
+
+/** Before each test, `set` gets a deadline an hour past the chain's clock as that test finds it. */
+export function deadlineEachTest(f: ChainFixture, set: (deadline: number) => void): void {
+  beforeEach(async () => {
+    set(await deadlineIn(f, 3600));
+  });
 }
 
 export function contracts(f: ChainFixture) {

@@ -8,10 +8,10 @@
  * nobody acts on another user's order or queue entry.
  */
 import { hexToBigInt, parseEventLogs, toHex, type Address, type Hex } from 'viem';
-import { beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import { approveStock, approveUsdc, confirm, contracts, DAY, deadlineIn, depositStock, depositUsdc, expectCashInvariant, expectRevert, mUsdOf, musd, OrderStatus, price, routerCall, settle, shares, Side, stockOf, usdc, usdcOf, ANY_BUY_PRICE } from './chain-test-helpers.ts';
+import { approveStock, approveUsdc, confirm, contracts, DAY, deadlineEachTest, depositStock, depositUsdc, expectCashInvariant, expectRevert, mUsdOf, musd, OrderStatus, price, routerCall, settle, shares, Side, stockOf, usdc, usdcOf, ANY_BUY_PRICE } from './chain-test-helpers.ts';
 
 let alice: ChainUser;
 let bob: ChainUser;
@@ -23,9 +23,7 @@ const f = useChainFixture(async () => {
   [alice, bob, , guardian] = f.users;
   aapl = contracts(f).stocks.AAPL;
 });
-beforeEach(async () => {
-  deadline = await deadlineIn(f, 3600);
-});
+deadlineEachTest(f, (d) => (deadline = d));
 
 const router = () => contracts(f).stockRouter;
 const read = <T>(functionName: string, args: readonly unknown[] = []) =>

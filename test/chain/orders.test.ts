@@ -1,8 +1,8 @@
-import { beforeEach, describe, expect, test } from 'vitest';
-import { parseEventLogs, type Address, type ContractFunctionName, type Hex } from 'viem';
+import { describe, expect, test } from 'vitest';
+import { parseEventLogs, type Address, type ContractFunctionName } from 'viem';
 import { cashierAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import { approveStock, approveUsdc, ceilDiv, confirm, contracts, DAY, deadlineIn, depositStock, depositUsdc, expectRevert, expectStockBacking, mUsdOf, musd, OrderStatus, OrderType, price, shares, Side, stockOf, usdc, usdcOf, ANY_BUY_PRICE, ANY_SELL_PRICE } from './chain-test-helpers.ts';
+import { approveStock, approveUsdc, ceilDiv, confirm, contracts, DAY, deadlineEachTest, deadlineIn, depositStock, depositUsdc, expectRevert, expectStockBacking, mUsdOf, musd, OrderStatus, OrderType, price, shares, Side, stockOf, usdc, usdcOf, ANY_BUY_PRICE, ANY_SELL_PRICE } from './chain-test-helpers.ts';
 
 let alice: ChainUser;
 let bob: ChainUser;
@@ -15,9 +15,7 @@ const f = useChainFixture(async () => {
   aapl = contracts(f).stocks.AAPL;
   router = contracts(f).stockRouter;
 });
-beforeEach(async () => {
-  deadline = await deadlineIn(f, 3600);
-});
+deadlineEachTest(f, (d) => (deadline = d));
 
 type RouterFn = ContractFunctionName<typeof stockRouterAbi, 'nonpayable'>;
 

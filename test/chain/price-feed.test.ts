@@ -5,14 +5,14 @@
  * in `settleOrders`: a fill outside the tolerance, or on an answer older than the maximum age,
  * reverts naming the order, the price and the answer.
  */
-import { beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { getAddress, parseEventLogs, type Address } from 'viem';
 import { priceFeedAbi, priceFeedHubAbi, priceFeedBytecode, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { ORACLE_PUBLISHER_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import type { ChainWalletClient } from '../../src/chain/chain-client.ts';
 import { ensurePriceFeeds, type PriceFeedSetup } from '../../src/chain/deploy-contracts.ts';
 import { useChainFixture, testWallet, type ChainUser } from '../support/chain-fixture.ts';
-import { confirm, contracts, deadlineIn, depositStock, depositUsdc, expectRevert, musd, OrderStatus, price, shares, Side, usdc, withAnyWorstPrice } from './chain-test-helpers.ts';
+import { confirm, contracts, deadlineEachTest, depositStock, depositUsdc, expectRevert, musd, OrderStatus, price, shares, Side, usdc, withAnyWorstPrice } from './chain-test-helpers.ts';
 
 let alice: ChainUser;
 let bob: ChainUser;
@@ -77,9 +77,7 @@ const f = useChainFixture(async () => {
   await depositUsdc(f, alice, usdc('20000'));
   await depositStock(f, bob, AAPL, shares('20'));
 });
-beforeEach(async () => {
-  deadline = await deadlineIn(f, 3600);
-});
+deadlineEachTest(f, (d) => (deadline = d));
 
 describe('set-up', () => {
   test('a Chainlink-shaped feed per symbol, the publisher granted, the router checking each stock', async () => {

@@ -1,8 +1,8 @@
-import { beforeEach, describe, expect, test } from 'vitest';
-import { parseEventLogs, type Address, type ContractFunctionName, type Hex } from 'viem';
+import { describe, expect, test } from 'vitest';
+import { parseEventLogs, type Address, type ContractFunctionName } from 'viem';
 import { accountLensAbi, cashierAbi, stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
-import { confirm, contracts, DAY, deadlineIn, depositStock, depositUsdc, expectCashInvariant, expectRevert, expectStockBacking, mUsdOf, musd, OrderStatus, price, shares, Side, stockOf, usdc, ANY_BUY_PRICE, ANY_SELL_PRICE, settle as settleWithMargin } from './chain-test-helpers.ts';
+import { confirm, contracts, DAY, deadlineEachTest, depositStock, depositUsdc, expectCashInvariant, expectRevert, expectStockBacking, mUsdOf, musd, OrderStatus, price, shares, Side, stockOf, usdc, ANY_BUY_PRICE, ANY_SELL_PRICE, settle as settleWithMargin } from './chain-test-helpers.ts';
 
 let alice: ChainUser;
 let bob: ChainUser;
@@ -18,9 +18,7 @@ const f = useChainFixture(async () => {
   router = contracts(f).stockRouter;
   treasury = f.operator.account.address;
 });
-beforeEach(async () => {
-  deadline = await deadlineIn(f, 3600);
-});
+deadlineEachTest(f, (d) => (deadline = d));
 
 type RouterFn = ContractFunctionName<typeof stockRouterAbi, 'nonpayable'>;
 interface Fill {

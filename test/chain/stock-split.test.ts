@@ -2,7 +2,7 @@
  * A split on the Stock token (its share multiplier) on anvil: balances, supply, open orders and
  * fills across the split, the rounding rules and the refusals (docs/corporate-actions.md, "Splits").
  */
-import { beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { keccak256, parseEventLogs, stringToHex, type Address, type Hex } from 'viem';
 import { stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
@@ -10,6 +10,7 @@ import {
   approveStock,
   confirm,
   contracts,
+  deadlineEachTest,
   deadlineIn,
   depositStock,
   depositUsdc,
@@ -42,9 +43,7 @@ const f = useChainFixture(async () => {
   aapl = contracts(f).stocks.AAPL;
   router = contracts(f).stockRouter;
 });
-beforeEach(async () => {
-  deadline = await deadlineIn(f, 3600);
-});
+deadlineEachTest(f, (d) => (deadline = d));
 
 const read = <T>(functionName: string, args: readonly unknown[] = [], address: Address = aapl) =>
   f.publicClient.readContract({ address, abi: stockAbi, functionName, args } as never) as Promise<T>;

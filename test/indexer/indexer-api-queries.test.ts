@@ -3,8 +3,8 @@
  * and the idempotent tx / calldata records. Indexed from real transactions on anvil, on SQLite and
  * (with DATABASE_URL) PostgreSQL.
  */
-import { beforeEach, describe, expect, test } from 'vitest';
-import type { Address, Hex } from 'viem';
+import { describe, expect, test } from 'vitest';
+import type { Address } from 'viem';
 import type { Db } from '../../src/storage/database.ts';
 import {
   getCashOperation,
@@ -15,7 +15,7 @@ import { getOrder, getOrderOwner, listOrdersForApiKey } from '../../src/stock/st
 import { getCalldataRecord, getTxRecord, recordCalldata, recordTx } from '../../src/stock/store/tx-record-store.ts';
 import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
-import { approveStock, contracts, DAY, deadlineIn, depositUsdc, OrderStatus, price, shares, Side, usdc } from '../chain/chain-test-helpers.ts';
+import { approveStock, contracts, DAY, deadlineEachTest, depositUsdc, OrderStatus, price, shares, Side, usdc } from '../chain/chain-test-helpers.ts';
 import { blockTimeMs, cashierAdmin, newIndexer, routerCall, settle } from './indexer-test-helpers.ts';
 
 let alice: ChainUser;
@@ -28,9 +28,7 @@ const f = useChainFixture(async () => {
   [alice, bob] = f.users;
   ({ AAPL, TSLA } = contracts(f).stocks);
 });
-beforeEach(async () => {
-  deadline = await deadlineIn(f, 3600);
-});
+deadlineEachTest(f, (d) => (deadline = d));
 
 describe.each(testDatabases)('indexer queries for the API ($name)', ({ open }) => {
   let db: Db;

@@ -2,8 +2,8 @@
  * The indexer's projections against a real anvil with the stack deployed, on SQLite and (with
  * DATABASE_URL) PostgreSQL: every event type projected with exact values.
  */
-import { beforeEach, describe, expect, test } from 'vitest';
-import { decodeEventLog, keccak256, stringToHex, type Address, type Hex } from 'viem';
+import { describe, expect, test } from 'vitest';
+import { decodeEventLog, keccak256, stringToHex, type Address } from 'viem';
 import { accountLensAbi, cashierAbi, oneClickRouterAbi, stockAbi, stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { decodeEvent } from '../../src/indexer/event-decoder.ts';
 import { indexedAddresses, operationIdFromReceipt, operationIdOf } from '../../src/stock/operation-id.ts';
@@ -15,7 +15,7 @@ import { getPosition, listPositions } from '../../src/stock/store/stock-position
 import { withTransaction } from '../../src/storage/transaction.ts';
 import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
-import { approveStock, approveUsdc, confirm, contracts, DAY, deadlineIn, depositUsdc, musd, OrderStatus, price, shares, Side, usdc, ANY_BUY_PRICE, ANY_SELL_PRICE } from '../chain/chain-test-helpers.ts';
+import { approveStock, approveUsdc, confirm, contracts, DAY, deadlineEachTest, depositUsdc, musd, OrderStatus, price, shares, Side, usdc, ANY_BUY_PRICE, ANY_SELL_PRICE } from '../chain/chain-test-helpers.ts';
 import { blockTimeMs, cashierAdmin, expectEventsMatchChain, newIndexer, routerCall, settle } from './indexer-test-helpers.ts';
 
 let alice: ChainUser;
@@ -29,9 +29,7 @@ const f = useChainFixture(async () => {
   [alice, bob, carol] = f.users;
   ({ AAPL, TSLA } = contracts(f).stocks);
 });
-beforeEach(async () => {
-  deadline = await deadlineIn(f, 3600);
-});
+deadlineEachTest(f, (d) => (deadline = d));
 
 const lc = (a: string) => a.toLowerCase();
 

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import { encodeFunctionData, type Address, type Hex } from 'viem';
-import { beforeEach, describe, expect, test } from 'vitest';
+import { encodeFunctionData, type Address } from 'viem';
+import { describe, expect, test } from 'vitest';
 import { stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
 import { ANVIL_CHAIN_ID } from '../../src/chain/anvil-accounts.ts';
 import { createChainClients } from '../../src/chain/chain-client.ts';
@@ -26,7 +26,7 @@ import { getOrder, listOrderFills } from '../../src/stock/store/stock-order-stor
 import { useChainFixture, type ChainUser } from '../support/chain-fixture.ts';
 import { testDatabases, uniqueSchemaName, useFreshDatabase } from '../support/test-databases.ts';
 import { until } from '../support/poll.ts';
-import { approveStock, approveUsdc, confirm, contracts, DAY, deadlineIn, depositUsdc, musd, OrderStatus, price, shares, Side, usdc } from '../chain/chain-test-helpers.ts';
+import { approveStock, approveUsdc, confirm, contracts, DAY, deadlineEachTest, depositUsdc, musd, OrderStatus, price, shares, Side, usdc } from '../chain/chain-test-helpers.ts';
 import { cashierAdmin, expectEventsMatchChain, mineBlocks, newIndexer, routerCall, settle } from './indexer-test-helpers.ts';
 
 let alice: ChainUser;
@@ -39,9 +39,7 @@ const f = useChainFixture(async () => {
   [alice, bob, carol] = f.users;
   ({ AAPL } = contracts(f).stocks);
 });
-beforeEach(async () => {
-  deadline = await deadlineIn(f, 3600);
-});
+deadlineEachTest(f, (d) => (deadline = d));
 
 /** Orders in the projection equal the router's record of them. */
 async function expectOrdersMatchChain(db: Db): Promise<void> {
