@@ -9,6 +9,7 @@ import { canonicalQuery, randomId, signedUri, signPerpRequest } from '../signing
 import { PerpApiError, TokexNetworkError } from '../errors.ts';
 import { isAbort, isRetryableStatus, neverSent, parseRetryAfter, resolveRetry, retryDelayMs, sleep, type ResolvedRetry } from '../retry-policy.ts';
 import type { IdempotentCallOptions, Instrument, PerpClientOptions, PerpResponse, RequestOptions, SignedPerpRequest } from '../perp-types.ts';
+import { createServerClock, withServerClock, type ServerClock } from '../server-clock.ts';
 
 export const PERP_PATH_ROOT = '/v4/public/trader';
 
@@ -33,18 +34,11 @@ export interface PerpSendOptions extends Omit<RequestOptions, 'ts'> {
 /** Every error a sent call may end in besides an abort: the API's refusal or no answer. */
 export type PerpRequestErrorType = PerpApiError | TokexNetworkError;
 
-export interface PerpTransport extends PerpPublicTransport {
+export interface PerpTransport extends PerpPublicTransport, ServerClock {
   readonly apiKey: string;
   readonly chainId: number | string;
   /** Whether `buildOrder` checks an order against its instrument before sending (PerpClientOptions.validateOrders). */
   readonly validateOrders: boolean;
-  /** Server clock minus local clock in ms (0 until `syncTime`). */
-  readonly clockOffsetMs: number;
-  setClockOffset(ms: number): void;
-  /** The caller's clock, uncorrected. */
-  localNow(): number;
-  /** The local clock corrected by the server's offset. */
-  now(): number;
   /** Builds the signed request without sending it (for curl, debugging and tests). */
   sign(method: string, path: string, opts?: RequestOptions): SignedPerpRequest;
   /** Sends one signed request (no retry) and returns the envelope (with the rate-limit headers) whatever its code. */
@@ -118,14 +112,13 @@ export function splitIdempotentOptions<B extends IdempotentCallOptions>(paramete
 export function createPerpTransport(opts: PerpClientOptions): PerpTransport {
   const baseUrl = opts.baseUrl.replace(/\/+$/, '');
   const { apiKey, apiSecret, chainId } = opts;
-  const clock = opts.now ?? Date.now;
+  const time = createServerClock(opts.now);
   const f = opts.fetch ?? fetch;
   const retry: ResolvedRetry = resolveRetry(opts.retry);
   /** The last X-Api-Ts used: two identical requests in one millisecond would carry the same signature, and the server refuses the second as a replay (20007). */
   let lastTs = 0;
-  let offset = 0;
 
-  const now = () => clock() + offset;
+  const { now } = time;
 
   function sign(method: string, path: string, o: RequestOptions = {}): SignedPerpRequest {
     const query = o.query ? canonicalQuery(o.query) : '';
@@ -194,23 +187,15 @@ export function createPerpTransport(opts: PerpClientOptions): PerpTransport {
     }
   }
 
-  return {
+  return withServerClock(time, {
     baseUrl,
     fetch: f,
     apiKey,
     chainId,
     validateOrders: opts.validateOrders ?? true,
-    get clockOffsetMs() {
-      return offset;
-    },
-    setClockOffset(ms: number) {
-      offset = ms;
-    },
-    localNow: () => clock(),
-    now,
     sign,
     request,
     send,
     cache: {},
-  };
+  });
 }

@@ -8,6 +8,7 @@ import { canonicalQuery, randomId, signedUri, signStockRequest, type Query } fro
 import { StockApiError, TokexNetworkError } from '../errors.ts';
 import { isAbort, isRetryableStatus, neverSent, parseRetryAfter, resolveRetry, retryDelayMs, sleep, type ResolvedRetry } from '../retry-policy.ts';
 import type { StockClientOptions, StockResponse } from '../stock-types.ts';
+import { createServerClock, withServerClock, type ServerClock } from '../server-clock.ts';
 
 export interface SignedRequest {
   url: string;
@@ -33,20 +34,13 @@ export interface StockExchange<T> {
 /** Every error a sent call may end in besides an abort: the API's refusal or no answer. */
 export type StockRequestErrorType = StockApiError | TokexNetworkError;
 
-export interface StockTransport {
+export interface StockTransport extends ServerClock {
   readonly baseUrl: string;
   readonly apiKey: string;
   readonly chainId: number | string;
   readonly product: string;
   /** Whether the order actions check an order before sending (StockClientOptions.validateOrders). */
   readonly validateOrders: boolean;
-  /** Server clock minus local clock in ms (0 until `syncTime`). */
-  readonly clockOffsetMs: number;
-  setClockOffset(ms: number): void;
-  /** The caller's clock, uncorrected. */
-  localNow(): number;
-  /** The local clock corrected by the server's offset. */
-  now(): number;
   /** Builds the signed request without sending it (useful for curl, debugging and tests). */
   sign(method: string, path: string, opts?: StockCallOptions & { nonce?: string; ts?: number }): SignedRequest;
   /** One signed request, no retry: the envelope whatever its code, with the Retry-After and Date headers. */
@@ -65,12 +59,11 @@ export function createStockTransport(opts: StockClientOptions): StockTransport {
   const baseUrl = opts.baseUrl.replace(/\/+$/, '');
   const { apiKey, apiSecret, chainId } = opts;
   const product = opts.product ?? 'STOCK';
-  const clock = opts.now ?? Date.now;
+  const time = createServerClock(opts.now);
   const f = opts.fetch ?? fetch;
   const policy: ResolvedRetry = resolveRetry(opts.retry);
-  let offset = 0;
 
-  const now = () => clock() + offset;
+  const { now } = time;
 
   function sign(method: string, path: string, o: StockCallOptions & { nonce?: string; ts?: number } = {}): SignedRequest {
     if (!path.startsWith('/api/v1/')) throw new Error('path must start with /api/v1/');
@@ -137,24 +130,16 @@ export function createStockTransport(opts: StockClientOptions): StockTransport {
     }
   }
 
-  return {
+  return withServerClock(time, {
     baseUrl,
     apiKey,
     chainId,
     product,
     validateOrders: opts.validateOrders ?? true,
-    get clockOffsetMs() {
-      return offset;
-    },
-    setClockOffset(ms: number) {
-      offset = ms;
-    },
-    localNow: () => clock(),
-    now,
     sign,
     exchange,
     call,
-  };
+  });
 }
 
 /** A path segment: ids and symbols are encoded so they cannot change the path. */
