@@ -1,0 +1,98 @@
+/**
+ * The sandbox's speed (issue 61) against its baseline, a fresh venue: `npm start` on an empty data
+ * directory to its banner (what `tokex demo reset` and a start cost an integrator today), a start
+ * of the same seeded directory again, and a clock advance of 30 days with a perpetual position open.
+ * Each venue is a child process started as a user starts it (bin/tokex.mjs start).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { privateKeyToAccount } from 'viem/accounts';
+import { PerpClient } from '@tokex/sdk';
+
+const BIN = path.join(path.dirname(new URL(import.meta.url).pathname), '..', 'bin', 'tokex.mjs');
+
+interface Venue {
+  child: ChildProcess;
+  demo: any;
+  startMs: number;
+}
+
+/** Starts the embedded stack on `dataDir` and waits for its banner; answers the time it took. */
+async function start(dataDir: string): Promise<Venue> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, STOCK_API_PORT: '0', PERP_API_PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'warn' };
+  for (const k of ['DATABASE_URL', 'REDIS_URL', 'RPC_URL']) delete env[k];
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [BIN, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const check = setInterval(() => {
+      if (out.includes('tokex all running')) done();
+      else if (child.exitCode !== null) done(new Error(`tokex start exited ${child.exitCode}:\n${out.slice(-2000)}`));
+    }, 20);
+    const done = (err?: Error) => {
+      clearInterval(check);
+      if (err) reject(err);
+      else resolve();
+    };
+  });
+  const startMs = performance.now() - t0;
+  return { child, startMs, demo: JSON.parse(fs.readFileSync(path.join(dataDir, 'demo.json'), 'utf8')) };
+}
+
+async function stop(v: Venue): Promise<void> {
+  const exited = new Promise((r) => v.child.once('exit', r));
+  v.child.kill('SIGINT');
+  await exited;
+}
+
+async function sandbox(v: Venue, route: string, body: unknown): Promise<any> {
+  const res = await fetch(`${v.demo.sandbox.baseUrl}${route}`, { method: 'POST', headers: { authorization: `Bearer ${v.demo.sandbox.token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const json = (await res.json()) as { data: unknown; errMsg?: string };
+  if (res.status !== 200) throw new Error(`${route}: ${res.status} ${json.errMsg}`);
+  return json.data;
+}
+
+export interface SandboxBenchResult {
+  freshStartMs: number;
+  restartMs: number;
+  advanceDays: number;
+  advanceMs: number;
+  steps: number;
+  /** Where the advance's time went, by task, ms. */
+  ran: Array<{ name: string; ms: number }>;
+  chainMs: number;
+}
+
+export async function runSandboxBench(opts: { days: number; log: (line: string) => void }): Promise<SandboxBenchResult> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-bench-sandbox-'));
+  try {
+    let v = await start(dataDir);
+    const freshStartMs = v.startMs;
+    await stop(v);
+    v = await start(dataDir);
+    const restartMs = v.startMs;
+    try {
+      const trader = new PerpClient({ baseUrl: v.demo.perp.baseUrl, chainId: v.demo.chainId, apiKey: v.demo.perp.keys.trader.apiKey, apiSecret: v.demo.perp.keys.trader.apiSecret });
+      for (;;) {
+        const [t] = await trader.getTickers({ symbol: 'BTC-USD' });
+        if (Number(t.markPrice) > 0) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await trader.placeOrder(privateKeyToAccount(v.demo.wallets[0].privateKey), { symbol: 'BTC-USD', side: 'BUY', type: 'MARKET', size: '0.01' });
+      const t0 = performance.now();
+      const a = await sandbox(v, '/clock/advance', { seconds: opts.days * 86_400 });
+      const advanceMs = performance.now() - t0;
+      opts.log(`advance ${opts.days} d: ${advanceMs.toFixed(0)} ms, ${a.steps} steps; chain ${a.chainMs} ms; ${a.ran.map((r: any) => `${r.name} ${r.ms} ms`).join(', ')}`);
+      return { freshStartMs, restartMs, advanceDays: opts.days, advanceMs, steps: a.steps, chainMs: a.chainMs, ran: a.ran.map((r: any) => ({ name: r.name, ms: r.ms })) };
+    } finally {
+      await stop(v);
+    }
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
