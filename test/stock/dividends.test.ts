@@ -15,7 +15,7 @@ import { createTxSender, senderFor } from '../../src/chain/tx-sender.ts';
 import { ValidationError } from '../../src/errors/app-error.ts';
 import { newYorkDate, newYorkDayStart } from '../../src/marketdata/corporate-actions.ts';
 import type { Db } from '../../src/storage/database.ts';
-import { createCorporateActionRegistry, type CorporateActionRegistry } from '../../src/stock/corporate-actions/corporate-action-registry.ts';
+import type { CorporateActionRegistry } from '../../src/stock/corporate-actions/corporate-action-registry.ts';
 import {
   getCorporateAction,
   listPayoutsOfAction,
@@ -26,10 +26,10 @@ import { createDividendScheduler, distributionRefOf, type DividendScheduler } fr
 import { createStockIndexer, type StockIndexer } from '../../src/stock/indexer/stock-indexer.ts';
 import { startChainFixture, type ChainFixture } from '../support/chain-fixture.ts';
 import { confirm as confirmTx } from '../chain/chain-test-helpers.ts';
+import { DAY, venueRegistry } from '../support/corporate-action-venue.ts';
 import { testDatabases } from '../support/test-databases.ts';
 
 const E18 = 10n ** 18n;
-const DAY = 86_400_000;
 
 describe.each(testDatabases)('cash dividends on anvil ($name)', ({ open }) => {
   let f: ChainFixture;
@@ -80,15 +80,7 @@ describe.each(testDatabases)('cash dividends on anvil ($name)', ({ open }) => {
     // The payer (the operator) holds the cash the dividends need.
     await confirm(f.operator.writeContract({ address: c().cashToken, abi: cashTokenAbi, functionName: 'mint', args: [f.operator.account.address, parseUnits('10000', 6)] }));
     await indexer.syncOnce();
-    registry = createCorporateActionRegistry({
-      db,
-      fileActions,
-      symbols: ['AAPL', 'MSFT', 'TSLA', 'NVDA', 'SPY'],
-      stocks: c().stocks,
-      cashToken: c().cashToken,
-      venueStartDate: newYorkDate(f.deployment.deployedAt),
-      now: () => clock,
-    });
+    registry = venueRegistry(f, db, { fileActions, symbols: ['AAPL', 'MSFT', 'TSLA', 'NVDA', 'SPY'], now: () => clock });
     scheduler = makeScheduler();
   }, 120_000);
 

@@ -18,12 +18,12 @@ import { newYorkDate, newYorkDayStart } from '../../src/marketdata/corporate-act
 import { splitEffectiveAt } from '../../src/marketdata/price-splits.ts';
 import { DEMO_SYMBOLS } from '../../src/marketdata/symbol-catalog.ts';
 import type { Db } from '../../src/storage/database.ts';
-import { createCorporateActionRegistry } from '../../src/stock/corporate-actions/corporate-action-registry.ts';
 import { getCorporateAction } from '../../src/stock/corporate-actions/corporate-action-store.ts';
 import { createSplitApplier, splitRefOf } from '../../src/stock/corporate-actions/split-applier.ts';
 import { createDividendScheduler } from '../../src/stock/corporate-actions/dividend-scheduler.ts';
 import { startChainFixture, type ChainFixture } from '../support/chain-fixture.ts';
 import { openTestSqlite } from '../support/test-databases.ts';
+import { venueRegistry } from '../support/corporate-action-venue.ts';
 
 const DELAY = 3600;
 const M = 10n ** 36n;
@@ -70,7 +70,7 @@ describe('a split through the timelock with a delay', () => {
 
     let clock = Date.now();
     const exDate = newYorkDate(clock + 3 * DAY);
-    const registry = createCorporateActionRegistry({ db, fileActions: [], symbols: [symbol], stocks: f.deployment.contracts.stocks, cashToken: f.deployment.contracts.cashToken, venueStartDate: newYorkDate(f.deployment.deployedAt), now: () => clock });
+    const registry = venueRegistry(f, db, { fileActions: [], symbols: [symbol], now: () => clock });
     const added = await registry.add({ symbol, type: 'SPLIT', exDate, ratio: '4:1' });
     const action = async () => (await getCorporateAction(db, added.actionId))!;
     const moment = splitEffectiveAt(exDate, (await action()).createdAt);
@@ -145,7 +145,7 @@ describe('a split through the timelock with a delay', () => {
       clock = ms;
     };
     const exDate = newYorkDate(clock + 5 * DAY);
-    const registry = createCorporateActionRegistry({ db, fileActions: [], symbols: [symbol], stocks: f.deployment.contracts.stocks, cashToken: f.deployment.contracts.cashToken, venueStartDate: newYorkDate(f.deployment.deployedAt), now: () => clock });
+    const registry = venueRegistry(f, db, { fileActions: [], symbols: [symbol], now: () => clock });
     const added = await registry.add({ symbol, type: 'SPLIT', exDate, ratio: '2:1' });
     const moment = splitEffectiveAt(exDate, (await getCorporateAction(db, added.actionId))!.createdAt);
     const sender = senderFor({ publicClient: f.publicClient, account: f.operator.account });

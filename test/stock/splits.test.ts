@@ -12,7 +12,7 @@ import { senderFor } from '../../src/chain/tx-sender.ts';
 import { newYorkDate, newYorkDayStart } from '../../src/marketdata/corporate-actions.ts';
 import { SPLIT_NOTICE_MS } from '../../src/marketdata/price-splits.ts';
 import type { Db } from '../../src/storage/database.ts';
-import { createCorporateActionRegistry, type CorporateActionRegistry } from '../../src/stock/corporate-actions/corporate-action-registry.ts';
+import type { CorporateActionRegistry } from '../../src/stock/corporate-actions/corporate-action-registry.ts';
 import { getCorporateAction, markActionFailed, rescheduleFailedAction } from '../../src/stock/corporate-actions/corporate-action-store.ts';
 import { createDividendScheduler } from '../../src/stock/corporate-actions/dividend-scheduler.ts';
 import { createSplitApplier, splitRefOf } from '../../src/stock/corporate-actions/split-applier.ts';
@@ -21,11 +21,11 @@ import { getPosition } from '../../src/stock/store/stock-position-store.ts';
 import { createStockIndexer, type StockIndexChange, type StockIndexer } from '../../src/stock/indexer/stock-indexer.ts';
 import { startChainFixture, type ChainFixture } from '../support/chain-fixture.ts';
 import { confirm as confirmTx } from '../chain/chain-test-helpers.ts';
+import { DAY, venueRegistry } from '../support/corporate-action-venue.ts';
 import { testDatabases } from '../support/test-databases.ts';
 
 const E18 = 10n ** 18n;
 const M = 10n ** 36n;
-const DAY = 86_400_000;
 
 describe.each(testDatabases)('splits on anvil ($name)', ({ open }) => {
   let f: ChainFixture;
@@ -56,15 +56,7 @@ describe.each(testDatabases)('splits on anvil ($name)', ({ open }) => {
     f = await startChainFixture();
     db = await open();
     indexer = createStockIndexer({ db, publicClient: f.publicClient, deployment: f.deployment, onCommitted: (c) => changes.push(c) });
-    registry = createCorporateActionRegistry({
-      db,
-      fileActions,
-      symbols: ['AAPL', 'MSFT', 'TSLA', 'NVDA', 'SPY'],
-      stocks: c().stocks,
-      cashToken: c().cashToken,
-      venueStartDate: newYorkDate(f.deployment.deployedAt),
-      now: () => clock,
-    });
+    registry = venueRegistry(f, db, { fileActions, symbols: ['AAPL', 'MSFT', 'TSLA', 'NVDA', 'SPY'], now: () => clock });
   }, 120_000);
 
   afterAll(async () => {
