@@ -269,15 +269,18 @@ const xLimit = (id: string, ts: number, account: string, side: 'BUY' | 'SELL', p
 const xMark = (id: string, ts: number, ticks: number): EngineCommand => ({ kind: 'setMarkPrice', id, ts, symbol: XS, markPriceTicks: ticks, indexPriceTicks: ticks, indexTs: ts });
 const deposit = (id: string, ts: number, account: string, dollars: bigint): EngineCommand => ({ kind: 'deposit', id, ts, account, amount: dollars * USD });
 
-/** A: $1 000, leverage 20, long 190 at 100 (order 2) from M's ask (order 1); taker fee 9.5, maker 3.8. */
-const LONG_AT_100: EngineCommand[] = [
-  deposit('m-dep', T, M, 1_000_000n),
+/** A ($1 000, leverage 20) buys 190 at 100 from the asks of `sellers` (each deposited first), the mark at 100. */
+const longAt100 = (sellers: ReadonlyArray<{ id: string; account: string; dollars: bigint; lots: number }>): EngineCommand[] => [
+  ...sellers.map((m) => deposit(`${m.id}-dep`, T, m.account, m.dollars)),
   deposit('a-dep', T, A, 1_000n),
   { kind: 'setLeverage', id: 'a-lev', ts: T + 1_000, account: A, symbol: XS, leverage: 20 },
   xMark('mark-100', T + 2_000, 100),
-  xLimit('m-ask', T + 3_000, M, 'SELL', 100, 190),
+  ...sellers.map((m) => xLimit(`${m.id}-ask`, T + 3_000, m.account, 'SELL', 100, m.lots)),
   xLimit('a-buy', T + 4_000, A, 'BUY', 100, 190),
 ];
+
+/** A: $1 000, leverage 20, long 190 at 100 (order 2) from M's ask (order 1); taker fee 9.5, maker 3.8. */
+const LONG_AT_100: EngineCommand[] = longAt100([{ id: 'm', account: M, dollars: 1_000_000n, lots: 190 }]);
 
 const xOrder = (o: Partial<PerpOrderRecord> & Pick<PerpOrderRecord, 'orderId'>): PerpOrderRecord => order({ symbol: XS, ...o });
 const xTrade = (tradeId: number, role: 'MAKER' | 'TAKER', account: string, orderId: number, side: 'BUY' | 'SELL', priceTicks: number, sizeLots: number, fee: bigint, realisedPnl: bigint, ts: number, liquidation = false) =>
@@ -454,14 +457,10 @@ describe('projectEvents: backstop, bad debt, ADL, withdrawals and liquidity', ()
 
   it('ADL closes the bankrupt long against the ranked shorts at the bankruptcy price: an ADL row for each side, its realised PnL', () => {
     const r = run([
-      deposit('m-dep', T, M, 1_000_000n),
-      deposit('m2-dep', T, M2, 5_000n),
-      deposit('a-dep', T, A, 1_000n),
-      { kind: 'setLeverage', id: 'a-lev', ts: T + 1_000, account: A, symbol: XS, leverage: 20 },
-      xMark('mark-100', T + 2_000, 100),
-      xLimit('m-ask', T + 3_000, M, 'SELL', 100, 100),
-      xLimit('m2-ask', T + 3_000, M2, 'SELL', 100, 90),
-      xLimit('a-buy', T + 4_000, A, 'BUY', 100, 190),
+      ...longAt100([
+        { id: 'm', account: M, dollars: 1_000_000n, lots: 100 },
+        { id: 'm2', account: M2, dollars: 5_000n, lots: 90 },
+      ]),
       // Gap to 80: equity 990.5 − 3 800 < 0, no fund, no pool: ADL at 80 + 2 809.5 / 190 → 95.
       xMark('mark-80', T + 5_000, 80),
     ], [X]);
