@@ -70,7 +70,7 @@ export async function startDividendTask(ctx: StackContext, walletClient: ChainWa
   });
   scheduler.start();
   // A sandbox's clock advance pays each dividend and applies each split at its step (docs/sandbox.md).
-  const offStep = ctx.sandbox ? onVenueClockStep({ stage: 'corporate actions', name: `stock corporate actions (chain ${config.chainId})`, run: () => scheduler.runOnce() }) : () => {};
+  const offStep = ctx.sandbox ? onVenueClockStep({ stage: 'corporate actions', name: `stock corporate actions (chain ${config.chainId})`, run: () => scheduler.runOnce(), every: 'calendar' }) : () => {};
   return () => {
     offStep();
     return scheduler.stop();

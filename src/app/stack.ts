@@ -47,6 +47,7 @@ import { createSandboxState } from '../sandbox/sandbox-state.ts';
 import { createSandboxClock, SANDBOX_CLOCK_FILE } from '../sandbox/sandbox-clock.ts';
 import { resetVenueClock } from '../lib/venue-clock.ts';
 import { DEFAULT_INSTRUMENTS } from '../perp/engine/instruments.ts';
+import { newYorkDate } from '../marketdata/corporate-actions.ts';
 import { SANDBOX_PATH } from '@tokex/contract';
 
 /**
@@ -261,6 +262,7 @@ export async function startStack(
         publicClient: chain.publicClient,
         file: path.join(config.dataDir, SANDBOX_CLOCK_FILE),
         nodeKeepsTime: config.rpcUrl !== undefined,
+        calendarMark: (ms) => `${newYorkDate(ms + calendar.clockOffsetMs)} ${calendar.session(ms)}`,
         stepMs: config.perp.fundingIntervalMs ?? Math.min(...DEFAULT_INSTRUMENTS.map((i) => i.fundingIntervalMs)),
         logger,
       });

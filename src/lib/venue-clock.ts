@@ -80,6 +80,12 @@ export interface ClockStepWork {
   name: string;
   /** One run of the task at the venue's time now; resolves once its effects are written. */
   run(): Promise<unknown>;
+  /**
+   * `calendar`: the task works on the chain or by the market's calendar (the stock executor,
+   * corporate actions) and runs only at the steps where the New York date or the US session
+   * changed, and at the last; by default at every step.
+   */
+  every?: 'step' | 'calendar';
 }
 
 const stepWork = new Set<ClockStepWork>();

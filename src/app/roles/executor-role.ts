@@ -57,7 +57,7 @@ export async function startExecutorRole(ctx: StackContext): Promise<() => Promis
   });
   await executor.start();
   // A sandbox's clock advance ticks the executor at each step: DAY orders expire at their close (docs/sandbox.md).
-  const offStep = ctx.sandbox ? onVenueClockStep({ stage: 'stock orders', name: `stock executor (chain ${config.chainId})`, run: () => executor.runOnce() }) : () => {};
+  const offStep = ctx.sandbox ? onVenueClockStep({ stage: 'stock orders', name: `stock executor (chain ${config.chainId})`, run: () => executor.runOnce(), every: 'calendar' }) : () => {};
   // The chain's clock against this host's, with the bounds the fills' time checks take from the
   // chain: published with the executor's progress, so /readyz and `tokex status` say when a clock
   // halts every fill while the executor still ticks (docs/operations.md, "The chain's clock").

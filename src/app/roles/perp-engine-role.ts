@@ -240,7 +240,7 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
       const off = [
         onVenueClockStep({ stage: 'marks and expiries', name: 'perp marks', run: () => mark.runOnce() }),
         onVenueClockStep({ stage: 'funding', name: 'perp funding', run: () => funding.runOnce() }),
-        onVenueClockStep({ stage: 'corporate actions', name: 'perp splits', run: () => splits.runOnce() }),
+        onVenueClockStep({ stage: 'corporate actions', name: 'perp splits', run: () => splits.runOnce(), every: 'calendar' }),
       ];
       stops.add(async () => off.forEach((f) => f()));
     }
