@@ -262,6 +262,7 @@ export async function startStack(
         publicClient: chain.publicClient,
         file: path.join(config.dataDir, SANDBOX_CLOCK_FILE),
         nodeKeepsTime: config.rpcUrl !== undefined,
+        allInOne: sandbox.allInOne,
         calendarMark: (ms) => `${newYorkDate(ms + calendar.clockOffsetMs)} ${calendar.session(ms)}`,
         stepMs: config.perp.fundingIntervalMs ?? Math.min(...DEFAULT_INSTRUMENTS.map((i) => i.fundingIntervalMs)),
         logger,

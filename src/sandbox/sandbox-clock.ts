@@ -37,6 +37,11 @@ export interface SandboxClockDeps {
    * it differs from the last calendar step runs the calendar-bound tasks and moves the chain.
    */
   calendarMark: (ms: number) => string;
+  /**
+   * Whether this process runs every role: the clock is one per process, so with the roles in
+   * separate processes an advance would move some of them and not the others, and is refused.
+   */
+  allInOne: boolean;
   logger: Pick<Logger, 'info' | 'warn'>;
 }
 
@@ -145,16 +150,21 @@ export async function createSandboxClock(deps: SandboxClockDeps) {
     };
   }
 
+  const notAllInOne = () =>
+    new ConflictError('clock: the venue\'s clock is one per process, and this one does not run every role (the engine, the executor or the simulator may be elsewhere); use the all-in-one stack (npm start, or tokex start --role all)');
+
   return {
     clock: state,
 
     advance(seconds: number): Promise<SandboxClockAdvance> {
+      if (!deps.allInOne) return Promise.reject(notAllInOne());
       const run = queue.then(() => walk(seconds));
       queue = run.catch(() => undefined);
       return run;
     },
 
     freeze(frozen: boolean): SandboxClockState {
+      if (!deps.allInOne) throw notAllInOne();
       freezeVenueClock(frozen);
       logger.info({ frozen }, frozen ? 'sandbox: clock frozen' : 'sandbox: clock running');
       return state();

@@ -10,6 +10,8 @@ import { createPublicClient, http } from 'viem';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 import { until } from '../support/poll.ts';
 import { sandboxClient } from './sandbox-client.ts';
+import { createSandboxClock } from '../../src/sandbox/sandbox-clock.ts';
+import { venueClockState } from '../../src/lib/venue-clock.ts';
 
 const HOUR = 3_600_000;
 let t: TestStack | undefined;
@@ -43,6 +45,17 @@ describe('sandbox clock', () => {
     const running = await sb.ok('POST', '/clock/freeze', { frozen: false });
     expect(running.frozen).toBe(false);
     expect(running.now).toBeGreaterThanOrEqual(frozen.now);
+  });
+
+  it('refuses to move in a process that does not run every role (409), leaving the clock as it was', async () => {
+    const before = venueClockState();
+    const file = `${t!.dataDir}/not-all-in-one-clock.json`;
+    // No chain call is made before the refusal: the client is never used.
+    const clock = await createSandboxClock({ publicClient: undefined as never, file, stepMs: HOUR, calendarMark: () => '', allInOne: false, nodeKeepsTime: false, logger: { info() {}, warn() {} } });
+    const refusal = { code: 'CONFLICT', message: expect.stringContaining('use the all-in-one stack (npm start, or tokex start --role all)') };
+    await expect(clock.advance(60)).rejects.toMatchObject(refusal);
+    expect(() => clock.freeze(true)).toThrow(expect.objectContaining(refusal));
+    expect(venueClockState()).toEqual(before);
   });
 
   it('refuses bad input with a 400 naming the field', async () => {
