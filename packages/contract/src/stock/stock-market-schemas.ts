@@ -4,7 +4,7 @@
  */
 import { PageQueryProps } from '../common/paging.ts';
 import { VISIBLE_ASCII_OR_EMPTY_PATTERN } from '../common/patterns.ts';
-import { AddressIn, DecimalOut, Millis, Nullable, StringEnum, Type, type Static } from '../common/schema-kit.ts';
+import { AddressIn, DecimalOut, Millis, Nullable, StringEnum, Type, type Static, type TSchema } from '../common/schema-kit.ts';
 import {
   STOCK_CORPORATE_ACTION_STATUSES,
   STOCK_CORPORATE_ACTION_TYPES,
@@ -179,14 +179,13 @@ export const StockQuoteSchema = Type.Object({
 });
 export type StockQuote = Static<typeof StockQuoteSchema>;
 
+/** A candle's five figures in one representation (`volume` as given: it may say more). */
+function candleFigures<T extends TSchema>(figure: () => T, volume: T) {
+  return { open: figure(), high: figure(), low: figure(), close: figure(), volume };
+}
+
 /** A candle's figures as exact decimal strings: what tokex answered at the candle's top level before it took Anchored's numbers. */
-export const StockCandleExactSchema = Type.Object({
-  open: DecimalOut(),
-  high: DecimalOut(),
-  low: DecimalOut(),
-  close: DecimalOut(),
-  volume: DecimalOut(),
-});
+export const StockCandleExactSchema = Type.Object(candleFigures(DecimalOut, DecimalOut()));
 export type StockCandleExact = Static<typeof StockCandleExactSchema>;
 
 /**
@@ -198,11 +197,7 @@ export type StockCandleExact = Static<typeof StockCandleExactSchema>;
 export const StockCandleSchema = Type.Object({
   openTime: Millis(),
   closeTime: Millis(),
-  open: StockDecimalNumberOut(),
-  high: StockDecimalNumberOut(),
-  low: StockDecimalNumberOut(),
-  close: StockDecimalNumberOut(),
-  volume: StockDecimalNumberOut({ description: 'shares traded: exact decimal printed as a JSON number' }),
+  ...candleFigures(StockDecimalNumberOut, StockDecimalNumberOut({ description: 'shares traded: exact decimal printed as a JSON number' })),
   exact: StockCandleExactSchema,
 });
 export type StockCandle = Static<typeof StockCandleSchema>;
