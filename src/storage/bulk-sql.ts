@@ -142,3 +142,22 @@ export function chunked<T>(values: readonly T[], size = 1_000): T[][] {
   for (let i = 0; i < values.length; i += size) out.push(values.slice(i, i + size));
   return out;
 }
+
+/** The record field a column's value is read from: its name in camelCase (`order_id` → `orderId`). */
+const fieldOf = (column: string): string => column.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+const fieldsBySpec = new WeakMap<BulkTable, readonly string[]>();
+
+/**
+ * Like `bulkInsertWith`, for records that hold each column's value under the column's name in
+ * camelCase (a store's record and its table, field for column): no array per row either.
+ */
+export async function bulkInsertRecords(db: DbExecutor, spec: BulkTable, rows: readonly object[]): Promise<void> {
+  let fields = fieldsBySpec.get(spec);
+  if (fields === undefined) fieldsBySpec.set(spec, (fields = spec.columns.map(fieldOf)));
+  const names = fields;
+  const n = names.length;
+  await bulkInsertWith(db, spec, rows.length, (params, offset, r) => {
+    const row = rows[r] as Record<string, unknown>;
+    for (let c = 0; c < n; c++) params[offset + c] = row[names[c]];
+  });
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkRows } from '../../src/storage/bulk-sql.ts';
+import { bulkInsertRecords, chunkRows } from '../../src/storage/bulk-sql.ts';
 import type { Db } from '../../src/storage/database.ts';
 import { getCalldataRecord, recordCalldata, recordCalldataBatch } from '../../src/stock/store/tx-record-store.ts';
 import { testDatabases, useFreshDatabase } from '../support/test-databases.ts';
@@ -50,6 +50,15 @@ describe.each(testDatabases)('bulk inserts ($name)', ({ open }) => {
     expect(Number(count.n)).toBe(4321);
     for (const i of [0, 1999, 2000, 3999, 4000, 4255, 4256, 4319, 4320]) {
       expect(await getCalldataRecord(db, hash(i))).toEqual(records[i]);
+    }
+  });
+
+  it('reads each column of a record batch from the field of its camelCase name', async () => {
+    const spec = { table: 'stock_calldata_requests', columns: ['calldata_hash', 'api_key', 'kind', 'created_at'] };
+    const records = Array.from({ length: 5 }, (_, i) => ({ calldataHash: hash(100 + i), apiKey: `rec-${i}`, kind: 'cash-deposit', createdAt: 1_700_000_000_000 + i, ignored: 'not a column' }));
+    await bulkInsertRecords(db, spec, records);
+    for (const [i, r] of records.entries()) {
+      expect(await getCalldataRecord(db, hash(100 + i))).toEqual({ calldataHash: r.calldataHash, apiKey: r.apiKey, kind: r.kind, createdAt: r.createdAt });
     }
   });
 

@@ -2,7 +2,7 @@
  * Storage of the perpetual engine's journal and snapshots (docs/perp-sequencer.md). Plain rows:
  * the store knows nothing of the engine, the sequencer encodes commands and results as JSON text.
  */
-import { bulkInsertWith, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
+import { bulkInsertRecords, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
 import { Kysely, PostgresAdapter, sql } from 'kysely';
 import { kyselyOf, type Db, type DbExecutor } from '../../storage/database.ts';
 import type { PerpJournalTable } from '../../storage/schema.ts';
@@ -109,17 +109,7 @@ export async function appendJournal(db: DbExecutor, rows: readonly JournalRow[],
   }
   await withTransaction(db, async (tx) => {
     if (rows.length > 0) {
-      await bulkInsertWith(tx, JOURNAL, rows.length, (params, o, i) => {
-        const r = rows[i];
-        params[o] = r.seq;
-        params[o + 1] = r.commandId;
-        params[o + 2] = r.kind;
-        params[o + 3] = r.command;
-        params[o + 4] = r.ts;
-        params[o + 5] = r.code;
-        params[o + 6] = r.lastEventSeq;
-        params[o + 7] = r.result;
-      });
+      await bulkInsertRecords(tx, JOURNAL, rows);
     }
     for (const part of chunked(nonces, 500)) {
       await kyselyOf(tx)

@@ -4,7 +4,7 @@
  * the lists) and the `orders` stream as `history.reason`. The sentence is short and secret-free:
  * the symbol, the rule, its figures (docs/stock-api.md, "Why an order was rejected or expired").
  */
-import { bulkInsertWith, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
+import { bulkInsertRecords, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
 import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
 
 export interface OrderCloseReason {
@@ -26,13 +26,7 @@ const UPSERT: BulkTable = {
 /** Records (or replaces) the reasons of these orders, one entry per order id. */
 export async function recordCloseReasons(db: DbExecutor, reasons: readonly OrderCloseReason[]): Promise<void> {
   const unique = [...new Map(reasons.map((r) => [r.orderId, r])).values()];
-  await bulkInsertWith(db, UPSERT, unique.length, (p, k, i) => {
-    const r = unique[i];
-    p[k] = r.orderId;
-    p[k + 1] = r.status;
-    p[k + 2] = r.reason;
-    p[k + 3] = r.decidedAt;
-  });
+  await bulkInsertRecords(db, UPSERT, unique);
 }
 
 /**

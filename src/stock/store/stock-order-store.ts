@@ -12,7 +12,7 @@
  */
 import type { Selectable } from 'kysely';
 import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
-import { bulkInsertWith, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
+import { bulkInsertRecords, chunked, type BulkTable } from '../../storage/bulk-sql.ts';
 import { listPage } from '../../storage/list-query.ts';
 import { whereRecordedOrOwned } from './tx-record-store.ts';
 import type { OrderFillsTable, OrdersTable } from '../../storage/schema.ts';
@@ -250,48 +250,11 @@ const FILL_INSERT: BulkTable = {
  * only the fields later events change are rewritten.
  */
 export async function upsertOrderStates(db: DbExecutor, orders: readonly OrderState[], opts: { appendOnly?: boolean } = {}): Promise<void> {
-  await bulkInsertWith(db, opts.appendOnly ? ORDER_APPEND_UPSERT : ORDER_UPSERT, orders.length, (p, k, i) => {
-    const o = orders[i];
-    p[k] = o.orderId;
-    p[k + 1] = o.userAddress;
-    p[k + 2] = o.stockAddress;
-    p[k + 3] = o.side;
-    p[k + 4] = o.orderType;
-    p[k + 5] = o.status;
-    p[k + 6] = o.timeInForce;
-    p[k + 7] = o.deadline;
-    p[k + 8] = o.quantity;
-    p[k + 9] = o.notional;
-    p[k + 10] = o.price;
-    p[k + 11] = o.locked;
-    p[k + 12] = o.filledQuantity;
-    p[k + 13] = o.filledNotional;
-    p[k + 14] = o.fees;
-    p[k + 15] = o.placeTxHash;
-    p[k + 16] = o.cancelTxHash;
-    p[k + 17] = o.closeTxHash;
-    p[k + 18] = o.createdAt;
-    p[k + 19] = o.updatedAt;
-    p[k + 20] = o.closedAt;
-    p[k + 21] = o.blockNumber;
-    p[k + 22] = o.placeLogIndex;
-    p[k + 23] = o.multiplier;
-  });
+  await bulkInsertRecords(db, opts.appendOnly ? ORDER_APPEND_UPSERT : ORDER_UPSERT, orders);
 }
 
 export async function insertFills(db: DbExecutor, fills: readonly FillRecord[]): Promise<void> {
-  await bulkInsertWith(db, FILL_INSERT, fills.length, (p, k, i) => {
-    const f = fills[i];
-    p[k] = f.orderId;
-    p[k + 1] = f.txHash;
-    p[k + 2] = f.blockNumber;
-    p[k + 3] = f.logIndex;
-    p[k + 4] = f.quantity;
-    p[k + 5] = f.price;
-    p[k + 6] = f.notional;
-    p[k + 7] = f.fee;
-    p[k + 8] = f.timestamp;
-  });
+  await bulkInsertRecords(db, FILL_INSERT, fills);
 }
 
 /** The stored fold state of the open orders (Open or Canceling) of `stockAddress`. */
