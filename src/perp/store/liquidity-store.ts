@@ -11,7 +11,6 @@ import { bulkInsert, type BulkTable } from '../../storage/bulk-sql.ts';
 import { kyselyOf, type DbExecutor } from '../../storage/database.ts';
 import { listPage } from '../../storage/list-query.ts';
 import type { PerpInsuranceMovesTable, PerpLiquidityMovesTable } from '../../storage/schema.ts';
-import type { LiquidityEvent } from '../engine/engine-types.ts';
 import type { Page, TimeRange } from './perp-history-store.ts';
 
 // ---------------------------------------------------------------------------- liquidity moves
@@ -19,8 +18,23 @@ import type { Page, TimeRange } from './perp-history-store.ts';
 /** Both tables are keyed by the engine event seq: it breaks ties of time. */
 const BY_SEQ_NEWEST_FIRST = { time: 'ts', newestFirst: ['ts', 'seq'] } as const;
 
-/** A `liquidity` engine event as stored: `seq` is the engine event seq. */
-export type LiquidityMoveRecord = Omit<LiquidityEvent, 'type' | 'commandId'>;
+export interface LiquidityMoveRecord {
+  /** The engine event seq. */
+  seq: number;
+  account: string;
+  action: 'ADD' | 'REMOVE';
+  /** Collateral moved (micro-USD). */
+  amount: bigint;
+  /** Shares minted (ADD) or burned (REMOVE). */
+  shares: bigint;
+  /** The holder's shares after the move. */
+  holderShares: bigint;
+  totalShares: bigint;
+  /** Pool equity after the move (micro-USD). */
+  poolEquity: bigint;
+  lockedUntil: number;
+  ts: number;
+}
 
 const LIQUIDITY_INSERT: BulkTable = {
   table: 'perp_liquidity_moves',
