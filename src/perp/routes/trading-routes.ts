@@ -120,31 +120,22 @@ export const tradingRoutes: FastifyPluginAsyncTypebox<TradingRouteOptions> = asy
     async (req) => perpOk(req.id, await orders().amend(caller(req), req.body)),
   );
 
-  app.get(
-    '/orders/client/:clientOrderId',
-    {
-      schema: {
-        tags,
-        summary: "One of the account's orders in any state, by its clientOrderId (READ)",
-        params: Type.Object({ clientOrderId: ClientOrderIdIn }),
-        response: perpResponses(ListedOrderSchema),
+  /** `GET` of one of the account's orders in any state (READ), found by `param` of its path. */
+  const getOrderBy = (path: string, by: string, param: 'orderId' | 'clientOrderId', find: (key: AuthKey, value: string) => ReturnType<OrderService['getOrder']>) =>
+    app.get(
+      path,
+      {
+        schema: {
+          tags,
+          summary: `One of the account's orders in any state, by ${by} (READ)`,
+          params: Type.Object({ [param]: param === 'orderId' ? OrderIdIn : ClientOrderIdIn }),
+          response: perpResponses(ListedOrderSchema),
+        },
       },
-    },
-    async (req) => perpOk(req.id, await orders().getOrderByClientId(caller(req), req.params.clientOrderId)),
-  );
-
-  app.get(
-    '/orders/:orderId',
-    {
-      schema: {
-        tags,
-        summary: "One of the account's orders in any state, by id (READ)",
-        params: Type.Object({ orderId: OrderIdIn }),
-        response: perpResponses(ListedOrderSchema),
-      },
-    },
-    async (req) => perpOk(req.id, await orders().getOrder(caller(req), req.params.orderId)),
-  );
+      async (req) => perpOk(req.id, await find(caller(req), (req.params as Record<string, string>)[param])),
+    );
+  getOrderBy('/orders/client/:clientOrderId', 'its clientOrderId', 'clientOrderId', (key, id) => orders().getOrderByClientId(key, id));
+  getOrderBy('/orders/:orderId', 'id', 'orderId', (key, id) => orders().getOrder(key, id));
 
   app.delete(
     '/orders/:orderId',
