@@ -6,7 +6,7 @@ export default defineConfig({
   // a change there is seen without rebuilding the package.
   resolve: { alias: { '@tokex/contract': fileURLToPath(new URL('./packages/contract/src/index.ts', import.meta.url)) } },
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'packages/testkit/test/**/*.test.ts', 'examples/**/*.test.ts'],
     testTimeout: 60_000,
     hookTimeout: 240_000,
     pool: 'forks',

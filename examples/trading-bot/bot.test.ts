@@ -1,0 +1,124 @@
+/**
+ * The trading bot (bot.ts) against a sandboxed venue from @tokex/testkit: one venue for the file,
+ * reverted before each test to the snapshot taken after the set-up (the bot's key and collateral).
+ * Each test scripts what the venue would otherwise only do by waiting or by chance:
+ *
+ * - BTC falls 30 % at once: the bot's 10x long is liquidated (bankrupt, so auto-deleveraged);
+ * - eight hours pass: funding is paid at each hour, to the bot's account too;
+ * - a 2:1 split of a stock the buyer holds: its holding doubles;
+ * - the venue rate-limits the bot's key: the bot retries and gets its answer.
+ *
+ *   npx vitest run examples/trading-bot      (npm run build:packages first: it imports the built kit)
+ */
+import { parseUnits } from 'viem';
+import { expect, it } from 'vitest';
+import { useVenue } from '@tokex/testkit/vitest';
+import { PerpBot, StockBuyer } from './bot.ts';
+
+const HOUR = 3_600_000;
+const SYMBOL = 'BTC-USD';
+let credentials: { apiKey: string; apiSecret: string };
+
+const ctx = useVenue({
+  // Once, before the snapshot every test starts from: the bot's wallet funded, its key, 1,000 USDC deposited.
+  setup: async (v) => {
+    const key = v.demo.wallets[2].privateKey;
+    await v.fund(v.demo.wallets[2].address, 'USDC', '1000');
+    credentials = await PerpBot.createKey(v.baseUrls.perp, v.demo.chainId, key);
+    await bot().deposit('1000');
+  },
+});
+
+const bot = () => new PerpBot({ baseUrl: ctx.venue.baseUrls.perp, chainId: ctx.venue.demo.chainId, privateKey: ctx.venue.demo.wallets[2].privateKey, credentials });
+
+/** Polls `read` until `done` holds (state the venue reaches a moment later); never a fixed sleep. */
+async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await read();
+    if (done(v)) return v;
+    if (Date.now() > end) throw new Error(`not reached within ${ms} ms; last: ${JSON.stringify(v).slice(0, 1000)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+it('a 30 % drop liquidates the bot\'s 10x long', async () => {
+  const b = bot();
+  const venue = ctx.venue;
+  await until(() => b.api.getTickers({ symbol: SYMBOL }), ([t]) => Number(t?.markPrice) > 0);
+  const opened = await b.openLong(SYMBOL, 10);
+  expect(opened.status).toBe('FILLED');
+  const position = (await b.position(SYMBOL))!;
+  expect(position.size).toBe(opened.filledSize);
+
+  const index = Number((await b.api.getTickers({ symbol: SYMBOL }))[0].indexPrice);
+  const crash = (Math.floor(index * 0.7 * 100) / 100).toFixed(2);
+  const pinned = await venue.prices.set('BTC', crash);
+  expect(pinned.quote?.last).toBe(crash);
+
+  // The account is bankrupt at that price (its loss beyond its collateral) and the fresh venue's
+  // insurance fund and pool are empty, so auto-deleveraging closes the long at its bankruptcy price
+  // (docs/perp-risk.md): the position is gone and the account ends at (almost) zero, to the micro-dollar.
+  await until(() => b.position(SYMBOL), (p) => p === undefined);
+  const adl = await until(() => b.api.listTransactions({ type: 'ADL', limit: 50 }), (p) => p.rows.length > 0);
+  const account = await b.account();
+  const micro = (v: string) => parseUnits(v, 6);
+  expect(adl.rows.reduce((sum, r) => sum + micro(r.amount), 0n)).toBe(micro(account.realisedPnl));
+  expect(micro(account.balance)).toBe(micro(account.deposited) - micro(account.fees) + micro(account.realisedPnl) + micro(account.funding));
+  expect(micro(account.balance)).toBeLessThan(micro('0.01'));
+  expect(account).toMatchObject({ positionMargin: '0', liquidatable: false });
+});
+
+it('eight hours pass: funding at each hour crossed, paid by the bot\'s open long', async () => {
+  const b = bot();
+  const venue = ctx.venue;
+  await until(() => b.api.getTickers({ symbol: SYMBOL }), ([t]) => Number(t?.markPrice) > 0);
+  await b.openLong(SYMBOL, 2);
+
+  const advance = await venue.clock.advance(8 * 3600);
+  expect(advance.to - advance.from).toBe(8 * HOUR);
+  const crossed = Array.from({ length: 8 }, (_, i) => (Math.floor(advance.from / HOUR) + 1 + i) * HOUR);
+  const rates = await until(() => b.api.getFundingRates({ symbol: SYMBOL, startTime: advance.from, limit: 100 }), (r) => r.length >= 8);
+  expect(rates.map((r) => r.fundingTime).sort((x, y) => x - y)).toEqual(crossed);
+  // The bot's account took part in each of them.
+  const paid = await until(() => b.api.listTransactions({ type: 'FUNDING', limit: 100 }), (p) => p.rows.length >= 8);
+  expect(paid.rows).toHaveLength(8);
+});
+
+it('a 2:1 split doubles the buyer\'s holding', async () => {
+  const venue = ctx.venue;
+  const { demo } = venue;
+  const buyer = new StockBuyer({
+    baseUrl: demo.stock.baseUrl, chainId: demo.chainId, rpcUrl: demo.rpcUrl,
+    credentials: demo.stock.keys.writable, privateKey: demo.wallets[0].privateKey,
+    now: () => venue.clock.now(),
+  });
+  const bought = await buyer.buy('AAPL', '250', { token: demo.stock.contracts.cashToken, amount: '500' });
+  expect(bought.history?.status).toBe('FILLED');
+  const before = await buyer.shares('AAPL');
+  expect(before).toBeGreaterThan(0n);
+
+  // A split effective now is applied at the first minute at least 5 s after it is added: rather
+  // than wait for that minute, move the venue's clock past it once the action is stored.
+  const split = venue.corporateActions.add({ symbol: 'AAPL', kind: 'split', ratio: '2:1' });
+  split.catch(() => undefined);
+  await until(() => venue.stock.getCorporateActions<{ type: string; status: string }>({ symbol: 'AAPL' }), (p) => p.rows.some((a) => a.type === 'SPLIT'));
+  await venue.clock.advance(70);
+  expect((await split).action).toMatchObject({ symbol: 'AAPL', type: 'SPLIT', ratio: '2:1', status: 'applied' });
+
+  const after = await until(() => buyer.shares('AAPL'), (s) => s !== before);
+  expect(after).toBe(before * 2n);
+});
+
+it('a 429 on the bot\'s key is retried, and the call succeeds', async () => {
+  const b = bot();
+  const venue = ctx.venue;
+  const fault = await venue.faults.add({ kind: 'rate-limit', apiKey: b.apiKey, count: 2 });
+  expect(fault).toMatchObject({ kind: 'rate-limit', apiKey: b.apiKey, count: 2, remaining: 2 });
+
+  const account = await b.account();
+  expect(account.balance).toBe('1000');
+  // Two answers were 429 (the SDK waited each one's Retry-After), the third the account.
+  expect(b.stats).toEqual({ answers: 3, rateLimited: 2 });
+  expect(await venue.faults.list()).toEqual([]);
+});

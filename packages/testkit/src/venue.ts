@@ -1,0 +1,274 @@
+/**
+ * `startVenue()`: an embedded tokex venue for a test run, as a child process in a data directory of
+ * its own, with the SDK's clients for the demo keys and typed helpers over the sandbox control API
+ * (docs/sandbox.md). `snapshot()` / `revert(id)` are the kit's own, by restart: the server has no
+ * snapshot routes yet (docs/testkit.md, "Snapshots").
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type {
+  SandboxClockAdvance,
+  SandboxClockState,
+  SandboxCorporateAction,
+  SandboxCorporateActionRequest,
+  SandboxFault,
+  SandboxFaultList,
+  SandboxFaultRequest,
+  SandboxFaultsCleared,
+  SandboxFund,
+  SandboxPrice,
+  SandboxPricePath,
+} from '@tokex/contract';
+import { PerpClient, StockClient } from '@tokex/sdk';
+import type { DemoFile } from './demo-file.ts';
+import { sandboxCall, sandboxData, type SandboxAnswer } from './sandbox-http.ts';
+import { resolveTokexBin, startVenueProcess, type VenuePorts, type VenueProcess } from './venue-process.ts';
+
+export interface StartVenueOptions {
+  /** The data directory to run in. Default: a fresh temporary one, removed by `stop()`. */
+  dataDir?: string;
+  /** Environment for the venue (e.g. `{ MARKETDATA_TICK_MS: '250' }`); `undefined` removes a variable. */
+  env?: Record<string, string | undefined>;
+  /** A data directory left by `prepareTemplate()`: copied into the venue's data directory before the start (no deployment, no history seed). */
+  template?: string;
+  /** The tokex CLI (`bin/tokex.mjs`). Default: `TOKEX_BIN`, else the `tokex` package's (see resolveTokexBin). */
+  tokexBin?: string;
+  /** How long one start may take (default 240 s). */
+  startTimeoutMs?: number;
+}
+
+export interface VenueBaseUrls {
+  /** The stock API (`/api/v1` follows). */
+  stock: string;
+  /** The perpetual API (`/v4/public/trader` follows). */
+  perp: string;
+  /** The sandbox control API (`/clock`, `/prices`, … follow). */
+  sandbox: string;
+  stockWs: string;
+  perpWs: string;
+  /** The embedded anvil's JSON-RPC. */
+  rpc: string;
+}
+
+export interface PriceStep {
+  price: string | number;
+  afterMs: number;
+}
+
+export interface Venue {
+  /** demo.json: wallets, contracts, demo keys, the sandbox's token. The same across snapshot and revert. */
+  readonly demo: DemoFile;
+  /** The stock API with the demo WRITABLE key (bound to `demo.wallets[0]`). */
+  readonly stock: StockClient;
+  /** The stock API with the demo READ_ONLY key. */
+  readonly stockReadOnly: StockClient;
+  /** The perpetual API with the demo trader key (`demo.wallets[0]`: READ, TRADE, TRANSFER). */
+  readonly perp: PerpClient;
+  readonly baseUrls: VenueBaseUrls;
+  /** The ports bound by the first start and kept by every restart (snapshot, revert). */
+  readonly ports: VenuePorts;
+  readonly dataDir: string;
+  /** Wall ms of the last start: spawn to the banner. */
+  readonly lastStartMs: number;
+  /** Any sandbox route, raw: the HTTP status, headers and the whole envelope. */
+  sandbox<T = unknown>(method: string, route: string, body?: unknown, headers?: Record<string, string>): Promise<SandboxAnswer<T>>;
+  clock: {
+    /** The venue's time in ms (`GET /clock` `now`). */
+    now(): Promise<number>;
+    get(): Promise<SandboxClockState>;
+    /** Moves the venue's time (and its chain's) forward; answers once everything due has run. */
+    advance(seconds: number): Promise<SandboxClockAdvance>;
+    /** Stops (`true`, the default) or restarts the venue's time. */
+    freeze(frozen?: boolean): Promise<SandboxClockState>;
+  };
+  prices: {
+    /** Pins an underlying (`BTC`, `AAPL`, or a perpetual's name); answered once the quote and index show it. */
+    set(symbol: string, price: string | number): Promise<SandboxPrice>;
+    /** Hands the underlying back to the simulator. */
+    release(symbol: string): Promise<SandboxPrice>;
+    /** Pins each price in turn, `afterMs` after the call; answered at once with the schedule. */
+    path(symbol: string, steps: PriceStep[]): Promise<SandboxPricePath>;
+  };
+  /** Mints `amount` of `USDC` or a stock into `address`; answered once mined. */
+  fund(address: string, asset: string, amount: string | number, opts?: { idempotencyKey?: string }): Promise<SandboxFund>;
+  faults: {
+    add(spec: SandboxFaultRequest): Promise<SandboxFault>;
+    list(): Promise<SandboxFault[]>;
+    /** Clears every fault; answers them as they were. */
+    clear(): Promise<SandboxFault[]>;
+  };
+  corporateActions: {
+    /** A split or dividend; effective now by default, answered once the chain has it. */
+    add(body: SandboxCorporateActionRequest): Promise<SandboxCorporateAction>;
+  };
+  /** Stops the venue cleanly, copies its data directory, starts it again on the same ports; answers the snapshot's id. */
+  snapshot(): Promise<string>;
+  /** Stops the venue, puts the snapshot's data directory back, starts it again on the same ports. The id stays usable. */
+  revert(id: string): Promise<void>;
+  /** Deletes a snapshot's copy. */
+  dropSnapshot(id: string): Promise<void>;
+  /** The venue's output (the last 64 KiB of its current run). */
+  output(): string;
+  /** Stops the venue; removes its data directory and snapshots when the kit made them. */
+  stop(): Promise<void>;
+}
+
+const copyDir = (from: string, to: string) => {
+  // A reflink where the file system has them (a copy on write: instant), a plain copy elsewhere.
+  fs.cpSync(from, to, { recursive: true, mode: fs.constants.COPYFILE_FICLONE });
+};
+
+function emptyDir(dir: string) {
+  for (const name of fs.readdirSync(dir)) fs.rmSync(path.join(dir, name), { recursive: true, force: true });
+}
+
+export async function startVenue(opts: StartVenueOptions = {}): Promise<Venue> {
+  const tokexBin = opts.tokexBin ?? resolveTokexBin();
+  const ownDir = opts.dataDir === undefined;
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-venue-'));
+  if (opts.template !== undefined) {
+    if (!fs.existsSync(path.join(opts.template, 'demo.json'))) throw new Error(`@tokex/testkit: ${opts.template} is not a prepared template (no demo.json): prepareTemplate(dir) makes one`);
+    fs.mkdirSync(dataDir, { recursive: true });
+    if (fs.readdirSync(dataDir).length > 0) throw new Error(`@tokex/testkit: template: the data directory ${dataDir} is not empty`);
+    copyDir(opts.template, dataDir);
+  }
+  const base = { tokexBin, dataDir, env: opts.env, startTimeoutMs: opts.startTimeoutMs };
+  let run: VenueProcess;
+  try {
+    run = await startVenueProcess(base);
+  } catch (err) {
+    if (ownDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  const ports = run.ports;
+  const demo = run.demo;
+  if (!demo.sandbox) throw new Error('@tokex/testkit: demo.json has no sandbox: is SANDBOX=0 set in the environment?');
+  if (!demo.perp) throw new Error('@tokex/testkit: demo.json has no perp venue: the embedded stack runs every role');
+  const sandboxTarget = demo.sandbox;
+  const baseUrls: VenueBaseUrls = {
+    stock: demo.stock.baseUrl,
+    perp: demo.perp.baseUrl,
+    sandbox: demo.sandbox.baseUrl,
+    stockWs: demo.stock.wsUrl,
+    perpWs: demo.perp.wsUrl,
+    rpc: demo.rpcUrl,
+  };
+  const stock = new StockClient({ baseUrl: demo.stock.baseUrl, chainId: demo.chainId, apiKey: demo.stock.keys.writable.apiKey, apiSecret: demo.stock.keys.writable.apiSecret });
+  const stockReadOnly = new StockClient({ baseUrl: demo.stock.baseUrl, chainId: demo.chainId, apiKey: demo.stock.keys.readOnly.apiKey, apiSecret: demo.stock.keys.readOnly.apiSecret });
+  const perp = new PerpClient({ baseUrl: demo.perp.baseUrl, chainId: demo.chainId, apiKey: demo.perp.keys.trader.apiKey, apiSecret: demo.perp.keys.trader.apiSecret });
+
+  let snapshotsDir: string | undefined;
+  let snapshotSeq = 0;
+  let stopped = false;
+  // Snapshot, revert and stop one at a time: each stops and starts the one child.
+  let queue: Promise<unknown> = Promise.resolve();
+  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+    const next = queue.then(fn, fn);
+    queue = next.catch(() => undefined);
+    return next;
+  };
+  const snapshotPath = (id: string) => {
+    if (!/^snap-\d+$/.test(id) || !snapshotsDir || !fs.existsSync(path.join(snapshotsDir, id))) throw new Error(`@tokex/testkit: no snapshot ${id}`);
+    return path.join(snapshotsDir, id);
+  };
+  /** Starts again in the data directory on the first start's ports, so every URL and client stays valid. */
+  const restart = async () => {
+    run = await startVenueProcess({ ...base, ports });
+    const same = run.ports.stock === ports.stock && run.ports.perp === ports.perp && run.ports.anvil === ports.anvil;
+    if (!same) throw new Error(`@tokex/testkit: the venue restarted on other ports (${JSON.stringify(run.ports)}, not ${JSON.stringify(ports)})`);
+  };
+  const live = () => {
+    if (stopped) throw new Error('@tokex/testkit: the venue is stopped');
+  };
+  const data = <T>(method: string, route: string, body?: unknown, headers?: Record<string, string>) => sandboxData<T>(sandboxTarget, method, route, body, headers);
+
+  const venue: Venue = {
+    demo,
+    stock,
+    stockReadOnly,
+    perp,
+    baseUrls,
+    ports,
+    dataDir,
+    get lastStartMs() {
+      return run.startMs;
+    },
+    sandbox: (method, route, body, headers) => sandboxCall(sandboxTarget, method, route, body, headers),
+    clock: {
+      now: async () => (await data<SandboxClockState>('GET', '/clock')).now,
+      get: () => data<SandboxClockState>('GET', '/clock'),
+      advance: (seconds) => data<SandboxClockAdvance>('POST', '/clock/advance', { seconds }),
+      freeze: (frozen = true) => data<SandboxClockState>('POST', '/clock/freeze', { frozen }),
+    },
+    prices: {
+      set: (symbol, price) => data<SandboxPrice>('POST', '/prices', { symbol, price: String(price) }),
+      release: (symbol) => data<SandboxPrice>('POST', '/prices', { symbol, release: true }),
+      path: (symbol, steps) => data<SandboxPricePath>('POST', '/prices', { symbol, path: steps.map((s) => ({ price: String(s.price), afterMs: s.afterMs })) }),
+    },
+    fund: (address, asset, amount, o = {}) =>
+      data<SandboxFund>('POST', '/fund', { address, asset, amount: String(amount) }, o.idempotencyKey ? { 'idempotency-key': o.idempotencyKey } : {}),
+    faults: {
+      add: (spec) => data<SandboxFault>('POST', '/faults', spec),
+      list: async () => (await data<SandboxFaultList>('GET', '/faults')).faults,
+      clear: async () => (await data<SandboxFaultsCleared>('DELETE', '/faults')).cleared,
+    },
+    corporateActions: {
+      add: (body) => data<SandboxCorporateAction>('POST', '/corporate-actions', body),
+    },
+    snapshot: () =>
+      serial(async () => {
+        live();
+        snapshotsDir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-venue-snapshots-'));
+        const id = `snap-${++snapshotSeq}`;
+        await run.stop();
+        copyDir(dataDir, path.join(snapshotsDir, id));
+        await restart();
+        return id;
+      }),
+    revert: (id) =>
+      serial(async () => {
+        live();
+        const from = snapshotPath(id);
+        await run.stop();
+        emptyDir(dataDir);
+        copyDir(from, dataDir);
+        await restart();
+      }),
+    dropSnapshot: (id) =>
+      serial(async () => {
+        fs.rmSync(snapshotPath(id), { recursive: true, force: true });
+      }),
+    output: () => run.output(),
+    stop: () =>
+      serial(async () => {
+        if (stopped) return;
+        stopped = true;
+        await run.stop();
+        if (snapshotsDir) fs.rmSync(snapshotsDir, { recursive: true, force: true });
+        if (ownDir) fs.rmSync(dataDir, { recursive: true, force: true });
+      }),
+  };
+  return venue;
+}
+
+export interface PreparedTemplate {
+  dir: string;
+  /** Wall ms of the cold start that made it (deployment and history seed included). */
+  coldStartMs: number;
+}
+
+/**
+ * Starts a venue once in `dir` (which must be empty or absent), stops it cleanly and leaves its data
+ * directory there: `startVenue({ template: dir })` then copies it and starts from it, a restart of a
+ * seeded venue (the contracts deployed, 30 days of history, the demo keys) rather than a cold start.
+ */
+export async function prepareTemplate(dir: string, opts: Omit<StartVenueOptions, 'dataDir' | 'template'> = {}): Promise<PreparedTemplate> {
+  fs.mkdirSync(dir, { recursive: true });
+  if (fs.readdirSync(dir).length > 0) throw new Error(`@tokex/testkit: prepareTemplate: ${dir} is not empty`);
+  const started = Date.now();
+  const venue = await startVenue({ ...opts, dataDir: dir });
+  const coldStartMs = Date.now() - started;
+  await venue.stop();
+  return { dir, coldStartMs };
+}
