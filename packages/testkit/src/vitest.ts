@@ -1,6 +1,7 @@
 /**
  * `useVenue()` for a Vitest file: one venue for the file, started in `beforeAll` (then `setup`, then a
- * snapshot), reverted to that snapshot before each test but the first, stopped in `afterAll`.
+ * snapshot), reverted to that snapshot before each test but the first, stopped in `afterAll`. A
+ * file (or describe) with one test to run takes no snapshot: nothing would go back to it.
  *
  *   const ctx = useVenue({ setup: async (v) => { await v.fund(addr, 'USDC', '1000'); } });
  *   it('…', async () => { await ctx.venue.prices.set('BTC', '70000'); … });
@@ -21,10 +22,23 @@ export interface UseVenueOptions extends StartVenueOptions {
 export interface VenueContext {
   /** The file's venue (throws before `beforeAll` has run). */
   readonly venue: Venue;
-  /** The snapshot taken after `setup`, which each test starts from. */
+  /** The snapshot taken after `setup`, which each test starts from (none with a single test to run). */
   readonly snapshotId: string | undefined;
   /** Wall ms of each revert so far. */
   readonly revertMs: readonly number[];
+}
+
+interface SuiteLike {
+  type?: string;
+  mode?: string;
+  tasks?: SuiteLike[];
+}
+
+/** The tests of a suite that will run (not skipped, filtered out or todo). */
+function testsToRun(task: SuiteLike): number {
+  if (task.mode === 'skip' || task.mode === 'todo') return 0;
+  if (Array.isArray(task.tasks)) return task.tasks.reduce((n, t) => n + testsToRun(t), 0);
+  return task.type === 'test' ? 1 : 0;
 }
 
 export function useVenue(opts: UseVenueOptions = {}): VenueContext {
@@ -34,10 +48,13 @@ export function useVenue(opts: UseVenueOptions = {}): VenueContext {
   let fresh = false;
   const revertMs: number[] = [];
 
-  beforeAll(async () => {
+  // Vitest 4 reads the hook's parameters: a destructured context first, the suite second.
+  // eslint-disable-next-line no-empty-pattern
+  beforeAll(async ({}, suite: Readonly<SuiteLike>) => {
     venue = await startVenue(start);
     if (setup) await setup(venue);
-    if (revertBeforeEach) snapshotId = await venue.snapshot();
+    // A snapshot costs a restart: taken only when a second test will need to go back to it.
+    if (revertBeforeEach && (suite?.tasks === undefined || testsToRun(suite) > 1)) snapshotId = await venue.snapshot();
     fresh = true;
   }, (start.startTimeoutMs ?? 240_000) + 60_000);
 
