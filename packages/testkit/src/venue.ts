@@ -102,9 +102,19 @@ export interface Venue {
     /** A split or dividend; effective now by default, answered once the chain has it. */
     add(body: SandboxCorporateActionRequest): Promise<SandboxCorporateAction>;
   };
-  /** Stops the venue cleanly, copies its data directory, starts it again on the same ports; answers the snapshot's id. */
+  /**
+   * Stops the venue cleanly, copies its data directory, starts it again on the same ports; answers the
+   * snapshot's id. What the server holds only in its process is carried across: a frozen clock is
+   * frozen again (at the restart's instant) and the faults in force are set again (with their
+   * remaining counts). A running price path's later steps and the fund idempotency keys are not, and
+   * open WebSocket connections are closed by the restart.
+   */
   snapshot(): Promise<string>;
-  /** Stops the venue, puts the snapshot's data directory back, starts it again on the same ports. The id stays usable. */
+  /**
+   * Stops the venue, puts the snapshot's data directory back (chain, databases, clock advance, pins,
+   * keys), starts it again on the same ports, and sets the snapshot's frozen clock and faults again.
+   * The id stays usable.
+   */
   revert(id: string): Promise<void>;
   /** Deletes a snapshot's copy. */
   dropSnapshot(id: string): Promise<void>;
@@ -112,6 +122,11 @@ export interface Venue {
   output(): string;
   /** Stops the venue; removes its data directory and snapshots when the kit made them. */
   stop(): Promise<void>;
+}
+
+interface InProcessState {
+  frozen: boolean;
+  faults: SandboxFault[];
 }
 
 const copyDir = (from: string, to: string) => {
@@ -160,6 +175,8 @@ export async function startVenue(opts: StartVenueOptions = {}): Promise<Venue> {
 
   let snapshotsDir: string | undefined;
   let snapshotSeq = 0;
+  /** What the server keeps in its process only (a frozen clock, the faults), by snapshot id: put back after each restart. */
+  const inProcess = new Map<string, InProcessState>();
   let stopped = false;
   // Snapshot, revert and stop one at a time: each stops and starts the one child.
   let queue: Promise<unknown> = Promise.resolve();
@@ -182,6 +199,23 @@ export async function startVenue(opts: StartVenueOptions = {}): Promise<Venue> {
     if (stopped) throw new Error('@tokex/testkit: the venue is stopped');
   };
   const data = <T>(method: string, route: string, body?: unknown, headers?: Record<string, string>) => sandboxData<T>(sandboxTarget, method, route, body, headers);
+  const capture = async (): Promise<InProcessState> => ({
+    frozen: (await data<SandboxClockState>('GET', '/clock')).frozen,
+    faults: (await data<SandboxFaultList>('GET', '/faults')).faults,
+  });
+  const restore = async (state: InProcessState) => {
+    if (state.frozen) await data('POST', '/clock/freeze', { frozen: true });
+    for (const f of state.faults) {
+      if (f.kind === 'stream-drop' || (f.remaining !== undefined && f.remaining <= 0)) continue;
+      const spec: SandboxFaultRequest = { kind: f.kind };
+      if (f.apiKey !== undefined) spec.apiKey = f.apiKey;
+      if (f.path !== undefined) spec.path = f.path;
+      if (f.remaining !== undefined) spec.count = f.remaining;
+      if (f.retryAfterSeconds !== undefined) spec.retryAfterSeconds = f.retryAfterSeconds;
+      if (f.cause !== undefined) spec.cause = f.cause;
+      await data('POST', '/faults', spec);
+    }
+  };
 
   const venue: Venue = {
     demo,
@@ -221,9 +255,12 @@ export async function startVenue(opts: StartVenueOptions = {}): Promise<Venue> {
         live();
         snapshotsDir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-venue-snapshots-'));
         const id = `snap-${++snapshotSeq}`;
+        const state = await capture();
         await run.stop();
         copyDir(dataDir, path.join(snapshotsDir, id));
+        inProcess.set(id, state);
         await restart();
+        await restore(state);
         return id;
       }),
     revert: (id) =>
@@ -234,10 +271,12 @@ export async function startVenue(opts: StartVenueOptions = {}): Promise<Venue> {
         emptyDir(dataDir);
         copyDir(from, dataDir);
         await restart();
+        await restore(inProcess.get(id) ?? { frozen: false, faults: [] });
       }),
     dropSnapshot: (id) =>
       serial(async () => {
         fs.rmSync(snapshotPath(id), { recursive: true, force: true });
+        inProcess.delete(id);
       }),
     output: () => run.output(),
     stop: () =>

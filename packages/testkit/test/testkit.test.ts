@@ -2,7 +2,8 @@
  * @tokex/testkit on the real embedded venue: a template prepared once (a cold start) and a venue
  * started from it (a restart of the seeded venue: the same contracts and keys, fresh ports); a
  * snapshot, changes (a mint, a pin, an hour of clock, a fault), and reverts to it, each on the same
- * ports with every URL and client still valid and the changes gone; the id usable again.
+ * ports with every URL and client still valid and the changes gone; the id usable again; the fault in
+ * force at the snapshot set again after each restart.
  * The wall times are logged (docs/testkit.md quotes them): `TESTKIT_REVERTS=10` measures more reverts.
  */
 import fs from 'node:fs';
@@ -58,11 +59,17 @@ describe('@tokex/testkit', () => {
     const usdcOf = (a: `0x${string}`) => chain.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [a] });
     const urls = { ...v.baseUrls };
 
+    // A fault in force at the snapshot (the server holds faults in its process only): set again after
+    // the snapshot's restart and after each revert, with the count it had left.
+    const kept = { kind: 'http-503', path: '/api/v1/kept-across', remaining: 7 };
+    await v.faults.add({ kind: 'http-503', path: '/api/v1/kept-across', count: 7 });
     let t0 = Date.now();
     const id = await v.snapshot();
     figures.snapshotMs = Date.now() - t0;
     expect(v.baseUrls).toEqual(urls);
+    expect(await v.faults.list()).toEqual([expect.objectContaining(kept)]);
     const reverts: number[] = [];
+    const starts: number[] = [];
 
     for (let round = 0; round < REVERTS; round++) {
       // Changes after the snapshot, each read back before the revert.
@@ -75,11 +82,12 @@ describe('@tokex/testkit', () => {
       const advance = await v.clock.advance(3600);
       expect(advance.to - advance.from).toBe(3_600_000);
       await v.faults.add({ kind: 'http-503', path: '/api/v1/nothing-here', count: 5 });
-      expect(await v.faults.list()).toHaveLength(1);
+      expect(await v.faults.list()).toHaveLength(2);
 
       t0 = Date.now();
       await v.revert(id);
       reverts.push(Date.now() - t0);
+      starts.push(v.lastStartMs);
 
       // The same URLs, and the SDK clients, the chain client and the sandbox all answer on them.
       expect(v.baseUrls).toEqual(urls);
@@ -87,12 +95,14 @@ describe('@tokex/testkit', () => {
       // The mint is gone (the chain is the snapshot's), so are the advance, the pin and the fault.
       expect(await usdcOf(holder)).toBe(0n);
       expect((await v.clock.get()).advancedMs).toBe(0);
-      expect(await v.faults.list()).toEqual([]);
+      expect(await v.faults.list()).toEqual([expect.objectContaining(kept)]);
       expect((await v.stock.getPrice('AAPL')).last).not.toBe('123.45');
       expect((await v.perp.getAccount()).balance).toBe('10000');
     }
     figures.revertMs = reverts;
     figures.revertP50Ms = p50(reverts);
+    // Of which the server's start (spawn to banner); the rest is the clean stop and the copy.
+    figures.revertStartP50Ms = p50(starts);
   }, 600_000);
 
   it('stops the venue and removes the data directory and the snapshots it made; the template stays', async () => {
