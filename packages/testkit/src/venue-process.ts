@@ -113,6 +113,11 @@ export async function startVenueProcess(opts: VenueProcessOptions): Promise<Venu
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A test process that ends without stop() (a crash, a forgotten afterAll) still stops its venue:
+  // SIGTERM, which the venue answers with its own clean shutdown after this process is gone.
+  const orphanGuard = () => child.kill('SIGTERM');
+  process.once('exit', orphanGuard);
+  child.once('exit', () => process.off('exit', orphanGuard));
   let exitNote: string | undefined;
   child.once('exit', (code, signal) => (exitNote = `exited with ${signal ?? code}`));
   const output = () => out.slice(-OUTPUT_KEEP);

@@ -50,6 +50,18 @@ describe('@tokex/testkit', () => {
     expect(venue.output()).not.toContain('deploying venue');
     expect(await venue.clock.get()).toMatchObject({ frozen: false, advancedMs: 0 });
     expect((await venue.perp.getAccount()).balance).toBe('10000');
+
+    // The helpers: a raw call keeps the envelope; a refusal is a SandboxError with the status and errMsg.
+    const raw = await venue.sandbox<{ frozen: boolean }>('GET', '/clock');
+    expect([raw.status, raw.body.code, raw.body.data?.frozen]).toEqual([200, 200, false]);
+    await expect(venue.clock.advance(0)).rejects.toMatchObject({ name: 'SandboxError', status: 400, errMsg: expect.stringMatching(/^seconds/) });
+    const frozen = await venue.clock.freeze();
+    expect(frozen.frozen).toBe(true);
+    expect(await venue.clock.now()).toBe(frozen.now);
+    expect((await venue.clock.freeze(false)).frozen).toBe(false);
+    const pricePath = await venue.prices.path('ETH', [{ price: '3000', afterMs: 0 }, { price: 2900, afterMs: 60_000 }]);
+    expect(pricePath.path.map((s) => [s.price, s.at - pricePath.startedAt])).toEqual([['3000.00', 0], ['2900.00', 60_000]]);
+    expect((await venue.prices.release('ETH')).released).toBe(true);
   }, 420_000);
 
   it('snapshots, and reverts to it on the same ports: a mint, a pin, the clock and a fault are gone; the id serves again', async () => {
