@@ -63,7 +63,7 @@ export interface QuoteFeed extends QuoteReader {
   listQuotes(): Quote[];
   /** Called with every new quote; returns the unsubscribe function. */
   onQuote(listener: QuoteListener): () => void;
-  /** The time of the last tick whose quotes reached storage (what other processes read); undefined before the first. */
+  /** When (wall clock) the last tick's quotes reached storage (what other processes read); undefined before the first. */
   lastWrittenAt(): number | undefined;
 }
 
@@ -215,7 +215,9 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
       pending.quote(q);
       fresh.push(q);
     }
-    if (await pending.write()) writtenAt = time;
+    // Progress is liveness, on the wall clock: a sandbox's advance moves the quotes' time, and a
+    // write stamped a day ahead must not keep the role fresh for a day (docs/sandbox.md "Clock").
+    if (await pending.write()) writtenAt = Date.now();
     notifyQuoteListeners(listeners, fresh, 'marketdata', log);
   };
 
