@@ -62,6 +62,11 @@ describe('@tokex/testkit', () => {
     const pricePath = await venue.prices.path('ETH', [{ price: '3000', afterMs: 0 }, { price: 2900, afterMs: 60_000 }]);
     expect(pricePath.path.map((s) => [s.price, s.at - pricePath.startedAt])).toEqual([['3000.00', 0], ['2900.00', 60_000]]);
     expect((await venue.prices.release('ETH')).released).toBe(true);
+    // A fund with an Idempotency-Key, retried: the first answer again, minted once.
+    const holder = privateKeyToAccount(generatePrivateKey()).address;
+    const once = await venue.fund(holder, 'AAPL', '2.5', { idempotencyKey: 'testkit-fund-1' });
+    expect(once.balance).toBe('2.5');
+    expect(await venue.fund(holder, 'AAPL', '2.5', { idempotencyKey: 'testkit-fund-1' })).toEqual(once);
   }, 420_000);
 
   it('snapshots, and reverts to it on the same ports: a mint, a pin, the clock and a fault are gone; the id serves again', async () => {
