@@ -27,6 +27,7 @@ import type { IndexOracle } from '../perp/workers/mark-price-task.ts';
 import { deploymentPath } from './chain-wiring.ts';
 import type { StackContext } from './stack-context.ts';
 import type { Address } from 'viem';
+import { onVenueClockStep } from '../lib/venue-clock.ts';
 
 export interface OracleWiring {
   /** The publisher's figures, undefined when it does not run here. */
@@ -110,8 +111,17 @@ export async function startOracle(ctx: StackContext): Promise<OracleWiring> {
   // A first round before the executor's first tick, so fills are not held back waiting for it.
   await publisher.runOnce().catch((err: unknown) => logger.warn({ err }, 'oracle publisher: the first publish failed; retrying'));
   publisher.start();
+  // A sandbox's clock advance publishes at each step, on the step's quotes and block time: the
+  // perpetual marks check the index against the feeds, and a feed an hour old would withhold them.
+  const offStep = ctx.sandbox ? onVenueClockStep({ stage: 'oracle', name: `oracle publisher (chain ${config.chainId})`, run: () => publisher.runOnce() }) : () => {};
   logger.info({ hub: result.hub, feeds: Object.keys(result.feeds).length, publisher: publisherWallet.account.address, toleranceBps: settings.toleranceBps, heartbeatMs: settings.heartbeatMs, deviationBps: settings.deviationBps }, 'oracle: publishing');
-  return { progress: () => publisher.progress(), stop: () => publisher.stop() };
+  return {
+    progress: () => publisher.progress(),
+    stop: () => {
+      offStep();
+      return publisher.stop();
+    },
+  };
 }
 
 /** How often a process that found no feeds at start looks for them again. */

@@ -71,7 +71,7 @@ export function resetVenueClock(): void {
  * order: each stage sees what the earlier ones did at the same instant (a funding payment on the
  * mark just set, a dividend on the quote just made).
  */
-export const CLOCK_STAGES = ['prices', 'marks and expiries', 'funding', 'corporate actions', 'stock orders'] as const;
+export const CLOCK_STAGES = ['prices', 'oracle', 'marks and expiries', 'funding', 'corporate actions', 'stock orders'] as const;
 export type ClockStage = (typeof CLOCK_STAGES)[number];
 
 export interface ClockStepWork {
@@ -81,9 +81,9 @@ export interface ClockStepWork {
   /** One run of the task at the venue's time now; resolves once its effects are written. */
   run(): Promise<unknown>;
   /**
-   * `calendar`: the task works on the chain or by the market's calendar (the stock executor,
-   * corporate actions) and runs only at the steps where the New York date or the US session
-   * changed, and at the last; by default at every step.
+   * `calendar`: the task works by the market's calendar (the stock executor, corporate actions)
+   * and runs only at the steps where the New York date or the US session changed, and at the
+   * last; by default at every step.
    */
   every?: 'step' | 'calendar';
 }

@@ -34,7 +34,7 @@ export interface SandboxClockDeps {
   stepMs: number;
   /**
    * What the market's calendar says at a time (its New York date and US session, say): a step where
-   * it differs from the last calendar step runs the calendar-bound tasks and moves the chain.
+   * it differs from the last calendar step runs the calendar-bound tasks.
    */
   calendarMark: (ms: number) => string;
   /**
@@ -110,15 +110,15 @@ export async function createSandboxClock(deps: SandboxClockDeps) {
       const step = Math.min(at, to);
       // Time runs on while a step works (unless frozen): a step already passed is not moved back to.
       advanceVenueClock(Math.max(0, step - venueNow()));
-      // The chain and the calendar-bound tasks only where the date or the session changed, and at
-      // the end: an hour of a session changes nothing for them, and they are most of a step's cost.
+      // The chain at every step: the oracle's publication at the step must not be ahead of the
+      // block time, and the marks check the index against that publication's age.
+      const moving = performance.now();
+      await moveChain();
+      chainMs += performance.now() - moving;
+      // The calendar-bound tasks only where the date or the session changed, and at the end: an
+      // hour of a session changes nothing for them, and they are most of a step's cost.
       const calendarStep = step >= to || deps.calendarMark(step) !== mark;
-      if (calendarStep) {
-        mark = deps.calendarMark(step);
-        const moving = performance.now();
-        await moveChain();
-        chainMs += performance.now() - moving;
-      }
+      if (calendarStep) mark = deps.calendarMark(step);
       for (const work of venueClockStepWork()) {
         if (work.every === 'calendar' && !calendarStep) continue;
         const key = `${work.stage}\u0000${work.name}`;

@@ -82,7 +82,7 @@ describe('sandbox clock', () => {
     const crossed = Array.from({ length: 8 }, (_, i) => (Math.floor(answer.from / HOUR) + 1 + i) * HOUR);
     expect(answer.steps).toBe(answer.to % HOUR === 0 ? 8 : 9);
     const ran = Object.fromEntries(answer.ran.map((r: any) => [r.name, r]));
-    for (const name of ['price simulator', 'perp marks', 'perp funding']) expect(ran[name]).toMatchObject({ runs: answer.steps, failed: 0 });
+    for (const name of ['price simulator', 'oracle publisher (chain 31337)', 'perp marks', 'perp funding']) expect(ran[name]).toMatchObject({ runs: answer.steps, failed: 0 });
     // The calendar-bound tasks run where the New York date or the US session changed, and at the end:
     // the same steps for each, at least the last, never more than every step.
     const calendarBound = ['perp splits', 'stock corporate actions (chain 31337)', 'stock executor (chain 31337)'].map((n) => ran[n]);
@@ -126,4 +126,4 @@ describe('sandbox clock', () => {
   }, 180_000);
 });
 
-const STAGES = ['prices', 'marks and expiries', 'funding', 'corporate actions', 'stock orders'];
+const STAGES = ['prices', 'oracle', 'marks and expiries', 'funding', 'corporate actions', 'stock orders'];
