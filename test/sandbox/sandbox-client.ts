@@ -3,8 +3,8 @@
  * a started stack's demo.json, the answer's envelope kept whole, `ok` for a 200's data and `refusal`
  * for a 400's errMsg (the envelope around it checked).
  */
-import { expect } from 'vitest';
-import type { TestStack } from '../support/stock-stack.ts';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { startTestStack, type TestStack } from '../support/stock-stack.ts';
 
 export interface SandboxAnswer {
   status: number;
@@ -32,4 +32,26 @@ export function sandboxClient(t: TestStack) {
     return r.json.errMsg as string;
   };
   return { call, ok, refusal };
+}
+
+/**
+ * One stack for a file's tests with its sandbox client, started before them and stopped after:
+ * `s.t` and `s.sb` once started; `s.restart()` stops it and starts it again on its data directory.
+ */
+export function useSandboxStack(env: Record<string, string> = {}) {
+  const s = {} as { t: TestStack; sb: ReturnType<typeof sandboxClient>; restart(): Promise<void> };
+  beforeAll(async () => {
+    s.t = await startTestStack(env);
+    s.sb = sandboxClient(s.t);
+  }, 180_000);
+  afterAll(async () => {
+    await s.t?.stop();
+  });
+  s.restart = async () => {
+    const dataDir = s.t.dataDir;
+    await s.t.stop();
+    s.t = await startTestStack(env, { dataDir });
+    s.sb = sandboxClient(s.t);
+  };
+  return s;
 }

@@ -5,26 +5,16 @@
  * and answers what ran; the advance outlives a restart, chain and all.
  */
 import { privateKeyToAccount } from 'viem/accounts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPublicClient, http } from 'viem';
-import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import type { TestStack } from '../support/stock-stack.ts';
 import { until } from '../support/poll.ts';
-import { sandboxClient } from './sandbox-client.ts';
+import { useSandboxStack } from './sandbox-client.ts';
 import { createSandboxClock } from '../../src/sandbox/sandbox-clock.ts';
 import { venueClockState } from '../../src/lib/venue-clock.ts';
 
 const HOUR = 3_600_000;
-let t: TestStack | undefined;
-let sb: ReturnType<typeof sandboxClient>;
-
-beforeAll(async () => {
-  t = await startTestStack();
-  sb = sandboxClient(t);
-}, 180_000);
-
-afterAll(async () => {
-  await t?.stop();
-});
+const s = useSandboxStack();
 
 const chainTime = async (stack: TestStack) =>
   Number((await createPublicClient({ transport: http(stack.demo.rpcUrl) }).getBlock({ blockTag: 'latest' })).timestamp);
@@ -32,24 +22,24 @@ const chainTime = async (stack: TestStack) =>
 describe('sandbox clock', () => {
   it('reads the wall clock until moved, and stands still while frozen', async () => {
     const before = Date.now();
-    const c = await sb.ok('GET', '/clock');
+    const c = await s.sb.ok('GET', '/clock');
     expect(c).toMatchObject({ frozen: false, advancedMs: 0 });
     expect(c.now).toBeGreaterThanOrEqual(before);
     expect(c.now).toBeLessThanOrEqual(Date.now());
 
-    const frozen = await sb.ok('POST', '/clock/freeze', { frozen: true });
+    const frozen = await s.sb.ok('POST', '/clock/freeze', { frozen: true });
     expect(frozen.frozen).toBe(true);
     // Time passes on the wall clock; the venue's does not.
     await until(async () => Date.now(), (now) => now > frozen.now + 20, 5_000);
-    expect(await sb.ok('GET', '/clock')).toEqual(frozen);
-    const running = await sb.ok('POST', '/clock/freeze', { frozen: false });
+    expect(await s.sb.ok('GET', '/clock')).toEqual(frozen);
+    const running = await s.sb.ok('POST', '/clock/freeze', { frozen: false });
     expect(running.frozen).toBe(false);
     expect(running.now).toBeGreaterThanOrEqual(frozen.now);
   });
 
   it('refuses to move in a process that does not run every role (409), leaving the clock as it was', async () => {
     const before = venueClockState();
-    const file = `${t!.dataDir}/not-all-in-one-clock.json`;
+    const file = `${s.t.dataDir}/not-all-in-one-clock.json`;
     // No chain call is made before the refusal: the client is never used.
     const clock = await createSandboxClock({ publicClient: undefined as never, file, stepMs: HOUR, calendarMark: () => '', allInOne: false, nodeKeepsTime: false, logger: { info() {}, warn() {} } });
     const refusal = { code: 'CONFLICT', message: expect.stringContaining('use the all-in-one stack (npm start, or tokex start --role all)') };
@@ -59,23 +49,23 @@ describe('sandbox clock', () => {
   });
 
   it('refuses bad input with a 400 naming the field', async () => {
-    expect(await sb.refusal('POST', '/clock/advance', { seconds: 0 })).toMatch(/seconds/);
-    expect(await sb.refusal('POST', '/clock/advance', { seconds: 31 * 86_400 + 1 })).toMatch(/seconds/);
-    expect(await sb.refusal('POST', '/clock/advance', { seconds: 1.5 })).toMatch(/seconds/);
-    expect(await sb.refusal('POST', '/clock/advance', { seconds: 60, extra: 1 })).toMatch(/extra/);
-    expect(await sb.refusal('POST', '/clock/freeze', { frozen: 'yes' })).toMatch(/frozen/);
-    expect((await sb.ok('GET', '/clock')).advancedMs).toBe(0);
+    expect(await s.sb.refusal('POST', '/clock/advance', { seconds: 0 })).toMatch(/seconds/);
+    expect(await s.sb.refusal('POST', '/clock/advance', { seconds: 31 * 86_400 + 1 })).toMatch(/seconds/);
+    expect(await s.sb.refusal('POST', '/clock/advance', { seconds: 1.5 })).toMatch(/seconds/);
+    expect(await s.sb.refusal('POST', '/clock/advance', { seconds: 60, extra: 1 })).toMatch(/extra/);
+    expect(await s.sb.refusal('POST', '/clock/freeze', { frozen: 'yes' })).toMatch(/frozen/);
+    expect((await s.sb.ok('GET', '/clock')).advancedMs).toBe(0);
   });
 
   it('eight hours with a position open: funding at each hour crossed, the chain moved, what ran answered', async () => {
-    const trader = t!.perpTrader!;
-    const wallet = privateKeyToAccount(t!.demo.wallets[0].privateKey as `0x${string}`);
+    const trader = s.t.perpTrader!;
+    const wallet = privateKeyToAccount(s.t.demo.wallets[0].privateKey as `0x${string}`);
     await until(() => trader.getTickers({ symbol: 'BTC-USD' }), ([tk]) => Number(tk.markPrice) > 0, 30_000);
     await trader.placeOrder(wallet, { symbol: 'BTC-USD', side: 'BUY', type: 'MARKET', size: '0.01' });
     await until(() => trader.get<any>('positions'), (p) => p.rows.some((r: any) => r.symbol === 'BTC-USD' && r.size !== '0'), 30_000);
-    const chainBefore = await chainTime(t!);
+    const chainBefore = await chainTime(s.t);
 
-    const answer = await sb.ok('POST', '/clock/advance', { seconds: 8 * 3_600 });
+    const answer = await s.sb.ok('POST', '/clock/advance', { seconds: 8 * 3_600 });
     expect(answer.to - answer.from).toBe(8 * HOUR);
     expect(answer.stepMs).toBe(HOUR);
     // Eight hour boundaries crossed, and the end unless it falls on one.
@@ -100,8 +90,8 @@ describe('sandbox clock', () => {
     // The chain's time went with it: its latest block is at least eight hours on.
     expect(answer.chainTime).toBeGreaterThanOrEqual(chainBefore + 8 * 3_600 - 1);
     // (The chain moves in whole seconds: at most the venue's fraction of a second behind.)
-    expect(await chainTime(t!)).toBeGreaterThanOrEqual(Math.floor(answer.to / 1000) - 1);
-    const clock = await sb.ok('GET', '/clock');
+    expect(await chainTime(s.t)).toBeGreaterThanOrEqual(Math.floor(answer.to / 1000) - 1);
+    const clock = await s.sb.ok('GET', '/clock');
     // Time ran on while the advance worked: the clock was moved by the jump less that time.
     expect(clock.advancedMs).toBeGreaterThan(8 * HOUR - 60_000);
     expect(clock.now).toBeGreaterThanOrEqual(answer.to);
@@ -110,19 +100,16 @@ describe('sandbox clock', () => {
   }, 180_000);
 
   it('keeps the advance across a restart: the venue clock and the chain resume ahead', async () => {
-    const advancedMs = (await sb.ok('GET', '/clock')).advancedMs;
+    const advancedMs = (await s.sb.ok('GET', '/clock')).advancedMs;
     expect(advancedMs).toBeGreaterThan(8 * HOUR - 60_000);
-    const dataDir = t!.dataDir;
-    await t!.stop();
-    t = await startTestStack({}, { dataDir });
-    sb = sandboxClient(t);
-    const c = await sb.ok('GET', '/clock');
+    await s.restart();
+    const c = await s.sb.ok('GET', '/clock');
     expect(c.advancedMs).toBe(advancedMs);
     expect(c.now).toBeGreaterThanOrEqual(Date.now() + advancedMs - 1_000);
     // The embedded anvil restarted on the wall clock: the start moved it to the venue's time.
-    expect(await chainTime(t)).toBeGreaterThanOrEqual(Math.floor((Date.now() + advancedMs) / 1000) - 5);
+    expect(await chainTime(s.t)).toBeGreaterThanOrEqual(Math.floor((Date.now() + advancedMs) / 1000) - 5);
     // Fresh again, with the chain's clock within the venue's bounds.
-    await until(async () => (await fetch(`${new URL(t!.demo.stock.baseUrl).origin}/readyz`)).status, (s) => s === 200, 60_000);
+    await until(async () => (await fetch(`${new URL(s.t.demo.stock.baseUrl).origin}/readyz`)).status, (s) => s === 200, 60_000);
   }, 180_000);
 });
 
