@@ -108,7 +108,9 @@ it('a 2:1 split doubles the buyer\'s holding', async () => {
 
   const after = await until(() => buyer.shares('AAPL'), (s) => s !== before);
   expect(after).toBe(before * 2n);
-});
+  // 50 s alone on a quiet machine (the split's answer comes well after the advance: open in issue
+  // 61), past the default minute on a busy one.
+}, 150_000);
 
 it('a 429 on the bot\'s key is retried, and the call succeeds', async () => {
   const b = bot();
