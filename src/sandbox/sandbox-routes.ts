@@ -48,6 +48,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
   const { service, clock, funding, corporateActions, token, logger } = opts;
   // The funds already answered under an Idempotency-Key (sandbox-idempotency.ts).
   const funds = createIdempotentCalls();
+  const advances = createIdempotentCalls();
   // The bearer check answers itself: a plain HTTP 401 with WWW-Authenticate (RFC 6750), the envelope's
   // code 401 and 'Unauthorized', never which part was wrong (the reason goes to the log under the uuid).
   // The signed API's HTTP 400 for its 401 is Anchored's convention for signed requests, not this API's.
@@ -69,9 +70,14 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
 
   app.get('/clock', { schema: { hide, response: stockResponses(SandboxClockStateSchema) } }, async (request) => okReply(request.id, clock.clock()));
 
-  app.post('/clock/advance', { schema: { hide, body: SandboxClockAdvanceRequestSchema, response: stockResponses(SandboxClockAdvanceSchema) } }, async (request) =>
-    okReply(request.id, await clock.advance(request.body.seconds)),
-  );
+  // An advance is not idempotent by itself (a retry would move the clock twice): under an
+  // Idempotency-Key a retry answers the first advance again, as a retried fund does.
+  app.post('/clock/advance', { schema: { hide, body: SandboxClockAdvanceRequestSchema, response: stockResponses(SandboxClockAdvanceSchema) } }, async (request, reply) => {
+    const key = idempotencyKeyOf(request.headers);
+    const { value, replayed } = await advances.run(key, requestFingerprint('POST', '/clock/advance', request.body), () => clock.advance(request.body.seconds));
+    if (replayed) reply.header('idempotent-replayed', 'true');
+    return okReply(request.id, value);
+  });
 
   app.post('/clock/freeze', { schema: { hide, body: SandboxClockFreezeRequestSchema, response: stockResponses(SandboxClockStateSchema) } }, async (request) =>
     okReply(request.id, clock.freeze(request.body.frozen)),

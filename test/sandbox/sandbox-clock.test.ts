@@ -99,6 +99,24 @@ describe('sandbox clock', () => {
     await until(() => trader.getTickers({ symbol: 'BTC-USD' }), ([tk]) => Number(tk.markPrice) > 0, 30_000);
   }, 180_000);
 
+  it('a retried advance under the same Idempotency-Key moves the clock once and answers the first advance again', async () => {
+    const key = { 'idempotency-key': `advance-${Date.now()}` };
+    const before = (await s.sb.ok('GET', '/clock')).advancedMs;
+    const first = await s.sb.call('POST', '/clock/advance', { seconds: 600 }, key);
+    const retry = await s.sb.call('POST', '/clock/advance', { seconds: 600 }, key);
+    expect([first.status, retry.status]).toEqual([200, 200]);
+    expect(retry.json.data).toEqual(first.json.data);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    const after = (await s.sb.ok('GET', '/clock')).advancedMs;
+    // Moved by the one advance (less the time it ran), never by two.
+    expect(after - before).toBeGreaterThan(600_000 - 60_000);
+    expect(after - before).toBeLessThanOrEqual(600_000);
+    // The same key with another body is refused and moves nothing.
+    const other = await s.sb.call('POST', '/clock/advance', { seconds: 60 }, key);
+    expect([other.status, other.json.code]).toEqual([409, 409]);
+    expect((await s.sb.ok('GET', '/clock')).advancedMs).toBe(after);
+  });
+
   it('keeps the advance across a restart: the venue clock and the chain resume ahead', async () => {
     const advancedMs = (await s.sb.ok('GET', '/clock')).advancedMs;
     expect(advancedMs).toBeGreaterThan(8 * HOUR - 60_000);
