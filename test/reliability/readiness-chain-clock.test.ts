@@ -5,13 +5,18 @@
  * StockRouter's `maxAge`, so the stock API's `/readyz` answers 503 naming the skew with both times
  * and the bound, the executor shows `blocked` with that reason, `tokex status` says the stock venue
  * cannot fill and exits 1, the skew is on /metrics, and the perp API (which needs no oracle fill)
- * stays ready.
+ * stays ready. A market buy placed before the jump (held by a guardian pause in its own block, so
+ * that the executor reaches it only once the clock is ahead) is REJECTED because the oracle is too
+ * old, and counted on /metrics as `tokex_executor_rejections_total{reason="oracle_stale"}`.
  */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { createPublicClient, http } from 'viem';
+import { createPublicClient, defineChain, erc20Abi, http, maxUint256, parseGwei, type Address, type Hex } from 'viem';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { stockRouterAbi } from '../../src/chain/abi/generated/index.ts';
+import { GUARDIAN_ACCOUNT } from '../../src/chain/anvil-accounts.ts';
 import type { AnvilHandle } from '../../src/chain/anvil-process.ts';
+import { testWallet } from '../support/chain-fixture.ts';
 import { startStackOnOwnAnvil, type TestStack } from '../support/stock-stack.ts';
 import { until } from '../support/poll.ts';
 
@@ -78,8 +83,18 @@ async function moveClock(seconds: number): Promise<{ number: number; timestamp: 
 /** The timestamp (s) anvil gave block `n`. */
 const timestampOf = async (n: number) => Number((await client().getBlock({ blockNumber: BigInt(n) })).timestamp);
 
+/** The executor's rejections of one rule, as the stack's /metrics serves them (a counter: read as differences). */
+async function rejections(reason: string): Promise<number> {
+  const body = await (await fetch(t.stack.metricsUrl!)).text();
+  const v = new RegExp(`^tokex_executor_rejections_total\\{reason="${reason}"\\} (\\S+)$`, 'm').exec(body)?.[1];
+  if (v === undefined) throw new Error(`no tokex_executor_rejections_total{reason="${reason}"} on /metrics`);
+  return Number(v);
+}
+
 beforeAll(async () => {
-  ({ anvil, t } = await startStackOnOwnAnvil({ STATUS_PUBLISH_MS: '250', METRICS_PORT: '0' }));
+  // The guardian's pause holds the test's order (with RPC_URL the router has none unless named); a
+  // refused oracle rejects an order after 3 s instead of the default 60 s.
+  ({ anvil, t } = await startStackOnOwnAnvil({ STATUS_PUBLISH_MS: '250', METRICS_PORT: '0', GUARDIAN_ADDRESS: GUARDIAN_ACCOUNT.address, EXECUTOR_NO_QUOTE_TIMEOUT_MS: '3000' }));
 });
 
 afterAll(async () => {
@@ -109,6 +124,33 @@ it('stays ready a few seconds ahead; 220 s ahead it names the skew, both times a
   expect(sc.skewMs).toBeGreaterThan(0);
   expect(sc.skewMs).toBeLessThanOrEqual(3_000);
   expect(s.detail!.clockSkewS).toBe(Math.round(sc.skewMs / 1000));
+
+  // A market buy of the demo wallet and the guardian's pause, mined in one block (the buy first): the
+  // executor, which decides nothing while the venue is paused, reaches the order only after the jump.
+  const chain = defineChain({ id: t.demo.chainId, name: 'anvil', nativeCurrency: { name: 'ETH', symbol: 'ETH', decimals: 18 }, rpcUrls: { default: { http: [anvil.rpcUrl] } } });
+  const router = t.demo.stock.contracts.stockRouter as Address;
+  const guardian = testWallet(GUARDIAN_ACCOUNT.privateKey, chain, anvil.rpcUrl);
+  const buyer = testWallet(t.demo.wallets[0]!.privateKey as Hex, chain, anvil.rpcUrl);
+  // With its deposit in the same call (on RPC_URL the demo wallets hold their USDC in the wallet).
+  await client().waitForTransactionReceipt({ hash: await buyer.writeContract({ address: t.demo.stock.contracts.cashToken as Address, abi: erc20Abi, functionName: 'approve', args: [router, maxUint256] }) });
+  const cd = await t.writable.post<{ toAddress: Address; callData: Hex }>('/api/v1/orders/with-deposit/calldata', {
+    symbol: 'AAPL', side: 'Buy', type: 'Market', notional: '100', tokenAmount: '100', deadline: Math.floor(Date.now() / 1000) + 3600,
+  });
+  await client().request({ method: 'evm_setAutomine' as never, params: [false] as never });
+  let held: [Hex, Hex];
+  try {
+    held = [
+      await buyer.sendTransaction({ to: cd.toAddress, data: cd.callData, maxPriorityFeePerGas: parseGwei('5') }),
+      await guardian.writeContract({ address: router, abi: stockRouterAbi, functionName: 'pause', maxPriorityFeePerGas: parseGwei('1') }),
+    ];
+    await client().request({ method: 'evm_mine' as never, params: [] as never });
+  } finally {
+    await client().request({ method: 'evm_setAutomine' as never, params: [true] as never });
+  }
+  const [placed, paused] = await Promise.all(held.map((hash) => client().waitForTransactionReceipt({ hash })));
+  expect([placed!.status, paused!.status]).toEqual(['success', 'success']);
+  expect(placed!.blockNumber).toBe(paused!.blockNumber);
+  const { orderId } = await t.writable.post<{ orderId: string }>('/api/v1/orders/tx', { txHash: held[0] });
 
   // 220 s further: past what the oracle's age allows.
   const before = Date.now();
@@ -175,4 +217,24 @@ it('stays ready a few seconds ahead; 220 s ahead it names the skew, both times a
     (v) => v !== undefined && Number(v) > 165,
   );
   expect(Number(scrape)).toBeLessThan(224);
-});
+
+  // The pause lifted, the executor reaches the held buy: every answer the oracle has is older than
+  // its age allows at the chain's time, so the order waits the 3 s and is REJECTED, saying why, and
+  // the rejection is counted by its rule.
+  const stale = await rejections('oracle_stale');
+  const otherRules = async () => Promise.all(['oracle_deviation', 'oracle_invalid', 'no_quote'].map(rejections));
+  const othersBefore = await otherRules();
+  await client().waitForTransactionReceipt({ hash: await guardian.writeContract({ address: router, abi: stockRouterAbi, functionName: 'unpause' }) });
+  const order = await until(
+    () => t.writable.get<{ state: string; history?: { status: string; filledQuantity: string; reason?: string } }>(`/api/v1/orders/${orderId}`),
+    (o) => o.state === 'history',
+    90_000,
+  );
+  expect(order.history).toMatchObject({
+    status: 'REJECTED',
+    filledQuantity: '0',
+    reason: "the on-chain oracle of AAPL was older than 180 s for 3 s, so no fill could be checked against it",
+  });
+  expect(await until(() => rejections('oracle_stale'), (v) => v === stale + 1)).toBe(stale + 1);
+  expect(await otherRules()).toEqual(othersBefore);
+}, 180_000);
