@@ -2,7 +2,7 @@
  * The perpetual venue's exit with the operator gone (issue 60; docs/security.md "Perpetual vault
  * escape hatch"): a whole stack runs on an anvil of its own (RPC_URL) and posts its reserves roots
  * with their leaves; a liquidity provider has part of its money in the pool. Then every tokex process
- * stops, and only the chain is left. A user who never deposited before deposits now (no leaf), three
+ * stops (both APIs refuse connections), and only the chain is left. A user who never deposited before deposits now (no leaf), three
  * days pass, anyone freezes the vault, and each account takes back what is its own with nothing but a
  * node, its key and the SDK: no API, no saved proof.
  */
@@ -56,8 +56,11 @@ it('with every tokex process stopped, each account leaves with what is its own f
   expect(leafOfLp!.equity + leafOfLp!.pendingWithdrawals).toBeGreaterThan(usdc('9950'));
 
   // The operator is gone: every role of the stack stops; the chain alone is left.
+  const apis = [stack.perpBaseUrl!, new URL(stack.stack.stockBaseUrl!).origin];
   await stack.stop();
   t = undefined;
+  // Nothing of tokex answers any more: both APIs refuse the connection.
+  for (const base of apis) await expect(fetch(`${base}/readyz`), base).rejects.toThrow(/fetch failed/);
 
   // A user who never deposited before deposits now: the engine never sees it, no root holds it.
   const late = DEMO_WALLETS[3]!;
