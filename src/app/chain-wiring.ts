@@ -8,7 +8,7 @@ import type { Address, Chain } from 'viem';
 import type { AppConfig } from '../config/app-config.ts';
 import type { Logger } from '../lib/logger.ts';
 import { AppError } from '../errors/app-error.ts';
-import { startAnvil } from '../chain/anvil-process.ts';
+import { startAnvil, type AnvilHandle } from '../chain/anvil-process.ts';
 import { OPERATOR_ACCOUNT } from '../chain/anvil-accounts.ts';
 import { assertDistinctRoleKeys, senderAddress, senderKey, type SenderKeyOptions, type SenderRole } from '../chain/operator-roles.ts';
 import { SETUP_RPC_TIMEOUT_MS, createChainClients, createChainWallet, type ChainPublicClient, type ChainWalletClient } from '../chain/chain-client.ts';
@@ -63,6 +63,12 @@ export async function startChain(params: {
   allInOneProcess: boolean;
   /** Builds the venues to deploy once the signers are known (they may be made operators). */
   venues: (signers: { addressOf(signer: Signer): Address | undefined }) => readonly VenueDeployer[];
+  /**
+   * The embedded anvils that outlive this start, by state file (a sandbox's revert starts the
+   * venue again on the chain it reverted, src/app/revertible-stack.ts): one found here is used, one
+   * started is put here, and their owner stops them, not `stops`.
+   */
+  keptAnvils?: Map<string, AnvilHandle>;
 }): Promise<ChainWiring> {
   const { config, logger, stops } = params;
   let rpcUrl: string;
@@ -71,18 +77,18 @@ export async function startChain(params: {
   if (config.rpcUrl) {
     rpcUrl = config.rpcUrl;
   } else {
-    const anvil = await startAnvil({
-      port: config.anvilPort ?? 0,
-      host: '127.0.0.1',
-      chainId: config.chainId,
-      stateFile: path.join(config.dataDir, 'anvil-state.json'),
-      logger,
-    });
-    stops.add(() => anvil.stop());
-    rpcUrl = anvil.rpcUrl;
+    const stateFile = path.join(config.dataDir, 'anvil-state.json');
+    let anvil = params.keptAnvils?.get(stateFile);
+    if (anvil === undefined) {
+      anvil = await startAnvil({ port: config.anvilPort ?? 0, host: '127.0.0.1', chainId: config.chainId, stateFile, logger });
+      if (params.keptAnvils) params.keptAnvils.set(stateFile, anvil);
+      else stops.add(() => anvil!.stop());
+      logger.info({ rpcUrl: anvil.rpcUrl }, 'anvil started');
+    }
+    const running = anvil;
+    rpcUrl = running.rpcUrl;
     embedded = true;
-    flushState = () => anvil.flushState();
-    logger.info({ rpcUrl }, 'anvil started');
+    flushState = () => running.flushState();
   }
 
   const roleOpts: SenderKeyOptions = {

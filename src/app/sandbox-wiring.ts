@@ -49,6 +49,7 @@ export async function registerSandbox(ctx: StackContext, app: FastifyInstance, s
   stops.add(() => paths.stop());
   // The stack made the clock before its roles (stack.ts); a stock API without it has no stack around it.
   if (!state.clock) throw new Error('sandbox: the stack made no clock');
-  await app.register(sandboxRoutes, { prefix: state.path, token: state.token, service, clock: state.clock, funding, corporateActions, logger });
-  logger.info({ path: state.path }, 'sandbox control API on: the clock, prices and price paths, funds, corporate actions and faults (docs/sandbox.md)');
+  // The venue control is set once the first start is done (revertible-stack.ts): read at each call.
+  await app.register(sandboxRoutes, { prefix: state.path, token: state.token, service, clock: state.clock, funding, corporateActions, venue: () => state.venue, logger });
+  logger.info({ path: state.path }, 'sandbox control API on: the clock, prices and price paths, funds, corporate actions, faults, snapshots and reset (docs/sandbox.md)');
 }

@@ -49,6 +49,7 @@ import { resetVenueClock } from '../lib/venue-clock.ts';
 import { DEFAULT_INSTRUMENTS } from '../perp/engine/instruments.ts';
 import { newYorkDate } from '../marketdata/corporate-actions.ts';
 import { SANDBOX_PATH } from '@tokex/contract';
+import { startRevertibleStack, type KeptParts } from './revertible-stack.ts';
 
 /**
  * The roles this version runs, in start order: market data first, so that the roles after it in
@@ -166,19 +167,39 @@ function venueCalendar(config: AppConfig, logger: Logger) {
  * Starts `role` in this process: `all`, one role, or several (a deployment that co-locates some,
  * or a test that runs a role apart from the others).
  */
-export async function startStack(
-  config: AppConfig,
-  opts: {
-    role: Role | readonly Role[];
-    logger: Logger;
-    /**
-     * `tokex start --chain` (docs/deployment.md, "Several chains"): the chains whose per-chain roles
-     * (indexer, executor, relayer) this process runs; every chain served when absent. The other
-     * roles, the stock API among them, are not per chain and run as asked.
-     */
-    chains?: readonly number[];
-  },
-): Promise<StackHandle> {
+export async function startStack(config: AppConfig, opts: StartStackOptions): Promise<StackHandle> {
+  const asked: readonly Role[] = typeof opts.role === 'string' ? [opts.role] : opts.role;
+  // Snapshots, revert and reset (docs/sandbox.md): a sandbox that runs every role here on the
+  // embedded storage can stop its venue and start it again in this process.
+  if (config.sandbox && asked.includes('all') && config.databaseUrl === undefined && opts.kept === undefined) {
+    return startRevertibleStack({
+      config,
+      logger: opts.logger,
+      deploymentFile: deploymentPath(config),
+      start: (again, kept) => startStackOnce(again, { ...opts, kept }),
+    });
+  }
+  return startStackOnce(config, opts);
+}
+
+interface StartStackOptions {
+  role: Role | readonly Role[];
+  logger: Logger;
+  /**
+   * `tokex start --chain` (docs/deployment.md, "Several chains"): the chains whose per-chain roles
+   * (indexer, executor, relayer) this process runs; every chain served when absent. The other
+   * roles, the stock API among them, are not per chain and run as asked.
+   */
+  chains?: readonly number[];
+  /**
+   * What outlives this start when the sandbox starts the venue again in the same process (a
+   * revert, src/app/revertible-stack.ts): the embedded anvils, the sandbox's state, and whether
+   * the anvils were already moved to the venue's time (they were unless they were just started).
+   */
+  kept?: KeptParts;
+}
+
+async function startStackOnce(config: AppConfig, opts: StartStackOptions): Promise<StackHandle> {
   const { logger } = opts;
   const asked: readonly Role[] = typeof opts.role === 'string' ? [opts.role] : opts.role;
   const roles = ROLE_MODULES.filter(([name]) => asked.includes('all') || asked.includes(name));
@@ -205,6 +226,7 @@ export async function startStack(
       config,
       logger,
       stops,
+      ...(opts.kept ? { keptAnvils: opts.kept.anvils } : {}),
       allInOneProcess: asked.includes('all'),
       venues: ({ addressOf }) => {
         // The perp operator pays withdrawals; without its address configured here none is granted yet.
@@ -254,14 +276,14 @@ export async function startStack(
     const keys = openKeyService(config, db, logger);
     const status = createRoleStatusRegistry(newHolderId());
     // The sandbox's token and faults (docs/sandbox.md), one for the process and every chain's roles.
-    const sandbox = config.sandbox ? createSandboxState({ dataDir: config.dataDir, allInOne: asked.includes('all'), stockApiPrefix: config.stockApiPrefix }) : undefined;
+    const sandbox = config.sandbox ? (opts.kept?.sandbox ?? createSandboxState({ dataDir: config.dataDir, allInOne: asked.includes('all'), stockApiPrefix: config.stockApiPrefix })) : undefined;
     if (sandbox) {
       // Before the roles: the advances of earlier runs on this data directory are back before any
       // role reads the clock. The stop puts the process's clock back to the wall clock.
       sandbox.clock = await createSandboxClock({
         publicClient: chain.publicClient,
         file: path.join(config.dataDir, SANDBOX_CLOCK_FILE),
-        nodeKeepsTime: config.rpcUrl !== undefined,
+        nodeKeepsTime: config.rpcUrl !== undefined || opts.kept?.chainKeepsTime === true,
         allInOne: sandbox.allInOne,
         calendarMark: (ms) => `${newYorkDate(ms + calendar.clockOffsetMs)} ${calendar.session(ms)}`,
         stepMs: config.perp.fundingIntervalMs ?? Math.min(...DEFAULT_INSTRUMENTS.map((i) => i.fundingIntervalMs)),
@@ -288,6 +310,7 @@ export async function startStack(
       config: chainVenueConfig(config, setting),
       logger: logger.child({ chainId: setting.chainId }),
       stops,
+      ...(opts.kept ? { keptAnvils: opts.kept.anvils } : {}),
       allInOneProcess: asked.includes('all'),
       venues: ({ addressOf }) => [stockVenue(addressOf)],
     });

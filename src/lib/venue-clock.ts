@@ -67,6 +67,14 @@ export function resetVenueClock(): void {
 }
 
 /**
+ * Puts the clock back to a state read earlier: the sandbox's revert, which returns the whole venue
+ * to a snapshot, its time included (a frozen instant before now, too: what was stamped after it is gone).
+ */
+export function restoreVenueClock(saved: VenueClockState): void {
+  state = saved.frozenAt === undefined ? { advancedMs: saved.advancedMs } : { advancedMs: saved.advancedMs, frozenAt: saved.frozenAt };
+}
+
+/**
  * What runs at each step of a sandbox's advance (docs/sandbox.md "What an advance runs"), in this
  * order: each stage sees what the earlier ones did at the same instant (a funding payment on the
  * mark just set, a dividend on the quote just made).

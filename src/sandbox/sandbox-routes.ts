@@ -21,9 +21,15 @@ import {
   SandboxFundSchema,
   SandboxPriceAnswerSchema,
   SandboxPriceRequestSchema,
+  SandboxResetSchema,
+  SandboxRevertSchema,
+  SandboxSnapshotDeletedSchema,
+  SandboxSnapshotIdParamsSchema,
+  SandboxSnapshotListSchema,
+  SandboxSnapshotSchema,
   stockResponses,
 } from '@tokex/contract';
-import { NotFoundError } from '../errors/app-error.ts';
+import { ConflictError, NotFoundError } from '../errors/app-error.ts';
 import type { Logger } from '../lib/logger.ts';
 import { idempotencyKeyOf, requestFingerprint } from '../http/idempotency-key.ts';
 import { decodeJsonRequest } from '../http/request-decoder.ts';
@@ -33,6 +39,7 @@ import type { SandboxFunding } from './sandbox-funding.ts';
 import { createIdempotentCalls } from './sandbox-idempotency.ts';
 import type { SandboxClock } from './sandbox-clock.ts';
 import type { SandboxService } from './sandbox-service.ts';
+import type { SandboxVenueControl } from './sandbox-state.ts';
 import { bearerMatches } from './sandbox-token.ts';
 
 export interface SandboxRoutesOptions {
@@ -41,6 +48,8 @@ export interface SandboxRoutesOptions {
   clock: SandboxClock;
   funding: SandboxFunding;
   corporateActions: SandboxCorporateActions;
+  /** Snapshots, revert and reset: undefined where the venue cannot be started again in this process. */
+  venue: () => SandboxVenueControl | undefined;
   logger: Pick<Logger, 'warn'>;
 }
 
@@ -108,4 +117,38 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
   app.delete('/faults', { schema: { hide, response: stockResponses(SandboxFaultsClearedSchema) } }, async (request) =>
     okReply(request.id, { cleared: await service.clearFaults() }),
   );
+
+  // Snapshots, revert and reset (docs/sandbox.md): the venue stops and starts again in this process.
+  const venue = (): SandboxVenueControl => {
+    const control = opts.venue();
+    if (!control) {
+      throw new ConflictError('snapshots: only a process that runs every role on the embedded storage (no DATABASE_URL) can stop its venue and start it again; `tokex start` with the defaults does');
+    }
+    return control;
+  };
+  // The server that answers these is closed under them (the venue starts again on a new one): the
+  // client's connection ends with the answer, and its next request reaches the new server.
+  const closing = (reply: { header(name: string, value: string): unknown }) => reply.header('connection', 'close');
+  app.get('/snapshots', { schema: { hide, response: stockResponses(SandboxSnapshotListSchema) } }, async (request) => okReply(request.id, { snapshots: venue().list() }));
+  app.post('/snapshots', { schema: { hide, response: stockResponses(SandboxSnapshotSchema) } }, async (request, reply) => {
+    const control = venue();
+    closing(reply);
+    return okReply(request.id, await control.snapshot());
+  });
+  app.post('/snapshots/:id/revert', { schema: { hide, params: SandboxSnapshotIdParamsSchema, response: stockResponses(SandboxRevertSchema) } }, async (request, reply) => {
+    const control = venue();
+    closing(reply);
+    const done = await control.revert(request.params.id);
+    return okReply(request.id, { ...done, clock: clock.clock() });
+  });
+  app.delete('/snapshots/:id', { schema: { hide, params: SandboxSnapshotIdParamsSchema, response: stockResponses(SandboxSnapshotDeletedSchema) } }, async (request) => {
+    venue().drop(request.params.id);
+    return okReply(request.id, { id: request.params.id, deleted: true as const });
+  });
+  app.post('/reset', { schema: { hide, response: stockResponses(SandboxResetSchema) } }, async (request, reply) => {
+    const control = venue();
+    closing(reply);
+    const done = await control.reset();
+    return okReply(request.id, { reset: true as const, ...done, clock: clock.clock() });
+  });
 };

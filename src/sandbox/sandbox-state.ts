@@ -21,6 +21,26 @@ export interface SandboxState {
   path: string;
   /** The clock control (sandbox-clock.ts), made by the stack before its roles start. */
   clock?: SandboxClock;
+  /**
+   * Snapshots, revert and reset (src/app/revertible-stack.ts): only where the venue can be started
+   * again in this process (every role here, the embedded SQLite storage); undefined elsewhere, and
+   * the routes answer 409.
+   */
+  venue?: SandboxVenueControl;
+}
+
+/** What the snapshot routes ask of the process that runs the venue (docs/sandbox.md, "Snapshots"). */
+export interface SandboxVenueControl {
+  snapshot(): Promise<{ id: string; createdAt: number; ms: number }>;
+  list(): Array<{ id: string; createdAt: number }>;
+  revert(id: string): Promise<{ id: string; dropped: string[]; ms: number }>;
+  drop(id: string): void;
+  reset(): Promise<{ ms: number; dropped: string[] }>;
+  /**
+   * True while the venue is stopped and started again from one of the routes above: the stock API
+   * serving that request then closes without waiting for its answer (which waits for the new venue).
+   */
+  readonly restarting: boolean;
 }
 
 export function createSandboxState(opts: { dataDir: string; allInOne: boolean; stockApiPrefix: string }): SandboxState {

@@ -135,7 +135,19 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
     // that nothing of it exists otherwise (a 404 like any unknown path).
     if (ctx.sandbox) await registerSandbox(ctx, app, ctx.sandbox, stops);
     const address = await app.listen({ host: config.host, port: config.stockApiPort });
-    stops.add(() => app.close());
+    stops.add(async () => {
+      const closing = app.close();
+      // A sandbox snapshot or revert is a request to this very server, answered once the venue runs
+      // again: waiting for the close (which waits for that answer) would never end. The port is free
+      // once the listener is closed, which close() does first; the answer then goes out on its
+      // connection (with `Connection: close`) and the old server ends with it.
+      if (ctx.sandbox?.venue?.restarting) {
+        closing.catch((err: unknown) => logger.warn({ err }, 'stock-api: closing the server before a sandbox restart'));
+        while (app.server.listening) await new Promise((r) => setTimeout(r, 5));
+        return;
+      }
+      await closing;
+    });
     ctx.endpoints.stock = { app, baseUrl: address + config.stockApiPrefix };
   });
   return stop;

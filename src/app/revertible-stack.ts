@@ -1,0 +1,196 @@
+/**
+ * The sandbox's snapshots, revert and reset (docs/sandbox.md, "Snapshots, revert and reset") for a
+ * process that runs the whole venue on the embedded storage: the venue is stopped, its files and
+ * chains put back (src/sandbox/sandbox-snapshots.ts), and started again in this process, on the same
+ * ports, with the same anvils and the same sandbox state (token, faults registry). Everything held
+ * in memory (the perpetual engine, caches, nonce windows, stream sequences) is rebuilt from the
+ * restored files as at any start, so nothing of the time after the snapshot survives a revert.
+ *
+ * The caller's handle follows the venue running now: its fields are read through to the latest start.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AppConfig } from '../config/app-config.ts';
+import type { Logger } from '../lib/logger.ts';
+import { ConflictError } from '../errors/app-error.ts';
+import { startAnvil, type AnvilHandle } from '../chain/anvil-process.ts';
+import { createSandboxState, type SandboxState, type SandboxVenueControl } from '../sandbox/sandbox-state.ts';
+import { chainRpc, copyLiveDir, createSnapshotStore, mirrorDir, SEED_DIR } from '../sandbox/sandbox-snapshots.ts';
+import { resetVenueClock, restoreVenueClock, venueClockState } from '../lib/venue-clock.ts';
+
+/** What the wrapper needs of a started venue (stack.ts's StackHandle has it). */
+export interface RestartableStack {
+  config: AppConfig;
+  chains: ReadonlyArray<{ rpcUrl: string }>;
+  stockBaseUrl?: string;
+  perpBaseUrl?: string;
+  metricsUrl?: string;
+  stop(): Promise<void>;
+}
+
+export interface KeptParts {
+  anvils: Map<string, AnvilHandle>;
+  sandbox: SandboxState;
+  chainKeepsTime: boolean;
+}
+
+/**
+ * Starts the venue through `start` and answers a handle that follows its restarts. On a data
+ * directory's first start (no deployment record yet) the seeded venue's files are kept for `reset`.
+ */
+export async function startRevertibleStack<H extends RestartableStack>(p: {
+  config: AppConfig;
+  logger: Logger;
+  deploymentFile: string;
+  start: (config: AppConfig, kept: KeptParts) => Promise<H>;
+}): Promise<H> {
+  const { logger } = p;
+  const dataDir = p.config.dataDir;
+  const fresh = !fs.existsSync(p.deploymentFile);
+  const anvils = new Map<string, AnvilHandle>();
+  const sandbox = createSandboxState({ dataDir, allInOne: true, stockApiPrefix: p.config.stockApiPrefix });
+  const snapshots = createSnapshotStore(dataDir);
+  const seedDir = path.join(dataDir, SEED_DIR);
+  let current = await p.start(p.config, { anvils, sandbox, chainKeepsTime: false });
+  // The starts after the first bind the ports the first one got (0 asks for a free one).
+  const portOf = (url: string | undefined) => (url === undefined ? undefined : Number(new URL(url).port));
+  const first = current;
+  const again: AppConfig = {
+    ...p.config,
+    stockApiPort: portOf(first.stockBaseUrl) ?? p.config.stockApiPort,
+    perpApiPort: portOf(first.perpBaseUrl) ?? p.config.perpApiPort,
+    ...(p.config.metrics && first.metricsUrl ? { metrics: { ...p.config.metrics, port: portOf(first.metricsUrl)! } } : {}),
+  };
+  let restarting = false;
+  let stopped = false;
+  let queue: Promise<unknown> = Promise.resolve();
+  const serial = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = queue.then(() => {
+      if (stopped) throw new ConflictError('snapshots: the venue is stopping');
+      return work();
+    });
+    queue = run.catch(() => undefined);
+    return run;
+  };
+
+  /**
+   * Stops the venue, runs `between` on its still files and chains, and starts it again (also when
+   * `between` failed: a venue left stopped would answer nothing). Streams are told first (1012).
+   */
+  async function restart<T>(between: () => Promise<T>): Promise<T> {
+    restarting = true;
+    try {
+      try {
+        sandbox.faults.add({ kind: 'stream-drop', stream: 'all', mode: 'close' });
+      } catch {
+        // No stream served or none open: nothing to tell.
+      }
+      const clock = venueClockState();
+      await current.stop();
+      // The stop put the process's clock back to the wall clock: the venue's clock as it was, unless
+      // `between` puts the snapshot's (a revert) or the seed's (a reset).
+      restoreVenueClock(clock);
+      let result: T;
+      let failure: unknown;
+      try {
+        result = await between();
+      } catch (err) {
+        failure = err;
+      }
+      // Also after a failure: a venue left stopped would answer nothing.
+      current = await p.start(again, { anvils, sandbox, chainKeepsTime: anvils.size > 0 });
+      if (failure !== undefined) throw failure;
+      return result!;
+    } finally {
+      restarting = false;
+    }
+  }
+
+  const control: SandboxVenueControl = {
+    get restarting() {
+      return restarting;
+    },
+    snapshot: () =>
+      serial(async () => {
+        const started = performance.now();
+        const rpcUrls = current.chains.map((c) => c.rpcUrl);
+        const snap = await restart(() => snapshots.take(venueClockState(), rpcUrls, Date.now()));
+        logger.info({ id: snap.id }, 'sandbox: snapshot taken');
+        return { id: snap.id, createdAt: snap.createdAt, ms: Math.round(performance.now() - started) };
+      }),
+    list: () => snapshots.list().map(({ id, createdAt }) => ({ id, createdAt })),
+    revert: (id) =>
+      serial(async () => {
+        snapshots.get(id);
+        const started = performance.now();
+        // The chains' snapshots were taken of the running chains' URLs: a reset since would have dropped it.
+        const { dropped } = await restart(async () => {
+          const done = await snapshots.revert(id);
+          sandbox.faults.clear();
+          restoreVenueClock(done.snapshot.clock);
+          return done;
+        });
+        logger.info({ id, dropped }, 'sandbox: venue reverted');
+        return { id, dropped, ms: Math.round(performance.now() - started) };
+      }),
+    drop: (id) => snapshots.drop(id),
+    reset: () =>
+      serial(async () => {
+        if (!fs.existsSync(seedDir)) {
+          throw new ConflictError(
+            anvils.size < current.chains.length
+              ? 'reset: a chain of one\'s own (RPC_URL or STOCK_CHAINS) cannot be put back to the seeded state; revert to a snapshot taken at the start instead'
+              : 'reset: this data directory has no seeded state (it was made before reset existed); with the stack stopped, `tokex demo reset` makes a fresh one',
+          );
+        }
+        const started = performance.now();
+        const dropped = await restart(async () => {
+          const ids = snapshots.list().map((s) => s.id);
+          snapshots.clear();
+          sandbox.faults.clear();
+          // The anvils stopped first (each writes its state file as it exits), then the seed's files
+          // put in place, then the anvils started again on them, on their ports (the venue's URLs stay).
+          const again = [];
+          for (const [stateFile, anvil] of anvils) {
+            again.push({ stateFile, port: anvil.port, chainId: Number(await chainRpc(anvil.rpcUrl, 'eth_chainId')) });
+            await anvil.stop();
+          }
+          anvils.clear();
+          mirrorDir(seedDir, dataDir, { withChainState: true });
+          for (const a of again) anvils.set(a.stateFile, await startAnvil({ host: '127.0.0.1', ...a, logger }));
+          resetVenueClock();
+          return ids;
+        });
+        logger.info({ dropped }, 'sandbox: venue reset to its seeded state');
+        return { dropped, ms: Math.round(performance.now() - started) };
+      }),
+  };
+  sandbox.venue = control;
+
+  // Only where every chain is an embedded anvil: a node of one's own cannot be put back to the seed.
+  if (fresh && !fs.existsSync(seedDir) && anvils.size === first.chains.length) {
+    // The seeded venue as its first start left it, chains included (their state files written now),
+    // copied while it runs: a stop and a start here would cost every fresh venue a second start.
+    for (const anvil of anvils.values()) await anvil.flushState();
+    const partial = `${seedDir}.partial`;
+    fs.rmSync(partial, { recursive: true, force: true });
+    await copyLiveDir(dataDir, partial);
+    fs.renameSync(partial, seedDir);
+    logger.info({ dir: seedDir }, 'sandbox: the seeded venue kept for POST /sandbox/v1/reset');
+  }
+
+  const stop = async () => {
+    stopped = true;
+    await queue;
+    try {
+      await current.stop();
+    } finally {
+      for (const anvil of anvils.values()) await anvil.stop();
+      snapshots.clear();
+    }
+  };
+  // The caller's handle: the running venue's fields, read at each access; stop stops the anvils too.
+  return new Proxy(first, {
+    get: (_target, key) => (key === 'stop' ? stop : Reflect.get(current, key)),
+  }) as H;
+}

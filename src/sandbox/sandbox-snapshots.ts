@@ -1,0 +1,158 @@
+/**
+ * The venue's state at an instant, as the sandbox's snapshots keep it (docs/sandbox.md,
+ * "Snapshots, revert and reset"): the data directory's files (the databases, the perpetual
+ * journal and history, the clock's file, the deployment records) copied while the venue is stopped,
+ * and each chain's own snapshot (`evm_snapshot`, on anvil or a Hardhat node). What is in memory
+ * (the engine, caches, nonce windows, stream sequences) is not copied: the venue is started again
+ * on the restored files, so it is rebuilt from them as at any start.
+ *
+ * Used by src/app/revertible-stack.ts, which stops and starts the venue around these calls.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { ConflictError, NotFoundError } from '../errors/app-error.ts';
+import type { VenueClockState } from '../lib/venue-clock.ts';
+
+/** Where the snapshots' files are, under the data directory (removed at the process's start and stop). */
+export const SNAPSHOTS_DIR = 'sandbox-snapshots';
+/** The seeded venue's files, taken at the first start of a data directory (`POST /reset` returns to them). */
+export const SEED_DIR = 'sandbox-seed';
+/** An embedded anvil's state file: the chain is snapshotted by its node, the file is only the seed's. */
+const ANVIL_STATE = 'anvil-state.json';
+
+/** Names never copied or restored: the snapshots themselves, and what a running process holds open. */
+const NEVER = new Set([SNAPSHOTS_DIR, SEED_DIR, `${SEED_DIR}.partial`]);
+
+export interface ChainSnapshot {
+  rpcUrl: string;
+  /** The node's snapshot id (anvil and Hardhat count from 0x0 up). */
+  id: string;
+}
+
+export interface VenueSnapshot {
+  id: string;
+  createdAt: number;
+  /** The venue clock's state when it was taken (advance and, if frozen, the instant). */
+  clock: VenueClockState;
+  chains: ChainSnapshot[];
+}
+
+/** A JSON-RPC call to a chain's node (plain fetch: the venue's clients are stopped while this runs). */
+export async function chainRpc(rpcUrl: string, method: string, params: unknown[] = []): Promise<unknown> {
+  const res = await fetch(rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) });
+  const body = (await res.json()) as { result?: unknown; error?: { message?: string } };
+  if (body.error) throw new ConflictError(`snapshots: the chain's node refused ${method} (an anvil or Hardhat node is needed): ${body.error.message ?? 'error'}`);
+  return body.result;
+}
+
+/**
+ * Copies `from` into `to` as a mirror: every file and folder of `from` (but NEVER's names and,
+ * unless `withChainState`, the anvil state files), and what `to` has beyond that removed.
+ */
+export function mirrorDir(from: string, to: string, opts: { withChainState: boolean }): void {
+  fs.mkdirSync(to, { recursive: true });
+  const keep = (name: string) => !NEVER.has(name) && (opts.withChainState || name !== ANVIL_STATE);
+  const names = new Set(fs.readdirSync(from).filter(keep));
+  for (const name of fs.readdirSync(to)) {
+    if (keep(name) && !names.has(name)) fs.rmSync(path.join(to, name), { recursive: true, force: true });
+  }
+  for (const name of names) {
+    const src = path.join(from, name);
+    const dst = path.join(to, name);
+    const stat = fs.statSync(src);
+    if (stat.isDirectory()) mirrorDir(src, dst, opts);
+    else fs.copyFileSync(src, dst);
+  }
+}
+
+/**
+ * Copies a running venue's data directory into `to` (a fresh folder): each SQLite database by
+ * SQLite's online backup (a consistent copy while its writers go on; its WAL and shared-memory
+ * files are not copied), the rest as files, the chains' state files as their anvils last wrote them
+ * (flush them first). For the seed: taken just after the first start, when the only writers are the
+ * simulator, the market maker and the indexer, whose state the start after a reset rebuilds.
+ */
+export async function copyLiveDir(from: string, to: string): Promise<void> {
+  fs.mkdirSync(to, { recursive: true });
+  for (const name of fs.readdirSync(from)) {
+    if (NEVER.has(name) || name.endsWith('.sqlite-wal') || name.endsWith('.sqlite-shm')) continue;
+    const src = path.join(from, name);
+    const dst = path.join(to, name);
+    if (fs.statSync(src).isDirectory()) await copyLiveDir(src, dst);
+    else if (name.endsWith('.sqlite')) {
+      const db = new BetterSqlite3(src, { readonly: true, fileMustExist: true });
+      try {
+        await db.backup(dst);
+      } finally {
+        db.close();
+      }
+    } else fs.copyFileSync(src, dst);
+  }
+}
+
+/**
+ * The process's snapshots: ids handed out as `snap-1`, `snap-2`…, their files under
+ * DATA_DIR/sandbox-snapshots/<id>. A revert to one drops every one taken after it (their chain
+ * snapshots are gone with the revert, as anvil and Hardhat do) and keeps it, usable again.
+ */
+export function createSnapshotStore(dataDir: string) {
+  const root = path.join(dataDir, SNAPSHOTS_DIR);
+  fs.rmSync(root, { recursive: true, force: true });
+  const snapshots = new Map<string, VenueSnapshot>();
+  let counter = 0;
+  const get = (id: string): VenueSnapshot => {
+    const snap = snapshots.get(id);
+    if (!snap) throw new NotFoundError(`snapshot ${id}`);
+    return snap;
+  };
+  return {
+    list: (): VenueSnapshot[] => [...snapshots.values()],
+    get,
+    /** Takes one: the venue must be stopped (its files still). */
+    async take(clock: VenueClockState, rpcUrls: readonly string[], now: number): Promise<VenueSnapshot> {
+      const id = `snap-${++counter}`;
+      mirrorDir(dataDir, path.join(root, id), { withChainState: false });
+      const chains: ChainSnapshot[] = [];
+      for (const rpcUrl of rpcUrls) chains.push({ rpcUrl, id: String(await chainRpc(rpcUrl, 'evm_snapshot')) });
+      const snap: VenueSnapshot = { id, createdAt: now, clock, chains };
+      snapshots.set(id, snap);
+      return snap;
+    },
+    /**
+     * Puts the venue's files and chains back to `id` (the venue stopped), takes the chains'
+     * snapshots again so the id stays usable, and drops the snapshots taken after it. Answers their ids.
+     */
+    async revert(id: string): Promise<{ snapshot: VenueSnapshot; dropped: string[] }> {
+      const snap = get(id);
+      for (const chain of snap.chains) {
+        const done = await chainRpc(chain.rpcUrl, 'evm_revert', [chain.id]);
+        if (done !== true) throw new ConflictError(`snapshots: the chain at ${chain.rpcUrl} no longer has snapshot ${chain.id} (was the node restarted?)`);
+      }
+      mirrorDir(path.join(root, id), dataDir, { withChainState: false });
+      for (const chain of snap.chains) chain.id = String(await chainRpc(chain.rpcUrl, 'evm_snapshot'));
+      const dropped = [...snapshots.keys()].filter((other) => seq(other) > seq(id));
+      for (const gone of dropped) drop(gone);
+      return { snapshot: snap, dropped };
+    },
+    /** Forgets one and removes its files (its chain snapshot stays in the node, unused). */
+    drop: (id: string) => {
+      get(id);
+      drop(id);
+    },
+    /** Forgets every one (a reset starts the chains again: their snapshots are gone). */
+    clear() {
+      for (const id of [...snapshots.keys()]) drop(id);
+    },
+  };
+  function drop(id: string) {
+    snapshots.delete(id);
+    fs.rmSync(path.join(root, id), { recursive: true, force: true });
+  }
+}
+
+export type SnapshotStore = ReturnType<typeof createSnapshotStore>;
+
+function seq(id: string): number {
+  return Number(id.slice('snap-'.length));
+}
