@@ -1,7 +1,8 @@
 /**
  * The sandbox's speed (issue 61) against its baseline, a fresh venue: `npm start` on an empty data
  * directory to its banner (what `tokex demo reset` and a start cost an integrator today), a start
- * of the same seeded directory again, and a clock advance of 30 days with a perpetual position open.
+ * of the same seeded directory again, a snapshot and its reverts with trading between them, a reset,
+ * and a clock advance of 30 days with a perpetual position open.
  * Each venue is a child process started as a user starts it (bin/tokex.mjs start).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -66,9 +67,18 @@ export interface SandboxBenchResult {
   /** Where the advance's time went, by task, ms. */
   ran: Array<{ name: string; ms: number }>;
   chainMs: number;
+  /** POST /snapshots once, then POST /snapshots/{id}/revert after trading, each time, ms. */
+  snapshotMs: number;
+  revertMs: number[];
+  resetMs: number;
 }
 
-export async function runSandboxBench(opts: { days: number; log: (line: string) => void }): Promise<SandboxBenchResult> {
+export function sandboxMedian(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+export async function runSandboxBench(opts: { days: number; reverts: number; log: (line: string) => void }): Promise<SandboxBenchResult> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-bench-sandbox-'));
   try {
     let v = await start(dataDir);
@@ -83,12 +93,36 @@ export async function runSandboxBench(opts: { days: number; log: (line: string) 
         if (Number(t.markPrice) > 0) break;
         await new Promise((r) => setTimeout(r, 100));
       }
-      await trader.placeOrder(privateKeyToAccount(v.demo.wallets[0].privateKey), { symbol: 'BTC-USD', side: 'BUY', type: 'MARKET', size: '0.01' });
+      const account = privateKeyToAccount(v.demo.wallets[0].privateKey);
+      // Reverts of the seeded venue with some trading on it: a snapshot, then each round a market
+      // order, a resting order and a mint, and the revert (its own answer's time and the client's).
+      let t = performance.now();
+      const snap = await sandbox(v, '/snapshots', {});
+      const snapshotMs = performance.now() - t;
+      const revertMs: number[] = [];
+      for (let i = 0; i < opts.reverts; i++) {
+        await trader.placeOrder(account, { symbol: 'BTC-USD', side: 'BUY', type: 'MARKET', size: '0.01' });
+        await trader.placeOrder(account, { symbol: 'BTC-USD', side: 'BUY', type: 'LIMIT', size: '0.01', price: '50000' });
+        await sandbox(v, '/fund', { address: v.demo.wallets[3].address, asset: 'USDC', amount: '10' });
+        t = performance.now();
+        await sandbox(v, `/snapshots/${snap.id}/revert`, {});
+        revertMs.push(performance.now() - t);
+      }
+      opts.log(`snapshot ${snapshotMs.toFixed(0)} ms; reverts ${revertMs.map((x) => x.toFixed(0)).join(', ')} ms`);
+      t = performance.now();
+      await sandbox(v, '/reset', {});
+      const resetMs = performance.now() - t;
+      for (;;) {
+        const [tk] = await trader.getTickers({ symbol: 'BTC-USD' });
+        if (Number(tk.markPrice) > 0) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await trader.placeOrder(account, { symbol: 'BTC-USD', side: 'BUY', type: 'MARKET', size: '0.01' });
       const t0 = performance.now();
       const a = await sandbox(v, '/clock/advance', { seconds: opts.days * 86_400 });
       const advanceMs = performance.now() - t0;
       opts.log(`advance ${opts.days} d: ${advanceMs.toFixed(0)} ms, ${a.steps} steps; chain ${a.chainMs} ms; ${a.ran.map((r: any) => `${r.name} ${r.ms} ms`).join(', ')}`);
-      return { freshStartMs, restartMs, advanceDays: opts.days, advanceMs, steps: a.steps, chainMs: a.chainMs, ran: a.ran.map((r: any) => ({ name: r.name, ms: r.ms })) };
+      return { freshStartMs, restartMs, advanceDays: opts.days, advanceMs, steps: a.steps, chainMs: a.chainMs, ran: a.ran.map((r: any) => ({ name: r.name, ms: r.ms })), snapshotMs, revertMs, resetMs };
     } finally {
       await stop(v);
     }

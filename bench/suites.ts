@@ -11,7 +11,7 @@ import { runPerpEngineBench } from './perp-engine-bench.ts';
 import { runPerpOrdersBench, type WindowFigure } from './perp-orders-bench.ts';
 import { runPerpScaleOutBench } from './perp-scaleout-bench.ts';
 import type { Row, Suite } from './runner.ts';
-import { runSandboxBench } from './sandbox-bench.ts';
+import { runSandboxBench, sandboxMedian } from './sandbox-bench.ts';
 import { runStreamFanoutBench } from './stream-fanout-bench.ts';
 import { runUpgradeBench } from './upgrade-bench.ts';
 
@@ -137,12 +137,19 @@ export const sandbox: Suite = {
   key: 'sandbox',
   name: 'the sandbox (issue 61): a clock advance with a position open, and a start of a seeded venue, ÷ a fresh venue (npm start on an empty data directory), child processes (bench/sandbox-bench.ts)',
   async run(ctx) {
-    const r = await runSandboxBench({ days: ctx.num('BENCH_SANDBOX_DAYS', 30), log: ctx.log });
+    const r = await runSandboxBench({ days: ctx.num('BENCH_SANDBOX_DAYS', 30), reverts: ctx.num('BENCH_SANDBOX_REVERTS', 7), log: ctx.log });
+    const revertP50 = sandboxMedian(r.revertMs);
     const fresh = `fresh venue ${Math.round(r.freshStartMs).toLocaleString('en-US')} ms`;
     const slowest = [...r.ran].sort((a, b) => b.ms - a.ms)[0];
     return [
       { figure: 'a fresh venue: npm start on an empty data directory to its banner (the baseline)', value: r.freshStartMs, unit: 'ms', target: 'report' },
       { figure: 'the seeded venue started again (no deploy, no seed)', value: r.restartMs, unit: 'ms', baseline: fresh, ratio: r.restartMs / r.freshStartMs, target: '≤ 2 s', met: r.restartMs <= 2_000 },
+      { figure: 'POST /sandbox/v1/snapshots (the venue stopped, copied, started again in process)', value: r.snapshotMs, unit: 'ms', baseline: fresh, ratio: r.snapshotMs / r.freshStartMs, target: 'report' },
+      {
+        figure: `revert to it after a market order, a resting order and a mint, p50 of ${r.revertMs.length} (max ${Math.round(Math.max(...r.revertMs)).toLocaleString('en-US')} ms)`,
+        value: revertP50, unit: 'ms', baseline: fresh, ratio: revertP50 / r.freshStartMs, target: '≤ 250 ms', met: revertP50 <= 250,
+      },
+      { figure: 'POST /sandbox/v1/reset (the seeded venue, anvil started again on its state)', value: r.resetMs, unit: 'ms', baseline: fresh, ratio: r.resetMs / r.freshStartMs, target: 'report' },
       {
         figure: `clock advance of ${r.advanceDays} days, a position open (${r.steps} steps; slowest task: ${slowest.name} ${slowest.ms.toLocaleString('en-US')} ms, chain ${r.chainMs} ms)`,
         value: r.advanceMs, unit: 'ms', baseline: fresh, ratio: r.advanceMs / r.freshStartMs, target: '≤ 5 s', met: r.advanceMs <= 5_000,
