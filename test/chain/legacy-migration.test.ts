@@ -338,7 +338,7 @@ describe('a migration killed between a transaction and its record', () => {
 describe('a migration attacked at each step (issue 60)', () => {
   const fx = withStateOn('374f31d');
 
-  test('a donation to the new Cashier and vault, deposits into the old vault after its snapshot, before and after the move: it completes, killed after every step in turn, returns every late deposit, reports the surpluses and retires the old operators', async () => {
+  test('a transfer to the new Cashier before its funding, a donation to it and the vault, deposits into the old vault after its snapshot, before and after the move: it completes, killed after every step in turn, returns every late deposit, reports the surpluses and retires the old operators', async () => {
     const f = fx();
     const c = f.record.venues.stock.contracts as Record<string, Address> & { stocks: Record<string, Address> };
     const oldVault = f.record.venues.perp.contracts.marginVault as Address;
@@ -352,6 +352,8 @@ describe('a migration attacked at each step (issue 60)', () => {
       await call(f, u, oldVault, f.a.MarginVault.abi, 'deposit', [amount]);
     };
     const CASHIER_DONATION = 1n;
+    /** Sent to the new Cashier between its deployment and the owner's funding: front-running the funding. */
+    const CASHIER_FRONT_RUN = 3n;
     const VAULT_DONATION = parseUnits('2', 6);
     const done = new Set<string>();
     const once = async (name: string, act: () => Promise<void>) => {
@@ -362,6 +364,9 @@ describe('a migration attacked at each step (issue 60)', () => {
     // Each attack once, at the step it targets, in whichever attempt first reaches it.
     const attack = async (line: string) => {
       const j = readMigrationJournal(journalFile);
+      if (line.startsWith('stock: the new venue is deployed')) {
+        await once('cashier front-run', () => call(f, alice, c.cashToken, f.a.CashToken.abi, 'transfer', [j!.stock!.deployed!.contracts.cashier, CASHIER_FRONT_RUN]));
+      }
       if (line.startsWith('stock: the new Cashier holds the cash')) {
         // The finding's attack: one unit to the freshly funded Cashier, from any wallet.
         await once('cashier donation', () => call(f, alice, c.cashToken, f.a.CashToken.abi, 'transfer', [j!.stock!.deployed!.contracts.cashier, CASHIER_DONATION]));
@@ -406,7 +411,7 @@ describe('a migration attacked at each step (issue 60)', () => {
     }
     expect(result, 'the migration never completed').toBeDefined();
     expect(attempts).toBeGreaterThan(5);
-    expect([...done].sort()).toEqual(['cashier donation', 'deposit after the move', 'deposit after the snapshot', 'deposit before the move', 'vault donation']);
+    expect([...done].sort()).toEqual(['cashier donation', 'cashier front-run', 'deposit after the move', 'deposit after the snapshot', 'deposit before the move', 'vault donation']);
     const { record, journal } = result!;
 
     // Balanced: every account's cash and stock to the unit; the surpluses reported, not refused.
@@ -414,12 +419,12 @@ describe('a migration attacked at each step (issue 60)', () => {
     expect({ ...after, vault: undefined }).toEqual({ ...before, vault: undefined });
     expect(after.vault).toBe(before.vault + VAULT_DONATION);
     expect(journal.reconciliation!.every((r) => r.ok)).toBe(true);
-    expect(journal.reconciliation!.filter((r) => r.surplus !== undefined && r.surplus !== '0').map((r) => [r.what.split(' ')[0], r.surplus])).toEqual([['cash', String(CASHIER_DONATION)], ['vault', String(VAULT_DONATION)]]);
+    expect(journal.reconciliation!.filter((r) => r.surplus !== undefined && r.surplus !== '0').map((r) => [r.what.split(' ')[0], r.surplus])).toEqual([['cash', String(CASHIER_FRONT_RUN + CASHIER_DONATION)], ['vault', String(VAULT_DONATION)]]);
     // Every late deposit paid back to its depositor: their wallets hold what they held, less the donations.
     expect(journal.perp!.lateDeposits!.map((d) => [d.account, d.amount]).sort()).toEqual(
       [[carol.account.address, String(parseUnits('7', 6))], [bob.account.address, String(parseUnits('5', 6))], [alice.account.address, String(parseUnits('3', 6))]].sort(),
     );
-    expect({ alice: await usdc(alice), bob: await usdc(bob), carol: await usdc(carol) }).toEqual({ alice: wallets.alice - CASHIER_DONATION - VAULT_DONATION, bob: wallets.bob, carol: wallets.carol });
+    expect({ alice: await usdc(alice), bob: await usdc(bob), carol: await usdc(carol) }).toEqual({ alice: wallets.alice - CASHIER_FRONT_RUN - CASHIER_DONATION - VAULT_DONATION, bob: wallets.bob, carol: wallets.carol });
     // The new vault's books are the engine's: late deposits and their returns are in neither total.
     const vault = record.venues.perp.contracts.marginVault as Address;
     expect(await read<bigint>(f, vault, marginVaultAbi, 'depositedOf', [alice.account.address])).toBe(parseUnits('1000', 6));
@@ -437,9 +442,9 @@ describe('a migration attacked at each step (issue 60)', () => {
     const newStock = record.venues.stock.contracts as Record<string, Address>;
     const treasury = await read<Address>(f, newStock.cashier, cashierAbi, 'treasury');
     const treasuryBefore = await read<bigint>(f, newStock.cashier, cashierAbi, 'balanceOf', [treasury]);
-    const calls = await cashierSurplusSweepCalls({ publicClient: f.client, cashier: newStock.cashier, token: newStock.cashToken, amount: CASHIER_DONATION, timelock: record.venues.stock.timelock!.address });
+    const calls = await cashierSurplusSweepCalls({ publicClient: f.client, cashier: newStock.cashier, token: newStock.cashToken, amount: CASHIER_FRONT_RUN + CASHIER_DONATION, timelock: record.venues.stock.timelock!.address });
     expect(await ownerCalls({ publicClient: f.client, wallet: f.owner, calls, label: 'cashier surplus to the treasury' })).toMatchObject({ done: true });
-    expect(await read<bigint>(f, newStock.cashier, cashierAbi, 'balanceOf', [treasury])).toBe(treasuryBefore + CASHIER_DONATION * 10n ** 12n);
+    expect(await read<bigint>(f, newStock.cashier, cashierAbi, 'balanceOf', [treasury])).toBe(treasuryBefore + (CASHIER_FRONT_RUN + CASHIER_DONATION) * 10n ** 12n);
     expect(await read<Address>(f, newStock.cashier, cashierAbi, 'router')).toBe(newStock.stockRouter);
   }, 900_000);
 });
