@@ -18,7 +18,7 @@ import { Command } from 'commander';
 import { ValidationError } from '../errors/app-error.ts';
 
 /** What an embedded stack writes in DATA_DIR: these and only these are removed. */
-const DEMO_ENTRIES = [/^anvil-state\.json$/, /^demo\.json$/, /^deployments$/, /^tokex\.sqlite(-wal|-shm|-journal)?$/, /^perp-history\.sqlite(-wal|-shm|-journal)?$/, /^master\.key(\.previous)?$/, /^sandbox\.token$/, /^sandbox-clock\.json$/];
+const DEMO_ENTRIES = [/^anvil-state\.json$/, /^demo\.json$/, /^deployments$/, /^tokex\.sqlite(-wal|-shm|-journal)?$/, /^perp-history\.sqlite(-wal|-shm|-journal)?$/, /^master\.key(\.previous)?$/, /^sandbox\.token$/, /^sandbox-clock\.json$/, /^sandbox-seed(\.partial)?$/, /^sandbox-snapshots$/];
 
 export interface DemoResetResult {
   dataDir: string;

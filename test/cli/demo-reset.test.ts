@@ -47,7 +47,7 @@ describe('tokex demo reset', () => {
 
     const reset = await tokex(['demo', 'reset']);
     expect([reset.code, reset.stderr]).toEqual([0, '']);
-    expect(reset.stdout).toMatch(new RegExp(`^reset ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: removed anvil-state\\.json, demo\\.json, deployments, master\\.key, perp-history\\.sqlite, sandbox\\.token, tokex\\.sqlite`, 'm'));
+    expect(reset.stdout).toMatch(new RegExp(`^reset ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: removed anvil-state\\.json, demo\\.json, deployments, master\\.key, perp-history\\.sqlite, sandbox-seed, sandbox\\.token, tokex\\.sqlite`, 'm'));
     expect(reset.stdout).toContain('left in place (not the demo\'s): notes.txt');
     expect(fs.readdirSync(dataDir)).toEqual(['notes.txt']);
 
