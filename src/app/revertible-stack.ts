@@ -114,7 +114,7 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
       serial(async () => {
         const started = performance.now();
         const rpcUrls = current.chains.map((c) => c.rpcUrl);
-        const snap = await restart(() => snapshots.take(venueClockState(), rpcUrls, Date.now()));
+        const snap = await restart(() => snapshots.take(venueClockState(), sandbox.faults.save(), rpcUrls, Date.now()));
         logger.info({ id: snap.id }, 'sandbox: snapshot taken');
         return { id: snap.id, createdAt: snap.createdAt, ms: Math.round(performance.now() - started) };
       }),
@@ -126,7 +126,7 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
         // The chains' snapshots were taken of the running chains' URLs: a reset since would have dropped it.
         const { dropped } = await restart(async () => {
           const done = await snapshots.revert(id);
-          sandbox.faults.clear();
+          sandbox.faults.restore(done.snapshot.faults);
           restoreVenueClock(done.snapshot.clock);
           return done;
         });

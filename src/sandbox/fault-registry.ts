@@ -18,6 +18,11 @@ export type FaultSpec =
   | { kind: 'chain-stall' }
   | { kind: 'stream-drop'; stream: SandboxStream; mode: StreamDropMode };
 
+/** Faults as `save` kept them (opaque to the caller). */
+export interface SavedFaults {
+  readonly entries: ReadonlyArray<{ fault: SandboxFault; spec: FaultSpec }>;
+}
+
 export interface FaultRegistry extends RequestFaultSource {
   /**
    * Adds a fault; a standing kind already set is answered as it is (setting it twice changes nothing).
@@ -29,6 +34,10 @@ export interface FaultRegistry extends RequestFaultSource {
   list(): SandboxFault[];
   /** Removes every fault; answers them as they were. */
   clear(): SandboxFault[];
+  /** The faults in force, kept as they are now (counts left included) for `restore`: a sandbox snapshot's. */
+  save(): SavedFaults;
+  /** Puts the faults of a `save` back in force, as they were then (a revert to the snapshot). */
+  restore(saved: SavedFaults): void;
   /** Whether a fault of `kind` is in force. */
   has(kind: SandboxFaultKind): boolean;
   /**
@@ -107,6 +116,10 @@ export function createFaultRegistry(opts: FaultRegistryOptions): FaultRegistry {
       const cleared = entries.map(snapshot);
       entries = [];
       return cleared;
+    },
+    save: () => ({ entries: entries.map((e) => ({ fault: { ...e.fault }, spec: { ...e.spec } })) }),
+    restore(saved) {
+      entries = saved.entries.map((e) => ({ fault: { ...e.fault }, spec: { ...e.spec } }));
     },
     has: (kind) => entries.some((e) => e.spec.kind === kind),
     executorHeld() {

@@ -13,6 +13,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { ConflictError, NotFoundError } from '../errors/app-error.ts';
 import type { VenueClockState } from '../lib/venue-clock.ts';
+import type { SavedFaults } from './fault-registry.ts';
 
 /** Where the snapshots' files are, under the data directory (removed at the process's start and stop). */
 export const SNAPSHOTS_DIR = 'sandbox-snapshots';
@@ -35,6 +36,8 @@ export interface VenueSnapshot {
   createdAt: number;
   /** The venue clock's state when it was taken (advance and, if frozen, the instant). */
   clock: VenueClockState;
+  /** The sandbox's faults in force when it was taken (held in the process, so kept here). */
+  faults: SavedFaults;
   chains: ChainSnapshot[];
 }
 
@@ -110,12 +113,12 @@ export function createSnapshotStore(dataDir: string) {
     list: (): VenueSnapshot[] => [...snapshots.values()],
     get,
     /** Takes one: the venue must be stopped (its files still). */
-    async take(clock: VenueClockState, rpcUrls: readonly string[], now: number): Promise<VenueSnapshot> {
+    async take(clock: VenueClockState, faults: SavedFaults, rpcUrls: readonly string[], now: number): Promise<VenueSnapshot> {
       const id = `snap-${++counter}`;
       mirrorDir(dataDir, path.join(root, id), { withChainState: false });
       const chains: ChainSnapshot[] = [];
       for (const rpcUrl of rpcUrls) chains.push({ rpcUrl, id: String(await chainRpc(rpcUrl, 'evm_snapshot')) });
-      const snap: VenueSnapshot = { id, createdAt: now, clock, chains };
+      const snap: VenueSnapshot = { id, createdAt: now, clock, faults, chains };
       snapshots.set(id, snap);
       return snap;
     },
