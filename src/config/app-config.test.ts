@@ -19,6 +19,19 @@ function expectRefusalWithout(env: Parameters<typeof loadConfig>[0], secret: str
 }
 
 describe('app config', () => {
+  it('SANDBOX_SEED: the simulator\'s seed with the sandbox on; refused without it or out of 32 bits', () => {
+    expect(loadConfig({}).sandboxSeed).toBeUndefined();
+    expect(loadConfig({ MARKETDATA_SEED: '7' }).marketDataSeed).toBe(7);
+    const seeded = loadConfig({ SANDBOX_SEED: '4294967295', MARKETDATA_SEED: '7' });
+    expect([seeded.sandboxSeed, seeded.marketDataSeed]).toEqual([4_294_967_295, 4_294_967_295]);
+    expect(loadConfig({ SANDBOX_SEED: '0' }).sandboxSeed).toBe(0);
+    expect(() => loadConfig({ SANDBOX_SEED: '1', SANDBOX: '0' })).toThrow('SANDBOX_SEED: only with the sandbox on (the embedded stack, or SANDBOX=1); unset SANDBOX_SEED');
+    expect(() => loadConfig({ SANDBOX_SEED: '1', RPC_URL: 'http://127.0.0.1:8545' })).toThrow('SANDBOX_SEED: only with the sandbox on');
+    expect(() => loadConfig({ SANDBOX_SEED: '4294967296' })).toThrow('SANDBOX_SEED: must be at most 4294967295');
+    expect(() => loadConfig({ SANDBOX_SEED: '-1' })).toThrow('SANDBOX_SEED: must be an integer of at least 0');
+    expect(() => loadConfig({ SANDBOX_SEED: 'abc' })).toThrow('SANDBOX_SEED: must be an integer of at least 0');
+  });
+
   it("reads each sending role's own key and address beside the shared operator key", () => {
     const only = loadConfig({ OPERATOR_PRIVATE_KEY: OPERATOR });
     expect(only.operatorPrivateKey).toBe(OPERATOR);

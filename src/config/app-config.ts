@@ -154,6 +154,7 @@ export interface AppConfig {
    * clock. Refused with `TOKEX_ENV=production`.
    */
   marketClockStart?: number;
+  /** `MARKETDATA_SEED` (default 42), or `SANDBOX_SEED` when set: the simulator's seed. */
   marketDataSeed: number;
   marketDataTickMs: number;
   historyDays: number;
@@ -201,6 +202,13 @@ export interface AppConfig {
    * database of one's own. Refused with `TOKEX_ENV=production`: its routes must not exist there.
    */
   sandbox: boolean;
+  /**
+   * `SANDBOX_SEED` (0 to 2^32 - 1, sandbox only): a deterministic venue (docs/sandbox.md
+   * "Determinism"): it starts with its clock frozen at a whole minute, the simulator takes this seed
+   * and counts its walk from its history's first minute, and the venue's own random choices a
+   * client sees come from it. Unset: as without it.
+   */
+  sandboxSeed?: number;
   indexer: {
     /** Blocks behind the head the indexer stays (reorg safety on real chains); 0 on anvil. */
     confirmations: number;
@@ -541,6 +549,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (sandbox && production) {
     throw new AppError('VALIDATION', 'SANDBOX: not with TOKEX_ENV=production (its routes move prices, mint tokens and inject faults); unset SANDBOX or set SANDBOX=0');
   }
+  const sandboxSeed = envString(env, 'SANDBOX_SEED') === undefined ? undefined : envIntAtMost(env, 'SANDBOX_SEED', 0, 0xffffffff);
+  if (sandboxSeed !== undefined && !sandbox) {
+    throw new AppError('VALIDATION', 'SANDBOX_SEED: only with the sandbox on (the embedded stack, or SANDBOX=1); unset SANDBOX_SEED');
+  }
   return {
     dataDir: path.resolve(envString(env, 'DATA_DIR') ?? './data'),
     host: envString(env, 'HOST') ?? '127.0.0.1',
@@ -590,7 +602,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     marketCalendar: envChoice(env, 'MARKET_CALENDAR', CALENDAR_KINDS, 'always-open'),
     stockSessionFlags: parseSessionFlags(envString(env, 'STOCK_SESSION_FLAGS')),
     ...(marketClockStart === undefined ? {} : { marketClockStart }),
-    marketDataSeed: envInt(env, 'MARKETDATA_SEED', 42),
+    marketDataSeed: sandboxSeed ?? envInt(env, 'MARKETDATA_SEED', 42),
     marketDataTickMs: envInt(env, 'MARKETDATA_TICK_MS', 1000),
     historyDays: envInt(env, 'HISTORY_DAYS', 30),
     corporateActionsFile: envString(env, 'CORPORATE_ACTIONS_FILE'),
@@ -606,6 +618,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     logFormat: envChoice(env, 'LOG_FORMAT', ['auto', 'pretty', 'json'] as const, 'auto'),
     demoMode: envBool(env, 'DEMO_MODE', rpcUrl === undefined),
     sandbox,
+    ...(sandboxSeed === undefined ? {} : { sandboxSeed }),
     indexer: {
       confirmations: envInt(env, 'INDEXER_CONFIRMATIONS', 0),
       pollMs: envInt(env, 'INDEXER_POLL_MS', 500),

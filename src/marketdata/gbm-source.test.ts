@@ -96,6 +96,20 @@ describe('createGbmSource', () => {
     ]);
   });
 
+  it('with an origin, walks the same path from any start: the minutes count from the origin, not the epoch', () => {
+    const day = 86_400_000;
+    const fromT0 = createGbmSource({ seed: 42, origin: T0 });
+    const fromLater = createGbmSource({ seed: 42, origin: T0 + 37 * day + 11 * 60_000 });
+    const path = (src: ReturnType<typeof createGbmSource>, start: number) => chain(src, AAPL, start, 50).map((c) => [c.open, c.high, c.low, c.close, c.volume]);
+    expect(path(fromLater, T0 + 37 * day + 11 * 60_000)).toEqual(path(fromT0, T0));
+    // A tick inside the minute too: the same point of the same path.
+    expect(fromLater.tick(AAPL, T0 + 37 * day + 11 * 60_000 + 30_500, '229.87').quote.last).toBe(fromT0.tick(AAPL, T0 + 30_500, '229.87').quote.last);
+    // Origin 0 is the epoch's walk (the pinned path above); another origin another path.
+    expect(path(createGbmSource({ seed: 42, origin: 0 }), T0)).toEqual(path(createGbmSource({ seed: 42 }), T0));
+    expect(path(fromT0, T0 + 60_000)).not.toEqual(path(fromT0, T0));
+    expect(() => createGbmSource({ seed: 42, origin: T0 + 1 })).toThrow('origin: must be a whole minute in ms');
+  });
+
   it('gives consistent candles: cents, low <= open, close <= high, whole-share volume', () => {
     const src = createGbmSource({ seed: 'ohlc' });
     for (const spec of DEMO_SYMBOLS) {

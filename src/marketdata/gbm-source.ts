@@ -1,16 +1,17 @@
 /**
  * Where prices come from. The built-in source is a seeded geometric Brownian motion: every minute
  * is an intra-minute path of one point per `stepMs` (60 at the default 1 s), reseeded from
- * (seed, symbol, minute) and started at the previous minute's close. So the 1m candle of a minute
- * depends only on (seed, symbol, minute, previous close); a live tick at time t is the same path
- * cut at t, and the candle the live ticks build is exactly the candle history would hold.
+ * (seed, symbol, minute since `origin`) and started at the previous minute's close. So the 1m
+ * candle of a minute depends only on (seed, symbol, minute, previous close); a live tick at time t
+ * is the same path cut at t, and the candle the live ticks build is exactly the candle history
+ * would hold.
  *
  * The walk runs in floating point; every price that leaves this module is quantised to the cent
  * as an exact decimal string, and volumes are whole shares.
  */
 import type { Candle, Quote } from './market-types.ts';
 import type { SymbolSpec } from './symbol-catalog.ts';
-import { Sfc32, seedFrom } from './prng.ts';
+import { Sfc32, seedFrom } from '../lib/seeded-random.ts';
 
 export interface SourceTick {
   /** Quote at the tick time: last is the mid, bid and ask a half spread either side. */
@@ -49,6 +50,13 @@ export interface MarketDataSource {
 
 export interface GbmSourceOptions {
   seed: string | number;
+  /**
+   * Where the walk's minutes are counted from (ms, a whole minute): each minute is reseeded from
+   * (seed, symbol, openTime - origin). Default 0, the epoch: the prices of a minute are those of its
+   * date. A seeded sandbox (docs/sandbox.md "Determinism") counts from its history's first minute,
+   * so the same seed gives the same prices whatever day the venue starts.
+   */
+  origin?: number;
   /** Spacing of the intra-minute path points; must divide 60 000. Default 1000. */
   stepMs?: number;
   /** Typical traded value per minute in USD, sets the volume scale. Default 5 000 000. */
@@ -108,6 +116,8 @@ interface SpecParams {
 
 export function createGbmSource(opts: GbmSourceOptions): MarketDataSource {
   const seed = String(opts.seed);
+  const origin = opts.origin ?? 0;
+  if (!Number.isSafeInteger(origin) || origin % MINUTE_MS !== 0) throw new Error('origin: must be a whole minute in ms');
   const stepMs = opts.stepMs ?? 1000;
   if (!Number.isInteger(stepMs) || stepMs <= 0 || MINUTE_MS % stepMs !== 0) {
     throw new Error('stepMs: must be a positive divisor of 60000');
@@ -153,7 +163,7 @@ export function createGbmSource(opts: GbmSourceOptions): MarketDataSource {
     events: readonly PathEvent[] = NO_EVENTS,
   ): { candle: Candle; midCents: number } => {
     const { stepSd, shareBase } = params(spec);
-    const rng = prng.reseed(seedFrom(seed, spec.symbol, openTime));
+    const rng = prng.reseed(seedFrom(seed, spec.symbol, openTime - origin));
     const openCents = Math.max(1, toCents(prevClose));
     // Extremes are tracked in log space and quantised once: rounding is monotonic, so the cent
     // price of the highest point is the highest cent price, and the loop saves an exp per point.

@@ -125,6 +125,15 @@ function isPrefixOf(stored: Candle, full: Candle): boolean {
   );
 }
 
+/**
+ * The first minute of the history a database holds (its record's `anchor`), or, on a fresh
+ * database, the one `seedHistory` will take at `now`: `days` before the current minute.
+ */
+export async function historyAnchor(db: DbExecutor, now: number, days = DEFAULT_HISTORY_DAYS): Promise<number> {
+  const existing = parseRecord(await getMeta(db, HISTORY_META_KEY));
+  return existing?.anchor ?? Math.floor(now / MINUTE) * MINUTE - days * DAY;
+}
+
 /** Gives the event loop a turn: lease renewals, heartbeats and requests run between slices. */
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createPrng, seedFrom } from './prng.ts';
+import { createPrng, seededUint64, seedFrom, setVenueSeed, venueSeed } from './seeded-random.ts';
 
 describe('seedFrom', () => {
   it('is a stable 32-bit hash of its parts', () => {
@@ -49,5 +49,30 @@ describe('createPrng', () => {
     // P(|Z| > 2) = 4.55 %
     expect(beyond2 / n).toBeGreaterThan(0.042);
     expect(beyond2 / n).toBeLessThan(0.049);
+  });
+});
+
+describe('seededUint64 and the venue seed', () => {
+  it('draws 64 bits from (seed, parts): the same parts the same value, another part or seed another', () => {
+    const a = seededUint64(7, 'nonce', '0xabc', 12, 0);
+    expect(a).toBe(seededUint64(7, 'nonce', '0xabc', 12, 0));
+    expect(a).toBeGreaterThanOrEqual(0n);
+    expect(a).toBeLessThan(1n << 64n);
+    expect(seededUint64(7, 'nonce', '0xabc', 12, 1)).not.toBe(a);
+    expect(seededUint64(8, 'nonce', '0xabc', 12, 0)).not.toBe(a);
+    // Wide: the high half is used (a value below 2^32 from this draw would be one in 4 billion).
+    expect(a >> 32n).not.toBe(0n);
+  });
+
+  it('holds one seed per process until cleared; refuses a seed outside 32 bits', () => {
+    expect(venueSeed()).toBeUndefined();
+    setVenueSeed(4_294_967_295);
+    expect(venueSeed()).toBe(4_294_967_295);
+    setVenueSeed(undefined);
+    expect(venueSeed()).toBeUndefined();
+    expect(() => setVenueSeed(-1)).toThrow(RangeError);
+    expect(() => setVenueSeed(2 ** 32)).toThrow(RangeError);
+    expect(() => setVenueSeed(1.5)).toThrow(RangeError);
+    expect(venueSeed()).toBeUndefined();
   });
 });
