@@ -12,6 +12,7 @@
  * a signed order's nonce once the order reached the engine (a signed order is processed once).
  */
 import { randomBytes } from 'node:crypto';
+import { seededUint64, venueSeed } from '../lib/seeded-random.ts';
 import {
   DEFAULT_ORDER_TTL_MS, defaultTimeInForce, isTriggerType, MAX_BATCH_ORDERS, OPEN_ORDER_STATUSES, MAX_ORDER_TTL_MS, orderBasicIssue, orderExpiryIssue,
   type AmendInput, type BatchOrderResult, type BatchOrdersResult, type CancelAllAfterStatus, type Order, type OrderInput, type SubmittedOrder,
@@ -151,6 +152,23 @@ export function createOrderService(opts: {
   // With the engine in this process, the journal's ledger (perp-venue.ts `nonces`): one durable
   // commit a turn instead of two.
   const nonces = venue.nonces ?? createOrderNonceClaimer(db, { retentionMs: NONCE_RETENTION_MS, now });
+
+  /**
+   * A nonce for a built order or amendment: 63 bits, fresh per build, far below uint64's range.
+   * Random, but drawn from the seed in a seeded sandbox (docs/sandbox.md "Determinism"): from the
+   * account, the engine's sequence and how many were drawn at it, so the same run from the same
+   * state draws the same ones, and a draw after an order was placed never repeats one before it.
+   */
+  const drawn = new Map<string, { seq: number; n: number }>();
+  const freshNonce = (account: string): bigint => {
+    const seed = venueSeed();
+    if (seed === undefined) return BigInt(`0x${randomBytes(8).toString('hex')}`) >> 1n;
+    const seq = venue.engine().lastSeq;
+    const last = drawn.get(account);
+    const n = last !== undefined && last.seq === seq ? last.n + 1 : 0;
+    drawn.set(account, { seq, n });
+    return seededUint64(seed, 'perp-order-nonce', account, seq, n) >> 1n;
+  };
 
   const spec = (symbol: string): InstrumentSpec => {
     const s = venue.engine().instrument(symbol);
@@ -338,8 +356,7 @@ export function createOrderService(opts: {
         clientOrderId: input.clientOrderId ?? '',
       };
       const tail = {
-        // 63 random bits: fresh per build, and far below uint64's range.
-        nonce: BigInt(`0x${randomBytes(8).toString('hex')}`) >> 1n,
+        nonce: freshNonce(account),
         expiry: BigInt(expiry),
       };
       const message = trigger
@@ -413,7 +430,7 @@ export function createOrderService(opts: {
         orderId: BigInt(parseOrderId(input.orderId)),
         price: input.price ?? '',
         size: input.size ?? '',
-        nonce: BigInt(`0x${randomBytes(8).toString('hex')}`) >> 1n,
+        nonce: freshNonce(account),
         expiry: BigInt(expiry),
       };
       amendCommandOf(account, message, '');

@@ -39,6 +39,7 @@ import { reservesRoutes } from './routes/reserves-routes.ts';
 import { mondayRoutes } from './routes/monday-routes.ts';
 import { createMondayOrderService } from './monday-order-service.ts';
 import { engineUnavailable } from './routes/trading-routes.ts';
+import { venueNow } from '../lib/venue-clock.ts';
 
 export const PERP_API_VERSION = '4.0.0';
 /** Every endpoint's path starts here (after the base URL). */
@@ -142,6 +143,10 @@ export function perpOrderServiceOf(app: FastifyInstance): OrderService | undefin
 
 export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstance> {
   const now = opts.now ?? Date.now;
+  // What the engine stamps and decides on (orders and their expiries, liquidity's lock-up, the
+  // market's stamps) is on the venue's clock (docs/sandbox.md "Clock"); signing windows and key
+  // messages stay on the wall clock. The same outside a sandbox that moved its clock.
+  const venueTime = opts.now ?? venueNow;
   const keyService = createPerpKeyService({
     db: opts.db,
     keys: opts.keys,
@@ -151,12 +156,12 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
   });
   const instruments = (opts.instruments ?? DEFAULT_INSTRUMENTS).map(instrumentSpec);
   const { venue } = opts;
-  const orders = venue ? createOrderService({ db: opts.db, history: opts.historyDb, venue, domain: keyService.domain, now }) : undefined;
+  const orders = venue ? createOrderService({ db: opts.db, history: opts.historyDb, venue, domain: keyService.domain, now: venueTime }) : undefined;
   // Sessions live in the database alone: One-Click Trade works on an instance without the engine too.
   const oneClick = createOneClickService({ db: opts.db, domain: keyService.domain, now });
   const accounts = venue ? createAccountService({ db: opts.db, history: opts.historyDb, venue }) : undefined;
-  const liquidity = venue ? createLiquidityService({ db: opts.db, history: opts.historyDb, venue, lockupMs: opts.lpLockupMs, now }) : undefined;
-  const market = venue ? createMarketService({ db: opts.historyDb ?? opts.db, venue, fundingIntervalMs: opts.fundingIntervalMs, now }) : undefined;
+  const liquidity = venue ? createLiquidityService({ db: opts.db, history: opts.historyDb, venue, lockupMs: opts.lpLockupMs, now: venueTime }) : undefined;
+  const market = venue ? createMarketService({ db: opts.historyDb ?? opts.db, venue, fundingIntervalMs: opts.fundingIntervalMs, now: venueTime }) : undefined;
 
   const app = await buildVenueApi({
     logger: opts.logger,

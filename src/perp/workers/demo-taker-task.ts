@@ -11,6 +11,7 @@ import { ceilDiv } from '../engine/fixed-point.ts';
 import type { PerpEngine } from '../engine/perp-engine.ts';
 import type { EngineGateway } from '../sequencer/engine-gateway.ts';
 import { venueNow } from '../../lib/venue-clock.ts';
+import { venueSeed } from '../../lib/seeded-random.ts';
 
 export interface DemoTakerOptions {
   gateway: Pick<EngineGateway, 'submit'>;
@@ -28,10 +29,22 @@ export function createDemoTakerTask(opts: DemoTakerOptions): PeriodicTask {
   const now = opts.now ?? venueNow;
   const account = opts.account.toLowerCase();
   const notional = opts.notionalMicros ?? 500n * 1_000_000n;
+  const everyMs = opts.everyMs ?? 10_000;
   let turn = 0;
   let seq = 0;
+  /** In a seeded sandbox: when it began, and when it last traded, on the venue's clock. */
+  let began: number | undefined;
+  let tradedAt: number | undefined;
 
   const runOnce = async (): Promise<void> => {
+    // A seeded sandbox trades every `everyMs` of the venue's time, the first after `everyMs`: while
+    // its clock stands still, never (its trades would land between a client's orders by the wall
+    // clock, and move their ids and fills: docs/sandbox.md "Determinism").
+    if (venueSeed() !== undefined) {
+      const t = now();
+      began ??= t;
+      if (t - (tradedAt ?? began) < everyMs) return;
+    }
     const engine = opts.engine();
     const me = engine.getAccount(account);
     if (me === undefined) return;
@@ -48,9 +61,10 @@ export function createDemoTakerTask(opts: DemoTakerOptions): PeriodicTask {
       if (lots < BigInt(spec.minSizeLots)) lots = BigInt(spec.minSizeLots);
       const t = now();
       await opts.gateway.submit({ kind: 'placeOrder', id: `taker:${spec.symbol}:${t}:${++seq}`, ts: t, account, symbol: spec.symbol, side, type: 'MARKET', sizeLots: Number(lots), timeInForce: 'IOC' });
+      tradedAt = t;
       return;
     }
   };
 
-  return periodic(opts.everyMs ?? 10_000, runOnce, (err) => opts.logger?.warn({ err }, 'perp demo taker: round failed'));
+  return periodic(everyMs, runOnce, (err) => opts.logger?.warn({ err }, 'perp demo taker: round failed'));
 }

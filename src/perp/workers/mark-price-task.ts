@@ -26,6 +26,7 @@ import { oracleVerdict, type FeedAnswer, type OracleVerdict } from '../../market
 import { indexSymbolOf } from '../pricing/index-price.ts';
 import { effectiveBandPpm } from '../engine/risk/price-band.ts';
 import { venueNow } from '../../lib/venue-clock.ts';
+import { venueSeed } from '../../lib/seeded-random.ts';
 
 /** The mark's band around the index with the market open (pricing/mark-price.ts's default, ±5 %). */
 export const MARK_INDEX_BAND_PPM = 50_000;
@@ -137,7 +138,12 @@ export function createMarkPriceTask(opts: MarkPriceTaskOptions): PeriodicTask {
       const cap = BigInt(spec.maxPriceTicks);
       const mark = Number(result.markTicks > cap ? cap : result.markTicks);
       const idx = Number(index > cap ? cap : index);
-      const moved = mark !== prices.markPriceTicks || idx !== prices.indexPriceTicks || open !== engine.marketOpen(spec.symbol);
+      const indexMoved = idx !== prices.indexPriceTicks || open !== engine.marketOpen(spec.symbol);
+      // A seeded sandbox at the instant of the last mark sent holds it unless the index moved (a
+      // pin): a mark moved by the book or a trade would be sent at a moment the client cannot know,
+      // between its orders (docs/sandbox.md "Determinism"). The basis EMA stands still there anyway.
+      const held = venueSeed() !== undefined && sentAt.get(spec.symbol) === t;
+      const moved = indexMoved || (!held && mark !== prices.markPriceTicks);
       if (!moved && t - (sentAt.get(spec.symbol) ?? 0) < heartbeat) continue;
       sentAt.set(spec.symbol, t);
       submits.push(

@@ -21,6 +21,7 @@ import type { OrderView } from '../engine/engine-types.ts';
 import type { PerpEngine } from '../engine/perp-engine.ts';
 import type { EngineGateway } from '../sequencer/engine-gateway.ts';
 import { venueNow } from '../../lib/venue-clock.ts';
+import { venueSeed } from '../../lib/seeded-random.ts';
 
 export interface MarketMakerOptions {
   gateway: Pick<EngineGateway, 'submit'>;
@@ -59,14 +60,20 @@ export interface QuotedBook {
  * levels a previous run left are replaced), one of its orders filled even in part, the index moved
  * `requoteBps` or more, or the quotes are `maxAgeMs` old. A level refused as crossing is not
  * counted as a fill: it would requote for ever.
+ *
+ * In a seeded sandbox whose time has not moved since the last quotes (`heldStill`), only the index
+ * moving (a pin) makes them due: a fill there would requote at a moment the client cannot know, and
+ * the next client order would get another id by the race (docs/sandbox.md "Determinism").
  */
-export function quotesDue(last: QuotedBook | undefined, open: readonly OrderView[], index: bigint, t: number, requoteBps: bigint, maxAgeMs: number): boolean {
-  return (
-    last === undefined ||
-    open.reduce((lots, o) => lots + o.remainingLots, 0) < last.restingLots ||
-    (index > last.index ? index - last.index : last.index - index) * BPS >= requoteBps * last.index ||
-    t - last.at >= maxAgeMs
-  );
+export function quotesDue(last: QuotedBook | undefined, open: readonly OrderView[], index: bigint, t: number, requoteBps: bigint, maxAgeMs: number, heldStill = false): boolean {
+  const indexMoved = last !== undefined && (index > last.index ? index - last.index : last.index - index) * BPS >= requoteBps * last.index;
+  if (last !== undefined && heldStill) return indexMoved;
+  return last === undefined || open.reduce((lots, o) => lots + o.remainingLots, 0) < last.restingLots || indexMoved || t - last.at >= maxAgeMs;
+}
+
+/** Whether the venue holds still for a quoter: a seeded sandbox (src/lib/seeded-random.ts) at the instant of its last quotes. */
+export function heldStill(last: { at: number } | undefined, t: number): boolean {
+  return venueSeed() !== undefined && last !== undefined && last.at === t;
 }
 
 /**
@@ -157,7 +164,8 @@ export function createMarketMakerTask(opts: MarketMakerOptions): PeriodicTask {
       if (index <= 0n) continue;
       const t = now();
       const open = engine.openOrders(account, symbol);
-      if (!quotesDue(quoted.get(symbol), open, index, t, requote, maxAge)) continue;
+      const last = quoted.get(symbol);
+      if (!quotesDue(last, open, index, t, requote, maxAge, heldStill(last, t))) continue;
       const state: QuotedBook = { index, at: t, restingLots: 0 };
       quoted.set(symbol, state);
       const tag = `mm:${symbol}:${t}:${++seq}`;

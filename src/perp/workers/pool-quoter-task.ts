@@ -27,7 +27,7 @@ import { periodic, type PeriodicTask } from '../../lib/async.ts';
 import type { Logger } from '../../lib/logger.ts';
 import { POOL_ACCOUNT, type PerpEngine } from '../engine/perp-engine.ts';
 import type { EngineGateway } from '../sequencer/engine-gateway.ts';
-import { BPS, inventorySkewBps, placeQuoteLevels, quotesDue, type QuotedBook } from './market-maker-task.ts';
+import { BPS, heldStill, inventorySkewBps, placeQuoteLevels, quotesDue, type QuotedBook } from './market-maker-task.ts';
 import { venueNow } from '../../lib/venue-clock.ts';
 
 export interface PoolQuoterOptions {
@@ -92,8 +92,10 @@ export function createPoolQuoterTask(opts: PoolQuoterOptions): PeriodicTask {
         if (open.length > 0) await opts.gateway.submit({ kind: 'cancelAll', id: `${tag}:cancel`, ts: t, account, symbol });
         continue;
       }
-      const equityMoved = last !== undefined && (equity > last.equity ? equity - last.equity : last.equity - equity) * BPS >= equityRequote * last.equity;
-      if (!equityMoved && !quotesDue(last, open, index, t, requote, maxAge)) continue;
+      // Held still (a seeded sandbox at the instant of its last quotes), only the index requotes.
+      const still = heldStill(last, t);
+      const equityMoved = !still && last !== undefined && (equity > last.equity ? equity - last.equity : last.equity - equity) * BPS >= equityRequote * last.equity;
+      if (!equityMoved && !quotesDue(last, open, index, t, requote, maxAge, still)) continue;
       const state = { index, at: t, restingLots: 0, equity };
       quoted.set(symbol, state);
       if (open.length > 0) await opts.gateway.submit({ kind: 'cancelAll', id: `${tag}:cancel`, ts: t, account, symbol });
