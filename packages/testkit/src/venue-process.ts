@@ -90,7 +90,7 @@ export async function startVenueProcess(opts: VenueProcessOptions): Promise<Venu
   const stopTimeoutMs = opts.stopTimeoutMs ?? 30_000;
   const env: NodeJS.ProcessEnv = { ...process.env };
   // The embedded venue: its own anvil and SQLite, nothing shared with the caller's environment.
-  for (const k of ['DATABASE_URL', 'REDIS_URL', 'RPC_URL', 'SANDBOX', 'TOKEX_ENV']) delete env[k];
+  for (const k of ['DATABASE_URL', 'REDIS_URL', 'RPC_URL', 'SANDBOX', 'SANDBOX_SEED', 'TOKEX_ENV']) delete env[k];
   for (const [k, v] of Object.entries(opts.env ?? {})) {
     if (v === undefined) delete env[k];
     else env[k] = v;
