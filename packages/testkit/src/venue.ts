@@ -36,6 +36,12 @@ export interface StartVenueOptions {
   tokexBin?: string;
   /** How long one start may take (default 240 s). */
   startTimeoutMs?: number;
+  /**
+   * A deterministic venue (`SANDBOX_SEED`, docs/sandbox.md "Determinism"): 0 to 2^32 - 1. The venue
+   * starts with its clock frozen at a whole hour, and the same script run from the same seed gets
+   * the same prices, fills, order ids and balances. Every restart of the kit's (snapshot, revert) keeps it.
+   */
+  seed?: number;
 }
 
 export interface VenueBaseUrls {
@@ -139,6 +145,9 @@ function emptyDir(dir: string) {
 }
 
 export async function startVenue(opts: StartVenueOptions = {}): Promise<Venue> {
+  if (opts.seed !== undefined && (!Number.isSafeInteger(opts.seed) || opts.seed < 0 || opts.seed > 0xffffffff)) {
+    throw new Error(`@tokex/testkit: seed: ${opts.seed}: a whole number from 0 to 4294967295`);
+  }
   const tokexBin = opts.tokexBin ?? resolveTokexBin();
   const ownDir = opts.dataDir === undefined;
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-venue-'));
@@ -148,7 +157,8 @@ export async function startVenue(opts: StartVenueOptions = {}): Promise<Venue> {
     if (fs.readdirSync(dataDir).length > 0) throw new Error(`@tokex/testkit: template: the data directory ${dataDir} is not empty`);
     copyDir(opts.template, dataDir);
   }
-  const base = { tokexBin, dataDir, env: opts.env, startTimeoutMs: opts.startTimeoutMs };
+  const env = opts.seed === undefined ? opts.env : { ...opts.env, SANDBOX_SEED: String(opts.seed) };
+  const base = { tokexBin, dataDir, env, startTimeoutMs: opts.startTimeoutMs };
   let run: VenueProcess;
   try {
     run = await startVenueProcess(base);
