@@ -6,11 +6,16 @@
  * - BTC falls 30 % at once: the bot's 10x long is liquidated (bankrupt, so auto-deleveraged);
  * - eight hours pass: funding is paid at each hour, to the bot's account too;
  * - a 2:1 split of a stock the buyer holds: its holding doubles;
- * - the venue rate-limits the bot's key: the bot retries and gets its answer.
+ * - the venue rate-limits the bot's key: the bot retries and gets its answer;
+ * - the stock venue's operator goes silent with the buyer's order open: three days later the buyer
+ *   cancels it on chain through the escape hatch and withdraws every dollar.
+ *
+ * The market order refused after the close and filled at the open needs the US sessions calendar:
+ * sessions.test.ts, with a venue of its own.
  *
  *   npx vitest run examples/trading-bot      (npm run build:packages first: it imports the built kit)
  */
-import { parseUnits } from 'viem';
+import { BaseError, ContractFunctionRevertedError, parseUnits } from 'viem';
 import { expect, it } from 'vitest';
 import { useVenue } from '@tokex/testkit/vitest';
 import { PerpBot, StockBuyer } from './bot.ts';
@@ -30,6 +35,16 @@ const ctx = useVenue({
 });
 
 const bot = () => new PerpBot({ baseUrl: ctx.venue.baseUrls.perp, chainId: ctx.venue.demo.chainId, privateKey: ctx.venue.demo.wallets[2].privateKey, credentials });
+
+/** The stock buyer: the demo WRITABLE key and the wallet it is bound to; deadlines on the venue's clock. */
+const buyer = () => {
+  const { demo } = ctx.venue;
+  return new StockBuyer({
+    baseUrl: demo.stock.baseUrl, chainId: demo.chainId, rpcUrl: demo.rpcUrl, router: demo.stock.contracts.stockRouter,
+    credentials: demo.stock.keys.writable, privateKey: demo.wallets[0].privateKey,
+    now: () => ctx.venue.clock.now(),
+  });
+};
 
 /** Polls `read` until `done` holds (state the venue reaches a moment later); never a fixed sleep. */
 async function until<T>(read: () => Promise<T>, done: (v: T) => boolean, ms = 30_000): Promise<T> {
@@ -87,15 +102,10 @@ it('eight hours pass: funding at each hour crossed, paid by the bot\'s open long
 
 it('a 2:1 split doubles the buyer\'s holding', async () => {
   const venue = ctx.venue;
-  const { demo } = venue;
-  const buyer = new StockBuyer({
-    baseUrl: demo.stock.baseUrl, chainId: demo.chainId, rpcUrl: demo.rpcUrl,
-    credentials: demo.stock.keys.writable, privateKey: demo.wallets[0].privateKey,
-    now: () => venue.clock.now(),
-  });
-  const bought = await buyer.buy('AAPL', '250', { token: demo.stock.contracts.cashToken, amount: '500' });
+  const b = buyer();
+  const bought = await b.buy('AAPL', '250', { token: venue.demo.stock.contracts.cashToken, amount: '500' });
   expect(bought.history?.status).toBe('FILLED');
-  const before = await buyer.shares('AAPL');
+  const before = await b.shares('AAPL');
   expect(before).toBeGreaterThan(0n);
 
   // A split effective now is applied at the first minute at least 5 s after it is added: rather
@@ -106,7 +116,7 @@ it('a 2:1 split doubles the buyer\'s holding', async () => {
   await venue.clock.advance(70);
   expect((await split).action).toMatchObject({ symbol: 'AAPL', type: 'SPLIT', ratio: '2:1', status: 'applied' });
 
-  const after = await until(() => buyer.shares('AAPL'), (s) => s !== before);
+  const after = await until(() => b.shares('AAPL'), (s) => s !== before);
   expect(after).toBe(before * 2n);
   // 50 s alone on a quiet machine (the split's answer comes well after the advance: open in issue
   // 61), past the default minute on a busy one.
@@ -124,3 +134,46 @@ it('a 429 on the bot\'s key is retried, and the call succeeds', async () => {
   expect(b.stats).toEqual({ answers: 3, rateLimited: 2 });
   expect(await venue.faults.list()).toEqual([]);
 });
+
+it('three days of operator silence open the escape hatch: the buyer cancels its order on chain and takes its cash back', async () => {
+  const venue = ctx.venue;
+  const b = buyer();
+  const usdc = venue.demo.stock.contracts.cashToken;
+  const inWallet = await b.walletBalance(usdc);
+  await b.deposit(usdc, '500');
+  expect(await b.walletBalance(usdc)).toBe(inWallet - 500_000_000n);
+
+  // The operator goes silent (its executor stops settling) with the buyer's market order open:
+  // the whole notional stays locked.
+  await venue.faults.add({ kind: 'executor-paused' });
+  const order = await b.marketBuy('AAPL', '250', 'open');
+  expect(order).toMatchObject({ state: 'open', openOrder: { status: 'OPEN', lockedAmount: '250' } });
+  expect((await b.api.getBalance(b.holder)).mUsdDetail).toEqual({ available: '250', locked: '250', total: '500' });
+
+  // The hatch opens once the chain's time is past the operator's last settlement plus its silence
+  // (3 days; docs/security.md). The chain's block time follows the venue's clock, at most a second
+  // behind (docs/sandbox.md, "Clock"; the advance answers it), so the advance is counted from the
+  // venue's now. A minute short of it the router refuses.
+  const hatch = await b.escapeHatch();
+  expect(hatch).toMatchObject({ open: false, operatorSilence: 3 * 86_400 });
+  const opensAfter = hatch.lastOperatorActivity + hatch.operatorSilence;
+  const venueSeconds = async () => Math.floor((await venue.clock.now()) / 1000);
+  const short = await venue.clock.advance(opensAfter - (await venueSeconds()) - 60);
+  expect(Math.floor(short.to / 1000) - short.chainTime).toBeLessThanOrEqual(1);
+  const refused = await b.emergencyCancel(order.orderId).catch((e: BaseError) => e.walk((c) => c instanceof ContractFunctionRevertedError));
+  expect(refused).toMatchObject({ data: { errorName: 'EscapeHatchClosed' } });
+
+  // Two minutes later it is open: the buyer cancels its own order on chain, and the whole lock is
+  // free again (the venue's API follows the chain's events).
+  await venue.clock.advance(120);
+  expect((await b.escapeHatch()).open).toBe(true);
+  const cancelTx = await b.emergencyCancel(order.orderId);
+  const closed = await until(() => b.api.getOrder(order.orderId), (o) => o.state === 'history');
+  expect(closed.history).toMatchObject({ status: 'CANCELED', filledQuantity: '0', filledNotional: '0', fees: '0', fills: [], settleTxHash: cancelTx });
+  expect((await until(() => b.api.getBalance(b.holder), (x) => x.mUsdDetail.locked === '0')).mUsdDetail).toEqual({ available: '500', locked: '0', total: '500' });
+
+  // Then takes it all back to the wallet, on chain too: every unit of USDC it had.
+  await b.withdrawCash(usdc, '500');
+  expect(await b.walletBalance(usdc)).toBe(inWallet);
+  expect((await until(() => b.api.getBalance(b.holder), (x) => x.mUsdDetail.total === '0')).mUsdDetail).toEqual({ available: '0', locked: '0', total: '0' });
+}, 150_000);
