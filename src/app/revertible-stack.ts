@@ -15,7 +15,7 @@ import type { Logger } from '../lib/logger.ts';
 import { ConflictError } from '../errors/app-error.ts';
 import { startAnvil, type AnvilHandle } from '../chain/anvil-process.ts';
 import { createSandboxState, type SandboxState, type SandboxVenueControl } from '../sandbox/sandbox-state.ts';
-import { chainRpc, copyLiveDir, createSnapshotStore, mirrorDir, SEED_DIR } from '../sandbox/sandbox-snapshots.ts';
+import { chainRpc, copyLiveDir, createSnapshotStore, mirrorDir, readSeedClock, SEED_CLOCK_FILE, SEED_DIR } from '../sandbox/sandbox-snapshots.ts';
 import { resetVenueClock, restoreVenueClock, venueClockState } from '../lib/venue-clock.ts';
 
 /** What the wrapper needs of a started venue (stack.ts's StackHandle has it). */
@@ -32,6 +32,8 @@ export interface KeptParts {
   anvils: Map<string, AnvilHandle>;
   sandbox: SandboxState;
   chainKeepsTime: boolean;
+  /** The process's first start of the venue (a seeded venue freezes its clock then only). */
+  firstStart: boolean;
 }
 
 /**
@@ -51,7 +53,7 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
   const sandbox = createSandboxState({ dataDir, allInOne: true, stockApiPrefix: p.config.stockApiPrefix });
   const snapshots = createSnapshotStore(dataDir);
   const seedDir = path.join(dataDir, SEED_DIR);
-  let current = await p.start(p.config, { anvils, sandbox, chainKeepsTime: false });
+  let current = await p.start(p.config, { anvils, sandbox, chainKeepsTime: false, firstStart: true });
   // The starts after the first bind the ports the first one got (0 asks for a free one).
   const portOf = (url: string | undefined) => (url === undefined ? undefined : Number(new URL(url).port));
   const first = current;
@@ -98,7 +100,7 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
         failure = err;
       }
       // Also after a failure: a venue left stopped would answer nothing.
-      current = await p.start(again, { anvils, sandbox, chainKeepsTime: anvils.size > 0 });
+      current = await p.start(again, { anvils, sandbox, chainKeepsTime: anvils.size > 0, firstStart: false });
       if (failure !== undefined) throw failure;
       return result!;
     } finally {
@@ -158,7 +160,11 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
           anvils.clear();
           mirrorDir(seedDir, dataDir, { withChainState: true });
           for (const a of again) anvils.set(a.stateFile, await startAnvil({ host: '127.0.0.1', ...a, logger }));
-          resetVenueClock();
+          // The clock as the first start left it: the wall clock, or a seeded venue's frozen instant
+          // (so a script run twice from reset sees the same prices, docs/sandbox.md "Determinism").
+          const seeded = readSeedClock(seedDir);
+          if (seeded) restoreVenueClock(seeded);
+          else resetVenueClock();
           return ids;
         });
         logger.info({ dropped }, 'sandbox: venue reset to its seeded state');
@@ -175,6 +181,7 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
     const partial = `${seedDir}.partial`;
     fs.rmSync(partial, { recursive: true, force: true });
     await copyLiveDir(dataDir, partial);
+    fs.writeFileSync(path.join(partial, SEED_CLOCK_FILE), `${JSON.stringify(venueClockState())}\n`);
     fs.renameSync(partial, seedDir);
     logger.info({ dir: seedDir }, 'sandbox: the seeded venue kept for POST /sandbox/v1/reset');
   }

@@ -50,6 +50,8 @@ import { DEFAULT_INSTRUMENTS } from '../perp/engine/instruments.ts';
 import { newYorkDate } from '../marketdata/corporate-actions.ts';
 import { SANDBOX_PATH } from '@tokex/contract';
 import { startRevertibleStack, type KeptParts } from './revertible-stack.ts';
+import { endSeededSandbox, startSeededSandbox } from '../sandbox/sandbox-seed.ts';
+import { setVenueSeed } from '../lib/seeded-random.ts';
 
 /**
  * The roles this version runs, in start order: market data first, so that the roles after it in
@@ -277,6 +279,14 @@ async function startStackOnce(config: AppConfig, opts: StartStackOptions): Promi
     const status = createRoleStatusRegistry(newHolderId());
     // The sandbox's token and faults (docs/sandbox.md), one for the process and every chain's roles.
     const sandbox = config.sandbox ? (opts.kept?.sandbox ?? createSandboxState({ dataDir: config.dataDir, allInOne: asked.includes('all'), stockApiPrefix: config.stockApiPrefix })) : undefined;
+    if (sandbox && config.sandboxSeed !== undefined) {
+      // A seeded venue (docs/sandbox.md "Determinism") starts frozen at a whole funding step, before
+      // the clock below moves the chain to it. A start again in this process (a snapshot, revert or
+      // reset) keeps the clock it was given: only the seed is set again.
+      if (opts.kept?.firstStart === false) setVenueSeed(config.sandboxSeed);
+      else startSeededSandbox({ seed: config.sandboxSeed, clockFile: path.join(config.dataDir, SANDBOX_CLOCK_FILE), alignMs: clockStepMs(config) });
+      stops.add(async () => endSeededSandbox());
+    }
     if (sandbox) {
       // Before the roles: the advances of earlier runs on this data directory are back before any
       // role reads the clock. The stop puts the process's clock back to the wall clock.
@@ -286,7 +296,7 @@ async function startStackOnce(config: AppConfig, opts: StartStackOptions): Promi
         nodeKeepsTime: config.rpcUrl !== undefined || opts.kept?.chainKeepsTime === true,
         allInOne: sandbox.allInOne,
         calendarMark: (ms) => `${newYorkDate(ms + calendar.clockOffsetMs)} ${calendar.session(ms)}`,
-        stepMs: config.perp.fundingIntervalMs ?? Math.min(...DEFAULT_INSTRUMENTS.map((i) => i.fundingIntervalMs)),
+        stepMs: clockStepMs(config),
         logger,
       });
       stops.add(async () => resetVenueClock());
@@ -437,6 +447,11 @@ async function startStackOnce(config: AppConfig, opts: StartStackOptions): Promi
     await stops.stopAll();
     throw err;
   }
+}
+
+/** The sandbox clock's step: the shortest funding interval. */
+function clockStepMs(config: AppConfig): number {
+  return config.perp.fundingIntervalMs ?? Math.min(...DEFAULT_INSTRUMENTS.map((i) => i.fundingIntervalMs));
 }
 
 /** How often a chain whose node did not answer at start is tried again. */

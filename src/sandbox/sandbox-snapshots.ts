@@ -19,11 +19,13 @@ import type { SavedFaults } from './fault-registry.ts';
 export const SNAPSHOTS_DIR = 'sandbox-snapshots';
 /** The seeded venue's files, taken at the first start of a data directory (`POST /reset` returns to them). */
 export const SEED_DIR = 'sandbox-seed';
+/** The venue clock's state at the seed (in the seed's folder only: never mirrored into the data directory). */
+export const SEED_CLOCK_FILE = 'sandbox-seed-clock.json';
 /** An embedded anvil's state file: the chain is snapshotted by its node, the file is only the seed's. */
 const ANVIL_STATE = 'anvil-state.json';
 
 /** Names never copied or restored: the snapshots themselves, and what a running process holds open. */
-const NEVER = new Set([SNAPSHOTS_DIR, SEED_DIR, `${SEED_DIR}.partial`]);
+const NEVER = new Set([SNAPSHOTS_DIR, SEED_DIR, `${SEED_DIR}.partial`, SEED_CLOCK_FILE]);
 
 export interface ChainSnapshot {
   rpcUrl: string;
@@ -66,6 +68,16 @@ export function mirrorDir(from: string, to: string, opts: { withChainState: bool
     const stat = fs.statSync(src);
     if (stat.isDirectory()) mirrorDir(src, dst, opts);
     else fs.copyFileSync(src, dst);
+  }
+}
+
+/** The clock's state kept with the seed; undefined for a seed made before it was kept. */
+export function readSeedClock(seedDir: string): VenueClockState | undefined {
+  try {
+    const saved = JSON.parse(fs.readFileSync(path.join(seedDir, SEED_CLOCK_FILE), 'utf8')) as VenueClockState;
+    return Number.isSafeInteger(saved.advancedMs) ? saved : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -5,10 +5,6 @@
  * from the frozen instant; the second venue starts on another day, hour and second (a clock advanced
  * by days, kept in its data directory as a restart keeps it), so nothing of the day leaks into what
  * is compared. A venue of another seed gets other prices: the comparison can fail.
- *
- * The stack does the seeded start only once src/app/stack.ts calls startSeededSandbox (asked of its
- * owner); until then the test does it itself before the stack is made, as the stack will in this
- * process. It is idempotent: once the stack calls it too, nothing here changes.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,7 +18,6 @@ import { until } from '../support/poll.ts';
 import { chainClients } from '../support/one-click-users.ts';
 import { sandboxClient } from './sandbox-client.ts';
 import { SANDBOX_CLOCK_FILE } from '../../src/sandbox/sandbox-clock.ts';
-import { endSeededSandbox, startSeededSandbox } from '../../src/sandbox/sandbox-seed.ts';
 
 const HOUR = 3_600_000;
 const STOCKS = ['AAPL', 'TSLA', 'NVDA', 'MSFT', 'SPY'];
@@ -35,14 +30,8 @@ async function seededStack(seed: number, advancedMs = 0): Promise<TestStack> {
   noteMadeDataDir(dataDir);
   const clockFile = path.join(dataDir, SANDBOX_CLOCK_FILE);
   if (advancedMs > 0) fs.writeFileSync(clockFile, `${JSON.stringify({ advancedMs })}\n`);
-  startSeededSandbox({ seed, clockFile });
-  try {
-    // The script polls the books: above the perp API's 120 requests a minute (a 429 is no part of it).
-    return await startTestStack({ SANDBOX_SEED: String(seed), PERP_RATE_LIMIT_PER_MIN: '10000' }, { dataDir });
-  } catch (err) {
-    endSeededSandbox();
-    throw err;
-  }
+  // The script polls the books: above the perp API's 120 requests a minute (a 429 is no part of it).
+  return startTestStack({ SANDBOX_SEED: String(seed), PERP_RATE_LIMIT_PER_MIN: '10000' }, { dataDir });
 }
 
 /** The venue's stamps in `value` (any depth), counted from `at`: the fields named for times, when they hold one. */
@@ -65,9 +54,8 @@ function venueTimes<T>(value: T, at: number): T {
  * operation ids made of them (the calldata carries the deadline, which is the day's), and the
  * answers' own `ts` of the market data (read by the clock as well, but nothing depends on them).
  */
-async function script(seed: number, advancedMs = 0) {
-  const t = await seededStack(seed, advancedMs);
-  try {
+async function runScript(t: TestStack) {
+  {
     const sb = sandboxClient(t);
     const clock = await sb.ok('GET', '/clock');
     const at = clock.now as number;
@@ -135,9 +123,15 @@ async function script(seed: number, advancedMs = 0) {
       buy: stockOrder(buy),
       sell: stockOrder(sell),
     };
+  }
+}
+
+async function script(seed: number, advancedMs = 0) {
+  const t = await seededStack(seed, advancedMs);
+  try {
+    return await runScript(t);
   } finally {
     await t.stop();
-    endSeededSandbox();
   }
 }
 
@@ -172,4 +166,5 @@ describe('a seeded sandbox', () => {
     expect(other.tickers.map((k) => k.indexPrice)).not.toEqual(first.tickers.map((k) => k.indexPrice));
     expect(other.builtNonce).not.toBe(first.builtNonce);
   }, 900_000);
+
 });

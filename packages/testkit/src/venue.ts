@@ -1,8 +1,8 @@
 /**
  * `startVenue()`: an embedded tokex venue for a test run, as a child process in a data directory of
  * its own, with the SDK's clients for the demo keys and typed helpers over the sandbox control API
- * (docs/sandbox.md). `snapshot()` / `revert(id)` are the kit's own, by restart: the server has no
- * snapshot routes yet (docs/testkit.md, "Snapshots").
+ * (docs/sandbox.md). `snapshot()`, `revert(id)` and `reset()` are the server's (POST /sandbox/v1/snapshots,
+ * /snapshots/{id}/revert, /reset): the venue starts again inside its process, on the same URLs.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,6 +10,9 @@ import path from 'node:path';
 import type {
   SandboxClockAdvance,
   SandboxClockState,
+  SandboxReset,
+  SandboxRevert,
+  SandboxSnapshot,
   SandboxCorporateAction,
   SandboxCorporateActionRequest,
   SandboxFault,
@@ -39,7 +42,7 @@ export interface StartVenueOptions {
   /**
    * A deterministic venue (`SANDBOX_SEED`, docs/sandbox.md "Determinism"): 0 to 2^32 - 1. The venue
    * starts with its clock frozen at a whole hour, and the same script run from the same seed gets
-   * the same prices, fills, order ids and balances. Every restart of the kit's (snapshot, revert) keeps it.
+   * the same prices, fills, order ids and balances. A snapshot, revert or reset keeps it (the venue starts again in the same process).
    */
   seed?: number;
 }
@@ -72,7 +75,7 @@ export interface Venue {
   /** The perpetual API with the demo trader key (`demo.wallets[0]`: READ, TRADE, TRANSFER). */
   readonly perp: PerpClient;
   readonly baseUrls: VenueBaseUrls;
-  /** The ports bound by the first start and kept by every restart (snapshot, revert). */
+  /** The ports bound at the start: a snapshot, revert or reset keeps them. */
   readonly ports: VenuePorts;
   readonly dataDir: string;
   /** Wall ms of the last start: spawn to the banner. */
@@ -109,40 +112,31 @@ export interface Venue {
     add(body: SandboxCorporateActionRequest): Promise<SandboxCorporateAction>;
   };
   /**
-   * Stops the venue cleanly, copies its data directory, starts it again on the same ports; answers the
-   * snapshot's id. What the server holds only in its process is carried across: a frozen clock is
-   * frozen again (at the restart's instant) and the faults in force are set again (with their
-   * remaining counts). A running price path's later steps and the fund idempotency keys are not, and
-   * open WebSocket connections are closed by the restart.
+   * `POST /sandbox/v1/snapshots`: the whole venue (chain, databases, perpetual engine, clock) kept
+   * as it is now; answers the snapshot's id. The venue stops and starts again in its process for it
+   * (about a second; open WebSocket connections are closed with 1012).
    */
   snapshot(): Promise<string>;
   /**
-   * Stops the venue, puts the snapshot's data directory back (chain, databases, clock advance, pins,
-   * keys), starts it again on the same ports, and sets the snapshot's frozen clock and faults again.
-   * The id stays usable.
+   * `POST /sandbox/v1/snapshots/{id}/revert`: the whole venue back to the snapshot, on the same URLs
+   * (every client of this kit goes on working), faults as they were then; the id stays usable, and the
+   * snapshots taken after it are dropped. Answers what the server did.
    */
-  revert(id: string): Promise<void>;
-  /** Deletes a snapshot's copy. */
+  revert(id: string): Promise<SandboxRevert>;
+  /** `DELETE /sandbox/v1/snapshots/{id}`. */
   dropSnapshot(id: string): Promise<void>;
+  /** `POST /sandbox/v1/reset`: the venue as its first start seeded it; every snapshot dropped. */
+  reset(): Promise<SandboxReset>;
   /** The venue's output (the last 64 KiB of its current run). */
   output(): string;
   /** Stops the venue; removes its data directory and snapshots when the kit made them. */
   stop(): Promise<void>;
 }
 
-interface InProcessState {
-  frozen: boolean;
-  faults: SandboxFault[];
-}
-
 const copyDir = (from: string, to: string) => {
   // A reflink where the file system has them (a copy on write: instant), a plain copy elsewhere.
   fs.cpSync(from, to, { recursive: true, mode: fs.constants.COPYFILE_FICLONE });
 };
-
-function emptyDir(dir: string) {
-  for (const name of fs.readdirSync(dir)) fs.rmSync(path.join(dir, name), { recursive: true, force: true });
-}
 
 export async function startVenue(opts: StartVenueOptions = {}): Promise<Venue> {
   if (opts.seed !== undefined && (!Number.isSafeInteger(opts.seed) || opts.seed < 0 || opts.seed > 0xffffffff)) {
@@ -183,50 +177,11 @@ export async function startVenue(opts: StartVenueOptions = {}): Promise<Venue> {
   const stockReadOnly = new StockClient({ baseUrl: demo.stock.baseUrl, chainId: demo.chainId, apiKey: demo.stock.keys.readOnly.apiKey, apiSecret: demo.stock.keys.readOnly.apiSecret });
   const perp = new PerpClient({ baseUrl: demo.perp.baseUrl, chainId: demo.chainId, apiKey: demo.perp.keys.trader.apiKey, apiSecret: demo.perp.keys.trader.apiSecret });
 
-  let snapshotsDir: string | undefined;
-  let snapshotSeq = 0;
-  /** What the server keeps in its process only (a frozen clock, the faults), by snapshot id: put back after each restart. */
-  const inProcess = new Map<string, InProcessState>();
   let stopped = false;
-  // Snapshot, revert and stop one at a time: each stops and starts the one child.
-  let queue: Promise<unknown> = Promise.resolve();
-  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
-    const next = queue.then(fn, fn);
-    queue = next.catch(() => undefined);
-    return next;
-  };
-  const snapshotPath = (id: string) => {
-    if (!/^snap-\d+$/.test(id) || !snapshotsDir || !fs.existsSync(path.join(snapshotsDir, id))) throw new Error(`@tokex/testkit: no snapshot ${id}`);
-    return path.join(snapshotsDir, id);
-  };
-  /** Starts again in the data directory on the first start's ports, so every URL and client stays valid. */
-  const restart = async () => {
-    run = await startVenueProcess({ ...base, ports });
-    const same = run.ports.stock === ports.stock && run.ports.perp === ports.perp && run.ports.anvil === ports.anvil;
-    if (!same) throw new Error(`@tokex/testkit: the venue restarted on other ports (${JSON.stringify(run.ports)}, not ${JSON.stringify(ports)})`);
-  };
   const live = () => {
     if (stopped) throw new Error('@tokex/testkit: the venue is stopped');
   };
   const data = <T>(method: string, route: string, body?: unknown, headers?: Record<string, string>) => sandboxData<T>(sandboxTarget, method, route, body, headers);
-  const capture = async (): Promise<InProcessState> => ({
-    frozen: (await data<SandboxClockState>('GET', '/clock')).frozen,
-    faults: (await data<SandboxFaultList>('GET', '/faults')).faults,
-  });
-  const restore = async (state: InProcessState) => {
-    if (state.frozen) await data('POST', '/clock/freeze', { frozen: true });
-    for (const f of state.faults) {
-      if (f.kind === 'stream-drop' || (f.remaining !== undefined && f.remaining <= 0)) continue;
-      const spec: SandboxFaultRequest = { kind: f.kind };
-      if (f.apiKey !== undefined) spec.apiKey = f.apiKey;
-      if (f.path !== undefined) spec.path = f.path;
-      if (f.remaining !== undefined) spec.count = f.remaining;
-      if (f.retryAfterSeconds !== undefined) spec.retryAfterSeconds = f.retryAfterSeconds;
-      if (f.cause !== undefined) spec.cause = f.cause;
-      await data('POST', '/faults', spec);
-    }
-  };
-
   const venue: Venue = {
     demo,
     stock,
@@ -260,43 +215,29 @@ export async function startVenue(opts: StartVenueOptions = {}): Promise<Venue> {
     corporateActions: {
       add: (body) => data<SandboxCorporateAction>('POST', '/corporate-actions', body),
     },
-    snapshot: () =>
-      serial(async () => {
-        live();
-        snapshotsDir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-venue-snapshots-'));
-        const id = `snap-${++snapshotSeq}`;
-        const state = await capture();
-        await run.stop();
-        copyDir(dataDir, path.join(snapshotsDir, id));
-        inProcess.set(id, state);
-        await restart();
-        await restore(state);
-        return id;
-      }),
-    revert: (id) =>
-      serial(async () => {
-        live();
-        const from = snapshotPath(id);
-        await run.stop();
-        emptyDir(dataDir);
-        copyDir(from, dataDir);
-        await restart();
-        await restore(inProcess.get(id) ?? { frozen: false, faults: [] });
-      }),
-    dropSnapshot: (id) =>
-      serial(async () => {
-        fs.rmSync(snapshotPath(id), { recursive: true, force: true });
-        inProcess.delete(id);
-      }),
+    snapshot: async () => {
+      live();
+      return (await data<SandboxSnapshot>('POST', '/snapshots')).id;
+    },
+    revert: async (id) => {
+      live();
+      return data<SandboxRevert>('POST', `/snapshots/${encodeURIComponent(id)}/revert`);
+    },
+    dropSnapshot: async (id) => {
+      live();
+      await data('DELETE', `/snapshots/${encodeURIComponent(id)}`);
+    },
+    reset: async () => {
+      live();
+      return data<SandboxReset>('POST', '/reset');
+    },
     output: () => run.output(),
-    stop: () =>
-      serial(async () => {
-        if (stopped) return;
-        stopped = true;
-        await run.stop();
-        if (snapshotsDir) fs.rmSync(snapshotsDir, { recursive: true, force: true });
-        if (ownDir) fs.rmSync(dataDir, { recursive: true, force: true });
-      }),
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      await run.stop();
+      if (ownDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    },
   };
   return venue;
 }

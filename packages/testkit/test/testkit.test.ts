@@ -3,7 +3,7 @@
  * started from it (a restart of the seeded venue: the same contracts and keys, fresh ports); a
  * snapshot, changes (a mint, a pin, an hour of clock, a fault), and reverts to it, each on the same
  * ports with every URL and client still valid and the changes gone; the id usable again; the fault in
- * force at the snapshot set again after each restart.
+ * force at the snapshot in force again after each revert. Snapshots and reverts are the server's (the venue starts again in its process).
  * The wall times are logged (docs/testkit.md quotes them): `TESTKIT_REVERTS=10` measures more reverts.
  */
 import fs from 'node:fs';
@@ -76,8 +76,7 @@ describe('@tokex/testkit', () => {
     const usdcOf = (a: `0x${string}`) => chain.readContract({ address: usdc, abi: erc20Abi, functionName: 'balanceOf', args: [a] });
     const urls = { ...v.baseUrls };
 
-    // A fault in force at the snapshot (the server holds faults in its process only): set again after
-    // the snapshot's restart and after each revert, with the count it had left.
+    // A fault in force at the snapshot: in force again after each revert, with the count it had left.
     const kept = { kind: 'http-503', path: '/api/v1/kept-across', remaining: 7 };
     await v.faults.add({ kind: 'http-503', path: '/api/v1/kept-across', count: 7 });
     let t0 = Date.now();
@@ -86,7 +85,6 @@ describe('@tokex/testkit', () => {
     expect(v.baseUrls).toEqual(urls);
     expect(await v.faults.list()).toEqual([expect.objectContaining(kept)]);
     const reverts: number[] = [];
-    const starts: number[] = [];
 
     for (let round = 0; round < REVERTS; round++) {
       // Changes after the snapshot, each read back before the revert.
@@ -104,7 +102,6 @@ describe('@tokex/testkit', () => {
       t0 = Date.now();
       await v.revert(id);
       reverts.push(Date.now() - t0);
-      starts.push(v.lastStartMs);
 
       // The same URLs, and the SDK clients, the chain client and the sandbox all answer on them.
       expect(v.baseUrls).toEqual(urls);
@@ -118,8 +115,6 @@ describe('@tokex/testkit', () => {
     }
     figures.revertMs = reverts;
     figures.revertP50Ms = p50(reverts);
-    // Of which the server's start (spawn to banner); the rest is the clean stop and the copy.
-    figures.revertStartP50Ms = p50(starts);
   }, 600_000);
 
   it('stops the venue and removes the data directory and the snapshots it made; the template stays', async () => {
