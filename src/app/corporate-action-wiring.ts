@@ -15,6 +15,7 @@ import { listRunTimeActions } from '../stock/corporate-actions/corporate-action-
 import { createCorporateActionRegistry, venueStartDateOf, type CorporateActionRegistry } from '../stock/corporate-actions/corporate-action-registry.ts';
 import { createSplitApplier } from '../stock/corporate-actions/split-applier.ts';
 import { onVenueClockStep, venueNow } from '../lib/venue-clock.ts';
+import { venueClockStep } from '../lib/venue-clock-walk.ts';
 
 export async function startDividendTask(ctx: StackContext, walletClient: ChainWalletClient): Promise<() => Promise<void>> {
   const { config, chain, logger } = ctx;
@@ -69,8 +70,16 @@ export async function startDividendTask(ctx: StackContext, walletClient: ChainWa
     ...(ctx.firstChain ? {} : { runTimeSource: () => listRunTimeActions(ctx.firstChainDb) }),
   });
   scheduler.start();
-  // A sandbox's clock advance pays each dividend and applies each split at its step (docs/sandbox.md).
-  const offStep = ctx.sandbox ? onVenueClockStep({ stage: 'corporate actions', name: `stock corporate actions (chain ${config.chainId})`, run: () => scheduler.runOnce(), every: 'calendar' }) : () => {};
+  // A sandbox's clock advance pays each dividend and applies each split at its step (docs/sandbox.md),
+  // with the chain moved to the step first where one is due.
+  const offStep = ctx.sandbox
+    ? onVenueClockStep({
+        stage: 'corporate actions',
+        name: `stock corporate actions (chain ${config.chainId})`,
+        run: () => scheduler.runOnce({ beforeChain: () => venueClockStep()?.chain() ?? Promise.resolve() }),
+        every: 'calendar',
+      })
+    : () => {};
   return () => {
     offStep();
     return scheduler.stop();

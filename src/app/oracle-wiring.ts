@@ -28,6 +28,22 @@ import { deploymentPath } from './chain-wiring.ts';
 import type { StackContext } from './stack-context.ts';
 import type { Address } from 'viem';
 import { onVenueClockStep } from '../lib/venue-clock.ts';
+import { onVenueChainMove, venueClockStep } from '../lib/venue-clock-walk.ts';
+import type { FeedAnswer } from '../marketdata/oracle-publisher.ts';
+
+/**
+ * The sandbox's publisher of each chain of this process, for the perpetual index's check beside it
+ * (`startIndexOracle`): during an advance the check compares with the round the publisher just made
+ * at the step, which the chain has not been given at a step it was not moved to.
+ */
+const sandboxPublishers = new WeakMap<object, OraclePublisher>();
+
+/** The newer of two readings of a feed (by the observation time). */
+function newerAnswer(a: FeedAnswer | undefined, b: FeedAnswer | undefined): FeedAnswer | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return (b.observedAt ?? b.updatedAt) > (a.observedAt ?? a.updatedAt) ? b : a;
+}
 
 export interface OracleWiring {
   /** The publisher's figures, undefined when it does not run here. */
@@ -111,9 +127,22 @@ export async function startOracle(ctx: StackContext): Promise<OracleWiring> {
   // A first round before the executor's first tick, so fills are not held back waiting for it.
   await publisher.runOnce().catch((err: unknown) => logger.warn({ err }, 'oracle publisher: the first publish failed; retrying'));
   publisher.start();
-  // A sandbox's clock advance publishes at each step, on the step's quotes and block time: the
-  // perpetual marks check the index against the feeds, and a feed an hour old would withhold them.
-  const offStep = ctx.sandbox ? onVenueClockStep({ stage: 'oracle', name: `oracle publisher (chain ${config.chainId})`, run: () => publisher.runOnce() }) : () => {};
+  // A sandbox's clock advance makes a round at each step on the step's quotes: published on the
+  // chain where the advance moved it there, else staged, and published once a later task of the
+  // step moves the chain (or at the last step). The perpetual marks of the step check the index
+  // against that round: a feed an hour old would withhold them.
+  const name = `oracle publisher (chain ${config.chainId})`;
+  const offSteps = ctx.sandbox
+    ? [
+        onVenueClockStep({ stage: 'oracle', name, run: () => (venueClockStep()?.onChain() === false ? publisher.stage() : publisher.runOnce()) }),
+        onVenueChainMove({ stage: 'oracle', name: `${name}, on the chain moved`, run: () => publisher.runOnce() }),
+      ]
+    : [];
+  if (ctx.sandbox) sandboxPublishers.set(ctx.chain, publisher);
+  const offStep = () => {
+    for (const off of offSteps) off();
+    if (sandboxPublishers.get(ctx.chain) === publisher) sandboxPublishers.delete(ctx.chain);
+  };
   logger.info({ hub: result.hub, feeds: Object.keys(result.feeds).length, publisher: publisherWallet.account.address, toleranceBps: settings.toleranceBps, heartbeatMs: settings.heartbeatMs, deviationBps: settings.deviationBps }, 'oracle: publishing');
   return {
     progress: () => publisher.progress(),
@@ -168,7 +197,13 @@ export async function startIndexOracle(ctx: StackContext): Promise<{ oracle?: In
   // unchecked until the feeds are found.
   void discover();
   return {
-    oracle: { answer: (symbol) => reader?.answer(symbol), toleranceBps: settings.toleranceBps, maxAgeS: Math.ceil(settings.maxAgeMs / 1000) },
+    oracle: {
+      // In a sandbox, the newer of the chain's round as last read and the round this process's
+      // publisher last wrote or staged (an advance's step: the chain may not have it, by design).
+      answer: (symbol) => (ctx.sandbox ? newerAnswer(reader?.answer(symbol), sandboxPublishers.get(ctx.chain)?.latest(symbol)) : reader?.answer(symbol)),
+      toleranceBps: settings.toleranceBps,
+      maxAgeS: Math.ceil(settings.maxAgeMs / 1000),
+    },
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);

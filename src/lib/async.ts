@@ -1,4 +1,5 @@
 /** Small async primitives used across layers, kept once. */
+import { timedVenueRun } from './venue-clock-walk.ts';
 
 /** Resolves after `ms`, or at once when `signal` aborts (never rejects: callers check the signal). */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
@@ -44,7 +45,8 @@ export interface PeriodicTask {
 
 /**
  * Runs `body` every `everyMs` after the previous run settled (runs never overlap) until stopped; a
- * failed run goes to `onError` and the schedule goes on.
+ * failed run goes to `onError` and the schedule goes on. A timed run is skipped while a sandbox's
+ * clock advance walks (venue-clock-walk.ts: the advance runs the roles' tasks itself); `runOnce` never is.
  */
 export function periodic(everyMs: number, body: () => Promise<void>, onError: (err: unknown) => void): PeriodicTask {
   let timer: NodeJS.Timeout | undefined;
@@ -52,7 +54,7 @@ export function periodic(everyMs: number, body: () => Promise<void>, onError: (e
   let current: Promise<void> | undefined;
   const loop = () => {
     if (!running) return;
-    current = body().catch(onError);
+    current = (timedVenueRun(body) ?? Promise.resolve()).catch(onError);
     void current.finally(() => {
       current = undefined;
       if (running) timer = setTimeout(loop, everyMs);
@@ -107,8 +109,11 @@ export function createPositionWaiters(): PositionWaiters {
 }
 
 export interface SerialRuns {
-  /** Starts a run after any in progress or queued (a failed run does not stop the next); resolves with it. */
-  run(): Promise<void>;
+  /**
+   * Starts a run after any in progress or queued (a failed run does not stop the next); resolves
+   * with it. `instead`: this run calls it rather than the body (a run with arguments), in the same queue.
+   */
+  run(instead?: () => Promise<void>): Promise<void>;
   /** Runs on every whole multiple of `everyMs` (a slow run delays the next instead of shifting them all) until `cancel`. */
   every(everyMs: number): void;
   /** No more timed runs; a run in progress goes on (`settled` waits for it). */
@@ -117,13 +122,16 @@ export interface SerialRuns {
   settled(): Promise<void>;
 }
 
-/** Runs of `body` one after another, on demand or on a clock-aligned timer (`onError` gets a timed run's failure). */
+/**
+ * Runs of `body` one after another, on demand or on a clock-aligned timer (`onError` gets a timed
+ * run's failure). A timed run is skipped while a sandbox's clock advance walks, as `periodic`'s.
+ */
 export function serialRuns(body: () => Promise<void>, onError: (err: unknown) => void): SerialRuns {
   let inFlight: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let timed = false;
-  const run = (): Promise<void> => {
-    const r = (inFlight ?? Promise.resolve()).then(body);
+  const run = (instead?: () => Promise<void>): Promise<void> => {
+    const r = (inFlight ?? Promise.resolve()).then(instead ?? body);
     const settled = r.catch(() => undefined);
     inFlight = settled;
     void settled.then(() => {
@@ -136,7 +144,7 @@ export function serialRuns(body: () => Promise<void>, onError: (err: unknown) =>
     const delay = everyMs - (Date.now() % everyMs) || everyMs;
     timer = setTimeout(() => {
       timer = undefined;
-      run()
+      (timedVenueRun(() => run()) ?? Promise.resolve())
         .catch(onError)
         .finally(() => schedule(everyMs));
     }, delay);

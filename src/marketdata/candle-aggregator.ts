@@ -144,6 +144,11 @@ export interface LiveCandleBook {
   updateMinute(partial: Candle): Candle[];
   /** A finished 1m candle: folded into the bases; returns the resulting candle of every interval, 1m first. */
   completeMinute(candle: Candle): Candle[];
+  /**
+   * A finished candle longer than a minute (a sandbox's jump walked by the hour, coarse-walk.ts):
+   * folded into the bases of its interval and the longer ones; returns those candles, its own first.
+   */
+  completeCoarse(candle: Candle): Candle[];
 }
 
 /** `completed` are the finished 1m candles already stored for the current buckets (ascending; older ones are ignored). */
@@ -165,6 +170,17 @@ export function createLiveCandleBook(symbol: string, completed: readonly Candle[
     completeMinute(candle) {
       const out = current(candle);
       fold(candle);
+      return out;
+    },
+    completeCoarse(candle) {
+      const from = INTERVAL_MS[candle.interval];
+      const out: Candle[] = [];
+      for (const interval of AGGREGATE_INTERVALS) {
+        if (INTERVAL_MS[interval] < from) continue;
+        const c = foldCandle(bases.get(interval), candle, interval);
+        bases.set(interval, c);
+        out.push(c);
+      }
       return out;
     },
   };

@@ -23,6 +23,7 @@ import { DEFAULT_HISTORY_DAYS, DEFAULT_MARKETDATA_SEED, historyAnchor, seedHisto
 import { readPricePins, type PricePin } from './price-pins.ts';
 import { BASE_MULTIPLIER, multiplierAfter, splitPrice, type PriceSplit } from './price-splits.ts';
 import { venueNow } from '../lib/venue-clock.ts';
+import { createCoarseWalk, HOUR, isCoarseHour, openMinutesOf, type CoarseWindow } from './coarse-walk.ts';
 import { venueSeed } from '../lib/seeded-random.ts';
 
 export type QuoteListener = (quote: Quote) => void;
@@ -75,9 +76,17 @@ export interface QuoteFeed extends QuoteReader {
   lastWrittenAt(): number | undefined;
 }
 
+/** What a sandbox's clock advance asks of a tick at one of its steps (docs/sandbox.md "Clock"). */
+export interface TickOptions {
+  /** The jump under way: its whole UTC days inside are walked by the hour (coarse-walk.ts). */
+  coarse?: CoarseWindow;
+  /** `false`: the quotes and candles stay pending, merged into a later tick's write. Default true. */
+  write?: boolean;
+}
+
 export interface MarketDataService extends QuoteFeed {
   /** Runs one tick at `now()` (after start). Resolves when its write has finished or failed. */
-  tick(): Promise<void>;
+  tick(o?: TickOptions): Promise<void>;
 }
 
 const MINUTE = 60_000;
@@ -127,8 +136,21 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
 
   let started: Promise<void> | undefined;
   let running = false;
+  /** The options of the tick under way (a sandbox's step), for `advancePath`. */
+  let ticking: TickOptions = {};
   // Ticks never overlap: a tick asked for while one runs follows it.
-  const runs = serialRuns(() => runTick(), (err: unknown) => log?.error({ err }, 'marketdata: tick failed'));
+  const runs = serialRuns(() => runTick({}), (err: unknown) => log?.error({ err }, 'marketdata: tick failed'));
+  // Only the built-in walk is walked by the hour across a jump: another source's minutes are its own.
+  const coarseWalk = opts.source === undefined ? createCoarseWalk(() => source) : undefined;
+
+  /**
+   * Whether the hour at `st.minute` may be walked whole (coarse-walk.ts): a whole hour before the
+   * tick's minute, in a UTC day strictly inside the jump under way, with no split of the symbol
+   * inside it (one at its start is applied already).
+   */
+  const coarseHour = (st: SymbolState, minute: number): boolean =>
+    coarseWalk !== undefined && ticking.coarse !== undefined && st.minute + HOUR <= minute && isCoarseHour(ticking.coarse, st.minute) &&
+    !splits.some((x) => x.symbol === st.spec.symbol && x.at > st.minute && x.at < st.minute + HOUR);
 
   /**
    * Splits of the symbol due by the start of `st.minute` and not yet in its prices: the path goes on
@@ -156,6 +178,18 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
     // Finish every minute the clock has passed (normally one; more after a stalled event loop),
     // under the pin as it stood at the last tick.
     while (st.minute < minute) {
+      if (coarseHour(st, minute)) {
+        const open = openMinutesOf(isOpen, st.minute);
+        if (open > 0) {
+          const hour = coarseWalk!.hourCandle(st.spec, st.minute, st.prevClose, open, st.events);
+          for (const c of st.book.completeCoarse(hour)) pending.candle(c);
+          st.prevClose = hour.close;
+        }
+        st.minute += HOUR;
+        applySplits(st);
+        st.events = st.pin === undefined ? [] : [{ time: st.minute, price: st.pin }];
+        continue;
+      }
       if (isOpen(st.minute)) {
         const full = source.minuteCandle(st.spec, st.minute, st.prevClose, st.events);
         for (const c of st.book.completeMinute(full)) pending.candle(c);
@@ -213,7 +247,8 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
     }
   };
 
-  const runTick = async (): Promise<void> => {
+  const runTick = async (o: TickOptions): Promise<void> => {
+    ticking = o;
     const tickPins = await pollPins();
     await pollSplits();
     const time = now();
@@ -226,13 +261,13 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
     }
     // Progress is liveness, on the wall clock: a sandbox's advance moves the quotes' time, and a
     // write stamped a day ahead must not keep the role fresh for a day (docs/sandbox.md "Clock").
-    if (await pending.write()) writtenAt = Date.now();
+    if (ticking.write !== false && (await pending.write())) writtenAt = Date.now();
     notifyQuoteListeners(listeners, fresh, 'marketdata', log);
   };
 
-  const tick = (): Promise<void> => {
+  const tick = (o: TickOptions = {}): Promise<void> => {
     if (states.length === 0 && symbols.length > 0) return Promise.reject(new Error('marketdata: tick before start'));
-    return runs.run();
+    return runs.run(() => runTick(o));
   };
 
   const start = async (): Promise<void> => {

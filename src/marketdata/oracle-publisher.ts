@@ -203,6 +203,17 @@ export interface OraclePublisher {
   stop(): Promise<void>;
   /** One run now: publishes what is due. Throws what failed (the schedule logs it and goes on). */
   runOnce(): Promise<PublishOutcome>;
+  /**
+   * The round a run now would publish, kept here instead of sent: a sandbox's advance at a step it
+   * does not move the chain to (docs/sandbox.md "Clock"), the step's time standing for the block's.
+   * The next `runOnce` forgets them and publishes against the chain's own rounds.
+   */
+  stage(): Promise<PublishOutcome>;
+  /**
+   * The symbol's latest round this publisher wrote or staged (the chain's as last read, else),
+   * undefined when it knows none: what a check in this process compares with during an advance.
+   */
+  latest(symbol: string): FeedAnswer | undefined;
   progress(): OraclePublisherProgress;
 }
 
@@ -258,21 +269,18 @@ export function createOraclePublisher(opts: OraclePublisherOptions): OraclePubli
     return m;
   };
 
-  const run = async (): Promise<PublishOutcome> => {
+  /** Rounds staged at steps of an advance the chain was not moved to (`stage`), newer than the chain's. */
+  const staged = new Map<Address, FeedState>();
+  const newer = (a: FeedState | undefined, b: FeedState | undefined) => (a === undefined || (b !== undefined && b.observedAt > a.observedAt) ? b : a);
+  const bySymbol = new Map(feeds.map((f) => [f.symbol, f.feed]));
+
+  /** What is due at `at` (ms) on a chain at `chainTime` (s) against the rounds `lastOf` answers. */
+  const plan = (at: number, chainTime: number, lastOf: (feed: Address) => FeedState | undefined) => {
     const outcome: PublishOutcome = { published: [], triggers: {}, skipped: {} };
-    let block: { timestamp: bigint };
-    try {
-      state ??= await sync();
-      block = await publicClient.getBlock({ blockTag: 'latest' });
-    } catch (err) {
-      throw toChainError(err);
-    }
-    const chainTime = Number(block.timestamp);
-    const at = now();
     const updates: Array<{ feed: Address; answer: bigint; observedAt: bigint }> = [];
     const next = new Map<Address, FeedState>();
     for (const f of feeds) {
-      const last = state.get(f.feed);
+      const last = lastOf(f.feed);
       const q = opts.quotes.getQuote(f.symbol);
       let skip: PublishSkip | undefined;
       let answer: bigint | undefined;
@@ -304,6 +312,23 @@ export function createOraclePublisher(opts: OraclePublisherOptions): OraclePubli
       outcome.published.push(f.symbol);
       next.set(f.feed, { answer: answer!, observedAt, updatedAt: chainTime, writtenAt: at });
     }
+    return { outcome, updates, next };
+  };
+
+  const run = async (): Promise<PublishOutcome> => {
+    let block: { timestamp: bigint };
+    try {
+      state ??= await sync();
+      block = await publicClient.getBlock({ blockTag: 'latest' });
+    } catch (err) {
+      throw toChainError(err);
+    }
+    // Against the chain's own rounds: what was staged at the steps before is not on it.
+    staged.clear();
+    const chainTime = Number(block.timestamp);
+    const at = now();
+    const known = state;
+    const { outcome, updates, next } = plan(at, chainTime, (feed) => known.get(feed));
     if (updates.length === 0) return outcome;
 
     const data = encodeFunctionData({ abi: priceFeedHubAbi, functionName: 'publish', args: [updates] });
@@ -373,10 +398,35 @@ export function createOraclePublisher(opts: OraclePublisherOptions): OraclePubli
     },
   );
 
+  const stage = (): Promise<PublishOutcome> => {
+    const r = chain.then(async () => {
+      try {
+        state ??= await sync();
+      } catch (err) {
+        throw toChainError(err);
+      }
+      const at = now();
+      const known = state;
+      const { outcome, next } = plan(at, Math.floor(at / 1000), (feed) => newer(known.get(feed), staged.get(feed)));
+      for (const [feed, st] of next) staged.set(feed, st);
+      return outcome;
+    });
+    chain = r.catch(() => undefined);
+    return r;
+  };
+
   return {
     start: () => task.start(),
     stop: () => task.stop(),
     runOnce,
+    stage,
+    latest(symbol) {
+      const feed = bySymbol.get(symbol);
+      const st = feed === undefined ? undefined : newer(state?.get(feed), staged.get(feed));
+      if (st === undefined) return undefined;
+      // The hub's round: `updatedAt` the observation time the router ages, `startedAt` the same.
+      return { answer: st.answer, decimals: FEED_DECIMALS, updatedAt: st.observedAt, observedAt: st.observedAt, chainTime: st.updatedAt };
+    },
     progress: () => ({ ...progress, answeredAt: { ...progress.answeredAt } }),
   };
 }

@@ -4,19 +4,25 @@
  * has run, in order.
  *
  * The jump is walked in steps: every boundary of the shortest funding interval it crosses, then its
- * end. At each step the venue's clock (src/lib/venue-clock.ts) and the chain's block time move to the
- * step, then every role's registered task runs once, stage by stage: the simulator's prices, the
+ * end. At each step the venue's clock (src/lib/venue-clock.ts) moves to the step, then every role's
+ * registered task runs once, stage by stage: the simulator's prices, the oracle's round, the
  * perpetual marks (with the order and trigger expiries they drive), funding, corporate actions, the
  * stock executor. A funding interval crossed is therefore paid once, on the prices of its own end;
  * what is decided lazily from the time (sessions, One Click delegations, the vault's cap, the escape
  * hatch's operator silence) follows from the clock and the chain's time alone.
+ *
+ * The chain's block time moves to a step only where a task needs it there (`step.chain()`: a due
+ * corporate action, stock orders to execute) and at the last step: a block and an oracle
+ * publication a step were most of a long advance's time, for steps where nothing on the chain fell
+ * due. The roles' own timers are held meanwhile (src/lib/venue-clock-walk.ts).
  */
 import type { SandboxClockAdvance, SandboxClockState } from '@tokex/contract';
 import { toChainError, type ChainPublicClient } from '../chain/chain-client.ts';
 import { AppError, ConflictError } from '../errors/app-error.ts';
 import fs from 'node:fs';
 import type { Logger } from '../lib/logger.ts';
-import { advanceVenueClock, freezeVenueClock, venueClockState, venueClockStepWork, venueNow } from '../lib/venue-clock.ts';
+import { advanceVenueClock, CLOCK_STAGES, freezeVenueClock, venueClockState, venueClockStepWork, venueNow, type ClockStage } from '../lib/venue-clock.ts';
+import { holdTimersFor, setVenueClockAdvancer, venueChainHooks, type ClockStep } from '../lib/venue-clock-walk.ts';
 
 /** The file of the data directory that keeps the advances across restarts. */
 export const SANDBOX_CLOCK_FILE = 'sandbox-clock.json';
@@ -99,44 +105,74 @@ export async function createSandboxClock(deps: SandboxClockDeps) {
     }
   }
 
-  async function walk(seconds: number): Promise<SandboxClockAdvance> {
-    const from = venueNow();
-    const to = from + seconds * 1000;
+  async function walk(from: number, to: number): Promise<SandboxClockAdvance> {
     const runs = new Map<string, { stage: string; name: string; runs: number; failed: number; ms: number }>();
+    const row = (stage: string, name: string) => {
+      const key = `${stage}\u0000${name}`;
+      let r = runs.get(key);
+      if (!r) runs.set(key, (r = { stage, name, runs: 0, failed: 0, ms: 0 }));
+      return r;
+    };
     let chainMs = 0;
     let steps = 0;
     let mark = deps.calendarMark(from);
-    for (let at = (Math.floor(from / stepMs) + 1) * stepMs; ; at += stepMs) {
-      const step = Math.min(at, to);
-      // Time runs on while a step works (unless frozen): a step already passed is not moved back to.
-      advanceVenueClock(Math.max(0, step - venueNow()));
-      // The chain at every step: the oracle's publication at the step must not be ahead of the
-      // block time, and the marks check the index against that publication's age.
-      const moving = performance.now();
-      await moveChain();
-      chainMs += performance.now() - moving;
-      // The calendar-bound tasks only where the date or the session changed, and at the end: an
-      // hour of a session changes nothing for them, and they are most of a step's cost.
-      const calendarStep = step >= to || deps.calendarMark(step) !== mark;
-      if (calendarStep) mark = deps.calendarMark(step);
-      for (const work of venueClockStepWork()) {
-        if (work.every === 'calendar' && !calendarStep) continue;
-        const key = `${work.stage}\u0000${work.name}`;
-        let row = runs.get(key);
-        if (!row) runs.set(key, (row = { stage: work.stage, name: work.name, runs: 0, failed: 0, ms: 0 }));
-        row.runs++;
-        const started = performance.now();
-        try {
-          await work.run();
-        } catch (err) {
-          row.failed++;
-          logger.warn({ err, task: work.name, at: step }, 'sandbox clock: a task failed at a step of the advance');
+    await holdTimersFor(async (setStep) => {
+      for (let at = (Math.floor(from / stepMs) + 1) * stepMs; ; at += stepMs) {
+        const stepAt = Math.min(at, to);
+        // Time runs on while a step works (unless frozen): a step already passed is not moved back to.
+        advanceVenueClock(Math.max(0, stepAt - venueNow()));
+        const last = stepAt >= to;
+        // The calendar-bound tasks only where the date or the session changed, and at the end: an
+        // hour of a session changes nothing for them, and they are most of a step's cost.
+        const calendar = last || deps.calendarMark(stepAt) !== mark;
+        if (calendar) mark = deps.calendarMark(stepAt);
+        let onChain = false;
+        /** The stage running: the chain hooks of the stages before it run when a task moves the chain. */
+        let during: ClockStage = CLOCK_STAGES[0];
+        const toChain = async (): Promise<void> => {
+          if (onChain) return;
+          const moving = performance.now();
+          await moveChain();
+          chainMs += performance.now() - moving;
+          onChain = true;
+          // What the stages run so far at this step would have put on the chain: the oracle's round.
+          for (const hook of venueChainHooks(during)) {
+            const r = row(hook.stage, hook.name);
+            r.runs++;
+            const started = performance.now();
+            try {
+              await hook.run();
+            } catch (err) {
+              r.failed++;
+              logger.warn({ err, task: hook.name, at: stepAt }, 'sandbox clock: a task failed at a step of the advance');
+            }
+            r.ms += performance.now() - started;
+          }
+        };
+        const step: ClockStep = { at: stepAt, from, to, last, calendar, onChain: () => onChain, chain: toChain };
+        setStep(step);
+        // The last step on the chain before any task: the advance ends with the chain at its time,
+        // the oracle published there and every task run on it.
+        if (last) await toChain();
+        for (const work of venueClockStepWork()) {
+          if (work.every === 'calendar' && !calendar) continue;
+          during = work.stage;
+          const r = row(work.stage, work.name);
+          r.runs++;
+          const started = performance.now();
+          try {
+            await work.run();
+          } catch (err) {
+            r.failed++;
+            logger.warn({ err, task: work.name, at: stepAt }, 'sandbox clock: a task failed at a step of the advance');
+          }
+          r.ms += performance.now() - started;
         }
-        row.ms += performance.now() - started;
+        setStep(undefined);
+        steps++;
+        if (last) break;
       }
-      steps++;
-      if (step >= to) break;
-    }
+    });
     // Kept before the answer (a rename: never half a file), so a restart resumes at the venue's time.
     const tmp = `${deps.file}.tmp`;
     fs.writeFileSync(tmp, `${JSON.stringify({ advancedMs: venueClockState().advancedMs })}\n`);
@@ -150,17 +186,41 @@ export async function createSandboxClock(deps: SandboxClockDeps) {
     };
   }
 
+  /** One advance at a time: where it goes is decided once the advances before it are done (undefined: nowhere). */
+  const queued = <T>(jump: () => { from: number; to: number } | undefined, idle: T): Promise<SandboxClockAdvance | T> => {
+    const run = queue.then((): Promise<SandboxClockAdvance | T> | T => {
+      const j = jump();
+      return j === undefined ? idle : walk(j.from, j.to);
+    });
+    queue = run.catch(() => undefined);
+    return run;
+  };
+
   const notAllInOne = () =>
     new ConflictError('clock: the venue\'s clock is one per process, and this one does not run every role (the engine, the executor or the simulator may be elsewhere); use the all-in-one stack (npm start, or tokex start --role all)');
 
-  return {
+  const clock = {
     clock: state,
 
     advance(seconds: number): Promise<SandboxClockAdvance> {
       if (!deps.allInOne) return Promise.reject(notAllInOne());
-      const run = queue.then(() => walk(seconds));
-      queue = run.catch(() => undefined);
-      return run;
+      return queued(() => {
+        const from = venueNow();
+        return { from, to: from + seconds * 1000 };
+      }, undefined as never);
+    },
+
+    /**
+     * Advances to the venue's time `toMs` in whole seconds, as an advance does (the sandbox's own
+     * routes: a split's moment); undefined, nothing moved, when the venue is there already.
+     */
+    advanceTo(toMs: number): Promise<SandboxClockAdvance | undefined> {
+      if (!deps.allInOne) return Promise.reject(notAllInOne());
+      return queued(() => {
+        const from = venueNow();
+        const seconds = Math.ceil((toMs - from) / 1000);
+        return seconds > 0 ? { from, to: from + seconds * 1000 } : undefined;
+      }, undefined);
     },
 
     freeze(frozen: boolean): SandboxClockState {
@@ -170,6 +230,9 @@ export async function createSandboxClock(deps: SandboxClockDeps) {
       return state();
     },
   };
+  // The sandbox's other routes move the clock through it (a split effective now: its moment).
+  if (deps.allInOne) setVenueClockAdvancer((toMs) => clock.advanceTo(toMs));
+  return clock;
 }
 
 export type SandboxClock = Awaited<ReturnType<typeof createSandboxClock>>;

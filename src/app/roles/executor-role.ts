@@ -14,6 +14,7 @@ import { startDividendTask } from '../corporate-action-wiring.ts';
 import type { StackContext } from '../stack-context.ts';
 import { startOracle } from '../oracle-wiring.ts';
 import { onVenueClockStep } from '../../lib/venue-clock.ts';
+import { venueClockStep } from '../../lib/venue-clock-walk.ts';
 
 export async function startExecutorRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config, chain } = ctx;
@@ -56,8 +57,27 @@ export async function startExecutorRole(ctx: StackContext): Promise<() => Promis
     ...(ctx.sandbox ? { held: () => ctx.sandbox!.faults.executorHeld() } : {}),
   });
   await executor.start();
-  // A sandbox's clock advance ticks the executor at each step: DAY orders expire at their close (docs/sandbox.md).
-  const offStep = ctx.sandbox ? onVenueClockStep({ stage: 'stock orders', name: `stock executor (chain ${config.chainId})`, run: () => executor.runOnce(), every: 'calendar' }) : () => {};
+  // A sandbox's clock advance ticks the executor at its calendar steps: DAY orders expire at their
+  // close (docs/sandbox.md). Its fills and expiries go on the chain at the step's time, so the chain
+  // is moved there first; a step with nothing queued (its last tick's count) needs neither, save
+  // the first of each advance (what was placed just before it) and the last.
+  let advanceSeen: number | undefined;
+  const offStep = ctx.sandbox
+    ? onVenueClockStep({
+        stage: 'stock orders',
+        name: `stock executor (chain ${config.chainId})`,
+        every: 'calendar',
+        run: async () => {
+          const step = venueClockStep();
+          if (step === undefined) return executor.runOnce();
+          const first = advanceSeen !== step.from;
+          advanceSeen = step.from;
+          if (!step.last && !first && executor.progress().queueDepth === 0) return undefined;
+          await step.chain();
+          return executor.runOnce();
+        },
+      })
+    : () => {};
   // The chain's clock against this host's, with the bounds the fills' time checks take from the
   // chain: published with the executor's progress, so /readyz and `tokex status` say when a clock
   // halts every fill while the executor still ticks (docs/operations.md, "The chain's clock").

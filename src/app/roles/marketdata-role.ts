@@ -13,6 +13,7 @@
 import { AppError } from '../../errors/app-error.ts';
 import { createMarketDataService, type MarketDataService, type QuoteFeed } from '../../marketdata/market-data-service.ts';
 import { onVenueClockStep } from '../../lib/venue-clock.ts';
+import { venueClockStep } from '../../lib/venue-clock-walk.ts';
 import { loadCorporateActions, newYorkDate } from '../../marketdata/corporate-actions.ts';
 import { ceilToMinute, priceSplitsOf } from '../../marketdata/price-splits.ts';
 import { listCorporateActions } from '../../stock/corporate-actions/corporate-action-store.ts';
@@ -100,7 +101,19 @@ export async function startMarketDataRole(ctx: StackContext): Promise<() => Prom
     );
   }
   ctx.provideQuotes(feed);
-  const offStep = ctx.sandbox && simulated ? onVenueClockStep({ stage: 'prices', name: 'price simulator', run: () => simulated!.tick() }) : () => {};
+  // At a step of a sandbox's advance: the jump's whole days inside walked by the hour, and what the
+  // step made written to storage only at its calendar steps (the last among them): in between the
+  // quotes are this process's, which is all the step's tasks read (docs/sandbox.md "Clock").
+  const offStep = ctx.sandbox && simulated
+    ? onVenueClockStep({
+        stage: 'prices',
+        name: 'price simulator',
+        run: () => {
+          const step = venueClockStep();
+          return simulated!.tick(step === undefined ? {} : { coarse: { from: step.from, to: step.to }, write: step.calendar });
+        },
+      })
+    : () => {};
   // Progress is a write that reached storage (other processes read the quotes from there); the live
   // source's state and each halted symbol, with the guard's reasons, go with it to /readyz.
   const untrack = ctx.status.track('marketdata', (): RoleSample => ({

@@ -47,6 +47,9 @@ export function createFundingTask(opts: FundingTaskOptions): PeriodicTask & { pe
   const runOnce = async (): Promise<void> => {
     const engine = opts.engine();
     const t = now();
+    // Every instrument's payment submitted before any is awaited: one journal commit for them all
+    // (a sandbox's advance pays them at each of its steps), each still answered on its own.
+    const paid: Array<Promise<void>> = [];
     for (const spec of engine.instrumentList()) {
       const interval = opts.intervalMs ?? spec.fundingIntervalMs;
       const current = fundingTimeAt(t, interval);
@@ -54,8 +57,11 @@ export function createFundingTask(opts: FundingTaskOptions): PeriodicTask & { pe
       if (started === undefined) period.set(spec.symbol, current);
       else if (current > started) {
         const { rateE9 } = fundingRate(samples.get(spec.symbol) ?? [], interval, opts.settings);
-        const r = await opts.gateway.submit({ kind: 'applyFunding', id: `funding:${spec.symbol}:${current}`, ts: current, symbol: spec.symbol, rateE9 });
-        if (!r.ok) opts.logger?.warn({ symbol: spec.symbol, code: r.code }, 'perp funding: refused by the engine');
+        paid.push(
+          opts.gateway.submit({ kind: 'applyFunding', id: `funding:${spec.symbol}:${current}`, ts: current, symbol: spec.symbol, rateE9 }).then((r) => {
+            if (!r.ok) opts.logger?.warn({ symbol: spec.symbol, code: r.code }, 'perp funding: refused by the engine');
+          }),
+        );
         samples.set(spec.symbol, []);
         period.set(spec.symbol, current);
       }
@@ -68,6 +74,7 @@ export function createFundingTask(opts: FundingTaskOptions): PeriodicTask & { pe
       if (!list) samples.set(spec.symbol, (list = []));
       list.push(premiumSample(index, bid, ask));
     }
+    await Promise.all(paid);
   };
 
   const task = periodic(opts.sampleMs ?? 5_000, runOnce, (err) => opts.logger?.warn({ err }, 'perp funding: round failed'));

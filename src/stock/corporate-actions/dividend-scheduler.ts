@@ -104,10 +104,18 @@ export interface DividendRunResult {
   waiting: string[];
 }
 
+export interface DividendRunOptions {
+  /**
+   * Called before the run acts on the actions due, when there are any: a sandbox's advance moves the
+   * chain to its step there (docs/sandbox.md "Clock"), and leaves it where it was otherwise.
+   */
+  beforeChain?: () => Promise<void>;
+}
+
 export interface DividendScheduler {
   start(): void;
   stop(): Promise<void>;
-  runOnce(): Promise<DividendRunResult>;
+  runOnce(o?: DividendRunOptions): Promise<DividendRunResult>;
 }
 
 /** The holders of record could not all be found yet (the indexer is behind the record block). */
@@ -423,7 +431,7 @@ export function createDividendScheduler(opts: DividendSchedulerOptions): Dividen
 
   const splitScheduler = createSplitScheduler({ db, splits: opts.splits });
 
-  const runOnce = async (): Promise<DividendRunResult> => {
+  const runOnce = async (o: DividendRunOptions = {}): Promise<DividendRunResult> => {
     const result: DividendRunResult = { applied: [], failed: [], waiting: [] };
     if (!fileTakenUp) {
       await takeUpFileActions();
@@ -433,6 +441,7 @@ export function createDividendScheduler(opts: DividendSchedulerOptions): Dividen
     const t = now();
     const due = await listDueActions(db, newYorkDate(t));
     due.push(...(await splitScheduler.dueAhead(due, t)));
+    if (due.length > 0) await o.beforeChain?.();
     for (const a of due) {
       try {
         const state = a.type === 'SPLIT' ? await splitScheduler.apply(a, abort.signal) : await apply(a.actionId);

@@ -42,6 +42,7 @@ import {
 import { createOrderTracker, type OrderTracker, type TrackedOrder } from './order-tracker.ts';
 import { createSettlementBatcher, type BatchOutcome, type OrderSettlement, type SettlementBatcher } from './settlement-batcher.ts';
 import { venueNow } from '../../lib/venue-clock.ts';
+import { timedVenueRun } from '../../lib/venue-clock-walk.ts';
 
 export interface StockExecutorOptions {
   db: DbExecutor;
@@ -530,7 +531,8 @@ export function createStockExecutor(opts: StockExecutorOptions): StockExecutor {
     let failures = 0;
     while (running) {
       try {
-        await runOnce();
+        // Held while a sandbox's advance walks: it runs this executor at its steps itself.
+        await (timedVenueRun(runOnce) ?? Promise.resolve());
         if (failures > 0) log.info({ failedTicks: failures }, 'executor: ticks succeed again');
         failures = 0;
       } catch (err) {
