@@ -4,8 +4,11 @@
  * the same checks), which the executor's scheduler applies on chain (docs/corporate-actions.md).
  * `effective: "now"` dates it today: a dividend added on its ex-date takes effect at once, a split
  * at the first minute at least 5 s later (its quotes, balances, orders and perpetuals move together
- * at that minute). Such an action is answered once the chain has it, with what was done; one dated
- * later is answered scheduled at once.
+ * at that minute). Where this process runs every role, the venue's clock is advanced to that
+ * minute (the sandbox's own advance, every step's work included) rather than waited for on the
+ * wall clock: the venue's time runs at the wall clock's pace, so a split added after an advance,
+ * or on a frozen clock, would otherwise wait up to 65 s, or for ever. Such an action is answered
+ * once the chain has it, with what was done; one dated later is answered scheduled at once.
  *
  * The state waited on is the stored one (`GET /api/v1/corporate-action`), so it does not matter
  * which process runs the executor, as long as one does.
@@ -17,6 +20,7 @@ import { newYorkDate } from '../marketdata/corporate-actions.ts';
 import { splitEffectiveAt } from '../marketdata/price-splits.ts';
 import type { CorporateActionRegistry } from '../stock/corporate-actions/corporate-action-registry.ts';
 import { venueNow } from '../lib/venue-clock.ts';
+import { advanceVenueClockTo } from '../lib/venue-clock-walk.ts';
 
 export interface SandboxCorporateActionDeps {
   /** The venue's registry (the stock API's, src/app/corporate-action-wiring.ts). */
@@ -35,6 +39,11 @@ export interface SandboxCorporateActionDeps {
   applyWaitMs?: number;
   /** Between two reads of its state. Default 200 ms. */
   pollMs?: number;
+  /**
+   * Moves the venue's clock to a time (ms) through the sandbox's advance; false where it cannot
+   * (not every role in this process). Default the process's sandbox clock (venue-clock-walk.ts).
+   */
+  advanceTo?: (ms: number) => Promise<boolean>;
 }
 
 /** The scheduler's tick (5 s by default), the indexer's catching up for a dividend's holders, and a margin. */
@@ -59,6 +68,7 @@ export function createSandboxCorporateActions(deps: SandboxCorporateActionDeps) 
   const pollMs = deps.pollMs ?? 200;
   const offset = deps.clockOffsetMs;
   const now = deps.now ?? venueNow;
+  const advanceTo = deps.advanceTo ?? advanceVenueClockTo;
 
   /** The action as the stock API lists it now. */
   const current = async (registry: CorporateActionRegistry, symbol: string, exDate: string): Promise<StockCorporateAction | undefined> =>
@@ -105,6 +115,15 @@ export function createSandboxCorporateActions(deps: SandboxCorporateActionDeps) 
       // Its moment on the venue's clock: a dividend's is now, a split's the minute splitEffectiveAt
       // names; waited for on the wall clock (the venue's may be moved, or stand still).
       const moment = added.type === 'SPLIT' ? splitEffectiveAt(added.exDate, added.createdAt + offset) - offset : now();
+      if (moment > now()) {
+        // The split's minute reached by moving the venue there: its last step applies it, with the
+        // quotes and the perpetuals. Where the clock cannot be moved (or the move fails), waited for.
+        try {
+          if (await advanceTo(moment)) deps.logger.info({ actionId, to: moment }, 'sandbox: the venue\'s clock advanced to the split\'s moment');
+        } catch (err) {
+          deps.logger.info({ actionId, err: (err as Error).message }, 'sandbox: the venue\'s clock could not be advanced to the split\'s moment; waiting for it');
+        }
+      }
       const started = Date.now();
       const deadline = started + Math.max(moment - now(), 0) + applyWaitMs;
       for (;;) {
