@@ -106,7 +106,7 @@ export async function runStack(roles: Role | readonly Role[], chains?: readonly 
   lines.push(`  data       ${config.dataDir}${config.databaseUrl ? ' (database: PostgreSQL)' : ''}`);
   lines.push(`  metrics    ${stack.metricsUrl ?? (config.metrics ? 'not served (see the log)' : 'off (METRICS_PORT=off)')}`);
   if (stack.demoFile) lines.push(`  demo.json  ${stack.demoFile}  (demo wallets and API keys)`);
-  if (stack.sandboxUrl) lines.push(`  sandbox    ${stack.sandboxUrl}   (on: clock, prices, funds, corporate actions, faults; bearer token in demo.json; docs/sandbox.md)`);
+  if (stack.sandboxUrl) lines.push(`  sandbox    ${stack.sandboxUrl}   (on: clock, prices, funds, corporate actions, faults, snapshots and reset; bearer token in demo.json; docs/sandbox.md)`);
   lines.push(`  logs       ${config.logRequests ? 'one line per request (LOG_REQUESTS=0 turns them off)' : 'warnings and events; LOG_REQUESTS=1 adds one line per request'}`);
   lines.push('  Ctrl-C to stop');
   process.stdout.write(lines.join('\n') + '\n');
