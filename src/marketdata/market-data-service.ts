@@ -149,8 +149,11 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
    * inside it (one at its start is applied already).
    */
   const coarseHour = (st: SymbolState, minute: number): boolean =>
-    coarseWalk !== undefined && ticking.coarse !== undefined && st.minute + HOUR <= minute && isCoarseHour(ticking.coarse, st.minute) &&
-    !splits.some((x) => x.symbol === st.spec.symbol && x.at > st.minute && x.at < st.minute + HOUR);
+    st.minute + HOUR <= minute && inCoarseHour(st, st.minute);
+  /** Whether the hour opening at `hour` is walked whole if a later tick of the jump passes it. */
+  const inCoarseHour = (st: SymbolState, hour: number): boolean =>
+    coarseWalk !== undefined && ticking.coarse !== undefined && isCoarseHour(ticking.coarse, hour) &&
+    !splits.some((x) => x.symbol === st.spec.symbol && x.at > hour && x.at < hour + HOUR);
 
   /**
    * Splits of the symbol due by the start of `st.minute` and not yet in its prices: the path goes on
@@ -214,7 +217,9 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
     st.lastTime = Math.max(st.lastTime, time);
     if (st.minute === minute && isOpen(minute)) {
       const t = source.tick(st.spec, time, st.prevClose, st.events);
-      for (const c of st.book.updateMinute(t.candle)) pending.candle(c);
+      // The first minute of an hour the jump's next step walks whole keeps no partial candle: that
+      // step writes the hour's candle instead, and never finishes the minute.
+      if (minute % HOUR !== 0 || !inCoarseHour(st, minute)) for (const c of st.book.updateMinute(t.candle)) pending.candle(c);
       return t.quote;
     }
     // Closed (or a clock that stepped back): the price stands at the pin or the last close.
