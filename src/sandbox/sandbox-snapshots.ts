@@ -146,6 +146,17 @@ export function createSnapshotStore(dataDir: string) {
       }
       mirrorDir(path.join(root, id), dataDir, { withChainState: false });
       for (const chain of snap.chains) chain.id = String(await chainRpc(chain.rpcUrl, 'evm_snapshot'));
+      // evm_revert takes the node's clock back to the snapshot's block too (anvil resets it there):
+      // the chain would run behind the venue's clock by the time since the snapshot, where the
+      // clock's doc allows a second (docs/sandbox.md, "Clock"). A block at the venue's chain time
+      // (the wall clock plus the snapshot's advance, frozen or not) puts it back.
+      const chainNow = Math.floor((Date.now() + snap.clock.advancedMs) / 1000);
+      for (const chain of snap.chains) {
+        const latest = (await chainRpc(chain.rpcUrl, 'eth_getBlockByNumber', ['latest', false])) as { timestamp: string };
+        if (chainNow <= Number(latest.timestamp)) continue;
+        await chainRpc(chain.rpcUrl, 'evm_setNextBlockTimestamp', [chainNow]);
+        await chainRpc(chain.rpcUrl, 'evm_mine');
+      }
       const dropped = [...snapshots.keys()].filter((other) => seq(other) > seq(id));
       for (const gone of dropped) drop(gone);
       return { snapshot: snap, dropped };
