@@ -237,9 +237,28 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     // A sandbox's clock advance runs these at each step, so every mark, expiry, funding interval and
     // split in the jump happens, in order (docs/sandbox.md "What an advance runs").
     if (ctx.sandbox) {
+      // A step's marks and its funding go to the journal in one commit (a long advance was one
+      // commit per stage and step): the marks' commands are handed to the engine as their stage
+      // runs, so the engine takes them before the funding's, and their answers are awaited with the
+      // funding's. A round that fails is logged as the marks' own timer logs it.
+      let marks: Promise<void> = Promise.resolve();
       const off = [
-        onVenueClockStep({ stage: 'marks and expiries', name: 'perp marks', run: () => mark.runOnce() }),
-        onVenueClockStep({ stage: 'funding', name: 'perp funding', run: () => funding.runOnce() }),
+        onVenueClockStep({
+          stage: 'marks and expiries',
+          name: 'perp marks',
+          run: async () => {
+            marks = mark.runOnce().catch((err: unknown) => logger.warn({ err }, 'perp mark price: round failed'));
+          },
+        }),
+        onVenueClockStep({
+          stage: 'funding',
+          name: 'perp funding',
+          run: async () => {
+            const paid = funding.runOnce();
+            await marks;
+            await paid;
+          },
+        }),
         onVenueClockStep({ stage: 'corporate actions', name: 'perp splits', run: () => splits.runOnce(), every: 'calendar' }),
       ];
       stops.add(async () => off.forEach((f) => f()));
