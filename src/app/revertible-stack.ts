@@ -64,6 +64,8 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
     ...(p.config.metrics && first.metricsUrl ? { metrics: { ...p.config.metrics, port: portOf(first.metricsUrl)! } } : {}),
   };
   let restarting = false;
+  /** Set by a reset: its anvils were started again on their state file, so they run on the wall clock. */
+  let anvilsOnWallClock = false;
   let stopped = false;
   let queue: Promise<unknown> = Promise.resolve();
   const serial = <T>(work: () => Promise<T>): Promise<T> => {
@@ -100,7 +102,10 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
         failure = err;
       }
       // Also after a failure: a venue left stopped would answer nothing.
-      current = await p.start(again, { anvils, sandbox, chainKeepsTime: anvils.size > 0, firstStart: false });
+      // Anvils kept running keep the venue's time; ones a reset started again are moved to it.
+      const chainKeepsTime = anvils.size > 0 && !anvilsOnWallClock;
+      anvilsOnWallClock = false;
+      current = await p.start(again, { anvils, sandbox, chainKeepsTime, firstStart: false });
       if (failure !== undefined) throw failure;
       return result!;
     } finally {
@@ -160,6 +165,7 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
           anvils.clear();
           mirrorDir(seedDir, dataDir, { withChainState: true });
           for (const a of again) anvils.set(a.stateFile, await startAnvil({ host: '127.0.0.1', ...a, logger }));
+          anvilsOnWallClock = true;
           // The clock as the first start left it: the wall clock, or a seeded venue's frozen instant
           // (so a script run twice from reset sees the same prices, docs/sandbox.md "Determinism").
           const seeded = readSeedClock(seedDir);
