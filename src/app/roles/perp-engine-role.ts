@@ -52,6 +52,7 @@ import { quoteSessionOpen } from '../../marketdata/live-quote-service.ts';
 import { createSplitTask } from '../../perp/workers/split-task.ts';
 import { listCorporateActions } from '../../stock/corporate-actions/corporate-action-store.ts';
 import { onVenueClockStep, venueNow } from '../../lib/venue-clock.ts';
+import { venueClockStep } from '../../lib/venue-clock-walk.ts';
 
 export async function startPerpEngineRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config, logger, db } = ctx;
@@ -237,11 +238,13 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
     // A sandbox's clock advance runs these at each step, so every mark, expiry, funding interval and
     // split in the jump happens, in order (docs/sandbox.md "What an advance runs").
     if (ctx.sandbox) {
-      // A step's marks and its funding go to the journal in one commit (a long advance was one
-      // commit per stage and step): the marks' commands are handed to the engine as their stage
-      // runs, so the engine takes them before the funding's, and their answers are awaited with the
-      // funding's. A round that fails is logged as the marks' own timer logs it.
+      // The marks' and funding's commands are handed to the engine as their stages run (so it
+      // takes each step's marks before its funding, and the steps in order), and their answers, the
+      // journal's commits, are awaited at the calendar steps and the last: the steps between share
+      // commits (a long advance was two commits a step). A round that fails is logged as the
+      // task's own timer logs it; one that fails at a calendar step is counted there.
       let marks: Promise<void> = Promise.resolve();
+      let unanswered: Array<Promise<void>> = [];
       const off = [
         onVenueClockStep({
           stage: 'marks and expiries',
@@ -255,7 +258,14 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
           name: 'perp funding',
           run: async () => {
             const paid = funding.runOnce();
-            await marks;
+            unanswered.push(marks);
+            if (venueClockStep()?.calendar === false) {
+              unanswered.push(paid.catch((err: unknown) => logger.warn({ err }, 'perp funding: round failed')));
+              return;
+            }
+            const earlier = unanswered;
+            unanswered = [];
+            await Promise.all(earlier);
             await paid;
           },
         }),
