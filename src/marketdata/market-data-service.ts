@@ -142,6 +142,8 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
   const runs = serialRuns(() => runTick({}), (err: unknown) => log?.error({ err }, 'marketdata: tick failed'));
   // Only the built-in walk is walked by the hour across a jump: another source's minutes are its own.
   const coarseWalk = opts.source === undefined ? createCoarseWalk(() => source) : undefined;
+  /** Whether this walk may take a jump's inside days by the hour (set at start). */
+  let hourly = false;
 
   /**
    * Whether the hour at `st.minute` may be walked whole (coarse-walk.ts): a whole hour before the
@@ -152,7 +154,7 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
     st.minute + HOUR <= minute && inCoarseHour(st, st.minute);
   /** Whether the hour opening at `hour` is walked whole if a later tick of the jump passes it. */
   const inCoarseHour = (st: SymbolState, hour: number): boolean =>
-    coarseWalk !== undefined && ticking.coarse !== undefined && isCoarseHour(ticking.coarse, hour) &&
+    hourly && ticking.coarse !== undefined && isCoarseHour(ticking.coarse, hour) &&
     !splits.some((x) => x.symbol === st.spec.symbol && x.at > hour && x.at < hour + HOUR);
 
   /**
@@ -278,9 +280,14 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
   const start = async (): Promise<void> => {
     const startTime = now();
     const historyDays = opts.historyDays ?? DEFAULT_HISTORY_DAYS;
-    if (opts.source === undefined && (opts.walkOrigin ?? (venueSeed() === undefined ? 'epoch' : 'history')) === 'history') {
+    const walkOrigin = opts.walkOrigin ?? (venueSeed() === undefined ? 'epoch' : 'history');
+    if (opts.source === undefined && walkOrigin === 'history') {
       source = createGbmSource({ seed, origin: await historyAnchor(opts.db, startTime, historyDays) });
     }
+    // A walk counted from the history (a seeded venue) keeps every minute across a jump: which of
+    // its hours are walked whole goes by the UTC day, so by the hour of day the venue started, and
+    // its prices must not (docs/sandbox.md "Determinism").
+    hourly = coarseWalk !== undefined && walkOrigin === 'epoch';
     // The backfill honours pins in force; the first tick reads them again.
     const startPins = await readPricePins(opts.db, symbolNames);
     pins = startPins;

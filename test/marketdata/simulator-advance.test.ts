@@ -4,7 +4,8 @@
  * (one 1h candle each, rolled into 4h and 1d; no 1m, 5m or 15m under them), the first and the last
  * day keep their minutes, the path runs on without a gap from one to the other, the same seed gives
  * the same hours, a tick that does not write leaves it all to the next that does, and a restart
- * continues from the last minute without touching the hours.
+ * continues from the last minute without touching the hours. A walk counted from its history (a
+ * seeded venue) keeps every minute.
  */
 import { describe, expect, it } from 'vitest';
 import { testDatabases } from '../support/test-databases.ts';
@@ -112,6 +113,17 @@ describe.each(testDatabases)('the simulator across an advance ($name)', ({ open 
     expect(between(minutes, day(15), clock.t + MINUTE).length).toBe(5 * 60 + 31);
     expect(again.getQuote('AAPL')!.timestamp).toBe(clock.t);
     expect(last.timestamp).toBe(END);
+  });
+
+  it('keeps every minute where the walk counts from its history (a seeded venue: the hour of day it started must not change its prices)', async () => {
+    const db = await openDb();
+    const clock = { t: START };
+    const service = fakeClockService(db, clock, { walkOrigin: 'history' });
+    await service.start();
+    await advance(service, clock, START, END);
+    const minutes = between(await allCandles(db, 'AAPL', '1m'), START - DAY, END);
+    expect(continuityProblems(minutes)).toEqual([]);
+    expect(between(minutes, day(13), day(15)).length).toBe(2 * 1440);
   });
 
   it('walks only the minutes the calendar trades: an hour half open is half an hour\'s candle', async () => {
