@@ -230,8 +230,9 @@ export async function createSandboxClock(deps: SandboxClockDeps) {
       return state();
     },
   };
-  // The sandbox's other routes move the clock through it (a split effective now: its moment).
-  if (deps.allInOne) setVenueClockAdvancer((toMs) => clock.advanceTo(toMs));
+  // The sandbox's other routes move the clock through it (a split effective now: its moment); a
+  // process without every role has none (nor one a stack before it in the process left).
+  setVenueClockAdvancer(deps.allInOne ? (toMs) => clock.advanceTo(toMs) : undefined);
   return clock;
 }
 
