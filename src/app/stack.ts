@@ -46,6 +46,7 @@ import { configureSignatureRecovery, signatureWorkerCount } from '../chain/signa
 import { createSandboxState } from '../sandbox/sandbox-state.ts';
 import { createSandboxClock, SANDBOX_CLOCK_FILE } from '../sandbox/sandbox-clock.ts';
 import { resetVenueClock } from '../lib/venue-clock.ts';
+import { setVenueClockAdvancer } from '../lib/venue-clock-walk.ts';
 import { DEFAULT_INSTRUMENTS } from '../perp/engine/instruments.ts';
 import { newYorkDate } from '../marketdata/corporate-actions.ts';
 import { SANDBOX_PATH } from '@tokex/contract';
@@ -299,7 +300,12 @@ async function startStackOnce(config: AppConfig, opts: StartStackOptions): Promi
         stepMs: clockStepMs(config),
         logger,
       });
-      stops.add(async () => resetVenueClock());
+      // Back to the wall clock, and no advancer left behind: a later stack in this process (a test's,
+      // a sandbox restart's) registers its own clock's, and a stopped one must not be called.
+      stops.add(async () => {
+        setVenueClockAdvancer(undefined);
+        resetVenueClock();
+      });
     }
     const ctx = createStackContext({ config, logger, chain, db, keys, calendar, symbols, status, sandbox }, stops);
     // The perpetual history's file opened, and an earlier release's history moved into it, before
