@@ -17,10 +17,17 @@ import { startAnvil, type AnvilHandle } from '../chain/anvil-process.ts';
 import { createSandboxState, type SandboxState, type SandboxVenueControl } from '../sandbox/sandbox-state.ts';
 import { chainRpc, copyLiveDir, createSnapshotStore, mirrorDir, readSeedClock, SEED_CLOCK_FILE, SEED_DIR } from '../sandbox/sandbox-snapshots.ts';
 import { resetVenueClock, restoreVenueClock, venueClockState } from '../lib/venue-clock.ts';
+import type { Db } from '../storage/database.ts';
+import { listRoleStatus } from '../storage/role-status-store.ts';
+import { STATUS_ROLES } from '../observability/role-status.ts';
+import { awaitRolesFresh } from './await-roles-fresh.ts';
 
 /** What the wrapper needs of a started venue (stack.ts's StackHandle has it). */
 export interface RestartableStack {
   config: AppConfig;
+  db: Db;
+  /** Writes the process's role statuses now. */
+  publishStatus(): Promise<void>;
   chains: ReadonlyArray<{ rpcUrl: string }>;
   stockBaseUrl?: string;
   perpBaseUrl?: string;
@@ -53,7 +60,14 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
   const sandbox = createSandboxState({ dataDir, allInOne: true, stockApiPrefix: p.config.stockApiPrefix });
   const snapshots = createSnapshotStore(dataDir);
   const seedDir = path.join(dataDir, SEED_DIR);
-  let current = await p.start(p.config, { anvils, sandbox, chainKeepsTime: false, firstStart: true });
+  let current: H;
+  try {
+    current = await p.start(p.config, { anvils, sandbox, chainKeepsTime: false, firstStart: true });
+  } catch (err) {
+    // The start stopped what it had started but the anvils, which are this wrapper's.
+    for (const anvil of anvils.values()) await anvil.stop();
+    throw err;
+  }
   // The starts after the first bind the ports the first one got (0 asks for a free one).
   const portOf = (url: string | undefined) => (url === undefined ? undefined : Number(new URL(url).port));
   const first = current;
@@ -106,6 +120,17 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
       const chainKeepsTime = anvils.size > 0 && !anvilsOnWallClock;
       anvilsOnWallClock = false;
       current = await p.start(again, { anvils, sandbox, chainKeepsTime, firstStart: false });
+      // Answered once the venue serves, as the banner waits at a start: every role fresh, the
+      // leased ones (the perpetual engine among them) holding their leases again.
+      const running = current;
+      const notFresh = await awaitRolesFresh({
+        roles: STATUS_ROLES,
+        publish: () => running.publishStatus(),
+        read: () => listRoleStatus(running.db),
+        staleMs: p.config.readinessStaleMs,
+        timeoutMs: 20_000,
+      });
+      if (notFresh) logger.warn({ roles: notFresh }, 'sandbox: the venue started again, but not every role is fresh yet');
       if (failure !== undefined) throw failure;
       return result!;
     } finally {
@@ -157,14 +182,14 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
           sandbox.faults.clear();
           // The anvils stopped first (each writes its state file as it exits), then the seed's files
           // put in place, then the anvils started again on them, on their ports (the venue's URLs stay).
-          const again = [];
+          const toStart = [];
           for (const [stateFile, anvil] of anvils) {
-            again.push({ stateFile, port: anvil.port, chainId: Number(await chainRpc(anvil.rpcUrl, 'eth_chainId')) });
+            toStart.push({ stateFile, port: anvil.port, chainId: Number(await chainRpc(anvil.rpcUrl, 'eth_chainId')) });
             await anvil.stop();
           }
           anvils.clear();
           mirrorDir(seedDir, dataDir, { withChainState: true });
-          for (const a of again) anvils.set(a.stateFile, await startAnvil({ host: '127.0.0.1', ...a, logger }));
+          for (const a of toStart) anvils.set(a.stateFile, await startAnvil({ host: '127.0.0.1', ...a, logger }));
           anvilsOnWallClock = true;
           // The clock as the first start left it: the wall clock, or a seeded venue's frozen instant
           // (so a script run twice from reset sees the same prices, docs/sandbox.md "Determinism").
@@ -181,12 +206,19 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
 
   // Only where every chain is an embedded anvil: a node of one's own cannot be put back to the seed.
   if (fresh && !fs.existsSync(seedDir) && anvils.size === first.chains.length) {
-    // The seeded venue as its first start left it, chains included (their state files written now),
-    // copied while it runs: a stop and a start here would cost every fresh venue a second start.
-    for (const anvil of anvils.values()) await anvil.flushState();
+    // The seeded venue as its first start left it, copied while it runs: a stop and a start here
+    // would cost every fresh venue a second start. The databases first, then the chains' state:
+    // a chain ahead of its indexer's checkpoint is caught up at the next start, a checkpoint ahead
+    // of its chain would skip the blocks mined again under it.
     const partial = `${seedDir}.partial`;
     fs.rmSync(partial, { recursive: true, force: true });
-    await copyLiveDir(dataDir, partial);
+    await copyLiveDir(dataDir, partial, { withChainState: false });
+    for (const [stateFile, anvil] of anvils) {
+      await anvil.flushState();
+      const relative = path.relative(dataDir, stateFile);
+      fs.mkdirSync(path.dirname(path.join(partial, relative)), { recursive: true });
+      fs.copyFileSync(stateFile, path.join(partial, relative));
+    }
     fs.writeFileSync(path.join(partial, SEED_CLOCK_FILE), `${JSON.stringify(venueClockState())}\n`);
     fs.renameSync(partial, seedDir);
     logger.info({ dir: seedDir }, 'sandbox: the seeded venue kept for POST /sandbox/v1/reset');

@@ -24,8 +24,14 @@ export const SEED_CLOCK_FILE = 'sandbox-seed-clock.json';
 /** An embedded anvil's state file: the chain is snapshotted by its node, the file is only the seed's. */
 const ANVIL_STATE = 'anvil-state.json';
 
-/** Names never copied or restored: the snapshots themselves, and what a running process holds open. */
+/** Names never copied or restored: the snapshots themselves and the seed's clock. */
 const NEVER = new Set([SNAPSHOTS_DIR, SEED_DIR, `${SEED_DIR}.partial`, SEED_CLOCK_FILE]);
+
+/**
+ * Whether a file is the venue's state: not NEVER's names, and not what belongs to the running
+ * processes (an anvil's owner file `<state>.pid`, the half-written `*.tmp` of an atomic write).
+ */
+const venueFile = (name: string) => !NEVER.has(name) && !name.endsWith('.pid') && !name.endsWith('.tmp');
 
 export interface ChainSnapshot {
   rpcUrl: string;
@@ -57,7 +63,7 @@ export async function chainRpc(rpcUrl: string, method: string, params: unknown[]
  */
 export function mirrorDir(from: string, to: string, opts: { withChainState: boolean }): void {
   fs.mkdirSync(to, { recursive: true });
-  const keep = (name: string) => !NEVER.has(name) && (opts.withChainState || name !== ANVIL_STATE);
+  const keep = (name: string) => venueFile(name) && (opts.withChainState || name !== ANVIL_STATE);
   const names = new Set(fs.readdirSync(from).filter(keep));
   for (const name of fs.readdirSync(to)) {
     if (keep(name) && !names.has(name)) fs.rmSync(path.join(to, name), { recursive: true, force: true });
@@ -84,17 +90,18 @@ export function readSeedClock(seedDir: string): VenueClockState | undefined {
 /**
  * Copies a running venue's data directory into `to` (a fresh folder): each SQLite database by
  * SQLite's online backup (a consistent copy while its writers go on; its WAL and shared-memory
- * files are not copied), the rest as files, the chains' state files as their anvils last wrote them
- * (flush them first). For the seed: taken just after the first start, when the only writers are the
+ * files are not copied), the rest as files; the chains' state files as their anvils last wrote them
+ * (flush them first) unless `withChainState` is false (then the caller copies them after). For the seed: taken just after the first start, when the only writers are the
  * simulator, the market maker and the indexer, whose state the start after a reset rebuilds.
  */
-export async function copyLiveDir(from: string, to: string): Promise<void> {
+export async function copyLiveDir(from: string, to: string, opts: { withChainState: boolean }): Promise<void> {
   fs.mkdirSync(to, { recursive: true });
   for (const name of fs.readdirSync(from)) {
-    if (NEVER.has(name) || name.endsWith('.sqlite-wal') || name.endsWith('.sqlite-shm')) continue;
+    if (!venueFile(name) || name.endsWith('.sqlite-wal') || name.endsWith('.sqlite-shm')) continue;
+    if (!opts.withChainState && name === ANVIL_STATE) continue;
     const src = path.join(from, name);
     const dst = path.join(to, name);
-    if (fs.statSync(src).isDirectory()) await copyLiveDir(src, dst);
+    if (fs.statSync(src).isDirectory()) await copyLiveDir(src, dst, opts);
     else if (name.endsWith('.sqlite')) {
       const db = new BetterSqlite3(src, { readonly: true, fileMustExist: true });
       try {
