@@ -14,7 +14,7 @@ import type { AppConfig } from '../config/app-config.ts';
 import type { Logger } from '../lib/logger.ts';
 import { ConflictError } from '../errors/app-error.ts';
 import { startAnvil, type AnvilHandle } from '../chain/anvil-process.ts';
-import { createSandboxState, type SandboxState, type SandboxVenueControl } from '../sandbox/sandbox-state.ts';
+import type { SandboxState, SandboxVenueControl } from '../sandbox/sandbox-state.ts';
 import { chainRpc, copyLiveDir, createSnapshotStore, mirrorDir, readSeedClock, SEED_CLOCK_FILE, SEED_DIR } from '../sandbox/sandbox-snapshots.ts';
 import { resetVenueClock, restoreVenueClock, venueClockState } from '../lib/venue-clock.ts';
 import type { Db } from '../storage/database.ts';
@@ -37,7 +37,8 @@ export interface RestartableStack {
 
 export interface KeptParts {
   anvils: Map<string, AnvilHandle>;
-  sandbox: SandboxState;
+  /** Made by the first start (which checks its settings before it writes anything) and kept by the next. */
+  sandbox?: SandboxState;
   chainKeepsTime: boolean;
   /** The process's first start of the venue (a seeded venue freezes its clock then only). */
   firstStart: boolean;
@@ -57,17 +58,18 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
   const dataDir = p.config.dataDir;
   const fresh = !fs.existsSync(p.deploymentFile);
   const anvils = new Map<string, AnvilHandle>();
-  const sandbox = createSandboxState({ dataDir, allInOne: true, stockApiPrefix: p.config.stockApiPrefix });
-  const snapshots = createSnapshotStore(dataDir);
   const seedDir = path.join(dataDir, SEED_DIR);
+  const kept: KeptParts = { anvils, chainKeepsTime: false, firstStart: true };
   let current: H;
   try {
-    current = await p.start(p.config, { anvils, sandbox, chainKeepsTime: false, firstStart: true });
+    current = await p.start(p.config, kept);
   } catch (err) {
     // The start stopped what it had started but the anvils, which are this wrapper's.
     for (const anvil of anvils.values()) await anvil.stop();
     throw err;
   }
+  const sandbox = kept.sandbox!;
+  const snapshots = createSnapshotStore(dataDir);
   // The starts after the first bind the ports the first one got (0 asks for a free one).
   const portOf = (url: string | undefined) => (url === undefined ? undefined : Number(new URL(url).port));
   const first = current;

@@ -280,6 +280,8 @@ async function startStackOnce(config: AppConfig, opts: StartStackOptions): Promi
     const status = createRoleStatusRegistry(newHolderId());
     // The sandbox's token and faults (docs/sandbox.md), one for the process and every chain's roles.
     const sandbox = config.sandbox ? (opts.kept?.sandbox ?? createSandboxState({ dataDir: config.dataDir, allInOne: asked.includes('all'), stockApiPrefix: config.stockApiPrefix })) : undefined;
+    // A start again in this process (revertible-stack.ts) keeps the first one's token and faults.
+    if (opts.kept && sandbox) opts.kept.sandbox = sandbox;
     if (sandbox && config.sandboxSeed !== undefined) {
       // A seeded venue (docs/sandbox.md "Determinism") starts frozen at a whole funding step, before
       // the clock below moves the chain to it. A start again in this process (a snapshot, revert or
