@@ -21,7 +21,7 @@ import { AppError, ChainRevertError } from '../errors/app-error.ts';
 import { periodic, type PeriodicTask } from '../lib/async.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { QuoteReader } from './market-types.ts';
-import { venueChainNow } from '../lib/venue-clock.ts';
+import { venueChainNow, venueNow } from '../lib/venue-clock.ts';
 
 /** Decimals of every venue feed's answer, as Chainlink's USD feeds. */
 export const FEED_DECIMALS = 8;
@@ -250,6 +250,9 @@ export function createOraclePublisher(opts: OraclePublisherOptions): OraclePubli
     throw new AppError('INTERNAL', 'oracle publisher: heartbeatMs and deviationBps must be positive');
   }
   const now = opts.now ?? venueChainNow;
+  // A quote's age is told on the clock it is stamped on, the venue's: a frozen sandbox stamps its
+  // quotes at the frozen instant while its chain's time runs on, and they are not stale for that.
+  const quoteNow = opts.now ?? venueNow;
   const log = opts.logger;
   const { publicClient, hub } = opts;
   const feeds = [...opts.feeds];
@@ -285,7 +288,7 @@ export function createOraclePublisher(opts: OraclePublisherOptions): OraclePubli
       let skip: PublishSkip | undefined;
       let answer: bigint | undefined;
       if (!q) skip = 'no-quote';
-      else if (!(at - q.timestamp <= quoteMaxAgeMs)) skip = 'stale-quote';
+      else if (!(Math.min(at, quoteNow()) - q.timestamp <= quoteMaxAgeMs)) skip = 'stale-quote';
       else if ((answer = quoteAnswer(q.bid, q.ask)) === undefined) skip = 'invalid-quote';
       const observedAt = q ? Math.floor(q.timestamp / 1000) : 0;
       if (skip === undefined && last !== undefined && observedAt < last.observedAt) skip = 'out-of-order';
