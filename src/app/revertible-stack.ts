@@ -42,6 +42,11 @@ export interface KeptParts {
   chainKeepsTime: boolean;
   /** The process's first start of the venue (a seeded venue freezes its clock then only). */
   firstStart: boolean;
+  /**
+   * What a start made for the process rather than for itself (the signature workers): kept by the
+   * starts after it, stopped with the last (last first).
+   */
+  processStops: Array<() => Promise<void>>;
 }
 
 /**
@@ -55,16 +60,26 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
   start: (config: AppConfig, kept: KeptParts) => Promise<H>;
 }): Promise<H> {
   const { logger } = p;
-  const dataDir = p.config.dataDir;
+  // The perpetual history's writes on the venue's own thread unless PERP_PROJECTOR says otherwise:
+  // each snapshot, revert and reset starts the roles again, and a projection worker's start (its
+  // thread, modules and connection) was 50 to 100 ms of CPU of every revert on 2 cores, where an
+  // integrator's test is far from the order rates the worker is for (docs/sandbox.md, "Snapshots").
+  const config: AppConfig = p.config.perp.projector === 'auto' ? { ...p.config, perp: { ...p.config.perp, projector: 'thread' } } : p.config;
+  const dataDir = config.dataDir;
   const fresh = !fs.existsSync(p.deploymentFile);
   const anvils = new Map<string, AnvilHandle>();
   const seedDir = path.join(dataDir, SEED_DIR);
-  const kept: KeptParts = { anvils, chainKeepsTime: false, firstStart: true };
+  const processStops: KeptParts['processStops'] = [];
+  const kept: KeptParts = { anvils, chainKeepsTime: false, firstStart: true, processStops };
+  const stopProcessParts = async () => {
+    for (const stop of processStops.splice(0).reverse()) await stop().catch((err) => logger.warn({ err }, 'shutdown step failed'));
+  };
   let current: H;
   try {
-    current = await p.start(p.config, kept);
+    current = await p.start(config, kept);
   } catch (err) {
-    // The start stopped what it had started but the anvils, which are this wrapper's.
+    // The start stopped what it had started but the anvils and the process's parts, this wrapper's.
+    await stopProcessParts();
     for (const anvil of anvils.values()) await anvil.stop();
     throw err;
   }
@@ -74,10 +89,10 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
   const portOf = (url: string | undefined) => (url === undefined ? undefined : Number(new URL(url).port));
   const first = current;
   const again: AppConfig = {
-    ...p.config,
-    stockApiPort: portOf(first.stockBaseUrl) ?? p.config.stockApiPort,
-    perpApiPort: portOf(first.perpBaseUrl) ?? p.config.perpApiPort,
-    ...(p.config.metrics && first.metricsUrl ? { metrics: { ...p.config.metrics, port: portOf(first.metricsUrl)! } } : {}),
+    ...config,
+    stockApiPort: portOf(first.stockBaseUrl) ?? config.stockApiPort,
+    perpApiPort: portOf(first.perpBaseUrl) ?? config.perpApiPort,
+    ...(config.metrics && first.metricsUrl ? { metrics: { ...config.metrics, port: portOf(first.metricsUrl)! } } : {}),
   };
   let restarting = false;
   /** Set by a reset: its anvils were started again on their state file, so they run on the wall clock. */
@@ -121,7 +136,7 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
       // Anvils kept running keep the venue's time; ones a reset started again are moved to it.
       const chainKeepsTime = anvils.size > 0 && !anvilsOnWallClock;
       anvilsOnWallClock = false;
-      current = await p.start(again, { anvils, sandbox, chainKeepsTime, firstStart: false });
+      current = await p.start(again, { anvils, sandbox, chainKeepsTime, firstStart: false, processStops });
       // Answered once the venue serves, as the banner waits at a start: every role fresh, the
       // leased ones (the perpetual engine among them) holding their leases again.
       const running = current;
@@ -129,7 +144,7 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
         roles: STATUS_ROLES,
         publish: () => running.publishStatus(),
         read: () => listRoleStatus(running.db),
-        staleMs: p.config.readinessStaleMs,
+        staleMs: config.readinessStaleMs,
         timeoutMs: 20_000,
       });
       if (notFresh) logger.warn({ roles: notFresh }, 'sandbox: the venue started again, but not every role is fresh yet');
@@ -232,6 +247,7 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
     try {
       await current.stop();
     } finally {
+      await stopProcessParts();
       for (const anvil of anvils.values()) await anvil.stop();
       snapshots.clear();
     }

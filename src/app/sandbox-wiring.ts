@@ -13,6 +13,7 @@ import type { SandboxState } from '../sandbox/sandbox-state.ts';
 import { corporateActionRegistryOf } from './corporate-action-wiring.ts';
 import type { StackContext } from './stack-context.ts';
 import type { StopList } from './stop-list.ts';
+import { named } from '../http/named-plugin.ts';
 
 export async function registerSandbox(ctx: StackContext, app: FastifyInstance, state: SandboxState, stops: StopList): Promise<void> {
   const { chain, logger } = ctx;
@@ -50,6 +51,6 @@ export async function registerSandbox(ctx: StackContext, app: FastifyInstance, s
   // The stack made the clock before its roles (stack.ts); a stock API without it has no stack around it.
   if (!state.clock) throw new Error('sandbox: the stack made no clock');
   // The venue control is set once the first start is done (revertible-stack.ts): read at each call.
-  await app.register(sandboxRoutes, { prefix: state.path, token: state.token, service, clock: state.clock, funding, corporateActions, venue: () => state.venue, logger });
+  await app.register(named(sandboxRoutes), { prefix: state.path, token: state.token, service, clock: state.clock, funding, corporateActions, venue: () => state.venue, logger });
   logger.info({ path: state.path }, 'sandbox control API on: the clock, prices and price paths, funds, corporate actions, faults, snapshots and reset (docs/sandbox.md)');
 }

@@ -42,7 +42,7 @@ import { startStockApiRole } from './roles/stock-api-role.ts';
 import { startRelayerRole } from './roles/relayer-role.ts';
 import { startPerpApiRole } from './roles/perp-api-role.ts';
 import { startPerpEngineRole } from './roles/perp-engine-role.ts';
-import { configureSignatureRecovery, signatureWorkerCount } from '../chain/signature-recovery-pool.ts';
+import { configureSignatureRecovery, signatureRecoveryPool, signatureWorkerCount } from '../chain/signature-recovery-pool.ts';
 import { createSandboxState } from '../sandbox/sandbox-state.ts';
 import { createSandboxClock, SANDBOX_CLOCK_FILE } from '../sandbox/sandbox-clock.ts';
 import { resetVenueClock } from '../lib/venue-clock.ts';
@@ -338,6 +338,9 @@ async function startStackOnce(config: AppConfig, opts: StartStackOptions): Promi
       const chainLogger = logger.child({ chainId: setting.chainId });
       const otherDb = db ?? (await openAppDatabase(chainConfig));
       if (!db) stops.add(() => otherDb.close());
+      // The sandbox's clock moves every chain of the venue (docs/sandbox.md, "Clock"): this one too,
+      // to the venue's time before its roles start (an embedded anvil starts on the wall clock).
+      await sandbox?.clock?.addChain(other.publicClient, setting.rpcUrl !== undefined || opts.kept?.chainKeepsTime === true);
       const otherStatus = createRoleStatusRegistry(newHolderId());
       const otherCtx = createStackContext({ config: chainConfig, logger: chainLogger, chain: other, db: otherDb, keys, calendar, symbols, status: otherStatus, sandbox }, stops, ctx);
       const otherPublisher = startStatusPublisher({ db: otherDb, registry: otherStatus, intervalMs: config.statusPublishMs, logger: chainLogger });
@@ -374,9 +377,13 @@ async function startStackOnce(config: AppConfig, opts: StartStackOptions): Promi
     // threads when SIGNATURE_WORKERS leaves any (docs/performance.md, "Signature recovery on every core").
     if (roles.some(([name]) => name === 'stock-api' || name === 'perp-api')) {
       const workers = signatureWorkerCount(config.signatureWorkers);
-      if (workers > 0) {
+      // A start again in the process (a sandbox revert) keeps the pool the first start made: its
+      // workers hold nothing of the venue's state, and starting them again costs a revert's CPU.
+      if (workers > 0 && !(opts.kept && signatureRecoveryPool())) {
         await configureSignatureRecovery({ workers, logger });
-        stops.add(() => configureSignatureRecovery({ workers: 0 }).then(() => undefined));
+        const stopPool = () => configureSignatureRecovery({ workers: 0 }).then(() => undefined);
+        if (opts.kept) opts.kept.processStops.push(stopPool);
+        else stops.add(stopPool);
       }
     }
     for (const [name, start] of roles) {
@@ -394,7 +401,11 @@ async function startStackOnce(config: AppConfig, opts: StartStackOptions): Promi
     // the owner's configuration runs, so separate role processes do not race with the admin key.
     // The admin's processes: the deployer's key is where owner changes are made.
     // With --chain, on the chains named: the process running a chain's executor configures that chain.
-    const seals = asked.includes('all') || asked.includes('executor');
+    // A start again in the process (a sandbox snapshot, revert or reset) finds the chains as the
+    // first start sealed them: each is put back only to a state taken after that start.
+    // (A chain that comes up late is sealed as it starts, whichever start it is.)
+    const sealsLate = asked.includes('all') || asked.includes('executor');
+    const seals = sealsLate && opts.kept?.firstStart !== false;
     if (seals) {
       if (runsChain(config.chainId)) await sealOwnership({ config, logger, chain });
       for (const other of ctx.otherChains) if (runsChain(other.config.chainId)) await sealOwnership({ config: other.config, logger: other.logger, chain: other.chain });
@@ -410,7 +421,7 @@ async function startStackOnce(config: AppConfig, opts: StartStackOptions): Promi
           const otherCtx = await otherContext(setting, await startOther(setting), entry.db);
           const runs = runsChain(entry.chainId);
           for (const [name, start] of roles) if (PER_CHAIN_ROLES.has(name) && runs) stops.add(await start(otherCtx));
-          if (seals && runs) await sealOwnership({ config: otherCtx.config, logger: otherCtx.logger, chain: otherCtx.chain });
+          if (sealsLate && runs) await sealOwnership({ config: otherCtx.config, logger: otherCtx.logger, chain: otherCtx.chain });
           ctx.otherChains.push(otherCtx);
           for (const listener of entry.onStarted) await listener(otherCtx);
           ctx.unstartedChains.splice(ctx.unstartedChains.indexOf(entry), 1);

@@ -27,6 +27,7 @@ import {
 import type { EnvelopeFormat } from './envelope.ts';
 import { addressBucket, rateLimitCounted, rateLimitedError, rateLimitHeaders, rateLimitOf, type RateLimitCheck } from './rate-limiter.ts';
 import { PATTERN_REASONS } from './schema-patterns.ts';
+import { sharedCompilersFactory } from './schema-compilers.ts';
 import { peerTrust, type ApiTransport } from './tls-options.ts';
 import { labelApp, metricsActive, recordAuthRefusal, recordHttpRequest } from '../observability/metrics-registry.ts';
 
@@ -227,6 +228,9 @@ export function createHttpServer(opts: HttpServerOptions): FastifyInstance {
     // No coercion: a JSON number is never an amount, `["1"]` never a string. Query parameters are
     // text by nature; decodeJsonRequest turns the integer ones into numbers explicitly.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false, verbose: true } },
+    // Each schema compiled once per process, not once per server built (the sandbox's reverts build
+    // the servers again in the process).
+    schemaController: { compilersFactory: sharedCompilersFactory },
     // Route matching must not depend on a parameter's length: a long one would otherwise be refused
     // before authentication on a real route only, telling a stranger which routes exist. The route
     // schemas limit each parameter, after authentication.

@@ -15,6 +15,7 @@ import { registerProbes, type ProbeEnvelope } from './probe-routes.ts';
 import { registerReferencePage } from './reference-page.ts';
 import { decodeJsonRequest } from './request-decoder.ts';
 import { registerRequestFaults, type RequestFaultSource } from './request-faults.ts';
+import { named } from './named-plugin.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -84,7 +85,7 @@ export async function buildVenueApi(opts: VenueApiOptions): Promise<FastifyInsta
   const { beforeRead } = opts;
 
   await app.register(
-    async (api) => {
+    named(async (api: FastifyInstance) => {
       api.addHook('preValidation', auth);
       // Body and query are read only once authentication has decided: before that, a request learns
       // nothing but the opaque 401 (invalid JSON or a wrong content type included).
@@ -111,8 +112,8 @@ export async function buildVenueApi(opts: VenueApiOptions): Promise<FastifyInsta
         throw new NotFoundError('route');
       });
       await opts.routes(api);
-      for (const extra of opts.extraRoutes ?? []) await api.register(extra);
-    },
+      for (const extra of opts.extraRoutes ?? []) await api.register(named(extra));
+    }, 'authenticated scope'),
     { prefix: opts.scopePrefix },
   );
 

@@ -40,6 +40,7 @@ import { mondayRoutes } from './routes/monday-routes.ts';
 import { createMondayOrderService } from './monday-order-service.ts';
 import { engineUnavailable } from './routes/trading-routes.ts';
 import { venueNow } from '../lib/venue-clock.ts';
+import { named } from '../http/named-plugin.ts';
 
 export const PERP_API_VERSION = '4.0.0';
 /** Every endpoint's path starts here (after the base URL). */
@@ -186,18 +187,18 @@ export async function buildPerpApi(opts: PerpApiOptions): Promise<FastifyInstanc
     probeEnvelope: perpProbeEnvelope,
     readiness: opts.readiness,
     routes: async (api) => {
-      await api.register(marketRoutes, { instruments, now, market });
-      await api.register(apiKeyRoutes, { service: keyService });
-      await api.register(tradingRoutes, { orders });
-      await api.register(oneClickRoutes, { service: oneClick });
-      await api.register(accountRoutes, { accounts, venue, withdrawals: venue ? createWithdrawalService({ db: opts.db, venue, domain: keyService.domain, now }) : undefined });
-      await api.register(historyRoutes, { accounts });
-      await api.register(approveFlowRoutes, { service: opts.vaultTransactions });
-      await api.register(liquidityRoutes, { liquidity });
-      await api.register(riskRoutes, { liquidity });
-      await api.register(reservesRoutes, { db: opts.db });
+      await api.register(named(marketRoutes), { instruments, now, market });
+      await api.register(named(apiKeyRoutes), { service: keyService });
+      await api.register(named(tradingRoutes), { orders });
+      await api.register(named(oneClickRoutes), { service: oneClick });
+      await api.register(named(accountRoutes), { accounts, venue, withdrawals: venue ? createWithdrawalService({ db: opts.db, venue, domain: keyService.domain, now }) : undefined });
+      await api.register(named(historyRoutes), { accounts });
+      await api.register(named(approveFlowRoutes), { service: opts.vaultTransactions });
+      await api.register(named(liquidityRoutes), { liquidity });
+      await api.register(named(riskRoutes), { liquidity });
+      await api.register(named(reservesRoutes), { db: opts.db });
       // Monday Trade's clients' shape of the same services (docs/perp-api.md "Monday Trade clients").
-      await api.register(mondayRoutes, {
+      await api.register(named(mondayRoutes), {
         keys: keyService,
         service: createMondayOrderService({ chainId: opts.chainId, instruments, venue, orders, market, venueDelegate: oneClick.venueDelegate, unavailable: engineUnavailable }),
       });

@@ -72,17 +72,14 @@ function readAdvance(file: string): number {
  */
 export async function createSandboxClock(deps: SandboxClockDeps) {
   const { logger, stepMs } = deps;
-  const rpc = (method: string, params: unknown[]) => deps.publicClient.request({ method: method as never, params: params as never });
   const kept = readAdvance(deps.file);
   if (kept > venueClockState().advancedMs) advanceVenueClock(kept - venueClockState().advancedMs);
-  /** Whole seconds the chain has been moved, against the venue clock's `advancedMs`. */
-  let chainMovedS = deps.nodeKeepsTime ? Math.floor(venueClockState().advancedMs / 1000) : 0;
-  if (chainMovedS * 1000 < venueClockState().advancedMs - 999) {
-    // An embedded anvil starts on the wall clock again (its state file keeps the blocks, not the
-    // time offset): moved to the venue's time and mined there before any role reads it.
-    await moveChain();
-    logger.info({ advancedMs: kept }, 'sandbox clock: the advances of earlier runs put back');
-  }
+  /**
+   * The venue's chains (the first, then each other one as its venue starts: docs/deployment.md,
+   * "Several chains"), each with the whole seconds it has been moved, against `advancedMs`.
+   */
+  const chains: Array<{ publicClient: ChainPublicClient; movedS: number }> = [];
+  if (await addChain(deps.publicClient, deps.nodeKeepsTime)) logger.info({ advancedMs: kept }, 'sandbox clock: the advances of earlier runs put back');
   /** One advance at a time: a second waits for the first, then walks from where it ended. */
   let queue: Promise<unknown> = Promise.resolve();
 
@@ -91,13 +88,31 @@ export async function createSandboxClock(deps: SandboxClockDeps) {
     return { now: venueNow(), frozen: s.frozenAt !== undefined, advancedMs: s.advancedMs };
   };
 
-  /** The chain's time moved by what the venue's clock was, and a block mined at it. */
+  /**
+   * A chain the venue's clock moves from now on. An embedded anvil starts on the wall clock again
+   * (its state file keeps the blocks, not the time offset): moved to the venue's time and mined there
+   * before any role reads it. Answers whether it was moved. (Function statements: hoisted, so the
+   * start above can add the first chain with them.)
+   */
+  async function addChain(publicClient: ChainPublicClient, nodeKeepsTime: boolean): Promise<boolean> {
+    const chain = { publicClient, movedS: nodeKeepsTime ? Math.floor(venueClockState().advancedMs / 1000) : 0 };
+    chains.push(chain);
+    if (chain.movedS * 1000 >= venueClockState().advancedMs - 999) return false;
+    await moveOne(chain);
+    return true;
+  }
+
+  /** Every chain's time moved by what the venue's clock was, and a block mined at it on each. */
   async function moveChain(): Promise<void> {
-    // (A function statement: hoisted, so the start above can put earlier advances back with it.)
-    const due = Math.floor(venueClockState().advancedMs / 1000) - chainMovedS;
+    await Promise.all(chains.map(moveOne));
+  }
+
+  async function moveOne(chain: (typeof chains)[number]): Promise<void> {
+    const rpc = (method: string, params: unknown[]) => chain.publicClient.request({ method: method as never, params: params as never });
+    const due = Math.floor(venueClockState().advancedMs / 1000) - chain.movedS;
     try {
       if (due > 0) await rpc('evm_increaseTime', [due]);
-      chainMovedS += Math.max(due, 0);
+      chain.movedS += Math.max(due, 0);
       await rpc('evm_mine', []);
     } catch (cause) {
       const err = toChainError(cause);
@@ -201,6 +216,17 @@ export async function createSandboxClock(deps: SandboxClockDeps) {
 
   const clock = {
     clock: state,
+
+    /**
+     * Another chain of the venue, moved with the first from now on (and now, to the venue's time,
+     * unless its node kept the time it was moved to: a node of one's own). Waits for an advance
+     * under way, so the chain joins between two advances.
+     */
+    addChain(publicClient: ChainPublicClient, nodeKeepsTime: boolean): Promise<void> {
+      const run = queue.then(() => addChain(publicClient, nodeKeepsTime)).then(() => undefined);
+      queue = run.catch(() => undefined);
+      return run;
+    },
 
     advance(seconds: number): Promise<SandboxClockAdvance> {
       if (!deps.allInOne) return Promise.reject(notAllInOne());

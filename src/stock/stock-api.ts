@@ -21,6 +21,7 @@ import { cashRoutes } from './routes/cash-routes.ts';
 import { stockTransferRoutes } from './routes/stock-transfer-routes.ts';
 import { oneClickRoutes } from './routes/one-click-routes.ts';
 import { createOneClickService } from './one-click/one-click-service.ts';
+import { named } from '../http/named-plugin.ts';
 
 export interface StockApiOptions {
   /** HTTPS or plain HTTP, and whether requests must arrive as HTTPS (src/http/tls-options.ts). Default: plain HTTP. */
@@ -138,12 +139,12 @@ function venueRoutes(deps: StockApiDeps, constrained: { first: boolean } | undef
       });
     }
     const oneClick = createOneClickService(deps);
-    await api.register(marketRoutes, { deps });
-    await api.register(portfolioRoutes, { deps });
-    await api.register(ordersRoutes, { deps, oneClick });
-    await api.register(cashRoutes, { deps, oneClick });
-    await api.register(stockTransferRoutes, { deps, oneClick });
-    await api.register(oneClickRoutes, { oneClick });
+    await api.register(named(marketRoutes), { deps });
+    await api.register(named(portfolioRoutes), { deps });
+    await api.register(named(ordersRoutes), { deps, oneClick });
+    await api.register(named(cashRoutes), { deps, oneClick });
+    await api.register(named(stockTransferRoutes), { deps, oneClick });
+    await api.register(named(oneClickRoutes), { oneClick });
   };
 }
 
@@ -182,7 +183,7 @@ export async function buildStockApi(opts: StockApiOptions): Promise<FastifyInsta
     readiness: opts.readiness,
     routes: async (api) => {
       if (others.length === 0) return venueRoutes(deps, undefined)(api);
-      for (const [i, venue] of venues.entries()) await api.register(venueRoutes(venue, { first: i === 0 }));
+      for (const [i, venue] of venues.entries()) await api.register(named(venueRoutes(venue, { first: i === 0 }), 'venue routes'));
     },
     extraRoutes: opts.extraRoutes,
     // The stock API has no rate limit of its own (docs/stock-api.md): a 429 fault carries Retry-After only.

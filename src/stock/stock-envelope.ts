@@ -56,5 +56,9 @@ export const stockEnvelope: EnvelopeFormat = {
 
 /** The serializer Fastify would build for a response's `data` schema, for text rendered ahead. */
 export function dataRenderer(schema: object): (data: unknown) => string {
-  return fastJson(schema as fastJson.Schema);
+  // One per schema object in the process: a sandbox's revert builds the routes again.
+  let render = renderers.get(schema);
+  if (!render) renderers.set(schema, (render = fastJson(schema as fastJson.Schema)));
+  return render;
 }
+const renderers = new WeakMap<object, (data: unknown) => string>();

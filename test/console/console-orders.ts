@@ -62,8 +62,9 @@ async function fillOrder(page: Page, o: { type: string; side: string; size?: str
 async function cancelFromRow(page: Page, trader: PerpClient, orderId: string): Promise<void> {
   const row = orderRow(page, orderId);
   await row.getByRole('button', { name: 'Cancel' }).click();
+  // The API's answer first: a refused or failed cancel says why on this line (and its row stays).
+  await expect.poll(() => statusLine(page, orderId), SLOW).toBe(`Order ${orderId} canceled.`);
   await row.waitFor({ state: 'detached', ...SLOW });
-  await expect.poll(() => statusLine(page, orderId)).toBe(`Order ${orderId} canceled.`);
   expect((await trader.getOrder(orderId)).status).toBe('CANCELED');
 }
 

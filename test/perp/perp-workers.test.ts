@@ -567,6 +567,22 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       expect(logs).toHaveLength(1);
     });
 
+    it('started again at the same instant (a restart or a revert where the clock stands still), quotes anew: its ids are not the last run\'s', async () => {
+      const { sequencer, gateway } = await startSequencer();
+      const make = () => createMarketMakerTask({ gateway, engine: () => sequencer.engine, account: MM, levels: 3, now });
+      await submitOk(gateway, { kind: 'deposit', id: 'mm-dep', ts: H, account: MM, amount: 1_000_000n * USD });
+      await submitOk(gateway, { kind: 'setMarkPrice', id: 'm-btc', ts: clock, symbol: BTC, markPriceTicks: 600_001, indexPriceTicks: 600_001 });
+      clock = H + 1_000;
+      await make().runOnce();
+      const e = sequencer.engine;
+      expect(e.openOrders(MM, BTC)).toHaveLength(6);
+      // Its quotes gone (as in a state kept before they were placed), and a new task at the same instant.
+      await submitOk(gateway, { kind: 'cancelAll', id: 'gone', ts: clock, account: MM, symbol: BTC });
+      expect(e.openOrders(MM, BTC)).toHaveLength(0);
+      await make().runOnce();
+      expect(e.openOrders(MM, BTC)).toHaveLength(6);
+    });
+
     it('places nothing while the index stays within requoteBps; past it, cancels and requotes that book only', async () => {
       const { sequencer, gateway } = await startSequencer();
       const task = createMarketMakerTask({ gateway, engine: () => sequencer.engine, account: MM, levels: 3, halfSpreadBps: 5, stepBps: 10, requoteBps: 3, now });
@@ -598,9 +614,10 @@ describe.each(testDatabases)('perp workers ($name)', ({ open }) => {
       await mark('m-btc-3', BTC, 600_200);
       seq = await lastJournalSeq(db);
       clock = H + 4_000;
+      const engineSeq = e.lastSeq;
       await task.runOnce();
       const rows = (await journal()).slice(seq);
-      expect(rows[0]).toMatchObject({ kind: 'cancelAll', commandId: `mm:${BTC}:${H + 4_000}:3:cancel`, code: 'OK' });
+      expect(rows[0]).toMatchObject({ kind: 'cancelAll', commandId: `mm:${BTC}:${H + 4_000}:${engineSeq}:3:cancel`, code: 'OK' });
       expect(JSON.parse(rows[0].result).canceledOrderIds).toEqual(btcIds);
       expect(rows.slice(1).map((r) => [r.kind, r.code])).toEqual(Array(6).fill(['placeOrder', 'OK']));
       for (const id of btcIds) expect(e.getOrder(id)).toBeUndefined();

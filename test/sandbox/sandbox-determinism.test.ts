@@ -4,7 +4,10 @@
  * of the same seed gets the same prices, fills, order ids and balances, and the same times counted
  * from the frozen instant; the second venue starts on another day, hour and second (a clock advanced
  * by days, kept in its data directory as a restart keeps it), so nothing of the day leaks into what
- * is compared. A venue of another seed gets other prices: the comparison can fail.
+ * is compared. The first venue then runs the script twice more, each time from `POST /sandbox/v1/reset`
+ * (the seeded venue back, its clock at the frozen instant), to the same answers both times, and the
+ * fresh venue's prices, fills and balances. A venue of another seed gets other prices: the
+ * comparison can fail.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -135,9 +138,25 @@ async function script(seed: number, advancedMs = 0) {
   }
 }
 
+/** The script on a fresh venue of `seed`, then after each of `resets` resets of that venue (POST /sandbox/v1/reset). */
+async function scriptFromResets(seed: number, resets: number) {
+  const t = await seededStack(seed);
+  try {
+    const runs = [await runScript(t)];
+    for (let i = 0; i < resets; i++) {
+      await sandboxClient(t).ok('POST', '/reset');
+      runs.push(await runScript(t));
+    }
+    return runs;
+  } finally {
+    await t.stop();
+  }
+}
+
 describe('a seeded sandbox', () => {
-  it('runs the same script on two fresh venues of one seed, started days apart, to the same prices, fills, order ids and balances; another seed to other prices', async () => {
-    const { at: firstAt, ...first } = await script(61);
+  it('runs the same script on two fresh venues of one seed, started days apart, and twice more from reset, to the same prices, fills, order ids and balances; another seed to other prices', async () => {
+    const [fresh, ...fromReset] = await scriptFromResets(61, 2);
+    const { at: firstAt, ...first } = fresh;
     const { at: secondAt, ...second } = await script(61, ELSEWHEN_MS);
     // Frozen at a whole hour each, on other days.
     expect(first.clock).toEqual({ frozen: true, hour: 0 });
@@ -159,6 +178,17 @@ describe('a seeded sandbox', () => {
     expect(first.trades.map((r) => [r.tradeId, r.orderId, r.price, r.size, r.fee, r.ts])).toEqual([['180', '82', '103634.4', '0.01', '0.518172', 0]]);
     expect([first.account.balance, first.stockBalance.mUsdBalance]).toEqual(['9999.481828', '999.756556034161316882']);
     expect(first.builtNonce).toBe('7555777493953671540');
+
+    // The same script on the same venue twice from `reset`: the seeded venue again, its clock back at
+    // the frozen instant, and everything the script read the same both times.
+    expect(fromReset.map((r) => r.at)).toEqual([firstAt, firstAt]);
+    const [again, twice] = fromReset.map(({ at: _at, ...r }) => r);
+    expect(twice).toEqual(again);
+    // Against the fresh venue: the same prices, fills and balances. The perpetual ids and sequences
+    // count on from the venue's own quoting that the seed kept (its first start's), so they differ.
+    expect([again.stockQuotes, again.tickers, again.buy, again.sell, again.stockBalance, again.account]).toEqual([first.stockQuotes, first.tickers, first.buy, first.sell, first.stockBalance, first.account]);
+    expect([again.market.avgPrice, again.market.fee, again.trades.map((r) => [r.price, r.size, r.fee])]).toEqual([first.market.avgPrice, first.market.fee, first.trades.map((r) => [r.price, r.size, r.fee])]);
+    expect(Number(again.market.orderId)).toBeGreaterThan(Number(first.market.orderId));
 
     // Another seed: other prices.
     const { at: _, ...other } = await script(62);

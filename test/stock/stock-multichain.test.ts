@@ -28,6 +28,7 @@ import { until } from '../support/poll.ts';
 import { buyOnChain, keyWithScopes, MULTICHAIN_WALLET } from '../support/multichain-stock.ts';
 import { stackEngines } from '../support/stack-engines.ts';
 import { startTestStack, type TestStack } from '../support/stock-stack.ts';
+import { sandboxClient } from '../sandbox/sandbox-client.ts';
 
 const A = 31337;
 const B = 31338;
@@ -281,4 +282,19 @@ describe.each(stackEngines('mc'))('two embedded chains ($name)', (engine) => {
     const firstByChainId = metrics.split('\n').filter((l) => l.includes(`chain_id="${A}"`));
     expect(firstByChainId.map((l) => l.split('{')[0])).toEqual(['tokex_chain_clock_skew_seconds']);
   });
+
+  // The embedded sandbox (no database of one's own): its clock moves every chain of the venue.
+  if (engine.name === 'sqlite') {
+    it('moves both chains with a sandbox clock advance: each chain mined at the venue\'s new time', async () => {
+      const sb = sandboxClient(t);
+      const chainTime = async (rpcUrl: string) => Number((await createPublicClient({ transport: http(rpcUrl) }).getBlock({ blockTag: 'latest' })).timestamp);
+      const urls = t.demo.stock.chains.map((c) => c.rpcUrl);
+      expect(urls).toHaveLength(2);
+      const answer = await sb.ok('POST', '/clock/advance', { seconds: 7_200 });
+      for (const url of urls) expect(await chainTime(url), url).toBeGreaterThanOrEqual(Math.floor(answer.to / 1000) - 1);
+      // And the second chain's venue goes on: its executor fresh on its moved chain.
+      const origin = new URL(t.stack.stockBaseUrl!).origin;
+      await until(async () => (await (await fetch(`${origin}/readyz`)).json()) as any, (b) => b.data?.chains?.[0]?.status === 'ready', 60_000);
+    });
+  }
 });

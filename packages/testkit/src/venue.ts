@@ -60,6 +60,16 @@ export interface VenueBaseUrls {
   rpc: string;
 }
 
+/** What a CCXT exchange of ccxt-tokex needs for this venue (the kit does not depend on CCXT). */
+export interface CcxtConfig {
+  apiKey: string;
+  secret: string;
+  /** The wallet the trader key is bound to, which signs the orders. */
+  walletAddress: string;
+  privateKey: string;
+  options: { baseUrl: string; chainId: number };
+}
+
 export interface PriceStep {
   price: string | number;
   afterMs: number;
@@ -75,6 +85,14 @@ export interface Venue {
   /** The perpetual API with the demo trader key (`demo.wallets[0]`: READ, TRADE, TRANSFER). */
   readonly perp: PerpClient;
   readonly baseUrls: VenueBaseUrls;
+  /**
+   * The settings of a CCXT exchange for the perpetual API with the demo trader key (HMAC key and
+   * secret, the wallet that signs orders, the venue's URL and chain): `new TokexPerp(venue.ccxtConfig)`
+   * with the `ccxt-tokex` package, or `venue.ccxt(TokexPerp)`.
+   */
+  readonly ccxtConfig: CcxtConfig;
+  /** An instance of a CCXT exchange class (ccxt-tokex's `TokexPerp`) made with `ccxtConfig` and `extra` over it. */
+  ccxt<E>(Exchange: new (config: CcxtConfig & Record<string, unknown>) => E, extra?: Record<string, unknown>): E;
   /** The ports bound at the start: a snapshot, revert or reset keeps them. */
   readonly ports: VenuePorts;
   readonly dataDir: string;
@@ -177,6 +195,15 @@ export async function startVenue(opts: StartVenueOptions = {}): Promise<Venue> {
   const stockReadOnly = new StockClient({ baseUrl: demo.stock.baseUrl, chainId: demo.chainId, apiKey: demo.stock.keys.readOnly.apiKey, apiSecret: demo.stock.keys.readOnly.apiSecret });
   const perp = new PerpClient({ baseUrl: demo.perp.baseUrl, chainId: demo.chainId, apiKey: demo.perp.keys.trader.apiKey, apiSecret: demo.perp.keys.trader.apiSecret });
 
+  const trader = demo.wallets[0];
+  const ccxtConfig: CcxtConfig = {
+    apiKey: demo.perp.keys.trader.apiKey,
+    secret: demo.perp.keys.trader.apiSecret,
+    walletAddress: trader.address,
+    privateKey: trader.privateKey,
+    options: { baseUrl: demo.perp.baseUrl, chainId: demo.chainId },
+  };
+
   let stopped = false;
   const live = () => {
     if (stopped) throw new Error('@tokex/testkit: the venue is stopped');
@@ -188,6 +215,9 @@ export async function startVenue(opts: StartVenueOptions = {}): Promise<Venue> {
     stockReadOnly,
     perp,
     baseUrls,
+    ccxtConfig,
+    // A fresh copy of the settings each time: CCXT keeps (and may change) the object it is given.
+    ccxt: (Exchange, extra = {}) => new Exchange({ ...ccxtConfig, ...extra, options: { ...ccxtConfig.options, ...((extra.options as object | undefined) ?? {}) } }),
     ports,
     dataDir,
     get lastStartMs() {

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { createPublicClient, erc20Abi, http, parseUnits } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
+import TokexPerp from 'ccxt-tokex';
 import { prepareTemplate, startVenue, type Venue } from '../src/index.ts';
 
 const REVERTS = Number(process.env.TESTKIT_REVERTS ?? 3);
@@ -85,6 +86,19 @@ describe('@tokex/testkit', () => {
     expect(v.baseUrls).toEqual(urls);
     expect(await v.faults.list()).toEqual([expect.objectContaining(kept)]);
     const reverts: number[] = [];
+
+    // The CCXT class, ready for the venue: an order through it is gone with the revert, and the same
+    // instance reads the reverted venue on the same URL.
+    const ex = v.ccxt(TokexPerp, { rateLimit: 20 });
+    expect((await ex.fetchBalance()).total as unknown as Record<string, number>).toMatchObject({ USDC: 10_000 });
+    const book = await ex.fetchOrderBook('BTC/USD:USD', 5);
+    const restingBid = Math.floor((book.bids[0]?.[0] ?? 60_000) * 0.5);
+    const placed = await ex.createOrder('BTC/USD:USD', 'limit', 'buy', 0.001, restingBid);
+    expect((await ex.fetchOpenOrders('BTC/USD:USD')).map((o) => o.id)).toEqual([placed.id]);
+    t0 = Date.now();
+    await v.revert(id);
+    reverts.push(Date.now() - t0);
+    expect(await ex.fetchOpenOrders('BTC/USD:USD')).toEqual([]);
 
     for (let round = 0; round < REVERTS; round++) {
       // Changes after the snapshot, each read back before the revert.

@@ -20,6 +20,7 @@ import type { Address } from 'viem';
 import { consoleRoutes } from '../../console/console-routes.ts';
 import { API_DEPENDENCIES, createChainsReadinessProbe, createReadinessProbe, type ReadinessProbe } from '../../observability/readiness.ts';
 import { registerSandbox } from '../sandbox-wiring.ts';
+import { named } from '../../http/named-plugin.ts';
 
 export async function startStockApiRole(ctx: StackContext): Promise<() => Promise<void>> {
   const { config, logger } = ctx;
@@ -130,7 +131,7 @@ export async function startStockApiRole(ctx: StackContext): Promise<() => Promis
       logger.warn('stock-api: no stream publisher in this process and no REDIS_URL; /api/v1/ws is not served');
     }
     // The web console at /console, its operator page at /console/ops (docs/console.md).
-    await app.register(consoleRoutes, { ctx, ops: { ctx, chains: actionChains } });
+    await app.register(named(consoleRoutes), { ctx, ops: { ctx, chains: actionChains } });
     // The sandbox control API at /sandbox/v1 (docs/sandbox.md): registered only when it is on, so
     // that nothing of it exists otherwise (a 404 like any unknown path).
     if (ctx.sandbox) await registerSandbox(ctx, app, ctx.sandbox, stops);

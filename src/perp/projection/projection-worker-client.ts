@@ -145,7 +145,15 @@ export function workerProjectionWriter(opts: WorkerProjectionWriterOptions): Pro
       closed = true;
       const w = worker;
       if (w === undefined) return;
-      const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+      // Answered once its connection is closed ('closed'), not when the thread is gone: tearing the
+      // thread down takes tens of ms more and holds nothing of the database (a sandbox revert
+      // replaces the file right after).
+      const exited = new Promise<void>((resolve) => {
+        w.once('exit', () => resolve());
+        w.on('message', (m: ProjectionWorkerReply) => {
+          if (m.type === 'closed') resolve();
+        });
+      });
       // The projector awaits its last write before it closes the writer; the worker closes its
       // connection and exits. A worker that does not answer is terminated, but not before its busy
       // timeout has run out: a thread terminated inside a SQLite call (a write waiting for another

@@ -204,11 +204,18 @@ export function workerJournalWriter(opts: WorkerJournalWriterOptions): WorkerJou
       // The sequencer closes its writer after its last commit was answered; a worker that does not
       // answer its close in time is terminated. Not before its busy timeout has run out: a commit
       // waiting for another process's lock must end inside SQLite first (see terminate).
+      // Answered once its connection is closed ('closed'), not when the thread is gone: tearing the
+      // thread down takes tens of ms more and holds nothing of the database (a sandbox revert
+      // replaces the file right after).
       await new Promise<void>((resolve) => {
         const timer = setTimeout(() => void w.terminate().finally(resolve), (opts.database.connectTimeoutMs ?? 5_000) + 10_000);
-        w.once('exit', () => {
+        const done = () => {
           clearTimeout(timer);
           resolve();
+        };
+        w.once('exit', done);
+        w.on('message', (m: { type?: string }) => {
+          if (m.type === 'closed') done();
         });
         w.postMessage({ type: 'close' } satisfies JournalWorkerRequest);
       });

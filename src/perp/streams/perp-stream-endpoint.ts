@@ -16,6 +16,7 @@
  * Fastify's own validator and wording. Orders are applied by the same order service, so signatures,
  * order nonces and idempotency are REST's: a signed order sent here and over REST is one order.
  */
+import { sharedCompilersFactory } from '../../http/schema-compilers.ts';
 import Fastify, { type FastifyInstance } from 'fastify';
 import fastJson from 'fast-json-stringify';
 import {
@@ -136,7 +137,18 @@ type Validate = ((data: unknown) => boolean) & { errors?: unknown[] | null };
  * hence the empty server.
  */
 async function compileBodyValidators(): Promise<Map<string, Validate>> {
-  const f = Fastify({ ajv: { customOptions: REQUEST_AJV_OPTIONS } });
+  // Once per process: the schemas are constants, and a sandbox's revert builds this endpoint again.
+  // A failure is not kept: the next build compiles again.
+  return (bodyValidators ??= compileBodyValidatorsOnce().catch((err) => {
+    bodyValidators = undefined;
+    throw err;
+  }));
+}
+let bodyValidators: Promise<Map<string, Validate>> | undefined;
+let answerRenderers: Map<string, (data: unknown) => string> | undefined;
+
+async function compileBodyValidatorsOnce(): Promise<Map<string, Validate>> {
+  const f = Fastify({ ajv: { customOptions: REQUEST_AJV_OPTIONS }, schemaController: { compilersFactory: sharedCompilersFactory } });
   f.post('/', { schema: { body: Type.Object({}) } }, async () => null);
   await f.ready();
   const compile = f.validatorCompiler;
@@ -160,7 +172,7 @@ function refusalOf(err: AppError): { code: number; msg: string; data: Record<str
 function orderOp(opts: PerpStreamEndpointOptions & { orders: OrderService; rateLimit: RateLimitCheck }): StreamOp<PerpSession> {
   const { orders, rateLimit, logger, settled } = opts;
   const checkKey = createPerpKeyCheck(opts);
-  const render = new Map(Object.entries(ORDER_ACTIONS).map(([name, a]) => [name, fastJson(a.answer as object as fastJson.Schema)]));
+  const render = (answerRenderers ??= new Map(Object.entries(ORDER_ACTIONS).map(([name, a]) => [name, fastJson(a.answer as object as fastJson.Schema)])));
   // Compiled once, in the background: the first order waits for it.
   const validators = compileBodyValidators();
   validators.catch((err) => logger.error({ err }, 'perp streams: body validators not compiled'));

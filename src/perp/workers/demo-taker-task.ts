@@ -60,7 +60,7 @@ export function createDemoTakerTask(opts: DemoTakerOptions): PeriodicTask {
       let lots = ceilDiv(notional, price * spec.unitMicros);
       if (lots < BigInt(spec.minSizeLots)) lots = BigInt(spec.minSizeLots);
       const t = now();
-      await opts.gateway.submit({ kind: 'placeOrder', id: `taker:${spec.symbol}:${t}:${++seq}`, ts: t, account, symbol: spec.symbol, side, type: 'MARKET', sizeLots: Number(lots), timeInForce: 'IOC' });
+      await opts.gateway.submit({ kind: 'placeOrder', id: `taker:${spec.symbol}:${t}:${engine.lastSeq}:${++seq}`, ts: t, account, symbol: spec.symbol, side, type: 'MARKET', sizeLots: Number(lots), timeInForce: 'IOC' });
       tradedAt = t;
       return;
     }

@@ -168,7 +168,10 @@ export function createMarketMakerTask(opts: MarketMakerOptions): PeriodicTask {
       if (!quotesDue(last, open, index, t, requote, maxAge, heldStill(last, t))) continue;
       const state: QuotedBook = { index, at: t, restingLots: 0 };
       quoted.set(symbol, state);
-      const tag = `mm:${symbol}:${t}:${++seq}`;
+      // The engine's sequence in the ids: a restart counts `seq` from 0 again, and where the clock
+      // stands still (a seeded sandbox, a revert to a snapshot taken at the same instant) the ids
+      // of the last run's quotes would come again and be answered as done, placing nothing.
+      const tag = `mm:${symbol}:${t}:${engine.lastSeq}:${++seq}`;
       if (open.length > 0) await opts.gateway.submit({ kind: 'cancelAll', id: `${tag}:cancel`, ts: t, account, symbol });
 
       const position = me.positions.find((p) => p.symbol === symbol);

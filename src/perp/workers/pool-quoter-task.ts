@@ -84,7 +84,8 @@ export function createPoolQuoterTask(opts: PoolQuoterOptions): PeriodicTask {
       const t = now();
       const open = engine.openOrders(account, symbol);
       const last = quoted.get(symbol);
-      const tag = `pool:${symbol}:${t}:${++seq}`;
+      // With the engine's sequence, as the market maker's (market-maker-task.ts): unique across restarts.
+      const tag = `pool:${symbol}:${t}:${engine.lastSeq}:${++seq}`;
       if (equity === 0n || index <= 0n) {
         // Nothing to quote with, or no price yet (only before the first mark after a start): no
         // order of the pool may rest.
