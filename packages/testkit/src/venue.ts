@@ -132,7 +132,7 @@ export interface Venue {
   /**
    * `POST /sandbox/v1/snapshots`: the whole venue (chain, databases, perpetual engine, clock) kept
    * as it is now; answers the snapshot's id. The venue stops and starts again in its process for it
-   * (about a second; open WebSocket connections are closed with 1012).
+   * (a third of a second or so; open WebSocket connections are closed with 1012).
    */
   snapshot(): Promise<string>;
   /**
