@@ -318,6 +318,7 @@ async function startStackOnce(config: AppConfig, opts: StartStackOptions): Promi
     // Before the roles, so it stops after them and its last write records their released leases.
     const publisher = startStatusPublisher({ db, registry: status, intervalMs: config.statusPublishMs, logger });
     stops.add(() => publisher.stop());
+    const publishers = [publisher];
     // The other chains' venues (docs/deployment.md, "Several chains"): the stock venue only, with
     // its own chain, deployment record, storage namespace and role status; the key service, the
     // quotes and the calendar are the first chain's.
@@ -345,6 +346,7 @@ async function startStackOnce(config: AppConfig, opts: StartStackOptions): Promi
       const otherCtx = createStackContext({ config: chainConfig, logger: chainLogger, chain: other, db: otherDb, keys, calendar, symbols, status: otherStatus, sandbox }, stops, ctx);
       const otherPublisher = startStatusPublisher({ db: otherDb, registry: otherStatus, intervalMs: config.statusPublishMs, logger: chainLogger });
       stops.add(() => otherPublisher.stop());
+      publishers.push(otherPublisher);
       return otherCtx;
     };
     const unstartedSettings = new Map<number, StockChainSetting>();
@@ -461,6 +463,10 @@ async function startStackOnce(config: AppConfig, opts: StartStackOptions): Promi
         handle.demoFile = demoFilePath(config.dataDir);
       }
     }
+    // The roles' first statuses written now, not at the publishers' next tick (up to
+    // STATUS_PUBLISH_MS away): /readyz and `tokex status` read right after a start see every role
+    // this process runs, not "has never reported" (the publishers' first tick came before the roles).
+    await Promise.all(publishers.map((p) => p.publishOnce().catch((err: unknown) => logger.warn({ err: (err as Error).message }, 'role status: could not publish; retrying'))));
     return handle;
   } catch (err) {
     await stops.stopAll();
