@@ -229,7 +229,7 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
     // of its chain would skip the blocks mined again under it.
     const partial = `${seedDir}.partial`;
     fs.rmSync(partial, { recursive: true, force: true });
-    await copyLiveDir(dataDir, partial, { withChainState: false });
+    await copyLiveDir(dataDir, partial);
     for (const [stateFile, anvil] of anvils) {
       await anvil.flushState();
       const relative = path.relative(dataDir, stateFile);

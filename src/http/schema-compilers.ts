@@ -17,8 +17,8 @@ import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { FastifyServerOptions } from 'fastify';
 
 type Factories = NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>;
-type ValidatorFactory = NonNullable<Factories['buildValidator']>;
-type SerializerFactory = NonNullable<Factories['buildSerializer']>;
+/** What both of Fastify's compiler factories are: (external schemas, options) → (route) → a compiled function. */
+type CompilerFactory = (externalSchemas: unknown, options: any) => (route: { schema: object }) => unknown;
 
 const poolKey = (externalSchemas: unknown, options: unknown) => `${JSON.stringify(externalSchemas ?? {})}${JSON.stringify(options ?? {})}`;
 
@@ -28,32 +28,30 @@ const poolKey = (externalSchemas: unknown, options: unknown) => `${JSON.stringif
  * each build with the same text; the keywords a compiler reads are all in the text). The texts are
  * the code's own schemas, so the map stays as small as the routes.
  */
-function cachedFactory<F extends (externalSchemas: any, options: any) => (route: { schema: object }) => unknown>(make: F): F {
-  const pools = new Map<string, { compile: ReturnType<F>; byObject: WeakMap<object, unknown>; byText: Map<string, unknown> }>();
-  return ((externalSchemas: unknown, options: unknown) => {
+function cachedFactory(make: CompilerFactory): CompilerFactory {
+  const pools = new Map<string, { compile: ReturnType<CompilerFactory>; byObject: WeakMap<object, unknown>; byText: Map<string, unknown> }>();
+  return (externalSchemas, options) => {
     const key = poolKey(externalSchemas, options);
     let pool = pools.get(key);
-    if (!pool) pools.set(key, (pool = { compile: make(externalSchemas, options) as ReturnType<F>, byObject: new WeakMap(), byText: new Map() }));
+    if (!pool) pools.set(key, (pool = { compile: make(externalSchemas, options), byObject: new WeakMap(), byText: new Map() }));
     const { compile, byObject, byText } = pool;
-    return (route: { schema: object }) => {
+    return (route) => {
       let fn = byObject.get(route.schema);
       if (fn !== undefined) return fn;
       const text = JSON.stringify(route.schema);
       fn = byText.get(text);
-      if (fn === undefined) {
-        byText.set(text, (fn = compile(route)));
-      }
+      if (fn === undefined) byText.set(text, (fn = compile(route)));
       byObject.set(route.schema, fn);
       return fn;
     };
-  }) as F;
+  };
 }
 
 /**
  * Fastify's own compilers (Ajv through @fastify/ajv-compiler, fast-json-stringify through its
  * compiler) with a cache in front: pass as `schemaController: { compilersFactory }`.
  */
-export const sharedCompilersFactory: Factories = {
-  buildValidator: cachedFactory(AjvCompiler() as unknown as ValidatorFactory as any) as ValidatorFactory,
-  buildSerializer: cachedFactory(SerializerSelector() as unknown as SerializerFactory as any) as SerializerFactory,
-};
+export const sharedCompilersFactory = {
+  buildValidator: cachedFactory(AjvCompiler() as CompilerFactory),
+  buildSerializer: cachedFactory(SerializerSelector() as CompilerFactory),
+} as Factories;

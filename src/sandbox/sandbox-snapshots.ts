@@ -90,18 +90,18 @@ export function readSeedClock(seedDir: string): VenueClockState | undefined {
 /**
  * Copies a running venue's data directory into `to` (a fresh folder): each SQLite database by
  * SQLite's online backup (a consistent copy while its writers go on; its WAL and shared-memory
- * files are not copied), the rest as files; the chains' state files as their anvils last wrote them
- * (flush them first) unless `withChainState` is false (then the caller copies them after). For the seed: taken just after the first start, when the only writers are the
- * simulator, the market maker and the indexer, whose state the start after a reset rebuilds.
+ * files are not copied), the rest as files, but the chains' state files: the caller flushes and
+ * copies those after the databases. For the seed: taken just after the first start, when the only
+ * writers are the simulator, the market maker and the indexer, whose state the start after a reset
+ * rebuilds.
  */
-export async function copyLiveDir(from: string, to: string, opts: { withChainState: boolean }): Promise<void> {
+export async function copyLiveDir(from: string, to: string): Promise<void> {
   fs.mkdirSync(to, { recursive: true });
   for (const name of fs.readdirSync(from)) {
-    if (!venueFile(name) || name.endsWith('.sqlite-wal') || name.endsWith('.sqlite-shm')) continue;
-    if (!opts.withChainState && name === ANVIL_STATE) continue;
+    if (!venueFile(name) || name === ANVIL_STATE || name.endsWith('.sqlite-wal') || name.endsWith('.sqlite-shm')) continue;
     const src = path.join(from, name);
     const dst = path.join(to, name);
-    if (fs.statSync(src).isDirectory()) await copyLiveDir(src, dst, opts);
+    if (fs.statSync(src).isDirectory()) await copyLiveDir(src, dst);
     else if (name.endsWith('.sqlite')) {
       const db = new BetterSqlite3(src, { readonly: true, fileMustExist: true });
       try {
