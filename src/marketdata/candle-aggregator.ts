@@ -154,10 +154,19 @@ export interface LiveCandleBook {
 /** `completed` are the finished 1m candles already stored for the current buckets (ascending; older ones are ignored). */
 export function createLiveCandleBook(symbol: string, completed: readonly Candle[] = []): LiveCandleBook {
   const bases = new Map<Interval, Candle>();
+  for (const c of completed) for (const interval of AGGREGATE_INTERVALS) bases.set(interval, foldCandle(bases.get(interval), c, interval));
+  return liveCandleBookOn(symbol, bases);
+}
+
+/**
+ * The book from its bases: each interval's roll-up of the finished minutes of its current bucket
+ * (history-seeder.ts builds them from stored aggregates without reading the day's minutes).
+ */
+export function liveCandleBookOn(symbol: string, start: ReadonlyMap<Interval, Candle>): LiveCandleBook {
+  const bases = new Map(start);
   const fold = (minute: Candle): void => {
     for (const interval of AGGREGATE_INTERVALS) bases.set(interval, foldCandle(bases.get(interval), minute, interval));
   };
-  for (const c of completed) fold(c);
 
   const current = (minute: Candle): Candle[] => [
     minute,

@@ -13,9 +13,9 @@ import type { DbExecutor } from '../storage/database.ts';
 import { latestCandle, listCandles, upsertCandles } from '../storage/candle-store.ts';
 import { getMeta, setMeta } from '../storage/meta-store.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { Candle, PricePin } from './market-types.ts';
+import { INTERVAL_MS, type Candle, type Interval, type PricePin } from './market-types.ts';
 import { openFor, type SymbolSpec } from './symbol-catalog.ts';
-import { bucketStart, compareDecimal, rollupAll } from './candle-aggregator.ts';
+import { AGGREGATE_INTERVALS, bucketStart, compareDecimal, foldCandle } from './candle-aggregator.ts';
 import { createGbmSource, type MarketDataSource, type PathEvent } from './gbm-source.ts';
 import type { MarketCalendar } from './market-calendar.ts';
 
@@ -65,8 +65,8 @@ export interface SymbolHistoryState {
   minute: number;
   /** Close of the last minute before `minute` (the price `minute` starts from). */
   prevClose: string;
-  /** The finished 1m candles of `minute`'s UTC day, before `minute`, ascending (the live aggregates' base). */
-  completedToday: Candle[];
+  /** The roll-up of the finished minutes of `minute`'s bucket, by interval above 1m (the live aggregates' base). */
+  bases: Map<Interval, Candle>;
   /** The pin `minute`'s path so far stands at (from `events`), if any. */
   pin: string | undefined;
   /** The path events of `minute` so far. */
@@ -134,6 +134,59 @@ export async function historyAnchor(db: DbExecutor, now: number, days = DEFAULT_
   return existing?.anchor ?? Math.floor(now / MINUTE) * MINUTE - days * DAY;
 }
 
+/**
+ * What is stored of `symbol` in each aggregate interval's bucket of `t` before `t` (a minute), as
+ * the roll-up of those minutes: built from the stored candles of the interval below, the finished
+ * ones of the bucket and the prefix of the one `t` falls in (each interval divides the next). A
+ * handful of rows per interval, where rolling the day's minutes up again read up to 1,440 and
+ * wrote every bucket of the day back (most of a sandbox revert's market data start).
+ */
+async function storedPrefixes(db: DbExecutor, symbol: string, t: number): Promise<Map<Interval, Candle>> {
+  const out = new Map<Interval, Candle>();
+  let finer: Interval = '1m';
+  let prefix: Candle | undefined;
+  for (const interval of AGGREGATE_INTERVALS) {
+    const start = bucketStart(t, interval);
+    const finerStart = bucketStart(t, finer);
+    const finished = finerStart > start
+      ? await listCandles(db, { symbol, interval: finer, startTime: start, endTime: finerStart - 1, limit: INTERVAL_MS[interval] / INTERVAL_MS[finer] })
+      : [];
+    let agg: Candle | undefined;
+    for (const piece of prefix === undefined ? finished : [...finished, prefix]) agg = foldCandle(agg, piece, interval);
+    if (agg !== undefined) out.set(interval, agg);
+    finer = interval;
+    prefix = agg;
+  }
+  return out;
+}
+
+/**
+ * Folds 1m candles (ascending) into `running`, each interval's latest candle, which it updates;
+ * answers every bucket they touched as it stands after them.
+ */
+function foldMinutes(running: Map<Interval, Candle>, minutes: readonly Candle[]): Candle[] {
+  const touched: Candle[] = [];
+  if (minutes.length === 0) return touched;
+  for (const interval of AGGREGATE_INTERVALS) {
+    let current = running.get(interval);
+    let first = true;
+    for (const m of minutes) {
+      const next = foldCandle(current, m, interval);
+      if (!first && next.openTime !== current!.openTime) touched.push(current!);
+      current = next;
+      first = false;
+    }
+    touched.push(current!);
+    running.set(interval, current!);
+  }
+  return touched;
+}
+
+/** One candle per bucket, the last given (one upsert statement may not write a row twice). */
+function latestOf(candles: readonly Candle[]): Candle[] {
+  return [...new Map(candles.map((c) => [`${c.interval} ${c.openTime}`, c])).values()];
+}
+
 /** Gives the event loop a turn: lease renewals, heartbeats and requests run between slices. */
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -194,15 +247,14 @@ export async function seedHistory(opts: SeedHistoryOptions): Promise<SeedHistory
       for (const split of symbolSplits) if (split.at === m && m > storedThrough) prevClose = splitPrice(prevClose, split);
     };
 
-    // The roll-up of `from`'s UTC day also needs that day's stored minutes before `from`.
-    const firstDay = bucketStart(Math.min(from, currentMinute), '1d');
-    const before = from > firstDay
-      ? await listCandles(opts.db, { symbol: spec.symbol, interval: '1m', startTime: firstDay, endTime: from - 1, limit: 1440 })
-      : [];
+    // The aggregates of the buckets `from` falls in start from what is stored of them before it.
+    const t0 = Math.min(from, currentMinute);
+    const running = await storedPrefixes(opts.db, spec.symbol, t0);
+    const firstDay = bucketStart(t0, '1d');
     const todayStart = bucketStart(currentMinute, '1d');
     const events = (pin !== undefined && pin.setAt <= now ? pinEventsFor(pin, currentMinute) : undefined) ?? [];
     let minutePrevClose = prevClose;
-    let completedToday: Candle[] = [];
+    let bases = new Map<Interval, Candle>();
 
     for (let day = firstDay; day <= todayStart; day += DAY) {
       const sliceStart = performance.now();
@@ -215,23 +267,27 @@ export async function seedHistory(opts: SeedHistoryOptions): Promise<SeedHistory
         generated.push(c);
         prevClose = c.close;
       }
+      // The finished minutes' buckets (the live aggregates' base today), then the minute still forming on top.
+      let touched = foldMinutes(running, generated);
       if (day === todayStart) {
         if (from <= currentMinute) crossSplits(currentMinute);
         minutePrevClose = prevClose;
-        completedToday = (day === firstDay ? before.concat(generated) : generated).filter((c) => c.openTime >= todayStart && c.openTime < currentMinute);
-        if (from <= currentMinute && isOpen(currentMinute)) generated.push(source.tick(spec, now, prevClose, events).candle);
+        bases = new Map([...running].filter(([interval, c]) => c.openTime === bucketStart(currentMinute, interval)));
+        if (from <= currentMinute && isOpen(currentMinute)) {
+          const partial = source.tick(spec, now, prevClose, events).candle;
+          generated.push(partial);
+          touched = latestOf(touched.concat(foldMinutes(new Map(running), [partial])));
+        }
       }
-      const dayMinutes = day === firstDay ? before.concat(generated) : generated;
       if (generated.length > 0) {
-        const aggregates = rollupAll(dayMinutes);
         // Not durable: a slice lost to a machine crash is generated again, identically, by the next
         // start's backfill; a durable commit per slice cost 200 fsyncs on a fresh start.
         await withTransaction(opts.db, async (tx) => {
           await upsertCandles(tx, generated);
-          await upsertCandles(tx, aggregates);
+          await upsertCandles(tx, touched);
         }, { durable: false });
         result.minutesGenerated += generated.length;
-        result.candlesWritten += generated.length + aggregates.length;
+        result.candlesWritten += generated.length + touched.length;
         result.slices += 1;
         result.longestSliceMs = Math.max(result.longestSliceMs, performance.now() - sliceStart);
         await yieldToLoop();
@@ -241,7 +297,7 @@ export async function seedHistory(opts: SeedHistoryOptions): Promise<SeedHistory
     result.symbols.set(spec.symbol, {
       minute: currentMinute,
       prevClose: minutePrevClose,
-      completedToday,
+      bases,
       pin: events.length > 0 ? pin!.price : undefined,
       events,
       multiplier: symbolSplits.reduce(multiplierAfter, BASE_MULTIPLIER),

@@ -16,7 +16,7 @@ import { createPendingMarketWrites, notifyQuoteListeners } from './pending-marke
 import { serialRuns } from '../lib/async.ts';
 import type { Candle, Quote, QuoteReader } from './market-types.ts';
 import { openFor, type SymbolSpec } from './symbol-catalog.ts';
-import { createLiveCandleBook, type LiveCandleBook } from './candle-aggregator.ts';
+import { liveCandleBookOn, type LiveCandleBook } from './candle-aggregator.ts';
 import { createGbmSource, type MarketDataSource, type PathEvent } from './gbm-source.ts';
 import type { MarketCalendar } from './market-calendar.ts';
 import { DEFAULT_HISTORY_DAYS, DEFAULT_MARKETDATA_SEED, historyAnchor, seedHistory, type MarketDataLogger } from './history-seeder.ts';
@@ -315,7 +315,7 @@ export function createMarketDataService(opts: MarketDataServiceOptions): MarketD
         isOpen: openFor(spec, calendarOpen),
         minute: h.minute,
         prevClose: h.prevClose,
-        book: createLiveCandleBook(spec.symbol, h.completedToday),
+        book: liveCandleBookOn(spec.symbol, h.bases),
         pin: h.pin,
         events: h.events,
         lastTime: startTime,

@@ -80,7 +80,11 @@ describe.each(testDatabases)('seedHistory ($name)', ({ name, open }) => {
       expect(state.prevClose).toBe(minutes.at(-2)!.close);
       const today = minutes.filter((c) => c.openTime >= bucketStart(NOW, '1d') && c.openTime < CURRENT);
       expect(today.length).toBe((CURRENT - bucketStart(NOW, '1d')) / MINUTE);
-      expect(firstCandleDifference(state.completedToday, today)).toBeUndefined();
+      // The live aggregates' base: each interval's roll-up of the finished minutes of its current bucket.
+      for (const interval of INTERVALS.filter((x) => x !== '1m')) {
+        const finished = today.filter((c) => c.openTime >= bucketStart(CURRENT, interval));
+        expect(state.bases.get(interval), interval).toEqual(finished.length === 0 ? undefined : rollup(finished, interval)[0]);
+      }
     }
     // Every interval of every symbol is there.
     for (const spec of symbols) {
@@ -135,6 +139,16 @@ describe.each(testDatabases)('seedHistory ($name)', ({ name, open }) => {
     const again = await seedHistory({ db, symbols: [AAPL, TSLA], seed: 42, days: 1, now: later + 1_000 });
     expect(again.minutesGenerated).toBe(2);
     expect(await countCandles(db, 'AAPL', '1m')).toBe((laterMinute - (CURRENT - DAY)) / MINUTE + 1);
+    // Each start builds its aggregates from the stored ones (not the day's minutes): still the
+    // roll-up of the minutes, and the live base of every interval that of its bucket's finished minutes.
+    for (const spec of [AAPL, TSLA]) {
+      const minutes = await allCandles(db, spec.symbol, '1m');
+      for (const interval of INTERVALS.slice(1)) {
+        expect(firstCandleDifference(await allCandles(db, spec.symbol, interval), rollup(minutes, interval)), interval).toBeUndefined();
+        const finished = minutes.filter((c) => c.openTime >= bucketStart(laterMinute, interval) && c.openTime < laterMinute);
+        expect(again.symbols.get(spec.symbol)!.bases.get(interval), interval).toEqual(rollup(finished, interval)[0]);
+      }
+    }
   });
 
   it('continues from the close of a last candle it did not generate, and seeds a newly listed symbol', async () => {
