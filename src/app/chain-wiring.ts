@@ -43,6 +43,27 @@ export interface ChainWiring {
   flushState?: () => Promise<void>;
   /** What this start upgraded, for the banner (docs/upgrades.md); empty when nothing. */
   upgradeNotes: string[];
+  /**
+   * A start's set-up step on this chain's contracts (a grant, the price feeds, a registry): run,
+   * unless the chain is in a state this process set up already (a sandbox's snapshot or revert
+   * starts the venue again on it), where the earlier run's result is answered without a call.
+   * Only a run that succeeded is kept, and with `keep`, only a result it accepts.
+   */
+  setUpOnce<T>(step: string, run: () => Promise<T>, keep?: (result: T) => boolean): Promise<T>;
+}
+
+/**
+ * What a process's starts of the venue share about its chains' set-up (src/app/revertible-stack.ts):
+ * the set-up steps' results, and whether this start's chains are as an earlier start left them.
+ */
+export interface ChainSetUps {
+  results: Map<string, unknown>;
+  /**
+   * The chains were put back to a state taken after this process set them up (a snapshot's or a
+   * revert's start): the deployment checks, upgrades and set-up steps are not run again. False at
+   * the first start and after a reset, whose seed may predate this process's settings and release.
+   */
+  asSetUp: boolean;
 }
 
 export function deploymentPath(config: AppConfig): string {
@@ -69,6 +90,8 @@ export async function startChain(params: {
    * started is put here, and their owner stops them, not `stops`.
    */
   keptAnvils?: Map<string, AnvilHandle>;
+  /** Kept across the process's starts of the venue; without it every step runs at every start. */
+  setUps?: ChainSetUps;
 }): Promise<ChainWiring> {
   const { config, logger, stops } = params;
   let rpcUrl: string;
@@ -122,6 +145,25 @@ export async function startChain(params: {
   const read = await readDeploymentRecord(file);
   let existing = read?.record;
   const upgradeNotes: string[] = [];
+  const setUps = params.setUps;
+  // Put back to a state this process had checked and set up (its own record restored with it): the
+  // code is there and current, so the 20-odd reads of the checks below are not made again.
+  const asSetUp = setUps?.asSetUp === true && existing !== undefined && existing.chainId === config.chainId && read?.format !== 'flat';
+  const setUpOnce = <T>(step: string, run: () => Promise<T>, keep?: (result: T) => boolean): Promise<T> => {
+    if (!setUps) return run();
+    const key = `${rpcUrl} ${step}`;
+    if (setUps.asSetUp && setUps.results.has(key)) return Promise.resolve(setUps.results.get(key) as T);
+    return run().then((result) => {
+      if (keep === undefined || keep(result)) setUps.results.set(key, result);
+      return result;
+    });
+  };
+  if (asSetUp) {
+    const deployment = stockDeploymentOf(existing!);
+    if (!deployment) throw new AppError('INTERNAL', 'the deployment record has no stock venue');
+    logger.info({ file }, 'reusing deployed contracts');
+    return { rpcUrl, chainId: existing!.chainId, chain, publicClient, readClient, record: existing!, deployment, walletFor, addressOf, flushState, upgradeNotes, setUpOnce };
+  }
   if (existing && existing.chainId === config.chainId) {
     const upgraderWallet = config.upgraderPrivateKey ? createChainWallet(config.upgraderPrivateKey, { chain, rpcUrl, timeoutMs: SETUP_RPC_TIMEOUT_MS }) : setup.walletClient;
     // Only a process that runs every role changes contracts at start: separate role processes would race.
@@ -148,7 +190,7 @@ export async function startChain(params: {
 
   const deployment = stockDeploymentOf(record);
   if (!deployment) throw new AppError('INTERNAL', 'the deployment record has no stock venue');
-  return { rpcUrl, chainId: record.chainId, chain, publicClient, readClient, record, deployment, walletFor, addressOf, flushState, upgradeNotes };
+  return { rpcUrl, chainId: record.chainId, chain, publicClient, readClient, record, deployment, walletFor, addressOf, flushState, upgradeNotes, setUpOnce };
 }
 
 /**

@@ -82,31 +82,35 @@ export async function startOracle(ctx: StackContext): Promise<OracleWiring> {
   const recorded = (chain.record.venues.stock?.contracts as { priceFeedHub?: Address } | undefined)?.priceFeedHub;
   let result: PriceFeedsResult | undefined;
   try {
-    result = await ensurePriceFeeds({
-      publicClient: chain.publicClient,
-      walletClient: chain.walletFor('deployer'),
-      stockRouter: chain.deployment.contracts.stockRouter,
-      hub: recorded,
-      create: publisherWallet !== undefined,
-      setup: {
-        symbols,
-        stocks,
-        publishers: publisherWallet ? [publisherWallet.account.address] : [],
-        toleranceBps: settings.toleranceBps,
-        maxAgeSeconds: Math.ceil(settings.maxAgeMs / 1000),
-      },
+    // The logs and the record's update go with the set-up: a start that reuses it has done neither.
+    result = await chain.setUpOnce(`price feeds ${publisherWallet?.account.address ?? 'none'}`, async () => {
+      const done = await ensurePriceFeeds({
+        publicClient: chain.publicClient,
+        walletClient: chain.walletFor('deployer'),
+        stockRouter: chain.deployment.contracts.stockRouter,
+        hub: recorded,
+        create: publisherWallet !== undefined,
+        setup: {
+          symbols,
+          stocks,
+          publishers: publisherWallet ? [publisherWallet.account.address] : [],
+          toleranceBps: settings.toleranceBps,
+          maxAgeSeconds: Math.ceil(settings.maxAgeMs / 1000),
+        },
+      });
+      if (done?.scheduled.length) {
+        logger.warn({ scheduled: done.scheduled }, `oracle: ${describePending(done.pending) ?? 'scheduled in the timelock'}; the feeds and checks take effect then (docs/security.md, "Owner and upgrader")`);
+      }
+      if (done?.missing.length) logger.warn({ missing: done.missing }, 'oracle: the oracle differs from ORACLE_* and this process has no deployer key to change it');
+      if (done?.hub !== undefined && (done.changes.length > 0 || done.scheduled.length > 0)) {
+        logger.info({ hub: done.hub, changes: done.changes }, 'oracle: price feeds set up');
+        await recordFeeds(ctx, done.hub, done.feeds, done.code).catch((err: unknown) => logger.warn({ err }, 'oracle: the deployment record could not be updated'));
+      }
+      return done;
     });
   } catch (err) {
     logger.warn({ err }, 'oracle: the price feeds could not be set up; nothing is published');
     return idle;
-  }
-  if (result?.scheduled.length) {
-    logger.warn({ scheduled: result.scheduled }, `oracle: ${describePending(result.pending) ?? 'scheduled in the timelock'}; the feeds and checks take effect then (docs/security.md, "Owner and upgrader")`);
-  }
-  if (result?.missing.length) logger.warn({ missing: result.missing }, 'oracle: the oracle differs from ORACLE_* and this process has no deployer key to change it');
-  if (result?.hub !== undefined && (result.changes.length > 0 || result.scheduled.length > 0)) {
-    logger.info({ hub: result.hub, changes: result.changes }, 'oracle: price feeds set up');
-    await recordFeeds(ctx, result.hub, result.feeds, result.code).catch((err: unknown) => logger.warn({ err }, 'oracle: the deployment record could not be updated'));
   }
   if (!publisherWallet || !result?.hub) {
     if (settings.toleranceBps === 0) logger.info('oracle: ORACLE_TOLERANCE_BPS=0: fills are not checked against the price feeds (the StockRouter\'s requireOracle is off: the demo\'s explicit opt-out, no treasury loss budget applies)');
@@ -173,13 +177,18 @@ export async function startIndexOracle(ctx: StackContext): Promise<{ oracle?: In
   const discover = async (): Promise<void> => {
     const recorded = (chain.record.venues.stock?.contracts as { priceFeedHub?: Address } | undefined)?.priceFeedHub;
     try {
-      const found = await ensurePriceFeeds({
-        publicClient: chain.publicClient,
-        stockRouter: chain.deployment.contracts.stockRouter,
-        hub: recorded,
-        create: false,
-        setup: { symbols: [], stocks: chain.deployment.contracts.stocks, publishers: [], toleranceBps: settings.toleranceBps, maxAgeSeconds: Math.ceil(settings.maxAgeMs / 1000) },
-      });
+      // Kept only once feeds are found: until then they are looked for again at each start.
+      const found = await chain.setUpOnce(
+        'price feeds found',
+        () => ensurePriceFeeds({
+          publicClient: chain.publicClient,
+          stockRouter: chain.deployment.contracts.stockRouter,
+          hub: recorded,
+          create: false,
+          setup: { symbols: [], stocks: chain.deployment.contracts.stocks, publishers: [], toleranceBps: settings.toleranceBps, maxAgeSeconds: Math.ceil(settings.maxAgeMs / 1000) },
+        }),
+        (r) => r?.hub !== undefined && Object.keys(r.feeds).length > 0,
+      );
       if (!stopped && found?.hub !== undefined && Object.keys(found.feeds).length > 0) {
         const r = createOracleFeedReader({ publicClient: chain.publicClient, hub: found.hub, feeds: Object.entries(found.feeds).map(([symbol, feed]) => ({ symbol, feed })), logger });
         await r.refresh().catch(() => undefined);

@@ -21,6 +21,7 @@ import type { Db } from '../storage/database.ts';
 import { listRoleStatus } from '../storage/role-status-store.ts';
 import { STATUS_ROLES } from '../observability/role-status.ts';
 import { awaitRolesFresh } from './await-roles-fresh.ts';
+import type { ChainSetUps } from './chain-wiring.ts';
 
 /** What the wrapper needs of a started venue (stack.ts's StackHandle has it). */
 export interface RestartableStack {
@@ -42,6 +43,8 @@ export interface KeptParts {
   chainKeepsTime: boolean;
   /** The process's first start of the venue (a seeded venue freezes its clock then only). */
   firstStart: boolean;
+  /** The chains' set-up as the process's starts share it (chain-wiring.ts `setUpOnce`). */
+  setUps: ChainSetUps;
   /**
    * What a start made for the process rather than for itself (the signature workers): kept by the
    * starts after it, stopped with the last (last first).
@@ -70,7 +73,8 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
   const anvils = new Map<string, AnvilHandle>();
   const seedDir = path.join(dataDir, SEED_DIR);
   const processStops: KeptParts['processStops'] = [];
-  const kept: KeptParts = { anvils, chainKeepsTime: false, firstStart: true, processStops };
+  const setUps: ChainSetUps = { results: new Map(), asSetUp: false };
+  const kept: KeptParts = { anvils, chainKeepsTime: false, firstStart: true, processStops, setUps };
   const stopProcessParts = async () => {
     for (const stop of processStops.splice(0).reverse()) await stop().catch((err) => logger.warn({ err }, 'shutdown step failed'));
   };
@@ -111,8 +115,10 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
   /**
    * Stops the venue, runs `between` on its still files and chains, and starts it again (also when
    * `between` failed: a venue left stopped would answer nothing). Streams are told first (1012).
+   * `asSetUp`: the chains are left as this process set them up (a snapshot, a revert), not put back
+   * to the seed (a reset), so their set-up is not checked again.
    */
-  async function restart<T>(between: () => Promise<T>): Promise<T> {
+  async function restart<T>(asSetUp: boolean, between: () => Promise<T>): Promise<T> {
     restarting = true;
     try {
       try {
@@ -136,7 +142,9 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
       // Anvils kept running keep the venue's time; ones a reset started again are moved to it.
       const chainKeepsTime = anvils.size > 0 && !anvilsOnWallClock;
       anvilsOnWallClock = false;
-      current = await p.start(again, { anvils, sandbox, chainKeepsTime, firstStart: false, processStops });
+      // A failed `between` may have left the chains anywhere between: checked again.
+      setUps.asSetUp = asSetUp && failure === undefined;
+      current = await p.start(again, { anvils, sandbox, chainKeepsTime, firstStart: false, processStops, setUps });
       // Answered once the venue serves, as the banner waits at a start: every role fresh, the
       // leased ones (the perpetual engine among them) holding their leases again.
       const running = current;
@@ -163,7 +171,7 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
       serial(async () => {
         const started = performance.now();
         const rpcUrls = current.chains.map((c) => c.rpcUrl);
-        const snap = await restart(() => snapshots.take(venueClockState(), sandbox.faults.save(), rpcUrls, Date.now()));
+        const snap = await restart(true, () => snapshots.take(venueClockState(), sandbox.faults.save(), rpcUrls, Date.now()));
         logger.info({ id: snap.id }, 'sandbox: snapshot taken');
         return { id: snap.id, createdAt: snap.createdAt, ms: Math.round(performance.now() - started) };
       }),
@@ -173,7 +181,7 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
         snapshots.get(id);
         const started = performance.now();
         // The chains' snapshots were taken of the running chains' URLs: a reset since would have dropped it.
-        const { dropped } = await restart(async () => {
+        const { dropped } = await restart(true, async () => {
           const done = await snapshots.revert(id);
           sandbox.faults.restore(done.snapshot.faults);
           restoreVenueClock(done.snapshot.clock);
@@ -193,7 +201,7 @@ export async function startRevertibleStack<H extends RestartableStack>(p: {
           );
         }
         const started = performance.now();
-        const dropped = await restart(async () => {
+        const dropped = await restart(false, async () => {
           const ids = snapshots.list().map((s) => s.id);
           snapshots.clear();
           sandbox.faults.clear();

@@ -229,7 +229,7 @@ async function startStackOnce(config: AppConfig, opts: StartStackOptions): Promi
       config,
       logger,
       stops,
-      ...(opts.kept ? { keptAnvils: opts.kept.anvils } : {}),
+      ...(opts.kept ? { keptAnvils: opts.kept.anvils, setUps: opts.kept.setUps } : {}),
       allInOneProcess: asked.includes('all'),
       venues: ({ addressOf }) => {
         // The perp operator pays withdrawals; without its address configured here none is granted yet.
@@ -329,7 +329,7 @@ async function startStackOnce(config: AppConfig, opts: StartStackOptions): Promi
       config: chainVenueConfig(config, setting),
       logger: logger.child({ chainId: setting.chainId }),
       stops,
-      ...(opts.kept ? { keptAnvils: opts.kept.anvils } : {}),
+      ...(opts.kept ? { keptAnvils: opts.kept.anvils, setUps: opts.kept.setUps } : {}),
       allInOneProcess: asked.includes('all'),
       venues: ({ addressOf }) => [stockVenue(addressOf)],
     });

@@ -24,14 +24,16 @@ export async function startExecutorRole(ctx: StackContext): Promise<() => Promis
   // Only this role does it, so processes started together never send with the owner key at once.
   const owner = chain.walletFor('deployer');
   if (owner && owner.account.address !== walletClient.account.address) {
-    const granted = await grantStockOperators({
-      publicClient: chain.publicClient,
-      walletClient: owner,
-      deployment: chain.deployment,
-      accounts: [walletClient.account.address],
-      onScheduled: (results) => ctx.logger.warn({ operator: walletClient.account.address }, `executor's operator grant ${describePending(results) ?? 'scheduled in the timelock'}; settlements fail with NotOperator until then`),
+    await chain.setUpOnce(`stock operator ${walletClient.account.address}`, async () => {
+      const granted = await grantStockOperators({
+        publicClient: chain.publicClient,
+        walletClient: owner,
+        deployment: chain.deployment,
+        accounts: [walletClient.account.address],
+        onScheduled: (results) => ctx.logger.warn({ operator: walletClient.account.address }, `executor's operator grant ${describePending(results) ?? 'scheduled in the timelock'}; settlements fail with NotOperator until then`),
+      });
+      if (granted.length > 0) ctx.logger.info({ operators: granted }, 'executor made an operator of the stock venue');
     });
-    if (granted.length > 0) ctx.logger.info({ operators: granted }, 'executor made an operator of the stock venue');
   }
   // The on-chain oracle the fills are checked against, published with a key of its own (oracle-wiring.ts).
   const oracle = await startOracle(ctx);

@@ -161,27 +161,32 @@ export async function startPerpEngineRole(ctx: StackContext): Promise<() => Prom
       const deployer = ctx.chain.walletFor('deployer');
       if (deployer) {
         try {
-          const r = await ensureReserveRegistry({ publicClient: ctx.chain.publicClient, walletClient: deployer, record: ctx.chain.record, operators: [perpOperator.account.address] });
-          registry = r.reserveRegistry;
-          if (r.deployed) {
-            await writeDeploymentRecord(deploymentPath(config), ctx.chain.record);
-            logger.info({ reserveRegistry: registry }, 'perp-engine: reserve registry deployed beside the existing perp venue');
-            // To the venue's timelock now, as the admin's start would: not left with the deployer key.
-            await sealOwnership({ config, logger, chain: ctx.chain });
-          } else if (r.scheduled) {
-            logger.warn({ operator: perpOperator.account.address }, `perp-engine: the reserve registry's operator grant is ${describePending(r.scheduled)}; reserves are not posted until then`);
-          } else if (r.granted.length > 0) {
-            logger.info({ operators: r.granted }, 'perp-engine: perp operator made an operator of the reserve registry');
-          }
+          registry = await ctx.chain.setUpOnce(`reserve registry ${perpOperator.account.address}`, async () => {
+            const r = await ensureReserveRegistry({ publicClient: ctx.chain.publicClient, walletClient: deployer, record: ctx.chain.record, operators: [perpOperator.account.address] });
+            if (r.deployed) {
+              await writeDeploymentRecord(deploymentPath(config), ctx.chain.record);
+              logger.info({ reserveRegistry: r.reserveRegistry }, 'perp-engine: reserve registry deployed beside the existing perp venue');
+              // To the venue's timelock now, as the admin's start would: not left with the deployer key.
+              await sealOwnership({ config, logger, chain: ctx.chain });
+            } else if (r.scheduled) {
+              logger.warn({ operator: perpOperator.account.address }, `perp-engine: the reserve registry's operator grant is ${describePending(r.scheduled)}; reserves are not posted until then`);
+            } else if (r.granted.length > 0) {
+              logger.info({ operators: r.granted }, 'perp-engine: perp operator made an operator of the reserve registry');
+            }
+            return r.reserveRegistry;
+          });
         } catch (err) {
           logger.warn({ err: (err as Error).message }, 'perp-engine: the reserve registry could not be set up; reserves are not posted');
         }
         if (registry) {
           // A vault from before the escape hatch learns its registry and guardian (docs/upgrades.md).
           try {
-            const e = await ensureVaultEscapeHatch({ publicClient: ctx.chain.publicClient, walletClient: deployer, deployment: venue, registry, guardian: guardianAddressOf(config) });
-            if (e.scheduled) logger.warn(`perp-engine: the vault's escape hatch set-up is ${describePending(e.scheduled)}`);
-            else if (e.set.length > 0) logger.info({ set: e.set }, 'perp-engine: vault escape hatch set up');
+            const at = registry;
+            await ctx.chain.setUpOnce(`vault escape hatch ${at}`, async () => {
+              const e = await ensureVaultEscapeHatch({ publicClient: ctx.chain.publicClient, walletClient: deployer, deployment: venue, registry: at, guardian: guardianAddressOf(config) });
+              if (e.scheduled) logger.warn(`perp-engine: the vault's escape hatch set-up is ${describePending(e.scheduled)}`);
+              else if (e.set.length > 0) logger.info({ set: e.set }, 'perp-engine: vault escape hatch set up');
+            });
           } catch (err) {
             logger.warn({ err: (err as Error).message }, "perp-engine: the vault's escape hatch could not be set up");
           }
