@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPublicClient } from 'viem';
+import { BaseError, createPublicClient, ResponseBodyTooLargeError } from 'viem';
 import { chainTransport, toChainError } from '../../src/chain/chain-client.ts';
 import { ChainUnavailableError } from '../../src/errors/app-error.ts';
 
@@ -19,6 +19,20 @@ beforeAll(async () => {
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       requests++;
+      if (req.url === '/huge') {
+        // A node (or something in front of it) answering 11 MiB.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const chunk = Buffer.alloc(1 << 20, 0x20);
+        let sent = 0;
+        const more = () => {
+          while (sent <= 11 * chunk.length && !res.destroyed) {
+            sent += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', more);
+          }
+          res.end();
+        };
+        return void more();
+      }
       if (req.url === '/slow') return void setTimeout(() => res.end('{}'), 3_000);
       if (req.url === '/down') {
         res.writeHead(503, { 'content-type': 'text/plain' });
@@ -83,6 +97,13 @@ describe('chainTransport', () => {
     const first = requests;
     await Promise.all([unbatched.getChainId(), unbatched.request({ method: 'web3_clientVersion' } as never)]);
     expect(requests - first).toBe(2);
+  });
+
+  it('refuses an answer over 10 MiB as viem does (not a transport failure: the indexer splits its range on it)', async () => {
+    const err = await failure('/huge', 5_000);
+    expect(err).toBeInstanceOf(BaseError);
+    expect((err as BaseError).walk((e) => e instanceof ResponseBodyTooLargeError)).toBeInstanceOf(ResponseBodyTooLargeError);
+    expect(toChainError(err)).not.toBeInstanceOf(ChainUnavailableError);
   });
 
   it('retries a failed request once, then gives up', async () => {
