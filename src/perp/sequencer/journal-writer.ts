@@ -56,9 +56,16 @@ export interface JournalHost {
 export const THREAD_JOURNAL_MAX_CORES = 2;
 export const THREAD_JOURNAL_MAX_SYNC_MS = 1;
 
+/** Measured once per folder and process: a sandbox's revert starts the engine again on the same disk. */
+const syncMsByDir = new Map<string, number>();
 const measuredHost: JournalHost = {
   cores: () => os.availableParallelism(),
-  syncMs: (sqlitePath) => measureSyncLatencyMs(path.dirname(path.resolve(sqlitePath))),
+  syncMs: (sqlitePath) => {
+    const dir = path.dirname(path.resolve(sqlitePath));
+    let ms = syncMsByDir.get(dir);
+    if (ms === undefined) syncMsByDir.set(dir, (ms = measureSyncLatencyMs(dir)));
+    return ms;
+  },
 };
 
 /**
