@@ -12,7 +12,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { getStorageUpgradeReport, UpgradesError, withValidationDefaults, type StorageLayout } from '@openzeppelin/upgrades-core';
+import { createRequire } from 'node:module';
+import type { StorageLayout } from '@openzeppelin/upgrades-core';
 import { AppError } from '../errors/app-error.ts';
 import { STORAGE_LAYOUTS_FILE, type ContractUpgradeInfo, type StorageLayoutsFile } from './contract-build.ts';
 
@@ -55,6 +56,9 @@ export function loadBuildLayouts(file: string = STORAGE_LAYOUTS_FILE): Record<st
  * `@custom:oz-retyped-from`), as in the upgrade plugins.
  */
 export function compareLayouts(previous: StorageLayout, next: StorageLayout): { ok: boolean; report: string } {
+  // Loaded at the first comparison (an upgrade, a release check): with ethereumjs-util and its
+  // native secp256k1 it was a tenth of a start's module loading, and a start compares nothing.
+  const { getStorageUpgradeReport, UpgradesError, withValidationDefaults } = createRequire(import.meta.url)('@openzeppelin/upgrades-core') as typeof import('@openzeppelin/upgrades-core');
   try {
     const report = getStorageUpgradeReport(previous, next, withValidationDefaults({}));
     return { ok: report.ok, report: report.ok ? 'compatible' : report.explain(false) };

@@ -1,5 +1,6 @@
 import { pino, type Logger } from 'pino';
-import pinoPretty from 'pino-pretty';
+import { createRequire } from 'node:module';
+import type pinoPrettyModule from 'pino-pretty';
 
 /**
  * Paths that may carry secret material anywhere in a log object. pino's redact replaces them
@@ -54,7 +55,7 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
   const destination =
     opts.destination ??
     (prettyLogs(opts.format)
-      ? pinoPretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true, destination: 1, sync: true })
+      ? (createRequire(import.meta.url)('pino-pretty') as typeof pinoPrettyModule)({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true, destination: 1, sync: true })
       : pino.destination({ dest: 1, sync: false, minLength: 8192, periodicFlush: 100 }));
   const common = { name: opts.name, level: opts.level ?? process.env.LOG_LEVEL ?? 'info', base: undefined };
   const logger = pino({ ...common, redact: { paths: REDACT_PATHS, censor: '[redacted]' } }, destination as pino.DestinationStream);

@@ -2,7 +2,8 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import { APP_VERSION } from '../config/build-info.ts';
 import { StorageUnavailableError, ValidationError } from '../errors/app-error.ts';
 import { CurrentSchemaIntrospector } from './current-schema-introspector.ts';
@@ -149,21 +150,25 @@ const INT8_OID = 20;
  * Pool-local type parsers: BIGINT (times, counts) as JS numbers, everything else as pg's defaults
  * (so NUMERIC stays a string). pg.types.setTypeParser would change every pool in the process.
  */
-const poolTypes: pg.CustomTypesConfig = {
+const poolTypesOf = (driver: typeof pg): pg.CustomTypesConfig => ({
   getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
     if (oid === INT8_OID && (format ?? 'text') === 'text') return (value: string) => Number(value);
-    return pg.types.getTypeParser(oid, format as 'text');
+    return driver.types.getTypeParser(oid, format as 'text');
   }) as pg.CustomTypesConfig['getTypeParser'],
-};
+});
+
+/** pg, loaded at the first PostgreSQL database: an embedded stack (SQLite) does not load it. */
+const requirePg = (): typeof pg => createRequire(import.meta.url)('pg') as typeof pg;
 
 function openPostgres(url: string, opts: OpenDatabaseOptions): Db {
-  const pool = new pg.Pool({
+  const driver = requirePg();
+  const pool = new driver.Pool({
     connectionString: url,
     max: opts.poolSize ?? 10,
     connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
     idleTimeoutMillis: 30_000,
     application_name: 'tokex',
-    types: poolTypes,
+    types: poolTypesOf(driver),
     // Set at connection start-up so every pooled connection sees it, including after reconnects.
     ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
   });

@@ -4,11 +4,15 @@
  * the logger, several times a second while Redis is away. Here each client reports an outage once
  * (a warn when it starts, an info when the connection is back), through the process's logger.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis, RedisOptions } from 'ioredis';
 import type { Logger } from '../lib/logger.ts';
 
+/** ioredis, loaded at the first connection: a stack without REDIS_URL does not load it. */
+const requireIoredis = (): typeof import('ioredis') => createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+
 export function openRedis(url: string, options: RedisOptions, logger: Logger, purpose: string): Redis {
-  const redis = new Redis(url, options);
+  const redis = new (requireIoredis().Redis)(url, options);
   let down = false;
   redis.on('error', (err: Error & { code?: string }) => {
     if (down) return;

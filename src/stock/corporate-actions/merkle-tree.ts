@@ -11,7 +11,8 @@
  * `leafHash`, `hashPair` and `processProof` restate the contract's side, for the tests and for a
  * holder checking its own proof.
  */
-import { StandardMerkleTree } from '@openzeppelin/merkle-tree';
+import { createRequire } from 'node:module';
+import type { StandardMerkleTree as Tree } from '@openzeppelin/merkle-tree';
 import { concatHex, encodeAbiParameters, keccak256, type Address, type Hex } from 'viem';
 
 export interface MerkleLeafInput {
@@ -57,6 +58,8 @@ export function buildMerkleTree(leaves: readonly MerkleLeafInput[]): MerkleTree 
     return { root: ZERO_ROOT, leaves: new Map(), proofOf: (account) => { throw new Error(`merkle tree: no leaf for ${account}`); } };
   }
   // Amounts as decimal strings: the library encodes them with abi.encode, exactly, whatever their size.
+  // Loaded at the first distribution (it brings @metamask's ABI coder): a start does not need it.
+  const { StandardMerkleTree } = createRequire(import.meta.url)('@openzeppelin/merkle-tree') as { StandardMerkleTree: typeof Tree };
   const tree = StandardMerkleTree.of(leaves.map((l) => [l.account, l.amount.toString()]), LEAF_ENCODING);
   const hashes = new Map<string, Hex>(leaves.map((l) => [l.account.toLowerCase(), tree.leafHash([l.account, l.amount.toString()]) as Hex]));
   return {
