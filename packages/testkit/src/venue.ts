@@ -45,7 +45,16 @@ export interface StartVenueOptions {
    * the same prices, fills, order ids and balances. A snapshot, revert or reset keeps it (the venue starts again in the same process).
    */
   seed?: number;
+  /**
+   * Days of one-minute price history a cold start seeds (`HISTORY_DAYS`; its candles and the
+   * 24-hour figures stand on it). Default 7, where `npm start` seeds 30: a test's charts need days,
+   * and the seed is most of a cold start (docs/testkit.md, "Templates"). An `env.HISTORY_DAYS` wins.
+   */
+  historyDays?: number;
 }
+
+/** A cold start's history in a test venue, unless `historyDays` says otherwise. */
+export const TESTKIT_HISTORY_DAYS = 7;
 
 export interface VenueBaseUrls {
   /** The stock API (`/api/v1` follows). */
@@ -169,7 +178,14 @@ export async function startVenue(opts: StartVenueOptions = {}): Promise<Venue> {
     if (fs.readdirSync(dataDir).length > 0) throw new Error(`@tokex/testkit: template: the data directory ${dataDir} is not empty`);
     copyDir(opts.template, dataDir);
   }
-  const env = opts.seed === undefined ? opts.env : { ...opts.env, SANDBOX_SEED: String(opts.seed) };
+  if (opts.historyDays !== undefined && (!Number.isSafeInteger(opts.historyDays) || opts.historyDays < 1)) {
+    throw new Error(`@tokex/testkit: historyDays: ${opts.historyDays}: a whole number of days, 1 or more`);
+  }
+  const env = {
+    HISTORY_DAYS: String(opts.historyDays ?? TESTKIT_HISTORY_DAYS),
+    ...opts.env,
+    ...(opts.seed === undefined ? {} : { SANDBOX_SEED: String(opts.seed) }),
+  };
   const base = { tokexBin, dataDir, env, startTimeoutMs: opts.startTimeoutMs };
   let run: VenueProcess;
   try {
@@ -281,7 +297,7 @@ export interface PreparedTemplate {
 /**
  * Starts a venue once in `dir` (which must be empty or absent), stops it cleanly and leaves its data
  * directory there: `startVenue({ template: dir })` then copies it and starts from it, a restart of a
- * seeded venue (the contracts deployed, 30 days of history, the demo keys) rather than a cold start.
+ * seeded venue (the contracts deployed, the history seeded, the demo keys) rather than a cold start.
  */
 export async function prepareTemplate(dir: string, opts: Omit<StartVenueOptions, 'dataDir' | 'template'> = {}): Promise<PreparedTemplate> {
   fs.mkdirSync(dir, { recursive: true });

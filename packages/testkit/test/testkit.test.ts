@@ -13,7 +13,10 @@ import { createPublicClient, erc20Abi, http, parseUnits } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, describe, expect, it } from 'vitest';
 import TokexPerp from 'ccxt-tokex';
-import { prepareTemplate, startVenue, type Venue } from '../src/index.ts';
+import { prepareTemplate, startVenue, TESTKIT_HISTORY_DAYS, type Venue } from '../src/index.ts';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 
 const REVERTS = Number(process.env.TESTKIT_REVERTS ?? 3);
 const templateDir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-testkit-template-')), 'venue');
@@ -51,6 +54,12 @@ describe('@tokex/testkit', () => {
     expect(venue.output()).not.toContain('deploying venue');
     expect(await venue.clock.get()).toMatchObject({ frozen: false, advancedMs: 0 });
     expect((await venue.perp.getAccount()).balance).toBe('10000');
+    // A test venue seeds a week of history (TESTKIT_HISTORY_DAYS), not npm start's 30 days: the
+    // oldest hour of AAPL is within the week (its first session in it, a weekend aside).
+    const now = await venue.clock.now();
+    const [oldest] = (await venue.stock.getPriceHistory('AAPL', { interval: '1h', startTime: 0, endTime: Math.floor(now / 1000), limit: 1 })).candles;
+    expect(oldest.openTime).toBeGreaterThanOrEqual(now - TESTKIT_HISTORY_DAYS * DAY - HOUR);
+    expect(oldest.openTime).toBeLessThan(now - (TESTKIT_HISTORY_DAYS - 4) * DAY);
 
     // The helpers: a raw call keeps the envelope; a refusal is a SandboxError with the status and errMsg.
     const raw = await venue.sandbox<{ frozen: boolean }>('GET', '/clock');
