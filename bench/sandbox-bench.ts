@@ -22,8 +22,8 @@ interface Venue {
 }
 
 /** Starts the embedded stack on `dataDir` and waits for its banner; answers the time it took. */
-async function start(dataDir: string): Promise<Venue> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, STOCK_API_PORT: '0', PERP_API_PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'warn' };
+async function start(dataDir: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<Venue> {
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, STOCK_API_PORT: '0', PERP_API_PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'warn', ...extraEnv };
   for (const k of ['DATABASE_URL', 'REDIS_URL', 'RPC_URL']) delete env[k];
   const t0 = performance.now();
   const child = spawn(process.execPath, [BIN, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -60,6 +60,9 @@ async function sandbox(v: Venue, route: string, body: unknown): Promise<any> {
 
 export interface SandboxBenchResult {
   freshStartMs: number;
+  /** A cold start as the test kit's startVenue() makes one: an empty data directory, its week of history. */
+  kitColdStartMs: number;
+  kitHistoryDays: number;
   restartMs: number;
   advanceDays: number;
   advanceMs: number;
@@ -78,12 +81,17 @@ export function sandboxMedian(xs: number[]): number {
   return s[Math.floor(s.length / 2)];
 }
 
-export async function runSandboxBench(opts: { days: number; reverts: number; log: (line: string) => void }): Promise<SandboxBenchResult> {
+export async function runSandboxBench(opts: { days: number; reverts: number; kitHistoryDays: number; log: (line: string) => void }): Promise<SandboxBenchResult> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-bench-sandbox-'));
+  const kitDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tokex-bench-kit-'));
   try {
     let v = await start(dataDir);
     const freshStartMs = v.startMs;
     await stop(v);
+    // The test kit's cold start: the same start with the kit's HISTORY_DAYS (packages/testkit, startVenue()).
+    const kit = await start(kitDir, { HISTORY_DAYS: String(opts.kitHistoryDays) });
+    const kitColdStartMs = kit.startMs;
+    await stop(kit);
     v = await start(dataDir);
     const restartMs = v.startMs;
     try {
@@ -122,11 +130,12 @@ export async function runSandboxBench(opts: { days: number; reverts: number; log
       const a = await sandbox(v, '/clock/advance', { seconds: opts.days * 86_400 });
       const advanceMs = performance.now() - t0;
       opts.log(`advance ${opts.days} d: ${advanceMs.toFixed(0)} ms, ${a.steps} steps; chain ${a.chainMs} ms; ${a.ran.map((r: any) => `${r.name} ${r.ms} ms`).join(', ')}`);
-      return { freshStartMs, restartMs, advanceDays: opts.days, advanceMs, steps: a.steps, chainMs: a.chainMs, ran: a.ran.map((r: any) => ({ name: r.name, ms: r.ms })), snapshotMs, revertMs, resetMs };
+      return { freshStartMs, kitColdStartMs, kitHistoryDays: opts.kitHistoryDays, restartMs, advanceDays: opts.days, advanceMs, steps: a.steps, chainMs: a.chainMs, ran: a.ran.map((r: any) => ({ name: r.name, ms: r.ms })), snapshotMs, revertMs, resetMs };
     } finally {
       await stop(v);
     }
   } finally {
     fs.rmSync(dataDir, { recursive: true, force: true });
+    fs.rmSync(kitDir, { recursive: true, force: true });
   }
 }

@@ -13,6 +13,7 @@ import { runPerpScaleOutBench } from './perp-scaleout-bench.ts';
 import type { Row, Suite } from './runner.ts';
 import { runSandboxBench, sandboxMedian } from './sandbox-bench.ts';
 import { runStreamFanoutBench } from './stream-fanout-bench.ts';
+import { TESTKIT_HISTORY_DAYS } from '@tokex/testkit';
 import { runUpgradeBench } from './upgrade-bench.ts';
 
 const list = (xs: number[], digits = 2) => xs.map((x) => x.toFixed(digits)).join(' / ');
@@ -137,13 +138,17 @@ export const sandbox: Suite = {
   key: 'sandbox',
   name: 'the sandbox (issue 61): a clock advance with a position open, and a start of a seeded venue, ÷ a fresh venue (npm start on an empty data directory), child processes (bench/sandbox-bench.ts)',
   async run(ctx) {
-    const r = await runSandboxBench({ days: ctx.num('BENCH_SANDBOX_DAYS', 30), reverts: ctx.num('BENCH_SANDBOX_REVERTS', 7), log: ctx.log });
+    const r = await runSandboxBench({ days: ctx.num('BENCH_SANDBOX_DAYS', 30), reverts: ctx.num('BENCH_SANDBOX_REVERTS', 7), kitHistoryDays: TESTKIT_HISTORY_DAYS, log: ctx.log });
     const revertP50 = sandboxMedian(r.revertMs);
     const fresh = `fresh venue ${Math.round(r.freshStartMs).toLocaleString('en-US')} ms`;
     const slowest = [...r.ran].sort((a, b) => b.ms - a.ms)[0];
     return [
       { figure: 'a fresh venue: npm start on an empty data directory to its banner (the baseline)', value: r.freshStartMs, unit: 'ms', target: 'report' },
-      { figure: 'the seeded venue started again (no deploy, no seed)', value: r.restartMs, unit: 'ms', baseline: fresh, ratio: r.restartMs / r.freshStartMs, target: '≤ 2 s', met: r.restartMs <= 2_000 },
+      {
+        figure: `the test kit's cold start: startVenue() on an empty data directory, its ${r.kitHistoryDays} days of history (npm start's: 30)`,
+        value: r.kitColdStartMs, unit: 'ms', baseline: fresh, ratio: r.kitColdStartMs / r.freshStartMs, target: '≤ 5 s', met: r.kitColdStartMs <= 5_000,
+      },
+      { figure: 'the seeded venue started again (no deploy, no seed): a start from a template', value: r.restartMs, unit: 'ms', baseline: fresh, ratio: r.restartMs / r.freshStartMs, target: '≤ 2 s', met: r.restartMs <= 2_000 },
       { figure: 'POST /sandbox/v1/snapshots (the venue stopped, copied, started again in process)', value: r.snapshotMs, unit: 'ms', baseline: fresh, ratio: r.snapshotMs / r.freshStartMs, target: 'report' },
       {
         figure: `revert to it after a market order, a resting order and a mint, p50 of ${r.revertMs.length} (max ${Math.round(Math.max(...r.revertMs)).toLocaleString('en-US')} ms)`,
