@@ -213,6 +213,8 @@ export function createSnapshotStore(dataDir: string) {
       // The spare, made after the last take or revert (long done unless reverts follow at once);
       // the files copied as before if it could not be made.
       if (await spares.get(id)) {
+        // Used up from here: a move that fails half way leaves no spare, and the next revert copies.
+        spares.delete(id);
         const trash = path.join(root, `trash-${++trashes}`);
         moveInto(spareOf(id), dataDir, trash);
         void fs.promises.rm(trash, { recursive: true, force: true }).catch(() => undefined);
