@@ -73,7 +73,8 @@ describe('the oracle in the stack', () => {
     const quiet = { info: (o: unknown) => void logs.push(o), warn: (o: unknown) => void logs.push(o), debug: () => {} };
     const indexOracle = await startIndexOracle({
       config: t.config,
-      chain: { publicClient, record: { chainId: 31337, venues: {} }, deployment: t.stack.deployment },
+      // A chain of this test's own: each set-up step runs (nothing kept from a start before).
+      chain: { publicClient, record: { chainId: 31337, venues: {} }, deployment: t.stack.deployment, setUpOnce: (_step: string, run: () => Promise<unknown>) => run() },
       logger: quiet,
     } as unknown as StackContext);
     try {
