@@ -252,7 +252,7 @@ export function createSnapshotStore(dataDir: string) {
     // Its spare once any copy under way is done (it fails, its source gone, or completes).
     const spare = spares.get(id);
     spares.delete(id);
-    void spare?.then(() => fs.rmSync(spareOf(id), { recursive: true, force: true }));
+    void spare?.then(() => fs.promises.rm(spareOf(id), { recursive: true, force: true })).catch(() => undefined);
   }
 }
 
